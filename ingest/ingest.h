@@ -1,0 +1,76 @@
+/*
+ * Ingest: turns a trace archive into one SQLite database.
+ *
+ * The pipeline decodes the archive (FXT now; XRay later) into a neutral
+ * model, resolves strings, threads and kernel objects per provider, sorts
+ * events by (time, file position), matches durations, async operations and
+ * flows, and bulk-loads the result into a fresh database whose layout is
+ * schema/trace.sql. The database is written under a temporary name and
+ * renamed into place only when complete, so a crash never leaves a
+ * half-written trace behind.
+ */
+#ifndef INGEST_H
+#define INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ingest_err {
+	INGEST_OK = 0,
+	INGEST_ENOTTRACE, /* the input is not a trace this server reads */
+	INGEST_EIO,       /* reading the input failed */
+	INGEST_ENOMEM,    /* out of memory */
+	INGEST_EDB,       /* writing the database failed */
+	INGEST_ECANCEL,   /* the progress callback asked to stop */
+	INGEST_EEMPTY,    /* the input is empty */
+};
+
+const char *ingest_strerror(int err);
+
+/* The schema version this code writes and reads (PRAGMA user_version). */
+#define INGEST_SCHEMA_VERSION 1
+
+enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
+
+/* Called now and then; return non-zero to cancel. done/total are bytes while
+ * decoding and rows while writing. */
+typedef int (*ingest_progress_fn)(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total);
+
+struct ingest_counts {
+	uint64_t events, slices, counters, flows, sched, logs, threads, processes;
+	uint64_t blobs, objects, profiler, args, tracks;
+};
+
+#define INGEST_MAX_DIAG 24
+struct ingest_result {
+	const char *format;                 /* "fxt" */
+	int64_t start_ns, end_ns;           /* time range of the events; 0, 0 when none */
+	uint64_t bytes;                     /* input bytes */
+	struct ingest_counts counts;
+	unsigned nproviders;
+	unsigned ndiag;
+	const char *diag_name[INGEST_MAX_DIAG];
+	uint64_t diag_value[INGEST_MAX_DIAG];
+	char error[256];                    /* a sentence for the user when the result is not INGEST_OK */
+};
+
+struct ingest_opts {
+	ingest_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
+	const char *format;          /* NULL: detect by content; "fxt" to force */
+};
+
+/*
+ * Ingests the trace in file in_path into a new database out_db (replaced if
+ * it exists). Returns INGEST_OK or an error; res->error then holds a
+ * sentence for the user. On error no file is left at out_db.
+ */
+int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res);
+
+/* Record statistics of an FXT file without storing anything; prints to out. */
+int ingest_info(const char *in_path, void *out_file, char *err, size_t errlen);
+
+/* Detects the format by the first bytes: "fxt", or NULL when unknown. */
+const char *ingest_detect(const uint8_t *buf, size_t n);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * The neutral trace model shared by the decoders and the storage stage.
+ *
+ * Decoders (fxt.c, later xray.c) turn bytes into model records: strings are
+ * interned to dense ids, threads to dense indexes, events are appended to one
+ * compact array (no allocation per event) and everything else to arrays of
+ * its own. model.c then sorts, matches and builds the rows that store.c
+ * writes into SQLite. Nothing here knows about HTTP.
+ */
+#ifndef INGEST_INTERNAL_H
+#define INGEST_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest.h"
+
+#define MDL_NONE UINT32_MAX
+#define MDL_PID_UNRESOLVED UINT64_MAX /* pid to be found from kernel objects */
+
+/* A growable array of fixed-size items; data is reallocated as it grows. */
+struct vec {
+	void *data;
+	size_t len;  /* items in use */
+	size_t cap;  /* items allocated; len <= cap */
+	size_t size; /* bytes per item */
+};
+
+void vec_init(struct vec *v, size_t item_size);
+void vec_fini(struct vec *v);
+/* Returns a pointer to a new zeroed item at the end, or NULL when out of memory. */
+void *vec_push(struct vec *v);
+#define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
+
+/* Open-addressing map from a key of four words to a 32-bit value. */
+struct kmap_entry {
+	uint64_t k[4];
+	uint32_t val;
+};
+struct kmap {
+	uint32_t *slots; /* entry index + 1, 0 = empty */
+	size_t mask;     /* slot count - 1; slot count is a power of two */
+	struct vec ents; /* struct kmap_entry, in insertion order */
+};
+void kmap_init(struct kmap *m);
+void kmap_fini(struct kmap *m);
+/* Returns the entry for the key, inserting it with val = MDL_NONE when absent.
+ * NULL when out of memory. The pointer is valid until the next insertion. */
+struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+/* Returns the entry or NULL when absent. */
+struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+enum mdl_ev_kind {
+	MDL_EV_INSTANT,
+	MDL_EV_COUNTER,
+	MDL_EV_BEGIN,
+	MDL_EV_END,
+	MDL_EV_COMPLETE,
+	MDL_EV_ASYNC_BEGIN,
+	MDL_EV_ASYNC_INSTANT,
+	MDL_EV_ASYNC_END,
+	MDL_EV_FLOW_BEGIN,
+	MDL_EV_FLOW_STEP,
+	MDL_EV_FLOW_END,
+	MDL_EV_KIND_COUNT
+};
+
+/* One timestamped event. 40 bytes; millions of them live in one array. */
+struct mdl_ev {
+	int64_t ts;     /* nanoseconds on the trace clock */
+	uint64_t extra; /* end ns (complete), correlation id (async), flow id, counter id */
+	uint32_t seq;   /* position in the file; ties in ts keep file order */
+	uint32_t thread;/* index into the model's thread table */
+	uint32_t cat;   /* string id */
+	uint32_t name;  /* string id */
+	uint32_t args;  /* index of the first argument in the argument array */
+	uint8_t kind;   /* enum mdl_ev_kind */
+	uint8_t nargs;  /* arguments args .. args + nargs - 1 */
+};
+
+enum mdl_arg_type {
+	MDL_ARG_NULL = 0,
+	MDL_ARG_I32 = 1,
+	MDL_ARG_U32 = 2,
+	MDL_ARG_I64 = 3,
+	MDL_ARG_U64 = 4,
+	MDL_ARG_DOUBLE = 5,
+	MDL_ARG_STRING = 6,
+	MDL_ARG_POINTER = 7,
+	MDL_ARG_KOID = 8,
+	MDL_ARG_BOOL = 9,
+	MDL_ARG_BLOB = 10
+};
+
+struct mdl_arg {
+	uint32_t key;  /* string id of the argument name */
+	uint32_t len;  /* blob length in bytes */
+	uint8_t type;  /* enum mdl_arg_type */
+	union {
+		int64_t i;     /* I32, I64 */
+		uint64_t u;    /* U32, U64, POINTER, KOID, BOOL, blob offset in the byte arena */
+		double d;      /* DOUBLE */
+		uint32_t str;  /* STRING: string id */
+	} v;
+};
+
+/* A (pid, tid) pair; pid may be MDL_PID_UNRESOLVED until kernel objects are known. */
+struct mdl_thread {
+	uint64_t pid;
+	uint64_t tid;
+};
+
+struct mdl_sched {
+	int64_t ts;
+	uint32_t seq;
+	uint16_t cpu;
+	uint8_t out_state;
+	uint8_t legacy;       /* legacy record: pids and priorities given */
+	uint32_t out_thread;  /* thread index */
+	uint32_t in_thread;   /* thread index */
+	int32_t in_priority;  /* legacy priority or incoming_weight */
+	uint8_t in_idle;      /* incoming thread is the idle thread */
+};
+
+struct mdl_log {
+	int64_t ts;
+	uint32_t seq;
+	uint32_t thread;
+	uint32_t msg; /* string id */
+};
+
+struct mdl_kobj {
+	uint64_t koid;
+	uint64_t process;   /* "process" koid argument of a thread, or MDL_PID_UNRESOLVED */
+	uint32_t type;
+	uint32_t name;
+	uint32_t args, nargs;
+};
+
+struct mdl_uobj {
+	uint64_t pid;
+	uint64_t ptr;
+	uint32_t name;
+	uint32_t args, nargs;
+};
+
+enum mdl_blob_kind { MDL_BLOB = 0, MDL_LARGE_BLOB_META = 1, MDL_LARGE_BLOB = 2 };
+
+struct mdl_blob {
+	int64_t ts;        /* 0 without metadata */
+	uint64_t off;      /* payload offset in the byte arena */
+	uint64_t len;      /* payload bytes */
+	uint32_t thread;   /* MDL_NONE without metadata */
+	uint32_t cat, name;
+	uint32_t args, nargs;
+	uint8_t kind;      /* enum mdl_blob_kind */
+	uint8_t type;      /* blob type of a small blob record */
+};
+
+enum mdl_prof_kind { MDL_PROF_MODULE = 0, MDL_PROF_MMAP = 1, MDL_PROF_BACKTRACE = 2 };
+
+struct mdl_prof {
+	int64_t ts;
+	uint32_t thread;
+	uint8_t kind;     /* enum mdl_prof_kind */
+	uint8_t flags;    /* mmap flags */
+	uint16_t module;  /* module id */
+	uint32_t name;    /* module name (string id) */
+	uint64_t off, len;/* build id or frames in the byte arena */
+	uint64_t start, range, vaddr;
+};
+
+struct mdl_provider {
+	uint32_t id;
+	uint32_t name;         /* string id */
+	uint64_t ticks_per_second;
+	uint64_t overflows;    /* provider buffer-overflow events */
+	uint32_t *strings[128];/* string index -> id, pages of 256, allocated on use */
+	uint32_t threads[256]; /* thread index -> model thread + 1, 0 = unset */
+};
+
+/* Counters of damaged or unusual input, named as in docs/API.md. */
+#define MDL_DIAG_LIST(X)                                                                                               \
+	X(unknown_records)                                                                                             \
+	X(malformed_records)                                                                                           \
+	X(truncated_bytes)                                                                                             \
+	X(unresolved_string_refs)                                                                                      \
+	X(unresolved_thread_refs)                                                                                      \
+	X(unmatched_ends)                                                                                              \
+	X(unterminated_slices)                                                                                         \
+	X(flow_no_enclosing_slice)                                                                                     \
+	X(negative_durations)                                                                                          \
+	X(unknown_args)                                                                                                \
+	X(non_numeric_counter_args)                                                                                    \
+	X(oversized_records)                                                                                           \
+	X(timestamp_overflows)                                                                                         \
+	X(unmatched_flow_steps)                                                                                        \
+	X(unmatched_async_instants)                                                                                    \
+	X(buffer_overflows)                                                                                            \
+	X(ignored_records)
+
+struct mdl_diag {
+#define X(n) uint64_t n;
+	MDL_DIAG_LIST(X)
+#undef X
+};
+
+struct model {
+	/* strings */
+	char *sdata;        /* all interned strings, each NUL terminated */
+	size_t slen, scap;
+	struct vec soff;    /* uint64_t offset of string id i in sdata; id 0 is "" */
+	uint32_t *shash;    /* string id + 1, 0 = empty slot */
+	size_t shash_mask;
+
+	struct vec threads; /* struct mdl_thread */
+	struct kmap thread_map;
+	struct vec events;  /* struct mdl_ev */
+	struct vec args;    /* struct mdl_arg */
+	struct vec bytes;   /* uint8_t arena for blobs, build ids, frames */
+	struct vec sched;   /* struct mdl_sched */
+	struct vec logs;    /* struct mdl_log */
+	struct vec kobjs;   /* struct mdl_kobj, file order */
+	struct vec uobjs;   /* struct mdl_uobj */
+	struct vec blobs;   /* struct mdl_blob */
+	struct vec profs;   /* struct mdl_prof */
+	struct vec providers; /* struct mdl_provider * */
+	uint32_t seq;       /* next file-order sequence number */
+	int oom;            /* sticky: an allocation failed */
+	struct mdl_diag diag;
+	const char *format; /* "fxt", "xray-fdr" */
+};
+
+int model_init(struct model *m);
+void model_fini(struct model *m);
+/* Returns the id of the string (0 for the empty string), MDL_NONE when out of memory. */
+uint32_t model_intern(struct model *m, const char *s, size_t n);
+const char *model_str(const struct model *m, uint32_t id);
+/* Returns the index of the thread (pid, tid), adding it when new. */
+uint32_t model_thread(struct model *m, uint64_t pid, uint64_t tid);
+/* Appends an event; its args must already be in m->args from ev->args on. */
+struct mdl_ev *model_event(struct model *m);
+/* Copies n bytes into the byte arena; returns the offset. */
+uint64_t model_bytes(struct model *m, const void *p, size_t n);
+/* Returns the provider with this id, registering an empty one when unknown;
+ * reset clears its tables (a provider-info record). NULL when out of memory. */
+struct mdl_provider *model_provider(struct model *m, uint32_t id, int reset);
+
+/* The FXT decoder: a push parser fed with chunks of any size. */
+struct fxt_stats {
+	uint64_t records[16];      /* by record type */
+	uint64_t events[16];       /* by event type */
+	uint64_t metadata[16];     /* by metadata type */
+	uint64_t sched[16];        /* by scheduling record type */
+	uint64_t profiler[16];     /* by profiler record subtype */
+	uint64_t args;             /* arguments decoded */
+	uint64_t bytes;            /* bytes consumed */
+};
+
+struct fxt_decoder {
+	struct model *m;
+	struct mdl_provider *cur;  /* current provider; tables resolve against it */
+	uint8_t *carry;            /* a record split across chunks */
+	size_t carry_len, carry_cap;
+	uint64_t need;             /* bytes of the current record; 0 until its header is known */
+	uint64_t skip;             /* bytes of an oversized record still to be skipped */
+	uint64_t skip_done;        /* bytes of that record skipped so far */
+	uint64_t pos;              /* file offset of the next byte fed */
+	int started;               /* the first word has been seen */
+	int big_endian;
+	int ended;                 /* a zero-size record ended the archive */
+	int not_trace;             /* the first record is not a trace's */
+	struct fxt_stats st;
+};
+
+enum { FXT_MAX_RECORD = 64 << 20 }; /* larger records are skipped, not buffered */
+
+void fxt_init(struct fxt_decoder *d, struct model *m);
+void fxt_fini(struct fxt_decoder *d);
+/* Decodes what it can of buf; keeps an incomplete record for the next call.
+ * Returns INGEST_OK, or INGEST_ENOTTRACE / INGEST_ENOMEM (sticky). */
+int fxt_feed(struct fxt_decoder *d, const uint8_t *buf, size_t n);
+/* Ends the input: a partial record left over counts as truncated. */
+int fxt_finish(struct fxt_decoder *d);
+/* Whether the first bytes look like an FXT archive. */
+int fxt_detect(const uint8_t *buf, size_t n);
+
+/* The build stage: sorts, matches and writes to SQLite. */
+struct store;
+/* Sorts, matches and writes everything; returns INGEST_OK or an error
+ * (INGEST_EDB: the reason is in s->error). */
+int model_build(struct model *m, struct store *s, struct ingest_result *res, ingest_progress_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,216 @@
+-- The layout of one trace database (one SQLite file per trace).
+--
+-- This file is the only place the table layout is written down; the code
+-- embeds it at build time and checks PRAGMA user_version against
+-- INGEST_SCHEMA_VERSION. docs/SCHEMA.md explains it for users.
+--
+-- Bulk tables are written in cluster order and located through directory
+-- tables instead of secondary indexes, so that loading runs at SQLite's raw
+-- insert speed:
+--   slices    ordered by (track_id, depth, ts); track_depths gives the id range
+--             of every (track, depth) and the longest slice in it
+--   counters  ordered by (track_id, ts); tracks.first_row .. last_row
+--   sched     ordered by (cpu, ts); tracks.first_row .. last_row of the cpu track
+--   logs      ordered by ts
+-- Within such a range ts never decreases, so a time window is found by binary
+-- search on the rowid.
+--
+-- 64-bit unsigned values (pid, tid, koid, pointers, u64 arguments) are stored
+-- as the signed 64-bit integer with the same bits.
+
+PRAGMA user_version = 1;
+
+CREATE TABLE meta (
+	key TEXT PRIMARY KEY,
+	value
+) WITHOUT ROWID;
+
+-- Every name, category, argument key, string value and log message.
+CREATE TABLE strings (
+	id INTEGER PRIMARY KEY,
+	str TEXT NOT NULL
+);
+
+CREATE TABLE providers (
+	id INTEGER PRIMARY KEY,
+	name TEXT NOT NULL,
+	ticks_per_second INTEGER NOT NULL,
+	buffer_overflows INTEGER NOT NULL
+);
+
+CREATE TABLE processes (
+	pid INTEGER PRIMARY KEY,
+	name TEXT
+);
+
+CREATE TABLE threads (
+	id INTEGER PRIMARY KEY,
+	pid INTEGER NOT NULL,
+	tid INTEGER NOT NULL,
+	name TEXT
+);
+
+-- kind: 'thread' (pid, thread_id), 'async' (pid, name_id, category_id),
+-- 'counter' (pid, name_id, series_id, counter_id), 'cpu' (cpu).
+CREATE TABLE tracks (
+	id INTEGER PRIMARY KEY,
+	kind TEXT NOT NULL,
+	pid INTEGER,
+	thread_id INTEGER,
+	name_id INTEGER,
+	category_id INTEGER,
+	series_id INTEGER,
+	counter_id INTEGER,
+	cpu INTEGER,
+	max_depth INTEGER NOT NULL DEFAULT 0,
+	first_row INTEGER,
+	last_row INTEGER,
+	min_value,
+	max_value
+);
+
+CREATE TABLE track_depths (
+	track_id INTEGER NOT NULL,
+	depth INTEGER NOT NULL,
+	first_id INTEGER NOT NULL,
+	last_id INTEGER NOT NULL,
+	max_dur INTEGER NOT NULL, -- an unterminated slice counts up to the trace end
+	count INTEGER NOT NULL,
+	PRIMARY KEY (track_id, depth)
+) WITHOUT ROWID;
+
+-- dur is -1 for a slice that never ended.
+CREATE TABLE slices (
+	id INTEGER PRIMARY KEY,
+	track_id INTEGER NOT NULL,
+	ts INTEGER NOT NULL,
+	dur INTEGER NOT NULL,
+	depth INTEGER NOT NULL,
+	name_id INTEGER NOT NULL,
+	category_id INTEGER NOT NULL,
+	parent_id INTEGER,
+	arg_set_id INTEGER
+);
+
+-- type: 0 null, 1 int32, 2 uint32, 3 int64, 4 uint64, 5 double, 6 string,
+-- 7 pointer, 8 koid, 9 bool, 10 blob. Integers and pointers in int_value,
+-- doubles in real_value, strings as string_id, blobs in blob_value.
+CREATE TABLE args (
+	arg_set_id INTEGER NOT NULL,
+	seq INTEGER NOT NULL,
+	key_id INTEGER NOT NULL,
+	type INTEGER NOT NULL,
+	int_value INTEGER,
+	real_value REAL,
+	string_id INTEGER,
+	blob_value BLOB,
+	PRIMARY KEY (arg_set_id, seq)
+) WITHOUT ROWID;
+
+-- value keeps its type: an integer for integer arguments, a real for doubles.
+CREATE TABLE counters (
+	id INTEGER PRIMARY KEY,
+	track_id INTEGER NOT NULL,
+	ts INTEGER NOT NULL,
+	value
+);
+
+CREATE TABLE flows (
+	id INTEGER PRIMARY KEY,
+	flow_id INTEGER NOT NULL,
+	category_id INTEGER NOT NULL,
+	name_id INTEGER NOT NULL,
+	from_slice_id INTEGER NOT NULL,
+	to_slice_id INTEGER NOT NULL,
+	from_ts INTEGER NOT NULL,
+	to_ts INTEGER NOT NULL
+);
+
+-- end_state: new, running, suspended, blocked, dying, dead; NULL while running
+-- at the end of the trace (dur -1).
+CREATE TABLE sched (
+	id INTEGER PRIMARY KEY,
+	cpu INTEGER NOT NULL,
+	ts INTEGER NOT NULL,
+	dur INTEGER NOT NULL,
+	thread_id INTEGER NOT NULL,
+	pid INTEGER NOT NULL,
+	tid INTEGER NOT NULL,
+	priority INTEGER NOT NULL,
+	end_state TEXT
+);
+
+CREATE TABLE logs (
+	id INTEGER PRIMARY KEY,
+	ts INTEGER NOT NULL,
+	thread_id INTEGER NOT NULL,
+	pid INTEGER NOT NULL,
+	tid INTEGER NOT NULL,
+	message_id INTEGER NOT NULL
+);
+
+-- kind: 'blob' (blob record; blob_type set), 'large_blob' (with ts, thread,
+-- args), 'large_blob_data' (no metadata). Chunks of one blob name keep their
+-- record order by id.
+CREATE TABLE blobs (
+	id INTEGER PRIMARY KEY,
+	kind TEXT NOT NULL,
+	blob_type INTEGER,
+	ts INTEGER,
+	thread_id INTEGER,
+	category_id INTEGER,
+	name_id INTEGER NOT NULL,
+	arg_set_id INTEGER,
+	size INTEGER NOT NULL,
+	data BLOB
+);
+
+-- The last kernel object record for a koid wins (type 1 process, 2 thread, ...).
+CREATE TABLE kernel_objects (
+	koid INTEGER PRIMARY KEY,
+	type INTEGER NOT NULL,
+	name TEXT,
+	process_koid INTEGER,
+	arg_set_id INTEGER
+);
+
+CREATE TABLE userspace_objects (
+	id INTEGER PRIMARY KEY,
+	pid INTEGER NOT NULL,
+	pointer INTEGER NOT NULL,
+	name TEXT,
+	arg_set_id INTEGER
+);
+
+-- kind: 'module' (module_id, name, build_id), 'mmap' (module_id, flags,
+-- start_address, address_range, vaddr), 'backtrace' (frames: little-endian
+-- 64-bit addresses).
+CREATE TABLE profiler (
+	id INTEGER PRIMARY KEY,
+	kind TEXT NOT NULL,
+	ts INTEGER NOT NULL,
+	thread_id INTEGER NOT NULL,
+	module_id INTEGER,
+	name TEXT,
+	build_id BLOB,
+	flags INTEGER,
+	start_address INTEGER,
+	address_range INTEGER,
+	vaddr INTEGER,
+	frames BLOB
+);
+
+CREATE TABLE diagnostics (
+	name TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Conveniences for people writing SQL.
+CREATE VIEW slice_view AS
+SELECT s.id, s.track_id, s.ts, s.dur, s.depth, n.str AS name, c.str AS category, s.parent_id, s.arg_set_id
+FROM slices s JOIN strings n ON n.id = s.name_id JOIN strings c ON c.id = s.category_id;
+
+CREATE VIEW arg_view AS
+SELECT a.arg_set_id, a.seq, k.str AS key, a.type,
+       CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str WHEN 10 THEN a.blob_value ELSE a.int_value END AS value
+FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id;

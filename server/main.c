@@ -1,0 +1,151 @@
+/*
+ * trace-server: the command line.
+ *
+ *   trace-server ingest FILE [-o OUT.db]   ingest an archive into a database
+ *   trace-server info FILE                 record statistics, nothing stored
+ *
+ * On a terminal, ingest draws a progress bar (bytes, events/s, ETA) on
+ * stderr and ends with a summary: counts per kind, providers, diagnostics.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../ingest/ingest.h"
+
+struct bar {
+	int tty;
+	double t0;
+	double last;
+	uint64_t total_bytes;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *const phase_names[] = { "decoding", "matching", "writing", "indexing" };
+
+static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total)
+{
+	struct bar *b = ctx;
+	double t = now_s(), el = t - b->t0, frac = total ? (double)done / (double)total : 0;
+	char fill[31];
+	int i, w;
+
+	if (!b->tty || (t - b->last < 0.1 && done != total))
+		return 0;
+	b->last = t;
+	w = (int)(frac * 30);
+	for (i = 0; i < 30; i++)
+		fill[i] = i < w ? '#' : '.';
+	fill[30] = '\0';
+	if (phase == INGEST_PHASE_DECODE)
+		fprintf(stderr, "\r%-9s [%s] %5.1f%% %7.1f MB  %6.1f MB/s  ETA %4.0fs ", phase_names[phase], fill,
+			frac * 100, (double)done / 1e6, el > 0 ? (double)done / 1e6 / el : 0,
+			frac > 0 ? el / frac - el : 0);
+	else
+		fprintf(stderr, "\r%-9s [%s] %5.1f%% %10" PRIu64 " rows %40s", phase_names[phase], fill, frac * 100,
+			done, "");
+	fflush(stderr);
+	return 0;
+}
+
+static void print_summary(const char *out, const struct ingest_result *r, double secs)
+{
+	const struct ingest_counts *c = &r->counts;
+	unsigned i;
+
+	printf("ingested %s (%.1f MB) into %s in %.2f s: %.0f events/s, %.1f MB/s\n", r->format,
+	       (double)r->bytes / 1e6, out, secs, secs > 0 ? (double)c->events / secs : 0,
+	       secs > 0 ? (double)r->bytes / 1e6 / secs : 0);
+	printf("  time       %" PRId64 " .. %" PRId64 " ns\n", r->start_ns, r->end_ns);
+	printf("  events %" PRIu64 "  slices %" PRIu64 "  counters %" PRIu64 "  flows %" PRIu64 "  sched %" PRIu64
+	       "  logs %" PRIu64 "\n",
+	       c->events, c->slices, c->counters, c->flows, c->sched, c->logs);
+	printf("  processes %" PRIu64 "  threads %" PRIu64 "  tracks %" PRIu64 "  args %" PRIu64 "  blobs %" PRIu64
+	       "  objects %" PRIu64 "  profiler %" PRIu64 "  providers %u\n",
+	       c->processes, c->threads, c->tracks, c->args, c->blobs, c->objects, c->profiler, r->nproviders);
+	for (i = 0; i < r->ndiag; i++)
+		if (r->diag_value[i])
+			printf("  diagnostic %s: %" PRIu64 "\n", r->diag_name[i], r->diag_value[i]);
+}
+
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: trace-server ingest FILE [-o OUT.db]\n"
+		   "       trace-server info FILE\n");
+	return rc;
+}
+
+static int cmd_ingest(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	char def[4096];
+	struct ingest_opts o = { 0 };
+	struct ingest_result r;
+	struct bar b = { 0 };
+	double t0;
+	int i, rc;
+
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] != '-' && in == NULL)
+			in = argv[i];
+		else
+			return usage(stderr, 2);
+	}
+	if (in == NULL)
+		return usage(stderr, 2);
+	if (out == NULL) {
+		snprintf(def, sizeof(def), "%s.db", in);
+		out = def;
+	}
+	b.tty = isatty(2);
+	b.t0 = t0 = now_s();
+	o.progress = bar_update;
+	o.progress_ctx = &b;
+	rc = ingest_file(in, out, &o, &r);
+	if (b.tty)
+		fprintf(stderr, "\r%100s\r", "");
+	if (rc != INGEST_OK) {
+		fprintf(stderr, "trace-server: %s: %s\n", in, r.error);
+		return 1;
+	}
+	print_summary(out, &r, now_s() - t0);
+	return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	char err[512];
+
+	if (argc != 3)
+		return usage(stderr, 2);
+	if (ingest_info(argv[2], stdout, err, sizeof(err)) != INGEST_OK) {
+		fprintf(stderr, "trace-server: %s: %s\n", argv[2], err);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr, 2);
+	if (strcmp(argv[1], "ingest") == 0)
+		return cmd_ingest(argc, argv);
+	if (strcmp(argv[1], "info") == 0)
+		return cmd_info(argc, argv);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return usage(stdout, 0);
+	return usage(stderr, 2);
+}
