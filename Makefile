@@ -16,9 +16,10 @@ SAN_asan = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
-INGEST_SRC = ingest/fxt.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c
-LIB_SRC = $(INGEST_SRC) build/gen/schema.c
-SERVER_SRC = server/main.c
+INGEST_SRC = ingest/fxt.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
+QUERY_SRC = query/query.c query/json.c
+LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
+SERVER_SRC = server/main.c server/http.c server/library.c server/options.c build/gen/catalog.c
 TEST_NAMES = test_fxt test_ingest test_reader
 WRITER = tests/fxt_writer.c
 
@@ -43,14 +44,14 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c ingest/*.h
+$(B)/%.o: %.c ingest/*.h query/*.h server/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 $(B)/libtrace.a: $(OBJ)
 	ar rcs $@ $^
 
-$(B)/trace-server: $(B)/server/main.o $(B)/libtrace.a
+$(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 trace-server: $(B)/trace-server
@@ -103,3 +104,8 @@ $(B)/bench_ceiling: bench/ceiling.c
 
 clean:
 	rm -rf build trace-server
+
+build/gen/catalog.c: schema/catalog.sql
+	@mkdir -p $(@D)
+	{ echo 'const char schema_catalog_sql[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@

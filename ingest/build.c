@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ingest_internal.h"
+#include "lod.h"
 #include "store.h"
 
 enum track_kind { TK_THREAD, TK_ASYNC, TK_COUNTER, TK_CPU };
@@ -28,6 +29,7 @@ struct btrack {
 	uint64_t counter_id;
 	uint32_t cpu;
 	uint32_t max_depth;
+	int lod_top;          /* coarsest level of detail of a counter track */
 	uint64_t first_row, last_row; /* counters and sched rows; 0 when none */
 	double min, max;
 };
@@ -65,6 +67,13 @@ struct open_slice {
 	uint32_t slice;
 	uint8_t complete; /* a complete event: closes by itself at end */
 	int64_t end;
+};
+
+/* A complete event in a run of equal timestamps, and the place it held. */
+struct complete_tie {
+	struct mdl_ev ev;
+	uint32_t row; /* thread row: ties are broken per thread */
+	size_t pos;   /* index in the sorted events */
 };
 
 struct thread_row {
@@ -148,6 +157,82 @@ static int sort_events(struct mdl_ev *ev, size_t n)
 			ev[--k] = tmp[--j];
 	}
 	free(tmp);
+	return 0;
+}
+
+/* A thread's complete events by end, latest first, then file order. */
+static int complete_tie_cmp(const void *a, const void *b)
+{
+	const struct complete_tie *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->ev.extra != y->ev.extra)
+		return (int64_t)x->ev.extra > (int64_t)y->ev.extra ? -1 : 1;
+	return x->ev.seq < y->ev.seq ? -1 : x->ev.seq > y->ev.seq;
+}
+
+/* A thread's places, in order. */
+static int tie_place_cmp(const void *a, const void *b)
+{
+	const struct complete_tie *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Reorders the complete events among ev[i .. j) in the places they hold;
+ * evs and places have room for all of them. */
+static void order_tie_run(const struct build *b, struct mdl_ev *ev, size_t i, size_t j, struct complete_tie *evs,
+			  struct complete_tie *places)
+{
+	size_t k, c = 0;
+
+	for (k = i; k < j; k++) {
+		if (ev[k].kind != MDL_EV_COMPLETE)
+			continue;
+		evs[c].ev = ev[k];
+		evs[c].row = b->row_of[ev[k].thread];
+		evs[c++].pos = k;
+	}
+	memcpy(places, evs, c * sizeof(*evs));
+	qsort(evs, c, sizeof(*evs), complete_tie_cmp);
+	qsort(places, c, sizeof(*places), tie_place_cmp);
+	for (k = 0; k < c; k++)
+		ev[places[k].pos] = evs[k].ev;
+}
+
+/*
+ * Writers that emit a complete event when its scope exits write the inner
+ * one first. When complete events of one thread start at the same time, the
+ * one ending last encloses the others (Meaning 4: depth is the nesting
+ * level), so within each run of equal timestamps a thread's complete events
+ * are reordered by end, latest first, in the places they already hold.
+ * Every other event keeps its place. Returns 0, or -1 when out of memory.
+ */
+static int order_complete_ties(struct build *b)
+{
+	struct mdl_ev *ev = b->m->events.data;
+	struct complete_tie *scratch = NULL, *grown;
+	size_t i, j, c, cap = 0, n = b->m->events.len;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i, c = 0; j < n && ev[j].ts == ev[i].ts; j++)
+			c += ev[j].kind == MDL_EV_COMPLETE;
+		if (c < 2)
+			continue;
+		if (c > cap) {
+			if ((grown = realloc(scratch, 2 * c * sizeof(*scratch))) == NULL) {
+				free(scratch);
+				return -1;
+			}
+			scratch = grown;
+			cap = c;
+		}
+		order_tie_run(b, ev, i, j, scratch, scratch + c);
+	}
+	free(scratch);
 	return 0;
 }
 
@@ -235,15 +320,18 @@ static uint32_t track_get(struct build *b, struct btrack *proto, uint64_t k1, ui
 	struct kmap_entry *e = kmap_get(&b->track_map, (uint64_t)proto->kind << 56 ^ k1, k2, k3, proto->pid);
 	struct btrack *t;
 
-	if (e == NULL || (e->val == MDL_NONE && (t = vec_push(&b->tracks)) == NULL)) {
-		b->oom = 1;
-		return 0;
-	}
+	if (e == NULL)
+		goto out_oom;
 	if (e->val == MDL_NONE) {
+		if ((t = vec_push(&b->tracks)) == NULL)
+			goto out_oom;
 		*t = *proto;
 		e->val = (uint32_t)b->tracks.len - 1;
 	}
 	return e->val;
+out_oom:
+	b->oom = 1;
+	return 0;
 }
 
 static uint32_t thread_track(struct build *b, uint32_t row)
@@ -307,14 +395,16 @@ static void on_duration(struct build *b, const struct mdl_ev *e, uint32_t idx)
 {
 	uint32_t row = b->row_of[e->thread];
 	struct vec *st = thread_stack(b, row, e->ts);
-	uint32_t track = thread_track(b, row), s;
+	uint32_t track = thread_track(b, row), top = stack_top(st), s;
 	struct open_slice *o;
 
 	if (e->kind == MDL_EV_COMPLETE && (int64_t)e->extra < e->ts) {
 		b->m->diag.negative_durations++;
 		return;
 	}
-	s = slice_add(b, e, idx, track, (uint32_t)st->len, stack_top(st));
+	/* one below the enclosing slice: an end may have closed a slice
+	 * under a complete event still open, so depths can skip a level */
+	s = slice_add(b, e, idx, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
 	if (s == MDL_NONE)
 		return;
 	if (e->kind == MDL_EV_INSTANT) {
@@ -599,6 +689,8 @@ struct depth_range {
 	uint32_t track, depth;
 	uint64_t first, count; /* position of the first slice, number of slices */
 	int64_t max_dur;
+	int overlap;           /* some slice starts before the one before it ends */
+	int lod_top;           /* coarsest level of detail needed (lod.h) */
 };
 
 static int td_cmp(const void *a, const void *b)
@@ -769,7 +861,7 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 	struct bins db;
 	size_t i;
 
-	if (bins_init(&db, b->s, "track_depths", 6) != 0)
+	if (bins_init(&db, b->s, "track_depths", 8) != 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, r[i].track);
@@ -782,45 +874,73 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 		bins_i64(&db, (int64_t)(r[i].first + r[i].count));
 		bins_i64(&db, r[i].max_dur);
 		bins_i64(&db, (int64_t)r[i].count);
+		bins_i64(&db, !r[i].overlap);
+		bins_i64(&db, r[i].lod_top);
 		bins_row(&db);
 	}
 	return bins_fini(&db);
 }
 
+/* The slices of one (track, depth), their summaries (level of detail) and
+ * the facts readers need about the run: longest slice, overlap. */
+static int write_range(struct build *b, struct bins *bb, struct depth_range *r, const uint32_t *perm,
+		       struct ingest_opts_view *pv)
+{
+	struct lod_item *it = calloc(r->count ? r->count : 1, sizeof(*it));
+	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
+	int64_t prev_end = INT64_MIN;
+	uint64_t i;
+
+	if (it == NULL)
+		return -1;
+	for (i = 0; i < r->count; i++) {
+		struct bslice *s = VEC_AT(&b->slices, struct bslice, perm[r->first + i]);
+		int64_t end = s->dur < 0 ? (b->end_ns > s->ts ? b->end_ns : s->ts) : s->ts + s->dur;
+
+		if (end - s->ts > r->max_dur)
+			r->max_dur = end - s->ts;
+		if (s->ts < prev_end)
+			r->overlap = 1;
+		prev_end = s->dur < 0 ? INT64_MAX : end;
+		it[i].ts = s->ts;
+		it[i].end = end;
+		it[i].name = s->name;
+		it[i].cat = s->cat;
+		write_slice(b, &bb[0], &bb[1], perm[r->first + i]);
+		if (((r->first + i) & 0xffff) == 0)
+			progress(b, pv, r->first + i);
+	}
+	r->lod_top = lod_build(&bb[2], &key, it, r->count, 0);
+	free(it);
+	return r->lod_top < 0 ? -1 : 0;
+}
+
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
 {
 	struct depth_range *r;
-	struct bins sb, ab;
-	uint32_t *perm;
-	size_t nr = 0, i, k;
+	struct bins *bb = calloc(3, sizeof(struct bins));
+	uint32_t *perm = NULL;
+	size_t nr = 0, k;
 	int rc = -1;
 
-	if ((r = order_slices(b, &perm, &nr)) == NULL)
+	if (bb == NULL || (r = order_slices(b, &perm, &nr)) == NULL) {
+		free(bb);
 		return -1;
-	if (bins_init(&sb, b->s, "slices", 9) != 0)
-		goto out_free;
-	if (bins_init(&ab, b->s, "args", 8) != 0) {
-		bins_fini(&sb);
-		goto out_free;
 	}
-	for (k = 0; k < nr; k++) {
-		for (i = r[k].first; i < r[k].first + r[k].count; i++) {
-			struct bslice *s = VEC_AT(&b->slices, struct bslice, perm[i]);
-			int64_t dur = s->dur < 0 ? b->end_ns - s->ts : s->dur;
-
-			if (dur > r[k].max_dur)
-				r[k].max_dur = dur;
-			write_slice(b, &sb, &ab, perm[i]);
-			if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
-				break;
-		}
-	}
-	rc = bins_fini(&sb);
-	rc |= bins_fini(&ab);
+	if (bins_init(&bb[0], b->s, "slices", 9) != 0 || bins_init(&bb[1], b->s, "args", 8) != 0 ||
+	    bins_init(&bb[2], b->s, "slice_lod", 14) != 0)
+		goto out_fini;
+	rc = 0;
+	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
+		rc = write_range(b, bb, &r[k], perm, pv);
+out_fini:
+	for (k = 0; k < 3; k++)
+		if (bins_fini(&bb[k]) != 0)
+			rc = -1;
+	free(bb);
 	if (rc == 0)
 		rc = write_depths(b, r, nr);
 	pv->base += b->slices.len;
-out_free:
 	b->res->counts.slices = b->slices.len;
 	b->next_arg_set = b->slices.len + 1;
 	free(perm);
@@ -868,6 +988,44 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 	bins_row(cb);
 }
 
+/* Row ranges and summaries (level of detail) of every counter track. */
+static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const uint64_t *first)
+{
+	struct lod_item *it = NULL;
+	struct bins lb;
+	size_t i, k, n;
+	int rc = 0;
+
+	if (bins_init(&lb, b->s, "counter_lod", 11) != 0)
+		return -1;
+	for (i = 0; i < b->tracks.len && rc == 0; i++) {
+		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
+		struct lod_key key = { (int64_t)i + 1, 0, first[i] + 1 };
+
+		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
+			continue;
+		t->first_row = first[i] + 1;
+		t->last_row = first[i + 1];
+		free(it);
+		if ((it = calloc(n, sizeof(*it))) == NULL) {
+			rc = -1;
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			const struct bpoint *x = &p[perm[first[i] + k]];
+
+			it[k].ts = it[k].end = x->ts;
+			it[k].is_int = x->is_int;
+			it[k].ivalue = x->is_int ? x->v.i : 0;
+			it[k].value = x->is_int ? (double)x->v.i : x->v.d;
+		}
+		t->lod_top = lod_build(&lb, &key, it, n, 1);
+		rc = t->lod_top < 0 ? -1 : 0;
+	}
+	free(it);
+	return bins_fini(&lb) | rc;
+}
+
 /* Counter points, grouped by track; points were made in time order and the
  * sort is stable, so each track's points stay in time (then file) order. */
 static int write_counters(struct build *b, struct ingest_opts_view *pv)
@@ -890,15 +1048,9 @@ static int write_counters(struct build *b, struct ingest_opts_view *pv)
 		if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
 			break;
 	}
-	for (i = 0; i < nt; i++) {
-		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
-
-		if (t->kind == TK_COUNTER && first[i + 1] > first[i]) {
-			t->first_row = first[i] + 1;
-			t->last_row = first[i + 1];
-		}
-	}
 	rc = bins_fini(&cb);
+	if (rc == 0)
+		rc = counter_lods(b, p, perm, first);
 	pv->base += n;
 	b->res->counts.counters = n;
 out_free:
@@ -998,7 +1150,8 @@ static int write_sched(struct build *b)
 	uint64_t first = 1;
 	struct bins sb;
 
-	qsort(x, n, sizeof(*x), sched_cmp);
+	if (n > 1) /* x is NULL when there are none */
+		qsort(x, n, sizeof(*x), sched_cmp);
 	if (bins_init(&sb, b->s, "sched", 9) != 0)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -1009,7 +1162,6 @@ static int write_sched(struct build *b)
 			first = b->res->counts.sched + 1;
 			run.open = 0;
 		}
-		build_time(b, x[i].ts);
 		cpu_switch(b, &sb, &run, &x[i]);
 	}
 	if (n > 0) {
@@ -1026,13 +1178,13 @@ static int write_logs(struct build *b)
 	size_t i, n = b->m->logs.len;
 	struct bins lb;
 
-	qsort(l, n, sizeof(*l), log_cmp);
+	if (n > 1) /* l is NULL when there are none */
+		qsort(l, n, sizeof(*l), log_cmp);
 	if (bins_init(&lb, b->s, "logs", 6) != 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		struct thread_row *t = VEC_AT(&b->rows, struct thread_row, b->row_of[l[i].thread]);
 
-		build_time(b, l[i].ts);
 		bins_i64(&lb, (int64_t)i + 1);
 		bins_i64(&lb, l[i].ts);
 		bins_i64(&lb, b->row_of[l[i].thread] + 1);
@@ -1332,6 +1484,7 @@ static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
 		bins_null(tb);
 		bins_null(tb);
 	}
+	bins_opt(tb, t->kind == TK_COUNTER ? (uint64_t)t->lod_top : 0);
 	bins_row(tb);
 }
 
@@ -1340,7 +1493,7 @@ static int write_tracks(struct build *b)
 	struct bins tb;
 	size_t i;
 
-	if (bins_init(&tb, b->s, "tracks", 14) != 0)
+	if (bins_init(&tb, b->s, "tracks", 15) != 0)
 		return -1;
 	for (i = 0; i < b->tracks.len; i++)
 		write_track(&tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
@@ -1441,13 +1594,28 @@ static void build_init(struct build *b, struct model *m, struct store *s, struct
 	kmap_init(&b->flow_last);
 }
 
+/* The trace's time range covers scheduling and log records too; it is known
+ * before slices are written, since unterminated ones count up to its end. */
+static void build_time_records(struct build *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->m->sched.len; i++)
+		build_time(b, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
+	for (i = 0; i < b->m->logs.len; i++)
+		build_time(b, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
+}
+
 /* Everything in memory: resolve, sort and match. */
 static int build_memory(struct build *b)
 {
 	if (build_kobjs(b) != 0 || build_threads(b) != 0)
 		return -1;
 	sort_events(b->m->events.data, b->m->events.len);
+	if (order_complete_ties(b) != 0)
+		return -1;
 	build_events(b);
+	build_time_records(b);
 	if (b->oom || build_async_lanes(b) != 0)
 		return -1;
 	build_unterminated(b);

@@ -32,6 +32,8 @@
  *   archive: what came before is kept, the rest counts as truncated bytes.
  * - Records larger than FXT_MAX_RECORD are skipped without being buffered.
  * - Big-endian archives (magic word bytes reversed) are read word by word.
+ *   Backtrace frames are words, not a stream: they are stored little-endian
+ *   (as schema/trace.sql says) whatever the archive's byte order.
  * - An archive must start with the magic record, or at least with a
  *   provider-info record; anything else is not a trace.
  * - An initialization record with 0 ticks per second is malformed.
@@ -585,6 +587,27 @@ static int fxt_log(struct fxt_decoder *d, struct rd *r, uint64_t h)
 	return DEC_OK;
 }
 
+/* Copies n bytes of backtrace frames into the byte arena as little-endian
+ * words, whatever the archive's byte order; returns the arena offset. */
+static uint64_t fxt_frames(struct fxt_decoder *d, const uint8_t *q, size_t n)
+{
+	uint64_t off = model_bytes(d->m, q, n);
+	uint8_t *out;
+	size_t i;
+	unsigned k;
+
+	if (!d->big_endian || d->m->oom)
+		return off;
+	out = (uint8_t *)d->m->bytes.data + off;
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t v = rd_load64(q + i, 1);
+
+		for (k = 0; k < 8; k++)
+			out[i + k] = (uint8_t)(v >> (8 * k));
+	}
+	return off;
+}
+
 /* The common head of profiler records: timestamp word and thread. */
 static int fxt_prof_head(struct fxt_decoder *d, struct rd *r, uint64_t h, struct mdl_prof *p)
 {
@@ -633,7 +656,7 @@ static int fxt_profiler(struct fxt_decoder *d, struct rd *r, uint64_t h)
 		bid = rd_bytes(r, blen);
 		if (bid == NULL)
 			return DEC_MALFORMED;
-		p.off = model_bytes(d->m, bid, blen);
+		p.off = fxt_frames(d, bid, blen);
 		p.len = blen;
 	}
 	if (r->err)

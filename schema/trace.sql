@@ -66,7 +66,8 @@ CREATE TABLE tracks (
 	first_row INTEGER,
 	last_row INTEGER,
 	min_value,
-	max_value
+	max_value,
+	lod_top INTEGER -- counter tracks: the level at which one bucket holds every point
 );
 
 CREATE TABLE track_depths (
@@ -76,6 +77,8 @@ CREATE TABLE track_depths (
 	last_id INTEGER NOT NULL,
 	max_dur INTEGER NOT NULL, -- an unterminated slice counts up to the trace end
 	count INTEGER NOT NULL,
+	disjoint INTEGER NOT NULL, -- 1: every slice ends before the next starts
+	lod_top INTEGER NOT NULL,  -- the level at which one bucket holds every slice
 	PRIMARY KEY (track_id, depth)
 ) WITHOUT ROWID;
 
@@ -214,3 +217,44 @@ CREATE VIEW arg_view AS
 SELECT a.arg_set_id, a.seq, k.str AS key, a.type,
        CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str WHEN 10 THEN a.blob_value ELSE a.int_value END AS value
 FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id;
+
+-- Level of detail (mipmaps), built at ingest. For every (track, depth) and
+-- level L, the slices starting in one bucket [bucket << L, (bucket + 1) << L)
+-- ns are summarised when there are at least two of them: their id range
+-- (contiguous, see above), extent and longest slice. Buckets holding one
+-- slice are not stored; a reader takes that slice from `slices`, so a
+-- summarised reply carries at most about one bucket per 2^L ns.
+CREATE TABLE slice_lod (
+	track_id INTEGER NOT NULL,
+	depth INTEGER NOT NULL,
+	level INTEGER NOT NULL,
+	bucket INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	first_id INTEGER NOT NULL,
+	last_id INTEGER NOT NULL,
+	start_ts INTEGER NOT NULL,
+	end_ts INTEGER NOT NULL,
+	longest_id INTEGER NOT NULL,
+	longest_ts INTEGER NOT NULL,
+	longest_dur INTEGER NOT NULL,
+	longest_name_id INTEGER NOT NULL,
+	longest_category_id INTEGER NOT NULL,
+	PRIMARY KEY (track_id, depth, level, bucket)
+) WITHOUT ROWID;
+
+-- The same for counter tracks: min, max and last value of the points in a
+-- bucket of at least two points.
+CREATE TABLE counter_lod (
+	track_id INTEGER NOT NULL,
+	level INTEGER NOT NULL,
+	bucket INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	first_id INTEGER NOT NULL,
+	last_id INTEGER NOT NULL,
+	start_ts INTEGER NOT NULL,
+	last_ts INTEGER NOT NULL,
+	min_value REAL NOT NULL,
+	max_value REAL NOT NULL,
+	last_value,
+	PRIMARY KEY (track_id, level, bucket)
+) WITHOUT ROWID;

@@ -3,6 +3,7 @@
  *
  *   trace-server ingest FILE [-o OUT.db]   ingest an archive into a database
  *   trace-server info FILE                 record statistics, nothing stored
+ *   trace-server serve [options]           the HTTP server (server/http.c)
  *
  * On a terminal, ingest draws a progress bar (bytes, events/s, ETA) on
  * stderr and ends with a summary: counts per kind, providers, diagnostics.
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "../ingest/ingest.h"
+#include "server.h"
 
 struct bar {
 	int tty;
@@ -80,7 +82,9 @@ static void print_summary(const char *out, const struct ingest_result *r, double
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: trace-server ingest FILE [-o OUT.db]\n"
+	fprintf(f, "usage: trace-server serve [--port N] [--bind ADDR] [--data DIR] [--token-file F]\n"
+		   "                          [--max-upload SIZE] (see trace-server serve --help)\n"
+		   "       trace-server ingest FILE [-o OUT.db]\n"
 		   "       trace-server info FILE\n");
 	return rc;
 }
@@ -141,6 +145,12 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return usage(stderr, 2);
+	if (strcmp(argv[1], "serve") == 0) {
+		struct srv_opts o;
+		int rc = srv_parse_args(argc, argv, &o);
+
+		return rc == 1 ? 0 : rc ? rc : srv_run(&o);
+	}
 	if (strcmp(argv[1], "ingest") == 0)
 		return cmd_ingest(argc, argv);
 	if (strcmp(argv[1], "info") == 0)

@@ -1,0 +1,263 @@
+/*
+ * A small streaming JSON writer for bulk replies.
+ *
+ * cJSON builds a tree and keeps numbers as doubles; replies with 100 k rows
+ * and 64-bit ids need neither. This writer appends text to one buffer,
+ * escapes strings (invalid UTF-8 bytes become U+FFFD, so any trace string
+ * yields valid JSON) and prints integers exactly.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+
+void jb_init(struct jbuf *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void jb_fini(struct jbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static int jb_reserve(struct jbuf *b, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom)
+		return -1;
+	if (b->len + n + 1 <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	if ((p = realloc(b->p, cap)) == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+char *jb_take(struct jbuf *b, size_t *len)
+{
+	char *p;
+
+	if (jb_reserve(b, 1) != 0) {
+		jb_fini(b);
+		return NULL;
+	}
+	b->p[b->len] = '\0';
+	p = b->p;
+	if (len)
+		*len = b->len;
+	memset(b, 0, sizeof(*b));
+	return p;
+}
+
+void jb_raw(struct jbuf *b, const char *s, size_t n)
+{
+	if (jb_reserve(b, n) != 0)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void jb_escape(struct jbuf *b, const unsigned char *s, size_t n);
+
+static void jb_sep(struct jbuf *b)
+{
+	if (b->need_comma)
+		jb_raw(b, ",", 1);
+	b->need_comma = 1;
+}
+
+void jb_obj(struct jbuf *b)
+{
+	jb_sep(b);
+	jb_raw(b, "{", 1);
+	b->need_comma = 0;
+}
+
+void jb_obj_end(struct jbuf *b)
+{
+	jb_raw(b, "}", 1);
+	b->need_comma = 1;
+}
+
+void jb_arr(struct jbuf *b)
+{
+	jb_sep(b);
+	jb_raw(b, "[", 1);
+	b->need_comma = 0;
+}
+
+void jb_arr_end(struct jbuf *b)
+{
+	jb_raw(b, "]", 1);
+	b->need_comma = 1;
+}
+
+void jb_key(struct jbuf *b, const char *k)
+{
+	jb_sep(b);
+	jb_raw(b, "\"", 1);
+	jb_escape(b, (const unsigned char *)k, strlen(k));
+	jb_raw(b, "\":", 2);
+	b->need_comma = 0;
+}
+
+/* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	c = s[0] & (0x3f >> (len - 1));
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+static void jb_escape(struct jbuf *b, const unsigned char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, run, k;
+	char esc[8];
+
+	while (i < n) {
+		for (run = i; run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\'; run++)
+			;
+		jb_raw(b, (const char *)s + i, run - i);
+		if ((i = run) >= n)
+			break;
+		if (s[i] >= 0x80) {
+			k = utf8_len(s + i, n - i);
+			if (k)
+				jb_raw(b, (const char *)s + i, k);
+			else
+				jb_raw(b, "\xef\xbf\xbd", 3);
+			i += k ? k : 1;
+			continue;
+		}
+		if (s[i] == '"' || s[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)s[i];
+			jb_raw(b, esc, 2);
+		} else {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[s[i] >> 4];
+			esc[5] = hex[s[i] & 15];
+			jb_raw(b, esc, 6);
+		}
+		i++;
+	}
+}
+
+void jb_strn(struct jbuf *b, const char *s, size_t n)
+{
+	jb_sep(b);
+	jb_raw(b, "\"", 1);
+	jb_escape(b, (const unsigned char *)s, n);
+	jb_raw(b, "\"", 1);
+}
+
+void jb_str(struct jbuf *b, const char *s)
+{
+	if (s == NULL)
+		jb_null(b);
+	else
+		jb_strn(b, s, strlen(s));
+}
+
+void jb_i64(struct jbuf *b, int64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%" PRId64, v);
+
+	jb_sep(b);
+	jb_raw(b, t, (size_t)n);
+}
+
+void jb_u64(struct jbuf *b, uint64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%" PRIu64, v);
+
+	jb_sep(b);
+	jb_raw(b, t, (size_t)n);
+}
+
+/* Doubles print with the fewest digits that read back the same; NaN and
+ * infinities, which JSON lacks, print as null. */
+void jb_dbl(struct jbuf *b, double v)
+{
+	char t[32];
+	int n, prec;
+
+	if (!isfinite(v)) {
+		jb_null(b);
+		return;
+	}
+	for (prec = 15; prec <= 17; prec++) {
+		n = snprintf(t, sizeof(t), "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	jb_sep(b);
+	jb_raw(b, t, (size_t)n);
+	if (strpbrk(t, ".eE") == NULL && strcmp(t, "-0") != 0)
+		jb_raw(b, ".0", 2);
+}
+
+void jb_bool(struct jbuf *b, int v)
+{
+	jb_sep(b);
+	jb_raw(b, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jb_null(struct jbuf *b)
+{
+	jb_sep(b);
+	jb_raw(b, "null", 4);
+}
+
+void jb_column(struct jbuf *b, sqlite3_stmt *st, int col)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER:
+		jb_i64(b, sqlite3_column_int64(st, col));
+		break;
+	case SQLITE_FLOAT:
+		jb_dbl(b, sqlite3_column_double(st, col));
+		break;
+	case SQLITE_TEXT:
+		jb_strn(b, (const char *)sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
+		break;
+	case SQLITE_BLOB:
+		jb_obj(b);
+		jb_key(b, "blob_bytes");
+		jb_i64(b, sqlite3_column_bytes(st, col));
+		jb_obj_end(b);
+		break;
+	default:
+		jb_null(b);
+	}
+}

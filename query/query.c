@@ -1,0 +1,1138 @@
+/*
+ * The read side of the API: each endpoint's SQL and JSON.
+ *
+ * Bulk tables are stored in cluster order (schema/trace.sql): the slices of
+ * one (track, depth), the points of one counter track, the runs of one cpu
+ * and all logs are contiguous id ranges in which ts never decreases. A time
+ * window is therefore found by binary search on the id, probing one row at
+ * a time, and read as an id range: no secondary index, and the cost of a
+ * viewport query depends on what it returns, not on the trace's size.
+ * With a resolution, the level-of-detail tables replace runs of slices or
+ * points shorter than a pixel by one summary each.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "query.h"
+
+const char *qry_strerror(int err)
+{
+	static const char *const s[] = { "ok", "not_found", "bad_request", "database_error", "limit_exceeded",
+					 "out_of_memory" };
+
+	return err >= 0 && err <= QRY_ENOMEM ? s[err] : "error";
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct qry_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql, struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+int qry_check_schema(sqlite3 *db, struct qry_error *err)
+{
+	sqlite3_stmt *st = prep(db, "PRAGMA user_version", err);
+	int v = -1;
+
+	if (st == NULL)
+		return err->code;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (v != 1)
+		return fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version 1", v);
+	return QRY_OK;
+}
+
+/* ---- id-range binary search ------------------------------------------- */
+
+/* Probes ts (and dur, where the table has one) of one row by id. */
+struct probe {
+	sqlite3_stmt *st;
+};
+
+static int probe_open(struct probe *p, sqlite3 *db, const char *table, struct qry_error *err)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT ts, %s FROM %s WHERE id = ?",
+		 strcmp(table, "slices") == 0 || strcmp(table, "sched") == 0 ? "dur" : "0", table);
+	p->st = prep(db, sql, err);
+	return p->st ? QRY_OK : err->code;
+}
+
+static int64_t probe_ts(struct probe *p, int64_t id, int64_t *dur)
+{
+	int64_t ts = INT64_MAX;
+
+	sqlite3_bind_int64(p->st, 1, id);
+	if (sqlite3_step(p->st) == SQLITE_ROW) {
+		ts = sqlite3_column_int64(p->st, 0);
+		if (dur)
+			*dur = sqlite3_column_int64(p->st, 1);
+	}
+	sqlite3_reset(p->st);
+	return ts;
+}
+
+/* The first id in [lo, hi] whose ts is > t (strict) or >= t; hi + 1 when none. */
+static int64_t bound(struct probe *p, int64_t lo, int64_t hi, int64_t t, int strict)
+{
+	int64_t end = hi + 1;
+
+	while (lo < end) {
+		int64_t mid = lo + (end - lo) / 2, ts = probe_ts(p, mid, NULL);
+
+		if (strict ? ts > t : ts >= t)
+			end = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * The id range [*lo, *hi] of rows in [first, last] that can overlap [s, e]:
+ * rows with ts <= e, from the one in effect at s on. With disjoint rows
+ * (each ends before the next starts) only the last row starting at or before
+ * s can reach into the window; otherwise any row from s - max_dur on can.
+ */
+static void window_ids(struct probe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint,
+		       int64_t max_dur, int64_t *lo, int64_t *hi)
+{
+	int64_t dur = 0, ts;
+
+	*hi = bound(p, first, last, e, 1) - 1;
+	if (!disjoint) {
+		*lo = bound(p, first, *hi, s > INT64_MIN + max_dur ? s - max_dur : INT64_MIN, 0);
+		return;
+	}
+	*lo = bound(p, first, *hi, s, 1) - 1;
+	if (*lo < first) {
+		*lo = first;
+		return;
+	}
+	ts = probe_ts(p, *lo, &dur);
+	if (dur >= 0 && ts + dur < s)
+		(*lo)++;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* A per-request cache of string ids to text. */
+struct names {
+	sqlite3_stmt *st;
+	int64_t id[1024];
+	char *str[1024];
+};
+
+static int names_open(struct names *n, sqlite3 *db, struct qry_error *err)
+{
+	memset(n, 0, sizeof(*n));
+	n->st = prep(db, "SELECT str FROM strings WHERE id = ?", err);
+	return n->st ? QRY_OK : err->code;
+}
+
+static void names_close(struct names *n)
+{
+	size_t i;
+
+	for (i = 0; i < 1024; i++)
+		free(n->str[i]);
+	sqlite3_finalize(n->st);
+}
+
+static void names_put(struct names *n, struct jbuf *b, int64_t id)
+{
+	size_t h = (size_t)id & 1023;
+	const unsigned char *s;
+
+	if (n->str[h] == NULL || n->id[h] != id) {
+		free(n->str[h]);
+		n->str[h] = NULL;
+		sqlite3_bind_int64(n->st, 1, id);
+		s = sqlite3_step(n->st) == SQLITE_ROW ? sqlite3_column_text(n->st, 0) : NULL;
+		n->str[h] = strdup(s ? (const char *)s : "");
+		n->id[h] = id;
+		sqlite3_reset(n->st);
+	}
+	jb_str(b, n->str[h] ? n->str[h] : "");
+}
+
+/* ---- tracks ----------------------------------------------------------- */
+
+static void put_threads(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
+{
+	sqlite3_bind_int64(st, 1, pid);
+	jb_key(out, "threads");
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_obj(out);
+		jb_key(out, "tid");
+		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 0));
+		jb_key(out, "name");
+		jb_column(out, st, 1);
+		jb_key(out, "track_id");
+		jb_column(out, st, 2);
+		jb_key(out, "max_depth");
+		jb_column(out, st, 3);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	sqlite3_reset(st);
+}
+
+static void put_async(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
+{
+	sqlite3_bind_int64(st, 1, pid);
+	jb_key(out, "async_tracks");
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_obj(out);
+		jb_key(out, "track_id");
+		jb_column(out, st, 0);
+		jb_key(out, "name");
+		jb_column(out, st, 1);
+		jb_key(out, "category");
+		jb_column(out, st, 2);
+		jb_key(out, "max_depth");
+		jb_column(out, st, 3);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	sqlite3_reset(st);
+}
+
+static void put_counter_tracks(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
+{
+	sqlite3_bind_int64(st, 1, pid);
+	jb_key(out, "counter_tracks");
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_obj(out);
+		jb_key(out, "track_id");
+		jb_column(out, st, 0);
+		jb_key(out, "name");
+		jb_column(out, st, 1);
+		jb_key(out, "series");
+		jb_column(out, st, 2);
+		jb_key(out, "counter_id");
+		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 3));
+		jb_key(out, "min");
+		jb_column(out, st, 4);
+		jb_key(out, "max");
+		jb_column(out, st, 5);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	sqlite3_reset(st);
+}
+
+static void put_cpus(sqlite3_stmt *st, struct jbuf *out)
+{
+	jb_key(out, "cpus");
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_obj(out);
+		jb_key(out, "cpu");
+		jb_column(out, st, 0);
+		jb_key(out, "track_id");
+		jb_column(out, st, 1);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+}
+
+int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st[5] = {
+		prep(db, "SELECT pid, name FROM processes ORDER BY pid", err),
+		prep(db,
+		     "SELECT th.tid, th.name, t.id, t.max_depth FROM threads th LEFT JOIN tracks t "
+		     "ON t.kind = 'thread' AND t.thread_id = th.id WHERE th.pid = ? ORDER BY th.tid",
+		     err),
+		prep(db,
+		     "SELECT t.id, n.str, c.str, t.max_depth FROM tracks t JOIN strings n ON n.id = t.name_id "
+		     "JOIN strings c ON c.id = t.category_id WHERE t.kind = 'async' AND t.pid = ? ORDER BY n.str, t.id",
+		     err),
+		prep(db,
+		     "SELECT t.id, n.str, s.str, t.counter_id, t.min_value, t.max_value FROM tracks t "
+		     "JOIN strings n ON n.id = t.name_id JOIN strings s ON s.id = t.series_id "
+		     "WHERE t.kind = 'counter' AND t.pid = ? ORDER BY n.str, s.str, t.counter_id",
+		     err),
+		prep(db, "SELECT cpu, id FROM tracks WHERE kind = 'cpu' ORDER BY cpu", err),
+	};
+	int i, rc = QRY_OK;
+
+	for (i = 0; i < 5; i++)
+		if (st[i] == NULL)
+			rc = err->code;
+	if (rc == QRY_OK) {
+		jb_obj(out);
+		jb_key(out, "processes");
+		jb_arr(out);
+		while (sqlite3_step(st[0]) == SQLITE_ROW) {
+			int64_t pid = sqlite3_column_int64(st[0], 0);
+
+			jb_obj(out);
+			jb_key(out, "pid");
+			jb_u64(out, (uint64_t)pid);
+			jb_key(out, "name");
+			jb_column(out, st[0], 1);
+			put_threads(st[1], pid, out);
+			put_async(st[2], pid, out);
+			put_counter_tracks(st[3], pid, out);
+			jb_obj_end(out);
+		}
+		jb_arr_end(out);
+		put_cpus(st[4], out);
+		jb_obj_end(out);
+	}
+	for (i = 0; i < 5; i++)
+		sqlite3_finalize(st[i]);
+	return rc;
+}
+
+/* ---- slices ----------------------------------------------------------- */
+
+/* Whether the track exists: 1, 0, or -1 on a database error. */
+static int tracks_has(sqlite3 *db, int64_t track)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM tracks WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, track);
+		rc = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+struct sitem {
+	int64_t id, ts, dur;
+	int64_t name, cat;
+	int64_t merged; /* 0 for a slice; the number of slices a summary stands for */
+	uint32_t depth;
+};
+
+struct slist {
+	struct sitem *v;
+	size_t len, cap;
+	size_t limit;  /* items kept; more set truncated */
+	int truncated;
+	int oom;
+};
+
+static struct sitem *slist_push(struct slist *l)
+{
+	if (l->len >= l->limit) {
+		l->truncated = 1;
+		return NULL;
+	}
+	if (l->len == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct sitem *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			l->oom = 1;
+			return NULL;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	return &l->v[l->len++];
+}
+
+struct slice_ctx {
+	sqlite3 *db;
+	struct probe probe;
+	sqlite3_stmt *raw;  /* slices by id range */
+	sqlite3_stmt *lod;  /* slice_lod buckets */
+	struct slist items;
+	const struct qry_window *w;
+	int64_t track;
+};
+
+static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
+{
+	struct sitem *it;
+
+	if (lo > hi)
+		return;
+	sqlite3_bind_int64(c->raw, 1, lo);
+	sqlite3_bind_int64(c->raw, 2, hi);
+	while (sqlite3_step(c->raw) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(c->raw, 1), dur = sqlite3_column_int64(c->raw, 2);
+
+		if (dur >= 0 && ts + dur < c->w->start)
+			continue; /* ended before the window (rows that need not be disjoint) */
+		if ((it = slist_push(&c->items)) == NULL)
+			break;
+		it->id = sqlite3_column_int64(c->raw, 0);
+		it->ts = ts;
+		it->dur = dur;
+		it->depth = (uint32_t)sqlite3_column_int64(c->raw, 3);
+		it->name = sqlite3_column_int64(c->raw, 4);
+		it->cat = sqlite3_column_int64(c->raw, 5);
+		it->merged = 0;
+	}
+	sqlite3_reset(c->raw);
+}
+
+/* A bucket of the mipmap: its longest slice as itself when it is at least a
+ * pixel long, and the rest as one summary item beside it (before it, or
+ * after it when it comes first), at most a bucket wide. */
+static void lod_item(struct slice_ctx *c, sqlite3_stmt *st, uint32_t depth, int level)
+{
+	int64_t count = sqlite3_column_int64(st, 0), start = sqlite3_column_int64(st, 3);
+	int64_t end = sqlite3_column_int64(st, 4), lts = sqlite3_column_int64(st, 6);
+	int64_t ldur = sqlite3_column_int64(st, 7), width = INT64_C(1) << level;
+	struct sitem *it;
+
+	if (ldur >= c->w->resolution || ldur < 0) {
+		if ((it = slist_push(&c->items)) == NULL)
+			return;
+		it->id = sqlite3_column_int64(st, 5);
+		it->ts = lts;
+		it->dur = ldur;
+		it->name = sqlite3_column_int64(st, 8);
+		it->cat = sqlite3_column_int64(st, 9);
+		it->depth = depth;
+		it->merged = 0;
+		if (--count <= 0 || ldur < 0)
+			return;
+		if (lts > start) {
+			end = lts;
+		} else {
+			start = lts + ldur;
+		}
+	}
+	if ((it = slist_push(&c->items)) == NULL)
+		return;
+	it->id = sqlite3_column_int64(st, 5);
+	it->ts = start;
+	it->dur = end - start < width ? (end > start ? end - start : 0) : width;
+	it->name = sqlite3_column_int64(st, 8);
+	it->cat = sqlite3_column_int64(st, 9);
+	it->depth = depth;
+	it->merged = count;
+}
+
+/* The level whose buckets are at least one pixel wide, at most top. Levels
+ * are 10, 12, 14 ... (ingest/lod.h), so a bucket is at most 4 pixels. */
+static int lod_level(int64_t resolution, int top)
+{
+	int level = 10;
+
+	while (level < 62 && (INT64_C(1) << level) < resolution)
+		level += 2;
+	return level < top ? level : top;
+}
+
+static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t hi, int top)
+{
+	int level = lod_level(c->w->resolution, top);
+	int64_t cur = lo, lo_ts = probe_ts(&c->probe, lo, NULL);
+
+	sqlite3_bind_int64(c->lod, 1, c->track);
+	sqlite3_bind_int64(c->lod, 2, depth);
+	sqlite3_bind_int64(c->lod, 3, level);
+	sqlite3_bind_int64(c->lod, 4, lo_ts >> level);
+	sqlite3_bind_int64(c->lod, 5, c->w->end >> level);
+	while (sqlite3_step(c->lod) == SQLITE_ROW && !c->items.truncated) {
+		int64_t first = sqlite3_column_int64(c->lod, 1), last = sqlite3_column_int64(c->lod, 2);
+
+		if (last < cur)
+			continue;
+		if (first > hi)
+			break;
+		raw_slices(c, cur, first - 1);
+		lod_item(c, c->lod, depth, level);
+		cur = last + 1;
+	}
+	sqlite3_reset(c->lod);
+	raw_slices(c, cur, hi);
+}
+
+static int sitem_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static void put_slices(struct slice_ctx *c, struct names *n, struct jbuf *out)
+{
+	size_t i;
+
+	qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
+	jb_obj(out);
+	jb_key(out, "slices");
+	jb_arr(out);
+	for (i = 0; i < c->items.len; i++) {
+		struct sitem *it = &c->items.v[i];
+
+		jb_obj(out);
+		jb_key(out, "id");
+		jb_i64(out, it->id);
+		jb_key(out, "ts");
+		jb_i64(out, it->ts);
+		jb_key(out, "dur");
+		jb_i64(out, it->dur);
+		jb_key(out, "depth");
+		jb_i64(out, it->depth);
+		jb_key(out, "name");
+		names_put(n, out, it->name);
+		jb_key(out, "category");
+		names_put(n, out, it->cat);
+		if (it->merged) {
+			jb_key(out, "merged");
+			jb_i64(out, it->merged);
+		}
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, c->items.truncated);
+	jb_obj_end(out);
+}
+
+static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
+{
+	if (probe_open(&c->probe, db, "slices", err) != QRY_OK)
+		return err->code;
+	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
+	c->lod = prep(db,
+		      "SELECT count, first_id, last_id, start_ts, end_ts, longest_id, longest_ts, longest_dur, "
+		      "longest_name_id, longest_category_id FROM slice_lod WHERE track_id = ? AND depth = ? "
+		      "AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
+		      err);
+	return c->raw && c->lod ? QRY_OK : err->code;
+}
+
+static void slices_close(struct slice_ctx *c)
+{
+	sqlite3_finalize(c->probe.st);
+	sqlite3_finalize(c->raw);
+	sqlite3_finalize(c->lod);
+	free(c->items.v);
+}
+
+int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	struct slice_ctx c = { 0 };
+	struct names n;
+	sqlite3_stmt *d;
+	int rc = QRY_OK, found = 0;
+
+	c.db = db;
+	c.w = w;
+	c.track = track;
+	c.items.limit = w->limit;
+	d = prep(db, "SELECT depth, first_id, last_id, max_dur, disjoint, lod_top FROM track_depths WHERE track_id = ?",
+		 err);
+	if (d == NULL || slices_open(&c, db, err) != QRY_OK || names_open(&n, db, err) != QRY_OK) {
+		sqlite3_finalize(d);
+		slices_close(&c);
+		return err->code;
+	}
+	sqlite3_bind_int64(d, 1, track);
+	while (sqlite3_step(d) == SQLITE_ROW && !c.items.truncated) {
+		uint32_t depth = (uint32_t)sqlite3_column_int64(d, 0);
+		int64_t lo, hi;
+
+		found = 1;
+		window_ids(&c.probe, sqlite3_column_int64(d, 1), sqlite3_column_int64(d, 2), w->start, w->end,
+			   sqlite3_column_int(d, 4), sqlite3_column_int64(d, 3), &lo, &hi);
+		if (w->resolution >= 1024 && hi - lo >= 2)
+			lod_slices(&c, depth, lo, hi, sqlite3_column_int(d, 5));
+		else
+			raw_slices(&c, lo, hi);
+	}
+	sqlite3_finalize(d);
+	if (!found && tracks_has(db, track) == 0)
+		rc = fail(err, QRY_ENOTFOUND, "there is no track %" PRId64 " in this trace", track);
+	else if (c.items.oom)
+		rc = fail(err, QRY_ENOMEM, "out of memory");
+	else
+		put_slices(&c, &n, out);
+	names_close(&n);
+	slices_close(&c);
+	return rc;
+}
+
+/* ---- one slice -------------------------------------------------------- */
+
+/* An argument value by its stored type (schema/trace.sql, args). */
+static void put_arg_value(struct jbuf *out, sqlite3_stmt *st)
+{
+	char hex[24];
+	int64_t v = sqlite3_column_int64(st, 2);
+
+	switch (sqlite3_column_int(st, 1)) {
+	case 2: /* u32 */
+	case 4: /* u64 */
+	case 8: /* koid */
+		jb_u64(out, (uint64_t)v);
+		break;
+	case 1:
+	case 3:
+		jb_i64(out, v);
+		break;
+	case 5:
+		jb_dbl(out, sqlite3_column_double(st, 3));
+		break;
+	case 6:
+		jb_column(out, st, 4);
+		break;
+	case 7:
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, (uint64_t)v);
+		jb_str(out, hex);
+		break;
+	case 9:
+		jb_bool(out, v != 0);
+		break;
+	case 10:
+		jb_column(out, st, 5);
+		break;
+	default:
+		jb_null(out);
+	}
+}
+
+static int put_args(sqlite3 *db, int64_t set, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st = prep(db,
+				"SELECT k.str, a.type, a.int_value, a.real_value, v.str, a.blob_value FROM args a "
+				"JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
+				"WHERE a.arg_set_id = ? ORDER BY a.seq",
+				err);
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_int64(st, 1, set);
+	jb_key(out, "args");
+	jb_obj(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_key(out, (const char *)sqlite3_column_text(st, 0));
+		put_arg_value(out, st);
+	}
+	jb_obj_end(out);
+	sqlite3_finalize(st);
+	return QRY_OK;
+}
+
+static int put_slice_flows(sqlite3 *db, int64_t id, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st = prep(db,
+				"SELECT flow_id, from_slice_id, to_slice_id FROM flows WHERE from_slice_id = ?1 "
+				"UNION ALL SELECT flow_id, from_slice_id, to_slice_id FROM flows WHERE to_slice_id = ?1",
+				err);
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_int64(st, 1, id);
+	jb_key(out, "flows");
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jb_obj(out);
+		jb_key(out, "flow_id");
+		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 0));
+		jb_key(out, "from_slice");
+		jb_column(out, st, 1);
+		jb_key(out, "to_slice");
+		jb_column(out, st, 2);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	sqlite3_finalize(st);
+	return QRY_OK;
+}
+
+int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st = prep(db,
+				"SELECT s.id, s.ts, s.dur, s.depth, n.str, c.str, s.track_id, t.pid, th.tid, "
+				"s.parent_id, s.arg_set_id, t.kind FROM slices s JOIN strings n ON n.id = s.name_id "
+				"JOIN strings c ON c.id = s.category_id JOIN tracks t ON t.id = s.track_id "
+				"LEFT JOIN threads th ON th.id = t.thread_id WHERE s.id = ?",
+				err);
+	static const char *const keys[] = { "id", "ts", "dur", "depth", "name", "category", "track_id" };
+	int i, rc = QRY_OK;
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_int64(st, 1, slice_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return fail(err, QRY_ENOTFOUND, "there is no slice with this id in the trace");
+	}
+	jb_obj(out);
+	for (i = 0; i < 7; i++) {
+		jb_key(out, keys[i]);
+		jb_column(out, st, i);
+	}
+	jb_key(out, "track_kind");
+	jb_column(out, st, 11);
+	jb_key(out, "pid");
+	if (sqlite3_column_type(st, 7) == SQLITE_NULL)
+		jb_null(out);
+	else
+		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 7));
+	jb_key(out, "tid");
+	if (sqlite3_column_type(st, 8) == SQLITE_NULL)
+		jb_null(out);
+	else
+		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 8));
+	jb_key(out, "parent_id");
+	jb_column(out, st, 9);
+	if (sqlite3_column_type(st, 10) == SQLITE_NULL) {
+		jb_key(out, "args");
+		jb_obj(out);
+		jb_obj_end(out);
+	} else {
+		rc = put_args(db, sqlite3_column_int64(st, 10), out, err);
+	}
+	if (rc == QRY_OK)
+		rc = put_slice_flows(db, slice_id, out, err);
+	jb_obj_end(out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- counters --------------------------------------------------------- */
+
+static void put_point(struct jbuf *out, sqlite3_stmt *raw)
+{
+	jb_obj(out);
+	jb_key(out, "ts");
+	jb_column(out, raw, 0);
+	jb_key(out, "value");
+	jb_column(out, raw, 1);
+	jb_obj_end(out);
+}
+
+/* Emits raw points with ids in [lo, hi]; returns how many. */
+static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room, struct jbuf *out, int *truncated)
+{
+	size_t n = 0;
+
+	if (lo > hi)
+		return 0;
+	sqlite3_bind_int64(raw, 1, lo);
+	sqlite3_bind_int64(raw, 2, hi);
+	while (sqlite3_step(raw) == SQLITE_ROW) {
+		if (n >= room) {
+			*truncated = 1;
+			break;
+		}
+		put_point(out, raw);
+		n++;
+	}
+	sqlite3_reset(raw);
+	return n;
+}
+
+static void put_bucket(struct jbuf *out, sqlite3_stmt *st)
+{
+	jb_obj(out);
+	jb_key(out, "ts");
+	jb_column(out, st, 3);
+	jb_key(out, "value");
+	jb_column(out, st, 7);
+	jb_key(out, "min");
+	jb_column(out, st, 5);
+	jb_key(out, "max");
+	jb_column(out, st, 6);
+	jb_key(out, "last_ts");
+	jb_column(out, st, 4);
+	jb_key(out, "merged");
+	jb_column(out, st, 0);
+	jb_obj_end(out);
+}
+
+struct counter_ctx {
+	sqlite3_stmt *raw, *lod, *track;
+	struct probe probe;
+};
+
+static void counters_close(struct counter_ctx *c)
+{
+	sqlite3_finalize(c->raw);
+	sqlite3_finalize(c->lod);
+	sqlite3_finalize(c->track);
+	sqlite3_finalize(c->probe.st);
+}
+
+static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->raw = prep(db, "SELECT ts, value FROM counters WHERE id BETWEEN ? AND ?", err);
+	c->lod = prep(db,
+		      "SELECT count, first_id, last_id, start_ts, last_ts, min_value, max_value, last_value "
+		      "FROM counter_lod WHERE track_id = ? AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
+		      err);
+	c->track = prep(db, "SELECT first_row, last_row, lod_top FROM tracks WHERE id = ? AND kind = 'counter'", err);
+	if (c->raw == NULL || c->lod == NULL || c->track == NULL || probe_open(&c->probe, db, "counters", err))
+		return err->code;
+	return QRY_OK;
+}
+
+/* Points of [lo, hi] through the mipmap: buckets, and raw points between. */
+static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_window *w, int64_t lo, int64_t hi,
+		       int top, struct jbuf *out, int *truncated)
+{
+	int level = lod_level(w->resolution, top);
+	int64_t cur = lo;
+	size_t n = 0;
+
+	sqlite3_bind_int64(c->lod, 1, track);
+	sqlite3_bind_int64(c->lod, 2, level);
+	sqlite3_bind_int64(c->lod, 3, probe_ts(&c->probe, lo, NULL) >> level);
+	sqlite3_bind_int64(c->lod, 4, w->end >> level);
+	while (!*truncated && sqlite3_step(c->lod) == SQLITE_ROW) {
+		int64_t first = sqlite3_column_int64(c->lod, 1), last = sqlite3_column_int64(c->lod, 2);
+
+		if (last < cur)
+			continue;
+		if (first > hi)
+			break;
+		n += raw_points(c->raw, cur, first - 1, w->limit - n, out, truncated);
+		if (n >= w->limit) {
+			*truncated = 1;
+			break;
+		}
+		put_bucket(out, c->lod);
+		n++;
+		cur = last + 1;
+	}
+	sqlite3_reset(c->lod);
+	if (!*truncated)
+		raw_points(c->raw, cur, hi, w->limit - n, out, truncated);
+}
+
+int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	struct counter_ctx c;
+	int64_t first, last, lo, hi;
+	int truncated = 0, top;
+
+	if (counters_open(&c, db, err) != QRY_OK) {
+		counters_close(&c);
+		return err->code;
+	}
+	sqlite3_bind_int64(c.track, 1, track);
+	if (sqlite3_step(c.track) != SQLITE_ROW) {
+		counters_close(&c);
+		return fail(err, QRY_ENOTFOUND, "there is no counter track with this id in the trace");
+	}
+	first = sqlite3_column_int64(c.track, 0);
+	last = sqlite3_column_int64(c.track, 1);
+	top = sqlite3_column_int(c.track, 2);
+	/* the last point before the window, then every point up to its end */
+	lo = bound(&c.probe, first, last, w->start, 0) - 1;
+	lo = lo < first ? first : lo;
+	hi = bound(&c.probe, first, last, w->end, 1) - 1;
+	jb_obj(out);
+	jb_key(out, "points");
+	jb_arr(out);
+	if (first > 0 && w->resolution >= 1024 && hi - lo >= 2)
+		lod_points(&c, track, w, lo, hi, top, out, &truncated);
+	else if (first > 0)
+		raw_points(c.raw, lo, hi, w->limit, out, &truncated);
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, truncated);
+	jb_obj_end(out);
+	counters_close(&c);
+	return QRY_OK;
+}
+
+/* ---- flows, sched, logs ------------------------------------------------ */
+
+/* Runs st (bound by the caller) and writes rows as objects with these keys;
+ * keys starting with 'u' ... are printed as unsigned 64-bit. */
+static int put_rows(sqlite3_stmt *st, const char *list, const char *const *keys, const char *ukeys, uint32_t limit,
+		    struct jbuf *out)
+{
+	uint32_t n = 0;
+	int i, cols = sqlite3_column_count(st), truncated = 0;
+
+	jb_obj(out);
+	jb_key(out, list);
+	jb_arr(out);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n++ >= limit) {
+			truncated = 1;
+			break;
+		}
+		jb_obj(out);
+		for (i = 0; i < cols; i++) {
+			jb_key(out, keys[i]);
+			if (ukeys[i] == 'u' && sqlite3_column_type(st, i) == SQLITE_INTEGER)
+				jb_u64(out, (uint64_t)sqlite3_column_int64(st, i));
+			else
+				jb_column(out, st, i);
+		}
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, truncated);
+	jb_obj_end(out);
+	return QRY_OK;
+}
+
+int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "flow_id", "from_slice", "to_slice", "from_track",
+					    "to_track", "from_ts",    "to_ts" };
+	sqlite3_stmt *st = prep(db,
+				"SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, "
+				"f.to_ts FROM flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON "
+				"b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 "
+				"ORDER BY f.from_ts LIMIT ?3",
+				err);
+	int rc;
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_int64(st, 1, w->start);
+	sqlite3_bind_int64(st, 2, w->end);
+	sqlite3_bind_int64(st, 3, (int64_t)w->limit + 1);
+	rc = put_rows(st, "flows", keys, "u......", w->limit, out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "ts", "dur", "cpu", "pid", "tid", "priority", "end_state" };
+	sqlite3_stmt *t = prep(db, "SELECT first_row, last_row FROM tracks WHERE kind = 'cpu' AND cpu = ?", err);
+	sqlite3_stmt *st = prep(db,
+				"SELECT ts, dur, cpu, pid, tid, priority, end_state FROM sched WHERE id BETWEEN ? AND ? "
+				"AND (dur < 0 OR ts + dur >= ?)",
+				err);
+	struct probe p = { 0 };
+	int64_t lo = 1, hi = 0;
+	int rc = QRY_OK;
+
+	if (t == NULL || st == NULL || probe_open(&p, db, "sched", err) != QRY_OK) {
+		rc = err->code;
+		goto out_finalize;
+	}
+	sqlite3_bind_int64(t, 1, cpu);
+	if (sqlite3_step(t) == SQLITE_ROW)
+		window_ids(&p, sqlite3_column_int64(t, 0), sqlite3_column_int64(t, 1), w->start, w->end, 1, 0, &lo,
+			   &hi);
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
+	sqlite3_bind_int64(st, 3, w->start);
+	rc = put_rows(st, "slices", keys, "...uu..", w->limit, out);
+out_finalize:
+	sqlite3_finalize(t);
+	sqlite3_finalize(st);
+	sqlite3_finalize(p.st);
+	return rc;
+}
+
+int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "ts", "pid", "tid", "message" };
+	sqlite3_stmt *n = prep(db, "SELECT max(id) FROM logs", err);
+	sqlite3_stmt *st = prep(db,
+				"SELECT l.ts, l.pid, l.tid, s.str FROM logs l JOIN strings s ON s.id = l.message_id "
+				"WHERE l.id BETWEEN ? AND ?",
+				err);
+	struct probe p = { 0 };
+	int64_t last = 0, lo, hi;
+	int rc = QRY_OK;
+
+	if (n == NULL || st == NULL || probe_open(&p, db, "logs", err) != QRY_OK) {
+		rc = err->code;
+		goto out_finalize;
+	}
+	if (sqlite3_step(n) == SQLITE_ROW)
+		last = sqlite3_column_int64(n, 0);
+	lo = bound(&p, 1, last, w->start, 0);
+	hi = bound(&p, 1, last, w->end, 1) - 1;
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
+	rc = put_rows(st, "logs", keys, ".uu.", w->limit, out);
+out_finalize:
+	sqlite3_finalize(n);
+	sqlite3_finalize(st);
+	sqlite3_finalize(p.st);
+	return rc;
+}
+
+/* ---- search and stats ------------------------------------------------- */
+
+int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "id", "track_id", "ts", "dur", "name", "category" };
+	sqlite3_stmt *st = prep(db,
+				"SELECT s.id, s.track_id, s.ts, s.dur, n.str, c.str FROM slices s "
+				"JOIN strings n ON n.id = s.name_id JOIN strings c ON c.id = s.category_id "
+				"WHERE s.name_id IN (SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0) "
+				"ORDER BY s.ts, s.id LIMIT ?2",
+				err);
+	int rc;
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
+	rc = put_rows(st, "slices", keys, "......", limit, out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "name", "category", "count", "total_dur", "max_dur" };
+	sqlite3_stmt *st = prep(db,
+				"SELECT n.str, c.str, x.cnt, x.total, x.longest FROM (SELECT name_id, category_id, "
+				"count(*) AS cnt, sum(max(dur, 0)) AS total, max(dur) AS longest FROM slices "
+				"WHERE ts <= ?2 AND (dur < 0 OR ts + dur >= ?1) GROUP BY name_id, category_id) x "
+				"JOIN strings n ON n.id = x.name_id JOIN strings c ON c.id = x.category_id "
+				"ORDER BY x.total DESC, n.str LIMIT ?3",
+				err);
+	int rc;
+
+	if (st == NULL)
+		return err->code;
+	sqlite3_bind_int64(st, 1, w->start);
+	sqlite3_bind_int64(st, 2, w->end);
+	sqlite3_bind_int64(st, 3, (int64_t)w->limit + 1);
+	rc = put_rows(st, "names", keys, ".....", w->limit, out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- read-only SQL ----------------------------------------------------- */
+
+/* Allows reading the trace's own tables and nothing else. */
+static int sql_authorizer(void *ctx, int action, const char *a, const char *b, const char *db_name,
+			  const char *trigger)
+{
+	(void)ctx;
+	(void)b;
+	(void)trigger;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_READ:
+		return db_name == NULL || strcmp(db_name, "main") == 0 || strcmp(db_name, "temp") == 0 ? SQLITE_OK
+												 : SQLITE_DENY;
+	case SQLITE_FUNCTION:
+		return a && (strcmp(a, "load_extension") == 0 || strncmp(a, "fts3_", 5) == 0 ||
+			     strcmp(a, "readfile") == 0 || strcmp(a, "writefile") == 0) ?
+			       SQLITE_DENY :
+			       SQLITE_OK;
+	default:
+		return SQLITE_DENY;
+	}
+}
+
+struct sql_clock {
+	struct timespec t0;
+	int expired;
+};
+
+static int sql_progress(void *ctx)
+{
+	struct sql_clock *c = ctx;
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if ((t.tv_sec - c->t0.tv_sec) * 1000 + (t.tv_nsec - c->t0.tv_nsec) / 1000000 > QRY_SQL_MAX_MS)
+		c->expired = 1;
+	return c->expired;
+}
+
+static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct jbuf *out, struct qry_error *err)
+{
+	int i, cols = sqlite3_column_count(st), rc, rows = 0, truncated = 0;
+
+	jb_obj(out);
+	jb_key(out, "columns");
+	jb_arr(out);
+	for (i = 0; i < cols; i++)
+		jb_str(out, sqlite3_column_name(st, i));
+	jb_arr_end(out);
+	jb_key(out, "rows");
+	jb_arr(out);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (rows++ >= QRY_SQL_MAX_ROWS) {
+			truncated = 1;
+			break;
+		}
+		jb_arr(out);
+		for (i = 0; i < cols; i++)
+			jb_column(out, st, i);
+		jb_arr_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, truncated);
+	jb_obj_end(out);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		if (clk->expired)
+			return fail(err, QRY_ELIMIT, "the query ran longer than the limit of %s and was stopped",
+				    "5 seconds");
+		return fail(err, QRY_EINVAL, "the query failed: %s", sqlite3_errmsg(db));
+	}
+	return QRY_OK;
+}
+
+int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err)
+{
+	struct sql_clock clk = { 0 };
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &clk.t0);
+	sqlite3_set_authorizer(db, sql_authorizer, NULL);
+	sqlite3_progress_handler(db, 10000, sql_progress, &clk);
+	if (sqlite3_prepare_v2(db, sql, (int)len, &st, &tail) != SQLITE_OK) {
+		rc = fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
+	} else if (st == NULL) {
+		rc = fail(err, QRY_EINVAL, "the body holds no SQL statement");
+	} else if (tail && tail + strspn(tail, " \t\r\n;") < sql + len) {
+		rc = fail(err, QRY_EINVAL, "send one statement at a time");
+	} else if (!sqlite3_stmt_readonly(st)) {
+		rc = fail(err, QRY_EINVAL, "only statements that read are allowed");
+	} else {
+		rc = sql_rows(db, st, &clk, out, err);
+	}
+	sqlite3_finalize(st);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	sqlite3_set_authorizer(db, NULL, NULL);
+	return rc;
+}

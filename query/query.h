@@ -1,0 +1,92 @@
+/*
+ * Query: reads one trace database and renders the API's JSON replies.
+ *
+ * Every function takes an open (read-only) connection to a trace database
+ * and typed, already-validated parameters; it appends JSON to a jbuf and
+ * returns QRY_OK or an error with a sentence for the user. Nothing here
+ * knows about HTTP or about file formats. Bulk rows go through the
+ * hand-written JSON writer (jbuf) so that 64-bit values are printed exactly
+ * and 100 k rows render in milliseconds.
+ */
+#ifndef QUERY_H
+#define QUERY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable JSON text. Allocation failure is sticky (oom) and checked once. */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+	int need_comma; /* the next value in the current container needs a comma */
+};
+
+void jb_init(struct jbuf *b);
+void jb_fini(struct jbuf *b);
+/* Hands the text over (NUL-terminated); the caller frees it. NULL on oom. */
+char *jb_take(struct jbuf *b, size_t *len);
+void jb_raw(struct jbuf *b, const char *s, size_t n);
+void jb_obj(struct jbuf *b);      /* { */
+void jb_obj_end(struct jbuf *b);  /* } */
+void jb_arr(struct jbuf *b);      /* [ */
+void jb_arr_end(struct jbuf *b);  /* ] */
+void jb_key(struct jbuf *b, const char *k);
+void jb_str(struct jbuf *b, const char *s);
+void jb_strn(struct jbuf *b, const char *s, size_t n);
+void jb_i64(struct jbuf *b, int64_t v);
+void jb_u64(struct jbuf *b, uint64_t v);
+void jb_dbl(struct jbuf *b, double v);
+void jb_bool(struct jbuf *b, int v);
+void jb_null(struct jbuf *b);
+/* Writes a SQLite column value (integer, real, text, blob as {"blob_bytes"}, null). */
+void jb_column(struct jbuf *b, sqlite3_stmt *st, int col);
+
+enum qry_err {
+	QRY_OK = 0,
+	QRY_ENOTFOUND, /* the thing asked for does not exist: 404 */
+	QRY_EINVAL,    /* a parameter is wrong: 400 */
+	QRY_EDB,       /* the database failed: 500 */
+	QRY_ELIMIT,    /* a time or row limit was hit: 422 */
+	QRY_ENOMEM,
+};
+
+struct qry_error {
+	int code;
+	char msg[256];
+};
+
+const char *qry_strerror(int err);
+
+/* Limits of list endpoints. */
+enum {
+	QRY_DEFAULT_LIMIT = 10000,
+	QRY_MAX_LIMIT = 1000000,
+	QRY_SQL_MAX_ROWS = 10000,
+	QRY_SQL_MAX_MS = 5000,
+};
+
+struct qry_window {
+	int64_t start, end; /* inclusive window in ns */
+	int64_t resolution; /* ns per pixel; 0 = every item */
+	uint32_t limit;     /* maximum items */
+};
+
+/* Checks that the file is a trace database of our schema version. */
+int qry_check_schema(sqlite3 *db, struct qry_error *err);
+
+int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err);
+int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
+int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, struct qry_error *err);
+int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+/* Runs one read-only statement with time and row limits. */
+int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err);
+
+
+#endif

@@ -1,0 +1,1026 @@
+/*
+ * The HTTP side: libmicrohttpd with its own thread pool, routing, uploads
+ * streamed to disk, the query API and the viewer's static files.
+ *
+ * Each request gets a struct req on its first call; GET requests are
+ * answered on the second call (queueing on the first makes MHD close the
+ * connection, see PERFORMANCE.md). Uploads are written to a spool file as
+ * they arrive, never held in memory; a client that goes away leaves nothing
+ * behind. Trace databases are opened read-only, one connection per worker
+ * thread, cached per thread.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "../ingest/ingest.h"
+#include "server.h"
+#include "server_internal.h"
+
+struct server {
+	struct library lib;
+	struct MHD_Daemon *d;
+	const struct srv_opts *o;
+	char token[256];     /* "" = no token required */
+	char static_dir[4400];
+};
+
+enum req_kind { RQ_OTHER, RQ_UPLOAD };
+
+struct req {
+	struct server *srv;
+	char method[8];        /* for the request log */
+	char path[160];        /* for the request log, cut */
+	int kind;
+	int calls;             /* how many times the handler ran */
+	struct timespec t0;
+	unsigned status;       /* answered status, for the log */
+	size_t bytes;          /* answered body bytes */
+	/* uploads */
+	int fd;                /* spool file, -1 when none */
+	char spool[4096];
+	uint64_t got;          /* body bytes received */
+	int too_big;
+	int write_failed;
+	int suspended;         /* waiting for ingest (wait=1) */
+	int64_t wait_id;
+	struct MHD_PostProcessor *pp;
+	char *filename;        /* multipart file name */
+	char *name;            /* multipart "name" field */
+	int saw_file;
+	/* small bodies (SQL) */
+	char *body;
+	size_t body_len;
+	int body_too_big;
+};
+
+enum { MAX_SMALL_BODY = 65536 };
+
+static volatile sig_atomic_t g_stop;
+
+/* ---- responses ---------------------------------------------------------- */
+
+static enum MHD_Result send_body(struct MHD_Connection *c, struct req *r, unsigned status, char *body, size_t len,
+				 const char *type)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (resp == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	r->status = status;
+	r->bytes = len;
+	return ret;
+}
+
+/* {"error": {"code", "message"}}: small and nested, so cJSON builds it. */
+static enum MHD_Result send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
+				  const char *msg)
+{
+	cJSON *root = cJSON_CreateObject(), *e = cJSON_CreateObject();
+	char *body;
+
+	cJSON_AddItemToObject(root, "error", e);
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", msg);
+	body = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (body == NULL)
+		return MHD_NO;
+	return send_body(c, r, status, body, strlen(body), "application/json");
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b)
+{
+	size_t len;
+	char *body = jb_take(b, &len);
+
+	if (body == NULL)
+		return send_error(c, r, 500, "out_of_memory", "the server ran out of memory building the reply");
+	return send_body(c, r, status, body, len, "application/json");
+}
+
+static enum MHD_Result send_qry_error(struct MHD_Connection *c, struct req *r, const struct qry_error *e)
+{
+	static const unsigned status[] = { 200, 404, 400, 500, 422, 500 };
+
+	return send_error(c, r, e->code >= 0 && e->code <= QRY_ENOMEM ? status[e->code] : 500, qry_strerror(e->code),
+			  e->msg);
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+/* Parses a decimal integer in [min, max]; 0 on success, -1 with a message. */
+static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Reads an optional integer query parameter; answers 400 itself on error. */
+static int param_i64(struct MHD_Connection *c, struct req *r, const char *key, int64_t def, int64_t min,
+		     int64_t max, int64_t *out, int required)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	char msg[256];
+
+	if (s == NULL && !required) {
+		*out = def;
+		return 0;
+	}
+	if (s == NULL) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' is required", key);
+		send_error(c, r, 400, "missing_parameter", msg);
+		return -1;
+	}
+	if (parse_i64(s, min, max, out) != 0) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from %" PRId64 " to %" PRId64,
+			 key, min, max);
+		send_error(c, r, 400, "bad_parameter", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_window(struct MHD_Connection *c, struct req *r, struct qry_window *w)
+{
+	int64_t v;
+
+	if (param_i64(c, r, "start", INT64_MIN, INT64_MIN, INT64_MAX, &w->start, 0) != 0 ||
+	    param_i64(c, r, "end", INT64_MAX, INT64_MIN, INT64_MAX, &w->end, 0) != 0 ||
+	    param_i64(c, r, "resolution", 0, 0, INT64_C(1) << 62, &w->resolution, 0) != 0 ||
+	    param_i64(c, r, "limit", QRY_DEFAULT_LIMIT, 1, QRY_MAX_LIMIT, &v, 0) != 0)
+		return -1;
+	w->limit = (uint32_t)v;
+	if (w->end < w->start) {
+		send_error(c, r, 400, "bad_parameter", "'end' must not be before 'start'");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- trace databases, one read-only connection per worker thread -------- */
+
+struct db_slot {
+	int64_t id;
+	sqlite3 *db;
+	time_t mtime; /* of trace.db when opened: a re-ingested trace is a new file */
+};
+static _Thread_local struct db_slot t_db[8];
+
+static sqlite3 *trace_db(struct server *s, int64_t id)
+{
+	char path[4096];
+	struct stat st;
+	struct db_slot *slot = &t_db[(uint64_t)id % 8];
+
+	lib_path(&s->lib, id, "trace.db", path, sizeof(path));
+	if (stat(path, &st) != 0)
+		return NULL;
+	if (slot->db && slot->id == id && slot->mtime == st.st_mtime)
+		return slot->db;
+	if (slot->db)
+		sqlite3_close(slot->db);
+	slot->db = NULL;
+	if (sqlite3_open_v2(path, &slot->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(slot->db);
+		slot->db = NULL;
+		return NULL;
+	}
+	slot->id = id;
+	slot->mtime = st.st_mtime;
+	return slot->db;
+}
+
+/* ---- routes --------------------------------------------------------------- */
+
+struct route {
+	int64_t id;       /* trace id, -1 when none */
+	const char *sub;  /* the part after /api/traces/{id}/, "" when none */
+	int64_t sub_id;   /* /slices/{sub_id} */
+};
+
+/* Splits /api/traces[/{id}[/{sub}[/{sub_id}]]]; -1 when the path is not one. */
+static int route_parse(const char *url, struct route *rt, char *sub, size_t subn)
+{
+	const char *p = url + strlen("/api/traces");
+	char idbuf[32];
+	size_t n;
+
+	rt->id = -1;
+	rt->sub = "";
+	rt->sub_id = -1;
+	if (strncmp(url, "/api/traces", 11) != 0 || (*p != '\0' && *p != '/'))
+		return -1;
+	if (*p == '\0' || strcmp(p, "/") == 0)
+		return 0;
+	p++;
+	n = strcspn(p, "/");
+	if (n == 0 || n >= sizeof(idbuf))
+		return -1;
+	memcpy(idbuf, p, n);
+	idbuf[n] = '\0';
+	if (parse_i64(idbuf, 1, INT64_MAX, &rt->id) != 0)
+		return -2;
+	p += n;
+	if (*p == '\0')
+		return 0;
+	p++;
+	n = strcspn(p, "/");
+	if (n >= subn)
+		return -1;
+	memcpy(sub, p, n);
+	sub[n] = '\0';
+	rt->sub = sub;
+	p += n;
+	if (*p == '\0')
+		return 0;
+	if (strcmp(sub, "slices") != 0 || parse_i64(p + 1, 1, INT64_MAX, &rt->sub_id) != 0)
+		return -1;
+	return 0;
+}
+
+static enum MHD_Result method_not_allowed(struct MHD_Connection *c, struct req *r, const char *method)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "this path does not accept %s", method);
+	return send_error(c, r, 405, "method_not_allowed", msg);
+}
+
+/* Runs a query endpoint on a ready trace. */
+static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, struct req *r, const struct route *rt,
+				 const char *body, size_t body_len)
+{
+	struct qry_error err = { 0 };
+	struct qry_window w = { 0 };
+	struct jbuf b;
+	int64_t v = 0;
+	sqlite3 *db;
+	int rc, st = lib_status(&s->lib, rt->id);
+
+	if (st < 0)
+		return send_error(c, r, 404, "not_found", "there is no trace with this id");
+	if (st != TS_READY)
+		return send_error(c, r, 409, "not_ready", st == TS_FAILED ? "this trace failed to ingest; see its error"
+									 : "this trace is still being ingested");
+	if ((db = trace_db(s, rt->id)) == NULL)
+		return send_error(c, r, 500, "database_error", "the trace's database cannot be opened");
+	jb_init(&b);
+	if (strcmp(rt->sub, "tracks") == 0) {
+		rc = qry_tracks(db, &b, &err);
+	} else if (strcmp(rt->sub, "slices") == 0 && rt->sub_id > 0) {
+		rc = qry_slice(db, rt->sub_id, &b, &err);
+	} else if (strcmp(rt->sub, "slices") == 0 || strcmp(rt->sub, "counters") == 0) {
+		if (param_i64(c, r, "track", 0, 1, INT64_MAX, &v, 1) != 0 || parse_window(c, r, &w) != 0)
+			goto out_answered;
+		rc = rt->sub[0] == 's' ? qry_slices(db, v, &w, &b, &err) : qry_counters(db, v, &w, &b, &err);
+	} else if (strcmp(rt->sub, "flows") == 0 || strcmp(rt->sub, "logs") == 0 || strcmp(rt->sub, "stats") == 0) {
+		if (parse_window(c, r, &w) != 0)
+			goto out_answered;
+		rc = rt->sub[0] == 'f' ? qry_flows(db, &w, &b, &err)
+		     : rt->sub[0] == 'l' ? qry_logs(db, &w, &b, &err)
+					 : qry_stats(db, &w, &b, &err);
+	} else if (strcmp(rt->sub, "sched") == 0) {
+		if (param_i64(c, r, "cpu", 0, 0, 65535, &v, 1) != 0 || parse_window(c, r, &w) != 0)
+			goto out_answered;
+		rc = qry_sched(db, v, &w, &b, &err);
+	} else if (strcmp(rt->sub, "search") == 0) {
+		const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
+
+		if (q == NULL || *q == '\0') {
+			jb_fini(&b);
+			return send_error(c, r, 400, "missing_parameter", "the query parameter 'q' is required");
+		}
+		if (param_i64(c, r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0)
+			goto out_answered;
+		rc = qry_search(db, q, (uint32_t)v, &b, &err);
+	} else if (strcmp(rt->sub, "query") == 0) {
+		rc = qry_sql(db, body ? body : "", body_len, &b, &err);
+	} else {
+		jb_fini(&b);
+		return send_error(c, r, 404, "not_found", "there is no such endpoint; see docs/API.md");
+	}
+	if (rc != QRY_OK) {
+		jb_fini(&b);
+		return send_qry_error(c, r, &err);
+	}
+	return send_json(c, r, 200, &b);
+out_answered:
+	jb_fini(&b);
+	return MHD_YES;
+}
+
+static enum MHD_Result api_file(struct server *s, struct MHD_Connection *c, struct req *r, int64_t id)
+{
+	char path[4096], disp[320];
+	struct MHD_Response *resp;
+	struct stat st;
+	int fd;
+
+	lib_path(&s->lib, id, "source", path, sizeof(path));
+	if (lib_status(&s->lib, id) < 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return send_error(c, r, 404, "not_found", "there is no trace with this id");
+	if (fstat(fd, &st) != 0 || (resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd)) == NULL) {
+		close(fd);
+		return send_error(c, r, 500, "io_error", "the trace's file cannot be read");
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"trace-%" PRId64 ".bin\"", id);
+	MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	r->status = 200;
+	r->bytes = (size_t)st.st_size;
+	{
+		enum MHD_Result ret = MHD_queue_response(c, 200, resp);
+
+		MHD_destroy_response(resp);
+		return ret;
+	}
+}
+
+static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, struct req *r, const char *method,
+				 const struct route *rt)
+{
+	struct jbuf b;
+
+	if (rt->sub[0] == '\0') {
+		if (strcmp(method, "DELETE") == 0) {
+			if (lib_delete(&s->lib, rt->id) != 0)
+				return send_error(c, r, 404, "not_found", "there is no trace with this id");
+			return send_body(c, r, 204, strdup(""), 0, "application/json");
+		}
+		if (strcmp(method, "GET") != 0)
+			return method_not_allowed(c, r, method);
+		jb_init(&b);
+		if (lib_json(&s->lib, rt->id, &b) != 0) {
+			jb_fini(&b);
+			return send_error(c, r, 404, "not_found", "there is no trace with this id");
+		}
+		return send_json(c, r, 200, &b);
+	}
+	if (strcmp(rt->sub, "file") == 0)
+		return strcmp(method, "GET") == 0 ? api_file(s, c, r, rt->id) : method_not_allowed(c, r, method);
+	if (strcmp(rt->sub, "query") == 0 && strcmp(method, "POST") != 0)
+		return method_not_allowed(c, r, method);
+	if (strcmp(rt->sub, "query") != 0 && strcmp(method, "GET") != 0)
+		return method_not_allowed(c, r, method);
+	if (r->body_too_big)
+		return send_error(c, r, 413, "body_too_large", "the SQL statement is longer than 64 KiB");
+	return api_query(s, c, r, rt, r->body, r->body_len);
+}
+
+/* ---- uploads -------------------------------------------------------------- */
+
+static int spool_open(struct server *s, struct req *r)
+{
+	char dir[2048];
+
+	lib_spool_dir(&s->lib, dir, sizeof(dir));
+	snprintf(r->spool, sizeof(r->spool), "%s/upload-XXXXXX", dir);
+	r->fd = mkostemp(r->spool, O_CLOEXEC);
+	return r->fd < 0 ? -1 : 0;
+}
+
+/* Appends upload bytes to the spool file, enforcing --max-upload. */
+static void spool_write(struct server *s, struct req *r, const char *data, size_t n)
+{
+	r->got += n;
+	if (r->got > s->o->max_upload)
+		r->too_big = 1;
+	while (n > 0 && !r->too_big && !r->write_failed) {
+		ssize_t k = write(r->fd, data, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r->write_failed = errno ? errno : EIO;
+			break;
+		}
+		data += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Multipart fields: "file" is streamed to the spool, "name" names the trace. */
+static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+				  const char *content_type, const char *encoding, const char *data, uint64_t off,
+				  size_t size)
+{
+	struct req *r = cls;
+
+	(void)kind;
+	(void)content_type;
+	(void)encoding;
+	if (strcmp(key, "file") == 0) {
+		if (r->saw_file > 1)
+			return MHD_YES; /* one file per upload: later ones are ignored */
+		if (r->filename == NULL && filename)
+			r->filename = strdup(filename);
+		r->saw_file = 1;
+		spool_write(r->srv, r, data, size);
+		return r->too_big || r->write_failed ? MHD_NO : MHD_YES;
+	}
+	if (r->saw_file == 1)
+		r->saw_file = 2; /* the file part has ended */
+	if (strcmp(key, "name") == 0 && off == 0 && size < 1024) {
+		free(r->name);
+		r->name = strndup(data, size);
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result upload_begin(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	int64_t n;
+	char msg[160];
+
+	r->kind = RQ_UPLOAD;
+	if (fmt && strcmp(fmt, "fxt") != 0 && strcmp(fmt, "xray") != 0)
+		return send_error(c, r, 400, "bad_parameter", "'format' must be fxt or xray");
+	if (len && parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
+		snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
+			 s->o->max_upload);
+		r->too_big = 1;
+		return send_error(c, r, 413, "upload_too_large", msg);
+	}
+	if (type && strncasecmp(type, "multipart/form-data", 19) == 0 &&
+	    (r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
+		return send_error(c, r, 400, "bad_multipart", "the multipart/form-data body has no usable boundary");
+	if (spool_open(s, r) != 0)
+		return send_error(c, r, 507, "storage_full", "the server cannot store the upload");
+	return MHD_YES;
+}
+
+static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
+				    size_t n)
+{
+	char msg[160];
+
+	if (r->status)
+		return MHD_YES; /* already answered: the rest is discarded */
+	if (r->pp) {
+		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
+			return send_error(c, r, 400, "bad_multipart", "the multipart/form-data body is malformed");
+	} else {
+		spool_write(s, r, data, n);
+	}
+	if (r->too_big) {
+		snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
+			 s->o->max_upload);
+		return send_error(c, r, 413, "upload_too_large", msg);
+	}
+	if (r->write_failed)
+		return send_error(c, r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
+				  r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
+							   : "the server could not write the upload");
+	return MHD_YES;
+}
+
+static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c, struct req *r, int64_t id)
+{
+	struct MHD_Response *resp;
+	struct jbuf b;
+	char loc[64];
+	int st = lib_status(&s->lib, id);
+	size_t len;
+	char *body;
+	enum MHD_Result ret;
+	unsigned code;
+
+	jb_init(&b);
+	if (r->suspended || MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		if (st < 0) {
+			jb_fini(&b);
+			return send_error(c, r, 404, "not_found", "the trace was deleted before its ingest ended");
+		}
+		lib_json(&s->lib, id, &b);
+		code = st == TS_READY ? 201 : st == TS_FAILED ? 422 : 202;
+	} else {
+		jb_obj(&b);
+		jb_key(&b, "id");
+		jb_i64(&b, id);
+		jb_key(&b, "status");
+		jb_str(&b, st == TS_INGESTING ? "ingesting" : "queued");
+		jb_obj_end(&b);
+		code = 202;
+	}
+	if ((body = jb_take(&b, &len)) == NULL ||
+	    (resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	snprintf(loc, sizeof(loc), "/api/traces/%" PRId64, id);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Location", loc);
+	ret = MHD_queue_response(c, code, resp);
+	MHD_destroy_response(resp);
+	r->status = code;
+	r->bytes = len;
+	return ret;
+}
+
+static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	char err[256];
+	int64_t id;
+
+	if (r->suspended)
+		return upload_answer(s, c, r, r->wait_id);
+	if (r->status)
+		return MHD_YES;
+	if (r->pp)
+		MHD_destroy_post_processor(r->pp);
+	r->pp = NULL;
+	if (r->fd >= 0 && close(r->fd) != 0 && !r->write_failed)
+		r->write_failed = errno;
+	r->fd = -1;
+	if (r->write_failed)
+		return send_error(c, r, 507, "storage_failed", "the server could not store the upload");
+	if (r->got == 0 || (r->saw_file == 0 && r->pp == NULL && r->name && r->got == 0))
+		return send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE) &&
+	    strncasecmp(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+			"multipart/form-data", 19) == 0 &&
+	    !r->saw_file)
+		return send_error(c, r, 400, "missing_file", "the multipart upload has no 'file' field");
+	{
+		struct stat st;
+
+		if (stat(r->spool, &st) != 0 || st.st_size == 0)
+			return send_error(c, r, 400, "empty_upload", "the uploaded file is empty");
+		id = lib_add(&s->lib, qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload", r->spool,
+			     (uint64_t)st.st_size, fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt, err,
+			     sizeof(err));
+	}
+	if (id < 0)
+		return send_error(c, r, 507, "storage_failed", err);
+	r->spool[0] = '\0'; /* the library owns the file now */
+	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		r->suspended = 1;
+		r->wait_id = id;
+		if (lib_wait(&s->lib, id, c) == 0)
+			return MHD_YES;
+	}
+	return upload_answer(s, c, r, id);
+}
+
+/* ---- static files ---------------------------------------------------------- */
+
+static const char *mime_type(const char *path)
+{
+	static const char *const map[][2] = {
+		{ ".html", "text/html; charset=utf-8" },  { ".js", "text/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },    { ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },                  { ".ico", "image/x-icon" },
+		{ ".json", "application/json" },          { ".txt", "text/plain; charset=utf-8" },
+	};
+	const char *dot = strrchr(path, '.');
+	size_t i;
+
+	for (i = 0; dot && i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(dot, map[i][0]) == 0)
+			return map[i][1];
+	return "application/octet-stream";
+}
+
+/* A request path is served only if it names a regular file inside the
+ * static directory through plain names: letters, digits, '-', '_', '.', one
+ * '/' between names, and no name starting with '.'. */
+static int static_path_ok(const char *p)
+{
+	const char *q;
+
+	if (*p == '\0' || strlen(p) > 200)
+		return 0;
+	for (q = p; *q; q++) {
+		int ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' ||
+			 *q == '_' || *q == '.' || *q == '/';
+
+		if (!ok || (*q == '/' && q[1] == '/') || ((q == p || q[-1] == '/') && (*q == '.' || *q == '/')))
+			return 0;
+	}
+	return q[-1] != '/';
+}
+
+static enum MHD_Result serve_static(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
+				    const char *method)
+{
+	const char *rel = strcmp(url, "/") == 0 ? "index.html" : url + 1;
+	const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	char path[4700], etag[64];
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	struct stat st;
+	int fd;
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return method_not_allowed(c, r, method);
+	snprintf(path, sizeof(path), "%s/%s", s->static_dir, rel);
+	if (!static_path_ok(rel) || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return send_error(c, r, 404, "not_found", "there is no such page");
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return send_error(c, r, 404, "not_found", "there is no such page");
+	}
+	snprintf(etag, sizeof(etag), "\"%llx-%llx\"", (unsigned long long)st.st_mtime,
+		 (unsigned long long)st.st_size);
+	if (inm && strcmp(inm, etag) == 0) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		r->status = 304;
+	} else {
+		resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+		r->status = 200;
+		r->bytes = (size_t)st.st_size;
+	}
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", mime_type(rel));
+	MHD_add_response_header(resp, "ETag", etag);
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+	ret = MHD_queue_response(c, r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* ---- the handler --------------------------------------------------------- */
+
+/* Compares in time independent of where the strings differ. */
+static int token_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char d = (unsigned char)(la != lb);
+
+	for (i = 0; i < la; i++)
+		d |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+	return d == 0 && lb > 0;
+}
+
+static int authorized(struct server *s, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (s->token[0] == '\0')
+		return 1;
+	return h && strncmp(h, "Bearer ", 7) == 0 && token_equal(s->token, h + 7);
+}
+
+static enum MHD_Result send_unauthorized(struct MHD_Connection *c, struct req *r)
+{
+	cJSON *root = cJSON_CreateObject(), *e = cJSON_CreateObject();
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *body;
+
+	cJSON_AddItemToObject(root, "error", e);
+	cJSON_AddStringToObject(e, "code", "unauthorized");
+	cJSON_AddStringToObject(e, "message", "this server needs a token: send 'Authorization: Bearer <token>'");
+	body = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (body == NULL || (resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	r->status = 401;
+	r->bytes = strlen(body);
+	ret = MHD_queue_response(c, 401, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result api_dispatch(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
+				    const char *method)
+{
+	struct route rt;
+	char sub[64];
+	struct jbuf b;
+	int rc = route_parse(url, &rt, sub, sizeof(sub));
+
+	if (rc == -2)
+		return send_error(c, r, 404, "not_found", "trace ids are positive integers");
+	if (rc != 0)
+		return send_error(c, r, 404, "not_found", "there is no such endpoint; see docs/API.md");
+	if (rt.id < 0) {
+		if (strcmp(method, "GET") != 0)
+			return method_not_allowed(c, r, method);
+		jb_init(&b);
+		lib_json_list(&s->lib, &b);
+		return send_json(c, r, 200, &b);
+	}
+	return api_trace(s, c, r, method, &rt);
+}
+
+static void small_body(struct req *r, const char *data, size_t n)
+{
+	char *p;
+
+	if (r->body_too_big || r->body_len + n > MAX_SMALL_BODY) {
+		r->body_too_big = 1;
+		return;
+	}
+	if ((p = realloc(r->body, r->body_len + n + 1)) == NULL) {
+		r->body_too_big = 1;
+		return;
+	}
+	memcpy(p + r->body_len, data, n);
+	r->body = p;
+	r->body_len += n;
+	r->body[r->body_len] = '\0';
+}
+
+static struct req *req_new(struct server *s, const char *method, const char *url)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	snprintf(r->method, sizeof(r->method), "%s", method);
+	snprintf(r->path, sizeof(r->path), "%s", url);
+	r->srv = s;
+	r->fd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct server *s = cls;
+	struct req *r = *con_cls;
+	int api = strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0;
+
+	(void)version;
+	if (r == NULL) {
+		if ((r = req_new(s, method, url)) == NULL)
+			return MHD_NO;
+		*con_cls = r;
+		if (api && !authorized(s, c))
+			return send_unauthorized(c, r);
+		if (strcmp(method, "POST") == 0 && (strcmp(url, "/api/traces") == 0 || strcmp(url, "/api/traces/") == 0))
+			return upload_begin(s, c, r);
+		return MHD_YES;
+	}
+	if (r->kind == RQ_UPLOAD) {
+		size_t n = *upload_size;
+
+		*upload_size = 0;
+		return n ? upload_chunk(s, c, r, upload_data, n) : upload_end(s, c, r);
+	}
+	if (r->status)
+		return MHD_YES;
+	if (*upload_size) {
+		small_body(r, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (api)
+		return api_dispatch(s, c, r, url, method);
+	return serve_static(s, c, r, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+	struct timespec t;
+
+	(void)cls;
+	(void)c;
+	if (r == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->spool[0])
+		unlink(r->spool); /* an upload that did not finish leaves nothing behind */
+	if (r->pp)
+		MHD_destroy_post_processor(r->pp);
+	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes,
+		(double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6,
+		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	free(r->filename);
+	free(r->name);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* ---- start and stop ---------------------------------------------------- */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void conn_resume(void *conn)
+{
+	MHD_resume_connection(conn);
+}
+
+static void conn_suspend(void *conn)
+{
+	MHD_suspend_connection(conn);
+}
+
+static int read_token(const char *path, char *out, size_t n, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	size_t len;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot read the token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	len = fread(out, 1, n - 1, f);
+	fclose(f);
+	out[len] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	if (strlen(out) < 16) {
+		snprintf(err, errlen, "the token in %s is shorter than 16 characters", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static int parse_bind(const char *host, unsigned port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strcmp(host, "localhost") == 0)
+		host = "127.0.0.1";
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		return 0;
+	}
+	return -1;
+}
+
+/* The viewer's files: --static, else ./static, else next to the binary. */
+static void find_static(struct server *s)
+{
+	char exe[4096], cand[4200];
+	ssize_t n;
+	char *slash;
+
+	if (s->o->static_dir) {
+		snprintf(s->static_dir, sizeof(s->static_dir), "%s", s->o->static_dir);
+		return;
+	}
+	snprintf(s->static_dir, sizeof(s->static_dir), "static");
+	if (access("static/index.html", R_OK) == 0)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	snprintf(cand, sizeof(cand), "%s/../share/trace-server/static", exe);
+	if (access(cand, R_OK) == 0)
+		snprintf(s->static_dir, sizeof(s->static_dir), "%s", cand);
+}
+
+static void add_demo(struct server *s)
+{
+	char spool[4096], dir[2048], err[256], buf[65536];
+	struct stat st;
+	FILE *in, *out;
+	size_t n;
+	int fd;
+
+	if (s->o->demo == NULL || lib_count(&s->lib) > 0 || (in = fopen(s->o->demo, "rb")) == NULL)
+		return;
+	lib_spool_dir(&s->lib, dir, sizeof(dir));
+	snprintf(spool, sizeof(spool), "%s/demo-XXXXXX", dir);
+	if ((fd = mkstemp(spool)) < 0 || (out = fdopen(fd, "wb")) == NULL) {
+		fclose(in);
+		return;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	fclose(in);
+	if (fclose(out) != 0 || stat(spool, &st) != 0 ||
+	    lib_add(&s->lib, "demo", spool, (uint64_t)st.st_size, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "trace-server: the demo trace was not added\n");
+		unlink(spool);
+	}
+}
+
+static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_storage *ss)
+{
+	unsigned threads = s->o->threads ? s->o->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (threads < 2)
+		threads = 2;
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+					MHD_USE_ERROR_LOG,
+				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
+				threads, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT, 1000u,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 256u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)128 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+}
+
+int srv_run(const struct srv_opts *o)
+{
+	static struct server s;
+	struct sockaddr_storage ss;
+	const union MHD_DaemonInfo *info;
+	char err[512];
+
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	if (parse_bind(o->bind, o->port, &ss) != 0) {
+		fprintf(stderr, "trace-server: --bind %s is not an IPv4 or IPv6 address\n", o->bind);
+		return 2;
+	}
+	if (o->token_file && read_token(o->token_file, s.token, sizeof(s.token), err, sizeof(err)) != 0) {
+		fprintf(stderr, "trace-server: %s\n", err);
+		return 2;
+	}
+	if (!is_loopback(&ss) && s.token[0] == '\0' && !o->insecure_public) {
+		fprintf(stderr, "trace-server: refusing to listen on %s without --token-file; anyone who can reach it "
+				"could read and delete every trace (use --insecure-public to do it anyway)\n",
+			o->bind);
+		return 2;
+	}
+	find_static(&s);
+	if (lib_open(&s.lib, o->data_dir, err, sizeof(err)) != 0) {
+		fprintf(stderr, "trace-server: %s\n", err);
+		lib_close(&s.lib);
+		return 1;
+	}
+	s.lib.resume = conn_resume;
+	s.lib.suspend = conn_suspend;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (lib_start(&s.lib) != 0 || (s.d = start_daemon(&s, &ss)) == NULL) {
+		fprintf(stderr, "trace-server: cannot listen on %s port %u: %s\n", o->bind, o->port, strerror(errno));
+		lib_close(&s.lib);
+		return 1;
+	}
+	add_demo(&s);
+	info = MHD_get_daemon_info(s.d, MHD_DAEMON_INFO_BIND_PORT);
+	printf("trace-server: listening on http://%s%s%s:%u/ (data in %s)\n", ss.ss_family == AF_INET6 ? "[" : "",
+	       o->bind, ss.ss_family == AF_INET6 ? "]" : "", info ? info->port : o->port, o->data_dir);
+	fflush(stdout);
+	while (!g_stop)
+		pause();
+	fprintf(stderr, "trace-server: stopping\n");
+	lib_stop(&s.lib);
+	MHD_stop_daemon(s.d);
+	lib_close(&s.lib);
+	return 0;
+}

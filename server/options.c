@@ -1,0 +1,108 @@
+/*
+ * Options of `trace-server serve`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+static const char usage_text[] =
+	"usage: trace-server serve [options]\n"
+	"  --port N           TCP port (default 8080; 0 picks a free one)\n"
+	"  --bind ADDR        address to listen on (default 127.0.0.1)\n"
+	"  --data DIR         where traces and the catalog live (default ./data)\n"
+	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
+	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
+	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
+	"  --threads N        HTTP worker threads (default: one per core, at least 2)\n"
+	"  --demo FILE        add FILE as trace \"demo\" when the library is empty\n"
+	"  --insecure-public  allow a non-loopback --bind without a token\n"
+	"  --help             this text\n";
+
+/* Parses 123, 64K, 512M, 4G; 0 on success. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	else if (*end != '\0')
+		return -1;
+	if (shift && end[1] != '\0' && strcmp(end + 1, "B") != 0 && strcmp(end + 1, "iB") != 0)
+		return -1;
+	if (v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int bad(const char *what, const char *value)
+{
+	fprintf(stderr, "trace-server serve: bad %s '%s'\n%s", what, value ? value : "", usage_text);
+	return 2;
+}
+
+int srv_parse_args(int argc, char **argv, struct srv_opts *o)
+{
+	int i;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	o->port = 8080;
+	o->bind = "127.0.0.1";
+	o->data_dir = "./data";
+	o->max_upload = UINT64_C(2) << 30;
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (strcmp(a, "--insecure-public") == 0) {
+			o->insecure_public = 1;
+			continue;
+		}
+		if (val == NULL)
+			return bad("option (it needs a value)", a);
+		i++;
+		if (strcmp(a, "--port") == 0) {
+			if (parse_size(val, &v) != 0 || v > 65535 || strpbrk(val, "KkMmGg"))
+				return bad("--port", val);
+			o->port = (unsigned)v;
+		} else if (strcmp(a, "--bind") == 0) {
+			o->bind = val;
+		} else if (strcmp(a, "--data") == 0) {
+			o->data_dir = val;
+		} else if (strcmp(a, "--token-file") == 0) {
+			o->token_file = val;
+		} else if (strcmp(a, "--static") == 0) {
+			o->static_dir = val;
+		} else if (strcmp(a, "--demo") == 0) {
+			o->demo = val;
+		} else if (strcmp(a, "--max-upload") == 0) {
+			if (parse_size(val, &o->max_upload) != 0 || o->max_upload == 0)
+				return bad("--max-upload", val);
+		} else if (strcmp(a, "--threads") == 0) {
+			if (parse_size(val, &v) != 0 || v == 0 || v > 256 || strpbrk(val, "KkMmGg"))
+				return bad("--threads", val);
+			o->threads = (unsigned)v;
+		} else {
+			return bad("option", a);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * The HTTP server: a library of traces, uploads, background ingest and the
+ * query API, served with libmicrohttpd.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <stdint.h>
+
+struct srv_opts {
+	unsigned port;          /* 0 = any free port (printed at start) */
+	const char *bind;       /* address to listen on */
+	const char *data_dir;   /* catalog and traces */
+	const char *token_file; /* NULL = no token */
+	const char *static_dir; /* NULL = find it next to the binary */
+	const char *demo;       /* an archive to add when the library is empty */
+	uint64_t max_upload;    /* bytes */
+	unsigned threads;       /* HTTP worker threads; 0 = one per core */
+	int insecure_public;    /* allow a non-loopback bind without a token */
+};
+
+/* Parses argv of `trace-server serve`; returns 0, or prints why and returns 2
+ * (1 with --help printed). */
+int srv_parse_args(int argc, char **argv, struct srv_opts *o);
+
+/* Runs until SIGINT or SIGTERM. Returns the process exit code. */
+int srv_run(const struct srv_opts *o);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Server internals shared by http.c and library.c.
+ */
+#ifndef SERVER_INTERNAL_H
+#define SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../query/query.h"
+
+enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED };
+
+/* Someone waiting for a trace's ingest to end (a suspended connection). */
+struct waiter {
+	void *conn;
+	struct waiter *next;
+};
+
+struct trace_rec {
+	int64_t id;
+	char *name;
+	char format[16];      /* "" until known */
+	char format_hint[16]; /* "" = detect */
+	uint64_t size;
+	int status;           /* enum trace_status */
+	uint64_t bytes_done;  /* ingest progress */
+	char error_code[32];
+	char *error_msg;      /* NULL when none */
+	char created_at[32];
+	int64_t start_ns, end_ns;
+	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{} */
+	struct waiter *waiters;
+};
+
+/* The catalog: the list of traces in memory, written through to catalog.db.
+ * Every field of every record is guarded by mu. */
+struct library {
+	char *dir;
+	sqlite3 *catalog;
+	pthread_mutex_t mu;
+	pthread_cond_t work;   /* signalled when a trace is queued or on stop */
+	struct trace_rec **v;  /* oldest first */
+	size_t n, cap;
+	int64_t next_id;
+	int stop;
+	pthread_t worker;
+	int worker_started;
+	void (*resume)(void *conn);  /* wakes a waiting connection */
+	void (*suspend)(void *conn); /* puts a connection to sleep (called under mu) */
+};
+
+int lib_open(struct library *l, const char *dir, char *err, size_t errlen);
+/* Stops the worker and wakes every waiting connection. */
+void lib_stop(struct library *l);
+void lib_close(struct library *l);
+/* Starts the ingest worker. */
+int lib_start(struct library *l);
+/* Takes a spooled upload (moved, not copied) as a new trace and queues it.
+ * Returns the id, or -1 with err set. */
+int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
+		char *err, size_t errlen);
+/* Appends the trace object; 0, or -1 when there is no such trace. */
+int lib_json(struct library *l, int64_t id, struct jbuf *out);
+void lib_json_list(struct library *l, struct jbuf *out);
+int lib_delete(struct library *l, int64_t id);
+/* Status of a trace, or -1 when unknown. */
+int lib_status(struct library *l, int64_t id);
+/* Registers a connection to resume when ingest ends and suspends it; 0, or
+ * -1 when the trace has already ended (or does not exist): answer at once. */
+int lib_wait(struct library *l, int64_t id, void *conn);
+/* Paths of a trace's files. */
+void lib_path(const struct library *l, int64_t id, const char *file, char *out, size_t n);
+/* The spool directory for uploads in progress. */
+void lib_spool_dir(const struct library *l, char *out, size_t n);
+size_t lib_count(struct library *l);
+
+#endif
