@@ -17,7 +17,7 @@ SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
 INGEST_SRC = ingest/fxt.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
-QUERY_SRC = query/query.c query/json.c
+QUERY_SRC = query/query.c query/json.c query/export.c
 LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c build/gen/catalog.c
 TEST_NAMES = test_fxt test_ingest test_reader
@@ -55,7 +55,7 @@ $(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 trace-server: $(B)/trace-server
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 # Tests: cmocka unit tests link the library; tools generate archives.
 $(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h

@@ -365,6 +365,53 @@ static enum MHD_Result api_file(struct server *s, struct MHD_Connection *c, stru
 	}
 }
 
+static ssize_t export_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = qry_export_read(cls, buf, max);
+
+	(void)pos;
+	return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void export_free(void *cls)
+{
+	qry_export_close(cls);
+}
+
+/* GET /api/traces/{id}/export?format=chrome-json: streamed, constant memory. */
+static enum MHD_Result api_export(struct server *s, struct MHD_Connection *c, struct req *r, int64_t id)
+{
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	struct qry_error err = { 0 };
+	struct MHD_Response *resp;
+	struct qry_export *e;
+	char path[4096], disp[96];
+	enum MHD_Result ret;
+	int st = lib_status(&s->lib, id);
+
+	if (st < 0)
+		return send_error(c, r, 404, "not_found", "there is no trace with this id");
+	if (st != TS_READY)
+		return send_error(c, r, 409, "not_ready", "this trace is not ready");
+	if (fmt && strcmp(fmt, "chrome-json") != 0)
+		return send_error(c, r, 400, "bad_parameter", "'format' must be chrome-json");
+	lib_path(&s->lib, id, "trace.db", path, sizeof(path));
+	if ((e = qry_export_open(path, &err)) == NULL)
+		return send_qry_error(c, r, &err);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, export_read, e, export_free);
+	if (resp == NULL) {
+		qry_export_close(e);
+		return MHD_NO;
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"trace-%" PRId64 ".json\"", id);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	r->status = 200;
+	return ret;
+}
+
 static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, struct req *r, const char *method,
 				 const struct route *rt)
 {
@@ -387,6 +434,8 @@ static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, str
 	}
 	if (strcmp(rt->sub, "file") == 0)
 		return strcmp(method, "GET") == 0 ? api_file(s, c, r, rt->id) : method_not_allowed(c, r, method);
+	if (strcmp(rt->sub, "export") == 0)
+		return strcmp(method, "GET") == 0 ? api_export(s, c, r, rt->id) : method_not_allowed(c, r, method);
 	if (strcmp(rt->sub, "query") == 0 && strcmp(method, "POST") != 0)
 		return method_not_allowed(c, r, method);
 	if (strcmp(rt->sub, "query") != 0 && strcmp(method, "GET") != 0)

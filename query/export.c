@@ -1,0 +1,303 @@
+/*
+ * Export as Chrome Trace Event JSON, streamed.
+ *
+ * The reply is produced a batch of rows at a time as the HTTP layer asks
+ * for bytes, so exporting a trace of any size takes constant memory. Thread
+ * slices become complete ("X") events, async slices begin/end ("b"/"e")
+ * pairs, counters "C" events, flows "s"/"f" pairs bound to their slices,
+ * logs instants, and process and thread names metadata ("M") events. Times
+ * are microseconds with nanosecond decimals, as the format wants.
+ * Format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+
+enum { EX_HEAD, EX_PROCS, EX_THREADS, EX_SLICES, EX_COUNTERS, EX_FLOWS, EX_LOGS, EX_TAIL, EX_DONE };
+
+static const char *const ex_sql[] = {
+	[EX_PROCS] = "SELECT pid, name FROM processes WHERE name IS NOT NULL",
+	[EX_THREADS] = "SELECT pid, tid, name FROM threads WHERE name IS NOT NULL",
+	[EX_SLICES] = "SELECT s.id, s.ts, s.dur, n.str, c.str, t.kind, t.pid, th.tid, s.arg_set_id FROM slices s "
+		      "JOIN tracks t ON t.id = s.track_id LEFT JOIN threads th ON th.id = t.thread_id "
+		      "JOIN strings n ON n.id = s.name_id JOIN strings c ON c.id = s.category_id",
+	[EX_COUNTERS] = "SELECT c.ts, c.value, t.pid, n.str, s.str, t.counter_id FROM counters c "
+			"JOIN tracks t ON t.id = c.track_id JOIN strings n ON n.id = t.name_id "
+			"JOIN strings s ON s.id = t.series_id",
+	[EX_FLOWS] = "SELECT f.id, f.from_ts, f.to_ts, ta.pid, tha.tid, tb.pid, thb.tid, c.str, n.str FROM flows f "
+		     "JOIN slices a ON a.id = f.from_slice_id JOIN tracks ta ON ta.id = a.track_id "
+		     "LEFT JOIN threads tha ON tha.id = ta.thread_id JOIN slices b ON b.id = f.to_slice_id "
+		     "JOIN tracks tb ON tb.id = b.track_id LEFT JOIN threads thb ON thb.id = tb.thread_id "
+		     "JOIN strings c ON c.id = f.category_id JOIN strings n ON n.id = f.name_id",
+	[EX_LOGS] = "SELECT l.ts, l.pid, l.tid, m.str FROM logs l JOIN strings m ON m.id = l.message_id",
+};
+
+struct qry_export {
+	sqlite3 *db;
+	sqlite3_stmt *st;   /* the current phase's rows */
+	sqlite3_stmt *args; /* arguments of a slice */
+	int phase;
+	int first;          /* no event written yet: no comma */
+	struct jbuf out;    /* text not yet handed out */
+	size_t off;         /* bytes of out already handed out */
+};
+
+static void ex_us(struct jbuf *b, int64_t ns)
+{
+	char t[40];
+	int n;
+
+	if (ns < 0)
+		n = snprintf(t, sizeof(t), "-%" PRId64 ".%03d", -(ns / 1000), (int)(-(ns % 1000)));
+	else
+		n = snprintf(t, sizeof(t), "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
+	jb_raw(b, t, (size_t)n);
+}
+
+/* Starts an event object with its common members. */
+static void ex_event(struct qry_export *e, const char *ph, int64_t ts, uint64_t pid, uint64_t tid)
+{
+	struct jbuf *b = &e->out;
+
+	if (!e->first)
+		jb_raw(b, ",\n", 2);
+	e->first = 0;
+	b->need_comma = 0;
+	jb_obj(b);
+	jb_key(b, "ph");
+	jb_str(b, ph);
+	jb_key(b, "ts");
+	b->need_comma = 0;
+	ex_us(b, ts);
+	b->need_comma = 1;
+	jb_key(b, "pid");
+	jb_u64(b, pid);
+	jb_key(b, "tid");
+	jb_u64(b, tid);
+}
+
+static void ex_args(struct qry_export *e, int64_t set)
+{
+	struct jbuf *b = &e->out;
+
+	jb_key(b, "args");
+	jb_obj(b);
+	if (e->args && set > 0) {
+		sqlite3_bind_int64(e->args, 1, set);
+		while (sqlite3_step(e->args) == SQLITE_ROW) {
+			jb_key(b, (const char *)sqlite3_column_text(e->args, 0));
+			jb_column(b, e->args, 1);
+		}
+		sqlite3_reset(e->args);
+	}
+	jb_obj_end(b);
+}
+
+static void ex_meta(struct qry_export *e, const char *what, uint64_t pid, uint64_t tid, sqlite3_stmt *st, int col)
+{
+	ex_event(e, "M", 0, pid, tid);
+	jb_key(&e->out, "name");
+	jb_str(&e->out, what);
+	jb_key(&e->out, "args");
+	jb_obj(&e->out);
+	jb_key(&e->out, "name");
+	jb_column(&e->out, st, col);
+	jb_obj_end(&e->out);
+	jb_obj_end(&e->out);
+}
+
+static void ex_slice(struct qry_export *e, sqlite3_stmt *st)
+{
+	int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
+	int async = strcmp((const char *)sqlite3_column_text(st, 5), "async") == 0;
+	uint64_t pid = (uint64_t)sqlite3_column_int64(st, 6), tid = (uint64_t)sqlite3_column_int64(st, 7);
+	struct jbuf *b = &e->out;
+	int pass;
+
+	for (pass = 0; pass < (async && dur >= 0 ? 2 : 1); pass++) {
+		ex_event(e, async ? (pass ? "e" : "b") : (dur < 0 ? "B" : "X"), pass ? ts + dur : ts, pid, tid);
+		jb_key(b, "name");
+		jb_column(b, st, 3);
+		jb_key(b, "cat");
+		jb_column(b, st, 4);
+		if (async) {
+			jb_key(b, "id");
+			jb_i64(b, id);
+		} else if (dur >= 0) {
+			jb_key(b, "dur");
+			b->need_comma = 0;
+			ex_us(b, dur);
+			b->need_comma = 1;
+		}
+		if (pass == 0)
+			ex_args(e, sqlite3_column_int64(st, 8));
+		jb_obj_end(b);
+	}
+}
+
+static void ex_counter(struct qry_export *e, sqlite3_stmt *st)
+{
+	struct jbuf *b = &e->out;
+
+	ex_event(e, "C", sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 2), 0);
+	jb_key(b, "name");
+	jb_column(b, st, 3);
+	if (sqlite3_column_int64(st, 5) != 0) {
+		jb_key(b, "id");
+		jb_u64(b, (uint64_t)sqlite3_column_int64(st, 5));
+	}
+	jb_key(b, "args");
+	jb_obj(b);
+	jb_key(b, (const char *)sqlite3_column_text(st, 4));
+	jb_column(b, st, 1);
+	jb_obj_end(b);
+	jb_obj_end(b);
+}
+
+static void ex_flow(struct qry_export *e, sqlite3_stmt *st)
+{
+	struct jbuf *b = &e->out;
+	int end;
+
+	for (end = 0; end < 2; end++) {
+		ex_event(e, end ? "f" : "s", sqlite3_column_int64(st, 1 + end),
+			 (uint64_t)sqlite3_column_int64(st, 3 + 2 * end), (uint64_t)sqlite3_column_int64(st, 4 + 2 * end));
+		jb_key(b, "id");
+		jb_i64(b, sqlite3_column_int64(st, 0));
+		jb_key(b, "cat");
+		jb_column(b, st, 7);
+		jb_key(b, "name");
+		jb_column(b, st, 8);
+		if (end) {
+			jb_key(b, "bp");
+			jb_str(b, "e");
+		}
+		jb_obj_end(b);
+	}
+}
+
+static void ex_log(struct qry_export *e, sqlite3_stmt *st)
+{
+	ex_event(e, "i", sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
+		 (uint64_t)sqlite3_column_int64(st, 2));
+	jb_key(&e->out, "name");
+	jb_column(&e->out, st, 3);
+	jb_key(&e->out, "cat");
+	jb_str(&e->out, "log");
+	jb_key(&e->out, "s");
+	jb_str(&e->out, "t");
+	jb_obj_end(&e->out);
+}
+
+static void ex_row(struct qry_export *e, sqlite3_stmt *st)
+{
+	switch (e->phase) {
+	case EX_PROCS:
+		ex_meta(e, "process_name", (uint64_t)sqlite3_column_int64(st, 0), 0, st, 1);
+		break;
+	case EX_THREADS:
+		ex_meta(e, "thread_name", (uint64_t)sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
+			st, 2);
+		break;
+	case EX_SLICES:
+		ex_slice(e, st);
+		break;
+	case EX_COUNTERS:
+		ex_counter(e, st);
+		break;
+	case EX_FLOWS:
+		ex_flow(e, st);
+		break;
+	default:
+		ex_log(e, st);
+	}
+}
+
+/* Produces the next piece of text into e->out; -1 on a database error. */
+static int ex_fill(struct qry_export *e)
+{
+	int n = 0, rc;
+
+	if (e->phase == EX_HEAD) {
+		jb_raw(&e->out, "{\"traceEvents\":[\n", 17);
+		e->phase = EX_PROCS;
+		return 0;
+	}
+	if (e->phase == EX_TAIL) {
+		jb_raw(&e->out, "\n],\"displayTimeUnit\":\"ns\"}\n", 27);
+		e->phase = EX_DONE;
+		return 0;
+	}
+	if (e->st == NULL && sqlite3_prepare_v2(e->db, ex_sql[e->phase], -1, &e->st, NULL) != SQLITE_OK)
+		return -1;
+	while (n++ < 512 && (rc = sqlite3_step(e->st)) == SQLITE_ROW)
+		ex_row(e, e->st);
+	if (n > 512)
+		return 0;
+	sqlite3_finalize(e->st);
+	e->st = NULL;
+	if (rc != SQLITE_DONE)
+		return -1;
+	e->phase++;
+	return 0;
+}
+
+struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
+{
+	struct qry_export *e = calloc(1, sizeof(*e));
+
+	if (e == NULL) {
+		err->code = QRY_ENOMEM;
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return NULL;
+	}
+	e->first = 1;
+	if (sqlite3_open_v2(db_path, &e->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    qry_check_schema(e->db, err) != QRY_OK ||
+	    sqlite3_prepare_v2(e->db,
+			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
+			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END "
+			       "FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
+			       "WHERE a.arg_set_id = ? ORDER BY a.seq",
+			       -1, &e->args, NULL) != SQLITE_OK) {
+		if (err->code == QRY_OK) {
+			err->code = QRY_EDB;
+			snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read");
+		}
+		qry_export_close(e);
+		return NULL;
+	}
+	return e;
+}
+
+long qry_export_read(struct qry_export *e, char *buf, size_t max)
+{
+	size_t n;
+
+	while (e->off == e->out.len) {
+		e->out.len = 0;
+		e->off = 0;
+		if (e->phase == EX_DONE)
+			return 0;
+		if (ex_fill(e) != 0 || e->out.oom)
+			return -1;
+	}
+	n = e->out.len - e->off < max ? e->out.len - e->off : max;
+	memcpy(buf, e->out.p + e->off, n);
+	e->off += n;
+	return (long)n;
+}
+
+void qry_export_close(struct qry_export *e)
+{
+	if (e == NULL)
+		return;
+	sqlite3_finalize(e->st);
+	sqlite3_finalize(e->args);
+	sqlite3_close(e->db);
+	jb_fini(&e->out);
+	free(e);
+}
