@@ -27,7 +27,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps test check asan ubsan clean bench fuzz run corpus
+.PHONY: all deps deps-e2e test check e2e integration asan ubsan clean bench fuzz run install unit
 
 all: trace-server
 
@@ -78,7 +78,36 @@ check: deps
 	$(MAKE) unit B=build/rel
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check
+# The server's integration test: the real binary on a loopback port.
+integration: deps trace-server $(B)/tests/test_server $(B)/gen_fxt
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
+
+# The viewer in headless Chromium (Debian's), driven by playwright-core.
+deps-e2e:
+	@missing=""; for p in chromium nodejs npm; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! command -v node >/dev/null; then :; else missing=$$(echo "$$missing" | sed 's/ nodejs//; s/ npm//'); fi; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; fi
+	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; \
+	  else npm install --no-audit --no-fund --loglevel=error; fi
+
+e2e: deps deps-e2e trace-server $(B)/gen_fxt
+	npm run --silent test:e2e
+
+test: check integration e2e
+
+# Sets everything up and runs the server with a demo trace, on http://127.0.0.1:8080/
+PORT ?= 8080
+run: deps trace-server $(B)/gen_fxt
+	@test -f build/demo.fxt || $(B)/gen_fxt --events 200000 --threads 12 --seed 7 build/demo.fxt
+	./trace-server serve --port $(PORT) --data ./data --demo build/demo.fxt $(RUN_ARGS)
+
+PREFIX ?= /usr/local
+install: trace-server
+	install -D -m 755 trace-server $(DESTDIR)$(PREFIX)/bin/trace-server
+	mkdir -p $(DESTDIR)$(PREFIX)/share/trace-server/static
+	cp -R static/. $(DESTDIR)$(PREFIX)/share/trace-server/static/
 
 asan:
 	$(MAKE) B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g" build/asan/trace-server
