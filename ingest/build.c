@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ingest_internal.h"
 #include "lod.h"
@@ -29,7 +31,7 @@ struct btrack {
 	uint64_t counter_id;
 	uint32_t cpu;
 	uint32_t max_depth;
-	int lod_top;          /* coarsest level of detail of a counter track */
+	uint64_t lod_levels;  /* levels of detail stored for a counter track (lod.h) */
 	uint64_t first_row, last_row; /* counters and sched rows; 0 when none */
 	double min, max;
 };
@@ -41,8 +43,9 @@ struct bslice {
 	uint32_t depth;
 	uint32_t name, cat;
 	uint32_t parent;  /* slice index or MDL_NONE */
-	uint32_t ev_a;    /* event whose args start the arg set, or MDL_NONE */
-	uint32_t ev_b;    /* end event whose args join, or MDL_NONE */
+	uint32_t args_a;  /* first argument of the begin (index into m->args) */
+	uint32_t args_b;  /* first argument of the end, whose arguments join */
+	uint8_t nargs_a, nargs_b;
 	uint8_t async_op; /* an async operation (its depth is a lane) */
 	uint8_t children; /* has async instants inside */
 };
@@ -350,8 +353,7 @@ static uint32_t thread_track(struct build *b, uint32_t row)
 
 /* ---- slices ----------------------------------------------------------- */
 
-static uint32_t slice_add(struct build *b, const struct mdl_ev *e, uint32_t ev_idx, uint32_t track, uint32_t depth,
-			  uint32_t parent)
+static uint32_t slice_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t depth, uint32_t parent)
 {
 	struct bslice *s = vec_push(&b->slices);
 
@@ -366,8 +368,8 @@ static uint32_t slice_add(struct build *b, const struct mdl_ev *e, uint32_t ev_i
 	s->name = e->name;
 	s->cat = e->cat;
 	s->parent = parent;
-	s->ev_a = e->nargs ? ev_idx : MDL_NONE;
-	s->ev_b = MDL_NONE;
+	s->args_a = e->args;
+	s->nargs_a = e->nargs;
 	return (uint32_t)b->slices.len - 1;
 }
 
@@ -391,7 +393,7 @@ static uint32_t stack_top(const struct vec *st)
 	return st->len ? VEC_AT(st, struct open_slice, st->len - 1)->slice : MDL_NONE;
 }
 
-static void on_duration(struct build *b, const struct mdl_ev *e, uint32_t idx)
+static void on_duration(struct build *b, const struct mdl_ev *e)
 {
 	uint32_t row = b->row_of[e->thread];
 	struct vec *st = thread_stack(b, row, e->ts);
@@ -404,7 +406,7 @@ static void on_duration(struct build *b, const struct mdl_ev *e, uint32_t idx)
 	}
 	/* one below the enclosing slice: an end may have closed a slice
 	 * under a complete event still open, so depths can skip a level */
-	s = slice_add(b, e, idx, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
+	s = slice_add(b, e, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
 	if (s == MDL_NONE)
 		return;
 	if (e->kind == MDL_EV_INSTANT) {
@@ -425,7 +427,7 @@ static void on_duration(struct build *b, const struct mdl_ev *e, uint32_t idx)
 }
 
 /* An end closes the innermost open slice of its thread, whatever its name. */
-static void on_end(struct build *b, const struct mdl_ev *e, uint32_t idx)
+static void on_end(struct build *b, const struct mdl_ev *e)
 {
 	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
 	struct open_slice *o = st->data;
@@ -440,7 +442,8 @@ static void on_end(struct build *b, const struct mdl_ev *e, uint32_t idx)
 	}
 	s = VEC_AT(&b->slices, struct bslice, o[i - 1].slice);
 	s->dur = e->ts - s->ts;
-	s->ev_b = e->nargs ? idx : MDL_NONE;
+	s->args_b = e->args;
+	s->nargs_b = e->nargs;
 	memmove(&o[i - 1], &o[i], (st->len - i) * sizeof(*o));
 	st->len--;
 }
@@ -458,7 +461,7 @@ static uint32_t async_track(struct build *b, const struct mdl_ev *e)
 
 /* Async begin, instant and end with the same (pid, category, name, id) are
  * one operation on the async track of (pid, category, name). */
-static void on_async(struct build *b, const struct mdl_ev *e, uint32_t idx)
+static void on_async(struct build *b, const struct mdl_ev *e)
 {
 	uint32_t track = async_track(b, e);
 	uint64_t pid = VEC_AT(&b->rows, struct thread_row, b->row_of[e->thread])->pid;
@@ -471,7 +474,7 @@ static void on_async(struct build *b, const struct mdl_ev *e, uint32_t idx)
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_BEGIN) {
-		if ((s = slice_add(b, e, idx, track, 0, MDL_NONE)) != MDL_NONE)
+		if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE)
 			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
 		k->val = s;
 		return;
@@ -479,7 +482,7 @@ static void on_async(struct build *b, const struct mdl_ev *e, uint32_t idx)
 	if (k->val == MDL_NONE) {
 		if (e->kind == MDL_EV_ASYNC_END) {
 			b->m->diag.unmatched_ends++;
-		} else if ((s = slice_add(b, e, idx, track, 0, MDL_NONE)) != MDL_NONE) {
+		} else if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE) {
 			b->m->diag.unmatched_async_instants++;
 			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
 			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
@@ -489,7 +492,7 @@ static void on_async(struct build *b, const struct mdl_ev *e, uint32_t idx)
 	if (e->kind == MDL_EV_ASYNC_INSTANT) {
 		uint32_t parent = k->val;
 
-		if ((s = slice_add(b, e, idx, track, 0, parent)) != MDL_NONE) {
+		if ((s = slice_add(b, e, track, 0, parent)) != MDL_NONE) {
 			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
 			VEC_AT(&b->slices, struct bslice, parent)->children = 1;
 		}
@@ -497,7 +500,8 @@ static void on_async(struct build *b, const struct mdl_ev *e, uint32_t idx)
 	}
 	op = VEC_AT(&b->slices, struct bslice, k->val);
 	op->dur = e->ts - op->ts;
-	op->ev_b = e->nargs ? idx : MDL_NONE;
+	op->args_b = e->args;
+	op->nargs_b = e->nargs;
 	k->val = MDL_NONE;
 }
 
@@ -600,21 +604,39 @@ static void on_counter(struct build *b, const struct mdl_ev *e)
 	}
 }
 
+/*
+ * Gives the pages of events already matched back to the system: slices grow
+ * while events are consumed, and without this the peak would hold both.
+ * The rest of the array is freed after matching.
+ */
+static void release_events(struct mdl_ev *ev, size_t upto, size_t *released)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)(ev + *released) + page - 1) & ~(page - 1);
+	uintptr_t hi = (uintptr_t)(ev + upto) & ~(page - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	*released = upto;
+}
+
 static void build_events(struct build *b)
 {
 	struct mdl_ev *ev = b->m->events.data;
-	size_t i, n = b->m->events.len;
+	size_t i, n = b->m->events.len, released = 0;
 
 	for (i = 0; i < n && !b->oom; i++) {
+		if ((i & 0xffff) == 0xffff)
+			release_events(ev, i, &released);
 		build_time(b, ev[i].ts);
 		switch (ev[i].kind) {
 		case MDL_EV_INSTANT:
 		case MDL_EV_BEGIN:
 		case MDL_EV_COMPLETE:
-			on_duration(b, &ev[i], (uint32_t)i);
+			on_duration(b, &ev[i]);
 			break;
 		case MDL_EV_END:
-			on_end(b, &ev[i], (uint32_t)i);
+			on_end(b, &ev[i]);
 			break;
 		case MDL_EV_COUNTER:
 			on_counter(b, &ev[i]);
@@ -622,7 +644,7 @@ static void build_events(struct build *b)
 		case MDL_EV_ASYNC_BEGIN:
 		case MDL_EV_ASYNC_INSTANT:
 		case MDL_EV_ASYNC_END:
-			on_async(b, &ev[i], (uint32_t)i);
+			on_async(b, &ev[i]);
 			break;
 		default:
 			on_flow(b, &ev[i]);
@@ -690,7 +712,7 @@ struct depth_range {
 	uint64_t first, count; /* position of the first slice, number of slices */
 	int64_t max_dur;
 	int overlap;           /* some slice starts before the one before it ends */
-	int lod_top;           /* coarsest level of detail needed (lod.h) */
+	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
 };
 
 static int td_cmp(const void *a, const void *b)
@@ -830,7 +852,6 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint32_t i)
 {
 	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
-	const struct mdl_ev *ev = b->m->events.data;
 	uint64_t id = b->slice_id[i];
 	uint32_t seq = 0;
 
@@ -845,15 +866,13 @@ static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint3
 		bins_null(sb);
 	else
 		bins_i64(sb, b->slice_id[s->parent]);
-	if (s->ev_a == MDL_NONE && s->ev_b == MDL_NONE)
+	if (s->nargs_a == 0 && s->nargs_b == 0)
 		bins_null(sb);
 	else
 		bins_i64(sb, (int64_t)id);
 	bins_row(sb);
-	if (s->ev_a != MDL_NONE)
-		seq = write_args(b, ab, id, seq, ev[s->ev_a].args, ev[s->ev_a].nargs);
-	if (s->ev_b != MDL_NONE)
-		write_args(b, ab, id, seq, ev[s->ev_b].args, ev[s->ev_b].nargs);
+	seq = write_args(b, ab, id, seq, s->args_a, s->nargs_a);
+	write_args(b, ab, id, seq, s->args_b, s->nargs_b);
 }
 
 static int write_depths(struct build *b, const struct depth_range *r, size_t n)
@@ -875,7 +894,7 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 		bins_i64(&db, r[i].max_dur);
 		bins_i64(&db, (int64_t)r[i].count);
 		bins_i64(&db, !r[i].overlap);
-		bins_i64(&db, r[i].lod_top);
+		bins_i64(&db, (int64_t)r[i].lod_levels);
 		bins_row(&db);
 	}
 	return bins_fini(&db);
@@ -890,6 +909,7 @@ static int write_range(struct build *b, struct bins *bb, struct depth_range *r, 
 	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
 	int64_t prev_end = INT64_MIN;
 	uint64_t i;
+	int rc;
 
 	if (it == NULL)
 		return -1;
@@ -910,9 +930,9 @@ static int write_range(struct build *b, struct bins *bb, struct depth_range *r, 
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
-	r->lod_top = lod_build(&bb[2], &key, it, r->count, 0);
+	rc = lod_build(&bb[2], &key, it, r->count, 0, &r->lod_levels);
 	free(it);
-	return r->lod_top < 0 ? -1 : 0;
+	return rc;
 }
 
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
@@ -928,7 +948,7 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv)
 		return -1;
 	}
 	if (bins_init(&bb[0], b->s, "slices", 9) != 0 || bins_init(&bb[1], b->s, "args", 8) != 0 ||
-	    bins_init(&bb[2], b->s, "slice_lod", 14) != 0)
+	    bins_init(&bb[2], b->s, "slice_lod", 9) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
@@ -996,7 +1016,7 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 	size_t i, k, n;
 	int rc = 0;
 
-	if (bins_init(&lb, b->s, "counter_lod", 11) != 0)
+	if (bins_init(&lb, b->s, "counter_lod", 7) != 0)
 		return -1;
 	for (i = 0; i < b->tracks.len && rc == 0; i++) {
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
@@ -1015,12 +1035,9 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 			const struct bpoint *x = &p[perm[first[i] + k]];
 
 			it[k].ts = it[k].end = x->ts;
-			it[k].is_int = x->is_int;
-			it[k].ivalue = x->is_int ? x->v.i : 0;
 			it[k].value = x->is_int ? (double)x->v.i : x->v.d;
 		}
-		t->lod_top = lod_build(&lb, &key, it, n, 1);
-		rc = t->lod_top < 0 ? -1 : 0;
+		rc = lod_build(&lb, &key, it, n, 1, &t->lod_levels);
 	}
 	free(it);
 	return bins_fini(&lb) | rc;
@@ -1484,7 +1501,7 @@ static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
 		bins_null(tb);
 		bins_null(tb);
 	}
-	bins_opt(tb, t->kind == TK_COUNTER ? (uint64_t)t->lod_top : 0);
+	bins_opt(tb, t->kind == TK_COUNTER ? t->lod_levels : 0);
 	bins_row(tb);
 }
 

@@ -285,6 +285,35 @@ int fxt_finish(struct fxt_decoder *d);
 /* Whether the first bytes look like an FXT archive. */
 int fxt_detect(const uint8_t *buf, size_t n);
 
+/*
+ * The XRay FDR decoder (xray.c): a push parser like the FXT one. Buffers
+ * arrive in ring order, so records are kept per thread until xray_finish(),
+ * which orders each thread's buffers in time, matches entries and exits and
+ * fills the model: complete events (MDL_EV_COMPLETE) named "fn#<id>" in
+ * category "xray" on thread (pid, tid), MDL_EV_BEGIN for calls still open,
+ * instants for custom and typed events; diagnostics in m->diag.
+ */
+struct xray_decoder;
+struct xray_decoder *xray_create(struct model *m);
+int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n);
+int xray_finish(struct xray_decoder *d);
+void xray_destroy(struct xray_decoder *d);
+/* Whether the first bytes are an XRay FDR file header (version 1-5, type 1). */
+int xray_detect(const uint8_t *buf, size_t n);
+
+/*
+ * Function names for XRay ids (symbols.c): from an instrumented ELF binary
+ * (xray_instr_map section + symbol table, demangled) or from the YAML that
+ * `llvm-xray extract --symbolize` prints.
+ */
+struct xray_symbols;
+int xray_symbols_load(const uint8_t *buf, size_t n, struct xray_symbols **out, char *err, size_t errlen);
+/* The name of function id, or NULL. */
+const char *xray_symbols_name(const struct xray_symbols *s, uint32_t id);
+/* The largest function id in the map. */
+uint32_t xray_symbols_max_id(const struct xray_symbols *s);
+void xray_symbols_free(struct xray_symbols *s);
+
 /* The build stage: sorts, matches and writes to SQLite. */
 struct store;
 /* Sorts, matches and writes everything; returns INGEST_OK or an error

@@ -3,9 +3,14 @@
  *
  * For one (track, depth) run of slices sorted by time, level L groups the
  * slices by bucket ts >> L, for L = 10 (about 1 us), 12, 14 ... Level 10 is
- * built from the slices; each next level merges adjacent groups of the one before, so the work is
- * proportional to the groups, which shrink as buckets grow. Only groups of
- * two or more are stored; building stops once one group holds everything.
+ * built from the slices; each next level merges adjacent groups of the one
+ * before, so the work is proportional to the groups, which shrink as buckets
+ * grow. Only groups of two or more are stored, and a level is stored only
+ * when it has at most half the items (groups) of the last level stored (the
+ * raw items count as level 0): a reader at level L uses the finest stored
+ * level at or below L, which then holds at most twice the items L would,
+ * and the table holds at most as many rows as there are items. Building
+ * stops once one group holds everything.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,38 +54,23 @@ static void write_slice_group(struct bins *b, const struct lod_key *k, int level
 	bins_i64(b, k->depth);
 	bins_i64(b, level);
 	bins_i64(b, g->start >> level);
-	bins_i64(b, (int64_t)(g->last - g->first + 1));
 	bins_i64(b, (int64_t)(k->first_id + g->first));
 	bins_i64(b, (int64_t)(k->first_id + g->last));
-	bins_i64(b, g->start);
 	bins_i64(b, g->end);
 	bins_i64(b, (int64_t)(k->first_id + g->longest));
-	bins_i64(b, l->ts);
 	bins_i64(b, l->end - l->ts);
-	bins_i64(b, l->name);
-	bins_i64(b, l->cat);
 	bins_row(b);
 }
 
-static void write_counter_group(struct bins *b, const struct lod_key *k, int level, const struct group *g,
-				const struct lod_item *it)
+static void write_counter_group(struct bins *b, const struct lod_key *k, int level, const struct group *g)
 {
-	const struct lod_item *l = &it[g->last];
-
 	bins_i64(b, k->track_id);
 	bins_i64(b, level);
 	bins_i64(b, g->start >> level);
-	bins_i64(b, (int64_t)(g->last - g->first + 1));
 	bins_i64(b, (int64_t)(k->first_id + g->first));
 	bins_i64(b, (int64_t)(k->first_id + g->last));
-	bins_i64(b, g->start);
-	bins_i64(b, l->ts);
 	bins_dbl(b, g->min);
 	bins_dbl(b, g->max);
-	if (l->is_int)
-		bins_i64(b, l->ivalue);
-	else
-		bins_dbl(b, l->value);
 	bins_row(b);
 }
 
@@ -98,29 +88,35 @@ static size_t regroup(struct group *g, size_t n, int level, const struct lod_ite
 	return out;
 }
 
-int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it, size_t n, int counters)
+int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
+	      uint64_t *levels)
 {
 	struct group *g;
-	size_t i, ng = n;
+	size_t i, ng = n, stored = n;
 	int level;
 
+	*levels = 0;
 	if (n < 2)
-		return LOD_MIN_LEVEL;
+		return 0;
 	if ((g = malloc(n * sizeof(*g))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
 		group_from_item(&g[i], it, i);
 	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && ng > 1; level += LOD_STEP) {
 		ng = regroup(g, ng, level, it);
+		if (ng * 2 > stored)
+			continue;
+		stored = ng;
+		*levels |= UINT64_C(1) << level;
 		for (i = 0; i < ng; i++) {
 			if (g[i].last == g[i].first)
 				continue;
 			if (counters)
-				write_counter_group(b, k, level, &g[i], it);
+				write_counter_group(b, k, level, &g[i]);
 			else
 				write_slice_group(b, k, level, &g[i], it);
 		}
 	}
 	free(g);
-	return b->failed ? -1 : level - LOD_STEP;
+	return b->failed ? -1 : 0;
 }

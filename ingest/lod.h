@@ -17,9 +17,7 @@ struct lod_item {
 	int64_t ts;
 	int64_t end;       /* slice end (ts + dur; the trace end when unterminated); ts for points */
 	uint32_t name, cat;
-	int is_int;        /* the point's value is the integer ivalue */
-	int64_t ivalue;
-	double value;
+	double value;      /* counter points */
 };
 
 struct lod_key {
@@ -30,10 +28,11 @@ struct lod_key {
 
 /*
  * Writes the summaries of n items sorted by ts (rows of slice_lod, or of
- * counter_lod when counters) through b. Returns the top level: the level at
- * which one bucket holds every item (readers never need a coarser one), or
- * -1 when out of memory or an insert failed.
+ * counter_lod when counters) through b, and sets *levels to the set of
+ * levels stored (bit L for level L). Returns 0, or -1 when out of memory or
+ * an insert failed.
  */
-int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it, size_t n, int counters);
+int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
+	      uint64_t *levels);
 
 #endif

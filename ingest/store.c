@@ -38,7 +38,7 @@ int store_open(struct store *s, const char *path)
 		return -1;
 	}
 	if (store_exec(s, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			  "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;") != 0 ||
+			  "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;") != 0 ||
 	    store_exec(s, schema_trace_sql) != 0 || store_exec(s, "BEGIN") != 0)
 		return -1;
 	return 0;

@@ -369,6 +369,7 @@ struct slice_ctx {
 	struct probe probe;
 	sqlite3_stmt *raw;  /* slices by id range */
 	sqlite3_stmt *lod;  /* slice_lod buckets */
+	sqlite3_stmt *one;  /* ts, name and category of one slice */
 	struct slist items;
 	const struct qry_window *w;
 	int64_t track;
@@ -400,59 +401,69 @@ static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
 	sqlite3_reset(c->raw);
 }
 
-/* A bucket of the mipmap: its longest slice as itself when it is at least a
- * pixel long, and the rest as one summary item beside it (before it, or
- * after it when it comes first), at most a bucket wide. */
-static void lod_item(struct slice_ctx *c, sqlite3_stmt *st, uint32_t depth, int level)
-{
-	int64_t count = sqlite3_column_int64(st, 0), start = sqlite3_column_int64(st, 3);
-	int64_t end = sqlite3_column_int64(st, 4), lts = sqlite3_column_int64(st, 6);
-	int64_t ldur = sqlite3_column_int64(st, 7), width = INT64_C(1) << level;
-	struct sitem *it;
-
-	if (ldur >= c->w->resolution || ldur < 0) {
-		if ((it = slist_push(&c->items)) == NULL)
-			return;
-		it->id = sqlite3_column_int64(st, 5);
-		it->ts = lts;
-		it->dur = ldur;
-		it->name = sqlite3_column_int64(st, 8);
-		it->cat = sqlite3_column_int64(st, 9);
-		it->depth = depth;
-		it->merged = 0;
-		if (--count <= 0 || ldur < 0)
-			return;
-		if (lts > start) {
-			end = lts;
-		} else {
-			start = lts + ldur;
-		}
-	}
-	if ((it = slist_push(&c->items)) == NULL)
-		return;
-	it->id = sqlite3_column_int64(st, 5);
-	it->ts = start;
-	it->dur = end - start < width ? (end > start ? end - start : 0) : width;
-	it->name = sqlite3_column_int64(st, 8);
-	it->cat = sqlite3_column_int64(st, 9);
-	it->depth = depth;
-	it->merged = count;
-}
-
-/* The level whose buckets are at least one pixel wide, at most top. Levels
- * are 10, 12, 14 ... (ingest/lod.h), so a bucket is at most 4 pixels. */
-static int lod_level(int64_t resolution, int top)
+/* The finest stored level of detail at or below the level whose buckets are
+ * at least a pixel wide (levels 10, 12, 14 ..., ingest/lod.h); -1 when none
+ * is stored there and the raw rows are the best summary. */
+static int lod_level(int64_t resolution, uint64_t levels)
 {
 	int level = 10;
 
 	while (level < 62 && (INT64_C(1) << level) < resolution)
 		level += 2;
-	return level < top ? level : top;
+	for (; level >= 10; level--)
+		if (levels & (UINT64_C(1) << level))
+			return level;
+	return -1;
 }
 
-static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t hi, int top)
+/* A bucket of the mipmap: its longest slice as itself when it is at least a
+ * pixel long, and the rest as one summary item beside it (before it, or
+ * after it when it comes first), at most a bucket wide. */
+static void lod_item(struct slice_ctx *c, sqlite3_stmt *st, uint32_t depth, int level)
 {
-	int level = lod_level(c->w->resolution, top);
+	int64_t first = sqlite3_column_int64(st, 0), count = sqlite3_column_int64(st, 1) - first + 1;
+	int64_t end = sqlite3_column_int64(st, 2), lid = sqlite3_column_int64(st, 3);
+	int64_t ldur = sqlite3_column_int64(st, 4), width = INT64_C(1) << level;
+	int64_t start = probe_ts(&c->probe, first, NULL), lts = 0, name = 0, cat = 0;
+	struct sitem *it;
+
+	sqlite3_bind_int64(c->one, 1, lid);
+	if (sqlite3_step(c->one) == SQLITE_ROW) {
+		lts = sqlite3_column_int64(c->one, 0);
+		name = sqlite3_column_int64(c->one, 1);
+		cat = sqlite3_column_int64(c->one, 2);
+	}
+	sqlite3_reset(c->one);
+	if (ldur >= c->w->resolution || ldur < 0) {
+		if ((it = slist_push(&c->items)) == NULL)
+			return;
+		it->id = lid;
+		it->ts = lts;
+		it->dur = ldur;
+		it->name = name;
+		it->cat = cat;
+		it->depth = depth;
+		it->merged = 0;
+		if (--count <= 0 || ldur < 0)
+			return;
+		if (lts > start)
+			end = lts;
+		else
+			start = lts + ldur;
+	}
+	if ((it = slist_push(&c->items)) == NULL)
+		return;
+	it->id = lid;
+	it->ts = start;
+	it->dur = end - start < width ? (end > start ? end - start : 0) : width;
+	it->name = name;
+	it->cat = cat;
+	it->depth = depth;
+	it->merged = count;
+}
+
+static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t hi, int level)
+{
 	int64_t cur = lo, lo_ts = probe_ts(&c->probe, lo, NULL);
 
 	sqlite3_bind_int64(c->lod, 1, c->track);
@@ -461,7 +472,7 @@ static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t 
 	sqlite3_bind_int64(c->lod, 4, lo_ts >> level);
 	sqlite3_bind_int64(c->lod, 5, c->w->end >> level);
 	while (sqlite3_step(c->lod) == SQLITE_ROW && !c->items.truncated) {
-		int64_t first = sqlite3_column_int64(c->lod, 1), last = sqlite3_column_int64(c->lod, 2);
+		int64_t first = sqlite3_column_int64(c->lod, 0), last = sqlite3_column_int64(c->lod, 1);
 
 		if (last < cur)
 			continue;
@@ -526,11 +537,11 @@ static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
 		return err->code;
 	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db,
-		      "SELECT count, first_id, last_id, start_ts, end_ts, longest_id, longest_ts, longest_dur, "
-		      "longest_name_id, longest_category_id FROM slice_lod WHERE track_id = ? AND depth = ? "
-		      "AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
+		      "SELECT first_id, last_id, end_ts, longest_id, longest_dur FROM slice_lod WHERE track_id = ? "
+		      "AND depth = ? AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
 		      err);
-	return c->raw && c->lod ? QRY_OK : err->code;
+	c->one = prep(db, "SELECT ts, name_id, category_id FROM slices WHERE id = ?", err);
+	return c->raw && c->lod && c->one ? QRY_OK : err->code;
 }
 
 static void slices_close(struct slice_ctx *c)
@@ -538,6 +549,7 @@ static void slices_close(struct slice_ctx *c)
 	sqlite3_finalize(c->probe.st);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
+	sqlite3_finalize(c->one);
 	free(c->items.v);
 }
 
@@ -552,7 +564,8 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	c.w = w;
 	c.track = track;
 	c.items.limit = w->limit;
-	d = prep(db, "SELECT depth, first_id, last_id, max_dur, disjoint, lod_top FROM track_depths WHERE track_id = ?",
+	d = prep(db, "SELECT depth, first_id, last_id, max_dur, disjoint, lod_levels FROM track_depths "
+		     "WHERE track_id = ?",
 		 err);
 	if (d == NULL || slices_open(&c, db, err) != QRY_OK || names_open(&n, db, err) != QRY_OK) {
 		sqlite3_finalize(d);
@@ -562,13 +575,14 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	sqlite3_bind_int64(d, 1, track);
 	while (sqlite3_step(d) == SQLITE_ROW && !c.items.truncated) {
 		uint32_t depth = (uint32_t)sqlite3_column_int64(d, 0);
+		int level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(d, 5));
 		int64_t lo, hi;
 
 		found = 1;
 		window_ids(&c.probe, sqlite3_column_int64(d, 1), sqlite3_column_int64(d, 2), w->start, w->end,
 			   sqlite3_column_int(d, 4), sqlite3_column_int64(d, 3), &lo, &hi);
-		if (w->resolution >= 1024 && hi - lo >= 2)
-			lod_slices(&c, depth, lo, hi, sqlite3_column_int(d, 5));
+		if (w->resolution > 0 && level >= 0 && hi - lo >= 2)
+			lod_slices(&c, depth, lo, hi, level);
 		else
 			raw_slices(&c, lo, hi);
 	}
@@ -756,31 +770,43 @@ static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room,
 	return n;
 }
 
-static void put_bucket(struct jbuf *out, sqlite3_stmt *st)
+/* A bucket: its first point's time, last point's value and time, min, max. */
+static void put_bucket(struct jbuf *out, sqlite3_stmt *st, sqlite3_stmt *point)
 {
+	int64_t first = sqlite3_column_int64(st, 0), last = sqlite3_column_int64(st, 1);
+
 	jb_obj(out);
-	jb_key(out, "ts");
-	jb_column(out, st, 3);
-	jb_key(out, "value");
-	jb_column(out, st, 7);
+	sqlite3_bind_int64(point, 1, first);
+	if (sqlite3_step(point) == SQLITE_ROW) {
+		jb_key(out, "ts");
+		jb_column(out, point, 0);
+	}
+	sqlite3_reset(point);
+	sqlite3_bind_int64(point, 1, last);
+	if (sqlite3_step(point) == SQLITE_ROW) {
+		jb_key(out, "value");
+		jb_column(out, point, 1);
+		jb_key(out, "last_ts");
+		jb_column(out, point, 0);
+	}
+	sqlite3_reset(point);
 	jb_key(out, "min");
-	jb_column(out, st, 5);
+	jb_column(out, st, 2);
 	jb_key(out, "max");
-	jb_column(out, st, 6);
-	jb_key(out, "last_ts");
-	jb_column(out, st, 4);
+	jb_column(out, st, 3);
 	jb_key(out, "merged");
-	jb_column(out, st, 0);
+	jb_i64(out, last - first + 1);
 	jb_obj_end(out);
 }
 
 struct counter_ctx {
-	sqlite3_stmt *raw, *lod, *track;
+	sqlite3_stmt *raw, *lod, *track, *point;
 	struct probe probe;
 };
 
 static void counters_close(struct counter_ctx *c)
 {
+	sqlite3_finalize(c->point);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
 	sqlite3_finalize(c->track);
@@ -792,20 +818,22 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 	memset(c, 0, sizeof(*c));
 	c->raw = prep(db, "SELECT ts, value FROM counters WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db,
-		      "SELECT count, first_id, last_id, start_ts, last_ts, min_value, max_value, last_value "
-		      "FROM counter_lod WHERE track_id = ? AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
+		      "SELECT first_id, last_id, min_value, max_value FROM counter_lod WHERE track_id = ? AND level = ? "
+		      "AND bucket BETWEEN ? AND ? ORDER BY bucket",
 		      err);
-	c->track = prep(db, "SELECT first_row, last_row, lod_top FROM tracks WHERE id = ? AND kind = 'counter'", err);
-	if (c->raw == NULL || c->lod == NULL || c->track == NULL || probe_open(&c->probe, db, "counters", err))
+	c->track = prep(db, "SELECT first_row, last_row, lod_levels FROM tracks WHERE id = ? AND kind = 'counter'",
+			err);
+	c->point = prep(db, "SELECT ts, value FROM counters WHERE id = ?", err);
+	if (c->raw == NULL || c->lod == NULL || c->track == NULL || c->point == NULL ||
+	    probe_open(&c->probe, db, "counters", err))
 		return err->code;
 	return QRY_OK;
 }
 
 /* Points of [lo, hi] through the mipmap: buckets, and raw points between. */
 static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_window *w, int64_t lo, int64_t hi,
-		       int top, struct jbuf *out, int *truncated)
+		       int level, struct jbuf *out, int *truncated)
 {
-	int level = lod_level(w->resolution, top);
 	int64_t cur = lo;
 	size_t n = 0;
 
@@ -814,7 +842,7 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 	sqlite3_bind_int64(c->lod, 3, probe_ts(&c->probe, lo, NULL) >> level);
 	sqlite3_bind_int64(c->lod, 4, w->end >> level);
 	while (!*truncated && sqlite3_step(c->lod) == SQLITE_ROW) {
-		int64_t first = sqlite3_column_int64(c->lod, 1), last = sqlite3_column_int64(c->lod, 2);
+		int64_t first = sqlite3_column_int64(c->lod, 0), last = sqlite3_column_int64(c->lod, 1);
 
 		if (last < cur)
 			continue;
@@ -825,7 +853,7 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 			*truncated = 1;
 			break;
 		}
-		put_bucket(out, c->lod);
+		put_bucket(out, c->lod, c->point);
 		n++;
 		cur = last + 1;
 	}
@@ -838,7 +866,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 {
 	struct counter_ctx c;
 	int64_t first, last, lo, hi;
-	int truncated = 0, top;
+	int truncated = 0, level;
 
 	if (counters_open(&c, db, err) != QRY_OK) {
 		counters_close(&c);
@@ -851,7 +879,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 	}
 	first = sqlite3_column_int64(c.track, 0);
 	last = sqlite3_column_int64(c.track, 1);
-	top = sqlite3_column_int(c.track, 2);
+	level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(c.track, 2));
 	/* the last point before the window, then every point up to its end */
 	lo = bound(&c.probe, first, last, w->start, 0) - 1;
 	lo = lo < first ? first : lo;
@@ -859,8 +887,8 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 	jb_obj(out);
 	jb_key(out, "points");
 	jb_arr(out);
-	if (first > 0 && w->resolution >= 1024 && hi - lo >= 2)
-		lod_points(&c, track, w, lo, hi, top, out, &truncated);
+	if (first > 0 && w->resolution > 0 && level >= 0 && hi - lo >= 2)
+		lod_points(&c, track, w, lo, hi, level, out, &truncated);
 	else if (first > 0)
 		raw_points(c.raw, lo, hi, w->limit, out, &truncated);
 	jb_arr_end(out);

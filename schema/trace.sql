@@ -67,7 +67,7 @@ CREATE TABLE tracks (
 	last_row INTEGER,
 	min_value,
 	max_value,
-	lod_top INTEGER -- counter tracks: the level at which one bucket holds every point
+	lod_levels INTEGER -- counter tracks: bit L set when counter_lod has level L
 );
 
 CREATE TABLE track_depths (
@@ -77,8 +77,8 @@ CREATE TABLE track_depths (
 	last_id INTEGER NOT NULL,
 	max_dur INTEGER NOT NULL, -- an unterminated slice counts up to the trace end
 	count INTEGER NOT NULL,
-	disjoint INTEGER NOT NULL, -- 1: every slice ends before the next starts
-	lod_top INTEGER NOT NULL,  -- the level at which one bucket holds every slice
+	disjoint INTEGER NOT NULL,   -- 1: every slice ends before the next starts
+	lod_levels INTEGER NOT NULL, -- bit L set when slice_lod has level L for this depth
 	PRIMARY KEY (track_id, depth)
 ) WITHOUT ROWID;
 
@@ -219,42 +219,36 @@ SELECT a.arg_set_id, a.seq, k.str AS key, a.type,
 FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id;
 
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
--- level L, the slices starting in one bucket [bucket << L, (bucket + 1) << L)
--- ns are summarised when there are at least two of them: their id range
--- (contiguous, see above), extent and longest slice. Buckets holding one
--- slice are not stored; a reader takes that slice from `slices`, so a
--- summarised reply carries at most about one bucket per 2^L ns.
+-- some levels L in 10, 12, 14 ..., the slices starting in one bucket
+-- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least
+-- two of them: their id range (contiguous, see above; count = last_id -
+-- first_id + 1), the greatest end and the longest slice. Buckets holding one
+-- slice are not stored; a reader takes that slice from `slices`. A level is
+-- stored only when it halves the items of the last stored one
+-- (track_depths.lod_levels says which); a reader at level L uses the finest
+-- stored level at or below L.
 CREATE TABLE slice_lod (
 	track_id INTEGER NOT NULL,
 	depth INTEGER NOT NULL,
 	level INTEGER NOT NULL,
 	bucket INTEGER NOT NULL,
-	count INTEGER NOT NULL,
 	first_id INTEGER NOT NULL,
 	last_id INTEGER NOT NULL,
-	start_ts INTEGER NOT NULL,
 	end_ts INTEGER NOT NULL,
 	longest_id INTEGER NOT NULL,
-	longest_ts INTEGER NOT NULL,
 	longest_dur INTEGER NOT NULL,
-	longest_name_id INTEGER NOT NULL,
-	longest_category_id INTEGER NOT NULL,
 	PRIMARY KEY (track_id, depth, level, bucket)
 ) WITHOUT ROWID;
 
--- The same for counter tracks: min, max and last value of the points in a
--- bucket of at least two points.
+-- The same for counter tracks (tracks.lod_levels): the min and max value of
+-- the points in a bucket of at least two points; first and last point by id.
 CREATE TABLE counter_lod (
 	track_id INTEGER NOT NULL,
 	level INTEGER NOT NULL,
 	bucket INTEGER NOT NULL,
-	count INTEGER NOT NULL,
 	first_id INTEGER NOT NULL,
 	last_id INTEGER NOT NULL,
-	start_ts INTEGER NOT NULL,
-	last_ts INTEGER NOT NULL,
 	min_value REAL NOT NULL,
 	max_value REAL NOT NULL,
-	last_value,
 	PRIMARY KEY (track_id, level, bucket)
 ) WITHOUT ROWID;

@@ -9,6 +9,7 @@
  * stderr and ends with a summary: counts per kind, providers, diagnostics.
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,10 @@ static int cmd_info(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Big arrays (events, slices) grow by realloc: a fixed mmap threshold
+	 * keeps them in their own mappings, which grow in place (mremap) instead
+	 * of being copied, so peak memory is what is used, not twice that. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (argc < 2)
 		return usage(stderr, 2);
 	if (strcmp(argv[1], "serve") == 0) {
