@@ -750,6 +750,7 @@ static int fxt_record(struct fxt_decoder *d, const uint8_t *p, size_t n)
 {
 	struct model *m = d->m;
 	size_t args_len = m->args.len, bytes_len = m->bytes.len, events_len = m->events.len;
+	struct mdl_diag diag = m->diag;
 	struct rd r;
 	uint64_t h;
 	int rc;
@@ -763,6 +764,7 @@ static int fxt_record(struct fxt_decoder *d, const uint8_t *p, size_t n)
 	m->args.len = args_len;
 	m->bytes.len = bytes_len;
 	m->events.len = events_len;
+	m->diag = diag; /* a dropped record counts once, as dropped */
 	if (rc == DEC_NOMEM || m->oom) {
 		m->oom = 1;
 		return INGEST_ENOMEM;

@@ -1081,6 +1081,7 @@ static void test_generated_layout(void **state)
 	(void)state;
 	t_generated(20000, 8, 1, 1000000000);
 	t_generated(6000, 3, 7, 24000000);
+	t_generated(4000, 300, 3, 1000000000); /* inline and shared thread refs */
 }
 
 int main(void)

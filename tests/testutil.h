@@ -25,7 +25,7 @@ struct tdb {
 	sqlite3 *db;
 	struct ingest_result res;
 	int rc;                 /* ingest_file's return */
-	char fxt[64], path[64]; /* temporary files */
+	char fxt[64], path[80]; /* temporary files */
 };
 
 /* Writes bytes to a temporary file and ingests it; t->rc holds the result. */
