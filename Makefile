@@ -32,7 +32,7 @@ OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
-DEB_PKGS = build-essential pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang
+DEB_PKGS = build-essential pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

@@ -159,6 +159,9 @@ int model_init(struct model *m)
 	vec_init(&m->profs, sizeof(struct mdl_prof));
 	vec_init(&m->providers, sizeof(struct mdl_provider *));
 	m->format = "fxt";
+	/* the byte arena is never NULL, so an empty blob points somewhere */
+	if (vec_reserve(&m->bytes, 64) != 0)
+		return -1;
 	return model_intern(m, "", 0) == 0 ? 0 : -1;
 }
 
