@@ -101,7 +101,6 @@ struct build {
 	struct kmap async_open;/* (pid, cat | name << 32, id) -> slice */
 	struct kmap flow_last; /* (cat, name, id) -> slice of the last bound event */
 	uint32_t *slice_id;    /* slice index -> row id */
-	uint64_t next_arg_set; /* next arg set id after the slices' */
 	int64_t start_ns, end_ns;
 	int have_time;
 	int oom;
@@ -724,6 +723,49 @@ static int td_cmp(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+/* Gives each slice's (track, depth) a dense key, in first-seen order; fills
+ * keys (track, depth pairs by key). A flat table serves when tracks x depths
+ * is small, a hash map otherwise. Returns the number of keys, or -1. */
+static long depth_keys(struct build *b, uint32_t *key, struct vec *keys)
+{
+	struct bslice *s = b->slices.data;
+	size_t i, n = b->slices.len, maxd = 0, cells;
+	uint32_t *flat = NULL;
+	struct kmap map;
+
+	for (i = 0; i < n; i++)
+		maxd = s[i].depth > maxd ? s[i].depth : maxd;
+	cells = b->tracks.len * (maxd + 1);
+	kmap_init(&map);
+	if (cells <= (1u << 22) && (flat = malloc((cells ? cells : 1) * sizeof(uint32_t))) != NULL)
+		memset(flat, 0xff, (cells ? cells : 1) * sizeof(uint32_t));
+	for (i = 0; i < n; i++) {
+		uint32_t *slot;
+		struct kmap_entry *e = NULL;
+
+		if (flat) {
+			slot = &flat[s[i].track * (maxd + 1) + s[i].depth];
+		} else if ((e = kmap_get(&map, s[i].track, s[i].depth, 0, 0)) != NULL) {
+			slot = &e->val;
+		} else {
+			break;
+		}
+		if (*slot == MDL_NONE) {
+			uint32_t *td = vec_push(keys);
+
+			if (td == NULL)
+				break;
+			td[0] = s[i].track;
+			td[1] = s[i].depth;
+			*slot = (uint32_t)keys->len - 1;
+		}
+		key[i] = *slot;
+	}
+	free(flat);
+	kmap_fini(&map);
+	return i < n ? -1 : (long)keys->len;
+}
+
 /*
  * Orders slices by (track, depth) with a stable counting sort: slices were
  * created in time order, so each (track, depth) group comes out sorted by
@@ -732,37 +774,25 @@ static int td_cmp(const void *a, const void *b)
  */
 static struct depth_range *order_slices(struct build *b, uint32_t **perm, size_t *nranges)
 {
-	struct bslice *s = b->slices.data;
 	size_t i, n = b->slices.len;
-	struct kmap map;
 	struct depth_range *r = NULL;
 	uint32_t *key = NULL, *pos = NULL;
+	struct vec keys;
+	long nk;
 
-	kmap_init(&map);
-	*perm = NULL;
+	vec_init(&keys, 2 * sizeof(uint32_t));
 	b->slice_id = malloc((n ? n : 1) * sizeof(uint32_t));
 	key = malloc((n ? n : 1) * sizeof(uint32_t));
 	*perm = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (b->slice_id == NULL || key == NULL || *perm == NULL)
+	if (b->slice_id == NULL || key == NULL || *perm == NULL || (nk = depth_keys(b, key, &keys)) < 0)
 		goto out_fail;
-	for (i = 0; i < n; i++) {
-		struct kmap_entry *e = kmap_get(&map, s[i].track, s[i].depth, 0, 0);
-
-		if (e == NULL)
-			goto out_fail;
-		if (e->val == MDL_NONE)
-			e->val = (uint32_t)map.ents.len - 1;
-		key[i] = e->val;
-	}
-	*nranges = map.ents.len;
+	*nranges = (size_t)nk;
 	if ((r = calloc(*nranges ? *nranges : 1, sizeof(*r))) == NULL ||
 	    (pos = calloc(*nranges ? *nranges : 1, sizeof(*pos))) == NULL)
 		goto out_fail;
 	for (i = 0; i < *nranges; i++) {
-		struct kmap_entry *e = VEC_AT(&map.ents, struct kmap_entry, i);
-
-		r[i].track = (uint32_t)e->k[0];
-		r[i].depth = (uint32_t)e->k[1];
+		r[i].track = VEC_AT(&keys, uint32_t, 2 * i)[0];
+		r[i].depth = VEC_AT(&keys, uint32_t, 2 * i)[1];
 	}
 	for (i = 0; i < n; i++)
 		r[key[i]].count++;
@@ -785,7 +815,7 @@ static struct depth_range *order_slices(struct build *b, uint32_t **perm, size_t
 	}
 	free(key);
 	free(pos);
-	kmap_fini(&map);
+	vec_fini(&keys);
 	return r;
 out_fail:
 	free(r);
@@ -793,12 +823,13 @@ out_fail:
 	free(pos);
 	free(*perm);
 	*perm = NULL;
-	kmap_fini(&map);
+	vec_fini(&keys);
 	return NULL;
 }
 
 static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t seq, const struct mdl_arg *x)
 {
+	bins_i64(a, (int64_t)++b->res->counts.args);
 	bins_i64(a, (int64_t)set);
 	bins_i64(a, seq);
 	bins_i64(a, x->key);
@@ -821,7 +852,6 @@ static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t se
 	else
 		bins_null(a);
 	bins_row(a);
-	b->res->counts.args++;
 }
 
 /* Writes args[first .. first + n) into arg set `set` from seq on; returns the next seq. */
@@ -852,7 +882,7 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint32_t i)
 {
 	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
-	uint64_t id = b->slice_id[i];
+	uint64_t id = b->slice_id[i], set = 0;
 	uint32_t seq = 0;
 
 	bins_i64(sb, (int64_t)id);
@@ -869,10 +899,10 @@ static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint3
 	if (s->nargs_a == 0 && s->nargs_b == 0)
 		bins_null(sb);
 	else
-		bins_i64(sb, (int64_t)id);
+		bins_i64(sb, (int64_t)(set = b->res->counts.args + 1));
 	bins_row(sb);
-	seq = write_args(b, ab, id, seq, s->args_a, s->nargs_a);
-	write_args(b, ab, id, seq, s->args_b, s->nargs_b);
+	seq = write_args(b, ab, set, seq, s->args_a, s->nargs_a);
+	write_args(b, ab, set, seq, s->args_b, s->nargs_b);
 }
 
 static int write_depths(struct build *b, const struct depth_range *r, size_t n)
@@ -902,8 +932,8 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 
 /* The slices of one (track, depth), their summaries (level of detail) and
  * the facts readers need about the run: longest slice, overlap. */
-static int write_range(struct build *b, struct bins *bb, struct depth_range *r, const uint32_t *perm,
-		       struct ingest_opts_view *pv)
+static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
+		       const uint32_t *perm, struct ingest_opts_view *pv)
 {
 	struct lod_item *it = calloc(r->count ? r->count : 1, sizeof(*it));
 	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
@@ -915,8 +945,13 @@ static int write_range(struct build *b, struct bins *bb, struct depth_range *r, 
 		return -1;
 	for (i = 0; i < r->count; i++) {
 		struct bslice *s = VEC_AT(&b->slices, struct bslice, perm[r->first + i]);
-		int64_t end = s->dur < 0 ? (b->end_ns > s->ts ? b->end_ns : s->ts) : s->ts + s->dur;
+		int64_t end;
 
+		/* slices are read in (track, depth) order but stored in time
+		 * order: fetch ahead to hide the cache misses */
+		if (i + 16 < r->count)
+			__builtin_prefetch(VEC_AT(&b->slices, struct bslice, perm[r->first + i + 16]));
+		end = s->dur < 0 ? (b->end_ns > s->ts ? b->end_ns : s->ts) : s->ts + s->dur;
 		if (end - s->ts > r->max_dur)
 			r->max_dur = end - s->ts;
 		if (s->ts < prev_end)
@@ -924,13 +959,11 @@ static int write_range(struct build *b, struct bins *bb, struct depth_range *r, 
 		prev_end = s->dur < 0 ? INT64_MAX : end;
 		it[i].ts = s->ts;
 		it[i].end = end;
-		it[i].name = s->name;
-		it[i].cat = s->cat;
 		write_slice(b, &bb[0], &bb[1], perm[r->first + i]);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
-	rc = lod_build(&bb[2], &key, it, r->count, 0, &r->lod_levels);
+	rc = lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 	free(it);
 	return rc;
 }
@@ -938,31 +971,35 @@ static int write_range(struct build *b, struct bins *bb, struct depth_range *r, 
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
 {
 	struct depth_range *r;
-	struct bins *bb = calloc(3, sizeof(struct bins));
+	struct bins *bb = calloc(2, sizeof(struct bins));
+	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	uint32_t *perm = NULL;
 	size_t nr = 0, k;
 	int rc = -1;
 
-	if (bb == NULL || (r = order_slices(b, &perm, &nr)) == NULL) {
+	if (bb == NULL || lw == NULL || (r = order_slices(b, &perm, &nr)) == NULL) {
 		free(bb);
+		free(lw);
 		return -1;
 	}
-	if (bins_init(&bb[0], b->s, "slices", 9) != 0 || bins_init(&bb[1], b->s, "args", 8) != 0 ||
-	    bins_init(&bb[2], b->s, "slice_lod", 9) != 0)
+	if (bins_init(&bb[0], b->s, "slices", 9) != 0 || bins_init(&bb[1], b->s, "args", 9) != 0 ||
+	    lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
-		rc = write_range(b, bb, &r[k], perm, pv);
+		rc = write_range(b, bb, lw, &r[k], perm, pv);
 out_fini:
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 2; k++)
 		if (bins_fini(&bb[k]) != 0)
 			rc = -1;
+	if (lod_writer_fini(lw) != 0)
+		rc = -1;
 	free(bb);
+	free(lw);
 	if (rc == 0)
 		rc = write_depths(b, r, nr);
 	pv->base += b->slices.len;
 	b->res->counts.slices = b->slices.len;
-	b->next_arg_set = b->slices.len + 1;
 	free(perm);
 	free(r);
 	return rc;
@@ -1012,12 +1049,14 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const uint64_t *first)
 {
 	struct lod_item *it = NULL;
-	struct bins lb;
+	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	size_t i, k, n;
 	int rc = 0;
 
-	if (bins_init(&lb, b->s, "counter_lod", 7) != 0)
+	if (lw == NULL || lod_writer_init(lw, b->s) != 0) {
+		free(lw);
 		return -1;
+	}
 	for (i = 0; i < b->tracks.len && rc == 0; i++) {
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
 		struct lod_key key = { (int64_t)i + 1, 0, first[i] + 1 };
@@ -1037,10 +1076,12 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 			it[k].ts = it[k].end = x->ts;
 			it[k].value = x->is_int ? (double)x->v.i : x->v.d;
 		}
-		rc = lod_build(&lb, &key, it, n, 1, &t->lod_levels);
+		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
 	}
 	free(it);
-	return bins_fini(&lb) | rc;
+	rc |= lod_writer_fini(lw);
+	free(lw);
+	return rc;
 }
 
 /* Counter points, grouped by track; points were made in time order and the
@@ -1221,7 +1262,7 @@ static uint64_t write_arg_set(struct build *b, struct bins *ab, uint32_t first, 
 
 	if (n == 0)
 		return 0;
-	set = b->next_arg_set++;
+	set = b->res->counts.args + 1;
 	write_args(b, ab, set, 0, first, n);
 	return set;
 }
@@ -1381,7 +1422,7 @@ static int write_objects(struct build *b)
 	struct bins ab;
 	int rc;
 
-	if (bins_init(&ab, b->s, "args", 8) != 0)
+	if (bins_init(&ab, b->s, "args", 9) != 0)
 		return -1;
 	rc = write_kobjs(b, &ab);
 	rc |= write_uobjs(b, &ab);

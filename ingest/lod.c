@@ -9,9 +9,12 @@
  * when it has at most half the items (groups) of the last level stored (the
  * raw items count as level 0): a reader at level L uses the finest stored
  * level at or below L, which then holds at most twice the items L would,
- * and the table holds at most as many rows as there are items. Building
- * stops once one group holds everything.
+ * and the table holds at most as many summaries as there are items.
+ * Building stops once one group holds everything. Summaries are packed into
+ * blobs of up to LOD_CHUNK records: one row per chunk instead of one per
+ * bucket keeps the table small and cheap to write.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,33 +48,93 @@ static void group_merge(struct group *g, const struct group *h, const struct lod
 		g->max = h->max;
 }
 
-static void write_slice_group(struct bins *b, const struct lod_key *k, int level, const struct group *g,
-			      const struct lod_item *it)
+int lod_writer_init(struct lod_writer *w, struct store *s)
 {
-	const struct lod_item *l = &it[g->longest];
-
-	bins_i64(b, k->track_id);
-	bins_i64(b, k->depth);
-	bins_i64(b, level);
-	bins_i64(b, g->start >> level);
-	bins_i64(b, (int64_t)(k->first_id + g->first));
-	bins_i64(b, (int64_t)(k->first_id + g->last));
-	bins_i64(b, g->end);
-	bins_i64(b, (int64_t)(k->first_id + g->longest));
-	bins_i64(b, l->end - l->ts);
-	bins_row(b);
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)", -1, &w->st, NULL) != SQLITE_OK) {
+		snprintf(s->error, sizeof(s->error), "prepare lod: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
+	return 0;
 }
 
-static void write_counter_group(struct bins *b, const struct lod_key *k, int level, const struct group *g)
+static void chunk_flush(struct lod_writer *w)
 {
-	bins_i64(b, k->track_id);
-	bins_i64(b, level);
-	bins_i64(b, g->start >> level);
-	bins_i64(b, (int64_t)(k->first_id + g->first));
-	bins_i64(b, (int64_t)(k->first_id + g->last));
-	bins_dbl(b, g->min);
-	bins_dbl(b, g->max);
-	bins_row(b);
+	if (w->n == 0 || w->failed)
+		return;
+	sqlite3_bind_int64(w->st, 1, w->key.track_id);
+	sqlite3_bind_int64(w->st, 2, w->key.depth);
+	sqlite3_bind_int64(w->st, 3, w->level);
+	sqlite3_bind_int64(w->st, 4, w->first_bucket);
+	sqlite3_bind_int64(w->st, 5, w->last_bucket);
+	sqlite3_bind_blob(w->st, 6, w->buf, w->n * LOD_RECORD, SQLITE_STATIC);
+	if (sqlite3_step(w->st) != SQLITE_DONE) {
+		snprintf(w->s->error, sizeof(w->s->error), "insert lod: %s", sqlite3_errmsg(w->s->db));
+		w->failed = 1;
+	}
+	sqlite3_reset(w->st);
+	w->n = 0;
+}
+
+int lod_writer_fini(struct lod_writer *w)
+{
+	chunk_flush(w);
+	sqlite3_finalize(w->st);
+	w->st = NULL;
+	return w->failed ? -1 : 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t dbl_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+/* Appends one summary record of the current (track, depth, level). */
+static void record(struct lod_writer *w, int64_t bucket, const uint64_t v[5])
+{
+	uint8_t *p;
+	int i;
+
+	if (w->n == LOD_CHUNK)
+		chunk_flush(w);
+	if (w->n == 0)
+		w->first_bucket = bucket;
+	w->last_bucket = bucket;
+	p = w->buf + w->n++ * LOD_RECORD;
+	put64(p, (uint64_t)bucket);
+	for (i = 0; i < 5; i++)
+		put64(p + 8 * (i + 1), v[i]);
+}
+
+static void write_group(struct lod_writer *w, const struct group *g, const struct lod_item *it, int counters)
+{
+	const struct lod_key *k = &w->key;
+	uint64_t v[5];
+
+	v[0] = k->first_id + g->first;
+	v[1] = k->first_id + g->last;
+	if (counters) {
+		v[2] = dbl_bits(g->min);
+		v[3] = dbl_bits(g->max);
+		v[4] = 0;
+	} else {
+		v[2] = (uint64_t)g->end;
+		v[3] = k->first_id + g->longest;
+		v[4] = (uint64_t)(it[g->longest].end - it[g->longest].ts);
+	}
+	record(w, g->start >> w->level, v);
 }
 
 /* Merges groups into buckets of 2^level ns, in place; returns the new count. */
@@ -88,7 +151,7 @@ static size_t regroup(struct group *g, size_t n, int level, const struct lod_ite
 	return out;
 }
 
-int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
+int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
 	      uint64_t *levels)
 {
 	struct group *g;
@@ -97,26 +160,24 @@ int lod_build(struct bins *b, const struct lod_key *k, const struct lod_item *it
 
 	*levels = 0;
 	if (n < 2)
-		return 0;
+		return w->failed ? -1 : 0;
 	if ((g = malloc(n * sizeof(*g))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
 		group_from_item(&g[i], it, i);
+	w->key = *k;
 	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && ng > 1; level += LOD_STEP) {
 		ng = regroup(g, ng, level, it);
 		if (ng * 2 > stored)
 			continue;
 		stored = ng;
 		*levels |= UINT64_C(1) << level;
-		for (i = 0; i < ng; i++) {
-			if (g[i].last == g[i].first)
-				continue;
-			if (counters)
-				write_counter_group(b, k, level, &g[i]);
-			else
-				write_slice_group(b, k, level, &g[i], it);
-		}
+		w->level = level;
+		for (i = 0; i < ng; i++)
+			if (g[i].last != g[i].first)
+				write_group(w, &g[i], it, counters);
+		chunk_flush(w);
 	}
 	free(g);
-	return b->failed ? -1 : 0;
+	return w->failed ? -1 : 0;
 }

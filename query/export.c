@@ -261,7 +261,7 @@ struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
 			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
 			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END "
 			       "FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
-			       "WHERE a.arg_set_id = ? ORDER BY a.seq",
+			       "WHERE a.id BETWEEN ?1 AND ?1 + 511 AND a.arg_set_id = ?1 ORDER BY a.id",
 			       -1, &e->args, NULL) != SQLITE_OK) {
 		if (err->code == QRY_OK) {
 			err->code = QRY_EDB;

@@ -313,6 +313,82 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 	return rc;
 }
 
+/* ---- level of detail ------------------------------------------------- */
+
+/* One summary record of the lod table (schema/trace.sql). */
+struct lod_rec {
+	int64_t bucket;
+	int64_t first_id, last_id;
+	uint64_t v[3]; /* slices: end_ts, longest_id, longest_dur; counters: min, max bits */
+};
+
+/* Walks the summaries of one (track, depth, level) from bucket lo to hi. */
+struct lod_iter {
+	sqlite3_stmt *st;
+	const uint8_t *p; /* the current chunk's records */
+	int n, i;
+	int64_t hi;
+	int done;
+};
+
+static const char lod_sql[] = "SELECT buckets FROM lod WHERE track_id = ? AND depth = ? AND level = ? "
+			      "AND first_bucket <= ?4 AND last_bucket >= ?5 ORDER BY first_bucket";
+
+static int64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return (int64_t)v;
+}
+
+static void lod_iter_start(struct lod_iter *it, sqlite3_stmt *st, int64_t track, int64_t depth, int level,
+			   int64_t lo, int64_t hi)
+{
+	memset(it, 0, sizeof(*it));
+	it->st = st;
+	it->hi = hi;
+	sqlite3_bind_int64(st, 1, track);
+	sqlite3_bind_int64(st, 2, depth);
+	sqlite3_bind_int64(st, 3, level);
+	sqlite3_bind_int64(st, 4, hi);
+	sqlite3_bind_int64(st, 5, lo);
+}
+
+/* The next record, 1; 0 at the end (the statement is then reset). */
+static int lod_iter_next(struct lod_iter *it, struct lod_rec *r)
+{
+	const uint8_t *q;
+	int k;
+
+	while (!it->done && it->i >= it->n) {
+		if (sqlite3_step(it->st) != SQLITE_ROW) {
+			it->done = 1;
+			break;
+		}
+		it->p = sqlite3_column_blob(it->st, 0);
+		it->n = sqlite3_column_bytes(it->st, 0) / 48;
+		it->i = 0;
+	}
+	if (it->done)
+		goto out_end;
+	q = it->p + 48 * it->i++;
+	r->bucket = get64(q);
+	if (r->bucket > it->hi)
+		goto out_end;
+	r->first_id = get64(q + 8);
+	r->last_id = get64(q + 16);
+	for (k = 0; k < 3; k++)
+		r->v[k] = (uint64_t)get64(q + 24 + 8 * k);
+	return 1;
+out_end:
+	it->done = 1;
+	sqlite3_reset(it->st);
+	return 0;
+}
+
 /* ---- slices ----------------------------------------------------------- */
 
 /* Whether the track exists: 1, 0, or -1 on a database error. */
@@ -419,11 +495,11 @@ static int lod_level(int64_t resolution, uint64_t levels)
 /* A bucket of the mipmap: its longest slice as itself when it is at least a
  * pixel long, and the rest as one summary item beside it (before it, or
  * after it when it comes first), at most a bucket wide. */
-static void lod_item(struct slice_ctx *c, sqlite3_stmt *st, uint32_t depth, int level)
+static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t depth, int level)
 {
-	int64_t first = sqlite3_column_int64(st, 0), count = sqlite3_column_int64(st, 1) - first + 1;
-	int64_t end = sqlite3_column_int64(st, 2), lid = sqlite3_column_int64(st, 3);
-	int64_t ldur = sqlite3_column_int64(st, 4), width = INT64_C(1) << level;
+	int64_t first = rec->first_id, count = rec->last_id - first + 1;
+	int64_t end = (int64_t)rec->v[0], lid = (int64_t)rec->v[1];
+	int64_t ldur = (int64_t)rec->v[2], width = INT64_C(1) << level;
 	int64_t start = probe_ts(&c->probe, first, NULL), lts = 0, name = 0, cat = 0;
 	struct sitem *it;
 
@@ -465,24 +541,21 @@ static void lod_item(struct slice_ctx *c, sqlite3_stmt *st, uint32_t depth, int 
 static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t hi, int level)
 {
 	int64_t cur = lo, lo_ts = probe_ts(&c->probe, lo, NULL);
+	struct lod_iter it;
+	struct lod_rec rec;
 
-	sqlite3_bind_int64(c->lod, 1, c->track);
-	sqlite3_bind_int64(c->lod, 2, depth);
-	sqlite3_bind_int64(c->lod, 3, level);
-	sqlite3_bind_int64(c->lod, 4, lo_ts >> level);
-	sqlite3_bind_int64(c->lod, 5, c->w->end >> level);
-	while (sqlite3_step(c->lod) == SQLITE_ROW && !c->items.truncated) {
-		int64_t first = sqlite3_column_int64(c->lod, 0), last = sqlite3_column_int64(c->lod, 1);
-
-		if (last < cur)
-			continue;
-		if (first > hi)
+	lod_iter_start(&it, c->lod, c->track, depth, level, lo_ts >> level, c->w->end >> level);
+	while (lod_iter_next(&it, &rec)) {
+		if (c->items.truncated || rec.first_id > hi) {
+			sqlite3_reset(c->lod);
 			break;
-		raw_slices(c, cur, first - 1);
-		lod_item(c, c->lod, depth, level);
-		cur = last + 1;
+		}
+		if (rec.last_id < cur)
+			continue;
+		raw_slices(c, cur, rec.first_id - 1);
+		lod_item(c, &rec, depth, level);
+		cur = rec.last_id + 1;
 	}
-	sqlite3_reset(c->lod);
 	raw_slices(c, cur, hi);
 }
 
@@ -536,10 +609,7 @@ static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
 	if (probe_open(&c->probe, db, "slices", err) != QRY_OK)
 		return err->code;
 	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
-	c->lod = prep(db,
-		      "SELECT first_id, last_id, end_ts, longest_id, longest_dur FROM slice_lod WHERE track_id = ? "
-		      "AND depth = ? AND level = ? AND bucket BETWEEN ? AND ? ORDER BY bucket",
-		      err);
+	c->lod = prep(db, lod_sql, err);
 	c->one = prep(db, "SELECT ts, name_id, category_id FROM slices WHERE id = ?", err);
 	return c->raw && c->lod && c->one ? QRY_OK : err->code;
 }
@@ -642,7 +712,7 @@ static int put_args(sqlite3 *db, int64_t set, struct jbuf *out, struct qry_error
 	sqlite3_stmt *st = prep(db,
 				"SELECT k.str, a.type, a.int_value, a.real_value, v.str, a.blob_value FROM args a "
 				"JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
-				"WHERE a.arg_set_id = ? ORDER BY a.seq",
+				"WHERE a.id BETWEEN ?1 AND ?1 + 511 AND a.arg_set_id = ?1 ORDER BY a.id",
 				err);
 
 	if (st == NULL)
@@ -771,9 +841,10 @@ static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room,
 }
 
 /* A bucket: its first point's time, last point's value and time, min, max. */
-static void put_bucket(struct jbuf *out, sqlite3_stmt *st, sqlite3_stmt *point)
+static void put_bucket(struct jbuf *out, const struct lod_rec *rec, sqlite3_stmt *point)
 {
-	int64_t first = sqlite3_column_int64(st, 0), last = sqlite3_column_int64(st, 1);
+	int64_t first = rec->first_id, last = rec->last_id;
+	double min, max;
 
 	jb_obj(out);
 	sqlite3_bind_int64(point, 1, first);
@@ -790,10 +861,12 @@ static void put_bucket(struct jbuf *out, sqlite3_stmt *st, sqlite3_stmt *point)
 		jb_column(out, point, 0);
 	}
 	sqlite3_reset(point);
+	memcpy(&min, &rec->v[0], sizeof(min));
+	memcpy(&max, &rec->v[1], sizeof(max));
 	jb_key(out, "min");
-	jb_column(out, st, 2);
+	jb_dbl(out, min);
 	jb_key(out, "max");
-	jb_column(out, st, 3);
+	jb_dbl(out, max);
 	jb_key(out, "merged");
 	jb_i64(out, last - first + 1);
 	jb_obj_end(out);
@@ -817,10 +890,7 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 {
 	memset(c, 0, sizeof(*c));
 	c->raw = prep(db, "SELECT ts, value FROM counters WHERE id BETWEEN ? AND ?", err);
-	c->lod = prep(db,
-		      "SELECT first_id, last_id, min_value, max_value FROM counter_lod WHERE track_id = ? AND level = ? "
-		      "AND bucket BETWEEN ? AND ? ORDER BY bucket",
-		      err);
+	c->lod = prep(db, lod_sql, err);
 	c->track = prep(db, "SELECT first_row, last_row, lod_levels FROM tracks WHERE id = ? AND kind = 'counter'",
 			err);
 	c->point = prep(db, "SELECT ts, value FROM counters WHERE id = ?", err);
@@ -835,29 +905,27 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 		       int level, struct jbuf *out, int *truncated)
 {
 	int64_t cur = lo;
+	struct lod_iter it;
+	struct lod_rec rec;
 	size_t n = 0;
 
-	sqlite3_bind_int64(c->lod, 1, track);
-	sqlite3_bind_int64(c->lod, 2, level);
-	sqlite3_bind_int64(c->lod, 3, probe_ts(&c->probe, lo, NULL) >> level);
-	sqlite3_bind_int64(c->lod, 4, w->end >> level);
-	while (!*truncated && sqlite3_step(c->lod) == SQLITE_ROW) {
-		int64_t first = sqlite3_column_int64(c->lod, 0), last = sqlite3_column_int64(c->lod, 1);
-
-		if (last < cur)
-			continue;
-		if (first > hi)
-			break;
-		n += raw_points(c->raw, cur, first - 1, w->limit - n, out, truncated);
-		if (n >= w->limit) {
-			*truncated = 1;
+	lod_iter_start(&it, c->lod, track, 0, level, probe_ts(&c->probe, lo, NULL) >> level, w->end >> level);
+	while (lod_iter_next(&it, &rec)) {
+		if (*truncated || rec.first_id > hi) {
+			sqlite3_reset(c->lod);
 			break;
 		}
-		put_bucket(out, c->lod, c->point);
+		if (rec.last_id < cur)
+			continue;
+		n += raw_points(c->raw, cur, rec.first_id - 1, w->limit - n, out, truncated);
+		if (n >= w->limit) {
+			*truncated = 1;
+			continue;
+		}
+		put_bucket(out, &rec, c->point);
 		n++;
-		cur = last + 1;
+		cur = rec.last_id + 1;
 	}
-	sqlite3_reset(c->lod);
 	if (!*truncated)
 		raw_points(c->raw, cur, hi, w->limit - n, out, truncated);
 }

@@ -67,7 +67,7 @@ CREATE TABLE tracks (
 	last_row INTEGER,
 	min_value,
 	max_value,
-	lod_levels INTEGER -- counter tracks: bit L set when counter_lod has level L
+	lod_levels INTEGER -- counter tracks: bit L set when lod has level L
 );
 
 CREATE TABLE track_depths (
@@ -78,7 +78,7 @@ CREATE TABLE track_depths (
 	max_dur INTEGER NOT NULL, -- an unterminated slice counts up to the trace end
 	count INTEGER NOT NULL,
 	disjoint INTEGER NOT NULL,   -- 1: every slice ends before the next starts
-	lod_levels INTEGER NOT NULL, -- bit L set when slice_lod has level L for this depth
+	lod_levels INTEGER NOT NULL, -- bit L set when lod has level L for this depth
 	PRIMARY KEY (track_id, depth)
 ) WITHOUT ROWID;
 
@@ -98,7 +98,11 @@ CREATE TABLE slices (
 -- type: 0 null, 1 int32, 2 uint32, 3 int64, 4 uint64, 5 double, 6 string,
 -- 7 pointer, 8 koid, 9 bool, 10 blob. Integers and pointers in int_value,
 -- doubles in real_value, strings as string_id, blobs in blob_value.
+-- An arg set is consecutive rows; its id is the id of its first row, so a
+-- set is read as `id BETWEEN set AND set + 511 AND arg_set_id = set` (a
+-- set holds at most 255 arguments of a begin and 255 of its end).
 CREATE TABLE args (
+	id INTEGER PRIMARY KEY,
 	arg_set_id INTEGER NOT NULL,
 	seq INTEGER NOT NULL,
 	key_id INTEGER NOT NULL,
@@ -106,9 +110,8 @@ CREATE TABLE args (
 	int_value INTEGER,
 	real_value REAL,
 	string_id INTEGER,
-	blob_value BLOB,
-	PRIMARY KEY (arg_set_id, seq)
-) WITHOUT ROWID;
+	blob_value BLOB
+);
 
 -- value keeps its type: an integer for integer arguments, a real for doubles.
 CREATE TABLE counters (
@@ -221,34 +224,23 @@ FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.st
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
 -- some levels L in 10, 12, 14 ..., the slices starting in one bucket
 -- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least
--- two of them: their id range (contiguous, see above; count = last_id -
--- first_id + 1), the greatest end and the longest slice. Buckets holding one
--- slice are not stored; a reader takes that slice from `slices`. A level is
--- stored only when it halves the items of the last stored one
--- (track_depths.lod_levels says which); a reader at level L uses the finest
--- stored level at or below L.
-CREATE TABLE slice_lod (
+-- two of them. A level is stored only when it halves the items of the last
+-- stored one (track_depths.lod_levels, tracks.lod_levels say which); a
+-- reader at level L uses the finest stored level at or below L. Buckets
+-- holding one slice are not stored; a reader takes that slice from `slices`.
+--
+-- Summaries are packed, up to 256 per row, in bucket order, as records of
+-- six little-endian 64-bit integers:
+--   slices:   bucket, first_id, last_id (contiguous ids), end_ts (greatest
+--             end), longest_id, longest_dur
+--   counters: bucket, first_id, last_id, min, max (IEEE doubles), 0
+-- Counter tracks use depth 0.
+CREATE TABLE lod (
 	track_id INTEGER NOT NULL,
 	depth INTEGER NOT NULL,
 	level INTEGER NOT NULL,
-	bucket INTEGER NOT NULL,
-	first_id INTEGER NOT NULL,
-	last_id INTEGER NOT NULL,
-	end_ts INTEGER NOT NULL,
-	longest_id INTEGER NOT NULL,
-	longest_dur INTEGER NOT NULL,
-	PRIMARY KEY (track_id, depth, level, bucket)
-) WITHOUT ROWID;
-
--- The same for counter tracks (tracks.lod_levels): the min and max value of
--- the points in a bucket of at least two points; first and last point by id.
-CREATE TABLE counter_lod (
-	track_id INTEGER NOT NULL,
-	level INTEGER NOT NULL,
-	bucket INTEGER NOT NULL,
-	first_id INTEGER NOT NULL,
-	last_id INTEGER NOT NULL,
-	min_value REAL NOT NULL,
-	max_value REAL NOT NULL,
-	PRIMARY KEY (track_id, level, bucket)
+	first_bucket INTEGER NOT NULL,
+	last_bucket INTEGER NOT NULL,
+	buckets BLOB NOT NULL,
+	PRIMARY KEY (track_id, depth, level, first_bucket)
 ) WITHOUT ROWID;
