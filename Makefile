@@ -10,13 +10,13 @@ PKGS = libmicrohttpd libcjson sqlite3
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++ -lpthread -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
 SAN_asan = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
-INGEST_SRC = ingest/fxt.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
+INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
 QUERY_SRC = query/query.c query/json.c query/export.c
 LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c build/gen/catalog.c

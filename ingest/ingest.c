@@ -38,7 +38,54 @@ const char *ingest_strerror(int err)
 
 const char *ingest_detect(const uint8_t *buf, size_t n)
 {
-	return fxt_detect(buf, n) ? "fxt" : NULL;
+	if (fxt_detect(buf, n))
+		return "fxt";
+	if (xray_detect(buf, n))
+		return "xray-fdr";
+	return NULL;
+}
+
+/* One decoder of the formats we read, chosen by content or by the caller. */
+struct decoder {
+	const char *format;        /* "fxt" or "xray-fdr" */
+	struct fxt_decoder fxt;
+	struct xray_decoder *xray;
+};
+
+static int dec_open(struct decoder *d, struct model *m, const char *format)
+{
+	memset(d, 0, sizeof(*d));
+	if (strcmp(format, "fxt") == 0) {
+		d->format = "fxt";
+		fxt_init(&d->fxt, m);
+		return INGEST_OK;
+	}
+	if (strcmp(format, "xray-fdr") == 0 || strcmp(format, "xray") == 0) {
+		d->format = "xray-fdr";
+		d->xray = xray_create(m);
+		return d->xray ? INGEST_OK : INGEST_ENOMEM;
+	}
+	return INGEST_ENOTTRACE;
+}
+
+static int dec_feed(struct decoder *d, const uint8_t *p, size_t n)
+{
+	return d->xray ? xray_feed(d->xray, p, n) : fxt_feed(&d->fxt, p, n);
+}
+
+static int dec_finish(struct decoder *d)
+{
+	return d->xray ? xray_finish(d->xray) : fxt_finish(&d->fxt);
+}
+
+static void dec_close(struct decoder *d)
+{
+	if (d->xray)
+		xray_destroy(d->xray);
+	else if (d->format)
+		fxt_fini(&d->fxt);
+	d->xray = NULL;
+	d->format = NULL;
 }
 
 static int set_error(struct ingest_result *res, int rc, const char *detail)
@@ -46,8 +93,9 @@ static int set_error(struct ingest_result *res, int rc, const char *detail)
 	switch (rc) {
 	case INGEST_ENOTTRACE:
 		snprintf(res->error, sizeof(res->error),
-			 "not a trace: the file starts neither with the FXT magic record "
-			 "(10 00 04 46 78 54 16 00) nor with a provider record");
+			 "not a trace: the file is neither a Fuchsia trace (FXT, starting with the magic record "
+			 "10 00 04 46 78 54 16 00 or a provider record) nor an XRay flight-data-recorder log "
+			 "(a 32-byte header of version 1 to 5, type 1)");
 		break;
 	case INGEST_EEMPTY:
 		snprintf(res->error, sizeof(res->error), "the file is empty: there is no trace to read");
@@ -59,31 +107,142 @@ static int set_error(struct ingest_result *res, int rc, const char *detail)
 	return rc;
 }
 
-/* Decodes the whole file into the model. */
-static int decode_file(FILE *f, uint64_t size, struct fxt_decoder *d, const struct ingest_opts *o,
+/* Decodes the whole file into the model; the format comes from the first
+ * chunk unless the caller forced one. */
+static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *m, const struct ingest_opts *o,
 		       struct ingest_result *res)
 {
 	uint8_t *buf = malloc(CHUNK);
+	const char *format = o ? o->format : NULL;
 	uint64_t done = 0;
 	size_t n;
 	int rc = INGEST_OK;
 
 	if (buf == NULL)
 		return set_error(res, INGEST_ENOMEM, NULL);
-	while (rc == INGEST_OK && (n = fread(buf, 1, CHUNK, f)) > 0) {
-		rc = fxt_feed(d, buf, n);
+	n = fread(buf, 1, CHUNK, f);
+	if (format == NULL && (format = ingest_detect(buf, n)) == NULL)
+		rc = ferror(f) ? INGEST_EIO : n == 0 ? INGEST_EEMPTY : INGEST_ENOTTRACE;
+	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
+		res->format = d->format;
+	while (rc == INGEST_OK && n > 0) {
+		rc = dec_feed(d, buf, n);
 		done += n;
 		if (rc == INGEST_OK && o && o->progress &&
 		    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, done, size) != 0)
 			rc = INGEST_ECANCEL;
+		if (rc == INGEST_OK)
+			n = fread(buf, 1, CHUNK, f);
 	}
 	if (rc == INGEST_OK && ferror(f))
 		rc = INGEST_EIO;
 	if (rc == INGEST_OK)
-		rc = fxt_finish(d);
+		rc = dec_finish(d);
 	free(buf);
 	res->bytes = done;
 	return rc == INGEST_OK ? rc : set_error(res, rc, rc == INGEST_EIO ? strerror(errno) : NULL);
+}
+
+/* Reads a whole small file (a symbol map) into memory. */
+static uint8_t *read_all(const char *path, size_t max, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL, *p;
+	size_t cap = 0, len = 0, k;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			if (cap > max || (p = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = p;
+		}
+		if ((k = fread(buf + len, 1, cap - len, f)) == 0)
+			break;
+		len += k;
+	}
+	fclose(f);
+	*n = len;
+	return buf;
+}
+
+/* Renames "fn#<id>" strings to the functions' names; counts in *named. */
+static int apply_names(sqlite3 *db, const struct xray_symbols *sy, uint64_t *named, char *err, size_t errlen)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int rc = -1;
+
+	*named = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, str FROM strings WHERE str GLOB 'fn#[0-9]*'", -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE strings SET str = ? WHERE id = ?", -1, &upd, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		goto out_finalize;
+	while (sqlite3_step(sel) == SQLITE_ROW) {
+		unsigned long id = strtoul((const char *)sqlite3_column_text(sel, 1) + 3, NULL, 10);
+		const char *name = id <= UINT32_MAX ? xray_symbols_name(sy, (uint32_t)id) : NULL;
+
+		if (name == NULL)
+			continue;
+		sqlite3_bind_text(upd, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+		if (sqlite3_step(upd) != SQLITE_DONE)
+			goto out_finalize;
+		sqlite3_reset(upd);
+		(*named)++;
+	}
+	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+out_finalize:
+	if (rc != 0)
+		snprintf(err, errlen, "cannot rename functions: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return rc;
+}
+
+int ingest_symbolize(const char *db_path, const char *symbols_path, uint64_t *named, char *err, size_t errlen)
+{
+	struct xray_symbols *sy = NULL;
+	sqlite3 *db = NULL;
+	uint8_t *buf;
+	size_t n = 0;
+	int rc = -1;
+
+	*named = 0;
+	if ((buf = read_all(symbols_path, (size_t)1 << 31, &n)) == NULL) {
+		snprintf(err, errlen, "cannot read the symbol file (missing, unreadable or over 2 GiB)");
+		return -1;
+	}
+	if (xray_symbols_load(buf, n, &sy, err, errlen) != 0)
+		goto out_free;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open the trace database");
+		goto out_free;
+	}
+	rc = apply_names(db, sy, named, err, errlen);
+	if (rc == 0) {
+		char sql[96];
+
+		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('symbols_named', %" PRIu64 ")", *named);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+out_free:
+	sqlite3_close(db);
+	xray_symbols_free(sy);
+	free(buf);
+	return rc;
+}
+
+static void symbolize_result(const char *db, const char *symbols, struct ingest_result *res)
+{
+	uint64_t named = 0;
+
+	if (ingest_symbolize(db, symbols, &named, res->symbols_error, sizeof(res->symbols_error)) == 0)
+		res->symbols_named = named;
 }
 
 static int write_db(struct model *m, const char *tmp, const struct ingest_opts *o, struct ingest_result *res)
@@ -109,7 +268,7 @@ out_close:
 
 int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res)
 {
-	struct fxt_decoder d;
+	struct decoder d = { 0 };
 	struct model m;
 	struct stat st;
 	char tmp[4096];
@@ -117,9 +276,7 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	res->format = "fxt";
-	if (opts && opts->format && strcmp(opts->format, "fxt") != 0)
-		return set_error(res, INGEST_ENOTTRACE, NULL);
+	res->format = "unknown";
 	if ((f = fopen(in_path, "rb")) == NULL || fstat(fileno(f), &st) != 0) {
 		snprintf(res->error, sizeof(res->error), "cannot open %s: %s", in_path, strerror(errno));
 		if (f)
@@ -130,15 +287,16 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 		fclose(f);
 		return set_error(res, INGEST_ENOMEM, NULL);
 	}
-	fxt_init(&d, &m);
-	rc = decode_file(f, (uint64_t)st.st_size, &d, opts, res);
+	rc = decode_file(f, (uint64_t)st.st_size, &d, &m, opts, res);
 	fclose(f);
-	fxt_fini(&d);
+	dec_close(&d);
 	if (rc == INGEST_OK && (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", out_db) >= sizeof(tmp))
 		rc = set_error(res, INGEST_EIO, "output path too long");
 	if (rc == INGEST_OK)
 		rc = write_db(&m, tmp, opts, res);
 	model_fini(&m);
+	if (rc == INGEST_OK && opts && opts->symbols)
+		symbolize_result(tmp, opts->symbols, res);
 	if (rc == INGEST_OK && rename(tmp, out_db) != 0)
 		rc = set_error(res, INGEST_EDB, strerror(errno));
 	if (rc != INGEST_OK)
@@ -166,10 +324,17 @@ static const char *const meta_names[16] = { NULL, "provider info", "provider sec
 static const char *const sched_names[16] = { "legacy switch", "context switch", "wakeup" };
 static const char *const prof_names[16] = { "module", "mmap", "backtrace" };
 
-static void info_print(FILE *out, const struct fxt_decoder *d, const struct model *m)
+static void info_print(FILE *out, const struct decoder *dec, const struct model *m, uint64_t bytes)
 {
+	const struct fxt_decoder *d = &dec->fxt;
 	size_t i;
 
+	if (dec->xray) {
+		fprintf(out, "format     xray-fdr\nbytes      %" PRIu64 "\nevents     %zu\nthreads    %zu\n"
+			     "arguments  %zu\n",
+			bytes, m->events.len, m->threads.len, m->args.len);
+		goto out_diag;
+	}
 	fprintf(out, "format     fxt (%s-endian)\nbytes      %" PRIu64 "\n", d->big_endian ? "big" : "little",
 		d->st.bytes);
 	info_counts(out, "record", record_names, d->st.records, 16);
@@ -185,6 +350,7 @@ static void info_print(FILE *out, const struct fxt_decoder *d, const struct mode
 		fprintf(out, "provider   %u \"%s\" ticks/s %" PRIu64 " buffer overflows %" PRIu64 "\n", p->id,
 			model_str(m, p->name), p->ticks_per_second, p->overflows);
 	}
+out_diag:
 #define X(n)                                                                                                           \
 	if (m->diag.n)                                                                                                 \
 		fprintf(out, "diagnostic %-26s %" PRIu64 "\n", #n, m->diag.n);
@@ -195,7 +361,7 @@ static void info_print(FILE *out, const struct fxt_decoder *d, const struct mode
 int ingest_info(const char *in_path, void *out_file, char *err, size_t errlen)
 {
 	struct ingest_result res;
-	struct fxt_decoder d;
+	struct decoder d = { 0 };
 	struct model m;
 	FILE *f;
 	int rc;
@@ -210,14 +376,13 @@ int ingest_info(const char *in_path, void *out_file, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return INGEST_ENOMEM;
 	}
-	fxt_init(&d, &m);
-	rc = decode_file(f, 0, &d, NULL, &res);
+	rc = decode_file(f, 0, &d, &m, NULL, &res);
 	fclose(f);
 	if (rc == INGEST_OK)
-		info_print(out_file, &d, &m);
+		info_print(out_file, &d, &m, res.bytes);
 	else
 		snprintf(err, errlen, "%s", res.error);
-	fxt_fini(&d);
+	dec_close(&d);
 	model_fini(&m);
 	return rc;
 }

@@ -43,7 +43,7 @@ struct ingest_counts {
 
 #define INGEST_MAX_DIAG 24
 struct ingest_result {
-	const char *format;                 /* "fxt" */
+	const char *format;                 /* "fxt", "xray-fdr" */
 	int64_t start_ns, end_ns;           /* time range of the events; 0, 0 when none */
 	uint64_t bytes;                     /* input bytes */
 	struct ingest_counts counts;
@@ -52,12 +52,15 @@ struct ingest_result {
 	const char *diag_name[INGEST_MAX_DIAG];
 	uint64_t diag_value[INGEST_MAX_DIAG];
 	char error[256];                    /* a sentence for the user when the result is not INGEST_OK */
+	uint64_t symbols_named;             /* XRay: functions named from opts->symbols */
+	char symbols_error[256];            /* why opts->symbols could not be used; "" when it could */
 };
 
 struct ingest_opts {
 	ingest_progress_fn progress; /* may be NULL */
 	void *progress_ctx;
-	const char *format;          /* NULL: detect by content; "fxt" to force */
+	const char *format;          /* NULL: detect by content; "fxt" or "xray-fdr" to force */
+	const char *symbols;         /* XRay: instrumented binary or llvm-xray YAML naming functions; may be NULL */
 };
 
 /*
@@ -66,6 +69,13 @@ struct ingest_opts {
  * sentence for the user. On error no file is left at out_db.
  */
 int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res);
+
+/*
+ * Names the XRay functions ("fn#<id>") of an ingested trace from an
+ * instrumented ELF binary or the YAML of `llvm-xray extract --symbolize`.
+ * Returns 0 with *named set, or -1 with a sentence in err.
+ */
+int ingest_symbolize(const char *db_path, const char *symbols_path, uint64_t *named, char *err, size_t errlen);
 
 /* Record statistics of an FXT file without storing anything; prints to out. */
 int ingest_info(const char *in_path, void *out_file, char *err, size_t errlen);

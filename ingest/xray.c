@@ -65,7 +65,13 @@
  * - When the input ends inside a buffer, its whole records are kept and
  *   the rest of it counts as truncated_bytes.
  * - Each thread's buffers are ordered by the TSC of their first timed
- *   record, then wall time, then file order (LLVM sorts by wall time).
+ *   record, then wall time, then file order. (LLVM's reader sorts them
+ *   with a comparator, seconds < && microseconds <, that leaves buffers of
+ *   the same second in file order; `llvm-xray convert` repairs that only
+ *   because it sorts every record by TSC, which its --sort=false turns off.)
+ * - v1: the filler after EndOfBuffer is skipped by the header's buffer
+ *   size, whatever its content and length (LLVM parses it as records and
+ *   rejects the file unless it is zeros and a multiple of 8 bytes).
  * - NewBuffer's thread id is read as 4 bytes in every version (the v1 text
  *   says 2), as LLVM does. The pid is 0 before v3 (LLVM uses the tid in v2).
  * - An EndOfBuffer record in a v2+ buffer ends that buffer's records.
@@ -470,56 +476,74 @@ static int xr_next(struct xr_cur *c, struct xr_rec *out)
 
 /* ---- buffers as they arrive ------------------------------------------- */
 
+/* Walks a buffer to check it: returns the walker's last result; *first
+ * gets the ticks of its first timed record, *timed whether there is one. */
+static int xr_scan(struct xr_cur *c, uint64_t *first, int *timed)
+{
+	struct xr_rec rec;
+	int rc;
+
+	*timed = 0;
+	while ((rc = xr_next(c, &rec)) == XR_REC)
+		if (!*timed && (rec.kind == XR_FUNC || rec.kind == XR_CPU || rec.kind == XR_EVENT)) {
+			*first = rec.tsc;
+			*timed = 1;
+		}
+	return rc;
+}
+
+/* Keeps the checked buffer in flight, whose records end at c->good. */
+static int xr_buffer_keep(struct xray_decoder *d, const struct xr_cur *c, const uint8_t *p, uint64_t first)
+{
+	uint32_t thread = model_thread(d->m, d->version >= 3 ? c->pid : 0, c->tid);
+	struct xr_buf *b;
+
+	if (thread == MDL_NONE || d->bufs.len >= UINT32_MAX || (b = vec_push(&d->bufs)) == NULL) {
+		d->m->oom = 1;
+		return INGEST_ENOMEM;
+	}
+	b->first_tsc = first;
+	b->wall_sec = c->wall_sec;
+	b->wall_usec = c->wall_usec;
+	b->off = d->buf_start;
+	b->len = (uint32_t)(c->good - p);
+	b->thread = thread;
+	b->seq = (uint32_t)d->bufs.len - 1;
+	return INGEST_OK;
+}
+
 /*
  * Checks the buffer in flight (arena[buf_start .. + have)) and stores it, or
- * drops it when damaged. partial: the input ended inside it. Returns
- * INGEST_OK or INGEST_ENOMEM.
+ * drops it when damaged. partial: the input ended inside it; its whole
+ * records are kept and the rest counts as truncated. A whole buffer
+ * without timed records only registers its thread. Returns INGEST_OK or
+ * INGEST_ENOMEM.
  */
 static int xr_buffer_done(struct xray_decoder *d, int partial)
 {
 	static const uint8_t none[1];
 	const uint8_t *p = d->arena ? d->arena + d->buf_start : none;
-	struct xr_buf *b;
-	struct xr_rec rec;
 	struct xr_cur c;
-	uint64_t first = 0;
-	uint32_t thread;
-	int rc, timed = 0;
+	uint64_t first = 0, used;
+	int rc, timed;
 
 	xr_cur_init(&c, p, (size_t)d->have, d->version);
-	while ((rc = xr_next(&c, &rec)) == XR_REC)
-		if (!timed && (rec.kind == XR_FUNC || rec.kind == XR_CPU || rec.kind == XR_EVENT)) {
-			first = rec.tsc;
-			timed = 1;
-		}
-	d->arena_len = d->buf_start + (size_t)(c.good - p);
-	if (partial)
-		d->m->diag.truncated_bytes += d->have - (uint64_t)(c.good - p) + (d->version >= 2 && c.good == p ? 16 : 0);
+	rc = xr_scan(&c, &first, &timed);
+	used = (uint64_t)(c.good - p);
+	d->arena_len = d->buf_start + (size_t)used;
+	if (partial) /* the extents record too, when nothing of the buffer is whole */
+		d->m->diag.truncated_bytes += d->have - used + (d->version >= 2 && used == 0 ? XR_META_SIZE : 0);
 	if (rc == XR_BAD || (rc == XR_CUT && !partial)) {
 		d->m->diag.malformed_records++;
 		d->arena_len = d->buf_start;
 		return INGEST_OK;
 	}
-	if (!c.started)
+	if (timed)
+		return xr_buffer_keep(d, &c, p, first);
+	d->arena_len = d->buf_start;
+	if (!c.started || partial) /* a cut buffer may not have reached its Pid */
 		return INGEST_OK;
-	if ((thread = model_thread(d->m, d->version >= 3 ? c.pid : 0, c.tid)) == MDL_NONE)
-		return INGEST_ENOMEM;
-	if (!timed) {
-		d->arena_len = d->buf_start;
-		return INGEST_OK;
-	}
-	if (d->bufs.len >= UINT32_MAX || (b = vec_push(&d->bufs)) == NULL) {
-		d->m->oom = 1;
-		return INGEST_ENOMEM;
-	}
-	b->first_tsc = first;
-	b->wall_sec = c.wall_sec;
-	b->wall_usec = c.wall_usec;
-	b->off = d->buf_start;
-	b->len = (uint32_t)(c.good - p);
-	b->thread = thread;
-	b->seq = (uint32_t)d->bufs.len - 1;
-	return INGEST_OK;
+	return model_thread(d->m, d->version >= 3 ? c.pid : 0, c.tid) == MDL_NONE ? INGEST_ENOMEM : INGEST_OK;
 }
 
 /* Starts a buffer of n bytes; an empty one is complete at once. */
