@@ -1,6 +1,7 @@
 -- The server's catalog of traces (one file, catalog.db, under --data).
--- Each trace's own data lives in traces/<id>/: the uploaded bytes (source)
--- and the database ingest made of them (trace.db, see trace.sql).
+-- Each trace's own data lives in traces/<id>/: the uploaded bytes (source),
+-- for XRay the instrumented binary or symbol map (binary), and the database
+-- ingest made of them (trace.db, see trace.sql).
 PRAGMA user_version = 1;
 
 CREATE TABLE IF NOT EXISTS traces (
@@ -15,5 +16,7 @@ CREATE TABLE IF NOT EXISTS traces (
 	created_at TEXT NOT NULL,     -- RFC 3339, UTC
 	start_ns INTEGER,
 	end_ns INTEGER,
-	summary TEXT                  -- JSON members "counts", "providers", "diagnostics"
+	summary TEXT,                 -- JSON members "counts", "providers", "diagnostics"
+	symbols_named INTEGER,        -- XRay: functions named from a binary or symbol map
+	symbols_error TEXT            -- XRay: why the symbols given could not be used
 );

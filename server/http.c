@@ -39,6 +39,14 @@ struct server {
 
 enum req_kind { RQ_OTHER, RQ_UPLOAD };
 
+/* An upload being written to disk. */
+struct spool {
+	int fd;          /* -1 when not open */
+	char path[4096]; /* "" when there is no file to remove */
+	uint64_t size;   /* bytes written */
+	int seen;        /* the field was in the request */
+};
+
 struct req {
 	struct server *srv;
 	char method[8];        /* for the request log */
@@ -49,8 +57,10 @@ struct req {
 	unsigned status;       /* answered status, for the log */
 	size_t bytes;          /* answered body bytes */
 	/* uploads */
-	int fd;                /* spool file, -1 when none */
-	char spool[4096];
+	struct spool file;     /* the trace */
+	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
+	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
+	int multipart;
 	uint64_t got;          /* body bytes received */
 	int too_big;
 	int write_failed;
@@ -59,7 +69,6 @@ struct req {
 	struct MHD_PostProcessor *pp;
 	char *filename;        /* multipart file name */
 	char *name;            /* multipart "name" field */
-	int saw_file;
 	/* small bodies (SQL) */
 	char *body;
 	size_t body_len;
@@ -434,6 +443,8 @@ static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, str
 	}
 	if (strcmp(rt->sub, "file") == 0)
 		return strcmp(method, "GET") == 0 ? api_file(s, c, r, rt->id) : method_not_allowed(c, r, method);
+	if (strcmp(rt->sub, "symbols") == 0)
+		return method_not_allowed(c, r, method); /* POST is an upload, handled before */
 	if (strcmp(rt->sub, "export") == 0)
 		return strcmp(method, "GET") == 0 ? api_export(s, c, r, rt->id) : method_not_allowed(c, r, method);
 	if (strcmp(rt->sub, "query") == 0 && strcmp(method, "POST") != 0)
@@ -447,24 +458,40 @@ static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, str
 
 /* ---- uploads -------------------------------------------------------------- */
 
-static int spool_open(struct server *s, struct req *r)
+static int spool_open(struct server *s, struct spool *sp)
 {
 	char dir[2048];
 
 	lib_spool_dir(&s->lib, dir, sizeof(dir));
-	snprintf(r->spool, sizeof(r->spool), "%s/upload-XXXXXX", dir);
-	r->fd = mkostemp(r->spool, O_CLOEXEC);
-	return r->fd < 0 ? -1 : 0;
+	snprintf(sp->path, sizeof(sp->path), "%s/upload-XXXXXX", dir);
+	sp->fd = mkostemp(sp->path, O_CLOEXEC);
+	if (sp->fd < 0)
+		sp->path[0] = '\0';
+	return sp->fd < 0 ? -1 : 0;
 }
 
-/* Appends upload bytes to the spool file, enforcing --max-upload. */
-static void spool_write(struct server *s, struct req *r, const char *data, size_t n)
+/* Closes the file; a spool whose path is still set is removed by req_free. */
+static int spool_close(struct spool *sp)
+{
+	int rc = 0;
+
+	if (sp->fd >= 0)
+		rc = close(sp->fd);
+	sp->fd = -1;
+	return rc;
+}
+
+/* Appends upload bytes to a spool file, enforcing --max-upload over the
+ * whole request. */
+static void spool_write(struct server *s, struct req *r, struct spool *sp, const char *data, size_t n)
 {
 	r->got += n;
 	if (r->got > s->o->max_upload)
 		r->too_big = 1;
+	if (sp->fd < 0 && !r->too_big && spool_open(s, sp) != 0)
+		r->write_failed = errno ? errno : EIO;
 	while (n > 0 && !r->too_big && !r->write_failed) {
-		ssize_t k = write(r->fd, data, n);
+		ssize_t k = write(sp->fd, data, n);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -474,30 +501,29 @@ static void spool_write(struct server *s, struct req *r, const char *data, size_
 		}
 		data += k;
 		n -= (size_t)k;
+		sp->size += (uint64_t)k;
 	}
 }
 
-/* Multipart fields: "file" is streamed to the spool, "name" names the trace. */
+/* Multipart fields: "file" (the trace) and "binary" (an XRay instrumented
+ * binary or symbol map) are streamed to spool files, "name" names the trace. */
 static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
 				  const char *content_type, const char *encoding, const char *data, uint64_t off,
 				  size_t size)
 {
 	struct req *r = cls;
+	struct spool *sp = strcmp(key, "file") == 0 ? &r->file : strcmp(key, "binary") == 0 ? &r->binary : NULL;
 
 	(void)kind;
 	(void)content_type;
 	(void)encoding;
-	if (strcmp(key, "file") == 0) {
-		if (r->saw_file > 1)
-			return MHD_YES; /* one file per upload: later ones are ignored */
-		if (r->filename == NULL && filename)
+	if (sp) {
+		if (sp == &r->file && r->filename == NULL && filename)
 			r->filename = strdup(filename);
-		r->saw_file = 1;
-		spool_write(r->srv, r, data, size);
+		sp->seen = 1;
+		spool_write(r->srv, r, sp, data, size);
 		return r->too_big || r->write_failed ? MHD_NO : MHD_YES;
 	}
-	if (r->saw_file == 1)
-		r->saw_file = 2; /* the file part has ended */
 	if (strcmp(key, "name") == 0 && off == 0 && size < 1024) {
 		free(r->name);
 		r->name = strndup(data, size);
@@ -505,49 +531,56 @@ static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
-static enum MHD_Result upload_begin(struct server *s, struct MHD_Connection *c, struct req *r)
+static enum MHD_Result send_too_big(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
+		 s->o->max_upload);
+	return send_error(c, r, 413, "upload_too_large", msg);
+}
+
+/* The first call of POST /api/traces or POST /api/traces/{id}/symbols. */
+static enum MHD_Result upload_begin(struct server *s, struct MHD_Connection *c, struct req *r, int64_t symbols_for)
 {
 	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
 	int64_t n;
-	char msg[160];
 
 	r->kind = RQ_UPLOAD;
+	r->symbols_for = symbols_for;
+	if (symbols_for > 0 && lib_status(&s->lib, symbols_for) < 0)
+		return send_error(c, r, 404, "not_found", "there is no trace with this id");
 	if (fmt && strcmp(fmt, "fxt") != 0 && strcmp(fmt, "xray") != 0)
 		return send_error(c, r, 400, "bad_parameter", "'format' must be fxt or xray");
 	if (len && parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
-		snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
-			 s->o->max_upload);
 		r->too_big = 1;
-		return send_error(c, r, 413, "upload_too_large", msg);
+		return send_too_big(s, c, r);
 	}
-	if (type && strncasecmp(type, "multipart/form-data", 19) == 0 &&
-	    (r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
-		return send_error(c, r, 400, "bad_multipart", "the multipart/form-data body has no usable boundary");
-	if (spool_open(s, r) != 0)
-		return send_error(c, r, 507, "storage_full", "the server cannot store the upload");
+	if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
+		if ((r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
+			return send_error(c, r, 400, "bad_multipart",
+					  "the multipart/form-data body has no usable boundary");
+		r->multipart = 1;
+	}
 	return MHD_YES;
 }
 
 static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
 				    size_t n)
 {
-	char msg[160];
-
 	if (r->status)
 		return MHD_YES; /* already answered: the rest is discarded */
 	if (r->pp) {
 		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
 			return send_error(c, r, 400, "bad_multipart", "the multipart/form-data body is malformed");
 	} else {
-		spool_write(s, r, data, n);
+		r->file.seen = 1;
+		spool_write(s, r, r->symbols_for > 0 ? &r->binary : &r->file, data, n);
 	}
-	if (r->too_big) {
-		snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
-			 s->o->max_upload);
-		return send_error(c, r, 413, "upload_too_large", msg);
-	}
+	if (r->too_big)
+		return send_too_big(s, c, r);
 	if (r->write_failed)
 		return send_error(c, r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
 				  r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
@@ -598,6 +631,27 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 	return ret;
 }
 
+/* POST /api/traces/{id}/symbols has ended: name the trace's functions. */
+static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	char err[256];
+	struct jbuf b;
+
+	if (r->binary.size == 0)
+		return send_error(c, r, 400, "empty_upload",
+				  "send the instrumented binary or the YAML of llvm-xray extract --symbolize as the "
+				  "body (or as multipart field 'binary')");
+	if (lib_symbols(&s->lib, r->symbols_for, r->binary.path, err, sizeof(err)) != 0)
+		return send_error(c, r, 422, "bad_symbols", err);
+	r->binary.path[0] = '\0'; /* the library owns the file now */
+	jb_init(&b);
+	if (lib_json(&s->lib, r->symbols_for, &b) != 0) {
+		jb_fini(&b);
+		return send_error(c, r, 404, "not_found", "there is no trace with this id");
+	}
+	return send_json(c, r, 200, &b);
+}
+
 static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
 {
 	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
@@ -612,30 +666,23 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	if (r->pp)
 		MHD_destroy_post_processor(r->pp);
 	r->pp = NULL;
-	if (r->fd >= 0 && close(r->fd) != 0 && !r->write_failed)
+	if ((spool_close(&r->file) != 0 || spool_close(&r->binary) != 0) && !r->write_failed)
 		r->write_failed = errno;
-	r->fd = -1;
 	if (r->write_failed)
 		return send_error(c, r, 507, "storage_failed", "the server could not store the upload");
-	if (r->got == 0 || (r->saw_file == 0 && r->pp == NULL && r->name && r->got == 0))
-		return send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
-	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE) &&
-	    strncasecmp(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
-			"multipart/form-data", 19) == 0 &&
-	    !r->saw_file)
+	if (r->symbols_for > 0)
+		return symbols_end(s, c, r);
+	if (r->multipart && !r->file.seen)
 		return send_error(c, r, 400, "missing_file", "the multipart upload has no 'file' field");
-	{
-		struct stat st;
-
-		if (stat(r->spool, &st) != 0 || st.st_size == 0)
-			return send_error(c, r, 400, "empty_upload", "the uploaded file is empty");
-		id = lib_add(&s->lib, qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload", r->spool,
-			     (uint64_t)st.st_size, fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt, err,
-			     sizeof(err));
-	}
+	if (r->file.size == 0)
+		return send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
+	id = lib_add(&s->lib, qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload", r->file.path,
+		     r->file.size, fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt,
+		     r->binary.size ? r->binary.path : NULL, err, sizeof(err));
 	if (id < 0)
 		return send_error(c, r, 507, "storage_failed", err);
-	r->spool[0] = '\0'; /* the library owns the file now */
+	r->file.path[0] = '\0'; /* the library owns the files now */
+	r->binary.path[0] = '\0';
 	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
 		r->suspended = 1;
 		r->wait_id = id;
@@ -814,6 +861,17 @@ static void small_body(struct req *r, const char *data, size_t n)
 	r->body[r->body_len] = '\0';
 }
 
+/* The trace id of POST /api/traces/{id}/symbols, or 0. */
+static int64_t symbols_route(const char *url)
+{
+	struct route rt;
+	char sub[64];
+
+	if (route_parse(url, &rt, sub, sizeof(sub)) != 0 || rt.id <= 0 || strcmp(rt.sub, "symbols") != 0)
+		return 0;
+	return rt.id;
+}
+
 static struct req *req_new(struct server *s, const char *method, const char *url)
 {
 	struct req *r = calloc(1, sizeof(*r));
@@ -823,7 +881,8 @@ static struct req *req_new(struct server *s, const char *method, const char *url
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	snprintf(r->path, sizeof(r->path), "%s", url);
 	r->srv = s;
-	r->fd = -1;
+	r->file.fd = -1;
+	r->binary.fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	return r;
 }
@@ -843,7 +902,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (api && !authorized(s, c))
 			return send_unauthorized(c, r);
 		if (strcmp(method, "POST") == 0 && (strcmp(url, "/api/traces") == 0 || strcmp(url, "/api/traces/") == 0))
-			return upload_begin(s, c, r);
+			return upload_begin(s, c, r, 0);
+		if (strcmp(method, "POST") == 0 && symbols_route(url) > 0)
+			return upload_begin(s, c, r, symbols_route(url));
 		return MHD_YES;
 	}
 	if (r->kind == RQ_UPLOAD) {
@@ -874,10 +935,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	if (r == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	if (r->fd >= 0)
-		close(r->fd);
-	if (r->spool[0])
-		unlink(r->spool); /* an upload that did not finish leaves nothing behind */
+	spool_close(&r->file);
+	spool_close(&r->binary);
+	if (r->file.path[0])
+		unlink(r->file.path); /* an upload that did not finish leaves nothing behind */
+	if (r->binary.path[0])
+		unlink(r->binary.path);
 	if (r->pp)
 		MHD_destroy_post_processor(r->pp);
 	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes,
@@ -1001,7 +1064,7 @@ static void add_demo(struct server *s)
 		fwrite(buf, 1, n, out);
 	fclose(in);
 	if (fclose(out) != 0 || stat(spool, &st) != 0 ||
-	    lib_add(&s->lib, "demo", spool, (uint64_t)st.st_size, NULL, err, sizeof(err)) < 0) {
+	    lib_add(&s->lib, "demo", spool, (uint64_t)st.st_size, NULL, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "trace-server: the demo trace was not added\n");
 		unlink(spool);
 	}

@@ -59,6 +59,7 @@ static void rec_free(struct trace_rec *r)
 	free(r->name);
 	free(r->error_msg);
 	free(r->summary);
+	free(r->symbols_error);
 	free(r);
 }
 
@@ -70,8 +71,8 @@ static int rec_save(struct library *l, const struct trace_rec *r)
 
 	if (sqlite3_prepare_v2(l->catalog,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
-			       "error_code, error_message, created_at, start_ns, end_ns, summary) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
+			       "symbols_error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, r->id);
@@ -86,6 +87,8 @@ static int rec_save(struct library *l, const struct trace_rec *r)
 	sqlite3_bind_int64(st, 10, r->start_ns);
 	sqlite3_bind_int64(st, 11, r->end_ns);
 	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 13, r->symbols_named);
+	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 	sqlite3_finalize(st);
 	return rc;
@@ -155,7 +158,7 @@ static int lib_load(struct library *l)
 
 	if (sqlite3_prepare_v2(l->catalog,
 			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
-			       "created_at, start_ns, end_ns, summary FROM traces ORDER BY id",
+			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -178,6 +181,8 @@ static int lib_load(struct library *l)
 		r->start_ns = sqlite3_column_int64(st, 9);
 		r->end_ns = sqlite3_column_int64(st, 10);
 		r->summary = dup_or_null(sqlite3_column_text(st, 11));
+		r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+		r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
 		if (r->name == NULL)
 			r->name = strdup("");
 		rec_recover(l, r);
@@ -308,10 +313,10 @@ static void rfc3339_now(char *out, size_t n)
 }
 
 int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
-		char *err, size_t errlen)
+		const char *binary_spool, char *err, size_t errlen)
 {
 	struct trace_rec *r = calloc(1, sizeof(*r));
-	char dir[4096], src[4160];
+	char dir[4096], src[4160], bin[4160];
 	int64_t id = -1;
 
 	pthread_mutex_lock(&l->mu);
@@ -322,11 +327,15 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 	r->id = l->next_id;
 	lib_path(l, r->id, NULL, dir, sizeof(dir));
 	lib_path(l, r->id, "source", src, sizeof(src));
-	if (mkdir_p(dir) != 0 || rename(spool, src) != 0) {
+	lib_path(l, r->id, "binary", bin, sizeof(bin));
+	if (mkdir_p(dir) != 0 || rename(spool, src) != 0 || (binary_spool && rename(binary_spool, bin) != 0)) {
 		snprintf(err, errlen, "cannot store the upload: %s", strerror(errno));
+		unlink(src);
+		rmdir(dir);
 		goto out_unlock;
 	}
 	r->size = size;
+	r->symbols_named = -1;
 	r->status = TS_QUEUED;
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", format_hint ? format_hint : "");
 	rfc3339_now(r->created_at, sizeof(r->created_at));
@@ -335,6 +344,7 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 		if (l->n && l->v[l->n - 1] == r)
 			l->n--;
 		unlink(src);
+		unlink(bin);
 		rmdir(dir);
 		goto out_unlock;
 	}
@@ -345,6 +355,24 @@ out_unlock:
 	pthread_mutex_unlock(&l->mu);
 	rec_free(r);
 	return id;
+}
+
+/* XRay traces say whether their functions have names and how to add them. */
+static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "symbols");
+	jb_obj(out);
+	jb_key(out, "named");
+	jb_i64(out, r->symbols_named < 0 ? 0 : r->symbols_named);
+	jb_key(out, "error");
+	jb_str(out, r->symbols_error);
+	if (r->symbols_named <= 0) {
+		jb_key(out, "hint");
+		jb_str(out, "functions are named fn#<id>: POST the instrumented binary (or the YAML of "
+			    "'llvm-xray extract --symbolize') to /api/traces/{id}/symbols, or upload it with the "
+			    "trace as multipart field 'binary'");
+	}
+	jb_obj_end(out);
 }
 
 /* The trace object of docs/API.md; called with mu held. */
@@ -384,6 +412,8 @@ static void rec_json(const struct trace_rec *r, struct jbuf *out)
 	}
 	jb_key(out, "created_at");
 	jb_str(out, r->created_at);
+	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
+		rec_symbols_json(r, out);
 	jb_key(out, "start_ns");
 	jb_i64(out, r->start_ns);
 	jb_key(out, "end_ns");
@@ -458,8 +488,8 @@ int lib_wait(struct library *l, int64_t id, void *conn)
 
 static void remove_tree(const struct library *l, int64_t id)
 {
-	static const char *const files[] = { "source", "trace.db", "trace.db.tmp", "trace.db-journal",
-					     "trace.db-wal", "trace.db-shm" };
+	static const char *const files[] = { "source", "binary", "trace.db", "trace.db.tmp", "trace.db-journal",
+					     "trace.db-wal", "trace.db-shm", "binary.new" };
 	char path[4096];
 	size_t i;
 
@@ -641,6 +671,9 @@ static void job_finish(struct library *l, int64_t id, int rc, const struct inges
 		free(r->summary);
 		r->summary = summary;
 		summary = NULL;
+		r->symbols_named = (int64_t)res->symbols_named;
+		free(r->symbols_error);
+		r->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
 	} else if (rc == INGEST_ECANCEL && l->stop) {
 		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
 	} else {
@@ -659,7 +692,7 @@ static void job_run(struct library *l, int64_t id, const char *hint)
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	struct ingest_opts o = { 0 };
 	struct job j = { l, id };
-	char src[4096], db[4096];
+	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	int rc;
 
@@ -667,6 +700,8 @@ static void job_run(struct library *l, int64_t id, const char *hint)
 		return;
 	lib_path(l, id, "source", src, sizeof(src));
 	lib_path(l, id, "trace.db", db, sizeof(db));
+	lib_path(l, id, "binary", bin, sizeof(bin));
+	o.symbols = access(bin, R_OK) == 0 ? bin : NULL;
 	o.progress = job_progress;
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
@@ -714,4 +749,38 @@ int lib_start(struct library *l)
 		return -1;
 	l->worker_started = 1;
 	return 0;
+}
+
+int lib_symbols(struct library *l, int64_t id, const char *spool, char *err, size_t errlen)
+{
+	char bin[4096], db[4096];
+	struct trace_rec *r;
+	uint64_t named = 0;
+	int st, rc = 0;
+
+	pthread_mutex_lock(&l->mu);
+	r = lib_find(l, id);
+	st = r ? r->status : -1;
+	pthread_mutex_unlock(&l->mu);
+	if (st < 0) {
+		snprintf(err, errlen, "there is no trace with this id");
+		return -1;
+	}
+	lib_path(l, id, "binary", bin, sizeof(bin));
+	lib_path(l, id, "trace.db", db, sizeof(db));
+	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0)
+		return -1;
+	if (rename(spool, bin) != 0) {
+		snprintf(err, errlen, "cannot store the symbols: %s", strerror(errno));
+		return -1;
+	}
+	pthread_mutex_lock(&l->mu);
+	if ((r = lib_find(l, id)) != NULL && st == TS_READY) {
+		r->symbols_named = (int64_t)named;
+		free(r->symbols_error);
+		r->symbols_error = NULL;
+		rc = rec_save(l, r);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return rc;
 }
