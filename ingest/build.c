@@ -1118,6 +1118,10 @@ out_free:
 	return rc;
 }
 
+/* An arrow leaves where its from-slice ends and arrives where its to-slice
+ * begins (the FXT text: a flow "begins where the enclosing duration event
+ * ends" and "resumes where the enclosing duration event begins"); an
+ * unterminated from-slice gives its start. */
 static int write_flows(struct build *b)
 {
 	struct bflow *f = b->flows.data;
@@ -1134,7 +1138,7 @@ static int write_flows(struct build *b)
 		bins_i64(&fb, f[i].name);
 		bins_i64(&fb, b->slice_id[f[i].from]);
 		bins_i64(&fb, b->slice_id[f[i].to]);
-		bins_i64(&fb, s[f[i].from].ts);
+		bins_i64(&fb, s[f[i].from].dur < 0 ? s[f[i].from].ts : s[f[i].from].ts + s[f[i].from].dur);
 		bins_i64(&fb, s[f[i].to].ts);
 		bins_row(&fb);
 	}

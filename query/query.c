@@ -492,49 +492,71 @@ static int lod_level(int64_t resolution, uint64_t levels)
 	return -1;
 }
 
-/* A bucket of the mipmap: its longest slice as itself when it is at least a
- * pixel long, and the rest as one summary item beside it (before it, or
- * after it when it comes first), at most a bucket wide. */
-static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t depth, int level)
+/* ts, name and category of one slice by id; 0 when missing. */
+static int64_t slice_row(struct slice_ctx *c, int64_t id, int64_t *name, int64_t *cat)
 {
-	int64_t first = rec->first_id, count = rec->last_id - first + 1;
-	int64_t end = (int64_t)rec->v[0], lid = (int64_t)rec->v[1];
-	int64_t ldur = (int64_t)rec->v[2], width = INT64_C(1) << level;
-	int64_t start = probe_ts(&c->probe, first, NULL), lts = 0, name = 0, cat = 0;
-	struct sitem *it;
+	int64_t ts = 0;
 
-	sqlite3_bind_int64(c->one, 1, lid);
+	*name = *cat = 0;
+	sqlite3_bind_int64(c->one, 1, id);
 	if (sqlite3_step(c->one) == SQLITE_ROW) {
-		lts = sqlite3_column_int64(c->one, 0);
-		name = sqlite3_column_int64(c->one, 1);
-		cat = sqlite3_column_int64(c->one, 2);
+		ts = sqlite3_column_int64(c->one, 0);
+		*name = sqlite3_column_int64(c->one, 1);
+		*cat = sqlite3_column_int64(c->one, 2);
 	}
 	sqlite3_reset(c->one);
+	return ts;
+}
+
+static struct sitem *push_item(struct slice_ctx *c, int64_t id, int64_t ts, int64_t dur, uint32_t depth)
+{
+	struct sitem *it = slist_push(&c->items);
+
+	if (it == NULL)
+		return NULL;
+	it->id = id;
+	it->ts = ts;
+	it->dur = dur;
+	it->depth = depth;
+	it->merged = 0;
+	return it;
+}
+
+/*
+ * A bucket of the mipmap: its longest slice as itself when it is at least a
+ * pixel long, and the others as one summary item beside it (before it, or
+ * after it when it comes first), at most a bucket wide. A summary carries
+ * the id, name and category of a slice it stands for: the longest, or when
+ * that is drawn by itself, the first of the others.
+ */
+static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t depth, int level)
+{
+	int64_t first = rec->first_id, count = rec->last_id - first + 1, rep = (int64_t)rec->v[1];
+	int64_t end = (int64_t)rec->v[0], ldur = (int64_t)rec->v[2], width = INT64_C(1) << level;
+	int64_t start, lts, name, cat;
+	struct sitem *it;
+
+	lts = slice_row(c, rep, &name, &cat);
+	start = rep == first ? lts : probe_ts(&c->probe, first, NULL);
 	if (ldur >= c->w->resolution || ldur < 0) {
-		if ((it = slist_push(&c->items)) == NULL)
+		if ((it = push_item(c, rep, lts, ldur, depth)) == NULL)
 			return;
-		it->id = lid;
-		it->ts = lts;
-		it->dur = ldur;
 		it->name = name;
 		it->cat = cat;
-		it->depth = depth;
-		it->merged = 0;
 		if (--count <= 0 || ldur < 0)
 			return;
 		if (lts > start)
 			end = lts;
 		else
 			start = lts + ldur;
+		rep = rep == first ? first + 1 : first;
+		slice_row(c, rep, &name, &cat);
 	}
-	if ((it = slist_push(&c->items)) == NULL)
+	if ((it = push_item(c, rep, start, end - start < width ? (end > start ? end - start : 0) : width, depth)) ==
+	    NULL)
 		return;
-	it->id = lid;
-	it->ts = start;
-	it->dur = end - start < width ? (end > start ? end - start : 0) : width;
 	it->name = name;
 	it->cat = cat;
-	it->depth = depth;
 	it->merged = count;
 }
 

@@ -20,3 +20,9 @@ CREATE TABLE IF NOT EXISTS traces (
 	symbols_named INTEGER,        -- XRay: functions named from a binary or symbol map
 	symbols_error TEXT            -- XRay: why the symbols given could not be used
 );
+
+-- Ids are never reused, even after the newest trace is deleted.
+CREATE TABLE IF NOT EXISTS sequence (
+	name TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+) WITHOUT ROWID;

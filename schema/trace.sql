@@ -121,6 +121,8 @@ CREATE TABLE counters (
 	value
 );
 
+-- An arrow runs from where its from-slice ends (from_ts) to where its to-slice
+-- begins (to_ts); from_ts is the from-slice's start when it never ended.
 CREATE TABLE flows (
 	id INTEGER PRIMARY KEY,
 	flow_id INTEGER NOT NULL,

@@ -200,7 +200,8 @@ static int parse_window(struct MHD_Connection *c, struct req *r, struct qry_wind
 struct db_slot {
 	int64_t id;
 	sqlite3 *db;
-	time_t mtime; /* of trace.db when opened: a re-ingested trace is a new file */
+	ino_t ino;    /* of trace.db when opened: a re-ingested trace is a new file */
+	time_t mtime;
 };
 static _Thread_local struct db_slot t_db[8];
 
@@ -213,7 +214,7 @@ static sqlite3 *trace_db(struct server *s, int64_t id)
 	lib_path(&s->lib, id, "trace.db", path, sizeof(path));
 	if (stat(path, &st) != 0)
 		return NULL;
-	if (slot->db && slot->id == id && slot->mtime == st.st_mtime)
+	if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
 		return slot->db;
 	if (slot->db)
 		sqlite3_close(slot->db);
@@ -224,6 +225,7 @@ static sqlite3 *trace_db(struct server *s, int64_t id)
 		return NULL;
 	}
 	slot->id = id;
+	slot->ino = st.st_ino;
 	slot->mtime = st.st_mtime;
 	return slot->db;
 }

@@ -152,6 +152,29 @@ static void rec_recover(struct library *l, struct trace_rec *r)
 	rec_save(l, r);
 }
 
+/* The next trace id kept in the catalog (0 when none yet). */
+static int64_t seq_load(struct library *l)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(l->catalog, "SELECT value FROM sequence WHERE name = 'trace'", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+static int seq_save(struct library *l)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO sequence VALUES ('trace', %" PRId64 ")", l->next_id);
+	return sqlite3_exec(l->catalog, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
 static int lib_load(struct library *l)
 {
 	sqlite3_stmt *st;
@@ -170,6 +193,8 @@ static int lib_load(struct library *l)
 			return -1;
 		}
 		r->id = sqlite3_column_int64(st, 0);
+		if (r->id >= l->next_id)
+			l->next_id = r->id + 1; /* ids are never reused, across restarts too */
 		r->name = dup_or_null(sqlite3_column_text(st, 1));
 		snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
 		snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
@@ -188,6 +213,8 @@ static int lib_load(struct library *l)
 		rec_recover(l, r);
 	}
 	sqlite3_finalize(st);
+	if (seq_load(l) > l->next_id)
+		l->next_id = seq_load(l);
 	return 0;
 }
 
@@ -339,7 +366,7 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 	r->status = TS_QUEUED;
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", format_hint ? format_hint : "");
 	rfc3339_now(r->created_at, sizeof(r->created_at));
-	if (lib_push(l, r) != 0 || rec_save(l, r) != 0) {
+	if (lib_push(l, r) != 0 || rec_save(l, r) != 0 || seq_save(l) != 0) {
 		snprintf(err, errlen, "cannot record the trace in the catalog");
 		if (l->n && l->v[l->n - 1] == r)
 			l->n--;
@@ -422,7 +449,9 @@ static void rec_json(const struct trace_rec *r, struct jbuf *out)
 		jb_raw(out, ",", 1);
 		jb_raw(out, r->summary, strlen(r->summary));
 	} else {
-		jb_raw(out, ",\"counts\":null,\"providers\":[],\"diagnostics\":{}", 48);
+		static const char none[] = ",\"counts\":null,\"providers\":[],\"diagnostics\":{}";
+
+		jb_raw(out, none, sizeof(none) - 1);
 	}
 	jb_obj_end(out);
 }

@@ -704,7 +704,7 @@ static void test_flows(void **state)
 					 "FROM flows f JOIN strings c ON c.id = f.category_id JOIN strings n ON "
 					 "n.id = f.name_id JOIN slice_view a ON a.id = f.from_slice_id JOIN slice_view b "
 					 "ON b.id = f.to_slice_id ORDER BY f.id"),
-			    "5|c|f|S1|C2|10|32\n5|c|f|C2|S3|32|50\n5|c|g|S1|S3|10|50\n2|c|h|S5|S6|100|120");
+			    "5|c|f|S1|C2|20|32\n5|c|f|C2|S3|38|50\n5|c|g|S1|S3|20|50\n2|c|h|S5|S6|110|120");
 	assert_int_equal(tdb_diag(&t, "flow_no_enclosing_slice"), 2);
 	assert_int_equal(t.res.counts.flows, 4);
 	t_check_layout(&t);

@@ -1,0 +1,118 @@
+// Viewer frame-time benchmark.
+//
+// Generates a 2-million-event trace with gen_fxt, ingests it through the
+// real server, opens it in headless Chromium and, while W/S/A/D are held
+// through page.keyboard (zoom in, pan, zoom out, as a person would), records
+// in the page the time of every draw (performance.now around the canvas
+// work) and the interval between animation frames. Chromium runs with its
+// frame-rate limit off, so a frame interval is what a frame really costs
+// (draw, layout, compositing, and the data arriving in between) instead of
+// the display's 16.7 ms.
+//
+//   node bench/viewer/run.mjs [--events N] [--threads T] [--seconds S] [--keep]
+//   env: TRACE_SERVER=path (skip make), CHROMIUM=path
+//
+// Prints the figures and the target, "median ≤ 16 ms". Exits 0 either way
+// (a benchmark reports; the numbers are for people), 1 if it could not run.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle,
+} from '../../tests/e2e/helpers.mjs';
+
+function option(name, def) {
+  const i = process.argv.indexOf('--' + name);
+  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : def;
+}
+
+const EVENTS = option('events', 2000000);
+const THREADS = option('threads', 16);
+const SECONDS = option('seconds', 6);
+const KEEP = process.argv.includes('--keep');
+
+function pct(a, p) {
+  if (a.length === 0) return NaN;
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+
+async function main() {
+  const work = tmpDir('viewer-bench-');
+  const bin = buildServer(['build/rel/gen_fxt']);
+  const gen = path.join(ROOT, 'build/rel/gen_fxt');
+  const file = path.join(work, 'bench.fxt');
+  let t0 = performance.now();
+  const genOut = execFileSync(gen, ['--events', String(EVENTS), '--threads', String(THREADS), file]).toString().trim();
+  console.log(`generated: ${genOut} in ${f1((performance.now() - t0) / 1000)} s`);
+  fs.mkdirSync(path.join(work, 'data'));
+  const server = await startServer(bin, path.join(work, 'data'));
+  let browser;
+  try {
+    t0 = performance.now();
+    const body = fs.readFileSync(file);
+    const r = await fetch(`${server.url}/api/traces?name=bench&wait=1`, { method: 'POST', body });
+    const trace = await r.json();
+    if (r.status !== 201) throw new Error(`ingest failed: ${r.status} ${JSON.stringify(trace)}`);
+    console.log(`ingested: ${trace.counts.slices} slices, ${trace.counts.counters} counter points in ${f1((performance.now() - t0) / 1000)} s`);
+
+    browser = await launchBrowser(['--disable-frame-rate-limit', '--disable-gpu-vsync'], { width: 1600, height: 1000 });
+    const page = await browser.context.newPage();
+    page.on('pageerror', (e) => console.log('page error:', e.message));
+    t0 = performance.now();
+    await page.goto(`${server.url}/?trace=${trace.id}`);
+    await waitIdle(page, 120000);
+    console.log(`first full view: ${f2((performance.now() - t0) / 1000)} s (whole trace, every visible track loaded and drawn)`);
+
+    // Start from the middle tenth of the trace, the way one looks at a trace.
+    const span = trace.end_ns - trace.start_ns;
+    await page.evaluate(([s, e]) => window.__viewer.setView(s, e), [trace.start_ns + span * 0.45, trace.start_ns + span * 0.55]);
+    // Scroll so that the thread tracks, the densest, fill the screen.
+    await page.evaluate(() => {
+      const t = window.__viewer.tracks().find((r) => r.kind === 'thread');
+      if (t) document.querySelector('.tl-scroll').scrollTop = t.y - 30;
+    });
+    await waitIdle(page, 60000);
+    await page.mouse.move(800, 500);
+    const data0 = await page.evaluate(() => window.__viewer.dataStats());
+    await page.evaluate(() => window.__viewer.startRecording());
+    const step = (SECONDS * 1000) / 6;
+    for (const [key, share] of [['w', 1.5], ['a', 1], ['d', 1], ['s', 1.5], ['w', 1]]) {
+      await page.keyboard.down(key);
+      await page.waitForTimeout(step * share);
+      await page.keyboard.up(key);
+    }
+    const rec = await page.evaluate(() => window.__viewer.stopRecording());
+    const data1 = await page.evaluate(() => window.__viewer.dataStats());
+    const fetches = data1.requests - data0.requests;
+    const mib = (data1.bytes - data0.bytes) / 1048576;
+    const st = await page.evaluate(() => window.__viewer.state());
+    await page.screenshot({ path: path.join(work, 'bench.png') });
+
+    const d = rec.draws;
+    const f = rec.frames;
+    console.log('');
+    console.log(`interaction: ${f1(SECONDS)} s of W/A/D/S/W held, ${d.length} frames, ${fetches} data replies (${f1(mib)} MiB), ` +
+      `final window ${f2((st.end - st.start) / 1e6)} ms`);
+    console.log(`draw time   (canvas work per frame):   median ${f2(pct(d, 50))} ms   p95 ${f2(pct(d, 95))} ms   max ${f2(Math.max(...d))} ms`);
+    console.log(`frame time  (rAF to rAF, uncapped):     median ${f2(pct(f, 50))} ms   p95 ${f2(pct(f, 95))} ms   max ${f2(Math.max(...f))} ms`);
+    console.log(`target: median ≤ 16 ms  ->  ${pct(f, 50) <= 16 ? 'met' : 'NOT met'} (frame time), ${pct(d, 50) <= 16 ? 'met' : 'NOT met'} (draw time)`);
+    console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} ` +
+      '(other work on the machine shows in the frame times)');
+    if (KEEP) console.log(`kept: ${work} (bench.png, bench.fxt, data/)`);
+  } finally {
+    if (browser) await browser.close();
+    await server.stop();
+    if (!KEEP) fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error('bench/viewer:', e.message);
+  process.exit(1);
+});

@@ -1,0 +1,216 @@
+// Per-track data for the visible window, fetched with level of detail and
+// cached so that panning and zooming redraw from memory.
+//
+// For a view [vs, ve] at r ns per pixel we fetch [vs - span, ve + span]
+// (three views wide, clipped to the trace) at resolution r. The cached reply
+// serves every later view that lies inside the fetched window while the
+// resolution stays within 2x of the fetched one (any zoom-in once the reply
+// holds every slice, below the server's 1024 ns threshold). Anything else
+// fetches anew; the old data keeps being drawn until the new data arrives,
+// and a fetch that no longer matches the view is aborted.
+
+import { ApiError, askToken, authHeaders, getToken } from './api.js';
+import { colorFor } from './format.js';
+
+const EXACT_RES = 1024;     // the server returns every slice below this resolution
+const SLICE_LIMIT = 400000;
+const COUNTER_LIMIT = 200000;
+const SCHED_LIMIT = 100000;
+const LOG_LIMIT = 20000;
+const DEBOUNCE_MS = 80;
+
+// Smallest i with a[i] >= x (a sorted ascending); n if none.
+export function lowerBound(a, x, n = a.length) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Smallest i with a[i] > x.
+export function upperBound(a, x, n = a.length) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// One worker for every track: parsing happens off the main thread.
+let worker = null;
+let nextId = 1;
+const waiting = new Map(); // request id -> {resolve, reject}
+
+function getWorker() {
+  if (worker) return worker;
+  worker = new Worker('/js/worker.js', { type: 'module' });
+  worker.onmessage = (ev) => {
+    const m = ev.data;
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.ok) w.resolve(m);
+    else w.reject(Object.assign(new ApiError(m.status, m.code, m.message), { name: m.aborted ? 'AbortError' : 'ApiError' }));
+  };
+  return worker;
+}
+
+// Fetches url in the worker; resolves with {data, truncated}. A 401 asks
+// for the token (once for everybody) and tries again.
+async function workerFetch(url, kind, traceEnd, signal) {
+  for (let attempt = 0; ; attempt++) {
+    const id = nextId++;
+    const p = new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+    const onAbort = () => getWorker().postMessage({ op: 'cancel', id });
+    signal.addEventListener('abort', onAbort);
+    getWorker().postMessage({ op: 'fetch', id, url, kind, traceEnd, headers: authHeaders() });
+    try {
+      return await p;
+    } catch (e) {
+      if (e.status === 401 && attempt < 5) {
+        await askToken(attempt > 0 || !!getToken());
+        continue;
+      }
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+export class DataStore {
+  // trace: the trace object; onUpdate(): called when new data arrived.
+  constructor(trace, onUpdate) {
+    this.trace = trace;
+    this.base = '/api/traces/' + encodeURIComponent(trace.id);
+    this.start = trace.start_ns ?? 0;
+    this.end = trace.end_ns ?? this.start;
+    this.onUpdate = onUpdate;
+    this.cache = new Map();   // track key -> {start, end, res, data, truncated}
+    this.pending = new Map(); // track key -> {start, end, res, ctrl}
+    this.wanted = new Map();  // track key -> {track, vs, ve, res}, waiting for the debounce
+    this.timer = 0;
+    this.errors = 0;
+    this.requests = 0;  // replies received, for the benchmark
+    this.bytes = 0;
+    this.lastError = '';
+  }
+
+  get busy() {
+    return this.pending.size + this.wanted.size;
+  }
+
+  get(track) {
+    return this.cache.get(track.key) || null;
+  }
+
+  covers(c, vs, ve, res) {
+    const lo = Math.max(vs, this.start);
+    const hi = Math.min(ve, this.end);
+    if (lo < c.start || hi > c.end) return false;
+    if (!c.lod) return true;
+    if (res > c.res * 2) return false;
+    if (res < c.res / 2 && c.res >= EXACT_RES) return false;
+    return true;
+  }
+
+  // Makes sure the track's data will cover [vs, ve] at res ns per pixel.
+  request(track, vs, ve, res) {
+    const c = this.cache.get(track.key);
+    if (c && this.covers(c, vs, ve, res)) {
+      this.wanted.delete(track.key);
+      return;
+    }
+    const p = this.pending.get(track.key);
+    if (p && this.covers(p, vs, ve, res)) return;
+    this.wanted.set(track.key, { track, vs, ve, res });
+    if (!c && !p) {
+      this.flush();
+      return;
+    }
+    // While the view moves, fetch at most every DEBOUNCE_MS: not on every
+    // frame, and not only once the movement stops.
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), DEBOUNCE_MS);
+  }
+
+  flush() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    const w = [...this.wanted.values()];
+    this.wanted.clear();
+    for (const { track, vs, ve, res } of w) this.fetch(track, vs, ve, res);
+  }
+
+  fetch(track, vs, ve, res) {
+    const old = this.pending.get(track.key);
+    if (old) old.ctrl.abort();
+    const span = Math.max(ve - vs, 1);
+    const start = Math.max(this.start, Math.floor(vs - span));
+    const end = Math.min(this.end, Math.ceil(ve + span));
+    const r = Math.max(1, Math.floor(res));
+    const ctrl = new AbortController();
+    const lod = track.kind === 'thread' || track.kind === 'async' || track.kind === 'counter';
+    const p = { start, end: Math.max(start, end), res: r, lod, ctrl };
+    this.pending.set(track.key, p);
+    this.load(track, p).then((c) => {
+      if (this.pending.get(track.key) !== p) return;
+      this.pending.delete(track.key);
+      this.cache.set(track.key, c);
+      this.onUpdate();
+    }, (e) => {
+      if (this.pending.get(track.key) === p) this.pending.delete(track.key);
+      if (e.name === 'AbortError') return;
+      this.errors++;
+      this.lastError = e.message;
+      // Keep something in the cache so that we do not retry in a loop;
+      // the next view change asks again.
+      const c = this.cache.get(track.key);
+      this.cache.set(track.key, { ...(c || { data: null }), start: p.start, end: p.end, res: p.res, lod: p.lod, error: e.message });
+      this.onUpdate();
+    });
+  }
+
+  async load(track, p) {
+    const q = `start=${p.start}&end=${p.end}`;
+    let url;
+    let kind;
+    switch (track.kind) {
+      case 'thread':
+      case 'async':
+        url = `${this.base}/slices?track=${track.trackId}&${q}&resolution=${p.res}&limit=${SLICE_LIMIT}`;
+        kind = 'slices';
+        break;
+      case 'counter':
+        url = `${this.base}/counters?track=${track.trackId}&${q}&resolution=${p.res}&limit=${COUNTER_LIMIT}`;
+        kind = 'counters';
+        break;
+      case 'cpu':
+        url = `${this.base}/sched?cpu=${track.cpu}&${q}&limit=${SCHED_LIMIT}`;
+        kind = 'sched';
+        break;
+      case 'log':
+        url = `${this.base}/logs?${q}&limit=${LOG_LIMIT}`;
+        kind = 'logs';
+        break;
+      default:
+        return { start: p.start, end: p.end, res: p.res, lod: false, data: null, truncated: false, error: null };
+    }
+    const r = await workerFetch(url, kind, this.end, p.ctrl.signal);
+    this.requests++;
+    this.bytes += r.bytes || 0;
+    const data = r.data;
+    const truncated = r.truncated;
+    if (kind === 'slices') data.colors = data.names.map(colorFor);
+    // A truncated reply is kept for its window like any other (so that we
+    // do not fetch the same thing in a loop); the track says it is cut, and
+    // zooming in fetches finer, smaller windows.
+    return { start: p.start, end: p.end, res: p.res, lod: p.lod || truncated, data, truncated, error: null };
+  }
+}

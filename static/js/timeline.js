@@ -1,0 +1,1103 @@
+// The timeline page: tracks grouped by process, drawn on one canvas, with
+// Perfetto's navigation (W/S zoom, A/D pan, ctrl+wheel, drag, F to fit),
+// slice details with flows, area statistics and search.
+//
+// The URL holds the trace, the visible window and the selection
+// (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E), so a copied link
+// restores the view. The track labels are DOM (text only); the tracks
+// themselves are canvas. window.__viewer exposes the view for tests.
+
+import { api } from './api.js';
+import { el, clear } from './dom.js';
+import { DataStore } from './data.js';
+import { fmtCount, fmtDur, fmtTime } from './format.js';
+import { damage } from './library.js';
+import {
+  FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
+  hitInterval, hitSlice, makeView, sliceItem,
+} from './render.js';
+import { GROUP_H, MAX_ROWS, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
+import { DetailsPanel } from './panels.js';
+
+const LABEL_W = 250;
+const AXIS_H = 26;
+const OVERVIEW_H = 40;
+const MIN_SPAN = 50;            // ns
+const KEY_ZOOM_PER_S = 2.8;     // e-folds per second while W/S is held
+const KEY_PAN_PER_S = 0.9;      // views per second while A/D is held
+const OVERVIEW_BUCKETS = 400;
+
+export class TimelinePage {
+  constructor(root, traceId, params) {
+    this.root = root;
+    this.traceId = traceId;
+    this.params = params;
+    this.base = '/api/traces/' + encodeURIComponent(traceId);
+    this.trace = null;
+    this.groups = [];
+    this.rows = [];
+    this.height = 0;
+    this.vs = 0;
+    this.ve = 1;
+    this.selection = null;   // {kind: 'slice', id, info} | {kind: 'sched'|'log'|'counter', ...}
+    this.area = null;        // {start, end}
+    this.hover = null;
+    this.flowEnds = [];      // [{from, to}] details of both ends of the selected slice's flows
+    this.held = new Set();   // keys held for continuous zoom/pan
+    this.mouse = null;       // {x, y} over the canvas
+    this.drag = null;
+    this.dirty = false;
+    this.animating = false;
+    this.lastFrame = 0;
+    this.selToken = 0;
+    this.selBusy = false;
+    this.overview = null;
+    this.perf = { recording: false, draws: [], frames: [], lastTs: 0 };
+    this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
+    this.urlTimer = 0;
+    this.ready = false;
+    this.exposeHooks();
+    this.start();
+  }
+
+  // ---- loading -------------------------------------------------------------
+
+  async start() {
+    this.buildShell();
+    let trace;
+    try {
+      trace = await api(this.base, { exact: true });
+    } catch (e) {
+      this.fatal(e.status === 404 ? 'There is no trace ' + this.traceId + ' on this server.' : 'Could not load the trace: ' + e.message);
+      return;
+    }
+    this.trace = trace;
+    document.title = (trace.name || 'trace') + ' — trace viewer';
+    this.titleEl.textContent = trace.name || 'trace ' + trace.id;
+    if (trace.status === 'queued' || trace.status === 'ingesting') {
+      const p = trace.progress || {};
+      this.fatal(`This trace is still ${trace.status} (${p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0}%). The page reloads when it is ready.`);
+      setTimeout(() => location.reload(), 1000);
+      return;
+    }
+    if (trace.status === 'failed') {
+      this.fatal('This trace could not be read: ' + (trace.error ? trace.error.message || trace.error.code : 'unknown error'));
+      return;
+    }
+    let tr;
+    try {
+      tr = await api(this.base + '/tracks', { exact: true });
+    } catch (e) {
+      this.fatal('Could not load the tracks: ' + e.message);
+      return;
+    }
+    this.traceStart = trace.start_ns ?? 0;
+    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1000);
+    const built = buildTracks(tr, trace);
+    this.groups = built.groups;
+    this.byTrackId = built.byTrackId;
+    this.threadNames = built.threadNames;
+    this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => this.invalidate());
+    this.overviewLabel.textContent = 'Overview · ' + fmtDur(this.traceEnd - this.traceStart);
+    this.showDiagnostics();
+    this.restoreFromUrl();
+    this.relayout();
+    this.bindInput();
+    this.ready = true;
+    this.invalidate();
+    this.loadOverview();
+  }
+
+  fatal(msg) {
+    clear(this.body);
+    this.body.append(el('div', { className: 'fatal' }, msg, el('div', null, el('a', { href: '/' }, 'Back to the trace list'))));
+  }
+
+  // ---- DOM -------------------------------------------------------------------
+
+  buildShell() {
+    this.titleEl = el('span', { className: 'trace-title' }, 'loading…');
+    this.searchInput = el('input', {
+      type: 'search', className: 'search', placeholder: 'Search slices  ( / )', 'aria-label': 'Search slice names',
+      spellcheck: false,
+    });
+    this.searchInfo = el('span', { className: 'search-info' });
+    this.areaToggle = el('button', {
+      className: 'mode', title: 'Area selection mode: drag selects a time range (or hold Shift while dragging)',
+      onclick: () => this.setAreaMode(!this.areaMode),
+    }, 'Select area');
+    const help = el('span', { className: 'help' }, 'W/S zoom · A/D pan · drag pan · Shift+drag select · F fit · / search · Esc clear');
+    this.toolbar = el('header', { className: 'topbar' },
+      el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'),
+      this.titleEl,
+      el('div', { className: 'search-box' }, this.searchInput,
+        el('button', { className: 'search-prev', title: 'Previous hit (Shift+Enter)', onclick: () => this.stepSearch(-1) }, '‹'),
+        el('button', { className: 'search-next', title: 'Next hit (Enter)', onclick: () => this.stepSearch(1) }, '›'),
+        this.searchInfo),
+      this.areaToggle, help);
+    this.banner = el('div', { className: 'banner hidden' });
+    this.overviewCanvas = el('canvas', { className: 'overview-canvas' });
+    this.overviewLabel = el('div', { className: 'overview-label' }, 'Overview');
+    this.axisCanvas = el('canvas', { className: 'axis-canvas' });
+    this.spanLabel = el('div', { className: 'span-label' });
+    this.labels = el('div', { className: 'labels' });
+    this.inner = el('div', { className: 'tl-inner' }, this.labels);
+    this.scroller = el('div', { className: 'tl-scroll' }, this.inner);
+    this.canvas = el('canvas', { className: 'tl-canvas' });
+    this.tooltip = el('div', { className: 'tooltip hidden' });
+    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.tooltip);
+    this.details = new DetailsPanel(this);
+    this.root.append(this.toolbar, this.banner,
+      el('div', { className: 'tl-overview' }, this.overviewLabel, this.overviewCanvas),
+      el('div', { className: 'tl-axis' }, this.spanLabel, this.axisCanvas),
+      this.body, this.details.root);
+  }
+
+  showDiagnostics() {
+    const t = this.trace;
+    const diag = t.diagnostics || {};
+    const parts = [];
+    for (const [k, v] of Object.entries(diag)) {
+      if (Number(v) > 0) parts.push(`${k.replace(/_/g, ' ')}: ${fmtCount(v)}`);
+    }
+    for (const p of t.providers || []) {
+      if (Number(p.buffer_overflows) > 0 && !diag.buffer_overflows) parts.push(`provider ${p.name}: ${p.buffer_overflows} buffer overflows`);
+    }
+    if (damage(diag) === 0 && parts.length === 0) return;
+    clear(this.banner);
+    this.banner.append(el('strong', null, 'This trace has damaged or dropped data. '),
+      el('span', null, 'What is shown may be incomplete: '),
+      el('span', { className: 'diag-list' }, parts.join(' · ')),
+      el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.banner.classList.add('hidden'); this.resize(); } }, '×'));
+    this.banner.classList.remove('hidden');
+  }
+
+  relayout() {
+    const { rows, height } = layout(this.groups);
+    this.rows = rows;
+    this.height = height;
+    this.inner.style.height = height + 'px';
+    clear(this.labels);
+    for (const r of rows) this.labels.append(this.labelFor(r.item, r.y, r.h));
+    this.resize();
+  }
+
+  labelFor(it, y, h) {
+    const style = { top: y + 'px', height: h + 'px' };
+    if (it.kind === 'group') {
+      const arrow = el('span', { className: 'arrow' }, it.collapsed ? '▸' : '▾');
+      return el('div', {
+        className: 'label group-label' + (it.collapsed ? ' collapsed' : ''), style, title: `${it.title} (${it.subtitle})`,
+        dataset: { key: it.key }, role: 'button', tabIndex: 0,
+        onclick: () => { it.collapsed = !it.collapsed; this.relayout(); this.invalidate(); },
+        onkeydown: (e) => {
+          if (e.key !== 'Enter' && e.key !== ' ') return;
+          e.preventDefault();
+          it.collapsed = !it.collapsed;
+          this.relayout();
+          this.invalidate();
+        },
+      }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
+    }
+    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle)];
+    const all = (it.maxDepth ?? 0) + 1;
+    if ((it.kind === 'thread' || it.kind === 'async') && all > MAX_ROWS) {
+      kids.push(el('button', {
+        className: 'expand', title: it.expanded ? 'Show fewer rows' : `Show all ${all} rows`,
+        onclick: (e) => { e.stopPropagation(); it.expanded = !it.expanded; this.relayout(); this.invalidate(); },
+      }, it.expanded ? 'fewer' : `+${all - visibleRows(it)} rows`));
+    }
+    return el('div', {
+      className: 'label track-label kind-' + it.kind, style, title: `${it.title} ${it.subtitle}`,
+      dataset: { key: it.key, trackId: it.trackId ?? '' },
+    }, ...kids);
+  }
+
+  resize() {
+    const dpr = window.devicePixelRatio || 1;
+    const bodyRect = this.body.getBoundingClientRect();
+    const sbw = this.scroller.offsetWidth - this.scroller.clientWidth;
+    const W = Math.max(50, Math.floor(bodyRect.width - LABEL_W - sbw));
+    const H = Math.max(50, Math.floor(bodyRect.height));
+    this.W = W;
+    this.H = H;
+    this.canvas.style.left = LABEL_W + 'px';
+    this.canvas.style.width = W + 'px';
+    this.canvas.style.height = H + 'px';
+    this.canvas.width = Math.round(W * dpr);
+    this.canvas.height = Math.round(H * dpr);
+    this.ctx = this.canvas.getContext('2d', { alpha: false });
+    this.axisCanvas.style.width = W + 'px';
+    this.axisCanvas.style.height = AXIS_H + 'px';
+    this.axisCanvas.width = Math.round(W * dpr);
+    this.axisCanvas.height = Math.round(AXIS_H * dpr);
+    this.overviewCanvas.style.width = W + 'px';
+    this.overviewCanvas.style.height = OVERVIEW_H + 'px';
+    this.overviewCanvas.width = Math.round(W * dpr);
+    this.overviewCanvas.height = Math.round(OVERVIEW_H * dpr);
+    this.dpr = dpr;
+    this.invalidate();
+  }
+
+  // ---- the view --------------------------------------------------------------
+
+  setView(vs, ve) {
+    const dur = this.traceEnd - this.traceStart;
+    let span = Math.max(ve - vs, MIN_SPAN);
+    const maxSpan = dur * 1.1;
+    if (span > maxSpan) {
+      const c = this.traceStart + dur / 2;
+      vs = c - maxSpan / 2;
+      span = maxSpan;
+    } else {
+      const c = (vs + ve) / 2;
+      vs = c - span / 2;
+      const lo = this.traceStart - dur * 0.05;
+      const hi = this.traceEnd + dur * 0.05;
+      if (vs < lo) vs = lo;
+      if (vs + span > hi) vs = hi - span;
+    }
+    this.vs = vs;
+    this.ve = vs + span;
+    this.scheduleUrl();
+    this.invalidate();
+  }
+
+  zoomAt(factor, x) {
+    const span = this.ve - this.vs;
+    const t = this.vs + (x / this.W) * span;
+    const ns = Math.max(span * factor, MIN_SPAN);
+    const vs = t - (x / this.W) * ns;
+    this.setView(vs, vs + ns);
+  }
+
+  panBy(px) {
+    const d = (px / this.W) * (this.ve - this.vs);
+    this.setView(this.vs + d, this.ve + d);
+  }
+
+  fitAll() {
+    const dur = this.traceEnd - this.traceStart;
+    this.setView(this.traceStart - dur * 0.01, this.traceEnd + dur * 0.01);
+  }
+
+  fitRange(s, e) {
+    if (e <= s) e = s + 1000;
+    const pad = (e - s) * 0.1;
+    this.setView(s - pad, e + pad);
+  }
+
+  fitSelection() {
+    const sel = this.selection;
+    if (this.area) this.fitRange(this.area.start, this.area.end);
+    else if (sel && sel.kind === 'slice' && sel.info) this.fitRange(sel.info.ts, sliceEnd(sel.info, this.traceEnd));
+    else if (sel && sel.item && sel.item.ts !== undefined) this.fitRange(sel.item.ts, sel.item.dur > 0 ? sel.item.ts + sel.item.dur : sel.item.ts + 1000);
+    else this.fitAll();
+  }
+
+  // ---- URL -------------------------------------------------------------------
+
+  restoreFromUrl() {
+    const p = this.params;
+    const s = Number(p.get('start'));
+    const e = Number(p.get('end'));
+    if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.setView(s, e);
+    else this.fitAll();
+    const area = p.get('area');
+    if (area && /^-?\d+,-?\d+$/.test(area)) {
+      const [a, b] = area.split(',').map(Number);
+      if (b >= a) this.setArea(a, b);
+    }
+    const slice = p.get('slice');
+    if (slice && /^\d+$/.test(slice)) this.selectSlice(Number(slice), { reveal: false, scroll: true });
+  }
+
+  urlFor() {
+    const q = new URLSearchParams();
+    q.set('trace', this.traceId);
+    q.set('start', String(Math.round(this.vs)));
+    q.set('end', String(Math.round(this.ve)));
+    if (this.selection && this.selection.kind === 'slice') q.set('slice', String(this.selection.id));
+    if (this.area) q.set('area', `${Math.round(this.area.start)},${Math.round(this.area.end)}`);
+    return '/?' + q.toString();
+  }
+
+  scheduleUrl() {
+    if (this.urlTimer) return;
+    this.urlTimer = setTimeout(() => {
+      this.urlTimer = 0;
+      history.replaceState(null, '', this.urlFor());
+    }, 200);
+  }
+
+  // ---- selection -------------------------------------------------------------
+
+  async selectSlice(id, opts = {}) {
+    const token = ++this.selToken;
+    this.selBusy = true;
+    this.area = null;
+    this.selection = { kind: 'slice', id, info: null };
+    this.flowEnds = [];
+    this.details.showLoading('slice ' + id);
+    this.scheduleUrl();
+    this.invalidate();
+    let info;
+    try {
+      info = await api(`${this.base}/slices/${id}`, { exact: true });
+    } catch (e) {
+      if (token !== this.selToken) return;
+      this.details.showError(e.status === 404 ? `There is no slice ${id} in this trace.` : 'Could not load the slice: ' + e.message);
+      this.selBusy = false;
+      return;
+    }
+    if (token !== this.selToken) return;
+    this.selection = { kind: 'slice', id, info };
+    const t = this.byTrackId.get(Number(info.track_id));
+    if (t && !t.expanded && (info.depth ?? 0) >= visibleRows(t)) {
+      // a slice deeper than the rows shown: show them all
+      t.expanded = true;
+      this.relayout();
+    }
+    if (opts.reveal) this.reveal(info);
+    else if (opts.scroll) this.scrollToTrack(info.track_id);
+    this.details.showSlice(info);
+    this.invalidate();
+    await this.loadFlows(info, token);
+    if (token === this.selToken) this.selBusy = false;
+  }
+
+  async loadFlows(info, token) {
+    const ends = [];
+    const cache = new Map([[info.id, info]]);
+    const get = async (id) => {
+      if (!cache.has(id)) {
+        try {
+          cache.set(id, await api(`${this.base}/slices/${id}`, { exact: true }));
+        } catch {
+          cache.set(id, null);
+        }
+      }
+      return cache.get(id);
+    };
+    for (const f of (info.flows || []).slice(0, 64)) {
+      const from = await get(f.from_slice);
+      const to = await get(f.to_slice);
+      if (token !== this.selToken) return;
+      ends.push({ flow: f, from, to });
+    }
+    this.flowEnds = ends;
+    this.details.showFlowNames(ends, info.id);
+    this.invalidate();
+  }
+
+  // Moves the view (and vertical scroll) so that the slice is visible.
+  reveal(info) {
+    const s = info.ts;
+    const e = sliceEnd(info, this.traceEnd);
+    const span = this.ve - this.vs;
+    if (e - s > span * 0.8) this.fitRange(s, e);
+    else if (s < this.vs || e > this.ve) this.setView((s + e) / 2 - span / 2, (s + e) / 2 + span / 2);
+    this.scrollToTrack(info.track_id);
+  }
+
+  scrollToTrack(trackId) {
+    const t = this.byTrackId.get(Number(trackId));
+    if (!t) return;
+    if (t.group.collapsed) {
+      t.group.collapsed = false;
+      this.relayout();
+    }
+    const top = this.scroller.scrollTop;
+    if (t.y < top || t.y + Math.min(t.h, 120) > top + this.H) {
+      this.scroller.scrollTop = Math.max(0, t.y - this.H / 3);
+    }
+    this.invalidate();
+  }
+
+  selectOther(kind, item, track) {
+    this.selToken++;
+    this.selBusy = false;
+    this.area = null;
+    this.selection = { kind, item, track };
+    this.flowEnds = [];
+    this.details.showItem(kind, item, track);
+    this.scheduleUrl();
+    this.invalidate();
+  }
+
+  clearSelection() {
+    this.selToken++;
+    this.selBusy = false;
+    this.selection = null;
+    this.area = null;
+    this.flowEnds = [];
+    this.details.showEmpty();
+    this.scheduleUrl();
+    this.invalidate();
+  }
+
+  setArea(a, b) {
+    this.selToken++;
+    this.selBusy = false;
+    this.selection = null;
+    this.flowEnds = [];
+    this.area = { start: Math.min(a, b), end: Math.max(a, b) };
+    this.scheduleUrl();
+    this.invalidate();
+    clearTimeout(this.areaTimer);
+    this.areaTimer = setTimeout(() => this.details.showArea(this.area), 0);
+  }
+
+  setAreaMode(on) {
+    this.areaMode = on;
+    this.areaToggle.classList.toggle('active', on);
+    this.canvas.style.cursor = on ? 'crosshair' : '';
+  }
+
+  // ---- search ----------------------------------------------------------------
+
+  async runSearch(q) {
+    this.search = { q, hits: [], idx: -1, truncated: false, loading: true };
+    this.searchInfo.textContent = 'searching…';
+    try {
+      const r = await api(`${this.base}/search?q=${encodeURIComponent(q)}&limit=1000`);
+      if (this.search.q !== q) return;
+      this.search.hits = r.slices || [];
+      this.search.truncated = !!r.truncated;
+    } catch (e) {
+      this.searchInfo.textContent = 'search failed: ' + e.message;
+      this.search.loading = false;
+      return;
+    }
+    this.search.loading = false;
+    if (this.search.hits.length === 0) {
+      this.searchInfo.textContent = 'no match';
+      return;
+    }
+    this.gotoHit(0);
+  }
+
+  stepSearch(dir) {
+    const q = this.searchInput.value.trim();
+    if (!q) return;
+    if (q !== this.search.q) {
+      this.runSearch(q);
+      return;
+    }
+    const n = this.search.hits.length;
+    if (n === 0) return;
+    this.gotoHit((this.search.idx + dir + n) % n);
+  }
+
+  gotoHit(i) {
+    const s = this.search;
+    s.idx = i;
+    const h = s.hits[i];
+    this.searchInfo.textContent = `${i + 1} / ${s.hits.length}${s.truncated ? '+' : ''}`;
+    this.reveal({ ts: h.ts, dur: h.dur, track_id: h.track_id });
+    this.selectSlice(h.id, { reveal: false, scroll: true });
+  }
+
+  // ---- overview --------------------------------------------------------------
+
+  async loadOverview() {
+    // One SQL query gives the slice density of each process over the trace.
+    const dur = this.traceEnd - this.traceStart;
+    const sql = `SELECT t.pid, CAST((s.ts - ${this.traceStart}) * ${OVERVIEW_BUCKETS}.0 / ${dur} AS INTEGER) AS b, count(*) ` +
+      'FROM slices s JOIN tracks t ON t.id = s.track_id GROUP BY 1, 2';
+    let r;
+    try {
+      r = await api(`${this.base}/query`, { method: 'POST', body: sql, exact: true });
+    } catch {
+      this.overview = { rows: [], buckets: OVERVIEW_BUCKETS, max: 1 };
+      return;
+    }
+    const byPid = new Map();
+    let max = 1;
+    for (const [pid, b, c] of r.rows || []) {
+      if (!byPid.has(pid)) byPid.set(pid, new Uint32Array(OVERVIEW_BUCKETS));
+      const arr = byPid.get(pid);
+      const i = Math.min(Math.max(b, 0), OVERVIEW_BUCKETS - 1);
+      arr[i] += c;
+      if (arr[i] > max) max = arr[i];
+    }
+    const rows = [...byPid.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }))
+      .slice(0, 12).map(([pid, counts]) => ({ key: pid, counts }));
+    this.overview = { rows, buckets: OVERVIEW_BUCKETS, max };
+    this.invalidate();
+  }
+
+  // ---- drawing ---------------------------------------------------------------
+
+  invalidate() {
+    if (this.dirty || !this.ctx) return;
+    this.dirty = true;
+    requestAnimationFrame((ts) => this.frame(ts));
+  }
+
+  frame(ts) {
+    this.dirty = false;
+    if (this.held.size) this.animate(ts);
+    const t0 = performance.now();
+    this.draw();
+    const t1 = performance.now();
+    if (this.perf.recording) {
+      this.perf.draws.push(t1 - t0);
+      if (this.perf.lastTs) this.perf.frames.push(ts - this.perf.lastTs);
+      this.perf.lastTs = ts;
+    }
+    if (this.held.size) this.invalidate();
+  }
+
+  animate(ts) {
+    const dt = this.lastFrame ? Math.min(ts - this.lastFrame, 100) / 1000 : 1 / 60;
+    this.lastFrame = ts;
+    const x = this.mouse ? this.mouse.x : this.W / 2;
+    let zoom = 0;
+    let pan = 0;
+    if (this.held.has('w')) zoom -= 1;
+    if (this.held.has('s')) zoom += 1;
+    if (this.held.has('a')) pan -= 1;
+    if (this.held.has('d')) pan += 1;
+    if (zoom) this.zoomAt(Math.exp(zoom * KEY_ZOOM_PER_S * dt), x);
+    if (pan) this.panBy(pan * KEY_PAN_PER_S * dt * this.W);
+  }
+
+  draw() {
+    if (!this.ready) return;
+    const ctx = this.ctx;
+    const dpr = this.dpr;
+    const W = this.W;
+    const H = this.H;
+    const v = makeView(this.vs, this.ve, W);
+    const res = (this.ve - this.vs) / W;
+    const top = this.scroller.scrollTop;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, H);
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    drawGrid(ctx, v, this.traceStart, H);
+    // tracks
+    let i = 0;
+    while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
+    for (; i < this.rows.length; i++) {
+      const r = this.rows[i];
+      const y = r.y - top;
+      if (y > H) break;
+      const it = r.item;
+      if (it.kind === 'group') {
+        ctx.fillStyle = '#eef1f5';
+        ctx.fillRect(0, y, W, r.h);
+        ctx.fillStyle = '#d5dae1';
+        ctx.fillRect(0, y + r.h - 1, W, 1);
+        continue;
+      }
+      ctx.fillStyle = '#e8ebef';
+      ctx.fillRect(0, y + r.h - 1, W, 1);
+      this.store.request(it, this.vs, this.ve, res);
+      const c = this.store.get(it);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(0, y, W, r.h - 1);
+      ctx.clip();
+      if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
+      else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
+      else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
+      else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+      if (c && c.error) {
+        ctx.fillStyle = '#b00020';
+        ctx.fillText('could not load: ' + c.error, 6, y + 10);
+      }
+      ctx.restore();
+    }
+    // trace bounds
+    ctx.fillStyle = 'rgba(0,0,0,0.05)';
+    const xs = v.x(this.traceStart);
+    const xe = v.x(this.traceEnd);
+    if (xs > 0) ctx.fillRect(0, 0, xs, H);
+    if (xe < W) ctx.fillRect(xe, 0, W - xe, H);
+    this.drawSelection(ctx, v, top);
+    this.drawAxisAndOverview(v);
+  }
+
+  drawCounterTrack(ctx, v, it, c, y, h) {
+    drawCounter(ctx, v, it, c, y, h);
+    ctx.fillStyle = '#555';
+    ctx.fillText(fmtValue(it.max), 4, y + 9);
+    if (this.hover && this.hover.track === it && this.hover.point) {
+      const p = this.hover.point;
+      const s = fmtValue(Number(p.value));
+      ctx.fillStyle = 'rgba(255,255,255,0.85)';
+      ctx.fillRect(this.mouse.x + 6, y + 2, ctx.measureText(s).width + 8, 16);
+      ctx.fillStyle = '#111';
+      ctx.fillText(s, this.mouse.x + 10, y + 10);
+    }
+  }
+
+  // Where a slice (from details or search) is on the canvas, or null if
+  // its track is not laid out. {x, y, w, h} in canvas css px.
+  sliceBox(info, v, top) {
+    const t = this.byTrackId.get(Number(info.track_id));
+    if (!t || !t.visible || t.group.collapsed) return null;
+    const depth = info.depth ?? 0;
+    if (depth >= visibleRows(t)) return null;
+    const x0 = v.x(info.ts);
+    const x1 = v.x(sliceEnd(info, this.traceEnd));
+    return { x: x0, y: t.y - top + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+  }
+
+  drawSelection(ctx, v, top) {
+    const W = this.W;
+    const H = this.H;
+    if (this.area) {
+      const x0 = v.x(this.area.start);
+      const x1 = v.x(this.area.end);
+      ctx.fillStyle = 'rgba(66,133,244,0.12)';
+      ctx.fillRect(x0, 0, x1 - x0, H);
+      ctx.fillStyle = 'rgba(26,115,232,0.9)';
+      ctx.fillRect(Math.round(x0), 0, 1, H);
+      ctx.fillRect(Math.round(x1), 0, 1, H);
+    }
+    const hv = this.hover;
+    if (hv && hv.info && !(this.selection && this.selection.id === hv.info.id)) {
+      const b = this.sliceBox(hv.info, v, top);
+      if (b) {
+        ctx.strokeStyle = 'rgba(0,0,0,0.55)';
+        ctx.lineWidth = 1;
+        ctx.strokeRect(b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
+      }
+    }
+    const sel = this.selection;
+    if (sel && sel.kind === 'slice' && sel.info) {
+      const b = this.sliceBox(sel.info, v, top);
+      if (b) {
+        ctx.strokeStyle = '#000';
+        ctx.lineWidth = 2;
+        ctx.strokeRect(b.x, b.y, Math.max(b.w, 2), b.h);
+        ctx.lineWidth = 1;
+      }
+      for (const f of this.flowEnds) {
+        if (!f.from || !f.to) continue;
+        const a = this.sliceBox(f.from, v, top);
+        const z = this.sliceBox(f.to, v, top);
+        if (!a || !z) continue;
+        // The flow's own event times are not in the API: the arrow leaves
+        // the source slice at its end (or where the target starts, if that
+        // is earlier) and enters the target slice at its start.
+        const fromEnd = sliceEnd(f.from, this.traceEnd);
+        const clampX = (x) => Math.min(Math.max(x, -50), W + 50);
+        const ax = clampX(v.x(Math.min(fromEnd, Math.max(f.from.ts, f.to.ts))));
+        const zx = clampX(z.x);
+        const color = f.from.id === sel.id ? '#c2185b' : '#1565c0';
+        if (zx - ax > 40) drawArrow(ctx, ax, a.y + a.h / 2, zx, z.y + z.h / 2, color);
+        else if (z.y > a.y) drawArrow(ctx, ax, a.y + a.h, zx + 3, z.y, color);
+        else drawArrow(ctx, ax, a.y, zx + 3, z.y + z.h, color);
+      }
+    } else if (sel && (sel.kind === 'sched' || sel.kind === 'log') && sel.track && sel.track.visible) {
+      const it = sel.item;
+      const x0 = v.x(it.ts);
+      const x1 = it.dur > 0 ? v.x(it.ts + it.dur) : it.dur < 0 ? v.x(this.traceEnd) : x0 + 2;
+      const y = sel.track.y - top;
+      ctx.strokeStyle = '#000';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0, y + 2, Math.max(x1 - x0, 2), sel.track.h - 5);
+      ctx.lineWidth = 1;
+    }
+  }
+
+  drawAxisAndOverview(v) {
+    const dpr = this.dpr;
+    const a = this.axisCanvas.getContext('2d', { alpha: false });
+    a.setTransform(dpr, 0, 0, dpr, 0, 0);
+    drawAxis(a, v, this.traceStart, AXIS_H, this.area);
+    const o = this.overviewCanvas.getContext('2d', { alpha: false });
+    o.setTransform(dpr, 0, 0, dpr, 0, 0);
+    drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve);
+    const span = `${fmtDur(this.ve - this.vs)} from ${fmtTime(this.vs - this.traceStart)}`;
+    if (this.spanLabel.textContent !== span) {
+      this.spanLabel.textContent = span;
+      this.spanLabel.title = `${fmtTime(this.vs - this.traceStart)} – ${fmtTime(this.ve - this.traceStart)} from the trace start`;
+    }
+  }
+
+  // ---- hit testing -----------------------------------------------------------
+
+  // What is under canvas point (x, y): {track, item, kind, info?, point?}.
+  hitTest(x, y) {
+    const top = this.scroller.scrollTop;
+    const r = rowAt(this.rows, y + top);
+    if (!r) return null;
+    const it = r.item;
+    if (it.kind === 'group') return { kind: 'group', track: it };
+    const v = makeView(this.vs, this.ve, this.W);
+    const c = this.store.get(it);
+    if (it.kind === 'thread' || it.kind === 'async') {
+      const depth = Math.floor((y + top - r.y - TRACK_PAD) / ROW_H);
+      const s = hitSlice(v, it, c, depth, x, 3);
+      if (!s) return { kind: 'none', track: it };
+      return { kind: 'slice', track: it, item: s, info: { id: s.id, ts: s.ts, dur: s.dur, depth: s.depth, track_id: it.trackId } };
+    }
+    if (it.kind === 'cpu') {
+      const s = hitInterval(v, c, x, 2);
+      return s ? { kind: 'sched', track: it, item: s } : { kind: 'none', track: it };
+    }
+    if (it.kind === 'log') {
+      const s = hitInterval(v, c, x, 4);
+      return s ? { kind: 'log', track: it, item: s } : { kind: 'none', track: it };
+    }
+    if (it.kind === 'counter') {
+      const p = counterAt(c, v.t(x));
+      return p ? { kind: 'counter', track: it, point: p, item: p } : { kind: 'none', track: it };
+    }
+    return null;
+  }
+
+  // ---- input -----------------------------------------------------------------
+
+  bindInput() {
+    new ResizeObserver(() => this.resize()).observe(this.body);
+    this.scroller.addEventListener('scroll', () => this.invalidate(), { passive: true });
+    const cv = this.canvas;
+    cv.addEventListener('wheel', (e) => this.onWheel(e), { passive: false });
+    cv.addEventListener('mousedown', (e) => this.onMouseDown(e));
+    window.addEventListener('mousemove', (e) => this.onMouseMove(e));
+    window.addEventListener('mouseup', (e) => this.onMouseUp(e));
+    cv.addEventListener('mouseleave', () => {
+      this.mouse = null;
+      this.setHover(null);
+    });
+    document.addEventListener('keydown', (e) => this.onKeyDown(e));
+    document.addEventListener('keyup', (e) => this.onKeyUp(e));
+    window.addEventListener('blur', () => this.held.clear());
+    this.searchInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.stepSearch(e.shiftKey ? -1 : 1);
+      } else if (e.key === 'Escape') {
+        this.searchInput.blur();
+      }
+    });
+    this.bindOverview();
+    this.bindAxis();
+  }
+
+  canvasPoint(e) {
+    const r = this.canvas.getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  }
+
+  onWheel(e) {
+    e.preventDefault();
+    const p = this.canvasPoint(e);
+    const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.H : 1;
+    const dy = e.deltaY * unit;
+    const dx = e.deltaX * unit;
+    if (e.ctrlKey || e.metaKey) {
+      this.zoomAt(Math.exp(Math.max(-2, Math.min(2, dy * 0.003))), p.x);
+    } else if (e.shiftKey) {
+      this.panBy(dy || dx);
+    } else if (Math.abs(dx) > Math.abs(dy)) {
+      this.panBy(dx);
+    } else {
+      this.scroller.scrollTop += dy;
+    }
+  }
+
+  onMouseDown(e) {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    const p = this.canvasPoint(e);
+    const area = e.shiftKey || this.areaMode;
+    this.drag = { x0: p.x, y0: p.y, vs: this.vs, ve: this.ve, moved: false, area, shift: e.shiftKey };
+    document.activeElement && document.activeElement.blur && document.activeElement !== document.body && document.activeElement.blur();
+  }
+
+  onMouseMove(e) {
+    const p = this.canvasPoint(e);
+    const d = this.drag;
+    if (d) {
+      if (!d.moved && Math.abs(p.x - d.x0) + Math.abs(p.y - d.y0) > 3) d.moved = true;
+      if (!d.moved) return;
+      if (d.area) {
+        const v = makeView(this.vs, this.ve, this.W);
+        this.area = { start: Math.min(v.t(d.x0), v.t(p.x)), end: Math.max(v.t(d.x0), v.t(p.x)) };
+        this.selection = null;
+        this.invalidate();
+      } else {
+        const dt = ((p.x - d.x0) / this.W) * (d.ve - d.vs);
+        this.setView(d.vs - dt, d.ve - dt);
+        this.canvas.style.cursor = 'grabbing';
+      }
+      return;
+    }
+    if (p.x < 0 || p.y < 0 || p.x > this.W || p.y > this.H) return;
+    this.mouse = p;
+    this.setHover(this.hitTest(p.x, p.y), e);
+  }
+
+  onMouseUp(e) {
+    const d = this.drag;
+    if (!d) return;
+    this.drag = null;
+    this.canvas.style.cursor = this.areaMode ? 'crosshair' : '';
+    const p = this.canvasPoint(e);
+    if (d.moved) {
+      if (d.area && this.area) this.setArea(this.area.start, this.area.end);
+      return;
+    }
+    const h = this.hitTest(p.x, p.y);
+    if (!h || h.kind === 'none' || h.kind === 'group') {
+      if (this.selection || this.area) this.clearSelection();
+      return;
+    }
+    if (h.kind === 'slice') this.selectSlice(h.item.id, { reveal: false });
+    else this.selectOther(h.kind, h.item, h.track);
+  }
+
+  setHover(h, e) {
+    const old = this.hover;
+    this.hover = h && h.kind !== 'none' && h.kind !== 'group' ? h : null;
+    const tip = this.tooltip;
+    if (!this.hover) {
+      tip.classList.add('hidden');
+      if (old) this.invalidate();
+      return;
+    }
+    const lines = hoverLines(this.hover, this.threadNames);
+    clear(tip);
+    for (const [i, l] of lines.entries()) tip.append(el('div', { className: i === 0 ? 'tip-title' : '' }, l));
+    tip.classList.remove('hidden');
+    if (e) {
+      const br = this.body.getBoundingClientRect();
+      let x = e.clientX - br.left + 14;
+      const y = e.clientY - br.top + 14;
+      if (x + 320 > br.width) x = Math.max(0, e.clientX - br.left - 330);
+      tip.style.left = x + 'px';
+      tip.style.top = Math.min(y, br.height - 60) + 'px';
+    }
+    this.invalidate();
+  }
+
+  onKeyDown(e) {
+    const tgt = e.target;
+    const typing = tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'TEXTAREA' || tgt.isContentEditable);
+    if (typing) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const k = e.key.toLowerCase();
+    if (k === '/') {
+      e.preventDefault();
+      this.searchInput.focus();
+      this.searchInput.select();
+      return;
+    }
+    if (k === 'w' || k === 's' || k === 'a' || k === 'd') {
+      e.preventDefault();
+      if (!this.held.has(k)) {
+        if (this.held.size === 0) this.lastFrame = 0;
+        this.held.add(k);
+        this.invalidate();
+      }
+      return;
+    }
+    if (k === 'f') {
+      this.fitSelection();
+    } else if (k === 'escape') {
+      this.clearSelection();
+    } else if (k === 'm') {
+      this.setAreaMode(!this.areaMode);
+    }
+  }
+
+  onKeyUp(e) {
+    this.held.delete(e.key.toLowerCase());
+  }
+
+  bindOverview() {
+    const oc = this.overviewCanvas;
+    const tOf = (e) => {
+      const r = oc.getBoundingClientRect();
+      return this.traceStart + ((e.clientX - r.left) / r.width) * (this.traceEnd - this.traceStart);
+    };
+    oc.addEventListener('mousedown', (e) => {
+      e.preventDefault();
+      const t0 = tOf(e);
+      const inside = t0 >= this.vs && t0 <= this.ve;
+      const start = { t0, vs: this.vs, ve: this.ve, moved: false };
+      const move = (ev) => {
+        const t = tOf(ev);
+        start.moved = true;
+        if (inside) this.setView(start.vs + t - t0, start.ve + t - t0);
+        else if (Math.abs(t - t0) > 0) this.setView(Math.min(t, t0), Math.max(t, t0));
+      };
+      const up = (ev) => {
+        window.removeEventListener('mousemove', move);
+        window.removeEventListener('mouseup', up);
+        if (!start.moved) {
+          const t = tOf(ev);
+          const span = this.ve - this.vs;
+          this.setView(t - span / 2, t + span / 2);
+        }
+      };
+      window.addEventListener('mousemove', move);
+      window.addEventListener('mouseup', up);
+    });
+  }
+
+  bindAxis() {
+    // Dragging on the axis selects an area, as in Perfetto.
+    const ac = this.axisCanvas;
+    ac.addEventListener('mousedown', (e) => {
+      e.preventDefault();
+      const r = ac.getBoundingClientRect();
+      const v = makeView(this.vs, this.ve, this.W);
+      const t0 = v.t(e.clientX - r.left);
+      let moved = false;
+      const move = (ev) => {
+        moved = true;
+        const t = v.t(ev.clientX - r.left);
+        this.area = { start: Math.min(t, t0), end: Math.max(t, t0) };
+        this.selection = null;
+        this.invalidate();
+      };
+      const up = () => {
+        window.removeEventListener('mousemove', move);
+        window.removeEventListener('mouseup', up);
+        if (moved && this.area) this.setArea(this.area.start, this.area.end);
+      };
+      window.addEventListener('mousemove', move);
+      window.addEventListener('mouseup', up);
+    });
+  }
+
+  // ---- hooks for tests and benchmarks -------------------------------------
+
+  exposeHooks() {
+    const self = this;
+    window.__viewer = {
+      page: 'timeline',
+      get ready() {
+        return self.ready;
+      },
+      // true when nothing is loading and nothing waits to be drawn
+      idle() {
+        return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
+          !self.search.loading && !self.areaLoading && self.held.size === 0;
+      },
+      state() {
+        const sel = self.selection;
+        return {
+          traceId: self.traceId,
+          start: self.vs,
+          end: self.ve,
+          selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
+          area: self.area ? { ...self.area } : null,
+          url: self.urlFor(),
+          search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
+        };
+      },
+      geometry() {
+        return { labelWidth: LABEL_W, rowHeight: ROW_H, trackPad: TRACK_PAD, groupHeight: GROUP_H, width: self.W, height: self.H };
+      },
+      tracks() {
+        return self.rows.map((r) => ({
+          kind: r.item.kind, key: r.item.key, title: r.item.title, subtitle: r.item.subtitle,
+          trackId: r.item.trackId ?? null, y: r.y, h: r.h,
+        }));
+      },
+      // The slice's rectangle in page (client) coordinates, if it is in the
+      // loaded data and on screen; else null.
+      sliceRect(id) {
+        if (!self.ready) return null;
+        const v = makeView(self.vs, self.ve, self.W);
+        const top = self.scroller.scrollTop;
+        let info = null;
+        const sel = self.selection;
+        if (sel && sel.kind === 'slice' && sel.id === id && sel.info) info = sel.info;
+        for (const t of self.byTrackId.values()) {
+          if (info) break;
+          const c = self.store.get(t);
+          if (!c || !c.data || !(t.kind === 'thread' || t.kind === 'async')) continue;
+          for (const D of c.data.depths) {
+            if (!D) continue;
+            const i = D.id.findIndex((x, j) => x === id && !D.merged[j]);
+            if (i >= 0) {
+              info = { ...sliceItem(c.data, D, i), track_id: t.trackId };
+              break;
+            }
+          }
+        }
+        if (!info) return null;
+        const b = self.sliceBox(info, v, top);
+        if (!b) return null;
+        const cr = self.canvas.getBoundingClientRect();
+        const x0 = Math.max(b.x, 0);
+        const x1 = Math.min(b.x + b.w, self.W);
+        if (x1 <= x0 || b.y + b.h < 0 || b.y > self.H) return null;
+        return { x: cr.left + x0, y: cr.top + b.y, width: x1 - x0, height: b.h };
+      },
+      setView(s, e) {
+        self.setView(s, e);
+      },
+      select(id) {
+        return self.selectSlice(id, { reveal: true });
+      },
+      perf: self.perf,
+      startRecording() {
+        self.perf.draws.length = 0;
+        self.perf.frames.length = 0;
+        self.perf.lastTs = 0;
+        self.perf.recording = true;
+      },
+      stopRecording() {
+        self.perf.recording = false;
+        return { draws: [...self.perf.draws], frames: [...self.perf.frames] };
+      },
+      dataStats() {
+        const st = self.store;
+        return st ? { requests: st.requests, bytes: st.bytes, errors: st.errors, lastError: st.lastError } : null;
+      },
+      forceDraw() {
+        const t0 = performance.now();
+        self.draw();
+        return performance.now() - t0;
+      },
+    };
+  }
+}
+
+export function sliceEnd(info, traceEnd) {
+  return info.dur < 0 ? traceEnd : info.ts + info.dur;
+}
+
+function fmtValue(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toFixed(2).replace(/\.?0+$/, '') + ' G';
+  if (a >= 1e6) return (v / 1e6).toFixed(2).replace(/\.?0+$/, '') + ' M';
+  if (a >= 1e4) return (v / 1e3).toFixed(1).replace(/\.?0+$/, '') + ' k';
+  if (Number.isInteger(v)) return String(v);
+  return v.toPrecision(4);
+}
+
+function hoverLines(h, threadNames) {
+  const it = h.item;
+  switch (h.kind) {
+    case 'slice': {
+      const lines = [it.name, `${fmtDur(it.dur)}${it.category ? ' · ' + it.category : ''}`];
+      if (it.merged) lines.push(`${it.merged} slices merged here (shorter than a pixel): zoom in to see them`);
+      return lines;
+    }
+    case 'sched': {
+      const name = threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
+      return [`${name} ${it.tid}`, `pid ${it.pid} · ${fmtDur(it.dur)}${it.end_state ? ' · then ' + it.end_state : ''}`];
+    }
+    case 'log':
+      return [it.message, `pid ${it.pid} tid ${it.tid}`];
+    case 'counter':
+      return [h.track.title, fmtValue(Number(it.value)) + (it.merged ? ` (min ${fmtValue(Number(it.min))}, max ${fmtValue(Number(it.max))} over ${it.merged} points)` : '')];
+    default:
+      return [];
+  }
+}
+

@@ -1,0 +1,139 @@
+// The track tree of a trace and its vertical layout.
+//
+// GET /tracks gives processes (threads, async and counter tracks) and CPUs.
+// We turn that into groups (a "CPUs" group, a "Logs" group, one group per
+// process) of tracks, each with a height; layout() flattens what is expanded
+// into rows with a y position, which the labels (DOM) and the canvas share.
+
+export const ROW_H = 18;        // one nesting level of slices
+export const TRACK_PAD = 4;     // above and below the slice rows
+export const GROUP_H = 26;      // a process (group) header
+export const COUNTER_H = 46;
+export const CPU_H = 24;
+export const LOG_H = 24;
+export const MAX_ROWS = 10;     // slice rows shown until the track is expanded
+
+function rowsOf(t) {
+  const all = (t.maxDepth ?? 0) + 1;
+  return t.expanded ? all : Math.min(all, MAX_ROWS);
+}
+
+export function trackHeight(t) {
+  switch (t.kind) {
+    case 'thread':
+    case 'async':
+      return rowsOf(t) * ROW_H + 2 * TRACK_PAD;
+    case 'counter':
+      return COUNTER_H;
+    case 'cpu':
+      return CPU_H;
+    case 'log':
+      return LOG_H;
+    default:
+      return GROUP_H;
+  }
+}
+
+export function visibleRows(t) {
+  return rowsOf(t);
+}
+
+function pname(p) {
+  return p.name ? p.name : 'process';
+}
+
+// Builds the groups from the /tracks reply. trace: the trace object.
+export function buildTracks(tr, trace) {
+  const groups = [];
+  const byTrackId = new Map();
+  const threadNames = new Map(); // "pid/tid" -> thread name
+  const add = (g, t) => {
+    t.group = g;
+    g.children.push(t);
+    if (t.trackId !== null && t.trackId !== undefined) byTrackId.set(Number(t.trackId), t);
+  };
+  const processes = tr.processes || [];
+  for (const p of processes) {
+    for (const th of p.threads || []) {
+      if (th.name) threadNames.set(`${p.pid}/${th.tid}`, th.name);
+    }
+  }
+  if ((tr.cpus || []).length > 0) {
+    const g = { kind: 'group', key: 'g:cpus', title: 'CPUs', subtitle: `${tr.cpus.length} cpus`, collapsed: false, children: [] };
+    for (const c of tr.cpus) {
+      add(g, { kind: 'cpu', key: 'cpu:' + c.cpu, title: 'CPU ' + c.cpu, subtitle: '', cpu: c.cpu, trackId: c.track_id });
+    }
+    groups.push(g);
+  }
+  const counts = trace.counts || {};
+  if (counts.logs > 0) {
+    const g = { kind: 'group', key: 'g:logs', title: 'Logs', subtitle: `${counts.logs} records`, collapsed: false, children: [] };
+    add(g, { kind: 'log', key: 'log', title: 'Log messages', subtitle: '', trackId: null });
+    groups.push(g);
+  }
+  const many = processes.length > 12;
+  for (const p of processes) {
+    const g = {
+      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: 'pid ' + p.pid, pid: p.pid,
+      collapsed: many, children: [],
+    };
+    for (const a of p.async_tracks || []) {
+      add(g, {
+        kind: 'async', key: 't:' + a.track_id, title: a.name || 'async', subtitle: a.category || '',
+        trackId: a.track_id, maxDepth: a.max_depth ?? 0, expanded: false, pid: p.pid,
+      });
+    }
+    for (const c of p.counter_tracks || []) {
+      const title = c.series && c.series !== c.name ? `${c.name}.${c.series}` : c.name;
+      add(g, {
+        kind: 'counter', key: 't:' + c.track_id, title: title || 'counter',
+        subtitle: c.counter_id !== null && c.counter_id !== undefined ? 'id ' + c.counter_id : '',
+        trackId: c.track_id, min: Number(c.min ?? 0), max: Number(c.max ?? 0), pid: p.pid,
+      });
+    }
+    for (const th of p.threads || []) {
+      if (th.track_id === null || th.track_id === undefined) continue;
+      add(g, {
+        kind: 'thread', key: 't:' + th.track_id, title: th.name || 'thread', subtitle: 'tid ' + th.tid,
+        trackId: th.track_id, maxDepth: th.max_depth ?? 0, expanded: false, pid: p.pid, tid: th.tid,
+      });
+    }
+    if (g.children.length > 0) groups.push(g);
+  }
+  return { groups, byTrackId, threadNames };
+}
+
+// Flattens the expanded groups into rows [{item, y, h}] and returns the
+// total height.
+export function layout(groups) {
+  const rows = [];
+  let y = 0;
+  for (const g of groups) {
+    g.y = y;
+    rows.push({ item: g, y, h: GROUP_H });
+    y += GROUP_H;
+    for (const t of g.children) {
+      t.y = y;
+      t.h = trackHeight(t);
+      t.visible = !g.collapsed;
+      if (g.collapsed) continue;
+      rows.push({ item: t, y, h: t.h });
+      y += t.h;
+    }
+  }
+  return { rows, height: y };
+}
+
+// The row at content y (binary search over rows sorted by y), or null.
+export function rowAt(rows, y) {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = rows[mid];
+    if (y < r.y) hi = mid - 1;
+    else if (y >= r.y + r.h) lo = mid + 1;
+    else return r;
+  }
+  return null;
+}

@@ -1,0 +1,154 @@
+// The data worker: fetches timeline data, parses the JSON and turns it into
+// typed columns off the main thread, so that a large reply never stalls a
+// frame. The columns are transferred, not copied.
+//
+// Messages in:  {op: 'fetch', id, url, kind, traceEnd, headers}
+//               {op: 'cancel', id}
+// Messages out: {id, ok: true, data, truncated}
+//               {id, ok: false, status, code, message}
+
+const inflight = new Map(); // id -> AbortController
+
+// Columns of one list of intervals sorted by ts; maxEnd is the running
+// maximum of end, so that the first item reaching x is a binary search even
+// where intervals overlap.
+function intervalColumns(n, tsOf, endOf) {
+  const ts = new Float64Array(n);
+  const end = new Float64Array(n);
+  const maxEnd = new Float64Array(n);
+  let m = -Infinity;
+  for (let i = 0; i < n; i++) {
+    ts[i] = tsOf(i);
+    end[i] = endOf(i);
+    if (end[i] > m) m = end[i];
+    maxEnd[i] = m;
+  }
+  return { ts, end, maxEnd };
+}
+
+// Slices split by depth, each depth as columns; names and categories as
+// indexes into one string table.
+function sliceData(slices, traceEnd, transfer) {
+  const names = [];
+  const index = new Map();
+  const intern = (s) => {
+    let i = index.get(s);
+    if (i === undefined) {
+      i = names.length;
+      names.push(s);
+      index.set(s, i);
+    }
+    return i;
+  };
+  const byDepth = [];
+  for (const s of slices) (byDepth[s.depth] || (byDepth[s.depth] = [])).push(s);
+  const depths = [];
+  for (let d = 0; d < byDepth.length; d++) {
+    const list = byDepth[d];
+    if (!list) {
+      depths.push(null);
+      continue;
+    }
+    const n = list.length;
+    const c = intervalColumns(n, (i) => list[i].ts, (i) => (list[i].dur < 0 ? traceEnd : list[i].ts + list[i].dur));
+    const id = new Float64Array(n);
+    const dur = new Float64Array(n);
+    const merged = new Int32Array(n);
+    const name = new Int32Array(n);
+    const cat = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const s = list[i];
+      id[i] = s.id;
+      dur[i] = s.dur;
+      merged[i] = s.merged || 0;
+      name[i] = intern(s.name);
+      cat[i] = intern(s.category || '');
+    }
+    depths.push({ n, depth: d, ...c, id, dur, merged, name, cat });
+    transfer.push(c.ts.buffer, c.end.buffer, c.maxEnd.buffer, id.buffer, dur.buffer, merged.buffer, name.buffer, cat.buffer);
+  }
+  return { depths, names };
+}
+
+function counterData(points, transfer) {
+  const n = points.length;
+  const ts = new Float64Array(n);
+  const last = new Float64Array(n);
+  const val = new Float64Array(n);
+  const min = new Float64Array(n);
+  const max = new Float64Array(n);
+  const merged = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = points[i];
+    const v = Number(p.value);
+    ts[i] = p.ts;
+    last[i] = p.last_ts ?? p.ts;
+    val[i] = v;
+    min[i] = p.min !== undefined ? Number(p.min) : v;
+    max[i] = p.max !== undefined ? Number(p.max) : v;
+    merged[i] = p.merged || 0;
+  }
+  transfer.push(ts.buffer, last.buffer, val.buffer, min.buffer, max.buffer, merged.buffer);
+  return { n, ts, last, val, min, max, merged };
+}
+
+// Sched runs and log records are few enough to travel as objects.
+function itemData(items, traceEnd, transfer) {
+  const n = items.length;
+  const c = intervalColumns(n, (i) => items[i].ts, (i) => (items[i].dur > 0 ? items[i].ts + items[i].dur : items[i].dur < 0 ? traceEnd : items[i].ts));
+  transfer.push(c.ts.buffer, c.end.buffer, c.maxEnd.buffer);
+  return { n, ...c, items };
+}
+
+async function run(msg) {
+  const ctrl = new AbortController();
+  inflight.set(msg.id, ctrl);
+  try {
+    const res = await fetch(msg.url, { headers: msg.headers, signal: ctrl.signal });
+    const text = await res.text();
+    let body = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch (e) {
+      if (res.ok) throw Object.assign(new Error(`the server sent a reply that is not JSON (${e.message})`), { status: res.status, code: 'bad_reply' });
+    }
+    if (!res.ok) {
+      const err = body && body.error;
+      throw Object.assign(new Error(err && err.message ? err.message : `${res.status} ${res.statusText}`), {
+        status: res.status, code: err ? err.code : 'http_' + res.status,
+      });
+    }
+    const transfer = [];
+    let data;
+    switch (msg.kind) {
+      case 'slices':
+        data = sliceData(body.slices || [], msg.traceEnd, transfer);
+        break;
+      case 'counters':
+        data = counterData(body.points || [], transfer);
+        break;
+      case 'sched':
+        data = itemData(body.slices || [], msg.traceEnd, transfer);
+        break;
+      case 'logs':
+        data = itemData((body.logs || []).map((l) => ({ ...l, dur: 0 })), msg.traceEnd, transfer);
+        break;
+      default:
+        data = null;
+    }
+    postMessage({ id: msg.id, ok: true, data, truncated: !!body.truncated, bytes: text.length }, transfer);
+  } catch (e) {
+    postMessage({ id: msg.id, ok: false, aborted: e.name === 'AbortError', status: e.status || 0, code: e.code || 'network', message: e.message });
+  } finally {
+    inflight.delete(msg.id);
+  }
+}
+
+onmessage = (ev) => {
+  const msg = ev.data;
+  if (msg.op === 'fetch') run(msg);
+  else if (msg.op === 'cancel') {
+    const c = inflight.get(msg.id);
+    if (c) c.abort();
+  }
+};

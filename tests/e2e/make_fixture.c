@@ -1,0 +1,137 @@
+/*
+ * make_fixture: writes the small FXT archive that the viewer's end-to-end
+ * test (tests/e2e/viewer.test.mjs) knows by heart, so that it can check
+ * exact names, places and arguments on screen.
+ *
+ *   make_fixture [--damaged] OUT.fxt
+ *
+ * Content (1 tick = 1 ns; every time below is in ns):
+ *   process "fixture-proc" (pid 100)
+ *     thread "main-thread" (tid 101)
+ *       Outer        [0, 8000000)        depth 0, category app
+ *       KnownSlice   [1000000, 3000000)  depth 1, category test, args
+ *                    answer=42, label="hello", ratio=0.5, big=2^64-1;
+ *                    a flow (id 7) leaves it at 2000000
+ *       ChildA       [1200000, 1700000)  depth 2
+ *       After        [4000000, 6000000)  depth 1
+ *       Marker       instant at 7000000  depth 1
+ *     thread "worker-thread" (tid 102)
+ *       <img src=x onerror=alert(1)>  [2500000, 5000000) depth 0, category
+ *                    xss, arg html="<b>bold</b>"; the flow arrives at 3000000
+ *     async "Download" (category net) [500000, 7000000)
+ *     counter "queue_depth" series "items": 0, 1, 2, ... every ms
+ *   process "render-proc" (pid 200)
+ *     thread "render-main" (tid 201): Frame i at i ms, 400 us long, i = 0..9
+ *   context switches on cpu 0 and 1, one log message at 2000000, and the
+ *   trace ends at 10000000.
+ * With --damaged, an end event with nothing open follows (unmatched_ends = 1),
+ * so the viewer's diagnostics banner shows.
+ *
+ * Build: cc -std=c11 -O2 -o build/make_fixture tests/e2e/make_fixture.c tests/fxt_writer.c
+ * Exits 0, 1 on I/O error, 2 on usage.
+ */
+#include "../fxt_writer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { MS = 1000000 };
+
+/* Thread table indexes. */
+enum { T_MAIN = 1, T_WORKER = 2, T_RENDER = 3 };
+
+static void names(struct fxtw *w)
+{
+	struct fxtw_arg arg;
+
+	fxtw_kernel_object(w, 1, FXTW_INL("fixture-proc"), 100, NULL, 0);
+	fxtw_kernel_object(w, 1, FXTW_INL("render-proc"), 200, NULL, 0);
+	arg = fxtw_arg_koid(FXTW_INL("process"), 100);
+	fxtw_kernel_object(w, 2, FXTW_INL("main-thread"), 101, &arg, 1);
+	fxtw_kernel_object(w, 2, FXTW_INL("worker-thread"), 102, &arg, 1);
+	arg = fxtw_arg_koid(FXTW_INL("process"), 200);
+	fxtw_kernel_object(w, 2, FXTW_INL("render-main"), 201, &arg, 1);
+	fxtw_thread(w, T_MAIN, 100, 101);
+	fxtw_thread(w, T_WORKER, 100, 102);
+	fxtw_thread(w, T_RENDER, 200, 201);
+}
+
+static void main_thread(struct fxtw *w)
+{
+	const struct fxtw_arg args[] = {
+		fxtw_arg_i32(FXTW_INL("answer"), 42),
+		fxtw_arg_str(FXTW_INL("label"), FXTW_INL("hello")),
+		fxtw_arg_double(FXTW_INL("ratio"), 0.5),
+		fxtw_arg_u64(FXTW_INL("big"), UINT64_MAX),
+	};
+	const struct fxtw_thr th = FXTW_TIDX(T_MAIN);
+
+	fxtw_begin(w, th, FXTW_INL("app"), FXTW_INL("Outer"), 0, NULL, 0);
+	fxtw_complete(w, th, FXTW_INL("test"), FXTW_INL("KnownSlice"), 1 * MS, 3 * MS, args, 4);
+	fxtw_complete(w, th, FXTW_INL("test"), FXTW_INL("ChildA"), 1200000, 1700000, NULL, 0);
+	fxtw_flow(w, 8, th, FXTW_INL("flow"), FXTW_INL("handoff"), 2 * MS, 7);
+	fxtw_complete(w, th, FXTW_INL("app"), FXTW_INL("After"), 4 * MS, 6 * MS, NULL, 0);
+	fxtw_instant(w, th, FXTW_INL("app"), FXTW_INL("Marker"), 7 * MS, NULL, 0);
+	fxtw_end(w, th, FXTW_INL("app"), FXTW_INL("Outer"), 8 * MS, NULL, 0);
+}
+
+static void worker_thread(struct fxtw *w)
+{
+	const struct fxtw_arg arg = fxtw_arg_str(FXTW_INL("html"), FXTW_INL("<b>bold</b>"));
+	const struct fxtw_thr th = FXTW_TIDX(T_WORKER);
+
+	fxtw_complete(w, th, FXTW_INL("xss"), FXTW_INL("<img src=x onerror=alert(1)>"), 2500000, 5 * MS, &arg, 1);
+	fxtw_flow(w, 10, th, FXTW_INL("flow"), FXTW_INL("handoff"), 3 * MS, 7);
+	fxtw_async(w, 5, th, FXTW_INL("net"), FXTW_INL("Download"), 500000, 1, NULL, 0);
+	fxtw_async(w, 7, th, FXTW_INL("net"), FXTW_INL("Download"), 7 * MS, 1, NULL, 0);
+}
+
+static void others(struct fxtw *w)
+{
+	struct fxtw_arg a;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		fxtw_complete(w, FXTW_TIDX(T_RENDER), FXTW_INL("gfx"), FXTW_INL("Frame"), (uint64_t)i * MS,
+			      (uint64_t)i * MS + 400000, NULL, 0);
+		a = fxtw_arg_i64(FXTW_INL("items"), i % 4 + i / 3);
+		fxtw_counter(w, FXTW_TIDX(T_MAIN), FXTW_INL("stats"), FXTW_INL("queue_depth"), (uint64_t)i * MS, 1,
+			     &a, 1);
+	}
+	fxtw_context_switch(w, 0, 3, 0, 0, 101, NULL, 0);
+	fxtw_context_switch(w, 0, 3, 3 * MS, 101, 201, NULL, 0);
+	fxtw_context_switch(w, 0, 2, 6 * MS, 201, 102, NULL, 0);
+	fxtw_context_switch(w, 0, 3, 9 * MS, 102, 101, NULL, 0);
+	fxtw_context_switch(w, 1, 3, 1 * MS, 0, 102, NULL, 0);
+	fxtw_context_switch(w, 1, 4, 5 * MS, 102, 201, NULL, 0);
+	fxtw_log(w, FXTW_TIDX(T_MAIN), 2 * MS, "hello from the log");
+	fxtw_instant(w, FXTW_TIDX(T_RENDER), FXTW_INL("gfx"), FXTW_INL("End"), 10 * MS, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct fxtw w;
+	int damaged = argc == 3 && strcmp(argv[1], "--damaged") == 0;
+	int rc = 0;
+
+	if (argc != 2 && !damaged) {
+		fprintf(stderr, "usage: make_fixture [--damaged] OUT.fxt\n");
+		return 2;
+	}
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "fixture");
+	fxtw_init_record(&w, 1000000000);
+	names(&w);
+	main_thread(&w);
+	worker_thread(&w);
+	others(&w);
+	if (damaged)
+		fxtw_end(&w, FXTW_TIDX(T_RENDER), FXTW_INL("gfx"), FXTW_INL("Stray"), 9500000, NULL, 0);
+	if (fxtw_save(&w, argv[argc - 1]) != 0) {
+		perror(argv[argc - 1]);
+		rc = 1;
+	}
+	fxtw_fini(&w);
+	return rc;
+}
