@@ -20,14 +20,14 @@ INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/b
 QUERY_SRC = query/query.c query/json.c query/export.c
 LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c build/gen/catalog.c
-TEST_NAMES = test_fxt test_ingest test_reader
+TEST_NAMES = test_fxt test_ingest test_reader test_xray
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration asan ubsan clean bench fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration xray-real asan ubsan clean bench bench-xray bench-query bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -62,6 +62,13 @@ $(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
+$(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+$(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
+
 $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/gen_fxt.c $(WRITER)
@@ -69,9 +76,10 @@ $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/trace-server $(B)/gen_fxt
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_xray $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
+	$(B)/fuzz_replay_xray tests/corpus/xray
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -95,7 +103,12 @@ deps-e2e:
 e2e: deps deps-e2e trace-server $(B)/gen_fxt
 	npm run --silent test:e2e
 
-test: check integration e2e
+# XRay against LLVM: a real instrumented program's logs, uploaded with its
+# binary, compared slice by slice with llvm-xray convert.
+xray-real: deps trace-server
+	TRACE_SERVER=$(B)/trace-server sh tests/xray/run.sh
+
+test: check integration xray-real e2e
 
 # Sets everything up and runs the server with a demo trace, on http://127.0.0.1:8080/
 PORT ?= 8080
@@ -115,18 +128,31 @@ asan:
 ubsan:
 	$(MAKE) B=build/ubsan SAN="$(SAN_ubsan)" CFLAGS="-O1 -g" build/ubsan/trace-server
 
-# libFuzzer (clang): make fuzz FUZZ_SECONDS=60
-build/fuzz/fuzz_fxt: tests/fuzz_fxt.c $(INGEST_SRC) build/gen/schema.c ingest/*.h
+# libFuzzer (clang): make fuzz FUZZ_SECONDS=60 runs each target that long,
+# on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
+FUZZ_TARGETS = fxt xray
+build/fuzz/fuzz_%: tests/fuzz_%.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  $(shell pkg-config --cflags $(PKGS)) -o $@ tests/fuzz_fxt.c $(INGEST_SRC) build/gen/schema.c $(LIBS)
+	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c $(LIBS)
 
-fuzz: build/fuzz/fuzz_fxt
-	@mkdir -p build/fuzz/corpus-fxt
-	build/fuzz/fuzz_fxt -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus-fxt tests/corpus/fxt
+fuzz: deps $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus-$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	    build/fuzz/corpus-$$t tests/corpus/$$t 2>&1 | grep -E 'stat::number_of_executed_units|Done|ERROR|SUMMARY' ; done
 
 bench: $(B)/trace-server $(B)/gen_fxt $(B)/bench_ceiling
 	B=$(B) sh bench/ingest
+
+bench-xray: trace-server
+	OURS="$(B)/trace-server ingest -o build/bench-xray.db" sh bench/xray/run.sh
+
+bench-query: trace-server $(B)/gen_fxt
+	B=$(B) sh bench/query/run.sh
+
+bench-viewer: trace-server $(B)/gen_fxt deps-e2e
+	sh bench/viewer/run.sh
 
 $(B)/bench_ceiling: bench/ceiling.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBS)

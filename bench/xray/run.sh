@@ -1,0 +1,103 @@
+#!/bin/sh
+# bench/xray/run.sh: decoding a large XRay FDR log, ours against LLVM's.
+#
+#   sh bench/xray/run.sh             (from anywhere; paths are the repository's)
+#
+# Generates a version-5 log of about 70 MB with the test writer
+# (tests/xray/gen_xray.c: RECORDS function records over THREADS threads in
+# 16 KiB buffers, flushed in ring order), then, in the same run, RUNS times
+# each: our decoder (tests/xray/dump.c --summary: ingest/xray.c into the
+# model, read in 1 MiB chunks, as ingest will) and `llvm-xray convert
+# --output-format=trace_event -o /dev/null` on the same file, under
+# /usr/bin/time -v. Prints each run's wall time and peak RSS, the medians,
+# and the target, PASS or MISS:
+#   ours >= 3x faster than llvm-xray, with <= 1/4 of its peak memory.
+# It informs and never fails on a MISS: exit 0 unless a tool is missing or
+# a command fails. Installs Debian's `time` and `llvm` when missing.
+#
+# Environment: CC (cc), RECORDS (8600000), THREADS (8), SEED (1), RUNS (1;
+# llvm-xray takes about a minute a run), OURS (a command to time instead
+# of the dump driver, the log path appended: e.g. once trace-server
+# ingests XRay, OURS="./trace-server ingest -o /tmp/x.db"), BENCH_DIR (a
+# new directory under ${TMPDIR:-/tmp}, removed).
+
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CC=${CC:-cc}
+RECORDS=${RECORDS:-8600000}
+THREADS=${THREADS:-8}
+SEED=${SEED:-1}
+RUNS=${RUNS:-1}
+WARN="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror"
+
+if [ -n "${BENCH_DIR:-}" ]; then
+	WORK=$BENCH_DIR
+	mkdir -p "$WORK"
+	cleanup() { rm -f "$WORK/bench.xray" "$WORK/time.txt" "$WORK/out.txt" "$WORK/dump" "$WORK/gen_xray"; }
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/xray-bench.XXXXXX")
+	cleanup() { rm -rf "$WORK"; }
+fi
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+missing=""
+[ -x /usr/bin/time ] || missing="$missing time"
+command -v llvm-xray >/dev/null 2>&1 || missing="$missing llvm"
+if [ -n "$missing" ]; then
+	echo "installing:$missing"
+	SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+	$SUDO apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+
+(cd "$ROOT" &&
+	$CC $WARN -O2 -o "$WORK/gen_xray" tests/xray/gen_xray.c tests/xray_writer.c &&
+	$CC $WARN -O2 -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c -lstdc++)
+"$WORK/gen_xray" --records "$RECORDS" --threads "$THREADS" --seed "$SEED" "$WORK/bench.xray"
+LOG_MB=$(awk -v b="$(wc -c <"$WORK/bench.xray")" 'BEGIN { printf "%.1f", b / 1048576 }')
+echo "log: $LOG_MB MiB, $RECORDS function records, $THREADS threads (version 5, 16 KiB buffers, ring order)"
+OURS=${OURS:-"$WORK/dump --summary"}
+
+# measure CMD...: runs CMD; sets SECS and PEAK_MB. Fails when CMD fails.
+measure() {
+	if ! /usr/bin/time -v -o "$WORK/time.txt" "$@" >"$WORK/out.txt" 2>&1; then
+		cat "$WORK/out.txt" >&2
+		return 1
+	fi
+	SECS=$(awk -F': ' '/Elapsed \(wall clock\)/ {
+		n = split($2, p, ":"); s = 0
+		for (i = 1; i <= n; i++) s = s * 60 + p[i]
+		print s }' "$WORK/time.txt")
+	PEAK_MB=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/time.txt")
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+: >"$WORK/ours.s"; : >"$WORK/ours.m"; : >"$WORK/llvm.s"; : >"$WORK/llvm.m"
+i=1
+while [ "$i" -le "$RUNS" ]; do
+	# shellcheck disable=SC2086
+	measure $OURS "$WORK/bench.xray"
+	echo "run $i  ours:      ${SECS} s, peak ${PEAK_MB} MB   ($(head -n 2 "$WORK/out.txt" | tail -n 1))"
+	echo "$SECS" >>"$WORK/ours.s"
+	echo "$PEAK_MB" >>"$WORK/ours.m"
+	measure llvm-xray convert --output-format=trace_event -o /dev/null "$WORK/bench.xray"
+	echo "run $i  llvm-xray: ${SECS} s, peak ${PEAK_MB} MB"
+	echo "$SECS" >>"$WORK/llvm.s"
+	echo "$PEAK_MB" >>"$WORK/llvm.m"
+	i=$((i + 1))
+done
+
+OS=$(median <"$WORK/ours.s")
+OM=$(median <"$WORK/ours.m")
+LS=$(median <"$WORK/llvm.s")
+LM=$(median <"$WORK/llvm.m")
+awk -v os="$OS" -v om="$OM" -v ls="$LS" -v lm="$LM" 'BEGIN {
+	speed = os > 0 ? ls / os : 0; mem = lm > 0 ? om / lm : 1
+	printf "median  ours %.2f s, %.1f MB; llvm-xray %.2f s, %.1f MB\n", os, om, ls, lm
+	printf "target  >= 3x faster with <= 1/4 of its peak memory: %.1fx faster, %.3f of its memory: %s\n",
+		speed, mem, (speed >= 3 && mem <= 0.25) ? "PASS" : "MISS"
+}'
