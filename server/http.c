@@ -137,22 +137,6 @@ static enum MHD_Result send_qry_error(struct MHD_Connection *c, struct req *r, c
 
 /* ---- parameters ---------------------------------------------------------- */
 
-/* Parses a decimal integer in [min, max]; 0 on success, -1 with a message. */
-static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Reads an optional integer query parameter; answers 400 itself on error. */
 static int param_i64(struct MHD_Connection *c, struct req *r, const char *key, int64_t def, int64_t min,
 		     int64_t max, int64_t *out, int required)
@@ -169,7 +153,7 @@ static int param_i64(struct MHD_Connection *c, struct req *r, const char *key, i
 		send_error(c, r, 400, "missing_parameter", msg);
 		return -1;
 	}
-	if (parse_i64(s, min, max, out) != 0) {
+	if (srv_parse_i64(s, min, max, out) != 0) {
 		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from %" PRId64 " to %" PRId64,
 			 key, min, max);
 		send_error(c, r, 400, "bad_parameter", msg);
@@ -232,52 +216,6 @@ static sqlite3 *trace_db(struct server *s, int64_t id)
 
 /* ---- routes --------------------------------------------------------------- */
 
-struct route {
-	int64_t id;       /* trace id, -1 when none */
-	const char *sub;  /* the part after /api/traces/{id}/, "" when none */
-	int64_t sub_id;   /* /slices/{sub_id} */
-};
-
-/* Splits /api/traces[/{id}[/{sub}[/{sub_id}]]]; -1 when the path is not one. */
-static int route_parse(const char *url, struct route *rt, char *sub, size_t subn)
-{
-	const char *p = url + strlen("/api/traces");
-	char idbuf[32];
-	size_t n;
-
-	rt->id = -1;
-	rt->sub = "";
-	rt->sub_id = -1;
-	if (strncmp(url, "/api/traces", 11) != 0 || (*p != '\0' && *p != '/'))
-		return -1;
-	if (*p == '\0' || strcmp(p, "/") == 0)
-		return 0;
-	p++;
-	n = strcspn(p, "/");
-	if (n == 0 || n >= sizeof(idbuf))
-		return -1;
-	memcpy(idbuf, p, n);
-	idbuf[n] = '\0';
-	if (parse_i64(idbuf, 1, INT64_MAX, &rt->id) != 0)
-		return -2;
-	p += n;
-	if (*p == '\0')
-		return 0;
-	p++;
-	n = strcspn(p, "/");
-	if (n >= subn)
-		return -1;
-	memcpy(sub, p, n);
-	sub[n] = '\0';
-	rt->sub = sub;
-	p += n;
-	if (*p == '\0')
-		return 0;
-	if (strcmp(sub, "slices") != 0 || parse_i64(p + 1, 1, INT64_MAX, &rt->sub_id) != 0)
-		return -1;
-	return 0;
-}
-
 static enum MHD_Result method_not_allowed(struct MHD_Connection *c, struct req *r, const char *method)
 {
 	char msg[128];
@@ -287,7 +225,7 @@ static enum MHD_Result method_not_allowed(struct MHD_Connection *c, struct req *
 }
 
 /* Runs a query endpoint on a ready trace. */
-static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, struct req *r, const struct route *rt,
+static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, struct req *r, const struct srv_route *rt,
 				 const char *body, size_t body_len)
 {
 	struct qry_error err = { 0 };
@@ -424,7 +362,7 @@ static enum MHD_Result api_export(struct server *s, struct MHD_Connection *c, st
 }
 
 static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, struct req *r, const char *method,
-				 const struct route *rt)
+				 const struct srv_route *rt)
 {
 	struct jbuf b;
 
@@ -556,7 +494,7 @@ static enum MHD_Result upload_begin(struct server *s, struct MHD_Connection *c, 
 		return send_error(c, r, 404, "not_found", "there is no trace with this id");
 	if (fmt && strcmp(fmt, "fxt") != 0 && strcmp(fmt, "xray") != 0)
 		return send_error(c, r, 400, "bad_parameter", "'format' must be fxt or xray");
-	if (len && parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
+	if (len && srv_parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
 		r->too_big = 1;
 		return send_too_big(s, c, r);
 	}
@@ -826,10 +764,10 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c, struct req *r
 static enum MHD_Result api_dispatch(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 				    const char *method)
 {
-	struct route rt;
+	struct srv_route rt;
 	char sub[64];
 	struct jbuf b;
-	int rc = route_parse(url, &rt, sub, sizeof(sub));
+	int rc = srv_route_parse(url, &rt, sub, sizeof(sub));
 
 	if (rc == -2)
 		return send_error(c, r, 404, "not_found", "trace ids are positive integers");
@@ -866,10 +804,10 @@ static void small_body(struct req *r, const char *data, size_t n)
 /* The trace id of POST /api/traces/{id}/symbols, or 0. */
 static int64_t symbols_route(const char *url)
 {
-	struct route rt;
+	struct srv_route rt;
 	char sub[64];
 
-	if (route_parse(url, &rt, sub, sizeof(sub)) != 0 || rt.id <= 0 || strcmp(rt.sub, "symbols") != 0)
+	if (srv_route_parse(url, &rt, sub, sizeof(sub)) != 0 || rt.id <= 0 || strcmp(rt.sub, "symbols") != 0)
 		return 0;
 	return rt.id;
 }

@@ -83,4 +83,21 @@ void lib_path(const struct library *l, int64_t id, const char *file, char *out, 
 void lib_spool_dir(const struct library *l, char *out, size_t n);
 size_t lib_count(struct library *l);
 
+/* ---- parameters (params.c) ---- */
+
+/* Parses a decimal integer in [min, max] (no sign '+', no spaces, no
+ * trailing bytes); 0 on success, -1 otherwise. */
+int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* /api/traces[/{id}[/{sub}[/{sub_id}]]] */
+struct srv_route {
+	int64_t id;      /* trace id, -1 when none */
+	const char *sub; /* the part after /api/traces/{id}/, "" when none; points into the caller's buffer */
+	int64_t sub_id;  /* /slices/{sub_id}, -1 when none */
+};
+
+/* Splits an API path; 0, -1 when it is not one of ours, -2 for a bad id.
+ * sub (subn bytes) receives the sub-resource name. */
+int srv_route_parse(const char *url, struct srv_route *rt, char *sub, size_t subn);
+
 #endif
