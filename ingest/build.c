@@ -829,7 +829,8 @@ out_fail:
 
 static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t seq, const struct mdl_arg *x)
 {
-	bins_i64(a, (int64_t)++b->res->counts.args);
+	++b->res->counts.args;
+	bins_null(a); /* rows go in id order from 1: SQLite's next rowid is the id */
 	bins_i64(a, (int64_t)set);
 	bins_i64(a, seq);
 	bins_i64(a, x->key);
@@ -882,10 +883,12 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint32_t i)
 {
 	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
-	uint64_t id = b->slice_id[i], set = 0;
+	uint64_t set = 0;
 	uint32_t seq = 0;
 
-	bins_i64(sb, (int64_t)id);
+	/* the id: slices go in id order from 1, so SQLite's next rowid is it,
+	 * and taking the next rowid is cheaper than checking a given one */
+	bins_null(sb);
 	bins_i64(sb, s->track + 1);
 	bins_i64(sb, s->ts);
 	bins_i64(sb, s->dur);
@@ -1035,7 +1038,8 @@ static uint32_t *counting_perm(const uint32_t *key, size_t n, size_t nkeys, uint
 
 static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 {
-	bins_i64(cb, (int64_t)id);
+	bins_null(cb); /* = id, as for slices */
+	(void)id;
 	bins_i64(cb, p->track + 1);
 	bins_i64(cb, p->ts);
 	if (p->is_int)

@@ -594,7 +594,8 @@ static void put_slices(struct slice_ctx *c, struct names *n, struct jbuf *out)
 {
 	size_t i;
 
-	qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
+	if (c->items.len > 1) /* v is NULL when there are none */
+		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
 	jb_obj(out);
 	jb_key(out, "slices");
 	jb_arr(out);
