@@ -590,10 +590,54 @@ static int sitem_cmp(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+static int sitem_depth_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/*
+ * Folds the short items (slices under a pixel and summaries) that start in
+ * the same pixel column of one depth into one summary: the level of detail
+ * read may be up to two levels finer than a pixel, and raw slices fall
+ * between its buckets. Slices a pixel long or more stay as they are, so a
+ * column holds one summary and the few long slices that start in it.
+ */
+static void fold_columns(struct slist *l, int64_t resolution)
+{
+	struct sitem *v = l->v, *agg = NULL;
+	size_t i, out = 0;
+
+	qsort(v, l->len, sizeof(*v), sitem_depth_cmp);
+	for (i = 0; i < l->len; i++) {
+		struct sitem x = v[i];
+		int64_t end = x.ts + (x.dur > 0 ? x.dur : 0);
+
+		if (x.merged == 0 && (x.dur < 0 || x.dur >= resolution)) {
+			v[out++] = x;
+			continue;
+		}
+		if (agg && agg->depth == x.depth && agg->ts / resolution == x.ts / resolution) {
+			agg->merged = (agg->merged ? agg->merged : 1) + (x.merged ? x.merged : 1);
+			if (end > agg->ts + agg->dur)
+				agg->dur = end - agg->ts;
+			continue;
+		}
+		v[out] = x;
+		agg = &v[out++];
+	}
+	l->len = out;
+}
+
 static void put_slices(struct slice_ctx *c, struct names *n, struct jbuf *out)
 {
 	size_t i;
 
+	if (c->w->resolution > 0 && c->items.len > 1)
+		fold_columns(&c->items, c->w->resolution);
 	if (c->items.len > 1) /* v is NULL when there are none */
 		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
 	jb_obj(out);

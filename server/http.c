@@ -10,6 +10,7 @@
  * thread, cached per thread.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,6 +32,7 @@
 
 struct server {
 	struct library lib;
+	struct rcache cache;  /* rendered replies of ready traces */
 	struct MHD_Daemon *d;
 	const struct srv_opts *o;
 	char token[256];     /* "" = no token required */
@@ -61,6 +63,8 @@ struct req {
 	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
 	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
 	int multipart;
+	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
+	const char *fail_code, *fail_msg;
 	uint64_t got;          /* body bytes received */
 	int too_big;
 	int write_failed;
@@ -187,14 +191,61 @@ struct db_slot {
 	ino_t ino;    /* of trace.db when opened: a re-ingested trace is a new file */
 	time_t mtime;
 };
-static _Thread_local struct db_slot t_db[8];
+
+enum { DB_SLOTS = 8 };
+static pthread_key_t g_db_key;
+static pthread_once_t g_db_once = PTHREAD_ONCE_INIT;
+
+/* Closes a worker thread's connections when the thread ends. */
+static void db_slots_free(void *p)
+{
+	struct db_slot *slots = p;
+	int i;
+
+	for (i = 0; i < DB_SLOTS; i++)
+		if (slots[i].db)
+			sqlite3_close(slots[i].db);
+	free(slots);
+}
+
+static void db_key_init(void)
+{
+	pthread_key_create(&g_db_key, db_slots_free);
+}
+
+static struct db_slot *db_slots(void)
+{
+	struct db_slot *slots;
+
+	pthread_once(&g_db_once, db_key_init);
+	if ((slots = pthread_getspecific(g_db_key)) == NULL && (slots = calloc(DB_SLOTS, sizeof(*slots))) != NULL)
+		pthread_setspecific(g_db_key, slots);
+	return slots;
+}
+
+/* Trace databases are read through memory maps: pages come straight from
+ * the OS cache instead of being copied into SQLite's own. */
+static sqlite3 *db_open(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	return db;
+}
 
 static sqlite3 *trace_db(struct server *s, int64_t id)
 {
+	struct db_slot *slots = db_slots(), *slot;
 	char path[4096];
 	struct stat st;
-	struct db_slot *slot = &t_db[(uint64_t)id % 8];
 
+	if (slots == NULL)
+		return NULL;
+	slot = &slots[(uint64_t)id % DB_SLOTS];
 	lib_path(&s->lib, id, "trace.db", path, sizeof(path));
 	if (stat(path, &st) != 0)
 		return NULL;
@@ -202,12 +253,8 @@ static sqlite3 *trace_db(struct server *s, int64_t id)
 		return slot->db;
 	if (slot->db)
 		sqlite3_close(slot->db);
-	slot->db = NULL;
-	if (sqlite3_open_v2(path, &slot->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		sqlite3_close(slot->db);
-		slot->db = NULL;
+	if ((slot->db = db_open(path)) == NULL)
 		return NULL;
-	}
 	slot->id = id;
 	slot->ino = st.st_ino;
 	slot->mtime = st.st_mtime;
@@ -224,22 +271,92 @@ static enum MHD_Result method_not_allowed(struct MHD_Connection *c, struct req *
 	return send_error(c, r, 405, "method_not_allowed", msg);
 }
 
+struct cache_key {
+	char buf[1024];
+	size_t len;
+	int overflow; /* too long to cache */
+};
+
+static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct cache_key *key = cls;
+	int n = snprintf(key->buf + key->len, sizeof(key->buf) - key->len, "&%s=%s", k, v ? v : "");
+
+	(void)kind;
+	if (n < 0 || (size_t)n >= sizeof(key->buf) - key->len)
+		key->overflow = 1;
+	else
+		key->len += (size_t)n;
+	return key->overflow ? MHD_NO : MHD_YES;
+}
+
+/* The cache key of a GET: its path and arguments in the order sent. */
+static int cache_key(struct MHD_Connection *c, const char *path, struct cache_key *key)
+{
+	int n = snprintf(key->buf, sizeof(key->buf), "%s?", path);
+
+	key->overflow = n < 0 || (size_t)n >= sizeof(key->buf);
+	key->len = key->overflow ? 0 : (size_t)n;
+	if (!key->overflow)
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, key_arg, key);
+	return key->overflow ? -1 : 0;
+}
+
+/* Answers 200 with the JSON and keeps the reply for the same request again. */
+static enum MHD_Result send_cached_json(struct server *s, struct MHD_Connection *c, struct req *r, int64_t trace,
+					const struct cache_key *key, struct jbuf *b)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	size_t len;
+	char *body = jb_take(b, &len);
+
+	if (body == NULL)
+		return send_error(c, r, 500, "out_of_memory", "the server ran out of memory building the reply");
+	if ((resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, 200, resp);
+	r->status = 200;
+	r->bytes = len;
+	if (key)
+		rc_put(&s->cache, key->buf, trace, resp, len);
+	else
+		MHD_destroy_response(resp);
+	return ret;
+}
+
 /* Runs a query endpoint on a ready trace. */
 static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, struct req *r, const struct srv_route *rt,
 				 const char *body, size_t body_len)
 {
 	struct qry_error err = { 0 };
 	struct qry_window w = { 0 };
+	struct cache_key key;
 	struct jbuf b;
 	int64_t v = 0;
 	sqlite3 *db;
-	int rc, st = lib_status(&s->lib, rt->id);
+	int rc, cacheable = 0, st = lib_status(&s->lib, rt->id);
 
 	if (st < 0)
 		return send_error(c, r, 404, "not_found", "there is no trace with this id");
 	if (st != TS_READY)
 		return send_error(c, r, 409, "not_ready", st == TS_FAILED ? "this trace failed to ingest; see its error"
 									 : "this trace is still being ingested");
+	if (body == NULL && cache_key(c, r->path, &key) == 0) {
+		size_t bytes = 0;
+		int served = rc_serve(&s->cache, key.buf, c, &bytes);
+
+		if (served != 0) {
+			r->status = served > 0 ? 200 : 0;
+			r->bytes = bytes;
+			return served > 0 ? MHD_YES : MHD_NO;
+		}
+		cacheable = 1;
+	}
 	if ((db = trace_db(s, rt->id)) == NULL)
 		return send_error(c, r, 500, "database_error", "the trace's database cannot be opened");
 	jb_init(&b);
@@ -281,7 +398,7 @@ static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, str
 		jb_fini(&b);
 		return send_qry_error(c, r, &err);
 	}
-	return send_json(c, r, 200, &b);
+	return send_cached_json(s, c, r, rt->id, cacheable ? &key : NULL, &b);
 out_answered:
 	jb_fini(&b);
 	return MHD_YES;
@@ -370,6 +487,7 @@ static enum MHD_Result api_trace(struct server *s, struct MHD_Connection *c, str
 		if (strcmp(method, "DELETE") == 0) {
 			if (lib_delete(&s->lib, rt->id) != 0)
 				return send_error(c, r, 404, "not_found", "there is no trace with this id");
+			rc_drop_trace(&s->cache, rt->id);
 			return send_body(c, r, 204, strdup(""), 0, "application/json");
 		}
 		if (strcmp(method, "GET") != 0)
@@ -507,24 +625,51 @@ static enum MHD_Result upload_begin(struct server *s, struct MHD_Connection *c, 
 	return MHD_YES;
 }
 
+/* MHD cannot answer before the body is read (it would drop the connection
+ * without a reply), so an error found mid-body drops the files at once and
+ * is answered when the body ends; the rest of the body is read and thrown
+ * away, up to a bound past which the connection is closed. */
+static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
+{
+	if (r->fail_status)
+		return;
+	r->fail_status = status;
+	r->fail_code = code;
+	r->fail_msg = msg;
+	spool_close(&r->file);
+	spool_close(&r->binary);
+	if (r->file.path[0])
+		unlink(r->file.path);
+	if (r->binary.path[0])
+		unlink(r->binary.path);
+	r->file.path[0] = r->binary.path[0] = '\0';
+}
+
+enum { DISCARD_MAX = 256 << 20 };
+
 static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
 				    size_t n)
 {
+	(void)c;
 	if (r->status)
-		return MHD_YES; /* already answered: the rest is discarded */
+		return MHD_YES; /* answered before the body: MHD discards it */
+	if (r->fail_status) {
+		r->got += n;
+		return r->got - s->o->max_upload > DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
 	if (r->pp) {
 		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
-			return send_error(c, r, 400, "bad_multipart", "the multipart/form-data body is malformed");
+			upload_fail(r, 400, "bad_multipart", "the multipart/form-data body is malformed");
 	} else {
 		r->file.seen = 1;
 		spool_write(s, r, r->symbols_for > 0 ? &r->binary : &r->file, data, n);
 	}
 	if (r->too_big)
-		return send_too_big(s, c, r);
+		upload_fail(r, 413, "upload_too_large", "the upload is larger than this server's limit (--max-upload)");
 	if (r->write_failed)
-		return send_error(c, r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
-				  r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
-							   : "the server could not write the upload");
+		upload_fail(r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
+			    r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
+						     : "the server could not write the upload");
 	return MHD_YES;
 }
 
@@ -583,6 +728,7 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
 				  "body (or as multipart field 'binary')");
 	if (lib_symbols(&s->lib, r->symbols_for, r->binary.path, err, sizeof(err)) != 0)
 		return send_error(c, r, 422, "bad_symbols", err);
+	rc_drop_trace(&s->cache, r->symbols_for); /* names changed */
 	r->binary.path[0] = '\0'; /* the library owns the file now */
 	jb_init(&b);
 	if (lib_json(&s->lib, r->symbols_for, &b) != 0) {
@@ -606,6 +752,8 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	if (r->pp)
 		MHD_destroy_post_processor(r->pp);
 	r->pp = NULL;
+	if (r->fail_status)
+		return send_error(c, r, r->fail_status, r->fail_code, r->fail_msg);
 	if ((spool_close(&r->file) != 0 || spool_close(&r->binary) != 0) && !r->write_failed)
 		r->write_failed = errno;
 	if (r->write_failed)
@@ -1016,7 +1164,9 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 
 	if (threads < 2)
 		threads = 2;
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
+	 * mid-upload until the connection timeout (tests/test_server.c) */
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 					MHD_USE_ERROR_LOG,
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
 				threads, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT, 1000u,
@@ -1055,6 +1205,8 @@ int srv_run(const struct srv_opts *o)
 	}
 	s.lib.resume = conn_resume;
 	s.lib.suspend = conn_suspend;
+	if (rc_init(&s.cache, (size_t)64 << 20) != 0)
+		fprintf(stderr, "trace-server: no memory for the reply cache; running without it\n");
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -1073,6 +1225,7 @@ int srv_run(const struct srv_opts *o)
 	fprintf(stderr, "trace-server: stopping\n");
 	lib_stop(&s.lib);
 	MHD_stop_daemon(s.d);
+	rc_fini(&s.cache);
 	lib_close(&s.lib);
 	return 0;
 }

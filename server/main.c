@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "../ingest/ingest.h"
 #include "server.h"
 
@@ -148,6 +150,9 @@ int main(int argc, char **argv)
 	 * keeps them in their own mappings, which grow in place (mremap) instead
 	 * of being copied, so peak memory is what is used, not twice that. */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	/* SQLite's memory statistics take a global lock on every allocation,
+	 * which every query thread would contend on; we never read them. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (argc < 2)
 		return usage(stderr, 2);
 	if (strcmp(argv[1], "serve") == 0) {

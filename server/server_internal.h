@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <microhttpd.h>
+
 #include "../query/query.h"
 
 enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED };
@@ -82,6 +84,28 @@ void lib_path(const struct library *l, int64_t id, const char *file, char *out, 
 /* The spool directory for uploads in progress. */
 void lib_spool_dir(const struct library *l, char *out, size_t n);
 size_t lib_count(struct library *l);
+
+/* ---- reply cache (cache.c) ---- */
+
+struct rc_entry;
+struct rcache {
+	pthread_mutex_t mu;
+	struct rc_entry **buckets;
+	size_t nbuckets;
+	struct rc_entry *head, *tail; /* LRU order */
+	size_t bytes, budget;
+	uint64_t hits, misses;
+};
+
+int rc_init(struct rcache *c, size_t budget);
+void rc_fini(struct rcache *c);
+/* Queues the reply cached under key with status 200: 1 served, 0 not
+ * cached, -1 MHD refused. *bytes gets the reply's size for the log. */
+int rc_serve(struct rcache *c, const char *key, struct MHD_Connection *conn, size_t *bytes);
+/* Keeps resp (the cache takes over the caller's reference) for trace. */
+void rc_put(struct rcache *c, const char *key, int64_t trace, struct MHD_Response *resp, size_t bytes);
+/* Forgets every reply of a trace (deleted or renamed). */
+void rc_drop_trace(struct rcache *c, int64_t trace);
 
 /* ---- parameters (params.c) ---- */
 
