@@ -962,6 +962,8 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		prev_end = s->dur < 0 ? INT64_MAX : end;
 		it[i].ts = s->ts;
 		it[i].end = end;
+		it[i].name = s->name;
+		it[i].cat = s->cat;
 		write_slice(b, &bb[0], &bb[1], perm[r->first + i]);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
@@ -1078,6 +1080,8 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 			const struct bpoint *x = &p[perm[first[i] + k]];
 
 			it[k].ts = it[k].end = x->ts;
+			it[k].is_int = x->is_int;
+			it[k].ivalue = x->is_int ? x->v.i : 0;
 			it[k].value = x->is_int ? (double)x->v.i : x->v.d;
 		}
 		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);

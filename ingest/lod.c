@@ -101,8 +101,9 @@ static uint64_t dbl_bits(double d)
 	return u;
 }
 
-/* Appends one summary record of the current (track, depth, level). */
-static void record(struct lod_writer *w, int64_t bucket, const uint64_t v[5])
+/* Appends one summary record (LOD_WORDS words, the first the bucket) of
+ * the current (track, depth, level). */
+static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
 	uint8_t *p;
 	int i;
@@ -110,31 +111,44 @@ static void record(struct lod_writer *w, int64_t bucket, const uint64_t v[5])
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
 	if (w->n == 0)
-		w->first_bucket = bucket;
-	w->last_bucket = bucket;
+		w->first_bucket = (int64_t)v[0];
+	w->last_bucket = (int64_t)v[0];
 	p = w->buf + w->n++ * LOD_RECORD;
-	put64(p, (uint64_t)bucket);
-	for (i = 0; i < 5; i++)
-		put64(p + 8 * (i + 1), v[i]);
+	for (i = 0; i < LOD_WORDS; i++)
+		put64(p + 8 * i, v[i]);
 }
 
+static uint64_t name_cat(const struct lod_item *x)
+{
+	return (uint64_t)x->name | (uint64_t)x->cat << 32;
+}
+
+/* The record layouts are in schema/trace.sql (table lod). */
 static void write_group(struct lod_writer *w, const struct group *g, const struct lod_item *it, int counters)
 {
 	const struct lod_key *k = &w->key;
-	uint64_t v[5];
+	const struct lod_item *l = &it[g->longest], *last = &it[g->last];
+	uint64_t v[LOD_WORDS] = { 0 };
 
-	v[0] = k->first_id + g->first;
-	v[1] = k->first_id + g->last;
+	v[0] = (uint64_t)(g->start >> w->level);
+	v[1] = k->first_id + g->first;
+	v[2] = k->first_id + g->last;
+	v[3] = (uint64_t)g->start;
 	if (counters) {
-		v[2] = dbl_bits(g->min);
-		v[3] = dbl_bits(g->max);
-		v[4] = 0;
+		v[4] = (uint64_t)last->ts;
+		v[5] = dbl_bits(g->min);
+		v[6] = dbl_bits(g->max);
+		v[7] = last->is_int ? (uint64_t)last->ivalue : dbl_bits(last->value);
+		v[8] = (uint64_t)last->is_int;
 	} else {
-		v[2] = (uint64_t)g->end;
-		v[3] = k->first_id + g->longest;
-		v[4] = (uint64_t)(it[g->longest].end - it[g->longest].ts);
+		v[4] = (uint64_t)g->end;
+		v[5] = k->first_id + g->longest;
+		v[6] = (uint64_t)l->ts;
+		v[7] = (uint64_t)(l->end - l->ts);
+		v[8] = name_cat(l);
+		v[9] = name_cat(&it[g->longest == g->first ? g->first + 1 : g->first]);
 	}
-	record(w, g->start >> w->level, v);
+	record(w, v);
 }
 
 /* Merges groups into buckets of 2^level ns, in place; returns the new count. */

@@ -11,13 +11,16 @@
 #include "store.h"
 
 /* Levels are LOD_MIN_LEVEL, + LOD_STEP, ... : buckets of 1 us, 4 us, 16 us ... */
-enum { LOD_MIN_LEVEL = 10, LOD_STEP = 2, LOD_MAX_LEVEL = 62, LOD_CHUNK = 256, LOD_RECORD = 48 };
+enum { LOD_MIN_LEVEL = 10, LOD_STEP = 2, LOD_MAX_LEVEL = 62, LOD_CHUNK = 256, LOD_WORDS = 10, LOD_RECORD = 80 };
 
-/* One slice (ts, end) or counter point (ts, value). */
+/* One slice (ts, end, name, category) or counter point (ts, value). */
 struct lod_item {
 	int64_t ts;
-	int64_t end;  /* slice end (ts + dur; the trace end when unterminated); ts for points */
-	double value; /* counter points */
+	int64_t end;       /* slice end (ts + dur; the trace end when unterminated); ts for points */
+	uint32_t name, cat;/* slices: string ids */
+	int is_int;        /* points: the value is ivalue, else value */
+	int64_t ivalue;
+	double value;
 };
 
 struct lod_key {

@@ -315,11 +315,13 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 
 /* ---- level of detail ------------------------------------------------- */
 
-/* One summary record of the lod table (schema/trace.sql). */
+/* One summary record of the lod table (schema/trace.sql has the layouts). */
+enum { LOD_WORDS = 10, LOD_RECORD = 8 * LOD_WORDS };
 struct lod_rec {
 	int64_t bucket;
 	int64_t first_id, last_id;
-	uint64_t v[3]; /* slices: end_ts, longest_id, longest_dur; counters: min, max bits */
+	int64_t start_ts;
+	uint64_t w[LOD_WORDS - 4]; /* the words after start_ts */
 };
 
 /* Walks the summaries of one (track, depth, level) from bucket lo to hi. */
@@ -369,19 +371,20 @@ static int lod_iter_next(struct lod_iter *it, struct lod_rec *r)
 			break;
 		}
 		it->p = sqlite3_column_blob(it->st, 0);
-		it->n = sqlite3_column_bytes(it->st, 0) / 48;
+		it->n = sqlite3_column_bytes(it->st, 0) / LOD_RECORD;
 		it->i = 0;
 	}
 	if (it->done)
 		goto out_end;
-	q = it->p + 48 * it->i++;
+	q = it->p + LOD_RECORD * it->i++;
 	r->bucket = get64(q);
 	if (r->bucket > it->hi)
 		goto out_end;
 	r->first_id = get64(q + 8);
 	r->last_id = get64(q + 16);
-	for (k = 0; k < 3; k++)
-		r->v[k] = (uint64_t)get64(q + 24 + 8 * k);
+	r->start_ts = get64(q + 24);
+	for (k = 0; k < LOD_WORDS - 4; k++)
+		r->w[k] = (uint64_t)get64(q + 32 + 8 * k);
 	return 1;
 out_end:
 	it->done = 1;
@@ -445,7 +448,6 @@ struct slice_ctx {
 	struct probe probe;
 	sqlite3_stmt *raw;  /* slices by id range */
 	sqlite3_stmt *lod;  /* slice_lod buckets */
-	sqlite3_stmt *one;  /* ts, name and category of one slice */
 	struct slist items;
 	const struct qry_window *w;
 	int64_t track;
@@ -492,22 +494,6 @@ static int lod_level(int64_t resolution, uint64_t levels)
 	return -1;
 }
 
-/* ts, name and category of one slice by id; 0 when missing. */
-static int64_t slice_row(struct slice_ctx *c, int64_t id, int64_t *name, int64_t *cat)
-{
-	int64_t ts = 0;
-
-	*name = *cat = 0;
-	sqlite3_bind_int64(c->one, 1, id);
-	if (sqlite3_step(c->one) == SQLITE_ROW) {
-		ts = sqlite3_column_int64(c->one, 0);
-		*name = sqlite3_column_int64(c->one, 1);
-		*cat = sqlite3_column_int64(c->one, 2);
-	}
-	sqlite3_reset(c->one);
-	return ts;
-}
-
 static struct sitem *push_item(struct slice_ctx *c, int64_t id, int64_t ts, int64_t dur, uint32_t depth)
 {
 	struct sitem *it = slist_push(&c->items);
@@ -527,22 +513,22 @@ static struct sitem *push_item(struct slice_ctx *c, int64_t id, int64_t ts, int6
  * pixel long, and the others as one summary item beside it (before it, or
  * after it when it comes first), at most a bucket wide. A summary carries
  * the id, name and category of a slice it stands for: the longest, or when
- * that is drawn by itself, the first of the others.
+ * that is drawn by itself, the first of the others. Everything comes from
+ * the record: no row is read.
  */
 static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t depth, int level)
 {
-	int64_t first = rec->first_id, count = rec->last_id - first + 1, rep = (int64_t)rec->v[1];
-	int64_t end = (int64_t)rec->v[0], ldur = (int64_t)rec->v[2], width = INT64_C(1) << level;
-	int64_t start, lts, name, cat;
+	int64_t first = rec->first_id, count = rec->last_id - first + 1, start = rec->start_ts;
+	int64_t end = (int64_t)rec->w[0], rep = (int64_t)rec->w[1], lts = (int64_t)rec->w[2];
+	int64_t ldur = (int64_t)rec->w[3], width = INT64_C(1) << level;
+	uint64_t names = rec->w[4];
 	struct sitem *it;
 
-	lts = slice_row(c, rep, &name, &cat);
-	start = rep == first ? lts : probe_ts(&c->probe, first, NULL);
 	if (ldur >= c->w->resolution || ldur < 0) {
 		if ((it = push_item(c, rep, lts, ldur, depth)) == NULL)
 			return;
-		it->name = name;
-		it->cat = cat;
+		it->name = (int64_t)(uint32_t)names;
+		it->cat = (int64_t)(names >> 32);
 		if (--count <= 0 || ldur < 0)
 			return;
 		if (lts > start)
@@ -550,13 +536,13 @@ static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t de
 		else
 			start = lts + ldur;
 		rep = rep == first ? first + 1 : first;
-		slice_row(c, rep, &name, &cat);
+		names = rec->w[5];
 	}
 	if ((it = push_item(c, rep, start, end - start < width ? (end > start ? end - start : 0) : width, depth)) ==
 	    NULL)
 		return;
-	it->name = name;
-	it->cat = cat;
+	it->name = (int64_t)(uint32_t)names;
+	it->cat = (int64_t)(names >> 32);
 	it->merged = count;
 }
 
@@ -677,8 +663,7 @@ static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
 		return err->code;
 	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db, lod_sql, err);
-	c->one = prep(db, "SELECT ts, name_id, category_id FROM slices WHERE id = ?", err);
-	return c->raw && c->lod && c->one ? QRY_OK : err->code;
+	return c->raw && c->lod ? QRY_OK : err->code;
 }
 
 static void slices_close(struct slice_ctx *c)
@@ -686,7 +671,6 @@ static void slices_close(struct slice_ctx *c)
 	sqlite3_finalize(c->probe.st);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
-	sqlite3_finalize(c->one);
 	free(c->items.v);
 }
 
@@ -908,45 +892,39 @@ static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room,
 }
 
 /* A bucket: its first point's time, last point's value and time, min, max. */
-static void put_bucket(struct jbuf *out, const struct lod_rec *rec, sqlite3_stmt *point)
+static void put_bucket(struct jbuf *out, const struct lod_rec *rec)
 {
-	int64_t first = rec->first_id, last = rec->last_id;
-	double min, max;
+	double min, max, last;
 
+	memcpy(&min, &rec->w[1], sizeof(min));
+	memcpy(&max, &rec->w[2], sizeof(max));
+	memcpy(&last, &rec->w[3], sizeof(last));
 	jb_obj(out);
-	sqlite3_bind_int64(point, 1, first);
-	if (sqlite3_step(point) == SQLITE_ROW) {
-		jb_key(out, "ts");
-		jb_column(out, point, 0);
-	}
-	sqlite3_reset(point);
-	sqlite3_bind_int64(point, 1, last);
-	if (sqlite3_step(point) == SQLITE_ROW) {
-		jb_key(out, "value");
-		jb_column(out, point, 1);
-		jb_key(out, "last_ts");
-		jb_column(out, point, 0);
-	}
-	sqlite3_reset(point);
-	memcpy(&min, &rec->v[0], sizeof(min));
-	memcpy(&max, &rec->v[1], sizeof(max));
+	jb_key(out, "ts");
+	jb_i64(out, rec->start_ts);
+	jb_key(out, "value");
+	if (rec->w[4])
+		jb_i64(out, (int64_t)rec->w[3]);
+	else
+		jb_dbl(out, last);
+	jb_key(out, "last_ts");
+	jb_i64(out, (int64_t)rec->w[0]);
 	jb_key(out, "min");
 	jb_dbl(out, min);
 	jb_key(out, "max");
 	jb_dbl(out, max);
 	jb_key(out, "merged");
-	jb_i64(out, last - first + 1);
+	jb_i64(out, rec->last_id - rec->first_id + 1);
 	jb_obj_end(out);
 }
 
 struct counter_ctx {
-	sqlite3_stmt *raw, *lod, *track, *point;
+	sqlite3_stmt *raw, *lod, *track;
 	struct probe probe;
 };
 
 static void counters_close(struct counter_ctx *c)
 {
-	sqlite3_finalize(c->point);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
 	sqlite3_finalize(c->track);
@@ -960,9 +938,7 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 	c->lod = prep(db, lod_sql, err);
 	c->track = prep(db, "SELECT first_row, last_row, lod_levels FROM tracks WHERE id = ? AND kind = 'counter'",
 			err);
-	c->point = prep(db, "SELECT ts, value FROM counters WHERE id = ?", err);
-	if (c->raw == NULL || c->lod == NULL || c->track == NULL || c->point == NULL ||
-	    probe_open(&c->probe, db, "counters", err))
+	if (c->raw == NULL || c->lod == NULL || c->track == NULL || probe_open(&c->probe, db, "counters", err))
 		return err->code;
 	return QRY_OK;
 }
@@ -989,7 +965,7 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 			*truncated = 1;
 			continue;
 		}
-		put_bucket(out, &rec, c->point);
+		put_bucket(out, &rec);
 		n++;
 		cur = rec.last_id + 1;
 	}

@@ -232,10 +232,14 @@ FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.st
 -- holding one slice are not stored; a reader takes that slice from `slices`.
 --
 -- Summaries are packed, up to 256 per row, in bucket order, as records of
--- six little-endian 64-bit integers:
---   slices:   bucket, first_id, last_id (contiguous ids), end_ts (greatest
---             end), longest_id, longest_dur
---   counters: bucket, first_id, last_id, min, max (IEEE doubles), 0
+-- ten little-endian 64-bit words:
+--   slices:   bucket, first_id, last_id (contiguous ids), start_ts (of the
+--             first), end_ts (greatest end), longest_id, longest_ts,
+--             longest_dur, longest name_id | category_id << 32, and the
+--             same for the first slice that is not the longest
+--   counters: bucket, first_id, last_id, start_ts (first point), last_ts,
+--             min, max (IEEE doubles), last value (an integer, or a double's
+--             bits), 1 when the last value is an integer, 0
 -- Counter tracks use depth 0.
 CREATE TABLE lod (
 	track_id INTEGER NOT NULL,

@@ -539,10 +539,11 @@ static const struct {
 	{ "arg keys and string values resolve",
 	  "SELECT count(*) FROM args WHERE key_id NOT IN (SELECT id FROM strings)"
 	  " OR (type = 6 AND string_id NOT IN (SELECT id FROM strings))" },
-	{ "flow ends are slices, with their ts",
+	{ "flow ends are slices: from the from-slice's end (its start if open) to the to-slice's start",
 	  "SELECT count(*) FROM flows f LEFT JOIN slices a ON a.id = f.from_slice_id"
 	  " LEFT JOIN slices b ON b.id = f.to_slice_id"
-	  " WHERE a.id IS NULL OR b.id IS NULL OR a.ts != f.from_ts OR b.ts != f.to_ts" },
+	  " WHERE a.id IS NULL OR b.id IS NULL OR b.ts != f.to_ts"
+	  " OR f.from_ts != CASE WHEN a.dur < 0 THEN a.ts ELSE a.ts + a.dur END" },
 	{ "counters lie in their counter track's row range, in ts order",
 	  "SELECT (SELECT count(*) FROM counters c LEFT JOIN tracks t ON t.id = c.track_id WHERE t.id IS NULL"
 	  " OR t.kind != 'counter' OR c.id NOT BETWEEN t.first_row AND t.last_row)"
