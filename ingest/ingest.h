@@ -28,7 +28,7 @@ enum ingest_err {
 const char *ingest_strerror(int err);
 
 /* The schema version this code writes and reads (PRAGMA user_version). */
-#define INGEST_SCHEMA_VERSION 1
+#define INGEST_SCHEMA_VERSION 2
 
 enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
 

@@ -59,8 +59,9 @@ int qry_check_schema(sqlite3 *db, struct qry_error *err)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (v != 1)
-		return fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version 1", v);
+	if (v != QRY_SCHEMA_VERSION)
+		return fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
+			    QRY_SCHEMA_VERSION);
 	return QRY_OK;
 }
 

@@ -73,6 +73,9 @@ struct qry_window {
 	uint32_t limit;     /* maximum items */
 };
 
+/* The trace database layout this module reads (schema/trace.sql). */
+#define QRY_SCHEMA_VERSION 2
+
 /* Checks that the file is a trace database of our schema version. */
 int qry_check_schema(sqlite3 *db, struct qry_error *err);
 

@@ -18,7 +18,7 @@
 -- 64-bit unsigned values (pid, tid, koid, pointers, u64 arguments) are stored
 -- as the signed 64-bit integer with the same bits.
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE meta (
 	key TEXT PRIMARY KEY,

@@ -129,12 +129,36 @@ static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
 	r->error_msg = strdup(msg);
 }
 
+_Static_assert(INGEST_SCHEMA_VERSION == QRY_SCHEMA_VERSION, "ingest writes what query reads");
+
+/* The schema version of a trace database, or -1. */
+static int db_version(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
 /* After a restart: a trace caught mid-ingest goes back in the queue when its
- * source is still there; a ready trace without its database has failed. */
+ * source is still there; a ready trace without its database has failed, and
+ * one whose database an older server wrote is ingested again. */
 static void rec_recover(struct library *l, struct trace_rec *r)
 {
 	char path[4096];
 	struct stat st;
+
+	if (r->status == TS_READY) {
+		lib_path(l, r->id, "trace.db", path, sizeof(path));
+		if (stat(path, &st) == 0 && db_version(path) != INGEST_SCHEMA_VERSION)
+			r->status = TS_QUEUED;
+	}
 
 	if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
 		lib_path(l, r->id, "source", path, sizeof(path));
@@ -218,6 +242,33 @@ static int lib_load(struct library *l)
 	return 0;
 }
 
+/* Brings a catalog an older server made up to date: columns added since. */
+static int catalog_upgrade(sqlite3 *db)
+{
+	static const char *const cols[][2] = {
+		{ "format_hint", "TEXT" },
+		{ "symbols_named", "INTEGER" },
+		{ "symbols_error", "TEXT" },
+	};
+	char sql[160];
+	sqlite3_stmt *st;
+	size_t i;
+	int found;
+
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('traces') WHERE name = ?", -1, &st, NULL) !=
+		    SQLITE_OK)
+			return -1;
+		sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		snprintf(sql, sizeof(sql), "ALTER TABLE traces ADD COLUMN %s %s", cols[i][0], cols[i][1]);
+		if (!found && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
+}
+
 static int mkdir_p(const char *path)
 {
 	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
@@ -267,7 +318,8 @@ int lib_open(struct library *l, const char *dir, char *err, size_t errlen)
 			    NULL) != SQLITE_OK ||
 	    sqlite3_exec(l->catalog, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) !=
 		    SQLITE_OK ||
-	    sqlite3_exec(l->catalog, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || lib_load(l) != 0) {
+	    sqlite3_exec(l->catalog, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    catalog_upgrade(l->catalog) != 0 || lib_load(l) != 0) {
 		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
 			 l->catalog ? sqlite3_errmsg(l->catalog) : "out of memory");
 		return -1;
