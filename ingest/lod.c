@@ -52,6 +52,8 @@ int lod_writer_init(struct lod_writer *w, struct store *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
+	if (store_drain(s) != 0)
+		return -1;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)", -1, &w->st, NULL) != SQLITE_OK) {
 		snprintf(s->error, sizeof(s->error), "prepare lod: %s", sqlite3_errmsg(s->db));
 		return -1;
@@ -59,27 +61,40 @@ int lod_writer_init(struct lod_writer *w, struct store *s)
 	return 0;
 }
 
+/* Hands the chunk to the store's writer thread, which frees it. */
 static void chunk_flush(struct lod_writer *w)
 {
+	struct bins_val v[6] = { { 0 } };
+	uint8_t *copy;
+	int i;
+
 	if (w->n == 0 || w->failed)
 		return;
-	sqlite3_bind_int64(w->st, 1, w->key.track_id);
-	sqlite3_bind_int64(w->st, 2, w->key.depth);
-	sqlite3_bind_int64(w->st, 3, w->level);
-	sqlite3_bind_int64(w->st, 4, w->first_bucket);
-	sqlite3_bind_int64(w->st, 5, w->last_bucket);
-	sqlite3_bind_blob(w->st, 6, w->buf, w->n * LOD_RECORD, SQLITE_STATIC);
-	if (sqlite3_step(w->st) != SQLITE_DONE) {
-		snprintf(w->s->error, sizeof(w->s->error), "insert lod: %s", sqlite3_errmsg(w->s->db));
+	if ((copy = malloc((size_t)w->n * LOD_RECORD)) == NULL) {
 		w->failed = 1;
+		return;
 	}
-	sqlite3_reset(w->st);
+	memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
+	for (i = 0; i < 5; i++)
+		v[i].type = SQLITE_INTEGER;
+	v[0].i = w->key.track_id;
+	v[1].i = w->key.depth;
+	v[2].i = w->level;
+	v[3].i = w->first_bucket;
+	v[4].i = w->last_bucket;
+	v[5].type = SQLITE_BLOB;
+	v[5].p = copy;
+	v[5].n = w->n * LOD_RECORD;
+	if (store_submit(w->s, w->st, v, 6, copy) != 0)
+		w->failed = 1;
 	w->n = 0;
 }
 
 int lod_writer_fini(struct lod_writer *w)
 {
 	chunk_flush(w);
+	if (store_drain(w->s) != 0)
+		w->failed = 1;
 	sqlite3_finalize(w->st);
 	w->st = NULL;
 	return w->failed ? -1 : 0;

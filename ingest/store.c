@@ -27,9 +27,131 @@ static int store_exec(struct store *s, const char *sql)
 	return 0;
 }
 
+/* ---- the writer thread --------------------------------------------------- */
+
+struct store_job {
+	sqlite3_stmt *st;
+	int n;                  /* values in vals */
+	void *owned;            /* freed after the job */
+	struct store_job *next;
+	struct bins_val vals[]; /* n values, bound as ?1 .. ?n */
+};
+
+static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
+{
+	switch (x->type) {
+	case SQLITE_INTEGER:
+		sqlite3_bind_int64(st, idx, x->i);
+		break;
+	case SQLITE_FLOAT:
+		sqlite3_bind_double(st, idx, x->d);
+		break;
+	case SQLITE_TEXT:
+		sqlite3_bind_text(st, idx, x->p, x->n, SQLITE_STATIC);
+		break;
+	case SQLITE_BLOB:
+		sqlite3_bind_blob(st, idx, x->p, x->n, SQLITE_STATIC);
+		break;
+	default:
+		sqlite3_bind_null(st, idx);
+	}
+}
+
+/* Runs one job; records the first failure. */
+static void job_run(struct store *s, struct store_job *j)
+{
+	int i, failed;
+
+	pthread_mutex_lock(&s->mu);
+	failed = s->failed;
+	pthread_mutex_unlock(&s->mu);
+	if (failed)
+		return;
+	for (i = 0; i < j->n; i++)
+		bind_val(j->st, i + 1, &j->vals[i]);
+	if (sqlite3_step(j->st) != SQLITE_DONE) {
+		pthread_mutex_lock(&s->mu);
+		if (!s->failed)
+			snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
+		s->failed = 1;
+		pthread_mutex_unlock(&s->mu);
+	}
+	sqlite3_reset(j->st);
+}
+
+static void *writer_main(void *arg)
+{
+	struct store *s = arg;
+	struct store_job *j;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (s->head == NULL && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if ((j = s->head) == NULL)
+			break;
+		s->head = j->next;
+		if (s->head == NULL)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->mu);
+		job_run(s, j);
+		free(j->owned);
+		free(j);
+		pthread_mutex_lock(&s->mu);
+		s->queued--;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+{
+	struct store_job *j = malloc(sizeof(*j) + (size_t)n * sizeof(*vals));
+
+	if (j == NULL) {
+		free(owned);
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return -1;
+	}
+	j->st = st;
+	j->n = n;
+	j->owned = owned;
+	j->next = NULL;
+	memcpy(j->vals, vals, (size_t)n * sizeof(*vals));
+	pthread_mutex_lock(&s->mu);
+	while (s->queued >= STORE_QUEUE)
+		pthread_cond_wait(&s->cv, &s->mu);
+	if (s->tail)
+		s->tail->next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	s->queued++;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+int store_drain(struct store *s)
+{
+	int failed;
+
+	pthread_mutex_lock(&s->mu);
+	while (s->queued > 0)
+		pthread_cond_wait(&s->cv, &s->mu);
+	failed = s->failed;
+	pthread_mutex_unlock(&s->mu);
+	return failed ? -1 : 0;
+}
+
+/* ---- the database --------------------------------------------------------- */
+
 int store_open(struct store *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	remove(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
@@ -41,16 +163,23 @@ int store_open(struct store *s, const char *path)
 			  "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;") != 0 ||
 	    store_exec(s, schema_trace_sql) != 0 || store_exec(s, "BEGIN") != 0)
 		return -1;
+	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
+		return -1;
+	}
+	s->writer_started = 1;
 	return 0;
 }
 
 int store_commit(struct store *s)
 {
-	return store_exec(s, "COMMIT");
+	return store_drain(s) != 0 ? -1 : store_exec(s, "COMMIT");
 }
 
 int store_index(struct store *s)
 {
+	if (store_drain(s) != 0)
+		return -1;
 	return store_exec(s, "CREATE INDEX flows_from ON flows(from_slice_id);"
 			     "CREATE INDEX flows_to ON flows(to_slice_id);"
 			     "CREATE INDEX flows_from_ts ON flows(from_ts);"
@@ -60,6 +189,16 @@ int store_index(struct store *s)
 
 void store_close(struct store *s)
 {
+	if (s->writer_started) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->writer, NULL);
+		s->writer_started = 0;
+	}
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
 	if (s->db) {
 		sqlite3_close(s->db);
 		s->db = NULL;
@@ -105,6 +244,8 @@ static sqlite3_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 {
 	memset(b, 0, sizeof(*b));
+	if (store_drain(s) != 0) /* the connection is the writer's while jobs run */
+		return -1;
 	b->s = s;
 	b->ncols = ncols;
 	if (ncols > BINS_MAX_COLS) {
@@ -168,37 +309,10 @@ void bins_blob(struct bins *b, const void *p, int n)
 	x->n = n;
 }
 
-static void bins_bind(sqlite3_stmt *st, int idx, const struct bins_val *x)
-{
-	switch (x->type) {
-	case SQLITE_INTEGER:
-		sqlite3_bind_int64(st, idx, x->i);
-		break;
-	case SQLITE_FLOAT:
-		sqlite3_bind_double(st, idx, x->d);
-		break;
-	case SQLITE_TEXT:
-		sqlite3_bind_text(st, idx, x->p, x->n, SQLITE_STATIC);
-		break;
-	case SQLITE_BLOB:
-		sqlite3_bind_blob(st, idx, x->p, x->n, SQLITE_STATIC);
-		break;
-	default:
-		sqlite3_bind_null(st, idx);
-	}
-}
-
 static int bins_step(struct bins *b, sqlite3_stmt *st, int first_row, int rows)
 {
-	int i, n = rows * b->ncols;
-
-	for (i = 0; i < n; i++)
-		bins_bind(st, i + 1, &b->vals[first_row * b->ncols + i]);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		snprintf(b->s->error, sizeof(b->s->error), "insert: %s", sqlite3_errmsg(b->s->db));
+	if (store_submit(b->s, st, &b->vals[first_row * b->ncols], rows * b->ncols, NULL) != 0)
 		b->failed = 1;
-	}
-	sqlite3_reset(st);
 	return b->failed ? -1 : 0;
 }
 
@@ -213,6 +327,8 @@ int bins_row(struct bins *b)
 	return bins_step(b, b->multi, 0, BINS_ROWS);
 }
 
+/* Queues the rows left, waits for every job (statements are finalized only
+ * once the writer is done with them) and reports any failure. */
 int bins_fini(struct bins *b)
 {
 	int i;
@@ -220,6 +336,8 @@ int bins_fini(struct bins *b)
 	for (i = 0; i < b->rows && !b->failed; i++)
 		bins_step(b, b->one, i, 1);
 	b->rows = 0;
+	if (b->s && store_drain(b->s) != 0)
+		b->failed = 1;
 	sqlite3_finalize(b->multi);
 	sqlite3_finalize(b->one);
 	b->multi = b->one = NULL;

@@ -5,13 +5,34 @@
 #ifndef INGEST_STORE_H
 #define INGEST_STORE_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
+struct store_job;
+
+/*
+ * A database being loaded. Inserts run on a writer thread of their own, fed
+ * through a bounded queue of jobs, so that building rows and SQLite's work on
+ * them overlap (two cores halve the write phase's wall time at best). While
+ * jobs are queued the connection belongs to the writer: everything else that
+ * uses it (preparing, executing, finalizing) drains the queue first. A job
+ * owns copies of its values.
+ */
 struct store {
 	sqlite3 *db;
-	char error[512]; /* the last failure, a sentence for the log */
+	char error[512];         /* the first failure, a sentence for the log */
+	int failed;              /* sticky, set by the writer thread; under mu */
+	pthread_t writer;
+	int writer_started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;       /* jobs queued, space freed, queue drained */
+	struct store_job *head, *tail;
+	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
+	int stop;
 };
+
+enum { STORE_QUEUE = 32 };
 
 enum { BINS_ROWS = 64, BINS_MAX_COLS = 16 };
 
@@ -36,10 +57,17 @@ struct bins {
 	struct bins_val vals[BINS_ROWS * BINS_MAX_COLS];
 };
 
-/* Creates the file (replacing one there), the schema, and opens a transaction. */
+/* Creates the file (replacing one there), the schema, opens a transaction
+ * and starts the writer thread. */
 int store_open(struct store *s, const char *path);
+/* Queues one execution of st with these values (copied; text and blobs are
+ * not: they must outlive the job, except `owned`, freed after it). */
+int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned);
+/* Waits until every queued job has run; returns -1 if any failed. */
+int store_drain(struct store *s);
 int store_commit(struct store *s);
 int store_index(struct store *s);
+/* Stops the writer thread and closes the database. */
 void store_close(struct store *s);
 int store_meta(struct store *s, const char *key, const char *text, int64_t num);
 
