@@ -182,87 +182,52 @@ static void names_put(struct names *n, struct jbuf *b, int64_t id)
 
 /* ---- tracks ----------------------------------------------------------- */
 
-static void put_threads(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
+/*
+ * Writes the rows of st as an array of objects under key `list`, at most
+ * limit of them; keys name the columns, and a 'u' in ukeys prints that
+ * column as an unsigned 64-bit integer (koids, ids stored with their bits).
+ * Returns 1 when rows were left out.
+ */
+static int put_objects(sqlite3_stmt *st, const char *list, const char *const *keys, const char *ukeys,
+		       uint32_t limit, struct jbuf *out)
 {
-	sqlite3_bind_int64(st, 1, pid);
-	jb_key(out, "threads");
+	int i, cols = sqlite3_column_count(st);
+	uint32_t n = 0;
+
+	jb_key(out, list);
 	jb_arr(out);
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n++ >= limit) {
+			jb_arr_end(out);
+			return 1;
+		}
 		jb_obj(out);
-		jb_key(out, "tid");
-		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 0));
-		jb_key(out, "name");
-		jb_column(out, st, 1);
-		jb_key(out, "track_id");
-		jb_column(out, st, 2);
-		jb_key(out, "max_depth");
-		jb_column(out, st, 3);
+		for (i = 0; i < cols; i++) {
+			jb_key(out, keys[i]);
+			if (ukeys[i] == 'u' && sqlite3_column_type(st, i) == SQLITE_INTEGER)
+				jb_u64(out, (uint64_t)sqlite3_column_int64(st, i));
+			else
+				jb_column(out, st, i);
+		}
 		jb_obj_end(out);
 	}
 	jb_arr_end(out);
+	return 0;
+}
+
+/* The tracks of one process: st is bound to its pid and reset after. */
+static void put_process_list(sqlite3_stmt *st, int64_t pid, const char *list, const char *const *keys,
+			     const char *ukeys, struct jbuf *out)
+{
+	sqlite3_bind_int64(st, 1, pid);
+	put_objects(st, list, keys, ukeys, UINT32_MAX, out);
 	sqlite3_reset(st);
 }
 
-static void put_async(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
-{
-	sqlite3_bind_int64(st, 1, pid);
-	jb_key(out, "async_tracks");
-	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		jb_obj(out);
-		jb_key(out, "track_id");
-		jb_column(out, st, 0);
-		jb_key(out, "name");
-		jb_column(out, st, 1);
-		jb_key(out, "category");
-		jb_column(out, st, 2);
-		jb_key(out, "max_depth");
-		jb_column(out, st, 3);
-		jb_obj_end(out);
-	}
-	jb_arr_end(out);
-	sqlite3_reset(st);
-}
-
-static void put_counter_tracks(sqlite3_stmt *st, int64_t pid, struct jbuf *out)
-{
-	sqlite3_bind_int64(st, 1, pid);
-	jb_key(out, "counter_tracks");
-	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		jb_obj(out);
-		jb_key(out, "track_id");
-		jb_column(out, st, 0);
-		jb_key(out, "name");
-		jb_column(out, st, 1);
-		jb_key(out, "series");
-		jb_column(out, st, 2);
-		jb_key(out, "counter_id");
-		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 3));
-		jb_key(out, "min");
-		jb_column(out, st, 4);
-		jb_key(out, "max");
-		jb_column(out, st, 5);
-		jb_obj_end(out);
-	}
-	jb_arr_end(out);
-	sqlite3_reset(st);
-}
-
-static void put_cpus(sqlite3_stmt *st, struct jbuf *out)
-{
-	jb_key(out, "cpus");
-	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		jb_obj(out);
-		jb_key(out, "cpu");
-		jb_column(out, st, 0);
-		jb_key(out, "track_id");
-		jb_column(out, st, 1);
-		jb_obj_end(out);
-	}
-	jb_arr_end(out);
-}
+static const char *const thread_keys[] = { "tid", "name", "track_id", "max_depth" };
+static const char *const async_keys[] = { "track_id", "name", "category", "max_depth" };
+static const char *const counter_keys[] = { "track_id", "name", "series", "counter_id", "min", "max" };
+static const char *const cpu_keys[] = { "cpu", "track_id" };
 
 int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 {
@@ -300,13 +265,13 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 			jb_u64(out, (uint64_t)pid);
 			jb_key(out, "name");
 			jb_column(out, st[0], 1);
-			put_threads(st[1], pid, out);
-			put_async(st[2], pid, out);
-			put_counter_tracks(st[3], pid, out);
+			put_process_list(st[1], pid, "threads", thread_keys, "u...", out);
+			put_process_list(st[2], pid, "async_tracks", async_keys, "....", out);
+			put_process_list(st[3], pid, "counter_tracks", counter_keys, "...u..", out);
 			jb_obj_end(out);
 		}
 		jb_arr_end(out);
-		put_cpus(st[4], out);
+		put_objects(st[4], "cpus", cpu_keys, "..", UINT32_MAX, out);
 		jb_obj_end(out);
 	}
 	for (i = 0; i < 5; i++)
@@ -1013,33 +978,14 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 
 /* ---- flows, sched, logs ------------------------------------------------ */
 
-/* Runs st (bound by the caller) and writes rows as objects with these keys;
- * keys starting with 'u' ... are printed as unsigned 64-bit. */
+/* A list reply: {"<list>": [rows of st, bound by the caller], "truncated"}. */
 static int put_rows(sqlite3_stmt *st, const char *list, const char *const *keys, const char *ukeys, uint32_t limit,
 		    struct jbuf *out)
 {
-	uint32_t n = 0;
-	int i, cols = sqlite3_column_count(st), truncated = 0;
+	int truncated;
 
 	jb_obj(out);
-	jb_key(out, list);
-	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n++ >= limit) {
-			truncated = 1;
-			break;
-		}
-		jb_obj(out);
-		for (i = 0; i < cols; i++) {
-			jb_key(out, keys[i]);
-			if (ukeys[i] == 'u' && sqlite3_column_type(st, i) == SQLITE_INTEGER)
-				jb_u64(out, (uint64_t)sqlite3_column_int64(st, i));
-			else
-				jb_column(out, st, i);
-		}
-		jb_obj_end(out);
-	}
-	jb_arr_end(out);
+	truncated = put_objects(st, list, keys, ukeys, limit, out);
 	jb_key(out, "truncated");
 	jb_bool(out, truncated);
 	jb_obj_end(out);
