@@ -100,6 +100,7 @@ export class TimelinePage {
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => this.invalidate());
     this.overviewLabel.textContent = 'Overview · ' + fmtDur(this.traceEnd - this.traceStart);
     this.showDiagnostics();
+    this.showSymbols();
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
@@ -136,6 +137,7 @@ export class TimelinePage {
         this.searchInfo),
       this.areaToggle, help);
     this.banner = el('div', { className: 'banner hidden' });
+    this.symbolsBanner = el('div', { className: 'banner hidden' });
     this.overviewCanvas = el('canvas', { className: 'overview-canvas' });
     this.overviewLabel = el('div', { className: 'overview-label' }, 'Overview');
     this.axisCanvas = el('canvas', { className: 'axis-canvas' });
@@ -147,7 +149,7 @@ export class TimelinePage {
     this.tooltip = el('div', { className: 'tooltip hidden' });
     this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.tooltip);
     this.details = new DetailsPanel(this);
-    this.root.append(this.toolbar, this.banner,
+    this.root.append(this.toolbar, this.banner, this.symbolsBanner,
       el('div', { className: 'tl-overview' }, this.overviewLabel, this.overviewCanvas),
       el('div', { className: 'tl-axis' }, this.spanLabel, this.axisCanvas),
       this.body, this.details.root);
@@ -170,6 +172,35 @@ export class TimelinePage {
       el('span', { className: 'diag-list' }, parts.join(' · ')),
       el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.banner.classList.add('hidden'); this.resize(); } }, '×'));
     this.banner.classList.remove('hidden');
+  }
+
+  // XRay traces name functions fn#<id> until symbols arrive: say so, and
+  // take the instrumented binary (or llvm-xray's YAML) right here.
+  showSymbols() {
+    const t = this.trace;
+    const sym = t.symbols;
+    if (t.format !== 'xray-fdr' || !sym || Number(sym.named) > 0) return;
+    const input = el('input', { type: 'file', className: 'symbols-file' });
+    const status = el('span', { className: 'symbols-status' });
+    input.addEventListener('change', async () => {
+      const file = input.files && input.files[0];
+      if (!file) return;
+      status.textContent = ' uploading…';
+      try {
+        await api(`/api/traces/${t.id}/symbols`, { method: 'POST', body: file });
+        status.textContent = ' names added; reloading…';
+        location.reload();
+      } catch (e) {
+        status.textContent = ' ' + e.message;
+      }
+    });
+    clear(this.symbolsBanner);
+    this.symbolsBanner.append(el('strong', null, 'Function names are missing. '),
+      el('span', null, 'This XRay trace shows functions as fn#<id>. Add the instrumented binary, or the YAML of '),
+      el('code', null, 'llvm-xray extract --symbolize'), el('span', null, ': '), input, status,
+      sym.error ? el('span', { className: 'warn-text' }, ' (the symbols given before were not usable: ' + sym.error + ')') : '',
+      el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.symbolsBanner.classList.add('hidden'); this.resize(); } }, '×'));
+    this.symbolsBanner.classList.remove('hidden');
   }
 
   relayout() {
