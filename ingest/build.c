@@ -875,7 +875,7 @@ struct ingest_opts_view {
 /* Reports rows written; a cancel request sticks in b->cancel. */
 static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 {
-	if (v->fn && !b->cancel && v->fn(v->ctx, INGEST_PHASE_WRITE, v->base + done, v->total) != 0)
+	if (v->fn && !b->cancel && v->fn(v->ctx, INGEST_PHASE_WRITE, v->base + done, v->total, 0) != 0)
 		b->cancel = 1;
 	return b->cancel;
 }
@@ -1720,7 +1720,7 @@ int model_build(struct model *m, struct store *s, struct ingest_result *res, ing
 
 	build_init(&b, m, s, res);
 	res->counts.events = m->events.len;
-	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events.len) != 0)
+	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events.len, m->events.len) != 0)
 		rc = INGEST_ECANCEL;
 	else if (build_memory(&b) != 0)
 		rc = INGEST_ENOMEM;

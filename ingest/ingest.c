@@ -129,7 +129,7 @@ static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *
 		rc = dec_feed(d, buf, n);
 		done += n;
 		if (rc == INGEST_OK && o && o->progress &&
-		    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, done, size) != 0)
+		    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, done, size, m->events.len) != 0)
 			rc = INGEST_ECANCEL;
 		if (rc == INGEST_OK)
 			n = fread(buf, 1, CHUNK, f);
@@ -223,6 +223,7 @@ int ingest_symbolize(const char *db_path, const char *symbols_path, uint64_t *na
 		snprintf(err, errlen, "cannot open the trace database");
 		goto out_free;
 	}
+	sqlite3_busy_timeout(db, 10000); /* readers of a served trace hold it briefly */
 	rc = apply_names(db, sy, named, err, errlen);
 	if (rc == 0) {
 		char sql[96];
@@ -255,7 +256,7 @@ static int write_db(struct model *m, const char *tmp, const struct ingest_opts *
 		goto out_close;
 	}
 	rc = model_build(m, &s, res, o ? o->progress : NULL, o ? o->progress_ctx : NULL);
-	if (rc == INGEST_OK && o && o->progress && o->progress(o->progress_ctx, INGEST_PHASE_INDEX, 0, 1) != 0)
+	if (rc == INGEST_OK && o && o->progress && o->progress(o->progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
 		rc = INGEST_ECANCEL;
 	if (rc == INGEST_OK && (store_index(&s) != 0 || store_commit(&s) != 0))
 		rc = INGEST_EDB;

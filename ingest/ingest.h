@@ -33,8 +33,9 @@ const char *ingest_strerror(int err);
 enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
 
 /* Called now and then; return non-zero to cancel. done/total are bytes while
- * decoding and rows while writing. */
-typedef int (*ingest_progress_fn)(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total);
+ * decoding and rows while writing; events counts the events decoded so far. */
+typedef int (*ingest_progress_fn)(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total,
+				  uint64_t events);
 
 struct ingest_counts {
 	uint64_t events, slices, counters, flows, sched, logs, threads, processes;

@@ -234,6 +234,7 @@ static sqlite3 *db_open(const char *path)
 		return NULL;
 	}
 	sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	sqlite3_busy_timeout(db, 5000); /* symbols being written: wait for the rename */
 	return db;
 }
 

@@ -622,13 +622,14 @@ struct job {
 };
 
 /* Progress of the running ingest; asks to stop when the trace was deleted. */
-static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total)
+static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct job *j = ctx;
 	struct trace_rec *r;
 	int gone;
 
 	(void)total;
+	(void)events;
 	pthread_mutex_lock(&j->l->mu);
 	r = lib_find(j->l, j->id);
 	gone = r == NULL || j->l->stop;

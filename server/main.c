@@ -38,7 +38,7 @@ static double now_s(void)
 
 static const char *const phase_names[] = { "decoding", "matching", "writing", "indexing" };
 
-static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total)
+static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct bar *b = ctx;
 	double t = now_s(), el = t - b->t0, frac = total ? (double)done / (double)total : 0;
@@ -53,8 +53,8 @@ static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_
 		fill[i] = i < w ? '#' : '.';
 	fill[30] = '\0';
 	if (phase == INGEST_PHASE_DECODE)
-		fprintf(stderr, "\r%-9s [%s] %5.1f%% %7.1f MB  %6.1f MB/s  ETA %4.0fs ", phase_names[phase], fill,
-			frac * 100, (double)done / 1e6, el > 0 ? (double)done / 1e6 / el : 0,
+		fprintf(stderr, "\r%-9s [%s] %5.1f%% %7.1f MB  %8.0f events/s  ETA %4.0fs ", phase_names[phase],
+			fill, frac * 100, (double)done / 1e6, el > 0 ? (double)events / el : 0,
 			frac > 0 ? el / frac - el : 0);
 	else
 		fprintf(stderr, "\r%-9s [%s] %5.1f%% %10" PRIu64 " rows %40s", phase_names[phase], fill, frac * 100,
