@@ -992,16 +992,11 @@ static int put_rows(sqlite3_stmt *st, const char *list, const char *const *keys,
 	return QRY_OK;
 }
 
-int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+/* A window list: the statement takes ?1 start, ?2 end, ?3 limit + 1. */
+static int window_list(sqlite3 *db, const char *sql, const struct qry_window *w, const char *list,
+		       const char *const *keys, const char *ukeys, struct jbuf *out, struct qry_error *err)
 {
-	static const char *const keys[] = { "flow_id", "from_slice", "to_slice", "from_track",
-					    "to_track", "from_ts",    "to_ts" };
-	sqlite3_stmt *st = prep(db,
-				"SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, "
-				"f.to_ts FROM flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON "
-				"b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 "
-				"ORDER BY f.from_ts LIMIT ?3",
-				err);
+	sqlite3_stmt *st = prep(db, sql, err);
 	int rc;
 
 	if (st == NULL)
@@ -1009,9 +1004,22 @@ int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct 
 	sqlite3_bind_int64(st, 1, w->start);
 	sqlite3_bind_int64(st, 2, w->end);
 	sqlite3_bind_int64(st, 3, (int64_t)w->limit + 1);
-	rc = put_rows(st, "flows", keys, "u......", w->limit, out);
+	rc = put_rows(st, list, keys, ukeys, w->limit, out);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	static const char *const keys[] = { "flow_id", "from_slice", "to_slice", "from_track",
+					    "to_track", "from_ts",    "to_ts" };
+
+	return window_list(db,
+			   "SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, "
+			   "f.to_ts FROM flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON "
+			   "b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 "
+			   "ORDER BY f.from_ts LIMIT ?3",
+			   w, "flows", keys, "u......", out, err);
 }
 
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
@@ -1100,23 +1108,14 @@ int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, 
 int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	static const char *const keys[] = { "name", "category", "count", "total_dur", "max_dur" };
-	sqlite3_stmt *st = prep(db,
-				"SELECT n.str, c.str, x.cnt, x.total, x.longest FROM (SELECT name_id, category_id, "
-				"count(*) AS cnt, sum(max(dur, 0)) AS total, max(dur) AS longest FROM slices "
-				"WHERE ts <= ?2 AND (dur < 0 OR ts + dur >= ?1) GROUP BY name_id, category_id) x "
-				"JOIN strings n ON n.id = x.name_id JOIN strings c ON c.id = x.category_id "
-				"ORDER BY x.total DESC, n.str LIMIT ?3",
-				err);
-	int rc;
 
-	if (st == NULL)
-		return err->code;
-	sqlite3_bind_int64(st, 1, w->start);
-	sqlite3_bind_int64(st, 2, w->end);
-	sqlite3_bind_int64(st, 3, (int64_t)w->limit + 1);
-	rc = put_rows(st, "names", keys, ".....", w->limit, out);
-	sqlite3_finalize(st);
-	return rc;
+	return window_list(db,
+			   "SELECT n.str, c.str, x.cnt, x.total, x.longest FROM (SELECT name_id, category_id, "
+			   "count(*) AS cnt, sum(max(dur, 0)) AS total, max(dur) AS longest FROM slices "
+			   "WHERE ts <= ?2 AND (dur < 0 OR ts + dur >= ?1) GROUP BY name_id, category_id) x "
+			   "JOIN strings n ON n.id = x.name_id JOIN strings c ON c.id = x.category_id "
+			   "ORDER BY x.total DESC, n.str LIMIT ?3",
+			   w, "names", keys, ".....", out, err);
 }
 
 /* ---- read-only SQL ----------------------------------------------------- */
