@@ -69,6 +69,12 @@ $(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
 
+$(B)/fuzz_replay_http: tests/fuzz_http.c tests/fuzz_replay.c server/params.c server/server_internal.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_http.c tests/fuzz_replay.c server/params.c
+
+$(B)/fuzz_replay_symbols: tests/fuzz_symbols.c tests/fuzz_replay.c $(B)/libtrace.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_symbols.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
+
 $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/gen_fxt.c $(WRITER)
@@ -76,10 +82,13 @@ $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_xray $(B)/trace-server $(B)/gen_fxt
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_xray $(B)/fuzz_replay_http \
+      $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
 	$(B)/fuzz_replay_xray tests/corpus/xray
+	$(B)/fuzz_replay_http tests/corpus/http
+	$(B)/fuzz_replay_symbols tests/corpus/symbols
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -108,7 +117,15 @@ e2e: deps deps-e2e trace-server $(B)/gen_fxt
 xray-real: deps trace-server
 	TRACE_SERVER=$(B)/trace-server sh tests/xray/run.sh
 
-test: check integration xray-real e2e
+test: check integration xray-real reliability e2e
+
+# Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
+.PHONY: reliability reliability-full
+reliability: deps
+	sh tests/reliability/run.sh
+
+reliability-full: deps
+	sh tests/reliability/run.sh --full
 
 # Sets everything up and runs the server with a demo trace, on http://127.0.0.1:8080/
 PORT ?= 8080
@@ -130,7 +147,12 @@ ubsan:
 
 # libFuzzer (clang): make fuzz FUZZ_SECONDS=60 runs each target that long,
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
-FUZZ_TARGETS = fxt xray
+FUZZ_TARGETS = fxt xray http symbols
+# fuzz_http reaches only server/params.c (the generic rule links ingest and query)
+build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
+	@mkdir -p $(@D)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  $(shell pkg-config --cflags $(PKGS)) -o $@ tests/fuzz_http.c server/params.c
 build/fuzz/fuzz_%: tests/fuzz_%.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

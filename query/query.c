@@ -1125,7 +1125,7 @@ static int sql_authorizer(void *ctx, int action, const char *a, const char *b, c
 			  const char *trigger)
 {
 	(void)ctx;
-	(void)b;
+	(void)a;
 	(void)trigger;
 	switch (action) {
 	case SQLITE_SELECT:
@@ -1134,9 +1134,9 @@ static int sql_authorizer(void *ctx, int action, const char *a, const char *b, c
 	case SQLITE_READ:
 		return db_name == NULL || strcmp(db_name, "main") == 0 || strcmp(db_name, "temp") == 0 ? SQLITE_OK
 												 : SQLITE_DENY;
-	case SQLITE_FUNCTION:
-		return a && (strcmp(a, "load_extension") == 0 || strncmp(a, "fts3_", 5) == 0 ||
-			     strcmp(a, "readfile") == 0 || strcmp(a, "writefile") == 0) ?
+	case SQLITE_FUNCTION: /* the function's name is the fourth argument */
+		return b && (strcmp(b, "load_extension") == 0 || strncmp(b, "fts3_", 5) == 0 ||
+			     strcmp(b, "readfile") == 0 || strcmp(b, "writefile") == 0) ?
 			       SQLITE_DENY :
 			       SQLITE_OK;
 	default:
@@ -1202,6 +1202,8 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 	const char *tail = NULL;
 	int rc;
 
+	int old_len = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20); /* no value a statement makes may pass 64 MiB */
+
 	clock_gettime(CLOCK_MONOTONIC, &clk.t0);
 	sqlite3_set_authorizer(db, sql_authorizer, NULL);
 	sqlite3_progress_handler(db, 10000, sql_progress, &clk);
@@ -1219,5 +1221,6 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 	sqlite3_finalize(st);
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	sqlite3_set_authorizer(db, NULL, NULL);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, old_len);
 	return rc;
 }

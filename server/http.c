@@ -64,6 +64,7 @@ struct req {
 	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
 	int multipart;
 	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
+	uint64_t fail_at;      /* body bytes received when it was found */
 	const char *fail_code, *fail_msg;
 	uint64_t got;          /* body bytes received */
 	int too_big;
@@ -281,7 +282,9 @@ struct cache_key {
 static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 {
 	struct cache_key *key = cls;
-	int n = snprintf(key->buf + key->len, sizeof(key->buf) - key->len, "&%s=%s", k, v ? v : "");
+	/* lengths first: "&" or "=" inside a value cannot make two requests look alike */
+	int n = snprintf(key->buf + key->len, sizeof(key->buf) - key->len, "&%zu:%s=%zu:%s", strlen(k), k,
+			 v ? strlen(v) : 0, v ? v : "");
 
 	(void)kind;
 	if (n < 0 || (size_t)n >= sizeof(key->buf) - key->len)
@@ -635,6 +638,7 @@ static void upload_fail(struct req *r, unsigned status, const char *code, const 
 	if (r->fail_status)
 		return;
 	r->fail_status = status;
+	r->fail_at = r->got;
 	r->fail_code = code;
 	r->fail_msg = msg;
 	spool_close(&r->file);
@@ -656,7 +660,7 @@ static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, 
 		return MHD_YES; /* answered before the body: MHD discards it */
 	if (r->fail_status) {
 		r->got += n;
-		return r->got - s->o->max_upload > DISCARD_MAX ? MHD_NO : MHD_YES;
+		return r->got - r->fail_at > DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
 	if (r->pp) {
 		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
@@ -819,6 +823,28 @@ static int static_path_ok(const char *p)
 	return q[-1] != '/';
 }
 
+/* Opens rel (a path static_path_ok accepted) inside dir, following no
+ * symbolic link on the way: a link anywhere in rel is "not found". */
+static int open_beneath(const char *dir, const char *rel)
+{
+	char part[256];
+	const char *p = rel, *slash;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+
+	while (fd >= 0 && (slash = strchr(p, '/')) != NULL) {
+		snprintf(part, sizeof(part), "%.*s", (int)(slash - p), p);
+		next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	if (fd < 0)
+		return -1;
+	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(fd);
+	return next;
+}
+
 static enum MHD_Result serve_static(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 				    const char *method)
 {
@@ -833,7 +859,7 @@ static enum MHD_Result serve_static(struct server *s, struct MHD_Connection *c, 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return method_not_allowed(c, r, method);
 	snprintf(path, sizeof(path), "%s/%s", s->static_dir, rel);
-	if (!static_path_ok(rel) || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	if (!static_path_ok(rel) || (fd = open_beneath(s->static_dir, rel)) < 0)
 		return send_error(c, r, 404, "not_found", "there is no such page");
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -1168,7 +1194,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
 	 * mid-upload until the connection timeout (tests/test_server.c) */
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
-					MHD_USE_ERROR_LOG,
+					MHD_USE_ERROR_LOG | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
 				threads, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT, 1000u,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 256u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,

@@ -16,7 +16,7 @@ int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0' || *s == ' ' || *s == '+')
+	if (s == NULL || !(*s == '-' || (*s >= '0' && *s <= '9')))
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
