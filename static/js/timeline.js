@@ -136,8 +136,8 @@ export class TimelinePage {
         el('button', { className: 'search-next', title: 'Next hit (Enter)', onclick: () => this.stepSearch(1) }, '›'),
         this.searchInfo),
       this.areaToggle, help);
-    this.banner = el('div', { className: 'banner hidden' });
-    this.symbolsBanner = el('div', { className: 'banner hidden' });
+    this.banner = el('div', { className: 'banner diagnostics hidden' });
+    this.symbolsBanner = el('div', { className: 'banner symbols hidden' });
     this.overviewCanvas = el('canvas', { className: 'overview-canvas' });
     this.overviewLabel = el('div', { className: 'overview-label' }, 'Overview');
     this.axisCanvas = el('canvas', { className: 'axis-canvas' });

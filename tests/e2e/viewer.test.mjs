@@ -108,7 +108,7 @@ describe('viewer', { timeout: 180000 }, () => {
       'queue_depth.items', 'render-proc', 'render-main']) {
       assert.ok(names.includes(n), `track "${n}" in ${JSON.stringify(names)}`);
     }
-    assert.ok(await page.locator('.banner').isHidden(), 'no diagnostics banner for a clean trace');
+    assert.ok(await page.locator('.banner.diagnostics').isHidden(), 'no diagnostics banner for a clean trace');
   });
 
   it('draws a known slice at its place; clicking it shows its args and flows', async () => {
@@ -277,7 +277,7 @@ describe('viewer', { timeout: 180000 }, () => {
   it('shows the diagnostics banner for a damaged trace', async () => {
     await page.goto(`${server.url}/?trace=${ids.damaged}`);
     await waitIdle(page);
-    const banner = page.locator('.banner');
+    const banner = page.locator('.banner.diagnostics');
     assert.ok(await banner.isVisible());
     assert.match(await banner.innerText(), /unmatched ends: 1/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'timeline-damaged.png') });

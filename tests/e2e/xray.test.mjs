@@ -46,13 +46,13 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     const page = await browser.context.newPage();
     await page.goto(`${server.url}/?trace=${id}`);
     await waitIdle(page);
-    const banner = page.locator('.banner:has-text("Function names are missing")');
+    const banner = page.locator('.banner.symbols:has-text("Function names are missing")');
     await banner.waitFor({ state: 'visible' });
     const reloaded = page.waitForEvent('load', { timeout: 20000 });
-    await page.setInputFiles('.banner input.symbols-file', MAP);
+    await page.setInputFiles('.banner.symbols input.symbols-file', MAP);
     await reloaded;
     await waitIdle(page);
-    assert.equal(await page.locator('.banner:has-text("Function names are missing")').count(), 0,
+    assert.equal(await page.locator('.banner.symbols:has-text("Function names are missing")').count(), 0,
       'the banner is gone once functions have names');
 
     const trace = await json(`${server.url}/api/traces/${id}`);
