@@ -361,8 +361,11 @@ static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, str
 		}
 		cacheable = 1;
 	}
-	if ((db = trace_db(s, rt->id)) == NULL)
+	if ((db = trace_db(s, rt->id)) == NULL) {
+		if (lib_status(&s->lib, rt->id) < 0) /* deleted since we looked */
+			return send_error(c, r, 404, "not_found", "there is no trace with this id");
 		return send_error(c, r, 500, "database_error", "the trace's database cannot be opened");
+	}
 	jb_init(&b);
 	if (strcmp(rt->sub, "tracks") == 0) {
 		rc = qry_tracks(db, &b, &err);
@@ -467,7 +470,8 @@ static enum MHD_Result api_export(struct server *s, struct MHD_Connection *c, st
 		return send_error(c, r, 400, "bad_parameter", "'format' must be chrome-json");
 	lib_path(&s->lib, id, "trace.db", path, sizeof(path));
 	if ((e = qry_export_open(path, &err)) == NULL)
-		return send_qry_error(c, r, &err);
+		return lib_status(&s->lib, id) < 0 ? send_error(c, r, 404, "not_found", "there is no trace with this id")
+						   : send_qry_error(c, r, &err);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, export_read, e, export_free);
 	if (resp == NULL) {
 		qry_export_close(e);
