@@ -788,6 +788,10 @@ static void job_run(struct library *l, int64_t id, const char *hint)
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	rc = ingest_file(src, db, &o, res);
+	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
+	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
+	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
+		res->symbols_named = 0;
 	if (rc == INGEST_OK && (summary = summary_json(res, db)) == NULL)
 		rc = INGEST_ENOMEM;
 	job_finish(l, id, rc, res, summary);
