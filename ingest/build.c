@@ -1163,10 +1163,19 @@ struct cpu_run {
 	int32_t priority;
 };
 
-static void sched_row(struct build *b, struct bins *sb, uint16_t cpu, const struct cpu_run *r, int64_t end,
+/* What write_sched carries from row to row of one cpu. */
+struct sched_out {
+	struct bins rows;
+	struct vec runs;        /* struct lod_item of the cpu's runs so far */
+	struct lod_writer *lw;  /* their level of detail */
+};
+
+static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const struct cpu_run *r, int64_t end,
 		      const char *state)
 {
 	struct thread_row *t = VEC_AT(&b->rows, struct thread_row, r->row);
+	struct bins *sb = &o->rows;
+	struct lod_item *it;
 
 	bins_i64(sb, (int64_t)++b->res->counts.sched);
 	bins_i64(sb, cpu);
@@ -1181,33 +1190,51 @@ static void sched_row(struct build *b, struct bins *sb, uint16_t cpu, const stru
 	else
 		bins_null(sb);
 	bins_row(sb);
+	if ((it = vec_push(&o->runs)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	it->ts = r->ts;
+	it->end = end < 0 ? (b->end_ns > r->ts ? b->end_ns : r->ts) : end;
+	it->name = r->row + 1; /* the thread row stands in for a name */
 }
 
 /* Closes the run on the cpu (if any) at a switch and opens the next one. */
-static void cpu_switch(struct build *b, struct bins *sb, struct cpu_run *run, const struct mdl_sched *x)
+static void cpu_switch(struct build *b, struct sched_out *o, struct cpu_run *run, const struct mdl_sched *x)
 {
 	if (run->open)
-		sched_row(b, sb, x->cpu, run, x->ts, x->out_state < 6 ? thread_states[x->out_state] : "unknown");
+		sched_row(b, o, x->cpu, run, x->ts, x->out_state < 6 ? thread_states[x->out_state] : "unknown");
 	run->open = !x->in_idle;
 	run->ts = x->ts;
 	run->row = b->row_of[x->in_thread];
 	run->priority = x->in_priority;
 }
 
-static void cpu_track(struct build *b, uint16_t cpu, uint64_t first, uint64_t last)
+/* The cpu's track: its row range and the level of detail of its runs. */
+static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_t first, uint64_t last)
 {
 	struct btrack proto = { 0 };
+	struct lod_key key;
 	uint32_t t;
+	int rc = 0;
 
-	if (last < first)
-		return;
-	proto.kind = TK_CPU;
-	proto.cpu = cpu;
-	t = track_get(b, &proto, cpu, 0, 0);
-	if (!b->oom) {
-		VEC_AT(&b->tracks, struct btrack, t)->first_row = first;
-		VEC_AT(&b->tracks, struct btrack, t)->last_row = last;
+	if (last >= first) {
+		proto.kind = TK_CPU;
+		proto.cpu = cpu;
+		t = track_get(b, &proto, cpu, 0, 0);
+		if (!b->oom) {
+			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
+
+			tr->first_row = first;
+			tr->last_row = last;
+			key.track_id = (int64_t)t + 1;
+			key.depth = 0;
+			key.first_id = first;
+			rc = lod_build(o->lw, &key, o->runs.data, o->runs.len, 0, &tr->lod_levels);
+		}
 	}
+	o->runs.len = 0;
+	return rc;
 }
 
 /* A context switch on cpu C at t starts the incoming thread's run; the next
@@ -1217,29 +1244,40 @@ static int write_sched(struct build *b)
 	struct mdl_sched *x = b->m->sched.data;
 	size_t i, n = b->m->sched.len;
 	struct cpu_run run = { 0 };
+	struct sched_out o;
 	uint64_t first = 1;
-	struct bins sb;
+	int rc = 0;
 
 	if (n > 1) /* x is NULL when there are none */
 		qsort(x, n, sizeof(*x), sched_cmp);
-	if (bins_init(&sb, b->s, "sched", 9) != 0)
+	memset(&o, 0, sizeof(o));
+	vec_init(&o.runs, sizeof(struct lod_item));
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0 ||
+	    bins_init(&o.rows, b->s, "sched", 9) != 0) {
+		free(o.lw);
+		vec_fini(&o.runs);
 		return -1;
-	for (i = 0; i < n; i++) {
+	}
+	for (i = 0; i < n && rc == 0; i++) {
 		if (i > 0 && x[i].cpu != x[i - 1].cpu) {
 			if (run.open)
-				sched_row(b, &sb, x[i - 1].cpu, &run, -1, NULL);
-			cpu_track(b, x[i - 1].cpu, first, b->res->counts.sched);
+				sched_row(b, &o, x[i - 1].cpu, &run, -1, NULL);
+			rc = cpu_track(b, &o, x[i - 1].cpu, first, b->res->counts.sched);
 			first = b->res->counts.sched + 1;
 			run.open = 0;
 		}
-		cpu_switch(b, &sb, &run, &x[i]);
+		cpu_switch(b, &o, &run, &x[i]);
 	}
-	if (n > 0) {
+	if (n > 0 && rc == 0) {
 		if (run.open)
-			sched_row(b, &sb, x[n - 1].cpu, &run, -1, NULL);
-		cpu_track(b, x[n - 1].cpu, first, b->res->counts.sched);
+			sched_row(b, &o, x[n - 1].cpu, &run, -1, NULL);
+		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
 	}
-	return bins_fini(&sb);
+	rc |= bins_fini(&o.rows);
+	rc |= lod_writer_fini(o.lw);
+	free(o.lw);
+	vec_fini(&o.runs);
+	return rc || b->oom ? -1 : 0;
 }
 
 static int write_logs(struct build *b)
@@ -1554,7 +1592,7 @@ static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
 		bins_null(tb);
 		bins_null(tb);
 	}
-	bins_opt(tb, t->kind == TK_COUNTER ? t->lod_levels : 0);
+	bins_opt(tb, t->kind == TK_COUNTER || t->kind == TK_CPU ? t->lod_levels : 0);
 	bins_row(tb);
 }
 

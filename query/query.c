@@ -1022,34 +1022,158 @@ int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct 
 			   w, "flows", keys, "u......", out, err);
 }
 
+/* Reading one cpu's runs: raw rows, and summaries from its level of detail. */
+struct sched_ctx {
+	sqlite3_stmt *raw;    /* runs by id range, those reaching the window */
+	sqlite3_stmt *thread; /* pid, tid of a thread row */
+	sqlite3_stmt *lod;
+	struct probe probe;
+	const struct qry_window *w;
+	int64_t cpu;
+	size_t n;             /* items written */
+	int truncated;
+};
+
+static const char *const sched_keys[] = { "ts", "dur", "cpu", "pid", "tid", "priority", "end_state" };
+
+static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *out)
+{
+	int i;
+
+	if (lo > hi || c->truncated)
+		return;
+	sqlite3_bind_int64(c->raw, 1, lo);
+	sqlite3_bind_int64(c->raw, 2, hi);
+	sqlite3_bind_int64(c->raw, 3, c->w->start);
+	while (sqlite3_step(c->raw) == SQLITE_ROW) {
+		if (c->n >= c->w->limit) {
+			c->truncated = 1;
+			break;
+		}
+		jb_obj(out);
+		for (i = 0; i < 7; i++) {
+			jb_key(out, sched_keys[i]);
+			if ((i == 3 || i == 4) && sqlite3_column_type(c->raw, i) == SQLITE_INTEGER)
+				jb_u64(out, (uint64_t)sqlite3_column_int64(c->raw, i));
+			else
+				jb_column(out, c->raw, i);
+		}
+		jb_obj_end(out);
+		c->n++;
+	}
+	sqlite3_reset(c->raw);
+}
+
+/* A bucket: its longest run as itself when a pixel long, the others as one
+ * summary carrying the thread of the first of them. */
+static void sched_bucket(struct sched_ctx *c, const struct lod_rec *rec, int level, struct jbuf *out)
+{
+	int64_t first = rec->first_id, count = rec->last_id - first + 1, start = rec->start_ts;
+	int64_t end = (int64_t)rec->w[0], lid = (int64_t)rec->w[1], lts = (int64_t)rec->w[2];
+	int64_t ldur = (int64_t)rec->w[3], width = INT64_C(1) << level;
+	uint64_t thread = rec->w[4];
+
+	if (ldur >= c->w->resolution || ldur < 0) {
+		sched_raw(c, lid, lid, out);
+		if (--count <= 0 || ldur < 0)
+			return;
+		if (lts > start)
+			end = lts;
+		else
+			start = lts + ldur;
+		thread = rec->w[5];
+	}
+	if (c->n >= c->w->limit) {
+		c->truncated = 1;
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "ts");
+	jb_i64(out, start);
+	jb_key(out, "dur");
+	jb_i64(out, end - start < width ? (end > start ? end - start : 0) : width);
+	jb_key(out, "cpu");
+	jb_i64(out, c->cpu);
+	sqlite3_bind_int64(c->thread, 1, (int64_t)(uint32_t)thread);
+	if (sqlite3_step(c->thread) == SQLITE_ROW) {
+		jb_key(out, "pid");
+		jb_u64(out, (uint64_t)sqlite3_column_int64(c->thread, 0));
+		jb_key(out, "tid");
+		jb_u64(out, (uint64_t)sqlite3_column_int64(c->thread, 1));
+	}
+	sqlite3_reset(c->thread);
+	jb_key(out, "merged");
+	jb_i64(out, count);
+	jb_obj_end(out);
+	c->n++;
+}
+
+static void sched_lod(struct sched_ctx *c, int64_t track, int64_t lo, int64_t hi, int level, struct jbuf *out)
+{
+	int64_t cur = lo;
+	struct lod_iter it;
+	struct lod_rec rec;
+
+	lod_iter_start(&it, c->lod, track, 0, level, probe_ts(&c->probe, lo, NULL) >> level, c->w->end >> level);
+	while (lod_iter_next(&it, &rec)) {
+		if (c->truncated || rec.first_id > hi) {
+			sqlite3_reset(c->lod);
+			break;
+		}
+		if (rec.last_id < cur)
+			continue;
+		sched_raw(c, cur, rec.first_id - 1, out);
+		sched_bucket(c, &rec, level, out);
+		cur = rec.last_id + 1;
+	}
+	sched_raw(c, cur, hi, out);
+}
+
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
-	static const char *const keys[] = { "ts", "dur", "cpu", "pid", "tid", "priority", "end_state" };
-	sqlite3_stmt *t = prep(db, "SELECT first_row, last_row FROM tracks WHERE kind = 'cpu' AND cpu = ?", err);
-	sqlite3_stmt *st = prep(db,
-				"SELECT ts, dur, cpu, pid, tid, priority, end_state FROM sched WHERE id BETWEEN ? AND ? "
-				"AND (dur < 0 OR ts + dur >= ?)",
-				err);
-	struct probe p = { 0 };
-	int64_t lo = 1, hi = 0;
-	int rc = QRY_OK;
+	sqlite3_stmt *t = prep(db, "SELECT id, first_row, last_row, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?",
+			       err);
+	struct sched_ctx c = { 0 };
+	int64_t lo = 1, hi = 0, track = 0;
+	int rc = QRY_OK, level = -1;
 
-	if (t == NULL || st == NULL || probe_open(&p, db, "sched", err) != QRY_OK) {
+	c.w = w;
+	c.cpu = cpu;
+	c.raw = prep(db,
+		     "SELECT ts, dur, cpu, pid, tid, priority, end_state FROM sched WHERE id BETWEEN ? AND ? "
+		     "AND (dur < 0 OR ts + dur >= ?)",
+		     err);
+	c.thread = prep(db, "SELECT pid, tid FROM threads WHERE id = ?", err);
+	c.lod = prep(db, lod_sql, err);
+	if (t == NULL || c.raw == NULL || c.thread == NULL || c.lod == NULL ||
+	    probe_open(&c.probe, db, "sched", err) != QRY_OK) {
 		rc = err->code;
 		goto out_finalize;
 	}
 	sqlite3_bind_int64(t, 1, cpu);
-	if (sqlite3_step(t) == SQLITE_ROW)
-		window_ids(&p, sqlite3_column_int64(t, 0), sqlite3_column_int64(t, 1), w->start, w->end, 1, 0, &lo,
+	if (sqlite3_step(t) == SQLITE_ROW) {
+		track = sqlite3_column_int64(t, 0);
+		window_ids(&c.probe, sqlite3_column_int64(t, 1), sqlite3_column_int64(t, 2), w->start, w->end, 1, 0, &lo,
 			   &hi);
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, hi);
-	sqlite3_bind_int64(st, 3, w->start);
-	rc = put_rows(st, "slices", keys, "...uu..", w->limit, out);
+		level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(t, 3));
+	}
+	jb_obj(out);
+	jb_key(out, "slices");
+	jb_arr(out);
+	if (w->resolution > 0 && level >= 0 && hi - lo >= 2)
+		sched_lod(&c, track, lo, hi, level, out);
+	else
+		sched_raw(&c, lo, hi, out);
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, c.truncated);
+	jb_obj_end(out);
 out_finalize:
 	sqlite3_finalize(t);
-	sqlite3_finalize(st);
-	sqlite3_finalize(p.st);
+	sqlite3_finalize(c.raw);
+	sqlite3_finalize(c.thread);
+	sqlite3_finalize(c.lod);
+	sqlite3_finalize(c.probe.st);
 	return rc;
 }
 

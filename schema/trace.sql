@@ -67,7 +67,7 @@ CREATE TABLE tracks (
 	last_row INTEGER,
 	min_value,
 	max_value,
-	lod_levels INTEGER -- counter tracks: bit L set when lod has level L
+	lod_levels INTEGER -- counter and cpu tracks: bit L set when lod has level L
 );
 
 CREATE TABLE track_depths (
@@ -240,7 +240,8 @@ FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.st
 --   counters: bucket, first_id, last_id, start_ts (first point), last_ts,
 --             min, max (IEEE doubles), last value (an integer, or a double's
 --             bits), 1 when the last value is an integer, 0
--- Counter tracks use depth 0.
+-- Counter tracks use depth 0; so do cpu tracks, whose runs (sched) are
+-- summarised as slices with the thread row id in place of name_id.
 CREATE TABLE lod (
 	track_id INTEGER NOT NULL,
 	depth INTEGER NOT NULL,
