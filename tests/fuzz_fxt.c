@@ -46,6 +46,8 @@
 #include "../ingest/ingest_internal.h"
 #include "../ingest/reader.h"
 #include "../ingest/store.h"
+#define FZ_NAME "fuzz_fxt"
+#include "fuzz_util.h"
 
 #define FZ_MAGIC UINT64_C(0x0016547846040010)
 
@@ -98,18 +100,6 @@ enum {
 static const char *const part_names[NPARTS] = { "stats",  "diagnostics", "strings", "threads", "events",
 						"args",   "byte arena",  "sched",   "logs",    "objects",
 						"blobs",  "profiler",    "providers" };
-
-__attribute__((format(printf, 1, 2), noreturn)) static void fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("fuzz_fxt: property violated: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 /* ---- framing walk -------------------------------------------------------- */
 
@@ -196,36 +186,10 @@ static void fz_end(struct fz_decode *z)
 	fxt_fini(&z->d);
 }
 
-static uint64_t fz_hash_bytes(const uint8_t *p, size_t n)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * UINT64_C(1099511628211);
-	return h;
-}
-
-static uint64_t fz_next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-static int fz_size_cmp(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Decode B: chunks cut where a hash of the input says, possibly empty. */
 static void fz_decode_chunks(struct fz_decode *z, const uint8_t *p, size_t n)
 {
-	uint64_t s = fz_hash_bytes(p, n);
+	uint64_t s = fz_hash(p, n);
 	size_t cut[FZ_MAX_CUTS + 1], ncut = (size_t)(fz_next(&s) % (FZ_MAX_CUTS + 1)), i, at = 0;
 
 	fz_begin(z);
@@ -332,7 +296,7 @@ static void digest_strings(const struct model *m, uint64_t dig[NPARTS])
 	size_t i;
 
 	mix(h, m->slen);
-	mix(h, fz_hash_bytes((const uint8_t *)m->sdata, m->slen));
+	mix(h, fz_hash((const uint8_t *)m->sdata, m->slen));
 	for (i = 0; i < m->soff.len; i++)
 		mix(h, *VEC_AT(&m->soff, uint64_t, i));
 	for (i = 0; i < m->threads.len; i++) {
@@ -363,7 +327,7 @@ static void digest_events(const struct model *m, uint64_t dig[NPARTS])
 		mix(a8, a->type == MDL_ARG_STRING ? a->v.str : a->v.u);
 	}
 	mix(by, m->bytes.len);
-	mix(by, fz_hash_bytes(m->bytes.data, m->bytes.len));
+	mix(by, fz_hash(m->bytes.data, m->bytes.len));
 }
 
 static void digest_sched_logs(const struct model *m, uint64_t dig[NPARTS])
@@ -669,7 +633,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_decode_records(&c, data, size, &f);
 	fz_check_same(&a, &c, "record by record");
 	model_fini(&c.m);
-	if (a.rc == INGEST_OK && size < FZ_BUILD_MAX && fz_hash_bytes(data, size) % fz_build_every == 0)
+	if (a.rc == INGEST_OK && size < FZ_BUILD_MAX && fz_hash(data, size) % fz_build_every == 0)
 		fz_build(&a.m, size);
 	model_fini(&a.m);
 	return 0;

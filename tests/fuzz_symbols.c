@@ -37,6 +37,8 @@
 
 #include "../ingest/ingest.h"
 #include "../ingest/ingest_internal.h"
+#define FZ_NAME "fuzz_symbols"
+#include "fuzz_util.h"
 
 enum {
 	FZ_MAX_ID = 0x0fffffff,
@@ -45,28 +47,6 @@ enum {
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-__attribute__((format(printf, 1, 2), noreturn)) static void fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("fuzz_symbols: property violated: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
-
-static uint64_t fz_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * UINT64_C(1099511628211);
-	return h;
-}
 
 struct fz_load {
 	uint8_t *copy; /* the input, exactly size bytes */

@@ -39,6 +39,8 @@
 
 #include "../ingest/ingest_internal.h"
 #include "../ingest/reader.h"
+#define FZ_NAME "fuzz_xray"
+#include "fuzz_util.h"
 
 enum {
 	FZ_MAX_CUTS = 4,     /* split points of decode B */
@@ -52,44 +54,6 @@ struct fz_decode {
 	struct model m;
 	int rc; /* first error of xray_feed, else xray_finish's result */
 };
-
-__attribute__((format(printf, 1, 2), noreturn)) static void fz_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("fuzz_xray: property violated: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
-
-static uint64_t fz_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * UINT64_C(1099511628211);
-	return h;
-}
-
-static uint64_t fz_next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-static int fz_size_cmp(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Decodes p, feeding the pieces between the sorted cuts[0 .. ncut). */
 static void fz_decode(struct fz_decode *z, const uint8_t *p, size_t n, const size_t *cuts, size_t ncut)
