@@ -591,6 +591,44 @@ static void disk_full(void)
 		printf("# cannot unmount %s: %s\n", mnt, strerror(errno));
 }
 
+/*
+ * An aimed round, run when the random ones happened to miss every ingest
+ * (a fast machine finishes the big upload before the kill): upload the big
+ * trace, poll its status and kill the moment it reads "ingesting". Up to
+ * three tries; an ingest that ends between the poll and the kill is missed.
+ */
+static void aimed_rounds(int first_round)
+{
+	char data[1200];
+	struct su_server s;
+	int round;
+
+	rel_fmt(data, sizeof(data), "%s/data", R.work);
+	for (round = first_round; round < first_round + 3 && INTERRUPTED == 0; round++) {
+		struct su_resp r;
+		int64_t id;
+		double deadline;
+		int seen = 0;
+
+		if (!rel_check(rel_start(&s, data, NULL) == 0, "round %d: the server starts", round))
+			return;
+		id = rel_upload(s.port, "?name=aimed", BIG, BIG_LEN, NULL, &r, 60000);
+		su_resp_free(&r);
+		for (deadline = su_now() + 60; id > 0 && !seen && su_now() < deadline;) {
+			cJSON *t = rel_trace(s.port, id, NULL);
+
+			seen = strcmp(rel_str(t, "status"), "ingesting") == 0;
+			cJSON_Delete(t);
+		}
+		su_server_stop(&s, SIGKILL);
+		rel_note("round %d (aimed): trace %" PRId64 " %s when killed", round, id,
+			 seen ? "was ingesting" : "was never seen ingesting");
+		if (restart_checks(&s, data, round) != 0)
+			return;
+		su_server_stop(&s, SIGTERM);
+	}
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static int setup(void)
@@ -643,6 +681,8 @@ int main(int argc, char **argv)
 	if (!rel_check(setup() == 0, "setup: traces generated"))
 		return rel_summary("crash");
 	kill_rounds(rounds);
+	if (rounds >= 4 && INTERRUPTED == 0)
+		aimed_rounds(rounds + 1);
 	rel_note("%d traces were caught by a kill before their ingest ended and were taken up again", INTERRUPTED);
 	if (rounds >= 4)
 		rel_check(INTERRUPTED > 0, "the kills hit at least one ingest in progress (%d)", INTERRUPTED);
