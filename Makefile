@@ -18,9 +18,10 @@ FUZZ_SECONDS ?= 30
 
 INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
 QUERY_SRC = query/query.c query/json.c query/export.c
-LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
+TRACEDB_SRC = tracedb/tracedb.c
+LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c build/gen/catalog.c
-TEST_NAMES = test_fxt test_ingest test_reader test_xray
+TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -44,7 +45,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c ingest/*.h query/*.h server/*.h
+$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -58,7 +59,7 @@ trace-server: $(B)/trace-server
 	cp $< $@.tmp && mv -f $@.tmp $@
 
 # Tests: cmocka unit tests link the library; tools generate archives.
-$(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h
+$(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h query/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
@@ -153,10 +154,10 @@ build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  $(shell pkg-config --cflags $(PKGS)) -o $@ tests/fuzz_http.c server/params.c
-build/fuzz/fuzz_%: tests/fuzz_%.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h
+build/fuzz/fuzz_%: tests/fuzz_%.c $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h tracedb/*.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c $(LIBS)
+	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c $(LIBS)
 
 fuzz: deps $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus-$$t; \

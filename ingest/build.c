@@ -962,6 +962,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		prev_end = s->dur < 0 ? INT64_MAX : end;
 		it[i].ts = s->ts;
 		it[i].end = end;
+		it[i].open = s->dur < 0;
 		it[i].name = s->name;
 		it[i].cat = s->cat;
 		write_slice(b, &bb[0], &bb[1], perm[r->first + i]);
@@ -1196,6 +1197,7 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 	}
 	it->ts = r->ts;
 	it->end = end < 0 ? (b->end_ns > r->ts ? b->end_ns : r->ts) : end;
+	it->open = end < 0;
 	it->name = r->row + 1; /* the thread row stands in for a name */
 }
 

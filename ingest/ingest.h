@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../tracedb/tracedb.h"
+
 enum ingest_err {
 	INGEST_OK = 0,
 	INGEST_ENOTTRACE, /* the input is not a trace this server reads */
@@ -28,7 +30,7 @@ enum ingest_err {
 const char *ingest_strerror(int err);
 
 /* The schema version this code writes and reads (PRAGMA user_version). */
-#define INGEST_SCHEMA_VERSION 2
+#define INGEST_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
 
 enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
 

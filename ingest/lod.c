@@ -24,7 +24,10 @@ struct group {
 	uint64_t first, last; /* item indexes */
 	int64_t start, end;   /* first ts, greatest end (or last ts) */
 	uint64_t longest;     /* item index of the longest slice / last point */
+	int open;             /* an item never ended */
 	double min, max;      /* counters */
+	int64_t imin, imax;   /* counters, exact while every value is an int */
+	int all_int;          /* counters: every value is an int */
 };
 
 static void group_from_item(struct group *g, const struct lod_item *it, uint64_t i)
@@ -32,16 +35,25 @@ static void group_from_item(struct group *g, const struct lod_item *it, uint64_t
 	g->first = g->last = g->longest = i;
 	g->start = it[i].ts;
 	g->end = it[i].end;
+	g->open = it[i].open;
 	g->min = g->max = it[i].value;
+	g->imin = g->imax = it[i].ivalue;
+	g->all_int = it[i].is_int;
 }
 
 static void group_merge(struct group *g, const struct group *h, const struct lod_item *it)
 {
 	g->last = h->last;
+	g->open |= h->open;
 	if (h->end > g->end)
 		g->end = h->end;
 	if (it[h->longest].end - it[h->longest].ts > it[g->longest].end - it[g->longest].ts)
 		g->longest = h->longest;
+	if (h->imin < g->imin)
+		g->imin = h->imin;
+	if (h->imax > g->imax)
+		g->imax = h->imax;
+	g->all_int &= h->all_int;
 	if (h->min < g->min)
 		g->min = h->min;
 	if (h->max > g->max)
@@ -100,14 +112,6 @@ int lod_writer_fini(struct lod_writer *w)
 	return w->failed ? -1 : 0;
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static uint64_t dbl_bits(double d)
 {
 	uint64_t u;
@@ -120,17 +124,12 @@ static uint64_t dbl_bits(double d)
  * the current (track, depth, level). */
 static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
-	uint8_t *p;
-	int i;
-
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
 	if (w->n == 0)
 		w->first_bucket = (int64_t)v[0];
 	w->last_bucket = (int64_t)v[0];
-	p = w->buf + w->n++ * LOD_RECORD;
-	for (i = 0; i < LOD_WORDS; i++)
-		put64(p + 8 * i, v[i]);
+	tracedb_lod_encode(w->buf + w->n++ * LOD_RECORD, v);
 }
 
 static uint64_t name_cat(const struct lod_item *x)
@@ -138,30 +137,32 @@ static uint64_t name_cat(const struct lod_item *x)
 	return (uint64_t)x->name | (uint64_t)x->cat << 32;
 }
 
-/* The record layouts are in schema/trace.sql (table lod). */
+/* The record layout is in tracedb/tracedb.h. */
 static void write_group(struct lod_writer *w, const struct group *g, const struct lod_item *it, int counters)
 {
 	const struct lod_key *k = &w->key;
-	const struct lod_item *l = &it[g->longest], *last = &it[g->last];
+	const struct lod_item *l = &it[g->longest], *last = &it[g->last], *first = &it[g->first];
 	uint64_t v[LOD_WORDS] = { 0 };
 
-	v[0] = (uint64_t)(g->start >> w->level);
-	v[1] = k->first_id + g->first;
-	v[2] = k->first_id + g->last;
-	v[3] = (uint64_t)g->start;
+	v[LODW_BUCKET] = (uint64_t)(g->start >> w->level);
+	v[LODW_FIRST_ID] = k->first_id + g->first;
+	v[LODW_LAST_ID] = k->first_id + g->last;
+	v[LODW_START] = (uint64_t)g->start;
 	if (counters) {
-		v[4] = (uint64_t)last->ts;
-		v[5] = dbl_bits(g->min);
-		v[6] = dbl_bits(g->max);
-		v[7] = last->is_int ? (uint64_t)last->ivalue : dbl_bits(last->value);
-		v[8] = (uint64_t)last->is_int;
+		v[LODW_LAST_TS] = (uint64_t)last->ts;
+		v[LODW_MIN] = g->all_int ? (uint64_t)g->imin : dbl_bits(g->min);
+		v[LODW_MAX] = g->all_int ? (uint64_t)g->imax : dbl_bits(g->max);
+		v[LODW_LAST_VALUE] = last->is_int ? (uint64_t)last->ivalue : dbl_bits(last->value);
+		v[LODW_INT_FLAGS] = (uint64_t)(last->is_int != 0) | (uint64_t)(first->is_int != 0) << 1 |
+					 (uint64_t)(g->all_int != 0) << 2;
+		v[LODW_FIRST_VALUE] = first->is_int ? (uint64_t)first->ivalue : dbl_bits(first->value);
 	} else {
-		v[4] = (uint64_t)g->end;
-		v[5] = k->first_id + g->longest;
-		v[6] = (uint64_t)l->ts;
-		v[7] = (uint64_t)(l->end - l->ts);
-		v[8] = name_cat(l);
-		v[9] = name_cat(&it[g->longest == g->first ? g->first + 1 : g->first]);
+		v[LODW_END] = (uint64_t)g->end;
+		v[LODW_LONGEST_ID] = k->first_id + g->longest;
+		v[LODW_OPEN] = (uint64_t)g->open;
+		v[LODW_LONGEST_DUR] = (uint64_t)(l->end - l->ts);
+		v[LODW_NAMES] = name_cat(l);
+		v[LODW_FIRST_NAMES] = name_cat(first);
 	}
 	record(w, v);
 }

@@ -9,15 +9,14 @@
 #include <stdint.h>
 
 #include "store.h"
-
-/* Levels are LOD_MIN_LEVEL, + LOD_STEP, ... : buckets of 1 us, 4 us, 16 us ... */
-enum { LOD_MIN_LEVEL = 10, LOD_STEP = 2, LOD_MAX_LEVEL = 62, LOD_CHUNK = 256, LOD_WORDS = 10, LOD_RECORD = 80 };
+#include "../tracedb/tracedb.h" /* levels, record layout */
 
 /* One slice (ts, end, name, category) or counter point (ts, value). */
 struct lod_item {
 	int64_t ts;
 	int64_t end;       /* slice end (ts + dur; the trace end when unterminated); ts for points */
 	uint32_t name, cat;/* slices: string ids */
+	int open;          /* slices, runs: never ended (end is then the trace end) */
 	int is_int;        /* points: the value is ivalue, else value */
 	int64_t ivalue;
 	double value;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store.h"
+#include "../tracedb/tracedb.h"
 
 extern const char schema_trace_sql[];
 
@@ -161,7 +162,7 @@ int store_open(struct store *s, const char *path)
 	}
 	if (store_exec(s, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 			  "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;") != 0 ||
-	    store_exec(s, schema_trace_sql) != 0 || store_exec(s, "BEGIN") != 0)
+	    store_exec(s, schema_trace_sql) != 0 || tracedb_stamp(s->db) != 0 || store_exec(s, "BEGIN") != 0)
 		return -1;
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");

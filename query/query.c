@@ -49,16 +49,42 @@ static sqlite3_stmt *prep(sqlite3 *db, const char *sql, struct qry_error *err)
 	return st;
 }
 
+/*
+ * Every read steps through qstep(): a row is 1, the end 0, and an error is
+ * 0 too but remembered for the request (per thread), so that a busy or
+ * damaged database answers an error instead of a short list. The public
+ * functions clear it when they start (qstep_begin) and turn it into
+ * QRY_EDB when they end (qstep_end).
+ */
+static _Thread_local int qstep_failed;
+
+static int qstep(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc != SQLITE_DONE && qstep_failed == 0)
+		qstep_failed = rc;
+	return 0;
+}
+
+static void qstep_begin(void)
+{
+	qstep_failed = 0;
+}
+
+static int qstep_end(int rc, struct qry_error *err)
+{
+	if (rc == QRY_OK && qstep_failed)
+		return fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
+	return rc;
+}
+
 int qry_check_schema(sqlite3 *db, struct qry_error *err)
 {
-	sqlite3_stmt *st = prep(db, "PRAGMA user_version", err);
-	int v = -1;
+	int v = tracedb_version(db);
 
-	if (st == NULL)
-		return err->code;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
 	if (v != QRY_SCHEMA_VERSION)
 		return fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
 			    QRY_SCHEMA_VERSION);
@@ -87,7 +113,7 @@ static int64_t probe_ts(struct probe *p, int64_t id, int64_t *dur)
 	int64_t ts = INT64_MAX;
 
 	sqlite3_bind_int64(p->st, 1, id);
-	if (sqlite3_step(p->st) == SQLITE_ROW) {
+	if (qstep(p->st)) {
 		ts = sqlite3_column_int64(p->st, 0);
 		if (dur)
 			*dur = sqlite3_column_int64(p->st, 1);
@@ -115,8 +141,10 @@ static int64_t bound(struct probe *p, int64_t lo, int64_t hi, int64_t t, int str
 /*
  * The id range [*lo, *hi] of rows in [first, last] that can overlap [s, e]:
  * rows with ts <= e, from the one in effect at s on. With disjoint rows
- * (each ends before the next starts) only the last row starting at or before
- * s can reach into the window; otherwise any row from s - max_dur on can.
+ * (each ends before the next starts) only the last row starting before s
+ * can reach into the window; otherwise any row from s - max_dur on can.
+ * Windows are inclusive: a row [ts, ts + dur] overlaps when ts <= e and
+ * ts + dur >= s; a row that never ended (dur < 0) reaches every later s.
  */
 static void window_ids(struct probe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint,
 		       int64_t max_dur, int64_t *lo, int64_t *hi)
@@ -128,14 +156,14 @@ static void window_ids(struct probe *p, int64_t first, int64_t last, int64_t s, 
 		*lo = bound(p, first, *hi, s > INT64_MIN + max_dur ? s - max_dur : INT64_MIN, 0);
 		return;
 	}
-	*lo = bound(p, first, *hi, s, 1) - 1;
-	if (*lo < first) {
-		*lo = first;
-		return;
+	/* the first row starting at s or later, and the one before it when
+	 * it reaches s (every zero-length row at s is in) */
+	*lo = bound(p, first, *hi, s, 0);
+	if (*lo > first) {
+		ts = probe_ts(p, *lo - 1, &dur);
+		if (dur < 0 || ts + dur >= s)
+			(*lo)--;
 	}
-	ts = probe_ts(p, *lo, &dur);
-	if (dur >= 0 && ts + dur < s)
-		(*lo)++;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -172,7 +200,7 @@ static void names_put(struct names *n, struct jbuf *b, int64_t id)
 		free(n->str[h]);
 		n->str[h] = NULL;
 		sqlite3_bind_int64(n->st, 1, id);
-		s = sqlite3_step(n->st) == SQLITE_ROW ? sqlite3_column_text(n->st, 0) : NULL;
+		s = qstep(n->st) ? sqlite3_column_text(n->st, 0) : NULL;
 		n->str[h] = strdup(s ? (const char *)s : "");
 		n->id[h] = id;
 		sqlite3_reset(n->st);
@@ -196,7 +224,7 @@ static int put_objects(sqlite3_stmt *st, const char *list, const char *const *ke
 
 	jb_key(out, list);
 	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (qstep(st)) {
 		if (n++ >= limit) {
 			jb_arr_end(out);
 			return 1;
@@ -250,6 +278,7 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 	};
 	int i, rc = QRY_OK;
 
+	qstep_begin();
 	for (i = 0; i < 5; i++)
 		if (st[i] == NULL)
 			rc = err->code;
@@ -257,7 +286,7 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 		jb_obj(out);
 		jb_key(out, "processes");
 		jb_arr(out);
-		while (sqlite3_step(st[0]) == SQLITE_ROW) {
+		while (qstep(st[0])) {
 			int64_t pid = sqlite3_column_int64(st[0], 0);
 
 			jb_obj(out);
@@ -276,21 +305,42 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err)
 	}
 	for (i = 0; i < 5; i++)
 		sqlite3_finalize(st[i]);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 /* ---- level of detail ------------------------------------------------- */
 
-/* One summary record of the lod table (schema/trace.sql has the layouts). */
-enum { LOD_WORDS = 10, LOD_RECORD = 8 * LOD_WORDS };
+/*
+ * Exact replies (docs/API.md, "Level of detail"). For a window at
+ * resolution r, per track (cpu, counter track):
+ *   - below QRY_EXACT_RESOLUTION ns per pixel, or when the window holds at
+ *     most QRY_EXACT_MAX rows of the track, the reply is every row;
+ *   - otherwise rows under a pixel may be summarised: a summary item
+ *     stands for the consecutive rows of one depth it counts ("merged"),
+ *     and its ts/dur cover them. A row a pixel long or longer, and one
+ *     that never ended, always comes back as itself.
+ * Summaries come from the lod table (tracedb/tracedb.h): a group whose
+ * rows all lie in the window and are all under a pixel becomes one
+ * summary; any other group is read row by row. Each row is visited once
+ * (a cursor walks the id range), so none comes back twice.
+ */
+
+/* One decoded lod record. */
 struct lod_rec {
-	int64_t bucket;
-	int64_t first_id, last_id;
-	int64_t start_ts;
-	uint64_t w[LOD_WORDS - 4]; /* the words after start_ts */
+	uint64_t v[LOD_WORDS];
 };
 
-/* Walks the summaries of one (track, depth, level) from bucket lo to hi. */
+static int64_t rec_first(const struct lod_rec *r)
+{
+	return (int64_t)r->v[LODW_FIRST_ID];
+}
+
+static int64_t rec_last(const struct lod_rec *r)
+{
+	return (int64_t)r->v[LODW_LAST_ID];
+}
+
+/* Walks the records of one (track, depth, level) from bucket lo to hi. */
 struct lod_iter {
 	sqlite3_stmt *st;
 	const uint8_t *p; /* the current chunk's records */
@@ -301,16 +351,6 @@ struct lod_iter {
 
 static const char lod_sql[] = "SELECT buckets FROM lod WHERE track_id = ? AND depth = ? AND level = ? "
 			      "AND first_bucket <= ?4 AND last_bucket >= ?5 ORDER BY first_bucket";
-
-static int64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return (int64_t)v;
-}
 
 static void lod_iter_start(struct lod_iter *it, sqlite3_stmt *st, int64_t track, int64_t depth, int level,
 			   int64_t lo, int64_t hi)
@@ -325,14 +365,17 @@ static void lod_iter_start(struct lod_iter *it, sqlite3_stmt *st, int64_t track,
 	sqlite3_bind_int64(st, 5, lo);
 }
 
-/* The next record, 1; 0 at the end (the statement is then reset). */
+static void lod_iter_stop(struct lod_iter *it)
+{
+	it->done = 1;
+	sqlite3_reset(it->st);
+}
+
+/* The next record, 1; 0 at the end or on an error (then qstep remembers it). */
 static int lod_iter_next(struct lod_iter *it, struct lod_rec *r)
 {
-	const uint8_t *q;
-	int k;
-
 	while (!it->done && it->i >= it->n) {
-		if (sqlite3_step(it->st) != SQLITE_ROW) {
+		if (!qstep(it->st)) {
 			it->done = 1;
 			break;
 		}
@@ -342,20 +385,44 @@ static int lod_iter_next(struct lod_iter *it, struct lod_rec *r)
 	}
 	if (it->done)
 		goto out_end;
-	q = it->p + LOD_RECORD * it->i++;
-	r->bucket = get64(q);
-	if (r->bucket > it->hi)
+	tracedb_lod_decode(it->p + LOD_RECORD * it->i++, r->v);
+	if ((int64_t)r->v[LODW_BUCKET] > it->hi)
 		goto out_end;
-	r->first_id = get64(q + 8);
-	r->last_id = get64(q + 16);
-	r->start_ts = get64(q + 24);
-	for (k = 0; k < LOD_WORDS - 4; k++)
-		r->w[k] = (uint64_t)get64(q + 32 + 8 * k);
 	return 1;
 out_end:
-	it->done = 1;
-	sqlite3_reset(it->st);
+	lod_iter_stop(it);
 	return 0;
+}
+
+/*
+ * The level to read at resolution r: the finest stored level at or below
+ * the first whose buckets are at least a pixel wide (levels 10, 12, 14 ...);
+ * -1 when none is stored there and the raw rows are the best summary.
+ */
+static int lod_level(int64_t resolution, uint64_t levels)
+{
+	int level = LOD_MIN_LEVEL;
+
+	while (level < LOD_MAX_LEVEL && (INT64_C(1) << level) < resolution)
+		level += LOD_STEP;
+	for (; level >= LOD_MIN_LEVEL; level--)
+		if (levels & (UINT64_C(1) << level))
+			return level;
+	return -1;
+}
+
+/* Whether the reply for `rows` rows at this resolution is the exact list. */
+static int exact_reply(const struct qry_window *w, int64_t rows)
+{
+	return w->resolution < QRY_EXACT_RESOLUTION || rows <= QRY_EXACT_MAX;
+}
+
+/* Whether a group of slices or runs may become one summary: all of it in
+ * [cur, hi], every row ended and under a pixel. */
+static int rec_summarises(const struct lod_rec *r, int64_t cur, int64_t hi, int64_t resolution)
+{
+	return rec_first(r) >= cur && rec_last(r) <= hi && r->v[LODW_OPEN] == 0 &&
+	       (int64_t)r->v[LODW_LONGEST_DUR] < resolution;
 }
 
 /* ---- slices ----------------------------------------------------------- */
@@ -368,7 +435,7 @@ static int tracks_has(sqlite3 *db, int64_t track)
 
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM tracks WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, track);
-		rc = sqlite3_step(st) == SQLITE_ROW;
+		rc = qstep(st);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -409,25 +476,35 @@ static struct sitem *slist_push(struct slist *l)
 	return &l->v[l->len++];
 }
 
+/* One (track, depth): the id range of its slices that overlap the window. */
+struct depth_run {
+	uint32_t depth;
+	int disjoint;
+	int64_t lo, hi;
+	uint64_t levels;
+};
+
 struct slice_ctx {
 	sqlite3 *db;
 	struct probe probe;
 	sqlite3_stmt *raw;  /* slices by id range */
-	sqlite3_stmt *lod;  /* slice_lod buckets */
+	sqlite3_stmt *lod;  /* lod records */
 	struct slist items;
 	const struct qry_window *w;
 	int64_t track;
+	struct depth_run *runs;
+	size_t nruns;
 };
 
 static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
 {
 	struct sitem *it;
 
-	if (lo > hi)
+	if (lo > hi || c->items.truncated)
 		return;
 	sqlite3_bind_int64(c->raw, 1, lo);
 	sqlite3_bind_int64(c->raw, 2, hi);
-	while (sqlite3_step(c->raw) == SQLITE_ROW) {
+	while (qstep(c->raw)) {
 		int64_t ts = sqlite3_column_int64(c->raw, 1), dur = sqlite3_column_int64(c->raw, 2);
 
 		if (dur >= 0 && ts + dur < c->w->start)
@@ -445,92 +522,51 @@ static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
 	sqlite3_reset(c->raw);
 }
 
-/* The finest stored level of detail at or below the level whose buckets are
- * at least a pixel wide (levels 10, 12, 14 ..., ingest/lod.h); -1 when none
- * is stored there and the raw rows are the best summary. */
-static int lod_level(int64_t resolution, uint64_t levels)
-{
-	int level = 10;
-
-	while (level < 62 && (INT64_C(1) << level) < resolution)
-		level += 2;
-	for (; level >= 10; level--)
-		if (levels & (UINT64_C(1) << level))
-			return level;
-	return -1;
-}
-
-static struct sitem *push_item(struct slice_ctx *c, int64_t id, int64_t ts, int64_t dur, uint32_t depth)
+/* A group of slices under a pixel as one summary, named after its longest. */
+static void summary_item(struct slice_ctx *c, const struct lod_rec *r, uint32_t depth)
 {
 	struct sitem *it = slist_push(&c->items);
+	int64_t start = (int64_t)r->v[LODW_START], end = (int64_t)r->v[LODW_END];
 
 	if (it == NULL)
-		return NULL;
-	it->id = id;
-	it->ts = ts;
-	it->dur = dur;
-	it->depth = depth;
-	it->merged = 0;
-	return it;
-}
-
-/*
- * A bucket of the mipmap: its longest slice as itself when it is at least a
- * pixel long, and the others as one summary item beside it (before it, or
- * after it when it comes first), at most a bucket wide. A summary carries
- * the id, name and category of a slice it stands for: the longest, or when
- * that is drawn by itself, the first of the others. Everything comes from
- * the record: no row is read.
- */
-static void lod_item(struct slice_ctx *c, const struct lod_rec *rec, uint32_t depth, int level)
-{
-	int64_t first = rec->first_id, count = rec->last_id - first + 1, start = rec->start_ts;
-	int64_t end = (int64_t)rec->w[0], rep = (int64_t)rec->w[1], lts = (int64_t)rec->w[2];
-	int64_t ldur = (int64_t)rec->w[3], width = INT64_C(1) << level;
-	uint64_t names = rec->w[4];
-	struct sitem *it;
-
-	if (ldur >= c->w->resolution || ldur < 0) {
-		if ((it = push_item(c, rep, lts, ldur, depth)) == NULL)
-			return;
-		it->name = (int64_t)(uint32_t)names;
-		it->cat = (int64_t)(names >> 32);
-		if (--count <= 0 || ldur < 0)
-			return;
-		if (lts > start)
-			end = lts;
-		else
-			start = lts + ldur;
-		rep = rep == first ? first + 1 : first;
-		names = rec->w[5];
-	}
-	if ((it = push_item(c, rep, start, end - start < width ? (end > start ? end - start : 0) : width, depth)) ==
-	    NULL)
 		return;
-	it->name = (int64_t)(uint32_t)names;
-	it->cat = (int64_t)(names >> 32);
-	it->merged = count;
+	it->id = (int64_t)r->v[LODW_LONGEST_ID];
+	it->ts = start;
+	it->dur = end > start ? end - start : 0;
+	it->depth = depth;
+	it->name = (int64_t)(uint32_t)r->v[LODW_NAMES];
+	it->cat = (int64_t)(r->v[LODW_NAMES] >> 32);
+	it->merged = rec_last(r) - rec_first(r) + 1;
 }
 
-static void lod_slices(struct slice_ctx *c, uint32_t depth, int64_t lo, int64_t hi, int level)
+/* The slices [lo, hi] of one depth: summaries where a group allows, rows
+ * elsewhere. */
+static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level)
 {
-	int64_t cur = lo, lo_ts = probe_ts(&c->probe, lo, NULL);
+	int64_t cur = d->lo;
 	struct lod_iter it;
 	struct lod_rec rec;
 
-	lod_iter_start(&it, c->lod, c->track, depth, level, lo_ts >> level, c->w->end >> level);
+	lod_iter_start(&it, c->lod, c->track, d->depth, level, probe_ts(&c->probe, d->lo, NULL) >> level,
+		       c->w->end >> level);
 	while (lod_iter_next(&it, &rec)) {
-		if (c->items.truncated || rec.first_id > hi) {
-			sqlite3_reset(c->lod);
+		int64_t a = rec_first(&rec) > cur ? rec_first(&rec) : cur;
+		int64_t b = rec_last(&rec) < d->hi ? rec_last(&rec) : d->hi;
+
+		if (c->items.truncated || rec_first(&rec) > d->hi) {
+			lod_iter_stop(&it);
 			break;
 		}
-		if (rec.last_id < cur)
+		if (rec_last(&rec) < cur)
 			continue;
-		raw_slices(c, cur, rec.first_id - 1);
-		lod_item(c, &rec, depth, level);
-		cur = rec.last_id + 1;
+		raw_slices(c, cur, a - 1);
+		if (rec_summarises(&rec, cur, d->hi, c->w->resolution))
+			summary_item(c, &rec, d->depth);
+		else
+			raw_slices(c, a, b);
+		cur = b + 1;
 	}
-	raw_slices(c, cur, hi);
+	raw_slices(c, cur, d->hi);
 }
 
 static int sitem_cmp(const void *a, const void *b)
@@ -539,7 +575,9 @@ static int sitem_cmp(const void *a, const void *b)
 
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int sitem_depth_cmp(const void *a, const void *b)
@@ -548,15 +586,17 @@ static int sitem_depth_cmp(const void *a, const void *b)
 
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /*
  * Folds the short items (slices under a pixel and summaries) that start in
- * the same pixel column of one depth into one summary: the level of detail
- * read may be up to two levels finer than a pixel, and raw slices fall
- * between its buckets. Slices a pixel long or more stay as they are, so a
- * column holds one summary and the few long slices that start in it.
+ * the same pixel column of one depth, with no long slice between them, into
+ * one summary: the level of detail read may be finer than a pixel, and rows
+ * fall between its groups. Slices a pixel long or more, and those that
+ * never ended, stay as they are.
  */
 static void fold_columns(struct slist *l, int64_t resolution)
 {
@@ -570,6 +610,7 @@ static void fold_columns(struct slist *l, int64_t resolution)
 
 		if (x.merged == 0 && (x.dur < 0 || x.dur >= resolution)) {
 			v[out++] = x;
+			agg = NULL;
 			continue;
 		}
 		if (agg && agg->depth == x.depth && agg->ts / resolution == x.ts / resolution) {
@@ -584,11 +625,11 @@ static void fold_columns(struct slist *l, int64_t resolution)
 	l->len = out;
 }
 
-static void put_slices(struct slice_ctx *c, struct names *n, struct jbuf *out)
+static void put_slices(struct slice_ctx *c, struct names *n, int exact, struct jbuf *out)
 {
 	size_t i;
 
-	if (c->w->resolution > 0 && c->items.len > 1)
+	if (!exact && c->items.len > 1)
 		fold_columns(&c->items, c->w->resolution);
 	if (c->items.len > 1) /* v is NULL when there are none */
 		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
@@ -638,6 +679,39 @@ static void slices_close(struct slice_ctx *c)
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
 	free(c->items.v);
+	free(c->runs);
+}
+
+/* Reads the track's depths and the id range of each in the window; sets
+ * *rows to the slices found. Returns 0, or -1 when out of memory. */
+static int read_depths(struct slice_ctx *c, sqlite3_stmt *d, int64_t *rows)
+{
+	size_t cap = 0;
+
+	*rows = 0;
+	sqlite3_bind_int64(d, 1, c->track);
+	while (qstep(d)) {
+		struct depth_run *r;
+
+		if (c->nruns == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct depth_run *v = realloc(c->runs, ncap * sizeof(*v));
+
+			if (v == NULL)
+				return -1;
+			c->runs = v;
+			cap = ncap;
+		}
+		r = &c->runs[c->nruns++];
+		r->depth = (uint32_t)sqlite3_column_int64(d, 0);
+		r->disjoint = sqlite3_column_int(d, 4);
+		r->levels = (uint64_t)sqlite3_column_int64(d, 5);
+		window_ids(&c->probe, sqlite3_column_int64(d, 1), sqlite3_column_int64(d, 2), c->w->start, c->w->end,
+			   r->disjoint, sqlite3_column_int64(d, 3), &r->lo, &r->hi);
+		if (r->hi >= r->lo)
+			*rows += r->hi - r->lo + 1;
+	}
+	return 0;
 }
 
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
@@ -645,44 +719,47 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	struct slice_ctx c = { 0 };
 	struct names n;
 	sqlite3_stmt *d;
-	int rc = QRY_OK, found = 0;
+	int64_t rows;
+	size_t i;
+	int rc = QRY_OK, exact;
 
+	qstep_begin();
 	c.db = db;
 	c.w = w;
 	c.track = track;
 	c.items.limit = w->limit;
 	d = prep(db, "SELECT depth, first_id, last_id, max_dur, disjoint, lod_levels FROM track_depths "
-		     "WHERE track_id = ?",
+		     "WHERE track_id = ? ORDER BY depth",
 		 err);
 	if (d == NULL || slices_open(&c, db, err) != QRY_OK || names_open(&n, db, err) != QRY_OK) {
 		sqlite3_finalize(d);
 		slices_close(&c);
 		return err->code;
 	}
-	sqlite3_bind_int64(d, 1, track);
-	while (sqlite3_step(d) == SQLITE_ROW && !c.items.truncated) {
-		uint32_t depth = (uint32_t)sqlite3_column_int64(d, 0);
-		int level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(d, 5));
-		int64_t lo, hi;
-
-		found = 1;
-		window_ids(&c.probe, sqlite3_column_int64(d, 1), sqlite3_column_int64(d, 2), w->start, w->end,
-			   sqlite3_column_int(d, 4), sqlite3_column_int64(d, 3), &lo, &hi);
-		if (w->resolution > 0 && level >= 0 && hi - lo >= 2)
-			lod_slices(&c, depth, lo, hi, level);
-		else
-			raw_slices(&c, lo, hi);
-	}
+	if (read_depths(&c, d, &rows) != 0)
+		c.items.oom = 1;
 	sqlite3_finalize(d);
-	if (!found && tracks_has(db, track) == 0)
+	exact = exact_reply(w, rows);
+	for (i = 0; i < c.nruns && !c.items.truncated && !c.items.oom; i++) {
+		const struct depth_run *r = &c.runs[i];
+		int level = exact || !r->disjoint ? -1 : lod_level(w->resolution, r->levels);
+
+		if (level >= 0 && r->hi - r->lo >= 2)
+			lod_slices(&c, r, level);
+		else
+			raw_slices(&c, r->lo, r->hi);
+	}
+	if (qstep_failed)
+		rc = QRY_OK; /* qstep_end reports it */
+	else if (c.nruns == 0 && tracks_has(db, track) == 0 && !qstep_failed)
 		rc = fail(err, QRY_ENOTFOUND, "there is no track %" PRId64 " in this trace", track);
 	else if (c.items.oom)
 		rc = fail(err, QRY_ENOMEM, "out of memory");
-	else
-		put_slices(&c, &n, out);
+	if (rc == QRY_OK && !qstep_failed)
+		put_slices(&c, &n, exact, out);
 	names_close(&n);
 	slices_close(&c);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 /* ---- one slice -------------------------------------------------------- */
@@ -737,7 +814,7 @@ static int put_args(sqlite3 *db, int64_t set, struct jbuf *out, struct qry_error
 	sqlite3_bind_int64(st, 1, set);
 	jb_key(out, "args");
 	jb_obj(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (qstep(st)) {
 		jb_key(out, (const char *)sqlite3_column_text(st, 0));
 		put_arg_value(out, st);
 	}
@@ -758,7 +835,7 @@ static int put_slice_flows(sqlite3 *db, int64_t id, struct jbuf *out, struct qry
 	sqlite3_bind_int64(st, 1, id);
 	jb_key(out, "flows");
 	jb_arr(out);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (qstep(st)) {
 		jb_obj(out);
 		jb_key(out, "flow_id");
 		jb_u64(out, (uint64_t)sqlite3_column_int64(st, 0));
@@ -784,11 +861,14 @@ int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error 
 	static const char *const keys[] = { "id", "ts", "dur", "depth", "name", "category", "track_id" };
 	int i, rc = QRY_OK;
 
+	qstep_begin();
 	if (st == NULL)
 		return err->code;
 	sqlite3_bind_int64(st, 1, slice_id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	if (!qstep(st)) {
 		sqlite3_finalize(st);
+		if (qstep_failed)
+			return fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
 		return fail(err, QRY_ENOTFOUND, "there is no slice with this id in the trace");
 	}
 	jb_obj(out);
@@ -821,7 +901,7 @@ int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error 
 		rc = put_slice_flows(db, slice_id, out, err);
 	jb_obj_end(out);
 	sqlite3_finalize(st);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 /* ---- counters --------------------------------------------------------- */
@@ -841,11 +921,11 @@ static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room,
 {
 	size_t n = 0;
 
-	if (lo > hi)
+	if (lo > hi || *truncated)
 		return 0;
 	sqlite3_bind_int64(raw, 1, lo);
 	sqlite3_bind_int64(raw, 2, hi);
-	while (sqlite3_step(raw) == SQLITE_ROW) {
+	while (qstep(raw)) {
 		if (n >= room) {
 			*truncated = 1;
 			break;
@@ -857,30 +937,40 @@ static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room,
 	return n;
 }
 
-/* A bucket: its first point's time, last point's value and time, min, max. */
+/* A value word of a counter record: an int when flag is set, else double bits. */
+static void put_word(struct jbuf *out, uint64_t word, int is_int)
+{
+	double d;
+
+	if (is_int) {
+		jb_i64(out, (int64_t)word);
+		return;
+	}
+	memcpy(&d, &word, sizeof(d));
+	jb_dbl(out, d);
+}
+
+/* A group of points: first point's time and value, last point's time and
+ * value, min, max, and how many. */
 static void put_bucket(struct jbuf *out, const struct lod_rec *rec)
 {
-	double min, max, last;
+	uint64_t flags = rec->v[LODW_INT_FLAGS];
 
-	memcpy(&min, &rec->w[1], sizeof(min));
-	memcpy(&max, &rec->w[2], sizeof(max));
-	memcpy(&last, &rec->w[3], sizeof(last));
 	jb_obj(out);
 	jb_key(out, "ts");
-	jb_i64(out, rec->start_ts);
+	jb_i64(out, (int64_t)rec->v[LODW_START]);
 	jb_key(out, "value");
-	if (rec->w[4])
-		jb_i64(out, (int64_t)rec->w[3]);
-	else
-		jb_dbl(out, last);
+	put_word(out, rec->v[LODW_LAST_VALUE], flags & 1);
+	jb_key(out, "first_value");
+	put_word(out, rec->v[LODW_FIRST_VALUE], (flags >> 1) & 1);
 	jb_key(out, "last_ts");
-	jb_i64(out, (int64_t)rec->w[0]);
+	jb_i64(out, (int64_t)rec->v[LODW_LAST_TS]);
 	jb_key(out, "min");
-	jb_dbl(out, min);
+	put_word(out, rec->v[LODW_MIN], (flags >> 2) & 1);
 	jb_key(out, "max");
-	jb_dbl(out, max);
+	put_word(out, rec->v[LODW_MAX], (flags >> 2) & 1);
 	jb_key(out, "merged");
-	jb_i64(out, rec->last_id - rec->first_id + 1);
+	jb_i64(out, rec_last(rec) - rec_first(rec) + 1);
 	jb_obj_end(out);
 }
 
@@ -909,7 +999,8 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 	return QRY_OK;
 }
 
-/* Points of [lo, hi] through the mipmap: buckets, and raw points between. */
+/* Points [lo, hi] through the mipmap: a group wholly inside becomes one
+ * item, every other point comes as itself. */
 static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_window *w, int64_t lo, int64_t hi,
 		       int level, struct jbuf *out, int *truncated)
 {
@@ -920,38 +1011,51 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 
 	lod_iter_start(&it, c->lod, track, 0, level, probe_ts(&c->probe, lo, NULL) >> level, w->end >> level);
 	while (lod_iter_next(&it, &rec)) {
-		if (*truncated || rec.first_id > hi) {
-			sqlite3_reset(c->lod);
+		int64_t a = rec_first(&rec) > cur ? rec_first(&rec) : cur;
+		int64_t b = rec_last(&rec) < hi ? rec_last(&rec) : hi;
+
+		if (*truncated || rec_first(&rec) > hi) {
+			lod_iter_stop(&it);
 			break;
 		}
-		if (rec.last_id < cur)
+		if (rec_last(&rec) < cur)
 			continue;
-		n += raw_points(c->raw, cur, rec.first_id - 1, w->limit - n, out, truncated);
+		n += raw_points(c->raw, cur, a - 1, w->limit - n, out, truncated);
 		if (n >= w->limit) {
 			*truncated = 1;
 			continue;
 		}
-		put_bucket(out, &rec);
-		n++;
-		cur = rec.last_id + 1;
+		if (a == rec_first(&rec) && b == rec_last(&rec)) {
+			put_bucket(out, &rec);
+			n++;
+		} else {
+			n += raw_points(c->raw, a, b, w->limit - n, out, truncated);
+		}
+		cur = b + 1;
 	}
-	if (!*truncated)
+	if (n < w->limit)
 		raw_points(c->raw, cur, hi, w->limit - n, out, truncated);
+	else if (cur <= hi)
+		*truncated = 1;
 }
 
 int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	struct counter_ctx c;
+	struct qry_window left = *w; /* what remains of the limit */
 	int64_t first, last, lo, hi;
 	int truncated = 0, level;
 
+	qstep_begin();
 	if (counters_open(&c, db, err) != QRY_OK) {
 		counters_close(&c);
 		return err->code;
 	}
 	sqlite3_bind_int64(c.track, 1, track);
-	if (sqlite3_step(c.track) != SQLITE_ROW) {
+	if (!qstep(c.track)) {
 		counters_close(&c);
+		if (qstep_failed)
+			return qstep_end(QRY_OK, err);
 		return fail(err, QRY_ENOTFOUND, "there is no counter track with this id in the trace");
 	}
 	first = sqlite3_column_int64(c.track, 0);
@@ -964,16 +1068,21 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 	jb_obj(out);
 	jb_key(out, "points");
 	jb_arr(out);
-	if (first > 0 && w->resolution > 0 && level >= 0 && hi - lo >= 2)
-		lod_points(&c, track, w, lo, hi, level, out, &truncated);
+	if (first > 0 && lo <= hi && probe_ts(&c.probe, lo, NULL) < w->start) {
+		/* the point before the window always comes as itself */
+		left.limit -= (uint32_t)raw_points(c.raw, lo, lo, w->limit, out, &truncated);
+		lo++;
+	}
+	if (first > 0 && !exact_reply(w, hi - lo + 1) && level >= 0 && hi - lo >= 2)
+		lod_points(&c, track, &left, lo, hi, level, out, &truncated);
 	else if (first > 0)
-		raw_points(c.raw, lo, hi, w->limit, out, &truncated);
+		raw_points(c.raw, lo, hi, left.limit, out, &truncated);
 	jb_arr_end(out);
 	jb_key(out, "truncated");
 	jb_bool(out, truncated);
 	jb_obj_end(out);
 	counters_close(&c);
-	return QRY_OK;
+	return qstep_end(QRY_OK, err);
 }
 
 /* ---- flows, sched, logs ------------------------------------------------ */
@@ -999,6 +1108,7 @@ static int window_list(sqlite3 *db, const char *sql, const struct qry_window *w,
 	sqlite3_stmt *st = prep(db, sql, err);
 	int rc;
 
+	qstep_begin();
 	if (st == NULL)
 		return err->code;
 	sqlite3_bind_int64(st, 1, w->start);
@@ -1006,7 +1116,7 @@ static int window_list(sqlite3 *db, const char *sql, const struct qry_window *w,
 	sqlite3_bind_int64(st, 3, (int64_t)w->limit + 1);
 	rc = put_rows(st, list, keys, ukeys, w->limit, out);
 	sqlite3_finalize(st);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
@@ -1045,7 +1155,7 @@ static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *
 	sqlite3_bind_int64(c->raw, 1, lo);
 	sqlite3_bind_int64(c->raw, 2, hi);
 	sqlite3_bind_int64(c->raw, 3, c->w->start);
-	while (sqlite3_step(c->raw) == SQLITE_ROW) {
+	while (qstep(c->raw)) {
 		if (c->n >= c->w->limit) {
 			c->truncated = 1;
 			break;
@@ -1064,25 +1174,12 @@ static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *
 	sqlite3_reset(c->raw);
 }
 
-/* A bucket: its longest run as itself when a pixel long, the others as one
- * summary carrying the thread of the first of them. */
-static void sched_bucket(struct sched_ctx *c, const struct lod_rec *rec, int level, struct jbuf *out)
+/* A group of runs under a pixel as one summary, with the thread of its
+ * first run. */
+static void sched_summary(struct sched_ctx *c, const struct lod_rec *rec, struct jbuf *out)
 {
-	int64_t first = rec->first_id, count = rec->last_id - first + 1, start = rec->start_ts;
-	int64_t end = (int64_t)rec->w[0], lid = (int64_t)rec->w[1], lts = (int64_t)rec->w[2];
-	int64_t ldur = (int64_t)rec->w[3], width = INT64_C(1) << level;
-	uint64_t thread = rec->w[4];
+	int64_t start = (int64_t)rec->v[LODW_START], end = (int64_t)rec->v[LODW_END];
 
-	if (ldur >= c->w->resolution || ldur < 0) {
-		sched_raw(c, lid, lid, out);
-		if (--count <= 0 || ldur < 0)
-			return;
-		if (lts > start)
-			end = lts;
-		else
-			start = lts + ldur;
-		thread = rec->w[5];
-	}
 	if (c->n >= c->w->limit) {
 		c->truncated = 1;
 		return;
@@ -1091,11 +1188,11 @@ static void sched_bucket(struct sched_ctx *c, const struct lod_rec *rec, int lev
 	jb_key(out, "ts");
 	jb_i64(out, start);
 	jb_key(out, "dur");
-	jb_i64(out, end - start < width ? (end > start ? end - start : 0) : width);
+	jb_i64(out, end > start ? end - start : 0);
 	jb_key(out, "cpu");
 	jb_i64(out, c->cpu);
-	sqlite3_bind_int64(c->thread, 1, (int64_t)(uint32_t)thread);
-	if (sqlite3_step(c->thread) == SQLITE_ROW) {
+	sqlite3_bind_int64(c->thread, 1, (int64_t)(uint32_t)rec->v[LODW_FIRST_NAMES]);
+	if (qstep(c->thread)) {
 		jb_key(out, "pid");
 		jb_u64(out, (uint64_t)sqlite3_column_int64(c->thread, 0));
 		jb_key(out, "tid");
@@ -1103,7 +1200,7 @@ static void sched_bucket(struct sched_ctx *c, const struct lod_rec *rec, int lev
 	}
 	sqlite3_reset(c->thread);
 	jb_key(out, "merged");
-	jb_i64(out, count);
+	jb_i64(out, rec_last(rec) - rec_first(rec) + 1);
 	jb_obj_end(out);
 	c->n++;
 }
@@ -1116,15 +1213,21 @@ static void sched_lod(struct sched_ctx *c, int64_t track, int64_t lo, int64_t hi
 
 	lod_iter_start(&it, c->lod, track, 0, level, probe_ts(&c->probe, lo, NULL) >> level, c->w->end >> level);
 	while (lod_iter_next(&it, &rec)) {
-		if (c->truncated || rec.first_id > hi) {
-			sqlite3_reset(c->lod);
+		int64_t a = rec_first(&rec) > cur ? rec_first(&rec) : cur;
+		int64_t b = rec_last(&rec) < hi ? rec_last(&rec) : hi;
+
+		if (c->truncated || rec_first(&rec) > hi) {
+			lod_iter_stop(&it);
 			break;
 		}
-		if (rec.last_id < cur)
+		if (rec_last(&rec) < cur)
 			continue;
-		sched_raw(c, cur, rec.first_id - 1, out);
-		sched_bucket(c, &rec, level, out);
-		cur = rec.last_id + 1;
+		sched_raw(c, cur, a - 1, out);
+		if (rec_summarises(&rec, cur, hi, c->w->resolution))
+			sched_summary(c, &rec, out);
+		else
+			sched_raw(c, a, b, out);
+		cur = b + 1;
 	}
 	sched_raw(c, cur, hi, out);
 }
@@ -1137,6 +1240,7 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 	int64_t lo = 1, hi = 0, track = 0;
 	int rc = QRY_OK, level = -1;
 
+	qstep_begin();
 	c.w = w;
 	c.cpu = cpu;
 	c.raw = prep(db,
@@ -1151,7 +1255,7 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 		goto out_finalize;
 	}
 	sqlite3_bind_int64(t, 1, cpu);
-	if (sqlite3_step(t) == SQLITE_ROW) {
+	if (qstep(t)) {
 		track = sqlite3_column_int64(t, 0);
 		window_ids(&c.probe, sqlite3_column_int64(t, 1), sqlite3_column_int64(t, 2), w->start, w->end, 1, 0, &lo,
 			   &hi);
@@ -1160,7 +1264,7 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 	jb_obj(out);
 	jb_key(out, "slices");
 	jb_arr(out);
-	if (w->resolution > 0 && level >= 0 && hi - lo >= 2)
+	if (!exact_reply(w, hi - lo + 1) && level >= 0 && hi - lo >= 2)
 		sched_lod(&c, track, lo, hi, level, out);
 	else
 		sched_raw(&c, lo, hi, out);
@@ -1174,7 +1278,7 @@ out_finalize:
 	sqlite3_finalize(c.thread);
 	sqlite3_finalize(c.lod);
 	sqlite3_finalize(c.probe.st);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
@@ -1189,11 +1293,12 @@ int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct q
 	int64_t last = 0, lo, hi;
 	int rc = QRY_OK;
 
+	qstep_begin();
 	if (n == NULL || st == NULL || probe_open(&p, db, "logs", err) != QRY_OK) {
 		rc = err->code;
 		goto out_finalize;
 	}
-	if (sqlite3_step(n) == SQLITE_ROW)
+	if (qstep(n))
 		last = sqlite3_column_int64(n, 0);
 	lo = bound(&p, 1, last, w->start, 0);
 	hi = bound(&p, 1, last, w->end, 1) - 1;
@@ -1204,7 +1309,7 @@ out_finalize:
 	sqlite3_finalize(n);
 	sqlite3_finalize(st);
 	sqlite3_finalize(p.st);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 /* ---- search and stats ------------------------------------------------- */
@@ -1220,13 +1325,14 @@ int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, 
 				err);
 	int rc;
 
+	qstep_begin();
 	if (st == NULL)
 		return err->code;
 	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
 	rc = put_rows(st, "slices", keys, "......", limit, out);
 	sqlite3_finalize(st);
-	return rc;
+	return qstep_end(rc, err);
 }
 
 int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)

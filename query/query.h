@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../tracedb/tracedb.h"
+
 /* A growable JSON text. Allocation failure is sticky (oom) and checked once. */
 struct jbuf {
 	char *p;
@@ -73,8 +75,17 @@ struct qry_window {
 	uint32_t limit;     /* maximum items */
 };
 
+/*
+ * Level of detail (docs/API.md): a window asked at a resolution below
+ * QRY_EXACT_RESOLUTION ns per pixel, or holding at most QRY_EXACT_MAX rows
+ * of the track (slices over all depths, counter points, cpu runs), is
+ * answered with the exact list; otherwise rows under a pixel may come back
+ * summarised.
+ */
+enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
+
 /* The trace database layout this module reads (schema/trace.sql). */
-#define QRY_SCHEMA_VERSION 2
+#define QRY_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
 
 /* Checks that the file is a trace database of our schema version. */
 int qry_check_schema(sqlite3 *db, struct qry_error *err);

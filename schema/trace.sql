@@ -1,8 +1,9 @@
 -- The layout of one trace database (one SQLite file per trace).
 --
 -- This file is the only place the table layout is written down; the code
--- embeds it at build time and checks PRAGMA user_version against
--- INGEST_SCHEMA_VERSION. docs/SCHEMA.md explains it for users.
+-- embeds it at build time. Its version (PRAGMA user_version) has one owner,
+-- TRACEDB_SCHEMA_VERSION in tracedb/tracedb.h, which also owns the lod
+-- record layout. docs/SCHEMA.md explains it for users.
 --
 -- Bulk tables are written in cluster order and located through directory
 -- tables instead of secondary indexes, so that loading runs at SQLite's raw
@@ -17,8 +18,6 @@
 --
 -- 64-bit unsigned values (pid, tid, koid, pointers, u64 arguments) are stored
 -- as the signed 64-bit integer with the same bits.
-
-PRAGMA user_version = 2;
 
 CREATE TABLE meta (
 	key TEXT PRIMARY KEY,
@@ -232,14 +231,10 @@ FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.st
 -- holding one slice are not stored; a reader takes that slice from `slices`.
 --
 -- Summaries are packed, up to 256 per row, in bucket order, as records of
--- ten little-endian 64-bit words:
---   slices:   bucket, first_id, last_id (contiguous ids), start_ts (of the
---             first), end_ts (greatest end), longest_id, longest_ts,
---             longest_dur, longest name_id | category_id << 32, and the
---             same for the first slice that is not the longest
---   counters: bucket, first_id, last_id, start_ts (first point), last_ts,
---             min, max (IEEE doubles), last value (an integer, or a double's
---             bits), 1 when the last value is an integer, 0
+-- ten little-endian 64-bit words; the layout has one owner, the table in
+-- tracedb/tracedb.h (slices and cpu runs: id range, start, end, longest,
+-- whether one never ended, names; counters: id range, first and last
+-- point, min and max).
 -- Counter tracks use depth 0; so do cpu tracks, whose runs (sched) are
 -- summarised as slices with the thread row id in place of name_id.
 CREATE TABLE lod (

@@ -129,23 +129,6 @@ static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
 	r->error_msg = strdup(msg);
 }
 
-_Static_assert(INGEST_SCHEMA_VERSION == QRY_SCHEMA_VERSION, "ingest writes what query reads");
-
-/* The schema version of a trace database, or -1. */
-static int db_version(const char *path)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int v = -1;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
-
 /* After a restart: a trace caught mid-ingest goes back in the queue when its
  * source is still there; a ready trace without its database has failed, and
  * one whose database an older server wrote is ingested again. */
@@ -156,7 +139,7 @@ static void rec_recover(struct library *l, struct trace_rec *r)
 
 	if (r->status == TS_READY) {
 		lib_path(l, r->id, "trace.db", path, sizeof(path));
-		if (stat(path, &st) == 0 && db_version(path) != INGEST_SCHEMA_VERSION)
+		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION)
 			r->status = TS_QUEUED;
 	}
 

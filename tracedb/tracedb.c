@@ -1,0 +1,79 @@
+/*
+ * The trace database's version check and level-of-detail record encoding
+ * (tracedb.h). Ingest writes through it; query and the catalog read
+ * through it, so the record layout and the version are written once.
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tracedb.h"
+
+void tracedb_lod_encode(uint8_t *p, const uint64_t v[LOD_WORDS])
+{
+	int i, b;
+
+	for (i = 0; i < LOD_WORDS; i++)
+		for (b = 0; b < 8; b++)
+			p[8 * i + b] = (uint8_t)(v[i] >> (8 * b));
+}
+
+void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS])
+{
+	int i, b;
+
+	for (i = 0; i < LOD_WORDS; i++) {
+		uint64_t x = 0;
+
+		for (b = 7; b >= 0; b--)
+			x = x << 8 | p[8 * i + b];
+		v[i] = x;
+	}
+}
+
+int tracedb_version(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+sqlite3 *tracedb_open_readonly(const char *path, const char **why)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		*why = "cannot open the trace database";
+		goto out_close;
+	}
+	if (tracedb_version(db) != TRACEDB_SCHEMA_VERSION) {
+		*why = "the trace database has another schema version";
+		goto out_close;
+	}
+	return db;
+out_close:
+	sqlite3_close(db);
+	return NULL;
+}
+
+int tracedb_stamp(sqlite3 *db)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", TRACEDB_SCHEMA_VERSION);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int tracedb_file_version(const char *path)
+{
+	sqlite3 *db = NULL;
+	int v = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		v = tracedb_version(db);
+	sqlite3_close(db);
+	return v;
+}

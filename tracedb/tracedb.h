@@ -1,0 +1,85 @@
+/*
+ * The trace database: the one owner of what ingest writes and query reads
+ * besides the table layout itself (schema/trace.sql): the schema version,
+ * opening a trace database and checking that version, and the encoding of
+ * level-of-detail records (table lod).
+ *
+ * Level-of-detail record: LOD_WORDS little-endian 64-bit words, packed
+ * LOD_CHUNK to a row (lod.buckets). For one (track, depth) and level L, a
+ * record summarises the group of two or more consecutive rows (slices,
+ * counter points, cpu runs) whose start falls in bucket ts >> L:
+ *
+ *   word  slices and cpu runs               counter points
+ *   0     bucket (start_ts >> L)            bucket
+ *   1     first row id                      first row id
+ *   2     last row id (ids are consecutive) last row id
+ *   3     start_ts (first row's ts)         start_ts (first point's ts)
+ *   4     end: greatest ts + dur            last point's ts
+ *   5     id of the longest row             min (double bits)
+ *   6     1 when a row never ended, else 0  max (double bits)
+ *   7     longest row's ts + dur - ts       last value (int64 or double bits)
+ *   8     longest row's name | cat << 32    bit 0: last value is an int;
+ *         (cpu runs: its thread row)        bit 1: first value is an int;
+ *                                           bit 2: min and max are ints
+ *   9     first row's name | cat << 32      first value
+ *         (cpu runs: its thread row)
+ *
+ * A row that never ended counts to the end of the trace in words 4 and 7.
+ */
+#ifndef TRACEDB_TRACEDB_H
+#define TRACEDB_TRACEDB_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+/*
+ * The layout version of a trace database (PRAGMA user_version), written by
+ * tracedb_stamp() after schema/trace.sql. A server meeting a database of
+ * another version ingests its trace again. 3: lod records carry an "open"
+ * word and a counter group's first value.
+ */
+#define TRACEDB_SCHEMA_VERSION 3
+
+enum {
+	LOD_WORDS = 10,
+	LOD_RECORD = 8 * LOD_WORDS, /* bytes */
+	LOD_CHUNK = 256,            /* records per lod row */
+	LOD_MIN_LEVEL = 10,         /* buckets of 1 us, 4 us, 16 us ... */
+	LOD_STEP = 2,
+	LOD_MAX_LEVEL = 62,
+};
+
+/* Record word indexes (see the table above). */
+enum {
+	LODW_BUCKET, LODW_FIRST_ID, LODW_LAST_ID, LODW_START,
+	LODW_END, LODW_LONGEST_ID, LODW_OPEN, LODW_LONGEST_DUR, LODW_NAMES, LODW_FIRST_NAMES,
+};
+enum {
+	LODW_LAST_TS = 4, LODW_MIN = 5, LODW_MAX = 6, LODW_LAST_VALUE = 7, LODW_INT_FLAGS = 8, LODW_FIRST_VALUE = 9,
+};
+
+/* Encodes the words v[0..LOD_WORDS) at p (LOD_RECORD bytes). */
+void tracedb_lod_encode(uint8_t *p, const uint64_t v[LOD_WORDS]);
+/* Decodes LOD_RECORD bytes at p into v. */
+void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS]);
+
+/*
+ * The schema version of an open trace database (PRAGMA user_version);
+ * -1 when it cannot be read (not a database, damaged, busy).
+ */
+int tracedb_version(sqlite3 *db);
+
+/*
+ * Opens the trace database at path read-only and checks its schema
+ * version. Returns the handle, or NULL with *why set to a static reason
+ * ("cannot open", "not this schema version"). The caller closes it.
+ */
+sqlite3 *tracedb_open_readonly(const char *path, const char **why);
+
+/* Sets the schema version on a database being created: 0, or -1. */
+int tracedb_stamp(sqlite3 *db);
+
+/* The schema version of the file at path, -1 when unreadable. */
+int tracedb_file_version(const char *path);
+
+#endif
