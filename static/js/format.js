@@ -11,7 +11,8 @@ const UNITS = [
 function trim(x, digits) {
   let s = x.toFixed(digits);
   if (s.indexOf('.') >= 0) s = s.replace(/\.?0+$/, '');
-  return s;
+  return s === '-0' ? '0' : s; // a value that rounds to zero has no sign
+
 }
 
 // A duration in ns as "1.25 ms"; -1 (never ended) as "did not end".
@@ -27,8 +28,9 @@ export function fmtDur(ns) {
 
 // A time relative to the trace start, precise to the ns: "12.345 678 ms".
 export function fmtTime(ns) {
+  ns = Math.round(ns);
   const neg = ns < 0;
-  ns = Math.abs(Math.round(ns));
+  ns = Math.abs(ns);
   let out;
   if (ns >= 1e9) out = trim(ns / 1e9, 9) + ' s';
   else if (ns >= 1e6) out = trim(ns / 1e6, 6) + ' ms';

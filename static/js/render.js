@@ -41,6 +41,7 @@ export function fitText(ctx, s, maxW) {
   return n >= 1 ? t : '';
 }
 
+const SUMMARY_FILL = '#c9ced6'; // summaries of many slices: no slice's colour
 let hatch = null;
 
 function hatchPattern(ctx) {
@@ -126,7 +127,7 @@ export function drawSlices(ctx, v, track, cache, y) {
         }
         px0 = x0;
         px1 = x0 + Math.max(w, 1);
-        pcol = merged ? col.merged : col.fill;
+        pcol = merged ? SUMMARY_FILL : col.fill;
         continue;
       }
       if (pcol) {
@@ -135,10 +136,11 @@ export function drawSlices(ctx, v, track, cache, y) {
         pcol = null;
         px1 = -1e9;
       }
-      const fill = merged ? col.merged : col.fill;
+      const fill = merged ? SUMMARY_FILL : col.fill;
       if (fill !== last) ctx.fillStyle = last = fill;
       ctx.fillRect(x0, yy, w, h);
-      if (merged && w >= 6) {
+      if (merged) {
+        // a summary is drawn as one: hatched, grey, labelled with its count
         ctx.fillStyle = last = hatchFill;
         ctx.fillRect(x0, yy, w, h);
       } else if (dur < 0) {
@@ -149,8 +151,7 @@ export function drawSlices(ctx, v, track, cache, y) {
       if (w > 22) {
         const lx = Math.max(x0, 0) + 4;
         const room = Math.min(x1, W) - lx - 3;
-        const name = names[D.name[i]];
-        const s = fitText(ctx, merged ? `${name} ×${merged}` : name, room);
+        const s = fitText(ctx, merged ? `×${merged}` : names[D.name[i]], room);
         if (s) labels.push(s, lx, yy + h / 2 + 0.5);
       }
       px1 = x1;

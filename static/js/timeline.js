@@ -16,7 +16,7 @@ import {
   FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
   hitInterval, hitSlice, makeView, sliceItem,
 } from './render.js';
-import { GROUP_H, MAX_ROWS, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
+import { GROUP_H, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
 
 const LABEL_W = 250;
@@ -231,13 +231,6 @@ export class TimelinePage {
       }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
     }
     const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle)];
-    const all = (it.maxDepth ?? 0) + 1;
-    if ((it.kind === 'thread' || it.kind === 'async') && all > MAX_ROWS) {
-      kids.push(el('button', {
-        className: 'expand', title: it.expanded ? 'Show fewer rows' : `Show all ${all} rows`,
-        onclick: (e) => { e.stopPropagation(); it.expanded = !it.expanded; this.relayout(); this.invalidate(); },
-      }, it.expanded ? 'fewer' : `+${all - visibleRows(it)} rows`));
-    }
     return el('div', {
       className: 'label track-label kind-' + it.kind, style, title: `${it.title} ${it.subtitle}`,
       dataset: { key: it.key, trackId: it.trackId ?? '' },
@@ -272,22 +265,15 @@ export class TimelinePage {
 
   // ---- the view --------------------------------------------------------------
 
+  // The view never leaves the trace: it starts at or after its first event
+  // and ends at or before its last.
   setView(vs, ve) {
     const dur = this.traceEnd - this.traceStart;
-    let span = Math.max(ve - vs, MIN_SPAN);
-    const maxSpan = dur * 1.1;
-    if (span > maxSpan) {
-      const c = this.traceStart + dur / 2;
-      vs = c - maxSpan / 2;
-      span = maxSpan;
-    } else {
-      const c = (vs + ve) / 2;
-      vs = c - span / 2;
-      const lo = this.traceStart - dur * 0.05;
-      const hi = this.traceEnd + dur * 0.05;
-      if (vs < lo) vs = lo;
-      if (vs + span > hi) vs = hi - span;
-    }
+    let span = Math.min(Math.max(ve - vs, MIN_SPAN), dur);
+    const c = (vs + ve) / 2;
+    vs = c - span / 2;
+    if (vs < this.traceStart) vs = this.traceStart;
+    if (vs + span > this.traceEnd) vs = this.traceEnd - span;
     this.vs = vs;
     this.ve = vs + span;
     this.scheduleUrl();
@@ -308,8 +294,7 @@ export class TimelinePage {
   }
 
   fitAll() {
-    const dur = this.traceEnd - this.traceStart;
-    this.setView(this.traceStart - dur * 0.01, this.traceEnd + dur * 0.01);
+    this.setView(this.traceStart, this.traceEnd);
   }
 
   fitRange(s, e) {
@@ -383,12 +368,6 @@ export class TimelinePage {
     }
     if (token !== this.selToken) return;
     this.selection = { kind: 'slice', id, info };
-    const t = this.byTrackId.get(Number(info.track_id));
-    if (t && !t.expanded && (info.depth ?? 0) >= visibleRows(t)) {
-      // a slice deeper than the rows shown: show them all
-      t.expanded = true;
-      this.relayout();
-    }
     if (opts.reveal) this.reveal(info);
     else if (opts.scroll) this.scrollToTrack(info.track_id);
     this.details.showSlice(info);
@@ -882,7 +861,8 @@ export class TimelinePage {
       if (this.selection || this.area) this.clearSelection();
       return;
     }
-    if (h.kind === 'slice') this.selectSlice(h.item.id, { reveal: false });
+    if (h.kind === 'slice' && h.item.merged) this.setView(h.item.ts, h.item.ts + Math.max(h.item.dur, MIN_SPAN));
+    else if (h.kind === 'slice') this.selectSlice(h.item.id, { reveal: false });
     else this.selectOther(h.kind, h.item, h.track);
   }
 
@@ -1070,6 +1050,15 @@ export class TimelinePage {
       setView(s, e) {
         self.setView(s, e);
       },
+      // What the timeline shows at page point (x, y): a slice (or a
+      // summary) with its name, depth and merged count, or null.
+      hit(x, y) {
+        const cr = self.canvas.getBoundingClientRect();
+        const h = self.hitTest(x - cr.left, y - cr.top);
+        if (!h || h.kind !== 'slice') return null;
+        const s = h.item;
+        return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };
+      },
       select(id) {
         return self.selectSlice(id, { reveal: true });
       },
@@ -1115,9 +1104,11 @@ function hoverLines(h, threadNames) {
   const it = h.item;
   switch (h.kind) {
     case 'slice': {
-      const lines = [it.name, `${fmtDur(it.dur)}${it.category ? ' · ' + it.category : ''}`];
-      if (it.merged) lines.push(`${it.merged} slices merged here (shorter than a pixel): zoom in to see them`);
-      return lines;
+      if (it.merged) {
+        return [`${fmtCount(it.merged)} slices`, `summarised over ${fmtDur(it.dur)} (each shorter than a pixel)`,
+          `longest: ${it.name}`, 'click or zoom in to see them'];
+      }
+      return [it.name, `${fmtDur(it.dur)}${it.category ? ' · ' + it.category : ''}`];
     }
     case 'sched': {
       const name = threadNames.get(`${it.pid}/${it.tid}`) || 'thread';

@@ -11,11 +11,10 @@ export const GROUP_H = 26;      // a process (group) header
 export const COUNTER_H = 46;
 export const CPU_H = 24;
 export const LOG_H = 24;
-export const MAX_ROWS = 10;     // slice rows shown until the track is expanded
 
+// Every depth is shown, as Perfetto does: a deep stack is never cut.
 function rowsOf(t) {
-  const all = (t.maxDepth ?? 0) + 1;
-  return t.expanded ? all : Math.min(all, MAX_ROWS);
+  return (t.maxDepth ?? 0) + 1;
 }
 
 export function trackHeight(t) {
@@ -80,7 +79,7 @@ export function buildTracks(tr, trace) {
     for (const a of p.async_tracks || []) {
       add(g, {
         kind: 'async', key: 't:' + a.track_id, title: a.name || 'async', subtitle: a.category || '',
-        trackId: a.track_id, maxDepth: a.max_depth ?? 0, expanded: false, pid: p.pid,
+        trackId: a.track_id, maxDepth: a.max_depth ?? 0, pid: p.pid,
       });
     }
     for (const c of p.counter_tracks || []) {
@@ -95,7 +94,7 @@ export function buildTracks(tr, trace) {
       if (th.track_id === null || th.track_id === undefined) continue;
       add(g, {
         kind: 'thread', key: 't:' + th.track_id, title: th.name || 'thread', subtitle: 'tid ' + th.tid,
-        trackId: th.track_id, maxDepth: th.max_depth ?? 0, expanded: false, pid: p.pid, tid: th.tid,
+        trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid,
       });
     }
     if (g.children.length > 0) groups.push(g);
