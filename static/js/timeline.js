@@ -18,6 +18,7 @@ import {
 } from './render.js';
 import { GROUP_H, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
+import { AreaSelection, isSliceTrack } from './selection.js';
 
 const LABEL_W = 250;
 const AXIS_H = 26;
@@ -40,7 +41,7 @@ export class TimelinePage {
     this.vs = 0;
     this.ve = 1;
     this.selection = null;   // {kind: 'slice', id, info} | {kind: 'sched'|'log'|'counter', ...}
-    this.area = null;        // {start, end}
+    this.area = null;        // AreaSelection: a range and the tracks it covers
     this.hover = null;
     this.flowEnds = [];      // [{from, to}] details of both ends of the selected slice's flows
     this.held = new Set();   // keys held for continuous zoom/pan
@@ -231,9 +232,11 @@ export class TimelinePage {
       }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
     }
     const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle)];
+    const inArea = this.area && this.area.has(it);
     return el('div', {
-      className: 'label track-label kind-' + it.kind, style, title: `${it.title} ${it.subtitle}`,
+      className: 'label track-label kind-' + it.kind + (inArea ? ' in-area' : ''), style, title: `${it.title} ${it.subtitle}`,
       dataset: { key: it.key, trackId: it.trackId ?? '' },
+      onclick: () => this.toggleAreaTrack(it),
     }, ...kids);
   }
 
@@ -319,11 +322,8 @@ export class TimelinePage {
     const e = Number(p.get('end'));
     if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.setView(s, e);
     else this.fitAll();
-    const area = p.get('area');
-    if (area && /^-?\d+,-?\d+$/.test(area)) {
-      const [a, b] = area.split(',').map(Number);
-      if (b >= a) this.setArea(a, b);
-    }
+    const area = AreaSelection.fromUrl(p, this.sliceTrackIds());
+    if (area) this.setArea(area.start, area.end, area.ids());
     const slice = p.get('slice');
     if (slice && /^\d+$/.test(slice)) this.selectSlice(Number(slice), { reveal: false, scroll: true });
   }
@@ -334,7 +334,7 @@ export class TimelinePage {
     q.set('start', String(Math.round(this.vs)));
     q.set('end', String(Math.round(this.ve)));
     if (this.selection && this.selection.kind === 'slice') q.set('slice', String(this.selection.id));
-    if (this.area) q.set('area', `${Math.round(this.area.start)},${Math.round(this.area.end)}`);
+    if (this.area) this.area.toUrl(q);
     return '/?' + q.toString();
   }
 
@@ -352,6 +352,7 @@ export class TimelinePage {
     const token = ++this.selToken;
     this.selBusy = true;
     this.area = null;
+    this.markAreaLabels();
     this.selection = { kind: 'slice', id, info: null };
     this.flowEnds = [];
     this.details.showLoading('slice ' + id);
@@ -428,6 +429,7 @@ export class TimelinePage {
     this.selToken++;
     this.selBusy = false;
     this.area = null;
+    this.markAreaLabels();
     this.selection = { kind, item, track };
     this.flowEnds = [];
     this.details.showItem(kind, item, track);
@@ -440,22 +442,45 @@ export class TimelinePage {
     this.selBusy = false;
     this.selection = null;
     this.area = null;
+    this.markAreaLabels();
     this.flowEnds = [];
     this.details.showEmpty();
     this.scheduleUrl();
     this.invalidate();
   }
 
-  setArea(a, b) {
+  // Every slice track's id.
+  sliceTrackIds() {
+    return [...this.byTrackId.values()].filter(isSliceTrack).map((t) => Number(t.trackId));
+  }
+
+  // The area [a, b] on the tracks trackIds (every slice track if omitted).
+  setArea(a, b, trackIds = this.sliceTrackIds()) {
     this.selToken++;
     this.selBusy = false;
     this.selection = null;
     this.flowEnds = [];
-    this.area = { start: Math.min(a, b), end: Math.max(a, b) };
+    this.area = new AreaSelection(a, b, trackIds);
+    this.markAreaLabels();
     this.scheduleUrl();
     this.invalidate();
     clearTimeout(this.areaTimer);
     this.areaTimer = setTimeout(() => this.details.showArea(this.area), 0);
+  }
+
+  // The labels of the area's tracks are highlighted.
+  markAreaLabels() {
+    for (const lab of this.labels.children) {
+      const t = lab.dataset.trackId ? this.byTrackId.get(Number(lab.dataset.trackId)) : null;
+      lab.classList.toggle('in-area', !!(t && this.area && this.area.has(t)));
+    }
+  }
+
+  // A click on a track's label adds it to the area or removes it.
+  toggleAreaTrack(track) {
+    if (!this.area || !isSliceTrack(track)) return;
+    this.area.toggle(track);
+    this.setArea(this.area.start, this.area.end, this.area.ids());
   }
 
   setAreaMode(on) {
@@ -663,8 +688,12 @@ export class TimelinePage {
     if (this.area) {
       const x0 = v.x(this.area.start);
       const x1 = v.x(this.area.end);
-      ctx.fillStyle = 'rgba(66,133,244,0.12)';
+      ctx.fillStyle = 'rgba(66,133,244,0.07)';
       ctx.fillRect(x0, 0, x1 - x0, H);
+      ctx.fillStyle = 'rgba(66,133,244,0.22)';
+      for (const r of this.rows) {
+        if (r.item.kind !== 'group' && this.area.has(r.item) && r.y + r.h > top && r.y - top < H) ctx.fillRect(x0, r.y - top, x1 - x0, r.h - 1);
+      }
       ctx.fillStyle = 'rgba(26,115,232,0.9)';
       ctx.fillRect(Math.round(x0), 0, 1, H);
       ctx.fillRect(Math.round(x1), 0, 1, H);
@@ -831,7 +860,8 @@ export class TimelinePage {
       if (!d.moved) return;
       if (d.area) {
         const v = makeView(this.vs, this.ve, this.W);
-        this.area = { start: Math.min(v.t(d.x0), v.t(p.x)), end: Math.max(v.t(d.x0), v.t(p.x)) };
+        const top = this.scroller.scrollTop;
+        this.area = new AreaSelection(v.t(d.x0), v.t(p.x), AreaSelection.tracksCrossed(this.rows, d.y0 + top, p.y + top));
         this.selection = null;
         this.invalidate();
       } else {
@@ -853,7 +883,7 @@ export class TimelinePage {
     this.canvas.style.cursor = this.areaMode ? 'crosshair' : '';
     const p = this.canvasPoint(e);
     if (d.moved) {
-      if (d.area && this.area) this.setArea(this.area.start, this.area.end);
+      if (d.area && this.area) this.setArea(this.area.start, this.area.end, this.area.ids());
       return;
     }
     const h = this.hitTest(p.x, p.y);
@@ -967,14 +997,14 @@ export class TimelinePage {
       const move = (ev) => {
         moved = true;
         const t = v.t(ev.clientX - r.left);
-        this.area = { start: Math.min(t, t0), end: Math.max(t, t0) };
+        this.area = new AreaSelection(t, t0, this.sliceTrackIds());
         this.selection = null;
         this.invalidate();
       };
       const up = () => {
         window.removeEventListener('mousemove', move);
         window.removeEventListener('mouseup', up);
-        if (moved && this.area) this.setArea(this.area.start, this.area.end);
+        if (moved && this.area) this.setArea(this.area.start, this.area.end, this.area.ids());
       };
       window.addEventListener('mousemove', move);
       window.addEventListener('mouseup', up);
@@ -1002,7 +1032,7 @@ export class TimelinePage {
           start: self.vs,
           end: self.ve,
           selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
-          area: self.area ? { ...self.area } : null,
+          area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
           url: self.urlFor(),
           search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
         };
@@ -1058,6 +1088,16 @@ export class TimelinePage {
         if (!h || h.kind !== 'slice') return null;
         const s = h.item;
         return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };
+      },
+      setArea(s, e, tracks) {
+        self.setArea(s, e, tracks);
+      },
+      // The flame graph's frames as drawn: {name, depth, x, y, w} in page px.
+      flameBoxes() {
+        const f = self.details.area.flame;
+        if (!f) return [];
+        const r = f.canvas.getBoundingClientRect();
+        return f.boxes.filter((b) => b.node).map((b) => ({ name: b.node.name, depth: b.node.depth, x: r.left + b.x, y: r.top + b.y, w: b.w }));
       },
       select(id) {
         return self.selectSlice(id, { reveal: true });
