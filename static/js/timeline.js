@@ -19,6 +19,8 @@ import {
 import { GROUP_H, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
 import { AreaSelection, isSliceTrack } from './selection.js';
+import { pageLinks, traceDuration } from './pages.js';
+import { activityRange } from './activity.js';
 
 const LABEL_W = 250;
 const AXIS_H = 26;
@@ -55,6 +57,8 @@ export class TimelinePage {
     this.overview = null;
     this.perf = { recording: false, draws: [], frames: [], lastTs: 0 };
     this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
+    this.marks = [];         // [{start, end}] marked spans, kept in the URL
+    this.helpEl = null;
     this.urlTimer = 0;
     this.ready = false;
     this.exposeHooks();
@@ -93,18 +97,19 @@ export class TimelinePage {
       return;
     }
     this.traceStart = trace.start_ns ?? 0;
-    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1000);
+    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
     const built = buildTracks(tr, trace);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => this.invalidate());
-    this.overviewLabel.textContent = 'Overview · ' + fmtDur(this.traceEnd - this.traceStart);
+    this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
     this.showSymbols();
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
+    if (!this.params.has('start') && trace.format === 'xray-fdr') await this.openOnActivity();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
@@ -124,11 +129,16 @@ export class TimelinePage {
       spellcheck: false,
     });
     this.searchInfo = el('span', { className: 'search-info' });
+    this.trackFilter = el('input', {
+      type: 'search', className: 'track-filter', placeholder: 'Filter tracks', 'aria-label': 'Filter tracks by name', spellcheck: false,
+      oninput: () => { this.relayout(); this.invalidate(); },
+    });
     this.areaToggle = el('button', {
       className: 'mode', title: 'Area selection mode: drag selects a time range (or hold Shift while dragging)',
       onclick: () => this.setAreaMode(!this.areaMode),
     }, 'Select area');
-    const help = el('span', { className: 'help' }, 'W/S zoom · A/D pan · drag pan · Shift+drag select · F fit · / search · Esc clear');
+    const help = el('button', { className: 'help', title: 'Keyboard help (?)', onclick: () => this.toggleHelp() },
+      'W/S zoom · A/D pan · Shift+drag select · F fit · / search · M mark · ? help');
     this.toolbar = el('header', { className: 'topbar' },
       el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'),
       this.titleEl,
@@ -136,7 +146,11 @@ export class TimelinePage {
         el('button', { className: 'search-prev', title: 'Previous hit (Shift+Enter)', onclick: () => this.stepSearch(-1) }, '‹'),
         el('button', { className: 'search-next', title: 'Next hit (Enter)', onclick: () => this.stepSearch(1) }, '›'),
         this.searchInfo),
-      this.areaToggle, help);
+      this.areaToggle,
+      el('div', { className: 'track-tools' }, this.trackFilter,
+        el('button', { className: 'collapse-all', title: 'Collapse every process', onclick: () => this.setAllCollapsed(true) }, 'Collapse all'),
+        el('button', { className: 'expand-all', title: 'Expand every process', onclick: () => this.setAllCollapsed(false) }, 'Expand all')),
+      pageLinks(this.traceId, 'timeline'), help);
     this.banner = el('div', { className: 'banner diagnostics hidden' });
     this.symbolsBanner = el('div', { className: 'banner symbols hidden' });
     this.overviewCanvas = el('canvas', { className: 'overview-canvas' });
@@ -144,11 +158,12 @@ export class TimelinePage {
     this.axisCanvas = el('canvas', { className: 'axis-canvas' });
     this.spanLabel = el('div', { className: 'span-label' });
     this.labels = el('div', { className: 'labels' });
+    this.pinnedLabels = el('div', { className: 'labels pinned-labels hidden' });
     this.inner = el('div', { className: 'tl-inner' }, this.labels);
     this.scroller = el('div', { className: 'tl-scroll' }, this.inner);
     this.canvas = el('canvas', { className: 'tl-canvas' });
     this.tooltip = el('div', { className: 'tooltip hidden' });
-    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.tooltip);
+    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.pinnedLabels, this.tooltip);
     this.details = new DetailsPanel(this);
     this.root.append(this.toolbar, this.banner, this.symbolsBanner,
       el('div', { className: 'tl-overview' }, this.overviewLabel, this.overviewCanvas),
@@ -205,13 +220,33 @@ export class TimelinePage {
   }
 
   relayout() {
-    const { rows, height } = layout(this.groups);
+    const { rows, height, pinnedHeight } = layout(this.groups, { filter: this.trackFilter.value });
     this.rows = rows;
+    this.pinnedRows = rows.filter((r) => r.pinned);
+    this.pinnedHeight = pinnedHeight;
     this.height = height;
     this.inner.style.height = height + 'px';
     clear(this.labels);
-    for (const r of rows) this.labels.append(this.labelFor(r.item, r.y, r.h));
+    clear(this.pinnedLabels);
+    this.pinnedLabels.style.height = pinnedHeight + 'px';
+    this.pinnedLabels.classList.toggle('hidden', pinnedHeight === 0);
+    for (const r of rows) (r.pinned ? this.pinnedLabels : this.labels).append(this.labelFor(r.item, r.y, r.h));
     this.resize();
+  }
+
+  // Where a laid-out row's top is on the canvas: pinned rows do not scroll.
+  rowTop(r) {
+    return r.pinned ? r.y : r.y - this.scroller.scrollTop;
+  }
+
+  togglePin(t) {
+    t.pin = !t.pin;
+    this.relayout();
+  }
+
+  setAllCollapsed(on) {
+    for (const g of this.groups) g.collapsed = on;
+    this.relayout();
   }
 
   labelFor(it, y, h) {
@@ -231,7 +266,11 @@ export class TimelinePage {
         },
       }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
     }
-    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle)];
+    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle),
+      el('button', {
+        className: 'pin' + (it.pin ? ' pinned' : ''), title: it.pin ? 'Unpin this track' : 'Pin this track to the top',
+        onclick: (e) => { e.stopPropagation(); this.togglePin(it); },
+      }, it.pin ? 'unpin' : 'pin')];
     const inArea = this.area && this.area.has(it);
     return el('div', {
       className: 'label track-label kind-' + it.kind + (inArea ? ' in-area' : ''), style, title: `${it.title} ${it.subtitle}`,
@@ -306,6 +345,13 @@ export class TimelinePage {
     this.setView(s - pad, e + pad);
   }
 
+  // XRay traces open on the region that has activity.
+  async openOnActivity() {
+    const r = await activityRange(this.base, this.traceStart, this.traceEnd);
+    if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
+    this.fitRange(r.start, r.end);
+  }
+
   fitSelection() {
     const sel = this.selection;
     if (this.area) this.fitRange(this.area.start, this.area.end);
@@ -322,6 +368,11 @@ export class TimelinePage {
     const e = Number(p.get('end'));
     if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.setView(s, e);
     else this.fitAll();
+    const marks = p.get('marks');
+    if (marks && /^-?\d+_-?\d+(,-?\d+_-?\d+)*$/.test(marks)) {
+      this.marks = marks.split(',').slice(0, 100).map((m) => m.split('_').map(Number)).filter(([a, b]) => b >= a)
+        .map(([a, b]) => ({ start: a, end: b }));
+    }
     const area = AreaSelection.fromUrl(p, this.sliceTrackIds());
     if (area) this.setArea(area.start, area.end, area.ids());
     const slice = p.get('slice');
@@ -335,6 +386,7 @@ export class TimelinePage {
     q.set('end', String(Math.round(this.ve)));
     if (this.selection && this.selection.kind === 'slice') q.set('slice', String(this.selection.id));
     if (this.area) this.area.toUrl(q);
+    if (this.marks.length) q.set('marks', this.marks.map((m) => `${Math.round(m.start)}_${Math.round(m.end)}`).join(','));
     return '/?' + q.toString();
   }
 
@@ -470,7 +522,7 @@ export class TimelinePage {
 
   // The labels of the area's tracks are highlighted.
   markAreaLabels() {
-    for (const lab of this.labels.children) {
+    for (const lab of [...this.labels.children, ...this.pinnedLabels.children]) {
       const t = lab.dataset.trackId ? this.byTrackId.get(Number(lab.dataset.trackId)) : null;
       lab.classList.toggle('in-area', !!(t && this.area && this.area.has(t)));
     }
@@ -481,6 +533,36 @@ export class TimelinePage {
     if (!this.area || !isSliceTrack(track)) return;
     this.area.toggle(track);
     this.setArea(this.area.start, this.area.end, this.area.ids());
+  }
+
+  // M: marks the selected slice's span (or the area's, or a CPU run's);
+  // marking the same span again removes the mark.
+  markSelection() {
+    const sel = this.selection;
+    let span = null;
+    if (sel && sel.kind === 'slice' && sel.info) span = { start: sel.info.ts, end: sliceEnd(sel.info, this.traceEnd) };
+    else if (this.area) span = { start: this.area.start, end: this.area.end };
+    else if (sel && sel.item && sel.item.ts !== undefined) span = { start: sel.item.ts, end: sel.item.ts + Math.max(sel.item.dur, 0) };
+    if (!span) return;
+    const i = this.marks.findIndex((m) => m.start === span.start && m.end === span.end);
+    if (i >= 0) this.marks.splice(i, 1);
+    else this.marks.push(span);
+    this.scheduleUrl();
+    this.invalidate();
+  }
+
+  // ?: the keyboard help, every action in it working on this page.
+  toggleHelp() {
+    if (this.helpEl) {
+      this.helpEl.remove();
+      this.helpEl = null;
+      return;
+    }
+    const rows = HELP.map(([k, what]) => el('tr', null, el('th', null, k), el('td', null, what)));
+    this.helpEl = el('div', { className: 'help-overlay', role: 'dialog', 'aria-label': 'Keyboard help', onclick: (e) => { if (e.target === this.helpEl) this.toggleHelp(); } },
+      el('div', { className: 'help-box' }, el('h2', null, 'Keyboard and mouse'), el('table', { className: 'kv help-table' }, ...rows),
+        el('div', { className: 'muted' }, 'Press ? or Esc to close.')));
+    document.body.append(this.helpEl);
   }
 
   setAreaMode(on) {
@@ -618,42 +700,59 @@ export class TimelinePage {
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
     for (; i < this.rows.length; i++) {
       const r = this.rows[i];
-      const y = r.y - top;
-      if (y > H) break;
-      const it = r.item;
-      if (it.kind === 'group') {
-        ctx.fillStyle = '#eef1f5';
-        ctx.fillRect(0, y, W, r.h);
-        ctx.fillStyle = '#d5dae1';
-        ctx.fillRect(0, y + r.h - 1, W, 1);
-        continue;
-      }
-      ctx.fillStyle = '#e8ebef';
-      ctx.fillRect(0, y + r.h - 1, W, 1);
-      this.store.request(it, this.vs, this.ve, res);
-      const c = this.store.get(it);
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(0, y, W, r.h - 1);
-      ctx.clip();
-      if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
-      else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
-      else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
-      else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
-      if (c && c.error) {
-        ctx.fillStyle = '#b00020';
-        ctx.fillText('could not load: ' + c.error, 6, y + 10);
-      }
-      ctx.restore();
+      if (r.y - top > H) break;
+      // pinned rows, and what scrolls under them, are drawn below
+      if (!r.pinned && r.y - top + r.h > this.pinnedHeight) this.drawRow(ctx, v, res, W, r, r.y - top);
     }
+    this.drawPinned(ctx, v, res, W);
     // trace bounds
     ctx.fillStyle = 'rgba(0,0,0,0.05)';
     const xs = v.x(this.traceStart);
     const xe = v.x(this.traceEnd);
     if (xs > 0) ctx.fillRect(0, 0, xs, H);
     if (xe < W) ctx.fillRect(xe, 0, W - xe, H);
+    this.drawMarks(ctx, v);
     this.drawSelection(ctx, v, top);
     this.drawAxisAndOverview(v);
+  }
+
+  // One track or group row whose top is at canvas y.
+  drawRow(ctx, v, res, W, r, y) {
+    const it = r.item;
+    if (it.kind === 'group') {
+      ctx.fillStyle = '#eef1f5';
+      ctx.fillRect(0, y, W, r.h);
+      ctx.fillStyle = '#d5dae1';
+      ctx.fillRect(0, y + r.h - 1, W, 1);
+      return;
+    }
+    ctx.fillStyle = '#e8ebef';
+    ctx.fillRect(0, y + r.h - 1, W, 1);
+    this.store.request(it, this.vs, this.ve, res);
+    const c = this.store.get(it);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, y, W, r.h - 1);
+    ctx.clip();
+    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
+    else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
+    else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
+    else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+    if (c && c.error) {
+      ctx.fillStyle = '#b00020';
+      ctx.fillText('could not load: ' + c.error, 6, y + 10);
+    }
+    ctx.restore();
+  }
+
+  // The pinned tracks, over the top of the scrolled ones.
+  drawPinned(ctx, v, res, W) {
+    if (!this.pinnedHeight) return;
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, this.pinnedHeight);
+    for (const r of this.pinnedRows) this.drawRow(ctx, v, res, W, r, r.y);
+    ctx.fillStyle = '#9aa5b1';
+    ctx.fillRect(0, this.pinnedHeight - 1, W, 1);
   }
 
   drawCounterTrack(ctx, v, it, c, y, h) {
@@ -674,12 +773,25 @@ export class TimelinePage {
   // its track is not laid out. {x, y, w, h} in canvas css px.
   sliceBox(info, v, top) {
     const t = this.byTrackId.get(Number(info.track_id));
-    if (!t || !t.visible || t.group.collapsed) return null;
+    if (!t || !t.visible) return null;
     const depth = info.depth ?? 0;
     if (depth >= visibleRows(t)) return null;
     const x0 = v.x(info.ts);
     const x1 = v.x(sliceEnd(info, this.traceEnd));
-    return { x: x0, y: t.y - top + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+    return { x: x0, y: this.rowTop(t) + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+  }
+
+  drawMarks(ctx, v) {
+    for (const m of this.marks) {
+      const x0 = v.x(m.start);
+      const x1 = v.x(m.end);
+      if (x1 < -2 || x0 > this.W + 2) continue;
+      ctx.fillStyle = 'rgba(255,167,38,0.13)';
+      ctx.fillRect(x0, 0, Math.max(x1 - x0, 1), this.H);
+      ctx.fillStyle = '#f57c00';
+      ctx.fillRect(Math.round(x0), 0, 1, this.H);
+      ctx.fillRect(Math.round(x1), 0, 1, this.H);
+    }
   }
 
   drawSelection(ctx, v, top) {
@@ -692,7 +804,8 @@ export class TimelinePage {
       ctx.fillRect(x0, 0, x1 - x0, H);
       ctx.fillStyle = 'rgba(66,133,244,0.22)';
       for (const r of this.rows) {
-        if (r.item.kind !== 'group' && this.area.has(r.item) && r.y + r.h > top && r.y - top < H) ctx.fillRect(x0, r.y - top, x1 - x0, r.h - 1);
+        const y = this.rowTop(r);
+        if (r.item.kind !== 'group' && this.area.has(r.item) && y + r.h > 0 && y < H) ctx.fillRect(x0, y, x1 - x0, r.h - 1);
       }
       ctx.fillStyle = 'rgba(26,115,232,0.9)';
       ctx.fillRect(Math.round(x0), 0, 1, H);
@@ -737,7 +850,7 @@ export class TimelinePage {
       const it = sel.item;
       const x0 = v.x(it.ts);
       const x1 = it.dur > 0 ? v.x(it.ts + it.dur) : it.dur < 0 ? v.x(this.traceEnd) : x0 + 2;
-      const y = sel.track.y - top;
+      const y = this.rowTop(sel.track);
       ctx.strokeStyle = '#000';
       ctx.lineWidth = 2;
       ctx.strokeRect(x0, y + 2, Math.max(x1 - x0, 2), sel.track.h - 5);
@@ -765,14 +878,15 @@ export class TimelinePage {
   // What is under canvas point (x, y): {track, item, kind, info?, point?}.
   hitTest(x, y) {
     const top = this.scroller.scrollTop;
-    const r = rowAt(this.rows, y + top);
+    const r = y < this.pinnedHeight ? rowAt(this.pinnedRows, y) : rowAt(this.rows, y + top);
     if (!r) return null;
     const it = r.item;
     if (it.kind === 'group') return { kind: 'group', track: it };
+    const rowY = this.rowTop(r);
     const v = makeView(this.vs, this.ve, this.W);
     const c = this.store.get(it);
     if (it.kind === 'thread' || it.kind === 'async') {
-      const depth = Math.floor((y + top - r.y - TRACK_PAD) / ROW_H);
+      const depth = Math.floor((y - rowY - TRACK_PAD) / ROW_H);
       const s = hitSlice(v, it, c, depth, x, 3);
       if (!s) return { kind: 'none', track: it };
       return { kind: 'slice', track: it, item: s, info: { id: s.id, ts: s.ts, dur: s.dur, depth: s.depth, track_id: it.trackId } };
@@ -943,10 +1057,14 @@ export class TimelinePage {
     }
     if (k === 'f') {
       this.fitSelection();
+    } else if (k === 'escape' && this.helpEl) {
+      this.toggleHelp();
     } else if (k === 'escape') {
       this.clearSelection();
     } else if (k === 'm') {
-      this.setAreaMode(!this.areaMode);
+      this.markSelection();
+    } else if (e.key === '?') {
+      this.toggleHelp();
     }
   }
 
@@ -1033,6 +1151,7 @@ export class TimelinePage {
           end: self.ve,
           selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
           area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
+          marks: self.marks.map((m) => ({ ...m })),
           url: self.urlFor(),
           search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
         };
@@ -1043,7 +1162,7 @@ export class TimelinePage {
       tracks() {
         return self.rows.map((r) => ({
           kind: r.item.kind, key: r.item.key, title: r.item.title, subtitle: r.item.subtitle,
-          trackId: r.item.trackId ?? null, y: r.y, h: r.h,
+          trackId: r.item.trackId ?? null, y: r.y, h: r.h, pinned: !!r.pinned, top: self.rowTop(r),
         }));
       },
       // The slice's rectangle in page (client) coordinates, if it is in the
@@ -1125,6 +1244,21 @@ export class TimelinePage {
     };
   }
 }
+
+// The keyboard help (?): every line here is an action of this page.
+const HELP = [
+  ['W / S', 'zoom in / out at the mouse (hold)'],
+  ['A / D', 'pan left / right (hold)'],
+  ['Ctrl + wheel', 'zoom at the mouse'],
+  ['drag', 'pan'],
+  ['Shift + drag', 'select an area on the tracks crossed'],
+  ['click a track name', 'add it to the area or remove it'],
+  ['F', 'fit the selection (or the whole trace)'],
+  ['/', 'search slices; Enter / Shift+Enter: next / previous hit'],
+  ['M', 'mark the selected slice\'s span (again: unmark)'],
+  ['Esc', 'clear the selection'],
+  ['?', 'this help'],
+];
 
 export function sliceEnd(info, traceEnd) {
   return info.dur < 0 ? traceEnd : info.ts + info.dur;

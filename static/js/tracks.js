@@ -102,25 +102,42 @@ export function buildTracks(tr, trace) {
   return { groups, byTrackId, threadNames };
 }
 
-// Flattens the expanded groups into rows [{item, y, h}] and returns the
-// total height.
-export function layout(groups) {
+// Whether track t (or its group) matches the filter text (lower case).
+function matches(t, g, filter) {
+  if (!filter) return true;
+  return `${t.title} ${t.subtitle} ${g.title} ${g.subtitle}`.toLowerCase().includes(filter);
+}
+
+// Flattens the groups into rows [{item, y, h, pinned}] and returns the
+// total height and the pinned height. Pinned tracks come first (they stay
+// on top while the rest scrolls) and leave their group; collapsed groups
+// show their header only; with a filter, only the tracks whose name (or
+// process name) contains it, and the groups that keep a track.
+export function layout(groups, opts = {}) {
+  const filter = (opts.filter || '').trim().toLowerCase();
   const rows = [];
   let y = 0;
+  const place = (t, pinned) => {
+    t.y = y;
+    t.h = trackHeight(t);
+    t.visible = true;
+    t.pinned = pinned;
+    rows.push({ item: t, y, h: t.h, pinned });
+    y += t.h;
+  };
+  for (const g of groups) for (const t of g.children) if (t.pin && matches(t, g, filter)) place(t, true);
+  const pinnedHeight = y;
   for (const g of groups) {
+    const kids = g.children.filter((t) => !t.pin && matches(t, g, filter));
+    for (const t of g.children) if (!t.pin) t.visible = false;
+    if (filter && kids.length === 0) continue;
     g.y = y;
     rows.push({ item: g, y, h: GROUP_H });
     y += GROUP_H;
-    for (const t of g.children) {
-      t.y = y;
-      t.h = trackHeight(t);
-      t.visible = !g.collapsed;
-      if (g.collapsed) continue;
-      rows.push({ item: t, y, h: t.h });
-      y += t.h;
-    }
+    if (g.collapsed) continue;
+    for (const t of kids) place(t, false);
   }
-  return { rows, height: y };
+  return { rows, height: y, pinnedHeight };
 }
 
 // The row at content y (binary search over rows sorted by y), or null.

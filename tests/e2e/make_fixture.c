@@ -34,6 +34,9 @@
  * +151), leaf_b [+160, +211) and leaf_c [+220, +300). Whole, the trace is
  * 2 ms of stacks far under a pixel: the server summarises them.
  *
+ * With --tiny, three slices "a" [0, 100), "b" [100, 200), "c" [200, 300)
+ * on one thread (pid 400, tid 401): a trace 300 ns long.
+ *
  * Build: cc -std=c11 -O2 -o build/make_fixture tests/e2e/make_fixture.c tests/fxt_writer.c
  * Exits 0, 1 on I/O error, 2 on usage.
  */
@@ -148,10 +151,11 @@ int main(int argc, char **argv)
 	struct fxtw w;
 	int damaged = argc == 3 && strcmp(argv[1], "--damaged") == 0;
 	int deep_only = argc == 3 && strcmp(argv[1], "--deep") == 0;
+	int tiny = argc == 3 && strcmp(argv[1], "--tiny") == 0;
 	int rc = 0;
 
-	if (argc != 2 && !damaged && !deep_only) {
-		fprintf(stderr, "usage: make_fixture [--damaged|--deep] OUT.fxt\n");
+	if (argc != 2 && !damaged && !deep_only && !tiny) {
+		fprintf(stderr, "usage: make_fixture [--damaged|--deep|--tiny] OUT.fxt\n");
 		return 2;
 	}
 	fxtw_init(&w, 0);
@@ -160,6 +164,11 @@ int main(int argc, char **argv)
 	fxtw_init_record(&w, 1000000000);
 	if (deep_only) {
 		deep(&w);
+	} else if (tiny) {
+		fxtw_thread(&w, 1, 400, 401);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("a"), 0, 100, NULL, 0);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("b"), 100, 200, NULL, 0);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("c"), 200, 300, NULL, 0);
 	} else {
 		names(&w);
 		main_thread(&w);
