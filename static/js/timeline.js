@@ -254,7 +254,7 @@ export class TimelinePage {
     if (it.kind === 'group') {
       const arrow = el('span', { className: 'arrow' }, it.collapsed ? '▸' : '▾');
       return el('div', {
-        className: 'label group-label' + (it.collapsed ? ' collapsed' : ''), style, title: `${it.title} (${it.subtitle})`,
+        className: 'label group-label' + (it.collapsed ? ' collapsed' : ''), style, title: it.subtitle ? `${it.title} (${it.subtitle})` : it.title,
         dataset: { key: it.key }, role: 'button', tabIndex: 0,
         onclick: () => { it.collapsed = !it.collapsed; this.relayout(); this.invalidate(); },
         onkeydown: (e) => {

@@ -37,8 +37,9 @@ export function visibleRows(t) {
   return rowsOf(t);
 }
 
+// Unnamed processes and threads are called by their ids, never "process".
 function pname(p) {
-  return p.name ? p.name : 'process';
+  return p.name ? p.name : `pid ${p.pid}`;
 }
 
 // Builds the groups from the /tracks reply. trace: the trace object.
@@ -73,7 +74,7 @@ export function buildTracks(tr, trace) {
   const many = processes.length > 12;
   for (const p of processes) {
     const g = {
-      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: 'pid ' + p.pid, pid: p.pid,
+      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: p.name ? 'pid ' + p.pid : '', pid: p.pid,
       collapsed: many, children: [],
     };
     for (const a of p.async_tracks || []) {
@@ -93,7 +94,7 @@ export function buildTracks(tr, trace) {
     for (const th of p.threads || []) {
       if (th.track_id === null || th.track_id === undefined) continue;
       add(g, {
-        kind: 'thread', key: 't:' + th.track_id, title: th.name || 'thread', subtitle: 'tid ' + th.tid,
+        kind: 'thread', key: 't:' + th.track_id, title: th.name || `tid ${th.tid}`, subtitle: th.name ? 'tid ' + th.tid : '',
         trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid,
       });
     }
