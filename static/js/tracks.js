@@ -5,6 +5,7 @@
 // process) of tracks, each with a height; layout() flattens what is expanded
 // into rows with a y position, which the labels (DOM) and the canvas share.
 
+export const LABEL_W = 250;     // the track labels' column
 export const ROW_H = 18;        // one nesting level of slices
 export const TRACK_PAD = 4;     // above and below the slice rows
 export const GROUP_H = 26;      // a process (group) header
