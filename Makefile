@@ -20,7 +20,7 @@ INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/b
 QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c
 LIB_SRC = $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c build/gen/catalog.c
-TEST_NAMES = test_fxt test_ingest test_reader test_xray
+TEST_NAMES = test_fxt test_ingest test_reader test_xray test_area
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
