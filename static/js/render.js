@@ -307,13 +307,18 @@ export function drawCpu(ctx, v, cache, y, h, threadNames) {
     const x1 = Math.min((e - vs) * k, W + 2);
     if (x1 - x0 < 1 && x0 < px1) continue;
     if (x1 - x0 < 1) x0 = Math.floor(x0);
-    const fill = threadColor(s.tid);
+    // a summary of runs under a pixel is grey and hatched, never one thread's
+    const fill = s.merged ? SUMMARY_FILL : threadColor(s.tid);
     if (fill !== last) ctx.fillStyle = last = fill;
     ctx.fillRect(x0, yy, Math.max(x1 - x0, 1), hh);
+    if (s.merged && x1 - x0 >= 3) {
+      ctx.fillStyle = last = hatchPattern(ctx);
+      ctx.fillRect(x0, yy, x1 - x0, hh);
+    }
     px1 = Math.max(x1, x0 + 1);
     if (x1 - x0 > 30) {
-      const name = threadNames.get(`${s.pid}/${s.tid}`) || 'thread';
-      const t = fitText(ctx, `${name} ${s.tid}`, Math.min(x1, W) - Math.max(x0, 0) - 8);
+      const name = threadNames.get(`${s.pid}/${s.tid}`) || `tid ${s.tid}`;
+      const t = fitText(ctx, s.merged ? `×${s.merged}` : `${name} ${s.tid}`, Math.min(x1, W) - Math.max(x0, 0) - 8);
       if (t) labels.push(t, Math.max(x0, 0) + 4, yy + hh / 2 + 0.5);
     }
   }

@@ -1008,7 +1008,7 @@ export class TimelinePage {
       if (this.selection || this.area) this.clearSelection();
       return;
     }
-    if (h.kind === 'slice' && h.item.merged) this.setView(h.item.ts, h.item.ts + Math.max(h.item.dur, MIN_SPAN));
+    if ((h.kind === 'slice' || h.kind === 'sched') && h.item.merged) this.setView(h.item.ts, h.item.ts + Math.max(h.item.dur, MIN_SPAN));
     else if (h.kind === 'slice') this.selectSlice(h.item.id, { reveal: false });
     else this.selectOther(h.kind, h.item, h.track);
   }
@@ -1173,6 +1173,7 @@ function hoverLines(h, threadNames) {
       return [it.name, `${fmtDur(it.dur)}${it.category ? ' · ' + it.category : ''}`];
     }
     case 'sched': {
+      if (it.merged) return [`${fmtCount(it.merged)} CPU runs`, `summarised over ${fmtDur(it.dur)} (each shorter than a pixel)`, 'zoom in to see them'];
       const name = threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
       return [`${name} ${it.tid}`, `pid ${it.pid} · ${fmtDur(it.dur)}${it.end_state ? ' · then ' + it.end_state : ''}`];
     }

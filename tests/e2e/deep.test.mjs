@@ -95,6 +95,15 @@ describe('deep stacks', { timeout: 120000 }, () => {
     const title = await page.$eval('.tooltip .tip-title', (e) => e.textContent);
     assert.match(title, /^[\d,]+ slices$/);
     await page.mouse.move(0, 0);
+    // CPU runs under a pixel too: a summary, not one thread's run
+    const cpu = await page.evaluate(() => {
+      const r = window.__viewer.tracks().find((t) => t.kind === 'cpu');
+      const cv = document.querySelector('.tl-canvas').getBoundingClientRect();
+      return { x: cv.left + cv.width / 2, y: cv.top + r.top + r.h / 2 };
+    });
+    await page.mouse.move(cpu.x, cpu.y);
+    await page.locator('.tooltip .tip-title', { hasText: /^[\d,]+ CPU runs$/ }).waitFor();
+    await page.mouse.move(0, 0);
   });
 
   it('zoomed to a 220 ns window, every row names its real slice', async () => {

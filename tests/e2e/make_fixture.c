@@ -31,7 +31,8 @@
  * "deep-main" (tid 301) with DEEP_STACKS stacks 25 deep; stack k starts at
  * k * 1000 ns and its slice at depth d (0..23) is "s<k>_d<d>" over
  * [k*1000 + 4d, k*1000 + 500 - 4d); depth 24 holds leaf_a [k*1000+100,
- * +151), leaf_b [+160, +211) and leaf_c [+220, +300). Whole, the trace is
+ * +151), leaf_b [+160, +211) and leaf_c [+220, +300); cpu 0 runs tid 301
+ * over [k*1000, k*1000 + 500). Whole, the trace is
  * 2 ms of stacks far under a pixel: the server summarises them.
  *
  * With --tiny, three slices "a" [0, 100), "b" [100, 200), "c" [200, 300)
@@ -143,6 +144,9 @@ static void deep(struct fxtw *w)
 			snprintf(name, sizeof(name), "s%d_d%d", k, d);
 			fxtw_end(w, th, FXTW_INL("deep"), FXTW_INL(name), base + 500 - 4 * (uint64_t)d, NULL, 0);
 		}
+		/* cpu 0 runs tid 301 for the stack, then nothing (tid 0) */
+		fxtw_context_switch(w, 0, 3, base, 0, 301, NULL, 0);
+		fxtw_context_switch(w, 0, 3, base + 500, 301, 0, NULL, 0);
 	}
 }
 
