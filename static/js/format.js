@@ -122,3 +122,14 @@ export function colorFor(name) {
   colorCache.set(name, c);
   return c;
 }
+
+// A counter value in short form: 1.5 M, 12.3 k, 0.1235.
+export function fmtValue(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toFixed(2).replace(/\.?0+$/, '') + ' G';
+  if (a >= 1e6) return (v / 1e6).toFixed(2).replace(/\.?0+$/, '') + ' M';
+  if (a >= 1e4) return (v / 1e3).toFixed(1).replace(/\.?0+$/, '') + ' k';
+  if (Number.isInteger(v)) return String(v);
+  return v.toPrecision(4);
+}

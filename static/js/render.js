@@ -60,6 +60,8 @@ function hatchPattern(ctx) {
   return hatch;
 }
 
+export const MIN_SPAN = 50; // ns: the narrowest view
+
 // The view transform shared by every drawing function.
 // vs, ve: visible ns; W: width in css px.
 export function makeView(vs, ve, W) {
