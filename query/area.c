@@ -3,8 +3,9 @@
  * figure clipped to the range.
  *
  * qry_area_scan walks the slices of each track that overlap [start, end]
- * depth by depth (slices are stored in (track, depth, ts) order, so one id
- * range per track) and hands each to a visitor with its clipped wall time
+ * depth by depth (slices are stored in (track, depth, ts) order: each depth
+ * is an id range in which ts never decreases, so a binary search on ids
+ * finds the part that can overlap, however big the track) and hands each to a visitor with its clipped wall time
  * and the tag its visitor gave the slice's parent; the parent of a slice in
  * the range is in the range too and was visited one depth earlier. The
  * per-name aggregate (qry_area) and the flame graph (flame.c) are visitors.
@@ -96,81 +97,147 @@ static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
 	return QRY_OK;
 }
 
-static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, int64_t start, int64_t end, int64_t trace_end,
-		      qry_area_visit fn, void *ctx, struct qry_error *err)
+/* The statements of one scan and what it reports to. */
+struct scan {
+	sqlite3 *db;
+	sqlite3_stmt *depths, *probe, *range;
+	int64_t start, end, trace_end;
+	qry_area_visit fn;
+	void *ctx;
+	struct tagged prev, cur; /* the last depth's slices and this one's */
+};
+
+/* The first id in [lo, hi] whose ts >= t (ts never decreases over a depth's
+ * ids), hi + 1 if none; -1 when the database fails. */
+static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
 {
-	struct tagged prev = { 0 }, cur = { 0 }, tmp;
-	int64_t depth = -1;
+	int64_t a = lo, b = hi + 1;
+
+	while (a < b) {
+		int64_t mid = a + (b - a) / 2;
+
+		sqlite3_reset(sc->probe);
+		sqlite3_bind_int64(sc->probe, 1, mid);
+		if (sqlite3_step(sc->probe) != SQLITE_ROW)
+			return -1;
+		if (sqlite3_column_int64(sc->probe, 0) < t)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* Visits the slices of one depth overlapping the range, whose ids are
+ * [first, last]: only those starting in [start - max_dur, end] can. */
+static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t first, int64_t last, int64_t max_dur)
+{
+	int64_t from = sc->start > INT64_MIN + max_dur ? sc->start - max_dur : INT64_MIN;
+	int64_t lo = first_at(sc, first, last, from);
+	int64_t past = lo < 0 || sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
 	int rc;
 
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, track);
-	sqlite3_bind_int64(st, 2, start);
-	sqlite3_bind_int64(st, 3, end);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if (lo < 0 || past < 0)
+		return SQLITE_ERROR;
+	sqlite3_reset(sc->range);
+	sqlite3_bind_int64(sc->range, 1, lo);
+	sqlite3_bind_int64(sc->range, 2, past - 1);
+	sqlite3_bind_int64(sc->range, 3, sc->start);
+	sqlite3_bind_int64(sc->range, 4, sc->end);
+	while ((rc = sqlite3_step(sc->range)) == SQLITE_ROW) {
 		struct qry_area_slice s;
-		int64_t e, lo, hi;
+		int64_t e, a, b;
 		int32_t tag;
 
-		s.id = sqlite3_column_int64(st, 0);
-		s.ts = sqlite3_column_int64(st, 1);
-		s.dur = sqlite3_column_int64(st, 2);
-		s.depth = sqlite3_column_int64(st, 3);
-		s.name_id = sqlite3_column_int64(st, 4);
+		s.id = sqlite3_column_int64(sc->range, 0);
+		s.ts = sqlite3_column_int64(sc->range, 1);
+		s.dur = sqlite3_column_int64(sc->range, 2);
+		s.name_id = sqlite3_column_int64(sc->range, 3);
+		s.depth = depth;
 		s.track = track;
-		if (s.depth != depth) {
-			tmp = prev;
-			prev = cur;
-			cur = tmp;
-			cur.n = 0;
-			if (s.depth != depth + 1)
-				prev.n = 0; /* a gap in depths: no parents known */
-			depth = s.depth;
-		}
-		e = s.dur < 0 ? trace_end : s.ts + s.dur;
-		lo = s.ts > start ? s.ts : start;
-		hi = e < end ? e : end;
-		s.wall = hi > lo ? hi - lo : 0;
-		s.parent_tag = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1
-								      : tagged_find(&prev, sqlite3_column_int64(st, 5));
-		tag = fn(ctx, &s);
-		if (tag < -1 || tagged_push(&cur, s.id, tag) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
+		e = s.dur < 0 ? sc->trace_end : s.ts + s.dur;
+		a = s.ts > sc->start ? s.ts : sc->start;
+		b = e < sc->end ? e : sc->end;
+		s.wall = b > a ? b - a : 0;
+		s.parent_tag = sqlite3_column_type(sc->range, 4) == SQLITE_NULL
+				       ? -1
+				       : tagged_find(&sc->prev, sqlite3_column_int64(sc->range, 4));
+		tag = sc->fn(sc->ctx, &s);
+		if (tag < -1 || tagged_push(&sc->cur, s.id, tag) != 0)
+			return SQLITE_NOMEM;
 	}
-	tagged_free(&prev);
-	tagged_free(&cur);
+	return rc;
+}
+
+/* Every depth of the track, parents' depth first. */
+static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
+{
+	int64_t last_depth = -2;
+	int rc;
+
+	sqlite3_reset(sc->depths);
+	sqlite3_bind_int64(sc->depths, 1, track);
+	while ((rc = sqlite3_step(sc->depths)) == SQLITE_ROW) {
+		int64_t depth = sqlite3_column_int64(sc->depths, 0);
+		struct tagged tmp = sc->prev;
+
+		sc->prev = sc->cur;
+		sc->cur = tmp;
+		sc->cur.n = 0;
+		if (depth != last_depth + 1)
+			sc->prev.n = 0; /* a gap in depths: no parents known */
+		last_depth = depth;
+		rc = scan_depth(sc, track, depth, sqlite3_column_int64(sc->depths, 1), sqlite3_column_int64(sc->depths, 2),
+				sqlite3_column_int64(sc->depths, 3));
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sc->prev.n = sc->cur.n = 0;
 	if (rc == SQLITE_NOMEM)
 		return area_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
 	if (rc != SQLITE_DONE)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+	return QRY_OK;
+}
+
+static int prep_all(struct scan *sc, struct qry_error *err)
+{
+	static const char depths[] =
+		"SELECT depth, first_id, last_id, max_dur FROM track_depths WHERE track_id = ? ORDER BY depth";
+	static const char probe[] = "SELECT ts FROM slices WHERE id = ?";
+	static const char range[] = "SELECT id, ts, dur, name_id, parent_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
+				    "AND ts <= ?4 AND (dur < 0 OR ts + dur >= ?3) ORDER BY id";
+
+	if (sqlite3_prepare_v2(sc->db, depths, -1, &sc->depths, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, probe, -1, &sc->probe, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
 	return QRY_OK;
 }
 
 int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
 		  qry_area_visit fn, void *ctx, struct qry_error *err)
 {
-	/* One id range per track; the ORDER BY follows the rowid, so it costs nothing. */
-	static const char sql[] =
-		"SELECT s.id, s.ts, s.dur, s.depth, s.name_id, s.parent_id FROM slices s "
-		"WHERE s.id BETWEEN (SELECT min(first_id) FROM track_depths WHERE track_id = ?1) "
-		"AND (SELECT max(last_id) FROM track_depths WHERE track_id = ?1) "
-		"AND s.ts <= ?3 AND (s.dur < 0 OR s.ts + s.dur >= ?2) ORDER BY s.id";
-	sqlite3_stmt *st = NULL;
-	int64_t trace_end;
+	struct scan sc = { 0 };
 	size_t i;
 	int rc;
 
 	if (end < start)
 		return area_fail(err, QRY_EINVAL, "the range ends before it starts");
-	if ((rc = area_trace_end(db, &trace_end, err)) != QRY_OK)
-		return rc;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	for (i = 0, rc = QRY_OK; i < ntracks && rc == QRY_OK; i++)
-		rc = scan_track(db, st, tracks[i], start, end, trace_end, fn, ctx, err);
-	sqlite3_finalize(st);
+	sc.db = db;
+	sc.start = start;
+	sc.end = end;
+	sc.fn = fn;
+	sc.ctx = ctx;
+	if ((rc = area_trace_end(db, &sc.trace_end, err)) == QRY_OK)
+		rc = prep_all(&sc, err);
+	for (i = 0; i < ntracks && rc == QRY_OK; i++)
+		rc = scan_track(&sc, tracks[i], err);
+	sqlite3_finalize(sc.depths);
+	sqlite3_finalize(sc.probe);
+	sqlite3_finalize(sc.range);
+	tagged_free(&sc.prev);
+	tagged_free(&sc.cur);
 	return rc;
 }
 
@@ -286,7 +353,8 @@ static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct q
 	for (i = 0; i < a->cap; i++)
 		if (a->rows[i].count > 0)
 			a->rows[n++] = a->rows[i];
-	qsort(a->rows, n, sizeof(*a->rows), row_cmp);
+	if (n > 1)
+		qsort(a->rows, n, sizeof(*a->rows), row_cmp);
 	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	jb_obj(out);

@@ -123,6 +123,29 @@ static void test_area_whole_and_unterminated(void **state)
 	free(j);
 }
 
+/* Only the part of each depth that can reach the range is read: slices
+ * that start long before it still count, by their part inside. */
+static void test_area_narrow(void **state)
+{
+	const int64_t both[] = { track_a, track_b };
+	char *j;
+
+	(void)state;
+	j = run_area(both, 2, 900, 950, NULL);
+	expect(j, "{\"name\":\"Outer\",\"count\":1,\"wall\":50,\"self\":50,");
+	expect(j, "{\"name\":\"U\",\"count\":1,\"wall\":50,");
+	assert_null(strstr(j, "\"K\""));
+	assert_null(strstr(j, "\"L\""));
+	free(j);
+	j = run_area(&track_a, 1, 1250, 1250, NULL); /* a point: K ends there, Outer goes on */
+	expect(j, "{\"name\":\"Outer\",\"count\":1,\"wall\":0,");
+	expect(j, "{\"name\":\"K\",\"count\":1,\"wall\":0,");
+	free(j);
+	j = run_area(&track_a, 1, 2100, 3000, NULL); /* after everything on the track */
+	assert_string_equal(j, "{\"names\":[],\"truncated\":false}");
+	free(j);
+}
+
 static void test_area_list_name(void **state)
 {
 	char *j;
@@ -175,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_area_clipped),
 		cmocka_unit_test(test_area_whole_and_unterminated),
+		cmocka_unit_test(test_area_narrow),
 		cmocka_unit_test(test_area_list_name),
 		cmocka_unit_test(test_flame_paths),
 		cmocka_unit_test(test_bad_range),
