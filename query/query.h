@@ -111,3 +111,31 @@ long qry_export_read(struct qry_export *e, char *buf, size_t max);
 void qry_export_close(struct qry_export *e);
 
 #endif
+
+/* ---- area selection and flame graph (area.c, flame.c) -------------------- */
+
+/* One slice of an area scan; wall is the part of it inside the range. */
+struct qry_area_slice {
+	int64_t id, track, ts, dur, depth, name_id, wall;
+	int32_t parent_tag; /* what the visitor returned for the parent; -1 if none */
+};
+
+/* Returns the slice's tag for its children (>= 0), -1 for none, -2 to stop
+ * (out of memory). */
+typedef int32_t (*qry_area_visit)(void *ctx, const struct qry_area_slice *s);
+
+/* Visits the slices of the tracks overlapping [start, end], each track depth
+ * by depth (parents before children), ids ascending within a depth. */
+int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
+		  qry_area_visit fn, void *ctx, struct qry_error *err);
+/* {"names": [{"name", "count", "wall", "self", "avg", "max"}]} clipped to the
+ * window, by wall time; with name, {"slices": [{"id", "track_id", "ts", "dur",
+ * "depth", "wall"}]} of that name instead. At most w->limit rows. */
+int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, const char *name,
+	     struct jbuf *out, struct qry_error *err);
+/* {"nodes": [{"id", "parent", "depth", "name", "total", "self", "count"}]}:
+ * the stacks merged by name path, parents before children, at most
+ * w->limit nodes built; nodes under 1/20000 of the total are left out
+ * and counted in "hidden". */
+int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, struct jbuf *out,
+	      struct qry_error *err);

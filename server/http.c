@@ -184,6 +184,38 @@ static int parse_window(struct MHD_Connection *c, struct req *r, struct qry_wind
 	return 0;
 }
 
+/* The required "tracks=1,2,3" list (at most 4096 ids) into a new array;
+ * answers 400 itself on error. */
+static int64_t *param_tracks(struct MHD_Connection *c, struct req *r, size_t *n)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tracks");
+	int64_t *ids = NULL;
+	char item[32];
+
+	*n = 0;
+	if (s == NULL || *s == '\0') {
+		send_error(c, r, 400, "missing_parameter", "the query parameter 'tracks' is required (ids, comma-separated)");
+		return NULL;
+	}
+	if ((ids = malloc(4096 * sizeof(*ids))) == NULL) {
+		send_error(c, r, 500, "out_of_memory", "the server ran out of memory");
+		return NULL;
+	}
+	while (*s != '\0') {
+		size_t len = strcspn(s, ",");
+
+		if (*n == 4096 || len == 0 || len >= sizeof(item) ||
+		    (memcpy(item, s, len), item[len] = '\0', srv_parse_i64(item, 1, INT64_MAX, &ids[*n]) != 0)) {
+			send_error(c, r, 400, "bad_parameter", "'tracks' must be 1 to 4096 track ids, comma-separated");
+			free(ids);
+			return NULL;
+		}
+		(*n)++;
+		s += len + (s[len] == ',');
+	}
+	return ids;
+}
+
 /* ---- trace databases, one read-only connection per worker thread -------- */
 
 struct db_slot {
@@ -381,6 +413,18 @@ static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, str
 		rc = rt->sub[0] == 'f' ? qry_flows(db, &w, &b, &err)
 		     : rt->sub[0] == 'l' ? qry_logs(db, &w, &b, &err)
 					 : qry_stats(db, &w, &b, &err);
+	} else if (strcmp(rt->sub, "area") == 0 || strcmp(rt->sub, "flame") == 0) {
+		size_t nt = 0;
+		int64_t *tracks = param_tracks(c, r, &nt);
+
+		if (tracks == NULL || parse_window(c, r, &w) != 0) {
+			free(tracks);
+			goto out_answered;
+		}
+		rc = rt->sub[0] == 'f' ? qry_flame(db, tracks, nt, &w, &b, &err)
+				       : qry_area(db, tracks, nt, &w,
+						  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"), &b, &err);
+		free(tracks);
 	} else if (strcmp(rt->sub, "sched") == 0) {
 		if (param_i64(c, r, "cpu", 0, 0, 65535, &v, 1) != 0 || parse_window(c, r, &w) != 0)
 			goto out_answered;

@@ -9,8 +9,10 @@
 // (draw, layout, compositing, and the data arriving in between) instead of
 // the display's 16.7 ms.
 //
-//   node bench/viewer/run.mjs [--events N] [--threads T] [--seconds S] [--keep]
+//   node bench/viewer/run.mjs [--events N] [--threads T] [--seconds S] [--keep] [--flame-only]
 //   env: TRACE_SERVER=path (skip make), CHROMIUM=path
+//
+// First it times the area-selection endpoints (flameBench below).
 //
 // Prints the figures and the target, "median ≤ 16 ms". Exits 0 either way
 // (a benchmark reports; the numbers are for people), 1 if it could not run.
@@ -42,6 +44,45 @@ function pct(a, p) {
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 
+// Area selection on the server: /flame and /area over every thread track of
+// the whole trace (a selection covering every slice), median of 5 requests
+// each (a different limit each time, so that the reply cache never
+// answers), next to /stats over the same range, the SQL GROUP BY that the
+// area table replaced, as the baseline of the same run. Target: the flame
+// graph of a selection covering 1M slices answers in <= 500 ms.
+async function flameBench(url, trace) {
+  const tr = await (await fetch(`${url}/api/traces/${trace.id}/tracks`)).json();
+  const ids = [];
+  for (const p of tr.processes || []) for (const t of p.threads || []) if (t.track_id) ids.push(t.track_id);
+  const q = `tracks=${ids.join(',')}&start=${trace.start_ns}&end=${trace.end_ns}`;
+  const time = async (path) => {
+    const ms = [];
+    let bytes = 0;
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      const r = await fetch(`${url}/api/traces/${trace.id}/${path}&limit=${1000000 - i}`);
+      const text = await r.text();
+      ms.push(performance.now() - t0);
+      if (!r.ok) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
+      bytes = text.length;
+    }
+    return { ms: pct(ms, 50), bytes };
+  };
+  const flame = await time(`flame?${q}`);
+  const area = await time(`area?${q}`);
+  const stats = await time(`stats?start=${trace.start_ns}&end=${trace.end_ns}`);
+  const mid = Math.round((trace.start_ns + trace.end_ns) / 2);
+  const hundredth = Math.round((trace.end_ns - trace.start_ns) / 100);
+  const narrow = await time(`flame?tracks=${ids.join(',')}&start=${mid}&end=${mid + hundredth}`);
+  console.log(`selection: ${trace.counts.slices} slices on ${ids.length} thread tracks, the whole trace`);
+  console.log(`flame graph (/flame):            median ${f1(flame.ms)} ms (${flame.bytes} bytes)`);
+  console.log(`area table  (/area, clipped):    median ${f1(area.ms)} ms`);
+  console.log(`baseline    (/stats, unclipped): median ${f1(stats.ms)} ms   ratio flame/stats ${f2(flame.ms / stats.ms)}`);
+  console.log(`flame graph of 1% of the trace: median ${f1(narrow.ms)} ms (only the part of each depth that can reach the range is read)`);
+  console.log(`target: flame graph of >= 1M slices <= 500 ms  ->  ${trace.counts.slices >= 1000000 ? (flame.ms <= 500 ? 'met' : 'NOT met') : 'selection under 1M slices: run with --events 2000000'}`);
+  console.log('');
+}
+
 async function main() {
   const work = tmpDir('viewer-bench-');
   const bin = buildServer(['build/rel/gen_fxt']);
@@ -60,6 +101,9 @@ async function main() {
     const trace = await r.json();
     if (r.status !== 201) throw new Error(`ingest failed: ${r.status} ${JSON.stringify(trace)}`);
     console.log(`ingested: ${trace.counts.slices} slices, ${trace.counts.counters} counter points in ${f1((performance.now() - t0) / 1000)} s`);
+
+    await flameBench(server.url, trace);
+    if (process.argv.includes('--flame-only')) return;
 
     browser = await launchBrowser(['--disable-frame-rate-limit', '--disable-gpu-vsync'], { width: 1600, height: 1000 });
     const page = await browser.context.newPage();

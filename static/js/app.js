@@ -1,12 +1,23 @@
-// Entry point: the library page at "/", the timeline at "/?trace=ID".
+// Entry point: the library page at "/", the timeline at "/?trace=ID", the
+// trace's query and info pages at "/?trace=ID&page=query|info".
+import { InfoPage } from './info.js';
 import { LibraryPage } from './library.js';
+import { QueryPage } from './query.js';
 import { TimelinePage } from './timeline.js';
 
 const params = new URLSearchParams(location.search);
 const root = document.getElementById('app');
 const trace = params.get('trace');
 
-if (trace && /^\d+$/.test(trace)) {
+const page = params.get('page');
+
+if (trace && /^\d+$/.test(trace) && page === 'info') {
+  document.body.classList.add('page-info');
+  new InfoPage(root, trace);
+} else if (trace && /^\d+$/.test(trace) && page === 'query') {
+  document.body.classList.add('page-query');
+  new QueryPage(root, trace, params);
+} else if (trace && /^\d+$/.test(trace)) {
   document.body.classList.add('page-timeline');
   new TimelinePage(root, trace, params);
 } else {

@@ -4,15 +4,18 @@
 // For a view [vs, ve] at r ns per pixel we fetch [vs - span, ve + span]
 // (three views wide, clipped to the trace) at resolution r. The cached reply
 // serves every later view that lies inside the fetched window while the
-// resolution stays within 2x of the fetched one (any zoom-in once the reply
-// holds every slice, below the server's 1024 ns threshold). Anything else
+// resolution stays within 2x of the fetched one. A reply that summarised
+// anything (an item with "merged", or a truncated reply) is asked again as
+// soon as the view zooms in, so that the server can send the exact slices
+// that the new zoom can show; a reply without summaries is exact for its
+// window and serves any zoom-in. Anything else
 // fetches anew; the old data keeps being drawn until the new data arrives,
 // and a fetch that no longer matches the view is aborted.
 
 import { ApiError, askToken, authHeaders, getToken } from './api.js';
 import { colorFor } from './format.js';
 
-const EXACT_RES = 1024;     // the server returns every slice below this resolution
+const ZOOM_IN = 1.25;       // a summarised reply is asked again past this zoom-in
 const SLICE_LIMIT = 400000;
 const COUNTER_LIMIT = 200000;
 const SCHED_LIMIT = 100000;
@@ -117,7 +120,8 @@ export class DataStore {
     if (lo < c.start || hi > c.end) return false;
     if (!c.lod) return true;
     if (res > c.res * 2) return false;
-    if (res < c.res / 2 && c.res >= EXACT_RES) return false;
+    // (resolutions below 1 ns per pixel are asked as 1: no loop there)
+    if (c.summarised && Math.max(1, Math.floor(res)) < c.res / ZOOM_IN) return false;
     return true;
   }
 
@@ -156,7 +160,7 @@ export class DataStore {
     const end = Math.min(this.end, Math.ceil(ve + span));
     const r = Math.max(1, Math.floor(res));
     const ctrl = new AbortController();
-    const lod = track.kind === 'thread' || track.kind === 'async' || track.kind === 'counter';
+    const lod = track.kind !== 'log';
     const p = { start, end: Math.max(start, end), res: r, lod, ctrl };
     this.pending.set(track.key, p);
     this.load(track, p).then((c) => {
@@ -179,20 +183,22 @@ export class DataStore {
 
   async load(track, p) {
     const q = `start=${p.start}&end=${p.end}`;
+    // At 1 ns per pixel or finer nothing may be summarised: ask for the list.
+    const res = p.res > 1 ? `&resolution=${p.res}` : '';
     let url;
     let kind;
     switch (track.kind) {
       case 'thread':
       case 'async':
-        url = `${this.base}/slices?track=${track.trackId}&${q}&resolution=${p.res}&limit=${SLICE_LIMIT}`;
+        url = `${this.base}/slices?track=${track.trackId}&${q}${res}&limit=${SLICE_LIMIT}`;
         kind = 'slices';
         break;
       case 'counter':
-        url = `${this.base}/counters?track=${track.trackId}&${q}&resolution=${p.res}&limit=${COUNTER_LIMIT}`;
+        url = `${this.base}/counters?track=${track.trackId}&${q}${res}&limit=${COUNTER_LIMIT}`;
         kind = 'counters';
         break;
       case 'cpu':
-        url = `${this.base}/sched?cpu=${track.cpu}&${q}&limit=${SCHED_LIMIT}`;
+        url = `${this.base}/sched?cpu=${track.cpu}&${q}${res}&limit=${SCHED_LIMIT}`;
         kind = 'sched';
         break;
       case 'log':
@@ -211,6 +217,16 @@ export class DataStore {
     // A truncated reply is kept for its window like any other (so that we
     // do not fetch the same thing in a loop); the track says it is cut, and
     // zooming in fetches finer, smaller windows.
-    return { start: p.start, end: p.end, res: p.res, lod: p.lod || truncated, data, truncated, error: null };
+    const summarised = truncated || hasMerged(kind, data);
+    return { start: p.start, end: p.end, res: p.res, lod: p.lod || truncated, summarised, data, truncated, error: null };
   }
+}
+
+// Whether a parsed reply holds any summary item.
+function hasMerged(kind, data) {
+  if (!data) return false;
+  if (kind === 'slices') return data.depths.some((D) => D && D.merged.some((m) => m > 0));
+  if (kind === 'counters') return data.merged.some((m) => m > 0);
+  if (kind === 'sched') return data.items.some((it) => it.merged > 0);
+  return false;
 }

@@ -11,7 +11,8 @@ const UNITS = [
 function trim(x, digits) {
   let s = x.toFixed(digits);
   if (s.indexOf('.') >= 0) s = s.replace(/\.?0+$/, '');
-  return s;
+  return s === '-0' ? '0' : s; // a value that rounds to zero has no sign
+
 }
 
 // A duration in ns as "1.25 ms"; -1 (never ended) as "did not end".
@@ -27,8 +28,9 @@ export function fmtDur(ns) {
 
 // A time relative to the trace start, precise to the ns: "12.345 678 ms".
 export function fmtTime(ns) {
+  ns = Math.round(ns);
   const neg = ns < 0;
-  ns = Math.abs(Math.round(ns));
+  ns = Math.abs(ns);
   let out;
   if (ns >= 1e9) out = trim(ns / 1e9, 9) + ' s';
   else if (ns >= 1e6) out = trim(ns / 1e6, 6) + ' ms';
@@ -119,4 +121,15 @@ export function colorFor(name) {
   if (colorCache.size > 5000) colorCache.clear();
   colorCache.set(name, c);
   return c;
+}
+
+// A counter value in short form: 1.5 M, 12.3 k, 0.1235.
+export function fmtValue(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toFixed(2).replace(/\.?0+$/, '') + ' G';
+  if (a >= 1e6) return (v / 1e6).toFixed(2).replace(/\.?0+$/, '') + ' M';
+  if (a >= 1e4) return (v / 1e3).toFixed(1).replace(/\.?0+$/, '') + ' k';
+  if (Number.isInteger(v)) return String(v);
+  return v.toPrecision(4);
 }

@@ -1,20 +1,12 @@
 // The bottom panel of the timeline: details of the selected slice (args,
 // parent, flows), of a CPU run, log message or counter value, and the
-// statistics of a selected area. Text only: every value from the trace goes
+// figures of a selected area (area.js). Text only: every value from the trace goes
 // through textContent.
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
-import { colorFor, fmtCount, fmtDur, fmtTime } from './format.js';
-
-const COLUMNS = [
-  { key: 'name', title: 'Name', num: false },
-  { key: 'category', title: 'Category', num: false },
-  { key: 'count', title: 'Count', num: true },
-  { key: 'total_dur', title: 'Total', num: true, dur: true },
-  { key: 'avg', title: 'Average', num: true, dur: true },
-  { key: 'max_dur', title: 'Max', num: true, dur: true },
-];
+import { colorFor, fmtDur, fmtTime } from './format.js';
+import { AreaPanel } from './area.js';
 
 export class DetailsPanel {
   constructor(page) {
@@ -22,19 +14,18 @@ export class DetailsPanel {
     this.title = el('div', { className: 'panel-title' }, 'Details');
     this.content = el('div', { className: 'panel-content' });
     this.root = el('section', { className: 'panel', 'aria-label': 'Details' }, this.title, this.content);
-    this.sort = { key: 'total_dur', desc: true };
-    this.areaToken = 0;
+    this.area = new AreaPanel(page, this);
     this.showEmpty();
   }
 
   set(title, ...nodes) {
+    if (title !== 'Area') this.area.cancel();
     this.title.textContent = title;
     clear(this.content);
     this.content.append(...nodes);
   }
 
   showEmpty() {
-    this.areaToken++;
     this.set('Details', el('div', { className: 'panel-empty' },
       'Click a slice to see its details. Shift+drag (or "Select area") selects a time range for statistics.'));
   }
@@ -164,55 +155,8 @@ export class DetailsPanel {
     }
   }
 
-  async showArea(area) {
-    const token = ++this.areaToken;
-    const page = this.page;
-    const s = Math.round(area.start);
-    const e = Math.round(area.end);
-    this.set('Area', el('div', { className: 'panel-empty' }, `Aggregating ${fmtDur(e - s)}…`));
-    page.areaLoading = true;
-    let r;
-    try {
-      r = await api(`${page.base}/stats?start=${Math.max(s, 0)}&end=${Math.max(e, 0)}&limit=10000`);
-    } catch (err) {
-      if (token === this.areaToken) this.showError('Could not aggregate: ' + err.message);
-      page.areaLoading = false;
-      return;
-    }
-    page.areaLoading = false;
-    if (token !== this.areaToken) return;
-    this.areaNames = (r.names || []).map((n) => ({ ...n, avg: n.count ? n.total_dur / n.count : 0 }));
-    this.areaTruncated = !!r.truncated;
-    this.areaRange = { s, e };
-    this.renderArea();
-  }
-
-  renderArea() {
-    const { s, e } = this.areaRange;
-    const origin = this.page.traceStart;
-    const { key, desc } = this.sort;
-    const col = COLUMNS.find((c) => c.key === key);
-    const names = [...this.areaNames].sort((a, b) => {
-      const x = a[key];
-      const y = b[key];
-      const c = col.num ? x - y : String(x).localeCompare(String(y));
-      return desc ? -c : c;
-    });
-    const head = el('tr', null, ...COLUMNS.map((c) => el('th', {
-      className: (c.num ? 'num ' : '') + 'sortable' + (c.key === key ? (desc ? ' sorted-desc' : ' sorted-asc') : ''),
-      title: 'Sort by ' + c.title.toLowerCase(),
-      onclick: () => {
-        this.sort = { key: c.key, desc: c.key === key ? !desc : c.num };
-        this.renderArea();
-      },
-    }, c.title)));
-    const body = names.map((n) => el('tr', null, ...COLUMNS.map((c) => el('td', { className: c.num ? 'num' : '' },
-      c.dur ? fmtDur(n[c.key]) : c.num ? fmtCount(n[c.key]) : (c.key === 'name' ? n.name : n.category || '—')))));
-    const total = names.reduce((a, n) => a + n.count, 0);
-    const note = el('div', { className: 'area-note' },
-      `${fmtTime(s - origin)} – ${fmtTime(e - origin)} (${fmtDur(e - s)}): ${fmtCount(total)} slices, ${names.length} names${this.areaTruncated ? ' (list cut)' : ''}. `,
-      el('span', { className: 'muted' }, 'All tracks, every slice that overlaps the range; durations are whole slices (not clipped to the range). Click a column to sort.'));
-    this.set('Area', note, el('div', { className: 'table-wrap' }, el('table', { className: 'stats' }, el('thead', null, head), el('tbody', null, ...body))));
+  showArea(area) {
+    this.area.show(area);
   }
 }
 

@@ -41,6 +41,7 @@ export function fitText(ctx, s, maxW) {
   return n >= 1 ? t : '';
 }
 
+const SUMMARY_FILL = '#c9ced6'; // summaries of many slices: no slice's colour
 let hatch = null;
 
 function hatchPattern(ctx) {
@@ -58,6 +59,8 @@ function hatchPattern(ctx) {
   hatch = ctx.createPattern(c, 'repeat');
   return hatch;
 }
+
+export const MIN_SPAN = 50; // ns: the narrowest view
 
 // The view transform shared by every drawing function.
 // vs, ve: visible ns; W: width in css px.
@@ -126,7 +129,7 @@ export function drawSlices(ctx, v, track, cache, y) {
         }
         px0 = x0;
         px1 = x0 + Math.max(w, 1);
-        pcol = merged ? col.merged : col.fill;
+        pcol = merged ? SUMMARY_FILL : col.fill;
         continue;
       }
       if (pcol) {
@@ -135,10 +138,11 @@ export function drawSlices(ctx, v, track, cache, y) {
         pcol = null;
         px1 = -1e9;
       }
-      const fill = merged ? col.merged : col.fill;
+      const fill = merged ? SUMMARY_FILL : col.fill;
       if (fill !== last) ctx.fillStyle = last = fill;
       ctx.fillRect(x0, yy, w, h);
-      if (merged && w >= 6) {
+      if (merged) {
+        // a summary is drawn as one: hatched, grey, labelled with its count
         ctx.fillStyle = last = hatchFill;
         ctx.fillRect(x0, yy, w, h);
       } else if (dur < 0) {
@@ -149,8 +153,7 @@ export function drawSlices(ctx, v, track, cache, y) {
       if (w > 22) {
         const lx = Math.max(x0, 0) + 4;
         const room = Math.min(x1, W) - lx - 3;
-        const name = names[D.name[i]];
-        const s = fitText(ctx, merged ? `${name} ×${merged}` : name, room);
+        const s = fitText(ctx, merged ? `×${merged}` : names[D.name[i]], room);
         if (s) labels.push(s, lx, yy + h / 2 + 0.5);
       }
       px1 = x1;
@@ -306,13 +309,18 @@ export function drawCpu(ctx, v, cache, y, h, threadNames) {
     const x1 = Math.min((e - vs) * k, W + 2);
     if (x1 - x0 < 1 && x0 < px1) continue;
     if (x1 - x0 < 1) x0 = Math.floor(x0);
-    const fill = threadColor(s.tid);
+    // a summary of runs under a pixel is grey and hatched, never one thread's
+    const fill = s.merged ? SUMMARY_FILL : threadColor(s.tid);
     if (fill !== last) ctx.fillStyle = last = fill;
     ctx.fillRect(x0, yy, Math.max(x1 - x0, 1), hh);
+    if (s.merged && x1 - x0 >= 3) {
+      ctx.fillStyle = last = hatchPattern(ctx);
+      ctx.fillRect(x0, yy, x1 - x0, hh);
+    }
     px1 = Math.max(x1, x0 + 1);
     if (x1 - x0 > 30) {
-      const name = threadNames.get(`${s.pid}/${s.tid}`) || 'thread';
-      const t = fitText(ctx, `${name} ${s.tid}`, Math.min(x1, W) - Math.max(x0, 0) - 8);
+      const name = threadNames.get(`${s.pid}/${s.tid}`) || `tid ${s.tid}`;
+      const t = fitText(ctx, s.merged ? `×${s.merged}` : `${name} ${s.tid}`, Math.min(x1, W) - Math.max(x0, 0) - 8);
       if (t) labels.push(t, Math.max(x0, 0) + 4, yy + hh / 2 + 0.5);
     }
   }

@@ -1,28 +1,34 @@
 // The timeline page: tracks grouped by process, drawn on one canvas, with
 // Perfetto's navigation (W/S zoom, A/D pan, ctrl+wheel, drag, F to fit),
-// slice details with flows, area statistics and search.
+// slice details with flows, search, markers (M), pinned and filtered
+// tracks, and the keyboard help (?). The area selection's model is
+// selection.js and its panel area.js (table) and flame.js; the trace's
+// other pages are query.js and info.js.
 //
-// The URL holds the trace, the visible window and the selection
-// (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E), so a copied link
-// restores the view. The track labels are DOM (text only); the tracks
-// themselves are canvas. window.__viewer exposes the view for tests.
+// The URL holds the trace, the visible window, the selection and the marks
+// (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E&tracks=T,T; &marks=S_E),
+// so a copied link restores the view. The track labels are DOM (text only);
+// the tracks themselves are canvas. hooks.js exposes the view for tests.
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { DataStore } from './data.js';
-import { fmtCount, fmtDur, fmtTime } from './format.js';
+import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
 import { damage } from './library.js';
 import {
-  FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
-  hitInterval, hitSlice, makeView, sliceItem,
+  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
+  hitInterval, hitSlice, makeView,
 } from './render.js';
-import { GROUP_H, MAX_ROWS, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
+import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
+import { AreaSelection, isSliceTrack } from './selection.js';
+import { pageLinks, traceDuration } from './pages.js';
+import { activityRange } from './activity.js';
+import { exposeHooks } from './hooks.js';
+import { inputMethods } from './input.js';
 
-const LABEL_W = 250;
 const AXIS_H = 26;
 const OVERVIEW_H = 40;
-const MIN_SPAN = 50;            // ns
 const KEY_ZOOM_PER_S = 2.8;     // e-folds per second while W/S is held
 const KEY_PAN_PER_S = 0.9;      // views per second while A/D is held
 const OVERVIEW_BUCKETS = 400;
@@ -40,7 +46,7 @@ export class TimelinePage {
     this.vs = 0;
     this.ve = 1;
     this.selection = null;   // {kind: 'slice', id, info} | {kind: 'sched'|'log'|'counter', ...}
-    this.area = null;        // {start, end}
+    this.area = null;        // AreaSelection: a range and the tracks it covers
     this.hover = null;
     this.flowEnds = [];      // [{from, to}] details of both ends of the selected slice's flows
     this.held = new Set();   // keys held for continuous zoom/pan
@@ -54,9 +60,11 @@ export class TimelinePage {
     this.overview = null;
     this.perf = { recording: false, draws: [], frames: [], lastTs: 0 };
     this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
+    this.marks = [];         // [{start, end}] marked spans, kept in the URL
+    this.helpEl = null;
     this.urlTimer = 0;
     this.ready = false;
-    this.exposeHooks();
+    exposeHooks(this);
     this.start();
   }
 
@@ -92,18 +100,19 @@ export class TimelinePage {
       return;
     }
     this.traceStart = trace.start_ns ?? 0;
-    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1000);
+    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
     const built = buildTracks(tr, trace);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => this.invalidate());
-    this.overviewLabel.textContent = 'Overview · ' + fmtDur(this.traceEnd - this.traceStart);
+    this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
     this.showSymbols();
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
+    if (!this.params.has('start') && trace.format === 'xray-fdr') await this.openOnActivity();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
@@ -123,11 +132,16 @@ export class TimelinePage {
       spellcheck: false,
     });
     this.searchInfo = el('span', { className: 'search-info' });
+    this.trackFilter = el('input', {
+      type: 'search', className: 'track-filter', placeholder: 'Filter tracks', 'aria-label': 'Filter tracks by name', spellcheck: false,
+      oninput: () => { this.relayout(); this.invalidate(); },
+    });
     this.areaToggle = el('button', {
       className: 'mode', title: 'Area selection mode: drag selects a time range (or hold Shift while dragging)',
       onclick: () => this.setAreaMode(!this.areaMode),
     }, 'Select area');
-    const help = el('span', { className: 'help' }, 'W/S zoom · A/D pan · drag pan · Shift+drag select · F fit · / search · Esc clear');
+    const help = el('button', { className: 'help', title: 'Keyboard help (?)', onclick: () => this.toggleHelp() },
+      'W/S zoom · A/D pan · Shift+drag select · F fit · / search · M mark · ? help');
     this.toolbar = el('header', { className: 'topbar' },
       el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'),
       this.titleEl,
@@ -135,7 +149,11 @@ export class TimelinePage {
         el('button', { className: 'search-prev', title: 'Previous hit (Shift+Enter)', onclick: () => this.stepSearch(-1) }, '‹'),
         el('button', { className: 'search-next', title: 'Next hit (Enter)', onclick: () => this.stepSearch(1) }, '›'),
         this.searchInfo),
-      this.areaToggle, help);
+      this.areaToggle,
+      el('div', { className: 'track-tools' }, this.trackFilter,
+        el('button', { className: 'collapse-all', title: 'Collapse every process', onclick: () => this.setAllCollapsed(true) }, 'Collapse all'),
+        el('button', { className: 'expand-all', title: 'Expand every process', onclick: () => this.setAllCollapsed(false) }, 'Expand all')),
+      pageLinks(this.traceId, 'timeline'), help);
     this.banner = el('div', { className: 'banner diagnostics hidden' });
     this.symbolsBanner = el('div', { className: 'banner symbols hidden' });
     this.overviewCanvas = el('canvas', { className: 'overview-canvas' });
@@ -143,11 +161,12 @@ export class TimelinePage {
     this.axisCanvas = el('canvas', { className: 'axis-canvas' });
     this.spanLabel = el('div', { className: 'span-label' });
     this.labels = el('div', { className: 'labels' });
+    this.pinnedLabels = el('div', { className: 'pinned-labels hidden' });
     this.inner = el('div', { className: 'tl-inner' }, this.labels);
     this.scroller = el('div', { className: 'tl-scroll' }, this.inner);
     this.canvas = el('canvas', { className: 'tl-canvas' });
     this.tooltip = el('div', { className: 'tooltip hidden' });
-    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.tooltip);
+    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.pinnedLabels, this.tooltip);
     this.details = new DetailsPanel(this);
     this.root.append(this.toolbar, this.banner, this.symbolsBanner,
       el('div', { className: 'tl-overview' }, this.overviewLabel, this.overviewCanvas),
@@ -204,13 +223,33 @@ export class TimelinePage {
   }
 
   relayout() {
-    const { rows, height } = layout(this.groups);
+    const { rows, height, pinnedHeight } = layout(this.groups, { filter: this.trackFilter.value });
     this.rows = rows;
+    this.pinnedRows = rows.filter((r) => r.pinned);
+    this.pinnedHeight = pinnedHeight;
     this.height = height;
     this.inner.style.height = height + 'px';
     clear(this.labels);
-    for (const r of rows) this.labels.append(this.labelFor(r.item, r.y, r.h));
+    clear(this.pinnedLabels);
+    this.pinnedLabels.style.height = pinnedHeight + 'px';
+    this.pinnedLabels.classList.toggle('hidden', pinnedHeight === 0);
+    for (const r of rows) (r.pinned ? this.pinnedLabels : this.labels).append(this.labelFor(r.item, r.y, r.h));
     this.resize();
+  }
+
+  // Where a laid-out row's top is on the canvas: pinned rows do not scroll.
+  rowTop(r) {
+    return r.pinned ? r.y : r.y - this.scroller.scrollTop;
+  }
+
+  togglePin(t) {
+    t.pin = !t.pin;
+    this.relayout();
+  }
+
+  setAllCollapsed(on) {
+    for (const g of this.groups) g.collapsed = on;
+    this.relayout();
   }
 
   labelFor(it, y, h) {
@@ -218,7 +257,7 @@ export class TimelinePage {
     if (it.kind === 'group') {
       const arrow = el('span', { className: 'arrow' }, it.collapsed ? '▸' : '▾');
       return el('div', {
-        className: 'label group-label' + (it.collapsed ? ' collapsed' : ''), style, title: `${it.title} (${it.subtitle})`,
+        className: 'label group-label' + (it.collapsed ? ' collapsed' : ''), style, title: it.subtitle ? `${it.title} (${it.subtitle})` : it.title,
         dataset: { key: it.key }, role: 'button', tabIndex: 0,
         onclick: () => { it.collapsed = !it.collapsed; this.relayout(); this.invalidate(); },
         onkeydown: (e) => {
@@ -230,17 +269,16 @@ export class TimelinePage {
         },
       }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
     }
-    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle)];
-    const all = (it.maxDepth ?? 0) + 1;
-    if ((it.kind === 'thread' || it.kind === 'async') && all > MAX_ROWS) {
-      kids.push(el('button', {
-        className: 'expand', title: it.expanded ? 'Show fewer rows' : `Show all ${all} rows`,
-        onclick: (e) => { e.stopPropagation(); it.expanded = !it.expanded; this.relayout(); this.invalidate(); },
-      }, it.expanded ? 'fewer' : `+${all - visibleRows(it)} rows`));
-    }
+    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle),
+      el('button', {
+        className: 'pin' + (it.pin ? ' pinned' : ''), title: it.pin ? 'Unpin this track' : 'Pin this track to the top',
+        onclick: (e) => { e.stopPropagation(); this.togglePin(it); },
+      }, it.pin ? 'unpin' : 'pin')];
+    const inArea = this.area && this.area.has(it);
     return el('div', {
-      className: 'label track-label kind-' + it.kind, style, title: `${it.title} ${it.subtitle}`,
+      className: 'label track-label kind-' + it.kind + (inArea ? ' in-area' : ''), style, title: `${it.title} ${it.subtitle}`,
       dataset: { key: it.key, trackId: it.trackId ?? '' },
+      onclick: () => this.toggleAreaTrack(it),
     }, ...kids);
   }
 
@@ -272,22 +310,15 @@ export class TimelinePage {
 
   // ---- the view --------------------------------------------------------------
 
+  // The view never leaves the trace: it starts at or after its first event
+  // and ends at or before its last.
   setView(vs, ve) {
     const dur = this.traceEnd - this.traceStart;
-    let span = Math.max(ve - vs, MIN_SPAN);
-    const maxSpan = dur * 1.1;
-    if (span > maxSpan) {
-      const c = this.traceStart + dur / 2;
-      vs = c - maxSpan / 2;
-      span = maxSpan;
-    } else {
-      const c = (vs + ve) / 2;
-      vs = c - span / 2;
-      const lo = this.traceStart - dur * 0.05;
-      const hi = this.traceEnd + dur * 0.05;
-      if (vs < lo) vs = lo;
-      if (vs + span > hi) vs = hi - span;
-    }
+    let span = Math.min(Math.max(ve - vs, MIN_SPAN), dur);
+    const c = (vs + ve) / 2;
+    vs = c - span / 2;
+    if (vs < this.traceStart) vs = this.traceStart;
+    if (vs + span > this.traceEnd) vs = this.traceEnd - span;
     this.vs = vs;
     this.ve = vs + span;
     this.scheduleUrl();
@@ -308,14 +339,20 @@ export class TimelinePage {
   }
 
   fitAll() {
-    const dur = this.traceEnd - this.traceStart;
-    this.setView(this.traceStart - dur * 0.01, this.traceEnd + dur * 0.01);
+    this.setView(this.traceStart, this.traceEnd);
   }
 
   fitRange(s, e) {
     if (e <= s) e = s + 1000;
     const pad = (e - s) * 0.1;
     this.setView(s - pad, e + pad);
+  }
+
+  // XRay traces open on the region that has activity.
+  async openOnActivity() {
+    const r = await activityRange(this.base, this.traceStart, this.traceEnd);
+    if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
+    this.fitRange(r.start, r.end);
   }
 
   fitSelection() {
@@ -334,11 +371,13 @@ export class TimelinePage {
     const e = Number(p.get('end'));
     if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.setView(s, e);
     else this.fitAll();
-    const area = p.get('area');
-    if (area && /^-?\d+,-?\d+$/.test(area)) {
-      const [a, b] = area.split(',').map(Number);
-      if (b >= a) this.setArea(a, b);
+    const marks = p.get('marks');
+    if (marks && /^-?\d+_-?\d+(,-?\d+_-?\d+)*$/.test(marks)) {
+      this.marks = marks.split(',').slice(0, 100).map((m) => m.split('_').map(Number)).filter(([a, b]) => b >= a)
+        .map(([a, b]) => ({ start: a, end: b }));
     }
+    const area = AreaSelection.fromUrl(p, this.sliceTrackIds());
+    if (area) this.setArea(area.start, area.end, area.ids());
     const slice = p.get('slice');
     if (slice && /^\d+$/.test(slice)) this.selectSlice(Number(slice), { reveal: false, scroll: true });
   }
@@ -349,7 +388,8 @@ export class TimelinePage {
     q.set('start', String(Math.round(this.vs)));
     q.set('end', String(Math.round(this.ve)));
     if (this.selection && this.selection.kind === 'slice') q.set('slice', String(this.selection.id));
-    if (this.area) q.set('area', `${Math.round(this.area.start)},${Math.round(this.area.end)}`);
+    if (this.area) this.area.toUrl(q);
+    if (this.marks.length) q.set('marks', this.marks.map((m) => `${Math.round(m.start)}_${Math.round(m.end)}`).join(','));
     return '/?' + q.toString();
   }
 
@@ -367,6 +407,7 @@ export class TimelinePage {
     const token = ++this.selToken;
     this.selBusy = true;
     this.area = null;
+    this.markAreaLabels();
     this.selection = { kind: 'slice', id, info: null };
     this.flowEnds = [];
     this.details.showLoading('slice ' + id);
@@ -383,12 +424,6 @@ export class TimelinePage {
     }
     if (token !== this.selToken) return;
     this.selection = { kind: 'slice', id, info };
-    const t = this.byTrackId.get(Number(info.track_id));
-    if (t && !t.expanded && (info.depth ?? 0) >= visibleRows(t)) {
-      // a slice deeper than the rows shown: show them all
-      t.expanded = true;
-      this.relayout();
-    }
     if (opts.reveal) this.reveal(info);
     else if (opts.scroll) this.scrollToTrack(info.track_id);
     this.details.showSlice(info);
@@ -449,6 +484,7 @@ export class TimelinePage {
     this.selToken++;
     this.selBusy = false;
     this.area = null;
+    this.markAreaLabels();
     this.selection = { kind, item, track };
     this.flowEnds = [];
     this.details.showItem(kind, item, track);
@@ -461,22 +497,75 @@ export class TimelinePage {
     this.selBusy = false;
     this.selection = null;
     this.area = null;
+    this.markAreaLabels();
     this.flowEnds = [];
     this.details.showEmpty();
     this.scheduleUrl();
     this.invalidate();
   }
 
-  setArea(a, b) {
+  // Every slice track's id.
+  sliceTrackIds() {
+    return [...this.byTrackId.values()].filter(isSliceTrack).map((t) => Number(t.trackId));
+  }
+
+  // The area [a, b] on the tracks trackIds (every slice track if omitted).
+  setArea(a, b, trackIds = this.sliceTrackIds()) {
     this.selToken++;
     this.selBusy = false;
     this.selection = null;
     this.flowEnds = [];
-    this.area = { start: Math.min(a, b), end: Math.max(a, b) };
+    this.area = new AreaSelection(a, b, trackIds);
+    this.markAreaLabels();
     this.scheduleUrl();
     this.invalidate();
     clearTimeout(this.areaTimer);
     this.areaTimer = setTimeout(() => this.details.showArea(this.area), 0);
+  }
+
+  // The labels of the area's tracks are highlighted.
+  markAreaLabels() {
+    for (const lab of [...this.labels.children, ...this.pinnedLabels.children]) {
+      const t = lab.dataset.trackId ? this.byTrackId.get(Number(lab.dataset.trackId)) : null;
+      lab.classList.toggle('in-area', !!(t && this.area && this.area.has(t)));
+    }
+  }
+
+  // A click on a track's label adds it to the area or removes it.
+  toggleAreaTrack(track) {
+    if (!this.area || !isSliceTrack(track)) return;
+    this.area.toggle(track);
+    this.setArea(this.area.start, this.area.end, this.area.ids());
+  }
+
+  // M: marks the selected slice's span (or the area's, or a CPU run's);
+  // marking the same span again removes the mark.
+  markSelection() {
+    const sel = this.selection;
+    let span = null;
+    if (sel && sel.kind === 'slice' && sel.info) span = { start: sel.info.ts, end: sliceEnd(sel.info, this.traceEnd) };
+    else if (this.area) span = { start: this.area.start, end: this.area.end };
+    else if (sel && sel.item && sel.item.ts !== undefined) span = { start: sel.item.ts, end: sel.item.ts + Math.max(sel.item.dur, 0) };
+    if (!span) return;
+    const i = this.marks.findIndex((m) => m.start === span.start && m.end === span.end);
+    if (i >= 0) this.marks.splice(i, 1);
+    else this.marks.push(span);
+    this.scheduleUrl();
+    this.invalidate();
+  }
+
+  // ?: the keyboard help, every action in it working on this page.
+  toggleHelp() {
+    if (this.helpEl) {
+      this.helpEl.remove();
+      this.helpEl = null;
+      return;
+    }
+    const rows = HELP.map(([k, what]) => el('tr', null, el('th', null, k), el('td', null, what)));
+    this.helpEl = el('div', { className: 'help-overlay', role: 'dialog', 'aria-label': 'Keyboard help', onclick: (e) => { if (e.target === this.helpEl) this.toggleHelp(); } },
+      el('div', { className: 'help-box' }, el('h2', null, 'Keyboard and mouse'), el('table', { className: 'kv help-table' }, ...rows),
+        el('div', { className: 'muted' }, 'Press ? or Esc to close.')));
+    document.body.append(this.helpEl);
   }
 
   setAreaMode(on) {
@@ -614,42 +703,59 @@ export class TimelinePage {
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
     for (; i < this.rows.length; i++) {
       const r = this.rows[i];
-      const y = r.y - top;
-      if (y > H) break;
-      const it = r.item;
-      if (it.kind === 'group') {
-        ctx.fillStyle = '#eef1f5';
-        ctx.fillRect(0, y, W, r.h);
-        ctx.fillStyle = '#d5dae1';
-        ctx.fillRect(0, y + r.h - 1, W, 1);
-        continue;
-      }
-      ctx.fillStyle = '#e8ebef';
-      ctx.fillRect(0, y + r.h - 1, W, 1);
-      this.store.request(it, this.vs, this.ve, res);
-      const c = this.store.get(it);
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(0, y, W, r.h - 1);
-      ctx.clip();
-      if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
-      else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
-      else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
-      else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
-      if (c && c.error) {
-        ctx.fillStyle = '#b00020';
-        ctx.fillText('could not load: ' + c.error, 6, y + 10);
-      }
-      ctx.restore();
+      if (r.y - top > H) break;
+      // pinned rows, and what scrolls under them, are drawn below
+      if (!r.pinned && r.y - top + r.h > this.pinnedHeight) this.drawRow(ctx, v, res, W, r, r.y - top);
     }
+    this.drawPinned(ctx, v, res, W);
     // trace bounds
     ctx.fillStyle = 'rgba(0,0,0,0.05)';
     const xs = v.x(this.traceStart);
     const xe = v.x(this.traceEnd);
     if (xs > 0) ctx.fillRect(0, 0, xs, H);
     if (xe < W) ctx.fillRect(xe, 0, W - xe, H);
+    this.drawMarks(ctx, v);
     this.drawSelection(ctx, v, top);
     this.drawAxisAndOverview(v);
+  }
+
+  // One track or group row whose top is at canvas y.
+  drawRow(ctx, v, res, W, r, y) {
+    const it = r.item;
+    if (it.kind === 'group') {
+      ctx.fillStyle = '#eef1f5';
+      ctx.fillRect(0, y, W, r.h);
+      ctx.fillStyle = '#d5dae1';
+      ctx.fillRect(0, y + r.h - 1, W, 1);
+      return;
+    }
+    ctx.fillStyle = '#e8ebef';
+    ctx.fillRect(0, y + r.h - 1, W, 1);
+    this.store.request(it, this.vs, this.ve, res);
+    const c = this.store.get(it);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, y, W, r.h - 1);
+    ctx.clip();
+    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
+    else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
+    else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
+    else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+    if (c && c.error) {
+      ctx.fillStyle = '#b00020';
+      ctx.fillText('could not load: ' + c.error, 6, y + 10);
+    }
+    ctx.restore();
+  }
+
+  // The pinned tracks, over the top of the scrolled ones.
+  drawPinned(ctx, v, res, W) {
+    if (!this.pinnedHeight) return;
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, this.pinnedHeight);
+    for (const r of this.pinnedRows) this.drawRow(ctx, v, res, W, r, r.y);
+    ctx.fillStyle = '#9aa5b1';
+    ctx.fillRect(0, this.pinnedHeight - 1, W, 1);
   }
 
   drawCounterTrack(ctx, v, it, c, y, h) {
@@ -670,12 +776,25 @@ export class TimelinePage {
   // its track is not laid out. {x, y, w, h} in canvas css px.
   sliceBox(info, v, top) {
     const t = this.byTrackId.get(Number(info.track_id));
-    if (!t || !t.visible || t.group.collapsed) return null;
+    if (!t || !t.visible) return null;
     const depth = info.depth ?? 0;
     if (depth >= visibleRows(t)) return null;
     const x0 = v.x(info.ts);
     const x1 = v.x(sliceEnd(info, this.traceEnd));
-    return { x: x0, y: t.y - top + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+    return { x: x0, y: this.rowTop(t) + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+  }
+
+  drawMarks(ctx, v) {
+    for (const m of this.marks) {
+      const x0 = v.x(m.start);
+      const x1 = v.x(m.end);
+      if (x1 < -2 || x0 > this.W + 2) continue;
+      ctx.fillStyle = 'rgba(255,167,38,0.13)';
+      ctx.fillRect(x0, 0, Math.max(x1 - x0, 1), this.H);
+      ctx.fillStyle = '#f57c00';
+      ctx.fillRect(Math.round(x0), 0, 1, this.H);
+      ctx.fillRect(Math.round(x1), 0, 1, this.H);
+    }
   }
 
   drawSelection(ctx, v, top) {
@@ -684,8 +803,13 @@ export class TimelinePage {
     if (this.area) {
       const x0 = v.x(this.area.start);
       const x1 = v.x(this.area.end);
-      ctx.fillStyle = 'rgba(66,133,244,0.12)';
+      ctx.fillStyle = 'rgba(66,133,244,0.07)';
       ctx.fillRect(x0, 0, x1 - x0, H);
+      ctx.fillStyle = 'rgba(66,133,244,0.22)';
+      for (const r of this.rows) {
+        const y = this.rowTop(r);
+        if (r.item.kind !== 'group' && this.area.has(r.item) && y + r.h > 0 && y < H) ctx.fillRect(x0, y, x1 - x0, r.h - 1);
+      }
       ctx.fillStyle = 'rgba(26,115,232,0.9)';
       ctx.fillRect(Math.round(x0), 0, 1, H);
       ctx.fillRect(Math.round(x1), 0, 1, H);
@@ -729,7 +853,7 @@ export class TimelinePage {
       const it = sel.item;
       const x0 = v.x(it.ts);
       const x1 = it.dur > 0 ? v.x(it.ts + it.dur) : it.dur < 0 ? v.x(this.traceEnd) : x0 + 2;
-      const y = sel.track.y - top;
+      const y = this.rowTop(sel.track);
       ctx.strokeStyle = '#000';
       ctx.lineWidth = 2;
       ctx.strokeRect(x0, y + 2, Math.max(x1 - x0, 2), sel.track.h - 5);
@@ -757,14 +881,15 @@ export class TimelinePage {
   // What is under canvas point (x, y): {track, item, kind, info?, point?}.
   hitTest(x, y) {
     const top = this.scroller.scrollTop;
-    const r = rowAt(this.rows, y + top);
+    const r = y < this.pinnedHeight ? rowAt(this.pinnedRows, y) : rowAt(this.rows, y + top);
     if (!r) return null;
     const it = r.item;
     if (it.kind === 'group') return { kind: 'group', track: it };
+    const rowY = this.rowTop(r);
     const v = makeView(this.vs, this.ve, this.W);
     const c = this.store.get(it);
     if (it.kind === 'thread' || it.kind === 'async') {
-      const depth = Math.floor((y + top - r.y - TRACK_PAD) / ROW_H);
+      const depth = Math.floor((y - rowY - TRACK_PAD) / ROW_H);
       const s = hitSlice(v, it, c, depth, x, 3);
       if (!s) return { kind: 'none', track: it };
       return { kind: 'slice', track: it, item: s, info: { id: s.id, ts: s.ts, dur: s.dur, depth: s.depth, track_id: it.trackId } };
@@ -784,351 +909,28 @@ export class TimelinePage {
     return null;
   }
 
-  // ---- input -----------------------------------------------------------------
-
-  bindInput() {
-    new ResizeObserver(() => this.resize()).observe(this.body);
-    this.scroller.addEventListener('scroll', () => this.invalidate(), { passive: true });
-    const cv = this.canvas;
-    cv.addEventListener('wheel', (e) => this.onWheel(e), { passive: false });
-    cv.addEventListener('mousedown', (e) => this.onMouseDown(e));
-    window.addEventListener('mousemove', (e) => this.onMouseMove(e));
-    window.addEventListener('mouseup', (e) => this.onMouseUp(e));
-    cv.addEventListener('mouseleave', () => {
-      this.mouse = null;
-      this.setHover(null);
-    });
-    document.addEventListener('keydown', (e) => this.onKeyDown(e));
-    document.addEventListener('keyup', (e) => this.onKeyUp(e));
-    window.addEventListener('blur', () => this.held.clear());
-    this.searchInput.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') {
-        e.preventDefault();
-        this.stepSearch(e.shiftKey ? -1 : 1);
-      } else if (e.key === 'Escape') {
-        this.searchInput.blur();
-      }
-    });
-    this.bindOverview();
-    this.bindAxis();
-  }
-
-  canvasPoint(e) {
-    const r = this.canvas.getBoundingClientRect();
-    return { x: e.clientX - r.left, y: e.clientY - r.top };
-  }
-
-  onWheel(e) {
-    e.preventDefault();
-    const p = this.canvasPoint(e);
-    const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.H : 1;
-    const dy = e.deltaY * unit;
-    const dx = e.deltaX * unit;
-    if (e.ctrlKey || e.metaKey) {
-      this.zoomAt(Math.exp(Math.max(-2, Math.min(2, dy * 0.003))), p.x);
-    } else if (e.shiftKey) {
-      this.panBy(dy || dx);
-    } else if (Math.abs(dx) > Math.abs(dy)) {
-      this.panBy(dx);
-    } else {
-      this.scroller.scrollTop += dy;
-    }
-  }
-
-  onMouseDown(e) {
-    if (e.button !== 0) return;
-    e.preventDefault();
-    const p = this.canvasPoint(e);
-    const area = e.shiftKey || this.areaMode;
-    this.drag = { x0: p.x, y0: p.y, vs: this.vs, ve: this.ve, moved: false, area, shift: e.shiftKey };
-    document.activeElement && document.activeElement.blur && document.activeElement !== document.body && document.activeElement.blur();
-  }
-
-  onMouseMove(e) {
-    const p = this.canvasPoint(e);
-    const d = this.drag;
-    if (d) {
-      if (!d.moved && Math.abs(p.x - d.x0) + Math.abs(p.y - d.y0) > 3) d.moved = true;
-      if (!d.moved) return;
-      if (d.area) {
-        const v = makeView(this.vs, this.ve, this.W);
-        this.area = { start: Math.min(v.t(d.x0), v.t(p.x)), end: Math.max(v.t(d.x0), v.t(p.x)) };
-        this.selection = null;
-        this.invalidate();
-      } else {
-        const dt = ((p.x - d.x0) / this.W) * (d.ve - d.vs);
-        this.setView(d.vs - dt, d.ve - dt);
-        this.canvas.style.cursor = 'grabbing';
-      }
-      return;
-    }
-    if (p.x < 0 || p.y < 0 || p.x > this.W || p.y > this.H) return;
-    this.mouse = p;
-    this.setHover(this.hitTest(p.x, p.y), e);
-  }
-
-  onMouseUp(e) {
-    const d = this.drag;
-    if (!d) return;
-    this.drag = null;
-    this.canvas.style.cursor = this.areaMode ? 'crosshair' : '';
-    const p = this.canvasPoint(e);
-    if (d.moved) {
-      if (d.area && this.area) this.setArea(this.area.start, this.area.end);
-      return;
-    }
-    const h = this.hitTest(p.x, p.y);
-    if (!h || h.kind === 'none' || h.kind === 'group') {
-      if (this.selection || this.area) this.clearSelection();
-      return;
-    }
-    if (h.kind === 'slice') this.selectSlice(h.item.id, { reveal: false });
-    else this.selectOther(h.kind, h.item, h.track);
-  }
-
-  setHover(h, e) {
-    const old = this.hover;
-    this.hover = h && h.kind !== 'none' && h.kind !== 'group' ? h : null;
-    const tip = this.tooltip;
-    if (!this.hover) {
-      tip.classList.add('hidden');
-      if (old) this.invalidate();
-      return;
-    }
-    const lines = hoverLines(this.hover, this.threadNames);
-    clear(tip);
-    for (const [i, l] of lines.entries()) tip.append(el('div', { className: i === 0 ? 'tip-title' : '' }, l));
-    tip.classList.remove('hidden');
-    if (e) {
-      const br = this.body.getBoundingClientRect();
-      let x = e.clientX - br.left + 14;
-      const y = e.clientY - br.top + 14;
-      if (x + 320 > br.width) x = Math.max(0, e.clientX - br.left - 330);
-      tip.style.left = x + 'px';
-      tip.style.top = Math.min(y, br.height - 60) + 'px';
-    }
-    this.invalidate();
-  }
-
-  onKeyDown(e) {
-    const tgt = e.target;
-    const typing = tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'TEXTAREA' || tgt.isContentEditable);
-    if (typing) return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const k = e.key.toLowerCase();
-    if (k === '/') {
-      e.preventDefault();
-      this.searchInput.focus();
-      this.searchInput.select();
-      return;
-    }
-    if (k === 'w' || k === 's' || k === 'a' || k === 'd') {
-      e.preventDefault();
-      if (!this.held.has(k)) {
-        if (this.held.size === 0) this.lastFrame = 0;
-        this.held.add(k);
-        this.invalidate();
-      }
-      return;
-    }
-    if (k === 'f') {
-      this.fitSelection();
-    } else if (k === 'escape') {
-      this.clearSelection();
-    } else if (k === 'm') {
-      this.setAreaMode(!this.areaMode);
-    }
-  }
-
-  onKeyUp(e) {
-    this.held.delete(e.key.toLowerCase());
-  }
-
-  bindOverview() {
-    const oc = this.overviewCanvas;
-    const tOf = (e) => {
-      const r = oc.getBoundingClientRect();
-      return this.traceStart + ((e.clientX - r.left) / r.width) * (this.traceEnd - this.traceStart);
-    };
-    oc.addEventListener('mousedown', (e) => {
-      e.preventDefault();
-      const t0 = tOf(e);
-      const inside = t0 >= this.vs && t0 <= this.ve;
-      const start = { t0, vs: this.vs, ve: this.ve, moved: false };
-      const move = (ev) => {
-        const t = tOf(ev);
-        start.moved = true;
-        if (inside) this.setView(start.vs + t - t0, start.ve + t - t0);
-        else if (Math.abs(t - t0) > 0) this.setView(Math.min(t, t0), Math.max(t, t0));
-      };
-      const up = (ev) => {
-        window.removeEventListener('mousemove', move);
-        window.removeEventListener('mouseup', up);
-        if (!start.moved) {
-          const t = tOf(ev);
-          const span = this.ve - this.vs;
-          this.setView(t - span / 2, t + span / 2);
-        }
-      };
-      window.addEventListener('mousemove', move);
-      window.addEventListener('mouseup', up);
-    });
-  }
-
-  bindAxis() {
-    // Dragging on the axis selects an area, as in Perfetto.
-    const ac = this.axisCanvas;
-    ac.addEventListener('mousedown', (e) => {
-      e.preventDefault();
-      const r = ac.getBoundingClientRect();
-      const v = makeView(this.vs, this.ve, this.W);
-      const t0 = v.t(e.clientX - r.left);
-      let moved = false;
-      const move = (ev) => {
-        moved = true;
-        const t = v.t(ev.clientX - r.left);
-        this.area = { start: Math.min(t, t0), end: Math.max(t, t0) };
-        this.selection = null;
-        this.invalidate();
-      };
-      const up = () => {
-        window.removeEventListener('mousemove', move);
-        window.removeEventListener('mouseup', up);
-        if (moved && this.area) this.setArea(this.area.start, this.area.end);
-      };
-      window.addEventListener('mousemove', move);
-      window.addEventListener('mouseup', up);
-    });
-  }
-
-  // ---- hooks for tests and benchmarks -------------------------------------
-
-  exposeHooks() {
-    const self = this;
-    window.__viewer = {
-      page: 'timeline',
-      get ready() {
-        return self.ready;
-      },
-      // true when nothing is loading and nothing waits to be drawn
-      idle() {
-        return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
-          !self.search.loading && !self.areaLoading && self.held.size === 0;
-      },
-      state() {
-        const sel = self.selection;
-        return {
-          traceId: self.traceId,
-          start: self.vs,
-          end: self.ve,
-          selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
-          area: self.area ? { ...self.area } : null,
-          url: self.urlFor(),
-          search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
-        };
-      },
-      geometry() {
-        return { labelWidth: LABEL_W, rowHeight: ROW_H, trackPad: TRACK_PAD, groupHeight: GROUP_H, width: self.W, height: self.H };
-      },
-      tracks() {
-        return self.rows.map((r) => ({
-          kind: r.item.kind, key: r.item.key, title: r.item.title, subtitle: r.item.subtitle,
-          trackId: r.item.trackId ?? null, y: r.y, h: r.h,
-        }));
-      },
-      // The slice's rectangle in page (client) coordinates, if it is in the
-      // loaded data and on screen; else null.
-      sliceRect(id) {
-        if (!self.ready) return null;
-        const v = makeView(self.vs, self.ve, self.W);
-        const top = self.scroller.scrollTop;
-        let info = null;
-        const sel = self.selection;
-        if (sel && sel.kind === 'slice' && sel.id === id && sel.info) info = sel.info;
-        for (const t of self.byTrackId.values()) {
-          if (info) break;
-          const c = self.store.get(t);
-          if (!c || !c.data || !(t.kind === 'thread' || t.kind === 'async')) continue;
-          for (const D of c.data.depths) {
-            if (!D) continue;
-            const i = D.id.findIndex((x, j) => x === id && !D.merged[j]);
-            if (i >= 0) {
-              info = { ...sliceItem(c.data, D, i), track_id: t.trackId };
-              break;
-            }
-          }
-        }
-        if (!info) return null;
-        const b = self.sliceBox(info, v, top);
-        if (!b) return null;
-        const cr = self.canvas.getBoundingClientRect();
-        const x0 = Math.max(b.x, 0);
-        const x1 = Math.min(b.x + b.w, self.W);
-        if (x1 <= x0 || b.y + b.h < 0 || b.y > self.H) return null;
-        return { x: cr.left + x0, y: cr.top + b.y, width: x1 - x0, height: b.h };
-      },
-      setView(s, e) {
-        self.setView(s, e);
-      },
-      select(id) {
-        return self.selectSlice(id, { reveal: true });
-      },
-      perf: self.perf,
-      startRecording() {
-        self.perf.draws.length = 0;
-        self.perf.frames.length = 0;
-        self.perf.lastTs = 0;
-        self.perf.recording = true;
-      },
-      stopRecording() {
-        self.perf.recording = false;
-        return { draws: [...self.perf.draws], frames: [...self.perf.frames] };
-      },
-      dataStats() {
-        const st = self.store;
-        return st ? { requests: st.requests, bytes: st.bytes, errors: st.errors, lastError: st.lastError } : null;
-      },
-      forceDraw() {
-        const t0 = performance.now();
-        self.draw();
-        return performance.now() - t0;
-      },
-    };
-  }
 }
+
+// The keyboard help (?): every line here is an action of this page.
+const HELP = [
+  ['W / S', 'zoom in / out at the mouse (hold)'],
+  ['A / D', 'pan left / right (hold)'],
+  ['Ctrl + wheel', 'zoom at the mouse'],
+  ['drag', 'pan'],
+  ['Shift + drag', 'select an area on the tracks crossed'],
+  ['click a track name', 'add it to the area or remove it'],
+  ['F', 'fit the selection (or the whole trace)'],
+  ['/', 'search slices; Enter / Shift+Enter: next / previous hit'],
+  ['M', 'mark the selected slice\'s span (again: unmark)'],
+  ['Esc', 'clear the selection'],
+  ['?', 'this help'],
+];
+
+Object.assign(TimelinePage.prototype, inputMethods);
 
 export function sliceEnd(info, traceEnd) {
   return info.dur < 0 ? traceEnd : info.ts + info.dur;
 }
 
-function fmtValue(v) {
-  if (!Number.isFinite(v)) return String(v);
-  const a = Math.abs(v);
-  if (a >= 1e9) return (v / 1e9).toFixed(2).replace(/\.?0+$/, '') + ' G';
-  if (a >= 1e6) return (v / 1e6).toFixed(2).replace(/\.?0+$/, '') + ' M';
-  if (a >= 1e4) return (v / 1e3).toFixed(1).replace(/\.?0+$/, '') + ' k';
-  if (Number.isInteger(v)) return String(v);
-  return v.toPrecision(4);
-}
 
-function hoverLines(h, threadNames) {
-  const it = h.item;
-  switch (h.kind) {
-    case 'slice': {
-      const lines = [it.name, `${fmtDur(it.dur)}${it.category ? ' · ' + it.category : ''}`];
-      if (it.merged) lines.push(`${it.merged} slices merged here (shorter than a pixel): zoom in to see them`);
-      return lines;
-    }
-    case 'sched': {
-      const name = threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
-      return [`${name} ${it.tid}`, `pid ${it.pid} · ${fmtDur(it.dur)}${it.end_state ? ' · then ' + it.end_state : ''}`];
-    }
-    case 'log':
-      return [it.message, `pid ${it.pid} tid ${it.tid}`];
-    case 'counter':
-      return [h.track.title, fmtValue(Number(it.value)) + (it.merged ? ` (min ${fmtValue(Number(it.min))}, max ${fmtValue(Number(it.max))} over ${it.merged} points)` : '')];
-    default:
-      return [];
-  }
-}
 

@@ -5,17 +5,17 @@
 // process) of tracks, each with a height; layout() flattens what is expanded
 // into rows with a y position, which the labels (DOM) and the canvas share.
 
+export const LABEL_W = 250;     // the track labels' column
 export const ROW_H = 18;        // one nesting level of slices
 export const TRACK_PAD = 4;     // above and below the slice rows
 export const GROUP_H = 26;      // a process (group) header
 export const COUNTER_H = 46;
 export const CPU_H = 24;
 export const LOG_H = 24;
-export const MAX_ROWS = 10;     // slice rows shown until the track is expanded
 
+// Every depth is shown, as Perfetto does: a deep stack is never cut.
 function rowsOf(t) {
-  const all = (t.maxDepth ?? 0) + 1;
-  return t.expanded ? all : Math.min(all, MAX_ROWS);
+  return (t.maxDepth ?? 0) + 1;
 }
 
 export function trackHeight(t) {
@@ -38,8 +38,9 @@ export function visibleRows(t) {
   return rowsOf(t);
 }
 
+// Unnamed processes and threads are called by their ids, never "process".
 function pname(p) {
-  return p.name ? p.name : 'process';
+  return p.name ? p.name : `pid ${p.pid}`;
 }
 
 // Builds the groups from the /tracks reply. trace: the trace object.
@@ -74,13 +75,13 @@ export function buildTracks(tr, trace) {
   const many = processes.length > 12;
   for (const p of processes) {
     const g = {
-      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: 'pid ' + p.pid, pid: p.pid,
+      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: p.name ? 'pid ' + p.pid : '', pid: p.pid,
       collapsed: many, children: [],
     };
     for (const a of p.async_tracks || []) {
       add(g, {
         kind: 'async', key: 't:' + a.track_id, title: a.name || 'async', subtitle: a.category || '',
-        trackId: a.track_id, maxDepth: a.max_depth ?? 0, expanded: false, pid: p.pid,
+        trackId: a.track_id, maxDepth: a.max_depth ?? 0, pid: p.pid,
       });
     }
     for (const c of p.counter_tracks || []) {
@@ -94,8 +95,8 @@ export function buildTracks(tr, trace) {
     for (const th of p.threads || []) {
       if (th.track_id === null || th.track_id === undefined) continue;
       add(g, {
-        kind: 'thread', key: 't:' + th.track_id, title: th.name || 'thread', subtitle: 'tid ' + th.tid,
-        trackId: th.track_id, maxDepth: th.max_depth ?? 0, expanded: false, pid: p.pid, tid: th.tid,
+        kind: 'thread', key: 't:' + th.track_id, title: th.name || `tid ${th.tid}`, subtitle: th.name ? 'tid ' + th.tid : '',
+        trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid,
       });
     }
     if (g.children.length > 0) groups.push(g);
@@ -103,25 +104,42 @@ export function buildTracks(tr, trace) {
   return { groups, byTrackId, threadNames };
 }
 
-// Flattens the expanded groups into rows [{item, y, h}] and returns the
-// total height.
-export function layout(groups) {
+// Whether track t (or its group) matches the filter text (lower case).
+function matches(t, g, filter) {
+  if (!filter) return true;
+  return `${t.title} ${t.subtitle} ${g.title} ${g.subtitle}`.toLowerCase().includes(filter);
+}
+
+// Flattens the groups into rows [{item, y, h, pinned}] and returns the
+// total height and the pinned height. Pinned tracks come first (they stay
+// on top while the rest scrolls) and leave their group; collapsed groups
+// show their header only; with a filter, only the tracks whose name (or
+// process name) contains it, and the groups that keep a track.
+export function layout(groups, opts = {}) {
+  const filter = (opts.filter || '').trim().toLowerCase();
   const rows = [];
   let y = 0;
+  const place = (t, pinned) => {
+    t.y = y;
+    t.h = trackHeight(t);
+    t.visible = true;
+    t.pinned = pinned;
+    rows.push({ item: t, y, h: t.h, pinned });
+    y += t.h;
+  };
+  for (const g of groups) for (const t of g.children) if (t.pin && matches(t, g, filter)) place(t, true);
+  const pinnedHeight = y;
   for (const g of groups) {
+    const kids = g.children.filter((t) => !t.pin && matches(t, g, filter));
+    for (const t of g.children) if (!t.pin) t.visible = false;
+    if (filter && kids.length === 0) continue;
     g.y = y;
     rows.push({ item: g, y, h: GROUP_H });
     y += GROUP_H;
-    for (const t of g.children) {
-      t.y = y;
-      t.h = trackHeight(t);
-      t.visible = !g.collapsed;
-      if (g.collapsed) continue;
-      rows.push({ item: t, y, h: t.h });
-      y += t.h;
-    }
+    if (g.collapsed) continue;
+    for (const t of kids) place(t, false);
   }
-  return { rows, height: y };
+  return { rows, height: y, pinnedHeight };
 }
 
 // The row at content y (binary search over rows sorted by y), or null.

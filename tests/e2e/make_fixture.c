@@ -27,6 +27,17 @@
  * With --damaged, an end event with nothing open follows (unmatched_ends = 1),
  * so the viewer's diagnostics banner shows.
  *
+ * With --deep, another trace: process "deep-proc" (pid 300), thread
+ * "deep-main" (tid 301) with DEEP_STACKS stacks 25 deep; stack k starts at
+ * k * 1000 ns and its slice at depth d (0..23) is "s<k>_d<d>" over
+ * [k*1000 + 4d, k*1000 + 500 - 4d); depth 24 holds leaf_a [k*1000+100,
+ * +151), leaf_b [+160, +211) and leaf_c [+220, +300); cpu 0 runs tid 301
+ * over [k*1000, k*1000 + 500). Whole, the trace is
+ * 2 ms of stacks far under a pixel: the server summarises them.
+ *
+ * With --tiny, three slices "a" [0, 100), "b" [100, 200), "c" [200, 300)
+ * on one thread (pid 400, tid 401): a trace 300 ns long.
+ *
  * Build: cc -std=c11 -O2 -o build/make_fixture tests/e2e/make_fixture.c tests/fxt_writer.c
  * Exits 0, 1 on I/O error, 2 on usage.
  */
@@ -108,24 +119,66 @@ static void others(struct fxtw *w)
 	fxtw_instant(w, FXTW_TIDX(T_RENDER), FXTW_INL("gfx"), FXTW_INL("End"), 10 * MS, NULL, 0);
 }
 
+enum { DEEP_STACKS = 2000, DEEP_DEPTH = 24 };
+
+static void deep(struct fxtw *w)
+{
+	const struct fxtw_thr th = FXTW_TIDX(1);
+	char name[32];
+	uint64_t base;
+	int k;
+	int d;
+
+	fxtw_kernel_object(w, 1, FXTW_INL("deep-proc"), 300, NULL, 0);
+	fxtw_thread(w, 1, 300, 301);
+	for (k = 0; k < DEEP_STACKS; k++) {
+		base = (uint64_t)k * 1000;
+		for (d = 0; d < DEEP_DEPTH; d++) {
+			snprintf(name, sizeof(name), "s%d_d%d", k, d);
+			fxtw_begin(w, th, FXTW_INL("deep"), FXTW_INL(name), base + 4 * (uint64_t)d, NULL, 0);
+		}
+		fxtw_complete(w, th, FXTW_INL("deep"), FXTW_INL("leaf_a"), base + 100, base + 151, NULL, 0);
+		fxtw_complete(w, th, FXTW_INL("deep"), FXTW_INL("leaf_b"), base + 160, base + 211, NULL, 0);
+		fxtw_complete(w, th, FXTW_INL("deep"), FXTW_INL("leaf_c"), base + 220, base + 300, NULL, 0);
+		for (d = DEEP_DEPTH - 1; d >= 0; d--) {
+			snprintf(name, sizeof(name), "s%d_d%d", k, d);
+			fxtw_end(w, th, FXTW_INL("deep"), FXTW_INL(name), base + 500 - 4 * (uint64_t)d, NULL, 0);
+		}
+		/* cpu 0 runs tid 301 for the stack, then nothing (tid 0) */
+		fxtw_context_switch(w, 0, 3, base, 0, 301, NULL, 0);
+		fxtw_context_switch(w, 0, 3, base + 500, 301, 0, NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct fxtw w;
 	int damaged = argc == 3 && strcmp(argv[1], "--damaged") == 0;
+	int deep_only = argc == 3 && strcmp(argv[1], "--deep") == 0;
+	int tiny = argc == 3 && strcmp(argv[1], "--tiny") == 0;
 	int rc = 0;
 
-	if (argc != 2 && !damaged) {
-		fprintf(stderr, "usage: make_fixture [--damaged] OUT.fxt\n");
+	if (argc != 2 && !damaged && !deep_only && !tiny) {
+		fprintf(stderr, "usage: make_fixture [--damaged|--deep|--tiny] OUT.fxt\n");
 		return 2;
 	}
 	fxtw_init(&w, 0);
 	fxtw_magic(&w);
 	fxtw_provider_info(&w, 1, "fixture");
 	fxtw_init_record(&w, 1000000000);
-	names(&w);
-	main_thread(&w);
-	worker_thread(&w);
-	others(&w);
+	if (deep_only) {
+		deep(&w);
+	} else if (tiny) {
+		fxtw_thread(&w, 1, 400, 401);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("a"), 0, 100, NULL, 0);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("b"), 100, 200, NULL, 0);
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("t"), FXTW_INL("c"), 200, 300, NULL, 0);
+	} else {
+		names(&w);
+		main_thread(&w);
+		worker_thread(&w);
+		others(&w);
+	}
 	if (damaged)
 		fxtw_end(&w, FXTW_TIDX(T_RENDER), FXTW_INL("gfx"), FXTW_INL("Stray"), 9500000, NULL, 0);
 	if (fxtw_save(&w, argv[argc - 1]) != 0) {

@@ -23,6 +23,7 @@ const MS = 1000000;
 const XSS_SLICE = '<img src=x onerror=alert(1)>';
 const XSS_FILE = '<img src=x onerror=alert(2)>.fxt';
 const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+const E2E_ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
 
 let server;
 let browser;
@@ -68,6 +69,7 @@ describe('viewer', { timeout: 180000 }, () => {
     browser = await launchBrowser();
     page = watch(await browser.context.newPage());
     fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.mkdirSync(E2E_ARTIFACTS, { recursive: true });
   });
 
   after(async () => {
@@ -244,7 +246,7 @@ describe('viewer', { timeout: 180000 }, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'timeline-xss.png') });
   });
 
-  it('aggregates an area selection by name, sortable', async () => {
+  it('aggregates an area selection on the tracks it crosses, clipped to the range, sortable', async () => {
     await page.goto(`${server.url}/?trace=${ids.fixture}&start=0&end=${10 * MS}`);
     await waitIdle(page);
     const canvas = await page.locator('canvas.tl-canvas').boundingBox();
@@ -260,18 +262,73 @@ describe('viewer', { timeout: 180000 }, () => {
     await waitIdle(page);
     const st = await page.evaluate(() => window.__viewer.state());
     assert.ok(st.area && Math.abs(st.area.start - 0.2 * MS) < 0.05 * MS && Math.abs(st.area.end - 9.9 * MS) < 0.05 * MS);
-    const table = page.locator('section.panel table.stats');
+    const renderId = (await page.evaluate(() => window.__viewer.tracks().find((t) => t.title === 'render-main'))).trackId;
+    assert.deepEqual(st.area.tracks, [renderId], 'only the track the drag crossed');
+    // exact figures: put the range at known places
+    await page.evaluate(() => {
+      const s = window.__viewer.state();
+      window.__viewer.setArea(200000, 9900000, s.area.tracks);
+    });
+    await waitIdle(page);
+    const table = page.locator('section.panel table.area-table');
     await table.waitFor();
     const rowOf = async (name) => table.locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: new RegExp(`^${name}$`) }) }).innerText();
-    assert.match(await rowOf('Frame'), /^Frame\s+gfx\s+10\s+4 ms\s+400 µs\s+400 µs$/);
-    assert.match(await rowOf('KnownSlice'), /^KnownSlice\s+test\s+1\s+2 ms/);
-    // sort by count, descending: Frame (10) first
+    // Frame 0 [0, 0.4 ms) counts 0.2 ms of itself; nine more count 0.4 ms each
+    assert.match(await rowOf('Frame'), /^Frame\s+10\s+3.8 ms\s+3.8 ms\s+380 µs\s+400 µs$/);
+    assert.equal(await table.locator('tbody tr').count(), 1, 'nothing from the other tracks');
+    // a click on main-thread's label adds it: Outer [0, 8 ms) counts 7.8 ms,
+    // 3.8 ms of it its own; KnownSlice 2 ms, 1.5 ms of it its own
+    await page.locator('.label[data-key]').filter({ hasText: 'main-thread' }).click();
+    await waitIdle(page);
+    await table.locator('tbody tr', { hasText: 'KnownSlice' }).waitFor();
+    assert.match(await rowOf('Outer'), /^Outer\s+1\s+7.8 ms\s+3.8 ms\s+7.8 ms\s+7.8 ms$/);
+    assert.match(await rowOf('KnownSlice'), /^KnownSlice\s+1\s+2 ms\s+1.5 ms\s+2 ms\s+2 ms$/);
+    // sort by count, descending: Frame (10) first; by name, ascending
     await table.locator('th', { hasText: 'Count' }).click();
     assert.match(await table.locator('tbody tr').first().innerText(), /^Frame/);
     await table.locator('th', { hasText: 'Name' }).click();
     const first = await table.locator('tbody tr td:first-child').allTextContents();
     assert.deepEqual(first, [...first].sort((a, b) => a.localeCompare(b)), 'sorted by name, ascending');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'timeline-area.png') });
+    // a click on a name lists its slices; a click on one selects it
+    await table.locator('tbody tr', { hasText: 'Frame' }).click();
+    await page.locator('.area-slices .slice-link').first().waitFor();
+    assert.equal(await page.locator('.area-slices .slice-link').count(), 10);
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'area-selection.png') });
+    // the URL keeps the tracks
+    await page.waitForFunction(() => location.search.includes('tracks='));
+    await page.locator('.area-slices .slice-link').first().click();
+    await waitIdle(page);
+    assert.equal((await page.evaluate(() => window.__viewer.state())).selection.kind, 'slice');
+  });
+
+  it('draws the flame graph of an area; hover tells total and self; a click zooms', async () => {
+    const main = (await page.evaluate(() => window.__viewer.tracks().find((t) => t.title === 'main-thread'))).trackId;
+    await page.evaluate((t) => window.__viewer.setArea(200000, 9900000, [t]), main);
+    await waitIdle(page);
+    await page.locator('section.panel .tab[data-tab="flame"]').click();
+    await waitIdle(page);
+    const boxes = await page.evaluate(() => window.__viewer.flameBoxes());
+    const outer = boxes.find((b) => b.name === 'Outer');
+    const known = boxes.find((b) => b.name === 'KnownSlice');
+    assert.ok(outer && known, JSON.stringify(boxes));
+    assert.equal(outer.depth, 0);
+    assert.equal(known.depth, 1);
+    assert.ok(Math.abs(known.w / outer.w - 2 / 7.8) < 0.01, 'width is time in range');
+    await page.mouse.move(known.x + known.w / 2, known.y + 8);
+    const tip = page.locator('.flame-tip');
+    await tip.waitFor({ state: 'visible' });
+    const text = await tip.innerText();
+    assert.match(text, /KnownSlice/);
+    assert.match(text, /total 2 ms/);
+    assert.match(text, /self 1.5 ms/);
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'flame-graph.png') });
+    await page.mouse.click(known.x + known.w / 2, known.y + 8);
+    const zoomed = await page.evaluate(() => window.__viewer.flameBoxes());
+    const k2 = zoomed.find((b) => b.name === 'KnownSlice');
+    const child = zoomed.find((b) => b.name === 'ChildA');
+    assert.ok(Math.abs(k2.w - outer.w) < 2, 'the zoomed frame fills the width');
+    assert.ok(Math.abs(child.w / k2.w - 0.25) < 0.01, 'ChildA is a quarter of KnownSlice');
+    assert.equal(zoomed.find((b) => b.name === 'After'), undefined, 'siblings leave');
   });
 
   it('shows the diagnostics banner for a damaged trace', async () => {

@@ -2,6 +2,7 @@
 // that function names are missing and takes the symbol map right there;
 // afterwards the slices carry the functions' names.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -59,6 +60,52 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     assert.ok(trace.body.symbols.named > 0, JSON.stringify(trace.body.symbols));
     const afterSearch = await json(`${server.url}/api/traces/${id}/search?q=fn%23`);
     assert.ok(afterSearch.body.slices.length < before.body.slices.length, 'named functions are no longer fn#<id>');
+    await page.close();
+  });
+
+  it('opens an XRay trace on the region with activity; the axis never shows a negative zero', async () => {
+    // v5.xray: one call over the whole 2.1 s trace around a burst of calls in its first microsecond
+    const up = await json(server.url + '/api/traces?name=burst&wait=1', { method: 'POST', body: fs.readFileSync(LOG) });
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}/?trace=${up.body.id}`);
+    await waitIdle(page);
+    const st = await page.evaluate(() => window.__viewer.state());
+    assert.ok(st.start >= up.body.start_ns, JSON.stringify(st));
+    assert.ok(st.end - st.start < 10000, `opens on the burst, not on the whole 2.1 s: ${st.start}..${st.end}`);
+    // the burst: calls at 502, 510 and 511..515 ns on the first thread
+    assert.ok(st.start <= 502 && st.end >= 515, `the burst is in view: ${st.start}..${st.end}`);
+    assert.doesNotMatch(await page.locator('.span-label').innerText(), /-0\b/);
+    await page.close();
+  });
+
+  it('shows a real clang-instrumented program\'s trace by name, on its activity', async (t) => {
+    if (!fs.existsSync('/usr/bin/clang')) {
+      t.skip('clang is missing (apt-get install -y clang llvm libclang-rt-dev)');
+      return;
+    }
+    const demo = path.join(work, 'demo');
+    execFileSync('clang', ['-O2', '-g', '-fxray-instrument', '-fxray-instruction-threshold=1', '-o', demo,
+      path.join(ROOT, 'tests', 'xray', 'demo.c'), '-lpthread']);
+    execFileSync(demo, ['300', 'func_duration_threshold_us=0'], {
+      env: { ...process.env, XRAY_OPTIONS: `patch_premain=false xray_mode=xray-fdr verbosity=0 xray_logfile_base=${work}/demo-` },
+      stdio: 'ignore',
+    });
+    const log = fs.readdirSync(work).find((f) => f.startsWith('demo-'));
+    const form = new FormData();
+    form.append('file', new Blob([fs.readFileSync(path.join(work, log))]), 'demo.xray');
+    form.append('binary', new Blob([fs.readFileSync(demo)]), 'demo');
+    const up = await json(server.url + '/api/traces?name=demo&wait=1', { method: 'POST', body: form });
+    assert.equal(up.status, 201, JSON.stringify(up.body));
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}/?trace=${up.body.id}`);
+    await waitIdle(page);
+    const st = await page.evaluate(() => window.__viewer.state());
+    assert.ok(st.start >= up.body.start_ns && st.end <= up.body.end_ns, 'inside the trace');
+    const titles = (await page.evaluate(() => window.__viewer.tracks())).map((r) => r.title);
+    assert.ok(!titles.includes('process') && !titles.includes('thread'), 'no track is called "process" or "thread": ' + titles);
+    const axis = await page.evaluate(() => document.querySelector('.span-label').textContent);
+    assert.doesNotMatch(axis, /-0\b/);
+    await page.screenshot({ path: path.join(ROOT, 'build', 'e2e-artifacts', 'xray-trace.png') });
     await page.close();
   });
 });

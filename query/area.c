@@ -1,0 +1,442 @@
+/*
+ * Area selection: the slices of chosen tracks inside a time range, every
+ * figure clipped to the range.
+ *
+ * qry_area_scan walks the slices of each track that overlap [start, end]
+ * depth by depth (slices are stored in (track, depth, ts) order: each depth
+ * is an id range in which ts never decreases, so a binary search on ids
+ * finds the part that can overlap, however big the track) and hands each to a visitor with its clipped wall time
+ * and the tag its visitor gave the slice's parent; the parent of a slice in
+ * the range is in the range too and was visited one depth earlier. The
+ * per-name aggregate (qry_area) and the flame graph (flame.c) are visitors.
+ */
+#include "query.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int area_fail(struct qry_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* (slice id, tag) of one depth, ids ascending. */
+struct tagged {
+	int64_t *id;
+	int32_t *tag;
+	size_t n, cap;
+};
+
+static int tagged_push(struct tagged *t, int64_t id, int32_t tag)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		int64_t *ids = realloc(t->id, cap * sizeof(*ids));
+		int32_t *tags;
+
+		if (ids == NULL)
+			return -1;
+		t->id = ids;
+		tags = realloc(t->tag, cap * sizeof(*tags));
+		if (tags == NULL)
+			return -1;
+		t->tag = tags;
+		t->cap = cap;
+	}
+	t->id[t->n] = id;
+	t->tag[t->n] = tag;
+	t->n++;
+	return 0;
+}
+
+/* The tag of slice id in t, or -1. */
+static int32_t tagged_find(const struct tagged *t, int64_t id)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->id[lo] == id ? t->tag[lo] : -1;
+}
+
+static void tagged_free(struct tagged *t)
+{
+	free(t->id);
+	free(t->tag);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The trace's last time, where unterminated slices end. */
+static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	rc = sqlite3_step(st);
+	*end = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return QRY_OK;
+}
+
+/* The statements of one scan and what it reports to. */
+struct scan {
+	sqlite3 *db;
+	sqlite3_stmt *depths, *probe, *range;
+	int64_t start, end, trace_end;
+	qry_area_visit fn;
+	void *ctx;
+	struct tagged prev, cur; /* the last depth's slices and this one's */
+};
+
+/* The first id in [lo, hi] whose ts >= t (ts never decreases over a depth's
+ * ids), hi + 1 if none; -1 when the database fails. */
+static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
+{
+	int64_t a = lo, b = hi + 1;
+
+	while (a < b) {
+		int64_t mid = a + (b - a) / 2;
+
+		sqlite3_reset(sc->probe);
+		sqlite3_bind_int64(sc->probe, 1, mid);
+		if (sqlite3_step(sc->probe) != SQLITE_ROW)
+			return -1;
+		if (sqlite3_column_int64(sc->probe, 0) < t)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* Visits the slices of one depth overlapping the range, whose ids are
+ * [first, last]: only those starting in [start - max_dur, end] can. */
+static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t first, int64_t last, int64_t max_dur)
+{
+	int64_t from = sc->start > INT64_MIN + max_dur ? sc->start - max_dur : INT64_MIN;
+	int64_t lo = first_at(sc, first, last, from);
+	int64_t past = lo < 0 || sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
+	int rc;
+
+	if (lo < 0 || past < 0)
+		return SQLITE_ERROR;
+	sqlite3_reset(sc->range);
+	sqlite3_bind_int64(sc->range, 1, lo);
+	sqlite3_bind_int64(sc->range, 2, past - 1);
+	sqlite3_bind_int64(sc->range, 3, sc->start);
+	sqlite3_bind_int64(sc->range, 4, sc->end);
+	while ((rc = sqlite3_step(sc->range)) == SQLITE_ROW) {
+		struct qry_area_slice s;
+		int64_t e, a, b;
+		int32_t tag;
+
+		s.id = sqlite3_column_int64(sc->range, 0);
+		s.ts = sqlite3_column_int64(sc->range, 1);
+		s.dur = sqlite3_column_int64(sc->range, 2);
+		s.name_id = sqlite3_column_int64(sc->range, 3);
+		s.depth = depth;
+		s.track = track;
+		e = s.dur < 0 ? sc->trace_end : s.ts + s.dur;
+		a = s.ts > sc->start ? s.ts : sc->start;
+		b = e < sc->end ? e : sc->end;
+		s.wall = b > a ? b - a : 0;
+		s.parent_tag = sqlite3_column_type(sc->range, 4) == SQLITE_NULL
+				       ? -1
+				       : tagged_find(&sc->prev, sqlite3_column_int64(sc->range, 4));
+		tag = sc->fn(sc->ctx, &s);
+		if (tag < -1 || tagged_push(&sc->cur, s.id, tag) != 0)
+			return SQLITE_NOMEM;
+	}
+	return rc;
+}
+
+/* Every depth of the track, parents' depth first. */
+static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
+{
+	int64_t last_depth = -2;
+	int rc;
+
+	sqlite3_reset(sc->depths);
+	sqlite3_bind_int64(sc->depths, 1, track);
+	while ((rc = sqlite3_step(sc->depths)) == SQLITE_ROW) {
+		int64_t depth = sqlite3_column_int64(sc->depths, 0);
+		struct tagged tmp = sc->prev;
+
+		sc->prev = sc->cur;
+		sc->cur = tmp;
+		sc->cur.n = 0;
+		if (depth != last_depth + 1)
+			sc->prev.n = 0; /* a gap in depths: no parents known */
+		last_depth = depth;
+		rc = scan_depth(sc, track, depth, sqlite3_column_int64(sc->depths, 1), sqlite3_column_int64(sc->depths, 2),
+				sqlite3_column_int64(sc->depths, 3));
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sc->prev.n = sc->cur.n = 0;
+	if (rc == SQLITE_NOMEM)
+		return area_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+	if (rc != SQLITE_DONE)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+	return QRY_OK;
+}
+
+static int prep_all(struct scan *sc, struct qry_error *err)
+{
+	static const char depths[] =
+		"SELECT depth, first_id, last_id, max_dur FROM track_depths WHERE track_id = ? ORDER BY depth";
+	static const char probe[] = "SELECT ts FROM slices WHERE id = ?";
+	static const char range[] = "SELECT id, ts, dur, name_id, parent_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
+				    "AND ts <= ?4 AND (dur < 0 OR ts + dur >= ?3) ORDER BY id";
+
+	if (sqlite3_prepare_v2(sc->db, depths, -1, &sc->depths, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, probe, -1, &sc->probe, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+	return QRY_OK;
+}
+
+int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
+		  qry_area_visit fn, void *ctx, struct qry_error *err)
+{
+	struct scan sc = { 0 };
+	size_t i;
+	int rc;
+
+	if (end < start)
+		return area_fail(err, QRY_EINVAL, "the range ends before it starts");
+	sc.db = db;
+	sc.start = start;
+	sc.end = end;
+	sc.fn = fn;
+	sc.ctx = ctx;
+	if ((rc = area_trace_end(db, &sc.trace_end, err)) == QRY_OK)
+		rc = prep_all(&sc, err);
+	for (i = 0; i < ntracks && rc == QRY_OK; i++)
+		rc = scan_track(&sc, tracks[i], err);
+	sqlite3_finalize(sc.depths);
+	sqlite3_finalize(sc.probe);
+	sqlite3_finalize(sc.range);
+	tagged_free(&sc.prev);
+	tagged_free(&sc.cur);
+	return rc;
+}
+
+/* ---- the per-name table -------------------------------------------------- */
+
+struct name_row {
+	int64_t name_id;
+	int64_t count, wall, self, max;
+};
+
+struct area_ctx {
+	struct name_row *rows; /* open addressing on name_id */
+	size_t cap, used;
+	int64_t name_filter; /* -1: every name */
+	struct jbuf *list;   /* the slices of name_filter, when listing */
+	uint32_t limit, listed;
+	int truncated, oom;
+};
+
+static struct name_row *row_get(struct area_ctx *a, int64_t name_id)
+{
+	size_t i;
+
+	if (a->used * 2 >= a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256, j;
+		struct name_row *rows = calloc(cap, sizeof(*rows));
+
+		if (rows == NULL)
+			return NULL;
+		for (j = 0; j < a->cap; j++) {
+			if (a->rows[j].count == 0 && a->rows[j].name_id == 0)
+				continue;
+			for (i = (size_t)a->rows[j].name_id * 2654435761u & (cap - 1); rows[i].count || rows[i].name_id;
+			     i = (i + 1) & (cap - 1))
+				;
+			rows[i] = a->rows[j];
+		}
+		free(a->rows);
+		a->rows = rows;
+		a->cap = cap;
+	}
+	for (i = (size_t)name_id * 2654435761u & (a->cap - 1); a->rows[i].count || a->rows[i].name_id;
+	     i = (i + 1) & (a->cap - 1)) {
+		if (a->rows[i].name_id == name_id)
+			return &a->rows[i];
+	}
+	a->rows[i].name_id = name_id;
+	a->used++;
+	return &a->rows[i];
+}
+
+/* Tags are the name rows' name ids, which fit: string ids are row numbers. */
+static int32_t area_visit(void *ctx, const struct qry_area_slice *s)
+{
+	struct area_ctx *a = ctx;
+	struct name_row *r;
+
+	if (a->list != NULL) {
+		if (s->name_id == a->name_filter) {
+			if (a->listed == a->limit) {
+				a->truncated = 1;
+			} else {
+				a->listed++;
+				jb_obj(a->list);
+				jb_key(a->list, "id");
+				jb_i64(a->list, s->id);
+				jb_key(a->list, "track_id");
+				jb_i64(a->list, s->track);
+				jb_key(a->list, "ts");
+				jb_i64(a->list, s->ts);
+				jb_key(a->list, "dur");
+				jb_i64(a->list, s->dur);
+				jb_key(a->list, "depth");
+				jb_i64(a->list, s->depth);
+				jb_key(a->list, "wall");
+				jb_i64(a->list, s->wall);
+				jb_obj_end(a->list);
+			}
+		}
+		return 0;
+	}
+	if (s->parent_tag >= 0) {
+		struct name_row *p = row_get(a, s->parent_tag);
+
+		if (p == NULL)
+			return -2;
+		p->self -= s->wall;
+	}
+	if ((r = row_get(a, s->name_id)) == NULL)
+		return -2;
+	r->count++;
+	r->wall += s->wall;
+	r->self += s->wall;
+	if (s->wall > r->max)
+		r->max = s->wall;
+	return s->name_id > INT32_MAX ? -1 : (int32_t)s->name_id;
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct name_row *a = x, *b = y;
+
+	if (a->wall != b->wall)
+		return a->wall > b->wall ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < a->cap; i++)
+		if (a->rows[i].count > 0)
+			a->rows[n++] = a->rows[i];
+	if (n > 1)
+		qsort(a->rows, n, sizeof(*a->rows), row_cmp);
+	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	jb_obj(out);
+	jb_key(out, "names");
+	jb_arr(out);
+	for (i = 0; i < n && i < a->limit; i++) {
+		const struct name_row *r = &a->rows[i];
+		int rc;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, r->name_id);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		}
+		jb_obj(out);
+		jb_key(out, "name");
+		jb_str(out, rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : "");
+		jb_key(out, "count");
+		jb_i64(out, r->count);
+		jb_key(out, "wall");
+		jb_i64(out, r->wall);
+		jb_key(out, "self");
+		jb_i64(out, r->self);
+		jb_key(out, "avg");
+		jb_dbl(out, (double)r->wall / (double)r->count);
+		jb_key(out, "max");
+		jb_i64(out, r->max);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, n > a->limit);
+	jb_obj_end(out);
+	sqlite3_finalize(st);
+	return QRY_OK;
+}
+
+/* The name's string id, or QRY_ENOTFOUND-free -1 when no slice has it. */
+static int name_lookup(sqlite3 *db, const char *name, int64_t *id, struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE str = ? LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return QRY_OK;
+}
+
+int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, const char *name,
+	     struct jbuf *out, struct qry_error *err)
+{
+	struct area_ctx a = { 0 };
+	int rc;
+
+	a.limit = w->limit;
+	if (name != NULL) {
+		if ((rc = name_lookup(db, name, &a.name_filter, err)) != QRY_OK)
+			return rc;
+		a.list = out;
+		jb_obj(out);
+		jb_key(out, "slices");
+		jb_arr(out);
+		if (a.name_filter >= 0 &&
+		    (rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, area_visit, &a, err)) != QRY_OK)
+			return rc;
+		jb_arr_end(out);
+		jb_key(out, "truncated");
+		jb_bool(out, a.truncated);
+		jb_obj_end(out);
+		return QRY_OK;
+	}
+	rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, area_visit, &a, err);
+	if (rc == QRY_OK)
+		rc = put_names(db, &a, out, err);
+	free(a.rows);
+	return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * Flame graph of an area selection: the call stacks of the chosen tracks
+ * inside [start, end], merged by name path (root name, child name, ...).
+ * A node's total is the wall time its slices spend inside the range, its
+ * self the total less its children's totals. Built in one pass over the
+ * slices (qry_area_scan): each slice is tagged with its node, so a child
+ * finds its path through the parent's tag.
+ */
+#include "query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Frames narrower than 1/FLAME_MIN_PARTS of the selection's time are left out. */
+enum { FLAME_MIN_PARTS = 20000 };
+
+struct fnode {
+	int64_t name_id;
+	int32_t parent; /* -1: a root */
+	int32_t depth;
+	int64_t total, count, child_total;
+};
+
+struct flame {
+	struct fnode *node;
+	size_t n, cap;
+	int32_t *slot; /* open addressing on (parent, name_id): node index + 1 */
+	size_t slots;
+	size_t max_nodes;
+	int truncated;
+};
+
+static size_t slot_of(int32_t parent, int64_t name_id, size_t mask)
+{
+	uint64_t h = (uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull ^ (uint64_t)name_id * 0xC2B2AE3D27D4EB4Full;
+
+	return (size_t)(h ^ h >> 29) & mask;
+}
+
+static int flame_grow(struct flame *f)
+{
+	size_t slots = f->slots ? f->slots * 2 : 1024, i, j;
+	int32_t *slot = calloc(slots, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	for (i = 0; i < f->n; i++) {
+		for (j = slot_of(f->node[i].parent, f->node[i].name_id, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
+			;
+		slot[j] = (int32_t)i + 1;
+	}
+	free(f->slot);
+	f->slot = slot;
+	f->slots = slots;
+	return 0;
+}
+
+/* The node of name under parent, made if new; -1 when full, -2 on oom. */
+static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
+{
+	size_t j;
+
+	if ((f->n + 1) * 2 > f->slots && flame_grow(f) != 0)
+		return -2;
+	for (j = slot_of(parent, name_id, f->slots - 1); f->slot[j]; j = (j + 1) & (f->slots - 1)) {
+		const struct fnode *nd = &f->node[f->slot[j] - 1];
+
+		if (nd->parent == parent && nd->name_id == name_id)
+			return f->slot[j] - 1;
+	}
+	if (f->n == f->max_nodes) {
+		f->truncated = 1;
+		return -1;
+	}
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 1024;
+		struct fnode *nodes = realloc(f->node, cap * sizeof(*nodes));
+
+		if (nodes == NULL)
+			return -2;
+		f->node = nodes;
+		f->cap = cap;
+	}
+	f->node[f->n] = (struct fnode){ name_id, parent, parent < 0 ? 0 : f->node[parent].depth + 1, 0, 0, 0 };
+	f->slot[j] = (int32_t)f->n + 1;
+	return (int32_t)f->n++;
+}
+
+static int32_t flame_visit(void *ctx, const struct qry_area_slice *s)
+{
+	struct flame *f = ctx;
+	int32_t node;
+
+	/* a slice whose parent is outside the graph (cut) starts no path */
+	if (s->depth > 0 && s->parent_tag < 0)
+		return -1;
+	node = flame_node(f, s->depth > 0 ? s->parent_tag : -1, s->name_id);
+	if (node < 0)
+		return node == -2 ? -2 : -1;
+	f->node[node].total += s->wall;
+	f->node[node].count++;
+	if (f->node[node].parent >= 0)
+		f->node[f->node[node].parent].child_total += s->wall;
+	return node;
+}
+
+/* Names by string id, looked up once each (a direct-mapped cache). */
+struct name_cache {
+	int64_t id[4096];
+	char *str[4096];
+};
+
+static const char *name_get(struct name_cache *nc, sqlite3_stmt *st, int64_t id, int *step)
+{
+	size_t k = (size_t)id & 4095;
+	const unsigned char *s;
+
+	*step = SQLITE_ROW;
+	if (nc->str[k] != NULL && nc->id[k] == id)
+		return nc->str[k];
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, id);
+	*step = sqlite3_step(st);
+	s = *step == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+	free(nc->str[k]);
+	nc->str[k] = strdup(s != NULL ? (const char *)s : "");
+	nc->id[k] = id;
+	if (*step == SQLITE_DONE)
+		*step = SQLITE_ROW;
+	return nc->str[k] != NULL ? nc->str[k] : "";
+}
+
+static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struct qry_error *err)
+{
+	struct name_cache *nc = calloc(1, sizeof(*nc));
+	sqlite3_stmt *st = NULL;
+	int64_t all = 0;
+	size_t i, hidden = 0;
+	int rc = QRY_OK;
+
+	if (nc == NULL) {
+		err->code = QRY_ENOMEM;
+		snprintf(err->msg, sizeof(err->msg), "out of memory while writing the flame graph");
+		return QRY_ENOMEM;
+	}
+	for (i = 0; i < f->n; i++)
+		if (f->node[i].parent < 0)
+			all += f->node[i].total;
+
+	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+		err->code = QRY_EDB;
+		snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		free(nc);
+		return QRY_EDB;
+	}
+	jb_obj(out);
+	jb_key(out, "nodes");
+	jb_arr(out);
+	for (i = 0; i < f->n; i++) {
+		const struct fnode *nd = &f->node[i];
+		const char *name;
+		int step;
+
+		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range (and so are its children) */
+		if (nd->total * FLAME_MIN_PARTS < all) {
+			hidden++;
+			continue;
+		}
+		name = name_get(nc, st, nd->name_id, &step);
+		if (step != SQLITE_ROW) {
+			err->code = rc = QRY_EDB;
+			snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read: %s", sqlite3_errmsg(db));
+			break;
+		}
+		jb_obj(out);
+		jb_key(out, "id");
+		jb_i64(out, (int64_t)i);
+		jb_key(out, "parent");
+		jb_i64(out, nd->parent);
+		jb_key(out, "depth");
+		jb_i64(out, nd->depth);
+		jb_key(out, "name");
+		jb_str(out, name);
+		jb_key(out, "total");
+		jb_i64(out, nd->total);
+		jb_key(out, "self");
+		jb_i64(out, nd->total - nd->child_total);
+		jb_key(out, "count");
+		jb_i64(out, nd->count);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "hidden");
+	jb_u64(out, hidden);
+	jb_key(out, "truncated");
+	jb_bool(out, f->truncated);
+	jb_obj_end(out);
+	sqlite3_finalize(st);
+	for (i = 0; i < 4096; i++)
+		free(nc->str[i]);
+	free(nc);
+	return rc;
+}
+
+int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, struct jbuf *out,
+	      struct qry_error *err)
+{
+	struct flame f = { 0 };
+	int rc;
+
+	f.max_nodes = w->limit;
+	rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
+	if (rc == QRY_OK)
+		rc = put_flame(db, &f, out, err);
+	free(f.node);
+	free(f.slot);
+	return rc;
+}

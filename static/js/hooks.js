@@ -1,0 +1,118 @@
+// window.__viewer: what the browser tests and the viewer benchmark read and
+// drive (state, geometry, tracks, what is drawn where, timing records).
+// Nothing in the drawing path calls into this module.
+
+import { makeView, sliceItem } from './render.js';
+import { GROUP_H, LABEL_W, ROW_H, TRACK_PAD } from './tracks.js';
+
+export function exposeHooks(self) {
+  window.__viewer = {
+    page: 'timeline',
+    get ready() {
+      return self.ready;
+    },
+    // true when nothing is loading and nothing waits to be drawn
+    idle() {
+      return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
+        !self.search.loading && !self.areaLoading && self.held.size === 0;
+    },
+    state() {
+      const sel = self.selection;
+      return {
+        traceId: self.traceId,
+        start: self.vs,
+        end: self.ve,
+        selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
+        area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
+        marks: self.marks.map((m) => ({ ...m })),
+        url: self.urlFor(),
+        search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
+      };
+    },
+    geometry() {
+      return { labelWidth: LABEL_W, rowHeight: ROW_H, trackPad: TRACK_PAD, groupHeight: GROUP_H, width: self.W, height: self.H };
+    },
+    tracks() {
+      return self.rows.map((r) => ({
+        kind: r.item.kind, key: r.item.key, title: r.item.title, subtitle: r.item.subtitle,
+        trackId: r.item.trackId ?? null, y: r.y, h: r.h, pinned: !!r.pinned, top: self.rowTop(r),
+      }));
+    },
+    // The slice's rectangle in page (client) coordinates, if it is in the
+    // loaded data and on screen; else null.
+    sliceRect(id) {
+      if (!self.ready) return null;
+      const v = makeView(self.vs, self.ve, self.W);
+      const top = self.scroller.scrollTop;
+      let info = null;
+      const sel = self.selection;
+      if (sel && sel.kind === 'slice' && sel.id === id && sel.info) info = sel.info;
+      for (const t of self.byTrackId.values()) {
+        if (info) break;
+        const c = self.store.get(t);
+        if (!c || !c.data || !(t.kind === 'thread' || t.kind === 'async')) continue;
+        for (const D of c.data.depths) {
+          if (!D) continue;
+          const i = D.id.findIndex((x, j) => x === id && !D.merged[j]);
+          if (i >= 0) {
+            info = { ...sliceItem(c.data, D, i), track_id: t.trackId };
+            break;
+          }
+        }
+      }
+      if (!info) return null;
+      const b = self.sliceBox(info, v, top);
+      if (!b) return null;
+      const cr = self.canvas.getBoundingClientRect();
+      const x0 = Math.max(b.x, 0);
+      const x1 = Math.min(b.x + b.w, self.W);
+      if (x1 <= x0 || b.y + b.h < 0 || b.y > self.H) return null;
+      return { x: cr.left + x0, y: cr.top + b.y, width: x1 - x0, height: b.h };
+    },
+    setView(s, e) {
+      self.setView(s, e);
+    },
+    // What the timeline shows at page point (x, y): a slice (or a
+    // summary) with its name, depth and merged count, or null.
+    hit(x, y) {
+      const cr = self.canvas.getBoundingClientRect();
+      const h = self.hitTest(x - cr.left, y - cr.top);
+      if (!h || h.kind !== 'slice') return null;
+      const s = h.item;
+      return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };
+    },
+    setArea(s, e, tracks) {
+      self.setArea(s, e, tracks);
+    },
+    // The flame graph's frames as drawn: {name, depth, x, y, w} in page px.
+    flameBoxes() {
+      const f = self.details.area.flame;
+      if (!f) return [];
+      const r = f.canvas.getBoundingClientRect();
+      return f.boxes.filter((b) => b.node).map((b) => ({ name: b.node.name, depth: b.node.depth, x: r.left + b.x, y: r.top + b.y, w: b.w }));
+    },
+    select(id) {
+      return self.selectSlice(id, { reveal: true });
+    },
+    perf: self.perf,
+    startRecording() {
+      self.perf.draws.length = 0;
+      self.perf.frames.length = 0;
+      self.perf.lastTs = 0;
+      self.perf.recording = true;
+    },
+    stopRecording() {
+      self.perf.recording = false;
+      return { draws: [...self.perf.draws], frames: [...self.perf.frames] };
+    },
+    dataStats() {
+      const st = self.store;
+      return st ? { requests: st.requests, bytes: st.bytes, errors: st.errors, lastError: st.lastError } : null;
+    },
+    forceDraw() {
+      const t0 = performance.now();
+      self.draw();
+      return performance.now() - t0;
+    },
+  };
+}
