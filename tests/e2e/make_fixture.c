@@ -32,7 +32,8 @@
  * k * 1000 ns and its slice at depth d (0..23) is "s<k>_d<d>" over
  * [k*1000 + 4d, k*1000 + 500 - 4d); depth 24 holds leaf_a [k*1000+100,
  * +151), leaf_b [+160, +211) and leaf_c [+220, +300); cpu 0 runs tid 301
- * over [k*1000, k*1000 + 500). Whole, the trace is
+ * over [k*1000, +200) and [+350, +500), tid 302 over [+200, +350). Whole,
+ * the trace is
  * 2 ms of stacks far under a pixel: the server summarises them.
  *
  * With --tiny, three slices "a" [0, 100), "b" [100, 200), "c" [200, 300)
@@ -144,8 +145,12 @@ static void deep(struct fxtw *w)
 			snprintf(name, sizeof(name), "s%d_d%d", k, d);
 			fxtw_end(w, th, FXTW_INL("deep"), FXTW_INL(name), base + 500 - 4 * (uint64_t)d, NULL, 0);
 		}
-		/* cpu 0 runs tid 301 for the stack, then nothing (tid 0) */
+		/* cpu 0 runs tid 301 for the stack, lends the cpu to 302 for a
+		 * while, then nothing (tid 0): 6000 runs, more than the server
+		 * sends as an exact list, so the whole view summarises them */
 		fxtw_context_switch(w, 0, 3, base, 0, 301, NULL, 0);
+		fxtw_context_switch(w, 0, 3, base + 200, 301, 302, NULL, 0);
+		fxtw_context_switch(w, 0, 3, base + 350, 302, 301, NULL, 0);
 		fxtw_context_switch(w, 0, 3, base + 500, 301, 0, NULL, 0);
 	}
 }
