@@ -10,23 +10,12 @@
  * the range is in the range too and was visited one depth earlier. The
  * per-name aggregate (qry_area) and the flame graph (flame.c) are visitors.
  */
-#include "query.h"
+#include "query_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int area_fail(struct qry_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	err->code = code;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 /* (slice id, tag) of one depth, ids ascending. */
 struct tagged {
@@ -88,12 +77,12 @@ static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
 
 	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	rc = sqlite3_step(st);
 	*end = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	return QRY_OK;
 }
 
@@ -194,9 +183,9 @@ static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
 	}
 	sc->prev.n = sc->cur.n = 0;
 	if (rc == SQLITE_NOMEM)
-		return area_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+		return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
 	if (rc != SQLITE_DONE)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
 	return QRY_OK;
 }
 
@@ -211,7 +200,7 @@ static int prep_all(struct scan *sc, struct qry_error *err)
 	if (sqlite3_prepare_v2(sc->db, depths, -1, &sc->depths, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(sc->db, probe, -1, &sc->probe, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
 	return QRY_OK;
 }
 
@@ -223,7 +212,7 @@ int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t st
 	int rc;
 
 	if (end < start)
-		return area_fail(err, QRY_EINVAL, "the range ends before it starts");
+		return qry_fail(err, QRY_EINVAL, "the range ends before it starts");
 	sc.db = db;
 	sc.start = start;
 	sc.end = end;
@@ -356,7 +345,7 @@ static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct q
 	if (n > 1)
 		qsort(a->rows, n, sizeof(*a->rows), row_cmp);
 	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	jb_obj(out);
 	jb_key(out, "names");
 	jb_arr(out);
@@ -369,7 +358,7 @@ static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct q
 		rc = sqlite3_step(st);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 			sqlite3_finalize(st);
-			return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+			return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		}
 		jb_obj(out);
 		jb_key(out, "name");
@@ -401,13 +390,13 @@ static int name_lookup(sqlite3 *db, const char *name, int64_t *id, struct qry_er
 	int rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE str = ? LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return area_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 	return QRY_OK;
 }
 

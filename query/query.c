@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "query.h"
+#include "query_internal.h"
 
 const char *qry_strerror(int err)
 {
@@ -27,7 +27,7 @@ const char *qry_strerror(int err)
 	return err >= 0 && err <= QRY_ENOMEM ? s[err] : "error";
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(struct qry_error *err, int code, const char *fmt, ...)
+int qry_fail(struct qry_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -43,7 +43,7 @@ static sqlite3_stmt *prep(sqlite3 *db, const char *sql, struct qry_error *err)
 	sqlite3_stmt *st = NULL;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		return NULL;
 	}
 	return st;
@@ -77,7 +77,7 @@ static void qstep_begin(void)
 static int qstep_end(int rc, struct qry_error *err)
 {
 	if (rc == QRY_OK && qstep_failed)
-		return fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
 	return rc;
 }
 
@@ -86,7 +86,7 @@ int qry_check_schema(sqlite3 *db, struct qry_error *err)
 	int v = tracedb_version(db);
 
 	if (v != QRY_SCHEMA_VERSION)
-		return fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
+		return qry_fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
 			    QRY_SCHEMA_VERSION);
 	return QRY_OK;
 }
@@ -752,9 +752,9 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	if (qstep_failed)
 		rc = QRY_OK; /* qstep_end reports it */
 	else if (c.nruns == 0 && tracks_has(db, track) == 0 && !qstep_failed)
-		rc = fail(err, QRY_ENOTFOUND, "there is no track %" PRId64 " in this trace", track);
+		rc = qry_fail(err, QRY_ENOTFOUND, "there is no track %" PRId64 " in this trace", track);
 	else if (c.items.oom)
-		rc = fail(err, QRY_ENOMEM, "out of memory");
+		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 	if (rc == QRY_OK && !qstep_failed)
 		put_slices(&c, &n, exact, out);
 	names_close(&n);
@@ -868,8 +868,8 @@ int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error 
 	if (!qstep(st)) {
 		sqlite3_finalize(st);
 		if (qstep_failed)
-			return fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
-		return fail(err, QRY_ENOTFOUND, "there is no slice with this id in the trace");
+			return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(qstep_failed));
+		return qry_fail(err, QRY_ENOTFOUND, "there is no slice with this id in the trace");
 	}
 	jb_obj(out);
 	for (i = 0; i < 7; i++) {
@@ -1056,7 +1056,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 		counters_close(&c);
 		if (qstep_failed)
 			return qstep_end(QRY_OK, err);
-		return fail(err, QRY_ENOTFOUND, "there is no counter track with this id in the trace");
+		return qry_fail(err, QRY_ENOTFOUND, "there is no counter track with this id in the trace");
 	}
 	first = sqlite3_column_int64(c.track, 0);
 	last = sqlite3_column_int64(c.track, 1);
@@ -1418,9 +1418,9 @@ static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct
 	jb_obj_end(out);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		if (clk->expired)
-			return fail(err, QRY_ELIMIT, "the query ran longer than the limit of %s and was stopped",
+			return qry_fail(err, QRY_ELIMIT, "the query ran longer than the limit of %s and was stopped",
 				    "5 seconds");
-		return fail(err, QRY_EINVAL, "the query failed: %s", sqlite3_errmsg(db));
+		return qry_fail(err, QRY_EINVAL, "the query failed: %s", sqlite3_errmsg(db));
 	}
 	return QRY_OK;
 }
@@ -1438,13 +1438,13 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 	sqlite3_set_authorizer(db, sql_authorizer, NULL);
 	sqlite3_progress_handler(db, 10000, sql_progress, &clk);
 	if (sqlite3_prepare_v2(db, sql, (int)len, &st, &tail) != SQLITE_OK) {
-		rc = fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
+		rc = qry_fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
 	} else if (st == NULL) {
-		rc = fail(err, QRY_EINVAL, "the body holds no SQL statement");
+		rc = qry_fail(err, QRY_EINVAL, "the body holds no SQL statement");
 	} else if (tail && tail + strspn(tail, " \t\r\n;") < sql + len) {
-		rc = fail(err, QRY_EINVAL, "send one statement at a time");
+		rc = qry_fail(err, QRY_EINVAL, "send one statement at a time");
 	} else if (!sqlite3_stmt_readonly(st)) {
-		rc = fail(err, QRY_EINVAL, "only statements that read are allowed");
+		rc = qry_fail(err, QRY_EINVAL, "only statements that read are allowed");
 	} else {
 		rc = sql_rows(db, st, &clk, out, err);
 	}
