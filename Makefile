@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3
+PKGS = libmicrohttpd libcjson sqlite3 zlib
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -20,7 +20,7 @@ INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/b
 QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c
 TRACEDB_SRC = tracedb/tracedb.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c build/gen/catalog.c
+SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c server/gzip.c build/gen/catalog.c
 TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area
 WRITER = tests/fxt_writer.c
 
@@ -33,7 +33,7 @@ OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
-DEB_PKGS = build-essential pkg-config libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time
+DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

@@ -29,6 +29,7 @@
 #include "../ingest/ingest.h"
 #include "server.h"
 #include "server_internal.h"
+#include "gzip.h"
 
 struct server {
 	struct library lib;
@@ -86,16 +87,45 @@ static volatile sig_atomic_t g_stop;
 
 /* ---- responses ---------------------------------------------------------- */
 
+static int wants_gzip(struct MHD_Connection *c)
+{
+	return srv_gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+}
+
+/*
+ * A response for body (ownership passes to it), gzip-compressed when the
+ * client takes gzip and the body is large enough to gain from it.
+ */
+static struct MHD_Response *make_response(struct MHD_Connection *c, char *body, size_t *len)
+{
+	struct MHD_Response *resp;
+	char *z;
+	size_t zn;
+	int gz = *len >= SRV_GZIP_MIN && wants_gzip(c) && srv_gzip(body, *len, &z, &zn) == 0;
+
+	if (gz) {
+		free(body);
+		body = z;
+		*len = zn;
+	}
+	if ((resp = MHD_create_response_from_buffer(*len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(body);
+		return NULL;
+	}
+	if (gz)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+	MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	return resp;
+}
+
 static enum MHD_Result send_body(struct MHD_Connection *c, struct req *r, unsigned status, char *body, size_t len,
 				 const char *type)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = make_response(c, body, &len);
 	enum MHD_Result ret;
 
-	if (resp == NULL) {
-		free(body);
+	if (resp == NULL)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	ret = MHD_queue_response(c, status, resp);
@@ -326,10 +356,11 @@ static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind, const char *k
 	return key->overflow ? MHD_NO : MHD_YES;
 }
 
-/* The cache key of a GET: its path and arguments in the order sent. */
+/* The cache key of a GET: its path and arguments in the order sent, and
+ * whether the reply is gzip-compressed. */
 static int cache_key(struct MHD_Connection *c, const char *path, struct cache_key *key)
 {
-	int n = snprintf(key->buf, sizeof(key->buf), "%s?", path);
+	int n = snprintf(key->buf, sizeof(key->buf), "%s%s?", wants_gzip(c) ? "gz:" : "", path);
 
 	key->overflow = n < 0 || (size_t)n >= sizeof(key->buf);
 	key->len = key->overflow ? 0 : (size_t)n;
@@ -349,10 +380,8 @@ static enum MHD_Result send_cached_json(struct server *s, struct MHD_Connection 
 
 	if (body == NULL)
 		return send_error(c, r, 500, "out_of_memory", "the server ran out of memory building the reply");
-	if ((resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
-		free(body);
+	if ((resp = make_response(c, body, &len)) == NULL)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, "Content-Type", "application/json");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	ret = MHD_queue_response(c, 200, resp);

@@ -34,6 +34,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <zlib.h>
 #include <sys/time.h>
 
 #include <cjson/cJSON.h>
@@ -2573,6 +2574,76 @@ static int test_teardown(void **state)
 	return 0;
 }
 
+/* ---- compression --------------------------------------------------------------- */
+
+/* Inflates a gzip member into a new buffer; returns its length, or -1. */
+static long t_gunzip(const char *in, size_t n, char **out)
+{
+	z_stream z = { 0 };
+	size_t cap = n * 16 + 1024;
+	long len = -1;
+
+	*out = malloc(cap);
+	if (*out == NULL || inflateInit2(&z, 15 + 16) != Z_OK)
+		return -1;
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)*out;
+	z.avail_out = (uInt)cap;
+	if (inflate(&z, Z_FINISH) == Z_STREAM_END)
+		len = (long)z.total_out;
+	inflateEnd(&z);
+	return len;
+}
+
+static void test_gzip(void **state)
+{
+	int64_t s, e, st[32], ct[32];
+	size_t ns, nc;
+	char path[160], *plain_body, *unz = NULL;
+	struct su_req q = { 0 };
+	struct su_resp plain = { 0 }, gz = { 0 }, again = { 0 }, small = { 0 };
+	long n;
+
+	(void)state;
+	t_gen_tracks(&s, &e, st, &ns, ct, &nc);
+	snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/slices?track=%" PRId64, W.gen_id, st[0]);
+	q.method = "GET";
+	q.path = path;
+	assert_int_equal(su_request(W.srv.port, &q, &plain, 20000), 0);
+	assert_int_equal(plain.status, 200);
+	assert_true(plain.body_len > 4096);
+	assert_null(strcasestr(plain.head, "Content-Encoding"));
+	q.headers = "Accept-Encoding: gzip, deflate\r\n";
+	assert_int_equal(su_request(W.srv.port, &q, &gz, 20000), 0);
+	assert_int_equal(gz.status, 200);
+	assert_non_null(strcasestr(gz.head, "Content-Encoding: gzip"));
+	assert_true(gz.body_len < plain.body_len / 2);
+	n = t_gunzip(gz.body, gz.body_len, &unz);
+	plain_body = plain.body;
+	assert_int_equal(n, (long)plain.body_len);
+	assert_memory_equal(unz, plain_body, plain.body_len);
+	/* cached: the same compressed bytes again */
+	assert_int_equal(su_request(W.srv.port, &q, &again, 20000), 0);
+	assert_int_equal(again.body_len, gz.body_len);
+	assert_memory_equal(again.body, gz.body, gz.body_len);
+	/* q=0 refuses, and small replies stay plain */
+	q.headers = "Accept-Encoding: gzip;q=0\r\n";
+	su_resp_free(&again);
+	assert_int_equal(su_request(W.srv.port, &q, &again, 20000), 0);
+	assert_null(strcasestr(again.head, "Content-Encoding"));
+	snprintf(path, sizeof(path), "/api/traces/%" PRId64, W.gen_id);
+	q.headers = "Accept-Encoding: gzip\r\n";
+	assert_int_equal(su_request(W.srv.port, &q, &small, 20000), 0);
+	assert_true(small.body_len < 4096);
+	assert_null(strcasestr(small.head, "Content-Encoding"));
+	free(unz);
+	su_resp_free(&plain);
+	su_resp_free(&gz);
+	su_resp_free(&again);
+	su_resp_free(&small);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
 
 int main(void)
@@ -2606,6 +2677,7 @@ int main(void)
 		T(test_concurrent_uploads),
 		T(test_token),
 		T(test_static),
+		T(test_gzip),
 		T(test_crash_recovery),
 	};
 

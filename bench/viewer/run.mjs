@@ -111,7 +111,21 @@ async function main() {
     t0 = performance.now();
     await page.goto(`${server.url}/?trace=${trace.id}`);
     await waitIdle(page, 120000);
-    console.log(`first full view: ${f2((performance.now() - t0) / 1000)} s (whole trace, every visible track loaded and drawn)`);
+    const firstView = (performance.now() - t0) / 1000;
+    console.log(`first full view: ${f2(firstView)} s (whole trace, every visible track loaded and drawn)`);
+    {
+      // where it went: the replies' time is summed over requests that run
+      // in parallel, so the parts may add up to more than the wall time
+      const s0 = await page.evaluate(() => window.__viewer.dataStats());
+      const nav = await page.evaluate(() => {
+        const n = performance.getEntriesByType('navigation')[0];
+        return n ? n.domContentLoadedEventEnd : NaN;
+      });
+      console.log(`  breakdown: page and scripts loaded at ${f1(nav)} ms; ${s0.requests} data replies, ` +
+        `${f1(s0.bytes / 1024)} KiB on the wire (${f1(s0.textBytes / 1024)} KiB of JSON)`);
+      console.log(`  summed over replies: waiting for the server ${f1(s0.timing.wait)} ms (longest ${f1(s0.timing.maxWait)} ms), ` +
+        `receiving ${f1(s0.timing.body)} ms, parsing in the worker ${f1(s0.timing.parse)} ms`);
+    }
 
     // Start from the middle tenth of the trace, the way one looks at a trace.
     const span = trace.end_ns - trace.start_ns;
@@ -135,13 +149,15 @@ async function main() {
     const data1 = await page.evaluate(() => window.__viewer.dataStats());
     const fetches = data1.requests - data0.requests;
     const mib = (data1.bytes - data0.bytes) / 1048576;
+    const textMib = (data1.textBytes - data0.textBytes) / 1048576;
     const st = await page.evaluate(() => window.__viewer.state());
     await page.screenshot({ path: path.join(work, 'bench.png') });
 
     const d = rec.draws;
     const f = rec.frames;
     console.log('');
-    console.log(`interaction: ${f1(SECONDS)} s of W/A/D/S/W held, ${d.length} frames, ${fetches} data replies (${f1(mib)} MiB), ` +
+    console.log(`interaction: ${f1(SECONDS)} s of W/A/D/S/W held, ${d.length} frames, ${fetches} data replies (${f1(mib)} MiB on the wire, ` +
+      `${f1(textMib)} MiB of JSON; ${f1(mib / SECONDS)} MiB per second of interaction), ` +
       `final window ${f2((st.end - st.start) / 1e6)} ms`);
     console.log(`draw time   (canvas work per frame):   median ${f2(pct(d, 50))} ms   p95 ${f2(pct(d, 95))} ms   max ${f2(Math.max(...d))} ms`);
     console.log(`frame time  (rAF to rAF, uncapped):     median ${f2(pct(f, 50))} ms   p95 ${f2(pct(f, 95))} ms   max ${f2(Math.max(...f))} ms`);

@@ -102,7 +102,9 @@ export class DataStore {
     this.timer = 0;
     this.errors = 0;
     this.requests = 0;  // replies received, for the benchmark
-    this.bytes = 0;
+    this.bytes = 0;      // on the wire
+    this.textBytes = 0;  // JSON text, decompressed
+    this.timing = { wait: 0, body: 0, parse: 0, maxWait: 0 }; // ms summed over replies, for the benchmark
     this.lastError = '';
   }
 
@@ -211,6 +213,14 @@ export class DataStore {
     const r = await workerFetch(url, kind, this.end, p.ctrl.signal);
     this.requests++;
     this.bytes += r.bytes || 0;
+    this.textBytes += r.textBytes || 0;
+    if (r.timing) {
+      const t = this.timing;
+      t.wait += r.timing.wait;
+      t.body += r.timing.body;
+      t.parse += r.timing.parse;
+      t.maxWait = Math.max(t.maxWait, r.timing.wait);
+    }
     const data = r.data;
     const truncated = r.truncated;
     if (kind === 'slices') data.colors = data.names.map(colorFor);

@@ -107,7 +107,7 @@ export function exposeHooks(self) {
     },
     dataStats() {
       const st = self.store;
-      return st ? { requests: st.requests, bytes: st.bytes, errors: st.errors, lastError: st.lastError } : null;
+      return st ? { requests: st.requests, bytes: st.bytes, textBytes: st.textBytes, timing: { ...st.timing }, errors: st.errors, lastError: st.lastError } : null;
     },
     forceDraw() {
       const t0 = performance.now();

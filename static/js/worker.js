@@ -104,8 +104,11 @@ async function run(msg) {
   const ctrl = new AbortController();
   inflight.set(msg.id, ctrl);
   try {
+    const t0 = performance.now();
     const res = await fetch(msg.url, { headers: msg.headers, signal: ctrl.signal });
+    const t1 = performance.now();
     const text = await res.text();
+    const t2 = performance.now();
     let body = null;
     try {
       body = text ? JSON.parse(text) : null;
@@ -136,7 +139,13 @@ async function run(msg) {
       default:
         data = null;
     }
-    postMessage({ id: msg.id, ok: true, data, truncated: !!body.truncated, bytes: text.length }, transfer);
+    // bytes on the wire (compressed when the server gzipped the reply) and
+    // the JSON text they decode to
+    const wire = Number(res.headers.get('Content-Length')) || text.length;
+    // where the time of a reply went: waiting for the server's headers,
+    // receiving the body, parsing it into columns
+    const timing = { wait: t1 - t0, body: t2 - t1, parse: performance.now() - t2 };
+    postMessage({ id: msg.id, ok: true, data, truncated: !!body.truncated, bytes: wire, textBytes: text.length, timing }, transfer);
   } catch (e) {
     postMessage({ id: msg.id, ok: false, aborted: e.name === 'AbortError', status: e.status || 0, code: e.code || 'network', message: e.message });
   } finally {
