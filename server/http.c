@@ -1307,6 +1307,7 @@ int srv_run(const struct srv_opts *o)
 		lib_close(&s.lib);
 		return 1;
 	}
+	s.lib.keep_failed = o->keep_failed;
 	s.lib.resume = conn_resume;
 	s.lib.suspend = conn_suspend;
 	if (rc_init(&s.cache, (size_t)64 << 20) != 0)

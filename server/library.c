@@ -182,6 +182,17 @@ static int seq_save(struct library *l)
 	return sqlite3_exec(l->catalog, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+/* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
+static time_t rfc3339_parse(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return end && *end == '\0' ? timegm(&tm) : 0;
+}
+
 static int lib_load(struct library *l)
 {
 	sqlite3_stmt *st;
@@ -210,6 +221,7 @@ static int lib_load(struct library *l)
 		snprintf(r->error_code, sizeof(r->error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
 		r->error_msg = dup_or_null(sqlite3_column_text(st, 7));
 		snprintf(r->created_at, sizeof(r->created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+		r->created = rfc3339_parse(r->created_at);
 		r->start_ns = sqlite3_column_int64(st, 9);
 		r->end_ns = sqlite3_column_int64(st, 10);
 		r->summary = dup_or_null(sqlite3_column_text(st, 11));
@@ -365,12 +377,12 @@ size_t lib_count(struct library *l)
 	return n;
 }
 
-static void rfc3339_now(char *out, size_t n)
+static void rfc3339_now(char *out, size_t n, time_t *t)
 {
-	time_t t = time(NULL);
 	struct tm tm;
 
-	gmtime_r(&t, &tm);
+	*t = time(NULL);
+	gmtime_r(t, &tm);
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
@@ -400,7 +412,7 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 	r->symbols_named = -1;
 	r->status = TS_QUEUED;
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", format_hint ? format_hint : "");
-	rfc3339_now(r->created_at, sizeof(r->created_at));
+	rfc3339_now(r->created_at, sizeof(r->created_at), &r->created);
 	if (lib_push(l, r) != 0 || rec_save(l, r) != 0 || seq_save(l) != 0) {
 		snprintf(err, errlen, "cannot record the trace in the catalog");
 		if (l->n && l->v[l->n - 1] == r)
@@ -567,13 +579,14 @@ static void remove_tree(const struct library *l, int64_t id)
 
 /* Deleting a trace being ingested waits for the worker to let go of it: the
  * worker sees the record gone and throws its result away. */
-int lib_delete(struct library *l, int64_t id)
+/* Takes trace id out of the list, the catalog and the disk (under mu);
+ * returns the record for the caller to free, NULL when there is none. */
+static struct trace_rec *remove_locked(struct library *l, int64_t id)
 {
 	struct trace_rec *r = NULL;
 	sqlite3_stmt *st;
 	size_t i;
 
-	pthread_mutex_lock(&l->mu);
 	for (i = 0; i < l->n; i++) {
 		if (l->v[i]->id == id) {
 			r = l->v[i];
@@ -592,9 +605,36 @@ int lib_delete(struct library *l, int64_t id)
 		if (r->status != TS_INGESTING)
 			remove_tree(l, id);
 	}
+	return r;
+}
+
+int lib_delete(struct library *l, int64_t id)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&l->mu);
+	r = remove_locked(l, id);
 	pthread_mutex_unlock(&l->mu);
 	rec_free(r);
 	return r ? 0 : -1;
+}
+
+/* Removes failed traces older than keep_failed (under mu). */
+static void prune_failed(struct library *l)
+{
+	time_t now = time(NULL);
+	size_t i = 0;
+
+	while (i < l->n) {
+		struct trace_rec *r = l->v[i];
+
+		if (r->status == TS_FAILED && r->waiters == NULL && (int64_t)(now - r->created) >= l->keep_failed) {
+			fprintf(stderr, "trace-server: removing failed trace %" PRId64 " (older than --keep-failed)\n", r->id);
+			rec_free(remove_locked(l, r->id));
+			continue;
+		}
+		i++;
+	}
 }
 
 /* ---- the ingest worker -------------------------------------------------- */
@@ -792,11 +832,18 @@ static void *worker_main(void *arg)
 	while (!l->stop) {
 		struct trace_rec *next = NULL;
 
+		prune_failed(l);
 		for (i = 0; i < l->n && next == NULL; i++)
 			if (l->v[i]->status == TS_QUEUED)
 				next = l->v[i];
 		if (next == NULL) {
-			pthread_cond_wait(&l->work, &l->mu);
+			/* wake at least once a minute (sooner for a short
+			 * --keep-failed) to remove old failed traces */
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += l->keep_failed < 60 ? (l->keep_failed > 0 ? l->keep_failed : 1) : 60;
+			pthread_cond_timedwait(&l->work, &l->mu, &until);
 			continue;
 		}
 		next->status = TS_INGESTING;

@@ -19,6 +19,7 @@ static const char usage_text[] =
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
 	"  --threads N        HTTP worker threads (default: one per core, at least 2)\n"
 	"  --demo FILE        add FILE as trace \"demo\" when the library is empty\n"
+	"  --keep-failed AGE  remove failed uploads this old: 90s, 30m, 12h, 7d (default 1d)\n"
 	"  --insecure-public  allow a non-loopback --bind without a token\n"
 	"  --help             this text\n";
 
@@ -49,6 +50,33 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Parses an age: 90, 90s, 30m, 12h, 7d into seconds; 0 on success. */
+static int parse_age(const char *s, int64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int64_t unit = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'm')
+		unit = 60;
+	else if (*end == 'h')
+		unit = 3600;
+	else if (*end == 'd')
+		unit = 86400;
+	else if (*end != 's' && *end != '\0')
+		return -1;
+	if (*end != '\0' && end[1] != '\0')
+		return -1;
+	if (v > (unsigned long long)(INT64_MAX / 86400) / 1000)
+		return -1;
+	*out = (int64_t)v * unit;
+	return 0;
+}
+
 static int bad(const char *what, const char *value)
 {
 	fprintf(stderr, "trace-server serve: bad %s '%s'\n%s", what, value ? value : "", usage_text);
@@ -65,6 +93,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 	o->bind = "127.0.0.1";
 	o->data_dir = "./data";
 	o->max_upload = UINT64_C(2) << 30;
+	o->keep_failed = 86400;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -96,6 +125,9 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--max-upload") == 0) {
 			if (parse_size(val, &o->max_upload) != 0 || o->max_upload == 0)
 				return bad("--max-upload", val);
+		} else if (strcmp(a, "--keep-failed") == 0) {
+			if (parse_age(val, &o->keep_failed) != 0)
+				return bad("--keep-failed", val);
 		} else if (strcmp(a, "--threads") == 0) {
 			if (parse_size(val, &v) != 0 || v == 0 || v > 256 || strpbrk(val, "KkMmGg"))
 				return bad("--threads", val);

@@ -17,6 +17,7 @@ struct srv_opts {
 	uint64_t max_upload;    /* bytes */
 	unsigned threads;       /* HTTP worker threads; 0 = one per core */
 	int insecure_public;    /* allow a non-loopback bind without a token */
+	int64_t keep_failed;    /* seconds a failed trace stays listed (default one day) */
 };
 
 /* Parses argv of `trace-server serve`; returns 0, or prints why and returns 2

@@ -32,6 +32,7 @@ struct trace_rec {
 	char error_code[32];
 	char *error_msg;      /* NULL when none */
 	char created_at[32];
+	time_t created;       /* created_at, parsed */
 	int64_t start_ns, end_ns;
 	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{} */
 	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
@@ -52,6 +53,7 @@ struct library {
 	int stop;
 	pthread_t worker;
 	int worker_started;
+	int64_t keep_failed;   /* seconds a failed trace stays listed; 0 = remove at once */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under mu) */
 };

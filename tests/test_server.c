@@ -2644,6 +2644,45 @@ static void test_gzip(void **state)
 	su_resp_free(&small);
 }
 
+/* ---- failed uploads do not stay forever -------------------------------------------- */
+
+static void test_keep_failed(void **state)
+{
+	static const char junk[] = "this is not a trace, just some text that goes on for a while";
+	char data[128], path[64], dir[200];
+	const char *extra[3] = { "--keep-failed", "1s", NULL };
+	struct su_server s;
+	struct su_resp r;
+	double deadline;
+	int64_t id;
+	int gone = 0;
+
+	(void)state;
+	t_fmt(data, sizeof(data), "%s/data-keep", W.root);
+	t_start(&s, data, extra);
+	t_req(s.port, "POST", "/api/traces?wait=1&name=junk", NULL, junk, sizeof(junk) - 1, &r);
+	assert_int_equal(r.status, 422);
+	{
+		cJSON *j = cJSON_Parse(r.body);
+
+		assert_non_null(j);
+		id = t_int(j, "id");
+		cJSON_Delete(j);
+	}
+	su_resp_free(&r);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	t_fmt(dir, sizeof(dir), "%s/traces/%" PRId64, data, id);
+	/* listed while younger than the age, removed (with its files) after */
+	for (deadline = su_now() + 10; !gone && su_now() < deadline; su_sleep_ms(100)) {
+		t_req(s.port, "GET", path, NULL, NULL, 0, &r);
+		gone = r.status == 404;
+		su_resp_free(&r);
+	}
+	assert_true(gone);
+	assert_int_not_equal(access(dir, F_OK), 0);
+	su_server_stop(&s, SIGTERM);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
 
 int main(void)
@@ -2678,6 +2717,7 @@ int main(void)
 		T(test_token),
 		T(test_static),
 		T(test_gzip),
+		T(test_keep_failed),
 		T(test_crash_recovery),
 	};
 

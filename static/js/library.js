@@ -139,7 +139,14 @@ export class LibraryPage {
     const dur = ready && t.end_ns !== null && t.end_ns !== undefined && t.start_ns !== null && t.start_ns !== undefined
       ? fmtDur(t.end_ns - t.start_ns) : '—';
     const actions = el('td', { className: 'actions' });
-    if (this.confirming === t.id) {
+    if (t.status === 'failed') {
+      // nothing of it is worth keeping: one click, no confirmation (the
+      // server also removes failed uploads after --keep-failed)
+      actions.append(el('button', {
+        className: 'dismiss', title: 'Remove this failed upload from the library',
+        onclick: () => this.remove(t),
+      }, 'Dismiss'));
+    } else if (this.confirming === t.id) {
       actions.append(el('span', { className: 'confirm-text' }, 'Delete this trace?'),
         el('button', { className: 'danger confirm-delete', onclick: () => this.remove(t) }, 'Delete'),
         el('button', { onclick: () => { this.confirming = null; this.renderTable(); } }, 'Cancel'));

@@ -389,6 +389,12 @@ describe('viewer', { timeout: 180000 }, () => {
     await row.locator('td.status-failed .error-text').waitFor();
     assert.ok((await row.locator('.error-text').innerText()).length > 5, 'the error says something');
     await page.screenshot({ path: path.join(ARTIFACTS, 'library-failed.png') });
+    // one click dismisses it: no confirmation, gone from the server too
+    const id = await row.getAttribute('data-id');
+    assert.equal(await row.locator('button.delete').count(), 0, 'a failed upload has no two-step delete');
+    await row.locator('button.dismiss').click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await api(`/api/traces/${id}`)).status, 404);
     assert.deepEqual(pageErrors, [], 'no uncaught errors in the pages');
     assert.deepEqual(dialogs, [], 'no dialogs');
   });
