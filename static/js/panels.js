@@ -59,6 +59,12 @@ export class DetailsPanel {
       const tname = track ? track.title : 'thread';
       row('Thread', `${tname} ${info.tid ?? ''}`.trim());
     }
+    if (track && track.cpu) {
+      // XRay: the CPU the call started on
+      const cell = el('span', { className: 'cpu-of-call' }, track.cpu.constant !== null ? String(track.cpu.constant) : '…');
+      row('CPU', cell);
+      if (track.cpu.constant === null) this.fillCpu(cell, track.cpu.trackId, info.ts);
+    }
     const pname = track && track.group ? track.group.title : 'process';
     row('Process', info.pid !== null && info.pid !== undefined ? `${pname} ${info.pid}` : '—');
     row('Depth', String(info.depth ?? '—'));
@@ -82,6 +88,17 @@ export class DetailsPanel {
       el('div', { className: 'col' }, el('table', { className: 'kv slice-info' }, ...rows)),
       el('div', { className: 'col' }, el('h3', null, 'Arguments'), args),
       el('div', { className: 'col' }, el('h3', null, `Flows (${flows.length})`), this.flowsBox)));
+  }
+
+  // The value of the thread's cpu counter at ts: the last point at or before it.
+  async fillCpu(cell, trackId, ts) {
+    try {
+      const r = await api(`${this.page.base}/counters?track=${trackId}&start=${ts}&end=${ts}`, { exact: true });
+      const pts = (r.points || []).filter((q) => q.ts <= ts);
+      cell.textContent = pts.length ? String(pts[pts.length - 1].value) : '—';
+    } catch {
+      cell.textContent = '—';
+    }
   }
 
   async fillParent(info) {

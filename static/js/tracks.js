@@ -84,7 +84,15 @@ export function buildTracks(tr, trace) {
         trackId: a.track_id, maxDepth: a.max_depth ?? 0, pid: p.pid,
       });
     }
+    // XRay: each thread's "cpu" counter (counter id = tid). A CPU that
+    // never changes is no track, only a fact shown in a call's details.
+    const cpuOf = new Map(); // tid -> {trackId, constant}
+    const xray = trace.format === 'xray-fdr';
     for (const c of p.counter_tracks || []) {
+      const isCpu = xray && c.name === 'cpu' && c.counter_id !== null && c.counter_id !== undefined;
+      const constant = isCpu && Number(c.min) === Number(c.max) ? Number(c.min) : null;
+      if (isCpu) cpuOf.set(String(c.counter_id), { trackId: c.track_id, constant });
+      if (constant !== null) continue;
       const title = c.series && c.series !== c.name ? `${c.name}.${c.series}` : c.name;
       add(g, {
         kind: 'counter', key: 't:' + c.track_id, title: title || 'counter',
@@ -97,6 +105,7 @@ export function buildTracks(tr, trace) {
       add(g, {
         kind: 'thread', key: 't:' + th.track_id, title: th.name || `tid ${th.tid}`, subtitle: th.name ? 'tid ' + th.tid : '',
         trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid,
+        cpu: cpuOf.get(String(th.tid)) || null,
       });
     }
     if (g.children.length > 0) groups.push(g);

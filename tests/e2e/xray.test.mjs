@@ -78,6 +78,34 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     await page.close();
   });
 
+  it('shows a CPU track only for a thread whose CPU changes, and each call\'s CPU in its details', async () => {
+    // v1_truncated.xray: tid 1 moves between cpus 1 and 2, tid 2 stays on cpu 1
+    const file = path.join(ROOT, 'tests', 'corpus', 'xray', 'v1_truncated.xray');
+    const up = await json(server.url + '/api/traces?name=cpus&wait=1', { method: 'POST', body: fs.readFileSync(file) });
+    assert.equal(up.status, 201);
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}/?trace=${up.body.id}`);
+    await waitIdle(page);
+    const tracks = await page.evaluate(() => window.__viewer.tracks().map((t) => ({ kind: t.kind, title: t.title, trackId: t.trackId })));
+    const cpuTracks = tracks.filter((t) => t.kind === 'counter' && t.title.startsWith('cpu'));
+    assert.equal(cpuTracks.length, 1, 'one cpu track, for the thread that moves: ' + JSON.stringify(tracks));
+    const threads = tracks.filter((t) => t.kind === 'thread');
+    assert.deepEqual(threads.map((t) => t.title).sort(), ['tid 1', 'tid 2']);
+    // a call of each thread: its CPU in the details
+    const ids = {};
+    for (const th of threads) {
+      const r = await json(`${server.url}/api/traces/${up.body.id}/slices?track=${th.trackId}`);
+      ids[th.title] = r.body.slices[0];
+    }
+    await page.evaluate((id) => window.__viewer.select(id), ids['tid 2'].id);
+    await page.locator('.cpu-of-call', { hasText: /^1$/ }).waitFor();
+    const c1 = await json(`${server.url}/api/traces/${up.body.id}/counters?track=${cpuTracks[0].trackId}&start=${ids['tid 1'].ts}&end=${ids['tid 1'].ts}`);
+    const at = c1.body.points.filter((p) => p.ts <= ids['tid 1'].ts).pop();
+    await page.evaluate((id) => window.__viewer.select(id), ids['tid 1'].id);
+    await page.locator('.cpu-of-call', { hasText: new RegExp(`^${at.value}$`) }).waitFor();
+    await page.close();
+  });
+
   it('shows a real clang-instrumented program\'s trace by name, on its activity', async (t) => {
     if (!fs.existsSync('/usr/bin/clang')) {
       t.skip('clang is missing (apt-get install -y clang llvm libclang-rt-dev)');
