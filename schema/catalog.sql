@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS traces (
 	end_ns INTEGER,
 	summary TEXT,                 -- JSON members "counts", "providers", "diagnostics"
 	symbols_named INTEGER,        -- XRay: functions named from a binary or symbol map
-	symbols_error TEXT            -- XRay: why the symbols given could not be used
+	symbols_error TEXT,           -- XRay: why the symbols given could not be used
+	binary_name TEXT              -- XRay: the file name of the instrumented binary that named it
 );
 
 -- Ids are never reused, even after the newest trace is deleted.

@@ -74,6 +74,7 @@ struct req {
 	int64_t wait_id;
 	struct MHD_PostProcessor *pp;
 	char *filename;        /* multipart file name */
+	char *binary_filename; /* multipart file name of field "binary" */
 	char *name;            /* multipart "name" field */
 	/* small bodies (SQL) */
 	char *body;
@@ -659,6 +660,8 @@ static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char
 	if (sp) {
 		if (sp == &r->file && r->filename == NULL && filename)
 			r->filename = strdup(filename);
+		if (sp == &r->binary && r->binary_filename == NULL && filename)
+			r->binary_filename = strdup(filename);
 		sp->seen = 1;
 		spool_write(r->srv, r, sp, data, size);
 		return r->too_big || r->write_failed ? MHD_NO : MHD_YES;
@@ -799,6 +802,15 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 }
 
 /* POST /api/traces/{id}/symbols has ended: name the trace's functions. */
+/* The symbols file's name: the multipart file name, else ?filename= (a raw
+ * body has none). */
+static const char *symbols_filename(struct MHD_Connection *c, const struct req *r)
+{
+	const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filename");
+
+	return r->binary_filename ? r->binary_filename : q;
+}
+
 static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, struct req *r)
 {
 	char err[256];
@@ -808,7 +820,7 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
 		return send_error(c, r, 400, "empty_upload",
 				  "send the instrumented binary or the YAML of llvm-xray extract --symbolize as the "
 				  "body (or as multipart field 'binary')");
-	if (lib_symbols(&s->lib, r->symbols_for, r->binary.path, err, sizeof(err)) != 0)
+	if (lib_symbols(&s->lib, r->symbols_for, r->binary.path, symbols_filename(c, r), err, sizeof(err)) != 0)
 		return send_error(c, r, 422, "bad_symbols", err);
 	rc_drop_trace(&s->cache, r->symbols_for); /* names changed */
 	r->binary.path[0] = '\0'; /* the library owns the file now */
@@ -848,7 +860,7 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
 	id = lib_add(&s->lib, qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload", r->file.path,
 		     r->file.size, fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt,
-		     r->binary.size ? r->binary.path : NULL, err, sizeof(err));
+		     r->binary.size ? r->binary.path : NULL, r->binary_filename, err, sizeof(err));
 	if (id < 0)
 		return send_error(c, r, 507, "storage_failed", err);
 	r->file.path[0] = '\0'; /* the library owns the files now */
@@ -1139,6 +1151,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 		(double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	free(r->filename);
+	free(r->binary_filename);
 	free(r->name);
 	free(r->body);
 	free(r);
@@ -1256,7 +1269,7 @@ static void add_demo(struct server *s)
 		fwrite(buf, 1, n, out);
 	fclose(in);
 	if (fclose(out) != 0 || stat(spool, &st) != 0 ||
-	    lib_add(&s->lib, "demo", spool, (uint64_t)st.st_size, NULL, NULL, err, sizeof(err)) < 0) {
+	    lib_add(&s->lib, "demo", spool, (uint64_t)st.st_size, NULL, NULL, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "trace-server: the demo trace was not added\n");
 		unlink(spool);
 	}

@@ -60,6 +60,7 @@ static void rec_free(struct trace_rec *r)
 	free(r->error_msg);
 	free(r->summary);
 	free(r->symbols_error);
+	free(r->binary_name);
 	free(r);
 }
 
@@ -72,7 +73,7 @@ static int rec_save(struct library *l, const struct trace_rec *r)
 	if (sqlite3_prepare_v2(l->catalog,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
 			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
-			       "symbols_error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       "symbols_error, binary_name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, r->id);
@@ -89,6 +90,7 @@ static int rec_save(struct library *l, const struct trace_rec *r)
 	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 13, r->symbols_named);
 	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, r->binary_name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 	sqlite3_finalize(st);
 	return rc;
@@ -199,7 +201,7 @@ static int lib_load(struct library *l)
 
 	if (sqlite3_prepare_v2(l->catalog,
 			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
-			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error FROM traces ORDER BY id",
+			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -227,6 +229,7 @@ static int lib_load(struct library *l)
 		r->summary = dup_or_null(sqlite3_column_text(st, 11));
 		r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
 		r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
+		r->binary_name = dup_or_null(sqlite3_column_text(st, 14));
 		if (r->name == NULL)
 			r->name = strdup("");
 		rec_recover(l, r);
@@ -244,6 +247,7 @@ static int catalog_upgrade(sqlite3 *db)
 		{ "format_hint", "TEXT" },
 		{ "symbols_named", "INTEGER" },
 		{ "symbols_error", "TEXT" },
+		{ "binary_name", "TEXT" },
 	};
 	char sql[160];
 	sqlite3_stmt *st;
@@ -386,9 +390,34 @@ static void rfc3339_now(char *out, size_t n, time_t *t)
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
-		const char *binary_spool, char *err, size_t errlen)
+/*
+ * The name to keep for a symbols file: the base name of filename when the
+ * file at path is an ELF binary (a symbol map names no program), at most
+ * 255 bytes; NULL otherwise or when out of memory.
+ */
+static char *binary_name_of(const char *path, const char *filename)
 {
+	unsigned char magic[4] = { 0 };
+	const char *base;
+	FILE *f;
+	size_t got = 0;
+
+	if (path == NULL || filename == NULL || (f = fopen(path, "rb")) == NULL)
+		return NULL;
+	got = fread(magic, 1, 4, f);
+	fclose(f);
+	if (got != 4 || memcmp(magic, "\x7f" "ELF", 4) != 0)
+		return NULL;
+	base = strrchr(filename, '/');
+	base = base ? base + 1 : filename;
+	return base[0] ? strndup(base, 255) : NULL;
+}
+
+int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
+		const char *binary_spool, const char *binary_filename, char *err, size_t errlen)
+{
+	char *bname = binary_name_of(binary_spool, binary_filename);
+
 	struct trace_rec *r = calloc(1, sizeof(*r));
 	char dir[4096], src[4160], bin[4160];
 	int64_t id = -1;
@@ -409,6 +438,8 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 		goto out_unlock;
 	}
 	r->size = size;
+	r->binary_name = bname;
+	bname = NULL;
 	r->symbols_named = -1;
 	r->status = TS_QUEUED;
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", format_hint ? format_hint : "");
@@ -428,6 +459,7 @@ int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t
 out_unlock:
 	pthread_mutex_unlock(&l->mu);
 	rec_free(r);
+	free(bname);
 	return id;
 }
 
@@ -440,6 +472,8 @@ static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
 	jb_i64(out, r->symbols_named < 0 ? 0 : r->symbols_named);
 	jb_key(out, "error");
 	jb_str(out, r->symbols_error);
+	jb_key(out, "binary");
+	jb_str(out, r->binary_name);
 	if (r->symbols_named <= 0) {
 		jb_key(out, "hint");
 		jb_str(out, "functions are named fn#<id>: POST the instrumented binary (or the YAML of "
@@ -867,9 +901,9 @@ int lib_start(struct library *l)
 	return 0;
 }
 
-int lib_symbols(struct library *l, int64_t id, const char *spool, char *err, size_t errlen)
+int lib_symbols(struct library *l, int64_t id, const char *spool, const char *filename, char *err, size_t errlen)
 {
-	char bin[4096], db[4096];
+	char bin[4096], db[4096], *bname = binary_name_of(spool, filename);
 	struct trace_rec *r;
 	uint64_t named = 0;
 	int st, rc = 0;
@@ -880,23 +914,34 @@ int lib_symbols(struct library *l, int64_t id, const char *spool, char *err, siz
 	pthread_mutex_unlock(&l->mu);
 	if (st < 0) {
 		snprintf(err, errlen, "there is no trace with this id");
+		free(bname);
 		return -1;
 	}
 	lib_path(l, id, "binary", bin, sizeof(bin));
 	lib_path(l, id, "trace.db", db, sizeof(db));
-	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0)
+	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0) {
+		free(bname);
 		return -1;
+	}
 	if (rename(spool, bin) != 0) {
 		snprintf(err, errlen, "cannot store the symbols: %s", strerror(errno));
+		free(bname);
 		return -1;
 	}
 	pthread_mutex_lock(&l->mu);
-	if ((r = lib_find(l, id)) != NULL && st == TS_READY) {
+	if ((r = lib_find(l, id)) != NULL) {
+		free(r->binary_name);
+		r->binary_name = bname;
+		bname = NULL;
+	}
+	if (r != NULL && st == TS_READY) {
 		r->symbols_named = (int64_t)named;
 		free(r->symbols_error);
 		r->symbols_error = NULL;
-		rc = rec_save(l, r);
 	}
+	if (r != NULL)
+		rc = rec_save(l, r);
 	pthread_mutex_unlock(&l->mu);
+	free(bname);
 	return rc;
 }

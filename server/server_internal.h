@@ -37,6 +37,7 @@ struct trace_rec {
 	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{} */
 	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
 	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
+	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */
 	struct waiter *waiters;
 };
 
@@ -67,11 +68,11 @@ int lib_start(struct library *l);
 /* Takes a spooled upload (moved, not copied) as a new trace and queues it.
  * Returns the id, or -1 with err set. */
 int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
-		const char *binary_spool, char *err, size_t errlen);
+		const char *binary_spool, const char *binary_filename, char *err, size_t errlen);
 /* Takes a spooled instrumented binary or symbol map for an XRay trace (moved)
  * and names its functions now if the trace is ready, else at ingest.
  * Returns 0, or -1 with err set (the file is then left to the caller). */
-int lib_symbols(struct library *l, int64_t id, const char *spool, char *err, size_t errlen);
+int lib_symbols(struct library *l, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
 /* Appends the trace object; 0, or -1 when there is no such trace. */
 int lib_json(struct library *l, int64_t id, struct jbuf *out);
 void lib_json_list(struct library *l, struct jbuf *out);

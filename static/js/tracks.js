@@ -38,9 +38,12 @@ export function visibleRows(t) {
   return rowsOf(t);
 }
 
-// Unnamed processes and threads are called by their ids, never "process".
-function pname(p) {
-  return p.name ? p.name : `pid ${p.pid}`;
+// Unnamed processes and threads are called by their ids, never "process";
+// an XRay process by the binary that named its functions, when there is one.
+function pname(p, trace) {
+  if (p.name) return p.name;
+  const bin = trace.format === 'xray-fdr' && trace.symbols ? trace.symbols.binary : null;
+  return bin || `pid ${p.pid}`;
 }
 
 // Builds the groups from the /tracks reply. trace: the trace object.
@@ -75,7 +78,7 @@ export function buildTracks(tr, trace) {
   const many = processes.length > 12;
   for (const p of processes) {
     const g = {
-      kind: 'group', key: 'p:' + p.pid, title: pname(p), subtitle: p.name ? 'pid ' + p.pid : '', pid: p.pid,
+      kind: 'group', key: 'p:' + p.pid, title: pname(p, trace), subtitle: pname(p, trace) !== `pid ${p.pid}` ? 'pid ' + p.pid : '', pid: p.pid,
       collapsed: many, children: [],
     };
     for (const a of p.async_tracks || []) {

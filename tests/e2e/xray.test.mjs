@@ -131,6 +131,9 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     assert.ok(st.start >= up.body.start_ns && st.end <= up.body.end_ns, 'inside the trace');
     const titles = (await page.evaluate(() => window.__viewer.tracks())).map((r) => r.title);
     assert.ok(!titles.includes('process') && !titles.includes('thread'), 'no track is called "process" or "thread": ' + titles);
+    // the process is called by the binary that named its functions
+    assert.equal(up.body.symbols.binary, 'demo');
+    assert.ok(titles.includes('demo'), 'the process group is named after the binary: ' + titles);
     const axis = await page.evaluate(() => document.querySelector('.span-label').textContent);
     assert.doesNotMatch(axis, /-0\b/);
     await page.screenshot({ path: path.join(ROOT, 'build', 'e2e-artifacts', 'xray-trace.png') });
