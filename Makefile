@@ -17,7 +17,7 @@ SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
 INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
-QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c
+QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c
 TRACEDB_SRC = tracedb/tracedb.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c server/gzip.c build/gen/catalog.c

@@ -110,6 +110,13 @@ struct qry_export *qry_export_open(const char *db_path, struct qry_error *err);
 long qry_export_read(struct qry_export *e, char *buf, size_t max);
 void qry_export_close(struct qry_export *e);
 
+/*
+ * The overview: per process, how many slices start in each of `buckets`
+ * equal parts of [w->start, w->end] (query/overview.c). QRY_OK, or an error.
+ */
+enum { QRY_OVERVIEW_MAX_BUCKETS = 4096 };
+int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err);
+
 #endif
 
 /* ---- area selection and flame graph (area.c, flame.c) -------------------- */

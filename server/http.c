@@ -455,6 +455,10 @@ static enum MHD_Result api_query(struct server *s, struct MHD_Connection *c, str
 				       : qry_area(db, tracks, nt, &w,
 						  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"), &b, &err);
 		free(tracks);
+	} else if (strcmp(rt->sub, "overview") == 0) {
+		if (param_i64(c, r, "buckets", 400, 1, QRY_OVERVIEW_MAX_BUCKETS, &v, 0) != 0 || parse_window(c, r, &w) != 0)
+			goto out_answered;
+		rc = qry_overview(db, &w, (uint32_t)v, &b, &err);
 	} else if (strcmp(rt->sub, "sched") == 0) {
 		if (param_i64(c, r, "cpu", 0, 0, 65535, &v, 1) != 0 || parse_window(c, r, &w) != 0)
 			goto out_answered;

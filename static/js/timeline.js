@@ -621,25 +621,21 @@ export class TimelinePage {
   // ---- overview --------------------------------------------------------------
 
   async loadOverview() {
-    // One SQL query gives the slice density of each process over the trace.
-    const dur = this.traceEnd - this.traceStart;
-    const sql = `SELECT t.pid, CAST((s.ts - ${this.traceStart}) * ${OVERVIEW_BUCKETS}.0 / ${dur} AS INTEGER) AS b, count(*) ` +
-      'FROM slices s JOIN tracks t ON t.id = s.track_id GROUP BY 1, 2';
+    // The slice density of each process over the trace, counted by the
+    // server from its level of detail (GET /overview: no scan of slices).
     let r;
     try {
-      r = await api(`${this.base}/query`, { method: 'POST', body: sql, exact: true });
+      r = await api(`${this.base}/overview?start=${this.traceStart}&end=${this.traceEnd}&buckets=${OVERVIEW_BUCKETS}`, { exact: true });
     } catch {
       this.overview = { rows: [], buckets: OVERVIEW_BUCKETS, max: 1 };
       return;
     }
     const byPid = new Map();
     let max = 1;
-    for (const [pid, b, c] of r.rows || []) {
-      if (!byPid.has(pid)) byPid.set(pid, new Uint32Array(OVERVIEW_BUCKETS));
-      const arr = byPid.get(pid);
-      const i = Math.min(Math.max(b, 0), OVERVIEW_BUCKETS - 1);
-      arr[i] += c;
-      if (arr[i] > max) max = arr[i];
+    for (const p of r.processes || []) {
+      const counts = Uint32Array.from(p.counts);
+      byPid.set(p.pid, counts);
+      for (const c of counts) if (c > max) max = c;
     }
     const rows = [...byPid.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }))
       .slice(0, 12).map(([pid, counts]) => ({ key: pid, counts }));

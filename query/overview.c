@@ -1,0 +1,235 @@
+/*
+ * The trace's overview: how many slices start in each of N equal buckets
+ * of [start, end], per process, for the minimap above the timeline.
+ *
+ * Counting the slices table row by row costs a scan (half a second at 1M
+ * slices, seconds at 10M). The level-of-detail records already hold, per
+ * (track, depth), groups of consecutive slices with their start and count;
+ * at the coarsest stored level whose buckets are at most an eighth of an
+ * overview bucket they number a few per overview bucket and depth. A group
+ * whose slices all start in one overview bucket counts there at once; the
+ * rows of the others (few: groups are narrow) and those between groups
+ * (slices alone in their bucket) are read one by one. The counts are the
+ * exact number of slices starting in each bucket.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_internal.h"
+
+struct ov_proc {
+	int64_t pid;
+	uint32_t *counts; /* buckets */
+};
+
+struct ov_ctx {
+	sqlite3_stmt *raw;   /* ts of slices by id range */
+	sqlite3_stmt *lod;   /* records of one (track, depth, level) */
+	int64_t start, end;
+	uint32_t buckets;
+	uint32_t *counts;    /* the current process's row */
+	int failed;          /* an SQLite error: the sqlite3_step result */
+};
+
+/* The overview bucket of ts; -1 before the window, buckets after it. */
+static int64_t ov_bucket(const struct ov_ctx *c, int64_t ts)
+{
+	double span = (double)c->end - (double)c->start + 1;
+	int64_t b;
+
+	if (ts < c->start)
+		return -1;
+	if (ts > c->end)
+		return c->buckets;
+	b = (int64_t)(((double)ts - (double)c->start) * c->buckets / span);
+	return b >= (int64_t)c->buckets ? c->buckets - 1 : b;
+}
+
+static void ov_add(struct ov_ctx *c, int64_t ts, uint32_t n)
+{
+	int64_t b = ov_bucket(c, ts);
+
+	if (b >= 0 && b < (int64_t)c->buckets)
+		c->counts[b] += n;
+}
+
+static int ov_step(struct ov_ctx *c, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && !c->failed)
+		c->failed = rc;
+	return rc == SQLITE_ROW;
+}
+
+/* Counts the rows [lo, hi] one by one. */
+static void ov_raw(struct ov_ctx *c, int64_t lo, int64_t hi)
+{
+	if (lo > hi)
+		return;
+	sqlite3_bind_int64(c->raw, 1, lo);
+	sqlite3_bind_int64(c->raw, 2, hi);
+	while (ov_step(c, c->raw))
+		ov_add(c, sqlite3_column_int64(c->raw, 0), 1);
+	sqlite3_reset(c->raw);
+}
+
+/* The coarsest stored level whose buckets are at most width ns (so that a
+ * group falls in one or two overview buckets), else the finest stored one;
+ * -1 when none is stored. */
+static int ov_level(uint64_t levels, int64_t width)
+{
+	int level;
+
+	for (level = LOD_MAX_LEVEL; level >= LOD_MIN_LEVEL; level--)
+		if ((levels & (UINT64_C(1) << level)) && (INT64_C(1) << level) <= width)
+			return level;
+	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL; level++)
+		if (levels & (UINT64_C(1) << level))
+			return level;
+	return -1;
+}
+
+/* One (track, depth) run of slices [first, last]. */
+static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, int64_t first, int64_t last, uint64_t levels)
+{
+	/* groups at most an eighth of an overview bucket wide: few straddle */
+	double width = ((double)c->end - (double)c->start + 1) / c->buckets / 8;
+	int level = ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
+	int64_t cur = first;
+
+	if (level < 0) {
+		ov_raw(c, first, last);
+		return;
+	}
+	sqlite3_bind_int64(c->lod, 1, track);
+	sqlite3_bind_int64(c->lod, 2, depth);
+	sqlite3_bind_int64(c->lod, 3, level);
+	while (ov_step(c, c->lod)) {
+		const uint8_t *p = sqlite3_column_blob(c->lod, 0);
+		int n = sqlite3_column_bytes(c->lod, 0) / LOD_RECORD, i;
+
+		for (i = 0; i < n; i++) {
+			uint64_t v[LOD_WORDS];
+			int64_t last_start;
+
+			tracedb_lod_decode(p + (size_t)i * LOD_RECORD, v);
+			ov_raw(c, cur, (int64_t)v[LODW_FIRST_ID] - 1);
+			/* every slice of the group starts in lod bucket v[0]: */
+			last_start = (int64_t)(((v[LODW_BUCKET] + 1) << level) - 1);
+			if (ov_bucket(c, (int64_t)v[LODW_START]) == ov_bucket(c, last_start))
+				ov_add(c, (int64_t)v[LODW_START], (uint32_t)(v[LODW_LAST_ID] - v[LODW_FIRST_ID] + 1));
+			else /* it may straddle two overview buckets: count its rows */
+				ov_raw(c, (int64_t)v[LODW_FIRST_ID], (int64_t)v[LODW_LAST_ID]);
+			cur = (int64_t)v[LODW_LAST_ID] + 1;
+		}
+	}
+	sqlite3_reset(c->lod);
+	ov_raw(c, cur, last);
+}
+
+/* Unbounded ends of the window become the first and last slice starts
+ * (each run's first and last row: no scan). 0, or -1 on an error. */
+static int ov_bounds(sqlite3 *db, struct ov_ctx *c)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT min(a.ts), max(b.ts) FROM track_depths d JOIN slices a ON a.id = d.first_id "
+				   "JOIN slices b ON b.id = d.last_id", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		if (c->start == INT64_MIN)
+			c->start = sqlite3_column_int64(st, 0);
+		if (c->end == INT64_MAX)
+			c->end = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (c->end < c->start)
+		c->end = c->start;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void ov_put(const struct ov_proc *v, size_t n, uint32_t buckets, struct jbuf *out)
+{
+	size_t i;
+	uint32_t b;
+
+	jb_obj(out);
+	jb_key(out, "buckets");
+	jb_i64(out, buckets);
+	jb_key(out, "processes");
+	jb_arr(out);
+	for (i = 0; i < n; i++) {
+		jb_obj(out);
+		jb_key(out, "pid");
+		jb_u64(out, (uint64_t)v[i].pid);
+		jb_key(out, "counts");
+		jb_arr(out);
+		for (b = 0; b < buckets; b++)
+			jb_i64(out, v[i].counts[b]);
+		jb_arr_end(out);
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_obj_end(out);
+}
+
+int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err)
+{
+	struct ov_ctx c = { 0 };
+	struct ov_proc *v = NULL;
+	sqlite3_stmt *runs = NULL;
+	size_t n = 0, i;
+	int rc = QRY_OK;
+
+	c.start = w->start;
+	c.end = w->end;
+	c.buckets = buckets;
+	if ((c.start == INT64_MIN || c.end == INT64_MAX) && ov_bounds(db, &c) != 0) {
+		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		goto out_finalize;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT ts FROM slices WHERE id BETWEEN ? AND ?", -1, &c.raw, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT buckets FROM lod WHERE track_id = ? AND depth = ? AND level = ? "
+				   "ORDER BY first_bucket", -1, &c.lod, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.first_id, d.last_id, d.lod_levels "
+				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id ORDER BY 1, 2, 3",
+			       -1, &runs, NULL) != SQLITE_OK) {
+		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+		goto out_finalize;
+	}
+	while (ov_step(&c, runs)) {
+		int64_t pid = sqlite3_column_int64(runs, 0);
+
+		if (n == 0 || v[n - 1].pid != pid) {
+			struct ov_proc *nv = realloc(v, (n + 1) * sizeof(*v));
+
+			if (nv == NULL || (nv[n].counts = calloc(buckets, sizeof(uint32_t))) == NULL) {
+				v = nv ? nv : v;
+				rc = qry_fail(err, QRY_ENOMEM, "out of memory");
+				goto out_free;
+			}
+			v = nv;
+			v[n++].pid = pid;
+		}
+		c.counts = v[n - 1].counts;
+		ov_run(&c, sqlite3_column_int64(runs, 1), sqlite3_column_int64(runs, 2), sqlite3_column_int64(runs, 3),
+		       sqlite3_column_int64(runs, 4), (uint64_t)sqlite3_column_int64(runs, 5));
+	}
+	if (c.failed)
+		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(c.failed));
+	else
+		ov_put(v, n, buckets, out);
+out_free:
+	for (i = 0; i < n; i++)
+		free(v[i].counts);
+	free(v);
+out_finalize:
+	sqlite3_finalize(runs);
+	sqlite3_finalize(c.raw);
+	sqlite3_finalize(c.lod);
+	return rc;
+}
