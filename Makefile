@@ -175,7 +175,7 @@ bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh
 
 bench-viewer: trace-server $(B)/gen_fxt deps-e2e
-	sh bench/viewer/run.sh
+	sh bench/viewer/run.sh --more
 
 $(B)/bench_ceiling: bench/ceiling.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBS)
