@@ -12,7 +12,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import {
-  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle,
+  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll,
 } from './helpers.mjs';
 
 const ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
@@ -68,11 +68,7 @@ describe('deep stacks', { timeout: 120000 }, () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) await server.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  after(() => closeAll(browser, server, work));
 
   it('opens on the trace itself, with all 25 rows of the stack', async () => {
     await page.goto(`${server.url}/?trace=${traceId}`);

@@ -106,3 +106,11 @@ export async function waitIdle(page, timeout = 20000) {
   // two more frames so that the last data is on the canvas
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
+
+// Closes what a test file's before() opened: the browser, the server, the
+// work directory (each may be missing when before() failed half-way).
+export async function closeAll(browser, server, work) {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+}

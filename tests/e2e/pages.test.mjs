@@ -12,7 +12,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import {
-  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle,
+  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll,
 } from './helpers.mjs';
 
 const MS = 1000000;
@@ -52,11 +52,7 @@ describe('trace pages and timeline tools', { timeout: 180000 }, () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) await server.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  after(() => closeAll(browser, server, work));
 
   it('shows the trace info page: format, providers, counts, each diagnostic with its meaning', async () => {
     await page.goto(`${server.url}/?trace=${ids.damaged}`);

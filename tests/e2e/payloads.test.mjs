@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle } from './helpers.mjs';
+import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
 
 const MS = 1000000;
 const RUN = 'window.__xss=(window.__xss||0)+1';
@@ -104,11 +104,7 @@ describe('hostile strings in a trace', { timeout: 180000 }, () => {
     page.on('pageerror', (e) => pageErrors.push(e.message));
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) await server.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  after(() => closeAll(browser, server, work));
 
   it('lists the trace under its name, as text', async () => {
     await page.goto(server.url + '/');

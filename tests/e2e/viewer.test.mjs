@@ -16,7 +16,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import {
-  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle,
+  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll,
 } from './helpers.mjs';
 
 const MS = 1000000;
@@ -72,11 +72,7 @@ describe('viewer', { timeout: 180000 }, () => {
     fs.mkdirSync(E2E_ARTIFACTS, { recursive: true });
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) await server.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  after(() => closeAll(browser, server, work));
 
   it('uploads two traces through the file input and lists them', async () => {
     await page.goto(server.url + '/');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle } from './helpers.mjs';
+import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
 
 const LOG = path.join(ROOT, 'tests', 'corpus', 'xray', 'v5.xray');
 const MAP = path.join(ROOT, 'tests', 'corpus', 'xray', 'instr_map.yaml');
@@ -29,11 +29,7 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     browser = await launchBrowser();
   });
 
-  after(async () => {
-    if (browser) await browser.close();
-    if (server) await server.stop();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  after(() => closeAll(browser, server, work));
 
   it('says names are missing, takes the map, and shows the names', async () => {
     const up = await json(server.url + '/api/traces?name=xray&wait=1', { method: 'POST', body: fs.readFileSync(LOG) });
