@@ -17,10 +17,14 @@ SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
 INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
-QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c
+QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
+	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c server/gzip.c build/gen/catalog.c
+CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention.c catalog/sketch.c catalog/storage.c \
+	catalog/worker.c build/gen/catalog.c
+SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
+	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
 TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area
 WRITER = tests/fxt_writer.c
 
@@ -45,7 +49,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h
+$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 

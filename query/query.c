@@ -1314,27 +1314,6 @@ out_finalize:
 
 /* ---- search and stats ------------------------------------------------- */
 
-int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, struct qry_error *err)
-{
-	static const char *const keys[] = { "id", "track_id", "ts", "dur", "name", "category" };
-	sqlite3_stmt *st = prep(db,
-				"SELECT s.id, s.track_id, s.ts, s.dur, n.str, c.str FROM slices s "
-				"JOIN strings n ON n.id = s.name_id JOIN strings c ON c.id = s.category_id "
-				"WHERE s.name_id IN (SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0) "
-				"ORDER BY s.ts, s.id LIMIT ?2",
-				err);
-	int rc;
-
-	qstep_begin();
-	if (st == NULL)
-		return err->code;
-	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
-	rc = put_rows(st, "slices", keys, "......", limit, out);
-	sqlite3_finalize(st);
-	return qstep_end(rc, err);
-}
-
 int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	static const char *const keys[] = { "name", "category", "count", "total_dur", "max_dur" };

@@ -97,7 +97,29 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
-int qry_search(sqlite3 *db, const char *text, uint32_t limit, struct jbuf *out, struct qry_error *err);
+/* A page of a search inside a trace: the slices after (after_ts, after_id)
+ * in (ts, id) order when has_cursor. */
+struct qry_search_page {
+	uint32_t limit;
+	int has_cursor;
+	int64_t after_ts, after_id;
+};
+/* Slices whose name contains text (any case), in (ts, id) order, from the
+ * name index (slices_by_name) when the trace has it (search.c). */
+int qry_search(sqlite3 *db, const char *text, const struct qry_search_page *pg, struct jbuf *out,
+	       struct qry_error *err);
+
+/* Comparing two traces (compare.c): per name (or thread and name). */
+enum qry_compare_sort { QRY_CMP_TOTAL, QRY_CMP_COUNT, QRY_CMP_P50, QRY_CMP_P95, QRY_CMP_MAX };
+struct qry_compare_opts {
+	struct qry_window wa, wb; /* the slices of each trace that start inside its window */
+	int by_thread;            /* key rows by (thread name, name) */
+	enum qry_compare_sort sort;
+	uint32_t limit;
+};
+/* "total" (default when s is NULL), "count", "p50", "p95", "max"; 0 or -1. */
+int qry_compare_sort(const char *s, enum qry_compare_sort *out);
+int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct jbuf *out, struct qry_error *err);
 int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 /* Runs one read-only statement with time and row limits. */
 int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err);
@@ -116,8 +138,6 @@ void qry_export_close(struct qry_export *e);
  */
 enum { QRY_OVERVIEW_MAX_BUCKETS = 4096 };
 int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err);
-
-#endif
 
 /* ---- area selection and flame graph (area.c, flame.c) -------------------- */
 
@@ -146,3 +166,5 @@ int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qr
  * and counted in "hidden". */
 int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, struct jbuf *out,
 	      struct qry_error *err);
+
+#endif

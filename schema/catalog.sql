@@ -2,7 +2,7 @@
 -- Each trace's own data lives in traces/<id>/: the uploaded bytes (source),
 -- for XRay the instrumented binary or symbol map (binary), and the database
 -- ingest made of them (trace.db, see trace.sql).
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE IF NOT EXISTS traces (
 	id INTEGER PRIMARY KEY,
@@ -19,8 +19,43 @@ CREATE TABLE IF NOT EXISTS traces (
 	summary TEXT,                 -- JSON members "counts", "providers", "diagnostics"
 	symbols_named INTEGER,        -- XRay: functions named from a binary or symbol map
 	symbols_error TEXT,           -- XRay: why the symbols given could not be used
-	binary_name TEXT              -- XRay: the file name of the instrumented binary that named it
+	binary_name TEXT,             -- XRay: the file name of the instrumented binary that named it
+	description TEXT,             -- free text the team wrote about it
+	pinned INTEGER NOT NULL DEFAULT 0, -- 1: retention never removes it
+	stored_bytes INTEGER,         -- every file of the trace on disk
+	indexed INTEGER NOT NULL DEFAULT 0 -- 1: names/name_stats hold it
 );
+
+-- Free-form key=value labels (build=1234, device=x64).
+CREATE TABLE IF NOT EXISTS labels (
+	trace_id INTEGER NOT NULL,
+	key TEXT NOT NULL,
+	value TEXT NOT NULL,
+	PRIMARY KEY (trace_id, key)
+) WITHOUT ROWID;
+
+-- The name index, built when a trace is ingested: for each slice name of
+-- each ready trace, how many slices carry it and how long they ran. Search
+-- across traces reads only these tables, never a trace's own database.
+CREATE TABLE IF NOT EXISTS names (
+	id INTEGER PRIMARY KEY,
+	name TEXT NOT NULL UNIQUE
+);
+
+-- count: slices of that name; durations cover those that ended (dur >= 0).
+-- sketch: the durations' histogram (catalog/sketch.h: log-linear buckets,
+-- 32 per power of two), from which p50 and p95 are estimated.
+CREATE TABLE IF NOT EXISTS name_stats (
+	name_id INTEGER NOT NULL,
+	trace_id INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	ended INTEGER NOT NULL,
+	total_ns INTEGER NOT NULL,
+	max_ns INTEGER NOT NULL,
+	sketch BLOB NOT NULL,
+	PRIMARY KEY (name_id, trace_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS name_stats_trace ON name_stats(trace_id);
 
 -- Ids are never reused, even after the newest trace is deleted.
 CREATE TABLE IF NOT EXISTS sequence (

@@ -20,6 +20,9 @@ static const char usage_text[] =
 	"  --threads N        HTTP worker threads (default: one per core, at least 2)\n"
 	"  --demo FILE        add FILE as trace \"demo\" when the library is empty\n"
 	"  --keep-failed AGE  remove failed uploads this old: 90s, 30m, 12h, 7d (default 1d)\n"
+	"  --retain-days N    remove unpinned traces uploaded N days ago or more (default: keep)\n"
+	"  --retain-bytes SIZE  remove the oldest unpinned traces while the library holds more,\n"
+	"                     e.g. 50G (default: no bound)\n"
 	"  --insecure-public  allow a non-loopback --bind without a token\n"
 	"  --help             this text\n";
 
@@ -128,6 +131,13 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--keep-failed") == 0) {
 			if (parse_age(val, &o->keep_failed) != 0)
 				return bad("--keep-failed", val);
+		} else if (strcmp(a, "--retain-days") == 0) {
+			if (parse_size(val, &v) != 0 || v == 0 || v > 365000 || strpbrk(val, "KkMmGg"))
+				return bad("--retain-days (a whole number of days from 1)", val);
+			o->retain_days = (int64_t)v;
+		} else if (strcmp(a, "--retain-bytes") == 0) {
+			if (parse_size(val, &o->retain_bytes) != 0 || o->retain_bytes == 0)
+				return bad("--retain-bytes", val);
 		} else if (strcmp(a, "--threads") == 0) {
 			if (parse_size(val, &v) != 0 || v == 0 || v > 256 || strpbrk(val, "KkMmGg"))
 				return bad("--threads", val);

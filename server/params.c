@@ -2,7 +2,7 @@
  * Parameters from HTTP: bounded integers and the API's routes.
  *
  * Everything a client sends is checked here against explicit bounds before
- * it reaches the library or the query module; kept apart from http.c so
+ * it reaches the catalog or the query module; kept apart from http.c so
  * the fuzz target (tests/fuzz_http.c) can reach it without a server.
  */
 #include <errno.h>
@@ -26,41 +26,38 @@ int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return 0;
 }
 
-int srv_route_parse(const char *url, struct srv_route *rt, char *sub, size_t subn)
+int srv_route_match(const char *pattern, const char *path, int64_t *ids)
 {
-	const char *p = url + strlen("/api/traces");
+	const char *p = pattern, *q = path;
 	char idbuf[32];
-	size_t n;
+	size_t nid = 0;
+	int bad_id = 0;
 
-	rt->id = -1;
-	rt->sub = "";
-	rt->sub_id = -1;
-	if (strncmp(url, "/api/traces", 11) != 0 || (*p != '\0' && *p != '/'))
+	for (;;) {
+		size_t pn, qn;
+
+		if (*p != '/' || *q != '/')
+			return -1;
+		p++;
+		q++;
+		pn = strcspn(p, "/");
+		qn = strcspn(q, "/");
+		if (pn == 4 && memcmp(p, "{id}", 4) == 0) {
+			if (nid == SRV_ROUTE_MAX_IDS || qn == 0)
+				return -1;
+			if (qn >= sizeof(idbuf) || (memcpy(idbuf, q, qn), idbuf[qn] = '\0',
+						   srv_parse_i64(idbuf, 1, INT64_MAX, &ids[nid]) != 0))
+				bad_id = 1;
+			nid++;
+		} else if (pn != qn || memcmp(p, q, pn) != 0) {
+			return -1;
+		}
+		p += pn;
+		q += qn;
+		if (*p == '\0')
+			break;
+	}
+	if (*q != '\0' && strcmp(q, "/") != 0)
 		return -1;
-	if (*p == '\0' || strcmp(p, "/") == 0)
-		return 0;
-	p++;
-	n = strcspn(p, "/");
-	if (n == 0 || n >= sizeof(idbuf))
-		return -1;
-	memcpy(idbuf, p, n);
-	idbuf[n] = '\0';
-	if (srv_parse_i64(idbuf, 1, INT64_MAX, &rt->id) != 0)
-		return -2;
-	p += n;
-	if (*p == '\0')
-		return 0;
-	p++;
-	n = strcspn(p, "/");
-	if (n >= subn)
-		return -1;
-	memcpy(sub, p, n);
-	sub[n] = '\0';
-	rt->sub = sub;
-	p += n;
-	if (*p == '\0')
-		return 0;
-	if (strcmp(sub, "slices") != 0 || srv_parse_i64(p + 1, 1, INT64_MAX, &rt->sub_id) != 0)
-		return -1;
-	return 0;
+	return bad_id ? -2 : 0;
 }

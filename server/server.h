@@ -18,6 +18,8 @@ struct srv_opts {
 	unsigned threads;       /* HTTP worker threads; 0 = one per core */
 	int insecure_public;    /* allow a non-loopback bind without a token */
 	int64_t keep_failed;    /* seconds a failed trace stays listed (default one day) */
+	int64_t retain_days;    /* remove unpinned traces older than this; 0 = never */
+	uint64_t retain_bytes;  /* remove the oldest unpinned traces above this; 0 = no bound */
 };
 
 /* Parses argv of `trace-server serve`; returns 0, or prints why and returns 2

@@ -1,5 +1,8 @@
 /*
- * Server internals shared by http.c and library.c.
+ * Server internals shared by its files: the server, one request, the reply
+ * helpers (reply.c), the route table (routes.c, matched by params.c),
+ * uploads (upload.c), static files (static.c), trace databases (dbpool.c)
+ * and the reply cache (cache.c).
  */
 #ifndef SERVER_INTERNAL_H
 #define SERVER_INTERNAL_H
@@ -8,85 +11,12 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <microhttpd.h>
 
+#include "../catalog/catalog.h"
 #include "../query/query.h"
-
-enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED };
-
-/* Someone waiting for a trace's ingest to end (a suspended connection). */
-struct waiter {
-	void *conn;
-	struct waiter *next;
-};
-
-struct trace_rec {
-	int64_t id;
-	char *name;
-	char format[16];      /* "" until known */
-	char format_hint[16]; /* "" = detect */
-	uint64_t size;
-	int status;           /* enum trace_status */
-	uint64_t bytes_done;  /* ingest progress */
-	char error_code[32];
-	char *error_msg;      /* NULL when none */
-	char created_at[32];
-	time_t created;       /* created_at, parsed */
-	int64_t start_ns, end_ns;
-	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{} */
-	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
-	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
-	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */
-	struct waiter *waiters;
-};
-
-/* The catalog: the list of traces in memory, written through to catalog.db.
- * Every field of every record is guarded by mu. */
-struct library {
-	char *dir;
-	sqlite3 *catalog;
-	pthread_mutex_t mu;
-	pthread_cond_t work;   /* signalled when a trace is queued or on stop */
-	struct trace_rec **v;  /* oldest first */
-	size_t n, cap;
-	int64_t next_id;
-	int stop;
-	pthread_t worker;
-	int worker_started;
-	int64_t keep_failed;   /* seconds a failed trace stays listed; 0 = remove at once */
-	void (*resume)(void *conn);  /* wakes a waiting connection */
-	void (*suspend)(void *conn); /* puts a connection to sleep (called under mu) */
-};
-
-int lib_open(struct library *l, const char *dir, char *err, size_t errlen);
-/* Stops the worker and wakes every waiting connection. */
-void lib_stop(struct library *l);
-void lib_close(struct library *l);
-/* Starts the ingest worker. */
-int lib_start(struct library *l);
-/* Takes a spooled upload (moved, not copied) as a new trace and queues it.
- * Returns the id, or -1 with err set. */
-int64_t lib_add(struct library *l, const char *name, const char *spool, uint64_t size, const char *format_hint,
-		const char *binary_spool, const char *binary_filename, char *err, size_t errlen);
-/* Takes a spooled instrumented binary or symbol map for an XRay trace (moved)
- * and names its functions now if the trace is ready, else at ingest.
- * Returns 0, or -1 with err set (the file is then left to the caller). */
-int lib_symbols(struct library *l, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
-/* Appends the trace object; 0, or -1 when there is no such trace. */
-int lib_json(struct library *l, int64_t id, struct jbuf *out);
-void lib_json_list(struct library *l, struct jbuf *out);
-int lib_delete(struct library *l, int64_t id);
-/* Status of a trace, or -1 when unknown. */
-int lib_status(struct library *l, int64_t id);
-/* Registers a connection to resume when ingest ends and suspends it; 0, or
- * -1 when the trace has already ended (or does not exist): answer at once. */
-int lib_wait(struct library *l, int64_t id, void *conn);
-/* Paths of a trace's files. */
-void lib_path(const struct library *l, int64_t id, const char *file, char *out, size_t n);
-/* The spool directory for uploads in progress. */
-void lib_spool_dir(const struct library *l, char *out, size_t n);
-size_t lib_count(struct library *l);
 
 /* ---- reply cache (cache.c) ---- */
 
@@ -110,21 +40,147 @@ void rc_put(struct rcache *c, const char *key, int64_t trace, struct MHD_Respons
 /* Forgets every reply of a trace (deleted or renamed). */
 void rc_drop_trace(struct rcache *c, int64_t trace);
 
-/* ---- parameters (params.c) ---- */
+/* ---- the server and one request ---- */
+
+struct srv_opts;
+
+struct server {
+	struct catalog *cat;
+	struct rcache cache;  /* rendered replies of ready traces */
+	struct MHD_Daemon *d;
+	const struct srv_opts *o;
+	char token[256];     /* "" = no token required */
+	char static_dir[4400];
+};
+
+enum req_kind { RQ_OTHER, RQ_UPLOAD };
+
+/* An upload being written to disk. */
+struct spool {
+	int fd;          /* -1 when not open */
+	char path[4096]; /* "" when there is no file to remove */
+	uint64_t size;   /* bytes written */
+	int seen;        /* the field was in the request */
+};
+
+enum { REQ_MAX_LABELS = CAT_MAX_LABELS };
+
+struct req {
+	struct server *srv;
+	char method[8];        /* for the request log */
+	char path[160];        /* for the request log, cut */
+	int kind;
+	int calls;             /* how many times the handler ran */
+	struct timespec t0;
+	unsigned status;       /* answered status, for the log */
+	size_t bytes;          /* answered body bytes */
+	/* uploads */
+	struct spool file;     /* the trace */
+	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
+	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
+	int multipart;
+	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
+	uint64_t fail_at;      /* body bytes received when it was found */
+	const char *fail_code, *fail_msg;
+	uint64_t got;          /* body bytes received */
+	int too_big;
+	int write_failed;
+	int suspended;         /* waiting for ingest (wait=1) */
+	int64_t wait_id;
+	struct MHD_PostProcessor *pp;
+	char *filename;        /* multipart file name */
+	char *binary_filename; /* multipart file name of field "binary" */
+	char *name;            /* multipart "name" field */
+	char *description;     /* multipart "description" field */
+	struct cat_label labels[REQ_MAX_LABELS]; /* ?label= and multipart "label" fields */
+	size_t nlabels;
+	char *pending_label;   /* the multipart "label" field being received */
+	char label_err[256];   /* the first bad label, "" when none */
+	/* small bodies (SQL, PATCH) */
+	char *body;
+	size_t body_len;
+	int body_too_big;
+};
+
+enum { MAX_SMALL_BODY = 65536 };
+
+/* ---- replies and parameters (reply.c) ---- */
+
+enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned status, char *body, size_t len,
+			      const char *type);
+/* {"error": {"code", "message"}} */
+enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
+			       const char *msg);
+enum MHD_Result srv_send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b);
+enum MHD_Result srv_send_qry_error(struct MHD_Connection *c, struct req *r, const struct qry_error *e);
+enum MHD_Result srv_method_not_allowed(struct MHD_Connection *c, struct req *r, const char *method);
+/* Reads an optional integer query parameter; answers 400 itself and
+ * returns -1 on error. */
+int srv_param_i64(struct MHD_Connection *c, struct req *r, const char *key, int64_t def, int64_t min, int64_t max,
+		  int64_t *out, int required);
+/* start, end, resolution and limit; answers 400 itself on error. */
+int srv_param_window(struct MHD_Connection *c, struct req *r, struct qry_window *w);
+/* The required "tracks=1,2,3" list (at most 4096 ids) into a new array;
+ * answers 400 itself on error. */
+int64_t *srv_param_tracks(struct MHD_Connection *c, struct req *r, size_t *n);
+
+struct cache_key {
+	char buf[1024];
+	size_t len;
+	int overflow; /* too long to cache */
+};
+/* The cache key of a GET: its path and arguments in the order sent, and
+ * whether the reply is gzip-compressed. 0, or -1 when too long to cache. */
+int srv_cache_key(struct MHD_Connection *c, const char *path, struct cache_key *key);
+/* Answers 200 with the JSON and keeps the reply under key (when not NULL). */
+enum MHD_Result srv_send_cached_json(struct server *s, struct MHD_Connection *c, struct req *r, int64_t trace,
+				     const struct cache_key *key, struct jbuf *b);
+
+/* ---- parameters (params.c: pure, reached by tests/fuzz_http.c) ---- */
 
 /* Parses a decimal integer in [min, max] (no sign '+', no spaces, no
  * trailing bytes); 0 on success, -1 otherwise. */
 int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 
-/* /api/traces[/{id}[/{sub}[/{sub_id}]]] */
-struct srv_route {
-	int64_t id;      /* trace id, -1 when none */
-	const char *sub; /* the part after /api/traces/{id}/, "" when none; points into the caller's buffer */
-	int64_t sub_id;  /* /slices/{sub_id}, -1 when none */
-};
+enum { SRV_ROUTE_MAX_IDS = 2 };
+/*
+ * Matches an API path against a route pattern: segments separated by '/',
+ * literal or "{id}" (a decimal from 1 to INT64_MAX, no sign, no leading
+ * '+'), ids stored in order. A trailing '/' on the path is ignored. Returns
+ * 0 on a match, -2 when the literal segments match but an {id} segment is
+ * not an id, -1 otherwise.
+ */
+int srv_route_match(const char *pattern, const char *path, int64_t *ids);
 
-/* Splits an API path; 0, -1 when it is not one of ours, -2 for a bad id.
- * sub (subn bytes) receives the sub-resource name. */
-int srv_route_parse(const char *url, struct srv_route *rt, char *sub, size_t subn);
+/* ---- routes (routes.c) ---- */
+
+/* Answers an /api/ request, its body (if any) already read. */
+enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
+			const char *method);
+
+/* ---- uploads (upload.c) ---- */
+
+/* The first call of POST /api/traces (symbols_for 0) or POST
+ * /api/traces/{id}/symbols. */
+enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, struct req *r, int64_t symbols_for);
+/* A piece of the body (n > 0) or its end (n == 0). */
+enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
+				size_t n);
+/* Closes and removes what an upload left (the request ended). */
+void srv_upload_cleanup(struct req *r);
+
+/* ---- static files (static.c) ---- */
+
+enum MHD_Result srv_static(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
+			   const char *method);
+
+/* ---- trace databases (dbpool.c) ---- */
+
+/* The calling thread's read-only connection to a trace's database; NULL
+ * when it cannot be opened. Owned by the thread's pool. */
+sqlite3 *srv_trace_db(struct server *s, int64_t id);
+/* A private read-only connection to a trace's database, for the caller to
+ * close; NULL when it cannot be opened. */
+sqlite3 *srv_trace_db_open(struct server *s, int64_t id);
 
 #endif

@@ -1,14 +1,14 @@
 /*
  * libFuzzer target for what the server takes from a URL before anything
  * else sees it (server/params.c): srv_parse_i64, the bounded integers of
- * query parameters and Content-Length, and srv_route_parse, the split of an
- * API path. It asserts properties against an independent oracle written
+ * query parameters and Content-Length, and srv_route_match, the matching of an
+ * API path against the route table's patterns. It asserts properties against an independent oracle written
  * here from docs/API.md and server_internal.h, not only "no crash".
  *
  * Input layout: a C string S (the bytes up to the first NUL, or all of
  * them), then optionally, after that NUL, 16 bytes giving one more pair of
  * bounds (two little-endian int64, ordered) and one byte giving the size
- * of the route's sub buffer (1..80).
+ * (a byte after them is ignored).
  *
  * Every string is copied into a heap block of exactly strlen + 1 bytes and
  * the sub buffer into one of exactly its size, so a read or write past
@@ -21,16 +21,13 @@
  *      it never writes *out when it refuses.
  *   H2 Round trip: the value printed with %lld parses back to itself, and
  *      a canonical string (no leading zero, not "-0") prints back to S.
- *   H3 srv_route_parse(S) returns 0, -1 or -2 exactly as the oracle does:
- *      "/api/traces" and "/api/traces/" are the list; "/api/traces/{id}"
- *      with id a decimal from 1 (-2 when it is not one, -1 when the
- *      segment is empty or 32 bytes or more); then "/{sub}" shorter than
- *      the sub buffer; then "/{sub_id}" only after "slices", sub_id a
- *      decimal from 1. On success id, sub and sub_id are what the oracle
- *      says; sub is a NUL-terminated string without '/' that fits the
- *      buffer, and ids are >= 1 or -1.
- *   H4 A successful route rebuilds the path: "/api/traces/" + id segment +
- *      "/" + sub + "/" + sub_id segment equals S (as far as S goes).
+ *   H3 srv_route_match(P, S) returns 0, -1 or -2 exactly as an oracle
+ *      written here says, for every route pattern P of the server: the
+ *      segments match one by one, "{id}" taking a decimal from 1 to
+ *      INT64_MAX (-2 when it is not one), one trailing '/' ignored; the
+ *      ids it gives are the oracle's.
+ *   H4 A match rebuilds: P with the ids printed matches again, giving
+ *      the same ids.
  *
  * Build with libFuzzer (clang):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
@@ -47,10 +44,6 @@
 
 #include "../server/server_internal.h"
 
-enum {
-	FZ_IDBUF = 32,  /* srv_route_parse's id segment limit (server/params.c) */
-	FZ_MAX_SUB = 80 /* largest sub buffer tried */
-};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -146,104 +139,88 @@ static void fz_check_i64(const char *s, size_t n, int64_t min, int64_t max)
 		fz_fail("canonical \"%s\" printed back as \"%s\"", fz_show(s), back);
 }
 
-struct fz_route {
-	int rc;
-	int64_t id, sub_id;
-	const char *sub;     /* into the url, sublen bytes; NULL = "" (no sub) */
-	size_t sublen;
-	const char *id_seg;  /* into the url */
-	size_t id_len;
-	const char *sid_seg; /* into the url; NULL when none */
+/* The route patterns of server/routes.c and http.c. */
+static const char *const fz_patterns[] = {
+	"/api/traces",
+	"/api/traces/{id}",
+	"/api/traces/{id}/slices",
+	"/api/traces/{id}/slices/{id}",
+	"/api/traces/{id}/symbols",
+	"/api/search",
+	"/api/compare",
 };
 
-/* The oracle for srv_route_parse (H3). */
-static void fz_route_oracle(const char *url, size_t subn, struct fz_route *o)
+/* The oracle for srv_route_match (H3): segment by segment. */
+static int fz_match_oracle(const char *pattern, const char *url, int64_t *ids)
 {
-	static const char pre[] = "/api/traces";
-	const char *p = url + sizeof(pre) - 1, *q;
+	const char *p = pattern, *q = url;
+	size_t ulen = strlen(url), nid = 0;
+	int bad = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->id = -1;
-	o->sub_id = -1;
-	o->rc = -1;
-	if (strncmp(url, pre, sizeof(pre) - 1) != 0 || (*p != '\0' && *p != '/'))
-		return;
-	if (*p == '\0' || strcmp(p, "/") == 0) {
-		o->rc = 0;
-		return;
+	/* a trailing '/' on the path is ignored (once) */
+	if (ulen > 1 && url[ulen - 1] == '/')
+		ulen--;
+	while (*p) {
+		size_t pn, qn;
+
+		if (*p != '/' || (size_t)(q - url) >= ulen || *q != '/')
+			return -1;
+		p++;
+		q++;
+		pn = strcspn(p, "/");
+		qn = 0;
+		while ((size_t)(q - url) + qn < ulen && q[qn] != '/')
+			qn++;
+		if (pn == 4 && memcmp(p, "{id}", 4) == 0) {
+			int64_t v;
+
+			if (qn == 0)
+				return -1;
+			if (qn >= 32 || fz_decimal(q, qn, &v) != 0 || v < 1 || q[0] == '-')
+				bad = 1;
+			else
+				ids[nid] = v;
+			nid++;
+		} else if (pn != qn || memcmp(p, q, pn) != 0) {
+			return -1;
+		}
+		p += pn;
+		q += qn;
 	}
-	o->id_seg = ++p;
-	o->id_len = strcspn(p, "/");
-	if (o->id_len == 0 || o->id_len >= FZ_IDBUF)
-		return;
-	if (fz_decimal(p, o->id_len, &o->id) != 0 || o->id < 1) {
-		o->id = -1;
-		o->rc = -2;
-		return;
-	}
-	p += o->id_len;
-	o->rc = 0;
-	if (*p == '\0')
-		return;
-	o->sub = ++p;
-	o->sublen = strcspn(p, "/");
-	if (o->sublen >= subn) {
-		o->rc = -1;
-		return;
-	}
-	p += o->sublen;
-	if (*p == '\0')
-		return;
-	q = p + 1;
-	if (o->sublen != 6 || memcmp(o->sub, "slices", 6) != 0 || fz_decimal(q, strlen(q), &o->sub_id) != 0 ||
-	    o->sub_id < 1) {
-		o->sub_id = -1;
-		o->rc = -1;
-		return;
-	}
-	o->sid_seg = q;
+	if ((size_t)(q - url) != ulen)
+		return -1;
+	return bad ? -2 : 0;
 }
 
-/* H3 and H4 for one sub buffer size. */
-static void fz_check_route(const char *url, size_t subn)
+/* H3 and H4 for one pattern. */
+static void fz_check_route(const char *pattern, const char *url)
 {
-	struct srv_route rt;
-	struct fz_route o;
-	char *sub = malloc(subn), *re;
-	size_t need;
-	int rc;
+	int64_t got[SRV_ROUTE_MAX_IDS] = { -7, -7 }, want[SRV_ROUTE_MAX_IDS] = { -7, -7 }, again[SRV_ROUTE_MAX_IDS];
+	int rc = srv_route_match(pattern, url, got), orc = fz_match_oracle(pattern, url, want);
+	char re[512];
+	const char *p;
+	size_t o = 0, k = 0;
 
-	if (sub == NULL)
-		abort();
-	memset(sub, 'Z', subn);
-	fz_route_oracle(url, subn, &o);
-	rc = srv_route_parse(url, &rt, sub, subn);
-	if (rc != o.rc)
-		fz_fail("srv_route_parse(\"%s\", subn %zu) returned %d, the oracle %d", fz_show(url), subn, rc, o.rc);
+	if (rc != orc)
+		fz_fail("srv_route_match(\"%s\", \"%s\") returned %d, the oracle %d", pattern, fz_show(url), rc, orc);
 	if (rc != 0)
-		goto out_free;
-	if (rt.id != o.id || rt.sub_id != o.sub_id)
-		fz_fail("srv_route_parse(\"%s\"): id %" PRId64 " sub_id %" PRId64 ", the oracle %" PRId64 " %" PRId64,
-			fz_show(url), rt.id, rt.sub_id, o.id, o.sub_id);
-	if ((rt.id != -1 && rt.id < 1) || (rt.sub_id != -1 && rt.sub_id < 1) || rt.sub == NULL)
-		fz_fail("srv_route_parse(\"%s\"): ids out of range or sub NULL", fz_show(url));
-	if (o.sub == NULL ? rt.sub[0] != '\0'
-			  : rt.sub != sub || memchr(sub, '\0', subn) == NULL || strlen(sub) != o.sublen ||
-				    memcmp(sub, o.sub, o.sublen) != 0 || strchr(sub, '/') != NULL)
-		fz_fail("srv_route_parse(\"%s\"): sub \"%.80s\" is not the path's", fz_show(url), rt.sub);
-	/* H4: rebuild the path */
-	if (rt.id < 0)
-		goto out_free;
-	need = 12 + o.id_len + 1 + strlen(rt.sub) + 1 + (o.sid_seg ? strlen(o.sid_seg) : 0) + 1;
-	if ((re = malloc(need)) == NULL)
-		abort();
-	snprintf(re, need, "/api/traces/%.*s%s%s%s%s", (int)o.id_len, o.id_seg, o.sub ? "/" : "", rt.sub,
-		 o.sid_seg ? "/" : "", o.sid_seg ? o.sid_seg : "");
-	if (strcmp(re, url) != 0)
-		fz_fail("srv_route_parse(\"%s\") does not rebuild it: \"%.120s\"", fz_show(url), re);
-	free(re);
-out_free:
-	free(sub);
+		return;
+	for (k = 0; k < SRV_ROUTE_MAX_IDS; k++)
+		if (want[k] != -7 && got[k] != want[k])
+			fz_fail("srv_route_match(\"%s\", \"%s\"): id %zu is %" PRId64 ", the oracle %" PRId64, pattern,
+				fz_show(url), k, got[k], want[k]);
+	/* H4: the pattern with the ids printed matches again, with the same ids */
+	for (p = pattern, k = 0; *p && o + 32 < sizeof(re);) {
+		if (strncmp(p, "{id}", 4) == 0) {
+			o += (size_t)snprintf(re + o, sizeof(re) - o, "%" PRId64, got[k++]);
+			p += 4;
+		} else {
+			re[o++] = *p++;
+		}
+	}
+	re[o] = '\0';
+	if (srv_route_match(pattern, re, again) != 0 || (k > 0 && again[0] != got[0]) || (k > 1 && again[1] != got[1]))
+		fz_fail("srv_route_match(\"%s\"): \"%s\" does not match back", pattern, re);
 }
 
 static int64_t fz_le64(const uint8_t *p)
@@ -267,7 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *nul = memchr(data, 0, size);
 	size_t n = nul ? (size_t)(nul - data) : size, i;
 	char *s = fz_cstr((const char *)data, n);
-	size_t subn = 64;
+	size_t k;
 
 	for (i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
 		fz_check_i64(s, n, bounds[i][0], bounds[i][1]);
@@ -275,12 +252,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int64_t a = fz_le64(nul + 1), b = fz_le64(nul + 9);
 
 		fz_check_i64(s, n, a < b ? a : b, a < b ? b : a);
-		if (size - n - 1 >= 17)
-			subn = 1 + nul[17] % FZ_MAX_SUB;
 	}
-	fz_check_route(s, subn);
-	if (subn != 64)
-		fz_check_route(s, 64); /* the size http.c uses */
+	for (k = 0; k < sizeof(fz_patterns) / sizeof(fz_patterns[0]); k++)
+		fz_check_route(fz_patterns[k], s);
 	free(s);
 	return 0;
 }

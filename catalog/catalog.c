@@ -1,0 +1,951 @@
+/*
+ * The catalog's records: memory under one mutex, written through to
+ * catalog.db, so that a restarted server knows every trace: a ready trace
+ * is served as it was, and one whose ingest was interrupted is queued
+ * again from its source file (or marked failed with a reason when that is
+ * gone).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../ingest/ingest.h"
+#include "catalog_internal.h"
+
+extern const char schema_catalog_sql[];
+
+const char *const cat_status_names[4] = { "queued", "ingesting", "ready", "failed" };
+
+const char *cat_status_name(int status)
+{
+	return status >= 0 && status < 4 ? cat_status_names[status] : "failed";
+}
+
+static int status_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (s && strcmp(s, cat_status_names[i]) == 0)
+			return i;
+	return TS_FAILED;
+}
+
+void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n)
+{
+	c->store.ops->local_path(&c->store, id, file, out, n);
+}
+
+void cat_spool_dir(const struct catalog *c, char *out, size_t n)
+{
+	c->store.ops->spool_dir(&c->store, out, n);
+}
+
+static char *dup_or_null(const unsigned char *s)
+{
+	return s ? strdup((const char *)s) : NULL;
+}
+
+void cat_rec_free(struct trace_rec *r)
+{
+	if (r == NULL)
+		return;
+	free(r->name);
+	free(r->description);
+	free(r->labels);
+	free(r->error_msg);
+	free(r->summary);
+	free(r->symbols_error);
+	free(r->binary_name);
+	free(r);
+}
+
+/* ---- labels and text ------------------------------------------------------ */
+
+static int key_char(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+	       ch == '.' || ch == '-' || ch == '/' || ch == ':';
+}
+
+/* 0 when s (n bytes) is valid UTF-8 without control bytes (tab and
+ * newline allowed when multiline). */
+static int text_ok(const char *s, size_t n, int multiline)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		unsigned c = *p, len, i;
+
+		if (c < 0x80) {
+			if ((c < 0x20 && !(multiline && (c == '\t' || c == '\n'))) || c == 0x7f)
+				return -1;
+			p++;
+			continue;
+		}
+		len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+		if (len == 0 || (size_t)(end - p) < len)
+			return -1;
+		for (i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return -1;
+		p += len;
+	}
+	return 0;
+}
+
+int cat_text_check(const char *what, const char *s, size_t max, int multiline, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+
+	if (n > max) {
+		snprintf(err, errlen, "the %s is longer than %zu bytes", what, max);
+		return -1;
+	}
+	if (text_ok(s, n, multiline) != 0) {
+		snprintf(err, errlen, "the %s must be UTF-8 text without control characters", what);
+		return -1;
+	}
+	return 0;
+}
+
+int cat_label_parse(const char *s, int allow_bare, struct cat_label *l, char *err, size_t errlen)
+{
+	const char *eq = strchr(s, '=');
+	size_t klen = eq ? (size_t)(eq - s) : strlen(s), i;
+
+	if (eq == NULL && !allow_bare) {
+		snprintf(err, errlen, "a label is written key=value (e.g. build=1234), not '%.64s'", s);
+		return -1;
+	}
+	if (klen == 0 || klen > CAT_MAX_KEY) {
+		snprintf(err, errlen, "a label key has 1 to %d characters", CAT_MAX_KEY);
+		return -1;
+	}
+	for (i = 0; i < klen; i++) {
+		if (!key_char((unsigned char)s[i])) {
+			snprintf(err, errlen, "a label key holds only letters, digits and _ . - / :, not '%.*s'",
+				 (int)(klen > 64 ? 64 : klen), s);
+			return -1;
+		}
+	}
+	memcpy(l->key, s, klen);
+	l->key[klen] = '\0';
+	l->value[0] = '\0';
+	if (eq == NULL)
+		return 0;
+	if (strlen(eq + 1) > CAT_MAX_VALUE || text_ok(eq + 1, strlen(eq + 1), 0) != 0) {
+		snprintf(err, errlen, "the value of label '%s' must be at most %d bytes of text without control "
+				      "characters", l->key, CAT_MAX_VALUE);
+		return -1;
+	}
+	snprintf(l->value, sizeof(l->value), "%s", eq + 1);
+	return 0;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cat_label *)a)->key, ((const struct cat_label *)b)->key);
+}
+
+/*
+ * Applies set and unset to a label array (sorted by key); returns the new
+ * array in *out (sorted, a key at most once: the last set wins) or -1 when
+ * out of memory, -2 when more than CAT_MAX_LABELS would remain.
+ */
+static int labels_apply(const struct cat_label *cur, size_t ncur, const struct cat_label *set, size_t nset,
+			const char *const *unset, size_t nunset, struct cat_label **out, size_t *nout)
+{
+	struct cat_label *v = malloc((ncur + nset + 1) * sizeof(*v));
+	size_t n = 0, i, j;
+
+	if (v == NULL)
+		return -1;
+	for (i = 0; i < ncur; i++)
+		v[n++] = cur[i];
+	for (i = 0; i < nset; i++) {
+		for (j = 0; j < n && strcmp(v[j].key, set[i].key) != 0; j++)
+			;
+		v[j] = set[i];
+		if (j == n)
+			n++;
+	}
+	for (i = 0; i < nunset; i++) {
+		for (j = 0; j < n; j++) {
+			if (strcmp(v[j].key, unset[i]) == 0) {
+				v[j] = v[--n];
+				break;
+			}
+		}
+	}
+	if (n > CAT_MAX_LABELS) {
+		free(v);
+		return -2;
+	}
+	qsort(v, n, sizeof(*v), label_cmp);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* ---- catalog.db ----------------------------------------------------------- */
+
+static int exec_bound(sqlite3 *db, const char *sql, int64_t id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int save_labels(struct catalog *c, const struct trace_rec *r)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = 0;
+
+	if (exec_bound(c->db, "DELETE FROM labels WHERE trace_id = ?", r->id) != 0)
+		return -1;
+	if (r->nlabels == 0)
+		return 0;
+	if (sqlite3_prepare_v2(c->db, "INSERT INTO labels (trace_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	for (i = 0; i < r->nlabels && rc == 0; i++) {
+		sqlite3_bind_int64(st, 1, r->id);
+		sqlite3_bind_text(st, 2, r->labels[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, r->labels[i].value, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cat_save(struct catalog *c, const struct trace_rec *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_prepare_v2(c->db,
+			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
+			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
+			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, r->id);
+	sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, r->format[0] ? r->format : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, r->format_hint[0] ? r->format_hint : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)r->size);
+	sqlite3_bind_text(st, 6, cat_status_names[r->status], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, r->error_code[0] ? r->error_code : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, r->error_msg, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, r->created_at, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 10, r->start_ns);
+	sqlite3_bind_int64(st, 11, r->end_ns);
+	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 13, r->symbols_named);
+	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, r->binary_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, r->description, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 17, r->pinned);
+	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
+	sqlite3_bind_int(st, 19, r->indexed == 1);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = save_labels(c, r);
+	if (sqlite3_exec(c->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
+		rc = -1;
+	return rc;
+}
+
+static int rec_push(struct catalog *c, struct trace_rec *r)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct trace_rec **v = realloc(c->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = r;
+	if (r->id >= c->next_id)
+		c->next_id = r->id + 1;
+	return 0;
+}
+
+/* Records are kept in id order: a binary search. */
+struct trace_rec *cat_find(struct catalog *c, int64_t id)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->v[lo]->id == id ? c->v[lo] : NULL;
+}
+
+static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
+{
+	r->status = TS_FAILED;
+	snprintf(r->error_code, sizeof(r->error_code), "%s", code);
+	free(r->error_msg);
+	r->error_msg = strdup(msg);
+}
+
+/* After a restart: a trace caught mid-ingest goes back in the queue when its
+ * source is still there; a ready trace without its database has failed, and
+ * one whose database an older server wrote is ingested again. */
+static void rec_recover(struct catalog *c, struct trace_rec *r)
+{
+	char path[4096];
+	struct stat st;
+
+	if (r->status == TS_READY) {
+		cat_path(c, r->id, "trace.db", path, sizeof(path));
+		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION) {
+			r->status = TS_QUEUED;
+			r->indexed = 0;
+		}
+	}
+	if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
+		cat_path(c, r->id, "source", path, sizeof(path));
+		if (stat(path, &st) == 0) {
+			r->status = TS_QUEUED;
+		} else {
+			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "
+						   "upload it again");
+		}
+	} else if (r->status == TS_READY) {
+		cat_path(c, r->id, "trace.db", path, sizeof(path));
+		if (stat(path, &st) != 0)
+			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
+	}
+	if (r->stored == 0)
+		r->stored = c->store.ops->usage(&c->store, r->id);
+	cat_save(c, r);
+}
+
+static int64_t seq_load(struct catalog *c)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT value FROM sequence WHERE name = 'trace'", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+static int seq_save(struct catalog *c)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO sequence VALUES ('trace', %" PRId64 ")", c->next_id);
+	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
+static time_t rfc3339_parse(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return end && *end == '\0' ? timegm(&tm) : 0;
+}
+
+static int load_labels(struct catalog *c)
+{
+	sqlite3_stmt *st;
+	struct trace_rec *r;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT trace_id, key, value FROM labels ORDER BY trace_id, key", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		struct cat_label *v;
+
+		if ((r = cat_find(c, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
+			continue;
+		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
+			rc = -1;
+			break;
+		}
+		r->labels = v;
+		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+		r->nlabels++;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int load(struct catalog *c)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
+			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
+			       "description, pinned, stored_bytes, indexed FROM traces ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct trace_rec *r = calloc(1, sizeof(*r));
+
+		if (r == NULL || rec_push(c, r) != 0) {
+			cat_rec_free(r);
+			sqlite3_finalize(st);
+			return -1;
+		}
+		r->id = sqlite3_column_int64(st, 0);
+		r->name = dup_or_null(sqlite3_column_text(st, 1));
+		snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+		snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
+		r->size = (uint64_t)sqlite3_column_int64(st, 4);
+		r->status = status_parse((const char *)sqlite3_column_text(st, 5));
+		snprintf(r->error_code, sizeof(r->error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
+		r->error_msg = dup_or_null(sqlite3_column_text(st, 7));
+		snprintf(r->created_at, sizeof(r->created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+		r->created = rfc3339_parse(r->created_at);
+		r->start_ns = sqlite3_column_int64(st, 9);
+		r->end_ns = sqlite3_column_int64(st, 10);
+		r->summary = dup_or_null(sqlite3_column_text(st, 11));
+		r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+		r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
+		r->binary_name = dup_or_null(sqlite3_column_text(st, 14));
+		r->description = dup_or_null(sqlite3_column_text(st, 15));
+		r->pinned = sqlite3_column_int(st, 16) != 0;
+		r->stored = (uint64_t)sqlite3_column_int64(st, 17);
+		r->indexed = sqlite3_column_int(st, 18) != 0;
+		if (r->name == NULL)
+			r->name = strdup("");
+		if (r->description == NULL)
+			r->description = strdup("");
+		if (r->name == NULL || r->description == NULL) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (load_labels(c) != 0)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		rec_recover(c, c->v[i]);
+	if (seq_load(c) > c->next_id)
+		c->next_id = seq_load(c);
+	return 0;
+}
+
+/* Brings a catalog an older server made up to date: columns added since. */
+static int upgrade(sqlite3 *db)
+{
+	static const char *const cols[][2] = {
+		{ "format_hint", "TEXT" },
+		{ "symbols_named", "INTEGER" },
+		{ "symbols_error", "TEXT" },
+		{ "binary_name", "TEXT" },
+		{ "description", "TEXT" },
+		{ "pinned", "INTEGER NOT NULL DEFAULT 0" },
+		{ "stored_bytes", "INTEGER" },
+		{ "indexed", "INTEGER NOT NULL DEFAULT 0" },
+	};
+	char sql[160];
+	sqlite3_stmt *st;
+	size_t i;
+	int found;
+
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('traces') WHERE name = ?", -1, &st, NULL) !=
+		    SQLITE_OK)
+			return -1;
+		sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
+		found = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		snprintf(sql, sizeof(sql), "ALTER TABLE traces ADD COLUMN %s %s", cols[i][0], cols[i][1]);
+		if (!found && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
+}
+
+struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, size_t errlen)
+{
+	struct catalog *c = calloc(1, sizeof(*c));
+	char path[4096];
+
+	if (c == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->read_mu, NULL);
+	pthread_cond_init(&c->work, NULL);
+	c->o = *o;
+	c->next_id = 1;
+	if ((c->dir = strdup(dir)) == NULL || storage_open_dir(&c->store, dir, err, errlen) != 0) {
+		if (c->dir == NULL)
+			snprintf(err, errlen, "out of memory");
+		cat_close(c);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/catalog.db", dir);
+	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(c->db) != 0 ||
+	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || load(c) != 0 ||
+	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
+			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		cat_close(c);
+		return NULL;
+	}
+	sqlite3_busy_timeout(c->reader, 5000);
+	sqlite3_busy_timeout(c->db, 5000);
+	return c;
+}
+
+void cat_wake(struct catalog *c, struct trace_rec *r)
+{
+	struct waiter *w = r->waiters, *next;
+
+	r->waiters = NULL;
+	for (; w; w = next) {
+		next = w->next;
+		if (c->o.resume)
+			c->o.resume(w->conn);
+		free(w);
+	}
+}
+
+void cat_stop(struct catalog *c)
+{
+	size_t i;
+
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->mu);
+	if (c->worker_started)
+		pthread_join(c->worker, NULL);
+	c->worker_started = 0;
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < c->n; i++)
+		cat_wake(c, c->v[i]);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void cat_close(struct catalog *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	cat_stop(c);
+	for (i = 0; i < c->n; i++)
+		cat_rec_free(c->v[i]);
+	free(c->v);
+	sqlite3_close(c->reader);
+	sqlite3_close(c->db);
+	if (c->store.ops)
+		c->store.ops->close(&c->store);
+	free(c->dir);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->read_mu);
+	pthread_cond_destroy(&c->work);
+	free(c);
+}
+
+int cat_start(struct catalog *c)
+{
+	if (pthread_create(&c->worker, NULL, cat_worker_main, c) != 0)
+		return -1;
+	c->worker_started = 1;
+	return 0;
+}
+
+size_t cat_count(struct catalog *c)
+{
+	size_t n;
+
+	pthread_mutex_lock(&c->mu);
+	n = c->n;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+static void rfc3339_now(char *out, size_t n, time_t *t)
+{
+	struct tm tm;
+
+	*t = time(NULL);
+	gmtime_r(t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * The name to keep for a symbols file: the base name of filename when the
+ * file at path is an ELF binary (a symbol map names no program), at most
+ * 255 bytes; NULL otherwise or when out of memory.
+ */
+static char *binary_name_of(const char *path, const char *filename)
+{
+	unsigned char magic[4] = { 0 };
+	const char *base;
+	FILE *f;
+	size_t got = 0;
+
+	if (path == NULL || filename == NULL || (f = fopen(path, "rb")) == NULL)
+		return NULL;
+	got = fread(magic, 1, 4, f);
+	fclose(f);
+	if (got != 4 || memcmp(magic, "\x7f" "ELF", 4) != 0)
+		return NULL;
+	base = strrchr(filename, '/');
+	base = base ? base + 1 : filename;
+	return base[0] ? strndup(base, 255) : NULL;
+}
+
+int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t errlen)
+{
+	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
+	struct trace_rec *r = calloc(1, sizeof(*r));
+	int64_t id = -1;
+
+	pthread_mutex_lock(&c->mu);
+	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
+	    (r->description = strdup(nw->description ? nw->description : "")) == NULL ||
+	    labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->labels, &r->nlabels) != 0) {
+		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
+		goto out_unlock;
+	}
+	r->id = c->next_id;
+	if (c->store.ops->put(&c->store, r->id, "source", nw->spool) != 0 ||
+	    (nw->binary_spool && c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool) != 0)) {
+		snprintf(err, errlen, "cannot store the upload: %s", strerror(errno));
+		c->store.ops->remove(&c->store, r->id);
+		goto out_unlock;
+	}
+	r->size = nw->size;
+	r->stored = c->store.ops->usage(&c->store, r->id);
+	r->binary_name = bname;
+	bname = NULL;
+	r->symbols_named = -1;
+	r->status = TS_QUEUED;
+	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
+	rfc3339_now(r->created_at, sizeof(r->created_at), &r->created);
+	if (rec_push(c, r) != 0 || cat_save(c, r) != 0 || seq_save(c) != 0) {
+		snprintf(err, errlen, "cannot record the trace in the catalog");
+		if (c->n && c->v[c->n - 1] == r)
+			c->n--;
+		c->store.ops->remove(&c->store, r->id);
+		goto out_unlock;
+	}
+	id = r->id;
+	r = NULL;
+	pthread_cond_broadcast(&c->work);
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	cat_rec_free(r);
+	free(bname);
+	return id;
+}
+
+int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
+{
+	struct trace_rec *r, old;
+	struct cat_label *labels = NULL;
+	char *name = NULL, *desc = NULL;
+	size_t nlabels = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL) {
+		pthread_mutex_unlock(&c->mu);
+		return -1;
+	}
+	rc = labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
+	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
+			(p->description && (desc = strdup(p->description)) == NULL)))
+		rc = -1;
+	if (rc != 0) {
+		snprintf(err, errlen, rc == -2 ? "a trace has at most 64 labels" : "out of memory");
+		rc = rc == -2 ? -2 : -3;
+		goto out;
+	}
+	old = *r;
+	if (name)
+		r->name = name;
+	if (desc)
+		r->description = desc;
+	if (p->pinned >= 0)
+		r->pinned = p->pinned != 0;
+	r->labels = labels;
+	r->nlabels = nlabels;
+	if (cat_save(c, r) != 0) {
+		*r = old; /* nothing changes when it cannot be kept */
+		snprintf(err, errlen, "the catalog could not be written");
+		rc = -3;
+		goto out;
+	}
+	labels = old.labels;
+	if (name)
+		name = old.name;
+	if (desc)
+		desc = old.description;
+	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
+out:
+	pthread_mutex_unlock(&c->mu);
+	free(labels);
+	free(name);
+	free(desc);
+	return rc;
+}
+
+/* XRay traces say whether their functions have names and how to add them. */
+static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "symbols");
+	jb_obj(out);
+	jb_key(out, "named");
+	jb_i64(out, r->symbols_named < 0 ? 0 : r->symbols_named);
+	jb_key(out, "error");
+	jb_str(out, r->symbols_error);
+	jb_key(out, "binary");
+	jb_str(out, r->binary_name);
+	if (r->symbols_named <= 0) {
+		jb_key(out, "hint");
+		jb_str(out, "functions are named fn#<id>: POST the instrumented binary (or the YAML of "
+			    "'llvm-xray extract --symbolize') to /api/traces/{id}/symbols, or upload it with the "
+			    "trace as multipart field 'binary'");
+	}
+	jb_obj_end(out);
+}
+
+/* The trace object of docs/API.md; called with mu held. */
+void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
+{
+	size_t i;
+
+	jb_obj(out);
+	jb_key(out, "id");
+	jb_i64(out, r->id);
+	jb_key(out, "name");
+	jb_str(out, r->name);
+	jb_key(out, "description");
+	jb_str(out, r->description);
+	jb_key(out, "labels");
+	jb_obj(out);
+	for (i = 0; i < r->nlabels; i++) {
+		jb_key(out, r->labels[i].key);
+		jb_str(out, r->labels[i].value);
+	}
+	jb_obj_end(out);
+	jb_key(out, "pinned");
+	jb_bool(out, r->pinned);
+	jb_key(out, "format");
+	if (r->format[0])
+		jb_str(out, r->format);
+	else
+		jb_null(out);
+	jb_key(out, "size_bytes");
+	jb_u64(out, r->size);
+	jb_key(out, "stored_bytes");
+	jb_u64(out, r->stored);
+	jb_key(out, "status");
+	jb_str(out, cat_status_names[r->status]);
+	jb_key(out, "progress");
+	jb_obj(out);
+	jb_key(out, "bytes_done");
+	jb_u64(out, r->status == TS_READY ? r->size : r->bytes_done);
+	jb_key(out, "bytes_total");
+	jb_u64(out, r->size);
+	jb_obj_end(out);
+	jb_key(out, "error");
+	if (r->status == TS_FAILED) {
+		jb_obj(out);
+		jb_key(out, "code");
+		jb_str(out, r->error_code);
+		jb_key(out, "message");
+		jb_str(out, r->error_msg ? r->error_msg : "");
+		jb_obj_end(out);
+	} else {
+		jb_null(out);
+	}
+	jb_key(out, "created_at");
+	jb_str(out, r->created_at);
+	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
+		rec_symbols_json(r, out);
+	jb_key(out, "start_ns");
+	jb_i64(out, r->start_ns);
+	jb_key(out, "end_ns");
+	jb_i64(out, r->end_ns);
+	if (r->summary && r->summary[0]) {
+		jb_raw(out, ",", 1);
+		jb_raw(out, r->summary, strlen(r->summary));
+	} else {
+		static const char none[] = ",\"counts\":null,\"providers\":[],\"diagnostics\":{}";
+
+		jb_raw(out, none, sizeof(none) - 1);
+	}
+	jb_obj_end(out);
+}
+
+int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r)
+		cat_rec_json(r, out);
+	pthread_mutex_unlock(&c->mu);
+	return r ? 0 : -1;
+}
+
+int cat_status(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r;
+	int s;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	s = r ? r->status : -1;
+	pthread_mutex_unlock(&c->mu);
+	return s;
+}
+
+int cat_wait(struct catalog *c, int64_t id, void *conn)
+{
+	struct trace_rec *r;
+	struct waiter *w;
+	int rc = -1;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r && (r->status == TS_QUEUED || r->status == TS_INGESTING) && (w = calloc(1, sizeof(*w))) != NULL) {
+		w->conn = conn;
+		w->next = r->waiters;
+		r->waiters = w;
+		if (c->o.suspend)
+			c->o.suspend(conn); /* under mu, so no wake-up can come before it */
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Deleting a trace being ingested leaves its files to the worker: it sees
+ * the record gone, throws its result away and removes them. */
+struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r = NULL;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i]->id == id) {
+			r = c->v[i];
+			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
+			c->n--;
+			break;
+		}
+	}
+	if (r == NULL)
+		return NULL;
+	exec_bound(c->db, "DELETE FROM traces WHERE id = ?", id);
+	exec_bound(c->db, "DELETE FROM labels WHERE trace_id = ?", id);
+	cat_unindex_locked(c, id);
+	cat_wake(c, r);
+	if (r->status != TS_INGESTING)
+		c->store.ops->remove(&c->store, id);
+	return r;
+}
+
+int cat_delete(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_remove_locked(c, id);
+	pthread_mutex_unlock(&c->mu);
+	cat_rec_free(r);
+	return r ? 0 : -1;
+}
+
+int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen)
+{
+	char db[4096], *bname = binary_name_of(spool, filename);
+	struct trace_rec *r;
+	uint64_t named = 0;
+	int st, rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	st = r ? r->status : -1;
+	pthread_mutex_unlock(&c->mu);
+	if (st < 0) {
+		snprintf(err, errlen, "there is no trace with this id");
+		free(bname);
+		return -1;
+	}
+	cat_path(c, id, "trace.db", db, sizeof(db));
+	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0) {
+		free(bname);
+		return -1;
+	}
+	if (c->store.ops->put(&c->store, id, "binary", spool) != 0) {
+		snprintf(err, errlen, "cannot store the symbols: %s", strerror(errno));
+		free(bname);
+		return -1;
+	}
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL) {
+		free(r->binary_name);
+		r->binary_name = bname;
+		bname = NULL;
+		r->stored = c->store.ops->usage(&c->store, id);
+	}
+	if (r != NULL && st == TS_READY) {
+		r->symbols_named = (int64_t)named;
+		free(r->symbols_error);
+		r->symbols_error = NULL;
+		r->indexed = 0; /* names changed: index them again */
+		pthread_cond_broadcast(&c->work);
+	}
+	if (r != NULL)
+		rc = cat_save(c, r);
+	pthread_mutex_unlock(&c->mu);
+	free(bname);
+	return rc;
+}

@@ -1,0 +1,147 @@
+/*
+ * The catalog: the team's library of traces.
+ *
+ * It knows every trace (name, labels, description, status, what ingest
+ * found), runs ingest in the background, keeps the library within its
+ * retention bounds, and answers questions across traces from an index
+ * built at ingest (which traces hold slices named like X, how many, how
+ * long). Its records live in memory and are written through to
+ * catalog.db (schema/catalog.sql); the trace files live behind a storage
+ * interface (storage.h). No SQL of the catalog exists outside catalog/,
+ * so the catalog can later move to a shared database without its users
+ * changing.
+ */
+#ifndef CATALOG_H
+#define CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../query/query.h"
+
+struct catalog;
+
+enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED };
+/* "queued", "ingesting", "ready", "failed" */
+const char *cat_status_name(int status);
+
+struct cat_opts {
+	int64_t keep_failed;  /* seconds a failed trace stays listed; 0 = remove at once */
+	int64_t retain_days;  /* 0 = keep traces whatever their age */
+	uint64_t retain_bytes;/* 0 = no bound on the space used */
+	void (*resume)(void *conn);  /* wakes a waiting connection */
+	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
+};
+
+/* Limits on what a trace's metadata may hold. */
+enum {
+	CAT_MAX_LABELS = 64,
+	CAT_MAX_KEY = 64,     /* bytes of a label key */
+	CAT_MAX_VALUE = 256,  /* bytes of a label value */
+	CAT_MAX_NAME = 1024,
+	CAT_MAX_DESCRIPTION = 4096,
+};
+
+struct cat_label {
+	char key[CAT_MAX_KEY + 1];
+	char value[CAT_MAX_VALUE + 1];
+};
+
+/*
+ * Splits "key=value" into l: key 1 to 64 bytes of letters, digits and
+ * "_.-/:", value up to 256 bytes of printable UTF-8 (no control bytes).
+ * "key" alone gives an empty value only when allow_bare. 0, or -1 with a
+ * sentence in err.
+ */
+int cat_label_parse(const char *s, int allow_bare, struct cat_label *l, char *err, size_t errlen);
+/* Checks a name or description: not longer than max bytes, no control
+ * bytes other than tab and newline (description) . 0, or -1 with err. */
+int cat_text_check(const char *what, const char *s, size_t max, int multiline, char *err, size_t errlen);
+
+struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, size_t errlen);
+/* Starts the ingest worker; 0 or -1. */
+int cat_start(struct catalog *c);
+/* Stops the worker and wakes every waiting connection. */
+void cat_stop(struct catalog *c);
+void cat_close(struct catalog *c);
+
+/* A new trace from a spooled upload. */
+struct cat_new {
+	const char *name;
+	const char *description;      /* may be NULL */
+	const struct cat_label *labels;
+	size_t nlabels;
+	const char *spool;            /* moved, not copied */
+	uint64_t size;
+	const char *format_hint;      /* NULL = detect */
+	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
+	const char *binary_filename;  /* its name as uploaded; may be NULL */
+};
+/* Records and queues it; the id, or -1 with err set. */
+int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
+
+/* A change to a trace's metadata; NULL / -1 members are left as they are. */
+struct cat_patch {
+	const char *name;
+	const char *description;
+	int pinned;                   /* -1 = unchanged */
+	const struct cat_label *set;  /* labels set (added or replaced) */
+	size_t nset;
+	const char *const *unset;     /* label keys removed */
+	size_t nunset;
+};
+/* 0; -1 no such trace; -2 too many labels (err says so). Nothing changes on error. */
+int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen);
+
+enum cat_sort { CAT_SORT_CREATED, CAT_SORT_NAME, CAT_SORT_SIZE, CAT_SORT_DURATION };
+
+#define CAT_MAX_FILTER_LABELS 16
+#define CAT_LIST_MAX 1000
+struct cat_filter {
+	const char *q;                /* name, description or a label's key=value contains (any case) */
+	struct cat_label labels[CAT_MAX_FILTER_LABELS]; /* equal; an empty value with bare = key present */
+	int bare[CAT_MAX_FILTER_LABELS];
+	size_t nlabels;
+	const char *format;           /* NULL = any */
+	int status;                   /* -1 = any */
+	int pinned;                   /* -1 = any */
+	int64_t after, before;        /* uploaded within [after, before] (Unix seconds) */
+	uint64_t min_size, max_size;  /* bytes, inclusive */
+	enum cat_sort sort;
+	int desc;
+	size_t limit;                 /* 1 .. CAT_LIST_MAX */
+	const char *cursor;           /* from a previous page; NULL = first */
+};
+/* Appends {"traces": [...], "total", "next_cursor"}; 0, or -1 when the
+ * cursor is not one of this listing's (err says why). */
+int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen);
+/* Appends the trace object; 0, or -1 when there is no such trace. */
+int cat_json(struct catalog *c, int64_t id, struct jbuf *out);
+/* Space used, the retention bounds and what they will remove next. */
+void cat_usage_json(struct catalog *c, struct jbuf *out);
+
+/*
+ * Search across traces: the ready traces holding slices whose name
+ * contains q (any case), per trace the count, total, p50/p95 (estimated
+ * from the ingest index, see docs/API.md) and max of their durations.
+ * 0, or -1 on a catalog error (err says why).
+ */
+int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
+
+int cat_delete(struct catalog *c, int64_t id);
+/* Status of a trace, or -1 when unknown. */
+int cat_status(struct catalog *c, int64_t id);
+/* Registers a connection to resume when ingest ends and suspends it; 0, or
+ * -1 when the trace has already ended (or does not exist): answer at once. */
+int cat_wait(struct catalog *c, int64_t id, void *conn);
+/* Takes a spooled instrumented binary or symbol map for an XRay trace (moved)
+ * and names its functions now if the trace is ready, else at ingest.
+ * Returns 0, or -1 with err set (the file is then left to the caller). */
+int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
+/* A readable path of a trace's file ("source", "trace.db"). */
+void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n);
+/* The spool directory for uploads in progress. */
+void cat_spool_dir(const struct catalog *c, char *out, size_t n);
+size_t cat_count(struct catalog *c);
+
+#endif

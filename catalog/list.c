@@ -1,0 +1,222 @@
+/*
+ * Listing the library: filters, sort orders and pages.
+ *
+ * A page ends with a cursor naming the last trace shown by its sort key
+ * and id; the next page starts strictly after that pair, so traces added
+ * or removed between pages neither repeat nor shift what follows.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "catalog_internal.h"
+
+static const char *const sort_names[] = { "created", "name", "size", "duration" };
+
+/* Case-insensitive (ASCII) substring. */
+static int contains(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return n == 0;
+}
+
+static const char *label_value(const struct trace_rec *r, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < r->nlabels; i++)
+		if (strcmp(r->labels[i].key, key) == 0)
+			return r->labels[i].value;
+	return NULL;
+}
+
+static int matches(const struct trace_rec *r, const struct cat_filter *f)
+{
+	size_t i;
+
+	if (f->status >= 0 && r->status != f->status)
+		return 0;
+	if (f->pinned >= 0 && (r->pinned != 0) != (f->pinned != 0))
+		return 0;
+	if (f->format && strcmp(r->format[0] ? r->format : r->format_hint, f->format) != 0)
+		return 0;
+	if ((int64_t)r->created < f->after || (int64_t)r->created > f->before)
+		return 0;
+	if (r->size < f->min_size || r->size > f->max_size)
+		return 0;
+	for (i = 0; i < f->nlabels; i++) {
+		const char *v = label_value(r, f->labels[i].key);
+
+		if (v == NULL || (!f->bare[i] && strcmp(v, f->labels[i].value) != 0))
+			return 0;
+	}
+	if (f->q && f->q[0]) {
+		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
+
+		if (contains(r->name, f->q) || contains(r->description, f->q))
+			return 1;
+		for (i = 0; i < r->nlabels; i++) {
+			snprintf(kv, sizeof(kv), "%s=%s", r->labels[i].key, r->labels[i].value);
+			if (contains(kv, f->q))
+				return 1;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+static int64_t num_key(const struct trace_rec *r, enum cat_sort s)
+{
+	switch (s) {
+	case CAT_SORT_SIZE:
+		return (int64_t)r->size;
+	case CAT_SORT_DURATION:
+		return r->status == TS_READY ? r->end_ns - r->start_ns : -1;
+	default:
+		return (int64_t)r->created;
+	}
+}
+
+struct sorter {
+	enum cat_sort sort;
+	int desc;
+};
+
+/* -1, 0, 1 comparing r's (key, id) with the cursor's. */
+static int key_cmp(const struct trace_rec *r, enum cat_sort s, int64_t knum, const char *kstr, int64_t kid)
+{
+	int c;
+
+	if (s == CAT_SORT_NAME) {
+		c = strcmp(r->name, kstr);
+	} else {
+		int64_t v = num_key(r, s);
+
+		c = v < knum ? -1 : v > knum;
+	}
+	return c ? c : r->id < kid ? -1 : r->id > kid;
+}
+
+static _Thread_local struct sorter g_sorter;
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct trace_rec *x = *(struct trace_rec *const *)a, *y = *(struct trace_rec *const *)b;
+	int c = key_cmp(x, g_sorter.sort, num_key(y, g_sorter.sort), y->name, y->id);
+
+	return g_sorter.desc ? -c : c;
+}
+
+/* The cursor: "<sort>.<id>.<key>" in hex, so that no byte of a name can
+ * break it. */
+static char *cursor_make(const struct trace_rec *r, enum cat_sort s)
+{
+	char plain[CAT_MAX_NAME + 96], *hex;
+	size_t n, i;
+
+	if (s == CAT_SORT_NAME)
+		n = (size_t)snprintf(plain, sizeof(plain), "%s.%" PRId64 ".%s", sort_names[s], r->id, r->name);
+	else
+		n = (size_t)snprintf(plain, sizeof(plain), "%s.%" PRId64 ".%" PRId64, sort_names[s], r->id,
+				     num_key(r, s));
+	if (n >= sizeof(plain))
+		n = sizeof(plain) - 1;
+	if ((hex = malloc(2 * n + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)plain[i]);
+	hex[2 * n] = '\0';
+	return hex;
+}
+
+/* Decodes a cursor into (id, key); 0, or -1 when it is not one of s's. */
+static int cursor_read(const char *hex, enum cat_sort s, int64_t *id, int64_t *knum, char *kstr, size_t kn)
+{
+	size_t n = strlen(hex), i;
+	char plain[CAT_MAX_NAME + 96], *p, *dot, *end;
+
+	if (n % 2 || n / 2 >= sizeof(plain))
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
+		    !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
+			return -1;
+		plain[i] = (char)v;
+	}
+	plain[n / 2] = '\0';
+	if (strlen(plain) != n / 2)
+		return -1;
+	n = strlen(sort_names[s]);
+	if (strncmp(plain, sort_names[s], n) != 0 || plain[n] != '.')
+		return -1;
+	p = plain + n + 1;
+	*id = strtoll(p, &end, 10);
+	if (end == p || *end != '.')
+		return -1;
+	dot = end + 1;
+	if (s == CAT_SORT_NAME) {
+		snprintf(kstr, kn, "%s", dot);
+		return 0;
+	}
+	*knum = strtoll(dot, &end, 10);
+	return end == dot || *end ? -1 : 0;
+}
+
+int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen)
+{
+	struct trace_rec **v;
+	char kstr[CAT_MAX_NAME + 96] = "";
+	int64_t kid = 0, knum = 0;
+	size_t n = 0, i, start = 0, shown;
+	char *next = NULL;
+
+	if (f->cursor && cursor_read(f->cursor, f->sort, &kid, &knum, kstr, sizeof(kstr)) != 0) {
+		snprintf(err, errlen, "'cursor' is not one this listing gave (or the sort changed since)");
+		return -1;
+	}
+	pthread_mutex_lock(&c->mu);
+	if ((v = malloc((c->n + 1) * sizeof(*v))) == NULL) {
+		pthread_mutex_unlock(&c->mu);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < c->n; i++)
+		if (matches(c->v[i], f))
+			v[n++] = c->v[i];
+	g_sorter.sort = f->sort;
+	g_sorter.desc = f->desc;
+	qsort(v, n, sizeof(*v), rec_cmp);
+	if (f->cursor) {
+		for (start = 0; start < n; start++) {
+			int cmp = key_cmp(v[start], f->sort, knum, kstr, kid);
+
+			if (f->desc ? cmp < 0 : cmp > 0)
+				break;
+		}
+	}
+	jb_obj(out);
+	jb_key(out, "traces");
+	jb_arr(out);
+	for (i = start, shown = 0; i < n && shown < f->limit; i++, shown++)
+		cat_rec_json(v[i], out);
+	jb_arr_end(out);
+	jb_key(out, "total");
+	jb_u64(out, n);
+	if (i < n && shown > 0)
+		next = cursor_make(v[i - 1], f->sort);
+	pthread_mutex_unlock(&c->mu);
+	jb_key(out, "next_cursor");
+	jb_str(out, next);
+	jb_obj_end(out);
+	free(next);
+	free(v);
+	return 0;
+}

@@ -1,0 +1,354 @@
+/*
+ * The name index and search across traces.
+ *
+ * When a trace becomes ready, one pass over its slices gives, per slice
+ * name, the count, the total and longest duration and a duration sketch
+ * (sketch.h); these rows go to catalog.db (names, name_stats). A search
+ * reads only them: the names table is scanned for the text (a few
+ * thousand distinct names, not millions of slices) and name_stats is read
+ * by name, so it costs the same whatever the traces' sizes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog_internal.h"
+#include "sketch.h"
+
+struct name_acc {
+	uint64_t count, ended;
+	int64_t total, max;
+	struct sketch sk;
+};
+
+static void acc_free(struct name_acc **accs, int64_t n)
+{
+	int64_t i;
+
+	if (accs == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(accs[i]);
+	free(accs);
+}
+
+/* One pass over the slices; accs[name_id] for every name in use. */
+static int accumulate(sqlite3 *db, struct name_acc ***out, int64_t *nout)
+{
+	struct name_acc **accs = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t n = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), -1) + 1 FROM strings", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		goto fail;
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (n < 0 || n > (INT64_C(1) << 32) || (accs = calloc((size_t)n + 1, sizeof(*accs))) == NULL)
+		goto fail;
+	if (sqlite3_prepare_v2(db, "SELECT name_id, dur FROM slices", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+		struct name_acc *a;
+
+		if (id < 0 || id >= n)
+			continue;
+		if ((a = accs[id]) == NULL && (a = accs[id] = calloc(1, sizeof(*a))) == NULL)
+			goto fail;
+		a->count++;
+		if (dur < 0)
+			continue;
+		a->ended++;
+		a->total += dur;
+		if (dur > a->max)
+			a->max = dur;
+		sketch_add(&a->sk, dur);
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	*out = accs;
+	*nout = n;
+	return 0;
+fail:
+	sqlite3_finalize(st);
+	acc_free(accs, n);
+	return -1;
+}
+
+/* Writes the rows of one trace in one transaction. */
+static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace, struct name_acc **accs, int64_t n)
+{
+	sqlite3_stmt *str = NULL, *ins_name = NULL, *get_name = NULL, *ins = NULL, *del = NULL;
+	uint8_t *blob = malloc(SKETCH_MAX_BYTES);
+	int64_t i;
+	int rc = -1;
+
+	if (blob == NULL || sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		free(blob);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &str, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &ins_name, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &get_name, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(cat,
+			       "INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+			       -1, &ins, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(del, 1, trace);
+	if (sqlite3_step(del) != SQLITE_DONE)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const unsigned char *name;
+		int64_t name_id;
+		size_t len;
+
+		if (accs[i] == NULL)
+			continue;
+		sqlite3_bind_int64(str, 1, i);
+		if (sqlite3_step(str) != SQLITE_ROW || (name = sqlite3_column_text(str, 0)) == NULL) {
+			sqlite3_reset(str);
+			continue;
+		}
+		sqlite3_bind_text(ins_name, 1, (const char *)name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(get_name, 1, (const char *)name, -1, SQLITE_TRANSIENT);
+		sqlite3_reset(str);
+		if (sqlite3_step(ins_name) != SQLITE_DONE || sqlite3_step(get_name) != SQLITE_ROW)
+			goto out;
+		name_id = sqlite3_column_int64(get_name, 0);
+		sqlite3_reset(ins_name);
+		sqlite3_reset(get_name);
+		len = sketch_encode(&accs[i]->sk, blob);
+		sqlite3_bind_int64(ins, 1, name_id);
+		sqlite3_bind_int64(ins, 2, trace);
+		sqlite3_bind_int64(ins, 3, (int64_t)accs[i]->count);
+		sqlite3_bind_int64(ins, 4, (int64_t)accs[i]->ended);
+		sqlite3_bind_int64(ins, 5, accs[i]->total);
+		sqlite3_bind_int64(ins, 6, accs[i]->max);
+		sqlite3_bind_blob(ins, 7, blob, (int)len, SQLITE_STATIC);
+		/* strings are distinct (ingest interns them): one row per name */
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			sqlite3_reset(ins);
+			continue;
+		}
+		sqlite3_reset(ins);
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(str);
+	sqlite3_finalize(ins_name);
+	sqlite3_finalize(get_name);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(del);
+	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
+		rc = -1;
+	free(blob);
+	return rc;
+}
+
+int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
+{
+	struct name_acc **accs = NULL;
+	sqlite3 *db = NULL, *cat = NULL;
+	char path[4096];
+	int64_t n = 0;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/catalog.db", c->dir);
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+	    sqlite3_open_v2(path, &cat, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(cat, 10000);
+		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
+		if (accumulate(db, &accs, &n) == 0)
+			rc = write_rows(cat, db, id, accs, n);
+	}
+	if (rc != 0)
+		fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id,
+			cat ? sqlite3_errmsg(cat) : "cannot open");
+	acc_free(accs, n);
+	sqlite3_close(db);
+	sqlite3_close(cat);
+	return rc;
+}
+
+void cat_unindex_locked(struct catalog *c, int64_t id)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(c->db, "DELETE FROM name_stats WHERE trace_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_step(st);
+	sqlite3_finalize(st);
+}
+
+/* ---- search --------------------------------------------------------------- */
+
+enum { SEARCH_NAMES_SHOWN = 10 };
+
+struct hit {
+	int64_t trace;
+	uint64_t count, ended;
+	int64_t total, max;
+	int64_t p50, p95;
+	char *names[SEARCH_NAMES_SHOWN];
+	size_t nnames, more_names;
+};
+
+static void hit_free(struct hit *h, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < h[i].nnames; j++)
+			free(h[i].names[j]);
+	free(h);
+}
+
+/* Reads every matching row, one hit per trace (rows come in trace order). */
+static int search_rows(sqlite3 *db, const char *q, struct hit **out, size_t *nout)
+{
+	sqlite3_stmt *st;
+	struct hit *v = NULL, *h = NULL;
+	struct sketch *sk = calloc(1, sizeof(*sk));
+	size_t n = 0, cap = 0;
+	int rc;
+
+	if (sk == NULL || sqlite3_prepare_v2(db,
+				       "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+				       "FROM names n JOIN name_stats s ON s.name_id = n.id "
+				       "WHERE instr(lower(n.name), lower(?1)) > 0 ORDER BY s.trace_id, n.name",
+				       -1, &st, NULL) != SQLITE_OK) {
+		free(sk);
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t trace = sqlite3_column_int64(st, 0);
+
+		if (h == NULL || h->trace != trace) {
+			if (h) {
+				h->p50 = sketch_quantile(sk, 0.50, 0, h->max);
+				h->p95 = sketch_quantile(sk, 0.95, 0, h->max);
+			}
+			if (n == cap) {
+				struct hit *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+				if (nv == NULL)
+					break;
+				v = nv;
+			}
+			h = &v[n++];
+			memset(h, 0, sizeof(*h));
+			memset(sk, 0, sizeof(*sk));
+			h->trace = trace;
+		}
+		h->count += (uint64_t)sqlite3_column_int64(st, 2);
+		h->ended += (uint64_t)sqlite3_column_int64(st, 3);
+		h->total += sqlite3_column_int64(st, 4);
+		if (sqlite3_column_int64(st, 5) > h->max)
+			h->max = sqlite3_column_int64(st, 5);
+		if (sketch_merge(sk, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6)) != 0) {
+			rc = SQLITE_CORRUPT;
+			break;
+		}
+		if (h->nnames < SEARCH_NAMES_SHOWN)
+			h->names[h->nnames++] = strdup((const char *)sqlite3_column_text(st, 1));
+		else
+			h->more_names++;
+	}
+	if (h) {
+		h->p50 = sketch_quantile(sk, 0.50, 0, h->max);
+		h->p95 = sketch_quantile(sk, 0.95, 0, h->max);
+	}
+	sqlite3_finalize(st);
+	free(sk);
+	if (rc != SQLITE_DONE) {
+		hit_free(v, n);
+		return -1;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen)
+{
+	struct hit *hits = NULL;
+	size_t n = 0, i, j, shown = 0, unindexed = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->read_mu);
+	rc = search_rows(c->reader, q, &hits, &n);
+	if (rc != 0)
+		snprintf(err, errlen, "the catalog could not be searched: %s", sqlite3_errmsg(c->reader));
+	pthread_mutex_unlock(&c->read_mu);
+	if (rc != 0)
+		return -1;
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < c->n; i++)
+		unindexed += c->v[i]->status == TS_READY && c->v[i]->indexed != 1;
+	jb_obj(out);
+	jb_key(out, "query");
+	jb_str(out, q);
+	jb_key(out, "traces");
+	jb_arr(out);
+	/* newest trace first: rows came in id order */
+	for (i = n; i > 0 && shown < limit; i--) {
+		const struct hit *h = &hits[i - 1];
+		const struct trace_rec *r = cat_find(c, h->trace);
+
+		if (r == NULL || r->status != TS_READY)
+			continue;
+		jb_obj(out);
+		jb_key(out, "id");
+		jb_i64(out, r->id);
+		jb_key(out, "name");
+		jb_str(out, r->name);
+		jb_key(out, "created_at");
+		jb_str(out, r->created_at);
+		jb_key(out, "labels");
+		jb_obj(out);
+		for (j = 0; j < r->nlabels; j++) {
+			jb_key(out, r->labels[j].key);
+			jb_str(out, r->labels[j].value);
+		}
+		jb_obj_end(out);
+		jb_key(out, "count");
+		jb_u64(out, h->count);
+		jb_key(out, "ended");
+		jb_u64(out, h->ended);
+		jb_key(out, "total_ns");
+		jb_i64(out, h->total);
+		jb_key(out, "p50_ns");
+		jb_i64(out, h->p50);
+		jb_key(out, "p95_ns");
+		jb_i64(out, h->p95);
+		jb_key(out, "max_ns");
+		jb_i64(out, h->max);
+		jb_key(out, "names");
+		jb_arr(out);
+		for (j = 0; j < h->nnames; j++)
+			jb_str(out, h->names[j]);
+		jb_arr_end(out);
+		jb_key(out, "more_names");
+		jb_u64(out, h->more_names);
+		jb_obj_end(out);
+		shown++;
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, i > 0 && shown == limit);
+	jb_key(out, "unindexed");
+	jb_u64(out, unindexed);
+	jb_obj_end(out);
+	pthread_mutex_unlock(&c->mu);
+	hit_free(hits, n);
+	return 0;
+}

@@ -1,0 +1,135 @@
+/*
+ * The local directory store: <dir>/traces/<id>/<file>, uploads in progress
+ * in <dir>/spool (emptied at start: what is there was cut off by a stop).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage.h"
+
+static void dir_path(const struct storage *s, int64_t id, const char *file, char *out, size_t n)
+{
+	if (file)
+		snprintf(out, n, "%s/traces/%" PRId64 "/%s", s->root, id, file);
+	else
+		snprintf(out, n, "%s/traces/%" PRId64, s->root, id);
+}
+
+static int mkdir_p(const char *path)
+{
+	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int dir_put(struct storage *s, int64_t id, const char *file, const char *spool)
+{
+	char dir[4096], path[4096];
+
+	dir_path(s, id, NULL, dir, sizeof(dir));
+	dir_path(s, id, file, path, sizeof(path));
+	return mkdir_p(dir) == 0 && rename(spool, path) == 0 ? 0 : -1;
+}
+
+/* Every file of a trace's directory, whatever ingest or SQLite left there. */
+static uint64_t dir_usage(const struct storage *s, int64_t id)
+{
+	char dir[4096], path[4400];
+	uint64_t total = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	dir_path(s, id, NULL, dir, sizeof(dir));
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_blocks * 512;
+	}
+	closedir(d);
+	return total;
+}
+
+static void dir_remove(struct storage *s, int64_t id)
+{
+	char dir[4096], path[4400];
+	struct dirent *e;
+	DIR *d;
+
+	dir_path(s, id, NULL, dir, sizeof(dir));
+	if ((d = opendir(dir)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static void dir_spool(const struct storage *s, char *out, size_t n)
+{
+	snprintf(out, n, "%s/spool", s->root);
+}
+
+static void dir_close(struct storage *s)
+{
+	free(s->root);
+	s->root = NULL;
+}
+
+static const struct storage_ops dir_ops = {
+	dir_put, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
+};
+
+/* Removes what uploads in progress left when the server last stopped. */
+static void clean_spool(const struct storage *s)
+{
+	char dir[4096], path[4352];
+	struct dirent *e;
+	DIR *d;
+
+	dir_spool(s, dir, sizeof(dir));
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+
+	s->ops = &dir_ops;
+	if ((s->root = strdup(dir)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/traces", dir);
+	if (mkdir_p(dir) != 0 || mkdir_p(path) != 0) {
+		snprintf(err, errlen, "cannot create the data directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	dir_spool(s, path, sizeof(path));
+	if (mkdir_p(path) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	clean_spool(s);
+	return 0;
+}

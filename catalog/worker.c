@@ -1,0 +1,316 @@
+/*
+ * The catalog's worker thread: ingests queued traces in upload order,
+ * indexes ready traces' names for search across traces, and removes what
+ * --keep-failed and the retention bounds say must go.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../ingest/ingest.h"
+#include "catalog_internal.h"
+
+struct job {
+	struct catalog *c;
+	int64_t id;
+};
+
+/* Progress of the running ingest; asks to stop when the trace was deleted. */
+static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+{
+	struct job *j = ctx;
+	struct trace_rec *r;
+	int gone;
+
+	(void)total;
+	(void)events;
+	pthread_mutex_lock(&j->c->mu);
+	r = cat_find(j->c, j->id);
+	gone = r == NULL || j->c->stop;
+	if (r && phase == INGEST_PHASE_DECODE)
+		r->bytes_done = done;
+	pthread_mutex_unlock(&j->c->mu);
+	return gone;
+}
+
+static void summary_counts(struct jbuf *b, const struct ingest_result *res)
+{
+	const struct ingest_counts *k = &res->counts;
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = {
+		{ "events", k->events },   { "slices", k->slices },       { "counters", k->counters },
+		{ "flows", k->flows },     { "sched", k->sched },         { "logs", k->logs },
+		{ "threads", k->threads }, { "processes", k->processes }, { "tracks", k->tracks },
+		{ "args", k->args },       { "blobs", k->blobs },         { "objects", k->objects },
+		{ "profiler", k->profiler },
+	};
+	size_t i;
+
+	jb_key(b, "counts");
+	jb_obj(b);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		jb_key(b, f[i].name);
+		jb_u64(b, f[i].v);
+	}
+	jb_obj_end(b);
+}
+
+enum { SUMMARY_PROCESSES = 64 };
+
+/* The trace's own metadata: its providers and the names of its processes
+ * (the first 64 by pid). */
+static void summary_metadata(struct jbuf *b, const char *db_path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int ok = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+
+	jb_key(b, "providers");
+	jb_arr(b);
+	if (ok && sqlite3_prepare_v2(db, "SELECT id, name, ticks_per_second, buffer_overflows FROM providers ORDER BY id",
+				     -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			jb_obj(b);
+			jb_key(b, "id");
+			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 0));
+			jb_key(b, "name");
+			jb_column(b, st, 1);
+			jb_key(b, "ticks_per_second");
+			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 2));
+			jb_key(b, "buffer_overflows");
+			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 3));
+			jb_obj_end(b);
+		}
+	}
+	jb_arr_end(b);
+	sqlite3_finalize(st);
+	st = NULL;
+	jb_key(b, "processes");
+	jb_arr(b);
+	if (ok && sqlite3_prepare_v2(db, "SELECT pid, name FROM processes ORDER BY pid LIMIT 64", -1, &st, NULL) ==
+			  SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			jb_obj(b);
+			jb_key(b, "pid");
+			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 0));
+			jb_key(b, "name");
+			jb_column(b, st, 1);
+			jb_obj_end(b);
+		}
+	}
+	jb_arr_end(b);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/* The JSON members kept in the catalog's summary column. */
+static char *summary_json(const struct ingest_result *res, const char *db_path)
+{
+	struct jbuf b;
+	unsigned i;
+
+	jb_init(&b);
+	summary_counts(&b, res);
+	summary_metadata(&b, db_path);
+	jb_key(&b, "diagnostics");
+	jb_obj(&b);
+	for (i = 0; i < res->ndiag; i++) {
+		jb_key(&b, res->diag_name[i]);
+		jb_u64(&b, res->diag_value[i]);
+	}
+	jb_obj_end(&b);
+	return jb_take(&b, NULL);
+}
+
+static const char *error_code_of(int rc)
+{
+	switch (rc) {
+	case INGEST_ENOTTRACE:
+		return "not_a_trace";
+	case INGEST_EEMPTY:
+		return "empty_file";
+	case INGEST_ENOMEM:
+		return "out_of_memory";
+	case INGEST_EDB:
+		return "storage_failed";
+	default:
+		return "ingest_failed";
+	}
+}
+
+static void job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
+		       int indexed)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r == NULL) {
+		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
+		cat_unindex_locked(c, id);
+	} else if (rc == INGEST_OK) {
+		r->status = TS_READY;
+		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
+		r->start_ns = res->start_ns;
+		r->end_ns = res->end_ns;
+		free(r->summary);
+		r->summary = summary;
+		summary = NULL;
+		r->symbols_named = (int64_t)res->symbols_named;
+		free(r->symbols_error);
+		r->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
+		r->indexed = indexed;
+	} else if (rc == INGEST_ECANCEL && c->stop) {
+		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
+	} else {
+		r->status = TS_FAILED;
+		snprintf(r->error_code, sizeof(r->error_code), "%s", error_code_of(rc));
+		free(r->error_msg);
+		r->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
+	}
+	if (r) {
+		r->stored = c->store.ops->usage(&c->store, id);
+		cat_save(c, r);
+		cat_wake(c, r);
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(summary);
+}
+
+static void job_run(struct catalog *c, int64_t id, const char *hint)
+{
+	struct ingest_result *res = calloc(1, sizeof(*res));
+	struct ingest_opts o = { 0 };
+	struct job j = { c, id };
+	char src[4096], db[4096], bin[4096];
+	char *summary = NULL;
+	int rc, indexed = 0;
+
+	if (res == NULL)
+		return;
+	cat_path(c, id, "source", src, sizeof(src));
+	cat_path(c, id, "trace.db", db, sizeof(db));
+	cat_path(c, id, "binary", bin, sizeof(bin));
+	o.symbols = access(bin, R_OK) == 0 ? bin : NULL;
+	o.progress = job_progress;
+	o.progress_ctx = &j;
+	o.format = hint[0] ? hint : NULL;
+	rc = ingest_file(src, db, &o, res);
+	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
+	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
+	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
+		res->symbols_named = 0;
+	if (rc == INGEST_OK && (summary = summary_json(res, db)) == NULL)
+		rc = INGEST_ENOMEM;
+	/* indexed before the trace is ready, so search never misses a ready trace */
+	if (rc == INGEST_OK)
+		indexed = cat_index_trace(c, id, db) == 0;
+	job_finish(c, id, rc, res, summary, indexed);
+	free(res);
+}
+
+/* Removes failed traces older than keep_failed and what the retention
+ * bounds give up (under mu). */
+static void prune(struct catalog *c)
+{
+	struct cat_removal plan[64];
+	time_t now = time(NULL);
+	size_t i = 0, n;
+
+	while (i < c->n) {
+		struct trace_rec *r = c->v[i];
+
+		if (r->status == TS_FAILED && r->waiters == NULL && (int64_t)(now - r->created) >= c->o.keep_failed) {
+			fprintf(stderr, "trace-server: removing failed trace %" PRId64 " (older than --keep-failed)\n",
+				r->id);
+			cat_rec_free(cat_remove_locked(c, r->id));
+			continue;
+		}
+		i++;
+	}
+	n = cat_retention_plan(c->v, c->n, &c->o, now, plan, sizeof(plan) / sizeof(plan[0]));
+	for (i = 0; i < n; i++) {
+		fprintf(stderr, "trace-server: retention removes trace %" PRId64 " (%s)\n", plan[i].id,
+			strcmp(plan[i].reason, "age") == 0 ? "older than --retain-days" : "over --retain-bytes");
+		cat_rec_free(cat_remove_locked(c, plan[i].id));
+	}
+}
+
+/* A ready trace the name index does not hold yet (an older catalog's, or
+ * renamed functions); NULL when none. */
+static struct trace_rec *next_unindexed(struct catalog *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i]->status == TS_READY && !c->v[i]->indexed)
+			return c->v[i];
+	return NULL;
+}
+
+static void index_one(struct catalog *c, struct trace_rec *r)
+{
+	char db[4096];
+	int64_t id = r->id;
+	int ok;
+
+	cat_path(c, id, "trace.db", db, sizeof(db));
+	r->indexed = -1; /* being indexed: not picked again */
+	pthread_mutex_unlock(&c->mu);
+	ok = cat_index_trace(c, id, db) == 0;
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL) {
+		cat_unindex_locked(c, id);
+		return;
+	}
+	r->indexed = ok ? 1 : 2; /* 2: failed, not tried again until restart */
+	if (ok)
+		cat_save(c, r);
+}
+
+void *cat_worker_main(void *arg)
+{
+	struct catalog *c = arg;
+	char hint[16];
+	int64_t id;
+	size_t i;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->stop) {
+		struct trace_rec *next = NULL, *unindexed;
+
+		prune(c);
+		for (i = 0; i < c->n && next == NULL; i++)
+			if (c->v[i]->status == TS_QUEUED)
+				next = c->v[i];
+		if (next == NULL && (unindexed = next_unindexed(c)) != NULL) {
+			index_one(c, unindexed);
+			continue;
+		}
+		if (next == NULL) {
+			/* wake at least once a minute (sooner for a short
+			 * --keep-failed) to remove old traces */
+			struct timespec until;
+			int64_t keep = c->o.keep_failed;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += keep < 60 ? (keep > 0 ? keep : 1) : 60;
+			pthread_cond_timedwait(&c->work, &c->mu, &until);
+			continue;
+		}
+		next->status = TS_INGESTING;
+		next->bytes_done = 0;
+		cat_save(c, next);
+		snprintf(hint, sizeof(hint), "%s", next->format_hint);
+		id = next->id;
+		pthread_mutex_unlock(&c->mu);
+		job_run(c, id, hint);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}

@@ -1,0 +1,209 @@
+/*
+ * Search inside a trace: the slices whose name contains a text, in time
+ * order, a page at a time.
+ *
+ * The names matching the text come from the strings table (distinct
+ * names, not slices). With the name index slices_by_name (name_id, ts)
+ * that ingest builds, each matching name is a stream already in (ts, id)
+ * order, and a merge of the streams reads only the rows of the page: the
+ * cost follows the page, not the trace. A trace without the index (an
+ * older database) or a text matching very many names is answered by one
+ * statement that sorts every match.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_internal.h"
+
+enum { MERGE_MAX_NAMES = 256 };
+
+struct stream {
+	sqlite3_stmt *st;
+	int64_t ts, id;
+	int live;
+};
+
+static int stream_next(struct stream *s)
+{
+	int rc = sqlite3_step(s->st);
+
+	s->live = rc == SQLITE_ROW;
+	if (s->live) {
+		s->id = sqlite3_column_int64(s->st, 0);
+		s->ts = sqlite3_column_int64(s->st, 1);
+	}
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int has_index(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'slices_by_name'", -1,
+			       &st, NULL) == SQLITE_OK) {
+		yes = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return yes;
+}
+
+/* The ids of the names containing text; -1 on a database error. */
+static long matching_names(sqlite3 *db, const char *text, int64_t *ids, long max)
+{
+	sqlite3_stmt *st;
+	long n = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= max)
+		ids[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
+}
+
+/* The first limit + 1 slice ids of the page, merged from one stream per
+ * name. Returns how many, or -1 on a database error. */
+static long merge_page(sqlite3 *db, const int64_t *names, long nnames, const struct qry_search_page *pg,
+		       int64_t *out)
+{
+	struct stream *s = calloc((size_t)nnames + 1, sizeof(*s));
+	long i, n = 0;
+	int bad = s == NULL;
+
+	for (i = 0; i < nnames && !bad; i++) {
+		if (sqlite3_prepare_v2(db,
+				       "SELECT id, ts FROM slices WHERE name_id = ?1 AND ts >= ?2 AND (ts > ?2 OR id > ?3) "
+				       "ORDER BY ts, id",
+				       -1, &s[i].st, NULL) != SQLITE_OK) {
+			bad = 1;
+			break;
+		}
+		sqlite3_bind_int64(s[i].st, 1, names[i]);
+		sqlite3_bind_int64(s[i].st, 2, pg->has_cursor ? pg->after_ts : INT64_MIN);
+		sqlite3_bind_int64(s[i].st, 3, pg->has_cursor ? pg->after_id : -1);
+		bad = stream_next(&s[i]) != 0;
+	}
+	while (!bad && n <= (long)pg->limit) {
+		long best = -1;
+
+		for (i = 0; i < nnames; i++)
+			if (s[i].live && (best < 0 || s[i].ts < s[best].ts || (s[i].ts == s[best].ts && s[i].id < s[best].id)))
+				best = i;
+		if (best < 0)
+			break;
+		out[n++] = s[best].id;
+		bad = stream_next(&s[best]) != 0;
+	}
+	for (i = 0; s && i < nnames; i++)
+		sqlite3_finalize(s[i].st);
+	free(s);
+	return bad ? -1 : n;
+}
+
+/* The same page by one statement that sorts every match. */
+static long sorted_page(sqlite3 *db, const char *text, const struct qry_search_page *pg, int64_t *out)
+{
+	sqlite3_stmt *st;
+	long n = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id FROM slices WHERE name_id IN (SELECT id FROM strings WHERE "
+			       "instr(lower(str), lower(?1)) > 0) AND (?2 = 0 OR ts > ?3 OR (ts = ?3 AND id > ?4)) "
+			       "ORDER BY ts, id LIMIT ?5",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, pg->has_cursor);
+	sqlite3_bind_int64(st, 3, pg->after_ts);
+	sqlite3_bind_int64(st, 4, pg->after_id);
+	sqlite3_bind_int64(st, 5, (int64_t)pg->limit + 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		out[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? n : -1;
+}
+
+/* {"slices": [{id, track_id, ts, dur, name, category}], "truncated", "next_cursor"} */
+static int put_page(sqlite3 *db, const int64_t *ids, long n, uint32_t limit, struct jbuf *out, struct qry_error *err)
+{
+	sqlite3_stmt *st;
+	int64_t last_ts = 0, last_id = 0;
+	long i, shown = n > (long)limit ? (long)limit : n;
+	char cursor[64];
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.id, s.track_id, s.ts, s.dur, n.str, c.str FROM slices s JOIN strings n ON "
+			       "n.id = s.name_id JOIN strings c ON c.id = s.category_id WHERE s.id = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	jb_obj(out);
+	jb_key(out, "slices");
+	jb_arr(out);
+	for (i = 0; i < shown; i++) {
+		int rc;
+
+		sqlite3_bind_int64(st, 1, ids[i]);
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+			sqlite3_finalize(st);
+			return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s",
+					rc == SQLITE_DONE ? "a slice is missing" : sqlite3_errstr(rc));
+		}
+		jb_obj(out);
+		jb_key(out, "id");
+		jb_i64(out, sqlite3_column_int64(st, 0));
+		jb_key(out, "track_id");
+		jb_i64(out, sqlite3_column_int64(st, 1));
+		jb_key(out, "ts");
+		jb_i64(out, last_ts = sqlite3_column_int64(st, 2));
+		jb_key(out, "dur");
+		jb_i64(out, sqlite3_column_int64(st, 3));
+		jb_key(out, "name");
+		jb_column(out, st, 4);
+		jb_key(out, "category");
+		jb_column(out, st, 5);
+		jb_obj_end(out);
+		last_id = ids[i];
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, n > (long)limit);
+	jb_key(out, "next_cursor");
+	if (n > (long)limit) {
+		snprintf(cursor, sizeof(cursor), "%lld:%lld", (long long)last_ts, (long long)last_id);
+		jb_str(out, cursor);
+	} else {
+		jb_null(out);
+	}
+	jb_obj_end(out);
+	return QRY_OK;
+}
+
+int qry_search(sqlite3 *db, const char *text, const struct qry_search_page *pg, struct jbuf *out,
+	       struct qry_error *err)
+{
+	int64_t names[MERGE_MAX_NAMES + 1], *ids;
+	long nnames = has_index(db) ? matching_names(db, text, names, MERGE_MAX_NAMES) : MERGE_MAX_NAMES + 1;
+	long n;
+	int rc;
+
+	if (nnames < 0)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	if ((ids = malloc(((size_t)pg->limit + 1) * sizeof(*ids))) == NULL)
+		return qry_fail(err, QRY_ENOMEM, "out of memory");
+	n = nnames <= MERGE_MAX_NAMES ? merge_page(db, names, nnames, pg, ids) : sorted_page(db, text, pg, ids);
+	if (n < 0) {
+		free(ids);
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	}
+	rc = put_page(db, ids, n, pg->limit, out, err);
+	free(ids);
+	return rc;
+}

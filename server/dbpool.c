@@ -1,0 +1,99 @@
+/*
+ * Trace databases, opened read-only, one connection per trace per worker
+ * thread, cached in the thread (a few slots), reopened when the file was
+ * replaced (a trace ingested again, or named by new symbols).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server_internal.h"
+
+/* ---- trace databases, one read-only connection per worker thread -------- */
+
+struct db_slot {
+	int64_t id;
+	sqlite3 *db;
+	ino_t ino;    /* of trace.db when opened: a re-ingested trace is a new file */
+	time_t mtime;
+};
+
+enum { DB_SLOTS = 8 };
+static pthread_key_t g_db_key;
+static pthread_once_t g_db_once = PTHREAD_ONCE_INIT;
+
+/* Closes a worker thread's connections when the thread ends. */
+static void db_slots_free(void *p)
+{
+	struct db_slot *slots = p;
+	int i;
+
+	for (i = 0; i < DB_SLOTS; i++)
+		if (slots[i].db)
+			sqlite3_close(slots[i].db);
+	free(slots);
+}
+
+static void db_key_init(void)
+{
+	pthread_key_create(&g_db_key, db_slots_free);
+}
+
+static struct db_slot *db_slots(void)
+{
+	struct db_slot *slots;
+
+	pthread_once(&g_db_once, db_key_init);
+	if ((slots = pthread_getspecific(g_db_key)) == NULL && (slots = calloc(DB_SLOTS, sizeof(*slots))) != NULL)
+		pthread_setspecific(g_db_key, slots);
+	return slots;
+}
+
+/* Trace databases are read through memory maps: pages come straight from
+ * the OS cache instead of being copied into SQLite's own. */
+static sqlite3 *db_open(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	sqlite3_busy_timeout(db, 5000); /* symbols being written: wait for the rename */
+	return db;
+}
+
+sqlite3 *srv_trace_db(struct server *s, int64_t id)
+{
+	struct db_slot *slots = db_slots(), *slot;
+	char path[4096];
+	struct stat st;
+
+	if (slots == NULL)
+		return NULL;
+	slot = &slots[(uint64_t)id % DB_SLOTS];
+	cat_path(s->cat, id, "trace.db", path, sizeof(path));
+	if (stat(path, &st) != 0)
+		return NULL;
+	if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
+		return slot->db;
+	if (slot->db)
+		sqlite3_close(slot->db);
+	if ((slot->db = db_open(path)) == NULL)
+		return NULL;
+	slot->id = id;
+	slot->ino = st.st_ino;
+	slot->mtime = st.st_mtime;
+	return slot->db;
+}
+
+
+sqlite3 *srv_trace_db_open(struct server *s, int64_t id)
+{
+	char path[4096];
+
+	cat_path(s->cat, id, "trace.db", path, sizeof(path));
+	return access(path, R_OK) == 0 ? db_open(path) : NULL;
+}

@@ -1,0 +1,749 @@
+/*
+ * The API's routes: one table of (method, path pattern, handler), and the
+ * handlers. A pattern's "{id}" segment is a positive 64-bit id (params.c
+ * matches them); a path that matches a pattern under another method is
+ * answered 405, a bad id 404.
+ *
+ * Two kinds of handler: plain ones answer by themselves; query ones run on
+ * a ready trace's database (opened here, read-only, per thread) and append
+ * JSON, which is answered and kept in the reply cache for the same GET.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "server_internal.h"
+
+/* One request on its way through a route. */
+struct call {
+	struct server *s;
+	struct MHD_Connection *c;
+	struct req *r;
+	const char *method;
+	int64_t ids[SRV_ROUTE_MAX_IDS];
+};
+
+enum { ANSWERED = -1 }; /* a query handler answered (a bad parameter) itself */
+
+struct route {
+	const char *method;
+	const char *pattern;
+	enum MHD_Result (*fn)(struct call *x);                             /* plain */
+	int (*query)(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e); /* on a ready trace */
+};
+
+static const char *arg(const struct call *x, const char *key)
+{
+	return MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* ---- query handlers ------------------------------------------------------- */
+
+static int q_tracks(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	(void)x;
+	return qry_tracks(db, b, e);
+}
+
+static int q_slice(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	return qry_slice(db, x->ids[1], b, e);
+}
+
+static int q_track_window(struct call *x, int64_t *track, struct qry_window *w)
+{
+	return srv_param_i64(x->c, x->r, "track", 0, 1, INT64_MAX, track, 1) != 0 ||
+			       srv_param_window(x->c, x->r, w) != 0 ?
+		       -1 :
+		       0;
+}
+
+static int q_slices(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t track;
+
+	return q_track_window(x, &track, &w) != 0 ? ANSWERED : qry_slices(db, track, &w, b, e);
+}
+
+static int q_counters(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t track;
+
+	return q_track_window(x, &track, &w) != 0 ? ANSWERED : qry_counters(db, track, &w, b, e);
+}
+
+static int q_flows(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+
+	return srv_param_window(x->c, x->r, &w) != 0 ? ANSWERED : qry_flows(db, &w, b, e);
+}
+
+static int q_logs(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+
+	return srv_param_window(x->c, x->r, &w) != 0 ? ANSWERED : qry_logs(db, &w, b, e);
+}
+
+static int q_stats(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+
+	return srv_param_window(x->c, x->r, &w) != 0 ? ANSWERED : qry_stats(db, &w, b, e);
+}
+
+static int q_selection(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e, int flame)
+{
+	struct qry_window w = { 0 };
+	size_t nt = 0;
+	int64_t *tracks = srv_param_tracks(x->c, x->r, &nt);
+	int rc;
+
+	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0) {
+		free(tracks);
+		return ANSWERED;
+	}
+	rc = flame ? qry_flame(db, tracks, nt, &w, b, e) : qry_area(db, tracks, nt, &w, arg(x, "name"), b, e);
+	free(tracks);
+	return rc;
+}
+
+static int q_area(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	return q_selection(x, db, b, e, 0);
+}
+
+static int q_flame(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	return q_selection(x, db, b, e, 1);
+}
+
+static int q_overview(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t n;
+
+	if (srv_param_i64(x->c, x->r, "buckets", 400, 1, QRY_OVERVIEW_MAX_BUCKETS, &n, 0) != 0 ||
+	    srv_param_window(x->c, x->r, &w) != 0)
+		return ANSWERED;
+	return qry_overview(db, &w, (uint32_t)n, b, e);
+}
+
+static int q_sched(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t cpu;
+
+	if (srv_param_i64(x->c, x->r, "cpu", 0, 0, 65535, &cpu, 1) != 0 || srv_param_window(x->c, x->r, &w) != 0)
+		return ANSWERED;
+	return qry_sched(db, cpu, &w, b, e);
+}
+
+/* "ts:id" of a search page's last slice. */
+static int parse_cursor(const char *s, int64_t *ts, int64_t *id)
+{
+	char buf[64];
+	const char *colon = strchr(s, ':');
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, (size_t)(colon - s));
+	buf[colon - s] = '\0';
+	return srv_parse_i64(buf, INT64_MIN, INT64_MAX, ts) == 0 && srv_parse_i64(colon + 1, 0, INT64_MAX, id) == 0
+		       ? 0
+		       : -1;
+}
+
+static int q_search(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_search_page pg = { 0 };
+	const char *q = arg(x, "q"), *cur = arg(x, "cursor");
+	int64_t v;
+
+	if (q == NULL || *q == '\0') {
+		srv_send_error(x->c, x->r, 400, "missing_parameter", "the query parameter 'q' is required");
+		return ANSWERED;
+	}
+	if (srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0)
+		return ANSWERED;
+	pg.limit = (uint32_t)v;
+	if (cur && parse_cursor(cur, &pg.after_ts, &pg.after_id) != 0) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "'cursor' must be the next_cursor of a previous page");
+		return ANSWERED;
+	}
+	pg.has_cursor = cur != NULL;
+	return qry_search(db, q, &pg, b, e);
+}
+
+static int q_sql(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	if (x->r->body_too_big) {
+		srv_send_error(x->c, x->r, 413, "body_too_large", "the SQL statement is longer than 64 KiB");
+		return ANSWERED;
+	}
+	return qry_sql(db, x->r->body ? x->r->body : "", x->r->body_len, b, e);
+}
+
+/* 0 when trace id is ready; else answers 404 or 409 and returns -1. */
+static int need_ready(struct call *x, int64_t id)
+{
+	int st = cat_status(x->s->cat, id);
+
+	if (st < 0) {
+		srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		return -1;
+	}
+	if (st != TS_READY) {
+		srv_send_error(x->c, x->r, 409, "not_ready",
+			       st == TS_FAILED ? "this trace failed to ingest; see its error"
+					       : "this trace is still being ingested");
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs a query handler on the ready trace ids[0], through the reply cache. */
+static enum MHD_Result run_query(struct call *x, const struct route *rt)
+{
+	struct qry_error err = { 0 };
+	struct cache_key key;
+	struct jbuf b;
+	sqlite3 *db;
+	int rc, cacheable = 0;
+
+	if (need_ready(x, x->ids[0]) != 0)
+		return MHD_YES;
+	if (strcmp(x->method, "GET") == 0 && srv_cache_key(x->c, x->r->path, &key) == 0) {
+		size_t bytes = 0;
+		int served = rc_serve(&x->s->cache, key.buf, x->c, &bytes);
+
+		if (served != 0) {
+			x->r->status = served > 0 ? 200 : 0;
+			x->r->bytes = bytes;
+			return served > 0 ? MHD_YES : MHD_NO;
+		}
+		cacheable = 1;
+	}
+	if ((db = srv_trace_db(x->s, x->ids[0])) == NULL) {
+		if (cat_status(x->s->cat, x->ids[0]) < 0) /* deleted since we looked */
+			return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		return srv_send_error(x->c, x->r, 500, "database_error", "the trace's database cannot be opened");
+	}
+	jb_init(&b);
+	rc = rt->query(x, db, &b, &err);
+	if (rc != QRY_OK) {
+		jb_fini(&b);
+		return rc == ANSWERED ? MHD_YES : srv_send_qry_error(x->c, x->r, &err);
+	}
+	return srv_send_cached_json(x->s, x->c, x->r, x->ids[0], cacheable ? &key : NULL, &b);
+}
+
+/* ---- traces ----------------------------------------------------------------- */
+
+static int parse_time(const char *s, int64_t *out)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) == NULL || *end != '\0') {
+		memset(&tm, 0, sizeof(tm));
+		if ((end = strptime(s, "%Y-%m-%d", &tm)) == NULL || *end != '\0')
+			return -1;
+	}
+	*out = (int64_t)timegm(&tm);
+	return 0;
+}
+
+struct label_args {
+	struct cat_filter *f;
+	char err[256];
+};
+
+static enum MHD_Result filter_label(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct label_args *a = cls;
+	struct cat_filter *f = a->f;
+
+	(void)kind;
+	if (strcmp(k, "label") != 0 || a->err[0])
+		return MHD_YES;
+	if (f->nlabels == CAT_MAX_FILTER_LABELS) {
+		snprintf(a->err, sizeof(a->err), "at most %d 'label' filters", CAT_MAX_FILTER_LABELS);
+		return MHD_NO;
+	}
+	if (cat_label_parse(v ? v : "", 1, &f->labels[f->nlabels], a->err, sizeof(a->err)) != 0)
+		return MHD_NO;
+	f->bare[f->nlabels] = v == NULL || strchr(v, '=') == NULL;
+	f->nlabels++;
+	return MHD_YES;
+}
+
+/* GET /api/traces: filters, sort, pages (docs/API.md). */
+static enum MHD_Result h_list(struct call *x)
+{
+	struct cat_filter *f = calloc(1, sizeof(*f));
+	struct label_args la = { f, "" };
+	const char *s;
+	char err[256];
+	struct jbuf b;
+	int64_t v;
+	enum MHD_Result ret;
+
+	if (f == NULL)
+		return srv_send_error(x->c, x->r, 500, "out_of_memory", "the server ran out of memory");
+	f->q = arg(x, "q");
+	f->format = arg(x, "format");
+	f->status = -1;
+	f->pinned = -1;
+	f->after = INT64_MIN;
+	f->before = INT64_MAX;
+	f->max_size = UINT64_MAX;
+	MHD_get_connection_values(x->c, MHD_GET_ARGUMENT_KIND, filter_label, &la);
+	if (la.err[0]) {
+		ret = srv_send_error(x->c, x->r, 400, "bad_label", la.err);
+		goto out;
+	}
+	if ((s = arg(x, "status")) != NULL) {
+		for (f->status = 0; f->status < 4 && strcmp(s, cat_status_name(f->status)) != 0; f->status++)
+			;
+		if (f->status == 4) {
+			ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
+					     "'status' must be queued, ingesting, ready or failed");
+			goto out;
+		}
+	}
+	if (f->format && strcmp(f->format, "fxt") != 0 && strcmp(f->format, "xray-fdr") != 0) {
+		ret = srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be fxt or xray-fdr");
+		goto out;
+	}
+	if ((s = arg(x, "pinned")) != NULL) {
+		if (strcmp(s, "true") != 0 && strcmp(s, "false") != 0) {
+			ret = srv_send_error(x->c, x->r, 400, "bad_parameter", "'pinned' must be true or false");
+			goto out;
+		}
+		f->pinned = strcmp(s, "true") == 0;
+	}
+	if (((s = arg(x, "uploaded_after")) != NULL && parse_time(s, &f->after) != 0) ||
+	    ((s = arg(x, "uploaded_before")) != NULL && parse_time(s, &f->before) != 0)) {
+		ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
+				     "'uploaded_after' and 'uploaded_before' are dates: YYYY-MM-DD or "
+				     "YYYY-MM-DDTHH:MM:SSZ (UTC)");
+		goto out;
+	}
+	if ((s = arg(x, "uploaded_before")) != NULL && strchr(s, 'T') == NULL)
+		f->before += 86399; /* a date covers its whole day */
+	if (srv_param_i64(x->c, x->r, "min_size", 0, 0, INT64_MAX, &v, 0) != 0)
+		goto answered;
+	f->min_size = (uint64_t)v;
+	if (srv_param_i64(x->c, x->r, "max_size", INT64_MAX, 0, INT64_MAX, &v, 0) != 0)
+		goto answered;
+	f->max_size = arg(x, "max_size") ? (uint64_t)v : UINT64_MAX;
+	if (srv_param_i64(x->c, x->r, "limit", CAT_LIST_MAX, 1, CAT_LIST_MAX, &v, 0) != 0)
+		goto answered;
+	f->limit = (size_t)v;
+	if ((s = arg(x, "sort")) == NULL)
+		s = "-created";
+	f->desc = s[0] == '-';
+	s += f->desc;
+	if (strcmp(s, "created") == 0)
+		f->sort = CAT_SORT_CREATED;
+	else if (strcmp(s, "name") == 0)
+		f->sort = CAT_SORT_NAME;
+	else if (strcmp(s, "size") == 0)
+		f->sort = CAT_SORT_SIZE;
+	else if (strcmp(s, "duration") == 0)
+		f->sort = CAT_SORT_DURATION;
+	else {
+		ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
+				     "'sort' must be created, name, size or duration, with '-' before it for "
+				     "descending");
+		goto out;
+	}
+	f->cursor = arg(x, "cursor");
+	jb_init(&b);
+	if (cat_list_json(x->s->cat, f, &b, err, sizeof(err)) != 0) {
+		jb_fini(&b);
+		ret = srv_send_error(x->c, x->r, 400, "bad_cursor", err);
+		goto out;
+	}
+	ret = srv_send_json(x->c, x->r, 200, &b);
+out:
+	free(f);
+	return ret;
+answered:
+	free(f);
+	return MHD_YES;
+}
+
+static enum MHD_Result h_trace(struct call *x)
+{
+	struct jbuf b;
+
+	jb_init(&b);
+	if (cat_json(x->s->cat, x->ids[0], &b) != 0) {
+		jb_fini(&b);
+		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+	}
+	return srv_send_json(x->c, x->r, 200, &b);
+}
+
+static enum MHD_Result h_delete(struct call *x)
+{
+	if (cat_delete(x->s->cat, x->ids[0]) != 0)
+		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+	rc_drop_trace(&x->s->cache, x->ids[0]);
+	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
+}
+
+/*
+ * PATCH /api/traces/{id}: a JSON merge patch (RFC 7396) of name,
+ * description, pinned and labels (a label set to null is removed). Every
+ * member is checked before anything changes.
+ */
+static enum MHD_Result h_patch(struct call *x)
+{
+	static const char *const known[] = { "name", "description", "pinned", "labels" };
+	struct cat_patch p = { .pinned = -1 };
+	struct cat_label *set = NULL;
+	const char **unset = NULL;
+	char err[256] = "", buf[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
+	cJSON *root = NULL, *it;
+	enum MHD_Result ret;
+	size_t i;
+	int rc;
+
+	if (x->r->body_too_big)
+		return srv_send_error(x->c, x->r, 413, "body_too_large", "the patch is longer than 64 KiB");
+	if (x->r->body == NULL || (root = cJSON_ParseWithLength(x->r->body, x->r->body_len)) == NULL ||
+	    !cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return srv_send_error(x->c, x->r, 400, "bad_json", "send a JSON object, e.g. {\"name\": \"nightly\", "
+								    "\"labels\": {\"build\": \"1234\"}}");
+	}
+	cJSON_ArrayForEach(it, root) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(it->string, known[i]) != 0; i++)
+			;
+		if (i == sizeof(known) / sizeof(known[0])) {
+			snprintf(err, sizeof(err), "'%.64s' cannot be changed: send name, description, pinned or labels",
+				 it->string);
+			goto bad;
+		}
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "name")) != NULL) {
+		if (!cJSON_IsString(it) || it->valuestring[0] == '\0') {
+			snprintf(err, sizeof(err), "'name' must be a non-empty string");
+			goto bad;
+		}
+		if (cat_text_check("name", it->valuestring, CAT_MAX_NAME, 0, err, sizeof(err)) != 0)
+			goto bad;
+		p.name = it->valuestring;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "description")) != NULL) {
+		if (!cJSON_IsString(it) && !cJSON_IsNull(it)) {
+			snprintf(err, sizeof(err), "'description' must be a string (or null to clear it)");
+			goto bad;
+		}
+		p.description = cJSON_IsNull(it) ? "" : it->valuestring;
+		if (cat_text_check("description", p.description, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0)
+			goto bad;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "pinned")) != NULL) {
+		if (!cJSON_IsBool(it)) {
+			snprintf(err, sizeof(err), "'pinned' must be true or false");
+			goto bad;
+		}
+		p.pinned = cJSON_IsTrue(it);
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "labels")) != NULL) {
+		size_t n = (size_t)cJSON_GetArraySize(it);
+		cJSON *l;
+
+		if (!cJSON_IsObject(it)) {
+			snprintf(err, sizeof(err), "'labels' must be an object of key: value (null removes a label)");
+			goto bad;
+		}
+		set = calloc(n + 1, sizeof(*set));
+		unset = calloc(n + 1, sizeof(*unset));
+		if (set == NULL || unset == NULL) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto bad;
+		}
+		cJSON_ArrayForEach(l, it) {
+			if (cJSON_IsNull(l)) {
+				struct cat_label tmp;
+
+				if (cat_label_parse(l->string, 1, &tmp, err, sizeof(err)) != 0)
+					goto bad;
+				unset[p.nunset++] = l->string;
+				continue;
+			}
+			if (!cJSON_IsString(l)) {
+				snprintf(err, sizeof(err), "the value of label '%.64s' must be a string or null", l->string);
+				goto bad;
+			}
+			snprintf(buf, sizeof(buf), "%s=%s", l->string, l->valuestring);
+			if (strlen(l->string) > CAT_MAX_KEY || strlen(l->valuestring) > CAT_MAX_VALUE ||
+			    cat_label_parse(buf, 0, &set[p.nset], err, sizeof(err)) != 0) {
+				if (err[0] == '\0')
+					snprintf(err, sizeof(err), "label keys have at most %d bytes, values %d",
+						 CAT_MAX_KEY, CAT_MAX_VALUE);
+				goto bad;
+			}
+			p.nset++;
+		}
+		p.set = set;
+		p.unset = unset;
+	}
+	rc = cat_patch(x->s->cat, x->ids[0], &p, err, sizeof(err));
+	if (rc == -1)
+		ret = srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+	else if (rc == -2)
+		ret = srv_send_error(x->c, x->r, 400, "too_many_labels", err);
+	else if (rc != 0)
+		ret = srv_send_error(x->c, x->r, 500, "storage_failed", err);
+	else
+		ret = h_trace(x);
+	goto out;
+bad:
+	ret = srv_send_error(x->c, x->r, 400, "bad_patch", err);
+out:
+	cJSON_Delete(root);
+	free(set);
+	free(unset);
+	return ret;
+}
+
+static enum MHD_Result h_file(struct call *x)
+{
+	char path[4096], disp[320];
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	struct stat st;
+	int fd;
+
+	cat_path(x->s->cat, x->ids[0], "source", path, sizeof(path));
+	if (cat_status(x->s->cat, x->ids[0]) < 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+	if (fstat(fd, &st) != 0 || (resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd)) == NULL) {
+		close(fd);
+		return srv_send_error(x->c, x->r, 500, "io_error", "the trace's file cannot be read");
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"trace-%" PRId64 ".bin\"", x->ids[0]);
+	MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	x->r->status = 200;
+	x->r->bytes = (size_t)st.st_size;
+	ret = MHD_queue_response(x->c, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static ssize_t export_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = qry_export_read(cls, buf, max);
+
+	(void)pos;
+	return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void export_free(void *cls)
+{
+	qry_export_close(cls);
+}
+
+/* GET /api/traces/{id}/export?format=chrome-json: streamed, constant memory. */
+static enum MHD_Result h_export(struct call *x)
+{
+	const char *fmt = arg(x, "format");
+	struct qry_error err = { 0 };
+	struct MHD_Response *resp;
+	struct qry_export *e;
+	char path[4096], disp[96];
+	enum MHD_Result ret;
+
+	if (need_ready(x, x->ids[0]) != 0)
+		return MHD_YES;
+	if (fmt && strcmp(fmt, "chrome-json") != 0)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
+	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
+	if ((e = qry_export_open(path, &err)) == NULL)
+		return cat_status(x->s->cat, x->ids[0]) < 0
+			       ? srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id")
+			       : srv_send_qry_error(x->c, x->r, &err);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, export_read, e, export_free);
+	if (resp == NULL) {
+		qry_export_close(e);
+		return MHD_NO;
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"trace-%" PRId64 ".json\"", x->ids[0]);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	ret = MHD_queue_response(x->c, 200, resp);
+	MHD_destroy_response(resp);
+	x->r->status = 200;
+	return ret;
+}
+
+/* ---- the library ------------------------------------------------------------ */
+
+/* GET /api/search?q=: search across traces, from the catalog's name index. */
+static enum MHD_Result h_search(struct call *x)
+{
+	const char *q = arg(x, "q");
+	char err[256];
+	struct jbuf b;
+	int64_t limit;
+
+	if (q == NULL || *q == '\0')
+		return srv_send_error(x->c, x->r, 400, "missing_parameter", "the query parameter 'q' is required");
+	if (strlen(q) > CAT_MAX_NAME)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'q' is longer than 1024 bytes");
+	if (srv_param_i64(x->c, x->r, "limit", 100, 1, CAT_LIST_MAX, &limit, 0) != 0)
+		return MHD_YES;
+	jb_init(&b);
+	if (cat_search_json(x->s->cat, q, (size_t)limit, &b, err, sizeof(err)) != 0) {
+		jb_fini(&b);
+		return srv_send_error(x->c, x->r, 500, "catalog_error", err);
+	}
+	return srv_send_json(x->c, x->r, 200, &b);
+}
+
+static enum MHD_Result h_library(struct call *x)
+{
+	struct jbuf b;
+
+	jb_init(&b);
+	cat_usage_json(x->s->cat, &b);
+	return srv_send_json(x->c, x->r, 200, &b);
+}
+
+/* The window of one side of a comparison: a_start/a_end or b_start/b_end. */
+static int compare_window(struct call *x, char side, struct qry_window *w)
+{
+	char ks[16], ke[16];
+
+	snprintf(ks, sizeof(ks), "%c_start", side);
+	snprintf(ke, sizeof(ke), "%c_end", side);
+	if (srv_param_i64(x->c, x->r, ks, INT64_MIN, INT64_MIN, INT64_MAX, &w->start, 0) != 0 ||
+	    srv_param_i64(x->c, x->r, ke, INT64_MAX, INT64_MIN, INT64_MAX, &w->end, 0) != 0)
+		return -1;
+	if (w->end < w->start) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "a window's end must not be before its start");
+		return -1;
+	}
+	return 0;
+}
+
+/* GET /api/compare?a=ID&b=ID: per name, the two traces side by side. */
+static enum MHD_Result h_compare(struct call *x)
+{
+	struct qry_compare_opts o = { 0 };
+	struct qry_error err = { 0 };
+	const char *by = arg(x, "by"), *sort = arg(x, "sort");
+	sqlite3 *da = NULL, *db = NULL;
+	int64_t a, b, limit;
+	struct jbuf out;
+	int rc;
+
+	if (srv_param_i64(x->c, x->r, "a", 0, 1, INT64_MAX, &a, 1) != 0 ||
+	    srv_param_i64(x->c, x->r, "b", 0, 1, INT64_MAX, &b, 1) != 0 ||
+	    srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &limit, 0) != 0 ||
+	    compare_window(x, 'a', &o.wa) != 0 || compare_window(x, 'b', &o.wb) != 0)
+		return MHD_YES;
+	if (by && strcmp(by, "name") != 0 && strcmp(by, "thread") != 0)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'by' must be name or thread");
+	o.by_thread = by && strcmp(by, "thread") == 0;
+	o.limit = (uint32_t)limit;
+	if (qry_compare_sort(sort, &o.sort) != 0)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter",
+				      "'sort' must be total, count, p50, p95 or max (the difference b - a, largest "
+				      "first)");
+	if (need_ready(x, a) != 0 || need_ready(x, b) != 0)
+		return MHD_YES;
+	/* private connections: the thread's pool may hold only one of the two */
+	if ((da = srv_trace_db_open(x->s, a)) == NULL || (db = srv_trace_db_open(x->s, b)) == NULL) {
+		sqlite3_close(da);
+		return srv_send_error(x->c, x->r, 500, "database_error", "a trace's database cannot be opened");
+	}
+	jb_init(&out);
+	rc = qry_compare(da, db, &o, &out, &err);
+	sqlite3_close(da);
+	sqlite3_close(db);
+	if (rc != QRY_OK) {
+		jb_fini(&out);
+		return srv_send_qry_error(x->c, x->r, &err);
+	}
+	return srv_send_json(x->c, x->r, 200, &out);
+}
+
+static enum MHD_Result h_upload_elsewhere(struct call *x)
+{
+	/* POST uploads are taken on the request's first call (http.c) */
+	return srv_send_error(x->c, x->r, 500, "internal", "the upload was not routed");
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+static const struct route routes[] = {
+	{ "GET", "/api/traces", h_list, NULL },
+	{ "POST", "/api/traces", h_upload_elsewhere, NULL },
+	{ "GET", "/api/traces/{id}", h_trace, NULL },
+	{ "PATCH", "/api/traces/{id}", h_patch, NULL },
+	{ "DELETE", "/api/traces/{id}", h_delete, NULL },
+	{ "GET", "/api/traces/{id}/file", h_file, NULL },
+	{ "GET", "/api/traces/{id}/export", h_export, NULL },
+	{ "POST", "/api/traces/{id}/symbols", h_upload_elsewhere, NULL },
+	{ "GET", "/api/traces/{id}/tracks", NULL, q_tracks },
+	{ "GET", "/api/traces/{id}/slices", NULL, q_slices },
+	{ "GET", "/api/traces/{id}/slices/{id}", NULL, q_slice },
+	{ "GET", "/api/traces/{id}/counters", NULL, q_counters },
+	{ "GET", "/api/traces/{id}/flows", NULL, q_flows },
+	{ "GET", "/api/traces/{id}/logs", NULL, q_logs },
+	{ "GET", "/api/traces/{id}/stats", NULL, q_stats },
+	{ "GET", "/api/traces/{id}/area", NULL, q_area },
+	{ "GET", "/api/traces/{id}/flame", NULL, q_flame },
+	{ "GET", "/api/traces/{id}/overview", NULL, q_overview },
+	{ "GET", "/api/traces/{id}/sched", NULL, q_sched },
+	{ "GET", "/api/traces/{id}/search", NULL, q_search },
+	{ "POST", "/api/traces/{id}/query", NULL, q_sql },
+	{ "GET", "/api/search", h_search, NULL },
+	{ "GET", "/api/compare", h_compare, NULL },
+	{ "GET", "/api/library", h_library, NULL },
+};
+
+enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
+			const char *method)
+{
+	struct call x = { s, c, r, method, { -1, -1 } };
+	int path_known = 0, bad_id = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		int rc = srv_route_match(routes[i].pattern, url, x.ids);
+
+		if (rc == -2)
+			bad_id = 1;
+		if (rc != 0)
+			continue;
+		path_known = 1;
+		if (strcmp(routes[i].method, method) != 0)
+			continue;
+		return routes[i].fn ? routes[i].fn(&x) : run_query(&x, &routes[i]);
+	}
+	if (path_known)
+		return srv_method_not_allowed(c, r, method);
+	if (bad_id)
+		return srv_send_error(c, r, 404, "not_found", "trace ids are positive integers");
+	return srv_send_error(c, r, 404, "not_found", "there is no such endpoint; see docs/API.md");
+}

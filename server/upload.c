@@ -1,0 +1,398 @@
+/*
+ * Uploads: POST /api/traces (a trace, raw or multipart, with its name,
+ * labels and description) and POST /api/traces/{id}/symbols. Bodies are
+ * written to a spool file as they arrive, never held in memory; a client
+ * that goes away leaves nothing behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "server_internal.h"
+
+/* ---- uploads -------------------------------------------------------------- */
+
+static int spool_open(struct server *s, struct spool *sp)
+{
+	char dir[2048];
+
+	cat_spool_dir(s->cat, dir, sizeof(dir));
+	snprintf(sp->path, sizeof(sp->path), "%s/upload-XXXXXX", dir);
+	sp->fd = mkostemp(sp->path, O_CLOEXEC);
+	if (sp->fd < 0)
+		sp->path[0] = '\0';
+	return sp->fd < 0 ? -1 : 0;
+}
+
+/* Closes the file; a spool whose path is still set is removed by req_free. */
+static int spool_close(struct spool *sp)
+{
+	int rc = 0;
+
+	if (sp->fd >= 0)
+		rc = close(sp->fd);
+	sp->fd = -1;
+	return rc;
+}
+
+/* Appends upload bytes to a spool file, enforcing --max-upload over the
+ * whole request. */
+static void spool_write(struct server *s, struct req *r, struct spool *sp, const char *data, size_t n)
+{
+	r->got += n;
+	if (r->got > s->o->max_upload)
+		r->too_big = 1;
+	if (sp->fd < 0 && !r->too_big && spool_open(s, sp) != 0)
+		r->write_failed = errno ? errno : EIO;
+	while (n > 0 && !r->too_big && !r->write_failed) {
+		ssize_t k = write(sp->fd, data, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r->write_failed = errno ? errno : EIO;
+			break;
+		}
+		data += k;
+		n -= (size_t)k;
+		sp->size += (uint64_t)k;
+	}
+}
+
+/* A label given at upload ("k=v"); the first bad one is kept to answer. */
+static void add_label(struct req *r, const char *s)
+{
+	char err[256];
+
+	if (r->label_err[0])
+		return;
+	if (r->nlabels == REQ_MAX_LABELS) {
+		snprintf(r->label_err, sizeof(r->label_err), "a trace has at most %d labels", REQ_MAX_LABELS);
+		return;
+	}
+	if (cat_label_parse(s, 0, &r->labels[r->nlabels], err, sizeof(err)) != 0) {
+		snprintf(r->label_err, sizeof(r->label_err), "%s", err);
+		return;
+	}
+	r->nlabels++;
+}
+
+/* Multipart text fields: name, description and label (repeatable). MHD
+ * may hand a field over in pieces (off > 0): they are appended. */
+static void small_field(struct req *r, const char *key, const char *data, uint64_t off, size_t size)
+{
+	char **dst = strcmp(key, "name") == 0 ? &r->name : strcmp(key, "description") == 0 ? &r->description
+											     : &r->pending_label;
+	size_t have = *dst && off ? strlen(*dst) : 0;
+	char *p;
+
+	if (have + size > CAT_MAX_DESCRIPTION + 1) {
+		if (dst == &r->pending_label && off == 0)
+			snprintf(r->label_err, sizeof(r->label_err), "a label is at most %d bytes", CAT_MAX_VALUE);
+		return;
+	}
+	if (off == 0 && dst == &r->pending_label && r->pending_label) {
+		add_label(r, r->pending_label); /* the previous label field is complete */
+		free(r->pending_label);
+		r->pending_label = NULL;
+		have = 0;
+	}
+	if (off == 0 && *dst) {
+		free(*dst);
+		*dst = NULL;
+	}
+	if ((p = realloc(*dst, have + size + 1)) == NULL)
+		return;
+	memcpy(p + have, data, size);
+	p[have + size] = '\0';
+	*dst = p;
+}
+
+/* Multipart fields: "file" (the trace) and "binary" (an XRay instrumented
+ * binary or symbol map) are streamed to spool files; "name", "description"
+ * and "label" describe the trace. */
+static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+				  const char *content_type, const char *encoding, const char *data, uint64_t off,
+				  size_t size)
+{
+	struct req *r = cls;
+	struct spool *sp = strcmp(key, "file") == 0 ? &r->file : strcmp(key, "binary") == 0 ? &r->binary : NULL;
+
+	(void)kind;
+	(void)content_type;
+	(void)encoding;
+	if (sp) {
+		if (sp == &r->file && r->filename == NULL && filename)
+			r->filename = strdup(filename);
+		if (sp == &r->binary && r->binary_filename == NULL && filename)
+			r->binary_filename = strdup(filename);
+		sp->seen = 1;
+		spool_write(r->srv, r, sp, data, size);
+		return r->too_big || r->write_failed ? MHD_NO : MHD_YES;
+	}
+	if (strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || strcmp(key, "label") == 0)
+		small_field(r, key, data, off, size);
+	return MHD_YES;
+}
+
+static enum MHD_Result send_too_big(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "the upload is larger than this server's limit of %" PRIu64 " bytes",
+		 s->o->max_upload);
+	return srv_send_error(c, r, 413, "upload_too_large", msg);
+}
+
+static enum MHD_Result query_label(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	(void)kind;
+	if (strcmp(k, "label") == 0)
+		add_label(cls, v ? v : "");
+	return MHD_YES;
+}
+
+/* The first call of POST /api/traces or POST /api/traces/{id}/symbols. */
+enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, struct req *r, int64_t symbols_for)
+{
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	int64_t n;
+
+	r->kind = RQ_UPLOAD;
+	r->symbols_for = symbols_for;
+	if (symbols_for == 0) {
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_label, r);
+		if (r->label_err[0])
+			return srv_send_error(c, r, 400, "bad_label", r->label_err);
+	}
+	if (symbols_for > 0 && cat_status(s->cat, symbols_for) < 0)
+		return srv_send_error(c, r, 404, "not_found", "there is no trace with this id");
+	if (fmt && strcmp(fmt, "fxt") != 0 && strcmp(fmt, "xray") != 0)
+		return srv_send_error(c, r, 400, "bad_parameter", "'format' must be fxt or xray");
+	if (len && srv_parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
+		r->too_big = 1;
+		return send_too_big(s, c, r);
+	}
+	if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
+		if ((r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
+			return srv_send_error(c, r, 400, "bad_multipart",
+					  "the multipart/form-data body has no usable boundary");
+		r->multipart = 1;
+	}
+	return MHD_YES;
+}
+
+/* MHD cannot answer before the body is read (it would drop the connection
+ * without a reply), so an error found mid-body drops the files at once and
+ * is answered when the body ends; the rest of the body is read and thrown
+ * away, up to a bound past which the connection is closed. */
+static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
+{
+	if (r->fail_status)
+		return;
+	r->fail_status = status;
+	r->fail_at = r->got;
+	r->fail_code = code;
+	r->fail_msg = msg;
+	spool_close(&r->file);
+	spool_close(&r->binary);
+	if (r->file.path[0])
+		unlink(r->file.path);
+	if (r->binary.path[0])
+		unlink(r->binary.path);
+	r->file.path[0] = r->binary.path[0] = '\0';
+}
+
+enum { DISCARD_MAX = 256 << 20 };
+
+static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
+				    size_t n)
+{
+	(void)c;
+	if (r->status)
+		return MHD_YES; /* answered before the body: MHD discards it */
+	if (r->fail_status) {
+		r->got += n;
+		return r->got - r->fail_at > DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (r->pp) {
+		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
+			upload_fail(r, 400, "bad_multipart", "the multipart/form-data body is malformed");
+	} else {
+		r->file.seen = 1;
+		spool_write(s, r, r->symbols_for > 0 ? &r->binary : &r->file, data, n);
+	}
+	if (r->too_big)
+		upload_fail(r, 413, "upload_too_large", "the upload is larger than this server's limit (--max-upload)");
+	if (r->write_failed)
+		upload_fail(r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
+			    r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
+						     : "the server could not write the upload");
+	return MHD_YES;
+}
+
+static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c, struct req *r, int64_t id)
+{
+	struct MHD_Response *resp;
+	struct jbuf b;
+	char loc[64];
+	int st = cat_status(s->cat, id);
+	size_t len;
+	char *body;
+	enum MHD_Result ret;
+	unsigned code;
+
+	jb_init(&b);
+	if (r->suspended || MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		if (st < 0) {
+			jb_fini(&b);
+			return srv_send_error(c, r, 404, "not_found", "the trace was deleted before its ingest ended");
+		}
+		cat_json(s->cat, id, &b);
+		code = st == TS_READY ? 201 : st == TS_FAILED ? 422 : 202;
+	} else {
+		jb_obj(&b);
+		jb_key(&b, "id");
+		jb_i64(&b, id);
+		jb_key(&b, "status");
+		jb_str(&b, st == TS_INGESTING ? "ingesting" : "queued");
+		jb_obj_end(&b);
+		code = 202;
+	}
+	if ((body = jb_take(&b, &len)) == NULL ||
+	    (resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)) == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	snprintf(loc, sizeof(loc), "/api/traces/%" PRId64, id);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Location", loc);
+	ret = MHD_queue_response(c, code, resp);
+	MHD_destroy_response(resp);
+	r->status = code;
+	r->bytes = len;
+	return ret;
+}
+
+/* POST /api/traces/{id}/symbols has ended: name the trace's functions. */
+/* The symbols file's name: the multipart file name, else ?filename= (a raw
+ * body has none). */
+static const char *symbols_filename(struct MHD_Connection *c, const struct req *r)
+{
+	const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filename");
+
+	return r->binary_filename ? r->binary_filename : q;
+}
+
+static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	char err[256];
+	struct jbuf b;
+
+	if (r->binary.size == 0)
+		return srv_send_error(c, r, 400, "empty_upload",
+				  "send the instrumented binary or the YAML of llvm-xray extract --symbolize as the "
+				  "body (or as multipart field 'binary')");
+	if (cat_symbols(s->cat, r->symbols_for, r->binary.path, symbols_filename(c, r), err, sizeof(err)) != 0)
+		return srv_send_error(c, r, 422, "bad_symbols", err);
+	rc_drop_trace(&s->cache, r->symbols_for); /* names changed */
+	r->binary.path[0] = '\0'; /* the catalog owns the file now */
+	jb_init(&b);
+	if (cat_json(s->cat, r->symbols_for, &b) != 0) {
+		jb_fini(&b);
+		return srv_send_error(c, r, 404, "not_found", "there is no trace with this id");
+	}
+	return srv_send_json(c, r, 200, &b);
+}
+
+static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
+	struct cat_new nw = { 0 };
+	char err[256];
+	int64_t id;
+
+	if (r->suspended)
+		return upload_answer(s, c, r, r->wait_id);
+	if (r->status)
+		return MHD_YES;
+	if (r->pp)
+		MHD_destroy_post_processor(r->pp);
+	r->pp = NULL;
+	if (r->fail_status)
+		return srv_send_error(c, r, r->fail_status, r->fail_code, r->fail_msg);
+	if ((spool_close(&r->file) != 0 || spool_close(&r->binary) != 0) && !r->write_failed)
+		r->write_failed = errno;
+	if (r->write_failed)
+		return srv_send_error(c, r, 507, "storage_failed", "the server could not store the upload");
+	if (r->symbols_for > 0)
+		return symbols_end(s, c, r);
+	if (r->multipart && !r->file.seen)
+		return srv_send_error(c, r, 400, "missing_file", "the multipart upload has no 'file' field");
+	if (r->file.size == 0)
+		return srv_send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
+	if (r->pending_label) {
+		add_label(r, r->pending_label);
+		free(r->pending_label);
+		r->pending_label = NULL;
+	}
+	if (r->label_err[0])
+		return srv_send_error(c, r, 400, "bad_label", r->label_err);
+	nw.name = qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload";
+	nw.description = qdesc ? qdesc : r->description;
+	if (cat_text_check("name", nw.name, CAT_MAX_NAME, 0, err, sizeof(err)) != 0 ||
+	    (nw.description && cat_text_check("description", nw.description, CAT_MAX_DESCRIPTION, 1, err,
+					      sizeof(err)) != 0))
+		return srv_send_error(c, r, 400, "bad_parameter", err);
+	nw.labels = r->labels;
+	nw.nlabels = r->nlabels;
+	nw.spool = r->file.path;
+	nw.size = r->file.size;
+	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
+	nw.binary_spool = r->binary.size ? r->binary.path : NULL;
+	nw.binary_filename = r->binary_filename;
+	id = cat_add(s->cat, &nw, err, sizeof(err));
+	if (id < 0)
+		return srv_send_error(c, r, 507, "storage_failed", err);
+	r->file.path[0] = '\0'; /* the catalog owns the files now */
+	r->binary.path[0] = '\0';
+	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		r->suspended = 1;
+		r->wait_id = id;
+		if (cat_wait(s->cat, id, c) == 0)
+			return MHD_YES;
+	}
+	return upload_answer(s, c, r, id);
+}
+
+
+enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
+				size_t n)
+{
+	return n ? upload_chunk(s, c, r, data, n) : upload_end(s, c, r);
+}
+
+void srv_upload_cleanup(struct req *r)
+{
+	spool_close(&r->file);
+	spool_close(&r->binary);
+	if (r->file.path[0])
+		unlink(r->file.path); /* an upload that did not finish leaves nothing behind */
+	if (r->binary.path[0])
+		unlink(r->binary.path);
+	if (r->pp)
+		MHD_destroy_post_processor(r->pp);
+	r->pp = NULL;
+	free(r->pending_label);
+	r->pending_label = NULL;
+}
