@@ -272,7 +272,7 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 	struct decoder d = { 0 };
 	struct model m;
 	struct stat st;
-	char tmp[4096];
+	char tmp[4096] = "";
 	FILE *f;
 	int rc;
 
@@ -300,8 +300,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 		symbolize_result(tmp, opts->symbols, res);
 	if (rc == INGEST_OK && rename(tmp, out_db) != 0)
 		rc = set_error(res, INGEST_EDB, strerror(errno));
-	if (rc != INGEST_OK)
-		remove(tmp);
+	if (rc != INGEST_OK && tmp[0])
+		remove(tmp); /* only what this call made: tmp is empty when decoding failed */
 	return rc;
 }
 
