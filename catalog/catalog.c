@@ -525,7 +525,7 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	    sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(c->db) != 0 ||
 	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || load(c) != 0 ||
-	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
 			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
 		cat_close(c);
