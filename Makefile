@@ -25,7 +25,7 @@ CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
-TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area
+TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area catalog/test_catalog
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -70,6 +70,10 @@ $(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h query/*.h
 $(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+$(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
