@@ -1,5 +1,7 @@
 // Entry point: the library page at "/", the timeline at "/?trace=ID", the
-// trace's query and info pages at "/?trace=ID&page=query|info".
+// trace's query and info pages at "/?trace=ID&page=query|info", two traces
+// compared at "/?page=compare&a=ID&b=ID".
+import { ComparePage } from './compare.js';
 import { InfoPage } from './info.js';
 import { LibraryPage } from './library.js';
 import { QueryPage } from './query.js';
@@ -11,7 +13,10 @@ const trace = params.get('trace');
 
 const page = params.get('page');
 
-if (trace && /^\d+$/.test(trace) && page === 'info') {
+if (page === 'compare') {
+  document.body.classList.add('page-compare');
+  new ComparePage(root, params);
+} else if (trace && /^\d+$/.test(trace) && page === 'info') {
   document.body.classList.add('page-info');
   new InfoPage(root, trace);
 } else if (trace && /^\d+$/.test(trace) && page === 'query') {

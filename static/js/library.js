@@ -1,23 +1,40 @@
-// The library page: every trace on the server, newest first, with a filter,
-// uploads (button or drag and drop, one or many files) with progress for the
-// upload and then for the ingest, and deletion with a confirmation.
+// The library page: every trace on the server, newest first, with a filter
+// box as powerful as GET /api/traces (libfilter.js; its text lives in the
+// URL), labels, pins and descriptions edited in place, two traces picked
+// for comparison, a search for slice names across every trace, the space
+// used and what retention removes next; uploads (button or drag and drop,
+// one or many files) with progress for the upload and then for the ingest,
+// and deletion with a confirmation.
 
 import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
+import { matchesFilter, parseFilter } from './libfilter.js';
 
 const POLL_MS = 400;
+const PAGE = 200;       // traces per page of the list
+const FETCH_DELAY = 150; // ms of quiet typing before the server is asked
+const SORTABLE = { Name: 'name', Size: 'size', Uploaded: 'created', Duration: 'duration' };
 
 export class LibraryPage {
   constructor(root) {
     this.root = root;
     this.traces = [];
-    this.filter = '';
+    const url = new URLSearchParams(location.search);
+    this.filterText = url.get('filter') || '';
+    this.findText = url.get('find') || '';
+    this.filter = parseFilter(this.filterText);
+    this.nextCursor = null;
+    this.total = 0;
     this.confirming = null; // id of the trace whose delete asks for confirmation
+    this.editing = null;    // id of the trace whose metadata is being edited
+    this.picked = [];       // ids picked for comparison, oldest pick first
     this.pollTimer = 0;
+    this.fetchTimer = 0;
     this.loadError = null;
     this.build();
     this.refresh();
+    if (this.findText) this.find();
     window.__viewer = {
       page: 'library',
       traces: () => this.traces.map((t) => ({ id: t.id, name: t.name, status: t.status })),
@@ -34,20 +51,30 @@ export class LibraryPage {
       },
     });
     this.filterInput = el('input', {
-      type: 'search', className: 'filter', placeholder: 'Filter by name, format or status',
+      type: 'search', className: 'filter', value: this.filterText,
+      placeholder: 'Filter: name  build=1234  status:ready  format:fxt  pinned:yes  after:2026-11-01  sort:-size',
+      title: 'Words: text in the name, description or a label · key=value: a label equals · label:key · ' +
+        'status:ready|failed|… · format:fxt|xray · pinned:yes|no · after:/before:YYYY-MM-DD · min:/max:10M · ' +
+        'sort:name|size|created|duration (-sort for descending)',
       'aria-label': 'Filter traces',
-      oninput: () => {
-        this.filter = this.filterInput.value.trim().toLowerCase();
-        this.renderTable();
-      },
+      oninput: () => this.setFilter(this.filterInput.value, false),
     });
+    this.findInput = el('input', {
+      type: 'search', className: 'find', value: this.findText, placeholder: 'Find slices named… in every trace',
+      'aria-label': 'Find slices by name across traces',
+      onkeydown: (e) => { if (e.key === 'Enter') this.find(); },
+    });
+    this.findBox = el('div', { className: 'find-results' });
+    this.compareBar = el('div', { className: 'compare-bar' });
+    this.usage = el('div', { className: 'lib-usage' });
+    this.more = el('button', { className: 'load-more', onclick: () => this.loadMore() }, 'Show more');
     this.uploads = el('div', { className: 'uploads' });
     this.tbody = el('tbody');
     this.empty = el('div', { className: 'empty' });
     this.status = el('div', { className: 'lib-status' });
     const table = el('table', { className: 'traces' },
       el('thead', null, el('tr', null,
-        ...['Name', 'Format', 'Size', 'Status', 'Events', 'Uploaded', 'Duration', ''].map((h) => el('th', null, h)))),
+        ...['Name', 'Format', 'Size', 'Status', 'Events', 'Uploaded', 'Duration', 'Labels', ''].map((h) => this.header(h)))),
       this.tbody);
     const uploadBtn = el('button', { className: 'primary', onclick: () => this.fileInput.click() }, 'Upload traces…');
     this.dropHint = el('div', { className: 'drop-overlay' }, el('div', null, 'Drop trace files to upload'));
@@ -57,7 +84,9 @@ export class LibraryPage {
       el('main', { className: 'library' },
         el('div', { className: 'lib-toolbar' }, this.filterInput, uploadBtn, this.fileInput,
           el('span', { className: 'hint' }, 'or drop files anywhere on this page')),
-        this.uploads, this.status, table, this.empty),
+        el('div', { className: 'lib-toolbar' }, this.findInput,
+          el('button', { className: 'find-go', onclick: () => this.find() }, 'Find'), this.compareBar),
+        this.findBox, this.uploads, this.status, this.usage, table, this.empty, this.more),
       this.dropHint);
     this.setupDrop();
   }
@@ -89,34 +118,236 @@ export class LibraryPage {
     });
   }
 
+  header(h) {
+    const key = SORTABLE[h];
+    if (!key) return el('th', null, h);
+    const cur = this.filter.params.get('sort') || '-created';
+    const mark = cur === key ? ' ▲' : cur === '-' + key ? ' ▼' : '';
+    return el('th', {
+      className: 'sortable', title: 'Sort by ' + h.toLowerCase(),
+      onclick: () => {
+        const next = cur === '-' + key ? key : '-' + key;
+        const text = this.filterText.replace(/(^|\s)sort:\S+/g, '').trim();
+        this.setFilter((text ? text + ' ' : '') + 'sort:' + next, true);
+      },
+    }, h + mark);
+  }
+
+  // The filter box changed (or a click changed it): the URL follows, the
+  // rows shown follow at once, the server is asked after a pause.
+  setFilter(text, now) {
+    this.filterText = text;
+    if (this.filterInput.value !== text) this.filterInput.value = text;
+    this.filter = parseFilter(text);
+    this.saveUrl();
+    this.renderTable();
+    clearTimeout(this.fetchTimer);
+    this.fetchTimer = setTimeout(() => this.refresh(), now ? 0 : FETCH_DELAY);
+  }
+
+  saveUrl() {
+    const q = new URLSearchParams();
+    if (this.filterText.trim()) q.set('filter', this.filterText.trim());
+    if (this.findText.trim()) q.set('find', this.findText.trim());
+    const s = q.toString();
+    history.replaceState(null, '', s ? '/?' + s : '/');
+  }
+
+  listUrl(cursor) {
+    const q = new URLSearchParams(this.filter.params);
+    q.set('limit', String(PAGE));
+    if (cursor) q.set('cursor', cursor);
+    return '/api/traces?' + q.toString();
+  }
+
   async refresh() {
     clearTimeout(this.pollTimer);
+    const shown = Math.max(PAGE, this.traces.length);
     try {
-      const r = await api('/api/traces', { exact: true });
-      this.traces = r.traces || [];
+      // the pages already shown are read again, so polling keeps them
+      let r = await api(this.listUrl(null), { exact: true });
+      let traces = r.traces || [];
+      while (r.next_cursor && traces.length < shown) {
+        r = await api(this.listUrl(r.next_cursor), { exact: true });
+        traces = traces.concat(r.traces || []);
+      }
+      this.traces = traces;
+      this.nextCursor = r.next_cursor || null;
+      this.total = r.total ?? traces.length;
       this.loadError = null;
     } catch (e) {
       this.loadError = e.message;
     }
+    this.picked = this.picked.filter((id) => this.traces.some((t) => t.id === id && t.status === 'ready'));
     this.renderTable();
+    this.loadUsage();
     const busy = this.traces.some((t) => t.status === 'queued' || t.status === 'ingesting');
     if (busy) this.pollTimer = setTimeout(() => this.refresh(), 1000);
   }
 
+  async loadMore() {
+    if (!this.nextCursor) return;
+    try {
+      const r = await api(this.listUrl(this.nextCursor), { exact: true });
+      this.traces = this.traces.concat(r.traces || []);
+      this.nextCursor = r.next_cursor || null;
+    } catch (e) {
+      this.status.textContent = 'Could not load more traces: ' + e.message;
+    }
+    this.renderTable();
+  }
+
+  async loadUsage() {
+    let u;
+    try {
+      u = await api('/api/library', { exact: true });
+    } catch {
+      return;
+    }
+    clear(this.usage);
+    const parts = [`${fmtCount(u.traces)} traces`, `${fmtBytes(u.stored_bytes)} stored`];
+    if (u.pinned) parts.push(`${fmtCount(u.pinned)} pinned`);
+    const bounds = [];
+    if (u.retain_days) bounds.push(`${u.retain_days} days`);
+    if (u.retain_bytes) bounds.push(fmtBytes(u.retain_bytes));
+    parts.push(bounds.length ? 'kept: ' + bounds.join(' and ') : 'kept: forever (no retention bounds)');
+    this.usage.append(parts.join(' · '));
+    const next = (u.next_removals || [])[0];
+    if (next) {
+      this.usage.append(el('span', { className: 'next-removal' }, ` · next to go: ${next.name} (${fmtBytes(next.stored_bytes)}` +
+        (next.remove_at ? `, on ${fmtDate(next.remove_at)})` : ', when space runs out)')));
+    }
+  }
+
   renderTable() {
     clear(this.tbody);
-    this.status.textContent = this.loadError ? 'Could not load the trace list: ' + this.loadError : '';
-    const f = this.filter;
-    const shown = this.traces.filter((t) => !f || [t.name, t.format, t.status, String(t.id)]
-      .some((s) => s && String(s).toLowerCase().includes(f)));
-    for (const t of shown) this.tbody.append(this.row(t));
-    if (this.traces.length === 0) {
+    this.status.textContent = this.loadError ? 'Could not load the trace list: ' + this.loadError
+      : this.filter.errors.length ? 'Not understood (left out): ' + this.filter.errors.join(' ') : '';
+    const shown = this.traces.filter((t) => matchesFilter(t, this.filter.params));
+    for (const t of shown) {
+      this.tbody.append(this.row(t));
+      if (this.editing === t.id) this.tbody.append(this.editor(t));
+    }
+    const filtered = this.filterText.trim() !== '';
+    if (this.traces.length === 0 && !filtered) {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
     } else {
-      this.empty.textContent = '';
+      this.empty.textContent = this.total > shown.length ? `${fmtCount(shown.length)} of ${fmtCount(this.total)} shown` : '';
     }
+    this.more.style.display = this.nextCursor ? '' : 'none';
+    this.renderCompareBar();
+  }
+
+  renderCompareBar() {
+    clear(this.compareBar);
+    if (this.picked.length === 0) {
+      this.compareBar.append(el('span', { className: 'hint' }, 'tick two ready traces to compare them'));
+      return;
+    }
+    const names = this.picked.map((id) => (this.traces.find((t) => t.id === id) || {}).name || '#' + id);
+    if (this.picked.length === 2) {
+      this.compareBar.append(el('a', {
+        className: 'compare-go primary-link', href: `/?page=compare&a=${this.picked[0]}&b=${this.picked[1]}`,
+      }, `Compare ${names[0]} → ${names[1]}`));
+    } else {
+      this.compareBar.append(el('span', { className: 'hint' }, `${names[0]} picked: tick one more to compare`));
+    }
+  }
+
+  togglePick(t) {
+    const i = this.picked.indexOf(t.id);
+    if (i >= 0) this.picked.splice(i, 1);
+    else {
+      this.picked.push(t.id);
+      if (this.picked.length > 2) this.picked.shift();
+    }
+    this.renderTable();
+  }
+
+  addLabelFilter(k, v) {
+    const word = `${k}=${v}`;
+    if (this.filter.params.getAll('label').includes(word)) return;
+    this.setFilter((this.filterText.trim() + ' ' + word).trim(), true);
+  }
+
+  // Search across traces: which traces hold slices named like the text.
+  async find() {
+    this.findText = this.findInput.value.trim();
+    this.saveUrl();
+    clear(this.findBox);
+    if (!this.findText) return;
+    let r;
+    try {
+      r = await api('/api/search?q=' + encodeURIComponent(this.findText), { exact: true });
+    } catch (e) {
+      this.findBox.append(el('div', { className: 'error-text' }, 'Search failed: ' + e.message));
+      return;
+    }
+    const head = el('div', { className: 'find-head' },
+      `Slices named like “${r.query}”: ${r.traces.length}${r.truncated ? '+' : ''} trace${r.traces.length === 1 ? '' : 's'}`,
+      r.unindexed ? ` (${r.unindexed} not indexed yet)` : '',
+      el('button', { className: 'find-close', onclick: () => { this.findInput.value = ''; this.find(); } }, '×'));
+    const rows = r.traces.map((t) => el('tr', { dataset: { id: t.id } },
+      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}`, className: 'trace-link' }, t.name)),
+      el('td', { className: 'num' }, fmtCount(t.count)),
+      el('td', { className: 'num' }, fmtDur(t.total_ns)),
+      el('td', { className: 'num' }, fmtDur(t.p50_ns)),
+      el('td', { className: 'num' }, fmtDur(t.p95_ns)),
+      el('td', { className: 'num' }, fmtDur(t.max_ns)),
+      el('td', { className: 'find-names' }, t.names.join(', ') + (t.more_names ? ` +${t.more_names}` : ''))));
+    this.findBox.append(head, rows.length ? el('table', { className: 'traces find-table' },
+      el('thead', null, el('tr', null, ...['Trace', 'Count', 'Total', 'p50 ≈', 'p95 ≈', 'Max', 'Names'].map((h) => el('th', null, h)))),
+      el('tbody', null, ...rows)) : el('div', { className: 'empty' }, 'No trace holds a slice named like that.'));
+  }
+
+  async patch(t, body) {
+    try {
+      await api('/api/traces/' + encodeURIComponent(t.id), {
+        method: 'PATCH', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' },
+      });
+      return null;
+    } catch (e) {
+      return e.message;
+    }
+  }
+
+  // The inline editor of a trace's name, description and labels.
+  editor(t) {
+    const name = el('input', { className: 'edit-name', value: t.name || '', 'aria-label': 'Name' });
+    const desc = el('textarea', { className: 'edit-description', value: t.description || '', rows: 2, 'aria-label': 'Description' });
+    const labels = el('input', {
+      className: 'edit-labels', 'aria-label': 'Labels',
+      value: Object.entries(t.labels || {}).map(([k, v]) => `${k}=${v}`).join(' '),
+      placeholder: 'build=1234 device=x64',
+    });
+    const err = el('span', { className: 'error-text' });
+    const save = async () => {
+      const next = {};
+      for (const w of labels.value.trim().split(/\s+/).filter(Boolean)) {
+        const eq = w.indexOf('=');
+        if (eq <= 0) {
+          err.textContent = `“${w}” is not key=value`;
+          return;
+        }
+        next[w.slice(0, eq)] = w.slice(eq + 1);
+      }
+      const patch = { name: name.value, description: desc.value, labels: { ...next } };
+      for (const k of Object.keys(t.labels || {})) if (!(k in next)) patch.labels[k] = null;
+      const e = await this.patch(t, patch);
+      if (e) {
+        err.textContent = e;
+        return;
+      }
+      this.editing = null;
+      this.refresh();
+    };
+    return el('tr', { className: 'edit-row', dataset: { id: t.id } }, el('td', { colSpan: 9 },
+      el('div', { className: 'edit-form' },
+        el('label', null, 'Name ', name), el('label', null, 'Labels ', labels), el('label', null, 'Description ', desc),
+        el('button', { className: 'primary save-edit', onclick: save }, 'Save'),
+        el('button', { onclick: () => { this.editing = null; this.renderTable(); } }, 'Cancel'), err)));
   }
 
   row(t) {
@@ -139,6 +370,20 @@ export class LibraryPage {
     const dur = ready && t.end_ns !== null && t.end_ns !== undefined && t.start_ns !== null && t.start_ns !== undefined
       ? fmtDur(t.end_ns - t.start_ns) : '—';
     const actions = el('td', { className: 'actions' });
+    if (ready) {
+      actions.append(el('input', {
+        type: 'checkbox', className: 'pick', title: 'Pick for comparison', checked: this.picked.includes(t.id),
+        'aria-label': 'Pick ' + (t.name || t.id) + ' for comparison', onchange: () => this.togglePick(t),
+      }));
+    }
+    actions.append(el('button', {
+      className: 'pin' + (t.pinned ? ' pinned' : ''), title: t.pinned ? 'Pinned: retention keeps it. Click to unpin' : 'Pin: retention never removes it',
+      onclick: async () => { const e = await this.patch(t, { pinned: !t.pinned }); if (e) this.status.textContent = e; this.refresh(); },
+    }, t.pinned ? 'Pinned' : 'Pin'));
+    actions.append(el('button', {
+      className: 'edit', title: 'Edit the name, labels and description',
+      onclick: () => { this.editing = this.editing === t.id ? null : t.id; this.renderTable(); },
+    }, 'Edit'));
     if (t.status === 'failed') {
       // nothing of it is worth keeping: one click, no confirmation (the
       // server also removes failed uploads after --keep-failed)
@@ -164,6 +409,9 @@ export class LibraryPage {
       el('td', { className: 'num' }, t.counts ? fmtCount(t.counts.events ?? t.counts.slices) : '—'),
       el('td', null, fmtDate(t.created_at)),
       el('td', { className: 'num' }, dur),
+      el('td', { className: 'labels-cell' }, ...Object.entries(t.labels || {}).map(([k, v]) => el('button', {
+        className: 'chip', title: 'Show only traces with ' + k + '=' + v, onclick: () => this.addLabelFilter(k, v),
+      }, `${k}=${v}`)), t.description ? el('div', { className: 'description' }, t.description) : null),
       actions);
   }
 

@@ -1,0 +1,139 @@
+// The compare page (/?page=compare&a=A&b=B[&by=thread][&sort=p95]): two
+// traces side by side, one row per slice name (or thread and name), their
+// count, total, p50, p95 and max and the difference b - a, the largest
+// regression first (GET /api/compare). A click on a row opens both
+// timelines one above the other, each on that name's slowest slice.
+
+import { api } from './api.js';
+import { el, clear } from './dom.js';
+import { fmtCount, fmtDur } from './format.js';
+
+const FIGURES = [['count', 'Count'], ['total', 'Total'], ['p50', 'p50'], ['p95', 'p95'], ['max', 'Max']];
+
+function fmtFig(key, v) {
+  if (v === null || v === undefined) return '—';
+  return key === 'count' ? fmtCount(v) : fmtDur(v);
+}
+
+function fmtDelta(key, v) {
+  if (!v) return '0';
+  const s = key === 'count' ? fmtCount(Math.abs(v)) : fmtDur(Math.abs(v));
+  return (v > 0 ? '+' : '−') + s;
+}
+
+// A window around a slice: the slice in the middle half of the view.
+function around(s) {
+  const dur = Math.max(s.dur, 1000);
+  return { start: Math.floor(s.ts - dur / 2), end: Math.ceil(s.ts + dur * 1.5) };
+}
+
+export class ComparePage {
+  constructor(root, params) {
+    this.root = root;
+    this.a = params.get('a');
+    this.b = params.get('b');
+    this.by = params.get('by') === 'thread' ? 'thread' : 'name';
+    this.sort = params.get('sort') || 'total';
+    this.rows = [];
+    this.open = null; // the row whose timelines are shown
+    this.build();
+    this.load();
+    window.__viewer = { page: 'compare', rows: () => this.rows };
+  }
+
+  build() {
+    document.title = 'Compare — trace viewer';
+    this.title = el('span', { className: 'topbar-title' }, 'Compare');
+    this.bySel = el('select', { className: 'cmp-by', 'aria-label': 'Rows per', onchange: () => this.setOpt('by', this.bySel.value) },
+      el('option', { value: 'name' }, 'per slice name'), el('option', { value: 'thread' }, 'per thread and name'));
+    this.bySel.value = this.by;
+    this.sortSel = el('select', { className: 'cmp-sort', 'aria-label': 'Sort by', onchange: () => this.setOpt('sort', this.sortSel.value) },
+      ...FIGURES.map(([k, t]) => el('option', { value: k }, `largest ${t} regression first`)));
+    this.sortSel.value = this.sort;
+    this.status = el('div', { className: 'lib-status' });
+    this.tbody = el('tbody');
+    this.head = el('tr');
+    this.split = el('div', { className: 'cmp-split' });
+    this.root.append(
+      el('header', { className: 'topbar' }, el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'), this.title),
+      el('main', { className: 'compare' },
+        el('div', { className: 'lib-toolbar' }, this.bySel, this.sortSel,
+          el('span', { className: 'hint' }, 'b − a: red is slower in b. Click a row to open both timelines on its slowest slice.')),
+        this.status,
+        el('div', { className: 'cmp-table-wrap' }, el('table', { className: 'traces cmp-table' }, el('thead', null, this.head), this.tbody)),
+        this.split));
+  }
+
+  setOpt(k, v) {
+    this[k] = v;
+    const q = new URLSearchParams({ page: 'compare', a: this.a, b: this.b });
+    if (this.by !== 'name') q.set('by', this.by);
+    if (this.sort !== 'total') q.set('sort', this.sort);
+    history.replaceState(null, '', '/?' + q.toString());
+    this.load();
+  }
+
+  async load() {
+    if (!/^\d+$/.test(this.a || '') || !/^\d+$/.test(this.b || '')) {
+      this.status.textContent = 'Pick two traces in the library to compare them.';
+      return;
+    }
+    try {
+      const [ta, tb] = await Promise.all([api('/api/traces/' + this.a, { exact: true }), api('/api/traces/' + this.b, { exact: true })]);
+      this.names = { a: ta.name, b: tb.name };
+      clear(this.title);
+      this.title.append('Compare ', el('a', { href: '/?trace=' + this.a, className: 'cmp-a' }, ta.name), ' → ',
+        el('a', { href: '/?trace=' + this.b, className: 'cmp-b' }, tb.name));
+      this.status.textContent = 'Comparing…';
+      const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000`, { exact: true });
+      this.rows = r.rows;
+      this.status.textContent = r.truncated ? `The first ${r.rows.length} rows.` : `${r.rows.length} rows.`;
+    } catch (e) {
+      this.rows = [];
+      this.status.textContent = 'Cannot compare: ' + e.message;
+    }
+    this.render();
+  }
+
+  render() {
+    clear(this.head);
+    clear(this.tbody);
+    const cols = [this.by === 'thread' ? 'Thread' : null, 'Name'].filter(Boolean);
+    this.head.append(...cols.map((c) => el('th', null, c)),
+      ...FIGURES.map(([k, t]) => el('th', { className: 'num' + (k === this.sort ? ' sorted' : ''), colSpan: 3 }, t)));
+    const sub = el('tr', { className: 'cmp-sub' }, ...cols.map(() => el('th')),
+      ...FIGURES.flatMap(() => ['a', 'b', 'b − a'].map((h) => el('th', { className: 'num' }, h))));
+    this.head.after(sub);
+    if (this.subRow) this.subRow.remove();
+    this.subRow = sub;
+    for (const row of this.rows) {
+      const tr = el('tr', { className: 'cmp-row' + (row === this.open ? ' open' : ''), onclick: () => this.show(row) },
+        ...(this.by === 'thread' ? [el('td', null, row.thread || '(async)')] : []),
+        el('td', { className: 'name' }, row.name),
+        ...FIGURES.flatMap(([k]) => {
+          const d = row.delta[k];
+          return [el('td', { className: 'num' }, fmtFig(k, row.a && row.a[k])), el('td', { className: 'num' }, fmtFig(k, row.b && row.b[k])),
+            el('td', { className: 'num delta ' + (d > 0 ? 'worse' : d < 0 ? 'better' : '') }, fmtDelta(k, d))];
+        }));
+      this.tbody.append(tr);
+    }
+  }
+
+  frame(side, trace, row) {
+    const s = row[side] && row[side].slowest;
+    const label = el('div', { className: 'cmp-frame-label' }, `${side}: ${this.names[side]} — `,
+      s ? `slowest ${row.name}: ${fmtDur(s.dur)}` : `no ${row.name} here`);
+    if (!s) return el('div', { className: 'cmp-frame' }, label);
+    const w = around(s);
+    return el('div', { className: 'cmp-frame' }, label,
+      el('iframe', { className: 'cmp-iframe cmp-iframe-' + side, title: `${side}: ${this.names[side]}`, src: `/?trace=${trace}&start=${w.start}&end=${w.end}&slice=${s.id}` }));
+  }
+
+  show(row) {
+    this.open = row;
+    clear(this.split);
+    this.split.append(this.frame('a', this.a, row), this.frame('b', this.b, row));
+    this.render();
+    this.split.scrollIntoView({ block: 'nearest' });
+  }
+}

@@ -1,0 +1,158 @@
+// The library page and the compare page in Chromium: labels shown and
+// clicked into the filter, the filter box's state in the URL (and back
+// after a reload), sorting by a column, editing labels and pinning, the
+// space line, search for slice names across traces, and picking two traces
+// to compare, then opening both timelines on a row's slowest slice.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { ROOT, buildServer, launchBrowser, startServer, tmpDir, closeAll } from './helpers.mjs';
+
+const E2E_ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
+
+let server;
+let browser;
+let page;
+let work;
+const ids = {};
+const pageErrors = [];
+
+async function api(p, opts) {
+  const r = await fetch(server.url + p, opts);
+  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+}
+
+async function upload(file, query) {
+  const r = await api(`/api/traces?wait=1&${query}`, { method: 'POST', body: fs.readFileSync(file) });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.id;
+}
+
+async function listedNames() {
+  return page.$$eval('table.traces:not(.find-table) tbody tr:not(.edit-row) td.name', (tds) => tds.map((td) => td.textContent));
+}
+
+describe('library', { timeout: 180000 }, () => {
+  before(async () => {
+    work = tmpDir('library-e2e-');
+    const bin = buildServer(['build/rel/gen_fxt']);
+    const gen = path.join(ROOT, 'build/rel/gen_fxt');
+    execFileSync(gen, ['--events', '20000', '--threads', '4', '--seed', '1', path.join(work, 'base.fxt')]);
+    execFileSync(gen, ['--events', '30000', '--threads', '4', '--seed', '2', path.join(work, 'new.fxt')]);
+    fs.mkdirSync(path.join(work, 'data'));
+    server = await startServer(bin, path.join(work, 'data'));
+    ids.base = await upload(path.join(work, 'base.fxt'), 'name=base-run&label=build=100&label=device=arm');
+    ids.next = await upload(path.join(work, 'new.fxt'), 'name=new-run&label=build=101&label=device=x64&description=after%20the%20change');
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    fs.mkdirSync(E2E_ARTIFACTS, { recursive: true });
+  });
+
+  after(() => closeAll(browser, server, work));
+
+  it('shows labels, filters by a clicked label, keeps the filter in the URL', async () => {
+    await page.goto(server.url + '/');
+    await page.waitForSelector('table.traces td.name');
+    assert.deepEqual(await listedNames(), ['new-run', 'base-run']);
+    const chips = await page.$$eval(`table.traces tr[data-id="${ids.next}"] .chip`, (b) => b.map((x) => x.textContent));
+    assert.deepEqual(chips, ['build=101', 'device=x64']);
+    await page.click(`table.traces tr[data-id="${ids.base}"] .chip:text-is("device=arm")`);
+    await page.waitForFunction(() => document.querySelectorAll('table.traces:not(.find-table) tbody tr').length === 1);
+    assert.equal(await page.inputValue('input.filter'), 'device=arm');
+    assert.match(page.url(), /filter=device%3Darm/);
+    await page.reload();
+    await page.waitForSelector('table.traces td.name');
+    assert.equal(await page.inputValue('input.filter'), 'device=arm');
+    assert.deepEqual(await listedNames(), ['base-run']);
+    // structured words: the server answers them
+    await page.fill('input.filter', 'status:ready sort:name');
+    await page.waitForFunction(() => /sort%3Aname/.test(location.search));
+    await page.waitForFunction(() => [...document.querySelectorAll('table.traces:not(.find-table) td.name')].map((t) => t.textContent).join() === 'base-run,new-run');
+    await page.fill('input.filter', 'nothing-like-this');
+    await page.waitForFunction(() => document.querySelector('.empty').textContent.includes('No trace matches'));
+    await page.fill('input.filter', '');
+    await page.waitForFunction(() => document.querySelectorAll('table.traces:not(.find-table) tbody tr').length === 2);
+    // a click on a column header sorts by it
+    await page.click('table.traces th.sortable:text-is("Size")');
+    await page.waitForFunction(() => /sort%3A-size/.test(location.search));
+    await page.waitForFunction(() => document.querySelector('table.traces:not(.find-table) td.name').textContent === 'new-run');
+  });
+
+  it('edits labels and pins a trace; shows the space used', async () => {
+    await page.goto(server.url + '/');
+    await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.edit`);
+    await page.click(`table.traces tr[data-id="${ids.base}"] button.edit`);
+    await page.fill('tr.edit-row .edit-labels', 'build=100 device=arm branch=main');
+    await page.fill('tr.edit-row .edit-description', 'the baseline');
+    await page.click('tr.edit-row button.save-edit');
+    await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] .chip:text-is("branch=main")`);
+    const t = (await api(`/api/traces/${ids.base}`)).body;
+    assert.deepEqual(t.labels, { branch: 'main', build: '100', device: 'arm' });
+    assert.equal(t.description, 'the baseline');
+    // a bad label is refused with the server's sentence, nothing changed
+    await page.click(`table.traces tr[data-id="${ids.base}"] button.edit`);
+    await page.fill('tr.edit-row .edit-labels', 'bad key=1');
+    await page.click('tr.edit-row button.save-edit');
+    await page.waitForFunction(() => document.querySelector('tr.edit-row .error-text').textContent.length > 0);
+    assert.deepEqual((await api(`/api/traces/${ids.base}`)).body.labels, { branch: 'main', build: '100', device: 'arm' });
+    await page.click('tr.edit-row button:text-is("Cancel")');
+    await page.click(`table.traces tr[data-id="${ids.base}"] button.pin`);
+    await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.pin.pinned`);
+    assert.equal((await api(`/api/traces/${ids.base}`)).body.pinned, true);
+    await page.waitForFunction(() => /1 pinned/.test(document.querySelector('.lib-usage').textContent));
+    assert.match(await page.textContent('.lib-usage'), /2 traces · [\d.]+ MiB stored/);
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library.png') });
+  });
+
+  it('finds slices by name across traces', async () => {
+    await page.goto(server.url + '/');
+    await page.fill('input.find', 'frame');
+    await page.press('input.find', 'Enter');
+    await page.waitForSelector('.find-table tbody tr');
+    const rows = await page.$$eval('.find-table tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+    assert.deepEqual(rows, [String(ids.next), String(ids.base)]);
+    assert.match(page.url(), /find=frame/);
+    const want = (await api('/api/search?q=frame')).body.traces[0];
+    const cells = await page.$$eval('.find-table tbody tr:first-child td', (tds) => tds.map((t) => t.textContent));
+    assert.equal(cells[1], want.count.toLocaleString('en-US'));
+  });
+
+  it('compares two picked traces and opens both timelines on the slowest slice', async () => {
+    await page.goto(server.url + '/');
+    await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] input.pick`);
+    await page.check(`table.traces tr[data-id="${ids.base}"] input.pick`);
+    await page.check(`table.traces tr[data-id="${ids.next}"] input.pick`);
+    await page.click('a.compare-go');
+    await page.waitForSelector('table.cmp-table tr.cmp-row');
+    assert.match(page.url(), new RegExp(`page=compare&a=${ids.base}&b=${ids.next}`));
+    const want = (await api(`/api/compare?a=${ids.base}&b=${ids.next}&limit=2000`)).body.rows;
+    const names = await page.$$eval('table.cmp-table tr.cmp-row td.name', (tds) => tds.map((t) => t.textContent));
+    assert.deepEqual(names, want.map((r) => r.name));
+    // the first row is the largest total regression; open it
+    const row = want.find((r) => r.a && r.b);
+    await page.click(`table.cmp-table tr.cmp-row:nth-child(${want.indexOf(row) + 1})`);
+    await page.waitForSelector('iframe.cmp-iframe-a');
+    await page.waitForSelector('iframe.cmp-iframe-b');
+    for (const side of ['a', 'b']) {
+      const frame = await (await page.$(`iframe.cmp-iframe-${side}`)).contentFrame();
+      await frame.waitForFunction((id) => {
+        const v = window.__viewer;
+        if (!v || v.page !== 'timeline' || !v.idle()) return false;
+        const s = v.state();
+        return s.selection && s.selection.id === id;
+      }, row[side].slowest.id, { timeout: 30000, polling: 100 });
+      const st = await frame.evaluate(() => window.__viewer.state());
+      assert.ok(st.start <= row[side].slowest.ts && st.end >= row[side].slowest.ts + row[side].slowest.dur);
+    }
+    // per thread, sorted by p95: the URL follows
+    await page.selectOption('select.cmp-by', 'thread');
+    await page.waitForFunction(() => document.querySelector('table.cmp-table thead th').textContent === 'Thread');
+    assert.match(page.url(), /by=thread/);
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'compare.png') });
+    assert.deepEqual(pageErrors, []);
+  });
+});
