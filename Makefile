@@ -32,7 +32,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration xray-real asan ubsan clean bench bench-xray bench-query bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -182,6 +182,9 @@ bench-xray: trace-server
 
 bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh
+
+bench-library: trace-server $(B)/gen_fxt
+	B=$(B) sh bench/library/run.sh
 
 bench-viewer: trace-server $(B)/gen_fxt deps-e2e
 	sh bench/viewer/run.sh --more
