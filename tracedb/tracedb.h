@@ -36,9 +36,10 @@
  * The layout version of a trace database (PRAGMA user_version), written by
  * tracedb_stamp() after schema/trace.sql. A server meeting a database of
  * another version ingests its trace again. 3: lod records carry an "open"
- * word and a counter group's first value.
+ * word and a counter group's first value. 4: slices_by_name, the index
+ * search by name reads.
  */
-#define TRACEDB_SCHEMA_VERSION 3
+#define TRACEDB_SCHEMA_VERSION 4
 
 enum {
 	LOD_WORDS = 10,
