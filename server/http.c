@@ -97,7 +97,7 @@ static int64_t upload_route(const char *url, const char *method)
 
 	if (strcmp(method, "POST") != 0)
 		return -1;
-	if (srv_route_match("/api/traces", url, ids) == 0)
+	if (srv_route_match("/api/traces/?", url, ids) == 0)
 		return 0;
 	if (srv_route_match("/api/traces/{id}/symbols", url, ids) == 0)
 		return ids[0];

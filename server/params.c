@@ -28,11 +28,18 @@ int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 
 int srv_route_match(const char *pattern, const char *path, int64_t *ids)
 {
-	const char *p = pattern, *q = path;
+	size_t plen = strlen(pattern);
+	int slash_ok = plen >= 2 && strcmp(pattern + plen - 2, "/?") == 0;
+	char pat[256];
+	const char *p = pat, *q = path;
 	char idbuf[32];
 	size_t nid = 0;
 	int bad_id = 0;
 
+	if (plen >= sizeof(pat))
+		return -1;
+	memcpy(pat, pattern, plen - (slash_ok ? 2 : 0));
+	pat[plen - (slash_ok ? 2 : 0)] = '\0';
 	for (;;) {
 		size_t pn, qn;
 
@@ -57,7 +64,7 @@ int srv_route_match(const char *pattern, const char *path, int64_t *ids)
 		if (*p == '\0')
 			break;
 	}
-	if (*q != '\0' && strcmp(q, "/") != 0)
+	if (*q != '\0' && !(slash_ok && strcmp(q, "/") == 0))
 		return -1;
 	return bad_id ? -2 : 0;
 }

@@ -65,11 +65,37 @@ static int q_track_window(struct call *x, int64_t *track, struct qry_window *w)
 		       0;
 }
 
+/* Several tracks in one request: {"tracks": [reply of each, in the order
+ * asked]}, the window and its limit applying to each. */
+static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	size_t n = 0, i;
+	int64_t *tracks = srv_param_tracks(x->c, x->r, &n);
+	int rc = QRY_OK;
+
+	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0) {
+		free(tracks);
+		return ANSWERED;
+	}
+	jb_obj(b);
+	jb_key(b, "tracks");
+	jb_arr(b);
+	for (i = 0; i < n && rc == QRY_OK; i++)
+		rc = qry_slices(db, tracks[i], &w, b, e);
+	jb_arr_end(b);
+	jb_obj_end(b);
+	free(tracks);
+	return rc;
+}
+
 static int q_slices(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
 {
 	struct qry_window w = { 0 };
 	int64_t track;
 
+	if (arg(x, "tracks") != NULL && arg(x, "track") == NULL)
+		return q_slices_batch(x, db, b, e);
 	return q_track_window(x, &track, &w) != 0 ? ANSWERED : qry_slices(db, track, &w, b, e);
 }
 
@@ -445,8 +471,10 @@ static enum MHD_Result h_patch(struct call *x)
 			snprintf(err, sizeof(err), "'name' must be a non-empty string");
 			goto bad;
 		}
-		if (cat_text_check("name", it->valuestring, CAT_MAX_NAME, 0, err, sizeof(err)) != 0)
+		if (strlen(it->valuestring) > CAT_MAX_NAME) {
+			snprintf(err, sizeof(err), "'name' is longer than %d bytes", CAT_MAX_NAME);
 			goto bad;
+		}
 		p.name = it->valuestring;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "description")) != NULL) {
@@ -696,11 +724,11 @@ static enum MHD_Result h_upload_elsewhere(struct call *x)
 /* ---- the table ------------------------------------------------------------- */
 
 static const struct route routes[] = {
-	{ "GET", "/api/traces", h_list, NULL },
-	{ "POST", "/api/traces", h_upload_elsewhere, NULL },
-	{ "GET", "/api/traces/{id}", h_trace, NULL },
-	{ "PATCH", "/api/traces/{id}", h_patch, NULL },
-	{ "DELETE", "/api/traces/{id}", h_delete, NULL },
+	{ "GET", "/api/traces/?", h_list, NULL },
+	{ "POST", "/api/traces/?", h_upload_elsewhere, NULL },
+	{ "GET", "/api/traces/{id}/?", h_trace, NULL },
+	{ "PATCH", "/api/traces/{id}/?", h_patch, NULL },
+	{ "DELETE", "/api/traces/{id}/?", h_delete, NULL },
 	{ "GET", "/api/traces/{id}/file", h_file, NULL },
 	{ "GET", "/api/traces/{id}/export", h_export, NULL },
 	{ "POST", "/api/traces/{id}/symbols", h_upload_elsewhere, NULL },

@@ -146,7 +146,8 @@ enum { SRV_ROUTE_MAX_IDS = 2 };
 /*
  * Matches an API path against a route pattern: segments separated by '/',
  * literal or "{id}" (a decimal from 1 to INT64_MAX, no sign, no leading
- * '+'), ids stored in order. A trailing '/' on the path is ignored. Returns
+ * '+'), ids stored in order. A pattern ending in "/?" also matches the path
+ * with one trailing '/' (no other pattern does). Returns
  * 0 on a match, -2 when the literal segments match but an {id} segment is
  * not an id, -1 otherwise.
  */

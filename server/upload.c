@@ -350,9 +350,9 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, 400, "bad_label", r->label_err);
 	nw.name = qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload";
 	nw.description = qdesc ? qdesc : r->description;
-	if (cat_text_check("name", nw.name, CAT_MAX_NAME, 0, err, sizeof(err)) != 0 ||
-	    (nw.description && cat_text_check("description", nw.description, CAT_MAX_DESCRIPTION, 1, err,
-					      sizeof(err)) != 0))
+	/* a name is taken as it comes (it is only ever shown as text) */
+	if (nw.description &&
+	    cat_text_check("description", nw.description, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0)
 		return srv_send_error(c, r, 400, "bad_parameter", err);
 	nw.labels = r->labels;
 	nw.nlabels = r->nlabels;

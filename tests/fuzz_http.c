@@ -24,8 +24,8 @@
  *   H3 srv_route_match(P, S) returns 0, -1 or -2 exactly as an oracle
  *      written here says, for every route pattern P of the server: the
  *      segments match one by one, "{id}" taking a decimal from 1 to
- *      INT64_MAX (-2 when it is not one), one trailing '/' ignored; the
- *      ids it gives are the oracle's.
+ *      INT64_MAX (-2 when it is not one), one trailing '/' taken only by
+ *      a pattern ending in "/?"; the ids it gives are the oracle's.
  *   H4 A match rebuilds: P with the ids printed matches again, giving
  *      the same ids.
  *
@@ -141,8 +141,8 @@ static void fz_check_i64(const char *s, size_t n, int64_t min, int64_t max)
 
 /* The route patterns of server/routes.c and http.c. */
 static const char *const fz_patterns[] = {
-	"/api/traces",
-	"/api/traces/{id}",
+	"/api/traces/?",
+	"/api/traces/{id}/?",
 	"/api/traces/{id}/slices",
 	"/api/traces/{id}/slices/{id}",
 	"/api/traces/{id}/symbols",
@@ -153,12 +153,14 @@ static const char *const fz_patterns[] = {
 /* The oracle for srv_route_match (H3): segment by segment. */
 static int fz_match_oracle(const char *pattern, const char *url, int64_t *ids)
 {
-	const char *p = pattern, *q = url;
-	size_t ulen = strlen(url), nid = 0;
-	int bad = 0;
+	size_t plen = strlen(pattern), ulen = strlen(url), nid = 0;
+	int slash = plen >= 2 && strcmp(pattern + plen - 2, "/?") == 0, bad = 0;
+	char pat[128];
+	const char *p = pat, *q = url;
 
-	/* a trailing '/' on the path is ignored (once) */
-	if (ulen > 1 && url[ulen - 1] == '/')
+	snprintf(pat, sizeof(pat), "%.*s", (int)(plen - (slash ? 2 : 0)), pattern);
+	/* "/?" patterns take one trailing '/' on the path */
+	if (slash && ulen > 1 && url[ulen - 1] == '/')
 		ulen--;
 	while (*p) {
 		size_t pn, qn;
@@ -211,7 +213,9 @@ static void fz_check_route(const char *pattern, const char *url)
 				fz_show(url), k, got[k], want[k]);
 	/* H4: the pattern with the ids printed matches again, with the same ids */
 	for (p = pattern, k = 0; *p && o + 32 < sizeof(re);) {
-		if (strncmp(p, "{id}", 4) == 0) {
+		if (strcmp(p, "/?") == 0) {
+			p += 2;
+		} else if (strncmp(p, "{id}", 4) == 0) {
 			o += (size_t)snprintf(re + o, sizeof(re) - o, "%" PRId64, got[k++]);
 			p += 4;
 		} else {

@@ -1765,6 +1765,48 @@ static void t_gen_tracks(int64_t *s, int64_t *e, int64_t *slice_tracks, size_t *
 	assert_true(*ns >= 8 && *nc >= 2);
 }
 
+/* slices?tracks=A,B,...: each element is byte for byte the reply of
+ * slices?track= with the same window, resolution and limit, in order. */
+static void test_slices_batch(void **state)
+{
+	int64_t s, e, st[32], ct[32];
+	size_t ns, nc, i, z;
+	const int64_t res[] = { 0, 1000, 100000 };
+	char list[512], path[768];
+	struct su_resp r, one;
+	size_t off, at;
+
+	(void)state;
+	t_gen_tracks(&s, &e, st, &ns, ct, &nc);
+	for (z = 0; z < sizeof(res) / sizeof(res[0]); z++) {
+		off = 0;
+		for (i = 0; i < ns; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%" PRId64, i ? "," : "", st[ns - 1 - i]);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?tracks=%s&start=%" PRId64 "&end=%" PRId64
+		      "&resolution=%" PRId64 "&limit=5000", W.gen_id, list, s + (e - s) / 3, s + (e - s) / 2, res[z]);
+		t_req(W.srv.port, "GET", path, NULL, NULL, 0, &r);
+		assert_int_equal(r.status, 200);
+		assert_true(r.body_len > 12 && memcmp(r.body, "{\"tracks\":[", 11) == 0);
+		at = 11;
+		for (i = 0; i < ns; i++) {
+			t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?track=%" PRId64 "&start=%" PRId64
+			      "&end=%" PRId64 "&resolution=%" PRId64 "&limit=5000", W.gen_id, st[ns - 1 - i],
+			      s + (e - s) / 3, s + (e - s) / 2, res[z]);
+			t_req(W.srv.port, "GET", path, NULL, NULL, 0, &one);
+			assert_int_equal(one.status, 200);
+			if (at + one.body_len > r.body_len || memcmp(r.body + at, one.body, one.body_len) != 0)
+				fail_msg("batch element %zu (track %" PRId64 ", resolution %" PRId64 ") differs from its own reply",
+					 i, st[ns - 1 - i], res[z]);
+			at += one.body_len + (i + 1 < ns);
+			su_resp_free(&one);
+		}
+		assert_true(at + 2 == r.body_len && memcmp(r.body + at, "]}", 2) == 0);
+		su_resp_free(&r);
+	}
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?tracks=1,,2", W.gen_id);
+	t_get_error(W.srv.port, "GET", path, 400, "bad_parameter");
+}
+
 static void test_resolution_slices(void **state)
 {
 	int64_t s, e, st[32], ct[32];
@@ -2705,6 +2747,7 @@ int main(void)
 		T(test_query),
 		T(test_query_time_limit),
 		T(test_resolution_slices),
+		T(test_slices_batch),
 		T(test_resolution_counters),
 		T(test_bad_parameters),
 		T(test_not_found_and_methods),

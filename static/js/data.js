@@ -11,6 +11,11 @@
 // window and serves any zoom-in. Anything else
 // fetches anew; the old data keeps being drawn until the new data arrives,
 // and a fetch that no longer matches the view is aborted.
+//
+// Slice tracks wanted at the same moment for the same window go in one
+// request (GET /slices?tracks=A,B,C, up to BATCH_MAX): a view of 60 threads
+// is one round trip, not 60. A batch is aborted only when every track in
+// it has been asked again.
 
 import { ApiError, askToken, authHeaders, getToken } from './api.js';
 import { colorFor } from './format.js';
@@ -21,6 +26,7 @@ const COUNTER_LIMIT = 200000;
 const SCHED_LIMIT = 100000;
 const LOG_LIMIT = 20000;
 const DEBOUNCE_MS = 80;
+const BATCH_MAX = 64;       // slice tracks asked in one request
 
 // Smallest i with a[i] >= x (a sorted ascending); n if none.
 export function lowerBound(a, x, n = a.length) {
@@ -151,36 +157,112 @@ export class DataStore {
     this.timer = 0;
     const w = [...this.wanted.values()];
     this.wanted.clear();
-    for (const { track, vs, ve, res } of w) this.fetch(track, vs, ve, res);
+    const groups = new Map(); // "start end res" -> [track]
+    for (const { track, vs, ve, res } of w) {
+      const win = this.window(vs, ve, res);
+      if (track.kind !== 'thread' && track.kind !== 'async') {
+        this.fetch(track, win);
+        continue;
+      }
+      const k = `${win.start} ${win.end} ${win.res}`;
+      if (!groups.has(k)) groups.set(k, { win, tracks: [] });
+      groups.get(k).tracks.push(track);
+    }
+    for (const { win, tracks } of groups.values()) {
+      for (let i = 0; i < tracks.length; i += BATCH_MAX) {
+        const part = tracks.slice(i, i + BATCH_MAX);
+        if (part.length === 1) this.fetch(part[0], win);
+        else this.fetchBatch(part, win);
+      }
+    }
   }
 
-  fetch(track, vs, ve, res) {
-    const old = this.pending.get(track.key);
-    if (old) old.ctrl.abort();
+  // The window fetched for a view: three views wide, clipped to the trace.
+  window(vs, ve, res) {
     const span = Math.max(ve - vs, 1);
     const start = Math.max(this.start, Math.floor(vs - span));
     const end = Math.min(this.end, Math.ceil(ve + span));
-    const r = Math.max(1, Math.floor(res));
+    return { start, end: Math.max(start, end), res: Math.max(1, Math.floor(res)) };
+  }
+
+  // Lets go of a track's pending fetch: its own is aborted, a batch's only
+  // when no track of it is still waiting for it.
+  drop(p) {
+    if (!p) return;
+    if (!p.batch) p.ctrl.abort();
+    else if (--p.batch.live === 0) p.batch.ctrl.abort();
+  }
+
+  fetch(track, win) {
+    this.drop(this.pending.get(track.key));
     const ctrl = new AbortController();
     const lod = track.kind !== 'log';
-    const p = { start, end: Math.max(start, end), res: r, lod, ctrl };
+    const p = { ...win, lod, ctrl };
     this.pending.set(track.key, p);
-    this.load(track, p).then((c) => {
-      if (this.pending.get(track.key) !== p) return;
-      this.pending.delete(track.key);
-      this.cache.set(track.key, c);
-      this.onUpdate();
-    }, (e) => {
-      if (this.pending.get(track.key) === p) this.pending.delete(track.key);
-      if (e.name === 'AbortError') return;
-      this.errors++;
-      this.lastError = e.message;
-      // Keep something in the cache so that we do not retry in a loop;
-      // the next view change asks again.
-      const c = this.cache.get(track.key);
-      this.cache.set(track.key, { ...(c || { data: null }), start: p.start, end: p.end, res: p.res, lod: p.lod, error: e.message });
-      this.onUpdate();
+    this.load(track, p).then((c) => this.done(track, p, c), (e) => this.failed(track, p, e));
+  }
+
+  fetchBatch(tracks, win) {
+    const batch = { ctrl: new AbortController(), live: tracks.length };
+    const ps = tracks.map((track) => {
+      this.drop(this.pending.get(track.key));
+      const p = { ...win, lod: true, ctrl: batch.ctrl, batch };
+      this.pending.set(track.key, p);
+      return p;
     });
+    const q = `start=${win.start}&end=${win.end}${win.res > 1 ? `&resolution=${win.res}` : ''}`;
+    const url = `${this.base}/slices?tracks=${tracks.map((t) => t.trackId).join(',')}&${q}&limit=${SLICE_LIMIT}`;
+    workerFetch(url, 'slices-batch', this.end, batch.ctrl.signal).then((r) => {
+      this.account(r);
+      tracks.forEach((track, i) => {
+        const one = r.data[i];
+        if (!one) this.failed(track, ps[i], new Error('the reply left out a track'));
+        else this.done(track, ps[i], this.entry(ps[i], 'slices', one.data, one.truncated));
+      });
+    }, (e) => tracks.forEach((track, i) => this.failed(track, ps[i], e)));
+  }
+
+  done(track, p, c) {
+    if (this.pending.get(track.key) !== p) return;
+    this.pending.delete(track.key);
+    this.cache.set(track.key, c);
+    this.onUpdate();
+  }
+
+  failed(track, p, e) {
+    if (this.pending.get(track.key) !== p) return;
+    this.pending.delete(track.key);
+    if (e.name === 'AbortError') return;
+    this.errors++;
+    this.lastError = e.message;
+    // Keep something in the cache so that we do not retry in a loop;
+    // the next view change asks again.
+    const c = this.cache.get(track.key);
+    this.cache.set(track.key, { ...(c || { data: null }), start: p.start, end: p.end, res: p.res, lod: p.lod, error: e.message });
+    this.onUpdate();
+  }
+
+  account(r) {
+    this.requests++;
+    this.bytes += r.bytes || 0;
+    this.textBytes += r.textBytes || 0;
+    if (r.timing) {
+      const t = this.timing;
+      t.wait += r.timing.wait;
+      t.body += r.timing.body;
+      t.parse += r.timing.parse;
+      t.maxWait = Math.max(t.maxWait, r.timing.wait);
+    }
+  }
+
+  // A cache entry for a reply.
+  entry(p, kind, data, truncated) {
+    if (kind === 'slices') data.colors = data.names.map(colorFor);
+    // A truncated reply is kept for its window like any other (so that we
+    // do not fetch the same thing in a loop); the track says it is cut, and
+    // zooming in fetches finer, smaller windows.
+    const summarised = truncated || hasMerged(kind, data);
+    return { start: p.start, end: p.end, res: p.res, lod: p.lod || truncated, summarised, data, truncated, error: null };
   }
 
   async load(track, p) {
@@ -211,24 +293,8 @@ export class DataStore {
         return { start: p.start, end: p.end, res: p.res, lod: false, data: null, truncated: false, error: null };
     }
     const r = await workerFetch(url, kind, this.end, p.ctrl.signal);
-    this.requests++;
-    this.bytes += r.bytes || 0;
-    this.textBytes += r.textBytes || 0;
-    if (r.timing) {
-      const t = this.timing;
-      t.wait += r.timing.wait;
-      t.body += r.timing.body;
-      t.parse += r.timing.parse;
-      t.maxWait = Math.max(t.maxWait, r.timing.wait);
-    }
-    const data = r.data;
-    const truncated = r.truncated;
-    if (kind === 'slices') data.colors = data.names.map(colorFor);
-    // A truncated reply is kept for its window like any other (so that we
-    // do not fetch the same thing in a loop); the track says it is cut, and
-    // zooming in fetches finer, smaller windows.
-    const summarised = truncated || hasMerged(kind, data);
-    return { start: p.start, end: p.end, res: p.res, lod: p.lod || truncated, summarised, data, truncated, error: null };
+    this.account(r);
+    return this.entry(p, kind, r.data, r.truncated);
   }
 }
 

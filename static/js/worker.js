@@ -127,6 +127,9 @@ async function run(msg) {
       case 'slices':
         data = sliceData(body.slices || [], msg.traceEnd, transfer);
         break;
+      case 'slices-batch': // several tracks in one reply, in the order asked
+        data = (body.tracks || []).map((t) => ({ data: sliceData(t.slices || [], msg.traceEnd, transfer), truncated: !!t.truncated }));
+        break;
       case 'counters':
         data = counterData(body.points || [], transfer);
         break;
