@@ -53,7 +53,7 @@ export class InfoPage {
     document.title = (t.name || 'trace') + ' — info';
     this.titleEl.textContent = t.name || 'trace ' + t.id;
     clear(this.body);
-    this.body.append(this.summary(t), this.providers(t), this.counts(t), this.diagnostics(t));
+    this.body.append(this.summary(t), this.providers(t), this.processes(t), this.counts(t), this.diagnostics(t));
     if (t.format === 'xray-fdr') this.body.append(this.symbols(t));
     window.__viewer.ready = true;
   }
@@ -75,6 +75,11 @@ export class InfoPage {
       ['Time range', t.start_ns !== null && t.start_ns !== undefined ? `${t.start_ns} ns – ${t.end_ns} ns (trace clock)` : '—'],
       ['Uploaded', fmtDate(t.created_at)],
       ['Size', `${fmtBytes(t.size_bytes)} (${fmtCount(t.size_bytes)} bytes)`],
+      ['Labels', Object.keys(t.labels || {}).length
+        ? el('span', { className: 'info-labels' }, ...Object.entries(t.labels).map(([k, v]) => el('span', { className: 'chip' }, `${k}=${v}`)))
+        : '—'],
+      ['Description', t.description ? el('span', { className: 'description' }, t.description) : '—'],
+      ['Pinned', t.pinned ? 'yes: retention keeps it' : 'no'],
     ];
     return this.section('Trace', 'info-summary', this.kv(rows));
   }
@@ -87,6 +92,15 @@ export class InfoPage {
         el('th', { className: 'num' }, 'Buffer overflows'))),
       el('tbody', null, ...list.map((p) => el('tr', null, el('td', null, p.name || '—'), el('td', null, String(p.id)),
         el('td', { className: 'num' }, fmtCount(p.ticks_per_second)), el('td', { className: 'num' }, fmtCount(p.buffer_overflows)))))));
+  }
+
+  // The trace's own process names (the first 64 by pid).
+  processes(t) {
+    const list = t.processes || [];
+    if (list.length === 0) return this.section('Processes', 'info-processes', el('div', { className: 'muted' }, 'none named'));
+    return this.section('Processes', 'info-processes', el('table', { className: 'stats' },
+      el('thead', null, el('tr', null, el('th', null, 'Process'), el('th', { className: 'num' }, 'pid'))),
+      el('tbody', null, ...list.map((p) => el('tr', null, el('td', null, p.name || '—'), el('td', { className: 'num' }, String(p.pid)))))));
   }
 
   counts(t) {

@@ -108,6 +108,18 @@ describe('library', { timeout: 180000 }, () => {
     await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library.png') });
   });
 
+  it('shows labels, description and process names on the info page', async () => {
+    await page.goto(`${server.url}/?trace=${ids.next}&page=info`);
+    await page.waitForFunction(() => window.__viewer && window.__viewer.ready);
+    const summary = await page.locator('.info-summary').innerText();
+    assert.match(summary, /build=101/);
+    assert.match(summary, /after the change/);
+    const procs = (await api(`/api/traces/${ids.next}`)).body.processes;
+    assert.ok(procs.length > 0);
+    const shown = await page.locator('.info-processes').innerText();
+    for (const p of procs) if (p.name) assert.ok(shown.includes(p.name), p.name);
+  });
+
   it('finds slices by name across traces', async () => {
     await page.goto(server.url + '/');
     await page.fill('input.find', 'frame');
