@@ -625,6 +625,85 @@ static void fold_columns(struct slist *l, int64_t resolution)
 	l->len = out;
 }
 
+/* The index of string id in the reply's string table, adding it; -1 when
+ * out of memory. The table is open addressing over (id + 1), 0 = empty. */
+struct strtab {
+	int64_t *key;
+	uint32_t *idx;
+	size_t mask, n;
+	int64_t *order; /* ids by index */
+};
+
+static int64_t strtab_index(struct strtab *t, int64_t id)
+{
+	size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15u) >> 20 & t->mask;
+
+	while (t->key[h] != 0 && t->key[h] != id + 1)
+		h = (h + 1) & t->mask;
+	if (t->key[h] == 0) {
+		t->key[h] = id + 1;
+		t->idx[h] = (uint32_t)t->n;
+		t->order[t->n++] = id;
+	}
+	return t->idx[h];
+}
+
+/*
+ * The columnar form: every column an array, names and categories indexes
+ * into one "strings" array (each string once). Same items, same order.
+ */
+static int put_slice_columns(struct slice_ctx *c, struct names *n, struct jbuf *out)
+{
+	static const char *const cols[] = { "id", "ts", "dur", "depth", "name", "category", "merged" };
+	size_t len = c->items.len, cap = 64, i, k;
+	struct strtab t = { 0 };
+	int64_t *sidx;
+
+	while (cap < 4 * len + 4)
+		cap *= 2;
+	t.key = calloc(cap, sizeof(*t.key));
+	t.idx = calloc(cap, sizeof(*t.idx));
+	t.order = calloc(2 * len + 1, sizeof(*t.order));
+	sidx = calloc(2 * len + 1, sizeof(*sidx));
+	t.mask = cap - 1;
+	if (t.key == NULL || t.idx == NULL || t.order == NULL || sidx == NULL)
+		goto out_free; /* the caller writes the row form instead */
+	for (i = 0; i < len; i++) {
+		sidx[2 * i] = strtab_index(&t, c->items.v[i].name);
+		sidx[2 * i + 1] = strtab_index(&t, c->items.v[i].cat);
+	}
+	jb_obj(out);
+	jb_key(out, "columns");
+	jb_bool(out, 1);
+	jb_key(out, "strings");
+	jb_arr(out);
+	for (i = 0; i < t.n; i++)
+		names_put(n, out, t.order[i]);
+	jb_arr_end(out);
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+		jb_key(out, cols[k]);
+		jb_arr(out);
+		for (i = 0; i < len; i++) {
+			const struct sitem *it = &c->items.v[i];
+			int64_t v = k == 0 ? it->id : k == 1 ? it->ts : k == 2 ? it->dur : k == 3 ? (int64_t)it->depth
+				  : k == 4 ? sidx[2 * i] : k == 5 ? sidx[2 * i + 1] : (int64_t)it->merged;
+
+			jb_i64(out, v);
+		}
+		jb_arr_end(out);
+	}
+	jb_key(out, "truncated");
+	jb_bool(out, c->items.truncated);
+	jb_obj_end(out);
+	cap = 0; /* written */
+out_free:
+	free(t.key);
+	free(t.idx);
+	free(t.order);
+	free(sidx);
+	return cap == 0 ? 0 : -1;
+}
+
 static void put_slices(struct slice_ctx *c, struct names *n, int exact, struct jbuf *out)
 {
 	size_t i;
@@ -633,6 +712,8 @@ static void put_slices(struct slice_ctx *c, struct names *n, int exact, struct j
 		fold_columns(&c->items, c->w->resolution);
 	if (c->items.len > 1) /* v is NULL when there are none */
 		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
+	if (c->w->columns && put_slice_columns(c, n, out) == 0)
+		return;
 	jb_obj(out);
 	jb_key(out, "slices");
 	jb_arr(out);

@@ -73,6 +73,7 @@ struct qry_window {
 	int64_t start, end; /* inclusive window in ns */
 	int64_t resolution; /* ns per pixel; 0 = every item */
 	uint32_t limit;     /* maximum items */
+	int columns;        /* slices: the columnar reply (docs/API.md, format=columns) */
 };
 
 /*

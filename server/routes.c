@@ -65,6 +65,21 @@ static int q_track_window(struct call *x, int64_t *track, struct qry_window *w)
 		       0;
 }
 
+/* format=rows (the default) or format=columns; answers 400 itself. */
+static int slice_format(struct call *x, struct qry_window *w)
+{
+	const char *f = arg(x, "format");
+
+	if (f == NULL || strcmp(f, "rows") == 0)
+		return 0;
+	if (strcmp(f, "columns") == 0) {
+		w->columns = 1;
+		return 0;
+	}
+	srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be rows or columns");
+	return -1;
+}
+
 /* Several tracks in one request: {"tracks": [reply of each, in the order
  * asked]}, the window and its limit applying to each. */
 static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
@@ -74,7 +89,7 @@ static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qr
 	int64_t *tracks = srv_param_tracks(x->c, x->r, &n);
 	int rc = QRY_OK;
 
-	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0) {
+	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0 || slice_format(x, &w) != 0) {
 		free(tracks);
 		return ANSWERED;
 	}
@@ -96,7 +111,8 @@ static int q_slices(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_erro
 
 	if (arg(x, "tracks") != NULL && arg(x, "track") == NULL)
 		return q_slices_batch(x, db, b, e);
-	return q_track_window(x, &track, &w) != 0 ? ANSWERED : qry_slices(db, track, &w, b, e);
+	return q_track_window(x, &track, &w) != 0 || slice_format(x, &w) != 0 ? ANSWERED
+									       : qry_slices(db, track, &w, b, e);
 }
 
 static int q_counters(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)

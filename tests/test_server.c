@@ -1807,6 +1807,52 @@ static void test_slices_batch(void **state)
 	t_get_error(W.srv.port, "GET", path, 400, "bad_parameter");
 }
 
+/* format=columns holds the same items as the row form, in the same order:
+ * each column an array, names and categories indexes into "strings". */
+static void test_slices_columns(void **state)
+{
+	int64_t s, e, st[32], ct[32];
+	size_t ns, nc, i, z;
+	const int64_t res[] = { 0, 5000, 1000000 };
+	struct su_resp r1, r2;
+
+	(void)state;
+	t_gen_tracks(&s, &e, st, &ns, ct, &nc);
+	for (z = 0; z < sizeof(res) / sizeof(res[0]); z++) {
+		for (i = 0; i < ns; i += 3) {
+#define SLICES_Q "/api/traces/%" PRId64 "/slices?track=%" PRId64 "&start=%" PRId64 "&end=%" PRId64 "&resolution=%" PRId64 "&limit=3000%s"
+			cJSON *rows = t_get_json(&r1, SLICES_Q, W.gen_id, st[i], s, s + (e - s) / 4, res[z], "");
+			cJSON *cols = t_get_json(&r2, SLICES_Q, W.gen_id, st[i], s, s + (e - s) / 4, res[z], "&format=columns");
+#undef SLICES_Q
+			const cJSON *list = t_item(rows, "slices"), *strs = t_item(cols, "strings"), *x;
+			int k = 0;
+
+			assert_true(cJSON_IsTrue(t_item(cols, "columns")));
+			assert_int_equal(cJSON_IsTrue(t_item(rows, "truncated")), cJSON_IsTrue(t_item(cols, "truncated")));
+			assert_int_equal(cJSON_GetArraySize(t_item(cols, "id")), cJSON_GetArraySize(list));
+			cJSON_ArrayForEach(x, list)
+			{
+				int name = cJSON_GetArrayItem(t_item(cols, "name"), k)->valueint;
+				int cat = cJSON_GetArrayItem(t_item(cols, "category"), k)->valueint;
+				int64_t merged = cJSON_GetObjectItem(x, "merged") ? t_int(x, "merged") : 0;
+
+				assert_int_equal(t_int(x, "id"), (int64_t)cJSON_GetArrayItem(t_item(cols, "id"), k)->valuedouble);
+				assert_int_equal(t_int(x, "ts"), (int64_t)cJSON_GetArrayItem(t_item(cols, "ts"), k)->valuedouble);
+				assert_int_equal(t_int(x, "dur"), (int64_t)cJSON_GetArrayItem(t_item(cols, "dur"), k)->valuedouble);
+				assert_int_equal(t_int(x, "depth"), cJSON_GetArrayItem(t_item(cols, "depth"), k)->valueint);
+				assert_int_equal(merged, cJSON_GetArrayItem(t_item(cols, "merged"), k)->valueint);
+				assert_string_equal(t_str(x, "name"), cJSON_GetArrayItem(strs, name)->valuestring);
+				assert_string_equal(t_str(x, "category"), cJSON_GetArrayItem(strs, cat)->valuestring);
+				k++;
+			}
+			cJSON_Delete(rows);
+			cJSON_Delete(cols);
+			su_resp_free(&r1);
+			su_resp_free(&r2);
+		}
+	}
+}
+
 static void test_resolution_slices(void **state)
 {
 	int64_t s, e, st[32], ct[32];
@@ -2748,6 +2794,7 @@ int main(void)
 		T(test_query_time_limit),
 		T(test_resolution_slices),
 		T(test_slices_batch),
+		T(test_slices_columns),
 		T(test_resolution_counters),
 		T(test_bad_parameters),
 		T(test_not_found_and_methods),

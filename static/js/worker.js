@@ -70,6 +70,49 @@ function sliceData(slices, traceEnd, transfer) {
   return { depths, names };
 }
 
+// The same from a columnar reply (format=columns): no object per slice,
+// and the strings come as one table already.
+function sliceColumns(b, traceEnd, transfer) {
+  const n = b.id.length;
+  const count = [];
+  for (let i = 0; i < n; i++) count[b.depth[i]] = (count[b.depth[i]] || 0) + 1;
+  const depths = [];
+  const at = [];
+  for (let d = 0; d < count.length; d++) {
+    const m = count[d] || 0;
+    if (!m) {
+      depths.push(null);
+      continue;
+    }
+    depths.push({
+      n: m, depth: d, ts: new Float64Array(m), end: new Float64Array(m), maxEnd: new Float64Array(m),
+      id: new Float64Array(m), dur: new Float64Array(m), merged: new Int32Array(m), name: new Int32Array(m), cat: new Int32Array(m),
+    });
+    at[d] = 0;
+  }
+  for (let i = 0; i < n; i++) {
+    const D = depths[b.depth[i]];
+    const k = at[b.depth[i]]++;
+    const dur = b.dur[i];
+    D.ts[k] = b.ts[i];
+    D.end[k] = dur < 0 ? traceEnd : b.ts[i] + dur;
+    D.maxEnd[k] = k > 0 && D.maxEnd[k - 1] > D.end[k] ? D.maxEnd[k - 1] : D.end[k];
+    D.id[k] = b.id[i];
+    D.dur[k] = dur;
+    D.merged[k] = b.merged[i];
+    D.name[k] = b.name[i];
+    D.cat[k] = b.category[i];
+  }
+  for (const D of depths) {
+    if (D) transfer.push(D.ts.buffer, D.end.buffer, D.maxEnd.buffer, D.id.buffer, D.dur.buffer, D.merged.buffer, D.name.buffer, D.cat.buffer);
+  }
+  return { depths, names: b.strings };
+}
+
+function slicesOf(b, traceEnd, transfer) {
+  return b.columns ? sliceColumns(b, traceEnd, transfer) : sliceData(b.slices || [], traceEnd, transfer);
+}
+
 function counterData(points, transfer) {
   const n = points.length;
   const ts = new Float64Array(n);
@@ -125,10 +168,10 @@ async function run(msg) {
     let data;
     switch (msg.kind) {
       case 'slices':
-        data = sliceData(body.slices || [], msg.traceEnd, transfer);
+        data = slicesOf(body, msg.traceEnd, transfer);
         break;
       case 'slices-batch': // several tracks in one reply, in the order asked
-        data = (body.tracks || []).map((t) => ({ data: sliceData(t.slices || [], msg.traceEnd, transfer), truncated: !!t.truncated }));
+        data = (body.tracks || []).map((t) => ({ data: slicesOf(t, msg.traceEnd, transfer), truncated: !!t.truncated }));
         break;
       case 'counters':
         data = counterData(body.points || [], transfer);
