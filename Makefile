@@ -17,14 +17,15 @@ SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
 # The decoders and the model they fill, which the decoder fuzz targets link alone.
-FXT_DECODER_SRC = ingest/fxt.c ingest/model.c
-XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c
-INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
+FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/util.c
+XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
+INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
+	ingest/resolve.c ingest/match.c ingest/write.c ingest/build.c ingest/store.c ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c
 TRACEDB_SRC = tracedb/tracedb.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 SERVER_SRC = server/main.c server/http.c server/library.c server/options.c server/params.c server/cache.c server/gzip.c build/gen/catalog.c
-TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area
+TEST_NAMES = test_fxt test_resolve test_match test_write test_ingest test_reader test_xray query/test_lod query/test_area
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel

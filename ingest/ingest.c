@@ -9,8 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ingest_internal.h"
+#include "build.h"
+#include "fxt.h"
 #include "store.h"
+#include "symbols.h"
+#include "xray.h"
 
 enum { CHUNK = 1 << 20 };
 

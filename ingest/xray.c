@@ -7,7 +7,7 @@
  * is complete and its records are kept, as the raw bytes, in one arena.
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
- * and appends model events (ingest_internal.h): a complete event "fn#<id>"
+ * and appends model events (model.h): a complete event "fn#<id>"
  * per call, a begin event per call still open at the end, instants for
  * custom and typed events, a "cpu" counter per thread. The raw bytes are the
  * most compact form of the records (8 bytes a function record); per record
@@ -91,7 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_internal.h"
+#include "xray.h"
 #include "reader.h"
 
 #define XR_MAX_BUFFER (UINT64_C(1) << 30) /* larger buffers are damage */

@@ -29,7 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/build.h"
+#include "../ingest/fxt.h"
 #include "../ingest/reader.h"
 #include "../ingest/store.h"
 #define FZ_NAME "fuzz_fxt"

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/fxt.h"
 #include "../ingest/reader.h"
 
 #define FZ_MAGIC UINT64_C(0x0016547846040010)

@@ -11,7 +11,7 @@
  *
  * Build with libFuzzer (clang), as `make fuzz` does:
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
- *     tests/fuzz_fxt_decode.c ingest/fxt.c ingest/model.c
+ *     tests/fuzz_fxt_decode.c ingest/fxt.c ingest/model.c ingest/util.c
  * or replay a corpus without it: link tests/fuzz_replay.c instead of
  * -fsanitize=fuzzer and run it on tests/corpus/fxt_decode.
  */

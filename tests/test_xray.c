@@ -7,7 +7,7 @@
  *
  * Build (from the repository root):
  *   cc -std=c11 -D_GNU_SOURCE -Wall -Wextra ... tests/test_xray.c
- *      tests/xray_writer.c ingest/xray.c ingest/symbols.c ingest/model.c
+ *      tests/xray_writer.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
  *      -lcmocka -lstdc++ -o /tmp/test_xray
  */
 #include <setjmp.h>
@@ -20,7 +20,8 @@
 
 #include <cmocka.h>
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/symbols.h"
+#include "../ingest/xray.h"
 #include "xray_writer.h"
 
 enum { FREQ = 2000000000u }; /* 2 GHz: ns = ticks / 2 */
