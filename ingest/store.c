@@ -30,12 +30,20 @@ static int store_exec(struct store *s, const char *sql)
 
 /* ---- the writer thread --------------------------------------------------- */
 
+/*
+ * Jobs are allocated with room for a full multi-row INSERT and reused: the
+ * writer hands finished ones back on s->free. Signals are sent only to a
+ * side that is waiting, and the writer takes the whole queue at once, so
+ * that a job costs no system call when both sides keep busy.
+ */
+enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
+
 struct store_job {
 	sqlite3_stmt *st;
-	int n;                  /* values in vals */
+	int n;                  /* values in vals, at most JOB_VALS */
 	void *owned;            /* freed after the job */
 	struct store_job *next;
-	struct bins_val vals[]; /* n values, bound as ?1 .. ?n */
+	struct bins_val vals[JOB_VALS]; /* n values, bound as ?1 .. ?n */
 };
 
 static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
@@ -58,15 +66,13 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
 	}
 }
 
-/* Runs one job; records the first failure. */
-static void job_run(struct store *s, struct store_job *j)
+/* Runs one job unless an earlier one failed (*failed, the writer's copy of
+ * s->failed); records the first failure. */
+static void job_run(struct store *s, struct store_job *j, int *failed)
 {
-	int i, failed;
+	int i;
 
-	pthread_mutex_lock(&s->mu);
-	failed = s->failed;
-	pthread_mutex_unlock(&s->mu);
-	if (failed)
+	if (*failed)
 		return;
 	for (i = 0; i < j->n; i++)
 		bind_val(j->st, i + 1, &j->vals[i]);
@@ -74,7 +80,7 @@ static void job_run(struct store *s, struct store_job *j)
 		pthread_mutex_lock(&s->mu);
 		if (!s->failed)
 			snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
-		s->failed = 1;
+		s->failed = *failed = 1;
 		pthread_mutex_unlock(&s->mu);
 	}
 	sqlite3_reset(j->st);
@@ -83,24 +89,35 @@ static void job_run(struct store *s, struct store_job *j)
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
-	struct store_job *j;
+	struct store_job *batch, *j, *last;
+	unsigned n;
+	int failed;
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (s->head == NULL && !s->stop)
-			pthread_cond_wait(&s->cv, &s->mu);
-		if ((j = s->head) == NULL)
+		while (s->head == NULL && !s->stop) {
+			s->writer_idle = 1;
+			pthread_cond_wait(&s->work, &s->mu);
+			s->writer_idle = 0;
+		}
+		if ((batch = s->head) == NULL)
 			break;
-		s->head = j->next;
-		if (s->head == NULL)
-			s->tail = NULL;
+		s->head = s->tail = NULL;
+		failed = s->failed;
 		pthread_mutex_unlock(&s->mu);
-		job_run(s, j);
-		free(j->owned);
-		free(j);
+		for (j = batch, last = NULL, n = 0; j != NULL; last = j, j = j->next, n++) {
+			job_run(s, j, &failed);
+			free(j->owned);
+			j->owned = NULL;
+		}
 		pthread_mutex_lock(&s->mu);
-		s->queued--;
-		pthread_cond_broadcast(&s->cv);
+		last->next = s->free;
+		s->free = batch;
+		s->queued -= n;
+		if (s->waiting) {
+			s->waiting = 0;
+			pthread_cond_broadcast(&s->done);
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
@@ -108,28 +125,35 @@ static void *writer_main(void *arg)
 
 int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
 {
-	struct store_job *j = malloc(sizeof(*j) + (size_t)n * sizeof(*vals));
+	struct store_job *j;
 
-	if (j == NULL) {
+	pthread_mutex_lock(&s->mu);
+	while (s->queued >= STORE_QUEUE) {
+		s->waiting = 1;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
+	if ((j = s->free) != NULL)
+		s->free = j->next;
+	pthread_mutex_unlock(&s->mu);
+	if (j == NULL && (j = malloc(sizeof(*j))) == NULL) {
 		free(owned);
 		snprintf(s->error, sizeof(s->error), "out of memory");
 		return -1;
 	}
 	j->st = st;
-	j->n = n;
+	j->n = n < JOB_VALS ? n : JOB_VALS; /* more is a programmer error: bins holds no more */
 	j->owned = owned;
 	j->next = NULL;
-	memcpy(j->vals, vals, (size_t)n * sizeof(*vals));
+	memcpy(j->vals, vals, (size_t)j->n * sizeof(*vals));
 	pthread_mutex_lock(&s->mu);
-	while (s->queued >= STORE_QUEUE)
-		pthread_cond_wait(&s->cv, &s->mu);
 	if (s->tail)
 		s->tail->next = j;
 	else
 		s->head = j;
 	s->tail = j;
 	s->queued++;
-	pthread_cond_broadcast(&s->cv);
+	if (s->writer_idle)
+		pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
@@ -139,8 +163,10 @@ int store_drain(struct store *s)
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
-	while (s->queued > 0)
-		pthread_cond_wait(&s->cv, &s->mu);
+	while (s->queued > 0) {
+		s->waiting = 1;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
 	failed = s->failed;
 	pthread_mutex_unlock(&s->mu);
 	return failed ? -1 : 0;
@@ -152,7 +178,8 @@ int store_open(struct store *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
 	remove(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
@@ -193,13 +220,20 @@ void store_close(struct store *s)
 	if (s->writer_started) {
 		pthread_mutex_lock(&s->mu);
 		s->stop = 1;
-		pthread_cond_broadcast(&s->cv);
+		pthread_cond_signal(&s->work);
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->writer, NULL);
 		s->writer_started = 0;
 	}
+	while (s->free != NULL) {
+		struct store_job *j = s->free;
+
+		s->free = j->next;
+		free(j);
+	}
 	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->done);
 	if (s->db) {
 		sqlite3_close(s->db);
 		s->db = NULL;

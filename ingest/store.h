@@ -25,10 +25,14 @@ struct store {
 	int failed;              /* sticky, set by the writer thread; under mu */
 	pthread_t writer;
 	int writer_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;       /* jobs queued, space freed, queue drained */
+	pthread_mutex_t mu;      /* guards everything below */
+	pthread_cond_t work;     /* jobs queued or stop: the writer wakes */
+	pthread_cond_t done;     /* jobs finished: producers and drains wake */
 	struct store_job *head, *tail;
+	struct store_job *free;  /* finished jobs kept for reuse, each of full size */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
+	int writer_idle;         /* the writer waits on work: signal it */
+	int waiting;             /* a producer or drain waits on done: signal it */
 	int stop;
 };
 
