@@ -9,8 +9,10 @@
 /*
  * The XRay FDR decoder (xray.c): a push parser like the FXT one. Buffers
  * arrive in ring order, so records are kept per thread until xray_finish(),
- * which orders each thread's buffers in time, matches entries and exits and
- * fills the model: complete events (MDL_EV_COMPLETE) named "fn#<id>" in
+ * which orders each thread's buffers in time, merges the threads by the time
+ * of their next record (so that events reach the model in time order, ties
+ * in thread order, and the build stage need not sort them), matches entries
+ * and exits and fills the model: complete events (MDL_EV_COMPLETE) named "fn#<id>" in
  * category "xray" on thread (pid, tid), MDL_EV_BEGIN for calls still open,
  * instants for custom and typed events; diagnostics in m->diag.
  */
