@@ -25,6 +25,9 @@ static void build_fini(struct build *b)
 	kmap_fini(&b->flow_last);
 	free(b->row_of);
 	free(b->slice_id);
+	if (b->args != NULL) /* a second fini (after write.c's) does nothing */
+		bins_fini(b->args);
+	free(b->args);
 }
 
 static void build_init(struct build *b, struct model *m, struct store *s, struct ingest_result *res)
@@ -63,6 +66,10 @@ int model_build(struct model *m, struct store *s, struct ingest_result *res, ing
 	res->counts.events = m->events.len;
 	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events.len, m->events.len) != 0)
 		rc = INGEST_ECANCEL;
+	else if ((b.args = calloc(1, sizeof(*b.args))) == NULL)
+		rc = INGEST_ENOMEM;
+	else if (bins_init(b.args, s, "args", 9) != 0)
+		rc = INGEST_EDB;
 	else if (build_memory(&b) != 0)
 		rc = INGEST_ENOMEM;
 	if (rc == INGEST_OK) {

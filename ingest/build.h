@@ -41,8 +41,9 @@ struct bslice {
 	uint32_t name, cat;
 	uint32_t parent;  /* slice index or MDL_NONE */
 	uint32_t args_a;  /* first argument of the begin (index into m->args) */
-	uint32_t args_b;  /* first argument of the end, whose arguments join */
-	uint8_t nargs_a, nargs_b;
+	uint32_t set;     /* arg set id, written when the slice closes (an end's
+			   * arguments join the begin's); 0 = none, or not yet */
+	uint8_t nargs_a;
 	uint8_t async_op; /* an async operation (its depth is a lane) */
 	uint8_t children; /* has async instants inside */
 };
@@ -91,6 +92,9 @@ struct build {
 	struct kmap async_open;/* (pid, cat | name << 32, id) -> slice */
 	struct kmap flow_last; /* (cat, name, id) -> slice of the last bound event */
 	uint32_t *slice_id;    /* slice index -> row id */
+	struct bins *args;     /* the args table, open from matching on: arg sets
+				* are written as slices close, overlapping the
+				* writer thread's SQLite work with matching */
 	int64_t start_ns, end_ns;
 	int have_time;
 	int oom;
@@ -131,6 +135,10 @@ void build_time(struct build *b, int64_t ts);
 int build_match(struct build *b);
 
 /* write.c */
+/* Writes one arg set into b->args: the n1 arguments from first1 on, then
+ * the n2 from first2 on. Returns its id (the id of its first row), or 0
+ * when there are none; sets b->oom when ids run past 32 bits. */
+uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
  * reason is in the store's error). */
 int build_write(struct build *b, struct ingest_opts_view *pv);

@@ -209,6 +209,8 @@ static void on_duration(struct build *b, const struct mdl_ev *e)
 	s = slice_add(b, e, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
 	if (s == MDL_NONE)
 		return;
+	if (e->kind != MDL_EV_BEGIN) /* nothing will join its arguments */
+		VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
 	if (e->kind == MDL_EV_INSTANT) {
 		VEC_AT(&b->slices, struct bslice, s)->dur = 0;
 		return;
@@ -242,8 +244,7 @@ static void on_end(struct build *b, const struct mdl_ev *e)
 	}
 	s = VEC_AT(&b->slices, struct bslice, o[i - 1].slice);
 	s->dur = e->ts - s->ts;
-	s->args_b = e->args;
-	s->nargs_b = e->nargs;
+	s->set = build_arg_set(b, s->args_a, s->nargs_a, e->args, e->nargs);
 	memmove(&o[i - 1], &o[i], (st->len - i) * sizeof(*o));
 	st->len--;
 }
@@ -286,6 +287,7 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 			b->m->diag.unmatched_async_instants++;
 			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
 			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
+			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
 		}
 		return;
 	}
@@ -294,14 +296,14 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 
 		if ((s = slice_add(b, e, track, 0, parent)) != MDL_NONE) {
 			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
+			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
 			VEC_AT(&b->slices, struct bslice, parent)->children = 1;
 		}
 		return;
 	}
 	op = VEC_AT(&b->slices, struct bslice, k->val);
 	op->dur = e->ts - op->ts;
-	op->args_b = e->args;
-	op->nargs_b = e->nargs;
+	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
 	k->val = MDL_NONE;
 }
 
@@ -495,14 +497,18 @@ out_free:
 	return i < n ? -1 : 0;
 }
 
+/* Slices never closed are counted, and their arg sets written now. */
 static void build_unterminated(struct build *b)
 {
 	struct bslice *s = b->slices.data;
 	size_t i;
 
-	for (i = 0; i < b->slices.len; i++)
-		if (s[i].dur < 0)
-			b->m->diag.unterminated_slices++;
+	for (i = 0; i < b->slices.len; i++) {
+		if (s[i].dur >= 0)
+			continue;
+		b->m->diag.unterminated_slices++;
+		s[i].set = build_arg_set(b, s[i].args_a, s[i].nargs_a, 0, 0);
+	}
 }
 
 /* The trace's time range covers scheduling and log records too; it is known

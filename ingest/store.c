@@ -89,8 +89,7 @@ static void job_run(struct store *s, struct store_job *j, int *failed)
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
-	struct store_job *batch, *j, *last;
-	unsigned n;
+	struct store_job *j, *next;
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
@@ -100,24 +99,29 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&s->work, &s->mu);
 			s->writer_idle = 0;
 		}
-		if ((batch = s->head) == NULL)
+		if ((j = s->head) == NULL)
 			break;
 		s->head = s->tail = NULL;
 		failed = s->failed;
 		pthread_mutex_unlock(&s->mu);
-		for (j = batch, last = NULL, n = 0; j != NULL; last = j, j = j->next, n++) {
+		for (; j != NULL; j = next) {
+			next = j->next;
 			job_run(s, j, &failed);
 			free(j->owned);
 			j->owned = NULL;
+			/* hand the job back at once: a producer waiting for room
+			 * wakes when half the queue is free, not when all of it is */
+			pthread_mutex_lock(&s->mu);
+			j->next = s->free;
+			s->free = j;
+			s->queued--;
+			if (s->waiting && (s->queued <= STORE_QUEUE / 2 || s->queued == 0)) {
+				s->waiting = 0;
+				pthread_cond_broadcast(&s->done);
+			}
+			pthread_mutex_unlock(&s->mu);
 		}
 		pthread_mutex_lock(&s->mu);
-		last->next = s->free;
-		s->free = batch;
-		s->queued -= n;
-		if (s->waiting) {
-			s->waiting = 0;
-			pthread_cond_broadcast(&s->done);
-		}
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;

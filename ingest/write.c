@@ -196,6 +196,20 @@ static uint32_t write_args(struct build *b, struct bins *a, uint64_t set, uint32
 	return seq;
 }
 
+uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2)
+{
+	uint64_t set = b->res->counts.args + 1;
+
+	if (n1 + n2 == 0)
+		return 0;
+	if (set + n1 + n2 > UINT32_MAX) {
+		b->oom = 1;
+		return 0;
+	}
+	write_args(b, b->args, set, write_args(b, b->args, set, 0, first1, n1), first2, n2);
+	return (uint32_t)set;
+}
+
 /* Reports rows written; a cancel request sticks in b->cancel. */
 static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 {
@@ -204,11 +218,9 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 	return b->cancel;
 }
 
-static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint32_t i)
+static void write_slice(struct build *b, struct bins *sb, uint32_t i)
 {
 	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
-	uint64_t set = 0;
-	uint32_t seq = 0;
 
 	/* the id: slices go in id order from 1, so SQLite's next rowid is it,
 	 * and taking the next rowid is cheaper than checking a given one */
@@ -223,13 +235,11 @@ static void write_slice(struct build *b, struct bins *sb, struct bins *ab, uint3
 		bins_null(sb);
 	else
 		bins_i64(sb, b->slice_id[s->parent]);
-	if (s->nargs_a == 0 && s->nargs_b == 0)
+	if (s->set == 0)
 		bins_null(sb);
 	else
-		bins_i64(sb, (int64_t)(set = b->res->counts.args + 1));
+		bins_i64(sb, s->set);
 	bins_row(sb);
-	seq = write_args(b, ab, set, seq, s->args_a, s->nargs_a);
-	write_args(b, ab, set, seq, s->args_b, s->nargs_b);
 }
 
 static int write_depths(struct build *b, const struct depth_range *r, size_t n)
@@ -289,7 +299,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		it[i].open = s->dur < 0;
 		it[i].name = s->name;
 		it[i].cat = s->cat;
-		write_slice(b, &bb[0], &bb[1], perm[r->first + i]);
+		write_slice(b, bb, perm[r->first + i]);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
@@ -301,7 +311,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
 {
 	struct depth_range *r;
-	struct bins *bb = calloc(2, sizeof(struct bins));
+	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	uint32_t *perm = NULL;
 	size_t nr = 0, k;
@@ -312,16 +322,14 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv)
 		free(lw);
 		return -1;
 	}
-	if (bins_init(&bb[0], b->s, "slices", 9) != 0 || bins_init(&bb[1], b->s, "args", 9) != 0 ||
-	    lod_writer_init(lw, b->s) != 0)
+	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
 		rc = write_range(b, bb, lw, &r[k], perm, pv);
 out_fini:
-	for (k = 0; k < 2; k++)
-		if (bins_fini(&bb[k]) != 0)
-			rc = -1;
+	if (bins_fini(bb) != 0)
+		rc = -1;
 	if (lod_writer_fini(lw) != 0)
 		rc = -1;
 	free(bb);
@@ -631,18 +639,6 @@ static int write_logs(struct build *b)
 	return bins_fini(&lb);
 }
 
-/* Writes an arg set for n args from first on; returns its id or 0 (none). */
-static uint64_t write_arg_set(struct build *b, struct bins *ab, uint32_t first, unsigned n)
-{
-	uint64_t set;
-
-	if (n == 0)
-		return 0;
-	set = b->res->counts.args + 1;
-	write_args(b, ab, set, 0, first, n);
-	return set;
-}
-
 static void bins_opt(struct bins *x, uint64_t v)
 {
 	if (v)
@@ -659,7 +655,7 @@ static void bins_text_opt(struct bins *x, const char *s)
 		bins_null(x);
 }
 
-static int write_kobjs(struct build *b, struct bins *ab)
+static int write_kobjs(struct build *b)
 {
 	struct bins kb;
 	size_t i;
@@ -677,14 +673,14 @@ static int write_kobjs(struct build *b, struct bins *ab)
 			bins_null(&kb);
 		else
 			bins_i64(&kb, (int64_t)o->process);
-		bins_opt(&kb, write_arg_set(b, ab, o->args, o->nargs));
+		bins_opt(&kb, build_arg_set(b, o->args, o->nargs, 0, 0));
 		bins_row(&kb);
 	}
 	b->res->counts.objects += b->kobj_map.ents.len;
 	return bins_fini(&kb);
 }
 
-static int write_uobjs(struct build *b, struct bins *ab)
+static int write_uobjs(struct build *b)
 {
 	struct mdl_uobj *o = b->m->uobjs.data;
 	struct bins ub;
@@ -697,7 +693,7 @@ static int write_uobjs(struct build *b, struct bins *ab)
 		bins_i64(&ub, (int64_t)o[i].pid);
 		bins_i64(&ub, (int64_t)o[i].ptr);
 		bins_text(&ub, model_str(b->m, o[i].name), -1);
-		bins_opt(&ub, write_arg_set(b, ab, o[i].args, o[i].nargs));
+		bins_opt(&ub, build_arg_set(b, o[i].args, o[i].nargs, 0, 0));
 		bins_row(&ub);
 	}
 	b->res->counts.objects += b->m->uobjs.len;
@@ -706,7 +702,7 @@ static int write_uobjs(struct build *b, struct bins *ab)
 
 static const char *const blob_kinds[] = { "blob", "large_blob", "large_blob_data" };
 
-static int write_blobs(struct build *b, struct bins *ab)
+static int write_blobs(struct build *b)
 {
 	struct mdl_blob *x = b->m->blobs.data;
 	struct bins bb;
@@ -733,7 +729,7 @@ static int write_blobs(struct build *b, struct bins *ab)
 		else
 			bins_i64(&bb, x[i].cat);
 		bins_i64(&bb, x[i].name);
-		bins_opt(&bb, write_arg_set(b, ab, x[i].args, x[i].nargs));
+		bins_opt(&bb, build_arg_set(b, x[i].args, x[i].nargs, 0, 0));
 		bins_i64(&bb, (int64_t)x[i].len);
 		bins_blob(&bb, (const char *)b->m->bytes.data + x[i].off, (int)x[i].len);
 		bins_row(&bb);
@@ -793,17 +789,14 @@ static int write_profiler(struct build *b)
 	return bins_fini(&pb);
 }
 
+/* Objects and blobs, with their arg sets; then the args table is complete. */
 static int write_objects(struct build *b)
 {
-	struct bins ab;
-	int rc;
+	int rc = write_kobjs(b);
 
-	if (bins_init(&ab, b->s, "args", 9) != 0)
-		return -1;
-	rc = write_kobjs(b, &ab);
-	rc |= write_uobjs(b, &ab);
-	rc |= write_blobs(b, &ab);
-	rc |= bins_fini(&ab);
+	rc |= write_uobjs(b);
+	rc |= write_blobs(b);
+	rc |= bins_fini(b->args);
 	return rc | write_profiler(b);
 }
 
