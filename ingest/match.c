@@ -43,35 +43,88 @@ static int ev_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The events taken out of order by sort_events, growing up to a cap. */
+struct ev_rest {
+	struct mdl_ev *v;
+	size_t len, cap, max;
+};
+
+static int rest_push(struct ev_rest *r, const struct mdl_ev *e)
+{
+	struct mdl_ev *grown;
+	size_t cap;
+
+	if (r->len == r->cap) {
+		cap = r->cap ? r->cap * 2 : 4096;
+		if (r->len >= r->max || (grown = realloc(r->v, (cap < r->max ? cap : r->max) * sizeof(*grown))) == NULL)
+			return -1;
+		r->v = grown;
+		r->cap = cap < r->max ? cap : r->max;
+	}
+	r->v[r->len++] = *e;
+	return 0;
+}
+
 /*
- * Sorts events by (ts, seq). Real archives are mostly in order with a tail
- * out of order (writers append the outermost begins at the end), so the
- * sorted prefix stays in place and only the rest is sorted and merged.
+ * Splits ev[0 .. n) into a sorted run, compacted in place at the front, and
+ * the events out of its order, in r. An event that sorts before the last
+ * one kept goes to r, unless only that last one is out of place (a lone
+ * early event with a late time): then the last one goes. Returns the length
+ * of the run, or n + 1 when r would outgrow its cap (ev then holds every
+ * event, in some order).
+ */
+static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (k == 0 || ev_cmp(&ev[k - 1], &ev[i]) <= 0) {
+			ev[k++] = ev[i];
+			continue;
+		}
+		if (k >= 2 && ev_cmp(&ev[k - 2], &ev[i]) <= 0) {
+			if (rest_push(r, &ev[k - 1]) != 0)
+				break;
+			ev[k - 1] = ev[i];
+			continue;
+		}
+		if (rest_push(r, &ev[i]) != 0)
+			break;
+	}
+	if (i == n)
+		return k;
+	memcpy(&ev[k], r->v, r->len * sizeof(*ev)); /* the room the scan freed */
+	return n + 1;
+}
+
+/*
+ * Sorts events by (ts, seq), which are unique, so the order is total and
+ * ties in ts keep file order. Events come mostly in order: each thread's
+ * are (almost) in time order, XRay's arrive merged by time, and FXT writers
+ * append the outermost begins at the end. So the events in order stay in
+ * place, the few out of order are sorted apart and merged in from the back:
+ * linear time plus the sort of the rest. When more than half are out of
+ * order (or memory is short), everything is sorted in place instead.
  */
 static int sort_events(struct mdl_ev *ev, size_t n)
 {
-	size_t p = 1, tail, i, j, k;
-	struct mdl_ev *tmp;
+	struct ev_rest r = { NULL, 0, 0, n / 2 };
+	size_t k, j, out;
 
-	while (p < n && ev_cmp(&ev[p - 1], &ev[p]) <= 0)
-		p++;
-	if (p >= n)
-		return 0;
-	tail = n - p;
-	if (tail > n / 2 || (tmp = malloc(tail * sizeof(*tmp))) == NULL) {
+	if ((k = split_runs(ev, n, &r)) > n) {
 		qsort(ev, n, sizeof(*ev), ev_cmp);
+		free(r.v);
 		return 0;
 	}
-	memcpy(tmp, ev + p, tail * sizeof(*tmp));
-	qsort(tmp, tail, sizeof(*tmp), ev_cmp);
-	i = p, j = tail, k = n;
-	while (j > 0) {
-		if (i > 0 && ev_cmp(&ev[i - 1], &tmp[j - 1]) > 0)
-			ev[--k] = ev[--i];
+	if (r.len > 1)
+		qsort(r.v, r.len, sizeof(*r.v), ev_cmp);
+	for (j = r.len, out = n; j > 0;) {
+		if (k > 0 && ev_cmp(&ev[k - 1], &r.v[j - 1]) > 0)
+			ev[--out] = ev[--k];
 		else
-			ev[--k] = tmp[--j];
+			ev[--out] = r.v[--j];
 	}
-	free(tmp);
+	free(r.v);
 	return 0;
 }
 
