@@ -21,6 +21,7 @@ static void build_fini(struct build *b)
 	vec_fini(&b->slices);
 	vec_fini(&b->flows);
 	vec_fini(&b->points);
+	vec_fini(&b->lod_items);
 	kmap_fini(&b->async_open);
 	kmap_fini(&b->flow_last);
 	free(b->row_of);
@@ -44,6 +45,7 @@ static void build_init(struct build *b, struct model *m, struct store *s, struct
 	vec_init(&b->slices, sizeof(struct bslice));
 	vec_init(&b->flows, sizeof(struct bflow));
 	vec_init(&b->points, sizeof(struct bpoint));
+	vec_init(&b->lod_items, sizeof(struct lod_item));
 	kmap_init(&b->async_open);
 	kmap_init(&b->flow_last);
 }

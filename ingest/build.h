@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lod.h"
 #include "model.h"
 #include "store.h"
 
@@ -92,6 +93,8 @@ struct build {
 	struct kmap async_open;/* (pid, cat | name << 32, id) -> slice */
 	struct kmap flow_last; /* (cat, name, id) -> slice of the last bound event */
 	uint32_t *slice_id;    /* slice index -> row id */
+	struct vec lod_items;  /* struct lod_item: scratch of every range and counter
+				* track, grown to the largest and reused */
 	struct bins *args;     /* the args table, open from matching on: arg sets
 				* are written as slices close, overlapping the
 				* writer thread's SQLite work with matching */

@@ -267,16 +267,22 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 	return bins_fini(&db);
 }
 
+/* Room for n level-of-detail items, reused from range to range; NULL when
+ * out of memory. */
+static struct lod_item *lod_scratch(struct build *b, size_t n)
+{
+	return vec_reserve(&b->lod_items, n ? n : 1) == 0 ? b->lod_items.data : NULL;
+}
+
 /* The slices of one (track, depth), their summaries (level of detail) and
  * the facts readers need about the run: longest slice, overlap. */
 static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
 		       const uint32_t *perm, struct ingest_opts_view *pv)
 {
-	struct lod_item *it = calloc(r->count ? r->count : 1, sizeof(*it));
+	struct lod_item *it = lod_scratch(b, r->count);
 	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
 	int64_t prev_end = INT64_MIN;
 	uint64_t i;
-	int rc;
 
 	if (it == NULL)
 		return -1;
@@ -294,18 +300,12 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		if (s->ts < prev_end)
 			r->overlap = 1;
 		prev_end = s->dur < 0 ? INT64_MAX : end;
-		it[i].ts = s->ts;
-		it[i].end = end;
-		it[i].open = s->dur < 0;
-		it[i].name = s->name;
-		it[i].cat = s->cat;
+		it[i] = (struct lod_item){ .ts = s->ts, .end = end, .name = s->name, .cat = s->cat, .open = s->dur < 0 };
 		write_slice(b, bb, perm[r->first + i]);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
-	rc = lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
-	free(it);
-	return rc;
+	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
 
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
@@ -387,7 +387,7 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 /* Row ranges and summaries (level of detail) of every counter track. */
 static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const uint64_t *first)
 {
-	struct lod_item *it = NULL;
+	struct lod_item *it;
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	size_t i, k, n;
 	int rc = 0;
@@ -404,22 +404,19 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 			continue;
 		t->first_row = first[i] + 1;
 		t->last_row = first[i + 1];
-		free(it);
-		if ((it = calloc(n, sizeof(*it))) == NULL) {
+		if ((it = lod_scratch(b, n)) == NULL) {
 			rc = -1;
 			break;
 		}
 		for (k = 0; k < n; k++) {
 			const struct bpoint *x = &p[perm[first[i] + k]];
 
-			it[k].ts = it[k].end = x->ts;
-			it[k].is_int = x->is_int;
-			it[k].ivalue = x->is_int ? x->v.i : 0;
-			it[k].value = x->is_int ? (double)x->v.i : x->v.d;
+			it[k] = (struct lod_item){ .ts = x->ts, .end = x->ts, .is_int = x->is_int,
+						   .ivalue = x->is_int ? x->v.i : 0,
+						   .value = x->is_int ? (double)x->v.i : x->v.d };
 		}
 		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
 	}
-	free(it);
 	rc |= lod_writer_fini(lw);
 	free(lw);
 	return rc;
