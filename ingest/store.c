@@ -40,10 +40,11 @@ enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
 
 struct store_job {
 	sqlite3_stmt *st;
-	int n;                  /* values in vals, at most JOB_VALS */
+	int n;                  /* values bound per step; n * steps <= JOB_VALS */
+	int steps;              /* executions of st, each with the next n values */
 	void *owned;            /* freed after the job */
 	struct store_job *next;
-	struct bins_val vals[JOB_VALS]; /* n values, bound as ?1 .. ?n */
+	struct bins_val vals[JOB_VALS]; /* bound as ?1 .. ?n, step after step */
 };
 
 static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
@@ -70,20 +71,21 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
  * s->failed); records the first failure. */
 static void job_run(struct store *s, struct store_job *j, int *failed)
 {
-	int i;
+	const struct bins_val *v = j->vals;
+	int i, k;
 
-	if (*failed)
-		return;
-	for (i = 0; i < j->n; i++)
-		bind_val(j->st, i + 1, &j->vals[i]);
-	if (sqlite3_step(j->st) != SQLITE_DONE) {
-		pthread_mutex_lock(&s->mu);
-		if (!s->failed)
-			snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
-		s->failed = *failed = 1;
-		pthread_mutex_unlock(&s->mu);
+	for (k = 0; k < j->steps && !*failed; k++, v += j->n) {
+		for (i = 0; i < j->n; i++)
+			bind_val(j->st, i + 1, &v[i]);
+		if (sqlite3_step(j->st) != SQLITE_DONE) {
+			pthread_mutex_lock(&s->mu);
+			if (!s->failed)
+				snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
+			s->failed = *failed = 1;
+			pthread_mutex_unlock(&s->mu);
+		}
+		sqlite3_reset(j->st);
 	}
-	sqlite3_reset(j->st);
 }
 
 static void *writer_main(void *arg)
@@ -127,29 +129,49 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+struct store_job *store_job_take(struct store *s, struct bins_val **vals)
 {
 	struct store_job *j;
 
+	pthread_mutex_lock(&s->mu);
+	if ((j = s->free) != NULL)
+		s->free = j->next;
+	pthread_mutex_unlock(&s->mu);
+	if (j == NULL && (j = malloc(sizeof(*j))) == NULL) {
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return NULL;
+	}
+	j->owned = NULL;
+	j->next = NULL;
+	*vals = j->vals;
+	return j;
+}
+
+void store_job_drop(struct store *s, struct store_job *j)
+{
+	pthread_mutex_lock(&s->mu);
+	j->next = s->free;
+	s->free = j;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Queues j, waiting while the queue is full; returns -1 (and keeps j for
+ * reuse) once a job has failed, since nothing more will be written. */
+static int job_queue(struct store *s, struct store_job *j)
+{
 	pthread_mutex_lock(&s->mu);
 	while (s->queued >= STORE_QUEUE) {
 		s->waiting = 1;
 		pthread_cond_wait(&s->done, &s->mu);
 	}
-	if ((j = s->free) != NULL)
-		s->free = j->next;
-	pthread_mutex_unlock(&s->mu);
-	if (j == NULL && (j = malloc(sizeof(*j))) == NULL) {
-		free(owned);
-		snprintf(s->error, sizeof(s->error), "out of memory");
+	if (s->failed) {
+		free(j->owned);
+		j->owned = NULL;
+		j->next = s->free;
+		s->free = j;
+		pthread_mutex_unlock(&s->mu);
 		return -1;
 	}
-	j->st = st;
-	j->n = n < JOB_VALS ? n : JOB_VALS; /* more is a programmer error: bins holds no more */
-	j->owned = owned;
-	j->next = NULL;
-	memcpy(j->vals, vals, (size_t)j->n * sizeof(*vals));
-	pthread_mutex_lock(&s->mu);
 	if (s->tail)
 		s->tail->next = j;
 	else
@@ -160,6 +182,35 @@ int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals,
 		pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
+}
+
+int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int n, int steps)
+{
+	if (n < 0 || steps < 0 || (int64_t)n * steps > JOB_VALS) { /* a programmer error */
+		free(j->owned);
+		j->owned = NULL;
+		store_job_drop(s, j);
+		return -1;
+	}
+	j->st = st;
+	j->n = n;
+	j->steps = steps;
+	return job_queue(s, j);
+}
+
+int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+{
+	struct bins_val *v;
+	struct store_job *j = store_job_take(s, &v);
+
+	if (j == NULL) {
+		free(owned);
+		return -1;
+	}
+	j->owned = owned;
+	if (n >= 0 && n <= JOB_VALS)
+		memcpy(v, vals, (size_t)n * sizeof(*vals));
+	return store_job_submit(s, j, st, n, 1);
 }
 
 int store_drain(struct store *s)
@@ -283,6 +334,7 @@ static sqlite3_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 {
 	memset(b, 0, sizeof(*b));
+	b->vals = b->spare;
 	if (store_drain(s) != 0) /* the connection is the writer's while jobs run */
 		return -1;
 	b->s = s;
@@ -293,13 +345,23 @@ int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 	}
 	b->multi = bins_prepare(b, table, BINS_ROWS);
 	b->one = bins_prepare(b, table, 1);
-	if (b->multi == NULL || b->one == NULL) {
+	if (b->multi == NULL || b->one == NULL || (b->job = store_job_take(s, &b->vals)) == NULL) {
 		sqlite3_finalize(b->multi);
 		sqlite3_finalize(b->one);
 		b->multi = b->one = NULL;
+		b->vals = b->spare;
 		return -1;
 	}
 	return 0;
+}
+
+/* Once an insert has failed, values go to the spare row and nowhere. */
+static void bins_fail(struct bins *b)
+{
+	b->failed = 1;
+	b->job = NULL;
+	b->vals = b->spare;
+	b->rows = 0;
 }
 
 static struct bins_val *bins_next(struct bins *b)
@@ -348,32 +410,37 @@ void bins_blob(struct bins *b, const void *p, int n)
 	x->n = n;
 }
 
-static int bins_step(struct bins *b, sqlite3_stmt *st, int first_row, int rows)
-{
-	if (store_submit(b->s, st, &b->vals[first_row * b->ncols], rows * b->ncols, NULL) != 0)
-		b->failed = 1;
-	return b->failed ? -1 : 0;
-}
-
 int bins_row(struct bins *b)
 {
 	b->col = 0;
-	if (++b->rows < BINS_ROWS)
-		return b->failed ? -1 : 0;
-	b->rows = 0;
-	if (b->failed)
+	if (b->failed) {
+		b->rows = 0;
 		return -1;
-	return bins_step(b, b->multi, 0, BINS_ROWS);
+	}
+	if (++b->rows < BINS_ROWS)
+		return 0;
+	if (store_job_submit(b->s, b->job, b->multi, BINS_ROWS * b->ncols, 1) != 0 ||
+	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
+		bins_fail(b);
+		return -1;
+	}
+	b->rows = 0;
+	return 0;
 }
 
-/* Queues the rows left, waits for every job (statements are finalized only
- * once the writer is done with them) and reports any failure. */
+/* Queues the rows left (one INSERT each, in one job), waits for every job
+ * (statements are finalized only once the writer is done with them) and
+ * reports any failure. Calling it again does nothing more. */
 int bins_fini(struct bins *b)
 {
-	int i;
-
-	for (i = 0; i < b->rows && !b->failed; i++)
-		bins_step(b, b->one, i, 1);
+	if (b->job != NULL) {
+		if (b->rows > 0 && !b->failed)
+			b->failed = store_job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0;
+		else
+			store_job_drop(b->s, b->job);
+		b->job = NULL;
+		b->vals = b->spare;
+	}
 	b->rows = 0;
 	if (b->s && store_drain(b->s) != 0)
 		b->failed = 1;
