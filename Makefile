@@ -16,7 +16,11 @@ SAN_asan = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 SAN_ubsan = -fsanitize=undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 30
 
-INGEST_SRC = ingest/fxt.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/build.c ingest/store.c ingest/ingest.c ingest/lod.c
+# The decoders and the model they fill, which the decoder fuzz targets link alone.
+FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/util.c
+XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
+INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
+	ingest/resolve.c ingest/match.c ingest/write.c ingest/build.c ingest/store.c ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c
@@ -25,7 +29,8 @@ CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
-TEST_NAMES = test_fxt test_ingest test_reader test_xray query/test_lod query/test_area catalog/test_catalog
+TEST_NAMES = test_fxt test_resolve test_match test_write test_ingest test_reader test_xray query/test_lod query/test_area \
+	catalog/test_catalog
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -75,8 +80,8 @@ $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
-$(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
+$(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++
 
 $(B)/fuzz_replay_http: tests/fuzz_http.c tests/fuzz_replay.c server/params.c server/server_internal.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_http.c tests/fuzz_replay.c server/params.c
@@ -88,13 +93,18 @@ $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/gen_fxt.c $(WRITER)
 
-$(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a
+$(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_xray $(B)/fuzz_replay_http \
+# The decoder targets link their decoder and the model only: no SQLite.
+$(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
+
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
+	$(B)/fuzz_replay_fxt_decode tests/corpus/fxt_decode
 	$(B)/fuzz_replay_xray tests/corpus/xray
 	$(B)/fuzz_replay_http tests/corpus/http
 	$(B)/fuzz_replay_symbols tests/corpus/symbols
@@ -157,13 +167,22 @@ ubsan:
 
 # libFuzzer (clang): make fuzz FUZZ_SECONDS=60 runs each target that long,
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
-FUZZ_TARGETS = fxt xray http symbols
+# fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
+# fxt runs the decoder and the build into SQLite (~1k/s).
+FUZZ_TARGETS = fxt fxt_decode xray http symbols
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
 build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  $(shell pkg-config --cflags $(PKGS)) -o $@ tests/fuzz_http.c server/params.c
-build/fuzz/fuzz_%: tests/fuzz_%.c $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h tracedb/*.h
+FUZZ_CC = clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+build/fuzz/fuzz_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h $(FXT_DECODER_SRC) ingest/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/fuzz_fxt_decode.c $(FXT_DECODER_SRC)
+build/fuzz/fuzz_xray: tests/fuzz_xray.c $(XRAY_DECODER_SRC) ingest/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/fuzz_xray.c $(XRAY_DECODER_SRC) -lstdc++
+build/fuzz/fuzz_%: tests/fuzz_%.c tests/*.h $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h tracedb/*.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c $(LIBS)

@@ -6,7 +6,7 @@
  * through a bounded sub-reader that ends at the record's declared size. It
  * resolves string and thread references against the current provider's
  * tables as they stand at that record (docs/API.md, Meaning 1) and appends
- * neutral model records (ingest_internal.h). It never allocates per event.
+ * neutral model records (model.h). It never allocates per event.
  *
  * Specification: ../shared/spec/fuchsia-trace-format.txt, or
  * https://fuchsia.dev/fuchsia-src/reference/tracing/trace-format
@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_internal.h"
+#include "fxt.h"
 #include "reader.h"
 
 #define FXT_MAGIC UINT64_C(0x0016547846040010)

@@ -1,5 +1,5 @@
 /*
- * The ingest driver: reads an archive in chunks, feeds the decoder, builds
+ * The ingest driver: maps (or reads) an archive in chunks, feeds the decoder, builds
  * the database under a temporary name and renames it into place.
  */
 #include <errno.h>
@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "ingest_internal.h"
+#include "build.h"
+#include "fxt.h"
 #include "store.h"
+#include "symbols.h"
+#include "xray.h"
 
 enum { CHUNK = 1 << 20 };
 
@@ -107,18 +111,75 @@ static int set_error(struct ingest_result *res, int rc, const char *detail)
 	return rc;
 }
 
+/* Feeds one piece of the input and reports progress; returns INGEST_OK or
+ * an error. */
+static int decode_piece(struct decoder *d, struct model *m, const struct ingest_opts *o, const uint8_t *p, size_t n,
+			uint64_t *done, uint64_t size)
+{
+	int rc = dec_feed(d, p, n);
+
+	*done += n;
+	if (rc == INGEST_OK && o && o->progress &&
+	    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, *done, size, m->events.len) != 0)
+		rc = INGEST_ECANCEL;
+	return rc;
+}
+
+/*
+ * Decodes a regular file through a read-only mapping, CHUNK bytes at a
+ * time, without copying it: the decoders read the mapped pages directly,
+ * and the pages decoded are dropped behind them so that the input never
+ * sits in memory whole. Returns INGEST_OK or an error; -1 when the file
+ * cannot be mapped (then it is read instead).
+ */
+static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model *m, const struct ingest_opts *o,
+			 struct ingest_result *res)
+{
+	const char *format = o ? o->format : NULL;
+	uint64_t done = 0, off, dropped = 0;
+	uint8_t *map;
+	int rc = INGEST_OK;
+
+	if (size == 0 || size > SIZE_MAX ||
+	    (map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0)) == MAP_FAILED)
+		return -1;
+	madvise(map, (size_t)size, MADV_SEQUENTIAL);
+	if (format == NULL && (format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK)) == NULL)
+		rc = INGEST_ENOTTRACE;
+	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
+		res->format = d->format;
+	for (off = 0; rc == INGEST_OK && off < size; off += CHUNK) {
+		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+
+		rc = decode_piece(d, m, o, map + off, n, &done, size);
+		if (off - dropped >= 16 * (uint64_t)CHUNK) { /* the decoder copies what it keeps */
+			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
+			dropped = off;
+		}
+	}
+	if (rc == INGEST_OK)
+		rc = dec_finish(d);
+	munmap(map, (size_t)size);
+	res->bytes = done;
+	return rc == INGEST_OK ? rc : set_error(res, rc, NULL);
+}
+
 /* Decodes the whole file into the model; the format comes from the first
- * chunk unless the caller forced one. */
+ * chunk unless the caller forced one. A regular file is mapped; anything
+ * else (a pipe, a file that cannot be mapped) is read in chunks. */
 static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *m, const struct ingest_opts *o,
 		       struct ingest_result *res)
 {
-	uint8_t *buf = malloc(CHUNK);
+	uint8_t *buf;
 	const char *format = o ? o->format : NULL;
 	uint64_t done = 0;
 	size_t n;
 	int rc = INGEST_OK;
 
-	if (buf == NULL)
+	if ((rc = decode_mapped(f, size, d, m, o, res)) != -1)
+		return rc;
+	rc = INGEST_OK;
+	if ((buf = malloc(CHUNK)) == NULL)
 		return set_error(res, INGEST_ENOMEM, NULL);
 	n = fread(buf, 1, CHUNK, f);
 	if (format == NULL && (format = ingest_detect(buf, n)) == NULL)
@@ -126,11 +187,7 @@ static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *
 	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
 		res->format = d->format;
 	while (rc == INGEST_OK && n > 0) {
-		rc = dec_feed(d, buf, n);
-		done += n;
-		if (rc == INGEST_OK && o && o->progress &&
-		    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, done, size, m->events.len) != 0)
-			rc = INGEST_ECANCEL;
+		rc = decode_piece(d, m, o, buf, n, &done, size);
 		if (rc == INGEST_OK)
 			n = fread(buf, 1, CHUNK, f);
 	}

@@ -20,7 +20,7 @@
 
 #include "lod.h"
 
-struct group {
+struct lod_group {
 	uint64_t first, last; /* item indexes */
 	int64_t start, end;   /* first ts, greatest end (or last ts) */
 	uint64_t longest;     /* item index of the longest slice / last point */
@@ -30,7 +30,7 @@ struct group {
 	int all_int;          /* counters: every value is an int */
 };
 
-static void group_from_item(struct group *g, const struct lod_item *it, uint64_t i)
+static void group_from_item(struct lod_group *g, const struct lod_item *it, uint64_t i)
 {
 	g->first = g->last = g->longest = i;
 	g->start = it[i].ts;
@@ -41,7 +41,7 @@ static void group_from_item(struct group *g, const struct lod_item *it, uint64_t
 	g->all_int = it[i].is_int;
 }
 
-static void group_merge(struct group *g, const struct group *h, const struct lod_item *it)
+static void group_merge(struct lod_group *g, const struct lod_group *h, const struct lod_item *it)
 {
 	g->last = h->last;
 	g->open |= h->open;
@@ -109,6 +109,9 @@ int lod_writer_fini(struct lod_writer *w)
 		w->failed = 1;
 	sqlite3_finalize(w->st);
 	w->st = NULL;
+	free(w->groups);
+	w->groups = NULL;
+	w->groups_cap = 0;
 	return w->failed ? -1 : 0;
 }
 
@@ -138,7 +141,7 @@ static uint64_t name_cat(const struct lod_item *x)
 }
 
 /* The record layout is in tracedb/tracedb.h. */
-static void write_group(struct lod_writer *w, const struct group *g, const struct lod_item *it, int counters)
+static void write_group(struct lod_writer *w, const struct lod_group *g, const struct lod_item *it, int counters)
 {
 	const struct lod_key *k = &w->key;
 	const struct lod_item *l = &it[g->longest], *last = &it[g->last], *first = &it[g->first];
@@ -168,7 +171,7 @@ static void write_group(struct lod_writer *w, const struct group *g, const struc
 }
 
 /* Merges groups into buckets of 2^level ns, in place; returns the new count. */
-static size_t regroup(struct group *g, size_t n, int level, const struct lod_item *it)
+static size_t regroup(struct lod_group *g, size_t n, int level, const struct lod_item *it)
 {
 	size_t i, out = 0;
 
@@ -184,15 +187,20 @@ static size_t regroup(struct group *g, size_t n, int level, const struct lod_ite
 int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
 	      uint64_t *levels)
 {
-	struct group *g;
+	struct lod_group *g;
 	size_t i, ng = n, stored = n;
 	int level;
 
 	*levels = 0;
 	if (n < 2)
 		return w->failed ? -1 : 0;
-	if ((g = malloc(n * sizeof(*g))) == NULL)
-		return -1;
+	if (n > w->groups_cap) {
+		if ((g = realloc(w->groups, n * sizeof(*g))) == NULL)
+			return -1;
+		w->groups = g;
+		w->groups_cap = n;
+	}
+	g = w->groups;
 	for (i = 0; i < n; i++)
 		group_from_item(&g[i], it, i);
 	w->key = *k;
@@ -208,6 +216,5 @@ int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_it
 				write_group(w, &g[i], it, counters);
 		chunk_flush(w);
 	}
-	free(g);
 	return w->failed ? -1 : 0;
 }

@@ -28,8 +28,12 @@ struct lod_key {
 	uint64_t first_id; /* row id of item 0; items have consecutive ids */
 };
 
+struct lod_group;
+
 /* Writes packed summaries, a chunk of up to LOD_CHUNK records per row. */
 struct lod_writer {
+	struct lod_group *groups; /* lod_build's scratch, grown to the largest run and reused */
+	size_t groups_cap;
 	sqlite3_stmt *st;
 	struct store *s;
 	uint8_t buf[LOD_CHUNK * LOD_RECORD];

@@ -30,12 +30,21 @@ static int store_exec(struct store *s, const char *sql)
 
 /* ---- the writer thread --------------------------------------------------- */
 
+/*
+ * Jobs are allocated with room for a full multi-row INSERT and reused: the
+ * writer hands finished ones back on s->free. Signals are sent only to a
+ * side that is waiting, and the writer takes the whole queue at once, so
+ * that a job costs no system call when both sides keep busy.
+ */
+enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
+
 struct store_job {
 	sqlite3_stmt *st;
-	int n;                  /* values in vals */
+	int n;                  /* values bound per step; n * steps <= JOB_VALS */
+	int steps;              /* executions of st, each with the next n values */
 	void *owned;            /* freed after the job */
 	struct store_job *next;
-	struct bins_val vals[]; /* n values, bound as ?1 .. ?n */
+	struct bins_val vals[JOB_VALS]; /* bound as ?1 .. ?n, step after step */
 };
 
 static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
@@ -58,80 +67,150 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
 	}
 }
 
-/* Runs one job; records the first failure. */
-static void job_run(struct store *s, struct store_job *j)
+/* Runs one job unless an earlier one failed (*failed, the writer's copy of
+ * s->failed); records the first failure. */
+static void job_run(struct store *s, struct store_job *j, int *failed)
 {
-	int i, failed;
+	const struct bins_val *v = j->vals;
+	int i, k;
 
-	pthread_mutex_lock(&s->mu);
-	failed = s->failed;
-	pthread_mutex_unlock(&s->mu);
-	if (failed)
-		return;
-	for (i = 0; i < j->n; i++)
-		bind_val(j->st, i + 1, &j->vals[i]);
-	if (sqlite3_step(j->st) != SQLITE_DONE) {
-		pthread_mutex_lock(&s->mu);
-		if (!s->failed)
-			snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
-		s->failed = 1;
-		pthread_mutex_unlock(&s->mu);
+	for (k = 0; k < j->steps && !*failed; k++, v += j->n) {
+		for (i = 0; i < j->n; i++)
+			bind_val(j->st, i + 1, &v[i]);
+		if (sqlite3_step(j->st) != SQLITE_DONE) {
+			pthread_mutex_lock(&s->mu);
+			if (!s->failed)
+				snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
+			s->failed = *failed = 1;
+			pthread_mutex_unlock(&s->mu);
+		}
+		sqlite3_reset(j->st);
 	}
-	sqlite3_reset(j->st);
 }
 
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
-	struct store_job *j;
+	struct store_job *j, *next;
+	int failed;
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (s->head == NULL && !s->stop)
-			pthread_cond_wait(&s->cv, &s->mu);
+		while (s->head == NULL && !s->stop) {
+			s->writer_idle = 1;
+			pthread_cond_wait(&s->work, &s->mu);
+			s->writer_idle = 0;
+		}
 		if ((j = s->head) == NULL)
 			break;
-		s->head = j->next;
-		if (s->head == NULL)
-			s->tail = NULL;
+		s->head = s->tail = NULL;
+		failed = s->failed;
 		pthread_mutex_unlock(&s->mu);
-		job_run(s, j);
-		free(j->owned);
-		free(j);
+		for (; j != NULL; j = next) {
+			next = j->next;
+			job_run(s, j, &failed);
+			free(j->owned);
+			j->owned = NULL;
+			/* hand the job back at once: a producer waiting for room
+			 * wakes when half the queue is free, not when all of it is */
+			pthread_mutex_lock(&s->mu);
+			j->next = s->free;
+			s->free = j;
+			s->queued--;
+			if (s->waiting && (s->queued <= STORE_QUEUE / 2 || s->queued == 0)) {
+				s->waiting = 0;
+				pthread_cond_broadcast(&s->done);
+			}
+			pthread_mutex_unlock(&s->mu);
+		}
 		pthread_mutex_lock(&s->mu);
-		s->queued--;
-		pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
-int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+struct store_job *store_job_take(struct store *s, struct bins_val **vals)
 {
-	struct store_job *j = malloc(sizeof(*j) + (size_t)n * sizeof(*vals));
+	struct store_job *j;
 
-	if (j == NULL) {
-		free(owned);
+	pthread_mutex_lock(&s->mu);
+	if ((j = s->free) != NULL)
+		s->free = j->next;
+	pthread_mutex_unlock(&s->mu);
+	if (j == NULL && (j = malloc(sizeof(*j))) == NULL) {
 		snprintf(s->error, sizeof(s->error), "out of memory");
+		return NULL;
+	}
+	j->owned = NULL;
+	j->next = NULL;
+	*vals = j->vals;
+	return j;
+}
+
+void store_job_drop(struct store *s, struct store_job *j)
+{
+	pthread_mutex_lock(&s->mu);
+	j->next = s->free;
+	s->free = j;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Queues j, waiting while the queue is full; returns -1 (and keeps j for
+ * reuse) once a job has failed, since nothing more will be written. */
+static int job_queue(struct store *s, struct store_job *j)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->queued >= STORE_QUEUE) {
+		s->waiting = 1;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
+	if (s->failed) {
+		free(j->owned);
+		j->owned = NULL;
+		j->next = s->free;
+		s->free = j;
+		pthread_mutex_unlock(&s->mu);
 		return -1;
 	}
-	j->st = st;
-	j->n = n;
-	j->owned = owned;
-	j->next = NULL;
-	memcpy(j->vals, vals, (size_t)n * sizeof(*vals));
-	pthread_mutex_lock(&s->mu);
-	while (s->queued >= STORE_QUEUE)
-		pthread_cond_wait(&s->cv, &s->mu);
 	if (s->tail)
 		s->tail->next = j;
 	else
 		s->head = j;
 	s->tail = j;
 	s->queued++;
-	pthread_cond_broadcast(&s->cv);
+	if (s->writer_idle)
+		pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
+}
+
+int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int n, int steps)
+{
+	if (n < 0 || steps < 0 || (int64_t)n * steps > JOB_VALS) { /* a programmer error */
+		free(j->owned);
+		j->owned = NULL;
+		store_job_drop(s, j);
+		return -1;
+	}
+	j->st = st;
+	j->n = n;
+	j->steps = steps;
+	return job_queue(s, j);
+}
+
+int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+{
+	struct bins_val *v;
+	struct store_job *j = store_job_take(s, &v);
+
+	if (j == NULL) {
+		free(owned);
+		return -1;
+	}
+	j->owned = owned;
+	if (n >= 0 && n <= JOB_VALS)
+		memcpy(v, vals, (size_t)n * sizeof(*vals));
+	return store_job_submit(s, j, st, n, 1);
 }
 
 int store_drain(struct store *s)
@@ -139,8 +218,10 @@ int store_drain(struct store *s)
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
-	while (s->queued > 0)
-		pthread_cond_wait(&s->cv, &s->mu);
+	while (s->queued > 0) {
+		s->waiting = 1;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
 	failed = s->failed;
 	pthread_mutex_unlock(&s->mu);
 	return failed ? -1 : 0;
@@ -152,7 +233,8 @@ int store_open(struct store *s, const char *path)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
 	remove(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
@@ -194,13 +276,20 @@ void store_close(struct store *s)
 	if (s->writer_started) {
 		pthread_mutex_lock(&s->mu);
 		s->stop = 1;
-		pthread_cond_broadcast(&s->cv);
+		pthread_cond_signal(&s->work);
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->writer, NULL);
 		s->writer_started = 0;
 	}
+	while (s->free != NULL) {
+		struct store_job *j = s->free;
+
+		s->free = j->next;
+		free(j);
+	}
 	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->done);
 	if (s->db) {
 		sqlite3_close(s->db);
 		s->db = NULL;
@@ -246,6 +335,7 @@ static sqlite3_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 {
 	memset(b, 0, sizeof(*b));
+	b->vals = b->spare;
 	if (store_drain(s) != 0) /* the connection is the writer's while jobs run */
 		return -1;
 	b->s = s;
@@ -256,13 +346,23 @@ int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 	}
 	b->multi = bins_prepare(b, table, BINS_ROWS);
 	b->one = bins_prepare(b, table, 1);
-	if (b->multi == NULL || b->one == NULL) {
+	if (b->multi == NULL || b->one == NULL || (b->job = store_job_take(s, &b->vals)) == NULL) {
 		sqlite3_finalize(b->multi);
 		sqlite3_finalize(b->one);
 		b->multi = b->one = NULL;
+		b->vals = b->spare;
 		return -1;
 	}
 	return 0;
+}
+
+/* Once an insert has failed, values go to the spare row and nowhere. */
+static void bins_fail(struct bins *b)
+{
+	b->failed = 1;
+	b->job = NULL;
+	b->vals = b->spare;
+	b->rows = 0;
 }
 
 static struct bins_val *bins_next(struct bins *b)
@@ -311,32 +411,37 @@ void bins_blob(struct bins *b, const void *p, int n)
 	x->n = n;
 }
 
-static int bins_step(struct bins *b, sqlite3_stmt *st, int first_row, int rows)
-{
-	if (store_submit(b->s, st, &b->vals[first_row * b->ncols], rows * b->ncols, NULL) != 0)
-		b->failed = 1;
-	return b->failed ? -1 : 0;
-}
-
 int bins_row(struct bins *b)
 {
 	b->col = 0;
-	if (++b->rows < BINS_ROWS)
-		return b->failed ? -1 : 0;
-	b->rows = 0;
-	if (b->failed)
+	if (b->failed) {
+		b->rows = 0;
 		return -1;
-	return bins_step(b, b->multi, 0, BINS_ROWS);
+	}
+	if (++b->rows < BINS_ROWS)
+		return 0;
+	if (store_job_submit(b->s, b->job, b->multi, BINS_ROWS * b->ncols, 1) != 0 ||
+	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
+		bins_fail(b);
+		return -1;
+	}
+	b->rows = 0;
+	return 0;
 }
 
-/* Queues the rows left, waits for every job (statements are finalized only
- * once the writer is done with them) and reports any failure. */
+/* Queues the rows left (one INSERT each, in one job), waits for every job
+ * (statements are finalized only once the writer is done with them) and
+ * reports any failure. Calling it again does nothing more. */
 int bins_fini(struct bins *b)
 {
-	int i;
-
-	for (i = 0; i < b->rows && !b->failed; i++)
-		bins_step(b, b->one, i, 1);
+	if (b->job != NULL) {
+		if (b->rows > 0 && !b->failed)
+			b->failed = store_job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0;
+		else
+			store_job_drop(b->s, b->job);
+		b->job = NULL;
+		b->vals = b->spare;
+	}
 	b->rows = 0;
 	if (b->s && store_drain(b->s) != 0)
 		b->failed = 1;

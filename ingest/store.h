@@ -25,10 +25,14 @@ struct store {
 	int failed;              /* sticky, set by the writer thread; under mu */
 	pthread_t writer;
 	int writer_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;       /* jobs queued, space freed, queue drained */
+	pthread_mutex_t mu;      /* guards everything below */
+	pthread_cond_t work;     /* jobs queued or stop: the writer wakes */
+	pthread_cond_t done;     /* jobs finished: producers and drains wake */
 	struct store_job *head, *tail;
+	struct store_job *free;  /* finished jobs kept for reuse, each of full size */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
+	int writer_idle;         /* the writer waits on work: signal it */
+	int waiting;             /* a producer or drain waits on done: signal it */
 	int stop;
 };
 
@@ -36,25 +40,34 @@ enum { STORE_QUEUE = 32 };
 
 enum { BINS_ROWS = 64, BINS_MAX_COLS = 16 };
 
+/* One value to bind; 16 bytes, since millions pass from thread to thread. */
 struct bins_val {
 	int type;      /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL */
 	int n;         /* text or blob bytes; -1 for a NUL-terminated text */
-	int64_t i;
-	double d;
-	const void *p; /* text or blob; must stay valid until the row is flushed (bins_fini) */
+	union {
+		int64_t i;     /* SQLITE_INTEGER */
+		double d;      /* SQLITE_FLOAT */
+		const void *p; /* text or blob; must stay valid until the row is flushed (bins_fini) */
+	};
 };
 
-/* A multi-row INSERT into one table: values are bound column by column,
- * bins_row() ends a row, and every BINS_ROWS rows go to SQLite at once. */
+/*
+ * A multi-row INSERT into one table: values are bound column by column,
+ * bins_row() ends a row, and every BINS_ROWS rows go to SQLite at once.
+ * Values are written straight into a job of the store's queue, which goes
+ * to the writer thread whole: nothing is copied on the way.
+ */
 struct bins {
 	struct store *s;
-	sqlite3_stmt *multi; /* BINS_ROWS rows */
-	sqlite3_stmt *one;   /* one row, for the rest at the end */
+	sqlite3_stmt *multi;     /* BINS_ROWS rows */
+	sqlite3_stmt *one;       /* one row, for the rest at the end */
 	int ncols;
-	int rows;            /* complete rows buffered */
-	int col;             /* next column of the current row */
-	int failed;          /* sticky; the reason is in s->error */
-	struct bins_val vals[BINS_ROWS * BINS_MAX_COLS];
+	int rows;                /* complete rows buffered */
+	int col;                 /* next column of the current row */
+	int failed;              /* sticky; the reason is in s->error */
+	struct store_job *job;   /* the job being filled; NULL once failed */
+	struct bins_val *vals;   /* its values, or spare once failed */
+	struct bins_val spare[BINS_MAX_COLS]; /* where values go once failed */
 };
 
 /* Creates the file (replacing one there), the schema, opens a transaction
@@ -63,6 +76,15 @@ int store_open(struct store *s, const char *path);
 /* Queues one execution of st with these values (copied; text and blobs are
  * not: they must outlive the job, except `owned`, freed after it). */
 int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned);
+/* Takes an empty job to fill in place: *vals gets room for
+ * BINS_ROWS * BINS_MAX_COLS values. NULL when out of memory. */
+struct store_job *store_job_take(struct store *s, struct bins_val **vals);
+/* Queues a taken job (which then belongs to the store): st runs `steps`
+ * times, each binding the next n values. Returns -1 when a job failed
+ * before, or on a programmer error (too many values). */
+int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int n, int steps);
+/* Returns a taken job unused. */
+void store_job_drop(struct store *s, struct store_job *j);
 /* Waits until every queued job has run; returns -1 if any failed. */
 int store_drain(struct store *s);
 int store_commit(struct store *s);

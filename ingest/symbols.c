@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_internal.h"
+#include "symbols.h"
 #include "reader.h"
 
 /* The C++ runtime's demangler (libstdc++ / libc++abi). */

@@ -7,7 +7,7 @@
  * is complete and its records are kept, as the raw bytes, in one arena.
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
- * and appends model events (ingest_internal.h): a complete event "fn#<id>"
+ * and appends model events (model.h): a complete event "fn#<id>"
  * per call, a begin event per call still open at the end, instants for
  * custom and typed events, a "cpu" counter per thread. The raw bytes are the
  * most compact form of the records (8 bytes a function record); per record
@@ -91,7 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_internal.h"
+#include "xray.h"
 #include "reader.h"
 
 #define XR_MAX_BUFFER (UINT64_C(1) << 30) /* larger buffers are damage */
@@ -182,6 +182,26 @@ struct xr_map {
 	size_t len;     /* keys in use; at most half the slots */
 };
 
+/*
+ * One thread in the event stage: its buffers in time order, the record read
+ * ahead and the matching state. The stage merges the threads by the time of
+ * their next record, so that events reach the model in time order and the
+ * build stage finds them sorted instead of sorting one run per thread.
+ */
+struct xr_walk {
+	size_t buf, end;       /* the thread's next buffer in bufs; one past its last */
+	struct xr_cur c;       /* cursor in the current buffer */
+	struct xr_rec rec;     /* the record read ahead; valid while live */
+	int live;
+	int64_t key;           /* rec's time in ns; the thread's last time for untimed records */
+	uint32_t order;        /* the walk's place in thread order: the tie-break */
+	struct vec stack;      /* struct xr_frame, innermost last */
+	struct xr_map open;    /* function id -> frames of it on the stack */
+	uint32_t args_ev;      /* event taking CallArgument records */
+	uint32_t thread;       /* model thread of the buffers being walked */
+	uint64_t tid;          /* its thread id: the cpu counter's id */
+};
+
 struct xray_decoder {
 	struct model *m;
 	enum xr_state state;
@@ -199,13 +219,9 @@ struct xray_decoder {
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
 	int finished;
-	/* the event stage, one thread at a time */
-	struct vec stack;      /* struct xr_frame, innermost last */
-	struct xr_map open;    /* function id -> frames of it on the stack */
+	/* the event stage */
+	struct xr_walk *w;     /* the thread whose record is being turned into events */
 	struct xr_map names;   /* function id -> string id of "fn#<id>" */
-	uint32_t args_ev;      /* event taking CallArgument records */
-	uint32_t thread;       /* model thread of the buffers being walked */
-	uint64_t tid;          /* its thread id: the cpu counter's id */
 	uint32_t arg_keys[XR_MAX_ARGS]; /* "arg<i>" string id + 1, 0 until used */
 	uint32_t s_cat, s_cpu, s_custom, s_typed, s_size, s_type, s_payload;
 };
@@ -281,12 +297,19 @@ static uint32_t *xr_map_find(const struct xr_map *mp, uint32_t id)
 }
 
 /* Ticks to nanoseconds, truncated and exact for every 64-bit tick count. */
+/* Ticks to nanoseconds, exact for every 64-bit tick count. */
+static unsigned __int128 xr_ticks_ns(const struct xray_decoder *d, uint64_t ticks)
+{
+	if (d->freq != 0 && d->freq != 1000000000u)
+		return (unsigned __int128)ticks * 1000000000u / d->freq;
+	return ticks;
+}
+
+/* An event's time: nanoseconds clamped to INT64_MAX, counting overflows. */
 static int64_t xr_ns(struct xray_decoder *d, uint64_t ticks)
 {
-	unsigned __int128 ns = ticks;
+	unsigned __int128 ns = xr_ticks_ns(d, ticks);
 
-	if (d->freq != 0 && d->freq != 1000000000u)
-		ns = (unsigned __int128)ticks * 1000000000u / d->freq;
 	if (ns > INT64_MAX) {
 		d->m->diag.timestamp_overflows++;
 		return INT64_MAX;
@@ -717,7 +740,7 @@ static struct mdl_ev *xr_event(struct xray_decoder *d, uint8_t kind, uint64_t ti
 	if (name == MDL_NONE || (e = model_event(d->m)) == NULL)
 		return NULL;
 	e->ts = xr_ns(d, ticks);
-	e->thread = d->thread;
+	e->thread = d->w->thread;
 	e->cat = d->s_cat;
 	e->name = name;
 	e->kind = kind;
@@ -747,20 +770,20 @@ static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 	uint32_t *open;
 
 	e = xr_event(d, MDL_EV_BEGIN, r->tsc, xr_fn_name(d, r->fid));
-	if (e == NULL || (open = xr_map_get(&d->open, r->fid)) == NULL || (f = vec_push(&d->stack)) == NULL) {
+	if (e == NULL || (open = xr_map_get(&d->w->open, r->fid)) == NULL || (f = vec_push(&d->w->stack)) == NULL) {
 		d->m->oom = 1;
 		return;
 	}
 	f->ev = (uint32_t)d->m->events.len - 1;
 	f->fid = r->fid;
 	(*open)++;
-	d->args_ev = f->ev;
+	d->w->args_ev = f->ev;
 }
 
 /* Closes the innermost open call of r's function, and any above it. */
 static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 {
-	uint32_t *open = xr_map_find(&d->open, r->fid);
+	uint32_t *open = xr_map_find(&d->w->open, r->fid);
 	int64_t end;
 
 	if (open == NULL || *open == 0) {
@@ -768,13 +791,13 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 		return;
 	}
 	end = xr_ns(d, r->tsc);
-	while (d->stack.len > 0) {
-		struct xr_frame *f = VEC_AT(&d->stack, struct xr_frame, --d->stack.len);
+	while (d->w->stack.len > 0) {
+		struct xr_frame *f = VEC_AT(&d->w->stack, struct xr_frame, --d->w->stack.len);
 		struct mdl_ev *e = VEC_AT(&d->m->events, struct mdl_ev, f->ev);
 
 		e->kind = MDL_EV_COMPLETE;
 		e->extra = (uint64_t)end;
-		(*xr_map_find(&d->open, f->fid))--;
+		(*xr_map_find(&d->w->open, f->fid))--;
 		if (f->fid == r->fid)
 			break;
 		d->m->diag.unterminated_slices++;
@@ -783,7 +806,7 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 
 static void xr_call_arg(struct xray_decoder *d, const struct xr_rec *r)
 {
-	struct mdl_ev *e = VEC_AT(&d->m->events, struct mdl_ev, d->args_ev);
+	struct mdl_ev *e = VEC_AT(&d->m->events, struct mdl_ev, d->w->args_ev);
 	struct mdl_arg *a;
 	char key[8];
 	int n;
@@ -808,7 +831,7 @@ static void xr_cpu(struct xray_decoder *d, const struct xr_rec *r)
 
 	if (e == NULL)
 		return;
-	e->extra = d->tid;
+	e->extra = d->w->tid;
 	if ((a = xr_arg_push(d, e, d->s_cpu, MDL_ARG_U64)) != NULL)
 		a->v.u = r->cpu;
 }
@@ -859,17 +882,6 @@ static void xr_record(struct xray_decoder *d, const struct xr_rec *r)
 	}
 }
 
-/* Walks one stored buffer (checked when it arrived) into events. */
-static void xr_walk_buffer(struct xray_decoder *d, const struct xr_buf *b)
-{
-	struct xr_rec rec;
-	struct xr_cur c;
-
-	xr_cur_init(&c, d->arena + b->off, b->len, d->version);
-	while (!d->m->oom && xr_next(&c, &rec) == XR_REC)
-		xr_record(d, &rec);
-}
-
 static int xr_buf_cmp(const void *a, const void *b)
 {
 	const struct xr_buf *x = a, *y = b;
@@ -899,26 +911,124 @@ static int xr_intern_names(struct xray_decoder *d)
 	return m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
-/* Orders each thread's buffers in time and turns them into events. */
-static int xr_events(struct xray_decoder *d)
+/* Reads the walk's next record, moving on to the thread's next buffer at
+ * the end of one (buffers were checked when they arrived); clears w->live
+ * after the last. */
+static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 {
 	struct xr_buf *b = d->bufs.data;
-	size_t i;
+	unsigned __int128 ns;
+
+	while (xr_next(&w->c, &w->rec) != XR_REC) {
+		if (w->buf == w->end) {
+			w->live = 0;
+			return;
+		}
+		xr_cur_init(&w->c, d->arena + b[w->buf].off, b[w->buf].len, d->version);
+		w->buf++;
+	}
+	if (w->rec.kind == XR_FUNC || w->rec.kind == XR_CPU || w->rec.kind == XR_EVENT)
+		w->key = (ns = xr_ticks_ns(d, w->rec.tsc)) > INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
+static int xr_walk_before(const struct xr_walk *x, const struct xr_walk *y)
+{
+	return x->key != y->key ? x->key < y->key : x->order < y->order;
+}
+
+/* Restores the heap order of h[0 .. n) from position i down. */
+static void xr_heap_down(struct xr_walk **h, size_t n, size_t i)
+{
+	struct xr_walk *x = h[i];
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && xr_walk_before(h[c + 1], h[c]))
+			c++;
+		if (!xr_walk_before(h[c], x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+/* Turns the record of the earliest thread into events, with the untimed
+ * records that follow it (call arguments belong to their enter). */
+static void xr_walk_step(struct xray_decoder *d, struct xr_walk *w)
+{
+	d->w = w;
+	do {
+		xr_record(d, &w->rec);
+		xr_walk_next(d, w);
+	} while (w->live && !d->m->oom && w->rec.kind != XR_FUNC && w->rec.kind != XR_CPU &&
+		 w->rec.kind != XR_EVENT);
+}
+
+/* Sets up one walk per thread over bufs (sorted by thread, then time);
+ * returns the number of walks, whose records are read ahead. */
+static size_t xr_walks_init(struct xray_decoder *d, struct xr_walk *walks)
+{
+	struct xr_buf *b = d->bufs.data;
+	size_t i, n = 0;
+
+	for (i = 0; i < d->bufs.len; i++) {
+		struct xr_walk *w = &walks[n];
+
+		if (i + 1 < d->bufs.len && b[i + 1].thread == b[i].thread)
+			continue;
+		w->end = i + 1;
+		for (w->buf = i; w->buf > 0 && b[w->buf - 1].thread == b[i].thread; w->buf--)
+			;
+		w->order = (uint32_t)n;
+		w->thread = b[i].thread;
+		w->tid = VEC_AT(&d->m->threads, struct mdl_thread, w->thread)->tid;
+		vec_init(&w->stack, sizeof(struct xr_frame));
+		w->live = 1;
+		xr_walk_next(d, w);
+		n++;
+	}
+	return n;
+}
+
+/* Orders each thread's buffers in time and turns them into events, merging
+ * the threads by time. Calls still open at a thread's end stay begins. */
+static int xr_events(struct xray_decoder *d)
+{
+	struct xr_walk *walks, **heap;
+	size_t i, n, live = 0;
 
 	if (d->bufs.len == 0)
 		return INGEST_OK;
 	if (xr_intern_names(d) != INGEST_OK)
 		return INGEST_ENOMEM;
-	qsort(b, d->bufs.len, sizeof(*b), xr_buf_cmp);
-	for (i = 0; i < d->bufs.len && !d->m->oom; i++) {
-		if (i == 0 || b[i].thread != b[i - 1].thread) { /* a new thread: calls still open stay begins */
-			d->stack.len = 0;
-			xr_map_fini(&d->open);
-			d->thread = b[i].thread;
-			d->tid = VEC_AT(&d->m->threads, struct mdl_thread, d->thread)->tid;
-		}
-		xr_walk_buffer(d, &b[i]);
+	qsort(d->bufs.data, d->bufs.len, sizeof(struct xr_buf), xr_buf_cmp);
+	walks = calloc(d->bufs.len, sizeof(*walks));
+	heap = calloc(d->bufs.len, sizeof(*heap));
+	if (walks == NULL || heap == NULL)
+		goto out_free;
+	n = xr_walks_init(d, walks);
+	for (i = 0; i < n; i++)
+		if (walks[i].live)
+			heap[live++] = &walks[i];
+	for (i = live / 2; i-- > 0;)
+		xr_heap_down(heap, live, i);
+	while (live > 0 && !d->m->oom) {
+		xr_walk_step(d, heap[0]);
+		if (!heap[0]->live)
+			heap[0] = heap[--live];
+		xr_heap_down(heap, live, 0);
 	}
+	for (i = 0; i < n; i++) {
+		vec_fini(&walks[i].stack);
+		xr_map_fini(&walks[i].open);
+	}
+out_free:
+	if (walks == NULL || heap == NULL)
+		d->m->oom = 1;
+	d->w = NULL;
+	free(walks);
+	free(heap);
 	return d->m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
@@ -943,8 +1053,6 @@ int xray_finish(struct xray_decoder *d)
 	d->arena = NULL;
 	d->arena_len = d->arena_cap = 0;
 	vec_fini(&d->bufs);
-	vec_fini(&d->stack);
-	xr_map_fini(&d->open);
 	return rc;
 }
 
@@ -959,7 +1067,6 @@ struct xray_decoder *xray_create(struct model *m)
 	d->m = m;
 	d->state = XS_HEADER;
 	vec_init(&d->bufs, sizeof(struct xr_buf));
-	vec_init(&d->stack, sizeof(struct xr_frame));
 	m->format = "xray-fdr";
 	return d;
 }
@@ -970,8 +1077,6 @@ void xray_destroy(struct xray_decoder *d)
 		return;
 	free(d->arena);
 	vec_fini(&d->bufs);
-	vec_fini(&d->stack);
-	xr_map_fini(&d->open);
 	xr_map_fini(&d->names);
 	free(d);
 }

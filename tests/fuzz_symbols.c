@@ -25,7 +25,7 @@
  *
  * Build with libFuzzer (clang):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
- *     tests/fuzz_symbols.c ingest/symbols.c ingest/model.c -lstdc++
+ *     tests/fuzz_symbols.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++
  * or replay a corpus without it: link tests/fuzz_replay.c instead of
  * -fsanitize=fuzzer and run it on tests/corpus/symbols.
  */
@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "../ingest/ingest.h"
-#include "../ingest/ingest_internal.h"
+#include "../ingest/symbols.h"
 #define FZ_NAME "fuzz_symbols"
 #include "fuzz_util.h"
 

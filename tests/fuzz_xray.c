@@ -27,7 +27,7 @@
  *
  * Build with libFuzzer (clang):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
- *     tests/fuzz_xray.c ingest/xray.c ingest/symbols.c ingest/model.c -lstdc++
+ *     tests/fuzz_xray.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++
  * or replay a corpus without it: link tests/fuzz_replay.c instead of
  * -fsanitize=fuzzer and run it on tests/corpus/xray.
  */
@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/symbols.h"
+#include "../ingest/xray.h"
 #include "../ingest/reader.h"
 #define FZ_NAME "fuzz_xray"
 #include "fuzz_util.h"

@@ -3,7 +3,7 @@
  * directory, one small file per record family or kind of damage.
  *
  * The seeds give libFuzzer a start on every branch of ingest/fxt.c and
- * ingest/build.c: each file is a valid archive head (magic, provider,
+ * ingest/match.c and ingest/write.c: each file is a valid archive head (magic, provider,
  * strings, threads) followed by the records of one family, or a file
  * damaged in one way. The output is deterministic, so the committed files
  * in tests/corpus/fxt can be regenerated and compared. Every file stays

@@ -20,7 +20,7 @@
 #endif
 #include "testutil.h"
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/fxt.h"
 #include "../ingest/reader.h"
 
 /* Field v placed at bit lo of a header word. */

@@ -7,7 +7,7 @@
  *
  * Build (from the repository root):
  *   cc -std=c11 -D_GNU_SOURCE -Wall -Wextra ... tests/test_xray.c
- *      tests/xray_writer.c ingest/xray.c ingest/symbols.c ingest/model.c
+ *      tests/xray_writer.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
  *      -lcmocka -lstdc++ -o /tmp/test_xray
  */
 #include <setjmp.h>
@@ -20,7 +20,8 @@
 
 #include <cmocka.h>
 
-#include "../ingest/ingest_internal.h"
+#include "../ingest/symbols.h"
+#include "../ingest/xray.h"
 #include "xray_writer.h"
 
 enum { FREQ = 2000000000u }; /* 2 GHz: ns = ticks / 2 */
@@ -516,11 +517,11 @@ static void test_ring_order(void **state)
 		     INGEST_OK,
 		     "N xray cpu T0 500 id=1 {cpu=0}\n"
 		     "C xray fn#11 T0 500 505\n"
-		     "N xray cpu T0 1500 id=1 {cpu=0}\n"
-		     "C xray fn#21 T0 1500 1505\n"
 		     "N xray cpu T1 750 id=2 {cpu=0}\n"
 		     "C xray fn#9 T1 750 1050\n"
 		     "N xray cpu T1 1000 id=2 {cpu=0}\n"
+		     "N xray cpu T0 1500 id=1 {cpu=0}\n"
+		     "C xray fn#21 T0 1500 1505\n"
 		     "threads: 1/1 1/2\n"
 		     "diag:\n");
 	xrw_fini(&w);

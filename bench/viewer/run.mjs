@@ -16,7 +16,8 @@
 //
 // First it times the area-selection endpoints (flameBench below).
 //
-// Prints the figures and the target, "median ≤ 16 ms". Exits 0 either way
+// Prints the figures and the targets, "median ≤ 16 ms", "p95 ≤ 16 ms, max
+// ≤ 50 ms" (frame time). Exits 0 either way
 // (a benchmark reports; the numbers are for people), 1 if it could not run.
 
 import { execFileSync } from 'node:child_process';
@@ -184,6 +185,8 @@ async function main() {
     console.log(`draw time   (canvas work per frame):   median ${f2(pct(d, 50))} ms   p95 ${f2(pct(d, 95))} ms   max ${f2(Math.max(...d))} ms`);
     console.log(`frame time  (rAF to rAF, uncapped):     median ${f2(pct(f, 50))} ms   p95 ${f2(pct(f, 95))} ms   max ${f2(Math.max(...f))} ms`);
     console.log(`target: median ≤ 16 ms  ->  ${pct(f, 50) <= 16 ? 'met' : 'NOT met'} (frame time), ${pct(d, 50) <= 16 ? 'met' : 'NOT met'} (draw time)`);
+    const mx = Math.max(...f);
+    console.log(`target: frame time p95 ≤ 16 ms and max ≤ 50 ms  ->  p95 ${pct(f, 95) <= 16 ? 'met' : 'NOT met'}, max ${mx <= 50 ? 'met' : 'NOT met'}`);
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} ` +
       '(other work on the machine shows in the frame times)');
     if (KEEP) console.log(`kept: ${work} (bench.png, bench.fxt, data/)`);

@@ -55,7 +55,7 @@ fi
 
 (cd "$ROOT" &&
 	$CC $WARN -O2 -o "$WORK/gen_xray" tests/xray/gen_xray.c tests/xray_writer.c &&
-	$CC $WARN -O2 -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c -lstdc++)
+	$CC $WARN -O2 -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++)
 "$WORK/gen_xray" --records "$RECORDS" --threads "$THREADS" --seed "$SEED" "$WORK/bench.xray"
 LOG_MB=$(awk -v b="$(wc -c <"$WORK/bench.xray")" 'BEGIN { printf "%.1f", b / 1048576 }')
 echo "log: $LOG_MB MiB, $RECORDS function records, $THREADS threads (version 5, 16 KiB buffers, ring order)"

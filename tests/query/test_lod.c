@@ -343,7 +343,7 @@ static void check_slices(const struct rows *r, const cJSON *reply, int64_t s, in
 static cJSON *ask(int (*fn)(sqlite3 *, int64_t, const struct qry_window *, struct jbuf *, struct qry_error *),
 		  sqlite3 *db, int64_t key, int64_t s, int64_t e, int64_t res)
 {
-	struct qry_window w = { s, e, res, 1000000 };
+	struct qry_window w = { s, e, res, 1000000, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	cJSON *j;
@@ -531,7 +531,7 @@ static void test_counters_property(void **state)
 /* 64-bit values come back exactly: in rows and in summaries' min and max. */
 static void test_counters_64bit(void **state)
 {
-	struct qry_window w = { 0, INT64_MAX, 2000000, 1000000 };
+	struct qry_window w = { 0, INT64_MAX, 2000000, 1000000, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	int64_t track = tdb_int(&T, "SELECT track_id FROM counters WHERE value > 9000000000000000000 LIMIT 1");
@@ -610,7 +610,7 @@ static void test_overview_matches_a_scan(void **state)
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]) * 3; k++) {
 		uint32_t n = sizes[k % 4];
 		int64_t s = k < 4 ? lo : lo + (hi - lo) / (int64_t)(k + 1), e = k < 8 ? hi : s + (hi - s) / 3;
-		struct qry_window w = { s, e, 0, 1 };
+		struct qry_window w = { s, e, 0, 1, 0 };
 		struct qry_error err = { 0 };
 		const cJSON *p;
 		struct jbuf b;
@@ -650,7 +650,7 @@ static void test_overview_matches_a_scan(void **state)
 /* A database locked by a writer answers QRY_EDB, never a short list. */
 static void test_busy_database_is_an_error(void **state)
 {
-	struct qry_window w = { 0, INT64_MAX, 0, 1000000 };
+	struct qry_window w = { 0, INT64_MAX, 0, 1000000, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	sqlite3 *rd, *wr;

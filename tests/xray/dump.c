@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../ingest/ingest_internal.h"
+#include "../../ingest/symbols.h"
+#include "../../ingest/xray.h"
 
 /* One slice of the thread being printed. */
 struct dslice {

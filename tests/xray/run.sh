@@ -72,7 +72,7 @@ install_tools() {
 
 build() {
 	(cd "$ROOT" &&
-		$CC $WARN -O2 -g -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c -lstdc++ &&
+		$CC $WARN -O2 -g -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++ &&
 		$CC $WARN -O2 -o "$WORK/gen_xray" tests/xray/gen_xray.c tests/xray_writer.c &&
 		$CC $WARN -O2 -g $(pkg-config --cflags libcjson) -o "$WORK/check" tests/xray/check.c \
 			$(pkg-config --libs libcjson) &&

@@ -1,54 +1,22 @@
 /*
- * The neutral trace model shared by the decoders and the storage stage.
+ * The neutral trace model shared by the decoders and the build stage.
  *
- * Decoders (fxt.c, later xray.c) turn bytes into model records: strings are
+ * Decoders (fxt.h, xray.h) turn bytes into model records: strings are
  * interned to dense ids, threads to dense indexes, events are appended to one
  * compact array (no allocation per event) and everything else to arrays of
- * its own. model.c then sorts, matches and builds the rows that store.c
- * writes into SQLite. Nothing here knows about HTTP.
+ * its own. The build stage (build.h) then resolves, sorts, matches and
+ * writes the rows. Nothing here knows about file formats or SQLite.
  */
-#ifndef INGEST_INTERNAL_H
-#define INGEST_INTERNAL_H
+#ifndef INGEST_MODEL_H
+#define INGEST_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ingest.h"
+#include "util.h"
 
-#define MDL_NONE UINT32_MAX
 #define MDL_PID_UNRESOLVED UINT64_MAX /* pid to be found from kernel objects */
-
-/* A growable array of fixed-size items; data is reallocated as it grows. */
-struct vec {
-	void *data;
-	size_t len;  /* items in use */
-	size_t cap;  /* items allocated; len <= cap */
-	size_t size; /* bytes per item */
-};
-
-void vec_init(struct vec *v, size_t item_size);
-void vec_fini(struct vec *v);
-/* Returns a pointer to a new zeroed item at the end, or NULL when out of memory. */
-void *vec_push(struct vec *v);
-#define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
-
-/* Open-addressing map from a key of four words to a 32-bit value. */
-struct kmap_entry {
-	uint64_t k[4];
-	uint32_t val;
-};
-struct kmap {
-	uint32_t *slots; /* entry index + 1, 0 = empty */
-	size_t mask;     /* slot count - 1; slot count is a power of two */
-	struct vec ents; /* struct kmap_entry, in insertion order */
-};
-void kmap_init(struct kmap *m);
-void kmap_fini(struct kmap *m);
-/* Returns the entry for the key, inserting it with val = MDL_NONE when absent.
- * NULL when out of memory. The pointer is valid until the next insertion. */
-struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
-/* Returns the entry or NULL when absent. */
-struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
 enum mdl_ev_kind {
 	MDL_EV_INSTANT,
@@ -245,79 +213,5 @@ uint64_t model_bytes(struct model *m, const void *p, size_t n);
 /* Returns the provider with this id, registering an empty one when unknown;
  * reset clears its tables (a provider-info record). NULL when out of memory. */
 struct mdl_provider *model_provider(struct model *m, uint32_t id, int reset);
-
-/* The FXT decoder: a push parser fed with chunks of any size. */
-struct fxt_stats {
-	uint64_t records[16];      /* by record type */
-	uint64_t events[16];       /* by event type */
-	uint64_t metadata[16];     /* by metadata type */
-	uint64_t sched[16];        /* by scheduling record type */
-	uint64_t profiler[16];     /* by profiler record subtype */
-	uint64_t args;             /* arguments decoded */
-	uint64_t bytes;            /* bytes consumed */
-};
-
-struct fxt_decoder {
-	struct model *m;
-	struct mdl_provider *cur;  /* current provider; tables resolve against it */
-	uint8_t *carry;            /* a record split across chunks */
-	size_t carry_len, carry_cap;
-	uint64_t need;             /* bytes of the current record; 0 until its header is known */
-	uint64_t skip;             /* bytes of an oversized record still to be skipped */
-	uint64_t skip_done;        /* bytes of that record skipped so far */
-	uint64_t pos;              /* file offset of the next byte fed */
-	int started;               /* the first word has been seen */
-	int big_endian;
-	int ended;                 /* a zero-size record ended the archive */
-	int not_trace;             /* the first record is not a trace's */
-	struct fxt_stats st;
-};
-
-enum { FXT_MAX_RECORD = 64 << 20 }; /* larger records are skipped, not buffered */
-
-void fxt_init(struct fxt_decoder *d, struct model *m);
-void fxt_fini(struct fxt_decoder *d);
-/* Decodes what it can of buf; keeps an incomplete record for the next call.
- * Returns INGEST_OK, or INGEST_ENOTTRACE / INGEST_ENOMEM (sticky). */
-int fxt_feed(struct fxt_decoder *d, const uint8_t *buf, size_t n);
-/* Ends the input: a partial record left over counts as truncated. */
-int fxt_finish(struct fxt_decoder *d);
-/* Whether the first bytes look like an FXT archive. */
-int fxt_detect(const uint8_t *buf, size_t n);
-
-/*
- * The XRay FDR decoder (xray.c): a push parser like the FXT one. Buffers
- * arrive in ring order, so records are kept per thread until xray_finish(),
- * which orders each thread's buffers in time, matches entries and exits and
- * fills the model: complete events (MDL_EV_COMPLETE) named "fn#<id>" in
- * category "xray" on thread (pid, tid), MDL_EV_BEGIN for calls still open,
- * instants for custom and typed events; diagnostics in m->diag.
- */
-struct xray_decoder;
-struct xray_decoder *xray_create(struct model *m);
-int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n);
-int xray_finish(struct xray_decoder *d);
-void xray_destroy(struct xray_decoder *d);
-/* Whether the first bytes are an XRay FDR file header (version 1-5, type 1). */
-int xray_detect(const uint8_t *buf, size_t n);
-
-/*
- * Function names for XRay ids (symbols.c): from an instrumented ELF binary
- * (xray_instr_map section + symbol table, demangled) or from the YAML that
- * `llvm-xray extract --symbolize` prints.
- */
-struct xray_symbols;
-int xray_symbols_load(const uint8_t *buf, size_t n, struct xray_symbols **out, char *err, size_t errlen);
-/* The name of function id, or NULL. */
-const char *xray_symbols_name(const struct xray_symbols *s, uint32_t id);
-/* The largest function id in the map. */
-uint32_t xray_symbols_max_id(const struct xray_symbols *s);
-void xray_symbols_free(struct xray_symbols *s);
-
-/* The build stage: sorts, matches and writes to SQLite. */
-struct store;
-/* Sorts, matches and writes everything; returns INGEST_OK or an error
- * (INGEST_EDB: the reason is in s->error). */
-int model_build(struct model *m, struct store *s, struct ingest_result *res, ingest_progress_fn fn, void *ctx);
 
 #endif

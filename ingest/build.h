@@ -1,0 +1,149 @@
+/*
+ * The build stage: from the decoded model to the rows of schema/trace.sql.
+ *
+ * resolve.c gives threads their pids from kernel objects and makes tracks;
+ * match.c sorts events by (ns, file position) and walks them once to match
+ * durations, async operations, flows and counter series (docs/API.md,
+ * Meaning 3-8); write.c writes every table in cluster order (store.h, with
+ * the level of detail of lod.h); build.c runs the three. Only ingest.c and
+ * these files include this header.
+ */
+#ifndef INGEST_BUILD_H
+#define INGEST_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lod.h"
+#include "model.h"
+#include "store.h"
+
+enum track_kind { TK_THREAD, TK_ASYNC, TK_COUNTER, TK_CPU };
+
+struct btrack {
+	uint8_t kind;         /* enum track_kind */
+	uint8_t has_values;   /* min and max are set */
+	uint64_t pid;
+	uint32_t thread;      /* thread row id - 1 (TK_THREAD) */
+	uint32_t name, cat, series;
+	uint64_t counter_id;
+	uint32_t cpu;
+	uint32_t max_depth;
+	uint64_t lod_levels;  /* levels of detail stored for a counter track (lod.h) */
+	uint64_t first_row, last_row; /* counters and sched rows; 0 when none */
+	double min, max;
+};
+
+struct bslice {
+	int64_t ts;
+	int64_t dur;      /* -1 while open */
+	uint32_t track;   /* index into tracks */
+	uint32_t depth;
+	uint32_t name, cat;
+	uint32_t parent;  /* slice index or MDL_NONE */
+	uint32_t args_a;  /* first argument of the begin (index into m->args) */
+	uint32_t set;     /* arg set id, written when the slice closes (an end's
+			   * arguments join the begin's); 0 = none, or not yet */
+	uint8_t nargs_a;
+	uint8_t async_op; /* an async operation (its depth is a lane) */
+	uint8_t children; /* has async instants inside */
+};
+
+struct bflow {
+	uint64_t flow_id;
+	uint32_t cat, name;
+	uint32_t from, to; /* slice indexes */
+};
+
+struct bpoint {
+	int64_t ts;
+	uint32_t track;
+	uint8_t is_int;
+	union {
+		int64_t i;
+		double d;
+	} v;
+};
+
+struct open_slice {
+	uint32_t slice;
+	uint8_t complete; /* a complete event: closes by itself at end */
+	int64_t end;
+};
+
+struct thread_row {
+	uint64_t pid, tid;
+	uint32_t track; /* thread track index + 1, 0 = none yet */
+	struct vec stack; /* struct open_slice, innermost last */
+};
+
+struct build {
+	struct model *m;
+	struct store *s;
+	struct ingest_result *res;
+	uint32_t *row_of;      /* model thread -> thread row */
+	struct vec rows;       /* struct thread_row */
+	struct kmap row_map;   /* (pid, tid) -> thread row */
+	struct kmap kobj_map;  /* koid -> last kernel object record */
+	struct vec tracks;     /* struct btrack */
+	struct kmap track_map; /* (kind | a, b, c, d) -> track */
+	struct vec slices;     /* struct bslice, in creation (= time) order */
+	struct vec flows;      /* struct bflow */
+	struct vec points;     /* struct bpoint, time order */
+	struct kmap async_open;/* (pid, cat | name << 32, id) -> slice */
+	struct kmap flow_last; /* (cat, name, id) -> slice of the last bound event */
+	uint32_t *slice_id;    /* slice index -> row id */
+	struct vec lod_items;  /* struct lod_item: scratch of every range and counter
+				* track, grown to the largest and reused */
+	struct bins *args;     /* the args table, open from matching on: arg sets
+				* are written as slices close, overlapping the
+				* writer thread's SQLite work with matching */
+	int64_t start_ns, end_ns;
+	int have_time;
+	int oom;
+	int cancel;    /* the progress callback asked to stop */
+};
+
+
+struct ingest_opts_view {
+	ingest_progress_fn fn;
+	void *ctx;
+	uint64_t total; /* rows to write, for the progress bar */
+	uint64_t base;  /* rows written before the current table */
+};
+
+
+/* build.c: sorts, matches and writes everything; returns INGEST_OK or an
+ * error (INGEST_EDB: the reason is in s->error). */
+int model_build(struct model *m, struct store *s, struct ingest_result *res, ingest_progress_fn fn, void *ctx);
+
+/* resolve.c */
+/* The last kernel object record for koid, or NULL. */
+const struct mdl_kobj *build_kobj_find(const struct build *b, uint64_t koid);
+/* Indexes kernel objects by koid; returns 0, or -1 when out of memory. */
+int build_kobjs(struct build *b);
+/* Gives every model thread its row; returns 0, or -1 when out of memory. */
+int build_threads(struct build *b);
+/* The track for proto's kind and the keys, made from proto when new; sets
+ * b->oom (and returns 0) when out of memory. */
+uint32_t build_track(struct build *b, struct btrack *proto, uint64_t k1, uint64_t k2, uint64_t k3);
+/* The thread track of a thread row, made when new. */
+uint32_t build_thread_track(struct build *b, uint32_t row);
+
+/* match.c */
+/* Widens the trace's time range to ts. */
+void build_time(struct build *b, int64_t ts);
+/* Sorts the events and matches them into slices, flows and counter points;
+ * returns 0, or -1 when out of memory. */
+int build_match(struct build *b);
+
+/* write.c */
+/* Writes one arg set into b->args: the n1 arguments from first1 on, then
+ * the n2 from first2 on. Returns its id (the id of its first row), or 0
+ * when there are none; sets b->oom when ids run past 32 bits. */
+uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
+/* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
+ * reason is in the store's error). */
+int build_write(struct build *b, struct ingest_opts_view *pv);
+
+#endif

@@ -1,0 +1,591 @@
+/*
+ * The build stage's matching (build.h): sorts events by (ns, file
+ * position), with a thread's complete events of one timestamp ordered so
+ * that the longest encloses the rest, and walks them once to make slices
+ * (durations, async operations and their lanes), flows and counter points
+ * (docs/API.md, Meaning 3-8).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "build.h"
+
+/* A complete event in a run of equal timestamps, and the place it held. */
+struct complete_tie {
+	struct mdl_ev ev;
+	uint32_t row; /* thread row: ties are broken per thread */
+	size_t pos;   /* index in the sorted events */
+};
+
+
+void build_time(struct build *b, int64_t ts)
+{
+	if (!b->have_time) {
+		b->start_ns = b->end_ns = ts;
+		b->have_time = 1;
+	}
+	if (ts < b->start_ns)
+		b->start_ns = ts;
+	if (ts > b->end_ns)
+		b->end_ns = ts;
+}
+
+/* ---- sorting ---------------------------------------------------------- */
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct mdl_ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The events taken out of order by sort_events, growing up to a cap. */
+struct ev_rest {
+	struct mdl_ev *v;
+	size_t len, cap, max;
+};
+
+static int rest_push(struct ev_rest *r, const struct mdl_ev *e)
+{
+	struct mdl_ev *grown;
+	size_t cap;
+
+	if (r->len == r->cap) {
+		cap = r->cap ? r->cap * 2 : 4096;
+		if (r->len >= r->max || (grown = realloc(r->v, (cap < r->max ? cap : r->max) * sizeof(*grown))) == NULL)
+			return -1;
+		r->v = grown;
+		r->cap = cap < r->max ? cap : r->max;
+	}
+	r->v[r->len++] = *e;
+	return 0;
+}
+
+/*
+ * Splits ev[0 .. n) into a sorted run, compacted in place at the front, and
+ * the events out of its order, in r. An event that sorts before the last
+ * one kept goes to r, unless only that last one is out of place (a lone
+ * early event with a late time): then the last one goes. Returns the length
+ * of the run, or n + 1 when r would outgrow its cap (ev then holds every
+ * event, in some order).
+ */
+static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (k == 0 || ev_cmp(&ev[k - 1], &ev[i]) <= 0) {
+			ev[k++] = ev[i];
+			continue;
+		}
+		if (k >= 2 && ev_cmp(&ev[k - 2], &ev[i]) <= 0) {
+			if (rest_push(r, &ev[k - 1]) != 0)
+				break;
+			ev[k - 1] = ev[i];
+			continue;
+		}
+		if (rest_push(r, &ev[i]) != 0)
+			break;
+	}
+	if (i == n)
+		return k;
+	memcpy(&ev[k], r->v, r->len * sizeof(*ev)); /* the room the scan freed */
+	return n + 1;
+}
+
+/*
+ * Sorts events by (ts, seq), which are unique, so the order is total and
+ * ties in ts keep file order. Events come mostly in order: each thread's
+ * are (almost) in time order, XRay's arrive merged by time, and FXT writers
+ * append the outermost begins at the end. So the events in order stay in
+ * place, the few out of order are sorted apart and merged in from the back:
+ * linear time plus the sort of the rest. When more than half are out of
+ * order (or memory is short), everything is sorted in place instead.
+ */
+static int sort_events(struct mdl_ev *ev, size_t n)
+{
+	struct ev_rest r = { NULL, 0, 0, n / 2 };
+	size_t k, j, out;
+
+	if ((k = split_runs(ev, n, &r)) > n) {
+		qsort(ev, n, sizeof(*ev), ev_cmp);
+		free(r.v);
+		return 0;
+	}
+	if (r.len > 1)
+		qsort(r.v, r.len, sizeof(*r.v), ev_cmp);
+	for (j = r.len, out = n; j > 0;) {
+		if (k > 0 && ev_cmp(&ev[k - 1], &r.v[j - 1]) > 0)
+			ev[--out] = ev[--k];
+		else
+			ev[--out] = r.v[--j];
+	}
+	free(r.v);
+	return 0;
+}
+
+/* A thread's complete events by end, latest first, then file order. */
+static int complete_tie_cmp(const void *a, const void *b)
+{
+	const struct complete_tie *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->ev.extra != y->ev.extra)
+		return (int64_t)x->ev.extra > (int64_t)y->ev.extra ? -1 : 1;
+	return x->ev.seq < y->ev.seq ? -1 : x->ev.seq > y->ev.seq;
+}
+
+/* A thread's places, in order. */
+static int tie_place_cmp(const void *a, const void *b)
+{
+	const struct complete_tie *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Reorders the complete events among ev[i .. j) in the places they hold;
+ * evs and places have room for all of them. */
+static void order_tie_run(const struct build *b, struct mdl_ev *ev, size_t i, size_t j, struct complete_tie *evs,
+			  struct complete_tie *places)
+{
+	size_t k, c = 0;
+
+	for (k = i; k < j; k++) {
+		if (ev[k].kind != MDL_EV_COMPLETE)
+			continue;
+		evs[c].ev = ev[k];
+		evs[c].row = b->row_of[ev[k].thread];
+		evs[c++].pos = k;
+	}
+	memcpy(places, evs, c * sizeof(*evs));
+	qsort(evs, c, sizeof(*evs), complete_tie_cmp);
+	qsort(places, c, sizeof(*places), tie_place_cmp);
+	for (k = 0; k < c; k++)
+		ev[places[k].pos] = evs[k].ev;
+}
+
+/*
+ * Writers that emit a complete event when its scope exits write the inner
+ * one first. When complete events of one thread start at the same time, the
+ * one ending last encloses the others (Meaning 4: depth is the nesting
+ * level), so within each run of equal timestamps a thread's complete events
+ * are reordered by end, latest first, in the places they already hold.
+ * Every other event keeps its place. Returns 0, or -1 when out of memory.
+ */
+static int order_complete_ties(struct build *b)
+{
+	struct mdl_ev *ev = b->m->events.data;
+	struct complete_tie *scratch = NULL, *grown;
+	size_t i, j, c, cap = 0, n = b->m->events.len;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i, c = 0; j < n && ev[j].ts == ev[i].ts; j++)
+			c += ev[j].kind == MDL_EV_COMPLETE;
+		if (c < 2)
+			continue;
+		if (c > cap) {
+			if ((grown = realloc(scratch, 2 * c * sizeof(*scratch))) == NULL) {
+				free(scratch);
+				return -1;
+			}
+			scratch = grown;
+			cap = c;
+		}
+		order_tie_run(b, ev, i, j, scratch, scratch + c);
+	}
+	free(scratch);
+	return 0;
+}
+
+/* ---- slices ----------------------------------------------------------- */
+
+static uint32_t slice_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t depth, uint32_t parent)
+{
+	struct bslice *s = vec_push(&b->slices);
+
+	if (s == NULL || b->slices.len >= UINT32_MAX - 1) {
+		b->oom = 1;
+		return MDL_NONE;
+	}
+	s->ts = e->ts;
+	s->dur = -1;
+	s->track = track;
+	s->depth = depth;
+	s->name = e->name;
+	s->cat = e->cat;
+	s->parent = parent;
+	s->args_a = e->args;
+	s->nargs_a = e->nargs;
+	return (uint32_t)b->slices.len - 1;
+}
+
+/* Drops finished complete events from the top of a thread's stack. */
+static struct vec *thread_stack(struct build *b, uint32_t row, int64_t ts)
+{
+	struct vec *st = &VEC_AT(&b->rows, struct thread_row, row)->stack;
+
+	while (st->len > 0) {
+		struct open_slice *o = VEC_AT(st, struct open_slice, st->len - 1);
+
+		if (!o->complete || o->end > ts)
+			break;
+		st->len--;
+	}
+	return st;
+}
+
+static uint32_t stack_top(const struct vec *st)
+{
+	return st->len ? VEC_AT(st, struct open_slice, st->len - 1)->slice : MDL_NONE;
+}
+
+static void on_duration(struct build *b, const struct mdl_ev *e)
+{
+	uint32_t row = b->row_of[e->thread];
+	struct vec *st = thread_stack(b, row, e->ts);
+	uint32_t track = build_thread_track(b, row), top = stack_top(st), s;
+	struct open_slice *o;
+
+	if (e->kind == MDL_EV_COMPLETE && (int64_t)e->extra < e->ts) {
+		b->m->diag.negative_durations++;
+		return;
+	}
+	/* one below the enclosing slice: an end may have closed a slice
+	 * under a complete event still open, so depths can skip a level */
+	s = slice_add(b, e, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
+	if (s == MDL_NONE)
+		return;
+	if (e->kind != MDL_EV_BEGIN) /* nothing will join its arguments */
+		VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+	if (e->kind == MDL_EV_INSTANT) {
+		VEC_AT(&b->slices, struct bslice, s)->dur = 0;
+		return;
+	}
+	if ((o = vec_push(st)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	o->slice = s;
+	if (e->kind == MDL_EV_COMPLETE) {
+		o->complete = 1;
+		o->end = (int64_t)e->extra;
+		VEC_AT(&b->slices, struct bslice, s)->dur = (int64_t)e->extra - e->ts;
+		build_time(b, (int64_t)e->extra);
+	}
+}
+
+/* An end closes the innermost open slice of its thread, whatever its name. */
+static void on_end(struct build *b, const struct mdl_ev *e)
+{
+	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
+	struct open_slice *o = st->data;
+	struct bslice *s;
+	size_t i = st->len;
+
+	while (i > 0 && o[i - 1].complete)
+		i--;
+	if (i == 0) {
+		b->m->diag.unmatched_ends++;
+		return;
+	}
+	s = VEC_AT(&b->slices, struct bslice, o[i - 1].slice);
+	s->dur = e->ts - s->ts;
+	s->set = build_arg_set(b, s->args_a, s->nargs_a, e->args, e->nargs);
+	memmove(&o[i - 1], &o[i], (st->len - i) * sizeof(*o));
+	st->len--;
+}
+
+static uint32_t async_track(struct build *b, const struct mdl_ev *e)
+{
+	struct btrack proto = { 0 };
+
+	proto.kind = TK_ASYNC;
+	proto.pid = VEC_AT(&b->rows, struct thread_row, b->row_of[e->thread])->pid;
+	proto.name = e->name;
+	proto.cat = e->cat;
+	return build_track(b, &proto, e->cat, e->name, 0);
+}
+
+/* Async begin, instant and end with the same (pid, category, name, id) are
+ * one operation on the async track of (pid, category, name). */
+static void on_async(struct build *b, const struct mdl_ev *e)
+{
+	uint32_t track = async_track(b, e);
+	uint64_t pid = VEC_AT(&b->rows, struct thread_row, b->row_of[e->thread])->pid;
+	struct kmap_entry *k = kmap_get(&b->async_open, pid, (uint64_t)e->cat | (uint64_t)e->name << 32, e->extra, 0);
+	struct bslice *op;
+	uint32_t s;
+
+	if (k == NULL) {
+		b->oom = 1;
+		return;
+	}
+	if (e->kind == MDL_EV_ASYNC_BEGIN) {
+		if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE)
+			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
+		k->val = s;
+		return;
+	}
+	if (k->val == MDL_NONE) {
+		if (e->kind == MDL_EV_ASYNC_END) {
+			b->m->diag.unmatched_ends++;
+		} else if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE) {
+			b->m->diag.unmatched_async_instants++;
+			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
+			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
+			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+		}
+		return;
+	}
+	if (e->kind == MDL_EV_ASYNC_INSTANT) {
+		uint32_t parent = k->val;
+
+		if ((s = slice_add(b, e, track, 0, parent)) != MDL_NONE) {
+			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
+			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+			VEC_AT(&b->slices, struct bslice, parent)->children = 1;
+		}
+		return;
+	}
+	op = VEC_AT(&b->slices, struct bslice, k->val);
+	op->dur = e->ts - op->ts;
+	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
+	k->val = MDL_NONE;
+}
+
+/* Flow events bind to the innermost slice open on their thread; consecutive
+ * events of one (category, name, id) give arrows. */
+static void on_flow(struct build *b, const struct mdl_ev *e)
+{
+	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
+	uint32_t s = stack_top(st);
+	struct kmap_entry *k;
+	struct bflow *f;
+
+	if (s == MDL_NONE) {
+		b->m->diag.flow_no_enclosing_slice++;
+		return;
+	}
+	if ((k = kmap_get(&b->flow_last, e->cat, e->name, e->extra, 0)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	if (e->kind != MDL_EV_FLOW_BEGIN && k->val == MDL_NONE)
+		b->m->diag.unmatched_flow_steps++;
+	if (e->kind != MDL_EV_FLOW_BEGIN && k->val != MDL_NONE) {
+		if ((f = vec_push(&b->flows)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		f->flow_id = e->extra;
+		f->cat = e->cat;
+		f->name = e->name;
+		f->from = k->val;
+		f->to = s;
+	}
+	k->val = e->kind == MDL_EV_FLOW_END ? MDL_NONE : s;
+}
+
+static int arg_numeric(const struct mdl_arg *a, struct bpoint *p)
+{
+	switch (a->type) {
+	case MDL_ARG_I32:
+	case MDL_ARG_I64:
+		p->is_int = 1;
+		p->v.i = a->v.i;
+		return 1;
+	case MDL_ARG_U32:
+	case MDL_ARG_U64:
+		p->is_int = a->v.u <= INT64_MAX;
+		if (p->is_int)
+			p->v.i = (int64_t)a->v.u;
+		else
+			p->v.d = (double)a->v.u;
+		return 1;
+	case MDL_ARG_DOUBLE:
+		p->v.d = a->v.d;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void track_value(struct btrack *t, double v)
+{
+	if (!t->has_values || v < t->min)
+		t->min = v;
+	if (!t->has_values || v > t->max)
+		t->max = v;
+	t->has_values = 1;
+}
+
+/* Each numeric argument of a counter event is a point of the series
+ * (pid, event name, argument name, counter id). */
+static void on_counter(struct build *b, const struct mdl_ev *e)
+{
+	struct btrack proto = { 0 };
+	struct bpoint pt = { 0 }, *p;
+	unsigned i;
+
+	proto.kind = TK_COUNTER;
+	proto.pid = VEC_AT(&b->rows, struct thread_row, b->row_of[e->thread])->pid;
+	proto.name = e->name;
+	proto.cat = e->cat;
+	proto.counter_id = e->extra;
+	for (i = 0; i < e->nargs; i++) {
+		const struct mdl_arg *a = VEC_AT(&b->m->args, struct mdl_arg, e->args + i);
+
+		memset(&pt, 0, sizeof(pt));
+		if (!arg_numeric(a, &pt)) {
+			b->m->diag.non_numeric_counter_args++;
+			continue;
+		}
+		proto.series = a->key;
+		pt.ts = e->ts;
+		pt.track = build_track(b, &proto, e->name, a->key, e->extra);
+		if (b->oom || (p = vec_push(&b->points)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		*p = pt;
+		track_value(VEC_AT(&b->tracks, struct btrack, pt.track), pt.is_int ? (double)pt.v.i : pt.v.d);
+	}
+}
+
+/*
+ * Gives the pages of events already matched back to the system: slices grow
+ * while events are consumed, and without this the peak would hold both.
+ * The rest of the array is freed after matching.
+ */
+static void release_events(struct mdl_ev *ev, size_t upto, size_t *released)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)(ev + *released) + page - 1) & ~(page - 1);
+	uintptr_t hi = (uintptr_t)(ev + upto) & ~(page - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	*released = upto;
+}
+
+static void build_events(struct build *b)
+{
+	struct mdl_ev *ev = b->m->events.data;
+	size_t i, n = b->m->events.len, released = 0;
+
+	for (i = 0; i < n && !b->oom; i++) {
+		if ((i & 0xffff) == 0xffff)
+			release_events(ev, i, &released);
+		build_time(b, ev[i].ts);
+		switch (ev[i].kind) {
+		case MDL_EV_INSTANT:
+		case MDL_EV_BEGIN:
+		case MDL_EV_COMPLETE:
+			on_duration(b, &ev[i]);
+			break;
+		case MDL_EV_END:
+			on_end(b, &ev[i]);
+			break;
+		case MDL_EV_COUNTER:
+			on_counter(b, &ev[i]);
+			break;
+		case MDL_EV_ASYNC_BEGIN:
+		case MDL_EV_ASYNC_INSTANT:
+		case MDL_EV_ASYNC_END:
+			on_async(b, &ev[i]);
+			break;
+		default:
+			on_flow(b, &ev[i]);
+		}
+	}
+}
+
+/* Async operations overlap freely; each gets the first lane (depth) free at
+ * its start, two lanes when it has instants inside (drawn one deeper), so
+ * that slices of one (track, depth) never overlap. */
+static int build_async_lanes(struct build *b)
+{
+	struct vec *lanes = calloc(b->tracks.len ? b->tracks.len : 1, sizeof(struct vec));
+	struct bslice *s = b->slices.data;
+	size_t i, t, n = b->slices.len;
+
+	if (lanes == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct vec *l = &lanes[s[i].track];
+		int64_t end = s[i].dur < 0 ? INT64_MAX : s[i].ts + s[i].dur;
+		uint32_t h = s[i].children ? 2 : 1, d = 0, k;
+
+		if (!s[i].async_op)
+			continue;
+		if (l->size == 0)
+			vec_init(l, sizeof(int64_t));
+		for (;; d++) {
+			for (k = 0; k < h && d + k < l->len && *VEC_AT(l, int64_t, d + k) <= s[i].ts; k++)
+				;
+			if (k == h || d + k >= l->len)
+				break;
+		}
+		while (l->len < d + h)
+			if (vec_push(l) == NULL)
+				goto out_free;
+		for (k = 0; k < h; k++)
+			*VEC_AT(l, int64_t, d + k) = end;
+		s[i].depth = d;
+	}
+	for (i = 0; i < n; i++)
+		if (s[i].parent != MDL_NONE && s[s[i].parent].async_op)
+			s[i].depth = s[s[i].parent].depth + 1;
+out_free:
+	for (t = 0; t < b->tracks.len; t++)
+		vec_fini(&lanes[t]);
+	free(lanes);
+	return i < n ? -1 : 0;
+}
+
+/* Slices never closed are counted, and their arg sets written now. */
+static void build_unterminated(struct build *b)
+{
+	struct bslice *s = b->slices.data;
+	size_t i;
+
+	for (i = 0; i < b->slices.len; i++) {
+		if (s[i].dur >= 0)
+			continue;
+		b->m->diag.unterminated_slices++;
+		s[i].set = build_arg_set(b, s[i].args_a, s[i].nargs_a, 0, 0);
+	}
+}
+
+/* The trace's time range covers scheduling and log records too; it is known
+ * before slices are written, since unterminated ones count up to its end. */
+static void build_time_records(struct build *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->m->sched.len; i++)
+		build_time(b, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
+	for (i = 0; i < b->m->logs.len; i++)
+		build_time(b, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
+}
+
+/* Sorts and matches; returns 0, or -1 when out of memory. */
+int build_match(struct build *b)
+{
+	sort_events(b->m->events.data, b->m->events.len);
+	if (order_complete_ties(b) != 0)
+		return -1;
+	build_events(b);
+	build_time_records(b);
+	if (b->oom || build_async_lanes(b) != 0)
+		return -1;
+	build_unterminated(b);
+	return 0;
+}

@@ -1,0 +1,139 @@
+/*
+ * The ingest module's containers (util.h): growable arrays and a small
+ * open-addressing hash map, so that memory stays proportional to the items
+ * and no item costs an allocation of its own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void vec_init(struct vec *v, size_t item_size)
+{
+	memset(v, 0, sizeof(*v));
+	v->size = item_size;
+}
+
+void vec_fini(struct vec *v)
+{
+	free(v->data);
+	v->data = NULL;
+	v->len = v->cap = 0;
+}
+
+int vec_reserve(struct vec *v, size_t n)
+{
+	size_t cap = v->cap ? v->cap : 64;
+	void *p;
+
+	if (n <= v->cap)
+		return 0;
+	while (cap < n)
+		cap += cap / 2 + 64;
+	if (cap > SIZE_MAX / v->size || (p = realloc(v->data, cap * v->size)) == NULL)
+		return -1;
+	v->data = p;
+	v->cap = cap;
+	return 0;
+}
+
+void *vec_push(struct vec *v)
+{
+	void *p;
+
+	if (v->len == v->cap && vec_reserve(v, v->len + 1) != 0)
+		return NULL;
+	p = (char *)v->data + v->len * v->size;
+	memset(p, 0, v->size);
+	v->len++;
+	return p;
+}
+
+static uint64_t hash_words(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t h = a * UINT64_C(0x9E3779B97F4A7C15);
+
+	h = (h ^ (h >> 29) ^ b) * UINT64_C(0xBF58476D1CE4E5B9);
+	h = (h ^ (h >> 31) ^ c) * UINT64_C(0x94D049BB133111EB);
+	h = (h ^ (h >> 29) ^ d) * UINT64_C(0x9E3779B97F4A7C15);
+	return h ^ (h >> 32);
+}
+
+void kmap_init(struct kmap *m)
+{
+	m->slots = NULL;
+	m->mask = 0;
+	vec_init(&m->ents, sizeof(struct kmap_entry));
+}
+
+void kmap_fini(struct kmap *m)
+{
+	free(m->slots);
+	m->slots = NULL;
+	vec_fini(&m->ents);
+}
+
+static int kmap_grow(struct kmap *m)
+{
+	size_t n = m->mask ? (m->mask + 1) * 2 : 1024, i, j;
+	uint32_t *slots = calloc(n, sizeof(uint32_t));
+
+	if (slots == NULL)
+		return -1;
+	for (i = 0; i < m->ents.len; i++) {
+		struct kmap_entry *e = VEC_AT(&m->ents, struct kmap_entry, i);
+
+		j = hash_words(e->k[0], e->k[1], e->k[2], e->k[3]) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->mask = n - 1;
+	return 0;
+}
+
+static size_t kmap_slot(const struct kmap *m, const uint64_t k[4])
+{
+	size_t j = hash_words(k[0], k[1], k[2], k[3]) & m->mask;
+
+	while (m->slots[j]) {
+		const struct kmap_entry *e = VEC_AT(&m->ents, struct kmap_entry, m->slots[j] - 1);
+
+		if (memcmp(e->k, k, sizeof(e->k)) == 0)
+			break;
+		j = (j + 1) & m->mask;
+	}
+	return j;
+}
+
+struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t k[4] = { a, b, c, d };
+	size_t j;
+
+	if (m->slots == NULL)
+		return NULL;
+	j = kmap_slot(m, k);
+	return m->slots[j] ? VEC_AT(&m->ents, struct kmap_entry, m->slots[j] - 1) : NULL;
+}
+
+struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t k[4] = { a, b, c, d };
+	struct kmap_entry *e;
+	size_t j;
+
+	if ((m->ents.len + 1) * 2 > m->mask + 1 && kmap_grow(m) != 0)
+		return NULL;
+	j = kmap_slot(m, k);
+	if (m->slots[j])
+		return VEC_AT(&m->ents, struct kmap_entry, m->slots[j] - 1);
+	if (m->ents.len >= UINT32_MAX - 1 || (e = vec_push(&m->ents)) == NULL)
+		return NULL;
+	memcpy(e->k, k, sizeof(k));
+	e->val = MDL_NONE;
+	m->slots[j] = (uint32_t)m->ents.len;
+	return e;
+}

@@ -1,0 +1,49 @@
+/*
+ * Containers of the ingest module: a growable array of fixed-size items and
+ * an open-addressing map from four words to a 32-bit value. Every stage
+ * uses them; they depend on nothing but the C library.
+ */
+#ifndef INGEST_UTIL_H
+#define INGEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The value of an absent entry, and "none" wherever a 32-bit index may be. */
+#define MDL_NONE UINT32_MAX
+
+/* A growable array of fixed-size items; data is reallocated as it grows. */
+struct vec {
+	void *data;
+	size_t len;  /* items in use */
+	size_t cap;  /* items allocated; len <= cap */
+	size_t size; /* bytes per item */
+};
+
+void vec_init(struct vec *v, size_t item_size);
+void vec_fini(struct vec *v);
+/* Returns a pointer to a new zeroed item at the end, or NULL when out of memory. */
+void *vec_push(struct vec *v);
+/* Makes room for n items in all; returns 0, or -1 when out of memory (v unchanged). */
+int vec_reserve(struct vec *v, size_t n);
+#define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
+
+/* Open-addressing map from a key of four words to a 32-bit value. */
+struct kmap_entry {
+	uint64_t k[4];
+	uint32_t val;
+};
+struct kmap {
+	uint32_t *slots; /* entry index + 1, 0 = empty */
+	size_t mask;     /* slot count - 1; slot count is a power of two */
+	struct vec ents; /* struct kmap_entry, in insertion order */
+};
+void kmap_init(struct kmap *m);
+void kmap_fini(struct kmap *m);
+/* Returns the entry for the key, inserting it with val = MDL_NONE when absent.
+ * NULL when out of memory. The pointer is valid until the next insertion. */
+struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+/* Returns the entry or NULL when absent. */
+struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+#endif

@@ -1,0 +1,1001 @@
+/*
+ * The build stage's writing (build.h): every table of schema/trace.sql in
+ * cluster order. Slices are grouped by (track, depth) and ordered by time,
+ * so the database needs no secondary index to answer viewport queries; a
+ * stable counting sort gives that order without moving the slices. Each
+ * (track, depth) run and each counter and cpu track gets its level of
+ * detail (lod.h) as it is written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build.h"
+#include "lod.h"
+
+static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
+
+static int sched_cmp(const void *a, const void *b)
+{
+	const struct mdl_sched *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int log_cmp(const void *a, const void *b)
+{
+	const struct mdl_log *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct depth_range {
+	uint32_t track, depth;
+	uint64_t first, count; /* position of the first slice, number of slices */
+	int64_t max_dur;
+	int overlap;           /* some slice starts before the one before it ends */
+	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
+};
+
+static int td_cmp(const void *a, const void *b)
+{
+	const struct depth_range *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* Gives each slice's (track, depth) a dense key, in first-seen order; fills
+ * keys (track, depth pairs by key). A flat table serves when tracks x depths
+ * is small, a hash map otherwise. Returns the number of keys, or -1. */
+static long depth_keys(struct build *b, uint32_t *key, struct vec *keys)
+{
+	struct bslice *s = b->slices.data;
+	size_t i, n = b->slices.len, maxd = 0, cells;
+	uint32_t *flat = NULL;
+	struct kmap map;
+
+	for (i = 0; i < n; i++)
+		maxd = s[i].depth > maxd ? s[i].depth : maxd;
+	cells = b->tracks.len * (maxd + 1);
+	kmap_init(&map);
+	if (cells <= (1u << 22) && (flat = malloc((cells ? cells : 1) * sizeof(uint32_t))) != NULL)
+		memset(flat, 0xff, (cells ? cells : 1) * sizeof(uint32_t));
+	for (i = 0; i < n; i++) {
+		uint32_t *slot;
+		struct kmap_entry *e = NULL;
+
+		if (flat) {
+			slot = &flat[s[i].track * (maxd + 1) + s[i].depth];
+		} else if ((e = kmap_get(&map, s[i].track, s[i].depth, 0, 0)) != NULL) {
+			slot = &e->val;
+		} else {
+			break;
+		}
+		if (*slot == MDL_NONE) {
+			uint32_t *td = vec_push(keys);
+
+			if (td == NULL)
+				break;
+			td[0] = s[i].track;
+			td[1] = s[i].depth;
+			*slot = (uint32_t)keys->len - 1;
+		}
+		key[i] = *slot;
+	}
+	free(flat);
+	kmap_fini(&map);
+	return i < n ? -1 : (long)keys->len;
+}
+
+/*
+ * Orders slices by (track, depth) with a stable counting sort: slices were
+ * created in time order, so each (track, depth) group comes out sorted by
+ * time. Fills b->slice_id and returns the ranges (count in *nranges) and the
+ * permutation (*perm: position -> slice index).
+ */
+static struct depth_range *order_slices(struct build *b, uint32_t **perm, size_t *nranges)
+{
+	size_t i, n = b->slices.len;
+	struct depth_range *r = NULL;
+	uint32_t *key = NULL, *pos = NULL;
+	struct vec keys;
+	long nk;
+
+	vec_init(&keys, 2 * sizeof(uint32_t));
+	b->slice_id = malloc((n ? n : 1) * sizeof(uint32_t));
+	key = malloc((n ? n : 1) * sizeof(uint32_t));
+	*perm = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (b->slice_id == NULL || key == NULL || *perm == NULL || (nk = depth_keys(b, key, &keys)) < 0)
+		goto out_fail;
+	*nranges = (size_t)nk;
+	if ((r = calloc(*nranges ? *nranges : 1, sizeof(*r))) == NULL ||
+	    (pos = calloc(*nranges ? *nranges : 1, sizeof(*pos))) == NULL)
+		goto out_fail;
+	for (i = 0; i < *nranges; i++) {
+		r[i].track = VEC_AT(&keys, uint32_t, 2 * i)[0];
+		r[i].depth = VEC_AT(&keys, uint32_t, 2 * i)[1];
+	}
+	for (i = 0; i < n; i++)
+		r[key[i]].count++;
+	/* sort the ranges, remembering where each key went */
+	for (i = 0; i < *nranges; i++)
+		r[i].first = i;
+	qsort(r, *nranges, sizeof(*r), td_cmp);
+	for (i = 0; i < *nranges; i++)
+		pos[r[i].first] = (uint32_t)i;
+	for (i = 0; i < n; i++)
+		key[i] = pos[key[i]];
+	for (i = 0; i < *nranges; i++)
+		r[i].first = i ? r[i - 1].first + r[i - 1].count : 0;
+	memset(pos, 0, *nranges * sizeof(*pos));
+	for (i = 0; i < n; i++) {
+		uint64_t p = r[key[i]].first + pos[key[i]]++;
+
+		(*perm)[p] = (uint32_t)i;
+		b->slice_id[i] = (uint32_t)p + 1;
+	}
+	free(key);
+	free(pos);
+	vec_fini(&keys);
+	return r;
+out_fail:
+	free(r);
+	free(key);
+	free(pos);
+	free(*perm);
+	*perm = NULL;
+	vec_fini(&keys);
+	return NULL;
+}
+
+static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t seq, const struct mdl_arg *x)
+{
+	++b->res->counts.args;
+	bins_null(a); /* rows go in id order from 1: SQLite's next rowid is the id */
+	bins_i64(a, (int64_t)set);
+	bins_i64(a, seq);
+	bins_i64(a, x->key);
+	bins_i64(a, x->type);
+	if (x->type == MDL_ARG_NULL || x->type == MDL_ARG_DOUBLE || x->type == MDL_ARG_STRING ||
+	    x->type == MDL_ARG_BLOB)
+		bins_null(a);
+	else
+		bins_i64(a, x->v.i);
+	if (x->type == MDL_ARG_DOUBLE)
+		bins_dbl(a, x->v.d);
+	else
+		bins_null(a);
+	if (x->type == MDL_ARG_STRING)
+		bins_i64(a, x->v.str);
+	else
+		bins_null(a);
+	if (x->type == MDL_ARG_BLOB)
+		bins_blob(a, (const char *)b->m->bytes.data + x->v.u, (int)x->len);
+	else
+		bins_null(a);
+	bins_row(a);
+}
+
+/* Writes args[first .. first + n) into arg set `set` from seq on; returns the next seq. */
+static uint32_t write_args(struct build *b, struct bins *a, uint64_t set, uint32_t seq, uint32_t first, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		write_arg(b, a, set, seq++, VEC_AT(&b->m->args, struct mdl_arg, first + i));
+	return seq;
+}
+
+uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2)
+{
+	uint64_t set = b->res->counts.args + 1;
+
+	if (n1 + n2 == 0)
+		return 0;
+	if (set + n1 + n2 > UINT32_MAX) {
+		b->oom = 1;
+		return 0;
+	}
+	write_args(b, b->args, set, write_args(b, b->args, set, 0, first1, n1), first2, n2);
+	return (uint32_t)set;
+}
+
+/* Reports rows written; a cancel request sticks in b->cancel. */
+static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
+{
+	if (v->fn && !b->cancel && v->fn(v->ctx, INGEST_PHASE_WRITE, v->base + done, v->total, 0) != 0)
+		b->cancel = 1;
+	return b->cancel;
+}
+
+static void write_slice(struct build *b, struct bins *sb, uint32_t i)
+{
+	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
+
+	/* the id: slices go in id order from 1, so SQLite's next rowid is it,
+	 * and taking the next rowid is cheaper than checking a given one */
+	bins_null(sb);
+	bins_i64(sb, s->track + 1);
+	bins_i64(sb, s->ts);
+	bins_i64(sb, s->dur);
+	bins_i64(sb, s->depth);
+	bins_i64(sb, s->name);
+	bins_i64(sb, s->cat);
+	if (s->parent == MDL_NONE)
+		bins_null(sb);
+	else
+		bins_i64(sb, b->slice_id[s->parent]);
+	if (s->set == 0)
+		bins_null(sb);
+	else
+		bins_i64(sb, s->set);
+	bins_row(sb);
+}
+
+static int write_depths(struct build *b, const struct depth_range *r, size_t n)
+{
+	struct bins db;
+	size_t i;
+
+	if (bins_init(&db, b->s, "track_depths", 8) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct btrack *t = VEC_AT(&b->tracks, struct btrack, r[i].track);
+
+		if (r[i].depth > t->max_depth)
+			t->max_depth = r[i].depth;
+		bins_i64(&db, r[i].track + 1);
+		bins_i64(&db, r[i].depth);
+		bins_i64(&db, (int64_t)r[i].first + 1);
+		bins_i64(&db, (int64_t)(r[i].first + r[i].count));
+		bins_i64(&db, r[i].max_dur);
+		bins_i64(&db, (int64_t)r[i].count);
+		bins_i64(&db, !r[i].overlap);
+		bins_i64(&db, (int64_t)r[i].lod_levels);
+		bins_row(&db);
+	}
+	return bins_fini(&db);
+}
+
+/* Room for n level-of-detail items, reused from range to range; NULL when
+ * out of memory. */
+static struct lod_item *lod_scratch(struct build *b, size_t n)
+{
+	return vec_reserve(&b->lod_items, n ? n : 1) == 0 ? b->lod_items.data : NULL;
+}
+
+/* The slices of one (track, depth), their summaries (level of detail) and
+ * the facts readers need about the run: longest slice, overlap. */
+static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
+		       const uint32_t *perm, struct ingest_opts_view *pv)
+{
+	struct lod_item *it = lod_scratch(b, r->count);
+	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
+	int64_t prev_end = INT64_MIN;
+	uint64_t i;
+
+	if (it == NULL)
+		return -1;
+	for (i = 0; i < r->count; i++) {
+		struct bslice *s = VEC_AT(&b->slices, struct bslice, perm[r->first + i]);
+		int64_t end;
+
+		/* slices are read in (track, depth) order but stored in time
+		 * order: fetch ahead to hide the cache misses */
+		if (i + 16 < r->count)
+			__builtin_prefetch(VEC_AT(&b->slices, struct bslice, perm[r->first + i + 16]));
+		end = s->dur < 0 ? (b->end_ns > s->ts ? b->end_ns : s->ts) : s->ts + s->dur;
+		if (end - s->ts > r->max_dur)
+			r->max_dur = end - s->ts;
+		if (s->ts < prev_end)
+			r->overlap = 1;
+		prev_end = s->dur < 0 ? INT64_MAX : end;
+		it[i] = (struct lod_item){ .ts = s->ts, .end = end, .name = s->name, .cat = s->cat, .open = s->dur < 0 };
+		write_slice(b, bb, perm[r->first + i]);
+		if (((r->first + i) & 0xffff) == 0)
+			progress(b, pv, r->first + i);
+	}
+	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
+}
+
+static int write_slices(struct build *b, struct ingest_opts_view *pv)
+{
+	struct depth_range *r;
+	struct bins *bb = calloc(1, sizeof(struct bins));
+	struct lod_writer *lw = calloc(1, sizeof(*lw));
+	uint32_t *perm = NULL;
+	size_t nr = 0, k;
+	int rc = -1;
+
+	if (bb == NULL || lw == NULL || (r = order_slices(b, &perm, &nr)) == NULL) {
+		free(bb);
+		free(lw);
+		return -1;
+	}
+	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
+		goto out_fini;
+	rc = 0;
+	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
+		rc = write_range(b, bb, lw, &r[k], perm, pv);
+out_fini:
+	if (bins_fini(bb) != 0)
+		rc = -1;
+	if (lod_writer_fini(lw) != 0)
+		rc = -1;
+	free(bb);
+	free(lw);
+	if (rc == 0)
+		rc = write_depths(b, r, nr);
+	pv->base += b->slices.len;
+	b->res->counts.slices = b->slices.len;
+	free(perm);
+	free(r);
+	return rc;
+}
+
+/*
+ * A stable counting sort by key (0 .. nkeys - 1): returns the permutation
+ * (position -> item) and fills first[key] with the position of the key's
+ * first item (first has nkeys + 1 entries). NULL when out of memory.
+ */
+static uint32_t *counting_perm(const uint32_t *key, size_t n, size_t nkeys, uint64_t *first)
+{
+	uint32_t *perm = malloc((n ? n : 1) * sizeof(uint32_t));
+	uint64_t *next = calloc(nkeys + 1, sizeof(uint64_t));
+	size_t i;
+
+	if (perm == NULL || next == NULL) {
+		free(perm);
+		free(next);
+		return NULL;
+	}
+	memset(first, 0, (nkeys + 1) * sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+		first[key[i] + 1]++;
+	for (i = 0; i < nkeys; i++)
+		first[i + 1] += first[i];
+	memcpy(next, first, nkeys * sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+		perm[next[key[i]]++] = (uint32_t)i;
+	free(next);
+	return perm;
+}
+
+static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
+{
+	bins_null(cb); /* = id, as for slices */
+	(void)id;
+	bins_i64(cb, p->track + 1);
+	bins_i64(cb, p->ts);
+	if (p->is_int)
+		bins_i64(cb, p->v.i);
+	else
+		bins_dbl(cb, p->v.d);
+	bins_row(cb);
+}
+
+/* Row ranges and summaries (level of detail) of every counter track. */
+static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const uint64_t *first)
+{
+	struct lod_item *it;
+	struct lod_writer *lw = calloc(1, sizeof(*lw));
+	size_t i, k, n;
+	int rc = 0;
+
+	if (lw == NULL || lod_writer_init(lw, b->s) != 0) {
+		free(lw);
+		return -1;
+	}
+	for (i = 0; i < b->tracks.len && rc == 0; i++) {
+		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
+		struct lod_key key = { (int64_t)i + 1, 0, first[i] + 1 };
+
+		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
+			continue;
+		t->first_row = first[i] + 1;
+		t->last_row = first[i + 1];
+		if ((it = lod_scratch(b, n)) == NULL) {
+			rc = -1;
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			const struct bpoint *x = &p[perm[first[i] + k]];
+
+			it[k] = (struct lod_item){ .ts = x->ts, .end = x->ts, .is_int = x->is_int,
+						   .ivalue = x->is_int ? x->v.i : 0,
+						   .value = x->is_int ? (double)x->v.i : x->v.d };
+		}
+		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
+	}
+	rc |= lod_writer_fini(lw);
+	free(lw);
+	return rc;
+}
+
+/* Counter points, grouped by track; points were made in time order and the
+ * sort is stable, so each track's points stay in time (then file) order. */
+static int write_counters(struct build *b, struct ingest_opts_view *pv)
+{
+	struct bpoint *p = b->points.data;
+	size_t i, n = b->points.len, nt = b->tracks.len;
+	uint32_t *key = malloc((n ? n : 1) * sizeof(uint32_t)), *perm = NULL;
+	uint64_t *first = malloc((nt + 1) * sizeof(uint64_t));
+	struct bins cb;
+	int rc = -1;
+
+	if (key == NULL || first == NULL)
+		goto out_free;
+	for (i = 0; i < n; i++)
+		key[i] = p[i].track;
+	if ((perm = counting_perm(key, n, nt, first)) == NULL || bins_init(&cb, b->s, "counters", 4) != 0)
+		goto out_free;
+	for (i = 0; i < n; i++) {
+		write_point(&cb, i + 1, &p[perm[i]]);
+		if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
+			break;
+	}
+	rc = bins_fini(&cb);
+	if (rc == 0)
+		rc = counter_lods(b, p, perm, first);
+	pv->base += n;
+	b->res->counts.counters = n;
+out_free:
+	free(key);
+	free(first);
+	free(perm);
+	return rc;
+}
+
+/* An arrow leaves where its from-slice ends and arrives where its to-slice
+ * begins (the FXT text: a flow "begins where the enclosing duration event
+ * ends" and "resumes where the enclosing duration event begins"); an
+ * unterminated from-slice gives its start. */
+static int write_flows(struct build *b)
+{
+	struct bflow *f = b->flows.data;
+	struct bslice *s = b->slices.data;
+	size_t i;
+	struct bins fb;
+
+	if (bins_init(&fb, b->s, "flows", 8) != 0)
+		return -1;
+	for (i = 0; i < b->flows.len; i++) {
+		bins_i64(&fb, (int64_t)i + 1);
+		bins_i64(&fb, (int64_t)f[i].flow_id);
+		bins_i64(&fb, f[i].cat);
+		bins_i64(&fb, f[i].name);
+		bins_i64(&fb, b->slice_id[f[i].from]);
+		bins_i64(&fb, b->slice_id[f[i].to]);
+		bins_i64(&fb, s[f[i].from].dur < 0 ? s[f[i].from].ts : s[f[i].from].ts + s[f[i].from].dur);
+		bins_i64(&fb, s[f[i].to].ts);
+		bins_row(&fb);
+	}
+	b->res->counts.flows = b->flows.len;
+	return bins_fini(&fb);
+}
+
+static const char *const thread_states[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
+
+struct cpu_run {
+	int open;
+	int64_t ts;
+	uint32_t row; /* thread row */
+	int32_t priority;
+};
+
+/* What write_sched carries from row to row of one cpu. */
+struct sched_out {
+	struct bins rows;
+	struct vec runs;        /* struct lod_item of the cpu's runs so far */
+	struct lod_writer *lw;  /* their level of detail */
+};
+
+static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const struct cpu_run *r, int64_t end,
+		      const char *state)
+{
+	struct thread_row *t = VEC_AT(&b->rows, struct thread_row, r->row);
+	struct bins *sb = &o->rows;
+	struct lod_item *it;
+
+	bins_i64(sb, (int64_t)++b->res->counts.sched);
+	bins_i64(sb, cpu);
+	bins_i64(sb, r->ts);
+	bins_i64(sb, end < 0 ? -1 : end - r->ts);
+	bins_i64(sb, r->row + 1);
+	bins_i64(sb, (int64_t)t->pid);
+	bins_i64(sb, (int64_t)t->tid);
+	bins_i64(sb, r->priority);
+	if (state)
+		bins_text(sb, state, -1);
+	else
+		bins_null(sb);
+	bins_row(sb);
+	if ((it = vec_push(&o->runs)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	it->ts = r->ts;
+	it->end = end < 0 ? (b->end_ns > r->ts ? b->end_ns : r->ts) : end;
+	it->open = end < 0;
+	it->name = r->row + 1; /* the thread row stands in for a name */
+}
+
+/* Closes the run on the cpu (if any) at a switch and opens the next one. */
+static void cpu_switch(struct build *b, struct sched_out *o, struct cpu_run *run, const struct mdl_sched *x)
+{
+	if (run->open)
+		sched_row(b, o, x->cpu, run, x->ts, x->out_state < 6 ? thread_states[x->out_state] : "unknown");
+	run->open = !x->in_idle;
+	run->ts = x->ts;
+	run->row = b->row_of[x->in_thread];
+	run->priority = x->in_priority;
+}
+
+/* The cpu's track: its row range and the level of detail of its runs. */
+static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_t first, uint64_t last)
+{
+	struct btrack proto = { 0 };
+	struct lod_key key;
+	uint32_t t;
+	int rc = 0;
+
+	if (last >= first) {
+		proto.kind = TK_CPU;
+		proto.cpu = cpu;
+		t = build_track(b, &proto, cpu, 0, 0);
+		if (!b->oom) {
+			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
+
+			tr->first_row = first;
+			tr->last_row = last;
+			key.track_id = (int64_t)t + 1;
+			key.depth = 0;
+			key.first_id = first;
+			rc = lod_build(o->lw, &key, o->runs.data, o->runs.len, 0, &tr->lod_levels);
+		}
+	}
+	o->runs.len = 0;
+	return rc;
+}
+
+/* A context switch on cpu C at t starts the incoming thread's run; the next
+ * switch on C ends it with that switch's outgoing state. */
+static int write_sched(struct build *b)
+{
+	struct mdl_sched *x = b->m->sched.data;
+	size_t i, n = b->m->sched.len;
+	struct cpu_run run = { 0 };
+	struct sched_out o;
+	uint64_t first = 1;
+	int rc = 0;
+
+	if (n > 1) /* x is NULL when there are none */
+		qsort(x, n, sizeof(*x), sched_cmp);
+	memset(&o, 0, sizeof(o));
+	vec_init(&o.runs, sizeof(struct lod_item));
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0 ||
+	    bins_init(&o.rows, b->s, "sched", 9) != 0) {
+		free(o.lw);
+		vec_fini(&o.runs);
+		return -1;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		if (i > 0 && x[i].cpu != x[i - 1].cpu) {
+			if (run.open)
+				sched_row(b, &o, x[i - 1].cpu, &run, -1, NULL);
+			rc = cpu_track(b, &o, x[i - 1].cpu, first, b->res->counts.sched);
+			first = b->res->counts.sched + 1;
+			run.open = 0;
+		}
+		cpu_switch(b, &o, &run, &x[i]);
+	}
+	if (n > 0 && rc == 0) {
+		if (run.open)
+			sched_row(b, &o, x[n - 1].cpu, &run, -1, NULL);
+		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
+	}
+	rc |= bins_fini(&o.rows);
+	rc |= lod_writer_fini(o.lw);
+	free(o.lw);
+	vec_fini(&o.runs);
+	return rc || b->oom ? -1 : 0;
+}
+
+static int write_logs(struct build *b)
+{
+	struct mdl_log *l = b->m->logs.data;
+	size_t i, n = b->m->logs.len;
+	struct bins lb;
+
+	if (n > 1) /* l is NULL when there are none */
+		qsort(l, n, sizeof(*l), log_cmp);
+	if (bins_init(&lb, b->s, "logs", 6) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct thread_row *t = VEC_AT(&b->rows, struct thread_row, b->row_of[l[i].thread]);
+
+		bins_i64(&lb, (int64_t)i + 1);
+		bins_i64(&lb, l[i].ts);
+		bins_i64(&lb, b->row_of[l[i].thread] + 1);
+		bins_i64(&lb, (int64_t)t->pid);
+		bins_i64(&lb, (int64_t)t->tid);
+		bins_i64(&lb, l[i].msg);
+		bins_row(&lb);
+	}
+	b->res->counts.logs = n;
+	return bins_fini(&lb);
+}
+
+static void bins_opt(struct bins *x, uint64_t v)
+{
+	if (v)
+		bins_i64(x, (int64_t)v);
+	else
+		bins_null(x);
+}
+
+static void bins_text_opt(struct bins *x, const char *s)
+{
+	if (s)
+		bins_text(x, s, -1);
+	else
+		bins_null(x);
+}
+
+static int write_kobjs(struct build *b)
+{
+	struct bins kb;
+	size_t i;
+
+	if (bins_init(&kb, b->s, "kernel_objects", 5) != 0)
+		return -1;
+	for (i = 0; i < b->kobj_map.ents.len; i++) {
+		struct kmap_entry *e = VEC_AT(&b->kobj_map.ents, struct kmap_entry, i);
+		struct mdl_kobj *o = VEC_AT(&b->m->kobjs, struct mdl_kobj, e->val);
+
+		bins_i64(&kb, (int64_t)o->koid);
+		bins_i64(&kb, o->type);
+		bins_text(&kb, model_str(b->m, o->name), -1);
+		if (o->process == MDL_PID_UNRESOLVED)
+			bins_null(&kb);
+		else
+			bins_i64(&kb, (int64_t)o->process);
+		bins_opt(&kb, build_arg_set(b, o->args, o->nargs, 0, 0));
+		bins_row(&kb);
+	}
+	b->res->counts.objects += b->kobj_map.ents.len;
+	return bins_fini(&kb);
+}
+
+static int write_uobjs(struct build *b)
+{
+	struct mdl_uobj *o = b->m->uobjs.data;
+	struct bins ub;
+	size_t i;
+
+	if (bins_init(&ub, b->s, "userspace_objects", 5) != 0)
+		return -1;
+	for (i = 0; i < b->m->uobjs.len; i++) {
+		bins_i64(&ub, (int64_t)i + 1);
+		bins_i64(&ub, (int64_t)o[i].pid);
+		bins_i64(&ub, (int64_t)o[i].ptr);
+		bins_text(&ub, model_str(b->m, o[i].name), -1);
+		bins_opt(&ub, build_arg_set(b, o[i].args, o[i].nargs, 0, 0));
+		bins_row(&ub);
+	}
+	b->res->counts.objects += b->m->uobjs.len;
+	return bins_fini(&ub);
+}
+
+static const char *const blob_kinds[] = { "blob", "large_blob", "large_blob_data" };
+
+static int write_blobs(struct build *b)
+{
+	struct mdl_blob *x = b->m->blobs.data;
+	struct bins bb;
+	size_t i;
+
+	if (bins_init(&bb, b->s, "blobs", 10) != 0)
+		return -1;
+	for (i = 0; i < b->m->blobs.len; i++) {
+		int meta = x[i].kind == MDL_LARGE_BLOB_META;
+
+		bins_i64(&bb, (int64_t)i + 1);
+		bins_text(&bb, blob_kinds[x[i].kind], -1);
+		if (x[i].kind == MDL_BLOB)
+			bins_i64(&bb, x[i].type);
+		else
+			bins_null(&bb);
+		if (meta)
+			bins_i64(&bb, x[i].ts);
+		else
+			bins_null(&bb);
+		bins_opt(&bb, meta ? b->row_of[x[i].thread] + 1 : 0);
+		if (x[i].kind == MDL_BLOB)
+			bins_null(&bb);
+		else
+			bins_i64(&bb, x[i].cat);
+		bins_i64(&bb, x[i].name);
+		bins_opt(&bb, build_arg_set(b, x[i].args, x[i].nargs, 0, 0));
+		bins_i64(&bb, (int64_t)x[i].len);
+		bins_blob(&bb, (const char *)b->m->bytes.data + x[i].off, (int)x[i].len);
+		bins_row(&bb);
+	}
+	b->res->counts.blobs = b->m->blobs.len;
+	return bins_fini(&bb);
+}
+
+static const char *const prof_kinds[] = { "module", "mmap", "backtrace" };
+
+static void write_prof(struct build *b, struct bins *pb, uint64_t id, const struct mdl_prof *p)
+{
+	const char *bytes = b->m->bytes.data;
+	int i;
+
+	bins_i64(pb, (int64_t)id);
+	bins_text(pb, prof_kinds[p->kind], -1);
+	bins_i64(pb, p->ts);
+	bins_i64(pb, b->row_of[p->thread] + 1);
+	if (p->kind == MDL_PROF_BACKTRACE)
+		bins_null(pb);
+	else
+		bins_i64(pb, p->module);
+	if (p->kind == MDL_PROF_MODULE) {
+		bins_text(pb, model_str(b->m, p->name), -1);
+		bins_blob(pb, bytes + p->off, (int)p->len);
+	} else {
+		bins_null(pb);
+		bins_null(pb);
+	}
+	if (p->kind == MDL_PROF_MMAP) {
+		bins_i64(pb, p->flags);
+		bins_i64(pb, (int64_t)p->start);
+		bins_i64(pb, (int64_t)p->range);
+		bins_i64(pb, (int64_t)p->vaddr);
+	} else {
+		for (i = 0; i < 4; i++)
+			bins_null(pb);
+	}
+	if (p->kind == MDL_PROF_BACKTRACE)
+		bins_blob(pb, bytes + p->off, (int)p->len);
+	else
+		bins_null(pb);
+	bins_row(pb);
+}
+
+static int write_profiler(struct build *b)
+{
+	struct bins pb;
+	size_t i;
+
+	if (bins_init(&pb, b->s, "profiler", 12) != 0)
+		return -1;
+	for (i = 0; i < b->m->profs.len; i++)
+		write_prof(b, &pb, i + 1, VEC_AT(&b->m->profs, struct mdl_prof, i));
+	b->res->counts.profiler = b->m->profs.len;
+	return bins_fini(&pb);
+}
+
+/* Objects and blobs, with their arg sets; then the args table is complete. */
+static int write_objects(struct build *b)
+{
+	int rc = write_kobjs(b);
+
+	rc |= write_uobjs(b);
+	rc |= write_blobs(b);
+	rc |= bins_fini(b->args);
+	return rc | write_profiler(b);
+}
+
+static int write_strings(struct build *b)
+{
+	struct bins sb;
+	size_t i;
+
+	if (bins_init(&sb, b->s, "strings", 2) != 0)
+		return -1;
+	for (i = 0; i < b->m->soff.len; i++) {
+		bins_i64(&sb, (int64_t)i);
+		bins_text(&sb, model_str(b->m, (uint32_t)i), -1);
+		bins_row(&sb);
+	}
+	return bins_fini(&sb);
+}
+
+static const char *kobj_name(const struct build *b, uint64_t koid, uint32_t type)
+{
+	const struct mdl_kobj *o = build_kobj_find(b, koid);
+
+	return o && o->type == type ? model_str(b->m, o->name) : NULL;
+}
+
+static int write_processes(struct build *b)
+{
+	struct kmap pids;
+	struct bins pb;
+	size_t i;
+
+	kmap_init(&pids);
+	for (i = 0; i < b->rows.len; i++)
+		if (kmap_get(&pids, VEC_AT(&b->rows, struct thread_row, i)->pid, 0, 0, 0) == NULL)
+			b->oom = 1;
+	for (i = 0; i < b->tracks.len; i++)
+		if (VEC_AT(&b->tracks, struct btrack, i)->kind != TK_CPU &&
+		    kmap_get(&pids, VEC_AT(&b->tracks, struct btrack, i)->pid, 0, 0, 0) == NULL)
+			b->oom = 1;
+	if (bins_init(&pb, b->s, "processes", 2) != 0) {
+		kmap_fini(&pids);
+		return -1;
+	}
+	for (i = 0; i < pids.ents.len; i++) {
+		uint64_t pid = VEC_AT(&pids.ents, struct kmap_entry, i)->k[0];
+
+		bins_i64(&pb, (int64_t)pid);
+		bins_text_opt(&pb, kobj_name(b, pid, 1));
+		bins_row(&pb);
+	}
+	b->res->counts.processes = pids.ents.len;
+	kmap_fini(&pids);
+	return bins_fini(&pb);
+}
+
+static int write_threads(struct build *b)
+{
+	struct bins tb;
+	size_t i;
+
+	if (bins_init(&tb, b->s, "threads", 4) != 0)
+		return -1;
+	for (i = 0; i < b->rows.len; i++) {
+		struct thread_row *t = VEC_AT(&b->rows, struct thread_row, i);
+
+		bins_i64(&tb, (int64_t)i + 1);
+		bins_i64(&tb, (int64_t)t->pid);
+		bins_i64(&tb, (int64_t)t->tid);
+		bins_text_opt(&tb, kobj_name(b, t->tid, 2));
+		bins_row(&tb);
+	}
+	b->res->counts.threads = b->rows.len;
+	return bins_fini(&tb) | write_processes(b);
+}
+
+static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
+{
+	int named = t->kind == TK_ASYNC || t->kind == TK_COUNTER;
+
+	bins_i64(tb, (int64_t)id);
+	bins_text(tb, track_kinds[t->kind], -1);
+	if (t->kind == TK_CPU)
+		bins_null(tb);
+	else
+		bins_i64(tb, (int64_t)t->pid);
+	bins_opt(tb, t->kind == TK_THREAD ? t->thread + 1 : 0);
+	if (named) {
+		bins_i64(tb, t->name);
+		bins_i64(tb, t->cat);
+	} else {
+		bins_null(tb);
+		bins_null(tb);
+	}
+	if (t->kind == TK_COUNTER) {
+		bins_i64(tb, t->series);
+		bins_i64(tb, (int64_t)t->counter_id);
+	} else {
+		bins_null(tb);
+		bins_null(tb);
+	}
+	if (t->kind == TK_CPU)
+		bins_i64(tb, t->cpu);
+	else
+		bins_null(tb);
+	bins_i64(tb, t->max_depth);
+	bins_opt(tb, t->first_row);
+	bins_opt(tb, t->last_row);
+	if (t->has_values) {
+		bins_dbl(tb, t->min);
+		bins_dbl(tb, t->max);
+	} else {
+		bins_null(tb);
+		bins_null(tb);
+	}
+	bins_opt(tb, t->kind == TK_COUNTER || t->kind == TK_CPU ? t->lod_levels : 0);
+	bins_row(tb);
+}
+
+static int write_tracks(struct build *b)
+{
+	struct bins tb;
+	size_t i;
+
+	if (bins_init(&tb, b->s, "tracks", 15) != 0)
+		return -1;
+	for (i = 0; i < b->tracks.len; i++)
+		write_track(&tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
+	b->res->counts.tracks = b->tracks.len;
+	return bins_fini(&tb);
+}
+
+static int write_providers(struct build *b)
+{
+	struct bins pb;
+	size_t i;
+
+	if (bins_init(&pb, b->s, "providers", 4) != 0)
+		return -1;
+	for (i = 0; i < b->m->providers.len; i++) {
+		struct mdl_provider *p = *VEC_AT(&b->m->providers, struct mdl_provider *, i);
+
+		bins_i64(&pb, p->id);
+		bins_text(&pb, model_str(b->m, p->name), -1);
+		bins_i64(&pb, (int64_t)p->ticks_per_second);
+		bins_i64(&pb, (int64_t)p->overflows);
+		bins_row(&pb);
+	}
+	b->res->nproviders = (unsigned)b->m->providers.len;
+	return bins_fini(&pb);
+}
+
+/* Diagnostics go to the database and to the result, in API order. */
+static int write_diagnostics(struct build *b)
+{
+	struct ingest_result *r = b->res;
+	struct bins db;
+
+	if (bins_init(&db, b->s, "diagnostics", 2) != 0)
+		return -1;
+	r->ndiag = 0;
+#define X(n)                                                                                                           \
+	bins_text(&db, #n, -1);                                                                                        \
+	bins_i64(&db, (int64_t)b->m->diag.n);                                                                          \
+	bins_row(&db);                                                                                                 \
+	if (r->ndiag < INGEST_MAX_DIAG) {                                                                              \
+		r->diag_name[r->ndiag] = #n;                                                                           \
+		r->diag_value[r->ndiag++] = b->m->diag.n;                                                              \
+	}
+	MDL_DIAG_LIST(X)
+#undef X
+	return bins_fini(&db);
+}
+
+static int write_meta(struct build *b)
+{
+	struct ingest_result *r = b->res;
+	int rc = 0;
+
+	rc |= store_meta(b->s, "format", b->m->format, 0);
+	rc |= store_meta(b->s, "start_ns", NULL, r->start_ns);
+	rc |= store_meta(b->s, "end_ns", NULL, r->end_ns);
+	rc |= store_meta(b->s, "events", NULL, (int64_t)r->counts.events);
+	rc |= store_meta(b->s, "input_bytes", NULL, (int64_t)r->bytes);
+	return rc;
+}
+
+int build_write(struct build *b, struct ingest_opts_view *pv)
+{
+	int rc = write_slices(b, pv);
+
+	rc = rc ? rc : write_counters(b, pv);
+	rc = rc ? rc : write_flows(b);
+	rc = rc ? rc : write_sched(b);
+	rc = rc ? rc : write_logs(b);
+	rc = rc ? rc : write_objects(b);
+	rc = rc ? rc : write_threads(b);
+	rc = rc ? rc : write_tracks(b);
+	rc = rc ? rc : write_providers(b);
+	rc = rc ? rc : write_strings(b);
+	b->res->start_ns = b->start_ns;
+	b->res->end_ns = b->end_ns;
+	rc = rc ? rc : write_diagnostics(b);
+	rc = rc ? rc : write_meta(b);
+	return rc || b->oom ? -1 : 0;
+}

@@ -1,0 +1,27 @@
+#ifndef INGEST_XRAY_H
+#define INGEST_XRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/*
+ * The XRay FDR decoder (xray.c): a push parser like the FXT one. Buffers
+ * arrive in ring order, so records are kept per thread until xray_finish(),
+ * which orders each thread's buffers in time, merges the threads by the time
+ * of their next record (so that events reach the model in time order, ties
+ * in thread order, and the build stage need not sort them), matches entries
+ * and exits and fills the model: complete events (MDL_EV_COMPLETE) named "fn#<id>" in
+ * category "xray" on thread (pid, tid), MDL_EV_BEGIN for calls still open,
+ * instants for custom and typed events; diagnostics in m->diag.
+ */
+struct xray_decoder;
+struct xray_decoder *xray_create(struct model *m);
+int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n);
+int xray_finish(struct xray_decoder *d);
+void xray_destroy(struct xray_decoder *d);
+/* Whether the first bytes are an XRay FDR file header (version 1-5, type 1). */
+int xray_detect(const uint8_t *buf, size_t n);
+
+#endif

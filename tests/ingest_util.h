@@ -1,0 +1,128 @@
+/*
+ * Helpers of the ingest unit tests (tests/test_resolve.c, test_match.c,
+ * test_write.c, test_ingest.c): archives written bit for bit with the test
+ * writer go through ingest_file(), and the database is read back with SQL.
+ * Static inline so that each test file uses the ones it needs.
+ */
+#ifndef TESTS_INGEST_UTIL_H
+#define TESTS_INGEST_UTIL_H
+
+/* testutil.h's snprintf of t->path can in principle truncate (64-byte
+ * buffers); GCC's -Wformat-truncation rejects it at -O2. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include "testutil.h"
+#pragma GCC diagnostic pop
+
+#define C FXTW_INL("c")
+
+/* A fresh writer with the magic record and provider 1 "test". */
+static inline void t_open(struct fxtw *w)
+{
+	fxtw_init(w, 0);
+	fxtw_magic(w);
+	fxtw_provider_info(w, 1, "test");
+}
+
+/* Ingests w (then freed) and requires success. */
+static inline void t_ingest(struct tdb *t, struct fxtw *w)
+{
+	tdb_ingest(t, w);
+	fxtw_fini(w);
+	if (t->rc != INGEST_OK)
+		fail_msg("ingest failed: %d %s", t->rc, t->res.error);
+}
+
+/* Every slice as "name|ts|dur|depth|parent name|pid|tid" (pid only for
+ * tracks without a thread), in (ts, id) order. */
+#define SLICES_SQL                                                                                                     \
+	"SELECT v.name, v.ts, v.dur, v.depth, ifnull(p.name, '-'), ifnull(th.pid, tr.pid), ifnull(th.tid, '-') "       \
+	"FROM slice_view v JOIN tracks tr ON tr.id = v.track_id LEFT JOIN threads th ON th.id = tr.thread_id "        \
+	"LEFT JOIN slice_view p ON p.id = v.parent_id "
+
+static inline char *t_slices(struct tdb *t)
+{
+	return tdb_rows(t, SLICES_SQL "ORDER BY v.ts, v.id");
+}
+
+/* The args of the arg set as "key=value,..." in seq order; "" when none. */
+static inline char *t_args_of_set(struct tdb *t, const char *set_sql)
+{
+	return tdb_rows(t,
+			"SELECT ifnull(group_concat(kv, ','), '') FROM (SELECT key || '=' || ifnull(value, 'null') AS kv "
+			"FROM arg_view WHERE arg_set_id = (%s) ORDER BY seq)",
+			set_sql);
+}
+
+/* The args of the one slice named name. */
+static inline char *t_args(struct tdb *t, const char *name)
+{
+	char sql[256];
+
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slice_view WHERE name = '%s'", name), 1);
+	snprintf(sql, sizeof(sql), "SELECT arg_set_id FROM slice_view WHERE name = '%s'", name);
+	return t_args_of_set(t, sql);
+}
+
+/*
+ * The layout invariants of schema/trace.sql and of Meaning 4-5: slices are
+ * ids 1..n in (track, depth, ts) order; track_depths ranges cover them
+ * exactly, with max_dur at least every dur (an unterminated slice counting
+ * up to the trace end); no two slices of one (track, depth) overlap (an
+ * instant must not fall inside another slice of its depth); a parent is one
+ * level up on the same track; tracks.max_depth is the deepest depth; counter
+ * and cpu tracks' first_row..last_row cover exactly their rows, in ts order.
+ */
+static inline void t_check_layout(struct tdb *t)
+{
+	int64_t n = tdb_int(t, "SELECT count(*) FROM slices");
+
+	assert_int_equal(tdb_int(t, "SELECT ifnull(max(id), 0) FROM slices"), n);
+	assert_int_equal(tdb_int(t, "SELECT ifnull(sum(count), 0) FROM track_depths"), n);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM track_depths d WHERE d.last_id - d.first_id + 1 != d.count "
+				    "OR d.count != (SELECT count(*) FROM slices s WHERE s.id BETWEEN d.first_id AND "
+				    "d.last_id AND s.track_id = d.track_id AND s.depth = d.depth)"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices s WHERE (SELECT count(*) FROM track_depths d "
+				    "WHERE s.id BETWEEN d.first_id AND d.last_id) != 1"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 "
+				    "AND b.track_id = a.track_id AND b.depth = a.depth WHERE b.ts < a.ts"),
+			 0);
+	/* sorted by start, no overlap anywhere iff none between neighbours */
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 "
+				    "AND b.track_id = a.track_id AND b.depth = a.depth "
+				    "WHERE a.dur < 0 OR b.ts < a.ts + a.dur"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices s JOIN track_depths d ON d.track_id = s.track_id "
+				    "AND d.depth = s.depth WHERE d.max_dur < CASE WHEN s.dur < 0 THEN "
+				    "(SELECT value FROM meta WHERE key = 'end_ns') - s.ts ELSE s.dur END"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices s JOIN slices p ON p.id = s.parent_id "
+				    "WHERE p.track_id != s.track_id OR p.depth != s.depth - 1 OR p.ts > s.ts"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices WHERE parent_id IS NULL AND depth > 0 AND "
+				    "track_id IN (SELECT id FROM tracks WHERE kind = 'thread')"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.max_depth != "
+				    "(SELECT ifnull(max(depth), 0) FROM slices s WHERE s.track_id = tr.id)"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.kind = 'counter' AND "
+				    "(tr.last_row - tr.first_row + 1 != (SELECT count(*) FROM counters c WHERE "
+				    "c.track_id = tr.id) OR (SELECT count(*) FROM counters c WHERE c.id BETWEEN "
+				    "tr.first_row AND tr.last_row AND c.track_id = tr.id) != tr.last_row - tr.first_row + 1)"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM counters a JOIN counters b ON b.id = a.id + 1 "
+				    "AND b.track_id = a.track_id WHERE b.ts < a.ts"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.kind = 'cpu' AND "
+				    "(tr.last_row - tr.first_row + 1 != (SELECT count(*) FROM sched x WHERE x.cpu = tr.cpu) "
+				    "OR (SELECT count(*) FROM sched x WHERE x.id BETWEEN tr.first_row AND tr.last_row "
+				    "AND x.cpu = tr.cpu) != tr.last_row - tr.first_row + 1)"),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM sched a JOIN sched b ON b.id = a.id + 1 "
+				    "WHERE b.cpu < a.cpu OR (b.cpu = a.cpu AND b.ts < a.ts)"),
+			 0);
+}
+
+#endif
