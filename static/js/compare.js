@@ -1,4 +1,5 @@
-// The compare page (/?page=compare&a=A&b=B[&by=thread][&sort=p95]): two
+// The compare page (/?page=compare&a=A&b=B[&by=thread][&sort=p95]
+// [&a_start=&a_end=&b_start=&b_end=]): two
 // traces side by side, one row per slice name (or thread and name), their
 // count, total, p50, p95 and max and the difference b - a, the largest
 // regression first (GET /api/compare). A click on a row opens both
@@ -34,6 +35,11 @@ export class ComparePage {
     this.b = params.get('b');
     this.by = params.get('by') === 'thread' ? 'thread' : 'name';
     this.sort = params.get('sort') || 'total';
+    // optional windows: a_start, a_end, b_start, b_end (ns on each trace's clock)
+    this.windows = new URLSearchParams();
+    for (const k of ['a_start', 'a_end', 'b_start', 'b_end']) {
+      if (/^-?\d+$/.test(params.get(k) || '')) this.windows.set(k, params.get(k));
+    }
     this.rows = [];
     this.open = null; // the row whose timelines are shown
     this.build();
@@ -69,6 +75,7 @@ export class ComparePage {
     const q = new URLSearchParams({ page: 'compare', a: this.a, b: this.b });
     if (this.by !== 'name') q.set('by', this.by);
     if (this.sort !== 'total') q.set('sort', this.sort);
+    for (const [k, v] of this.windows) q.set(k, v);
     history.replaceState(null, '', '/?' + q.toString());
     this.load();
   }
@@ -85,7 +92,8 @@ export class ComparePage {
       this.title.append('Compare ', el('a', { href: '/?trace=' + this.a, className: 'cmp-a' }, ta.name), ' → ',
         el('a', { href: '/?trace=' + this.b, className: 'cmp-b' }, tb.name));
       this.status.textContent = 'Comparing…';
-      const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000`, { exact: true });
+      const w = this.windows.toString();
+      const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000${w ? '&' + w : ''}`, { exact: true });
       this.rows = r.rows;
       this.status.textContent = r.truncated ? `The first ${r.rows.length} rows.` : `${r.rows.length} rows.`;
     } catch (e) {
