@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "../fxt_writer.h"
 #include "../server_util.h"
@@ -704,6 +705,43 @@ static void test_retention(void **state)
 	t_start(&W.srv, NULL);
 }
 
+/* A catalog from before the name index (or one whose index was lost):
+ * after a restart the worker indexes the ready traces in the background,
+ * and search finds them; until then "unindexed" says how many wait. */
+static void test_index_built_after_upgrade(void **state)
+{
+	static const int64_t d[] = { 300, 100, 200 };
+	char path[256];
+	sqlite3 *db = NULL;
+	int64_t id;
+	cJSON *j;
+	int tries;
+
+	(void)state;
+	t_delete_all();
+	id = t_upload_queries("name=old", d, 3);
+	su_server_stop(&W.srv, SIGTERM);
+	t_fmt(path, sizeof(path), "%s/catalog.db", W.data);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE traces SET indexed = 0; DELETE FROM name_stats;", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	t_start(&W.srv, NULL);
+	for (tries = 0; tries < 200; tries++) {
+		j = t_get("/api/search?q=query");
+		if (t_int(j, "unindexed") == 0 && cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")) == 1)
+			break;
+		cJSON_Delete(j);
+		j = NULL;
+		su_sleep_ms(50);
+	}
+	assert_non_null(j);
+	assert_int_equal(t_int(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0), "id"), id);
+	assert_int_equal(t_int(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0), "count"), 4);
+	assert_int_equal(t_int(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0), "max_ns"), 300);
+	cJSON_Delete(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -715,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_retention),
+		cmocka_unit_test(test_index_built_after_upgrade),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
