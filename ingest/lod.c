@@ -64,13 +64,7 @@ int lod_writer_init(struct lod_writer *w, struct store *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	if (store_drain(s) != 0)
-		return -1;
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)", -1, &w->st, NULL) != SQLITE_OK) {
-		snprintf(s->error, sizeof(s->error), "prepare lod: %s", sqlite3_errmsg(s->db));
-		return -1;
-	}
-	return 0;
+	return (w->st = store_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
 /* Hands the chunk to the store's writer thread, which frees it. */
@@ -105,9 +99,9 @@ static void chunk_flush(struct lod_writer *w)
 int lod_writer_fini(struct lod_writer *w)
 {
 	chunk_flush(w);
-	if (store_drain(w->s) != 0)
+	if (store_failed(w->s))
 		w->failed = 1;
-	sqlite3_finalize(w->st);
+	store_finalize(w->s, w->st);
 	w->st = NULL;
 	free(w->groups);
 	w->groups = NULL;

@@ -34,7 +34,7 @@ struct lod_group;
 struct lod_writer {
 	struct lod_group *groups; /* lod_build's scratch, grown to the largest run and reused */
 	size_t groups_cap;
-	sqlite3_stmt *st;
+	struct store_stmt *st;
 	struct store *s;
 	uint8_t buf[LOD_CHUNK * LOD_RECORD];
 	int n;                  /* records in buf */
