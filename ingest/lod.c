@@ -67,20 +67,28 @@ int lod_writer_init(struct lod_writer *w, struct store *s)
 	return (w->st = store_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
-/* Hands the chunk to the store's writer thread, which frees it. */
+/* Hands the chunk to the store's writer thread, which frees it: a full
+ * buffer itself (the next record takes a new one), else a copy of the
+ * records in it. */
 static void chunk_flush(struct lod_writer *w)
 {
 	struct bins_val v[6] = { { 0 } };
 	uint8_t *copy;
 	int i;
 
-	if (w->n == 0 || w->failed)
+	if (w->n == 0 || w->failed) {
+		w->n = 0; /* after a failure records are dropped, never written past buf */
 		return;
-	if ((copy = malloc((size_t)w->n * LOD_RECORD)) == NULL) {
+	}
+	if (w->n == LOD_CHUNK) {
+		copy = w->buf;
+		w->buf = NULL;
+	} else if ((copy = malloc((size_t)w->n * LOD_RECORD)) != NULL) {
+		memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
+	} else {
 		w->failed = 1;
 		return;
 	}
-	memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
 	for (i = 0; i < 5; i++)
 		v[i].type = SQLITE_INTEGER;
 	v[0].i = w->key.track_id;
@@ -103,6 +111,8 @@ int lod_writer_fini(struct lod_writer *w)
 		w->failed = 1;
 	store_finalize(w->s, w->st);
 	w->st = NULL;
+	free(w->buf);
+	w->buf = NULL;
 	free(w->groups);
 	w->groups = NULL;
 	w->groups_cap = 0;
@@ -123,6 +133,10 @@ static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
+	if (w->buf == NULL && (w->buf = malloc(LOD_CHUNK * LOD_RECORD)) == NULL) {
+		w->failed = 1;
+		return;
+	}
 	if (w->n == 0)
 		w->first_bucket = (int64_t)v[0];
 	w->last_bucket = (int64_t)v[0];

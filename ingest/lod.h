@@ -36,7 +36,7 @@ struct lod_writer {
 	size_t groups_cap;
 	struct store_stmt *st;
 	struct store *s;
-	uint8_t buf[LOD_CHUNK * LOD_RECORD];
+	uint8_t *buf;           /* LOD_CHUNK records; a full one goes to the writer as is */
 	int n;                  /* records in buf */
 	int64_t first_bucket, last_bucket;
 	struct lod_key key;
