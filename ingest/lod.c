@@ -202,15 +202,26 @@ int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_it
 	*levels = 0;
 	if (n < 2)
 		return w->failed ? -1 : 0;
-	if (n > w->groups_cap) {
-		if ((g = realloc(w->groups, n * sizeof(*g))) == NULL)
+	/* groups start at the first level's buckets, not one per item: short
+	 * slices share buckets, and the scratch is the size of the largest run */
+	for (i = 1, ng = 1; i < n; i++)
+		ng += it[i].ts >> LOD_MIN_LEVEL != it[i - 1].ts >> LOD_MIN_LEVEL;
+	if (ng > w->groups_cap) {
+		if ((g = realloc(w->groups, ng * sizeof(*g))) == NULL)
 			return -1;
 		w->groups = g;
-		w->groups_cap = n;
+		w->groups_cap = ng;
 	}
 	g = w->groups;
-	for (i = 0; i < n; i++)
-		group_from_item(&g[i], it, i);
+	for (i = 0, ng = 0; i < n; i++) {
+		struct lod_group one;
+
+		group_from_item(&one, it, i);
+		if (ng > 0 && g[ng - 1].start >> LOD_MIN_LEVEL == one.start >> LOD_MIN_LEVEL)
+			group_merge(&g[ng - 1], &one, it);
+		else
+			g[ng++] = one;
+	}
 	w->key = *k;
 	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && ng > 1; level += LOD_STEP) {
 		ng = regroup(g, ng, level, it);
