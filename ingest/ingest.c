@@ -152,7 +152,7 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
 
 		rc = decode_piece(d, m, o, map + off, n, &done, size);
-		if (off - dropped >= 16 * (uint64_t)CHUNK) { /* the decoder copies what it keeps */
+		if (off - dropped >= 4 * (uint64_t)CHUNK) { /* the decoder copies what it keeps */
 			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
 			dropped = off;
 		}

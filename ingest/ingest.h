@@ -1,13 +1,16 @@
 /*
  * Ingest: turns a trace archive into one SQLite database.
  *
- * The pipeline decodes the archive (FXT now; XRay later) into a neutral
- * model, resolves strings, threads and kernel objects per provider, sorts
- * events by (time, file position), matches durations, async operations and
- * flows, and bulk-loads the result into a fresh database whose layout is
- * schema/trace.sql. The database is written under a temporary name and
- * renamed into place only when complete, so a crash never leaves a
- * half-written trace behind.
+ * The pipeline, one stage per header: the driver (ingest.c) maps the
+ * archive and feeds it to a decoder (fxt.h, xray.h), which fills a neutral
+ * model (model.h); the build stage (build.h) resolves threads and kernel
+ * objects (resolve.c), sorts events by (time, file position) and matches
+ * durations, async operations, flows and counters (match.c), and writes
+ * every table in cluster order with its level of detail (write.c, lod.h)
+ * through the store (store.h), whose own thread runs SQLite while the build
+ * goes on. The layout is schema/trace.sql. The database is written under a
+ * temporary name and renamed into place only when complete, so a crash
+ * never leaves a half-written trace behind.
  */
 #ifndef INGEST_H
 #define INGEST_H

@@ -64,29 +64,31 @@ int lod_writer_init(struct lod_writer *w, struct store *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	if (store_drain(s) != 0)
-		return -1;
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)", -1, &w->st, NULL) != SQLITE_OK) {
-		snprintf(s->error, sizeof(s->error), "prepare lod: %s", sqlite3_errmsg(s->db));
-		return -1;
-	}
-	return 0;
+	return (w->st = store_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
-/* Hands the chunk to the store's writer thread, which frees it. */
+/* Hands the chunk to the store's writer thread, which frees it: a full
+ * buffer itself (the next record takes a new one), else a copy of the
+ * records in it. */
 static void chunk_flush(struct lod_writer *w)
 {
 	struct bins_val v[6] = { { 0 } };
 	uint8_t *copy;
 	int i;
 
-	if (w->n == 0 || w->failed)
+	if (w->n == 0 || w->failed) {
+		w->n = 0; /* after a failure records are dropped, never written past buf */
 		return;
-	if ((copy = malloc((size_t)w->n * LOD_RECORD)) == NULL) {
+	}
+	if (w->n == LOD_CHUNK) {
+		copy = w->buf;
+		w->buf = NULL;
+	} else if ((copy = malloc((size_t)w->n * LOD_RECORD)) != NULL) {
+		memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
+	} else {
 		w->failed = 1;
 		return;
 	}
-	memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
 	for (i = 0; i < 5; i++)
 		v[i].type = SQLITE_INTEGER;
 	v[0].i = w->key.track_id;
@@ -105,10 +107,12 @@ static void chunk_flush(struct lod_writer *w)
 int lod_writer_fini(struct lod_writer *w)
 {
 	chunk_flush(w);
-	if (store_drain(w->s) != 0)
+	if (store_failed(w->s))
 		w->failed = 1;
-	sqlite3_finalize(w->st);
+	store_finalize(w->s, w->st);
 	w->st = NULL;
+	free(w->buf);
+	w->buf = NULL;
 	free(w->groups);
 	w->groups = NULL;
 	w->groups_cap = 0;
@@ -129,6 +133,10 @@ static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
+	if (w->buf == NULL && (w->buf = malloc(LOD_CHUNK * LOD_RECORD)) == NULL) {
+		w->failed = 1;
+		return;
+	}
 	if (w->n == 0)
 		w->first_bucket = (int64_t)v[0];
 	w->last_bucket = (int64_t)v[0];
@@ -194,15 +202,26 @@ int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_it
 	*levels = 0;
 	if (n < 2)
 		return w->failed ? -1 : 0;
-	if (n > w->groups_cap) {
-		if ((g = realloc(w->groups, n * sizeof(*g))) == NULL)
+	/* groups start at the first level's buckets, not one per item: short
+	 * slices share buckets, and the scratch is the size of the largest run */
+	for (i = 1, ng = 1; i < n; i++)
+		ng += it[i].ts >> LOD_MIN_LEVEL != it[i - 1].ts >> LOD_MIN_LEVEL;
+	if (ng > w->groups_cap) {
+		if ((g = realloc(w->groups, ng * sizeof(*g))) == NULL)
 			return -1;
 		w->groups = g;
-		w->groups_cap = n;
+		w->groups_cap = ng;
 	}
 	g = w->groups;
-	for (i = 0; i < n; i++)
-		group_from_item(&g[i], it, i);
+	for (i = 0, ng = 0; i < n; i++) {
+		struct lod_group one;
+
+		group_from_item(&one, it, i);
+		if (ng > 0 && g[ng - 1].start >> LOD_MIN_LEVEL == one.start >> LOD_MIN_LEVEL)
+			group_merge(&g[ng - 1], &one, it);
+		else
+			g[ng++] = one;
+	}
 	w->key = *k;
 	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && ng > 1; level += LOD_STEP) {
 		ng = regroup(g, ng, level, it);

@@ -34,9 +34,9 @@ struct lod_group;
 struct lod_writer {
 	struct lod_group *groups; /* lod_build's scratch, grown to the largest run and reused */
 	size_t groups_cap;
-	sqlite3_stmt *st;
+	struct store_stmt *st;
 	struct store *s;
-	uint8_t buf[LOD_CHUNK * LOD_RECORD];
+	uint8_t *buf;           /* LOD_CHUNK records; a full one goes to the writer as is */
 	int n;                  /* records in buf */
 	int64_t first_bucket, last_bucket;
 	struct lod_key key;

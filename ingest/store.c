@@ -38,8 +38,19 @@ static int store_exec(struct store *s, const char *sql)
  */
 enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
 
+/* A statement the writer prepares, runs and finalizes, in queue order, so
+ * that the producer never waits for the connection: made by store_prepare,
+ * freed by the writer at the finalize job. */
+struct store_stmt {
+	sqlite3_stmt *st; /* NULL until prepared, or when preparing failed */
+	char *sql;
+};
+
+enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE };
+
 struct store_job {
-	sqlite3_stmt *st;
+	int kind;               /* enum job_kind */
+	struct store_stmt *st;
 	int n;                  /* values bound per step; n * steps <= JOB_VALS */
 	int steps;              /* executions of st, each with the next n values */
 	void *owned;            /* freed after the job */
@@ -67,24 +78,41 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
 	}
 }
 
-/* Runs one job unless an earlier one failed (*failed, the writer's copy of
- * s->failed); records the first failure. */
+/* Records the first failure (the writer's copy in *failed too). */
+static void job_fail(struct store *s, int *failed, const char *what)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->failed)
+		snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
+	s->failed = *failed = 1;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Runs one job. After a failure only finalize jobs run: every statement is
+ * finalized, so that the connection closes. */
 static void job_run(struct store *s, struct store_job *j, int *failed)
 {
 	const struct bins_val *v = j->vals;
+	sqlite3_stmt *st = j->st->st;
 	int i, k;
 
+	if (j->kind == JOB_FINALIZE) {
+		sqlite3_finalize(st);
+		free(j->st->sql);
+		free(j->st);
+		return;
+	}
+	if (j->kind == JOB_PREPARE) {
+		if (!*failed && sqlite3_prepare_v2(s->db, j->st->sql, -1, &j->st->st, NULL) != SQLITE_OK)
+			job_fail(s, failed, "prepare");
+		return;
+	}
 	for (k = 0; k < j->steps && !*failed; k++, v += j->n) {
 		for (i = 0; i < j->n; i++)
-			bind_val(j->st, i + 1, &v[i]);
-		if (sqlite3_step(j->st) != SQLITE_DONE) {
-			pthread_mutex_lock(&s->mu);
-			if (!s->failed)
-				snprintf(s->error, sizeof(s->error), "insert: %s", sqlite3_errmsg(s->db));
-			s->failed = *failed = 1;
-			pthread_mutex_unlock(&s->mu);
-		}
-		sqlite3_reset(j->st);
+			bind_val(st, i + 1, &v[i]);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			job_fail(s, failed, "insert");
+		sqlite3_reset(st);
 	}
 }
 
@@ -155,23 +183,18 @@ void store_job_drop(struct store *s, struct store_job *j)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Queues j, waiting while the queue is full; returns -1 (and keeps j for
- * reuse) once a job has failed, since nothing more will be written. */
+/* Queues j, waiting while the queue is full; returns -1 once a job has
+ * failed (j still runs if it finalizes, and is skipped otherwise). */
 static int job_queue(struct store *s, struct store_job *j)
 {
+	int failed;
+
 	pthread_mutex_lock(&s->mu);
 	while (s->queued >= STORE_QUEUE) {
 		s->waiting = 1;
 		pthread_cond_wait(&s->done, &s->mu);
 	}
-	if (s->failed) {
-		free(j->owned);
-		j->owned = NULL;
-		j->next = s->free;
-		s->free = j;
-		pthread_mutex_unlock(&s->mu);
-		return -1;
-	}
+	failed = s->failed;
 	if (s->tail)
 		s->tail->next = j;
 	else
@@ -181,10 +204,10 @@ static int job_queue(struct store *s, struct store_job *j)
 	if (s->writer_idle)
 		pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->mu);
-	return 0;
+	return failed ? -1 : 0;
 }
 
-int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int n, int steps)
+int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps)
 {
 	if (n < 0 || steps < 0 || (int64_t)n * steps > JOB_VALS) { /* a programmer error */
 		free(j->owned);
@@ -192,13 +215,64 @@ int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int
 		store_job_drop(s, j);
 		return -1;
 	}
+	j->kind = JOB_INSERT;
 	j->st = st;
 	j->n = n;
 	j->steps = steps;
 	return job_queue(s, j);
 }
 
-int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned)
+/* Queues a prepare or finalize job for st; -1 when out of memory. */
+static int stmt_job(struct store *s, struct store_stmt *st, int kind)
+{
+	struct bins_val *v;
+	struct store_job *j = store_job_take(s, &v);
+
+	if (j == NULL)
+		return -1;
+	j->kind = kind;
+	j->st = st;
+	j->n = j->steps = 0;
+	job_queue(s, j);
+	return 0;
+}
+
+struct store_stmt *store_prepare(struct store *s, const char *sql)
+{
+	struct store_stmt *st = calloc(1, sizeof(*st));
+
+	if (st == NULL || (st->sql = strdup(sql)) == NULL || stmt_job(s, st, JOB_PREPARE) != 0) {
+		if (st != NULL)
+			free(st->sql);
+		free(st);
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return NULL;
+	}
+	return st;
+}
+
+void store_finalize(struct store *s, struct store_stmt *st)
+{
+	if (st != NULL && stmt_job(s, st, JOB_FINALIZE) != 0) {
+		/* out of memory: finalize here, once the writer is done */
+		store_drain(s);
+		sqlite3_finalize(st->st);
+		free(st->sql);
+		free(st);
+	}
+}
+
+int store_failed(struct store *s)
+{
+	int failed;
+
+	pthread_mutex_lock(&s->mu);
+	failed = s->failed;
+	pthread_mutex_unlock(&s->mu);
+	return failed;
+}
+
+int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned)
 {
 	struct bins_val *v;
 	struct store_job *j = store_job_take(s, &v);
@@ -311,12 +385,11 @@ int store_meta(struct store *s, const char *key, const char *text, int64_t num)
 	return bins_fini(&b);
 }
 
-static sqlite3_stmt *bins_prepare(struct bins *b, const char *table, int rows)
+static struct store_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 {
 	char sql[16384];
 	size_t n;
 	int r, c;
-	sqlite3_stmt *st = NULL;
 
 	n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES ", table);
 	for (r = 0; r < rows && n < sizeof(sql) - 8; r++) {
@@ -325,19 +398,17 @@ static sqlite3_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 			n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s?", c ? "," : "");
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, ")");
 	}
-	if (n >= sizeof(sql) - 8 || sqlite3_prepare_v2(b->s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(b->s->error, sizeof(b->s->error), "prepare %s: %s", table, sqlite3_errmsg(b->s->db));
+	if (n >= sizeof(sql) - 8) {
+		snprintf(b->s->error, sizeof(b->s->error), "prepare %s: too many columns", table);
 		return NULL;
 	}
-	return st;
+	return store_prepare(b->s, sql);
 }
 
 int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 {
 	memset(b, 0, sizeof(*b));
 	b->vals = b->spare;
-	if (store_drain(s) != 0) /* the connection is the writer's while jobs run */
-		return -1;
 	b->s = s;
 	b->ncols = ncols;
 	if (ncols > BINS_MAX_COLS) {
@@ -347,8 +418,8 @@ int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 	b->multi = bins_prepare(b, table, BINS_ROWS);
 	b->one = bins_prepare(b, table, 1);
 	if (b->multi == NULL || b->one == NULL || (b->job = store_job_take(s, &b->vals)) == NULL) {
-		sqlite3_finalize(b->multi);
-		sqlite3_finalize(b->one);
+		store_finalize(s, b->multi);
+		store_finalize(s, b->one);
 		b->multi = b->one = NULL;
 		b->vals = b->spare;
 		return -1;
@@ -429,9 +500,10 @@ int bins_row(struct bins *b)
 	return 0;
 }
 
-/* Queues the rows left (one INSERT each, in one job), waits for every job
- * (statements are finalized only once the writer is done with them) and
- * reports any failure. Calling it again does nothing more. */
+/* Queues the rows left (one INSERT each, in one job) and the finalizing
+ * of the statements, without waiting for them; returns -1 if an insert has
+ * failed so far (store_drain and store_commit see the later ones). Calling
+ * it again does nothing more. */
 int bins_fini(struct bins *b)
 {
 	if (b->job != NULL) {
@@ -443,10 +515,12 @@ int bins_fini(struct bins *b)
 		b->vals = b->spare;
 	}
 	b->rows = 0;
-	if (b->s && store_drain(b->s) != 0)
-		b->failed = 1;
-	sqlite3_finalize(b->multi);
-	sqlite3_finalize(b->one);
+	if (b->s != NULL) {
+		store_finalize(b->s, b->multi);
+		store_finalize(b->s, b->one);
+		if (store_failed(b->s))
+			b->failed = 1;
+	}
 	b->multi = b->one = NULL;
 	return b->failed ? -1 : 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct store_job;
+struct store_stmt;
 
 /*
  * A database being loaded. Inserts run on a writer thread of their own, fed
@@ -47,7 +48,7 @@ struct bins_val {
 	union {
 		int64_t i;     /* SQLITE_INTEGER */
 		double d;      /* SQLITE_FLOAT */
-		const void *p; /* text or blob; must stay valid until the row is flushed (bins_fini) */
+		const void *p; /* text or blob; must stay valid until the next store_drain() */
 	};
 };
 
@@ -59,8 +60,8 @@ struct bins_val {
  */
 struct bins {
 	struct store *s;
-	sqlite3_stmt *multi;     /* BINS_ROWS rows */
-	sqlite3_stmt *one;       /* one row, for the rest at the end */
+	struct store_stmt *multi; /* BINS_ROWS rows */
+	struct store_stmt *one;   /* one row, for the rest at the end */
 	int ncols;
 	int rows;                /* complete rows buffered */
 	int col;                 /* next column of the current row */
@@ -73,16 +74,27 @@ struct bins {
 /* Creates the file (replacing one there), the schema, opens a transaction
  * and starts the writer thread. */
 int store_open(struct store *s, const char *path);
+/*
+ * Statements are prepared, run and finalized by the writer thread, in queue
+ * order, so that nothing waits for the connection between tables. The
+ * returned handle is valid until store_finalize(); NULL when out of memory.
+ * A statement that fails to prepare fails the store (s->error).
+ */
+struct store_stmt *store_prepare(struct store *s, const char *sql);
+void store_finalize(struct store *s, struct store_stmt *st);
+/* Whether a job has failed so far (without waiting for the queue). */
+int store_failed(struct store *s);
 /* Queues one execution of st with these values (copied; text and blobs are
- * not: they must outlive the job, except `owned`, freed after it). */
-int store_submit(struct store *s, sqlite3_stmt *st, const struct bins_val *vals, int n, void *owned);
+ * not: they must outlive the job, that is the next store_drain(), except
+ * `owned`, freed after it). */
+int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned);
 /* Takes an empty job to fill in place: *vals gets room for
  * BINS_ROWS * BINS_MAX_COLS values. NULL when out of memory. */
 struct store_job *store_job_take(struct store *s, struct bins_val **vals);
 /* Queues a taken job (which then belongs to the store): st runs `steps`
  * times, each binding the next n values. Returns -1 when a job failed
  * before, or on a programmer error (too many values). */
-int store_job_submit(struct store *s, struct store_job *j, sqlite3_stmt *st, int n, int steps);
+int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps);
 /* Returns a taken job unused. */
 void store_job_drop(struct store *s, struct store_job *j);
 /* Waits until every queued job has run; returns -1 if any failed. */

@@ -470,7 +470,7 @@ static int write_flows(struct build *b)
 	if (bins_init(&fb, b->s, "flows", 8) != 0)
 		return -1;
 	for (i = 0; i < b->flows.len; i++) {
-		bins_i64(&fb, (int64_t)i + 1);
+		bins_null(&fb); /* = i + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
 		bins_i64(&fb, (int64_t)f[i].flow_id);
 		bins_i64(&fb, f[i].cat);
 		bins_i64(&fb, f[i].name);
@@ -507,7 +507,8 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 	struct bins *sb = &o->rows;
 	struct lod_item *it;
 
-	bins_i64(sb, (int64_t)++b->res->counts.sched);
+	++b->res->counts.sched;
+	bins_null(sb); /* = counts.sched, the next rowid */
 	bins_i64(sb, cpu);
 	bins_i64(sb, r->ts);
 	bins_i64(sb, end < 0 ? -1 : end - r->ts);
@@ -624,7 +625,7 @@ static int write_logs(struct build *b)
 	for (i = 0; i < n; i++) {
 		struct thread_row *t = VEC_AT(&b->rows, struct thread_row, b->row_of[l[i].thread]);
 
-		bins_i64(&lb, (int64_t)i + 1);
+		bins_null(&lb); /* = i + 1, the next rowid */
 		bins_i64(&lb, l[i].ts);
 		bins_i64(&lb, b->row_of[l[i].thread] + 1);
 		bins_i64(&lb, (int64_t)t->pid);
