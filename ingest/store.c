@@ -337,8 +337,7 @@ int store_index(struct store *s)
 {
 	if (store_drain(s) != 0)
 		return -1;
-	return store_exec(s, "CREATE INDEX slices_by_name ON slices(name_id, ts);"
-			     "CREATE INDEX flows_from ON flows(from_slice_id);"
+	return store_exec(s, "CREATE INDEX flows_from ON flows(from_slice_id);"
 			     "CREATE INDEX flows_to ON flows(to_slice_id);"
 			     "CREATE INDEX flows_from_ts ON flows(from_ts);"
 			     "CREATE INDEX flows_to_ts ON flows(to_ts);"

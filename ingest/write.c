@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tracedb/tracedb.h"
 #include "build.h"
 #include "lod.h"
 
@@ -798,6 +799,123 @@ static int write_objects(struct build *b)
 	return rc | write_profiler(b);
 }
 
+/* ---- the name index ------------------------------------------------------- */
+
+/* (ts, id) of slices a and b, compared. */
+static int name_ent_cmp(const struct build *b, uint32_t x, uint32_t y)
+{
+	const struct bslice *s = VEC_AT(&b->slices, struct bslice, x), *t = VEC_AT(&b->slices, struct bslice, y);
+
+	if (s->ts != t->ts)
+		return s->ts < t->ts ? -1 : 1;
+	return b->slice_id[x] < b->slice_id[y] ? -1 : b->slice_id[x] > b->slice_id[y];
+}
+
+static _Thread_local const struct build *g_name_build;
+
+static int name_ent_qcmp(const void *a, const void *c)
+{
+	return name_ent_cmp(g_name_build, *(const uint32_t *)a, *(const uint32_t *)c);
+}
+
+/* Orders v[0..n) by (ts, id): slices are made in about time order, so an
+ * insertion sort finishes most names at once; one that needs many moves
+ * is handed to qsort instead. */
+static void order_name(const struct build *b, uint32_t *v, size_t n)
+{
+	size_t i, moves = 0;
+
+	for (i = 1; i < n; i++) {
+		uint32_t x = v[i];
+		size_t j = i;
+
+		while (j > 0 && name_ent_cmp(b, v[j - 1], x) > 0) {
+			v[j] = v[j - 1];
+			j--;
+			if (++moves > 8 * n + 64)
+				break;
+		}
+		v[j] = x;
+		if (moves > 8 * n + 64) {
+			g_name_build = b;
+			qsort(v, n, sizeof(*v), name_ent_qcmp);
+			return;
+		}
+	}
+}
+
+/*
+ * The name index (tracedb.h, schema/trace.sql name_index): every slice
+ * by (name, ts, id), in chunks. A counting sort by name keeps the slices'
+ * creation order inside a name; order_name finishes each. The chunks' bytes
+ * live in one buffer until the writer has them (store_drain).
+ */
+static int write_name_index(struct build *b)
+{
+	size_t n = b->slices.len, nnames = b->m->soff.len, i, k;
+	uint32_t *first = calloc(nnames + 1, sizeof(*first)), *at = calloc(nnames + 1, sizeof(*at));
+	uint32_t *v = malloc((n + 1) * sizeof(*v));
+	uint8_t *buf = malloc(n * TRACEDB_NAMES_PAIR_MAX + 1), *o = buf;
+	struct bins nb;
+	int rc = -1;
+
+	if (first == NULL || at == NULL || v == NULL || buf == NULL) {
+		b->oom = 1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t name = VEC_AT(&b->slices, struct bslice, i)->name;
+
+		if (name < nnames)
+			first[name + 1]++;
+	}
+	for (i = 0; i < nnames; i++)
+		first[i + 1] += first[i];
+	for (i = 0; i < n; i++) {
+		uint32_t name = VEC_AT(&b->slices, struct bslice, i)->name;
+
+		if (name < nnames)
+			v[first[name] + at[name]++] = (uint32_t)i;
+	}
+	if (bins_init(&nb, b->s, "name_index", 5) != 0)
+		goto out;
+	for (k = 0; k < nnames; k++) {
+		uint32_t *g = v + first[k];
+		size_t gn = first[k + 1] - first[k], c;
+
+		order_name(b, g, gn);
+		for (c = 0; c < gn; c += TRACEDB_NAMES_CHUNK) {
+			size_t m = gn - c < TRACEDB_NAMES_CHUNK ? gn - c : TRACEDB_NAMES_CHUNK, j;
+			const struct bslice *s0 = VEC_AT(&b->slices, struct bslice, g[c]);
+			int64_t ts = s0->ts, id = b->slice_id[g[c]];
+			uint8_t *chunk = o;
+
+			for (j = 1; j < m; j++) {
+				const struct bslice *s = VEC_AT(&b->slices, struct bslice, g[c + j]);
+
+				o += tracedb_names_put(o, ts, id, s->ts, b->slice_id[g[c + j]]);
+				ts = s->ts;
+				id = b->slice_id[g[c + j]];
+			}
+			bins_i64(&nb, (int64_t)k);
+			bins_i64(&nb, s0->ts);
+			bins_i64(&nb, b->slice_id[g[c]]);
+			bins_i64(&nb, (int64_t)m);
+			bins_blob(&nb, chunk, (int)(o - chunk));
+			bins_row(&nb);
+		}
+	}
+	rc = bins_fini(&nb);
+	if (store_drain(b->s) != 0) /* the blobs point into buf */
+		rc = -1;
+out:
+	free(first);
+	free(at);
+	free(v);
+	free(buf);
+	return rc;
+}
+
 static int write_strings(struct build *b)
 {
 	struct bins sb;
@@ -994,6 +1112,7 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 	rc = rc ? rc : write_tracks(b);
 	rc = rc ? rc : write_providers(b);
 	rc = rc ? rc : write_strings(b);
+	rc = rc ? rc : write_name_index(b);
 	b->res->start_ns = b->start_ns;
 	b->res->end_ns = b->end_ns;
 	rc = rc ? rc : write_diagnostics(b);

@@ -106,7 +106,7 @@ struct qry_search_page {
 	int64_t after_ts, after_id;
 };
 /* Slices whose name contains text (any case), in (ts, id) order, from the
- * name index (slices_by_name) when the trace has it (search.c). */
+ * name index (name_index, tracedb.h) when the trace has it (search.c). */
 int qry_search(sqlite3 *db, const char *text, const struct qry_search_page *pg, struct jbuf *out,
 	       struct qry_error *err);
 

@@ -3,37 +3,94 @@
  * order, a page at a time.
  *
  * The names matching the text come from the strings table (distinct
- * names, not slices). With the name index slices_by_name (name_id, ts)
- * that ingest builds, each matching name is a stream already in (ts, id)
- * order, and a merge of the streams reads only the rows of the page: the
- * cost follows the page, not the trace. A trace without the index (an
- * older database) or a text matching very many names is answered by one
- * statement that sorts every match.
+ * names, not slices). The name index that ingest writes (name_index,
+ * tracedb.h) holds each name's slices in (ts, id) order, in chunks; each
+ * matching name is a stream of them, and a merge of the streams reads only
+ * the chunks of the page: the cost follows the page, not the trace. A
+ * trace without the index (an older database) or a text matching very
+ * many names is answered by one statement that sorts every match.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tracedb/tracedb.h"
 #include "query_internal.h"
 
 enum { MERGE_MAX_NAMES = 256 };
 
+/* One name's slices in (ts, id) order, read chunk by chunk. */
 struct stream {
-	sqlite3_stmt *st;
-	int64_t ts, id;
+	sqlite3_stmt *st;      /* the name's chunks from the one holding the cursor on */
+	const uint8_t *p, *end;/* the rest of the current chunk */
+	int64_t left;          /* pairs left in it */
+	int64_t ts, id;        /* the current slice */
 	int live;
+	int failed;
 };
 
+/* Moves to the next slice of the name; 0, or -1 on a database error or a
+ * damaged chunk. */
 static int stream_next(struct stream *s)
 {
-	int rc = sqlite3_step(s->st);
+	while (s->left == 0) {
+		int rc = sqlite3_step(s->st);
 
-	s->live = rc == SQLITE_ROW;
-	if (s->live) {
-		s->id = sqlite3_column_int64(s->st, 0);
-		s->ts = sqlite3_column_int64(s->st, 1);
+		if (rc == SQLITE_DONE) {
+			s->live = 0;
+			return 0;
+		}
+		if (rc != SQLITE_ROW)
+			return -1;
+		s->ts = sqlite3_column_int64(s->st, 0);
+		s->id = sqlite3_column_int64(s->st, 1);
+		s->left = sqlite3_column_int64(s->st, 2) - 1;
+		s->p = sqlite3_column_blob(s->st, 3);
+		s->end = s->p + sqlite3_column_bytes(s->st, 3);
+		s->live = 1;
+		return s->left < 0 ? -1 : 0;
 	}
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	s->left--;
+	return tracedb_names_next(&s->p, s->end, &s->ts, &s->id);
+}
+
+/* Positions the stream on the first slice after the cursor (or the first). */
+static int stream_open(sqlite3 *db, struct stream *s, int64_t name, const struct qry_search_page *pg)
+{
+	sqlite3_stmt *at;
+	int64_t ts0 = INT64_MIN, id0 = INT64_MIN;
+
+	memset(s, 0, sizeof(*s));
+	if (pg->has_cursor) {
+		/* the chunk holding the cursor: the last one starting at or before it */
+		if (sqlite3_prepare_v2(db,
+				       "SELECT first_ts, first_id FROM name_index WHERE name_id = ?1 AND "
+				       "(first_ts, first_id) <= (?2, ?3) ORDER BY first_ts DESC, first_id DESC LIMIT 1",
+				       -1, &at, NULL) != SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(at, 1, name);
+		sqlite3_bind_int64(at, 2, pg->after_ts);
+		sqlite3_bind_int64(at, 3, pg->after_id);
+		if (sqlite3_step(at) == SQLITE_ROW) {
+			ts0 = sqlite3_column_int64(at, 0);
+			id0 = sqlite3_column_int64(at, 1);
+		}
+		sqlite3_finalize(at);
+	}
+	if (sqlite3_prepare_v2(db,
+			       "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
+			       "(first_ts, first_id) >= (?2, ?3) ORDER BY first_ts, first_id",
+			       -1, &s->st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s->st, 1, name);
+	sqlite3_bind_int64(s->st, 2, ts0);
+	sqlite3_bind_int64(s->st, 3, id0);
+	do {
+		if (stream_next(s) != 0)
+			return -1;
+	} while (s->live && pg->has_cursor &&
+		 (s->ts < pg->after_ts || (s->ts == pg->after_ts && s->id <= pg->after_id)));
+	return 0;
 }
 
 static int has_index(sqlite3 *db)
@@ -41,8 +98,8 @@ static int has_index(sqlite3 *db)
 	sqlite3_stmt *st;
 	int yes = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'slices_by_name'", -1,
-			       &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'name_index'", -1, &st,
+			       NULL) == SQLITE_OK) {
 		yes = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 	}
@@ -75,19 +132,8 @@ static long merge_page(sqlite3 *db, const int64_t *names, long nnames, const str
 	long i, n = 0;
 	int bad = s == NULL;
 
-	for (i = 0; i < nnames && !bad; i++) {
-		if (sqlite3_prepare_v2(db,
-				       "SELECT id, ts FROM slices WHERE name_id = ?1 AND ts >= ?2 AND (ts > ?2 OR id > ?3) "
-				       "ORDER BY ts, id",
-				       -1, &s[i].st, NULL) != SQLITE_OK) {
-			bad = 1;
-			break;
-		}
-		sqlite3_bind_int64(s[i].st, 1, names[i]);
-		sqlite3_bind_int64(s[i].st, 2, pg->has_cursor ? pg->after_ts : INT64_MIN);
-		sqlite3_bind_int64(s[i].st, 3, pg->has_cursor ? pg->after_id : -1);
-		bad = stream_next(&s[i]) != 0;
-	}
+	for (i = 0; i < nnames && !bad; i++)
+		bad = stream_open(db, &s[i], names[i], pg) != 0;
 	while (!bad && n <= (long)pg->limit) {
 		long best = -1;
 

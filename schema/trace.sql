@@ -222,6 +222,20 @@ SELECT a.arg_set_id, a.seq, k.str AS key, a.type,
        CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str WHEN 10 THEN a.blob_value ELSE a.int_value END AS value
 FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id;
 
+-- The name index, which search by name reads: for each slice name, every
+-- slice of that name in (ts, id) order, in chunks of up to 256. first_ts
+-- and first_id are the chunk's first slice; the others are packed in data
+-- as varint pairs (ts minus the previous ts, id minus the previous id,
+-- zigzag); the codec has one owner, tracedb/tracedb.h.
+CREATE TABLE name_index (
+	name_id INTEGER NOT NULL,
+	first_ts INTEGER NOT NULL,
+	first_id INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (name_id, first_ts, first_id)
+) WITHOUT ROWID;
+
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
 -- some levels L in 10, 12, 14 ..., the slices starting in one bucket
 -- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least

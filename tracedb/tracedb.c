@@ -30,6 +30,54 @@ void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS])
 	}
 }
 
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
+{
+	uint64_t d = (uint64_t)id - (uint64_t)prev_id;
+	size_t n = put_varint(out, (uint64_t)ts - (uint64_t)prev_ts);
+
+	/* zigzag: small negative and positive steps both take few bytes */
+	return n + put_varint(out + n, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+}
+
+int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64_t *id)
+{
+	uint64_t dts, z;
+
+	if (get_varint(p, end, &dts) != 0 || get_varint(p, end, &z) != 0)
+		return -1;
+	*ts = (int64_t)((uint64_t)*ts + dts);
+	*id = (int64_t)((uint64_t)*id + ((z >> 1) ^ (0 - (z & 1))));
+	return 0;
+}
+
 int tracedb_version(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;

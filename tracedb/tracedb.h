@@ -36,7 +36,7 @@
  * The layout version of a trace database (PRAGMA user_version), written by
  * tracedb_stamp() after schema/trace.sql. A server meeting a database of
  * another version ingests its trace again. 3: lod records carry an "open"
- * word and a counter group's first value. 4: slices_by_name, the index
+ * word and a counter group's first value. 4: name_index (below), which
  * search by name reads.
  */
 #define TRACEDB_SCHEMA_VERSION 4
@@ -63,6 +63,22 @@ enum {
 void tracedb_lod_encode(uint8_t *p, const uint64_t v[LOD_WORDS]);
 /* Decodes LOD_RECORD bytes at p into v. */
 void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS]);
+
+/*
+ * The name index (table name_index, schema/trace.sql): per slice name, every
+ * slice of that name in (ts, id) order, in chunks of at most
+ * TRACEDB_NAMES_CHUNK. A chunk's first (ts, id) are its key columns; the
+ * others follow in its blob as pairs of varints: ts minus the previous ts
+ * (never negative), then id minus the previous id, zigzag-encoded.
+ */
+enum { TRACEDB_NAMES_CHUNK = 256, TRACEDB_NAMES_PAIR_MAX = 20 /* bytes */ };
+
+/* Writes the pair (ts, id) following (prev_ts, prev_id) at out; returns
+ * the bytes written (at most TRACEDB_NAMES_PAIR_MAX). ts >= prev_ts. */
+size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id);
+/* Reads the pair after (*ts, *id) from *p (below end), updating both and
+ * *p; 0, or -1 when the bytes end or are damaged. */
+int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64_t *id);
 
 /*
  * The schema version of an open trace database (PRAGMA user_version);

@@ -12,7 +12,7 @@
 #    (count, total, exact p50/p95, max) from its slices. speedup =
 #    base-across p50 / across p50.
 #  - inside: the first page (1,000 slices in time order) of
-#    GET /api/traces/ID/search?q=TEXT, read through the slices_by_name
+#    GET /api/traces/ID/search?q=TEXT, read through the name_index table
 #    index, next to base-inside: the same page by a scan of the slices
 #    table. speedup = base-inside p50 / inside p50.
 # Targets: across p95 <= 100 ms over 1,000 traces; inside p95 <= 50 ms on

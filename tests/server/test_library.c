@@ -562,6 +562,67 @@ static void test_search_in_trace(void **state)
 	t_error("GET", path, NULL, 400, "bad_parameter");
 }
 
+/* Ties: 700 slices of one name at the same ts (on two threads, so ids
+ * interleave with another name's), paged 50 at a time: the (ts, id) order
+ * of SQL, across the index's chunk boundaries. */
+static void test_search_ties(void **state)
+{
+	struct fxtw_arg p = fxtw_arg_koid(FXTW_INL("process"), 1);
+	int64_t id, got[800], want[800];
+	size_t ngot = 0, nwant = 0, i;
+	char path[256], cursor[64] = "";
+	const char *sql = "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
+			  "WHERE n.str = 'Tie' ORDER BY s.ts, s.id";
+	struct su_resp r;
+	struct fxtw w;
+	cJSON *j, *row;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "ties");
+	fxtw_init_record(&w, 1000000000);
+	fxtw_kernel_object(&w, 2, FXTW_INL("t1"), 2, &p, 1);
+	fxtw_kernel_object(&w, 2, FXTW_INL("t2"), 3, &p, 1);
+	fxtw_thread(&w, 1, 1, 2);
+	fxtw_thread(&w, 2, 1, 3);
+	for (i = 0; i < 700; i++)
+		fxtw_instant(&w, FXTW_TIDX(1 + (i % 2)), FXTW_INL("c"), FXTW_INL(i % 3 ? "Tie" : "Other"), 1000 + (i / 350),
+			     NULL, 0);
+	id = t_upload("name=ties", w.buf, w.len);
+	fxtw_fini(&w);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/query", id);
+	t_req("POST", path, NULL, sql, strlen(sql), &r);
+	assert_int_equal(r.status, 200);
+	j = cJSON_ParseWithLength(r.body, r.body_len);
+	su_resp_free(&r);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows"))
+		want[nwant++] = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
+	cJSON_Delete(j);
+	assert_true(nwant > 400);
+	for (;;) {
+		const char *next;
+
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=tie&limit=50%s%s", id,
+		      cursor[0] ? "&cursor=" : "", cursor);
+		j = t_get(path);
+		cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "slices")) {
+			assert_true(ngot < 800);
+			got[ngot++] = t_int(row, "id");
+		}
+		next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
+		if (next == NULL) {
+			cJSON_Delete(j);
+			break;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", next);
+		cJSON_Delete(j);
+	}
+	assert_int_equal(ngot, nwant);
+	for (i = 0; i < nwant; i++)
+		assert_int_equal(got[i], want[i]);
+}
+
 /* ---- compare ------------------------------------------------------------------ */
 
 static const cJSON *t_row(const cJSON *j, const char *name, const char *thread)
@@ -751,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_list_filters),
 		cmocka_unit_test(test_search_across),
 		cmocka_unit_test(test_search_in_trace),
+		cmocka_unit_test(test_search_ties),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_index_built_after_upgrade),
