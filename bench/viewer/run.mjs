@@ -185,6 +185,12 @@ async function main() {
     console.log(`draw time   (canvas work per frame):   median ${f2(pct(d, 50))} ms   p95 ${f2(pct(d, 95))} ms   max ${f2(Math.max(...d))} ms`);
     console.log(`frame time  (rAF to rAF, uncapped):     median ${f2(pct(f, 50))} ms   p95 ${f2(pct(f, 95))} ms   max ${f2(Math.max(...f))} ms`);
     console.log(`target: median ≤ 16 ms  ->  ${pct(f, 50) <= 16 ? 'met' : 'NOT met'} (frame time), ${pct(d, 50) <= 16 ? 'met' : 'NOT met'} (draw time)`);
+    // the long frames: how many, and how many took in data replies (the
+    // frames' draw time is in draws[i + 1]: frames[i] ends at that draw)
+    const long = f.map((ms, i) => ({ ms, draw: d[i + 1] ?? 0, replies: rec.replies[i] ?? 0 })).filter((x) => x.ms > 33);
+    const worst = [...long].sort((a, b) => b.ms - a.ms).slice(0, 5);
+    console.log(`long frames (> 33 ms): ${long.length} of ${f.length}, ${long.filter((x) => x.replies > 0).length} with data replies arriving; ` +
+      `worst: ${worst.map((x) => `${f1(x.ms)} ms (draw ${f1(x.draw)} ms, ${x.replies} replies)`).join(', ') || 'none'}`);
     const mx = Math.max(...f);
     console.log(`target: frame time p95 ≤ 16 ms and max ≤ 50 ms  ->  p95 ${pct(f, 95) <= 16 ? 'met' : 'NOT met'}, max ${mx <= 50 ? 'met' : 'NOT met'}`);
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} ` +

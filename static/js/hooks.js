@@ -98,12 +98,13 @@ export function exposeHooks(self) {
     startRecording() {
       self.perf.draws.length = 0;
       self.perf.frames.length = 0;
+      self.perf.replies.length = 0;
       self.perf.lastTs = 0;
       self.perf.recording = true;
     },
     stopRecording() {
       self.perf.recording = false;
-      return { draws: [...self.perf.draws], frames: [...self.perf.frames] };
+      return { draws: [...self.perf.draws], frames: [...self.perf.frames], replies: [...self.perf.replies] };
     },
     dataStats() {
       const st = self.store;

@@ -58,7 +58,7 @@ export class TimelinePage {
     this.selToken = 0;
     this.selBusy = false;
     this.overview = null;
-    this.perf = { recording: false, draws: [], frames: [], lastTs: 0 };
+    this.perf = { recording: false, draws: [], frames: [], replies: [], lastTs: 0, arrived: 0 };
     this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
     this.marks = [];         // [{start, end}] marked spans, kept in the URL
     this.helpEl = null;
@@ -105,7 +105,10 @@ export class TimelinePage {
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
-    this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => this.invalidate());
+    this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
+      this.perf.arrived++;
+      this.invalidate();
+    });
     this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
     this.showSymbols();
@@ -659,7 +662,11 @@ export class TimelinePage {
     const t1 = performance.now();
     if (this.perf.recording) {
       this.perf.draws.push(t1 - t0);
-      if (this.perf.lastTs) this.perf.frames.push(ts - this.perf.lastTs);
+      if (this.perf.lastTs) {
+        this.perf.frames.push(ts - this.perf.lastTs);
+        this.perf.replies.push(this.perf.arrived); // data replies taken in since the last frame
+      }
+      this.perf.arrived = 0;
       this.perf.lastTs = ts;
     }
     if (this.held.size) this.invalidate();
