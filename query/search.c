@@ -17,7 +17,7 @@
 #include "../tracedb/tracedb.h"
 #include "query_internal.h"
 
-enum { MERGE_MAX_NAMES = 256 };
+enum { MERGE_MAX_NAMES = 4096 };
 
 /* One name's slices in (ts, id) order, read chunk by chunk. */
 struct stream {
@@ -106,15 +106,20 @@ static int has_index(sqlite3 *db)
 	return yes;
 }
 
-/* The ids of the names containing text; -1 on a database error. */
+/* The ids of the slice names containing text (at most max + 1 of them);
+ * -1 on a database error. */
 static long matching_names(sqlite3 *db, const char *text, int64_t *ids, long max)
 {
 	sqlite3_stmt *st;
 	long n = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0", -1, &st, NULL) !=
-	    SQLITE_OK)
+	/* only names that slices carry: the strings table also holds log
+	 * messages and argument values, which may match by the thousand */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id FROM strings s WHERE instr(lower(str), lower(?1)) > 0 AND "
+			       "EXISTS (SELECT 1 FROM name_index n WHERE n.name_id = s.id)",
+			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= max)
