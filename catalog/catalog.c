@@ -605,12 +605,11 @@ size_t cat_count(struct catalog *c)
 	return n;
 }
 
-static void rfc3339_now(char *out, size_t n, time_t *t)
+void cat_rfc3339(time_t t, char *out, size_t n)
 {
 	struct tm tm;
 
-	*t = time(NULL);
-	gmtime_r(t, &tm);
+	gmtime_r(&t, &tm);
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
@@ -664,7 +663,8 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	r->symbols_named = -1;
 	r->status = TS_QUEUED;
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
-	rfc3339_now(r->created_at, sizeof(r->created_at), &r->created);
+	r->created = time(NULL);
+	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
 	if (rec_push(c, r) != 0 || cat_save(c, r) != 0 || seq_save(c) != 0) {
 		snprintf(err, errlen, "cannot record the trace in the catalog");
 		if (c->n && c->v[c->n - 1] == r)
@@ -753,11 +753,21 @@ static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
 	jb_obj_end(out);
 }
 
-/* The trace object of docs/API.md; called with mu held. */
-void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
+void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
 {
 	size_t i;
 
+	jb_obj(out);
+	for (i = 0; i < r->nlabels; i++) {
+		jb_key(out, r->labels[i].key);
+		jb_str(out, r->labels[i].value);
+	}
+	jb_obj_end(out);
+}
+
+/* The trace object of docs/API.md; called with mu held. */
+void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
+{
 	jb_obj(out);
 	jb_key(out, "id");
 	jb_i64(out, r->id);
@@ -766,12 +776,7 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 	jb_key(out, "description");
 	jb_str(out, r->description);
 	jb_key(out, "labels");
-	jb_obj(out);
-	for (i = 0; i < r->nlabels; i++) {
-		jb_key(out, r->labels[i].key);
-		jb_str(out, r->labels[i].value);
-	}
-	jb_obj_end(out);
+	cat_labels_json(r, out);
 	jb_key(out, "pinned");
 	jb_bool(out, r->pinned);
 	jb_key(out, "format");

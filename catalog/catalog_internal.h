@@ -70,6 +70,10 @@ struct trace_rec *cat_find(struct catalog *c, int64_t id);
 /* Writes one record (and its labels) to catalog.db; under mu. */
 int cat_save(struct catalog *c, const struct trace_rec *r);
 void cat_rec_json(const struct trace_rec *r, struct jbuf *out);
+/* The labels object {"key": "value", ...}, keys in byte order. */
+void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
+/* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */
+void cat_rfc3339(time_t t, char *out, size_t n);
 void cat_rec_free(struct trace_rec *r);
 /* Takes trace id out of the list, catalog.db and storage (under mu);
  * returns the record for the caller to free, NULL when there is none. */

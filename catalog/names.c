@@ -316,12 +316,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 		jb_key(out, "created_at");
 		jb_str(out, r->created_at);
 		jb_key(out, "labels");
-		jb_obj(out);
-		for (j = 0; j < r->nlabels; j++) {
-			jb_key(out, r->labels[j].key);
-			jb_str(out, r->labels[j].value);
-		}
-		jb_obj_end(out);
+		cat_labels_json(r, out);
 		jb_key(out, "count");
 		jb_u64(out, h->count);
 		jb_key(out, "ended");

@@ -50,15 +50,6 @@ size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat
 	return k;
 }
 
-static void time_json(struct jbuf *out, time_t t)
-{
-	char buf[32];
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	jb_str(out, buf);
-}
 
 enum { NEXT_REMOVALS = 5 };
 
@@ -104,10 +95,14 @@ void cat_usage_json(struct catalog *c, struct jbuf *out)
 		jb_key(out, "stored_bytes");
 		jb_u64(out, r->stored);
 		jb_key(out, "remove_at");
-		if (c->o.retain_days > 0)
-			time_json(out, r->created + (time_t)(c->o.retain_days * 86400));
-		else
+		if (c->o.retain_days > 0) {
+			char at[32];
+
+			cat_rfc3339(r->created + (time_t)(c->o.retain_days * 86400), at, sizeof(at));
+			jb_str(out, at);
+		} else {
 			jb_null(out);
+		}
 		jb_obj_end(out);
 		shown++;
 	}

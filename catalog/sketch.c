@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "../tracedb/tracedb.h"
 #include "sketch.h"
 
 unsigned sketch_bucket(int64_t dur)
@@ -67,34 +68,6 @@ int64_t sketch_quantile(const struct sketch *s, double q, int64_t min, int64_t m
 	return v;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-		shift += 7;
-	}
-	return -1;
-}
-
 size_t sketch_encode(const struct sketch *s, uint8_t *out)
 {
 	size_t n = 0;
@@ -103,8 +76,8 @@ size_t sketch_encode(const struct sketch *s, uint8_t *out)
 	for (i = 0; i < SKETCH_BUCKETS; i++) {
 		if (s->b[i] == 0)
 			continue;
-		n += put_varint(out + n, i - last);
-		n += put_varint(out + n, s->b[i]);
+		n += tracedb_put_varint(out + n, i - last);
+		n += tracedb_put_varint(out + n, s->b[i]);
 		last = i;
 	}
 	return n;
@@ -116,7 +89,7 @@ int sketch_merge(struct sketch *s, const uint8_t *p, size_t n)
 	uint64_t gap, count, i = 0;
 
 	while (p < end) {
-		if (get_varint(&p, end, &gap) != 0 || get_varint(&p, end, &count) != 0)
+		if (tracedb_get_varint(&p, end, &gap) != 0 || tracedb_get_varint(&p, end, &count) != 0)
 			return -1;
 		i += gap;
 		if (i >= SKETCH_BUCKETS)

@@ -6,7 +6,8 @@
  * of its lower bound and a quantile read from the middle of its bucket is
  * within 1/64 (1.6%) of the exact one. Sketches of the same name in
  * different traces add up bucket by bucket, which is what search across
- * traces does. Stored as pairs of varints (bucket gap, count), empty
+ * traces does. Stored as pairs of varints (bucket gap, count; the varint
+ * of tracedb.h), empty
  * buckets left out: a few hundred bytes per name.
  */
 #ifndef CATALOG_SKETCH_H

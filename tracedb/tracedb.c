@@ -30,7 +30,7 @@ void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS])
 	}
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v)
+size_t tracedb_put_varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
 
@@ -42,7 +42,7 @@ static size_t put_varint(uint8_t *p, uint64_t v)
 	return n;
 }
 
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	unsigned shift = 0;
 
@@ -61,17 +61,17 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
 {
 	uint64_t d = (uint64_t)id - (uint64_t)prev_id;
-	size_t n = put_varint(out, (uint64_t)ts - (uint64_t)prev_ts);
+	size_t n = tracedb_put_varint(out, (uint64_t)ts - (uint64_t)prev_ts);
 
 	/* zigzag: small negative and positive steps both take few bytes */
-	return n + put_varint(out + n, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	return n + tracedb_put_varint(out + n, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 }
 
 int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64_t *id)
 {
 	uint64_t dts, z;
 
-	if (get_varint(p, end, &dts) != 0 || get_varint(p, end, &z) != 0)
+	if (tracedb_get_varint(p, end, &dts) != 0 || tracedb_get_varint(p, end, &z) != 0)
 		return -1;
 	*ts = (int64_t)((uint64_t)*ts + dts);
 	*id = (int64_t)((uint64_t)*id + ((z >> 1) ^ (0 - (z & 1))));

@@ -73,6 +73,12 @@ void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS]);
  */
 enum { TRACEDB_NAMES_CHUNK = 256, TRACEDB_NAMES_PAIR_MAX = 20 /* bytes */ };
 
+/* LEB128 varints, as the name index packs them (at most 10 bytes each):
+ * put returns the bytes written; get returns 0, or -1 when the bytes end
+ * first or run past 64 bits. */
+size_t tracedb_put_varint(uint8_t *out, uint64_t v);
+int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
 /* Writes the pair (ts, id) following (prev_ts, prev_id) at out; returns
  * the bytes written (at most TRACEDB_NAMES_PAIR_MAX). ts >= prev_ts. */
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id);
