@@ -340,8 +340,15 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 		shown++;
 	}
 	jb_arr_end(out);
+	/* cut only when a ready trace is left over: others are never shown */
+	for (; i > 0; i--) {
+		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
+
+		if (r != NULL && r->status == TS_READY)
+			break;
+	}
 	jb_key(out, "truncated");
-	jb_bool(out, i > 0 && shown == limit);
+	jb_bool(out, i > 0);
 	jb_key(out, "unindexed");
 	jb_u64(out, unindexed);
 	jb_obj_end(out);
