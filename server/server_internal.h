@@ -92,7 +92,8 @@ struct req {
 	char *binary_filename; /* multipart file name of field "binary" */
 	char *name;            /* multipart "name" field */
 	char *description;     /* multipart "description" field */
-	struct cat_label labels[REQ_MAX_LABELS]; /* ?label= and multipart "label" fields */
+	struct cat_label *labels; /* ?label= and multipart "label" fields (REQ_MAX_LABELS),
+				   * allocated with the first: most requests have none */
 	size_t nlabels;
 	char *pending_label;   /* the multipart "label" field being received */
 	char label_err[256];   /* the first bad label, "" when none */

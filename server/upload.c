@@ -76,6 +76,10 @@ static void add_label(struct req *r, const char *s)
 		snprintf(r->label_err, sizeof(r->label_err), "a trace has at most %d labels", REQ_MAX_LABELS);
 		return;
 	}
+	if (r->labels == NULL && (r->labels = calloc(REQ_MAX_LABELS, sizeof(*r->labels))) == NULL) {
+		snprintf(r->label_err, sizeof(r->label_err), "the server ran out of memory reading the labels");
+		return;
+	}
 	if (cat_label_parse(s, 0, &r->labels[r->nlabels], err, sizeof(err)) != 0) {
 		snprintf(r->label_err, sizeof(r->label_err), "%s", err);
 		return;
@@ -395,4 +399,7 @@ void srv_upload_cleanup(struct req *r)
 	r->pp = NULL;
 	free(r->pending_label);
 	r->pending_label = NULL;
+	free(r->labels);
+	r->labels = NULL;
+	r->nlabels = 0;
 }
