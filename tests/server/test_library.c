@@ -512,49 +512,73 @@ static void test_search_across(void **state)
 	cJSON_Delete(j);
 }
 
-/* Every page of /search inside a trace, against SQL ordering every match. */
-static void test_search_in_trace(void **state)
+/* The slice ids a SQL statement's first column gives, in order. */
+static size_t t_sql_ids(int64_t trace, const char *sql, int64_t *out, size_t max)
 {
-	int64_t dur[300], id, got[700], want[700];
-	size_t ngot = 0, nwant = 0, i;
-	char path[256], cursor[64] = "";
-	const char *sql = "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
-			  "WHERE instr(lower(n.str), 'e') > 0 ORDER BY s.ts, s.id";
+	char path[128];
 	struct su_resp r;
 	cJSON *j, *row;
+	size_t n = 0;
 
-	(void)state;
-	for (i = 0; i < 300; i++)
-		dur[i] = 50 + (int64_t)(i % 7) * 30;
-	id = t_upload_queries("name=paged", dur, 300);
-	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/query", id);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/query", trace);
 	t_req("POST", path, NULL, sql, strlen(sql), &r);
 	assert_int_equal(r.status, 200);
 	j = cJSON_ParseWithLength(r.body, r.body_len);
 	su_resp_free(&r);
-	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows"))
-		want[nwant++] = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
+		assert_true(n < max);
+		out[n++] = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
+	}
 	cJSON_Delete(j);
-	assert_int_equal(nwant, 601); /* Query and Repaint both hold an 'e' */
+	return n;
+}
+
+/* Every page of /search?q= inside a trace, limit slices a page, following
+ * next_cursor; each page says truncated exactly when it has a next one. */
+static size_t t_search_pages(int64_t trace, const char *q, int limit, int64_t *out, size_t max)
+{
+	char path[256], cursor[64] = "";
+	size_t n = 0;
+
 	for (;;) {
 		const char *next;
+		cJSON *j, *row;
 
-		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=E&limit=64%s%s", id,
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=%s&limit=%d%s%s", trace, q, limit,
 		      cursor[0] ? "&cursor=" : "", cursor);
 		j = t_get(path);
 		cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "slices")) {
-			assert_true(ngot < 700);
-			got[ngot++] = t_int(row, "id");
+			assert_true(n < max);
+			out[n++] = t_int(row, "id");
 		}
 		next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
 		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")) == (next != NULL));
 		if (next == NULL) {
 			cJSON_Delete(j);
-			break;
+			return n;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", next);
 		cJSON_Delete(j);
 	}
+}
+
+/* Every page of /search inside a trace, against SQL ordering every match. */
+static void test_search_in_trace(void **state)
+{
+	int64_t dur[300], id, got[700], want[700];
+	size_t ngot, nwant, i;
+	char path[256];
+
+	(void)state;
+	for (i = 0; i < 300; i++)
+		dur[i] = 50 + (int64_t)(i % 7) * 30;
+	id = t_upload_queries("name=paged", dur, 300);
+	nwant = t_sql_ids(id,
+			  "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
+			  "WHERE instr(lower(n.str), 'e') > 0 ORDER BY s.ts, s.id",
+			  want, 700);
+	assert_int_equal(nwant, 601); /* Query and Repaint both hold an 'e' */
+	ngot = t_search_pages(id, "E", 64, got, 700);
 	assert_int_equal(ngot, nwant);
 	for (i = 0; i < nwant; i++)
 		assert_int_equal(got[i], want[i]);
@@ -569,13 +593,8 @@ static void test_search_ties(void **state)
 {
 	struct fxtw_arg p = fxtw_arg_koid(FXTW_INL("process"), 1);
 	int64_t id, got[800], want[800];
-	size_t ngot = 0, nwant = 0, i;
-	char path[256], cursor[64] = "";
-	const char *sql = "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
-			  "WHERE n.str = 'Tie' ORDER BY s.ts, s.id";
-	struct su_resp r;
+	size_t ngot, nwant, i;
 	struct fxtw w;
-	cJSON *j, *row;
 
 	(void)state;
 	fxtw_init(&w, 0);
@@ -591,33 +610,12 @@ static void test_search_ties(void **state)
 			     NULL, 0);
 	id = t_upload("name=ties", w.buf, w.len);
 	fxtw_fini(&w);
-	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/query", id);
-	t_req("POST", path, NULL, sql, strlen(sql), &r);
-	assert_int_equal(r.status, 200);
-	j = cJSON_ParseWithLength(r.body, r.body_len);
-	su_resp_free(&r);
-	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows"))
-		want[nwant++] = (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble;
-	cJSON_Delete(j);
+	nwant = t_sql_ids(id,
+			  "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
+			  "WHERE n.str = 'Tie' ORDER BY s.ts, s.id",
+			  want, 800);
 	assert_true(nwant > 400);
-	for (;;) {
-		const char *next;
-
-		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=tie&limit=50%s%s", id,
-		      cursor[0] ? "&cursor=" : "", cursor);
-		j = t_get(path);
-		cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "slices")) {
-			assert_true(ngot < 800);
-			got[ngot++] = t_int(row, "id");
-		}
-		next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
-		if (next == NULL) {
-			cJSON_Delete(j);
-			break;
-		}
-		snprintf(cursor, sizeof(cursor), "%s", next);
-		cJSON_Delete(j);
-	}
+	ngot = t_search_pages(id, "tie", 50, got, 800);
 	assert_int_equal(ngot, nwant);
 	for (i = 0; i < nwant; i++)
 		assert_int_equal(got[i], want[i]);
