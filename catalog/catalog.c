@@ -322,6 +322,8 @@ static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
  * one whose database an older server wrote is ingested again. */
 static void rec_recover(struct catalog *c, struct trace_rec *r)
 {
+	int status = r->status, indexed = r->indexed;
+	uint64_t stored = r->stored;
 	char path[4096];
 	struct stat st;
 
@@ -347,7 +349,9 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	}
 	if (r->stored == 0)
 		r->stored = c->store.ops->usage(&c->store, r->id);
-	cat_save(c, r);
+	/* written back only when it changed: a start-up does not rewrite the catalog */
+	if (r->status != status || r->indexed != indexed || r->stored != stored)
+		cat_save(c, r);
 }
 
 static int64_t seq_load(struct catalog *c)
@@ -412,6 +416,7 @@ static int load_labels(struct catalog *c)
 static int load(struct catalog *c)
 {
 	sqlite3_stmt *st;
+	int64_t seq;
 	size_t i;
 
 	if (sqlite3_prepare_v2(c->db,
@@ -462,8 +467,9 @@ static int load(struct catalog *c)
 		return -1;
 	for (i = 0; i < c->n; i++)
 		rec_recover(c, c->v[i]);
-	if (seq_load(c) > c->next_id)
-		c->next_id = seq_load(c);
+	seq = seq_load(c);
+	if (seq > c->next_id)
+		c->next_id = seq;
 	return 0;
 }
 
