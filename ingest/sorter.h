@@ -1,0 +1,62 @@
+/*
+ * Event order with bounded memory: the stage between the decoders and the
+ * build's matching.
+ *
+ * Matching walks every event in (ts, seq) order (docs/API.md, Meaning 3).
+ * A decoder appends events to the model (model.h); at a checkpoint between
+ * records, once the model holds `budget` events, the sorter sorts them (they
+ * come almost in order: linear time plus the sort of the few out of place)
+ * and writes them as one run to a spill file, and the model starts its
+ * array again. After decoding, sorter_next() merges the runs (and the
+ * events still in memory) and hands them on in order, a batch at a time.
+ * A trace that fits the budget is never written out: its events are sorted
+ * in place and handed on from the model's own array.
+ *
+ * Memory is the budget plus a read buffer per run, whatever the trace's
+ * size. The spill file is created next to the database being written and
+ * unlinked at once, so that nothing is left behind by a crash.
+ *
+ * (Ingesting a file still being written would replace the full merge by one
+ * that hands on the events older than the newest minus a window; nothing
+ * after this stage would change.)
+ */
+#ifndef INGEST_SORTER_H
+#define INGEST_SORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct sorter;
+
+/* Events held in memory before a spill, by default: 32 MiB of them. */
+#define SORTER_BUDGET ((size_t)1 << 20)
+
+/*
+ * Attaches a new sorter to m (m->spill): from now on, at each checkpoint
+ * where m holds at least budget events, they are sorted and spilled to a
+ * temporary file in dir. NULL when out of memory.
+ */
+struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget);
+
+/* Whether a spill failed (the file could not be created or written); the
+ * reason, a sentence, is in *why. Matching must not start then. */
+int sorter_failed(const struct sorter *so, const char **why);
+
+/* After decoding: sorts what the model holds and prepares the merge.
+ * Returns 0, or -1 (out of memory, or a spill failed). */
+int sorter_finish(struct sorter *so);
+
+/*
+ * The next events in (ts, seq) order: *ev points at them, valid (and
+ * writable: matching reorders ties in place) until the next call. A batch
+ * ends at a change of ts, so events of one ts come in one batch. Returns
+ * their number, 0 after the last, -1 on a read error or out of memory.
+ */
+long sorter_next(struct sorter *so, struct mdl_ev **ev);
+
+/* Detaches from the model, closes the spill file and frees everything. */
+void sorter_free(struct sorter *so);
+
+#endif
