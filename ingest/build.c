@@ -18,14 +18,15 @@ static void build_fini(struct build *b)
 	kmap_fini(&b->kobj_map);
 	vec_fini(&b->tracks);
 	kmap_fini(&b->track_map);
-	vec_fini(&b->slices);
+	ss_fini(&b->ss);
+	vec_fini(&b->async);
+	vec_fini(&b->anchors);
 	vec_fini(&b->flows);
 	vec_fini(&b->points);
 	vec_fini(&b->lod_items);
 	kmap_fini(&b->async_open);
 	kmap_fini(&b->flow_last);
 	free(b->row_of);
-	free(b->slice_id);
 	if (b->args != NULL) /* a second fini (after write.c's) does nothing */
 		bins_fini(b->args);
 	free(b->args);
@@ -42,7 +43,9 @@ static void build_init(struct build *b, struct model *m, struct store *s, struct
 	kmap_init(&b->kobj_map);
 	vec_init(&b->tracks, sizeof(struct btrack));
 	kmap_init(&b->track_map);
-	vec_init(&b->slices, sizeof(struct bslice));
+	ss_init(&b->ss);
+	vec_init(&b->async, sizeof(struct bslice));
+	vec_init(&b->anchors, sizeof(struct ss_ref));
 	vec_init(&b->flows, sizeof(struct bflow));
 	vec_init(&b->points, sizeof(struct bpoint));
 	vec_init(&b->lod_items, sizeof(struct lod_item));
@@ -75,7 +78,7 @@ int model_build(struct model *m, struct store *s, struct ingest_result *res, ing
 	else if (build_memory(&b) != 0)
 		rc = INGEST_ENOMEM;
 	if (rc == INGEST_OK) {
-		pv.total = b.slices.len + b.points.len;
+		pv.total = b.ss.count + b.points.len;
 		if (build_write(&b, &pv) != 0)
 			rc = b.oom ? INGEST_ENOMEM : INGEST_EDB;
 		else if (b.cancel)

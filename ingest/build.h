@@ -16,6 +16,7 @@
 
 #include "lod.h"
 #include "model.h"
+#include "slicestore.h"
 #include "store.h"
 
 enum track_kind { TK_THREAD, TK_ASYNC, TK_COUNTER, TK_CPU };
@@ -34,16 +35,20 @@ struct btrack {
 	double min, max;
 };
 
+/* An async operation or instant, kept whole until matching ends: its lane
+ * (depth) depends on operations that end later. */
 struct bslice {
 	int64_t ts;
 	int64_t dur;      /* -1 while open */
+	uint64_t made;    /* creation order among all slices */
 	uint32_t track;   /* index into tracks */
 	uint32_t depth;
 	uint32_t name, cat;
-	uint32_t parent;  /* slice index or MDL_NONE */
+	uint32_t parent;  /* index into async, or MDL_NONE */
 	uint32_t args_a;  /* first argument of the begin (index into m->args) */
 	uint32_t set;     /* arg set id, written when the slice closes (an end's
 			   * arguments join the begin's); 0 = none, or not yet */
+	struct ss_ref ref;/* its place in the slice store, once lanes are known */
 	uint8_t nargs_a;
 	uint8_t async_op; /* an async operation (its depth is a lane) */
 	uint8_t children; /* has async instants inside */
@@ -52,7 +57,9 @@ struct bslice {
 struct bflow {
 	uint64_t flow_id;
 	uint32_t cat, name;
-	uint32_t from, to; /* slice indexes */
+	struct ss_ref from, to;
+	int64_t from_ts;  /* where the from-slice ends: known when it is written */
+	int64_t to_ts;    /* where the to-slice begins */
 };
 
 struct bpoint {
@@ -65,10 +72,19 @@ struct bpoint {
 	} v;
 };
 
+/* A slice on a thread's stack: open, or a complete event (finished in the
+ * slice store already) that still encloses what starts before its end. */
 struct open_slice {
-	uint32_t slice;
+	struct ss_ref ref;
+	struct ss_ref parent;
+	int64_t ts;
+	int64_t end;      /* complete events */
+	uint64_t made;    /* creation order among all slices */
+	uint32_t depth;
+	uint32_t name, cat;
+	uint32_t args_a;  /* the begin's arguments (index into m->args) */
+	uint8_t nargs_a;
 	uint8_t complete; /* a complete event: closes by itself at end */
-	int64_t end;
 };
 
 struct thread_row {
@@ -87,12 +103,15 @@ struct build {
 	struct kmap kobj_map;  /* koid -> last kernel object record */
 	struct vec tracks;     /* struct btrack */
 	struct kmap track_map; /* (kind | a, b, c, d) -> track */
-	struct vec slices;     /* struct bslice, in creation (= time) order */
+	struct slicestore ss;  /* every thread slice once made, async ones once
+				* matching ends (slicestore.h) */
+	struct vec async;      /* struct bslice: async slices, in creation order */
+	uint64_t made;         /* slices made so far */
 	struct vec flows;      /* struct bflow */
+	struct vec anchors;    /* struct ss_ref: flow_last's slices */
 	struct vec points;     /* struct bpoint, time order */
-	struct kmap async_open;/* (pid, cat | name << 32, id) -> slice */
-	struct kmap flow_last; /* (cat, name, id) -> slice of the last bound event */
-	uint32_t *slice_id;    /* slice index -> row id */
+	struct kmap async_open;/* (pid, cat | name << 32, id) -> index into async */
+	struct kmap flow_last; /* (cat, name, id) -> anchor of the last bound slice */
 	struct vec lod_items;  /* struct lod_item: scratch of every range and counter
 				* track, grown to the largest and reused */
 	struct bins *args;     /* the args table, open from matching on: arg sets

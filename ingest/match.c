@@ -206,26 +206,6 @@ static int order_complete_ties(struct build *b)
 
 /* ---- slices ----------------------------------------------------------- */
 
-static uint32_t slice_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t depth, uint32_t parent)
-{
-	struct bslice *s = vec_push(&b->slices);
-
-	if (s == NULL || b->slices.len >= UINT32_MAX - 1) {
-		b->oom = 1;
-		return MDL_NONE;
-	}
-	s->ts = e->ts;
-	s->dur = -1;
-	s->track = track;
-	s->depth = depth;
-	s->name = e->name;
-	s->cat = e->cat;
-	s->parent = parent;
-	s->args_a = e->args;
-	s->nargs_a = e->nargs;
-	return (uint32_t)b->slices.len - 1;
-}
-
 /* Drops finished complete events from the top of a thread's stack. */
 static struct vec *thread_stack(struct build *b, uint32_t row, int64_t ts)
 {
@@ -241,17 +221,28 @@ static struct vec *thread_stack(struct build *b, uint32_t row, int64_t ts)
 	return st;
 }
 
-static uint32_t stack_top(const struct vec *st)
+static struct open_slice *stack_top(const struct vec *st)
 {
-	return st->len ? VEC_AT(st, struct open_slice, st->len - 1)->slice : MDL_NONE;
+	return st->len ? VEC_AT(st, struct open_slice, st->len - 1) : NULL;
+}
+
+/* Hands a finished thread slice to the store. */
+static void slice_finish(struct build *b, const struct open_slice *o, int64_t dur, uint32_t set)
+{
+	struct ss_slice s = { o->ts, dur, o->name, o->cat, set, o->parent };
+
+	if (ss_finish(&b->ss, o->ref, &s) != 0)
+		b->oom = 1;
 }
 
 static void on_duration(struct build *b, const struct mdl_ev *e)
 {
 	uint32_t row = b->row_of[e->thread];
 	struct vec *st = thread_stack(b, row, e->ts);
-	uint32_t track = build_thread_track(b, row), top = stack_top(st), s;
-	struct open_slice *o;
+	uint32_t track = build_thread_track(b, row);
+	const struct open_slice *top = stack_top(st);
+	struct open_slice o = { 0 }, *pushed;
+	uint32_t set = 0;
 
 	if (e->kind == MDL_EV_COMPLETE && (int64_t)e->extra < e->ts) {
 		b->m->diag.negative_durations++;
@@ -259,26 +250,37 @@ static void on_duration(struct build *b, const struct mdl_ev *e)
 	}
 	/* one below the enclosing slice: an end may have closed a slice
 	 * under a complete event still open, so depths can skip a level */
-	s = slice_add(b, e, track, top == MDL_NONE ? 0 : VEC_AT(&b->slices, struct bslice, top)->depth + 1, top);
-	if (s == MDL_NONE)
-		return;
-	if (e->kind != MDL_EV_BEGIN) /* nothing will join its arguments */
-		VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
-	if (e->kind == MDL_EV_INSTANT) {
-		VEC_AT(&b->slices, struct bslice, s)->dur = 0;
-		return;
-	}
-	if ((o = vec_push(st)) == NULL) {
+	o.depth = top == NULL ? 0 : top->depth + 1;
+	o.parent = top == NULL ? (struct ss_ref){ MDL_NONE, 0 } : top->ref;
+	o.ref = ss_new(&b->ss, track, o.depth);
+	if (o.ref.group == MDL_NONE) {
 		b->oom = 1;
 		return;
 	}
-	o->slice = s;
-	if (e->kind == MDL_EV_COMPLETE) {
-		o->complete = 1;
-		o->end = (int64_t)e->extra;
-		VEC_AT(&b->slices, struct bslice, s)->dur = (int64_t)e->extra - e->ts;
-		build_time(b, (int64_t)e->extra);
+	ss_note(&b->ss, e->name, e->ts, o.ref);
+	o.made = b->made++;
+	o.ts = e->ts;
+	o.name = e->name;
+	o.cat = e->cat;
+	o.args_a = e->args;
+	o.nargs_a = e->nargs;
+	if (e->kind != MDL_EV_BEGIN) /* nothing will join its arguments */
+		set = build_arg_set(b, e->args, e->nargs, 0, 0);
+	if (e->kind == MDL_EV_INSTANT) {
+		slice_finish(b, &o, 0, set);
+		return;
 	}
+	if (e->kind == MDL_EV_COMPLETE) {
+		o.complete = 1;
+		o.end = (int64_t)e->extra;
+		slice_finish(b, &o, o.end - o.ts, set);
+		build_time(b, o.end);
+	}
+	if ((pushed = vec_push(st)) == NULL) {
+		b->oom = 1;
+		return;
+	}
+	*pushed = o;
 }
 
 /* An end closes the innermost open slice of its thread, whatever its name. */
@@ -286,7 +288,6 @@ static void on_end(struct build *b, const struct mdl_ev *e)
 {
 	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
 	struct open_slice *o = st->data;
-	struct bslice *s;
 	size_t i = st->len;
 
 	while (i > 0 && o[i - 1].complete)
@@ -295,11 +296,31 @@ static void on_end(struct build *b, const struct mdl_ev *e)
 		b->m->diag.unmatched_ends++;
 		return;
 	}
-	s = VEC_AT(&b->slices, struct bslice, o[i - 1].slice);
-	s->dur = e->ts - s->ts;
-	s->set = build_arg_set(b, s->args_a, s->nargs_a, e->args, e->nargs);
+	slice_finish(b, &o[i - 1], e->ts - o[i - 1].ts,
+		     build_arg_set(b, o[i - 1].args_a, o[i - 1].nargs_a, e->args, e->nargs));
 	memmove(&o[i - 1], &o[i], (st->len - i) * sizeof(*o));
 	st->len--;
+}
+
+/* A new async slice; its index in b->async, or MDL_NONE when out of memory. */
+static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t parent)
+{
+	struct bslice *s = vec_push(&b->async);
+
+	if (s == NULL || b->async.len >= UINT32_MAX - 1) {
+		b->oom = 1;
+		return MDL_NONE;
+	}
+	s->ts = e->ts;
+	s->dur = -1;
+	s->made = b->made++;
+	s->track = track;
+	s->name = e->name;
+	s->cat = e->cat;
+	s->parent = parent;
+	s->args_a = e->args;
+	s->nargs_a = e->nargs;
+	return (uint32_t)b->async.len - 1;
 }
 
 static uint32_t async_track(struct build *b, const struct mdl_ev *e)
@@ -328,33 +349,33 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_BEGIN) {
-		if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE)
-			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
+		if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE)
+			VEC_AT(&b->async, struct bslice, s)->async_op = 1;
 		k->val = s;
 		return;
 	}
 	if (k->val == MDL_NONE) {
 		if (e->kind == MDL_EV_ASYNC_END) {
 			b->m->diag.unmatched_ends++;
-		} else if ((s = slice_add(b, e, track, 0, MDL_NONE)) != MDL_NONE) {
+		} else if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE) {
 			b->m->diag.unmatched_async_instants++;
-			VEC_AT(&b->slices, struct bslice, s)->async_op = 1;
-			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
-			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+			VEC_AT(&b->async, struct bslice, s)->async_op = 1;
+			VEC_AT(&b->async, struct bslice, s)->dur = 0;
+			VEC_AT(&b->async, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
 		}
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_INSTANT) {
 		uint32_t parent = k->val;
 
-		if ((s = slice_add(b, e, track, 0, parent)) != MDL_NONE) {
-			VEC_AT(&b->slices, struct bslice, s)->dur = 0;
-			VEC_AT(&b->slices, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
-			VEC_AT(&b->slices, struct bslice, parent)->children = 1;
+		if ((s = async_add(b, e, track, parent)) != MDL_NONE) {
+			VEC_AT(&b->async, struct bslice, s)->dur = 0;
+			VEC_AT(&b->async, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+			VEC_AT(&b->async, struct bslice, parent)->children = 1;
 		}
 		return;
 	}
-	op = VEC_AT(&b->slices, struct bslice, k->val);
+	op = VEC_AT(&b->async, struct bslice, k->val);
 	op->dur = e->ts - op->ts;
 	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
 	k->val = MDL_NONE;
@@ -365,11 +386,12 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 static void on_flow(struct build *b, const struct mdl_ev *e)
 {
 	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
-	uint32_t s = stack_top(st);
+	const struct open_slice *top = stack_top(st);
+	struct ss_ref *anchor;
 	struct kmap_entry *k;
 	struct bflow *f;
 
-	if (s == MDL_NONE) {
+	if (top == NULL) {
 		b->m->diag.flow_no_enclosing_slice++;
 		return;
 	}
@@ -387,10 +409,22 @@ static void on_flow(struct build *b, const struct mdl_ev *e)
 		f->flow_id = e->extra;
 		f->cat = e->cat;
 		f->name = e->name;
-		f->from = k->val;
-		f->to = s;
+		f->from = *VEC_AT(&b->anchors, struct ss_ref, k->val);
+		f->to = top->ref;
+		f->to_ts = top->ts;
 	}
-	k->val = e->kind == MDL_EV_FLOW_END ? MDL_NONE : s;
+	if (e->kind == MDL_EV_FLOW_END) {
+		k->val = MDL_NONE;
+		return;
+	}
+	if (k->val == MDL_NONE) {
+		if ((anchor = vec_push(&b->anchors)) == NULL || b->anchors.len >= MDL_NONE) {
+			b->oom = 1;
+			return;
+		}
+		k->val = (uint32_t)b->anchors.len - 1;
+	}
+	*VEC_AT(&b->anchors, struct ss_ref, k->val) = top->ref;
 }
 
 static int arg_numeric(const struct mdl_arg *a, struct bpoint *p)
@@ -513,8 +547,8 @@ static void build_events(struct build *b)
 static int build_async_lanes(struct build *b)
 {
 	struct vec *lanes = calloc(b->tracks.len ? b->tracks.len : 1, sizeof(struct vec));
-	struct bslice *s = b->slices.data;
-	size_t i, t, n = b->slices.len;
+	struct bslice *s = b->async.data;
+	size_t i, t, n = b->async.len;
 
 	if (lanes == NULL)
 		return -1;
@@ -550,18 +584,94 @@ out_free:
 	return i < n ? -1 : 0;
 }
 
-/* Slices never closed are counted, and their arg sets written now. */
-static void build_unterminated(struct build *b)
+/* A slice never closed: an open one on a thread's stack, or an async one. */
+struct unterminated {
+	uint64_t made;
+	struct open_slice *o; /* or NULL */
+	struct bslice *a;     /* or NULL */
+};
+
+static int unterminated_cmp(const void *x, const void *y)
 {
-	struct bslice *s = b->slices.data;
+	const struct unterminated *p = x, *q = y;
+
+	return p->made < q->made ? -1 : p->made > q->made;
+}
+
+/* Slices never closed are counted, and their arg sets written now, in the
+ * order the slices were made; thread ones go to the store. */
+static int build_unterminated(struct build *b)
+{
+	struct vec u;
+	size_t i, j;
+	int rc = -1;
+
+	vec_init(&u, sizeof(struct unterminated));
+	for (i = 0; i < b->rows.len; i++) {
+		struct vec *st = &VEC_AT(&b->rows, struct thread_row, i)->stack;
+
+		for (j = 0; j < st->len; j++) {
+			struct open_slice *o = VEC_AT(st, struct open_slice, j);
+			struct unterminated *x;
+
+			if (o->complete)
+				continue;
+			if ((x = vec_push(&u)) == NULL)
+				goto out;
+			x->made = o->made;
+			x->o = o;
+		}
+	}
+	for (i = 0; i < b->async.len; i++) {
+		struct bslice *a = VEC_AT(&b->async, struct bslice, i);
+		struct unterminated *x;
+
+		if (a->dur >= 0)
+			continue;
+		if ((x = vec_push(&u)) == NULL)
+			goto out;
+		x->made = a->made;
+		x->a = a;
+	}
+	qsort(u.data, u.len, sizeof(struct unterminated), unterminated_cmp);
+	for (i = 0; i < u.len; i++) {
+		struct unterminated *x = VEC_AT(&u, struct unterminated, i);
+
+		b->m->diag.unterminated_slices++;
+		if (x->a != NULL)
+			x->a->set = build_arg_set(b, x->a->args_a, x->a->nargs_a, 0, 0);
+		else
+			slice_finish(b, x->o, -1, build_arg_set(b, x->o->args_a, x->o->nargs_a, 0, 0));
+	}
+	for (i = 0; i < b->rows.len; i++)
+		VEC_AT(&b->rows, struct thread_row, i)->stack.len = 0;
+	rc = 0;
+out:
+	vec_fini(&u);
+	return rc;
+}
+
+/* Async slices go to the store once their lanes are known, in the order
+ * they were made (so in time order within each lane). */
+static int build_async_store(struct build *b)
+{
+	struct bslice *s = b->async.data;
 	size_t i;
 
-	for (i = 0; i < b->slices.len; i++) {
-		if (s[i].dur >= 0)
-			continue;
-		b->m->diag.unterminated_slices++;
-		s[i].set = build_arg_set(b, s[i].args_a, s[i].nargs_a, 0, 0);
+	for (i = 0; i < b->async.len; i++) {
+		struct ss_slice x = { s[i].ts, s[i].dur, s[i].name, s[i].cat, s[i].set, { MDL_NONE, 0 } };
+
+		s[i].ref = ss_new(&b->ss, s[i].track, s[i].depth);
+		if (s[i].ref.group == MDL_NONE)
+			return -1;
+		if (s[i].parent != MDL_NONE)
+			x.parent = s[s[i].parent].ref;
+		ss_note(&b->ss, s[i].name, s[i].ts, s[i].ref);
+		if (ss_finish(&b->ss, s[i].ref, &x) != 0)
+			return -1;
 	}
+	vec_fini(&b->async);
+	return b->ss.oom ? -1 : 0;
 }
 
 /* The trace's time range covers scheduling and log records too; it is known
@@ -584,8 +694,7 @@ int build_match(struct build *b)
 		return -1;
 	build_events(b);
 	build_time_records(b);
-	if (b->oom || build_async_lanes(b) != 0)
+	if (b->oom || build_async_lanes(b) != 0 || build_unterminated(b) != 0 || build_async_store(b) != 0)
 		return -1;
-	build_unterminated(b);
-	return 0;
+	return b->oom ? -1 : 0;
 }

@@ -46,119 +46,6 @@ struct depth_range {
 	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
 };
 
-static int td_cmp(const void *a, const void *b)
-{
-	const struct depth_range *x = a, *y = b;
-
-	if (x->track != y->track)
-		return x->track < y->track ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
-
-/* Gives each slice's (track, depth) a dense key, in first-seen order; fills
- * keys (track, depth pairs by key). A flat table serves when tracks x depths
- * is small, a hash map otherwise. Returns the number of keys, or -1. */
-static long depth_keys(struct build *b, uint32_t *key, struct vec *keys)
-{
-	struct bslice *s = b->slices.data;
-	size_t i, n = b->slices.len, maxd = 0, cells;
-	uint32_t *flat = NULL;
-	struct kmap map;
-
-	for (i = 0; i < n; i++)
-		maxd = s[i].depth > maxd ? s[i].depth : maxd;
-	cells = b->tracks.len * (maxd + 1);
-	kmap_init(&map);
-	if (cells <= (1u << 22) && (flat = malloc((cells ? cells : 1) * sizeof(uint32_t))) != NULL)
-		memset(flat, 0xff, (cells ? cells : 1) * sizeof(uint32_t));
-	for (i = 0; i < n; i++) {
-		uint32_t *slot;
-		struct kmap_entry *e = NULL;
-
-		if (flat) {
-			slot = &flat[s[i].track * (maxd + 1) + s[i].depth];
-		} else if ((e = kmap_get(&map, s[i].track, s[i].depth, 0, 0)) != NULL) {
-			slot = &e->val;
-		} else {
-			break;
-		}
-		if (*slot == MDL_NONE) {
-			uint32_t *td = vec_push(keys);
-
-			if (td == NULL)
-				break;
-			td[0] = s[i].track;
-			td[1] = s[i].depth;
-			*slot = (uint32_t)keys->len - 1;
-		}
-		key[i] = *slot;
-	}
-	free(flat);
-	kmap_fini(&map);
-	return i < n ? -1 : (long)keys->len;
-}
-
-/*
- * Orders slices by (track, depth) with a stable counting sort: slices were
- * created in time order, so each (track, depth) group comes out sorted by
- * time. Fills b->slice_id and returns the ranges (count in *nranges) and the
- * permutation (*perm: position -> slice index).
- */
-static struct depth_range *order_slices(struct build *b, uint32_t **perm, size_t *nranges)
-{
-	size_t i, n = b->slices.len;
-	struct depth_range *r = NULL;
-	uint32_t *key = NULL, *pos = NULL;
-	struct vec keys;
-	long nk;
-
-	vec_init(&keys, 2 * sizeof(uint32_t));
-	b->slice_id = malloc((n ? n : 1) * sizeof(uint32_t));
-	key = malloc((n ? n : 1) * sizeof(uint32_t));
-	*perm = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (b->slice_id == NULL || key == NULL || *perm == NULL || (nk = depth_keys(b, key, &keys)) < 0)
-		goto out_fail;
-	*nranges = (size_t)nk;
-	if ((r = calloc(*nranges ? *nranges : 1, sizeof(*r))) == NULL ||
-	    (pos = calloc(*nranges ? *nranges : 1, sizeof(*pos))) == NULL)
-		goto out_fail;
-	for (i = 0; i < *nranges; i++) {
-		r[i].track = VEC_AT(&keys, uint32_t, 2 * i)[0];
-		r[i].depth = VEC_AT(&keys, uint32_t, 2 * i)[1];
-	}
-	for (i = 0; i < n; i++)
-		r[key[i]].count++;
-	/* sort the ranges, remembering where each key went */
-	for (i = 0; i < *nranges; i++)
-		r[i].first = i;
-	qsort(r, *nranges, sizeof(*r), td_cmp);
-	for (i = 0; i < *nranges; i++)
-		pos[r[i].first] = (uint32_t)i;
-	for (i = 0; i < n; i++)
-		key[i] = pos[key[i]];
-	for (i = 0; i < *nranges; i++)
-		r[i].first = i ? r[i - 1].first + r[i - 1].count : 0;
-	memset(pos, 0, *nranges * sizeof(*pos));
-	for (i = 0; i < n; i++) {
-		uint64_t p = r[key[i]].first + pos[key[i]]++;
-
-		(*perm)[p] = (uint32_t)i;
-		b->slice_id[i] = (uint32_t)p + 1;
-	}
-	free(key);
-	free(pos);
-	vec_fini(&keys);
-	return r;
-out_fail:
-	free(r);
-	free(key);
-	free(pos);
-	free(*perm);
-	*perm = NULL;
-	vec_fini(&keys);
-	return NULL;
-}
-
 static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t seq, const struct mdl_arg *x)
 {
 	++b->res->counts.args;
@@ -219,23 +106,21 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 	return b->cancel;
 }
 
-static void write_slice(struct build *b, struct bins *sb, uint32_t i)
+static void write_slice(struct build *b, struct bins *sb, const struct ss_group *g, const struct ss_slice *s)
 {
-	struct bslice *s = VEC_AT(&b->slices, struct bslice, i);
-
 	/* the id: slices go in id order from 1, so SQLite's next rowid is it,
 	 * and taking the next rowid is cheaper than checking a given one */
 	bins_null(sb);
-	bins_i64(sb, s->track + 1);
+	bins_i64(sb, g->track + 1);
 	bins_i64(sb, s->ts);
 	bins_i64(sb, s->dur);
-	bins_i64(sb, s->depth);
+	bins_i64(sb, g->depth);
 	bins_i64(sb, s->name);
 	bins_i64(sb, s->cat);
-	if (s->parent == MDL_NONE)
+	if (s->parent.group == MDL_NONE)
 		bins_null(sb);
 	else
-		bins_i64(sb, b->slice_id[s->parent]);
+		bins_i64(sb, (int64_t)ss_id(&b->ss, s->parent));
 	if (s->set == 0)
 		bins_null(sb);
 	else
@@ -275,71 +160,124 @@ static struct lod_item *lod_scratch(struct build *b, size_t n)
 	return vec_reserve(&b->lod_items, n ? n : 1) == 0 ? b->lod_items.data : NULL;
 }
 
-/* The slices of one (track, depth), their summaries (level of detail) and
- * the facts readers need about the run: longest slice, overlap. */
-static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
-		       const uint32_t *perm, struct ingest_opts_view *pv)
+/* Flows by the id of their from-slice: write_range fills in where each
+ * from-slice ends as it passes it. */
+struct flow_from {
+	uint64_t id;
+	uint32_t flow;
+};
+
+static int flow_from_cmp(const void *a, const void *b)
 {
+	const struct flow_from *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->flow < y->flow ? -1 : x->flow > y->flow;
+}
+
+struct flow_cursor {
+	struct flow_from *v;
+	size_t n, at;
+};
+
+/* The slices of one (track, depth) group, their summaries (level of
+ * detail) and the facts readers need about the run: longest slice,
+ * overlap. */
+static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
+		       uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
+{
+	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
 	struct lod_item *it = lod_scratch(b, r->count);
 	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
 	int64_t prev_end = INT64_MIN;
+	struct ss_reader rd;
+	struct ss_slice s;
 	uint64_t i;
 
 	if (it == NULL)
 		return -1;
+	ss_read_group(&rd, g);
 	for (i = 0; i < r->count; i++) {
-		struct bslice *s = VEC_AT(&b->slices, struct bslice, perm[r->first + i]);
 		int64_t end;
 
-		/* slices are read in (track, depth) order but stored in time
-		 * order: fetch ahead to hide the cache misses */
-		if (i + 16 < r->count)
-			__builtin_prefetch(VEC_AT(&b->slices, struct bslice, perm[r->first + i + 16]));
-		end = s->dur < 0 ? (b->end_ns > s->ts ? b->end_ns : s->ts) : s->ts + s->dur;
-		if (end - s->ts > r->max_dur)
-			r->max_dur = end - s->ts;
-		if (s->ts < prev_end)
+		if (!ss_read(&rd, &s))
+			return -1;
+		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : s.ts + s.dur;
+		if (end - s.ts > r->max_dur)
+			r->max_dur = end - s.ts;
+		if (s.ts < prev_end)
 			r->overlap = 1;
-		prev_end = s->dur < 0 ? INT64_MAX : end;
-		it[i] = (struct lod_item){ .ts = s->ts, .end = end, .name = s->name, .cat = s->cat, .open = s->dur < 0 };
-		write_slice(b, bb, perm[r->first + i]);
+		prev_end = s.dur < 0 ? INT64_MAX : end;
+		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
+		while (fc->at < fc->n && fc->v[fc->at].id == r->first + 1 + i)
+			VEC_AT(&b->flows, struct bflow, fc->v[fc->at++].flow)->from_ts = s.dur < 0 ? s.ts : s.ts + s.dur;
+		write_slice(b, bb, g, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
+	ss_drop_group(&b->ss, group);
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
+}
+
+/* The flows' from-slices in id order; NULL when out of memory. */
+static struct flow_from *flows_by_from(struct build *b)
+{
+	struct flow_from *v = malloc((b->flows.len ? b->flows.len : 1) * sizeof(*v));
+	size_t i;
+
+	if (v == NULL)
+		return NULL;
+	for (i = 0; i < b->flows.len; i++) {
+		v[i].id = ss_id(&b->ss, VEC_AT(&b->flows, struct bflow, i)->from);
+		v[i].flow = (uint32_t)i;
+	}
+	qsort(v, b->flows.len, sizeof(*v), flow_from_cmp);
+	return v;
 }
 
 static int write_slices(struct build *b, struct ingest_opts_view *pv)
 {
-	struct depth_range *r;
+	struct depth_range *r = NULL;
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	uint32_t *perm = NULL;
-	size_t nr = 0, k;
+	struct flow_cursor fc = { NULL, b->flows.len, 0 };
+	uint32_t *order = NULL;
+	size_t nr = b->ss.groups.len, k;
 	int rc = -1;
 
-	if (bb == NULL || lw == NULL || (r = order_slices(b, &perm, &nr)) == NULL) {
-		free(bb);
-		free(lw);
-		return -1;
+	if (bb == NULL || lw == NULL || (order = ss_order(&b->ss)) == NULL ||
+	    (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL || (fc.v = flows_by_from(b)) == NULL) {
+		b->oom = 1;
+		goto out_free;
+	}
+	for (k = 0; k < nr; k++) {
+		const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, order[k]);
+
+		r[k].track = g->track;
+		r[k].depth = g->depth;
+		r[k].first = g->first_id - 1;
+		r[k].count = g->count;
 	}
 	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
-		rc = write_range(b, bb, lw, &r[k], perm, pv);
+		rc = write_range(b, bb, lw, &r[k], order[k], &fc, pv);
 out_fini:
 	if (bins_fini(bb) != 0)
 		rc = -1;
 	if (lod_writer_fini(lw) != 0)
 		rc = -1;
-	free(bb);
-	free(lw);
 	if (rc == 0)
 		rc = write_depths(b, r, nr);
-	pv->base += b->slices.len;
-	b->res->counts.slices = b->slices.len;
-	free(perm);
+	pv->base += b->ss.count;
+	b->res->counts.slices = b->ss.count;
+out_free:
+	free(bb);
+	free(lw);
+	free(order);
+	free(fc.v);
 	free(r);
 	return rc;
 }
@@ -464,7 +402,6 @@ out_free:
 static int write_flows(struct build *b)
 {
 	struct bflow *f = b->flows.data;
-	struct bslice *s = b->slices.data;
 	size_t i;
 	struct bins fb;
 
@@ -475,10 +412,10 @@ static int write_flows(struct build *b)
 		bins_i64(&fb, (int64_t)f[i].flow_id);
 		bins_i64(&fb, f[i].cat);
 		bins_i64(&fb, f[i].name);
-		bins_i64(&fb, b->slice_id[f[i].from]);
-		bins_i64(&fb, b->slice_id[f[i].to]);
-		bins_i64(&fb, s[f[i].from].dur < 0 ? s[f[i].from].ts : s[f[i].from].ts + s[f[i].from].dur);
-		bins_i64(&fb, s[f[i].to].ts);
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].from));
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].to));
+		bins_i64(&fb, f[i].from_ts);
+		bins_i64(&fb, f[i].to_ts);
 		bins_row(&fb);
 	}
 	b->res->counts.flows = b->flows.len;
@@ -801,35 +738,33 @@ static int write_objects(struct build *b)
 
 /* ---- the name index ------------------------------------------------------- */
 
-/* (ts, id) of slices a and b, compared. */
-static int name_ent_cmp(const struct build *b, uint32_t x, uint32_t y)
-{
-	const struct bslice *s = VEC_AT(&b->slices, struct bslice, x), *t = VEC_AT(&b->slices, struct bslice, y);
+/* A slice of the name being indexed. */
+struct name_ent {
+	int64_t ts;
+	uint64_t id;
+};
 
-	if (s->ts != t->ts)
-		return s->ts < t->ts ? -1 : 1;
-	return b->slice_id[x] < b->slice_id[y] ? -1 : b->slice_id[x] > b->slice_id[y];
+static int name_ent_cmp(const void *a, const void *c)
+{
+	const struct name_ent *x = a, *y = c;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static _Thread_local const struct build *g_name_build;
-
-static int name_ent_qcmp(const void *a, const void *c)
-{
-	return name_ent_cmp(g_name_build, *(const uint32_t *)a, *(const uint32_t *)c);
-}
-
-/* Orders v[0..n) by (ts, id): slices are made in about time order, so an
- * insertion sort finishes most names at once; one that needs many moves
- * is handed to qsort instead. */
-static void order_name(const struct build *b, uint32_t *v, size_t n)
+/* Orders v[0..n) by (ts, id): the store noted slices in about time order,
+ * so an insertion sort finishes most names at once; one that needs many
+ * moves is handed to qsort instead. */
+static void order_name(struct name_ent *v, size_t n)
 {
 	size_t i, moves = 0;
 
 	for (i = 1; i < n; i++) {
-		uint32_t x = v[i];
+		struct name_ent x = v[i];
 		size_t j = i;
 
-		while (j > 0 && name_ent_cmp(b, v[j - 1], x) > 0) {
+		while (j > 0 && name_ent_cmp(&v[j - 1], &x) > 0) {
 			v[j] = v[j - 1];
 			j--;
 			if (++moves > 8 * n + 64)
@@ -837,83 +772,86 @@ static void order_name(const struct build *b, uint32_t *v, size_t n)
 		}
 		v[j] = x;
 		if (moves > 8 * n + 64) {
-			g_name_build = b;
-			qsort(v, n, sizeof(*v), name_ent_qcmp);
+			qsort(v, n, sizeof(*v), name_ent_cmp);
 			return;
 		}
 	}
 }
 
+enum { NAME_BUF = 8 << 20 }; /* chunk bytes held until the writer has them */
+
 /*
  * The name index (tracedb.h, schema/trace.sql name_index): every slice
- * by (name, ts, id), in chunks. A counting sort by name keeps the slices'
- * creation order inside a name; order_name finishes each. The chunks' bytes
- * live in one buffer until the writer has them (store_drain).
+ * by (name, ts, id), in chunks. The slice store noted each name's slices
+ * as they were made; their ids are known now, and order_name finishes
+ * each name's order. Chunks' bytes go through a buffer that the writer
+ * empties (store_drain) whenever it fills.
  */
 static int write_name_index(struct build *b)
 {
-	size_t n = b->slices.len, nnames = b->m->soff.len, i, k;
-	uint32_t *first = calloc(nnames + 1, sizeof(*first)), *at = calloc(nnames + 1, sizeof(*at));
-	uint32_t *v = malloc((n + 1) * sizeof(*v));
-	uint8_t *buf = malloc(n * TRACEDB_NAMES_PAIR_MAX + 1), *o = buf;
+	size_t k, cap = 0, used = 0;
+	struct name_ent *v = NULL;
+	uint8_t *buf = malloc(NAME_BUF);
 	struct bins nb;
 	int rc = -1;
 
-	if (first == NULL || at == NULL || v == NULL || buf == NULL) {
+	if (buf == NULL) {
 		b->oom = 1;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		uint32_t name = VEC_AT(&b->slices, struct bslice, i)->name;
-
-		if (name < nnames)
-			first[name + 1]++;
-	}
-	for (i = 0; i < nnames; i++)
-		first[i + 1] += first[i];
-	for (i = 0; i < n; i++) {
-		uint32_t name = VEC_AT(&b->slices, struct bslice, i)->name;
-
-		if (name < nnames)
-			v[first[name] + at[name]++] = (uint32_t)i;
+		return -1;
 	}
 	if (bins_init(&nb, b->s, "name_index", 5) != 0)
 		goto out;
-	for (k = 0; k < nnames; k++) {
-		uint32_t *g = v + first[k];
-		size_t gn = first[k + 1] - first[k], c;
+	for (k = 0; k < b->ss.nnames; k++) {
+		size_t gn = b->ss.names[k].count, c, j;
+		struct ss_reader rd;
+		struct ss_ref ref;
 
-		order_name(b, g, gn);
-		for (c = 0; c < gn; c += TRACEDB_NAMES_CHUNK) {
-			size_t m = gn - c < TRACEDB_NAMES_CHUNK ? gn - c : TRACEDB_NAMES_CHUNK, j;
-			const struct bslice *s0 = VEC_AT(&b->slices, struct bslice, g[c]);
-			int64_t ts = s0->ts, id = b->slice_id[g[c]];
-			uint8_t *chunk = o;
+		if (gn == 0)
+			continue;
+		if (gn > cap) {
+			struct name_ent *grown = realloc(v, gn * sizeof(*v));
 
-			for (j = 1; j < m; j++) {
-				const struct bslice *s = VEC_AT(&b->slices, struct bslice, g[c + j]);
-
-				o += tracedb_names_put(o, ts, id, s->ts, b->slice_id[g[c + j]]);
-				ts = s->ts;
-				id = b->slice_id[g[c + j]];
+			if (grown == NULL) {
+				b->oom = 1;
+				break;
 			}
+			v = grown;
+			cap = gn;
+		}
+		ss_read_name(&rd, &b->ss, (uint32_t)k);
+		for (j = 0; j < gn && ss_read_note(&rd, &v[j].ts, &ref); j++)
+			v[j].id = ss_id(&b->ss, ref);
+		order_name(v, j);
+		for (c = 0; c < gn; c += TRACEDB_NAMES_CHUNK) {
+			size_t m = gn - c < TRACEDB_NAMES_CHUNK ? gn - c : TRACEDB_NAMES_CHUNK;
+			uint8_t *o;
+
+			if (NAME_BUF - used < m * TRACEDB_NAMES_PAIR_MAX) {
+				if (store_drain(b->s) != 0) /* the blobs point into buf */
+					goto out_fini;
+				used = 0;
+			}
+			o = buf + used;
+			for (j = 1; j < m; j++)
+				o += tracedb_names_put(o, v[c + j - 1].ts, (int64_t)v[c + j - 1].id, v[c + j].ts,
+						       (int64_t)v[c + j].id);
 			bins_i64(&nb, (int64_t)k);
-			bins_i64(&nb, s0->ts);
-			bins_i64(&nb, b->slice_id[g[c]]);
+			bins_i64(&nb, v[c].ts);
+			bins_i64(&nb, (int64_t)v[c].id);
 			bins_i64(&nb, (int64_t)m);
-			bins_blob(&nb, chunk, (int)(o - chunk));
+			bins_blob(&nb, buf + used, (int)(o - (buf + used)));
 			bins_row(&nb);
+			used = (size_t)(o - buf);
 		}
 	}
+out_fini:
 	rc = bins_fini(&nb);
-	if (store_drain(b->s) != 0) /* the blobs point into buf */
+	if (store_drain(b->s) != 0)
 		rc = -1;
 out:
-	free(first);
-	free(at);
 	free(v);
 	free(buf);
-	return rc;
+	return rc || b->oom ? -1 : 0;
 }
 
 static int write_strings(struct build *b)

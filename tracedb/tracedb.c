@@ -30,34 +30,6 @@ void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS])
 	}
 }
 
-size_t tracedb_put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-		shift += 7;
-	}
-	return -1;
-}
-
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
 {
 	uint64_t d = (uint64_t)id - (uint64_t)prev_id;

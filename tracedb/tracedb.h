@@ -29,6 +29,7 @@
 #ifndef TRACEDB_TRACEDB_H
 #define TRACEDB_TRACEDB_H
 
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -75,9 +76,34 @@ enum { TRACEDB_NAMES_CHUNK = 256, TRACEDB_NAMES_PAIR_MAX = 20 /* bytes */ };
 
 /* LEB128 varints, as the name index packs them (at most 10 bytes each):
  * put returns the bytes written; get returns 0, or -1 when the bytes end
- * first or run past 64 bits. */
-size_t tracedb_put_varint(uint8_t *out, uint64_t v);
-int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+ * first or run past 64 bits. Inline: ingest packs every slice with them. */
+static inline size_t tracedb_put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
 
 /* Writes the pair (ts, id) following (prev_ts, prev_id) at out; returns
  * the bytes written (at most TRACEDB_NAMES_PAIR_MAX). ts >= prev_ts. */

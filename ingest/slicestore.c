@@ -1,0 +1,310 @@
+/*
+ * The slice store (slicestore.h): slices packed per (track, depth) group as
+ * varint deltas, and the name index's notes per name.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tracedb/tracedb.h"
+#include "slicestore.h"
+
+enum { SLICE_MAX_BYTES = 7 * 10, NOTE_MAX_BYTES = 3 * 10 };
+
+/* A slice finished before its turn, waiting for the ones before it. */
+struct ss_early {
+	uint32_t ord;
+	struct ss_slice s;
+};
+
+static uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
+
+/* Room for n more bytes; 0, or -1 when out of memory. */
+static int bytes_room(struct ss_bytes *b, size_t n)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->cap - b->len >= n)
+		return 0;
+	for (cap = b->cap ? b->cap : 64; cap - b->len < n; cap *= 2)
+		;
+	if ((p = realloc(b->p, cap)) == NULL)
+		return -1;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void ss_init(struct slicestore *st)
+{
+	memset(st, 0, sizeof(*st));
+	vec_init(&st->groups, sizeof(struct ss_group));
+	kmap_init(&st->map);
+}
+
+void ss_fini(struct slicestore *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->groups.len; i++) {
+		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, i);
+
+		free(g->data.p);
+		vec_fini(&g->early);
+	}
+	vec_fini(&st->groups);
+	kmap_fini(&st->map);
+	for (i = 0; i < st->nnames; i++)
+		free(st->names[i].data.p);
+	free(st->names);
+	memset(st, 0, sizeof(*st));
+}
+
+struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
+{
+	struct ss_ref r = { MDL_NONE, 0 };
+	struct kmap_entry *e = kmap_get(&st->map, track, depth, 0, 0);
+	struct ss_group *g;
+
+	if (e == NULL) {
+		st->oom = 1;
+		return r;
+	}
+	if (e->val == MDL_NONE) {
+		if (st->groups.len >= MDL_NONE - 1 || (g = vec_push(&st->groups)) == NULL) {
+			st->oom = 1;
+			return r;
+		}
+		g->track = track;
+		g->depth = depth;
+		g->last.parent.group = MDL_NONE;
+		vec_init(&g->early, sizeof(struct ss_early));
+		e->val = (uint32_t)st->groups.len - 1;
+	}
+	g = VEC_AT(&st->groups, struct ss_group, e->val);
+	if (g->count == MDL_NONE) {
+		st->oom = 1; /* ids would run past what a ref holds */
+		return r;
+	}
+	r.group = e->val;
+	r.ord = g->count++;
+	st->count++;
+	return r;
+}
+
+/* Packs s after g's last slice; 0, or -1 when out of memory. */
+static int pack(struct ss_group *g, const struct ss_slice *s)
+{
+	struct ss_slice *l = &g->last;
+	uint8_t *o;
+
+	if (bytes_room(&g->data, SLICE_MAX_BYTES) != 0)
+		return -1;
+	o = g->data.p + g->data.len;
+	o += tracedb_put_varint(o, zigzag((uint64_t)s->ts - (uint64_t)l->ts));
+	o += tracedb_put_varint(o, (uint64_t)s->dur + 1);
+	o += tracedb_put_varint(o, s->name);
+	o += tracedb_put_varint(o, s->cat);
+	if (s->set == 0) {
+		*o++ = 0;
+	} else {
+		o += tracedb_put_varint(o, zigzag((uint64_t)s->set - l->set) + 1);
+		l->set = s->set;
+	}
+	if (s->parent.group == MDL_NONE) {
+		*o++ = 0;
+	} else {
+		o += tracedb_put_varint(o, zigzag((uint64_t)s->parent.group - l->parent.group) + 1);
+		o += tracedb_put_varint(o, zigzag((uint64_t)s->parent.ord - l->parent.ord));
+		l->parent = s->parent;
+	}
+	l->ts = s->ts;
+	g->data.len = (size_t)(o - g->data.p);
+	g->packed++;
+	return 0;
+}
+
+int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
+{
+	struct ss_group *g = VEC_AT(&st->groups, struct ss_group, r.group);
+	struct ss_early *e;
+	size_t i;
+
+	if (r.ord != g->packed) {
+		/* keep the early ones sorted by ordinal: they are few */
+		if ((e = vec_push(&g->early)) == NULL)
+			goto out_oom;
+		e = g->early.data;
+		for (i = g->early.len - 1; i > 0 && e[i - 1].ord > r.ord; i--)
+			e[i] = e[i - 1];
+		e[i].ord = r.ord;
+		e[i].s = *s;
+		return 0;
+	}
+	if (pack(g, s) != 0)
+		goto out_oom;
+	e = g->early.data;
+	for (i = 0; i < g->early.len && e[i].ord == g->packed; i++)
+		if (pack(g, &e[i].s) != 0)
+			goto out_oom;
+	if (i > 0) {
+		memmove(e, e + i, (g->early.len - i) * sizeof(*e));
+		g->early.len -= i;
+	}
+	return 0;
+out_oom:
+	st->oom = 1;
+	return -1;
+}
+
+void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
+{
+	struct ss_name *n;
+	uint8_t *o;
+
+	if (r.group == MDL_NONE)
+		return;
+	if (name >= st->nnames) {
+		size_t cap = st->nnames ? st->nnames : 256;
+		struct ss_name *grown;
+
+		while (cap <= name)
+			cap *= 2;
+		if ((grown = realloc(st->names, cap * sizeof(*grown))) == NULL) {
+			st->oom = 1;
+			return;
+		}
+		memset(grown + st->nnames, 0, (cap - st->nnames) * sizeof(*grown));
+		st->names = grown;
+		st->nnames = cap;
+	}
+	n = &st->names[name];
+	if (bytes_room(&n->data, NOTE_MAX_BYTES) != 0) {
+		st->oom = 1;
+		return;
+	}
+	o = n->data.p + n->data.len;
+	o += tracedb_put_varint(o, zigzag((uint64_t)ts - (uint64_t)n->ts));
+	o += tracedb_put_varint(o, r.group);
+	o += tracedb_put_varint(o, r.ord);
+	n->data.len = (size_t)(o - n->data.p);
+	n->ts = ts;
+	n->count++;
+}
+
+static const struct slicestore *g_order_store;
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct ss_group *x = VEC_AT(&g_order_store->groups, struct ss_group, *(const uint32_t *)a);
+	const struct ss_group *y = VEC_AT(&g_order_store->groups, struct ss_group, *(const uint32_t *)b);
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+uint32_t *ss_order(struct slicestore *st)
+{
+	size_t i, n = st->groups.len;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint64_t id = 1;
+
+	if (order == NULL) {
+		st->oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ss_group *g = VEC_AT(&st->groups, struct ss_group, i);
+
+		if (g->packed != g->count || g->early.len != 0) {
+			free(order);
+			return NULL;
+		}
+		order[i] = (uint32_t)i;
+	}
+	g_order_store = st;
+	qsort(order, n, sizeof(*order), group_cmp);
+	for (i = 0; i < n; i++) {
+		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, order[i]);
+
+		g->first_id = id;
+		id += g->count;
+	}
+	return order;
+}
+
+void ss_read_group(struct ss_reader *rd, const struct ss_group *g)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->p = g->data.p;
+	rd->end = g->data.p + g->data.len;
+	rd->last.parent.group = MDL_NONE;
+}
+
+int ss_read(struct ss_reader *rd, struct ss_slice *s)
+{
+	struct ss_slice *l = &rd->last;
+	uint64_t v[6];
+
+	if (rd->p >= rd->end)
+		return 0;
+	if (tracedb_get_varint(&rd->p, rd->end, &v[0]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[1]) != 0 ||
+	    tracedb_get_varint(&rd->p, rd->end, &v[2]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[3]) != 0 ||
+	    tracedb_get_varint(&rd->p, rd->end, &v[4]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[5]) != 0)
+		return 0;
+	s->ts = l->ts = (int64_t)((uint64_t)l->ts + unzigzag(v[0]));
+	s->dur = (int64_t)(v[1] - 1);
+	s->name = (uint32_t)v[2];
+	s->cat = (uint32_t)v[3];
+	s->set = v[4] == 0 ? 0 : (l->set = (uint32_t)(l->set + unzigzag(v[4] - 1)));
+	if (v[5] == 0) {
+		s->parent.group = MDL_NONE;
+		s->parent.ord = 0;
+		return 1;
+	}
+	if (tracedb_get_varint(&rd->p, rd->end, &v[0]) != 0)
+		return 0;
+	l->parent.group = (uint32_t)(l->parent.group + unzigzag(v[5] - 1));
+	l->parent.ord = (uint32_t)(l->parent.ord + unzigzag(v[0]));
+	s->parent = l->parent;
+	return 1;
+}
+
+void ss_drop_group(struct slicestore *st, uint32_t group)
+{
+	struct ss_group *g = VEC_AT(&st->groups, struct ss_group, group);
+
+	free(g->data.p);
+	memset(&g->data, 0, sizeof(g->data));
+}
+
+void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name)
+{
+	memset(rd, 0, sizeof(*rd));
+	if (name < st->nnames) {
+		rd->p = st->names[name].data.p;
+		rd->end = rd->p + st->names[name].data.len;
+	}
+}
+
+int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r)
+{
+	uint64_t d, g, o;
+
+	if (rd->p >= rd->end || tracedb_get_varint(&rd->p, rd->end, &d) != 0 ||
+	    tracedb_get_varint(&rd->p, rd->end, &g) != 0 || tracedb_get_varint(&rd->p, rd->end, &o) != 0)
+		return 0;
+	*ts = rd->last.ts = (int64_t)((uint64_t)rd->last.ts + unzigzag(d));
+	r->group = (uint32_t)g;
+	r->ord = (uint32_t)o;
+	return 1;
+}

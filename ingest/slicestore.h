@@ -1,0 +1,119 @@
+/*
+ * The slice store: every slice matching makes, packed, until the write
+ * stage writes them in cluster order (schema/trace.sql: by track, depth,
+ * then time).
+ *
+ * Slices are grouped by (track, depth). A slice gets its ordinal in its
+ * group when it is made; its id in the database will be the group's first
+ * id plus the ordinal, and first ids follow from the sizes of the groups
+ * before, which are known only once every slice is. So until the write
+ * stage, a slice is named by (group, ordinal), a struct ss_ref: a child
+ * names its parent so, a flow its two ends, the name index its slices.
+ *
+ * A finished slice (ended, or left open at the end of the trace) is packed
+ * at the end of its group's bytes as varints, each field the difference
+ * from the slice before it: about 10 bytes a slice instead of the 48 of an
+ * unpacked one, and no array of every slice. A group's slices finish in
+ * ordinal order (a slice of a depth starts only when the one before it at
+ * that depth has finished); a slice finished before an earlier one of its
+ * group (damaged nesting) waits, unpacked, until they can follow in order.
+ *
+ * For the name index, the store also keeps per name the (ts, ref) of the
+ * name's slices, packed in the order they were noted (about time order).
+ */
+#ifndef INGEST_SLICESTORE_H
+#define INGEST_SLICESTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+struct ss_ref {
+	uint32_t group; /* MDL_NONE: no slice */
+	uint32_t ord;
+};
+
+/* A finished slice, as it is handed over and read back. */
+struct ss_slice {
+	int64_t ts;
+	int64_t dur;          /* -1: never ended */
+	uint32_t name, cat;
+	uint32_t set;         /* arg set id; 0 = none */
+	struct ss_ref parent; /* group MDL_NONE: none */
+};
+
+struct ss_bytes {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+struct ss_group {
+	uint32_t track, depth;
+	uint32_t count;        /* ordinals handed out */
+	uint32_t packed;       /* ordinals 0 .. packed - 1 are in data */
+	struct ss_slice last;  /* the last one packed: deltas start from it */
+	struct ss_bytes data;
+	struct vec early;      /* struct ss_early, finished before their turn */
+	uint64_t first_id;     /* the id of ordinal 0, once ss_order ran */
+};
+
+struct ss_name {
+	struct ss_bytes data;  /* (ts, group, ordinal) of each slice noted */
+	int64_t ts;            /* the last one's, for the delta */
+	uint32_t count;
+};
+
+struct slicestore {
+	struct vec groups;     /* struct ss_group */
+	struct kmap map;       /* (track, depth) -> group */
+	struct ss_name *names; /* by string id, grown on use */
+	size_t nnames;
+	uint64_t count;        /* slices made */
+	int oom;               /* sticky: an allocation failed */
+};
+
+void ss_init(struct slicestore *st);
+void ss_fini(struct slicestore *st);
+
+/* A new slice of (track, depth): its ref (group MDL_NONE when out of
+ * memory, and st->oom set). */
+struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth);
+
+/* Hands over the finished slice r; 0, or -1 when out of memory. */
+int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s);
+
+/* Notes the slice r, named name and starting at ts, in the name index. */
+void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r);
+
+/*
+ * Once every slice is finished: gives each group its first id, groups in
+ * (track, depth) order from id 1, and returns the groups' indexes in that
+ * order (the caller frees it). NULL when out of memory, or when a slice
+ * was made and never finished (a bug; st->oom is not set then).
+ */
+uint32_t *ss_order(struct slicestore *st);
+
+static inline uint64_t ss_id(const struct slicestore *st, struct ss_ref r)
+{
+	return VEC_AT(&st->groups, struct ss_group, r.group)->first_id + r.ord;
+}
+
+/* Reads a group's slices back, in ordinal order. */
+struct ss_reader {
+	const uint8_t *p, *end;
+	struct ss_slice last;
+};
+
+void ss_read_group(struct ss_reader *rd, const struct ss_group *g);
+/* The next slice: 1, or 0 after the last (or on bytes that do not decode,
+ * which the store never writes). */
+int ss_read(struct ss_reader *rd, struct ss_slice *s);
+/* Frees a group's bytes once it is written. */
+void ss_drop_group(struct slicestore *st, uint32_t group);
+
+/* Reads a name's (ts, ref) back, in the order they were noted. */
+void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name);
+int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r);
+
+#endif
