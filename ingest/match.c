@@ -633,7 +633,8 @@ static int build_unterminated(struct build *b)
 		x->made = a->made;
 		x->a = a;
 	}
-	qsort(u.data, u.len, sizeof(struct unterminated), unterminated_cmp);
+	if (u.len > 1)
+		qsort(u.data, u.len, sizeof(struct unterminated), unterminated_cmp);
 	for (i = 0; i < u.len; i++) {
 		struct unterminated *x = VEC_AT(&u, struct unterminated, i);
 

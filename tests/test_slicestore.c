@@ -1,0 +1,208 @@
+/*
+ * Unit tests for the slice store (ingest/slicestore.c): what goes in comes
+ * back, field for field, in ordinal order per (track, depth) group, whatever
+ * the values (64-bit extremes, open slices, no parent, no arg set) and the
+ * order slices finish in; ids follow (track, depth) order from 1; a slice
+ * never finished is caught; the name notes come back as noted.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../ingest/slicestore.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A value that is often small, sometimes an extreme of 64 bits. */
+static int64_t any_i64(void)
+{
+	switch (next_rand() % 6) {
+	case 0:
+		return INT64_MIN;
+	case 1:
+		return INT64_MAX;
+	case 2:
+		return -(int64_t)(next_rand() % 1000);
+	case 3:
+		return (int64_t)next_rand();
+	default:
+		return (int64_t)(next_rand() % 100000);
+	}
+}
+
+static uint32_t any_u32(void)
+{
+	return next_rand() % 4 == 0 ? (uint32_t)next_rand() : (uint32_t)(next_rand() % 300);
+}
+
+struct made {
+	struct ss_ref ref;
+	struct ss_slice s;
+	uint32_t track, depth;
+	int finished;
+};
+
+static void assert_slice_equal(const struct ss_slice *a, const struct ss_slice *b)
+{
+	assert_true(a->ts == b->ts);
+	assert_true(a->dur == b->dur);
+	assert_int_equal(a->name, b->name);
+	assert_int_equal(a->cat, b->cat);
+	assert_int_equal(a->set, b->set);
+	assert_int_equal(a->parent.group, b->parent.group);
+	if (a->parent.group != MDL_NONE)
+		assert_int_equal(a->parent.ord, b->parent.ord);
+}
+
+/* Random slices over a few groups, finished in a shuffled order. */
+static void test_round_trip(void **state)
+{
+	enum { N = 20000 };
+	struct made *m = calloc(N, sizeof(*m));
+	struct slicestore st;
+	uint32_t *order, i, k;
+	uint64_t expect_id = 1;
+
+	(void)state;
+	assert_non_null(m);
+	ss_init(&st);
+	for (i = 0; i < N; i++) {
+		m[i].track = (uint32_t)(next_rand() % 5);
+		m[i].depth = (uint32_t)(next_rand() % 4);
+		m[i].ref = ss_new(&st, m[i].track, m[i].depth);
+		assert_int_not_equal(m[i].ref.group, MDL_NONE);
+		m[i].s.ts = any_i64();
+		m[i].s.dur = next_rand() % 5 == 0 ? -1 : any_i64();
+		m[i].s.name = any_u32();
+		m[i].s.cat = any_u32();
+		m[i].s.set = next_rand() % 3 == 0 ? 0 : any_u32();
+		if (i > 0 && next_rand() % 3) {
+			m[i].s.parent = m[next_rand() % i].ref;
+		} else {
+			m[i].s.parent.group = MDL_NONE;
+			m[i].s.parent.ord = 0;
+		}
+	}
+	/* finish in a random order: most in ordinal order, some early */
+	for (i = 0; i < N; i++) {
+		k = next_rand() % 4 == 0 ? (uint32_t)(next_rand() % N) : i;
+		if (m[k].finished)
+			k = i;
+		if (!m[k].finished) {
+			assert_int_equal(ss_finish(&st, m[k].ref, &m[k].s), 0);
+			m[k].finished = 1;
+		}
+		if (k != i && !m[i].finished) {
+			assert_int_equal(ss_finish(&st, m[i].ref, &m[i].s), 0);
+			m[i].finished = 1;
+		}
+	}
+	assert_int_equal(st.count, N);
+	order = ss_order(&st);
+	assert_non_null(order);
+	for (k = 0; k < st.groups.len; k++) {
+		const struct ss_group *g = VEC_AT(&st.groups, struct ss_group, order[k]);
+		struct ss_reader rd;
+		struct ss_slice s;
+		uint32_t ord = 0;
+
+		if (k > 0) {
+			const struct ss_group *p = VEC_AT(&st.groups, struct ss_group, order[k - 1]);
+
+			assert_true(p->track < g->track || (p->track == g->track && p->depth < g->depth));
+		}
+		assert_true(g->first_id == expect_id);
+		expect_id += g->count;
+		ss_read_group(&rd, g);
+		for (i = 0; i < N; i++) {
+			if (m[i].ref.group != order[k])
+				continue;
+			assert_int_equal(m[i].ref.ord, ord++);
+			assert_int_equal(ss_read(&rd, &s), 1);
+			assert_slice_equal(&s, &m[i].s);
+			assert_true(ss_id(&st, m[i].ref) == g->first_id + m[i].ref.ord);
+		}
+		assert_int_equal(ss_read(&rd, &s), 0);
+		assert_int_equal(ord, g->count);
+	}
+	assert_true(expect_id == N + 1);
+	free(order);
+	ss_fini(&st);
+	free(m);
+}
+
+/* A slice made and never finished stops the write stage. */
+static void test_unfinished(void **state)
+{
+	struct slicestore st;
+	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 } };
+	struct ss_ref a, b;
+	uint32_t *order;
+
+	(void)state;
+	ss_init(&st);
+	a = ss_new(&st, 0, 0);
+	b = ss_new(&st, 0, 0);
+	assert_int_equal(ss_finish(&st, b, &s), 0); /* early: waits for a */
+	assert_null(ss_order(&st));
+	assert_int_equal(st.oom, 0);
+	assert_int_equal(ss_finish(&st, a, &s), 0);
+	order = ss_order(&st); /* whole now */
+	assert_non_null(order);
+	free(order);
+	ss_fini(&st);
+}
+
+/* Name notes come back in the order noted, with 64-bit times. */
+static void test_names(void **state)
+{
+	struct slicestore st;
+	struct ss_reader rd;
+	struct ss_ref r, got;
+	int64_t ts[] = { 0, -5, INT64_MAX, INT64_MIN, 7, 7 };
+	int64_t t;
+	size_t i;
+
+	(void)state;
+	ss_init(&st);
+	for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		r = ss_new(&st, (uint32_t)i, 2);
+		ss_note(&st, 1000, ts[i], r);
+	}
+	assert_int_equal(st.names[1000].count, 6);
+	ss_read_name(&rd, &st, 1000);
+	for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		assert_int_equal(ss_read_note(&rd, &t, &got), 1);
+		assert_true(t == ts[i]);
+		assert_int_equal(got.group, (uint32_t)i);
+		assert_int_equal(got.ord, 0);
+	}
+	assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+	ss_read_name(&rd, &st, 999999); /* never noted */
+	assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+	ss_fini(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_unfinished),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
