@@ -83,8 +83,8 @@ static void chunk_flush(struct lod_writer *w)
 	if (w->n == LOD_CHUNK) {
 		copy = w->buf;
 		w->buf = NULL;
-	} else if ((copy = malloc((size_t)w->n * LOD_RECORD)) != NULL) {
-		memcpy(copy, w->buf, (size_t)w->n * LOD_RECORD);
+	} else if ((copy = malloc(w->len)) != NULL) {
+		memcpy(copy, w->buf, w->len);
 	} else {
 		w->failed = 1;
 		return;
@@ -98,7 +98,7 @@ static void chunk_flush(struct lod_writer *w)
 	v[4].i = w->last_bucket;
 	v[5].type = SQLITE_BLOB;
 	v[5].p = copy;
-	v[5].n = w->n * LOD_RECORD;
+	v[5].n = (int)w->len;
 	if (store_submit(w->s, w->st, v, 6, copy) != 0)
 		w->failed = 1;
 	w->n = 0;
@@ -133,14 +133,18 @@ static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
-	if (w->buf == NULL && (w->buf = malloc(LOD_CHUNK * LOD_RECORD)) == NULL) {
+	if (w->buf == NULL && (w->buf = malloc(LOD_CHUNK * LOD_RECORD_MAX)) == NULL) {
 		w->failed = 1;
 		return;
 	}
-	if (w->n == 0)
+	if (w->n == 0) {
 		w->first_bucket = (int64_t)v[0];
+		w->len = 0;
+		memset(w->prev, 0, sizeof(w->prev));
+	}
 	w->last_bucket = (int64_t)v[0];
-	tracedb_lod_encode(w->buf + w->n++ * LOD_RECORD, v);
+	w->len += tracedb_lod_put(w->buf + w->len, w->prev, v);
+	w->n++;
 }
 
 static uint64_t name_cat(const struct lod_item *x)

@@ -36,8 +36,10 @@ struct lod_writer {
 	size_t groups_cap;
 	struct store_stmt *st;
 	struct store *s;
-	uint8_t *buf;           /* LOD_CHUNK records; a full one goes to the writer as is */
+	uint8_t *buf;           /* room for LOD_CHUNK records; a full one goes to the writer as is */
 	int n;                  /* records in buf */
+	size_t len;             /* their bytes */
+	uint64_t prev[LOD_WORDS]; /* the last record in buf (tracedb_lod_put) */
 	int64_t first_bucket, last_bucket;
 	struct lod_key key;
 	int level;

@@ -108,13 +108,17 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, int64_t first
 	sqlite3_bind_int64(c->lod, 3, level);
 	while (ov_step(c, c->lod)) {
 		const uint8_t *p = sqlite3_column_blob(c->lod, 0);
-		int n = sqlite3_column_bytes(c->lod, 0) / LOD_RECORD, i;
+		const uint8_t *end = p + sqlite3_column_bytes(c->lod, 0);
+		uint64_t v[LOD_WORDS] = { 0 };
 
-		for (i = 0; i < n; i++) {
-			uint64_t v[LOD_WORDS];
+		while (p < end) {
 			int64_t last_start;
 
-			tracedb_lod_decode(p + (size_t)i * LOD_RECORD, v);
+			if (tracedb_lod_next(&p, end, v) != 0) {
+				if (!c->failed)
+					c->failed = SQLITE_CORRUPT;
+				break;
+			}
 			ov_raw(c, cur, (int64_t)v[LODW_FIRST_ID] - 1);
 			/* every slice of the group starts in lod bucket v[0]: */
 			last_start = (int64_t)(((v[LODW_BUCKET] + 1) << level) - 1);

@@ -343,8 +343,8 @@ static int64_t rec_last(const struct lod_rec *r)
 /* Walks the records of one (track, depth, level) from bucket lo to hi. */
 struct lod_iter {
 	sqlite3_stmt *st;
-	const uint8_t *p; /* the current chunk's records */
-	int n, i;
+	const uint8_t *p, *end; /* the rest of the current chunk */
+	uint64_t v[LOD_WORDS];  /* the record before (tracedb_lod_next) */
 	int64_t hi;
 	int done;
 };
@@ -371,21 +371,27 @@ static void lod_iter_stop(struct lod_iter *it)
 	sqlite3_reset(it->st);
 }
 
-/* The next record, 1; 0 at the end or on an error (then qstep remembers it). */
+/* The next record, 1; 0 at the end or on an error (then qstep remembers
+ * it; a chunk that does not decode is a damaged database). */
 static int lod_iter_next(struct lod_iter *it, struct lod_rec *r)
 {
-	while (!it->done && it->i >= it->n) {
+	while (!it->done && it->p >= it->end) {
 		if (!qstep(it->st)) {
 			it->done = 1;
 			break;
 		}
 		it->p = sqlite3_column_blob(it->st, 0);
-		it->n = sqlite3_column_bytes(it->st, 0) / LOD_RECORD;
-		it->i = 0;
+		it->end = it->p + sqlite3_column_bytes(it->st, 0);
+		memset(it->v, 0, sizeof(it->v));
 	}
 	if (it->done)
 		goto out_end;
-	tracedb_lod_decode(it->p + LOD_RECORD * it->i++, r->v);
+	if (tracedb_lod_next(&it->p, it->end, it->v) != 0) {
+		if (qstep_failed == 0)
+			qstep_failed = SQLITE_CORRUPT;
+		goto out_end;
+	}
+	memcpy(r->v, it->v, sizeof(it->v));
 	if ((int64_t)r->v[LODW_BUCKET] > it->hi)
 		goto out_end;
 	return 1;

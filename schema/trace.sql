@@ -245,7 +245,8 @@ CREATE TABLE name_index (
 -- holding one slice are not stored; a reader takes that slice from `slices`.
 --
 -- Summaries are packed, up to 256 per row, in bucket order, as records of
--- ten little-endian 64-bit words; the layout has one owner, the table in
+-- ten 64-bit words, each a varint delta from the record before; the layout
+-- and its encoding have one owner, the table in
 -- tracedb/tracedb.h (slices and cpu runs: id range, start, end, longest,
 -- whether one never ended, names; counters: id range, first and last
 -- point, min and max).

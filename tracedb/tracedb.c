@@ -8,26 +8,34 @@
 
 #include "tracedb.h"
 
-void tracedb_lod_encode(uint8_t *p, const uint64_t v[LOD_WORDS])
+static uint64_t zigzag(uint64_t d)
 {
-	int i, b;
-
-	for (i = 0; i < LOD_WORDS; i++)
-		for (b = 0; b < 8; b++)
-			p[8 * i + b] = (uint8_t)(v[i] >> (8 * b));
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
 }
 
-void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS])
+size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
 {
-	int i, b;
+	size_t n = 0;
+	int i;
 
 	for (i = 0; i < LOD_WORDS; i++) {
-		uint64_t x = 0;
-
-		for (b = 7; b >= 0; b--)
-			x = x << 8 | p[8 * i + b];
-		v[i] = x;
+		n += tracedb_put_varint(out + n, zigzag(v[i] - prev[i]));
+		prev[i] = v[i];
 	}
+	return n;
+}
+
+int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS])
+{
+	uint64_t z;
+	int i;
+
+	for (i = 0; i < LOD_WORDS; i++) {
+		if (tracedb_get_varint(p, end, &z) != 0)
+			return -1;
+		v[i] += (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+	}
+	return 0;
 }
 
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
@@ -36,7 +44,7 @@ size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t
 	size_t n = tracedb_put_varint(out, (uint64_t)ts - (uint64_t)prev_ts);
 
 	/* zigzag: small negative and positive steps both take few bytes */
-	return n + tracedb_put_varint(out + n, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	return n + tracedb_put_varint(out + n, zigzag(d));
 }
 
 int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64_t *id)

@@ -4,10 +4,14 @@
  * opening a trace database and checking that version, and the encoding of
  * level-of-detail records (table lod).
  *
- * Level-of-detail record: LOD_WORDS little-endian 64-bit words, packed
- * LOD_CHUNK to a row (lod.buckets). For one (track, depth) and level L, a
- * record summarises the group of two or more consecutive rows (slices,
- * counter points, cpu runs) whose start falls in bucket ts >> L:
+ * Level-of-detail record: LOD_WORDS 64-bit words, up to LOD_CHUNK records
+ * to a row (lod.buckets), read in order: each word is stored as the LEB128
+ * varint of the zigzag of its difference from the same word of the record
+ * before it in the row (from zero for the first). Neighbouring records
+ * share most of their bits, so a record takes about 15 bytes, not 80.
+ * For one (track, depth) and level L, a record summarises the group of two
+ * or more consecutive rows (slices, counter points, cpu runs) whose start
+ * falls in bucket ts >> L:
  *
  *   word  slices and cpu runs               counter points
  *   0     bucket (start_ts >> L)            bucket
@@ -38,13 +42,13 @@
  * tracedb_stamp() after schema/trace.sql. A server meeting a database of
  * another version ingests its trace again. 3: lod records carry an "open"
  * word and a counter group's first value. 4: name_index (below), which
- * search by name reads.
+ * search by name reads. 5: lod records are varint deltas, not fixed words.
  */
-#define TRACEDB_SCHEMA_VERSION 4
+#define TRACEDB_SCHEMA_VERSION 5
 
 enum {
 	LOD_WORDS = 10,
-	LOD_RECORD = 8 * LOD_WORDS, /* bytes */
+	LOD_RECORD_MAX = 10 * LOD_WORDS, /* bytes a record takes at most */
 	LOD_CHUNK = 256,            /* records per lod row */
 	LOD_MIN_LEVEL = 10,         /* buckets of 1 us, 4 us, 16 us ... */
 	LOD_STEP = 2,
@@ -60,10 +64,13 @@ enum {
 	LODW_LAST_TS = 4, LODW_MIN = 5, LODW_MAX = 6, LODW_LAST_VALUE = 7, LODW_INT_FLAGS = 8, LODW_FIRST_VALUE = 9,
 };
 
-/* Encodes the words v[0..LOD_WORDS) at p (LOD_RECORD bytes). */
-void tracedb_lod_encode(uint8_t *p, const uint64_t v[LOD_WORDS]);
-/* Decodes LOD_RECORD bytes at p into v. */
-void tracedb_lod_decode(const uint8_t *p, uint64_t v[LOD_WORDS]);
+/* Writes the record v after the record prev at out and sets prev to v;
+ * returns the bytes written (at most LOD_RECORD_MAX). A row's first record
+ * follows a prev of zeros. */
+size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS]);
+/* Reads the record after v from *p (below end) into v, moving *p past it;
+ * 0, or -1 when the bytes end first or are damaged. */
+int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS]);
 
 /*
  * The name index (table name_index, schema/trace.sql): per slice name, every
