@@ -196,8 +196,9 @@ fuzz: deps $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
 bench: $(B)/trace-server $(B)/gen_fxt $(B)/bench_ceiling
 	B=$(B) sh bench/ingest
 
-bench-xray: trace-server
-	OURS="$(B)/trace-server ingest -o build/bench-xray.db" sh bench/xray/run.sh
+bench-xray: trace-server $(B)/bench_ceiling
+	OURS="$(B)/trace-server ingest -o build/bench-xray.db" CEILING=$(B)/bench_ceiling CEILING_DB=build/bench-xray.db \
+	  sh bench/xray/run.sh
 
 bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh
