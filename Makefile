@@ -76,6 +76,10 @@ $(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h 
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
+$(B)/tests/test_ingest: tests/test_ingest.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a $(WRITER) tests/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_ingest.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
