@@ -443,6 +443,8 @@ static long next_in_place(struct sorter *so, struct mdl_ev **ev)
 	struct mdl_ev *a = so->m->events.data;
 	size_t len = so->m->events.len, i = so->pos, n;
 
+	if (len == 0) /* and maybe no array at all */
+		return 0;
 	if (i - so->released >= SORTER_BATCH)
 		release_events(a, i, &so->released);
 	if (i >= len)

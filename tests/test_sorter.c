@@ -154,7 +154,8 @@ static struct mdl_ev *t_want(const struct mdl_ev *all, size_t n)
 	struct mdl_ev *want = malloc((n + 1) * sizeof(*want));
 
 	assert_non_null(want);
-	memcpy(want, all, n * sizeof(*want));
+	if (n > 0) /* all is NULL in an empty model */
+		memcpy(want, all, n * sizeof(*want));
 	qsort(want, n, sizeof(*want), ev_cmp);
 	return want;
 }
