@@ -204,7 +204,7 @@ static void t_case(const char *dir, enum pattern p, size_t n, size_t budget)
 
 static void test_batches(void **state)
 {
-	static const size_t budgets[] = { 1, 7, 1000, 0 };
+	static const size_t budgets[] = { 1, 7, 1000, SORTER_BUDGET };
 	char dir[] = "/tmp/ts-sorter-XXXXXX";
 	size_t b, p, n;
 
