@@ -20,7 +20,8 @@ FUZZ_SECONDS ?= 30
 FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/util.c
 XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
-	ingest/resolve.c ingest/match.c ingest/slicestore.c ingest/write.c ingest/build.c ingest/store.c ingest/lod.c ingest/ingest.c
+	ingest/resolve.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/write.c ingest/build.c ingest/store.c \
+	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c
@@ -29,7 +30,8 @@ CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
-TEST_NAMES = test_tracedb test_fxt test_resolve test_match test_slicestore test_write test_ingest test_reader test_xray query/test_lod query/test_area \
+TEST_NAMES = test_tracedb test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
+	test_xray query/test_lod query/test_area \
 	catalog/test_catalog
 WRITER = tests/fxt_writer.c
 
@@ -75,6 +77,10 @@ $(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h query/*.h
 $(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+$(B)/tests/test_ingest: tests/test_ingest.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a $(WRITER) tests/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_ingest.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)

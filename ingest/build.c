@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "sorter.h"
 
 static void build_fini(struct build *b)
 {
@@ -32,10 +33,12 @@ static void build_fini(struct build *b)
 	free(b->args);
 }
 
-static void build_init(struct build *b, struct model *m, struct store *s, struct ingest_result *res)
+static void build_init(struct build *b, struct model *m, struct sorter *so, struct store *s,
+		       struct ingest_result *res)
 {
 	memset(b, 0, sizeof(*b));
 	b->m = m;
+	b->so = so;
 	b->s = s;
 	b->res = res;
 	vec_init(&b->rows, sizeof(struct thread_row));
@@ -53,7 +56,7 @@ static void build_init(struct build *b, struct model *m, struct store *s, struct
 	kmap_init(&b->flow_last);
 }
 
-/* Everything in memory: resolve, sort and match. */
+/* Resolve, then match the events in order. */
 static int build_memory(struct build *b)
 {
 	if (build_kobjs(b) != 0 || build_threads(b) != 0)
@@ -61,22 +64,23 @@ static int build_memory(struct build *b)
 	return build_match(b);
 }
 
-int model_build(struct model *m, struct store *s, struct ingest_result *res, ingest_progress_fn fn, void *ctx)
+int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res, ingest_progress_fn fn,
+		void *ctx)
 {
 	struct ingest_opts_view pv = { fn, ctx, 0, 0 };
 	struct build b;
 	int rc = INGEST_OK;
 
-	build_init(&b, m, s, res);
-	res->counts.events = m->events.len;
-	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events.len, m->events.len) != 0)
+	build_init(&b, m, so, s, res);
+	res->counts.events = m->events_total;
+	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
 		rc = INGEST_ECANCEL;
 	else if ((b.args = calloc(1, sizeof(*b.args))) == NULL)
 		rc = INGEST_ENOMEM;
 	else if (bins_init(b.args, s, "args", 9) != 0)
 		rc = INGEST_EDB;
 	else if (build_memory(&b) != 0)
-		rc = INGEST_ENOMEM;
+		rc = sorter_failed(so, NULL) ? INGEST_EIO : INGEST_ENOMEM;
 	if (rc == INGEST_OK) {
 		pv.total = b.ss.count + b.points.len;
 		if (build_write(&b, &pv) != 0)

@@ -2,7 +2,8 @@
  * The build stage: from the decoded model to the rows of schema/trace.sql.
  *
  * resolve.c gives threads their pids from kernel objects and makes tracks;
- * match.c sorts events by (ns, file position) and walks them once to match
+ * match.c takes events in (ns, file position) order from the sorter
+ * (sorter.h, which bounds their memory) and walks them once to match
  * durations, async operations, flows and counter series (docs/API.md,
  * Meaning 3-8); write.c writes every table in cluster order (store.h, with
  * the level of detail of lod.h); build.c runs the three. Only ingest.c and
@@ -93,8 +94,11 @@ struct thread_row {
 	struct vec stack; /* struct open_slice, innermost last */
 };
 
+struct sorter;
+
 struct build {
 	struct model *m;
+	struct sorter *so;     /* hands the model's events on in order (sorter.h) */
 	struct store *s;
 	struct ingest_result *res;
 	uint32_t *row_of;      /* model thread -> thread row */
@@ -132,9 +136,12 @@ struct ingest_opts_view {
 };
 
 
-/* build.c: sorts, matches and writes everything; returns INGEST_OK or an
- * error (INGEST_EDB: the reason is in s->error). */
-int model_build(struct model *m, struct store *s, struct ingest_result *res, ingest_progress_fn fn, void *ctx);
+/* build.c: matches the events so hands on (so is attached to m, decoding
+ * is over) and writes everything; returns INGEST_OK or an error
+ * (INGEST_EDB: the reason is in s->error; INGEST_EIO: the sorter's spill
+ * file failed, sorter_failed() says why). */
+int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res, ingest_progress_fn fn,
+		void *ctx);
 
 /* resolve.c */
 /* The last kernel object record for koid, or NULL. */
@@ -152,8 +159,8 @@ uint32_t build_thread_track(struct build *b, uint32_t row);
 /* match.c */
 /* Widens the trace's time range to ts. */
 void build_time(struct build *b, int64_t ts);
-/* Sorts the events and matches them into slices, flows and counter points;
- * returns 0, or -1 when out of memory. */
+/* Matches the events, in order from b->so, into slices, flows and counter
+ * points; returns 0, or -1 when out of memory or the sorter failed. */
 int build_match(struct build *b);
 
 /* write.c */

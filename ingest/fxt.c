@@ -750,6 +750,7 @@ static int fxt_record(struct fxt_decoder *d, const uint8_t *p, size_t n)
 {
 	struct model *m = d->m;
 	size_t args_len = m->args.len, bytes_len = m->bytes.len, events_len = m->events.len;
+	uint64_t events_total = m->events_total;
 	struct mdl_diag diag = m->diag;
 	struct rd r;
 	uint64_t h;
@@ -764,6 +765,7 @@ static int fxt_record(struct fxt_decoder *d, const uint8_t *p, size_t n)
 	m->args.len = args_len;
 	m->bytes.len = bytes_len;
 	m->events.len = events_len;
+	m->events_total = events_total;
 	m->diag = diag; /* a dropped record counts once, as dropped */
 	if (rc == DEC_NOMEM || m->oom) {
 		m->oom = 1;
@@ -936,6 +938,7 @@ int fxt_feed(struct fxt_decoder *d, const uint8_t *buf, size_t n)
 		buf += k;
 		n -= k;
 		d->pos += k;
+		model_checkpoint(d->m); /* between records: fxt_record is done with its events */
 	}
 	d->st.bytes = d->pos;
 	if (d->not_trace)

@@ -12,6 +12,7 @@
 
 #include "build.h"
 #include "fxt.h"
+#include "sorter.h"
 #include "store.h"
 #include "symbols.h"
 #include "xray.h"
@@ -120,7 +121,7 @@ static int decode_piece(struct decoder *d, struct model *m, const struct ingest_
 
 	*done += n;
 	if (rc == INGEST_OK && o && o->progress &&
-	    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, *done, size, m->events.len) != 0)
+	    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, *done, size, m->events_total) != 0)
 		rc = INGEST_ECANCEL;
 	return rc;
 }
@@ -303,8 +304,18 @@ static void symbolize_result(const char *db, const char *symbols, struct ingest_
 		res->symbols_named = named;
 }
 
-static int write_db(struct model *m, const char *tmp, const struct ingest_opts *o, struct ingest_result *res)
+/* The sorter's spill file failed: its sentence says which and why (the
+ * input itself was read). */
+static int spill_error(struct ingest_result *res, const char *why)
 {
+	snprintf(res->error, sizeof(res->error), "%s", why);
+	return INGEST_EIO;
+}
+
+static int write_db(struct model *m, struct sorter *so, const char *tmp, const struct ingest_opts *o,
+		    struct ingest_result *res)
+{
+	const char *why = NULL;
 	struct store s;
 	int rc = INGEST_OK;
 
@@ -312,7 +323,11 @@ static int write_db(struct model *m, const char *tmp, const struct ingest_opts *
 		rc = set_error(res, INGEST_EDB, s.error);
 		goto out_close;
 	}
-	rc = model_build(m, &s, res, o ? o->progress : NULL, o ? o->progress_ctx : NULL);
+	rc = model_build(m, so, &s, res, o ? o->progress : NULL, o ? o->progress_ctx : NULL);
+	if (rc == INGEST_EIO && sorter_failed(so, &why)) {
+		rc = spill_error(res, why);
+		goto out_close;
+	}
 	if (rc == INGEST_OK && o && o->progress && o->progress(o->progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
 		rc = INGEST_ECANCEL;
 	if (rc == INGEST_OK && (store_index(&s) != 0 || store_commit(&s) != 0))
@@ -324,9 +339,34 @@ out_close:
 	return rc;
 }
 
+/* The directory of path, where the spill file goes: next to the database,
+ * on the disk meant to hold the trace. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, n, ".");
+	else if (slash == path)
+		snprintf(dir, n, "/");
+	else
+		snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Decoding ended; a spill that failed during it is the error to report. */
+static int decode_spill_error(struct sorter *so, int rc, struct ingest_result *res)
+{
+	const char *why;
+
+	if (!sorter_failed(so, &why))
+		return rc;
+	return spill_error(res, why);
+}
+
 int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res)
 {
 	struct decoder d = { 0 };
+	struct sorter *so;
 	struct model m;
 	struct stat st;
 	char tmp[4096] = "";
@@ -341,17 +381,23 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 			fclose(f);
 		return INGEST_EIO;
 	}
-	if (model_init(&m) != 0) {
+	dir_of(out_db, tmp, sizeof(tmp));
+	if (model_init(&m) != 0 ||
+	    (so = sorter_attach(&m, tmp, opts && opts->sort_budget ? opts->sort_budget : SORTER_BUDGET)) == NULL) {
+		model_fini(&m);
 		fclose(f);
 		return set_error(res, INGEST_ENOMEM, NULL);
 	}
+	tmp[0] = '\0';
 	rc = decode_file(f, (uint64_t)st.st_size, &d, &m, opts, res);
+	rc = decode_spill_error(so, rc, res);
 	fclose(f);
 	dec_close(&d);
 	if (rc == INGEST_OK && (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", out_db) >= sizeof(tmp))
 		rc = set_error(res, INGEST_EIO, "output path too long");
 	if (rc == INGEST_OK)
-		rc = write_db(&m, tmp, opts, res);
+		rc = write_db(&m, so, tmp, opts, res);
+	sorter_free(so);
 	model_fini(&m);
 	if (rc == INGEST_OK && opts && opts->symbols)
 		symbolize_result(tmp, opts->symbols, res);
@@ -388,9 +434,9 @@ static void info_print(FILE *out, const struct decoder *dec, const struct model 
 	size_t i;
 
 	if (dec->xray) {
-		fprintf(out, "format     xray-fdr\nbytes      %" PRIu64 "\nevents     %zu\nthreads    %zu\n"
+		fprintf(out, "format     xray-fdr\nbytes      %" PRIu64 "\nevents     %" PRIu64 "\nthreads    %zu\n"
 			     "arguments  %zu\n",
-			bytes, m->events.len, m->threads.len, m->args.len);
+			bytes, m->events_total, m->threads.len, m->args.len);
 		goto out_diag;
 	}
 	fprintf(out, "format     fxt (%s-endian)\nbytes      %" PRIu64 "\n", d->big_endian ? "big" : "little",

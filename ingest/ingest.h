@@ -67,6 +67,9 @@ struct ingest_opts {
 	void *progress_ctx;
 	const char *format;          /* NULL: detect by content; "fxt" or "xray-fdr" to force */
 	const char *symbols;         /* XRay: instrumented binary or llvm-xray YAML naming functions; may be NULL */
+	size_t sort_budget;          /* events held in memory before they are sorted and spilled to a
+				      * temporary file next to out_db (sorter.h); 0 = the default.
+				      * Tests set it small to make every trace spill */
 };
 
 /*

@@ -1,22 +1,22 @@
 /*
- * The build stage's matching (build.h): sorts events by (ns, file
- * position), with a thread's complete events of one timestamp ordered so
- * that the longest encloses the rest, and walks them once to make slices
+ * The build stage's matching (build.h): takes events in (ns, file
+ * position) order from the sorter (sorter.h), with a thread's complete
+ * events of one timestamp ordered so that the longest encloses the rest,
+ * and walks them once to make slices
  * (durations, async operations and their lanes), flows and counter points
  * (docs/API.md, Meaning 3-8).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "build.h"
+#include "sorter.h"
 
 /* A complete event in a run of equal timestamps, and the place it held. */
 struct complete_tie {
 	struct mdl_ev ev;
 	uint32_t row; /* thread row: ties are broken per thread */
-	size_t pos;   /* index in the sorted events */
+	size_t pos;   /* index in the batch of sorted events */
 };
 
 
@@ -32,101 +32,7 @@ void build_time(struct build *b, int64_t ts)
 		b->end_ns = ts;
 }
 
-/* ---- sorting ---------------------------------------------------------- */
-
-static int ev_cmp(const void *a, const void *b)
-{
-	const struct mdl_ev *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The events taken out of order by sort_events, growing up to a cap. */
-struct ev_rest {
-	struct mdl_ev *v;
-	size_t len, cap, max;
-};
-
-static int rest_push(struct ev_rest *r, const struct mdl_ev *e)
-{
-	struct mdl_ev *grown;
-	size_t cap;
-
-	if (r->len == r->cap) {
-		cap = r->cap ? r->cap * 2 : 4096;
-		if (r->len >= r->max || (grown = realloc(r->v, (cap < r->max ? cap : r->max) * sizeof(*grown))) == NULL)
-			return -1;
-		r->v = grown;
-		r->cap = cap < r->max ? cap : r->max;
-	}
-	r->v[r->len++] = *e;
-	return 0;
-}
-
-/*
- * Splits ev[0 .. n) into a sorted run, compacted in place at the front, and
- * the events out of its order, in r. An event that sorts before the last
- * one kept goes to r, unless only that last one is out of place (a lone
- * early event with a late time): then the last one goes. Returns the length
- * of the run, or n + 1 when r would outgrow its cap (ev then holds every
- * event, in some order).
- */
-static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		if (k == 0 || ev_cmp(&ev[k - 1], &ev[i]) <= 0) {
-			ev[k++] = ev[i];
-			continue;
-		}
-		if (k >= 2 && ev_cmp(&ev[k - 2], &ev[i]) <= 0) {
-			if (rest_push(r, &ev[k - 1]) != 0)
-				break;
-			ev[k - 1] = ev[i];
-			continue;
-		}
-		if (rest_push(r, &ev[i]) != 0)
-			break;
-	}
-	if (i == n)
-		return k;
-	memcpy(&ev[k], r->v, r->len * sizeof(*ev)); /* the room the scan freed */
-	return n + 1;
-}
-
-/*
- * Sorts events by (ts, seq), which are unique, so the order is total and
- * ties in ts keep file order. Events come mostly in order: each thread's
- * are (almost) in time order, XRay's arrive merged by time, and FXT writers
- * append the outermost begins at the end. So the events in order stay in
- * place, the few out of order are sorted apart and merged in from the back:
- * linear time plus the sort of the rest. When more than half are out of
- * order (or memory is short), everything is sorted in place instead.
- */
-static int sort_events(struct mdl_ev *ev, size_t n)
-{
-	struct ev_rest r = { NULL, 0, 0, n / 2 };
-	size_t k, j, out;
-
-	if ((k = split_runs(ev, n, &r)) > n) {
-		qsort(ev, n, sizeof(*ev), ev_cmp);
-		free(r.v);
-		return 0;
-	}
-	if (r.len > 1)
-		qsort(r.v, r.len, sizeof(*r.v), ev_cmp);
-	for (j = r.len, out = n; j > 0;) {
-		if (k > 0 && ev_cmp(&ev[k - 1], &r.v[j - 1]) > 0)
-			ev[--out] = ev[--k];
-		else
-			ev[--out] = r.v[--j];
-	}
-	free(r.v);
-	return 0;
-}
+/* ---- ties ------------------------------------------------------------- */
 
 /* A thread's complete events by end, latest first, then file order. */
 static int complete_tie_cmp(const void *a, const void *b)
@@ -179,11 +85,10 @@ static void order_tie_run(const struct build *b, struct mdl_ev *ev, size_t i, si
  * are reordered by end, latest first, in the places they already hold.
  * Every other event keeps its place. Returns 0, or -1 when out of memory.
  */
-static int order_complete_ties(struct build *b)
+static int order_complete_ties(struct build *b, struct mdl_ev *ev, size_t n)
 {
-	struct mdl_ev *ev = b->m->events.data;
 	struct complete_tie *scratch = NULL, *grown;
-	size_t i, j, c, cap = 0, n = b->m->events.len;
+	size_t i, j, c, cap = 0;
 
 	for (i = 0; i < n; i = j) {
 		for (j = i, c = 0; j < n && ev[j].ts == ev[i].ts; j++)
@@ -493,30 +398,12 @@ static void on_counter(struct build *b, const struct mdl_ev *e)
 	}
 }
 
-/*
- * Gives the pages of events already matched back to the system: slices grow
- * while events are consumed, and without this the peak would hold both.
- * The rest of the array is freed after matching.
- */
-static void release_events(struct mdl_ev *ev, size_t upto, size_t *released)
+/* Matches one batch of events, in (ts, seq) order. */
+static void build_events(struct build *b, const struct mdl_ev *ev, size_t n)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)(ev + *released) + page - 1) & ~(page - 1);
-	uintptr_t hi = (uintptr_t)(ev + upto) & ~(page - 1);
-
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-	*released = upto;
-}
-
-static void build_events(struct build *b)
-{
-	struct mdl_ev *ev = b->m->events.data;
-	size_t i, n = b->m->events.len, released = 0;
+	size_t i;
 
 	for (i = 0; i < n && !b->oom; i++) {
-		if ((i & 0xffff) == 0xffff)
-			release_events(ev, i, &released);
 		build_time(b, ev[i].ts);
 		switch (ev[i].kind) {
 		case MDL_EV_INSTANT:
@@ -687,13 +574,26 @@ static void build_time_records(struct build *b)
 		build_time(b, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }
 
-/* Sorts and matches; returns 0, or -1 when out of memory. */
+/*
+ * Matches the events as the sorter hands them on, a batch at a time: a
+ * batch ends at a change of ts, so the ties order_complete_ties reorders
+ * are all in one. Returns 0, or -1 when out of memory or the sorter fails
+ * (sorter_failed() then says why).
+ */
 int build_match(struct build *b)
 {
-	sort_events(b->m->events.data, b->m->events.len);
-	if (order_complete_ties(b) != 0)
+	struct mdl_ev *ev;
+	long n = 0;
+
+	if (sorter_finish(b->so) != 0)
 		return -1;
-	build_events(b);
+	while (!b->oom && (n = sorter_next(b->so, &ev)) > 0) {
+		if (order_complete_ties(b, ev, (size_t)n) != 0)
+			return -1;
+		build_events(b, ev, (size_t)n);
+	}
+	if (!b->oom && n < 0)
+		return -1;
 	build_time_records(b);
 	if (b->oom || build_async_lanes(b) != 0 || build_unterminated(b) != 0 || build_async_store(b) != 0)
 		return -1;

@@ -189,12 +189,34 @@ struct mdl_ev *model_event(struct model *m)
 {
 	struct mdl_ev *e;
 
-	if (m->events.len >= UINT32_MAX - 1 || (e = vec_push(&m->events)) == NULL) {
+	/* seq is 32 bits: more events could not be told apart in file order */
+	if (m->events_total >= UINT32_MAX - 1 || (e = vec_push(&m->events)) == NULL) {
 		m->oom = 1;
 		return NULL;
 	}
 	e->seq = m->seq++;
+	m->events_total++;
 	return e;
+}
+
+int model_event_append(struct model *m, const struct mdl_ev *e)
+{
+	struct mdl_ev *slot;
+
+	if (m->events_total >= UINT32_MAX - 1 || (slot = vec_push(&m->events)) == NULL) {
+		m->oom = 1;
+		return -1;
+	}
+	*slot = *e;
+	m->events_total++;
+	return 0;
+}
+
+void model_checkpoint(struct model *m)
+{
+	/* a failed spill has turned itself off (spill_at = SIZE_MAX) */
+	if (m->spill != NULL && m->events.len >= m->spill_at)
+		m->spill(m->spill_ctx, m);
 }
 
 uint64_t model_bytes(struct model *m, const void *p, size_t n)

@@ -194,6 +194,13 @@ struct model {
 	struct vec profs;   /* struct mdl_prof */
 	struct vec providers; /* struct mdl_provider * */
 	uint32_t seq;       /* next file-order sequence number */
+	uint64_t events_total; /* events ever appended, those spilled included;
+				* a decoder rolling events.len back rolls this back too */
+	int (*spill)(void *ctx, struct model *m); /* takes every event out of
+				* events (events.len = 0); 0, or -1 on failure.
+				* NULL: events stay in memory until the build */
+	void *spill_ctx;    /* spill's first argument */
+	size_t spill_at;    /* events held before a checkpoint spills them */
 	int oom;            /* sticky: an allocation failed */
 	struct mdl_diag diag;
 	const char *format; /* "fxt", "xray-fdr" */
@@ -208,6 +215,17 @@ const char *model_str(const struct model *m, uint32_t id);
 uint32_t model_thread(struct model *m, uint64_t pid, uint64_t tid);
 /* Appends an event; its args must already be in m->args from ev->args on. */
 struct mdl_ev *model_event(struct model *m);
+/* Appends a copy of e, an event whose seq was taken from m->seq earlier (a
+ * call whose end is known only later); its args are in m->args. Returns 0,
+ * or -1 when out of memory (m->oom is set). */
+int model_event_append(struct model *m, const struct mdl_ev *e);
+/*
+ * A point between records, where no event appended so far will be changed
+ * or rolled back: events may be handed to m->spill here (when set, and once
+ * events.len reaches spill_at). Decoders call it after every record; the
+ * index of an event is meaningless after a checkpoint.
+ */
+void model_checkpoint(struct model *m);
 /* Copies n bytes into the byte arena; returns the offset. */
 uint64_t model_bytes(struct model *m, const void *p, size_t n);
 /* Returns the provider with this id, registering an empty one when unknown;

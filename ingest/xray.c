@@ -8,7 +8,8 @@
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
  * and appends model events (model.h): a complete event "fn#<id>"
- * per call, a begin event per call still open at the end, instants for
+ * per call when it exits, a begin event per call still open at the end
+ * of its thread (both keep the place in file order of the enter), instants for
  * custom and typed events, a "cpu" counter per thread. The raw bytes are the
  * most compact form of the records (8 bytes a function record); per record
  * the decoder allocates nothing, and the arena is freed before returning.
@@ -168,10 +169,12 @@ struct xr_buf {
 	uint32_t seq;       /* file order, the last tie-break */
 };
 
-/* An open call: its begin event and function. */
+/* An open call: its event, appended to the model only when the call exits
+ * (or the thread ends), since the model may spill its events at any walk
+ * step and an index into them would not last. */
 struct xr_frame {
-	uint32_t ev;  /* index of the event in m->events */
-	uint32_t fid; /* function id */
+	struct mdl_ev ev; /* a begin; its seq was taken at the enter */
+	uint32_t fid;     /* function id */
 };
 
 /* Open-addressing map from a 28-bit id to a 32-bit value. */
@@ -197,7 +200,6 @@ struct xr_walk {
 	uint32_t order;        /* the walk's place in thread order: the tie-break */
 	struct vec stack;      /* struct xr_frame, innermost last */
 	struct xr_map open;    /* function id -> frames of it on the stack */
-	uint32_t args_ev;      /* event taking CallArgument records */
 	uint32_t thread;       /* model thread of the buffers being walked */
 	uint64_t tid;          /* its thread id: the cpu counter's id */
 };
@@ -732,6 +734,18 @@ static uint32_t xr_fn_name(struct xray_decoder *d, uint32_t fid)
 	return *slot - 1;
 }
 
+/* Fills e, seq aside, as an event of the current thread at ticks whose
+ * arguments are the next ones appended. */
+static void xr_event_set(struct xray_decoder *d, struct mdl_ev *e, uint8_t kind, uint64_t ticks, uint32_t name)
+{
+	e->ts = xr_ns(d, ticks);
+	e->thread = d->w->thread;
+	e->cat = d->s_cat;
+	e->name = name;
+	e->kind = kind;
+	e->args = (uint32_t)d->m->args.len;
+}
+
 /* Appends an event of the current thread at ticks; NULL when out of memory. */
 static struct mdl_ev *xr_event(struct xray_decoder *d, uint8_t kind, uint64_t ticks, uint32_t name)
 {
@@ -739,12 +753,7 @@ static struct mdl_ev *xr_event(struct xray_decoder *d, uint8_t kind, uint64_t ti
 
 	if (name == MDL_NONE || (e = model_event(d->m)) == NULL)
 		return NULL;
-	e->ts = xr_ns(d, ticks);
-	e->thread = d->w->thread;
-	e->cat = d->s_cat;
-	e->name = name;
-	e->kind = kind;
-	e->args = (uint32_t)d->m->args.len;
+	xr_event_set(d, e, kind, ticks, name);
 	return e;
 }
 
@@ -763,21 +772,33 @@ static struct mdl_arg *xr_arg_push(struct xray_decoder *d, struct mdl_ev *e, uin
 	return a;
 }
 
+/* Opens a call: its event waits in the frame, with its place in file order
+ * (seq) taken now, as if it were appended. */
 static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 {
+	uint32_t name = xr_fn_name(d, r->fid), *open;
 	struct xr_frame *f;
-	struct mdl_ev *e;
-	uint32_t *open;
 
-	e = xr_event(d, MDL_EV_BEGIN, r->tsc, xr_fn_name(d, r->fid));
-	if (e == NULL || (open = xr_map_get(&d->w->open, r->fid)) == NULL || (f = vec_push(&d->w->stack)) == NULL) {
+	if (name == MDL_NONE || (open = xr_map_get(&d->w->open, r->fid)) == NULL ||
+	    (f = vec_push(&d->w->stack)) == NULL) {
 		d->m->oom = 1;
 		return;
 	}
-	f->ev = (uint32_t)d->m->events.len - 1;
+	xr_event_set(d, &f->ev, MDL_EV_BEGIN, r->tsc, name);
+	f->ev.seq = d->m->seq++;
 	f->fid = r->fid;
 	(*open)++;
-	d->w->args_ev = f->ev;
+}
+
+/* A thread's walk is over: calls still open stay begins. */
+static void xr_walk_close(struct xray_decoder *d, struct xr_walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->stack.len; i++)
+		if (model_event_append(d->m, &VEC_AT(&w->stack, struct xr_frame, i)->ev) != 0)
+			break;
+	w->stack.len = 0;
 }
 
 /* Closes the innermost open call of r's function, and any above it. */
@@ -793,10 +814,11 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 	end = xr_ns(d, r->tsc);
 	while (d->w->stack.len > 0) {
 		struct xr_frame *f = VEC_AT(&d->w->stack, struct xr_frame, --d->w->stack.len);
-		struct mdl_ev *e = VEC_AT(&d->m->events, struct mdl_ev, f->ev);
 
-		e->kind = MDL_EV_COMPLETE;
-		e->extra = (uint64_t)end;
+		f->ev.kind = MDL_EV_COMPLETE;
+		f->ev.extra = (uint64_t)end;
+		if (model_event_append(d->m, &f->ev) != 0)
+			return;
 		(*xr_map_find(&d->w->open, f->fid))--;
 		if (f->fid == r->fid)
 			break;
@@ -804,13 +826,20 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 	}
 }
 
+/* An argument of the call just entered: CallArgument records follow their
+ * enter directly (the walker makes any other one an orphan), in the same
+ * walk step, so the call is the innermost frame and its arguments are
+ * contiguous in m->args. */
 static void xr_call_arg(struct xray_decoder *d, const struct xr_rec *r)
 {
-	struct mdl_ev *e = VEC_AT(&d->m->events, struct mdl_ev, d->w->args_ev);
+	struct mdl_ev *e;
 	struct mdl_arg *a;
 	char key[8];
 	int n;
 
+	if (d->w->stack.len == 0) /* its enter ran out of memory */
+		return;
+	e = &VEC_AT(&d->w->stack, struct xr_frame, d->w->stack.len - 1)->ev;
 	if (e->nargs >= XR_MAX_ARGS) {
 		d->m->diag.ignored_records++;
 		return;
@@ -1015,11 +1044,15 @@ static int xr_events(struct xray_decoder *d)
 		xr_heap_down(heap, live, i);
 	while (live > 0 && !d->m->oom) {
 		xr_walk_step(d, heap[0]);
-		if (!heap[0]->live)
+		if (!heap[0]->live) {
+			xr_walk_close(d, heap[0]);
 			heap[0] = heap[--live];
+		}
 		xr_heap_down(heap, live, 0);
+		model_checkpoint(d->m); /* no event of the model is touched again */
 	}
 	for (i = 0; i < n; i++) {
+		xr_walk_close(d, &walks[i]); /* only when out of memory */
 		vec_fini(&walks[i].stack);
 		xr_map_fini(&walks[i].open);
 	}

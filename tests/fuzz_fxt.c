@@ -32,6 +32,7 @@
 #include "../ingest/build.h"
 #include "../ingest/fxt.h"
 #include "../ingest/reader.h"
+#include "../ingest/sorter.h"
 #include "../ingest/store.h"
 #define FZ_NAME "fuzz_fxt"
 #include "fuzz_util.h"
@@ -161,19 +162,25 @@ static void fz_check_db(sqlite3 *db, const struct ingest_result *r)
 			fz_fail("%lld rows break the rule: %s", (long long)v, fz_rules[i].rule);
 }
 
-static void fz_db_path(char *buf, size_t n)
+static const char *fz_db_dir(void)
 {
 	const char *dir = getenv("FUZZ_TMPDIR");
 
 	if (dir == NULL || *dir == '\0')
 		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(buf, n, "%s/fuzz_fxt.%ld.db", dir, (long)getpid());
+	return dir;
+}
+
+static void fz_db_path(char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/fuzz_fxt.%ld.db", fz_db_dir(), (long)getpid());
 }
 
 /* P4: builds decode A's model into a fresh database and checks it. */
 static void fz_build(struct model *m, size_t n)
 {
 	struct ingest_result res;
+	struct sorter *so;
 	struct store s;
 	char path[512];
 	int rc;
@@ -184,7 +191,12 @@ static void fz_build(struct model *m, size_t n)
 	fz_db_path(path, sizeof(path));
 	if (store_open(&s, path) != 0)
 		fz_fail("store_open %s: %s", path, s.error); /* the environment, not the input */
-	rc = model_build(m, &s, &res, NULL, NULL);
+	/* attached after decoding: the events are sorted in memory, as an
+	 * input under the budget always is */
+	if ((so = sorter_attach(m, fz_db_dir(), SORTER_BUDGET)) == NULL)
+		fz_fail("sorter_attach: out of memory");
+	rc = model_build(m, so, &s, &res, NULL, NULL);
+	sorter_free(so);
 	if (rc != INGEST_OK)
 		fz_fail("model_build: %s: %s", ingest_strerror(rc), s.error);
 	if (store_index(&s) != 0 || store_commit(&s) != 0)

@@ -2,9 +2,13 @@
  * Unit tests for the ingest driver (ingest/ingest.c) on damaged input
  * (docs/API.md, Meaning 10): unresolved references, unknown records, a
  * zero-size record, an archive cut short and files that are not traces.
- * What came before the damage is kept; the rest is counted.
+ * What came before the damage is kept; the rest is counted. And the
+ * sorter's budget (opts.sort_budget) changes nothing in the database.
  */
+#include <inttypes.h>
+
 #include "ingest_util.h"
+#include "xray_writer.h"
 
 /* ---- 10. Damage ----------------------------------------------------------- */
 
@@ -134,6 +138,176 @@ static void test_damage_not_a_trace(void **state)
 	t_not_a_trace("", 0, INGEST_EEMPTY);
 }
 
+/* ---- the sorter's budget ------------------------------------------------- */
+
+static uint64_t rnd_state = 7;
+
+static unsigned rnd(unsigned n)
+{
+	rnd_state = rnd_state * 6364136223846793005u + 1442695040888963407u;
+	return (unsigned)((rnd_state >> 33) % n);
+}
+
+/* Every row of every table of the database at path, as text. */
+static char *t_all_rows(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st, *rows;
+	char sql[256], *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int i;
+
+	assert_non_null(f);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", name);
+		fprintf(f, "table %s\n", name);
+		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &rows, NULL), SQLITE_OK);
+		while (sqlite3_step(rows) == SQLITE_ROW) {
+			for (i = 0; i < sqlite3_column_count(rows); i++) {
+				const unsigned char *v = sqlite3_column_text(rows, i);
+
+				fprintf(f, "%s%s", i ? "|" : "", v ? (const char *)v : "NULL");
+			}
+			fputc('\n', f);
+		}
+		sqlite3_finalize(rows);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fclose(f);
+	return out;
+}
+
+/* Ingests the bytes with the default budget and with a budget of 100
+ * events (the events then go through dozens of spilled runs): the two
+ * databases must hold the same rows. */
+static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
+{
+	char in[] = "/tmp/ts-test-XXXXXX", db[2][64];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	char *rows[2];
+	FILE *f;
+	int fd, i;
+
+	assert_true((fd = mkstemp(in)) >= 0);
+	assert_non_null(f = fdopen(fd, "wb"));
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	fclose(f);
+	for (i = 0; i < 2; i++) {
+		snprintf(db[i], sizeof(db[i]), "%s.%d.db", in, i);
+		o.sort_budget = i ? 100 : 0;
+		if (ingest_file(in, db[i], &o, &res) != INGEST_OK)
+			fail_msg("budget %zu: %s", o.sort_budget, res.error);
+		if (res.counts.events < min_events)
+			fail_msg("%" PRIu64 " events, %" PRIu64 " slices", res.counts.events, res.counts.slices);
+		rows[i] = t_all_rows(db[i]);
+	}
+	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
+	if (strcmp(rows[0], rows[1]) != 0)
+		fail_msg("the databases differ:\n%.2000s\n----\n%.2000s", rows[0], rows[1]);
+	for (i = 0; i < 2; i++) {
+		free(rows[i]);
+		remove(db[i]);
+	}
+	remove(in);
+}
+
+/* Nested begins and ends, completes, instants, counters, async operations
+ * and flows on a few threads, with many equal timestamps. */
+static void test_budget_fxt(void **state)
+{
+	static const char *const names[] = { "a", "b", "c", "d" };
+	struct fxtw_thr th[3] = { FXTW_TINL(1, 2), FXTW_TINL(1, 3), FXTW_TINL(4, 5) };
+	unsigned depth[3] = { 0 }, i, t, k;
+	uint64_t ts = 1000;
+	struct fxtw_arg arg;
+	struct fxtw w;
+
+	(void)state;
+	t_open(&w);
+	for (i = 0; i < 6000; i++) {
+		t = rnd(3);
+		ts += rnd(3);
+		arg = fxtw_arg_i64(FXTW_INL("v"), (int64_t)i);
+		switch (k = rnd(9)) {
+		case 0:
+		case 1:
+			fxtw_begin(&w, th[t], C, FXTW_INL(names[rnd(4)]), ts, &arg, 1);
+			depth[t]++;
+			break;
+		case 2:
+		case 3:
+			if (depth[t] > 0) {
+				fxtw_end(&w, th[t], C, FXTW_EMPTY, ts, NULL, 0);
+				depth[t]--;
+			}
+			break;
+		case 4:
+			fxtw_complete(&w, th[t], C, FXTW_INL(names[rnd(4)]), ts, ts + rnd(40), &arg, 1);
+			break;
+		case 5:
+			fxtw_counter(&w, th[t], C, FXTW_INL("ctr"), ts, rnd(2), &arg, 1);
+			break;
+		case 6:
+			fxtw_async(&w, 5 + rnd(3), th[t], C, FXTW_INL("op"), ts, rnd(4), &arg, 1);
+			break;
+		case 7:
+			fxtw_flow(&w, 8 + rnd(3), th[t], C, FXTW_INL("f"), ts, rnd(3));
+			break;
+		default:
+			fxtw_instant(&w, th[t], C, FXTW_INL(names[rnd(4)]), ts - rnd(20), NULL, 0);
+		}
+	}
+	fxtw_begin(&w, th[0], C, FXTW_INL("late root"), 10, NULL, 0); /* appended last, sorts first */
+	t_same_with_budget(w.buf, w.len, 4000);
+	fxtw_fini(&w);
+}
+
+/* Calls nested on a few threads, some with arguments, some never exited,
+ * with custom events, over several buffers per thread. */
+static void test_budget_xray(void **state)
+{
+	uint32_t stack[4][32];
+	unsigned depth[4] = { 0 }, b, i, t;
+	uint64_t tsc = 100000, args[2] = { 11, 22 };
+	struct xrw w;
+
+	(void)state;
+	xrw_init(&w, 5, 0);
+	xrw_header(&w, 1000000000);
+	for (b = 0; b < 12; b++) {
+		t = b % 4;
+		xrw_buffer_begin(&w, 100 + t, 7, 1, b, (uint16_t)t, tsc);
+		for (i = 0; i < 400; i++) {
+			tsc += rnd(3);
+			if (depth[t] < 32 && (depth[t] == 0 || rnd(2) == 0)) {
+				stack[t][depth[t]] = 1 + rnd(20);
+				if (rnd(4) == 0)
+					xrw_enter_args(&w, stack[t][depth[t]], tsc, args, 1 + rnd(2));
+				else
+					xrw_enter(&w, stack[t][depth[t]], tsc);
+				depth[t]++;
+			} else if (rnd(20) == 0) {
+				xrw_custom(&w, tsc, (uint16_t)t, "hello", 5);
+			} else {
+				xrw_exit(&w, stack[t][--depth[t]], tsc);
+			}
+		}
+		xrw_buffer_end(&w);
+		tsc -= 900; /* the next thread's buffer overlaps this one in time */
+	}
+	t_same_with_budget(w.buf, w.len, 2000);
+	xrw_fini(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_damage_zero_size),
 		cmocka_unit_test(test_damage_cut_short),
 		cmocka_unit_test(test_damage_not_a_trace),
+		cmocka_unit_test(test_budget_fxt),
+		cmocka_unit_test(test_budget_xray),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

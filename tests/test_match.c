@@ -427,64 +427,9 @@ static void test_counters(void **state)
 	tdb_close(&t);
 }
 
-/* ---- sort_events: the same total order as qsort, whatever the input -------- */
-
-static void t_sort_case(struct mdl_ev *ev, size_t n)
-{
-	struct mdl_ev *want = malloc(n * sizeof(*want));
-	size_t i;
-
-	assert_non_null(want);
-	for (i = 0; i < n; i++)
-		ev[i].seq = (uint32_t)i; /* file order */
-	memcpy(want, ev, n * sizeof(*want));
-	qsort(want, n, sizeof(*want), ev_cmp);
-	assert_int_equal(sort_events(ev, n), 0);
-	for (i = 0; i < n; i++) {
-		assert_int_equal(ev[i].ts, want[i].ts);
-		assert_int_equal(ev[i].seq, want[i].seq);
-	}
-	free(want);
-}
-
-static void test_sort_events(void **state)
-{
-	enum { N = 5000 };
-	struct mdl_ev *ev = calloc(N, sizeof(*ev));
-	uint64_t x = 12345;
-	size_t i, n;
-
-	(void)state;
-	assert_non_null(ev);
-	for (n = 0; n <= N; n = n ? n * 5 : 1) {
-		for (i = 0; i < n; i++) /* sorted, with equal times */
-			ev[i].ts = (int64_t)(i / 3);
-		t_sort_case(ev, n);
-		for (i = 0; i < n; i++) /* reversed: everything out of order */
-			ev[i].ts = (int64_t)(n - i);
-		t_sort_case(ev, n);
-		for (i = 0; i < n; i++) /* a lone early spike */
-			ev[i].ts = i == 1 ? 1000000 : (int64_t)i;
-		t_sort_case(ev, n);
-		for (i = 0; i < n; i++) /* the outermost begins appended at the end */
-			ev[i].ts = i + 10 >= n ? (int64_t)(n - i) * 7 : (int64_t)(i * 3);
-		t_sort_case(ev, n);
-		for (i = 0; i < n; i++) { /* random, many ties */
-			x = x * 6364136223846793005u + 1442695040888963407u;
-			ev[i].ts = (int64_t)(x >> 58);
-		}
-		t_sort_case(ev, n);
-		for (i = 0; i < n; i++) /* 8 threads' runs interleaved with jitter */
-			ev[i].ts = (int64_t)(i * 10 + (i % 8) * 25 - (i % 13 == 0 ? 40 : 0));
-		t_sort_case(ev, n);
-	}
-	free(ev);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sort_events),
 		cmocka_unit_test(test_order_late_root),
 		cmocka_unit_test(test_order_stable),
 		cmocka_unit_test(test_order_many),

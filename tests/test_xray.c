@@ -92,7 +92,8 @@ static void render_args(struct text *t, const struct model *m, const struct mdl_
 }
 
 /*
- * The model as text, one event per line, in the order of the event array:
+ * The model as text, one event per line, in file order (seq: a call's
+ * event is appended when the call exits, but keeps the place of its enter):
  *   C cat name T<thread> ts end {args}    complete
  *   B cat name T<thread> ts {args}        begin (a call never exited)
  *   I cat name T<thread> ts {args}        instant
@@ -100,15 +101,27 @@ static void render_args(struct text *t, const struct model *m, const struct mdl_
  * then "threads:" with pid/tid of each thread and "diag:" with each
  * counter that is not zero.
  */
+static int ev_seq_cmp(const void *a, const void *b)
+{
+	const struct mdl_ev *x = *(const struct mdl_ev *const *)a, *y = *(const struct mdl_ev *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static const char *render(const struct model *m)
 {
 	static struct text t;
+	const struct mdl_ev **order = calloc(m->events.len + 1, sizeof(*order));
 	size_t i;
 
+	assert_non_null(order);
+	for (i = 0; i < m->events.len; i++)
+		order[i] = VEC_AT(&m->events, struct mdl_ev, i);
+	qsort(order, m->events.len, sizeof(*order), ev_seq_cmp);
 	t.len = 0;
 	t.s[0] = '\0';
 	for (i = 0; i < m->events.len; i++) {
-		const struct mdl_ev *e = VEC_AT(&m->events, struct mdl_ev, i);
+		const struct mdl_ev *e = order[i];
 		const char *k = e->kind == MDL_EV_COMPLETE ? "C" : e->kind == MDL_EV_BEGIN ? "B" : e->kind == MDL_EV_INSTANT ? "I" : e->kind == MDL_EV_COUNTER ? "N" : "?";
 
 		put(&t, "%s %s %s T%u %lld", k, model_str(m, e->cat), model_str(m, e->name), e->thread, (long long)e->ts);
@@ -119,6 +132,7 @@ static const char *render(const struct model *m)
 		render_args(&t, m, e);
 		put(&t, "\n");
 	}
+	free(order);
 	put(&t, "threads:");
 	for (i = 0; i < m->threads.len; i++)
 		put(&t, " %llu/%llu", (unsigned long long)VEC_AT(&m->threads, struct mdl_thread, i)->pid,

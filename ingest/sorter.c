@@ -1,0 +1,532 @@
+/*
+ * Event order with bounded memory (sorter.h): sorts the model's events in
+ * runs of at most a budget, spills all but the last run to one temporary
+ * file, and merges the runs back in (ts, seq) order for matching.
+ *
+ * A run is raw struct mdl_ev records, written as the model's array holds
+ * them: the file lives only as long as this process (it is unlinked at
+ * creation), so its layout needs no version or byte order. Runs are read
+ * back through a buffer each with pread, and merged with a binary heap on
+ * the events at their heads. A trace within the budget never touches the
+ * file: its one run is sorted in place and handed out from the model's own
+ * array, whose pages are given back as matching moves on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sorter.h"
+
+enum {
+	SORTER_BATCH = 1 << 16,          /* events a batch holds, before it is extended to a ts change */
+	SORTER_READ = 256 << 10,         /* bytes of read buffer per spilled run */
+	SORTER_WRITE = 8 << 20           /* bytes per write of a spill */
+};
+
+/* One sorted run in the spill file. */
+struct sorter_run {
+	off_t off;  /* byte offset of its first event */
+	size_t n;   /* its events */
+};
+
+/* A run being merged: its buffered events, and what is left of it in the file. */
+struct merge_src {
+	struct mdl_ev *cur;  /* the run's next event; cur < end while in the heap */
+	struct mdl_ev *end;  /* one past the last event buffered */
+	struct mdl_ev *buf;  /* up to SORTER_READ bytes; NULL for the run in memory */
+	off_t next;          /* file offset of the first event not yet read */
+	size_t left;         /* events of the run not yet read */
+};
+
+struct sorter {
+	struct model *m;
+	int fd;                  /* the spill file, unlinked; -1 before the first spill */
+	off_t file_len;          /* bytes written: the next run starts here */
+	struct vec runs;         /* struct sorter_run, in file order */
+	int failed;              /* sticky: a spill or a read back failed */
+	char why[320];           /* the sentence for sorter_failed() */
+	int finished;            /* sorter_finish() succeeded */
+	size_t pos;              /* no spill: next event of m->events to hand out */
+	size_t released;         /* events of m->events whose pages went back */
+	struct merge_src *src;   /* the runs merged, the in-memory one last */
+	struct merge_src **heap; /* sources with events left, by their next event */
+	size_t nheap;
+	struct mdl_ev *out;      /* the merge's batch, grown to a ts change */
+	size_t out_cap;
+	char dir[];              /* where the spill file is made */
+};
+
+/* ---- sorting ---------------------------------------------------------- */
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct mdl_ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ev_cmp(x, y) < 0, inline for the sorts' inner loops */
+static inline int ev_before(const struct mdl_ev *x, const struct mdl_ev *y)
+{
+	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+}
+
+/* The events taken out of order by sort_events, up to a cap. */
+struct ev_rest {
+	struct mdl_ev *v;
+	size_t len, max;
+};
+
+static int rest_push(struct ev_rest *r, const struct mdl_ev *e)
+{
+	if (r->len >= r->max)
+		return -1;
+	r->v[r->len++] = *e;
+	return 0;
+}
+
+/*
+ * Room for n events to sort with, mapped apart from the heap: its pages
+ * cost nothing until touched, and freeing it leaves malloc's threshold for
+ * mapping large blocks alone (glibc raises it to the size of a mapped block
+ * freed, and the heap would then keep every later block of up to that size
+ * after its free). NULL when out of memory.
+ */
+static struct mdl_ev *scratch_map(size_t n)
+{
+	void *p = mmap(NULL, n * sizeof(struct mdl_ev), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void scratch_unmap(struct mdl_ev *p, size_t n)
+{
+	if (p != NULL)
+		munmap(p, n * sizeof(struct mdl_ev));
+}
+
+/*
+ * Splits ev[0 .. n) into a sorted run, compacted in place at the front, and
+ * the events out of its order, in r. An event that sorts before the last
+ * one kept goes to r, unless only that last one is out of place (a lone
+ * early event with a late time): then the last one goes. Returns the length
+ * of the run, or n + 1 when r would outgrow its cap (ev then holds every
+ * event, in some order).
+ */
+static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (k == 0 || ev_cmp(&ev[k - 1], &ev[i]) <= 0) {
+			ev[k++] = ev[i];
+			continue;
+		}
+		if (k >= 2 && ev_cmp(&ev[k - 2], &ev[i]) <= 0) {
+			if (rest_push(r, &ev[k - 1]) != 0)
+				break;
+			ev[k - 1] = ev[i];
+			continue;
+		}
+		if (rest_push(r, &ev[i]) != 0)
+			break;
+	}
+	if (i == n)
+		return k;
+	memcpy(&ev[k], r->v, r->len * sizeof(*ev)); /* the room the scan freed */
+	return n + 1;
+}
+
+/*
+ * Sorts ev[0 .. n) by (ts, seq) with tmp, room for n / 2 events: a merge
+ * sort whose halves already in order cost one comparison. qsort would do,
+ * but glibc's moves a 40-byte event with a call to memcpy and compares
+ * through a pointer, and XRay's events, appended as calls exit, are half
+ * out of order: their sort is a large part of the build.
+ */
+static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
+{
+	size_t h = n / 2, i, j, k;
+	struct mdl_ev x;
+
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			x = ev[i];
+			for (j = i; j > 0 && ev_before(&x, &ev[j - 1]); j--)
+				ev[j] = ev[j - 1];
+			ev[j] = x;
+		}
+		return;
+	}
+	ev_msort(ev, h, tmp);
+	ev_msort(ev + h, n - h, tmp);
+	if (!ev_before(&ev[h], &ev[h - 1]))
+		return;
+	memcpy(tmp, ev, h * sizeof(*ev));
+	for (i = 0, j = h, k = 0; i < h && j < n;) /* k <= j: never overtakes */
+		ev[k++] = ev_before(&ev[j], &tmp[i]) ? ev[j++] : tmp[i++];
+	memcpy(&ev[k], &tmp[i], (h - i) * sizeof(*ev));
+}
+
+/*
+ * Sorts events by (ts, seq), which are unique, so the order is total and
+ * ties in ts keep file order. Events come mostly in order: each thread's
+ * are (almost) in time order and FXT writers append the outermost begins
+ * at the end. So the events in order stay in place, the few out of order
+ * are sorted apart and merged in from the back: linear time plus the sort
+ * of the rest. When more than half are out of order (XRay's calls come as
+ * they exit, not as they start), everything is sorted in place instead,
+ * the room taken by the rest serving the merge sort. Scratch: n * 3 / 4
+ * events at most, only as many as are out of order touched; qsort when
+ * there is none.
+ */
+static int sort_events(struct mdl_ev *ev, size_t n)
+{
+	size_t room = n / 2 + n / 4 + 1, k, j, out;
+	struct ev_rest r = { NULL, 0, n / 2 };
+
+	if (n < 2)
+		return 0;
+	if ((r.v = scratch_map(room)) == NULL) {
+		qsort(ev, n, sizeof(*ev), ev_cmp);
+		return 0;
+	}
+	if ((k = split_runs(ev, n, &r)) > n) {
+		ev_msort(ev, n, r.v);
+		goto out_unmap;
+	}
+	ev_msort(r.v, r.len, r.v + n / 2); /* the rest's merges use the last quarter */
+	for (j = r.len, out = n; j > 0;) {
+		if (k > 0 && ev_before(&r.v[j - 1], &ev[k - 1]))
+			ev[--out] = ev[--k];
+		else
+			ev[--out] = r.v[--j];
+	}
+out_unmap:
+	scratch_unmap(r.v, room);
+	return 0;
+}
+
+/* ---- spilling --------------------------------------------------------- */
+
+/* Records the first failure, in a sentence; later ones keep it. */
+static void sorter_fail(struct sorter *so, const char *what, int err)
+{
+	if (so->failed)
+		return;
+	so->failed = 1;
+	snprintf(so->why, sizeof(so->why), "%s %s: %s", what, so->dir, err ? strerror(err) : "the file ended early");
+	so->m->spill_at = SIZE_MAX; /* the events stay in memory from now on */
+}
+
+static int spill_open(struct sorter *so)
+{
+	char path[sizeof(so->why)];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/.trace-sort-XXXXXX", so->dir) >= sizeof(path)) {
+		sorter_fail(so, "cannot create the temporary file for sorting events in", ENAMETOOLONG);
+		return -1;
+	}
+	if ((so->fd = mkstemp(path)) < 0) {
+		sorter_fail(so, "cannot create the temporary file for sorting events in", errno);
+		return -1;
+	}
+	unlink(path); /* gone with the process, whatever happens to it */
+	return 0;
+}
+
+/* Writes n bytes at off, in large writes; returns 0 or an errno. */
+static int write_all(int fd, const char *p, size_t n, off_t off)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		k = pwrite(fd, p, n < SORTER_WRITE ? n : SORTER_WRITE, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : ENOSPC;
+		p += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+/* The model's spill hook: sorts its events and appends them as one run. */
+static int sorter_spill(void *ctx, struct model *m)
+{
+	struct sorter *so = ctx;
+	struct sorter_run *run;
+	size_t bytes = m->events.len * sizeof(struct mdl_ev);
+	int err;
+
+	if (m->events.len == 0 || so->failed)
+		return so->failed ? -1 : 0;
+	if (so->fd < 0 && spill_open(so) != 0)
+		return -1;
+	if ((run = vec_push(&so->runs)) == NULL) {
+		sorter_fail(so, "out of memory spilling sorted events to", ENOMEM);
+		return -1;
+	}
+	sort_events(m->events.data, m->events.len);
+	if ((err = write_all(so->fd, m->events.data, bytes, so->file_len)) != 0) {
+		so->runs.len--;
+		sorter_fail(so, "cannot write sorted events to a temporary file in", err);
+		return -1;
+	}
+	run->off = so->file_len;
+	run->n = m->events.len;
+	so->file_len += (off_t)bytes;
+	m->events.len = 0; /* the allocation stays, for the next run */
+	return 0;
+}
+
+struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
+{
+	size_t len = strlen(dir);
+	struct sorter *so = calloc(1, sizeof(*so) + len + 1);
+
+	if (so == NULL)
+		return NULL;
+	memcpy(so->dir, dir, len + 1);
+	so->m = m;
+	so->fd = -1;
+	vec_init(&so->runs, sizeof(struct sorter_run));
+	m->spill = sorter_spill;
+	m->spill_ctx = so;
+	m->spill_at = budget ? budget : 1;
+	return so;
+}
+
+int sorter_failed(const struct sorter *so, const char **why)
+{
+	if (so->failed && why != NULL)
+		*why = so->why;
+	return so->failed;
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* Events the read buffer of a run of n events holds. */
+static size_t src_cap(size_t n)
+{
+	size_t cap = SORTER_READ / sizeof(struct mdl_ev);
+
+	return n < cap ? n : cap;
+}
+
+/* Reads the next part of src's run into its buffer; 0, or -1 on a failed
+ * or short read. */
+static int src_fill(struct sorter *so, struct merge_src *src)
+{
+	size_t want = src_cap(src->left), bytes, got = 0;
+	ssize_t k;
+
+	bytes = want * sizeof(struct mdl_ev);
+	while (got < bytes) {
+		k = pread(so->fd, (char *)src->buf + got, bytes - got, src->next + (off_t)got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			sorter_fail(so, "cannot read sorted events back from the temporary file in", k < 0 ? errno : 0);
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	src->next += (off_t)bytes;
+	src->left -= want;
+	src->cur = src->buf;
+	src->end = src->buf + want;
+	return 0;
+}
+
+static int src_before(const struct merge_src *x, const struct merge_src *y)
+{
+	return ev_before(x->cur, y->cur);
+}
+
+/* Restores the heap order of h[0 .. n) from position i down. */
+static void heap_down(struct merge_src **h, size_t n, size_t i)
+{
+	struct merge_src *x = h[i];
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && src_before(h[c + 1], h[c]))
+			c++;
+		if (!src_before(h[c], x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+/*
+ * Gives the pages of events already handed out back to the system: slices
+ * grow while events are consumed, and without this the peak would hold
+ * both. The rest of the array is freed with the model.
+ */
+static void release_events(struct mdl_ev *ev, size_t upto, size_t *released)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)(ev + *released) + page - 1) & ~(page - 1);
+	uintptr_t hi = (uintptr_t)(ev + upto) & ~(page - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	*released = upto;
+}
+
+/* Sets up the merge of the spilled runs and the sorted run in memory;
+ * 0, or -1 when out of memory or a read fails. */
+static int merge_init(struct sorter *so)
+{
+	struct sorter_run *runs = so->runs.data;
+	size_t i, k = so->runs.len;
+
+	so->src = calloc(k + 1, sizeof(*so->src));
+	so->heap = calloc(k + 1, sizeof(*so->heap));
+	so->out = malloc(SORTER_BATCH * sizeof(*so->out));
+	if (so->src == NULL || so->heap == NULL || so->out == NULL)
+		return -1;
+	so->out_cap = SORTER_BATCH;
+	for (i = 0; i < k; i++) {
+		/* a run shorter than the buffer gets only its own size */
+		if ((so->src[i].buf = malloc(src_cap(runs[i].n) * sizeof(struct mdl_ev))) == NULL)
+			return -1;
+		so->src[i].next = runs[i].off;
+		so->src[i].left = runs[i].n;
+		if (src_fill(so, &so->src[i]) != 0)
+			return -1;
+		so->heap[so->nheap++] = &so->src[i];
+	}
+	so->src[k].cur = so->m->events.data;
+	so->src[k].end = so->src[k].cur + so->m->events.len;
+	if (so->src[k].cur != so->src[k].end)
+		so->heap[so->nheap++] = &so->src[k];
+	for (i = so->nheap / 2; i-- > 0;)
+		heap_down(so->heap, so->nheap, i);
+	return 0;
+}
+
+int sorter_finish(struct sorter *so)
+{
+	struct model *m = so->m;
+	size_t tail;
+
+	if (so->failed)
+		return -1;
+	m->spill_at = SIZE_MAX; /* whatever comes now is handed out, not spilled */
+	sort_events(m->events.data, m->events.len);
+	if (so->runs.len > 0) {
+		/* earlier runs filled the array further than the last one: give
+		 * those pages back now rather than with the model */
+		tail = m->events.len;
+		release_events(m->events.data, m->events.cap, &tail);
+		if (merge_init(so) != 0)
+			return -1;
+	}
+	so->finished = 1;
+	return 0;
+}
+
+/* Nothing spilled: the next batch is a slice of the model's own array. */
+static long next_in_place(struct sorter *so, struct mdl_ev **ev)
+{
+	struct mdl_ev *a = so->m->events.data;
+	size_t len = so->m->events.len, i = so->pos, n;
+
+	if (len == 0) /* and maybe no array at all */
+		return 0;
+	if (i - so->released >= SORTER_BATCH)
+		release_events(a, i, &so->released);
+	if (i >= len)
+		return 0;
+	n = len - i < SORTER_BATCH ? len - i : SORTER_BATCH;
+	while (i + n < len && a[i + n].ts == a[i + n - 1].ts)
+		n++;
+	so->pos = i + n;
+	*ev = a + i;
+	return (long)n;
+}
+
+/* Moves the head of the earliest run into the batch, refilling or dropping
+ * that run; 0, or -1 when a read fails. */
+static int merge_take(struct sorter *so, size_t n)
+{
+	struct merge_src *s = so->heap[0];
+
+	so->out[n] = *s->cur++;
+	if (s->cur == s->end) {
+		if (s->left > 0) {
+			if (src_fill(so, s) != 0)
+				return -1;
+		} else {
+			so->heap[0] = so->heap[--so->nheap];
+		}
+	}
+	if (so->nheap > 1)
+		heap_down(so->heap, so->nheap, 0);
+	return 0;
+}
+
+/* Spilled runs: the next batch, merged into so->out. */
+static long next_merged(struct sorter *so, struct mdl_ev **ev)
+{
+	struct merge_src *mem = &so->src[so->runs.len];
+	struct mdl_ev *grown;
+	size_t n = 0;
+
+	if (mem->buf == NULL && mem->cur != NULL)
+		release_events(so->m->events.data, (size_t)(mem->cur - (struct mdl_ev *)so->m->events.data),
+			       &so->released);
+	while (so->nheap > 0 && (n < SORTER_BATCH || so->heap[0]->cur->ts == so->out[n - 1].ts)) {
+		if (n == so->out_cap) {
+			if ((grown = realloc(so->out, 2 * so->out_cap * sizeof(*grown))) == NULL)
+				return -1;
+			so->out = grown;
+			so->out_cap *= 2;
+		}
+		if (merge_take(so, n++) != 0)
+			return -1;
+	}
+	*ev = so->out;
+	return (long)n;
+}
+
+long sorter_next(struct sorter *so, struct mdl_ev **ev)
+{
+	if (!so->finished || so->failed)
+		return -1;
+	return so->runs.len > 0 ? next_merged(so, ev) : next_in_place(so, ev);
+}
+
+void sorter_free(struct sorter *so)
+{
+	size_t i;
+
+	if (so == NULL)
+		return;
+	if (so->m->spill_ctx == so) {
+		so->m->spill = NULL;
+		so->m->spill_ctx = NULL;
+		so->m->spill_at = 0;
+	}
+	if (so->src != NULL)
+		for (i = 0; i < so->runs.len; i++)
+			free(so->src[i].buf);
+	free(so->src);
+	free(so->heap);
+	free(so->out);
+	vec_fini(&so->runs);
+	if (so->fd >= 0)
+		close(so->fd);
+	free(so);
+}
