@@ -11,7 +11,6 @@
  * file: its one run is sorted in place and handed out from the model's own
  * array, whose pages are given back as matching moves on.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +18,16 @@
 #include <unistd.h>
 
 #include "sorter.h"
+#include "spill.h"
 
 enum {
 	SORTER_BATCH = 1 << 16,          /* events a batch holds, before it is extended to a ts change */
 	SORTER_READ = 256 << 10,         /* bytes of read buffer per spilled run */
-	SORTER_WRITE = 8 << 20           /* bytes per write of a spill */
 };
 
 /* One sorted run in the spill file. */
 struct sorter_run {
-	off_t off;  /* byte offset of its first event */
+	uint64_t off; /* byte offset of its first event */
 	size_t n;   /* its events */
 };
 
@@ -37,14 +36,13 @@ struct merge_src {
 	struct mdl_ev *cur;  /* the run's next event; cur < end while in the heap */
 	struct mdl_ev *end;  /* one past the last event buffered */
 	struct mdl_ev *buf;  /* up to SORTER_READ bytes; NULL for the run in memory */
-	off_t next;          /* file offset of the first event not yet read */
+	uint64_t next;       /* file offset of the first event not yet read */
 	size_t left;         /* events of the run not yet read */
 };
 
 struct sorter {
 	struct model *m;
-	int fd;                  /* the spill file, unlinked; -1 before the first spill */
-	off_t file_len;          /* bytes written: the next run starts here */
+	struct spill sp;         /* where runs go (spill.h) */
 	struct vec runs;         /* struct sorter_run, in file order */
 	int failed;              /* sticky: a spill or a read back failed */
 	char why[320];           /* the sentence for sorter_failed() */
@@ -56,7 +54,6 @@ struct sorter {
 	size_t nheap;
 	struct mdl_ev *out;      /* the merge's batch, grown to a ts change */
 	size_t out_cap;
-	char dir[];              /* where the spill file is made */
 };
 
 /* ---- sorting ---------------------------------------------------------- */
@@ -215,47 +212,13 @@ out_unmap:
 /* ---- spilling --------------------------------------------------------- */
 
 /* Records the first failure, in a sentence; later ones keep it. */
-static void sorter_fail(struct sorter *so, const char *what, int err)
+static void sorter_fail(struct sorter *so, const char *why)
 {
 	if (so->failed)
 		return;
 	so->failed = 1;
-	snprintf(so->why, sizeof(so->why), "%s %s: %s", what, so->dir, err ? strerror(err) : "the file ended early");
+	snprintf(so->why, sizeof(so->why), "%s", why);
 	so->m->spill_at = SIZE_MAX; /* the events stay in memory from now on */
-}
-
-static int spill_open(struct sorter *so)
-{
-	char path[sizeof(so->why)];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/.trace-sort-XXXXXX", so->dir) >= sizeof(path)) {
-		sorter_fail(so, "cannot create the temporary file for sorting events in", ENAMETOOLONG);
-		return -1;
-	}
-	if ((so->fd = mkstemp(path)) < 0) {
-		sorter_fail(so, "cannot create the temporary file for sorting events in", errno);
-		return -1;
-	}
-	unlink(path); /* gone with the process, whatever happens to it */
-	return 0;
-}
-
-/* Writes n bytes at off, in large writes; returns 0 or an errno. */
-static int write_all(int fd, const char *p, size_t n, off_t off)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = pwrite(fd, p, n < SORTER_WRITE ? n : SORTER_WRITE, off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : ENOSPC;
-		p += k;
-		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
 }
 
 /* The model's spill hook: sorts its events and appends them as one run. */
@@ -264,39 +227,35 @@ static int sorter_spill(void *ctx, struct model *m)
 	struct sorter *so = ctx;
 	struct sorter_run *run;
 	size_t bytes = m->events.len * sizeof(struct mdl_ev);
-	int err;
 
 	if (m->events.len == 0 || so->failed)
 		return so->failed ? -1 : 0;
-	if (so->fd < 0 && spill_open(so) != 0)
-		return -1;
 	if ((run = vec_push(&so->runs)) == NULL) {
-		sorter_fail(so, "out of memory spilling sorted events to", ENOMEM);
+		sorter_fail(so, "out of memory spilling sorted events");
 		return -1;
 	}
 	sort_events(m->events.data, m->events.len);
-	if ((err = write_all(so->fd, m->events.data, bytes, so->file_len)) != 0) {
+	if (spill_write(&so->sp, m->events.data, bytes, &run->off) != 0) {
 		so->runs.len--;
-		sorter_fail(so, "cannot write sorted events to a temporary file in", err);
+		sorter_fail(so, so->sp.why);
 		return -1;
 	}
-	run->off = so->file_len;
 	run->n = m->events.len;
-	so->file_len += (off_t)bytes;
 	m->events.len = 0; /* the allocation stays, for the next run */
 	return 0;
 }
 
 struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 {
-	size_t len = strlen(dir);
-	struct sorter *so = calloc(1, sizeof(*so) + len + 1);
+	struct sorter *so = calloc(1, sizeof(*so));
 
 	if (so == NULL)
 		return NULL;
-	memcpy(so->dir, dir, len + 1);
+	if (spill_init(&so->sp, dir, "sorted events") != 0) {
+		free(so);
+		return NULL;
+	}
 	so->m = m;
-	so->fd = -1;
 	vec_init(&so->runs, sizeof(struct sorter_run));
 	m->spill = sorter_spill;
 	m->spill_ctx = so;
@@ -325,21 +284,13 @@ static size_t src_cap(size_t n)
  * or short read. */
 static int src_fill(struct sorter *so, struct merge_src *src)
 {
-	size_t want = src_cap(src->left), bytes, got = 0;
-	ssize_t k;
+	size_t want = src_cap(src->left), bytes = want * sizeof(struct mdl_ev);
 
-	bytes = want * sizeof(struct mdl_ev);
-	while (got < bytes) {
-		k = pread(so->fd, (char *)src->buf + got, bytes - got, src->next + (off_t)got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			sorter_fail(so, "cannot read sorted events back from the temporary file in", k < 0 ? errno : 0);
-			return -1;
-		}
-		got += (size_t)k;
+	if (spill_read(&so->sp, src->buf, bytes, src->next) != 0) {
+		sorter_fail(so, so->sp.why);
+		return -1;
 	}
-	src->next += (off_t)bytes;
+	src->next += bytes;
 	src->left -= want;
 	src->cur = src->buf;
 	src->end = src->buf + want;
@@ -526,7 +477,6 @@ void sorter_free(struct sorter *so)
 	free(so->heap);
 	free(so->out);
 	vec_fini(&so->runs);
-	if (so->fd >= 0)
-		close(so->fd);
+	spill_fini(&so->sp);
 	free(so);
 }

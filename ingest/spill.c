@@ -1,0 +1,95 @@
+/*
+ * The scratch file of spill.h: made lazily with mkstemp, unlinked at once,
+ * written in large pieces.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spill.h"
+
+enum { SPILL_IO = 8 << 20 }; /* bytes a system call moves at most */
+
+int spill_init(struct spill *sp, const char *dir, const char *what)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->fd = -1;
+	sp->what = what;
+	return (sp->dir = strdup(dir)) != NULL ? 0 : -1;
+}
+
+/* Records the first failure, in a sentence; later ones keep it. */
+static int spill_fail(struct spill *sp, const char *doing, int err)
+{
+	if (!sp->failed)
+		snprintf(sp->why, sizeof(sp->why), "cannot %s the temporary file of %s in %s: %s", doing, sp->what,
+			 sp->dir, err ? strerror(err) : "the file ended early");
+	sp->failed = 1;
+	return -1;
+}
+
+static int spill_open(struct spill *sp)
+{
+	char path[4096];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/.trace-spill-XXXXXX", sp->dir) >= sizeof(path))
+		return spill_fail(sp, "create", ENAMETOOLONG);
+	if ((sp->fd = mkstemp(path)) < 0)
+		return spill_fail(sp, "create", errno);
+	unlink(path); /* gone with the process, whatever happens to it */
+	return 0;
+}
+
+int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off)
+{
+	const char *q = p;
+	uint64_t at = sp->len;
+	ssize_t k;
+
+	if (sp->failed || (sp->fd < 0 && spill_open(sp) != 0))
+		return -1;
+	while (n > 0) {
+		k = pwrite(sp->fd, q, n < SPILL_IO ? n : SPILL_IO, (off_t)at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return spill_fail(sp, "write", k < 0 ? errno : ENOSPC);
+		q += k;
+		n -= (size_t)k;
+		at += (uint64_t)k;
+	}
+	*off = sp->len;
+	sp->len = at;
+	return 0;
+}
+
+int spill_read(struct spill *sp, void *p, size_t n, uint64_t off)
+{
+	char *q = p;
+	ssize_t k;
+
+	if (sp->failed)
+		return -1;
+	while (n > 0) {
+		k = pread(sp->fd, q, n < SPILL_IO ? n : SPILL_IO, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return spill_fail(sp, "read back", k < 0 ? errno : 0);
+		q += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+void spill_fini(struct spill *sp)
+{
+	if (sp->fd >= 0)
+		close(sp->fd);
+	free(sp->dir);
+	memset(sp, 0, sizeof(*sp));
+	sp->fd = -1;
+}

@@ -1,0 +1,36 @@
+/*
+ * A scratch file for what would not fit in memory: the sorter's runs of
+ * events (sorter.h) and the slice store's packed slices (slicestore.h).
+ *
+ * The file is made on the first write, in the directory given (next to the
+ * database being written, so on the disk that has room for it), and
+ * unlinked at once: it lives only as long as the process, whatever happens
+ * to it. Writes append; reads are positioned. The first failure sticks,
+ * with a sentence for the user.
+ */
+#ifndef INGEST_SPILL_H
+#define INGEST_SPILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct spill {
+	int fd;          /* -1 until the first write */
+	uint64_t len;    /* bytes written: the next write goes here */
+	int failed;      /* sticky */
+	char why[320];   /* the first failure, a sentence */
+	char *dir;
+	const char *what;/* what the file holds, for the sentence */
+};
+
+/* Prepares a spill file in dir holding `what` ("sorted events"); 0, or -1
+ * when out of memory. Nothing is created yet. */
+int spill_init(struct spill *sp, const char *dir, const char *what);
+/* Appends n bytes and gives their offset; 0, or -1 (sp->why says why). */
+int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off);
+/* Reads n bytes at off into p; 0, or -1 on a failed or short read. */
+int spill_read(struct spill *sp, void *p, size_t n, uint64_t off);
+/* Closes (and so removes) the file. */
+void spill_fini(struct spill *sp);
+
+#endif
