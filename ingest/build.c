@@ -47,6 +47,8 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	vec_init(&b->tracks, sizeof(struct btrack));
 	kmap_init(&b->track_map);
 	ss_init(&b->ss);
+	if (so != NULL)
+		ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
 	vec_init(&b->async, sizeof(struct bslice));
 	vec_init(&b->anchors, sizeof(struct ss_ref));
 	vec_init(&b->flows, sizeof(struct bflow));
@@ -84,7 +86,7 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	if (rc == INGEST_OK) {
 		pv.total = b.ss.count + b.points.len;
 		if (build_write(&b, &pv) != 0)
-			rc = b.oom ? INGEST_ENOMEM : INGEST_EDB;
+			rc = sorter_failed(so, NULL) ? INGEST_EIO : b.oom ? INGEST_ENOMEM : INGEST_EDB;
 		else if (b.cancel)
 			rc = INGEST_ECANCEL;
 	}

@@ -50,6 +50,60 @@ void ss_init(struct slicestore *st)
 	kmap_init(&st->map);
 }
 
+void ss_spill_to(struct slicestore *st, struct spill *sp, size_t budget)
+{
+	st->spill = sp;
+	st->budget = budget;
+}
+
+/* Moves a stream's bytes in memory to the scratch file as its next segment. */
+static int stream_spill(struct slicestore *st, struct ss_bytes *b)
+{
+	struct ss_seg *grown;
+
+	if (b->len == 0)
+		return 0;
+	if (b->nsegs == b->capsegs) {
+		size_t cap = b->capsegs ? 2 * b->capsegs : 4;
+
+		if ((grown = realloc(b->segs, cap * sizeof(*grown))) == NULL) {
+			st->oom = 1;
+			return -1;
+		}
+		b->segs = grown;
+		b->capsegs = cap;
+	}
+	if (spill_write(st->spill, b->p, b->len, &b->segs[b->nsegs].off) != 0)
+		return -1;
+	b->segs[b->nsegs++].len = b->len;
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return 0;
+}
+
+/* Past the budget, every stream's bytes go to the scratch file. */
+static int spill_all(struct slicestore *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->groups.len; i++)
+		if (stream_spill(st, &VEC_AT(&st->groups, struct ss_group, i)->data) != 0)
+			return -1;
+	for (i = 0; i < st->nnames; i++)
+		if (stream_spill(st, &st->names[i].data) != 0)
+			return -1;
+	st->resident = 0;
+	return 0;
+}
+
+/* Counts n more bytes in memory, spilling past the budget. */
+static int resident_add(struct slicestore *st, size_t n)
+{
+	st->resident += n;
+	return st->spill != NULL && st->resident > st->budget ? spill_all(st) : 0;
+}
+
 void ss_fini(struct slicestore *st)
 {
 	size_t i;
@@ -58,12 +112,15 @@ void ss_fini(struct slicestore *st)
 		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, i);
 
 		free(g->data.p);
+		free(g->data.segs);
 		vec_fini(&g->early);
 	}
 	vec_fini(&st->groups);
 	kmap_fini(&st->map);
-	for (i = 0; i < st->nnames; i++)
+	for (i = 0; i < st->nnames; i++) {
 		free(st->names[i].data.p);
+		free(st->names[i].data.segs);
+	}
 	free(st->names);
 	memset(st, 0, sizeof(*st));
 }
@@ -101,13 +158,16 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
 }
 
 /* Packs s after g's last slice; 0, or -1 when out of memory. */
-static int pack(struct ss_group *g, const struct ss_slice *s)
+static int pack(struct slicestore *st, struct ss_group *g, const struct ss_slice *s)
 {
 	struct ss_slice *l = &g->last;
 	uint8_t *o;
+	size_t n;
 
-	if (bytes_room(&g->data, SLICE_MAX_BYTES) != 0)
+	if (bytes_room(&g->data, SLICE_MAX_BYTES) != 0) {
+		st->oom = 1;
 		return -1;
+	}
 	o = g->data.p + g->data.len;
 	o += tracedb_put_varint(o, zigzag((uint64_t)s->ts - (uint64_t)l->ts));
 	o += tracedb_put_varint(o, (uint64_t)s->dur + 1);
@@ -127,9 +187,10 @@ static int pack(struct ss_group *g, const struct ss_slice *s)
 		l->parent = s->parent;
 	}
 	l->ts = s->ts;
-	g->data.len = (size_t)(o - g->data.p);
+	n = (size_t)(o - g->data.p) - g->data.len;
+	g->data.len += n;
 	g->packed++;
-	return 0;
+	return resident_add(st, n);
 }
 
 int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
@@ -149,12 +210,13 @@ int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
 		e[i].s = *s;
 		return 0;
 	}
-	if (pack(g, s) != 0)
-		goto out_oom;
+	/* packing may spill every stream: g's bytes among them */
+	if (pack(st, g, s) != 0)
+		goto out_fail;
 	e = g->early.data;
 	for (i = 0; i < g->early.len && e[i].ord == g->packed; i++)
-		if (pack(g, &e[i].s) != 0)
-			goto out_oom;
+		if (pack(st, g, &e[i].s) != 0)
+			goto out_fail;
 	if (i > 0) {
 		memmove(e, e + i, (g->early.len - i) * sizeof(*e));
 		g->early.len -= i;
@@ -162,6 +224,7 @@ int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
 	return 0;
 out_oom:
 	st->oom = 1;
+out_fail:
 	return -1;
 }
 
@@ -169,6 +232,7 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 {
 	struct ss_name *n;
 	uint8_t *o;
+	size_t k;
 
 	if (r.group == MDL_NONE)
 		return;
@@ -195,9 +259,11 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 	o += tracedb_put_varint(o, zigzag((uint64_t)ts - (uint64_t)n->ts));
 	o += tracedb_put_varint(o, r.group);
 	o += tracedb_put_varint(o, r.ord);
-	n->data.len = (size_t)(o - n->data.p);
+	k = (size_t)(o - n->data.p) - n->data.len;
+	n->data.len += k;
 	n->ts = ts;
 	n->count++;
+	resident_add(st, k); /* a failure sticks in the scratch file */
 }
 
 static const struct slicestore *g_order_store;
@@ -242,12 +308,63 @@ uint32_t *ss_order(struct slicestore *st)
 	return order;
 }
 
-void ss_read_group(struct ss_reader *rd, const struct ss_group *g)
+static void reader_open(struct ss_reader *rd, const struct slicestore *st, const struct ss_bytes *b)
 {
 	memset(rd, 0, sizeof(*rd));
-	rd->p = g->data.p;
-	rd->end = g->data.p + g->data.len;
+	rd->b = b;
+	rd->spill = st->spill;
 	rd->last.parent.group = MDL_NONE;
+}
+
+/* Moves to the stream's next piece with bytes left: 1, or 0 at its end or
+ * on a failed read (rd->failed). */
+static int reader_more(struct ss_reader *rd)
+{
+	const struct ss_bytes *b = rd->b;
+
+	while (rd->p >= rd->end) {
+		if (b == NULL || rd->failed) {
+			return 0;
+		} else if (rd->seg < b->nsegs) {
+			const struct ss_seg *sg = &b->segs[rd->seg++];
+
+			if (sg->len > rd->bufcap) {
+				uint8_t *grown = realloc(rd->buf, sg->len);
+
+				if (grown == NULL) {
+					rd->failed = 1;
+					return 0;
+				}
+				rd->buf = grown;
+				rd->bufcap = sg->len;
+			}
+			if (spill_read(rd->spill, rd->buf, sg->len, sg->off) != 0) {
+				rd->failed = 1;
+				return 0;
+			}
+			rd->p = rd->buf;
+			rd->end = rd->buf + sg->len;
+		} else if (!rd->tail) {
+			rd->tail = 1;
+			rd->p = b->p;
+			rd->end = b->p + b->len;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void ss_read_done(struct ss_reader *rd)
+{
+	free(rd->buf);
+	rd->buf = NULL;
+	rd->bufcap = 0;
+}
+
+void ss_read_group(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g)
+{
+	reader_open(rd, st, &g->data);
 }
 
 int ss_read(struct ss_reader *rd, struct ss_slice *s)
@@ -255,7 +372,7 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	struct ss_slice *l = &rd->last;
 	uint64_t v[6];
 
-	if (rd->p >= rd->end)
+	if (!reader_more(rd))
 		return 0;
 	if (tracedb_get_varint(&rd->p, rd->end, &v[0]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[1]) != 0 ||
 	    tracedb_get_varint(&rd->p, rd->end, &v[2]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[3]) != 0 ||
@@ -283,24 +400,23 @@ void ss_drop_group(struct slicestore *st, uint32_t group)
 {
 	struct ss_group *g = VEC_AT(&st->groups, struct ss_group, group);
 
+	if (st->resident >= g->data.len)
+		st->resident -= g->data.len;
 	free(g->data.p);
+	free(g->data.segs);
 	memset(&g->data, 0, sizeof(g->data));
 }
 
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name)
 {
-	memset(rd, 0, sizeof(*rd));
-	if (name < st->nnames) {
-		rd->p = st->names[name].data.p;
-		rd->end = rd->p + st->names[name].data.len;
-	}
+	reader_open(rd, st, name < st->nnames ? &st->names[name].data : NULL);
 }
 
 int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r)
 {
 	uint64_t d, g, o;
 
-	if (rd->p >= rd->end || tracedb_get_varint(&rd->p, rd->end, &d) != 0 ||
+	if (!reader_more(rd) || tracedb_get_varint(&rd->p, rd->end, &d) != 0 ||
 	    tracedb_get_varint(&rd->p, rd->end, &g) != 0 || tracedb_get_varint(&rd->p, rd->end, &o) != 0)
 		return 0;
 	*ts = rd->last.ts = (int64_t)((uint64_t)rd->last.ts + unzigzag(d));

@@ -20,6 +20,11 @@
  *
  * For the name index, the store also keeps per name the (ts, ref) of the
  * name's slices, packed in the order they were noted (about time order).
+ *
+ * Given a scratch file (spill.h), the store keeps at most about `budget`
+ * packed bytes in memory: past it, every group's and name's bytes so far
+ * are appended to the file as a segment and freed, and read back segment by
+ * segment when written. So memory is bounded whatever the trace's size.
  */
 #ifndef INGEST_SLICESTORE_H
 #define INGEST_SLICESTORE_H
@@ -27,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spill.h"
 #include "util.h"
 
 struct ss_ref {
@@ -43,9 +49,18 @@ struct ss_slice {
 	struct ss_ref parent; /* group MDL_NONE: none */
 };
 
+/* A part of a stream's bytes in the scratch file. */
+struct ss_seg {
+	uint64_t off;
+	size_t len;
+};
+
+/* A stream of packed bytes: segments in the scratch file, then p[0..len). */
 struct ss_bytes {
 	uint8_t *p;
 	size_t len, cap;
+	struct ss_seg *segs;
+	size_t nsegs, capsegs;
 };
 
 struct ss_group {
@@ -71,9 +86,16 @@ struct slicestore {
 	size_t nnames;
 	uint64_t count;        /* slices made */
 	int oom;               /* sticky: an allocation failed */
+	struct spill *spill;   /* NULL: everything stays in memory */
+	size_t budget;         /* packed bytes kept in memory at most, about */
+	size_t resident;       /* packed bytes in memory now */
 };
 
 void ss_init(struct slicestore *st);
+/* From now on, keeps about budget packed bytes in memory and the rest in
+ * sp (which must outlive the store). A failure to write or read it fails
+ * the store (st->oom stays 0; sp->why says why). */
+void ss_spill_to(struct slicestore *st, struct spill *sp, size_t budget);
 void ss_fini(struct slicestore *st);
 
 /* A new slice of (track, depth): its ref (group MDL_NONE when out of
@@ -103,12 +125,22 @@ static inline uint64_t ss_id(const struct slicestore *st, struct ss_ref r)
 struct ss_reader {
 	const uint8_t *p, *end;
 	struct ss_slice last;
+	const struct ss_bytes *b;
+	struct spill *spill;
+	size_t seg;            /* the next segment to read; nsegs: then the bytes in memory */
+	int tail;              /* the bytes in memory were taken */
+	uint8_t *buf;          /* a segment read back */
+	size_t bufcap;
+	int failed;            /* reading the scratch file failed */
 };
 
-void ss_read_group(struct ss_reader *rd, const struct ss_group *g);
-/* The next slice: 1, or 0 after the last (or on bytes that do not decode,
- * which the store never writes). */
+void ss_read_group(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g);
+/* The next slice: 1, or 0 after the last, or when the scratch file could
+ * not be read (rd->failed) or the bytes do not decode (which the store
+ * never writes). */
 int ss_read(struct ss_reader *rd, struct ss_slice *s);
+/* Frees what a reader holds. */
+void ss_read_done(struct ss_reader *rd);
 /* Frees a group's bytes once it is written. */
 void ss_drop_group(struct slicestore *st, uint32_t group);
 

@@ -43,6 +43,7 @@ struct merge_src {
 struct sorter {
 	struct model *m;
 	struct spill sp;         /* where runs go (spill.h) */
+	size_t budget;           /* events held before a spill */
 	struct vec runs;         /* struct sorter_run, in file order */
 	int failed;              /* sticky: a spill or a read back failed */
 	char why[320];           /* the sentence for sorter_failed() */
@@ -256,6 +257,7 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 		return NULL;
 	}
 	so->m = m;
+	so->budget = budget ? budget : 1;
 	vec_init(&so->runs, sizeof(struct sorter_run));
 	m->spill = sorter_spill;
 	m->spill_ctx = so;
@@ -265,9 +267,24 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 
 int sorter_failed(const struct sorter *so, const char **why)
 {
+	if (!so->failed && so->sp.failed) { /* a stage sharing the file */
+		if (why != NULL)
+			*why = so->sp.why;
+		return 1;
+	}
 	if (so->failed && why != NULL)
 		*why = so->why;
 	return so->failed;
+}
+
+struct spill *sorter_scratch(struct sorter *so)
+{
+	return &so->sp;
+}
+
+size_t sorter_budget_bytes(const struct sorter *so)
+{
+	return so->budget * sizeof(struct mdl_ev);
 }
 
 /* ---- merging ---------------------------------------------------------- */

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "spill.h"
 
 struct sorter;
 
@@ -40,8 +41,9 @@ struct sorter;
  */
 struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget);
 
-/* Whether a spill failed (the file could not be created or written); the
- * reason, a sentence, is in *why. Matching must not start then. */
+/* Whether a spill failed (the file could not be created, written or read,
+ * by the sorter or a stage sharing its scratch file); the reason, a
+ * sentence, is in *why. Matching must not start then. */
 int sorter_failed(const struct sorter *so, const char **why);
 
 /* After decoding: sorts what the model holds and prepares the merge.
@@ -55,6 +57,12 @@ int sorter_finish(struct sorter *so);
  * their number, 0 after the last, -1 on a read error or out of memory.
  */
 long sorter_next(struct sorter *so, struct mdl_ev **ev);
+
+/* The sorter's scratch file (spill.h), which later stages of the same
+ * ingest append to (the slice store), and the memory budget they should
+ * keep to: the sorter's own, in bytes. */
+struct spill *sorter_scratch(struct sorter *so);
+size_t sorter_budget_bytes(const struct sorter *so);
 
 /* Detaches from the model, closes the spill file and frees everything. */
 void sorter_free(struct sorter *so);

@@ -197,12 +197,14 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 
 	if (it == NULL)
 		return -1;
-	ss_read_group(&rd, g);
+	ss_read_group(&rd, &b->ss, g);
 	for (i = 0; i < r->count; i++) {
 		int64_t end;
 
-		if (!ss_read(&rd, &s))
+		if (!ss_read(&rd, &s)) {
+			ss_read_done(&rd);
 			return -1;
+		}
 		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : s.ts + s.dur;
 		if (end - s.ts > r->max_dur)
 			r->max_dur = end - s.ts;
@@ -216,6 +218,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
+	ss_read_done(&rd);
 	ss_drop_group(&b->ss, group);
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
@@ -793,7 +796,7 @@ static int write_name_index(struct build *b)
 	struct name_ent *v = NULL;
 	uint8_t *buf = malloc(NAME_BUF);
 	struct bins nb;
-	int rc = -1;
+	int rc = -1, failed = 0;
 
 	if (buf == NULL) {
 		b->oom = 1;
@@ -821,14 +824,21 @@ static int write_name_index(struct build *b)
 		ss_read_name(&rd, &b->ss, (uint32_t)k);
 		for (j = 0; j < gn && ss_read_note(&rd, &v[j].ts, &ref); j++)
 			v[j].id = ss_id(&b->ss, ref);
+		ss_read_done(&rd);
+		if (j < gn) {
+			failed = 1; /* the scratch file could not be read */
+			break;
+		}
 		order_name(v, j);
 		for (c = 0; c < gn; c += TRACEDB_NAMES_CHUNK) {
 			size_t m = gn - c < TRACEDB_NAMES_CHUNK ? gn - c : TRACEDB_NAMES_CHUNK;
 			uint8_t *o;
 
 			if (NAME_BUF - used < m * TRACEDB_NAMES_PAIR_MAX) {
-				if (store_drain(b->s) != 0) /* the blobs point into buf */
+				if (store_drain(b->s) != 0) { /* the blobs point into buf */
+					failed = 1;
 					goto out_fini;
+				}
 				used = 0;
 			}
 			o = buf + used;
@@ -851,7 +861,7 @@ out_fini:
 out:
 	free(v);
 	free(buf);
-	return rc || b->oom ? -1 : 0;
+	return rc || failed || b->oom ? -1 : 0;
 }
 
 static int write_strings(struct build *b)

@@ -2,8 +2,9 @@
  * Unit tests for the slice store (ingest/slicestore.c): what goes in comes
  * back, field for field, in ordinal order per (track, depth) group, whatever
  * the values (64-bit extremes, open slices, no parent, no arg set) and the
- * order slices finish in; ids follow (track, depth) order from 1; a slice
- * never finished is caught; the name notes come back as noted.
+ * order slices finish in, in memory or spilled to a scratch file past a
+ * budget; ids follow (track, depth) order from 1; a slice never finished is
+ * caught; the name notes come back as noted.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,8 +68,9 @@ static void assert_slice_equal(const struct ss_slice *a, const struct ss_slice *
 		assert_int_equal(a->parent.ord, b->parent.ord);
 }
 
-/* Random slices over a few groups, finished in a shuffled order. */
-static void test_round_trip(void **state)
+/* Random slices over a few groups, finished in a shuffled order; with a
+ * scratch file, past budget packed bytes go to it. */
+static void round_trip(struct spill *sp, size_t budget)
 {
 	enum { N = 20000 };
 	struct made *m = calloc(N, sizeof(*m));
@@ -76,9 +78,10 @@ static void test_round_trip(void **state)
 	uint32_t *order, i, k;
 	uint64_t expect_id = 1;
 
-	(void)state;
 	assert_non_null(m);
 	ss_init(&st);
+	if (sp != NULL)
+		ss_spill_to(&st, sp, budget);
 	for (i = 0; i < N; i++) {
 		m[i].track = (uint32_t)(next_rand() % 5);
 		m[i].depth = (uint32_t)(next_rand() % 4);
@@ -126,7 +129,7 @@ static void test_round_trip(void **state)
 		}
 		assert_true(g->first_id == expect_id);
 		expect_id += g->count;
-		ss_read_group(&rd, g);
+		ss_read_group(&rd, &st, g);
 		for (i = 0; i < N; i++) {
 			if (m[i].ref.group != order[k])
 				continue;
@@ -136,12 +139,58 @@ static void test_round_trip(void **state)
 			assert_true(ss_id(&st, m[i].ref) == g->first_id + m[i].ref.ord);
 		}
 		assert_int_equal(ss_read(&rd, &s), 0);
+		ss_read_done(&rd);
 		assert_int_equal(ord, g->count);
 	}
 	assert_true(expect_id == N + 1);
+	if (sp != NULL)
+		assert_true(sp->len > 0 && st.resident <= budget + 100);
 	free(order);
 	ss_fini(&st);
 	free(m);
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	round_trip(NULL, 0);
+}
+
+/* Budgets from a few bytes (every slice spills) to a few pages. */
+static void test_round_trip_spilled(void **state)
+{
+	size_t budgets[] = { 1, 100, 4096, 65536 };
+	struct spill sp;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
+		assert_int_equal(spill_init(&sp, "/tmp", "packed slices"), 0);
+		round_trip(&sp, budgets[i]);
+		assert_int_equal(sp.failed, 0);
+		spill_fini(&sp);
+	}
+}
+
+/* A scratch file that cannot be made fails the store, with a sentence. */
+static void test_spill_fails(void **state)
+{
+	struct slicestore st;
+	struct spill sp;
+	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 } };
+	struct ss_ref r;
+
+	(void)state;
+	assert_int_equal(spill_init(&sp, "/nonexistent/dir", "packed slices"), 0);
+	ss_init(&st);
+	ss_spill_to(&st, &sp, 1);
+	r = ss_new(&st, 0, 0);
+	assert_int_equal(ss_finish(&st, r, &s), -1);
+	assert_int_equal(sp.failed, 1);
+	assert_non_null(strstr(sp.why, "/nonexistent/dir"));
+	assert_int_equal(st.oom, 0);
+	ss_fini(&st);
+	spill_fini(&sp);
 }
 
 /* A slice made and never finished stops the write stage. */
@@ -200,6 +249,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_spilled),
+		cmocka_unit_test(test_spill_fails),
 		cmocka_unit_test(test_unfinished),
 		cmocka_unit_test(test_names),
 	};
