@@ -110,8 +110,8 @@ awk -v os="$OS" -v om="$OM" -v ls="$LS" -v lm="$LM" -v bytes="$LOG_BYTES" 'BEGIN
 	printf "median  ours %.2f s, %.1f MB; llvm-xray %.2f s, %.1f MB\n", os, om, ls, lm
 	printf "target  >= 10x faster with <= 1/8 of its peak memory: %.1fx faster, %.3f of its memory: %s\n",
 		speed, mem, (speed >= 10 && mem <= 0.125) ? "PASS" : "MISS"
-	printf "target  >= 25 MB/s: %.1f MB/s: %s\n", mbs, mbs >= 25 ? "PASS" : "MISS"
-	printf "target  peak RSS <= input + 100 MB = %.1f MB: %.1f MB: %s\n", allowed, om, om <= allowed ? "PASS" : "MISS"
+	printf "target  >= 25 MB/s: %.1f MB/s: %s\n", mbs, (mbs >= 25 ? "PASS" : "MISS")
+	printf "target  peak RSS <= input + 100 MB = %.1f MB: %.1f MB: %s\n", allowed, om, (om <= allowed ? "PASS" : "MISS")
 }'
 if [ -n "${CEILING:-}" ] && [ -n "${CEILING_DB:-}" ] && [ -f "$CEILING_DB" ]; then
 	rm -f "$WORK/ceiling.db"
