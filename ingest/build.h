@@ -5,9 +5,17 @@
  * match.c takes events in (ns, file position) order from the sorter
  * (sorter.h, which bounds their memory) and walks them once to match
  * durations, async operations, flows and counter series (docs/API.md,
- * Meaning 3-8); write.c writes every table in cluster order (store.h, with
- * the level of detail of lod.h); build.c runs the three. Only ingest.c and
- * these files include this header.
+ * Meaning 3-8), handing each finished slice to the slice store
+ * (slicestore.h, packed, spilled past the same budget); write.c writes
+ * every table in cluster order (store.h, with the level of detail of lod.h)
+ * from the store's groups; build.c runs the three. Only ingest.c and these
+ * files include this header.
+ *
+ * Memory: the sorter and the slice store keep to a budget and spill to one
+ * scratch file (spill.h); what stays whole is per trace object rather than
+ * per event: threads, tracks, strings, arguments, counter points, flows,
+ * and async operations until matching ends (their lanes depend on later
+ * ones).
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H
