@@ -12,7 +12,9 @@
  *      the layout the queries rely on (schema/trace.sql) holds: track_depths
  *      ranges tile the slices, ts never decreases inside a range, max_dur
  *      bounds every slice up to the trace end, every reference resolves,
- *      and counters, sched and logs keep their documented order.
+ *      and counters, sched and logs keep their documented order. The slice
+ *      store spills every few slices (a tiny budget), so its scratch file
+ *      is on the path.
  *
  * A build costs about a hundred decodes (SQLite prepares its schema and
  * statements each time), so under libFuzzer (LLVMFuzzerInitialize) P4 runs
@@ -192,8 +194,11 @@ static void fz_build(struct model *m, size_t n)
 	if (store_open(&s, path) != 0)
 		fz_fail("store_open %s: %s", path, s.error); /* the environment, not the input */
 	/* attached after decoding: the events are sorted in memory, as an
-	 * input under the budget always is */
-	if ((so = sorter_attach(m, fz_db_dir(), SORTER_BUDGET)) == NULL)
+	 * input under the budget always is; the budget of a few events makes
+	 * the slice store, which keeps to it too, spill its packed slices to
+	 * the scratch file every few slices, so the build's rules are checked
+	 * on slices read back from it */
+	if ((so = sorter_attach(m, fz_db_dir(), 4)) == NULL)
 		fz_fail("sorter_attach: out of memory");
 	rc = model_build(m, so, &s, &res, NULL, NULL);
 	sorter_free(so);
