@@ -21,6 +21,9 @@ static void build_fini(struct build *b)
 	kmap_fini(&b->track_map);
 	ss_fini(&b->ss);
 	vec_fini(&b->async);
+	for (i = 0; i < b->lanes.len; i++)
+		vec_fini(VEC_AT(&b->lanes, struct vec, i));
+	vec_fini(&b->lanes);
 	vec_fini(&b->anchors);
 	vec_fini(&b->flows);
 	vec_fini(&b->points);
@@ -50,6 +53,7 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	if (so != NULL)
 		ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
 	vec_init(&b->async, sizeof(struct bslice));
+	vec_init(&b->lanes, sizeof(struct vec));
 	vec_init(&b->anchors, sizeof(struct ss_ref));
 	vec_init(&b->flows, sizeof(struct bflow));
 	vec_init(&b->points, sizeof(struct bpoint));

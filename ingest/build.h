@@ -14,8 +14,7 @@
  * Memory: the sorter and the slice store keep to a budget and spill to one
  * scratch file (spill.h); what stays whole is per trace object rather than
  * per event: threads, tracks, strings, arguments, counter points, flows,
- * and async operations until matching ends (their lanes depend on later
- * ones).
+ * and async operations from the oldest still open on (struct bslice).
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H
@@ -44,8 +43,13 @@ struct btrack {
 	double min, max;
 };
 
-/* An async operation or instant, kept whole until matching ends: its lane
- * (depth) depends on operations that end later. */
+/*
+ * An async operation or instant, kept whole until its lane (depth) is
+ * known: operations get lanes in the order they start, and an operation's
+ * lanes depend on its own end and instants, so it waits until it ends and
+ * every operation started before it has its lane. An instant inside an
+ * operation goes to the store with it.
+ */
 struct bslice {
 	int64_t ts;
 	int64_t dur;      /* -1 while open */
@@ -53,11 +57,14 @@ struct bslice {
 	uint32_t track;   /* index into tracks */
 	uint32_t depth;
 	uint32_t name, cat;
-	uint32_t parent;  /* index into async, or MDL_NONE */
+	uint32_t parent;  /* the operation of an instant inside one (an async
+			   * index, see struct build), or MDL_NONE */
+	uint32_t next;    /* the operation's next instant, or MDL_NONE */
+	uint32_t last;    /* an operation's last instant so far, or MDL_NONE */
 	uint32_t args_a;  /* first argument of the begin (index into m->args) */
 	uint32_t set;     /* arg set id, written when the slice closes (an end's
 			   * arguments join the begin's); 0 = none, or not yet */
-	struct ss_ref ref;/* its place in the slice store, once lanes are known */
+	struct ss_ref ref;/* its place in the slice store, once stored */
 	uint8_t nargs_a;
 	uint8_t async_op; /* an async operation (its depth is a lane) */
 	uint8_t children; /* has async instants inside */
@@ -117,7 +124,11 @@ struct build {
 	struct kmap track_map; /* (kind | a, b, c, d) -> track */
 	struct slicestore ss;  /* every thread slice once made, async ones once
 				* matching ends (slicestore.h) */
-	struct vec async;      /* struct bslice: async slices, in creation order */
+	struct vec async;      /* struct bslice: async slices not yet stored, in
+				* creation order; async index i is at i - async_base */
+	uint32_t async_base;
+	uint32_t async_head;   /* the next operation to store, an async index */
+	struct vec lanes;      /* struct vec of int64_t per track: each lane's end */
 	uint64_t made;         /* slices made so far */
 	struct vec flows;      /* struct bflow */
 	struct vec anchors;    /* struct ss_ref: flow_last's slices */

@@ -207,12 +207,20 @@ static void on_end(struct build *b, const struct mdl_ev *e)
 	st->len--;
 }
 
-/* A new async slice; its index in b->async, or MDL_NONE when out of memory. */
+/* The async slice of async index i (struct build). */
+static struct bslice *async_at(struct build *b, uint32_t i)
+{
+	return VEC_AT(&b->async, struct bslice, i - b->async_base);
+}
+
+/* A new async slice, inside the operation parent (an async index) or not;
+ * its async index, or MDL_NONE when out of memory. */
 static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t parent)
 {
-	struct bslice *s = vec_push(&b->async);
+	uint32_t i = b->async_base + (uint32_t)b->async.len;
+	struct bslice *s;
 
-	if (s == NULL || b->async.len >= UINT32_MAX - 1) {
+	if (i >= UINT32_MAX - 1 || (s = vec_push(&b->async)) == NULL) {
 		b->oom = 1;
 		return MDL_NONE;
 	}
@@ -223,9 +231,101 @@ static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t trac
 	s->name = e->name;
 	s->cat = e->cat;
 	s->parent = parent;
+	s->next = s->last = MDL_NONE;
 	s->args_a = e->args;
 	s->nargs_a = e->nargs;
-	return (uint32_t)b->async.len - 1;
+	if (parent != MDL_NONE) { /* the operation's instants, in order */
+		struct bslice *op = async_at(b, parent);
+
+		if (op->last == MDL_NONE)
+			op->next = i;
+		else
+			async_at(b, op->last)->next = i;
+		op->last = i;
+		op->children = 1;
+	}
+	return i;
+}
+
+/* Gives the operation s the first lane free at its start, two when it has
+ * instants inside (drawn one deeper), so that slices of one (track, depth)
+ * never overlap; an operation still open holds its lanes to the end.
+ * Returns 0, or -1 when out of memory. */
+static int async_lane(struct build *b, struct bslice *s)
+{
+	int64_t end = s->dur < 0 ? INT64_MAX : s->ts + s->dur;
+	uint32_t h = s->children ? 2 : 1, d = 0, k;
+	struct vec *l;
+
+	while (b->lanes.len <= s->track)
+		if (vec_push(&b->lanes) == NULL)
+			return -1;
+	l = VEC_AT(&b->lanes, struct vec, s->track);
+	if (l->size == 0)
+		vec_init(l, sizeof(int64_t));
+	for (;; d++) {
+		for (k = 0; k < h && d + k < l->len && *VEC_AT(l, int64_t, d + k) <= s->ts; k++)
+			;
+		if (k == h || d + k >= l->len)
+			break;
+	}
+	while (l->len < d + h)
+		if (vec_push(l) == NULL)
+			return -1;
+	for (k = 0; k < h; k++)
+		*VEC_AT(l, int64_t, d + k) = end;
+	s->depth = d;
+	return 0;
+}
+
+/* Hands one async slice, its lane known, to the store. */
+static int async_store(struct build *b, struct bslice *s, struct ss_ref parent)
+{
+	struct ss_slice x = { s->ts, s->dur, s->name, s->cat, s->set, parent };
+
+	s->ref = ss_new(&b->ss, s->track, s->depth);
+	if (s->ref.group == MDL_NONE)
+		return -1;
+	ss_note(&b->ss, s->name, s->ts, s->ref);
+	return ss_finish(&b->ss, s->ref, &x);
+}
+
+/*
+ * Stores the operations that can be: in the order they started, each once
+ * it has ended (all of them when `all`, at the end of the trace), with the
+ * instants inside it; then forgets what was stored. Returns 0, or -1 when
+ * out of memory.
+ */
+static int async_flush(struct build *b, int all)
+{
+	uint32_t end = b->async_base + (uint32_t)b->async.len, i;
+	size_t gone;
+
+	for (; b->async_head < end; b->async_head++) {
+		struct bslice *op = async_at(b, b->async_head);
+
+		if (op->parent != MDL_NONE) /* an instant: stored with its operation */
+			continue;
+		if (op->dur < 0 && !all)
+			break;
+		if (async_lane(b, op) != 0 || async_store(b, op, (struct ss_ref){ MDL_NONE, 0 }) != 0)
+			return -1;
+		for (i = op->next; i != MDL_NONE; i = async_at(b, i)->next) {
+			struct bslice *in = async_at(b, i);
+
+			in->depth = op->depth + 1;
+			if (async_store(b, in, op->ref) != 0)
+				return -1;
+		}
+	}
+	/* everything before the head is stored: drop it once it is most */
+	gone = b->async_head - b->async_base;
+	if (gone > 4096 && gone >= b->async.len / 2) {
+		memmove(b->async.data, async_at(b, b->async_head), (b->async.len - gone) * sizeof(struct bslice));
+		b->async.len -= gone;
+		b->async_base = b->async_head;
+	}
+	return 0;
 }
 
 static uint32_t async_track(struct build *b, const struct mdl_ev *e)
@@ -255,7 +355,7 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 	}
 	if (e->kind == MDL_EV_ASYNC_BEGIN) {
 		if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE)
-			VEC_AT(&b->async, struct bslice, s)->async_op = 1;
+			async_at(b, s)->async_op = 1;
 		k->val = s;
 		return;
 	}
@@ -264,26 +364,27 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 			b->m->diag.unmatched_ends++;
 		} else if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE) {
 			b->m->diag.unmatched_async_instants++;
-			VEC_AT(&b->async, struct bslice, s)->async_op = 1;
-			VEC_AT(&b->async, struct bslice, s)->dur = 0;
-			VEC_AT(&b->async, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+			async_at(b, s)->async_op = 1;
+			async_at(b, s)->dur = 0;
+			async_at(b, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+			if (async_flush(b, 0) != 0)
+				b->oom = 1;
 		}
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_INSTANT) {
-		uint32_t parent = k->val;
-
-		if ((s = async_add(b, e, track, parent)) != MDL_NONE) {
-			VEC_AT(&b->async, struct bslice, s)->dur = 0;
-			VEC_AT(&b->async, struct bslice, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
-			VEC_AT(&b->async, struct bslice, parent)->children = 1;
+		if ((s = async_add(b, e, track, k->val)) != MDL_NONE) {
+			async_at(b, s)->dur = 0;
+			async_at(b, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
 		}
 		return;
 	}
-	op = VEC_AT(&b->async, struct bslice, k->val);
+	op = async_at(b, k->val);
 	op->dur = e->ts - op->ts;
 	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
 	k->val = MDL_NONE;
+	if (async_flush(b, 0) != 0)
+		b->oom = 1;
 }
 
 /* Flow events bind to the innermost slice open on their thread; consecutive
@@ -428,49 +529,6 @@ static void build_events(struct build *b, const struct mdl_ev *ev, size_t n)
 	}
 }
 
-/* Async operations overlap freely; each gets the first lane (depth) free at
- * its start, two lanes when it has instants inside (drawn one deeper), so
- * that slices of one (track, depth) never overlap. */
-static int build_async_lanes(struct build *b)
-{
-	struct vec *lanes = calloc(b->tracks.len ? b->tracks.len : 1, sizeof(struct vec));
-	struct bslice *s = b->async.data;
-	size_t i, t, n = b->async.len;
-
-	if (lanes == NULL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		struct vec *l = &lanes[s[i].track];
-		int64_t end = s[i].dur < 0 ? INT64_MAX : s[i].ts + s[i].dur;
-		uint32_t h = s[i].children ? 2 : 1, d = 0, k;
-
-		if (!s[i].async_op)
-			continue;
-		if (l->size == 0)
-			vec_init(l, sizeof(int64_t));
-		for (;; d++) {
-			for (k = 0; k < h && d + k < l->len && *VEC_AT(l, int64_t, d + k) <= s[i].ts; k++)
-				;
-			if (k == h || d + k >= l->len)
-				break;
-		}
-		while (l->len < d + h)
-			if (vec_push(l) == NULL)
-				goto out_free;
-		for (k = 0; k < h; k++)
-			*VEC_AT(l, int64_t, d + k) = end;
-		s[i].depth = d;
-	}
-	for (i = 0; i < n; i++)
-		if (s[i].parent != MDL_NONE && s[s[i].parent].async_op)
-			s[i].depth = s[s[i].parent].depth + 1;
-out_free:
-	for (t = 0; t < b->tracks.len; t++)
-		vec_fini(&lanes[t]);
-	free(lanes);
-	return i < n ? -1 : 0;
-}
-
 /* A slice never closed: an open one on a thread's stack, or an async one. */
 struct unterminated {
 	uint64_t made;
@@ -509,7 +567,7 @@ static int build_unterminated(struct build *b)
 			x->o = o;
 		}
 	}
-	for (i = 0; i < b->async.len; i++) {
+	for (i = 0; i < b->async.len; i++) { /* the operations not yet stored */
 		struct bslice *a = VEC_AT(&b->async, struct bslice, i);
 		struct unterminated *x;
 
@@ -537,29 +595,6 @@ static int build_unterminated(struct build *b)
 out:
 	vec_fini(&u);
 	return rc;
-}
-
-/* Async slices go to the store once their lanes are known, in the order
- * they were made (so in time order within each lane). */
-static int build_async_store(struct build *b)
-{
-	struct bslice *s = b->async.data;
-	size_t i;
-
-	for (i = 0; i < b->async.len; i++) {
-		struct ss_slice x = { s[i].ts, s[i].dur, s[i].name, s[i].cat, s[i].set, { MDL_NONE, 0 } };
-
-		s[i].ref = ss_new(&b->ss, s[i].track, s[i].depth);
-		if (s[i].ref.group == MDL_NONE)
-			return -1;
-		if (s[i].parent != MDL_NONE)
-			x.parent = s[s[i].parent].ref;
-		ss_note(&b->ss, s[i].name, s[i].ts, s[i].ref);
-		if (ss_finish(&b->ss, s[i].ref, &x) != 0)
-			return -1;
-	}
-	vec_fini(&b->async);
-	return b->ss.oom ? -1 : 0;
 }
 
 /* The trace's time range covers scheduling and log records too; it is known
@@ -595,7 +630,7 @@ int build_match(struct build *b)
 	if (!b->oom && n < 0)
 		return -1;
 	build_time_records(b);
-	if (b->oom || build_async_lanes(b) != 0 || build_unterminated(b) != 0 || build_async_store(b) != 0)
+	if (b->oom || build_unterminated(b) != 0 || async_flush(b, 1) != 0)
 		return -1;
 	return b->oom ? -1 : 0;
 }
