@@ -34,6 +34,26 @@ void build_time(struct build *b, int64_t ts)
 
 /* ---- ties ------------------------------------------------------------- */
 
+/* Calls appended before their ends were known (model.h, ends) become
+ * complete events, or begins when they never returned. */
+static void resolve_calls(const struct build *b, struct mdl_ev *ev, size_t n)
+{
+	const int64_t *ends = b->m->ends.data;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ev[i].kind != MDL_EV_CALL)
+			continue;
+		if (ev[i].extra >= b->m->ends.len || ends[ev[i].extra] == INT64_MIN) {
+			ev[i].kind = MDL_EV_BEGIN;
+			ev[i].extra = 0;
+		} else {
+			ev[i].kind = MDL_EV_COMPLETE;
+			ev[i].extra = (uint64_t)ends[ev[i].extra];
+		}
+	}
+}
+
 /* A thread's complete events by end, latest first, then file order. */
 static int complete_tie_cmp(const void *a, const void *b)
 {
@@ -623,6 +643,7 @@ int build_match(struct build *b)
 	if (sorter_finish(b->so) != 0)
 		return -1;
 	while (!b->oom && (n = sorter_next(b->so, &ev)) > 0) {
+		resolve_calls(b, ev, (size_t)n);
 		if (order_complete_ties(b, ev, (size_t)n) != 0)
 			return -1;
 		build_events(b, ev, (size_t)n);

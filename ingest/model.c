@@ -19,6 +19,7 @@ int model_init(struct model *m)
 	vec_init(&m->threads, sizeof(struct mdl_thread));
 	kmap_init(&m->thread_map);
 	vec_init(&m->events, sizeof(struct mdl_ev));
+	vec_init(&m->ends, sizeof(int64_t));
 	vec_init(&m->args, sizeof(struct mdl_arg));
 	vec_init(&m->bytes, 1);
 	vec_init(&m->sched, sizeof(struct mdl_sched));
@@ -62,6 +63,7 @@ void model_fini(struct model *m)
 	vec_fini(&m->threads);
 	kmap_fini(&m->thread_map);
 	vec_fini(&m->events);
+	vec_fini(&m->ends);
 	vec_fini(&m->args);
 	vec_fini(&m->bytes);
 	vec_fini(&m->sched);

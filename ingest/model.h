@@ -30,6 +30,8 @@ enum mdl_ev_kind {
 	MDL_EV_FLOW_BEGIN,
 	MDL_EV_FLOW_STEP,
 	MDL_EV_FLOW_END,
+	MDL_EV_CALL,   /* a complete event appended before its end is known:
+			* extra indexes m->ends (see there) */
 	MDL_EV_KIND_COUNT
 };
 
@@ -184,6 +186,13 @@ struct model {
 	struct vec threads; /* struct mdl_thread */
 	struct kmap thread_map;
 	struct vec events;  /* struct mdl_ev */
+	struct vec ends;    /* int64_t: the end of each MDL_EV_CALL event, filled
+			     * in when the call returns; INT64_MIN while it has
+			     * not (for good: then the event is a begin). A
+			     * decoder whose calls' ends come late (XRay) appends
+			     * them at their start, in time order, without
+			     * holding them or patching events the sorter may
+			     * have spilled */
 	struct vec args;    /* struct mdl_arg */
 	struct vec bytes;   /* uint8_t arena for blobs, build ids, frames */
 	struct vec sched;   /* struct mdl_sched */

@@ -7,10 +7,11 @@
  * is complete and its records are kept, as the raw bytes, in one arena.
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
- * and appends model events (model.h): a complete event "fn#<id>"
- * per call when it exits, a begin event per call still open at the end
- * of its thread (both keep the place in file order of the enter), instants for
- * custom and typed events, a "cpu" counter per thread. The raw bytes are the
+ * and appends model events (model.h), in time order: a call event "fn#<id>"
+ * per call at its enter (MDL_EV_CALL: its end goes to m->ends when it
+ * returns; never, for a call still open at the end of its thread, which
+ * matching then reads as a begin), instants for custom and typed events, a
+ * "cpu" counter per thread. The raw bytes are the
  * most compact form of the records (8 bytes a function record); per record
  * the decoder allocates nothing, and the arena is freed before returning.
  *
@@ -169,11 +170,14 @@ struct xr_buf {
 	uint32_t seq;       /* file order, the last tie-break */
 };
 
-/* An open call: its event, appended to the model only when the call exits
- * (or the thread ends), since the model may spill its events at any walk
- * step and an index into them would not last. */
+/* An open call. Its event (MDL_EV_CALL) was appended at the enter, so
+ * events reach the model in time order; its end goes to m->ends when the
+ * call returns. The event's index lasts only for the walk step of the
+ * enter (the model may spill its events between steps): long enough for
+ * the call's arguments, which follow the enter directly. */
 struct xr_frame {
-	struct mdl_ev ev; /* a begin; its seq was taken at the enter */
+	uint32_t ev;      /* index of the event in m->events, during the enter's step */
+	uint32_t end;     /* index of its end in m->ends */
 	uint32_t fid;     /* function id */
 };
 
@@ -772,32 +776,33 @@ static struct mdl_arg *xr_arg_push(struct xray_decoder *d, struct mdl_ev *e, uin
 	return a;
 }
 
-/* Opens a call: its event waits in the frame, with its place in file order
- * (seq) taken now, as if it were appended. */
+/* Opens a call: its event is appended now, its end when it returns. */
 static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 {
 	uint32_t name = xr_fn_name(d, r->fid), *open;
 	struct xr_frame *f;
+	struct mdl_ev *e;
+	int64_t *end;
 
 	if (name == MDL_NONE || (open = xr_map_get(&d->w->open, r->fid)) == NULL ||
-	    (f = vec_push(&d->w->stack)) == NULL) {
+	    d->m->ends.len >= UINT32_MAX - 1 || (end = vec_push(&d->m->ends)) == NULL ||
+	    (e = xr_event(d, MDL_EV_CALL, r->tsc, name)) == NULL || (f = vec_push(&d->w->stack)) == NULL) {
 		d->m->oom = 1;
 		return;
 	}
-	xr_event_set(d, &f->ev, MDL_EV_BEGIN, r->tsc, name);
-	f->ev.seq = d->m->seq++;
+	*end = INT64_MIN;
+	e->extra = d->m->ends.len - 1;
+	f->ev = (uint32_t)(d->m->events.len - 1);
+	f->end = (uint32_t)(d->m->ends.len - 1);
 	f->fid = r->fid;
 	(*open)++;
 }
 
-/* A thread's walk is over: calls still open stay begins. */
+/* A thread's walk is over: calls still open stay begins (their ends stay
+ * INT64_MIN). */
 static void xr_walk_close(struct xray_decoder *d, struct xr_walk *w)
 {
-	size_t i;
-
-	for (i = 0; i < w->stack.len; i++)
-		if (model_event_append(d->m, &VEC_AT(&w->stack, struct xr_frame, i)->ev) != 0)
-			break;
+	(void)d;
 	w->stack.len = 0;
 }
 
@@ -815,10 +820,7 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 	while (d->w->stack.len > 0) {
 		struct xr_frame *f = VEC_AT(&d->w->stack, struct xr_frame, --d->w->stack.len);
 
-		f->ev.kind = MDL_EV_COMPLETE;
-		f->ev.extra = (uint64_t)end;
-		if (model_event_append(d->m, &f->ev) != 0)
-			return;
+		*VEC_AT(&d->m->ends, int64_t, f->end) = end;
 		(*xr_map_find(&d->w->open, f->fid))--;
 		if (f->fid == r->fid)
 			break;
@@ -839,7 +841,7 @@ static void xr_call_arg(struct xray_decoder *d, const struct xr_rec *r)
 
 	if (d->w->stack.len == 0) /* its enter ran out of memory */
 		return;
-	e = &VEC_AT(&d->w->stack, struct xr_frame, d->w->stack.len - 1)->ev;
+	e = VEC_AT(&d->m->events, struct mdl_ev, VEC_AT(&d->w->stack, struct xr_frame, d->w->stack.len - 1)->ev);
 	if (e->nargs >= XR_MAX_ARGS) {
 		d->m->diag.ignored_records++;
 		return;

@@ -160,13 +160,15 @@ static uint64_t fz_check_event(const struct model *m, const struct mdl_ev *e, ui
 		fz_fail("event %u: category %s, thread %u of %zu", e->seq, model_str(m, e->cat), e->thread, m->threads.len);
 	if ((uint64_t)e->args + e->nargs > m->args.len)
 		fz_fail("event %u: arguments %u+%u past %zu", e->seq, e->args, e->nargs, m->args.len);
-	if (e->kind == MDL_EV_COMPLETE || e->kind == MDL_EV_BEGIN)
+	/* calls come at their enter, their ends in m->ends (model.h) */
+	if (e->kind == MDL_EV_CALL && e->extra >= m->ends.len)
+		fz_fail("event %u: end %llu past %zu", e->seq, (unsigned long long)e->extra, m->ends.len);
+	if (e->kind == MDL_EV_CALL)
 		*calls += 1;
-	if (((e->kind == MDL_EV_COMPLETE || e->kind == MDL_EV_BEGIN) && strncmp(name, "fn#", 3) != 0) ||
+	if ((e->kind == MDL_EV_CALL && strncmp(name, "fn#", 3) != 0) ||
 	    (e->kind == MDL_EV_COUNTER && (strcmp(name, "cpu") != 0 || e->nargs != 1)) ||
 	    (e->kind == MDL_EV_INSTANT && strcmp(name, "custom-event") != 0 && strcmp(name, "typed-event") != 0) ||
-	    (e->kind != MDL_EV_COMPLETE && e->kind != MDL_EV_BEGIN && e->kind != MDL_EV_COUNTER &&
-	     e->kind != MDL_EV_INSTANT))
+	    (e->kind != MDL_EV_CALL && e->kind != MDL_EV_COUNTER && e->kind != MDL_EV_INSTANT))
 		fz_fail("event %u: kind %u named %s", e->seq, e->kind, name);
 	for (i = 0; i < e->nargs; i++) {
 		const struct mdl_arg *a = VEC_AT(&m->args, struct mdl_arg, e->args + i);
@@ -195,6 +197,8 @@ static void fz_check_model(const struct fz_decode *z, size_t n)
 		payload += fz_check_event(m, VEC_AT(&m->events, struct mdl_ev, i), &calls);
 	if (payload != m->bytes.len)
 		fz_fail("payloads hold %llu bytes, the arena %zu", (unsigned long long)payload, m->bytes.len);
+	if (calls != m->ends.len)
+		fz_fail("%llu calls, %zu ends", (unsigned long long)calls, m->ends.len);
 	if (calls > n / 8)
 		fz_fail("%llu calls from %zu bytes", (unsigned long long)calls, n);
 	if (m->diag.truncated_bytes > n)

@@ -101,6 +101,20 @@ static void render_args(struct text *t, const struct model *m, const struct mdl_
  * then "threads:" with pid/tid of each thread and "diag:" with each
  * counter that is not zero.
  */
+/* e as matching reads it: a call's end comes from m->ends (model.h). */
+static struct mdl_ev resolved(const struct model *m, const struct mdl_ev *e)
+{
+	struct mdl_ev r = *e;
+	int64_t end;
+
+	if (r.kind != MDL_EV_CALL)
+		return r;
+	end = r.extra < m->ends.len ? *VEC_AT(&m->ends, int64_t, r.extra) : INT64_MIN;
+	r.kind = end == INT64_MIN ? MDL_EV_BEGIN : MDL_EV_COMPLETE;
+	r.extra = end == INT64_MIN ? 0 : (uint64_t)end;
+	return r;
+}
+
 static int ev_seq_cmp(const void *a, const void *b)
 {
 	const struct mdl_ev *x = *(const struct mdl_ev *const *)a, *y = *(const struct mdl_ev *const *)b;
@@ -121,9 +135,8 @@ static const char *render(const struct model *m)
 	t.len = 0;
 	t.s[0] = '\0';
 	for (i = 0; i < m->events.len; i++) {
-		const struct mdl_ev *e = order[i];
+		struct mdl_ev ev = resolved(m, order[i]), *e = &ev;
 		const char *k = e->kind == MDL_EV_COMPLETE ? "C" : e->kind == MDL_EV_BEGIN ? "B" : e->kind == MDL_EV_INSTANT ? "I" : e->kind == MDL_EV_COUNTER ? "N" : "?";
-
 		put(&t, "%s %s %s T%u %lld", k, model_str(m, e->cat), model_str(m, e->name), e->thread, (long long)e->ts);
 		if (e->kind == MDL_EV_COMPLETE)
 			put(&t, " %lld", (long long)e->extra);
@@ -713,10 +726,10 @@ static void expect_cut(const struct cut_log *c, size_t n, const struct model *m)
 	}
 	assert_int_equal(m->events.len, want_events);
 	for (i = 0; i < m->events.len; i++) {
-		const struct mdl_ev *e = VEC_AT(&m->events, struct mdl_ev, i);
+		struct mdl_ev e = resolved(m, VEC_AT(&m->events, struct mdl_ev, i));
 
-		completes -= e->kind == MDL_EV_COMPLETE;
-		begins -= e->kind == MDL_EV_BEGIN;
+		completes -= e.kind == MDL_EV_COMPLETE;
+		begins -= e.kind == MDL_EV_BEGIN;
 	}
 	assert_int_equal(completes, 0);
 	assert_int_equal(begins, 0);

@@ -97,6 +97,26 @@ static const char *slice_name(const struct model *m, const struct xray_symbols *
 	return s;
 }
 
+/* Whether e is a call, and its end (INT64_MAX when it never returned):
+ * XRay's calls come as MDL_EV_CALL, their ends in m->ends (model.h). */
+static int call_end(const struct model *m, const struct mdl_ev *e, int64_t *end)
+{
+	if (e->kind == MDL_EV_COMPLETE) {
+		*end = (int64_t)e->extra;
+		return 1;
+	}
+	if (e->kind == MDL_EV_BEGIN) {
+		*end = INT64_MAX;
+		return 1;
+	}
+	if (e->kind != MDL_EV_CALL)
+		return 0;
+	*end = e->extra < m->ends.len ? *VEC_AT(&m->ends, int64_t, e->extra) : INT64_MIN;
+	if (*end == INT64_MIN)
+		*end = INT64_MAX;
+	return 1;
+}
+
 /* Prints the slices of thread t. */
 static int print_thread(const struct model *m, const struct xray_symbols *sym, uint32_t t, struct dslice *v)
 {
@@ -106,11 +126,12 @@ static int print_thread(const struct model *m, const struct xray_symbols *sym, u
 
 	for (i = 0; i < m->events.len; i++) {
 		const struct mdl_ev *e = VEC_AT(&m->events, struct mdl_ev, i);
+		int64_t end;
 
-		if (e->thread != t || (e->kind != MDL_EV_COMPLETE && e->kind != MDL_EV_BEGIN))
+		if (e->thread != t || !call_end(m, e, &end))
 			continue;
 		v[n].ts = e->ts;
-		v[n].end = e->kind == MDL_EV_COMPLETE ? (int64_t)e->extra : INT64_MAX;
+		v[n].end = end;
 		v[n].seq = e->seq;
 		v[n++].name = e->name;
 	}
@@ -136,9 +157,11 @@ static void print_model(const struct model *m)
 
 	for (i = 0; i < m->events.len; i++) {
 		const struct mdl_ev *e = VEC_AT(&m->events, struct mdl_ev, i);
+		int64_t end;
+		int call = call_end(m, e, &end);
 
-		calls += e->kind == MDL_EV_COMPLETE || e->kind == MDL_EV_BEGIN;
-		with_args += (e->kind == MDL_EV_COMPLETE || e->kind == MDL_EV_BEGIN) && e->nargs > 0;
+		calls += call;
+		with_args += call && e->nargs > 0;
 		instants += e->kind == MDL_EV_INSTANT;
 		counters += e->kind == MDL_EV_COUNTER;
 	}
