@@ -144,8 +144,9 @@ static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
  * Sorts ev[0 .. n) by (ts, seq) with tmp, room for n / 2 events: a merge
  * sort whose halves already in order cost one comparison. qsort would do,
  * but glibc's moves a 40-byte event with a call to memcpy and compares
- * through a pointer, and XRay's events, appended as calls exit, are half
- * out of order: their sort is a large part of the build.
+ * through a pointer, and events that writers append as scopes exit
+ * (complete events) can be half out of order: then the sort is a large
+ * part of the build.
  */
 static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
 {
@@ -177,8 +178,8 @@ static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
  * are (almost) in time order and FXT writers append the outermost begins
  * at the end. So the events in order stay in place, the few out of order
  * are sorted apart and merged in from the back: linear time plus the sort
- * of the rest. When more than half are out of order (XRay's calls come as
- * they exit, not as they start), everything is sorted in place instead,
+ * of the rest. When more than half are out of order (complete events
+ * written as scopes exit, not as they start), everything is sorted in place instead,
  * the room taken by the rest serving the merge sort. Scratch: n * 3 / 4
  * events at most, only as many as are out of order touched; qsort when
  * there is none.
