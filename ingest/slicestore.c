@@ -234,7 +234,7 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 	uint8_t *o;
 	size_t k;
 
-	if (r.group == MDL_NONE)
+	if (r.group == MDL_NONE || name == MDL_NONE) /* no name to find it by */
 		return;
 	if (name >= st->nnames) {
 		size_t cap = st->nnames ? st->nnames : 256;
