@@ -16,10 +16,17 @@
 #include "catalog_internal.h"
 #include "sketch.h"
 
+/* A name's slices so far. Its durations are kept as they come until there
+ * are NAME_DENSE of them, and only then summed into a dense sketch (15 KB):
+ * a trace of a million names used once each costs megabytes, not 15 GB. */
+enum { NAME_DENSE = 1024 };
+
 struct name_acc {
 	uint64_t count, ended;
 	int64_t total, max;
-	struct sketch sk;
+	struct sketch *sk;   /* NULL while the durations are kept */
+	int64_t *durs;
+	size_t ndurs, capdurs;
 };
 
 static void acc_free(struct name_acc **accs, int64_t n)
@@ -28,9 +35,46 @@ static void acc_free(struct name_acc **accs, int64_t n)
 
 	if (accs == NULL)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (accs[i] == NULL)
+			continue;
+		free(accs[i]->sk);
+		free(accs[i]->durs);
 		free(accs[i]);
+	}
 	free(accs);
+}
+
+/* Counts one ended slice's duration in a's sketch; 0, or -1 when out of memory. */
+static int acc_dur(struct name_acc *a, int64_t dur)
+{
+	size_t i;
+
+	if (a->sk != NULL) {
+		sketch_add(a->sk, dur);
+		return 0;
+	}
+	if (a->ndurs == NAME_DENSE) {
+		if ((a->sk = calloc(1, sizeof(*a->sk))) == NULL)
+			return -1;
+		for (i = 0; i < a->ndurs; i++)
+			sketch_add(a->sk, a->durs[i]);
+		free(a->durs);
+		a->durs = NULL;
+		sketch_add(a->sk, dur);
+		return 0;
+	}
+	if (a->ndurs == a->capdurs) {
+		size_t cap = a->capdurs ? 2 * a->capdurs : 4;
+		int64_t *grown = realloc(a->durs, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		a->durs = grown;
+		a->capdurs = cap;
+	}
+	a->durs[a->ndurs++] = dur;
+	return 0;
 }
 
 /* One pass over the slices; accs[name_id] for every name in use. */
@@ -66,7 +110,8 @@ static int accumulate(sqlite3 *db, struct name_acc ***out, int64_t *nout)
 		a->total += dur;
 		if (dur > a->max)
 			a->max = dur;
-		sketch_add(&a->sk, dur);
+		if (acc_dur(a, dur) != 0)
+			goto fail;
 	}
 	if (rc != SQLITE_DONE)
 		goto fail;
@@ -124,7 +169,8 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace, struct name_acc 
 		name_id = sqlite3_column_int64(get_name, 0);
 		sqlite3_reset(ins_name);
 		sqlite3_reset(get_name);
-		len = sketch_encode(&accs[i]->sk, blob);
+		len = accs[i]->sk != NULL ? sketch_encode(accs[i]->sk, blob)
+					  : sketch_encode_values(accs[i]->durs, accs[i]->ndurs, blob);
 		sqlite3_bind_int64(ins, 1, name_id);
 		sqlite3_bind_int64(ins, 2, trace);
 		sqlite3_bind_int64(ins, 3, (int64_t)accs[i]->count);

@@ -1,6 +1,7 @@
 /*
  * The duration sketch (sketch.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../tracedb/tracedb.h"
@@ -81,6 +82,32 @@ size_t sketch_encode(const struct sketch *s, uint8_t *out)
 		last = i;
 	}
 	return n;
+}
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t sketch_encode_values(int64_t *d, size_t n, uint8_t *out)
+{
+	size_t i, j, len = 0;
+	int64_t last = 0;
+
+	for (i = 0; i < n; i++)
+		d[i] = sketch_bucket(d[i]);
+	if (n > 1)
+		qsort(d, n, sizeof(*d), i64_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && d[j] == d[i]; j++)
+			;
+		len += tracedb_put_varint(out + len, (uint64_t)(d[i] - last));
+		len += tracedb_put_varint(out + len, j - i);
+		last = d[i];
+	}
+	return len;
 }
 
 int sketch_merge(struct sketch *s, const uint8_t *p, size_t n)

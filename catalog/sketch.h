@@ -36,6 +36,10 @@ int64_t sketch_quantile(const struct sketch *s, double q, int64_t min, int64_t m
 /* Bytes needed to encode s (at most SKETCH_MAX_BYTES). */
 #define SKETCH_MAX_BYTES ((size_t)SKETCH_BUCKETS * 14)
 size_t sketch_encode(const struct sketch *s, uint8_t *out);
+/* Encodes the sketch of the n durations d (reordered: they become bucket
+ * numbers) as sketch_encode would, without a dense sketch: a name with few
+ * slices costs its durations, not SKETCH_BUCKETS words. */
+size_t sketch_encode_values(int64_t *d, size_t n, uint8_t *out);
 /* Adds an encoded sketch to s; 0, or -1 when the bytes are not one. */
 int sketch_merge(struct sketch *s, const uint8_t *p, size_t n);
 

@@ -44,6 +44,41 @@ static void test_sketch_buckets(void **state)
 	assert_int_equal(sketch_bucket(INT64_MAX), SKETCH_BUCKETS - 1);
 }
 
+/* The sketch of a few durations, encoded from the durations themselves, is
+ * the bytes of the dense sketch's encoding: what a name with few slices
+ * stores is what it always stored. */
+static void test_sketch_values(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 7, 100, 1023, 1024, 5000 };
+	struct sketch *s = calloc(1, sizeof(*s));
+	uint8_t *want = malloc(SKETCH_MAX_BYTES), *got = malloc(SKETCH_MAX_BYTES);
+	int64_t *d = malloc(5000 * sizeof(*d));
+	uint64_t x = 12345;
+	size_t k, i, wn, gn;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(want);
+	assert_non_null(got);
+	assert_non_null(d);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		memset(s, 0, sizeof(*s));
+		for (i = 0; i < sizes[k]; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			d[i] = i % 7 == 0 ? INT64_MAX : i % 11 == 0 ? -5 : (int64_t)(x >> (x % 60));
+			sketch_add(s, d[i]);
+		}
+		wn = sketch_encode(s, want);
+		gn = sketch_encode_values(d, sizes[k], got);
+		assert_int_equal(gn, wn);
+		assert_memory_equal(got, want, wn);
+	}
+	free(s);
+	free(want);
+	free(got);
+	free(d);
+}
+
 static void test_sketch_quantiles(void **state)
 {
 	enum { N = 5000 };
@@ -168,6 +203,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sketch_buckets),
+		cmocka_unit_test(test_sketch_values),
 		cmocka_unit_test(test_sketch_quantiles),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_retention_plan),
