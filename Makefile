@@ -30,7 +30,7 @@ CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
-TEST_NAMES = test_tracedb test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
+TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
 	test_xray query/test_lod query/test_area \
 	catalog/test_catalog
 WRITER = tests/fxt_writer.c

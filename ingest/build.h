@@ -135,6 +135,9 @@ struct build {
 	struct vec points;     /* struct bpoint, time order */
 	struct kmap async_open;/* (pid, cat | name << 32, id) -> index into async */
 	struct kmap flow_last; /* (cat, name, id) -> anchor of the last bound slice */
+	size_t async_closed;   /* entries of async_open, flows_ended of flow_last,
+				* closed since they were last pruned */
+	size_t flows_ended;
 	struct vec lod_items;  /* struct lod_item: scratch of every range and counter
 				* track, grown to the largest and reused */
 	struct bins *args;     /* the args table, open from matching on: arg sets

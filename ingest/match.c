@@ -233,6 +233,21 @@ static struct bslice *async_at(struct build *b, uint32_t i)
 	return VEC_AT(&b->async, struct bslice, i - b->async_base);
 }
 
+/*
+ * Counts one more entry of map closed for good (val MDL_NONE): an async
+ * operation ended, a flow's last step. Ids are seldom used again, so once
+ * most entries are closed they are dropped, and the maps' memory follows
+ * what is open rather than every id the trace ever used. (An id used again
+ * after its entry went makes a new entry, as it would have found MDL_NONE.)
+ */
+static void forget_closed(struct kmap *map, size_t *closed)
+{
+	if (++*closed < 65536 || *closed * 2 < map->ents.len)
+		return;
+	kmap_prune(map);
+	*closed = 0;
+}
+
 /* A new async slice, inside the operation parent (an async index) or not;
  * its async index, or MDL_NONE when out of memory. */
 static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t parent)
@@ -403,6 +418,7 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 	op->dur = e->ts - op->ts;
 	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
 	k->val = MDL_NONE;
+	forget_closed(&b->async_open, &b->async_closed);
 	if (async_flush(b, 0) != 0)
 		b->oom = 1;
 }
@@ -441,6 +457,7 @@ static void on_flow(struct build *b, const struct mdl_ev *e)
 	}
 	if (e->kind == MDL_EV_FLOW_END) {
 		k->val = MDL_NONE;
+		forget_closed(&b->flow_last, &b->flows_ended);
 		return;
 	}
 	if (k->val == MDL_NONE) {

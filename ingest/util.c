@@ -73,13 +73,12 @@ void kmap_fini(struct kmap *m)
 	vec_fini(&m->ents);
 }
 
-static int kmap_grow(struct kmap *m)
+/* Indexes every entry in slots, n of them (zeroed; a power of two, more
+ * than twice the entries), which replace the map's. */
+static void kmap_fill(struct kmap *m, uint32_t *slots, size_t n)
 {
-	size_t n = m->mask ? (m->mask + 1) * 2 : 1024, i, j;
-	uint32_t *slots = calloc(n, sizeof(uint32_t));
+	size_t i, j;
 
-	if (slots == NULL)
-		return -1;
 	for (i = 0; i < m->ents.len; i++) {
 		struct kmap_entry *e = VEC_AT(&m->ents, struct kmap_entry, i);
 
@@ -88,10 +87,49 @@ static int kmap_grow(struct kmap *m)
 			j = (j + 1) & (n - 1);
 		slots[j] = (uint32_t)i + 1;
 	}
-	free(m->slots);
+	if (m->slots != slots)
+		free(m->slots);
 	m->slots = slots;
 	m->mask = n - 1;
+}
+
+static int kmap_grow(struct kmap *m)
+{
+	size_t n = m->mask ? (m->mask + 1) * 2 : 1024;
+	uint32_t *slots = calloc(n, sizeof(uint32_t));
+
+	if (slots == NULL)
+		return -1;
+	kmap_fill(m, slots, n);
 	return 0;
+}
+
+void kmap_prune(struct kmap *m)
+{
+	struct kmap_entry *e = m->ents.data, *shrunk;
+	size_t i, k = 0, n = 1024;
+	uint32_t *slots;
+
+	if (m->slots == NULL)
+		return;
+	for (i = 0; i < m->ents.len; i++)
+		if (e[i].val != MDL_NONE)
+			e[k++] = e[i];
+	m->ents.len = k;
+	while (n < 2 * (k + 1))
+		n *= 2;
+	if (n > m->mask + 1 || (slots = calloc(n, sizeof(uint32_t))) == NULL) {
+		/* no memory for fewer slots: the ones there serve, emptied */
+		n = m->mask + 1;
+		slots = m->slots;
+		memset(slots, 0, n * sizeof(uint32_t));
+	}
+	kmap_fill(m, slots, n);
+	/* give the room of the entries dropped back */
+	if (m->ents.cap > 2 * k + 64 && (shrunk = realloc(m->ents.data, (k + 64) * sizeof(*e))) != NULL) {
+		m->ents.data = shrunk;
+		m->ents.cap = k + 64;
+	}
 }
 
 static size_t kmap_slot(const struct kmap *m, const uint64_t k[4])

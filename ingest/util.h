@@ -45,5 +45,9 @@ void kmap_fini(struct kmap *m);
 struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 /* Returns the entry or NULL when absent. */
 struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+/* Drops the entries whose val is MDL_NONE, keeping the others' order, and
+ * gives their memory back (what it can: it never fails); entry pointers
+ * are invalid after. */
+void kmap_prune(struct kmap *m);
 
 #endif
