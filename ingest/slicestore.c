@@ -231,7 +231,7 @@ out_fail:
 void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 {
 	struct ss_name *n;
-	uint8_t *o;
+	uint8_t note[NOTE_MAX_BYTES], *o;
 	size_t k;
 
 	if (r.group == MDL_NONE || name == MDL_NONE) /* no name to find it by */
@@ -251,15 +251,27 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 		st->nnames = cap;
 	}
 	n = &st->names[name];
-	if (bytes_room(&n->data, NOTE_MAX_BYTES) != 0) {
-		st->oom = 1;
-		return;
-	}
-	o = n->data.p + n->data.len;
+	o = note;
 	o += tracedb_put_varint(o, zigzag((uint64_t)ts - (uint64_t)n->ts));
 	o += tracedb_put_varint(o, r.group);
 	o += tracedb_put_varint(o, r.ord);
-	k = (size_t)(o - n->data.p) - n->data.len;
+	k = (size_t)(o - note);
+	/* grown to fit, then doubling: a trace may have a million names
+	 * used once each, and a name's first note is a few bytes */
+	if (n->data.cap - n->data.len < k) {
+		size_t cap = n->data.cap ? 2 * n->data.cap : 8;
+		uint8_t *grown;
+
+		while (cap - n->data.len < k)
+			cap *= 2;
+		if ((grown = realloc(n->data.p, cap)) == NULL) {
+			st->oom = 1;
+			return;
+		}
+		n->data.p = grown;
+		n->data.cap = cap;
+	}
+	memcpy(n->data.p + n->data.len, note, k);
 	n->data.len += k;
 	n->ts = ts;
 	n->count++;
