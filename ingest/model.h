@@ -3,9 +3,11 @@
  *
  * Decoders (fxt.h, xray.h) turn bytes into model records: strings are
  * interned to dense ids, threads to dense indexes, events are appended to one
- * compact array (no allocation per event) and everything else to arrays of
- * its own. The build stage (build.h) then resolves, sorts, matches and
- * writes the rows. Nothing here knows about file formats or SQLite.
+ * compact array (no allocation per event; at checkpoints between records
+ * the sorter, sorter.h, takes a full array away as a sorted run) and
+ * everything else to arrays of its own. The build stage (build.h) then
+ * resolves, matches the events in order and writes the rows. Nothing here
+ * knows about file formats or SQLite.
  */
 #ifndef INGEST_MODEL_H
 #define INGEST_MODEL_H
@@ -185,7 +187,7 @@ struct model {
 
 	struct vec threads; /* struct mdl_thread */
 	struct kmap thread_map;
-	struct vec events;  /* struct mdl_ev */
+	struct vec events;  /* struct mdl_ev: those since the last spill (sorter.h) */
 	struct vec ends;    /* int64_t: the end of each MDL_EV_CALL event, filled
 			     * in when the call returns; INT64_MIN while it has
 			     * not (for good: then the event is a begin). A
