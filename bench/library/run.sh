@@ -32,14 +32,12 @@ SAMPLES=${SAMPLES:-20}
 
 mkdir -p "$OUT/small"
 OUT=$(cd "$OUT" && pwd)
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+. bench/lib.sh
 
 make -s "$B/trace-server" "$B/gen_fxt"
 cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o "$OUT/library_bench" bench/library/library_bench.c \
 	$(pkg-config --cflags --libs sqlite3) -lm
-cp "$B/trace-server" "$OUT/trace-server.new"
-mv -f "$OUT/trace-server.new" "$OUT/trace-server"
+server_binary "$B" "$OUT"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the library: TRACES small traces, each with its own seed ------------------
@@ -59,16 +57,7 @@ cleanup() {
 	rm -rf "$OUT/data"
 }
 trap cleanup EXIT INT TERM
-rm -rf "$OUT/data"
-"$OUT/trace-server" serve --port 0 --data "$OUT/data" >"$OUT/server.out" 2>"$OUT/server.log" &
-SPID=$!
-PORT=""
-for _ in $(seq 100); do
-	PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$OUT/server.out")
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
-[ -n "$PORT" ] || { echo "the server did not start; see $OUT/server.log"; exit 1; }
+server_start "$OUT"
 URL="http://127.0.0.1:$PORT"
 
 t0=$(now)

@@ -27,8 +27,7 @@ CONNS=${CONNS:-32}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+. bench/lib.sh
 
 # ---- tools ------------------------------------------------------------------
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -55,8 +54,7 @@ make -s "$B/trace-server" "$B/gen_fxt"
 cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Werror $(pkg-config --cflags libcjson) \
 	-o "$OUT/query_bench" bench/query/query_bench.c $(pkg-config --libs libcjson) -lm
-cp "$B/trace-server" "$OUT/trace-server.new" # a rebuild during the run must not swap it
-mv -f "$OUT/trace-server.new" "$OUT/trace-server"
+server_binary "$B" "$OUT"
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2); $($NGINX -v 2>&1)"
 
@@ -80,16 +78,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-rm -rf "$OUT/data"
-"$OUT/trace-server" serve --port 0 --data "$OUT/data" >"$OUT/server.out" 2>"$OUT/server.log" &
-SPID=$!
-PORT=""
-for _ in $(seq 100); do
-	PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$OUT/server.out")
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
-[ -n "$PORT" ] || { echo "the server did not start; see $OUT/server.log"; exit 1; }
+server_start "$OUT"
 
 t0=$(now)
 curl -sS -f -o "$OUT/trace.json" -H 'Content-Type: application/octet-stream' \
