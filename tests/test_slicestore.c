@@ -16,15 +16,13 @@
 #include <cmocka.h>
 
 #include "../ingest/slicestore.h"
+#include "xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* A value that is often small, sometimes an extreme of 64 bits. */

@@ -13,15 +13,13 @@
 #include <cmocka.h>
 
 #include "../tracedb/tracedb.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static uint64_t any_word(uint64_t prev)

@@ -20,15 +20,13 @@
 #include <cjson/cJSON.h>
 
 #include "../../query/query.h"
+#include "../xorshift.h"
 
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 static int64_t rnd_in(int64_t lo, int64_t hi)
