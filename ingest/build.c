@@ -50,8 +50,7 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	vec_init(&b->tracks, sizeof(struct btrack));
 	kmap_init(&b->track_map);
 	ss_init(&b->ss);
-	if (so != NULL)
-		ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
+	ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
 	vec_init(&b->async, sizeof(struct bslice));
 	vec_init(&b->lanes, sizeof(struct vec));
 	vec_init(&b->anchors, sizeof(struct ss_ref));

@@ -201,19 +201,6 @@ struct mdl_ev *model_event(struct model *m)
 	return e;
 }
 
-int model_event_append(struct model *m, const struct mdl_ev *e)
-{
-	struct mdl_ev *slot;
-
-	if (m->events_total >= UINT32_MAX - 1 || (slot = vec_push(&m->events)) == NULL) {
-		m->oom = 1;
-		return -1;
-	}
-	*slot = *e;
-	m->events_total++;
-	return 0;
-}
-
 void model_checkpoint(struct model *m)
 {
 	/* a failed spill has turned itself off (spill_at = SIZE_MAX) */

@@ -226,10 +226,6 @@ const char *model_str(const struct model *m, uint32_t id);
 uint32_t model_thread(struct model *m, uint64_t pid, uint64_t tid);
 /* Appends an event; its args must already be in m->args from ev->args on. */
 struct mdl_ev *model_event(struct model *m);
-/* Appends a copy of e, an event whose seq was taken from m->seq earlier (a
- * call whose end is known only later); its args are in m->args. Returns 0,
- * or -1 when out of memory (m->oom is set). */
-int model_event_append(struct model *m, const struct mdl_ev *e);
 /*
  * A point between records, where no event appended so far will be changed
  * or rolled back: events may be handed to m->spill here (when set, and once

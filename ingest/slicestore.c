@@ -16,25 +16,16 @@ struct ss_early {
 	struct ss_slice s;
 };
 
-static uint64_t zigzag(uint64_t d)
-{
-	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-
-static uint64_t unzigzag(uint64_t z)
-{
-	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
-}
-
-/* Room for n more bytes; 0, or -1 when out of memory. */
-static int bytes_room(struct ss_bytes *b, size_t n)
+/* Room for n more bytes, the first allocation of `first` bytes, doubling
+ * from there; 0, or -1 when out of memory. */
+static int bytes_room(struct ss_bytes *b, size_t n, size_t first)
 {
 	size_t cap;
 	uint8_t *p;
 
 	if (b->cap - b->len >= n)
 		return 0;
-	for (cap = b->cap ? b->cap : 64; cap - b->len < n; cap *= 2)
+	for (cap = b->cap ? b->cap : first; cap - b->len < n; cap *= 2)
 		;
 	if ((p = realloc(b->p, cap)) == NULL)
 		return -1;
@@ -164,26 +155,26 @@ static int pack(struct slicestore *st, struct ss_group *g, const struct ss_slice
 	uint8_t *o;
 	size_t n;
 
-	if (bytes_room(&g->data, SLICE_MAX_BYTES) != 0) {
+	if (bytes_room(&g->data, SLICE_MAX_BYTES, 64) != 0) {
 		st->oom = 1;
 		return -1;
 	}
 	o = g->data.p + g->data.len;
-	o += tracedb_put_varint(o, zigzag((uint64_t)s->ts - (uint64_t)l->ts));
+	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)s->ts - (uint64_t)l->ts));
 	o += tracedb_put_varint(o, (uint64_t)s->dur + 1);
 	o += tracedb_put_varint(o, s->name);
 	o += tracedb_put_varint(o, s->cat);
 	if (s->set == 0) {
 		*o++ = 0;
 	} else {
-		o += tracedb_put_varint(o, zigzag((uint64_t)s->set - l->set) + 1);
+		o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)s->set - l->set) + 1);
 		l->set = s->set;
 	}
 	if (s->parent.group == MDL_NONE) {
 		*o++ = 0;
 	} else {
-		o += tracedb_put_varint(o, zigzag((uint64_t)s->parent.group - l->parent.group) + 1);
-		o += tracedb_put_varint(o, zigzag((uint64_t)s->parent.ord - l->parent.ord));
+		o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)s->parent.group - l->parent.group) + 1);
+		o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)s->parent.ord - l->parent.ord));
 		l->parent = s->parent;
 	}
 	l->ts = s->ts;
@@ -252,24 +243,15 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 	}
 	n = &st->names[name];
 	o = note;
-	o += tracedb_put_varint(o, zigzag((uint64_t)ts - (uint64_t)n->ts));
+	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
 	o += tracedb_put_varint(o, r.group);
 	o += tracedb_put_varint(o, r.ord);
 	k = (size_t)(o - note);
-	/* grown to fit, then doubling: a trace may have a million names
-	 * used once each, and a name's first note is a few bytes */
-	if (n->data.cap - n->data.len < k) {
-		size_t cap = n->data.cap ? 2 * n->data.cap : 8;
-		uint8_t *grown;
-
-		while (cap - n->data.len < k)
-			cap *= 2;
-		if ((grown = realloc(n->data.p, cap)) == NULL) {
-			st->oom = 1;
-			return;
-		}
-		n->data.p = grown;
-		n->data.cap = cap;
+	/* from 8 bytes: a trace may have a million names used once each, and
+	 * a name's first note is a few bytes */
+	if (bytes_room(&n->data, k, 8) != 0) {
+		st->oom = 1;
+		return;
 	}
 	memcpy(n->data.p + n->data.len, note, k);
 	n->data.len += k;
@@ -390,11 +372,11 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	    tracedb_get_varint(&rd->p, rd->end, &v[2]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[3]) != 0 ||
 	    tracedb_get_varint(&rd->p, rd->end, &v[4]) != 0 || tracedb_get_varint(&rd->p, rd->end, &v[5]) != 0)
 		return 0;
-	s->ts = l->ts = (int64_t)((uint64_t)l->ts + unzigzag(v[0]));
+	s->ts = l->ts = (int64_t)((uint64_t)l->ts + tracedb_unzigzag(v[0]));
 	s->dur = (int64_t)(v[1] - 1);
 	s->name = (uint32_t)v[2];
 	s->cat = (uint32_t)v[3];
-	s->set = v[4] == 0 ? 0 : (l->set = (uint32_t)(l->set + unzigzag(v[4] - 1)));
+	s->set = v[4] == 0 ? 0 : (l->set = (uint32_t)(l->set + tracedb_unzigzag(v[4] - 1)));
 	if (v[5] == 0) {
 		s->parent.group = MDL_NONE;
 		s->parent.ord = 0;
@@ -402,8 +384,8 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	}
 	if (tracedb_get_varint(&rd->p, rd->end, &v[0]) != 0)
 		return 0;
-	l->parent.group = (uint32_t)(l->parent.group + unzigzag(v[5] - 1));
-	l->parent.ord = (uint32_t)(l->parent.ord + unzigzag(v[0]));
+	l->parent.group = (uint32_t)(l->parent.group + tracedb_unzigzag(v[5] - 1));
+	l->parent.ord = (uint32_t)(l->parent.ord + tracedb_unzigzag(v[0]));
 	s->parent = l->parent;
 	return 1;
 }
@@ -431,7 +413,7 @@ int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r)
 	if (!reader_more(rd) || tracedb_get_varint(&rd->p, rd->end, &d) != 0 ||
 	    tracedb_get_varint(&rd->p, rd->end, &g) != 0 || tracedb_get_varint(&rd->p, rd->end, &o) != 0)
 		return 0;
-	*ts = rd->last.ts = (int64_t)((uint64_t)rd->last.ts + unzigzag(d));
+	*ts = rd->last.ts = (int64_t)((uint64_t)rd->last.ts + tracedb_unzigzag(d));
 	r->group = (uint32_t)g;
 	r->ord = (uint32_t)o;
 	return 1;

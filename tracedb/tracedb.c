@@ -8,18 +8,13 @@
 
 #include "tracedb.h"
 
-static uint64_t zigzag(uint64_t d)
-{
-	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-
 size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
 {
 	size_t n = 0;
 	int i;
 
 	for (i = 0; i < LOD_WORDS; i++) {
-		n += tracedb_put_varint(out + n, zigzag(v[i] - prev[i]));
+		n += tracedb_put_varint(out + n, tracedb_zigzag(v[i] - prev[i]));
 		prev[i] = v[i];
 	}
 	return n;
@@ -33,7 +28,7 @@ int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS
 	for (i = 0; i < LOD_WORDS; i++) {
 		if (tracedb_get_varint(p, end, &z) != 0)
 			return -1;
-		v[i] += (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+		v[i] += tracedb_unzigzag(z);
 	}
 	return 0;
 }
@@ -43,8 +38,7 @@ size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t
 	uint64_t d = (uint64_t)id - (uint64_t)prev_id;
 	size_t n = tracedb_put_varint(out, (uint64_t)ts - (uint64_t)prev_ts);
 
-	/* zigzag: small negative and positive steps both take few bytes */
-	return n + tracedb_put_varint(out + n, zigzag(d));
+	return n + tracedb_put_varint(out + n, tracedb_zigzag(d));
 }
 
 int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64_t *id)
@@ -54,7 +48,7 @@ int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64
 	if (tracedb_get_varint(p, end, &dts) != 0 || tracedb_get_varint(p, end, &z) != 0)
 		return -1;
 	*ts = (int64_t)((uint64_t)*ts + dts);
-	*id = (int64_t)((uint64_t)*id + ((z >> 1) ^ (0 - (z & 1))));
+	*id = (int64_t)((uint64_t)*id + tracedb_unzigzag(z));
 	return 0;
 }
 

@@ -112,6 +112,18 @@ static inline int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint
 	return -1;
 }
 
+/* Zigzag: a signed difference (taken in uint64_t) as an unsigned number
+ * whose varint is short when the difference is small either way. */
+static inline uint64_t tracedb_zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t tracedb_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
 /* Writes the pair (ts, id) following (prev_ts, prev_id) at out; returns
  * the bytes written (at most TRACEDB_NAMES_PAIR_MAX). ts >= prev_ts. */
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id);
