@@ -10,7 +10,16 @@
  * the events at their heads. A trace within the budget never touches the
  * file: its one run is sorted in place and handed out from the model's own
  * array, whose pages are given back as matching moves on.
+ *
+ * Sorting and writing a run take a thread of their own, so that they
+ * overlap decoding (the second core is idle while the decoder runs): at a
+ * spill, the model's full array is handed to that thread and the model goes
+ * on filling a second one, the array of the run spilled before, which is
+ * reused. One spill runs at a time; the next waits for it. The spill thread
+ * touches only the array it was given, the file and the list of runs; the
+ * decoding thread reads the list only after waiting for it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +49,22 @@ struct merge_src {
 	size_t left;         /* events of the run not yet read */
 };
 
+/* An array of events: the one being spilled, or the spare. */
+struct ev_array {
+	struct mdl_ev *ev;
+	size_t n, cap;
+};
+
 struct sorter {
 	struct model *m;
 	struct spill sp;         /* where runs go (spill.h) */
 	size_t budget;           /* events held before a spill */
-	struct vec runs;         /* struct sorter_run, in file order */
+	struct vec runs;         /* struct sorter_run, in file order; the spill thread's while busy */
+	pthread_t th;            /* the spill thread, while busy */
+	int busy;                /* a spill is running on th, or ran inline: wait for it */
+	int job_failed;          /* that spill failed (its sentence is in sp.why) */
+	struct ev_array job;     /* the events it sorts and writes */
+	struct ev_array spare;   /* the array the model fills next (ev NULL: none yet) */
 	int failed;              /* sticky: a spill or a read back failed */
 	char why[320];           /* the sentence for sorter_failed() */
 	int finished;            /* sorter_finish() succeeded */
@@ -223,27 +243,77 @@ static void sorter_fail(struct sorter *so, const char *why)
 	so->m->spill_at = SIZE_MAX; /* the events stay in memory from now on */
 }
 
-/* The model's spill hook: sorts its events and appends them as one run. */
-static int sorter_spill(void *ctx, struct model *m)
+/* Sorts the job's events and appends them to the file as one run; on the
+ * spill thread, or inline when it could not start. */
+static void *spill_run(void *ctx)
 {
 	struct sorter *so = ctx;
 	struct sorter_run *run;
-	size_t bytes = m->events.len * sizeof(struct mdl_ev);
 
-	if (m->events.len == 0 || so->failed)
-		return so->failed ? -1 : 0;
+	sort_events(so->job.ev, so->job.n);
 	if ((run = vec_push(&so->runs)) == NULL) {
-		sorter_fail(so, "out of memory spilling sorted events");
-		return -1;
+		snprintf(so->sp.why, sizeof(so->sp.why), "out of memory spilling sorted events");
+		so->job_failed = 1;
+		return NULL;
 	}
-	sort_events(m->events.data, m->events.len);
-	if (spill_write(&so->sp, m->events.data, bytes, &run->off) != 0) {
+	if (spill_write(&so->sp, so->job.ev, so->job.n * sizeof(struct mdl_ev), &run->off) != 0) {
 		so->runs.len--;
-		sorter_fail(so, so->sp.why);
-		return -1;
+		so->job_failed = 1;
+		return NULL;
 	}
-	run->n = m->events.len;
-	m->events.len = 0; /* the allocation stays, for the next run */
+	run->n = so->job.n;
+	return NULL;
+}
+
+/* Waits for the spill in progress, if any; its array becomes the spare.
+ * Returns 0, or -1 when it (or one before) failed. */
+static int spill_wait(struct sorter *so)
+{
+	if (so->busy) {
+		if (so->busy == 2)
+			pthread_join(so->th, NULL);
+		so->busy = 0;
+		so->spare = so->job;
+		so->spare.n = 0;
+		memset(&so->job, 0, sizeof(so->job));
+		if (so->job_failed)
+			sorter_fail(so, so->sp.why);
+	}
+	return so->failed ? -1 : 0;
+}
+
+/* The model's spill hook: hands its full array to the spill thread and
+ * gives it the spare to fill. */
+static int sorter_spill(void *ctx, struct model *m)
+{
+	struct sorter *so = ctx;
+
+	if (m->events.len == 0 || spill_wait(so) != 0)
+		return so->failed ? -1 : 0;
+	if (so->spare.ev == NULL && (so->spare.ev = malloc(m->events.cap * sizeof(struct mdl_ev))) != NULL)
+		so->spare.cap = m->events.cap;
+	if (so->spare.ev == NULL) { /* no second array: the model's own is spilled inline, and reused */
+		so->job.ev = m->events.data;
+		so->job.n = m->events.len;
+		spill_run(so);
+		memset(&so->job, 0, sizeof(so->job));
+		m->events.len = 0;
+		if (so->job_failed)
+			sorter_fail(so, so->sp.why);
+		return so->failed ? -1 : 0;
+	}
+	so->job.ev = m->events.data;
+	so->job.n = m->events.len;
+	so->job.cap = m->events.cap;
+	m->events.data = so->spare.ev;
+	m->events.cap = so->spare.cap;
+	m->events.len = 0;
+	memset(&so->spare, 0, sizeof(so->spare));
+	so->busy = 2;
+	if (pthread_create(&so->th, NULL, spill_run, so) != 0) {
+		so->busy = 1; /* no thread: the same work, inline */
+		spill_run(so);
+	}
 	return 0;
 }
 
@@ -266,8 +336,9 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 	return so;
 }
 
-int sorter_failed(const struct sorter *so, const char **why)
+int sorter_failed(struct sorter *so, const char **why)
 {
+	spill_wait(so);
 	if (!so->failed && so->sp.failed) { /* a stage sharing the file */
 		if (why != NULL)
 			*why = so->sp.why;
@@ -285,7 +356,7 @@ struct spill *sorter_scratch(struct sorter *so)
 
 size_t sorter_budget_bytes(const struct sorter *so)
 {
-	return so->budget * sizeof(struct mdl_ev);
+	return 2 * so->budget * sizeof(struct mdl_ev); /* the model's array and the one spilled */
 }
 
 /* ---- merging ---------------------------------------------------------- */
@@ -390,8 +461,10 @@ int sorter_finish(struct sorter *so)
 	struct model *m = so->m;
 	size_t tail;
 
-	if (so->failed)
+	if (spill_wait(so) != 0)
 		return -1;
+	free(so->spare.ev); /* no spill comes now: its memory goes before the merge's */
+	memset(&so->spare, 0, sizeof(so->spare));
 	m->spill_at = SIZE_MAX; /* whatever comes now is handed out, not spilled */
 	sort_events(m->events.data, m->events.len);
 	if (so->runs.len > 0) {
@@ -483,6 +556,8 @@ void sorter_free(struct sorter *so)
 
 	if (so == NULL)
 		return;
+	spill_wait(so);
+	free(so->spare.ev);
 	if (so->m->spill_ctx == so) {
 		so->m->spill = NULL;
 		so->m->spill_ctx = NULL;

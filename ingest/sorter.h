@@ -6,14 +6,14 @@
  * A decoder appends events to the model (model.h); at a checkpoint between
  * records, once the model holds `budget` events, the sorter sorts them (they
  * come almost in order: linear time plus the sort of the few out of place)
- * and writes them as one run to a spill file, and the model starts its
- * array again. After decoding, sorter_next() merges the runs (and the
+ * and writes them as one run to a spill file, on a thread of its own while
+ * the model fills a second array. After decoding, sorter_next() merges the runs (and the
  * events still in memory) and hands them on in order, a batch at a time.
  * A trace that fits the budget is never written out: its events are sorted
  * in place and handed on from the model's own array.
  *
- * Memory is the budget plus a read buffer per run, whatever the trace's
- * size. The spill file is created next to the database being written and
+ * Memory is twice the budget plus a read buffer per run, whatever the
+ * trace's size. The spill file is created next to the database being written and
  * unlinked at once, so that nothing is left behind by a crash.
  *
  * (Ingesting a file still being written would replace the full merge by one
@@ -31,8 +31,9 @@
 
 struct sorter;
 
-/* Events held in memory before a spill, by default: 32 MiB of them. */
-#define SORTER_BUDGET ((size_t)1 << 20)
+/* Events the model holds before a spill, by default: 20 MiB of them (and as
+ * many again being spilled). */
+#define SORTER_BUDGET ((size_t)1 << 19)
 
 /*
  * Attaches a new sorter to m (m->spill): from now on, at each checkpoint
@@ -43,8 +44,9 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget);
 
 /* Whether a spill failed (the file could not be created, written or read,
  * by the sorter or a stage sharing its scratch file); the reason, a
- * sentence, is in *why. Matching must not start then. */
-int sorter_failed(const struct sorter *so, const char **why);
+ * sentence, is in *why. Waits for a spill in progress. Matching must not
+ * start after a failure. */
+int sorter_failed(struct sorter *so, const char **why);
 
 /* After decoding: sorts what the model holds and prepares the merge.
  * Returns 0, or -1 (out of memory, or a spill failed). */
@@ -59,8 +61,9 @@ int sorter_finish(struct sorter *so);
 long sorter_next(struct sorter *so, struct mdl_ev **ev);
 
 /* The sorter's scratch file (spill.h), which later stages of the same
- * ingest append to (the slice store), and the memory budget they should
- * keep to: the sorter's own, in bytes. */
+ * ingest append to (the slice store) once decoding is over, and the memory
+ * budget they should keep to: what the sorter held while decoding, in
+ * bytes. */
 struct spill *sorter_scratch(struct sorter *so);
 size_t sorter_budget_bytes(const struct sorter *so);
 
