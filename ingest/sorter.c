@@ -3,10 +3,13 @@
  * runs of at most a budget, spills all but the last run to one temporary
  * file, and merges the runs back in (ts, seq) order for matching.
  *
- * A run is raw struct mdl_ev records, written as the model's array holds
- * them: the file lives only as long as this process (it is unlinked at
- * creation), so its layout needs no version or byte order. Runs are read
- * back through a buffer each with pread, and merged with a binary heap on
+ * A run is its events packed one after another (run_put): each field as a
+ * varint of its difference from the same field of the event before, so
+ * that a sorted run of 40-byte events takes 10 to 15 bytes an event; the
+ * page cache a spill fills costs more than the packing. The file lives
+ * only as long as this process (it is unlinked at creation), so its layout
+ * needs no version or byte order. Runs are read back through a buffer each
+ * with pread, unpacked an event at a time, and merged with a binary heap on
  * the events at their heads. A trace within the budget never touches the
  * file: its one run is sorted in place and handed out from the model's own
  * array, whose pages are given back as matching moves on.
@@ -28,25 +31,33 @@
 
 #include "sorter.h"
 #include "spill.h"
+#include "../tracedb/tracedb.h" /* varints */
 
 enum {
 	SORTER_BATCH = 1 << 16,          /* events a batch holds, before it is extended to a ts change */
 	SORTER_READ = 256 << 10,         /* bytes of read buffer per spilled run */
+	SORTER_WRITE = 1 << 20,          /* bytes packed before each write of a run */
+	RUN_EV_MAX = 48,                 /* bytes a packed event takes at most */
 };
 
 /* One sorted run in the spill file. */
 struct sorter_run {
-	uint64_t off; /* byte offset of its first event */
-	size_t n;   /* its events */
+	uint64_t off;   /* byte offset of its first event */
+	uint64_t bytes; /* its packed length */
+	size_t n;       /* its events */
 };
 
-/* A run being merged: its buffered events, and what is left of it in the file. */
+/* A run being merged: its next event, and what is left of it. */
 struct merge_src {
-	struct mdl_ev *cur;  /* the run's next event; cur < end while in the heap */
-	struct mdl_ev *end;  /* one past the last event buffered */
-	struct mdl_ev *buf;  /* up to SORTER_READ bytes; NULL for the run in memory */
-	uint64_t next;       /* file offset of the first event not yet read */
-	size_t left;         /* events of the run not yet read */
+	struct mdl_ev *cur;  /* the run's next event; valid while in the heap */
+	struct mdl_ev *end;  /* the run in memory: one past its last event */
+	uint8_t *buf;        /* a spilled run: bytes read ahead; NULL for the run in memory */
+	size_t cap;          /* buf's size: SORTER_READ, or the whole run when shorter */
+	size_t pos, len;     /* the bytes of buf not yet unpacked */
+	struct mdl_ev head;  /* a spilled run: its next event (cur points here), and the base of the next */
+	uint64_t next;       /* file offset of the first byte not yet read */
+	uint64_t bytes_left; /* bytes of the run not yet read */
+	size_t left;         /* events of the run not yet unpacked */
 };
 
 /* An array of events: the one being spilled, or the spare. */
@@ -64,6 +75,7 @@ struct sorter {
 	int busy;                /* a spill is running on th, or ran inline: wait for it */
 	int job_failed;          /* that spill failed (its sentence is in sp.why) */
 	struct ev_array job;     /* the events it sorts and writes */
+	uint8_t *pack;           /* SORTER_WRITE bytes: the spill thread's packing buffer */
 	struct ev_array spare;   /* the array the model fills next (ev NULL: none yet) */
 	int failed;              /* sticky: a spill or a read back failed */
 	char why[320];           /* the sentence for sorter_failed() */
@@ -243,25 +255,101 @@ static void sorter_fail(struct sorter *so, const char *why)
 	so->m->spill_at = SIZE_MAX; /* the events stay in memory from now on */
 }
 
-/* Sorts the job's events and appends them to the file as one run; on the
- * spill thread, or inline when it could not start. */
+/* ---- the packed run ---------------------------------------------------- */
+
+/* Packs e after prev (the event before it in the run; zeros for the
+ * first) at out; returns the bytes written, at most RUN_EV_MAX. Every field
+ * is kept, in differences that wrap: ts never decreases in a run, seq and
+ * the argument index mostly step by one, and a call's extra (its index in
+ * the model's ends) too. */
+static size_t run_put(uint8_t *out, const struct mdl_ev *prev, const struct mdl_ev *e)
+{
+	uint8_t *o = out;
+
+	*o++ = e->kind;
+	*o++ = e->nargs;
+	o += tracedb_put_varint(o, (uint64_t)e->ts - (uint64_t)prev->ts);
+	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)((int64_t)e->seq - (int64_t)prev->seq)));
+	o += tracedb_put_varint(o, e->thread);
+	o += tracedb_put_varint(o, e->cat);
+	o += tracedb_put_varint(o, e->name);
+	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)((int64_t)e->args - (int64_t)prev->args)));
+	o += tracedb_put_varint(o, tracedb_zigzag(e->extra - prev->extra));
+	return (size_t)(o - out);
+}
+
+/* A varint, most often one byte here. */
+static inline int run_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 0;
+	}
+	return tracedb_get_varint(p, end, v);
+}
+
+/* Unpacks the event after *e (in place: *e is the one before) from
+ * [*p, end); 0, or -1 when the bytes end first. */
+static int run_get(const uint8_t **p, const uint8_t *end, struct mdl_ev *e)
+{
+	uint64_t v[7];
+	int i;
+
+	if (end - *p < 2)
+		return -1;
+	e->kind = (*p)[0];
+	e->nargs = (*p)[1];
+	*p += 2;
+	for (i = 0; i < 7; i++)
+		if (run_varint(p, end, &v[i]) != 0)
+			return -1;
+	e->ts = (int64_t)((uint64_t)e->ts + v[0]);
+	e->seq = (uint32_t)((uint64_t)e->seq + tracedb_unzigzag(v[1]));
+	e->thread = (uint32_t)v[2];
+	e->cat = (uint32_t)v[3];
+	e->name = (uint32_t)v[4];
+	e->args = (uint32_t)((uint64_t)e->args + tracedb_unzigzag(v[5]));
+	e->extra += tracedb_unzigzag(v[6]);
+	return 0;
+}
+
+/* Sorts the job's events and appends them to the file as one run, packed;
+ * on the spill thread, or inline when it could not start. The run's writes
+ * follow one another: nothing else writes to the file while decoding. */
 static void *spill_run(void *ctx)
 {
 	struct sorter *so = ctx;
 	struct sorter_run *run;
+	struct mdl_ev zero;
+	const struct mdl_ev *prev = &zero;
+	size_t i, len = 0;
+	uint64_t off;
 
+	memset(&zero, 0, sizeof(zero));
 	sort_events(so->job.ev, so->job.n);
-	if ((run = vec_push(&so->runs)) == NULL) {
+	if ((so->pack == NULL && (so->pack = malloc(SORTER_WRITE)) == NULL) || (run = vec_push(&so->runs)) == NULL) {
 		snprintf(so->sp.why, sizeof(so->sp.why), "out of memory spilling sorted events");
 		so->job_failed = 1;
 		return NULL;
 	}
-	if (spill_write(&so->sp, so->job.ev, so->job.n * sizeof(struct mdl_ev), &run->off) != 0) {
-		so->runs.len--;
-		so->job_failed = 1;
-		return NULL;
-	}
+	run->off = so->sp.len;
+	run->bytes = 0;
 	run->n = so->job.n;
+	for (i = 0; i <= so->job.n; i++) {
+		if (len > 0 && (i == so->job.n || len > SORTER_WRITE - RUN_EV_MAX)) {
+			if (spill_write(&so->sp, so->pack, len, &off) != 0) {
+				so->runs.len--;
+				so->job_failed = 1;
+				return NULL;
+			}
+			run->bytes += len;
+			len = 0;
+		}
+		if (i < so->job.n) {
+			len += run_put(so->pack + len, prev, &so->job.ev[i]);
+			prev = &so->job.ev[i];
+		}
+	}
 	return NULL;
 }
 
@@ -361,28 +449,37 @@ size_t sorter_budget_bytes(const struct sorter *so)
 
 /* ---- merging ---------------------------------------------------------- */
 
-/* Events the read buffer of a run of n events holds. */
-static size_t src_cap(size_t n)
+/* Unpacks a spilled run's next event into src->head, reading on when
+ * fewer bytes than the largest event are left in its buffer; 0, or -1 when
+ * a read fails or the run's bytes do not hold its events. */
+static int src_next(struct sorter *so, struct merge_src *src)
 {
-	size_t cap = SORTER_READ / sizeof(struct mdl_ev);
+	const uint8_t *p, *end;
+	size_t want;
 
-	return n < cap ? n : cap;
-}
-
-/* Reads the next part of src's run into its buffer; 0, or -1 on a failed
- * or short read. */
-static int src_fill(struct sorter *so, struct merge_src *src)
-{
-	size_t want = src_cap(src->left), bytes = want * sizeof(struct mdl_ev);
-
-	if (spill_read(&so->sp, src->buf, bytes, src->next) != 0) {
-		sorter_fail(so, so->sp.why);
+	if (src->len - src->pos < RUN_EV_MAX && src->bytes_left > 0) {
+		memmove(src->buf, src->buf + src->pos, src->len - src->pos);
+		src->len -= src->pos;
+		src->pos = 0;
+		want = src->cap - src->len;
+		if (want > src->bytes_left)
+			want = (size_t)src->bytes_left;
+		if (spill_read(&so->sp, src->buf + src->len, want, src->next) != 0) {
+			sorter_fail(so, so->sp.why);
+			return -1;
+		}
+		src->next += want;
+		src->bytes_left -= want;
+		src->len += want;
+	}
+	p = src->buf + src->pos;
+	end = src->buf + src->len;
+	if (run_get(&p, end, &src->head) != 0) {
+		sorter_fail(so, "the scratch file of sorted events reads back damaged");
 		return -1;
 	}
-	src->next += bytes;
-	src->left -= want;
-	src->cur = src->buf;
-	src->end = src->buf + want;
+	src->pos = (size_t)(p - src->buf);
+	src->left--;
 	return 0;
 }
 
@@ -438,12 +535,16 @@ static int merge_init(struct sorter *so)
 		return -1;
 	so->out_cap = SORTER_BATCH;
 	for (i = 0; i < k; i++) {
-		/* a run shorter than the buffer gets only its own size */
-		if ((so->src[i].buf = malloc(src_cap(runs[i].n) * sizeof(struct mdl_ev))) == NULL)
+		if (runs[i].n == 0)
+			continue;
+		so->src[i].cap = runs[i].bytes < SORTER_READ ? (size_t)runs[i].bytes : SORTER_READ;
+		if ((so->src[i].buf = malloc(so->src[i].cap)) == NULL)
 			return -1;
 		so->src[i].next = runs[i].off;
+		so->src[i].bytes_left = runs[i].bytes;
 		so->src[i].left = runs[i].n;
-		if (src_fill(so, &so->src[i]) != 0)
+		so->src[i].cur = &so->src[i].head; /* unpacked after a zero event */
+		if (src_next(so, &so->src[i]) != 0)
 			return -1;
 		so->heap[so->nheap++] = &so->src[i];
 	}
@@ -505,15 +606,11 @@ static int merge_take(struct sorter *so, size_t n)
 {
 	struct merge_src *s = so->heap[0];
 
-	so->out[n] = *s->cur++;
-	if (s->cur == s->end) {
-		if (s->left > 0) {
-			if (src_fill(so, s) != 0)
-				return -1;
-		} else {
-			so->heap[0] = so->heap[--so->nheap];
-		}
-	}
+	so->out[n] = *s->cur;
+	if (s->buf == NULL ? ++s->cur == s->end : s->left == 0)
+		so->heap[0] = so->heap[--so->nheap];
+	else if (s->buf != NULL && src_next(so, s) != 0)
+		return -1;
 	if (so->nheap > 1)
 		heap_down(so->heap, so->nheap, 0);
 	return 0;
@@ -558,6 +655,7 @@ void sorter_free(struct sorter *so)
 		return;
 	spill_wait(so);
 	free(so->spare.ev);
+	free(so->pack);
 	if (so->m->spill_ctx == so) {
 		so->m->spill = NULL;
 		so->m->spill_ctx = NULL;

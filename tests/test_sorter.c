@@ -91,8 +91,8 @@ static int64_t t_ts(enum pattern p, size_t i, size_t n)
 	switch (p) {
 	case NEARLY_SORTED: /* in order, with a few late and early ones */
 		return (int64_t)(i * 4) + (rnd() % 64 == 0 ? (int64_t)(rnd() % 4000) - 2000 : 0);
-	case REVERSED:
-		return (int64_t)(n - i);
+	case REVERSED: /* from the far end of int64_t, below zero */
+		return (int64_t)(n - i) - (i % 2 ? INT64_MAX : 0);
 	default: /* runs of one ts longer than a batch, with a few others */
 		return (int64_t)(i / 100000 * 10 + (rnd() % 4 == 0 ? 5 : 0));
 	}
@@ -142,8 +142,13 @@ static void t_fill(struct model *m, enum pattern p, size_t n)
 		assert_non_null(e = model_event(m));
 		e->ts = t_ts(p, i, n);
 		e->kind = (uint8_t)(rnd() % MDL_EV_KIND_COUNT);
-		e->extra = rnd();
+		e->extra = rnd() % 4 == 0 ? (uint64_t)-(int64_t)(rnd() % 1000) : rnd() << (rnd() % 32);
 		e->thread = (uint32_t)(rnd() % 5);
+		/* every field survives a spill, the extremes too */
+		e->cat = rnd() % 8 == 0 ? UINT32_MAX : (uint32_t)rnd();
+		e->name = (uint32_t)(rnd() % 3000);
+		e->args = rnd() % 8 == 0 ? UINT32_MAX - (uint32_t)(rnd() % 4) : (uint32_t)(i * 2 + rnd() % 5);
+		e->nargs = (uint8_t)rnd();
 		if (rnd() % 3 == 0) /* checkpoints at random points */
 			model_checkpoint(m);
 	}
