@@ -108,6 +108,7 @@ void ss_fini(struct slicestore *st)
 	}
 	vec_fini(&st->groups);
 	kmap_fini(&st->map);
+	free(st->near);
 	for (i = 0; i < st->nnames; i++) {
 		free(st->names[i].data.p);
 		free(st->names[i].data.segs);
@@ -116,33 +117,71 @@ void ss_fini(struct slicestore *st)
 	memset(st, 0, sizeof(*st));
 }
 
-struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
+enum { SS_NEAR_TRACKS = 4096, SS_NEAR_DEPTH = 32 };
+
+/* The slot of (track, depth) in st->near, grown to hold it; NULL when it
+ * is not near (or out of memory: the map answers then). */
+static uint32_t *near_slot(struct slicestore *st, uint32_t track, uint32_t depth)
 {
-	struct ss_ref r = { MDL_NONE, 0 };
-	struct kmap_entry *e = kmap_get(&st->map, track, depth, 0, 0);
+	size_t n;
+	uint32_t *p;
+
+	if (track >= SS_NEAR_TRACKS || depth >= SS_NEAR_DEPTH)
+		return NULL;
+	if (track >= st->near_tracks) {
+		n = st->near_tracks ? st->near_tracks : 16;
+		while (n <= track)
+			n *= 2;
+		if ((p = realloc(st->near, n * SS_NEAR_DEPTH * sizeof(*p))) == NULL)
+			return NULL;
+		memset(p + st->near_tracks * SS_NEAR_DEPTH, 0, (n - st->near_tracks) * SS_NEAR_DEPTH * sizeof(*p));
+		st->near = p;
+		st->near_tracks = n;
+	}
+	return &st->near[(size_t)track * SS_NEAR_DEPTH + depth];
+}
+
+/* The group of (track, depth), made when new; MDL_NONE when out of memory. */
+static uint32_t group_of(struct slicestore *st, uint32_t track, uint32_t depth)
+{
+	uint32_t *near = near_slot(st, track, depth);
+	struct kmap_entry *e;
 	struct ss_group *g;
 
-	if (e == NULL) {
-		st->oom = 1;
-		return r;
-	}
+	if (near != NULL && *near != 0)
+		return *near - 1;
+	if ((e = kmap_get(&st->map, track, depth, 0, 0)) == NULL)
+		return MDL_NONE;
 	if (e->val == MDL_NONE) {
-		if (st->groups.len >= MDL_NONE - 1 || (g = vec_push(&st->groups)) == NULL) {
-			st->oom = 1;
-			return r;
-		}
+		if (st->groups.len >= MDL_NONE - 1 || (g = vec_push(&st->groups)) == NULL)
+			return MDL_NONE;
 		g->track = track;
 		g->depth = depth;
 		g->last.parent.group = MDL_NONE;
 		vec_init(&g->early, sizeof(struct ss_early));
 		e->val = (uint32_t)st->groups.len - 1;
 	}
-	g = VEC_AT(&st->groups, struct ss_group, e->val);
+	if (near != NULL)
+		*near = e->val + 1;
+	return e->val;
+}
+
+struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
+{
+	struct ss_ref r = { MDL_NONE, 0 };
+	uint32_t gi = group_of(st, track, depth);
+	struct ss_group *g;
+
+	if (gi == MDL_NONE) {
+		st->oom = 1;
+		return r;
+	}
+	g = VEC_AT(&st->groups, struct ss_group, gi);
 	if (g->count == MDL_NONE) {
 		st->oom = 1; /* ids would run past what a ref holds */
 		return r;
 	}
-	r.group = e->val;
+	r.group = gi;
 	r.ord = g->count++;
 	st->count++;
 	return r;

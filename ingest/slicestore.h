@@ -82,6 +82,9 @@ struct ss_name {
 struct slicestore {
 	struct vec groups;     /* struct ss_group */
 	struct kmap map;       /* (track, depth) -> group */
+	uint32_t *near;        /* group + 1 of (track, depth) for the first tracks and depths, 0 unknown:
+				* the map's answer without hashing, for the slices of most traces */
+	size_t near_tracks;    /* tracks near has room for */
 	struct ss_name *names; /* by string id, grown on use */
 	size_t nnames;
 	uint64_t count;        /* slices made */
