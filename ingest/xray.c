@@ -201,6 +201,7 @@ struct xr_walk {
 	struct xr_rec rec;     /* the record read ahead; valid while live */
 	int live;
 	int64_t key;           /* rec's time in ns; the thread's last time for untimed records */
+	int key_exact;         /* key is rec's time, not clamped */
 	uint32_t order;        /* the walk's place in thread order: the tie-break */
 	struct vec stack;      /* struct xr_frame, innermost last */
 	struct xr_map open;    /* function id -> frames of it on the stack */
@@ -227,7 +228,8 @@ struct xray_decoder {
 	int finished;
 	/* the event stage */
 	struct xr_walk *w;     /* the thread whose record is being turned into events */
-	struct xr_map names;   /* function id -> string id of "fn#<id>" */
+	struct xr_map names;   /* function id -> string id of "fn#<id>" + 1, past the first ids */
+	uint32_t *names_near;  /* the same for the first XR_NAMES_NEAR ids, indexed */
 	uint32_t arg_keys[XR_MAX_ARGS]; /* "arg<i>" string id + 1, 0 until used */
 	uint32_t s_cat, s_cpu, s_custom, s_typed, s_size, s_type, s_payload;
 };
@@ -302,21 +304,32 @@ static uint32_t *xr_map_find(const struct xr_map *mp, uint32_t id)
 	return mp->keys[j] ? &mp->vals[j] : NULL;
 }
 
-/* Ticks to nanoseconds, truncated and exact for every 64-bit tick count. */
-/* Ticks to nanoseconds, exact for every 64-bit tick count. */
+/* Ticks to nanoseconds, truncated and exact for every 64-bit tick count:
+ * ticks * 10^9 / freq is q * 10^9 + r * 10^9 / freq for ticks = q * freq + r,
+ * two 64-bit divisions where r * 10^9 fits (every real clock) instead of
+ * a 128-bit one. */
 static unsigned __int128 xr_ticks_ns(const struct xray_decoder *d, uint64_t ticks)
 {
-	if (d->freq != 0 && d->freq != 1000000000u)
+	uint64_t q, r;
+
+	if (d->freq == 0 || d->freq == 1000000000u)
+		return ticks;
+	if (d->freq > UINT64_MAX / 1000000000u)
 		return (unsigned __int128)ticks * 1000000000u / d->freq;
-	return ticks;
+	q = ticks / d->freq;
+	r = ticks % d->freq;
+	return (unsigned __int128)q * 1000000000u + r * 1000000000u / d->freq;
 }
 
-/* An event's time: nanoseconds clamped to INT64_MAX, counting overflows. */
+/* An event's time: nanoseconds clamped to INT64_MAX, counting overflows.
+ * The current record's time was worked out when it was read ahead. */
 static int64_t xr_ns(struct xray_decoder *d, uint64_t ticks)
 {
-	unsigned __int128 ns = xr_ticks_ns(d, ticks);
+	unsigned __int128 ns;
 
-	if (ns > INT64_MAX) {
+	if (d->w != NULL && d->w->key_exact && d->w->rec.tsc == ticks)
+		return d->w->key;
+	if ((ns = xr_ticks_ns(d, ticks)) > INT64_MAX) {
 		d->m->diag.timestamp_overflows++;
 		return INT64_MAX;
 	}
@@ -721,12 +734,20 @@ int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n)
 
 /* ---- the event stage ---------------------------------------------------- */
 
+enum { XR_NAMES_NEAR = 1 << 16 };
+
 static uint32_t xr_fn_name(struct xray_decoder *d, uint32_t fid)
 {
-	uint32_t *slot = xr_map_get(&d->names, fid);
+	uint32_t *slot;
 	char name[32];
 	int n;
 
+	if (fid < XR_NAMES_NEAR && d->names_near == NULL)
+		d->names_near = calloc(XR_NAMES_NEAR, sizeof(uint32_t));
+	if (fid < XR_NAMES_NEAR && d->names_near != NULL)
+		slot = &d->names_near[fid];
+	else
+		slot = xr_map_get(&d->names, fid);
 	if (slot == NULL) {
 		d->m->oom = 1;
 		return MDL_NONE;
@@ -809,9 +830,18 @@ static void xr_walk_close(struct xray_decoder *d, struct xr_walk *w)
 /* Closes the innermost open call of r's function, and any above it. */
 static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 {
-	uint32_t *open = xr_map_find(&d->w->open, r->fid);
+	struct vec *st = &d->w->stack;
+	struct xr_frame *top = st->len ? VEC_AT(st, struct xr_frame, st->len - 1) : NULL;
+	uint32_t *open;
 	int64_t end;
 
+	if (top != NULL && top->fid == r->fid) { /* the innermost call returns: the common case */
+		*VEC_AT(&d->m->ends, int64_t, top->end) = xr_ns(d, r->tsc);
+		(*xr_map_find(&d->w->open, top->fid))--;
+		st->len--;
+		return;
+	}
+	open = xr_map_find(&d->w->open, r->fid);
 	if (open == NULL || *open == 0) {
 		d->m->diag.unmatched_ends++;
 		return;
@@ -958,8 +988,12 @@ static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 		xr_cur_init(&w->c, d->arena + b[w->buf].off, b[w->buf].len, d->version);
 		w->buf++;
 	}
-	if (w->rec.kind == XR_FUNC || w->rec.kind == XR_CPU || w->rec.kind == XR_EVENT)
-		w->key = (ns = xr_ticks_ns(d, w->rec.tsc)) > INT64_MAX ? INT64_MAX : (int64_t)ns;
+	w->key_exact = 0;
+	if (w->rec.kind == XR_FUNC || w->rec.kind == XR_CPU || w->rec.kind == XR_EVENT) {
+		ns = xr_ticks_ns(d, w->rec.tsc);
+		w->key_exact = ns <= INT64_MAX;
+		w->key = w->key_exact ? (int64_t)ns : INT64_MAX;
+	}
 }
 
 static int xr_walk_before(const struct xr_walk *x, const struct xr_walk *y)
@@ -1113,6 +1147,7 @@ void xray_destroy(struct xray_decoder *d)
 	free(d->arena);
 	vec_fini(&d->bufs);
 	xr_map_fini(&d->names);
+	free(d->names_near);
 	free(d);
 }
 
