@@ -203,7 +203,7 @@ bench: $(B)/trace-server $(B)/gen_fxt $(B)/bench_ceiling
 	B=$(B) sh bench/ingest
 
 bench-xray: trace-server $(B)/bench_ceiling
-	OURS="$(B)/trace-server ingest -o build/bench-xray.db" CEILING=$(B)/bench_ceiling CEILING_DB=build/bench-xray.db \
+	RUNS=$${RUNS:-3} OURS="$(B)/trace-server ingest -o build/bench-xray.db" CEILING=$(B)/bench_ceiling CEILING_DB=build/bench-xray.db \
 	  sh bench/xray/run.sh
 
 bench-query: trace-server $(B)/gen_fxt

@@ -19,6 +19,9 @@
 # ingest wrote (what `make bench` calls the ceiling) and prints it next to
 # the time 10x would allow: SQLite's own share of the work, which no
 # decoder speed takes away.
+# The database OURS wrote in the run before is removed ahead of each timed
+# run (CEILING_DB names it), so that no run pays for freeing the last one:
+# the server never writes over a trace's database.
 # It informs and never fails on a MISS: exit 0 unless a tool is missing or
 # a command fails. Installs Debian's `time` and `llvm` when missing.
 #
@@ -87,6 +90,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 : >"$WORK/ours.s"; : >"$WORK/ours.m"; : >"$WORK/llvm.s"; : >"$WORK/llvm.m"
 i=1
 while [ "$i" -le "$RUNS" ]; do
+	[ -z "${CEILING_DB:-}" ] || rm -f "$CEILING_DB"
 	# shellcheck disable=SC2086
 	measure $OURS "$WORK/bench.xray"
 	echo "run $i  ours:      ${SECS} s, peak ${PEAK_MB} MB   ($(head -n 2 "$WORK/out.txt" | tail -n 1))"
