@@ -149,11 +149,13 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 		rc = INGEST_ENOTTRACE;
 	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
 		res->format = d->format;
+	if (rc == INGEST_OK && d->xray) /* its buffers are read in place, until dec_finish */
+		xray_stable_input(d->xray, map, size);
 	for (off = 0; rc == INGEST_OK && off < size; off += CHUNK) {
 		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
 
 		rc = decode_piece(d, m, o, map + off, n, &done, size);
-		if (off - dropped >= 4 * (uint64_t)CHUNK) { /* the decoder copies what it keeps */
+		if (!d->xray && off - dropped >= 4 * (uint64_t)CHUNK) { /* the FXT decoder copies what it keeps */
 			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
 			dropped = off;
 		}

@@ -4,7 +4,8 @@
  * A push parser: xray_feed() takes the log in chunks of any size. The log is
  * a header and a sequence of per-thread buffers that the runtime flushes in
  * ring order, not time order, so each buffer is checked as a whole when it
- * is complete and its records are kept, as the raw bytes, in one arena.
+ * is complete and its records are kept, as the raw bytes, in one arena (or
+ * left where they lie, when the caller keeps the whole input readable).
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
  * and appends model events (model.h), in time order: a call event "fn#<id>"
@@ -159,11 +160,12 @@ struct xr_cur {
 	uint32_t wall_usec;
 };
 
-/* A stored buffer: its records are arena[off .. off + len). 40 bytes. */
+/* A stored buffer: its records are at off .. off + len of the arena, or of
+ * the input when it is stable (xray_stable_input). 40 bytes. */
 struct xr_buf {
 	uint64_t first_tsc; /* ticks of the first timed record: the sort key */
 	uint64_t wall_sec;  /* then the wall-clock marker */
-	uint64_t off;       /* offset of the records in the arena */
+	uint64_t off;       /* offset of the records in the arena or the input */
 	uint32_t wall_usec;
 	uint32_t len;       /* bytes of whole records; at most XR_MAX_BUFFER */
 	uint32_t thread;    /* model thread index */
@@ -219,10 +221,13 @@ struct xray_decoder {
 	uint8_t small[XR_HEADER_SIZE]; /* header, extents record or sync window */
 	size_t small_len;
 	uint64_t need;         /* bytes of the buffer in flight */
-	uint64_t have;         /* bytes of it received, at arena[buf_start ..] */
+	uint64_t have;         /* bytes of it received, at arena[buf_start ..] (stable: at buf_pos) */
 	size_t buf_start;
 	uint8_t *arena;        /* records of the stored buffers, then the one in flight */
 	size_t arena_len, arena_cap;
+	const uint8_t *stable; /* the whole input, when the caller keeps it readable: no arena */
+	uint64_t stable_size;
+	uint64_t buf_pos;      /* stable: input offset of the buffer in flight */
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
 	int finished;
@@ -516,6 +521,12 @@ static int xr_next(struct xr_cur *c, struct xr_rec *out)
 	return rc;
 }
 
+/* Where the stored buffers' offsets count from. */
+static const uint8_t *xr_records(const struct xray_decoder *d)
+{
+	return d->stable ? d->stable : d->arena;
+}
+
 /* ---- buffers as they arrive ------------------------------------------- */
 
 /* Walks a buffer to check it: returns the walker's last result; *first
@@ -547,7 +558,7 @@ static int xr_buffer_keep(struct xray_decoder *d, const struct xr_cur *c, const 
 	b->first_tsc = first;
 	b->wall_sec = c->wall_sec;
 	b->wall_usec = c->wall_usec;
-	b->off = d->buf_start;
+	b->off = d->stable ? d->buf_pos : d->buf_start;
 	b->len = (uint32_t)(c->good - p);
 	b->thread = thread;
 	b->seq = (uint32_t)d->bufs.len - 1;
@@ -564,7 +575,7 @@ static int xr_buffer_keep(struct xray_decoder *d, const struct xr_cur *c, const 
 static int xr_buffer_done(struct xray_decoder *d, int partial)
 {
 	static const uint8_t none[1];
-	const uint8_t *p = d->arena ? d->arena + d->buf_start : none;
+	const uint8_t *p = d->stable ? d->stable + d->buf_pos : d->arena ? d->arena + d->buf_start : none;
 	struct xr_cur c;
 	uint64_t first = 0, used;
 	int rc, timed;
@@ -572,7 +583,8 @@ static int xr_buffer_done(struct xray_decoder *d, int partial)
 	xr_cur_init(&c, p, (size_t)d->have, d->version);
 	rc = xr_scan(&c, &first, &timed);
 	used = (uint64_t)(c.good - p);
-	d->arena_len = d->buf_start + (size_t)used;
+	if (!d->stable)
+		d->arena_len = d->buf_start + (size_t)used;
 	if (partial) /* the extents record too, when nothing of the buffer is whole */
 		d->m->diag.truncated_bytes += d->have - used + (d->version >= 2 && used == 0 ? XR_META_SIZE : 0);
 	if (rc == XR_BAD || (rc == XR_CUT && !partial)) {
@@ -678,7 +690,8 @@ static size_t xr_feed_sync(struct xray_decoder *d, const uint8_t *p, int *rc)
 	xr_buffer_start(d, rd_load64(d->small + 1, 0));
 	d->small_len = 0;
 	d->have = 1;
-	if (xr_arena_put(d, p, 1) != 0)
+	d->buf_pos = d->pos; /* p[0], the window's last byte, is the buffer's first */
+	if (!d->stable && xr_arena_put(d, p, 1) != 0)
 		*rc = INGEST_ENOMEM;
 	return 1;
 }
@@ -688,7 +701,9 @@ static size_t xr_feed_data(struct xray_decoder *d, const uint8_t *p, size_t n, i
 {
 	size_t take = d->need - d->have < n ? (size_t)(d->need - d->have) : n;
 
-	if (xr_arena_put(d, p, take) != 0) {
+	if (d->have == 0)
+		d->buf_pos = d->pos; /* p is at d->pos of the input */
+	if (!d->stable && xr_arena_put(d, p, take) != 0) {
 		*rc = INGEST_ENOMEM;
 		return take;
 	}
@@ -698,6 +713,14 @@ static size_t xr_feed_data(struct xray_decoder *d, const uint8_t *p, size_t n, i
 		xr_buffer_next(d);
 	}
 	return take;
+}
+
+void xray_stable_input(struct xray_decoder *d, const uint8_t *base, uint64_t size)
+{
+	if (d->pos == 0) {
+		d->stable = base;
+		d->stable_size = size;
+	}
 }
 
 int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n)
@@ -985,7 +1008,7 @@ static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 			w->live = 0;
 			return;
 		}
-		xr_cur_init(&w->c, d->arena + b[w->buf].off, b[w->buf].len, d->version);
+		xr_cur_init(&w->c, xr_records(d) + b[w->buf].off, b[w->buf].len, d->version);
 		w->buf++;
 	}
 	w->key_exact = 0;
