@@ -21,6 +21,10 @@
  * reused. One spill runs at a time; the next waits for it. The spill thread
  * touches only the array it was given, the file and the list of runs; the
  * decoding thread reads the list only after waiting for it.
+ *
+ * The merge, too, runs on a thread of its own while matching consumes its
+ * batches: it fills one batch while the caller holds the other, and only
+ * the two flags of which batch is ready pass between them (under a mutex).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -85,8 +89,18 @@ struct sorter {
 	struct merge_src *src;   /* the runs merged, the in-memory one last */
 	struct merge_src **heap; /* sources with events left, by their next event */
 	size_t nheap;
-	struct mdl_ev *out;      /* the merge's batch, grown to a ts change */
+	struct mdl_ev *out;      /* the batch being merged into (one of outs), grown to a ts change */
 	size_t out_cap;
+	struct ev_array outs[2]; /* the merge thread fills one while the caller holds the other */
+	pthread_t mth;           /* the merge thread, while merge_running */
+	int merge_running;
+	pthread_mutex_t mmu;     /* guards ready, got, stop */
+	pthread_cond_t mcv;
+	int ready[2];            /* outs[i] holds a batch (or the end) not yet given back */
+	long got[2];             /* its events; 0 at the end, -1 when the merge failed */
+	int cons;                /* the batch the caller takes next */
+	int held;                /* the batch the caller holds, or -1 */
+	int stop;                /* sorter_free: the merge thread ends */
 };
 
 /* ---- sorting ---------------------------------------------------------- */
@@ -242,6 +256,9 @@ out_unmap:
 	scratch_unmap(r.v, room);
 	return 0;
 }
+
+static void merge_start(struct sorter *so);
+static void merge_stop(struct sorter *so);
 
 /* ---- spilling --------------------------------------------------------- */
 
@@ -426,6 +443,7 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 
 int sorter_failed(struct sorter *so, const char **why)
 {
+	merge_stop(so); /* asked when matching is over: nothing more is merged */
 	spill_wait(so);
 	if (!so->failed && so->sp.failed) { /* a stage sharing the file */
 		if (why != NULL)
@@ -530,10 +548,11 @@ static int merge_init(struct sorter *so)
 
 	so->src = calloc(k + 1, sizeof(*so->src));
 	so->heap = calloc(k + 1, sizeof(*so->heap));
-	so->out = malloc(SORTER_BATCH * sizeof(*so->out));
-	if (so->src == NULL || so->heap == NULL || so->out == NULL)
+	for (i = 0; i < 2; i++)
+		if ((so->outs[i].ev = malloc(SORTER_BATCH * sizeof(struct mdl_ev))) != NULL)
+			so->outs[i].cap = SORTER_BATCH;
+	if (so->src == NULL || so->heap == NULL || so->outs[0].ev == NULL || so->outs[1].ev == NULL)
 		return -1;
-	so->out_cap = SORTER_BATCH;
 	for (i = 0; i < k; i++) {
 		if (runs[i].n == 0)
 			continue;
@@ -575,6 +594,7 @@ int sorter_finish(struct sorter *so)
 		release_events(m->events.data, m->events.cap, &tail);
 		if (merge_init(so) != 0)
 			return -1;
+		merge_start(so);
 	}
 	so->finished = 1;
 	return 0;
@@ -616,13 +636,16 @@ static int merge_take(struct sorter *so, size_t n)
 	return 0;
 }
 
-/* Spilled runs: the next batch, merged into so->out. */
-static long next_merged(struct sorter *so, struct mdl_ev **ev)
+/* Spilled runs: merges the next batch into b; its events, 0 after the
+ * last, -1 when out of memory or a read fails. */
+static long merge_batch(struct sorter *so, struct ev_array *b)
 {
 	struct merge_src *mem = &so->src[so->runs.len];
 	struct mdl_ev *grown;
 	size_t n = 0;
 
+	so->out = b->ev;
+	so->out_cap = b->cap;
 	if (mem->buf == NULL && mem->cur != NULL)
 		release_events(so->m->events.data, (size_t)(mem->cur - (struct mdl_ev *)so->m->events.data),
 			       &so->released);
@@ -630,21 +653,114 @@ static long next_merged(struct sorter *so, struct mdl_ev **ev)
 		if (n == so->out_cap) {
 			if ((grown = realloc(so->out, 2 * so->out_cap * sizeof(*grown))) == NULL)
 				return -1;
-			so->out = grown;
-			so->out_cap *= 2;
+			b->ev = so->out = grown;
+			b->cap = so->out_cap *= 2;
 		}
 		if (merge_take(so, n++) != 0)
 			return -1;
 	}
-	*ev = so->out;
 	return (long)n;
+}
+
+/* The merge thread: fills the batches in turn, each once the caller has
+ * given it back, until the end, a failure or sorter_free(). */
+static void *merge_main(void *ctx)
+{
+	struct sorter *so = ctx;
+	int k = 0;
+	long n;
+
+	for (;;) {
+		pthread_mutex_lock(&so->mmu);
+		while (so->ready[k] && !so->stop)
+			pthread_cond_wait(&so->mcv, &so->mmu);
+		if (so->stop) {
+			pthread_mutex_unlock(&so->mmu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&so->mmu);
+		n = merge_batch(so, &so->outs[k]);
+		pthread_mutex_lock(&so->mmu);
+		so->got[k] = n;
+		so->ready[k] = 1;
+		pthread_cond_broadcast(&so->mcv);
+		pthread_mutex_unlock(&so->mmu);
+		if (n <= 0)
+			return NULL;
+		k ^= 1;
+	}
+}
+
+/* Starts the merge thread; without one, sorter_next() merges itself. */
+static void merge_start(struct sorter *so)
+{
+	so->held = -1;
+	if (pthread_mutex_init(&so->mmu, NULL) != 0)
+		return;
+	if (pthread_cond_init(&so->mcv, NULL) != 0) {
+		pthread_mutex_destroy(&so->mmu);
+		return;
+	}
+	if (pthread_create(&so->mth, NULL, merge_main, so) != 0) {
+		pthread_cond_destroy(&so->mcv);
+		pthread_mutex_destroy(&so->mmu);
+		return;
+	}
+	so->merge_running = 1;
+}
+
+/* Spilled runs: gives back the batch held, takes the next one. */
+static long next_merged(struct sorter *so, struct mdl_ev **ev)
+{
+	long n;
+
+	if (!so->merge_running) { /* merged here, into one batch */
+		if (so->failed)
+			return -1;
+		n = merge_batch(so, &so->outs[0]);
+		*ev = so->outs[0].ev;
+		return n;
+	}
+	pthread_mutex_lock(&so->mmu);
+	if (so->held >= 0) {
+		so->ready[so->held] = 0;
+		so->held = -1;
+		pthread_cond_broadcast(&so->mcv);
+	}
+	while (!so->ready[so->cons])
+		pthread_cond_wait(&so->mcv, &so->mmu);
+	n = so->got[so->cons]; /* the end and a failure stay ready: later calls see them too */
+	if (n > 0) {
+		*ev = so->outs[so->cons].ev;
+		so->held = so->cons;
+		so->cons ^= 1;
+	}
+	pthread_mutex_unlock(&so->mmu);
+	return n;
 }
 
 long sorter_next(struct sorter *so, struct mdl_ev **ev)
 {
-	if (!so->finished || so->failed)
+	if (!so->finished)
 		return -1;
-	return so->runs.len > 0 ? next_merged(so, ev) : next_in_place(so, ev);
+	if (so->runs.len > 0)
+		return next_merged(so, ev);
+	return so->failed ? -1 : next_in_place(so, ev);
+}
+
+/* Ends the merge thread, if it runs. */
+static void merge_stop(struct sorter *so)
+{
+	if (!so->merge_running)
+		return;
+	pthread_mutex_lock(&so->mmu);
+	so->stop = 1;
+	pthread_cond_broadcast(&so->mcv);
+	pthread_mutex_unlock(&so->mmu);
+	pthread_join(so->mth, NULL);
+	pthread_cond_destroy(&so->mcv);
+	pthread_mutex_destroy(&so->mmu);
+	so->merge_running = 0;
 }
 
 void sorter_free(struct sorter *so)
@@ -653,6 +769,7 @@ void sorter_free(struct sorter *so)
 
 	if (so == NULL)
 		return;
+	merge_stop(so);
 	spill_wait(so);
 	free(so->spare.ev);
 	free(so->pack);
@@ -666,7 +783,8 @@ void sorter_free(struct sorter *so)
 			free(so->src[i].buf);
 	free(so->src);
 	free(so->heap);
-	free(so->out);
+	free(so->outs[0].ev);
+	free(so->outs[1].ev);
 	vec_fini(&so->runs);
 	spill_fini(&so->sp);
 	free(so);

@@ -44,8 +44,9 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget);
 
 /* Whether a spill failed (the file could not be created, written or read,
  * by the sorter or a stage sharing its scratch file); the reason, a
- * sentence, is in *why. Waits for a spill in progress. Matching must not
- * start after a failure. */
+ * sentence, is in *why. Waits for a spill in progress, and ends the merge:
+ * ask it when decoding or matching is over. Matching must not start after
+ * a failure. */
 int sorter_failed(struct sorter *so, const char **why);
 
 /* After decoding: sorts what the model holds and prepares the merge.
