@@ -201,7 +201,9 @@ static int job_queue(struct store *s, struct store_job *j)
 		s->head = j;
 	s->tail = j;
 	s->queued++;
-	if (s->writer_idle)
+	/* an idle writer is woken for a few jobs at once, not for each: the
+	 * waits below (room, drain, stop) wake it for fewer */
+	if (s->writer_idle && s->queued >= STORE_WAKE)
 		pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->mu);
 	return failed ? -1 : 0;
@@ -292,6 +294,8 @@ int store_drain(struct store *s)
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
+	if (s->writer_idle && s->queued > 0)
+		pthread_cond_signal(&s->work);
 	while (s->queued > 0) {
 		s->waiting = 1;
 		pthread_cond_wait(&s->done, &s->mu);

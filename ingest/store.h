@@ -37,7 +37,7 @@ struct store {
 	int stop;
 };
 
-enum { STORE_QUEUE = 256 };
+enum { STORE_QUEUE = 256, STORE_WAKE = 8 };
 
 enum { BINS_ROWS = 64, BINS_MAX_COLS = 16 };
 
