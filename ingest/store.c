@@ -145,8 +145,12 @@ static void *writer_main(void *arg)
 			j->next = s->free;
 			s->free = j;
 			s->queued--;
+			s->finished++;
 			if (s->waiting && (s->queued <= STORE_QUEUE / 2 || s->queued == 0)) {
 				s->waiting = 0;
+				pthread_cond_broadcast(&s->done);
+			} else if (s->ticket_wait != 0 && s->finished >= s->ticket_wait) {
+				s->ticket_wait = 0;
 				pthread_cond_broadcast(&s->done);
 			}
 			pthread_mutex_unlock(&s->mu);
@@ -201,6 +205,7 @@ static int job_queue(struct store *s, struct store_job *j)
 		s->head = j;
 	s->tail = j;
 	s->queued++;
+	s->submitted++;
 	/* an idle writer is woken for a few jobs at once, not for each: the
 	 * waits below (room, drain, stop) wake it for fewer */
 	if (s->writer_idle && s->queued >= STORE_WAKE)
@@ -287,6 +292,33 @@ int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *
 	if (n >= 0 && n <= JOB_VALS)
 		memcpy(v, vals, (size_t)n * sizeof(*vals));
 	return store_job_submit(s, j, st, n, 1);
+}
+
+uint64_t store_ticket(struct store *s)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&s->mu);
+	t = s->submitted;
+	pthread_mutex_unlock(&s->mu);
+	return t;
+}
+
+int store_wait(struct store *s, uint64_t ticket)
+{
+	int failed;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->writer_idle && s->queued > 0)
+		pthread_cond_signal(&s->work);
+	while (s->finished < ticket) {
+		if (s->ticket_wait == 0 || ticket < s->ticket_wait)
+			s->ticket_wait = ticket;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
+	failed = s->failed;
+	pthread_mutex_unlock(&s->mu);
+	return failed ? -1 : 0;
 }
 
 int store_drain(struct store *s)
@@ -495,6 +527,22 @@ int bins_row(struct bins *b)
 	if (++b->rows < BINS_ROWS)
 		return 0;
 	if (store_job_submit(b->s, b->job, b->multi, BINS_ROWS * b->ncols, 1) != 0 ||
+	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
+		bins_fail(b);
+		return -1;
+	}
+	b->rows = 0;
+	return 0;
+}
+
+/* Queues the rows buffered so far, one INSERT each in one job. */
+int bins_flush(struct bins *b)
+{
+	if (b->failed)
+		return -1;
+	if (b->rows == 0)
+		return 0;
+	if (store_job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0 ||
 	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
 		bins_fail(b);
 		return -1;

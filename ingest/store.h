@@ -32,6 +32,9 @@ struct store {
 	struct store_job *head, *tail;
 	struct store_job *free;  /* finished jobs kept for reuse, each of full size */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
+	uint64_t submitted;      /* jobs queued so far, and finished so far: tickets */
+	uint64_t finished;
+	uint64_t ticket_wait;    /* a producer waits until finished reaches it (0: none) */
 	int writer_idle;         /* the writer waits on work: signal it */
 	int waiting;             /* a producer or drain waits on done: signal it */
 	int stop;
@@ -99,6 +102,15 @@ int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st
 void store_job_drop(struct store *s, struct store_job *j);
 /* Waits until every queued job has run; returns -1 if any failed. */
 int store_drain(struct store *s);
+/*
+ * For a producer sharing the store with another: a ticket for the jobs
+ * queued so far (its own included), and a wait until those have run,
+ * whatever the other queues meanwhile (store_drain would wait for those
+ * too). Values the jobs pointed to may then be reused. store_wait returns
+ * -1 if a job failed.
+ */
+uint64_t store_ticket(struct store *s);
+int store_wait(struct store *s, uint64_t ticket);
 int store_commit(struct store *s);
 int store_index(struct store *s);
 /* Stops the writer thread and closes the database. */
@@ -113,6 +125,8 @@ void bins_text(struct bins *b, const char *p, int n);
 void bins_blob(struct bins *b, const void *p, int n);
 /* Ends a row; returns -1 once an insert has failed. */
 int bins_row(struct bins *b);
+/* Queues the rows buffered so far; returns -1 once an insert has failed. */
+int bins_flush(struct bins *b);
 /* Flushes the remaining rows and finalizes; returns -1 if any insert failed. */
 int bins_fini(struct bins *b);
 

@@ -7,6 +7,10 @@
  * detail (lod.h) as it is written.
  */
 #include <stdio.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,18 +243,18 @@ static struct flow_from *flows_by_from(struct build *b)
 	return v;
 }
 
-static int write_slices(struct build *b, struct ingest_opts_view *pv)
+/* Writes the slices, group by group in order (ss_order). */
+static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint32_t *order)
 {
 	struct depth_range *r = NULL;
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	struct flow_cursor fc = { NULL, b->flows.len, 0 };
-	uint32_t *order = NULL;
 	size_t nr = b->ss.groups.len, k;
 	int rc = -1;
 
-	if (bb == NULL || lw == NULL || (order = ss_order(&b->ss)) == NULL ||
-	    (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL || (fc.v = flows_by_from(b)) == NULL) {
+	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL ||
+	    (fc.v = flows_by_from(b)) == NULL) {
 		b->oom = 1;
 		goto out_free;
 	}
@@ -279,7 +283,6 @@ out_fini:
 out_free:
 	free(bb);
 	free(lw);
-	free(order);
 	free(fc.v);
 	free(r);
 	return rc;
@@ -781,30 +784,44 @@ static void order_name(struct name_ent *v, size_t n)
 	}
 }
 
-enum { NAME_BUF = 8 << 20 }; /* chunk bytes held until the writer has them */
+enum { NAME_BUF = 4 << 20 }; /* bytes of each of the two chunk buffers */
+
+/* The name index's own thread: it runs while the slices are written (the
+ * build's thread waits for the writer most of that time), and shares only
+ * the store's queue with it, reading the slice store, which nothing
+ * changes now but the slice groups' packed bytes it never reads. */
+struct name_index {
+	struct build *b;
+	pthread_t th;
+	int started;
+	int rc;        /* 0, or -1: failed (oom says whether for memory) */
+	int oom;
+	uint8_t *buf[2];     /* chunk bytes, until the writer has them */
+	uint64_t ticket[2];  /* store_ticket() once each buffer's last row went */
+};
 
 /*
  * The name index (tracedb.h, schema/trace.sql name_index): every slice
  * by (name, ts, id), in chunks. The slice store noted each name's slices
  * as they were made; their ids are known now, and order_name finishes
- * each name's order. Chunks' bytes go through a buffer that the writer
- * empties (store_drain) whenever it fills.
+ * each name's order. Chunks' bytes go through two buffers in turn: a full
+ * one is handed on whole, and refilled once the writer has run its rows.
  */
-static int write_name_index(struct build *b)
+static int write_name_index(struct name_index *ni)
 {
+	struct build *b = ni->b;
 	size_t k, cap = 0, used = 0;
 	struct name_ent *v = NULL;
-	uint8_t *buf = malloc(NAME_BUF);
 	struct bins nb;
-	int rc = -1, failed = 0;
+	int cur = 0, rc = -1, failed = 0;
 
-	if (buf == NULL) {
-		b->oom = 1;
+	if ((ni->buf[0] = malloc(NAME_BUF)) == NULL || (ni->buf[1] = malloc(NAME_BUF)) == NULL) {
+		ni->oom = 1;
 		return -1;
 	}
 	if (bins_init(&nb, b->s, "name_index", 5) != 0)
 		goto out;
-	for (k = 0; k < b->ss.nnames; k++) {
+	for (k = 0; k < b->ss.nnames && !failed; k++) {
 		size_t gn = b->ss.names[k].count, c, j;
 		struct ss_reader rd;
 		struct ss_ref ref;
@@ -815,7 +832,7 @@ static int write_name_index(struct build *b)
 			struct name_ent *grown = realloc(v, gn * sizeof(*v));
 
 			if (grown == NULL) {
-				b->oom = 1;
+				ni->oom = 1;
 				break;
 			}
 			v = grown;
@@ -834,14 +851,20 @@ static int write_name_index(struct build *b)
 			size_t m = gn - c < TRACEDB_NAMES_CHUNK ? gn - c : TRACEDB_NAMES_CHUNK;
 			uint8_t *o;
 
-			if (NAME_BUF - used < m * TRACEDB_NAMES_PAIR_MAX) {
-				if (store_drain(b->s) != 0) { /* the blobs point into buf */
+			if (NAME_BUF - used < m * TRACEDB_NAMES_PAIR_MAX) { /* the other buffer, once free */
+				if (bins_flush(&nb) != 0) {
 					failed = 1;
-					goto out_fini;
+					break;
+				}
+				ni->ticket[cur] = store_ticket(b->s);
+				cur ^= 1;
+				if (store_wait(b->s, ni->ticket[cur]) != 0) {
+					failed = 1;
+					break;
 				}
 				used = 0;
 			}
-			o = buf + used;
+			o = ni->buf[cur] + used;
 			for (j = 1; j < m; j++)
 				o += tracedb_names_put(o, v[c + j - 1].ts, (int64_t)v[c + j - 1].id, v[c + j].ts,
 						       (int64_t)v[c + j].id);
@@ -849,19 +872,52 @@ static int write_name_index(struct build *b)
 			bins_i64(&nb, v[c].ts);
 			bins_i64(&nb, (int64_t)v[c].id);
 			bins_i64(&nb, (int64_t)m);
-			bins_blob(&nb, buf + used, (int)(o - (buf + used)));
+			bins_blob(&nb, ni->buf[cur] + used, (int)(o - (ni->buf[cur] + used)));
 			bins_row(&nb);
-			used = (size_t)(o - buf);
+			used = (size_t)(o - ni->buf[cur]);
 		}
 	}
-out_fini:
 	rc = bins_fini(&nb);
-	if (store_drain(b->s) != 0)
+	/* both buffers are free once the writer has run every row of them */
+	if (store_wait(b->s, store_ticket(b->s)) != 0)
 		rc = -1;
 out:
 	free(v);
-	free(buf);
-	return rc || failed || b->oom ? -1 : 0;
+	return rc || failed || ni->oom ? -1 : 0;
+}
+
+static void *name_index_main(void *ctx)
+{
+	struct name_index *ni = ctx;
+
+	/* the writer is the bottleneck while slices are written: this thread
+	 * should take the time the build's thread leaves, not the writer's */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	ni->rc = write_name_index(ni);
+	return NULL;
+}
+
+/* Starts the name index beside the slices; without a thread, it is written
+ * when name_index_end() is called. */
+static void name_index_start(struct name_index *ni, struct build *b)
+{
+	memset(ni, 0, sizeof(*ni));
+	ni->b = b;
+	ni->started = pthread_create(&ni->th, NULL, name_index_main, ni) == 0;
+}
+
+/* Waits for the name index (or writes it now); 0, or -1 when it failed. */
+static int name_index_end(struct name_index *ni)
+{
+	if (ni->started)
+		pthread_join(ni->th, NULL);
+	else
+		ni->rc = write_name_index(ni);
+	free(ni->buf[0]);
+	free(ni->buf[1]);
+	if (ni->oom)
+		ni->b->oom = 1;
+	return ni->rc;
 }
 
 static int write_strings(struct build *b)
@@ -1049,8 +1105,17 @@ static int write_meta(struct build *b)
 
 int build_write(struct build *b, struct ingest_opts_view *pv)
 {
-	int rc = write_slices(b, pv);
+	uint32_t *order = ss_order(&b->ss); /* slice ids from here on */
+	struct name_index ni;
+	int rc, nrc;
 
+	if (order == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	name_index_start(&ni, b);
+	rc = write_slices(b, pv, order);
+	free(order);
 	rc = rc ? rc : write_counters(b, pv);
 	rc = rc ? rc : write_flows(b);
 	rc = rc ? rc : write_sched(b);
@@ -1060,7 +1125,8 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 	rc = rc ? rc : write_tracks(b);
 	rc = rc ? rc : write_providers(b);
 	rc = rc ? rc : write_strings(b);
-	rc = rc ? rc : write_name_index(b);
+	nrc = name_index_end(&ni); /* waited for whatever happened before */
+	rc = rc ? rc : nrc;
 	b->res->start_ns = b->start_ns;
 	b->res->end_ns = b->end_ns;
 	rc = rc ? rc : write_diagnostics(b);
