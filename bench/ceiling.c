@@ -9,7 +9,8 @@
  * SCHEMA_SQL (default schema/trace.sql, the one ingest runs), the best
  * settings PERFORMANCE.md measured (page_size 65536, journal off,
  * synchronous off, exclusive locking, no mutex, one transaction, 64-row
- * multi-row INSERTs, text and blobs bound SQLITE_STATIC, no index during
+ * multi-row INSERTs, text and blobs bound SQLITE_STATIC, a number bound
+ * again only where it changed (bindings outlive a reset), no index during
  * the load), every table in the order of its rows in FROM_DB (rowid order,
  * or key order for WITHOUT ROWID tables: the order that loads fastest), and
  * then the same indexes FROM_DB holds (ingest builds them after the load
@@ -276,13 +277,31 @@ static void bind_value(sqlite3_stmt *st, int idx, const struct cval *x)
 	}
 }
 
-/*
- * Binds `rows` rows from vals on and runs st once. A rowid one past the last
- * one (*last) is bound as NULL: SQLite then appends without looking the key
- * up, which is what ingest does for its ids from 1.
- */
-static int insert_rows(sqlite3 *db, sqlite3_stmt *st, const struct ctable *t, size_t first, int rows, int64_t *last)
+/* Whether x is bound already, where b was: the same number, or NULL. A
+ * statement keeps its bindings across a reset, so ingest's writer binds
+ * only what changed (ingest/store.c), and so does this loader. */
+static int bound_same(const struct cval *b, const struct cval *x)
 {
+	if (b->type != x->type)
+		return 0;
+	if (x->type == SQLITE_INTEGER)
+		return b->v.i == x->v.i;
+	if (x->type == SQLITE_FLOAT)
+		return memcmp(&b->v.d, &x->v.d, sizeof(x->v.d)) == 0;
+	return x->type == SQLITE_NULL;
+}
+
+/*
+ * Binds `rows` rows from vals on and runs st once; bound holds what st has
+ * bound by parameter (type -1: nothing, or text and blobs, bound again).
+ * A rowid one past the last one (*last) is bound as NULL: SQLite then
+ * appends without looking the key up, which is what ingest does for its
+ * ids from 1.
+ */
+static int insert_rows(sqlite3 *db, sqlite3_stmt *st, struct cval *bound, const struct ctable *t, size_t first,
+		       int rows, int64_t *last)
+{
+	static const struct cval null = { SQLITE_NULL, 0, { 0 } };
 	const struct cval *vals = &t->vals[first * (size_t)t->ncols];
 	int i, rc;
 
@@ -290,11 +309,15 @@ static int insert_rows(sqlite3 *db, sqlite3_stmt *st, const struct ctable *t, si
 		const struct cval *x = &vals[i];
 
 		if (i % t->ncols == t->rowid_col && x->type == SQLITE_INTEGER && x->v.i == *last + 1)
-			sqlite3_bind_null(st, i + 1);
-		else
-			bind_value(st, i + 1, x);
-		if (i % t->ncols == t->rowid_col && x->type == SQLITE_INTEGER)
-			*last = x->v.i;
+			x = &null;
+		if (i % t->ncols == t->rowid_col && vals[i].type == SQLITE_INTEGER)
+			*last = vals[i].v.i;
+		if (bound_same(&bound[i], x))
+			continue;
+		bind_value(st, i + 1, x);
+		bound[i] = *x;
+		if (x->type == SQLITE_TEXT || x->type == SQLITE_BLOB)
+			bound[i].type = -1;
 	}
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
@@ -308,24 +331,30 @@ static int insert_rows(sqlite3 *db, sqlite3_stmt *st, const struct ctable *t, si
 static int table_load(sqlite3 *db, const struct ctable *t)
 {
 	sqlite3_stmt *multi = NULL, *one = NULL;
+	struct cval *bound = calloc((size_t)(BATCH + 1) * (size_t)t->ncols, sizeof(*bound));
 	int64_t last = 0; /* the last rowid inserted; an empty table appends from 1 */
-	size_t r = 0;
+	size_t r = 0, i;
 	int rc = -1;
 
-	if (t->nrows == 0)
-		return 0;
+	if (t->nrows == 0 || bound == NULL) {
+		free(bound);
+		return t->nrows == 0 ? 0 : -1;
+	}
+	for (i = 0; i < (size_t)(BATCH + 1) * (size_t)t->ncols; i++)
+		bound[i].type = -1; /* multi's parameters, then one's */
 	if ((multi = prepare_insert(db, t, BATCH)) == NULL || (one = prepare_insert(db, t, 1)) == NULL)
 		goto out_finalize;
 	for (; r + BATCH <= t->nrows; r += BATCH)
-		if (insert_rows(db, multi, t, r, BATCH, &last) != 0)
+		if (insert_rows(db, multi, bound, t, r, BATCH, &last) != 0)
 			goto out_finalize;
 	for (; r < t->nrows; r++)
-		if (insert_rows(db, one, t, r, 1, &last) != 0)
+		if (insert_rows(db, one, bound + (size_t)BATCH * (size_t)t->ncols, t, r, 1, &last) != 0)
 			goto out_finalize;
 	rc = 0;
 out_finalize:
 	sqlite3_finalize(multi);
 	sqlite3_finalize(one);
+	free(bound);
 	return rc;
 }
 

@@ -44,6 +44,8 @@ enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
 struct store_stmt {
 	sqlite3_stmt *st; /* NULL until prepared, or when preparing failed */
 	char *sql;
+	struct bins_val *bound; /* the writer's: the number values bound last, by parameter */
+	int nbound;
 };
 
 enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE };
@@ -78,6 +80,18 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
 	}
 }
 
+/* Whether x is bound already, where b was: the same number, or NULL. */
+static int bound_same(const struct bins_val *b, const struct bins_val *x)
+{
+	if (b->type != x->type)
+		return 0;
+	if (x->type == SQLITE_INTEGER)
+		return b->i == x->i;
+	if (x->type == SQLITE_FLOAT)
+		return memcmp(&b->d, &x->d, sizeof(x->d)) == 0;
+	return x->type == SQLITE_NULL;
+}
+
 /* Records the first failure (the writer's copy in *failed too). */
 static void job_fail(struct store *s, int *failed, const char *what)
 {
@@ -98,6 +112,7 @@ static void job_run(struct store *s, struct store_job *j, int *failed)
 
 	if (j->kind == JOB_FINALIZE) {
 		sqlite3_finalize(st);
+		free(j->st->bound);
 		free(j->st->sql);
 		free(j->st);
 		return;
@@ -107,9 +122,26 @@ static void job_run(struct store *s, struct store_job *j, int *failed)
 			job_fail(s, failed, "prepare");
 		return;
 	}
-	for (k = 0; k < j->steps && !*failed; k++, v += j->n) {
+	if (j->st->bound == NULL && j->n > 0 && (j->st->bound = malloc((size_t)j->n * sizeof(*v))) != NULL) {
+		j->st->nbound = j->n;
 		for (i = 0; i < j->n; i++)
+			j->st->bound[i].type = -1; /* nothing bound yet */
+	}
+	for (k = 0; k < j->steps && !*failed; k++, v += j->n) {
+		for (i = 0; i < j->n; i++) {
+			/* a statement keeps its bindings across a reset: a number
+			 * (or NULL) already bound there is not bound again, which
+			 * spares most of a row's columns (track, depth, category,
+			 * NULLs repeat); text and blobs always are */
+			if (i < j->st->nbound && bound_same(&j->st->bound[i], &v[i]))
+				continue;
 			bind_val(st, i + 1, &v[i]);
+			if (i < j->st->nbound) {
+				j->st->bound[i] = v[i];
+				if (v[i].type == SQLITE_TEXT || v[i].type == SQLITE_BLOB)
+					j->st->bound[i].type = -1;
+			}
+		}
 		if (sqlite3_step(st) != SQLITE_DONE)
 			job_fail(s, failed, "insert");
 		sqlite3_reset(st);
