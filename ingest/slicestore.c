@@ -82,7 +82,7 @@ static int spill_all(struct slicestore *st)
 		if (stream_spill(st, &VEC_AT(&st->groups, struct ss_group, i)->data) != 0)
 			return -1;
 	for (i = 0; i < st->nnames; i++)
-		if (stream_spill(st, &st->names[i].data) != 0)
+		if (st->names[i].big != NULL && stream_spill(st, st->names[i].big) != 0)
 			return -1;
 	st->resident = 0;
 	return 0;
@@ -110,8 +110,13 @@ void ss_fini(struct slicestore *st)
 	kmap_fini(&st->map);
 	free(st->near);
 	for (i = 0; i < st->nnames; i++) {
-		free(st->names[i].data.p);
-		free(st->names[i].data.segs);
+		struct ss_bytes *big = st->names[i].big;
+
+		if (big != NULL) {
+			free(big->p);
+			free(big->segs);
+			free(big);
+		}
 	}
 	free(st->names);
 	memset(st, 0, sizeof(*st));
@@ -281,22 +286,40 @@ void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
 		st->nnames = cap;
 	}
 	n = &st->names[name];
+	if (!st->noted) {
+		st->note_base = ts;
+		st->noted = 1;
+	}
+	if (n->count == 0)
+		n->ts = st->note_base;
 	o = note;
 	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
 	o += tracedb_put_varint(o, r.group);
 	o += tracedb_put_varint(o, r.ord);
 	k = (size_t)(o - note);
-	/* from 8 bytes: a trace may have a million names used once each, and
-	 * a name's first note is a few bytes */
-	if (bytes_room(&n->data, k, 8) != 0) {
-		st->oom = 1;
-		return;
+	if (n->big == NULL && n->len + k <= sizeof(n->inl)) {
+		memcpy(n->inl + n->len, note, k);
+		n->len = (uint8_t)(n->len + k);
+	} else {
+		if (n->big == NULL) { /* outgrown: the notes so far move to a stream */
+			if ((n->big = calloc(1, sizeof(*n->big))) == NULL || bytes_room(n->big, n->len + k, 32) != 0) {
+				st->oom = 1;
+				return;
+			}
+			memcpy(n->big->p, n->inl, n->len);
+			n->big->len = n->len;
+			k += n->len;
+			n->len = 0;
+		} else if (bytes_room(n->big, k, 32) != 0) {
+			st->oom = 1;
+			return;
+		}
+		memcpy(n->big->p + n->big->len, note, (size_t)(o - note));
+		n->big->len += (size_t)(o - note);
+		resident_add(st, k); /* a failure sticks in the scratch file */
 	}
-	memcpy(n->data.p + n->data.len, note, k);
-	n->data.len += k;
 	n->ts = ts;
 	n->count++;
-	resident_add(st, k); /* a failure sticks in the scratch file */
 }
 
 static const struct slicestore *g_order_store;
@@ -442,7 +465,14 @@ void ss_drop_group(struct slicestore *st, uint32_t group)
 
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name)
 {
-	reader_open(rd, st, name < st->nnames ? &st->names[name].data : NULL);
+	const struct ss_name *n = name < st->nnames ? &st->names[name] : NULL;
+
+	reader_open(rd, st, n != NULL ? n->big : NULL);
+	if (n != NULL && n->big == NULL) { /* the notes in the entry: the reader's only piece */
+		rd->p = n->inl;
+		rd->end = n->inl + n->len;
+	}
+	rd->last.ts = st->note_base;
 }
 
 int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r)

@@ -73,10 +73,15 @@ struct ss_group {
 	uint64_t first_id;     /* the id of ordinal 0, once ss_order ran */
 };
 
+/* A name's notes, (ts, group, ordinal) of each slice, packed after one
+ * another: in the entry itself while they fit (a trace may have a million
+ * names used once each), then in a stream of their own. 32 bytes. */
 struct ss_name {
-	struct ss_bytes data;  /* (ts, group, ordinal) of each slice noted */
-	int64_t ts;            /* the last one's, for the delta */
+	struct ss_bytes *big;  /* NULL while the notes fit in inl */
+	int64_t ts;            /* the last note's, for the delta */
 	uint32_t count;
+	uint8_t len;           /* bytes in inl */
+	uint8_t inl[11];
 };
 
 struct slicestore {
@@ -86,6 +91,8 @@ struct slicestore {
 				* the map's answer without hashing, for the slices of most traces */
 	size_t near_tracks;    /* tracks near has room for */
 	struct ss_name *names; /* by string id, grown on use */
+	int64_t note_base;     /* the first note's ts: every name's deltas start from it */
+	int noted;             /* a note was made: note_base is set */
 	size_t nnames;
 	uint64_t count;        /* slices made */
 	int oom;               /* sticky: an allocation failed */

@@ -243,6 +243,61 @@ static void test_names(void **state)
 	ss_fini(&st);
 }
 
+/*
+ * Many names, each with one to a few notes (kept in the name's entry while
+ * they fit, then in a stream of its own), some far in time from the first
+ * note (too long for the entry at once): every note comes back, in order,
+ * with or without a scratch file for the streams.
+ */
+static void names_case(struct spill *sp, size_t budget)
+{
+	enum { NAMES = 3000 };
+	struct slicestore st;
+	struct ss_reader rd;
+	struct ss_ref r, got;
+	int64_t t, want;
+	size_t k, j;
+
+	ss_init(&st);
+	if (sp != NULL)
+		ss_spill_to(&st, sp, budget);
+	for (j = 0; j < 6; j++) /* notes interleaved across names, as a trace makes them */
+		for (k = 0; k < NAMES; k++) {
+			if (j > k % 6)
+				continue;
+			r = ss_new(&st, (uint32_t)(k % 7), (uint32_t)j);
+			want = k % 97 == 0 ? INT64_MAX - (int64_t)(k + j) : (int64_t)(1000000 + k * 10 + j);
+			ss_note(&st, (uint32_t)(k + 1), want, r);
+		}
+	assert_int_equal(st.oom, 0);
+	for (k = 0; k < NAMES; k++) {
+		assert_int_equal(st.names[k + 1].count, k % 6 + 1);
+		ss_read_name(&rd, &st, (uint32_t)(k + 1));
+		for (j = 0; j <= k % 6; j++) {
+			want = k % 97 == 0 ? INT64_MAX - (int64_t)(k + j) : (int64_t)(1000000 + k * 10 + j);
+			assert_int_equal(ss_read_note(&rd, &t, &got), 1);
+			assert_true(t == want);
+			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->track, k % 7);
+			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->depth, j);
+		}
+		assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+		ss_read_done(&rd);
+	}
+	ss_fini(&st);
+}
+
+static void test_names_many(void **state)
+{
+	struct spill sp;
+
+	(void)state;
+	names_case(NULL, 0);
+	assert_int_equal(spill_init(&sp, "/tmp", "packed slices"), 0);
+	names_case(&sp, 64); /* the streams spill again and again */
+	assert_int_equal(sp.failed, 0);
+	spill_fini(&sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_spill_fails),
 		cmocka_unit_test(test_unfinished),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
