@@ -11,6 +11,13 @@
  * goes on. The layout is schema/trace.sql. The database is written under a
  * temporary name and renamed into place only when complete, so a crash
  * never leaves a half-written trace behind.
+ *
+ * Threads, so that both cores work in every phase: while decoding, the
+ * sorter sorts and spills a run on a thread of its own; while matching, it
+ * merges the spilled runs a batch ahead on another; while writing, the
+ * store's writer runs SQLite and the name index is built beside the slices
+ * (write.c). Each hands data over whole, under a mutex; nothing else is
+ * shared while they run.
  */
 #ifndef INGEST_H
 #define INGEST_H
