@@ -25,8 +25,9 @@
 # It informs and never fails on a MISS: exit 0 unless a tool is missing or
 # a command fails. Installs Debian's `time` and `llvm` when missing.
 #
-# Environment: CC (cc), RECORDS (8600000), THREADS (8), SEED (1), RUNS (1;
-# llvm-xray takes about a minute a run), OURS (a command to time instead
+# Environment: CC (cc), RECORDS (8600000), THREADS (8), SEED (1), RUNS (1
+# here, 3 from `make bench-xray`; llvm-xray takes 13 to 17 s a run on this
+# log, and its time drifts with the machine's), OURS (a command to time instead
 # of the dump driver, the log path appended: e.g. once trace-server
 # ingests XRay, OURS="./trace-server ingest -o /tmp/x.db"), CEILING and
 # CEILING_DB (above; unset: no ceiling), BENCH_DIR (a new directory under
