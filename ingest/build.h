@@ -146,7 +146,7 @@ struct build {
 	int64_t start_ns, end_ns;
 	int have_time;
 	int oom;
-	int cancel;    /* the progress callback asked to stop */
+	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 };
 
 

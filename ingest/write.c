@@ -106,7 +106,7 @@ uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t f
 static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 {
 	if (v->fn && !b->cancel && v->fn(v->ctx, INGEST_PHASE_WRITE, v->base + done, v->total, 0) != 0)
-		b->cancel = 1;
+		__atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED); /* the name index's thread reads it too */
 	return b->cancel;
 }
 
@@ -821,7 +821,7 @@ static int write_name_index(struct name_index *ni)
 	}
 	if (bins_init(&nb, b->s, "name_index", 5) != 0)
 		goto out;
-	for (k = 0; k < b->ss.nnames && !failed; k++) {
+	for (k = 0; k < b->ss.nnames && !failed && !__atomic_load_n(&b->cancel, __ATOMIC_RELAXED); k++) {
 		size_t gn = b->ss.names[k].count, c, j;
 		struct ss_reader rd;
 		struct ss_ref ref;

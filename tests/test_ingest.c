@@ -308,6 +308,60 @@ static void test_budget_xray(void **state)
 	xrw_fini(&w);
 }
 
+/* ---- cancelling ------------------------------------------------------------ */
+
+/* Cancels at the first report of the given phase. */
+static int cancel_at(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+{
+	(void)done;
+	(void)total;
+	(void)events;
+	return phase == *(const enum ingest_phase *)ctx;
+}
+
+/*
+ * A cancel while the slices are written (the name index then builds on a
+ * thread of its own) or while matching stops the ingest with INGEST_ECANCEL
+ * and leaves no database; without one, the same archive ingests.
+ */
+static void test_cancel(void **state)
+{
+	static const enum ingest_phase phases[] = { INGEST_PHASE_BUILD, INGEST_PHASE_WRITE };
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	enum ingest_phase at;
+	char name[32], in[] = "/tmp/ts-cancel-XXXXXX", out[64];
+	struct fxtw w;
+	size_t i;
+	int fd;
+
+	(void)state;
+	t_open(&w);
+	for (i = 0; i < 20000; i++) { /* many names, so that the name index has work */
+		snprintf(name, sizeof(name), "n%zu", i % 5000);
+		fxtw_complete(&w, FXTW_TINL(1, 2 + i % 3), C, FXTW_INL(name), 10 * i, 10 * i + 5, NULL, 0);
+	}
+	assert_true((fd = mkstemp(in)) >= 0);
+	close(fd);
+	assert_int_equal(fxtw_save(&w, in), 0);
+	fxtw_fini(&w);
+	snprintf(out, sizeof(out), "%s.db", in);
+	o.progress = cancel_at;
+	o.progress_ctx = &at;
+	o.sort_budget = 1000; /* spilled runs: the merge runs on its thread */
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		at = phases[i];
+		assert_int_equal(ingest_file(in, out, &o, &res), INGEST_ECANCEL);
+		assert_int_not_equal(access(out, F_OK), 0);
+	}
+	at = (enum ingest_phase)-1; /* never */
+	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_OK);
+	assert_int_equal(access(out, F_OK), 0);
+	assert_int_equal(res.counts.slices, 20000);
+	remove(out);
+	remove(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_damage_not_a_trace),
 		cmocka_unit_test(test_budget_fxt),
 		cmocka_unit_test(test_budget_xray),
+		cmocka_unit_test(test_cancel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
