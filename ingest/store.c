@@ -178,7 +178,7 @@ static void *writer_main(void *arg)
 			s->free = j;
 			s->queued--;
 			s->finished++;
-			if (s->waiting && (s->queued <= STORE_QUEUE / 2 || s->queued == 0)) {
+			if (s->waiting && s->queued <= STORE_QUEUE / 2) { /* producers waiting for room */
 				s->waiting = 0;
 				pthread_cond_broadcast(&s->done);
 			} else if (s->ticket_wait != 0 && s->finished >= s->ticket_wait) {
@@ -355,18 +355,7 @@ int store_wait(struct store *s, uint64_t ticket)
 
 int store_drain(struct store *s)
 {
-	int failed;
-
-	pthread_mutex_lock(&s->mu);
-	if (s->writer_idle && s->queued > 0)
-		pthread_cond_signal(&s->work);
-	while (s->queued > 0) {
-		s->waiting = 1;
-		pthread_cond_wait(&s->done, &s->mu);
-	}
-	failed = s->failed;
-	pthread_mutex_unlock(&s->mu);
-	return failed ? -1 : 0;
+	return store_wait(s, store_ticket(s));
 }
 
 /* ---- the database --------------------------------------------------------- */

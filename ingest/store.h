@@ -36,7 +36,7 @@ struct store {
 	uint64_t finished;
 	uint64_t ticket_wait;    /* a producer waits until finished reaches it (0: none) */
 	int writer_idle;         /* the writer waits on work: signal it */
-	int waiting;             /* a producer or drain waits on done: signal it */
+	int waiting;             /* a producer waits on done for room: signal it */
 	int stop;
 };
 
@@ -100,14 +100,13 @@ struct store_job *store_job_take(struct store *s, struct bins_val **vals);
 int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps);
 /* Returns a taken job unused. */
 void store_job_drop(struct store *s, struct store_job *j);
-/* Waits until every queued job has run; returns -1 if any failed. */
+/* Waits until every job queued so far has run (store_wait on a ticket
+ * taken now); returns -1 if any failed. */
 int store_drain(struct store *s);
 /*
- * For a producer sharing the store with another: a ticket for the jobs
- * queued so far (its own included), and a wait until those have run,
- * whatever the other queues meanwhile (store_drain would wait for those
- * too). Values the jobs pointed to may then be reused. store_wait returns
- * -1 if a job failed.
+ * A ticket for the jobs queued so far, and a wait until those have run,
+ * whatever other producers queue meanwhile. Values the jobs pointed to
+ * may then be reused. store_wait returns -1 if a job failed.
  */
 uint64_t store_ticket(struct store *s);
 int store_wait(struct store *s, uint64_t ticket);
