@@ -54,28 +54,32 @@ static int stream_next(struct stream *s)
 	return tracedb_names_next(&s->p, s->end, &s->ts, &s->id);
 }
 
-/* Positions the stream on the first slice after the cursor (or the first). */
-static int stream_open(sqlite3 *db, struct stream *s, int64_t name, const struct qry_search_page *pg)
+/* The chunk of a name holding the cursor: the last one starting at or
+ * before it. Prepared once a page, for every name of it. */
+#define CURSOR_CHUNK_SQL                                                                                               \
+	"SELECT first_ts, first_id FROM name_index WHERE name_id = ?1 AND (first_ts, first_id) <= (?2, ?3) "          \
+	"ORDER BY first_ts DESC, first_id DESC LIMIT 1"
+
+/* Positions the stream on the first slice after the cursor (or the first);
+ * at is CURSOR_CHUNK_SQL when the page has a cursor. */
+static int stream_open(sqlite3 *db, sqlite3_stmt *at, struct stream *s, int64_t name,
+		       const struct qry_search_page *pg)
 {
-	sqlite3_stmt *at;
 	int64_t ts0 = INT64_MIN, id0 = INT64_MIN;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	if (pg->has_cursor) {
-		/* the chunk holding the cursor: the last one starting at or before it */
-		if (sqlite3_prepare_v2(db,
-				       "SELECT first_ts, first_id FROM name_index WHERE name_id = ?1 AND "
-				       "(first_ts, first_id) <= (?2, ?3) ORDER BY first_ts DESC, first_id DESC LIMIT 1",
-				       -1, &at, NULL) != SQLITE_OK)
-			return -1;
+		sqlite3_reset(at);
 		sqlite3_bind_int64(at, 1, name);
 		sqlite3_bind_int64(at, 2, pg->after_ts);
 		sqlite3_bind_int64(at, 3, pg->after_id);
-		if (sqlite3_step(at) == SQLITE_ROW) {
+		if ((rc = sqlite3_step(at)) == SQLITE_ROW) {
 			ts0 = sqlite3_column_int64(at, 0);
 			id0 = sqlite3_column_int64(at, 1);
+		} else if (rc != SQLITE_DONE) {
+			return -1;
 		}
-		sqlite3_finalize(at);
 	}
 	if (sqlite3_prepare_v2(db,
 			       "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
@@ -134,11 +138,13 @@ static long merge_page(sqlite3 *db, const int64_t *names, long nnames, const str
 		       int64_t *out)
 {
 	struct stream *s = calloc((size_t)nnames + 1, sizeof(*s));
+	sqlite3_stmt *at = NULL;
 	long i, n = 0;
-	int bad = s == NULL;
+	int bad = s == NULL || (pg->has_cursor && sqlite3_prepare_v2(db, CURSOR_CHUNK_SQL, -1, &at, NULL) != SQLITE_OK);
 
 	for (i = 0; i < nnames && !bad; i++)
-		bad = stream_open(db, &s[i], names[i], pg) != 0;
+		bad = stream_open(db, at, &s[i], names[i], pg) != 0;
+	sqlite3_finalize(at);
 	while (!bad && n <= (long)pg->limit) {
 		long best = -1;
 
