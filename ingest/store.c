@@ -46,7 +46,17 @@ struct store_stmt {
 	char *sql;
 	struct bins_val *bound; /* the writer's: the number values bound last, by parameter */
 	int nbound;
+	struct store_stmt *next_orphan; /* in store.orphans */
 };
+
+/* Finalizes st and frees it; on the writer thread, or once it has stopped. */
+static void stmt_free(struct store_stmt *st)
+{
+	sqlite3_finalize(st->st);
+	free(st->bound);
+	free(st->sql);
+	free(st);
+}
 
 enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE };
 
@@ -111,10 +121,7 @@ static void job_run(struct store *s, struct store_job *j, int *failed)
 	int i, k;
 
 	if (j->kind == JOB_FINALIZE) {
-		sqlite3_finalize(st);
-		free(j->st->bound);
-		free(j->st->sql);
-		free(j->st);
+		stmt_free(j->st);
 		return;
 	}
 	if (j->kind == JOB_PREPARE) {
@@ -293,11 +300,12 @@ struct store_stmt *store_prepare(struct store *s, const char *sql)
 void store_finalize(struct store *s, struct store_stmt *st)
 {
 	if (st != NULL && stmt_job(s, st, JOB_FINALIZE) != 0) {
-		/* out of memory: finalize here, once the writer is done */
-		store_drain(s);
-		sqlite3_finalize(st->st);
-		free(st->sql);
-		free(st);
+		/* out of memory: finalized by store_close, once the writer has
+		 * stopped (another producer may keep it busy until then) */
+		pthread_mutex_lock(&s->mu);
+		st->next_orphan = s->orphans;
+		s->orphans = st;
+		pthread_mutex_unlock(&s->mu);
 	}
 }
 
@@ -416,6 +424,12 @@ void store_close(struct store *s)
 
 		s->free = j->next;
 		free(j);
+	}
+	while (s->orphans != NULL) {
+		struct store_stmt *st = s->orphans;
+
+		s->orphans = st->next_orphan;
+		stmt_free(st);
 	}
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->work);

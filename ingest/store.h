@@ -31,6 +31,7 @@ struct store {
 	pthread_cond_t done;     /* jobs finished: producers and drains wake */
 	struct store_job *head, *tail;
 	struct store_job *free;  /* finished jobs kept for reuse, each of full size */
+	struct store_stmt *orphans; /* statements finalize could not queue (no memory): store_close's */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
 	uint64_t submitted;      /* jobs queued so far, and finished so far: tickets */
 	uint64_t finished;
