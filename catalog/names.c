@@ -1,9 +1,10 @@
 /*
  * The name index and search across traces.
  *
- * When a trace becomes ready, one pass over its slices gives, per slice
- * name, the count, the total and longest duration and a duration sketch
- * (sketch.h); these rows go to catalog.db (names, name_stats). A search
+ * When a trace becomes ready, its per-name statistics (the count, the
+ * total and longest duration and a duration sketch, tracedb/sketch.h),
+ * which ingest wrote into the trace's own name_stats table, are copied
+ * into catalog.db (names, name_stats), a row per name. A search
  * reads only them: the names table is scanned for the text (a few
  * thousand distinct names, not millions of slices) and name_stats is read
  * by name, so it costs the same whatever the traces' sizes.
@@ -14,130 +15,21 @@
 #include <string.h>
 
 #include "catalog_internal.h"
-#include "sketch.h"
+#include "../tracedb/sketch.h"
 
-/* A name's slices so far. Its durations are kept as they come until there
- * are NAME_DENSE of them, and only then summed into a dense sketch (15 KB):
- * a trace of a million names used once each costs megabytes, not 15 GB. */
-enum { NAME_DENSE = 1024 };
-
-struct name_acc {
-	uint64_t count, ended;
-	int64_t total, max;
-	struct sketch *sk;   /* NULL while the durations are kept */
-	int64_t *durs;
-	size_t ndurs, capdurs;
-};
-
-static void acc_free(struct name_acc **accs, int64_t n)
+/* Copies the trace's name statistics (its name_stats table, which ingest
+ * wrote) into the catalog, in one transaction. */
+static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 {
-	int64_t i;
+	sqlite3_stmt *src = NULL, *ins_name = NULL, *get_name = NULL, *ins = NULL, *del = NULL;
+	int rc = -1, step;
 
-	if (accs == NULL)
-		return;
-	for (i = 0; i < n; i++) {
-		if (accs[i] == NULL)
-			continue;
-		free(accs[i]->sk);
-		free(accs[i]->durs);
-		free(accs[i]);
-	}
-	free(accs);
-}
-
-/* Counts one ended slice's duration in a's sketch; 0, or -1 when out of memory. */
-static int acc_dur(struct name_acc *a, int64_t dur)
-{
-	size_t i;
-
-	if (a->sk != NULL) {
-		sketch_add(a->sk, dur);
-		return 0;
-	}
-	if (a->ndurs == NAME_DENSE) {
-		if ((a->sk = calloc(1, sizeof(*a->sk))) == NULL)
-			return -1;
-		for (i = 0; i < a->ndurs; i++)
-			sketch_add(a->sk, a->durs[i]);
-		free(a->durs);
-		a->durs = NULL;
-		sketch_add(a->sk, dur);
-		return 0;
-	}
-	if (a->ndurs == a->capdurs) {
-		size_t cap = a->capdurs ? 2 * a->capdurs : 4;
-		int64_t *grown = realloc(a->durs, cap * sizeof(*grown));
-
-		if (grown == NULL)
-			return -1;
-		a->durs = grown;
-		a->capdurs = cap;
-	}
-	a->durs[a->ndurs++] = dur;
-	return 0;
-}
-
-/* One pass over the slices; accs[name_id] for every name in use. */
-static int accumulate(sqlite3 *db, struct name_acc ***out, int64_t *nout)
-{
-	struct name_acc **accs = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t n = 0;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), -1) + 1 FROM strings", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW)
-		goto fail;
-	n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (n < 0 || n > (INT64_C(1) << 32) || (accs = calloc((size_t)n + 1, sizeof(*accs))) == NULL)
-		goto fail;
-	if (sqlite3_prepare_v2(db, "SELECT name_id, dur FROM slices", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-		struct name_acc *a;
-
-		if (id < 0 || id >= n)
-			continue;
-		if ((a = accs[id]) == NULL && (a = accs[id] = calloc(1, sizeof(*a))) == NULL)
-			goto fail;
-		a->count++;
-		if (dur < 0)
-			continue;
-		a->ended++;
-		a->total += dur;
-		if (dur > a->max)
-			a->max = dur;
-		if (acc_dur(a, dur) != 0)
-			goto fail;
-	}
-	if (rc != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(st);
-	*out = accs;
-	*nout = n;
-	return 0;
-fail:
-	sqlite3_finalize(st);
-	acc_free(accs, n);
-	return -1;
-}
-
-/* Writes the rows of one trace in one transaction. */
-static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace, struct name_acc **accs, int64_t n)
-{
-	sqlite3_stmt *str = NULL, *ins_name = NULL, *get_name = NULL, *ins = NULL, *del = NULL;
-	uint8_t *blob = malloc(SKETCH_MAX_BYTES);
-	int64_t i;
-	int rc = -1;
-
-	if (blob == NULL || sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		free(blob);
+	if (sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return -1;
-	}
-	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &str, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
+			       "JOIN strings s ON s.id = n.name_id",
+			       -1, &src, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &ins_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &get_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
@@ -149,75 +41,55 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace, struct name_acc 
 	sqlite3_bind_int64(del, 1, trace);
 	if (sqlite3_step(del) != SQLITE_DONE)
 		goto out;
-	for (i = 0; i < n; i++) {
-		const unsigned char *name;
-		int64_t name_id;
-		size_t len;
+	while ((step = sqlite3_step(src)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(src, 0);
+		int i;
 
-		if (accs[i] == NULL)
+		if (name == NULL)
 			continue;
-		sqlite3_bind_int64(str, 1, i);
-		if (sqlite3_step(str) != SQLITE_ROW || (name = sqlite3_column_text(str, 0)) == NULL) {
-			sqlite3_reset(str);
-			continue;
-		}
-		sqlite3_bind_text(ins_name, 1, (const char *)name, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(get_name, 1, (const char *)name, -1, SQLITE_TRANSIENT);
-		sqlite3_reset(str);
+		sqlite3_bind_text(ins_name, 1, (const char *)name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(get_name, 1, (const char *)name, -1, SQLITE_STATIC);
 		if (sqlite3_step(ins_name) != SQLITE_DONE || sqlite3_step(get_name) != SQLITE_ROW)
 			goto out;
-		name_id = sqlite3_column_int64(get_name, 0);
+		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(get_name, 0));
 		sqlite3_reset(ins_name);
 		sqlite3_reset(get_name);
-		len = accs[i]->sk != NULL ? sketch_encode(accs[i]->sk, blob)
-					  : sketch_encode_values(accs[i]->durs, accs[i]->ndurs, blob);
-		sqlite3_bind_int64(ins, 1, name_id);
 		sqlite3_bind_int64(ins, 2, trace);
-		sqlite3_bind_int64(ins, 3, (int64_t)accs[i]->count);
-		sqlite3_bind_int64(ins, 4, (int64_t)accs[i]->ended);
-		sqlite3_bind_int64(ins, 5, accs[i]->total);
-		sqlite3_bind_int64(ins, 6, accs[i]->max);
-		sqlite3_bind_blob(ins, 7, blob, (int)len, SQLITE_STATIC);
+		for (i = 1; i <= 4; i++)
+			sqlite3_bind_int64(ins, i + 2, sqlite3_column_int64(src, i));
+		sqlite3_bind_blob(ins, 7, sqlite3_column_blob(src, 5), sqlite3_column_bytes(src, 5), SQLITE_STATIC);
 		/* strings are distinct (ingest interns them): one row per name */
-		if (sqlite3_step(ins) != SQLITE_DONE) {
-			sqlite3_reset(ins);
-			continue;
-		}
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto out;
 		sqlite3_reset(ins);
 	}
-	rc = 0;
+	rc = step == SQLITE_DONE ? 0 : -1;
 out:
-	sqlite3_finalize(str);
+	sqlite3_finalize(src);
 	sqlite3_finalize(ins_name);
 	sqlite3_finalize(get_name);
 	sqlite3_finalize(ins);
 	sqlite3_finalize(del);
 	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
 		rc = -1;
-	free(blob);
 	return rc;
 }
 
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 {
-	struct name_acc **accs = NULL;
 	sqlite3 *db = NULL, *cat = NULL;
 	char path[4096];
-	int64_t n = 0;
 	int rc = -1;
 
 	snprintf(path, sizeof(path), "%s/catalog.db", c->dir);
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
 	    sqlite3_open_v2(path, &cat, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
 		sqlite3_busy_timeout(cat, 10000);
-		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
-		if (accumulate(db, &accs, &n) == 0)
-			rc = write_rows(cat, db, id, accs, n);
+		rc = write_rows(cat, db, id);
 	}
 	if (rc != 0)
 		fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id,
 			cat ? sqlite3_errmsg(cat) : "cannot open");
-	acc_free(accs, n);
 	sqlite3_close(db);
 	sqlite3_close(cat);
 	return rc;

@@ -8,7 +8,8 @@
  * Meaning 3-8), handing each finished slice to the slice store
  * (slicestore.h, packed, spilled past the same budget); write.c writes
  * every table in cluster order (store.h, with the level of detail of lod.h)
- * from the store's groups; build.c runs the three. Only ingest.c and these
+ * from the store's groups, and names.c the name index and statistics from
+ * its notes; build.c runs them. Only ingest.c and these
  * files include this header.
  *
  * Memory: the sorter and the slice store keep to a budget and spill to one
@@ -193,5 +194,23 @@ uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t f
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
  * reason is in the store's error). */
 int build_write(struct build *b, struct ingest_opts_view *pv);
+
+/* names.c: the name index and the name statistics (schema/trace.sql
+ * name_index, name_stats), from the slice store's notes once slice ids are
+ * known, on a thread of their own beside the slices (the build's thread
+ * waits for the writer most of that time); they share only the store's
+ * queue with it, and read the slice store, which nothing changes then but
+ * the groups' packed bytes they never read. */
+struct name_index {
+	struct build *b;
+	pthread_t th;
+	int started;
+	int rc;  /* 0, or -1: failed (oom says whether for memory) */
+	int oom;
+};
+/* Starts writing them; without a thread, they are written by name_index_end(). */
+void name_index_start(struct name_index *ni, struct build *b);
+/* Waits for them (or writes them now); 0, or -1 when it failed. */
+int name_index_end(struct name_index *ni);
 
 #endif

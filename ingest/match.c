@@ -182,7 +182,6 @@ static void on_duration(struct build *b, const struct mdl_ev *e)
 		b->oom = 1;
 		return;
 	}
-	ss_note(&b->ss, e->name, e->ts, o.ref);
 	o.made = b->made++;
 	o.ts = e->ts;
 	o.name = e->name;
@@ -321,7 +320,6 @@ static int async_store(struct build *b, struct bslice *s, struct ss_ref parent)
 	s->ref = ss_new(&b->ss, s->track, s->depth);
 	if (s->ref.group == MDL_NONE)
 		return -1;
-	ss_note(&b->ss, s->name, s->ts, s->ref);
 	return ss_finish(&b->ss, s->ref, &x);
 }
 

@@ -8,7 +8,7 @@
 #include "../tracedb/tracedb.h"
 #include "slicestore.h"
 
-enum { SLICE_MAX_BYTES = 7 * 10, NOTE_MAX_BYTES = 3 * 10 };
+enum { SLICE_MAX_BYTES = 7 * 10, NOTE_MAX_BYTES = 4 * 10 };
 
 /* A slice finished before its turn, waiting for the ones before it. */
 struct ss_early {
@@ -38,6 +38,7 @@ void ss_init(struct slicestore *st)
 {
 	memset(st, 0, sizeof(*st));
 	vec_init(&st->groups, sizeof(struct ss_group));
+	vec_init(&st->bigs, sizeof(struct ss_bytes));
 	kmap_init(&st->map);
 }
 
@@ -81,8 +82,8 @@ static int spill_all(struct slicestore *st)
 	for (i = 0; i < st->groups.len; i++)
 		if (stream_spill(st, &VEC_AT(&st->groups, struct ss_group, i)->data) != 0)
 			return -1;
-	for (i = 0; i < st->nnames; i++)
-		if (st->names[i].big != NULL && stream_spill(st, st->names[i].big) != 0)
+	for (i = 0; i < st->bigs.len; i++)
+		if (stream_spill(st, VEC_AT(&st->bigs, struct ss_bytes, i)) != 0)
 			return -1;
 	st->resident = 0;
 	return 0;
@@ -109,15 +110,13 @@ void ss_fini(struct slicestore *st)
 	vec_fini(&st->groups);
 	kmap_fini(&st->map);
 	free(st->near);
-	for (i = 0; i < st->nnames; i++) {
-		struct ss_bytes *big = st->names[i].big;
+	for (i = 0; i < st->bigs.len; i++) {
+		struct ss_bytes *big = VEC_AT(&st->bigs, struct ss_bytes, i);
 
-		if (big != NULL) {
-			free(big->p);
-			free(big->segs);
-			free(big);
-		}
+		free(big->p);
+		free(big->segs);
 	}
+	vec_fini(&st->bigs);
 	free(st->names);
 	memset(st, 0, sizeof(*st));
 }
@@ -192,6 +191,71 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
 	return r;
 }
 
+/* Notes the slice r, named name, at ts for dur, under its name; 0, or -1
+ * when out of memory (or the scratch file failed). */
+static int note(struct slicestore *st, uint32_t name, int64_t ts, int64_t dur, struct ss_ref r)
+{
+	struct ss_name *n;
+	struct ss_bytes *big;
+	uint8_t buf[NOTE_MAX_BYTES], *o;
+	size_t k;
+
+	if (name == MDL_NONE) /* no name to find it by */
+		return 0;
+	if (name >= st->nnames) {
+		size_t cap = st->nnames ? st->nnames : 256;
+		struct ss_name *grown;
+
+		while (cap <= name)
+			cap *= 2;
+		if ((grown = realloc(st->names, cap * sizeof(*grown))) == NULL)
+			goto out_oom;
+		memset(grown + st->nnames, 0, (cap - st->nnames) * sizeof(*grown));
+		st->names = grown;
+		st->nnames = cap;
+	}
+	n = &st->names[name];
+	if (!st->noted) {
+		st->note_base = ts;
+		st->noted = 1;
+	}
+	if (n->count == 0)
+		n->ts = st->note_base;
+	o = buf;
+	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
+	o += tracedb_put_varint(o, (uint64_t)dur + 1);
+	o += tracedb_put_varint(o, r.group);
+	o += tracedb_put_varint(o, r.ord);
+	k = (size_t)(o - buf);
+	n->ts = ts;
+	n->count++;
+	if (n->big == 0 && n->len + k <= sizeof(n->inl)) {
+		memcpy(n->inl + n->len, buf, k);
+		n->len = (uint8_t)(n->len + k);
+		return 0;
+	}
+	if (n->big == 0) { /* outgrown: the notes so far move to a stream */
+		if (st->bigs.len >= UINT32_MAX - 1 || (big = vec_push(&st->bigs)) == NULL)
+			goto out_oom;
+		memset(big, 0, sizeof(*big));
+		n->big = (uint32_t)st->bigs.len;
+		if (bytes_room(big, n->len + k, 32) != 0)
+			goto out_oom;
+		memcpy(big->p, n->inl, n->len);
+		big->len = n->len;
+		k += n->len;
+		n->len = 0;
+	} else if (bytes_room((big = VEC_AT(&st->bigs, struct ss_bytes, n->big - 1)), k, 32) != 0) {
+		goto out_oom;
+	}
+	memcpy(big->p + big->len, buf, (size_t)(o - buf));
+	big->len += (size_t)(o - buf);
+	return resident_add(st, k);
+out_oom:
+	st->oom = 1;
+	return -1;
+}
+
 /* Packs s after g's last slice; 0, or -1 when out of memory. */
 static int pack(struct slicestore *st, struct ss_group *g, const struct ss_slice *s)
 {
@@ -234,6 +298,8 @@ int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
 	struct ss_early *e;
 	size_t i;
 
+	if (note(st, s->name, s->ts, s->dur, r) != 0)
+		return -1;
 	if (r.ord != g->packed) {
 		/* keep the early ones sorted by ordinal: they are few */
 		if ((e = vec_push(&g->early)) == NULL)
@@ -261,65 +327,6 @@ out_oom:
 	st->oom = 1;
 out_fail:
 	return -1;
-}
-
-void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r)
-{
-	struct ss_name *n;
-	uint8_t note[NOTE_MAX_BYTES], *o;
-	size_t k;
-
-	if (r.group == MDL_NONE || name == MDL_NONE) /* no name to find it by */
-		return;
-	if (name >= st->nnames) {
-		size_t cap = st->nnames ? st->nnames : 256;
-		struct ss_name *grown;
-
-		while (cap <= name)
-			cap *= 2;
-		if ((grown = realloc(st->names, cap * sizeof(*grown))) == NULL) {
-			st->oom = 1;
-			return;
-		}
-		memset(grown + st->nnames, 0, (cap - st->nnames) * sizeof(*grown));
-		st->names = grown;
-		st->nnames = cap;
-	}
-	n = &st->names[name];
-	if (!st->noted) {
-		st->note_base = ts;
-		st->noted = 1;
-	}
-	if (n->count == 0)
-		n->ts = st->note_base;
-	o = note;
-	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
-	o += tracedb_put_varint(o, r.group);
-	o += tracedb_put_varint(o, r.ord);
-	k = (size_t)(o - note);
-	if (n->big == NULL && n->len + k <= sizeof(n->inl)) {
-		memcpy(n->inl + n->len, note, k);
-		n->len = (uint8_t)(n->len + k);
-	} else {
-		if (n->big == NULL) { /* outgrown: the notes so far move to a stream */
-			if ((n->big = calloc(1, sizeof(*n->big))) == NULL || bytes_room(n->big, n->len + k, 32) != 0) {
-				st->oom = 1;
-				return;
-			}
-			memcpy(n->big->p, n->inl, n->len);
-			n->big->len = n->len;
-			k += n->len;
-			n->len = 0;
-		} else if (bytes_room(n->big, k, 32) != 0) {
-			st->oom = 1;
-			return;
-		}
-		memcpy(n->big->p + n->big->len, note, (size_t)(o - note));
-		n->big->len += (size_t)(o - note);
-		resident_add(st, k); /* a failure sticks in the scratch file */
-	}
-	n->ts = ts;
-	n->count++;
 }
 
 static const struct slicestore *g_order_store;
@@ -467,22 +474,24 @@ void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t na
 {
 	const struct ss_name *n = name < st->nnames ? &st->names[name] : NULL;
 
-	reader_open(rd, st, n != NULL ? n->big : NULL);
-	if (n != NULL && n->big == NULL) { /* the notes in the entry: the reader's only piece */
+	reader_open(rd, st, n != NULL && n->big ? VEC_AT(&st->bigs, struct ss_bytes, n->big - 1) : NULL);
+	if (n != NULL && n->big == 0) { /* the notes in the entry: the reader's only piece */
 		rd->p = n->inl;
 		rd->end = n->inl + n->len;
 	}
 	rd->last.ts = st->note_base;
 }
 
-int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r)
+int ss_read_note(struct ss_reader *rd, int64_t *ts, int64_t *dur, struct ss_ref *r)
 {
-	uint64_t d, g, o;
+	uint64_t d, u, g, o;
 
 	if (!reader_more(rd) || tracedb_get_varint(&rd->p, rd->end, &d) != 0 ||
-	    tracedb_get_varint(&rd->p, rd->end, &g) != 0 || tracedb_get_varint(&rd->p, rd->end, &o) != 0)
+	    tracedb_get_varint(&rd->p, rd->end, &u) != 0 || tracedb_get_varint(&rd->p, rd->end, &g) != 0 ||
+	    tracedb_get_varint(&rd->p, rd->end, &o) != 0)
 		return 0;
 	*ts = rd->last.ts = (int64_t)((uint64_t)rd->last.ts + tracedb_unzigzag(d));
+	*dur = (int64_t)(u - 1);
 	r->group = (uint32_t)g;
 	r->ord = (uint32_t)o;
 	return 1;

@@ -18,8 +18,9 @@
  * that depth has finished); a slice finished before an earlier one of its
  * group (damaged nesting) waits, unpacked, until they can follow in order.
  *
- * For the name index, the store also keeps per name the (ts, ref) of the
- * name's slices, packed in the order they were noted (about time order).
+ * For the name index and the name statistics, the store also keeps per
+ * name the (ts, dur, ref) of the name's slices, packed in the order they
+ * finished (about time order).
  *
  * Given a scratch file (spill.h), the store keeps at most about `budget`
  * packed bytes in memory: past it, every group's and name's bytes so far
@@ -73,15 +74,16 @@ struct ss_group {
 	uint64_t first_id;     /* the id of ordinal 0, once ss_order ran */
 };
 
-/* A name's notes, (ts, group, ordinal) of each slice, packed after one
- * another: in the entry itself while they fit (a trace may have a million
- * names used once each), then in a stream of their own. 32 bytes. */
+/* A name's notes, (ts, dur, group, ordinal) of each slice, packed after
+ * one another: in the entry itself while they fit (a trace may have a
+ * million names used once each), then in a stream of their own. 32 bytes. */
 struct ss_name {
-	struct ss_bytes *big;  /* NULL while the notes fit in inl */
 	int64_t ts;            /* the last note's, for the delta */
 	uint32_t count;
+	uint32_t big;          /* 0 while the notes fit in inl, else 1 + their
+				* stream's index in the store's bigs */
 	uint8_t len;           /* bytes in inl */
-	uint8_t inl[11];
+	uint8_t inl[15];
 };
 
 struct slicestore {
@@ -91,6 +93,7 @@ struct slicestore {
 				* the map's answer without hashing, for the slices of most traces */
 	size_t near_tracks;    /* tracks near has room for */
 	struct ss_name *names; /* by string id, grown on use */
+	struct vec bigs;       /* struct ss_bytes: the notes of names that outgrew their entry */
 	int64_t note_base;     /* the first note's ts: every name's deltas start from it */
 	int noted;             /* a note was made: note_base is set */
 	size_t nnames;
@@ -112,11 +115,9 @@ void ss_fini(struct slicestore *st);
  * memory, and st->oom set). */
 struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth);
 
-/* Hands over the finished slice r; 0, or -1 when out of memory. */
+/* Hands over the finished slice r, and notes it under its name (the name
+ * index's and the name statistics' data); 0, or -1 when out of memory. */
 int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s);
-
-/* Notes the slice r, named name and starting at ts, in the name index. */
-void ss_note(struct slicestore *st, uint32_t name, int64_t ts, struct ss_ref r);
 
 /*
  * Once every slice is finished: gives each group its first id, groups in
@@ -154,8 +155,8 @@ void ss_read_done(struct ss_reader *rd);
 /* Frees a group's bytes once it is written. */
 void ss_drop_group(struct slicestore *st, uint32_t group);
 
-/* Reads a name's (ts, ref) back, in the order they were noted. */
+/* Reads a name's (ts, dur, ref) back, in the order they were noted. */
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name);
-int ss_read_note(struct ss_reader *rd, int64_t *ts, struct ss_ref *r);
+int ss_read_note(struct ss_reader *rd, int64_t *ts, int64_t *dur, struct ss_ref *r);
 
 #endif

@@ -34,8 +34,9 @@ CREATE TABLE IF NOT EXISTS labels (
 	PRIMARY KEY (trace_id, key)
 ) WITHOUT ROWID;
 
--- The name index, built when a trace is ingested: for each slice name of
--- each ready trace, how many slices carry it and how long they ran. Search
+-- The name index, copied from each ready trace's own name_stats (which
+-- ingest writes): for each slice name of each ready trace, how many slices
+-- carry it and how long they ran. Search
 -- across traces reads only these tables, never a trace's own database.
 CREATE TABLE IF NOT EXISTS names (
 	id INTEGER PRIMARY KEY,
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS names (
 );
 
 -- count: slices of that name; durations cover those that ended (dur >= 0).
--- sketch: the durations' histogram (catalog/sketch.h: log-linear buckets,
+-- sketch: the durations' histogram (tracedb/sketch.h: log-linear buckets,
 -- 32 per power of two), from which p50 and p95 are estimated.
 CREATE TABLE IF NOT EXISTS name_stats (
 	name_id INTEGER NOT NULL,

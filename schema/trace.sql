@@ -236,6 +236,21 @@ CREATE TABLE name_index (
 	PRIMARY KEY (name_id, first_ts, first_id)
 ) WITHOUT ROWID;
 
+-- Per slice name, what search across traces reads (the server copies these
+-- rows into its catalog when the trace is ready): how many slices carry the
+-- name, how many of them ended, their total and longest duration in ns
+-- (ended ones only; total stops at 2^63 - 1), and a sketch of the ended
+-- ones' durations whose layout and encoding have one owner,
+-- tracedb/sketch.h.
+CREATE TABLE name_stats (
+	name_id INTEGER PRIMARY KEY,
+	count INTEGER NOT NULL,
+	ended INTEGER NOT NULL,
+	total_ns INTEGER NOT NULL,
+	max_ns INTEGER NOT NULL,
+	sketch BLOB NOT NULL
+);
+
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
 -- some levels L in 10, 12, 14 ..., the slices starting in one bucket
 -- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least

@@ -3,10 +3,12 @@
  * (docs/API.md, Meaning 10): unresolved references, unknown records, a
  * zero-size record, an archive cut short and files that are not traces.
  * What came before the damage is kept; the rest is counted. And the
- * sorter's budget (opts.sort_budget) changes nothing in the database.
+ * sorter's budget (opts.sort_budget) changes nothing in the database, and
+ * the name statistics (table name_stats) are those of the slices written.
  */
 #include <inttypes.h>
 
+#include "../tracedb/sketch.h"
 #include "ingest_util.h"
 #include "xray_writer.h"
 
@@ -185,6 +187,71 @@ static char *t_all_rows(const char *path)
 	return out;
 }
 
+/* The sketch of the durations st reads, encoded. */
+static size_t t_sketch_of(sqlite3_stmt *st, uint8_t *out)
+{
+	struct sketch *sk = calloc(1, sizeof(*sk));
+	size_t n;
+
+	assert_non_null(sk);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		sketch_add(sk, sqlite3_column_int64(st, 0));
+	n = sketch_encode(sk, out);
+	free(sk);
+	return n;
+}
+
+/* name_stats of the database at path holds, for every name of a slice and
+ * no other, what its slices say: counted from the slices table itself. */
+static void t_name_stats(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *want, *got, *durs;
+	uint8_t *sk = malloc(SKETCH_MAX_BYTES);
+	int i, rows = 0;
+
+	assert_non_null(sk);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT name_id, count(*), count(CASE WHEN dur >= 0 THEN 1 END), "
+					    "coalesce(sum(CASE WHEN dur >= 0 THEN dur END), 0), "
+					    "coalesce(max(CASE WHEN dur >= 0 THEN dur END), 0) FROM slices "
+					    "GROUP BY name_id ORDER BY name_id",
+					    -1, &want, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT name_id, count, ended, total_ns, max_ns, sketch FROM name_stats "
+					    "ORDER BY name_id",
+					    -1, &got, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT dur FROM slices WHERE name_id = ? AND dur >= 0", -1, &durs,
+					    NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(want) == SQLITE_ROW) {
+		size_t n;
+
+		assert_int_equal(sqlite3_step(got), SQLITE_ROW);
+		for (i = 0; i < 5; i++)
+			if (sqlite3_column_int64(want, i) != sqlite3_column_int64(got, i))
+				fail_msg("name %lld, column %d: %lld in name_stats, %lld from the slices",
+					 (long long)sqlite3_column_int64(want, 0), i,
+					 (long long)sqlite3_column_int64(got, i), (long long)sqlite3_column_int64(want, i));
+		sqlite3_bind_int64(durs, 1, sqlite3_column_int64(want, 0));
+		n = t_sketch_of(durs, sk);
+		sqlite3_reset(durs);
+		assert_int_equal(sqlite3_column_bytes(got, 5), n);
+		assert_memory_equal(sqlite3_column_blob(got, 5), sk, n);
+		rows++;
+	}
+	assert_int_equal(sqlite3_step(got), SQLITE_DONE);
+	assert_true(rows > 0);
+	sqlite3_finalize(want);
+	sqlite3_finalize(got);
+	sqlite3_finalize(durs);
+	sqlite3_close(db);
+	free(sk);
+}
+
 /* Ingests the bytes with the default budget and with a budget of 100
  * events (the events then go through dozens of spilled runs): the two
  * databases must hold the same rows. */
@@ -209,6 +276,7 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 		if (res.counts.events < min_events)
 			fail_msg("%" PRIu64 " events, %" PRIu64 " slices", res.counts.events, res.counts.slices);
 		rows[i] = t_all_rows(db[i]);
+		t_name_stats(db[i]);
 	}
 	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
 	if (strcmp(rows[0], rows[1]) != 0)
@@ -308,6 +376,29 @@ static void test_budget_xray(void **state)
 	xrw_fini(&w);
 }
 
+/* A name of thousands of slices (a dense sketch) next to names of a few,
+ * zero-length, very long and never-ended slices among them. */
+static void test_name_stats(void **state)
+{
+	struct fxtw_thr th[2] = { FXTW_TINL(1, 2), FXTW_TINL(1, 3) };
+	uint64_t ts = 1000;
+	struct fxtw w;
+	unsigned i;
+
+	(void)state;
+	t_open(&w);
+	fxtw_begin(&w, th[1], C, FXTW_INL("never ends"), 5, NULL, 0);
+	fxtw_complete(&w, th[1], C, FXTW_INL("long"), 6, 6 + (UINT64_C(1) << 40), NULL, 0);
+	for (i = 0; i < 3000; i++, ts += 1000) {
+		fxtw_complete(&w, th[0], C, FXTW_INL("many"), ts, ts + (i % 7 == 0 ? 0 : rnd(900)), NULL, 0);
+		if (i % 500 == 0)
+			fxtw_instant(&w, th[0], C, FXTW_INL("few"), ts + 950, NULL, 0);
+	}
+	fxtw_begin(&w, th[0], C, FXTW_INL("many"), ts, NULL, 0); /* and one of them never ends */
+	t_same_with_budget(w.buf, w.len, 3000);
+	fxtw_fini(&w);
+}
+
 /* ---- cancelling ------------------------------------------------------------ */
 
 /* Cancels at the first report of the given phase. */
@@ -372,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_damage_not_a_trace),
 		cmocka_unit_test(test_budget_fxt),
 		cmocka_unit_test(test_budget_xray),
+		cmocka_unit_test(test_name_stats),
 		cmocka_unit_test(test_cancel),
 	};
 

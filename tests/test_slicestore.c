@@ -87,7 +87,8 @@ static void round_trip(struct spill *sp, size_t budget)
 		assert_int_not_equal(m[i].ref.group, MDL_NONE);
 		m[i].s.ts = any_i64();
 		m[i].s.dur = next_rand() % 5 == 0 ? -1 : any_i64();
-		m[i].s.name = any_u32();
+		/* names are string ids, which the store indexes its notes by */
+		m[i].s.name = next_rand() % 8 == 0 ? MDL_NONE : (uint32_t)(next_rand() % 3000);
 		m[i].s.cat = any_u32();
 		m[i].s.set = next_rand() % 3 == 0 ? 0 : any_u32();
 		if (i > 0 && next_rand() % 3) {
@@ -213,33 +214,48 @@ static void test_unfinished(void **state)
 	ss_fini(&st);
 }
 
-/* Name notes come back in the order noted, with 64-bit times. */
+/* A finished slice of name at ts for dur. */
+static void finish_named(struct slicestore *st, struct ss_ref r, uint32_t name, int64_t ts, int64_t dur)
+{
+	struct ss_slice s = { ts, dur, name, 1, 0, { MDL_NONE, 0 } };
+
+	assert_int_equal(ss_finish(st, r, &s), 0);
+}
+
+/* Finished slices are noted under their names, and come back in the order
+ * they finished, with 64-bit times and durations (-1: never ended). */
 static void test_names(void **state)
 {
 	struct slicestore st;
 	struct ss_reader rd;
 	struct ss_ref r, got;
 	int64_t ts[] = { 0, -5, INT64_MAX, INT64_MIN, 7, 7 };
-	int64_t t;
+	int64_t durs[] = { 5, -1, 0, INT64_MAX, 1, 123456789 };
+	int64_t t, d;
 	size_t i;
 
 	(void)state;
 	ss_init(&st);
 	for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
 		r = ss_new(&st, (uint32_t)i, 2);
-		ss_note(&st, 1000, ts[i], r);
+		finish_named(&st, r, 1000, ts[i], durs[i]);
 	}
+	r = ss_new(&st, 0, 3);
+	finish_named(&st, r, MDL_NONE, 9, 9); /* no name: not noted */
 	assert_int_equal(st.names[1000].count, 6);
 	ss_read_name(&rd, &st, 1000);
 	for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
-		assert_int_equal(ss_read_note(&rd, &t, &got), 1);
+		assert_int_equal(ss_read_note(&rd, &t, &d, &got), 1);
 		assert_true(t == ts[i]);
+		assert_true(d == durs[i]);
 		assert_int_equal(got.group, (uint32_t)i);
 		assert_int_equal(got.ord, 0);
 	}
-	assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+	assert_int_equal(ss_read_note(&rd, &t, &d, &got), 0);
+	ss_read_done(&rd);
 	ss_read_name(&rd, &st, 999999); /* never noted */
-	assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+	assert_int_equal(ss_read_note(&rd, &t, &d, &got), 0);
+	ss_read_done(&rd);
 	ss_fini(&st);
 }
 
@@ -249,13 +265,16 @@ static void test_names(void **state)
  * note (too long for the entry at once): every note comes back, in order,
  * with or without a scratch file for the streams.
  */
+/* The duration of note j of name k: some never ended, some long. */
+#define NOTE_DUR(k, j) (((k) + (j)) % 5 == 0 ? -1 : (k) % 11 == 0 ? INT64_MAX - (int64_t)(j) : (int64_t)((k) * 3 + (j)))
+
 static void names_case(struct spill *sp, size_t budget)
 {
 	enum { NAMES = 3000 };
 	struct slicestore st;
 	struct ss_reader rd;
 	struct ss_ref r, got;
-	int64_t t, want;
+	int64_t t, d, want;
 	size_t k, j;
 
 	ss_init(&st);
@@ -267,7 +286,7 @@ static void names_case(struct spill *sp, size_t budget)
 				continue;
 			r = ss_new(&st, (uint32_t)(k % 7), (uint32_t)j);
 			want = k % 97 == 0 ? INT64_MAX - (int64_t)(k + j) : (int64_t)(1000000 + k * 10 + j);
-			ss_note(&st, (uint32_t)(k + 1), want, r);
+			finish_named(&st, r, (uint32_t)(k + 1), want, NOTE_DUR(k, j));
 		}
 	assert_int_equal(st.oom, 0);
 	for (k = 0; k < NAMES; k++) {
@@ -275,12 +294,13 @@ static void names_case(struct spill *sp, size_t budget)
 		ss_read_name(&rd, &st, (uint32_t)(k + 1));
 		for (j = 0; j <= k % 6; j++) {
 			want = k % 97 == 0 ? INT64_MAX - (int64_t)(k + j) : (int64_t)(1000000 + k * 10 + j);
-			assert_int_equal(ss_read_note(&rd, &t, &got), 1);
+			assert_int_equal(ss_read_note(&rd, &t, &d, &got), 1);
 			assert_true(t == want);
+			assert_true(d == NOTE_DUR(k, j));
 			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->track, k % 7);
 			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->depth, j);
 		}
-		assert_int_equal(ss_read_note(&rd, &t, &got), 0);
+		assert_int_equal(ss_read_note(&rd, &t, &d, &got), 0);
 		ss_read_done(&rd);
 	}
 	ss_fini(&st);

@@ -43,8 +43,10 @@
  * another version ingests its trace again. 3: lod records carry an "open"
  * word and a counter group's first value. 4: name_index (below), which
  * search by name reads. 5: lod records are varint deltas, not fixed words.
+ * 6: name_stats, per-name counts and duration sketches (sketch.h) written
+ * by ingest, which search across traces reads instead of every slice.
  */
-#define TRACEDB_SCHEMA_VERSION 5
+#define TRACEDB_SCHEMA_VERSION 6
 
 enum {
 	LOD_WORDS = 10,

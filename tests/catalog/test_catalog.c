@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../../catalog/catalog_internal.h"
-#include "../../catalog/sketch.h"
+#include "../../tracedb/sketch.h"
 
 static int i64_cmp(const void *a, const void *b)
 {

@@ -7,11 +7,12 @@
  * within 1/64 (1.6%) of the exact one. Sketches of the same name in
  * different traces add up bucket by bucket, which is what search across
  * traces does. Stored as pairs of varints (bucket gap, count; the varint
- * of tracedb.h), empty
- * buckets left out: a few hundred bytes per name.
+ * of tracedb.h), empty buckets left out: a few hundred bytes per name.
+ * Ingest writes one per slice name (table name_stats of schema/trace.sql);
+ * the catalog adds them up across traces.
  */
-#ifndef CATALOG_SKETCH_H
-#define CATALOG_SKETCH_H
+#ifndef TRACEDB_SKETCH_H
+#define TRACEDB_SKETCH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tracedb/tracedb.h"
+#include "tracedb.h"
 #include "sketch.h"
 
 unsigned sketch_bucket(int64_t dur)

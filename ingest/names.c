@@ -1,0 +1,270 @@
+/*
+ * The name index and the name statistics (build.h): per slice name, every
+ * slice by (ts, id) in chunks (table name_index, codec in tracedb.h), and
+ * the name's count, total and longest duration and duration sketch (table
+ * name_stats, sketch.h), which search across traces reads instead of every
+ * slice. Both come from the notes the slice store took as slices finished
+ * (slicestore.h), one name at a time, on a thread of their own while the
+ * slices are written.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../tracedb/sketch.h"
+#include "../tracedb/tracedb.h"
+#include "build.h"
+
+/* A slice of the name being indexed. */
+struct name_ent {
+	int64_t ts;
+	uint64_t id;
+	int64_t dur; /* -1: never ended */
+};
+
+static int name_ent_cmp(const void *a, const void *c)
+{
+	const struct name_ent *x = a, *y = c;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Orders v[0..n) by (ts, id): the store noted slices as they finished, about
+ * time order, so an insertion sort finishes most names at once; one that
+ * needs many moves is handed to qsort instead. */
+static void order_name(struct name_ent *v, size_t n)
+{
+	size_t i, moves = 0;
+
+	for (i = 1; i < n; i++) {
+		struct name_ent x = v[i];
+		size_t j = i;
+
+		while (j > 0 && name_ent_cmp(&v[j - 1], &x) > 0) {
+			v[j] = v[j - 1];
+			j--;
+			if (++moves > 8 * n + 64)
+				break;
+		}
+		v[j] = x;
+		if (moves > 8 * n + 64) {
+			qsort(v, n, sizeof(*v), name_ent_cmp);
+			return;
+		}
+	}
+}
+
+/* Bytes of each of the two buffers rows' blobs go through; durations a name
+ * keeps as they are before a dense sketch is worth its 15 KB. */
+enum { NAME_BUF = 4 << 20, NAME_DENSE = 1024 };
+
+/* What writing the names needs besides the build. */
+struct name_out {
+	struct build *b;
+	struct bins index, stats;
+	struct name_ent *v;  /* the name's slices, grown to the most used name */
+	size_t cap;
+	int64_t *durs;       /* NAME_DENSE durations, for a small sketch */
+	struct sketch *sk;   /* for a large one */
+	uint8_t *buf[2];     /* blob bytes, until the writer has them */
+	uint64_t ticket[2];  /* store_ticket() once each buffer's last row went */
+	int cur;
+	size_t used;         /* bytes of buf[cur] taken */
+};
+
+/* Room for need bytes of blobs: when the buffer in use is full, its rows go
+ * to the writer, and the other one is taken once the writer has run the
+ * rows that used it. NULL when an insert failed. */
+static uint8_t *name_room(struct name_out *o, size_t need)
+{
+	if (NAME_BUF - o->used >= need)
+		return o->buf[o->cur] + o->used;
+	if (bins_flush(&o->index) != 0 || bins_flush(&o->stats) != 0)
+		return NULL;
+	o->ticket[o->cur] = store_ticket(o->b->s);
+	o->cur ^= 1;
+	if (store_wait(o->b->s, o->ticket[o->cur]) != 0)
+		return NULL;
+	o->used = 0;
+	return o->buf[o->cur];
+}
+
+/* The name's slices v[0..n), in (ts, id) order, as name_index rows. */
+static int put_index(struct name_out *o, uint32_t name, const struct name_ent *v, size_t n)
+{
+	size_t c, j;
+
+	for (c = 0; c < n; c += TRACEDB_NAMES_CHUNK) {
+		size_t m = n - c < TRACEDB_NAMES_CHUNK ? n - c : TRACEDB_NAMES_CHUNK;
+		uint8_t *start = name_room(o, m * TRACEDB_NAMES_PAIR_MAX), *p = start;
+
+		if (start == NULL)
+			return -1;
+		for (j = 1; j < m; j++)
+			p += tracedb_names_put(p, v[c + j - 1].ts, (int64_t)v[c + j - 1].id, v[c + j].ts,
+					       (int64_t)v[c + j].id);
+		bins_i64(&o->index, name);
+		bins_i64(&o->index, v[c].ts);
+		bins_i64(&o->index, (int64_t)v[c].id);
+		bins_i64(&o->index, (int64_t)m);
+		bins_blob(&o->index, start, (int)(p - start));
+		o->used += (size_t)(p - start);
+		if (bins_row(&o->index) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The name's statistics from its slices v[0..n) as a name_stats row: the
+ * ended ones' total (stopping at INT64_MAX), longest and sketch. */
+static int put_stats(struct name_out *o, uint32_t name, const struct name_ent *v, size_t n)
+{
+	uint8_t *start = name_room(o, SKETCH_MAX_BYTES);
+	uint64_t ended = 0;
+	int64_t total = 0, max = 0;
+	size_t i, len;
+
+	if (start == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int64_t d = v[i].dur;
+
+		if (d < 0)
+			continue;
+		total = d > INT64_MAX - total ? INT64_MAX : total + d;
+		if (d > max)
+			max = d;
+		if (ended < NAME_DENSE)
+			o->durs[ended] = d;
+		ended++;
+	}
+	if (ended <= NAME_DENSE) {
+		len = sketch_encode_values(o->durs, (size_t)ended, start);
+	} else {
+		memset(o->sk, 0, sizeof(*o->sk));
+		for (i = 0; i < n; i++)
+			if (v[i].dur >= 0)
+				sketch_add(o->sk, v[i].dur);
+		len = sketch_encode(o->sk, start);
+	}
+	bins_i64(&o->stats, name);
+	bins_i64(&o->stats, (int64_t)n);
+	bins_i64(&o->stats, (int64_t)ended);
+	bins_i64(&o->stats, total);
+	bins_i64(&o->stats, max);
+	bins_blob(&o->stats, start, (int)len);
+	o->used += len;
+	return bins_row(&o->stats);
+}
+
+/* Reads name k's notes into o->v, their ids known now; the number read, or
+ * -1 when out of memory or the scratch file could not be read. */
+static long read_name(struct name_out *o, struct name_index *ni, uint32_t k, size_t n)
+{
+	struct ss_reader rd;
+	struct ss_ref ref;
+	size_t j;
+
+	if (n > o->cap) {
+		struct name_ent *grown = realloc(o->v, n * sizeof(*grown));
+
+		if (grown == NULL) {
+			ni->oom = 1;
+			return -1;
+		}
+		o->v = grown;
+		o->cap = n;
+	}
+	ss_read_name(&rd, &o->b->ss, k);
+	for (j = 0; j < n && ss_read_note(&rd, &o->v[j].ts, &o->v[j].dur, &ref); j++)
+		o->v[j].id = ss_id(&o->b->ss, ref);
+	ss_read_done(&rd);
+	return j < n ? -1 : (long)j;
+}
+
+/*
+ * Every name's index rows and statistics row. The slice store noted each
+ * name's slices as they finished; their ids are known now, and order_name
+ * finishes each name's order. Blobs go through two buffers in turn: a full
+ * one is handed on whole, and refilled once the writer has run its rows.
+ */
+static int write_names(struct name_index *ni)
+{
+	struct name_out o;
+	struct build *b = ni->b;
+	size_t k;
+	int rc = -1, failed = 0, index_ok, stats_ok;
+
+	memset(&o, 0, sizeof(o));
+	o.b = b;
+	if ((o.buf[0] = malloc(NAME_BUF)) == NULL || (o.buf[1] = malloc(NAME_BUF)) == NULL ||
+	    (o.durs = malloc(NAME_DENSE * sizeof(*o.durs))) == NULL || (o.sk = malloc(sizeof(*o.sk))) == NULL) {
+		ni->oom = 1;
+		goto out_free;
+	}
+	index_ok = bins_init(&o.index, b->s, "name_index", 5) == 0;
+	stats_ok = index_ok && bins_init(&o.stats, b->s, "name_stats", 6) == 0;
+	if (!stats_ok) {
+		if (index_ok)
+			bins_fini(&o.index);
+		goto out_free;
+	}
+	for (k = 0; k < b->ss.nnames && !failed && !__atomic_load_n(&b->cancel, __ATOMIC_RELAXED); k++) {
+		size_t n = b->ss.names[k].count;
+
+		if (n == 0)
+			continue;
+		if (read_name(&o, ni, (uint32_t)k, n) < 0) {
+			failed = 1;
+			break;
+		}
+		order_name(o.v, n);
+		failed = put_index(&o, (uint32_t)k, o.v, n) != 0 || put_stats(&o, (uint32_t)k, o.v, n) != 0;
+	}
+	rc = bins_fini(&o.index);
+	rc |= bins_fini(&o.stats);
+	/* both buffers are free once the writer has run every row of them */
+	if (store_wait(b->s, store_ticket(b->s)) != 0)
+		rc = -1;
+out_free:
+	free(o.v);
+	free(o.durs);
+	free(o.sk);
+	free(o.buf[0]);
+	free(o.buf[1]);
+	return rc || failed || ni->oom ? -1 : 0;
+}
+
+static void *name_index_main(void *ctx)
+{
+	struct name_index *ni = ctx;
+
+	/* the writer is the bottleneck while slices are written: this thread
+	 * should take the time the build's thread leaves, not the writer's */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	ni->rc = write_names(ni);
+	return NULL;
+}
+
+void name_index_start(struct name_index *ni, struct build *b)
+{
+	memset(ni, 0, sizeof(*ni));
+	ni->b = b;
+	ni->started = pthread_create(&ni->th, NULL, name_index_main, ni) == 0;
+}
+
+int name_index_end(struct name_index *ni)
+{
+	if (ni->started)
+		pthread_join(ni->th, NULL);
+	else
+		ni->rc = write_names(ni);
+	if (ni->oom)
+		ni->b->oom = 1;
+	return ni->rc;
+}
