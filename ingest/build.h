@@ -13,9 +13,11 @@
  * files include this header.
  *
  * Memory: the sorter and the slice store keep to a budget and spill to one
- * scratch file (spill.h); what stays whole is per trace object rather than
- * per event: threads, tracks, strings, arguments, counter points, flows,
- * and async operations from the oldest still open on (struct bslice).
+ * scratch file (spill.h), and the events' arguments live in a mapped
+ * scratch file of their own (sorter.c, map_scratch); what stays whole is
+ * per trace object rather than per event: threads, tracks, strings,
+ * counter points, flows, and async operations from the oldest still open
+ * on (struct bslice).
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H

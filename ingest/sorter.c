@@ -86,6 +86,7 @@ struct sorter {
 	int finished;            /* sorter_finish() succeeded */
 	size_t pos;              /* no spill: next event of m->events to hand out */
 	size_t released;         /* events of m->events whose pages went back */
+	size_t dropped;          /* events handed on since the arguments' pages went back */
 	struct merge_src *src;   /* the runs merged, the in-memory one last */
 	struct merge_src **heap; /* sources with events left, by their next event */
 	size_t nheap;
@@ -395,6 +396,7 @@ static int sorter_spill(void *ctx, struct model *m)
 
 	if (m->events.len == 0 || spill_wait(so) != 0)
 		return so->failed ? -1 : 0;
+	vec_drop(&m->args); /* nothing before this point changes again */
 	if (so->spare.ev == NULL && (so->spare.ev = malloc(m->events.cap * sizeof(struct mdl_ev))) != NULL)
 		so->spare.cap = m->events.cap;
 	if (so->spare.ev == NULL) { /* no second array: the model's own is spilled inline, and reused */
@@ -422,6 +424,19 @@ static int sorter_spill(void *ctx, struct model *m)
 	return 0;
 }
 
+/* The model's arguments live in a scratch file of their own (util.h,
+ * vec_map), so that memory holds only those in use, as for the events;
+ * without a file they stay on the heap. (XRay's call ends, 8 bytes a call,
+ * stay on the heap: patched at random as calls return, they would cost
+ * more in page faults than they save.) */
+static void map_scratch(struct vec *v, const char *dir)
+{
+	int fd = spill_tmpfile(dir);
+
+	if (fd >= 0 && vec_map(v, fd) != 0)
+		close(fd);
+}
+
 struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 {
 	struct sorter *so = calloc(1, sizeof(*so));
@@ -434,6 +449,7 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 	}
 	so->m = m;
 	so->budget = budget ? budget : 1;
+	map_scratch(&m->args, dir);
 	vec_init(&so->runs, sizeof(struct sorter_run));
 	m->spill = sorter_spill;
 	m->spill_ctx = so;
@@ -739,13 +755,29 @@ static long next_merged(struct sorter *so, struct mdl_ev **ev)
 	return n;
 }
 
+/* The model's arguments are written once and read back about in the order
+ * their events come, so past every budget of events their pages go back to
+ * the page cache (vec_map, sorter_attach). */
+static void drop_pages(struct sorter *so, long n)
+{
+	if (n <= 0 || (so->dropped += (size_t)n) < so->budget)
+		return;
+	vec_drop(&so->m->args);
+	so->dropped = 0;
+}
+
 long sorter_next(struct sorter *so, struct mdl_ev **ev)
 {
+	long n;
+
 	if (!so->finished)
 		return -1;
 	if (so->runs.len > 0)
-		return next_merged(so, ev);
-	return so->failed ? -1 : next_in_place(so, ev);
+		n = next_merged(so, ev);
+	else
+		n = so->failed ? -1 : next_in_place(so, ev);
+	drop_pages(so, n);
+	return n;
 }
 
 /* Ends the merge thread, if it runs. */

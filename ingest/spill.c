@@ -30,15 +30,24 @@ static int spill_fail(struct spill *sp, const char *doing, int err)
 	return -1;
 }
 
-static int spill_open(struct spill *sp)
+int spill_tmpfile(const char *dir)
 {
 	char path[4096];
+	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/.trace-spill-XXXXXX", sp->dir) >= sizeof(path))
-		return spill_fail(sp, "create", ENAMETOOLONG);
-	if ((sp->fd = mkstemp(path)) < 0)
+	if ((size_t)snprintf(path, sizeof(path), "%s/.trace-spill-XXXXXX", dir) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) >= 0)
+		unlink(path); /* gone with the process, whatever happens to it */
+	return fd;
+}
+
+static int spill_open(struct spill *sp)
+{
+	if ((sp->fd = spill_tmpfile(sp->dir)) < 0)
 		return spill_fail(sp, "create", errno);
-	unlink(path); /* gone with the process, whatever happens to it */
 	return 0;
 }
 

@@ -32,5 +32,8 @@ int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off);
 int spill_read(struct spill *sp, void *p, size_t n, uint64_t off);
 /* Closes (and so removes) the file. */
 void spill_fini(struct spill *sp);
+/* A new empty file in dir, unlinked at once, like the spill file: its
+ * descriptor, or -1 (errno says why). */
+int spill_tmpfile(const char *dir);
 
 #endif

@@ -3,8 +3,11 @@
  * open-addressing hash map, so that memory stays proportional to the items
  * and no item costs an allocation of its own.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -16,9 +19,51 @@ void vec_init(struct vec *v, size_t item_size)
 
 void vec_fini(struct vec *v)
 {
-	free(v->data);
+	if (v->mapfd) {
+		if (v->data != NULL)
+			munmap(v->data, v->cap * v->size);
+		close(v->mapfd - 1);
+		v->mapfd = 0;
+	} else {
+		free(v->data);
+	}
 	v->data = NULL;
 	v->len = v->cap = 0;
+}
+
+/* A mapped v moves to the heap, its items copied: 0, or -1 (v unchanged). */
+static int vec_unmap(struct vec *v)
+{
+	void *p = NULL;
+
+	if (v->cap > 0 && (p = malloc(v->cap * v->size)) == NULL)
+		return -1;
+	if (v->cap > 0) {
+		memcpy(p, v->data, v->len * v->size);
+		munmap(v->data, v->cap * v->size);
+	}
+	close(v->mapfd - 1);
+	v->mapfd = 0;
+	v->data = p;
+	return 0;
+}
+
+/* Grows a mapped v to cap items: the file's room first, so that a full
+ * disk is an error here rather than a fault on a later write. */
+static int vec_remap(struct vec *v, size_t cap)
+{
+	int fd = v->mapfd - 1;
+	void *p;
+
+	if (posix_fallocate(fd, (off_t)(v->cap * v->size), (off_t)((cap - v->cap) * v->size)) != 0)
+		return -1;
+	p = v->data == NULL ? mmap(NULL, cap * v->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+			    : mremap(v->data, v->cap * v->size, cap * v->size, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return -1;
+	v->data = p;
+	v->cap = cap;
+	return 0;
 }
 
 int vec_reserve(struct vec *v, size_t n)
@@ -30,11 +75,35 @@ int vec_reserve(struct vec *v, size_t n)
 		return 0;
 	while (cap < n)
 		cap += cap / 2 + 64;
-	if (cap > SIZE_MAX / v->size || (p = realloc(v->data, cap * v->size)) == NULL)
+	if (cap > SIZE_MAX / v->size)
+		return -1;
+	if (v->mapfd) {
+		if (vec_remap(v, cap) == 0)
+			return 0;
+		if (vec_unmap(v) != 0) /* no room on the disk: memory then */
+			return -1;
+	}
+	if ((p = realloc(v->data, cap * v->size)) == NULL)
 		return -1;
 	v->data = p;
 	v->cap = cap;
 	return 0;
+}
+
+int vec_map(struct vec *v, int fd)
+{
+	if (v->mapfd || v->cap > 0 || fd < 0)
+		return -1;
+	free(v->data);
+	v->data = NULL;
+	v->mapfd = fd + 1;
+	return 0;
+}
+
+void vec_drop(struct vec *v)
+{
+	if (v->mapfd && v->data != NULL)
+		madvise(v->data, v->cap * v->size, MADV_DONTNEED);
 }
 
 void *vec_push(struct vec *v)

@@ -2,16 +2,23 @@
  * Unit tests for the ingest containers (ingest/util.c): the map finds what
  * was put whatever its growth, and pruning drops exactly the closed
  * entries (val MDL_NONE), keeps the others' values and order, gives memory
- * back, and leaves a map that still finds and inserts.
+ * back, and leaves a map that still finds and inserts. An array kept in a
+ * scratch file (vec_map) holds what was pushed through growth and dropped
+ * pages, and moves to the heap, whole, when the file can grow no more.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 
+#include "../ingest/spill.h"
 #include "../ingest/util.h"
 
 enum { N = 200000 };
@@ -79,11 +86,82 @@ static void test_kmap_prune_empty(void **state)
 	kmap_fini(&m);
 }
 
+/* Whether fd is closed. */
+static int fcntl_closed(int fd)
+{
+	return fcntl(fd, F_GETFD) == -1;
+}
+
+/* Pushes items from..to-1 (item i holds i, i * 3), dropping the pages now
+ * and then, and checks every item so far. */
+static void t_push_check(struct vec *v, uint64_t from, uint64_t to)
+{
+	uint64_t i, *p;
+
+	for (i = from; i < to; i++) {
+		assert_non_null(p = vec_push(v));
+		p[0] = i;
+		p[1] = i * 3;
+		if (i % 5000 == 0)
+			vec_drop(v);
+	}
+	vec_drop(v);
+	assert_int_equal(v->len, to);
+	for (i = 0; i < to; i++) {
+		p = VEC_AT(v, uint64_t, 2 * i);
+		if (p[0] != i || p[1] != i * 3)
+			fail_msg("item %llu lost", (unsigned long long)i);
+	}
+}
+
+static void test_vec_map(void **state)
+{
+	struct vec v;
+	int fd = spill_tmpfile("/tmp");
+
+	(void)state;
+	assert_true(fd >= 0);
+	vec_init(&v, 2 * sizeof(uint64_t));
+	assert_int_equal(vec_map(&v, fd), 0);
+	assert_int_not_equal(vec_map(&v, fd), 0); /* once */
+	t_push_check(&v, 0, 100000); /* 1.6 MB: remapped again and again */
+	assert_int_not_equal(v.mapfd, 0);
+	vec_fini(&v);
+	assert_int_equal(fcntl_closed(fd), 1);
+}
+
+/* A file that cannot grow (past RLIMIT_FSIZE, like a full disk): the array
+ * moves to the heap with every item, and goes on growing there. */
+static void test_vec_map_full(void **state)
+{
+	struct rlimit old, lim;
+	struct vec v;
+	int fd = spill_tmpfile("/tmp");
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 256 << 10;
+	signal(SIGXFSZ, SIG_IGN); /* the failed growth is an error, not a signal */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	vec_init(&v, 2 * sizeof(uint64_t));
+	assert_int_equal(vec_map(&v, fd), 0);
+	t_push_check(&v, 0, 10000);   /* 160 KB: in the file */
+	assert_int_not_equal(v.mapfd, 0);
+	t_push_check(&v, 10000, 60000); /* past 256 KB: on the heap */
+	assert_int_equal(v.mapfd, 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	vec_fini(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kmap_prune),
 		cmocka_unit_test(test_kmap_prune_empty),
+		cmocka_unit_test(test_vec_map),
+		cmocka_unit_test(test_vec_map_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
