@@ -3,7 +3,7 @@
  * a seed, for the unit tests, the fuzz seeds, the integration tests and the
  * benchmarks.
  *
- *   gen_fxt [--events N] [--threads T] [--seed S] [--tps TPS] [--big-endian] OUT.fxt
+ *   gen_fxt [--events N] [--threads T] [--seed S] [--tps TPS] [--args K] [--big-endian] OUT.fxt
  *
  * The archive opens like a real one: magic, provider info, initialization,
  * string records, thread records and kernel objects naming every process
@@ -12,7 +12,9 @@
  * timestamp order: nested duration begin/end (up to MAX_DEPTH deep),
  * complete events, instants, two counter series, flows across threads
  * inside slices, async operations, arguments of every type on about a
- * quarter of the events, and now and then log records and context
+ * quarter of the events (with --args K, K of them, 1 to 3, on every event
+ * that may carry some: an argument-heavy archive), and now and then log
+ * records and context
  * switches. Like a real provider, each thread's "whole-run" root slice
  * begins at time 0 but its begin event is written at the very end of the
  * file, so the archive is not in timestamp order.
@@ -88,6 +90,7 @@ struct opts {
 	uint64_t seed;     /* PRNG seed; same seed, same bytes */
 	uint64_t tps;      /* ticks per second in the initialization record */
 	int big_endian;    /* write words big-endian */
+	uint64_t args;     /* 0, or arguments on every event that may carry some */
 	const char *out;   /* output path */
 };
 
@@ -116,6 +119,7 @@ struct gen {
 	uint64_t emitted;        /* event records written */
 	uint64_t reserve;        /* event records still owed; emitted + reserve <= target */
 	int roots;               /* whether threads get a whole-run root slice */
+	unsigned args;           /* 0, or arguments on every event (--args) */
 	struct pending flows[MAX_PENDING];
 	unsigned nflows;
 	struct pending asyncs[MAX_PENDING];
@@ -259,16 +263,17 @@ static struct fxtw_arg random_arg(struct gen *g, const char *path)
 	}
 }
 
-/* Fills args (room for 3) for about a quarter of the events; returns the count.
+/* Fills args (room for 3) for about a quarter of the events (every one with
+ * --args); returns the count.
  * path: OUT: buffer for an inline string value, must outlive the record. */
 static unsigned random_args(struct gen *g, struct fxtw_arg *args, char *path, size_t pathsz)
 {
 	unsigned n, k;
 
-	if (rng_below(g, 4) != 0)
+	if (g->args == 0 && rng_below(g, 4) != 0)
 		return 0;
 	snprintf(path, pathsz, "/data/file%u.bin", rng_below(g, 1000));
-	n = 1 + rng_below(g, 3);
+	n = g->args ? g->args : 1 + rng_below(g, 3);
 	for (k = 0; k < n; k++)
 		args[k] = random_arg(g, path);
 	return n;
@@ -586,6 +591,7 @@ static void gen_init(struct gen *g, const struct opts *o)
 	memset(g, 0, sizeof *g);
 	fxtw_init(&g->w, o->big_endian);
 	g->rng = o->seed;
+	g->args = (unsigned)o->args;
 	g->scale = (double)o->tps / 1e9;
 	g->nth = (unsigned)o->threads;
 	g->nproc = process_count(g->nth);
@@ -645,7 +651,7 @@ static int parse_tps(const char *s, uint64_t *out)
 static int usage(void)
 {
 	fprintf(stderr, "usage: gen_fxt [--events N] [--threads T] [--seed S] "
-			"[--tps TPS] [--big-endian] OUT.fxt\n");
+			"[--tps TPS] [--args K] [--big-endian] OUT.fxt\n");
 	return 2;
 }
 
@@ -665,6 +671,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			bad = parse_u64(argv[++i], 0, UINT64_MAX, &o->seed);
 		else if (!strcmp(argv[i], "--tps") && more)
 			bad = parse_tps(argv[++i], &o->tps);
+		else if (!strcmp(argv[i], "--args") && more)
+			bad = parse_u64(argv[++i], 1, 3, &o->args);
 		else if (!strcmp(argv[i], "--big-endian"))
 			o->big_endian = 1;
 		else if (argv[i][0] != '-' && !o->out)
@@ -677,7 +685,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 100000, 8, 1, 1000000000, 0, NULL };
+	struct opts o = { 100000, 8, 1, 1000000000, 0, 0, NULL };
 	struct gen g;
 	int rc = 0;
 
