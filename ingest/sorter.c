@@ -489,6 +489,7 @@ size_t sorter_budget_bytes(const struct sorter *so)
 static int src_next(struct sorter *so, struct merge_src *src)
 {
 	const uint8_t *p, *end;
+	char why[320];
 	size_t want;
 
 	if (src->len - src->pos < RUN_EV_MAX && src->bytes_left > 0) {
@@ -498,8 +499,9 @@ static int src_next(struct sorter *so, struct merge_src *src)
 		want = src->cap - src->len;
 		if (want > src->bytes_left)
 			want = (size_t)src->bytes_left;
-		if (spill_read(&so->sp, src->buf + src->len, want, src->next) != 0) {
-			sorter_fail(so, so->sp.why);
+		/* the slice store may be appending to the file meanwhile */
+		if (spill_read_apart(&so->sp, src->buf + src->len, want, src->next, why, sizeof(why)) != 0) {
+			sorter_fail(so, why);
 			return -1;
 		}
 		src->next += want;

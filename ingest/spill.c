@@ -20,12 +20,18 @@ int spill_init(struct spill *sp, const char *dir, const char *what)
 	return (sp->dir = strdup(dir)) != NULL ? 0 : -1;
 }
 
+/* The sentence for a failure to do something with the file. */
+static void spill_sentence(const struct spill *sp, const char *doing, int err, char *out, size_t n)
+{
+	snprintf(out, n, "cannot %s the temporary file of %s in %s: %s", doing, sp->what, sp->dir,
+		 err ? strerror(err) : "the file ended early");
+}
+
 /* Records the first failure, in a sentence; later ones keep it. */
 static int spill_fail(struct spill *sp, const char *doing, int err)
 {
 	if (!sp->failed)
-		snprintf(sp->why, sizeof(sp->why), "cannot %s the temporary file of %s in %s: %s", doing, sp->what,
-			 sp->dir, err ? strerror(err) : "the file ended early");
+		spill_sentence(sp, doing, err, sp->why, sizeof(sp->why));
 	sp->failed = 1;
 	return -1;
 }
@@ -74,24 +80,43 @@ int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off)
 	return 0;
 }
 
-int spill_read(struct spill *sp, void *p, size_t n, uint64_t off)
+/* Reads n bytes at off: 0, or an errno (0 standing for the file's end
+ * coming first is given as -1). */
+static int read_all(int fd, char *q, size_t n, uint64_t off)
 {
-	char *q = p;
 	ssize_t k;
 
-	if (sp->failed)
-		return -1;
 	while (n > 0) {
-		k = pread(sp->fd, q, n < SPILL_IO ? n : SPILL_IO, (off_t)off);
+		k = pread(fd, q, n < SPILL_IO ? n : SPILL_IO, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return spill_fail(sp, "read back", k < 0 ? errno : 0);
+			return k < 0 ? errno : -1;
 		q += k;
 		n -= (size_t)k;
 		off += (uint64_t)k;
 	}
 	return 0;
+}
+
+int spill_read(struct spill *sp, void *p, size_t n, uint64_t off)
+{
+	int err;
+
+	if (sp->failed)
+		return -1;
+	if ((err = read_all(sp->fd, p, n, off)) != 0)
+		return spill_fail(sp, "read back", err > 0 ? err : 0);
+	return 0;
+}
+
+int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, char *why, size_t whylen)
+{
+	int err = read_all(sp->fd, p, n, off);
+
+	if (err != 0)
+		spill_sentence(sp, "read back", err > 0 ? err : 0, why, whylen);
+	return err != 0 ? -1 : 0;
 }
 
 void spill_fini(struct spill *sp)

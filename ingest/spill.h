@@ -30,6 +30,10 @@ int spill_init(struct spill *sp, const char *dir, const char *what);
 int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off);
 /* Reads n bytes at off into p; 0, or -1 on a failed or short read. */
 int spill_read(struct spill *sp, void *p, size_t n, uint64_t off);
+/* The same for a thread reading while another writes (the sorter's merge
+ * beside the slice store): sp is left as it is, even its failure; -1 comes
+ * with the sentence in why. Only bytes already written may be read. */
+int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, char *why, size_t whylen);
 /* Closes (and so removes) the file. */
 void spill_fini(struct spill *sp);
 /* A new empty file in dir, unlinked at once, like the spill file: its
