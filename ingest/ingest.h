@@ -15,9 +15,24 @@
  * Threads, so that both cores work in every phase: while decoding, the
  * sorter sorts and spills a run on a thread of its own; while matching, it
  * merges the spilled runs a batch ahead on another; while writing, the
- * store's writer runs SQLite and the name index is built beside the slices
- * (write.c). Each hands data over whole, under a mutex; nothing else is
- * shared while they run.
+ * store's writer runs SQLite and the name index and name statistics are
+ * built beside the slices (names.c). Each hands data over whole, under a
+ * mutex; nothing else is shared while they run.
+ *
+ * Memory does not follow the archive's size: events, slices and name notes
+ * spill to a scratch file past a budget, and arguments live in a mapped
+ * one (sorter.h, slicestore.h).
+ *
+ * Towards ingesting a file while it is written (not done): the decoders
+ * are push parsers and keep nothing of a record once fed; matching and the
+ * arguments' rows follow the events in order as they come. Two pieces
+ * wait for the end of the input today: the sorter's full merge (sorter.h
+ * says how a watermark would replace it) and the slices' ids, laid out
+ * per (track, depth) once every slice is known (slicestore.h), so that no
+ * slice row can be written earlier. That second one needs ids reserved in
+ * chunks per (track, depth) as slices start, a directory of chunks in
+ * place of track_depths' one id range, and a query layer that searches a
+ * (track, depth) chunk by chunk.
  */
 #ifndef INGEST_H
 #define INGEST_H
