@@ -552,6 +552,18 @@ void bins_blob(struct bins *b, const void *p, int n)
 	x->n = n;
 }
 
+/* Queues the job being filled (st run `steps` times, n values each) and
+ * takes the next one; 0, or -1 (b has failed). */
+static int bins_hand_on(struct bins *b, struct store_stmt *st, int n, int steps)
+{
+	if (store_job_submit(b->s, b->job, st, n, steps) != 0 || (b->job = store_job_take(b->s, &b->vals)) == NULL) {
+		bins_fail(b);
+		return -1;
+	}
+	b->rows = 0;
+	return 0;
+}
+
 int bins_row(struct bins *b)
 {
 	b->col = 0;
@@ -561,13 +573,7 @@ int bins_row(struct bins *b)
 	}
 	if (++b->rows < BINS_ROWS)
 		return 0;
-	if (store_job_submit(b->s, b->job, b->multi, BINS_ROWS * b->ncols, 1) != 0 ||
-	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
-		bins_fail(b);
-		return -1;
-	}
-	b->rows = 0;
-	return 0;
+	return bins_hand_on(b, b->multi, BINS_ROWS * b->ncols, 1);
 }
 
 /* Queues the rows buffered so far, one INSERT each in one job. */
@@ -575,15 +581,7 @@ int bins_flush(struct bins *b)
 {
 	if (b->failed)
 		return -1;
-	if (b->rows == 0)
-		return 0;
-	if (store_job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0 ||
-	    (b->job = store_job_take(b->s, &b->vals)) == NULL) {
-		bins_fail(b);
-		return -1;
-	}
-	b->rows = 0;
-	return 0;
+	return b->rows == 0 ? 0 : bins_hand_on(b, b->one, b->ncols, b->rows);
 }
 
 /* Queues the rows left (one INSERT each, in one job) and the finalizing
