@@ -226,7 +226,6 @@ struct xray_decoder {
 	uint8_t *arena;        /* records of the stored buffers, then the one in flight */
 	size_t arena_len, arena_cap;
 	const uint8_t *stable; /* the whole input, when the caller keeps it readable: no arena */
-	uint64_t stable_size;
 	uint64_t buf_pos;      /* stable: input offset of the buffer in flight */
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
@@ -715,12 +714,10 @@ static size_t xr_feed_data(struct xray_decoder *d, const uint8_t *p, size_t n, i
 	return take;
 }
 
-void xray_stable_input(struct xray_decoder *d, const uint8_t *base, uint64_t size)
+void xray_stable_input(struct xray_decoder *d, const uint8_t *base)
 {
-	if (d->pos == 0) {
+	if (d->pos == 0)
 		d->stable = base;
-		d->stable_size = size;
-	}
 }
 
 int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n)

@@ -20,12 +20,11 @@ struct xray_decoder;
 struct xray_decoder *xray_create(struct model *m);
 int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n);
 /*
- * Before the first xray_feed(): the whole input is at base (size bytes),
- * readable until xray_finish() returns, and each chunk fed is the next part
- * of it. Buffers are then read where they lie instead of being copied (a
+ * Before the first xray_feed(): the whole input starts at base, readable
+ * until xray_finish() returns, and each chunk fed is the next part of it. Buffers are then read where they lie instead of being copied (a
  * mapped file: its pages are touched once, not copied into fresh memory).
  */
-void xray_stable_input(struct xray_decoder *d, const uint8_t *base, uint64_t size);
+void xray_stable_input(struct xray_decoder *d, const uint8_t *base);
 int xray_finish(struct xray_decoder *d);
 void xray_destroy(struct xray_decoder *d);
 /* Whether the first bytes are an XRay FDR file header (version 1-5, type 1). */

@@ -69,7 +69,7 @@ static void fz_decode(struct fz_decode *z, const uint8_t *p, size_t n, const siz
 	if (model_init(&z->m) != 0 || (d = xray_create(&z->m)) == NULL)
 		fz_fail("out of memory");
 	if (stable)
-		xray_stable_input(d, p, n);
+		xray_stable_input(d, p);
 	z->rc = INGEST_OK;
 	for (i = 0; i <= ncut && z->rc == INGEST_OK; i++) {
 		size_t to = i < ncut ? cuts[i] : n;
