@@ -20,9 +20,9 @@ FUZZ_SECONDS ?= 30
 FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/util.c
 XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
-	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
+	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
-QUERY_SRC = query/query.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
+QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c

@@ -69,14 +69,20 @@ static int build_memory(struct build *b)
 	return build_match(b);
 }
 
-int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res, ingest_progress_fn fn,
-		void *ctx)
+int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res,
+		const struct ingest_opts *o)
 {
+	ingest_progress_fn fn = o ? o->progress : NULL;
+	void *ctx = o ? o->progress_ctx : NULL;
 	struct ingest_opts_view pv = { fn, ctx, 0, 0 };
 	struct build b;
 	int rc = INGEST_OK;
 
 	build_init(&b, m, so, s, res);
+	if (o && o->extent_rows) {
+		b.extent_rows = o->extent_rows;
+		ss_extents(&b.ss, o->extent_rows);
+	}
 	res->counts.events = m->events_total;
 	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
 		rc = INGEST_ECANCEL;

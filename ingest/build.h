@@ -42,7 +42,6 @@ struct btrack {
 	uint32_t cpu;
 	uint32_t max_depth;
 	uint64_t lod_levels;  /* levels of detail stored for a counter track (lod.h) */
-	uint64_t first_row, last_row; /* counters and sched rows; 0 when none */
 	double min, max;
 };
 
@@ -148,6 +147,8 @@ struct build {
 				* writer thread's SQLite work with matching */
 	int64_t start_ns, end_ns;
 	int have_time;
+	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
+				* extent per group (extents.h, ingest_opts) */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 };
@@ -164,9 +165,10 @@ struct ingest_opts_view {
 /* build.c: matches the events so hands on (so is attached to m, decoding
  * is over) and writes everything; returns INGEST_OK or an error
  * (INGEST_EDB: the reason is in s->error; INGEST_EIO: the sorter's spill
- * file failed, sorter_failed() says why). */
-int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res, ingest_progress_fn fn,
-		void *ctx);
+ * file failed, sorter_failed() says why). Of o (which may be NULL) it reads
+ * the progress callback and extent_rows. */
+int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res,
+		const struct ingest_opts *o);
 
 /* resolve.c */
 /* The last kernel object record for koid, or NULL. */

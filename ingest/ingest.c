@@ -325,7 +325,7 @@ static int write_db(struct model *m, struct sorter *so, const char *tmp, const s
 		rc = set_error(res, INGEST_EDB, s.error);
 		goto out_close;
 	}
-	rc = model_build(m, so, &s, res, o ? o->progress : NULL, o ? o->progress_ctx : NULL);
+	rc = model_build(m, so, &s, res, o);
 	if (rc == INGEST_EIO && sorter_failed(so, &why)) {
 		rc = spill_error(res, why);
 		goto out_close;

@@ -25,14 +25,17 @@
  *
  * Towards ingesting a file while it is written (not done): the decoders
  * are push parsers and keep nothing of a record once fed; matching and the
- * arguments' rows follow the events in order as they come. Two pieces
- * wait for the end of the input today: the sorter's full merge (sorter.h
- * says how a watermark would replace it) and the slices' ids, laid out
- * per (track, depth) once every slice is known (slicestore.h), so that no
- * slice row can be written earlier. That second one needs ids reserved in
- * chunks per (track, depth) as slices start, a directory of chunks in
- * place of track_depths' one id range, and a query layer that searches a
- * (track, depth) chunk by chunk.
+ * arguments' rows follow the events in order as they come. A row's id no
+ * longer needs the whole input: with opts->extent_rows, ids are reserved
+ * a chunk at a time as slices, counter points and cpu runs are made
+ * (extents.h), and the database and every query find a group's rows
+ * through its extents (schema/trace.sql), which the tests hold every query
+ * to. Two pieces still wait for the end of the input: the sorter's full
+ * merge (sorter.h says how a watermark would replace it), and the write
+ * stage, which writes those tables once matching is over; with reserved
+ * ids it could write each chunk as its last row finishes, and build the
+ * level of detail a chunk of buckets at a time (lod.h), since records name
+ * rows by ordinal.
  */
 #ifndef INGEST_H
 #define INGEST_H
@@ -92,6 +95,13 @@ struct ingest_opts {
 	size_t sort_budget;          /* events held in memory before they are sorted and spilled to a
 				      * temporary file next to out_db (sorter.h); 0 = the default.
 				      * Tests set it small to make every trace spill */
+	size_t extent_rows;          /* 0: each group of rows (a track and depth's slices, a
+				      * counter track's points, a cpu's runs) gets one
+				      * extent of ids, in cluster order, once all are known.
+				      * Else ids are reserved this many at a time as rows are
+				      * made, the layout a capture streamed in needs
+				      * (schema/trace.sql, extents); tests read every query
+				      * through it */
 };
 
 /*

@@ -155,13 +155,12 @@ static uint64_t name_cat(const struct lod_item *x)
 /* The record layout is in tracedb/tracedb.h. */
 static void write_group(struct lod_writer *w, const struct lod_group *g, const struct lod_item *it, int counters)
 {
-	const struct lod_key *k = &w->key;
 	const struct lod_item *l = &it[g->longest], *last = &it[g->last], *first = &it[g->first];
 	uint64_t v[LOD_WORDS] = { 0 };
 
 	v[LODW_BUCKET] = (uint64_t)(g->start >> w->level);
-	v[LODW_FIRST_ID] = k->first_id + g->first;
-	v[LODW_LAST_ID] = k->first_id + g->last;
+	v[LODW_FIRST] = g->first;
+	v[LODW_LAST] = g->last;
 	v[LODW_START] = (uint64_t)g->start;
 	if (counters) {
 		v[LODW_LAST_TS] = (uint64_t)last->ts;
@@ -173,7 +172,7 @@ static void write_group(struct lod_writer *w, const struct lod_group *g, const s
 		v[LODW_FIRST_VALUE] = first->is_int ? (uint64_t)first->ivalue : dbl_bits(first->value);
 	} else {
 		v[LODW_END] = (uint64_t)g->end;
-		v[LODW_LONGEST_ID] = k->first_id + g->longest;
+		v[LODW_LONGEST] = g->longest;
 		v[LODW_OPEN] = (uint64_t)g->open;
 		v[LODW_LONGEST_DUR] = (uint64_t)(l->end - l->ts);
 		v[LODW_NAMES] = name_cat(l);

@@ -22,10 +22,10 @@ struct lod_item {
 	double value;
 };
 
+/* Items are the group's rows in ts order: item i is ordinal i. */
 struct lod_key {
 	int64_t track_id;
 	int64_t depth;     /* slices only; 0 for counters */
-	uint64_t first_id; /* row id of item 0; items have consecutive ids */
 };
 
 struct lod_group;

@@ -48,6 +48,12 @@ void ss_spill_to(struct slicestore *st, struct spill *sp, size_t budget)
 	st->budget = budget;
 }
 
+void ss_extents(struct slicestore *st, uint64_t rows)
+{
+	st->ids.rows = rows;
+	st->ids.next = 1;
+}
+
 /* Moves a stream's bytes in memory to the scratch file as its next segment. */
 static int stream_spill(struct slicestore *st, struct ss_bytes *b)
 {
@@ -106,6 +112,7 @@ void ss_fini(struct slicestore *st)
 		free(g->data.p);
 		free(g->data.segs);
 		vec_fini(&g->early);
+		idg_fini(&g->ids);
 	}
 	vec_fini(&st->groups);
 	kmap_fini(&st->map);
@@ -163,6 +170,7 @@ static uint32_t group_of(struct slicestore *st, uint32_t track, uint32_t depth)
 		g->depth = depth;
 		g->last.parent.group = MDL_NONE;
 		vec_init(&g->early, sizeof(struct ss_early));
+		idg_init(&g->ids);
 		e->val = (uint32_t)st->groups.len - 1;
 	}
 	if (near != NULL)
@@ -183,6 +191,10 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
 	g = VEC_AT(&st->groups, struct ss_group, gi);
 	if (g->count == MDL_NONE) {
 		st->oom = 1; /* ids would run past what a ref holds */
+		return r;
+	}
+	if (st->ids.rows != 0 && idg_take(&st->ids, &g->ids) == 0) {
+		st->oom = 1;
 		return r;
 	}
 	r.group = gi;
@@ -362,7 +374,7 @@ uint32_t *ss_order(struct slicestore *st)
 	}
 	g_order_store = st;
 	qsort(order, n, sizeof(*order), group_cmp);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && st->ids.rows == 0; i++) {
 		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, order[i]);
 
 		g->first_id = id;

@@ -4,11 +4,13 @@
  * then time).
  *
  * Slices are grouped by (track, depth). A slice gets its ordinal in its
- * group when it is made; its id in the database will be the group's first
- * id plus the ordinal, and first ids follow from the sizes of the groups
- * before, which are known only once every slice is. So until the write
- * stage, a slice is named by (group, ordinal), a struct ss_ref: a child
- * names its parent so, a flow its two ends, the name index its slices.
+ * group when it is made, and its id from the group's extents (extents.h):
+ * by default one extent per group, laid out in (track, depth) order once
+ * every slice is known (ss_order), so that the table is written in
+ * cluster order; or, given extent rows (ss_extents), ids reserved a chunk
+ * at a time as slices are made, known at once. Until the write stage a
+ * slice is named by (group, ordinal), a struct ss_ref: a child names its
+ * parent so, a flow its two ends, the name index its slices.
  *
  * A finished slice (ended, or left open at the end of the trace) is packed
  * at the end of its group's bytes as varints, each field the difference
@@ -33,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "extents.h"
 #include "spill.h"
 #include "util.h"
 
@@ -71,7 +74,8 @@ struct ss_group {
 	struct ss_slice last;  /* the last one packed: deltas start from it */
 	struct ss_bytes data;
 	struct vec early;      /* struct ss_early, finished before their turn */
-	uint64_t first_id;     /* the id of ordinal 0, once ss_order ran */
+	uint64_t first_id;     /* the id of ordinal 0, once ss_order ran (one extent) */
+	struct id_group ids;   /* the ids reserved so far (ss_extents) */
 };
 
 /* A name's notes, (ts, dur, group, ordinal) of each slice, packed after
@@ -102,6 +106,7 @@ struct slicestore {
 	struct spill *spill;   /* NULL: everything stays in memory */
 	size_t budget;         /* packed bytes kept in memory at most, about */
 	size_t resident;       /* packed bytes in memory now */
+	struct id_chunks ids;  /* rows 0: one extent per group (ss_order) */
 };
 
 void ss_init(struct slicestore *st);
@@ -110,6 +115,9 @@ void ss_init(struct slicestore *st);
  * the store (st->oom stays 0; sp->why says why). */
 void ss_spill_to(struct slicestore *st, struct spill *sp, size_t budget);
 void ss_fini(struct slicestore *st);
+/* Before the first slice: reserves ids `rows` at a time as slices are made
+ * (extents.h), the first id being 1. */
+void ss_extents(struct slicestore *st, uint64_t rows);
 
 /* A new slice of (track, depth): its ref (group MDL_NONE when out of
  * memory, and st->oom set). */
@@ -121,15 +129,18 @@ int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s);
 
 /*
  * Once every slice is finished: gives each group its first id, groups in
- * (track, depth) order from id 1, and returns the groups' indexes in that
- * order (the caller frees it). NULL when out of memory, or when a slice
+ * (track, depth) order from id 1 (unless ids were reserved as slices were
+ * made), and returns the groups' indexes in that order (the caller frees
+ * it). NULL when out of memory, or when a slice
  * was made and never finished (a bug; st->oom is not set then).
  */
 uint32_t *ss_order(struct slicestore *st);
 
 static inline uint64_t ss_id(const struct slicestore *st, struct ss_ref r)
 {
-	return VEC_AT(&st->groups, struct ss_group, r.group)->first_id + r.ord;
+	const struct ss_group *g = VEC_AT(&st->groups, struct ss_group, r.group);
+
+	return st->ids.rows ? idg_id(&st->ids, &g->ids, r.ord) : g->first_id + r.ord;
 }
 
 /* Reads a group's slices back, in ordinal order. */

@@ -1,10 +1,12 @@
 /*
- * The build stage's writing (build.h): every table of schema/trace.sql in
- * cluster order. Slices are grouped by (track, depth) and ordered by time,
- * so the database needs no secondary index to answer viewport queries; a
- * stable counting sort gives that order without moving the slices. Each
- * (track, depth) run and each counter and cpu track gets its level of
- * detail (lod.h) as it is written.
+ * The build stage's writing (build.h): every table of schema/trace.sql.
+ * Slices are grouped by (track, depth) and ordered by time, counter points
+ * by track, cpu runs by cpu, and table extents says where each group's rows
+ * lie (extents.h), so the database needs no secondary index to answer
+ * viewport queries; a stable counting sort gives that order without moving
+ * the slices. By default each group is one extent and the tables are in
+ * cluster order. Each (track, depth) group and each counter and cpu track
+ * gets its level of detail (lod.h) as it is written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "../tracedb/tracedb.h"
 #include "build.h"
+#include "extents.h"
 #include "lod.h"
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
@@ -39,8 +42,9 @@ static int log_cmp(const void *a, const void *b)
 /* ---- writing ---------------------------------------------------------- */
 
 struct depth_range {
+	uint32_t group;
 	uint32_t track, depth;
-	uint64_t first, count; /* position of the first slice, number of slices */
+	uint64_t first, count; /* position of the first slice in writing order, number of slices */
 	int64_t max_dur;
 	int overlap;           /* some slice starts before the one before it ends */
 	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
@@ -106,11 +110,16 @@ static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 	return b->cancel;
 }
 
-static void write_slice(struct build *b, struct bins *sb, const struct ss_group *g, const struct ss_slice *s)
+static void write_slice(struct build *b, struct bins *sb, const struct ss_group *g, uint64_t ord,
+			const struct ss_slice *s)
 {
-	/* the id: slices go in id order from 1, so SQLite's next rowid is it,
-	 * and taking the next rowid is cheaper than checking a given one */
-	bins_null(sb);
+	/* the id: with one extent per group, slices go in id order from 1, so
+	 * SQLite's next rowid is it, and taking the next rowid is cheaper than
+	 * checking a given one */
+	if (b->ss.ids.rows)
+		bins_i64(sb, (int64_t)idg_id(&b->ss.ids, &g->ids, ord));
+	else
+		bins_null(sb);
 	bins_i64(sb, g->track + 1);
 	bins_i64(sb, s->ts);
 	bins_i64(sb, s->dur);
@@ -128,29 +137,37 @@ static void write_slice(struct build *b, struct bins *sb, const struct ss_group 
 	bins_row(sb);
 }
 
+/* The facts of each (track, depth) group and where its slices lie. */
 static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 {
-	struct bins db;
+	struct bins db, eb;
 	size_t i;
 
-	if (bins_init(&db, b->s, "track_depths", 8) != 0)
+	if (bins_init(&db, b->s, "track_depths", 6) != 0)
 		return -1;
+	if (bins_init(&eb, b->s, "extents", 5) != 0) {
+		bins_fini(&db);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
+		const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, r[i].group);
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, r[i].track);
 
 		if (r[i].depth > t->max_depth)
 			t->max_depth = r[i].depth;
 		bins_i64(&db, r[i].track + 1);
 		bins_i64(&db, r[i].depth);
-		bins_i64(&db, (int64_t)r[i].first + 1);
-		bins_i64(&db, (int64_t)(r[i].first + r[i].count));
 		bins_i64(&db, r[i].max_dur);
 		bins_i64(&db, (int64_t)r[i].count);
 		bins_i64(&db, !r[i].overlap);
 		bins_i64(&db, (int64_t)r[i].lod_levels);
 		bins_row(&db);
+		if (b->ss.ids.rows)
+			idg_write(&b->ss.ids, &g->ids, &eb, r[i].track + 1, r[i].depth);
+		else
+			extent_row(&eb, r[i].track + 1, r[i].depth, 0, g->first_id, r[i].count);
 	}
-	return bins_fini(&db);
+	return bins_fini(&db) | bins_fini(&eb);
 }
 
 /* Room for n level-of-detail items, reused from range to range; NULL when
@@ -160,10 +177,11 @@ static struct lod_item *lod_scratch(struct build *b, size_t n)
 	return vec_reserve(&b->lod_items, n ? n : 1) == 0 ? b->lod_items.data : NULL;
 }
 
-/* Flows by the id of their from-slice: write_range fills in where each
- * from-slice ends as it passes it. */
+/* Flows by where their from-slice is written (its group's first position
+ * plus its ordinal): write_range fills in where each from-slice ends as it
+ * passes it. */
 struct flow_from {
-	uint64_t id;
+	uint64_t at;
 	uint32_t flow;
 };
 
@@ -171,8 +189,8 @@ static int flow_from_cmp(const void *a, const void *b)
 {
 	const struct flow_from *x = a, *y = b;
 
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
 	return x->flow < y->flow ? -1 : x->flow > y->flow;
 }
 
@@ -189,7 +207,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 {
 	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
 	struct lod_item *it = lod_scratch(b, r->count);
-	struct lod_key key = { r->track + 1, r->depth, r->first + 1 };
+	struct lod_key key = { r->track + 1, r->depth };
 	int64_t prev_end = INT64_MIN;
 	struct ss_reader rd;
 	struct ss_slice s;
@@ -212,9 +230,9 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 			r->overlap = 1;
 		prev_end = s.dur < 0 ? INT64_MAX : end;
 		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
-		while (fc->at < fc->n && fc->v[fc->at].id == r->first + 1 + i)
+		while (fc->at < fc->n && fc->v[fc->at].at == r->first + i)
 			VEC_AT(&b->flows, struct bflow, fc->v[fc->at++].flow)->from_ts = s.dur < 0 ? s.ts : s.ts + s.dur;
-		write_slice(b, bb, g, &s);
+		write_slice(b, bb, g, i, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
@@ -223,8 +241,9 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
 
-/* The flows' from-slices in id order; NULL when out of memory. */
-static struct flow_from *flows_by_from(struct build *b)
+/* The flows' from-slices in writing order, given each group's first
+ * position (at, by group); NULL when out of memory. */
+static struct flow_from *flows_by_from(struct build *b, const uint64_t *at)
 {
 	struct flow_from *v = malloc((b->flows.len ? b->flows.len : 1) * sizeof(*v));
 	size_t i;
@@ -232,7 +251,9 @@ static struct flow_from *flows_by_from(struct build *b)
 	if (v == NULL)
 		return NULL;
 	for (i = 0; i < b->flows.len; i++) {
-		v[i].id = ss_id(&b->ss, VEC_AT(&b->flows, struct bflow, i)->from);
+		struct ss_ref from = VEC_AT(&b->flows, struct bflow, i)->from;
+
+		v[i].at = at[from.group] + from.ord;
 		v[i].flow = (uint32_t)i;
 	}
 	qsort(v, b->flows.len, sizeof(*v), flow_from_cmp);
@@ -247,20 +268,26 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	struct flow_cursor fc = { NULL, b->flows.len, 0 };
 	size_t nr = b->ss.groups.len, k;
+	uint64_t *at = malloc((nr ? nr : 1) * sizeof(*at)), pos = 0;
 	int rc = -1;
 
-	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL ||
-	    (fc.v = flows_by_from(b)) == NULL) {
+	if (bb == NULL || lw == NULL || at == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
 		b->oom = 1;
 		goto out_free;
 	}
 	for (k = 0; k < nr; k++) {
 		const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, order[k]);
 
+		r[k].group = order[k];
 		r[k].track = g->track;
 		r[k].depth = g->depth;
-		r[k].first = g->first_id - 1;
+		r[k].first = at[order[k]] = pos;
 		r[k].count = g->count;
+		pos += g->count;
+	}
+	if ((fc.v = flows_by_from(b, at)) == NULL) {
+		b->oom = 1;
+		goto out_free;
 	}
 	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
@@ -280,6 +307,7 @@ out_free:
 	free(bb);
 	free(lw);
 	free(fc.v);
+	free(at);
 	free(r);
 	return rc;
 }
@@ -312,10 +340,13 @@ static uint32_t *counting_perm(const uint32_t *key, size_t n, size_t nkeys, uint
 	return perm;
 }
 
+/* id 0: the next rowid (one extent per track, points in id order). */
 static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 {
-	bins_null(cb); /* = id, as for slices */
-	(void)id;
+	if (id)
+		bins_i64(cb, (int64_t)id);
+	else
+		bins_null(cb);
 	bins_i64(cb, p->track + 1);
 	bins_i64(cb, p->ts);
 	if (p->is_int)
@@ -325,11 +356,21 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 	bins_row(cb);
 }
 
+/* Where the points lie: first[] positions from id 1, or chunks reserved
+ * point by point (ids, by track). */
+struct point_ids {
+	const uint64_t *first;
+	struct id_chunks chunks;
+	struct id_group *ids; /* NULL: one extent per track */
+};
+
 /* Row ranges and summaries (level of detail) of every counter track. */
-static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const uint64_t *first)
+static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const struct point_ids *pi)
 {
+	const uint64_t *first = pi->first;
 	struct lod_item *it;
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
+	struct bins eb;
 	size_t i, k, n;
 	int rc = 0;
 
@@ -337,14 +378,21 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 		free(lw);
 		return -1;
 	}
+	if (bins_init(&eb, b->s, "extents", 5) != 0) {
+		lod_writer_fini(lw);
+		free(lw);
+		return -1;
+	}
 	for (i = 0; i < b->tracks.len && rc == 0; i++) {
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
-		struct lod_key key = { (int64_t)i + 1, 0, first[i] + 1 };
+		struct lod_key key = { (int64_t)i + 1, 0 };
 
 		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
 			continue;
-		t->first_row = first[i] + 1;
-		t->last_row = first[i + 1];
+		if (pi->ids)
+			idg_write(&pi->chunks, &pi->ids[i], &eb, (int64_t)i + 1, 0);
+		else
+			extent_row(&eb, (int64_t)i + 1, 0, 0, first[i] + 1, n);
 		if ((it = lod_scratch(b, n)) == NULL) {
 			rc = -1;
 			break;
@@ -358,9 +406,35 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 		}
 		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
 	}
+	rc |= bins_fini(&eb);
 	rc |= lod_writer_fini(lw);
 	free(lw);
 	return rc;
+}
+
+/* With extent rows set: each point's id, reserved in the order points
+ * were made (time order), as a capture streamed in would. NULL when out
+ * of memory. */
+static uint64_t *point_chunks(struct build *b, struct point_ids *pi)
+{
+	const struct bpoint *p = b->points.data;
+	size_t i, n = b->points.len, nt = b->tracks.len;
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+
+	pi->chunks.rows = b->extent_rows;
+	pi->chunks.next = 1;
+	if (ids == NULL || (pi->ids = calloc(nt ? nt : 1, sizeof(*pi->ids))) == NULL) {
+		free(ids);
+		return NULL;
+	}
+	for (i = 0; i < nt; i++)
+		idg_init(&pi->ids[i]);
+	for (i = 0; i < n; i++)
+		if ((ids[i] = idg_take(&pi->chunks, &pi->ids[p[i].track])) == 0) {
+			free(ids);
+			return NULL;
+		}
+	return ids;
 }
 
 /* Counter points, grouped by track; points were made in time order and the
@@ -370,27 +444,35 @@ static int write_counters(struct build *b, struct ingest_opts_view *pv)
 	struct bpoint *p = b->points.data;
 	size_t i, n = b->points.len, nt = b->tracks.len;
 	uint32_t *key = malloc((n ? n : 1) * sizeof(uint32_t)), *perm = NULL;
-	uint64_t *first = malloc((nt + 1) * sizeof(uint64_t));
+	uint64_t *first = malloc((nt + 1) * sizeof(uint64_t)), *ids = NULL;
+	struct point_ids pi = { first, { 0, 0 }, NULL };
 	struct bins cb;
 	int rc = -1;
 
-	if (key == NULL || first == NULL)
+	if (key == NULL || first == NULL || (b->extent_rows && (ids = point_chunks(b, &pi)) == NULL)) {
+		b->oom = 1;
 		goto out_free;
+	}
 	for (i = 0; i < n; i++)
 		key[i] = p[i].track;
 	if ((perm = counting_perm(key, n, nt, first)) == NULL || bins_init(&cb, b->s, "counters", 4) != 0)
 		goto out_free;
 	for (i = 0; i < n; i++) {
-		write_point(&cb, i + 1, &p[perm[i]]);
+		write_point(&cb, ids ? ids[perm[i]] : 0, &p[perm[i]]);
 		if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
 			break;
 	}
 	rc = bins_fini(&cb);
 	if (rc == 0)
-		rc = counter_lods(b, p, perm, first);
+		rc = counter_lods(b, p, perm, &pi);
 	pv->base += n;
 	b->res->counts.counters = n;
 out_free:
+	if (pi.ids)
+		for (i = 0; i < nt; i++)
+			idg_fini(&pi.ids[i]);
+	free(pi.ids);
+	free(ids);
 	free(key);
 	free(first);
 	free(perm);
@@ -436,8 +518,11 @@ struct cpu_run {
 /* What write_sched carries from row to row of one cpu. */
 struct sched_out {
 	struct bins rows;
+	struct bins extents;
 	struct vec runs;        /* struct lod_item of the cpu's runs so far */
 	struct lod_writer *lw;  /* their level of detail */
+	struct id_chunks chunks;/* rows > 0: ids reserved as runs come (extents.h) */
+	struct id_group ids;    /* the cpu's, then */
 };
 
 static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const struct cpu_run *r, int64_t end,
@@ -448,7 +533,15 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 	struct lod_item *it;
 
 	++b->res->counts.sched;
-	bins_null(sb); /* = counts.sched, the next rowid */
+	if (o->chunks.rows) {
+		uint64_t id = idg_take(&o->chunks, &o->ids);
+
+		if (id == 0)
+			b->oom = 1;
+		bins_i64(sb, (int64_t)id);
+	} else {
+		bins_null(sb); /* = counts.sched, the next rowid */
+	}
 	bins_i64(sb, cpu);
 	bins_i64(sb, r->ts);
 	bins_i64(sb, end < 0 ? -1 : end - r->ts);
@@ -482,7 +575,7 @@ static void cpu_switch(struct build *b, struct sched_out *o, struct cpu_run *run
 	run->priority = x->in_priority;
 }
 
-/* The cpu's track: its row range and the level of detail of its runs. */
+/* The cpu's track: where its rows lie and the level of detail of its runs. */
 static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_t first, uint64_t last)
 {
 	struct btrack proto = { 0 };
@@ -497,15 +590,18 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 		if (!b->oom) {
 			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
 
-			tr->first_row = first;
-			tr->last_row = last;
+			if (o->chunks.rows)
+				idg_write(&o->chunks, &o->ids, &o->extents, (int64_t)t + 1, 0);
+			else
+				extent_row(&o->extents, (int64_t)t + 1, 0, 0, first, last - first + 1);
 			key.track_id = (int64_t)t + 1;
 			key.depth = 0;
-			key.first_id = first;
 			rc = lod_build(o->lw, &key, o->runs.data, o->runs.len, 0, &tr->lod_levels);
 		}
 	}
 	o->runs.len = 0;
+	o->ids.first.len = 0;
+	o->ids.count = 0;
 	return rc;
 }
 
@@ -524,8 +620,23 @@ static int write_sched(struct build *b)
 		qsort(x, n, sizeof(*x), sched_cmp);
 	memset(&o, 0, sizeof(o));
 	vec_init(&o.runs, sizeof(struct lod_item));
-	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0 ||
-	    bins_init(&o.rows, b->s, "sched", 9) != 0) {
+	idg_init(&o.ids);
+	o.chunks.rows = b->extent_rows;
+	o.chunks.next = 1;
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0) {
+		free(o.lw);
+		vec_fini(&o.runs);
+		return -1;
+	}
+	if (bins_init(&o.rows, b->s, "sched", 9) != 0) {
+		lod_writer_fini(o.lw);
+		free(o.lw);
+		vec_fini(&o.runs);
+		return -1;
+	}
+	if (bins_init(&o.extents, b->s, "extents", 5) != 0) {
+		bins_fini(&o.rows);
+		lod_writer_fini(o.lw);
 		free(o.lw);
 		vec_fini(&o.runs);
 		return -1;
@@ -546,9 +657,11 @@ static int write_sched(struct build *b)
 		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
 	}
 	rc |= bins_fini(&o.rows);
+	rc |= bins_fini(&o.extents);
 	rc |= lod_writer_fini(o.lw);
 	free(o.lw);
 	vec_fini(&o.runs);
+	idg_fini(&o.ids);
 	return rc || b->oom ? -1 : 0;
 }
 
@@ -840,8 +953,6 @@ static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
 	else
 		bins_null(tb);
 	bins_i64(tb, t->max_depth);
-	bins_opt(tb, t->first_row);
-	bins_opt(tb, t->last_row);
 	if (t->has_values) {
 		bins_dbl(tb, t->min);
 		bins_dbl(tb, t->max);
@@ -858,7 +969,7 @@ static int write_tracks(struct build *b)
 	struct bins tb;
 	size_t i;
 
-	if (bins_init(&tb, b->s, "tracks", 15) != 0)
+	if (bins_init(&tb, b->s, "tracks", 13) != 0)
 		return -1;
 	for (i = 0; i < b->tracks.len; i++)
 		write_track(&tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));

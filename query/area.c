@@ -3,9 +3,10 @@
  * figure clipped to the range.
  *
  * qry_area_scan walks the slices of each track that overlap [start, end]
- * depth by depth (slices are stored in (track, depth, ts) order: each depth
- * is an id range in which ts never decreases, so a binary search on ids
- * finds the part that can overlap, however big the track) and hands each to a visitor with its clipped wall time
+ * depth by depth (a depth's slices are numbered by ordinal in ts order and
+ * lie in extents of ascending ids, so a binary search on ordinals finds the
+ * part that can overlap, however big the track) and hands each to a
+ * visitor with its clipped wall time
  * and the tag its visitor gave the slice's parent; the parent of a slice in
  * the range is in the range too and was visited one depth earlier. The
  * per-name aggregate (qry_area) and the flame graph (flame.c) are visitors.
@@ -89,15 +90,16 @@ static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
 /* The statements of one scan and what it reports to. */
 struct scan {
 	sqlite3 *db;
-	sqlite3_stmt *depths, *probe, *range;
+	sqlite3_stmt *depths, *probe, *range, *ext;
+	struct qextents e;       /* where the current depth's slices lie */
 	int64_t start, end, trace_end;
 	qry_area_visit fn;
 	void *ctx;
 	struct tagged prev, cur; /* the last depth's slices and this one's */
 };
 
-/* The first id in [lo, hi] whose ts >= t (ts never decreases over a depth's
- * ids), hi + 1 if none; -1 when the database fails. */
+/* The first ordinal in [lo, hi] whose ts >= t (ts never decreases over a
+ * depth's ordinals), hi + 1 if none; -1 when the database fails. */
 static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
 {
 	int64_t a = lo, b = hi + 1;
@@ -106,7 +108,7 @@ static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
 		int64_t mid = a + (b - a) / 2;
 
 		sqlite3_reset(sc->probe);
-		sqlite3_bind_int64(sc->probe, 1, mid);
+		sqlite3_bind_int64(sc->probe, 1, qext_id(&sc->e, mid));
 		if (sqlite3_step(sc->probe) != SQLITE_ROW)
 			return -1;
 		if (sqlite3_column_int64(sc->probe, 0) < t)
@@ -117,20 +119,14 @@ static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
 	return a;
 }
 
-/* Visits the slices of one depth overlapping the range, whose ids are
- * [first, last]: only those starting in [start - max_dur, end] can. */
-static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t first, int64_t last, int64_t max_dur)
+/* Visits the slices with ids [lo, hi] (in one extent) that overlap the range. */
+static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, int64_t hi)
 {
-	int64_t from = sc->start > INT64_MIN + max_dur ? sc->start - max_dur : INT64_MIN;
-	int64_t lo = first_at(sc, first, last, from);
-	int64_t past = lo < 0 || sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
 	int rc;
 
-	if (lo < 0 || past < 0)
-		return SQLITE_ERROR;
 	sqlite3_reset(sc->range);
 	sqlite3_bind_int64(sc->range, 1, lo);
-	sqlite3_bind_int64(sc->range, 2, past - 1);
+	sqlite3_bind_int64(sc->range, 2, hi);
 	sqlite3_bind_int64(sc->range, 3, sc->start);
 	sqlite3_bind_int64(sc->range, 4, sc->end);
 	while ((rc = sqlite3_step(sc->range)) == SQLITE_ROW) {
@@ -158,6 +154,27 @@ static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t fir
 	return rc;
 }
 
+/* Visits the slices of one depth overlapping the range: only those
+ * starting in [start - max_dur, end] can. */
+static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t max_dur)
+{
+	int64_t from = sc->start > INT64_MIN + max_dur ? sc->start - max_dur : INT64_MIN;
+	int64_t lo, past, last, a, b;
+	int rc = qext_read(&sc->e, sc->ext, track, depth);
+
+	if (rc != SQLITE_DONE)
+		return rc;
+	last = sc->e.rows - 1;
+	lo = first_at(sc, 0, last, from);
+	past = lo < 0 || sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
+	if (lo < 0 || past < 0)
+		return SQLITE_ERROR;
+	while (qext_piece(&sc->e, &lo, past - 1, &a, &b))
+		if ((rc = scan_ids(sc, track, depth, a, b)) != SQLITE_DONE)
+			return rc;
+	return SQLITE_DONE;
+}
+
 /* Every depth of the track, parents' depth first. */
 static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
 {
@@ -176,8 +193,7 @@ static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
 		if (depth != last_depth + 1)
 			sc->prev.n = 0; /* a gap in depths: no parents known */
 		last_depth = depth;
-		rc = scan_depth(sc, track, depth, sqlite3_column_int64(sc->depths, 1), sqlite3_column_int64(sc->depths, 2),
-				sqlite3_column_int64(sc->depths, 3));
+		rc = scan_depth(sc, track, depth, sqlite3_column_int64(sc->depths, 1));
 		if (rc != SQLITE_DONE)
 			break;
 	}
@@ -192,14 +208,15 @@ static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
 static int prep_all(struct scan *sc, struct qry_error *err)
 {
 	static const char depths[] =
-		"SELECT depth, first_id, last_id, max_dur FROM track_depths WHERE track_id = ? ORDER BY depth";
+		"SELECT depth, max_dur FROM track_depths WHERE track_id = ? ORDER BY depth";
 	static const char probe[] = "SELECT ts FROM slices WHERE id = ?";
 	static const char range[] = "SELECT id, ts, dur, name_id, parent_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
 				    "AND ts <= ?4 AND (dur < 0 OR ts + dur >= ?3) ORDER BY id";
 
 	if (sqlite3_prepare_v2(sc->db, depths, -1, &sc->depths, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(sc->db, probe, -1, &sc->probe, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, QEXT_SQL, -1, &sc->ext, NULL) != SQLITE_OK)
 		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
 	return QRY_OK;
 }
@@ -225,6 +242,8 @@ int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t st
 	sqlite3_finalize(sc.depths);
 	sqlite3_finalize(sc.probe);
 	sqlite3_finalize(sc.range);
+	sqlite3_finalize(sc.ext);
+	qext_free(&sc.e);
 	tagged_free(&sc.prev);
 	tagged_free(&sc.cur);
 	return rc;

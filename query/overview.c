@@ -26,6 +26,8 @@ struct ov_proc {
 struct ov_ctx {
 	sqlite3_stmt *raw;   /* ts of slices by id range */
 	sqlite3_stmt *lod;   /* records of one (track, depth, level) */
+	sqlite3_stmt *ext;   /* extents (QEXT_SQL) */
+	struct qextents e;   /* where the current (track, depth)'s slices lie */
 	int64_t start, end;
 	uint32_t buckets;
 	uint32_t *counts;    /* the current process's row */
@@ -63,16 +65,18 @@ static int ov_step(struct ov_ctx *c, sqlite3_stmt *st)
 	return rc == SQLITE_ROW;
 }
 
-/* Counts the rows [lo, hi] one by one. */
+/* Counts the rows [lo, hi] (ordinals) one by one. */
 static void ov_raw(struct ov_ctx *c, int64_t lo, int64_t hi)
 {
-	if (lo > hi)
-		return;
-	sqlite3_bind_int64(c->raw, 1, lo);
-	sqlite3_bind_int64(c->raw, 2, hi);
-	while (ov_step(c, c->raw))
-		ov_add(c, sqlite3_column_int64(c->raw, 0), 1);
-	sqlite3_reset(c->raw);
+	int64_t a, b;
+
+	while (qext_piece(&c->e, &lo, hi, &a, &b)) {
+		sqlite3_bind_int64(c->raw, 1, a);
+		sqlite3_bind_int64(c->raw, 2, b);
+		while (ov_step(c, c->raw))
+			ov_add(c, sqlite3_column_int64(c->raw, 0), 1);
+		sqlite3_reset(c->raw);
+	}
 }
 
 /* The coarsest stored level whose buckets are at most width ns (so that a
@@ -91,16 +95,23 @@ static int ov_level(uint64_t levels, int64_t width)
 	return -1;
 }
 
-/* One (track, depth) run of slices [first, last]. */
-static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, int64_t first, int64_t last, uint64_t levels)
+/* The slices of one (track, depth). */
+static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t levels)
 {
 	/* groups at most an eighth of an overview bucket wide: few straddle */
 	double width = ((double)c->end - (double)c->start + 1) / c->buckets / 8;
 	int level = ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
-	int64_t cur = first;
+	int64_t cur = 0, last;
+	int rc = qext_read(&c->e, c->ext, track, depth);
 
+	if (rc != SQLITE_DONE) {
+		if (!c->failed)
+			c->failed = rc;
+		return;
+	}
+	last = c->e.rows - 1;
 	if (level < 0) {
-		ov_raw(c, first, last);
+		ov_raw(c, 0, last);
 		return;
 	}
 	sqlite3_bind_int64(c->lod, 1, track);
@@ -119,14 +130,14 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, int64_t first
 					c->failed = SQLITE_CORRUPT;
 				break;
 			}
-			ov_raw(c, cur, (int64_t)v[LODW_FIRST_ID] - 1);
+			ov_raw(c, cur, (int64_t)v[LODW_FIRST] - 1);
 			/* every slice of the group starts in lod bucket v[0]: */
 			last_start = (int64_t)(((v[LODW_BUCKET] + 1) << level) - 1);
 			if (ov_bucket(c, (int64_t)v[LODW_START]) == ov_bucket(c, last_start))
-				ov_add(c, (int64_t)v[LODW_START], (uint32_t)(v[LODW_LAST_ID] - v[LODW_FIRST_ID] + 1));
+				ov_add(c, (int64_t)v[LODW_START], (uint32_t)(v[LODW_LAST] - v[LODW_FIRST] + 1));
 			else /* it may straddle two overview buckets: count its rows */
-				ov_raw(c, (int64_t)v[LODW_FIRST_ID], (int64_t)v[LODW_LAST_ID]);
-			cur = (int64_t)v[LODW_LAST_ID] + 1;
+				ov_raw(c, (int64_t)v[LODW_FIRST], (int64_t)v[LODW_LAST]);
+			cur = (int64_t)v[LODW_LAST] + 1;
 		}
 	}
 	sqlite3_reset(c->lod);
@@ -140,8 +151,11 @@ static int ov_bounds(sqlite3 *db, struct ov_ctx *c)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT min(a.ts), max(b.ts) FROM track_depths d JOIN slices a ON a.id = d.first_id "
-				   "JOIN slices b ON b.id = d.last_id", -1, &st, NULL) != SQLITE_OK)
+	/* a group's first row starts first, its last one last */
+	if (sqlite3_prepare_v2(db, "SELECT min(a.ts), max(b.ts) FROM track_depths d "
+				   "JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
+				   "JOIN slices a ON a.id = x.first_id JOIN slices b ON b.id = x.first_id + x.count - 1",
+			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
@@ -199,7 +213,8 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 	if (sqlite3_prepare_v2(db, "SELECT ts FROM slices WHERE id BETWEEN ? AND ?", -1, &c.raw, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT buckets FROM lod WHERE track_id = ? AND depth = ? AND level = ? "
 				   "ORDER BY first_bucket", -1, &c.lod, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.first_id, d.last_id, d.lod_levels "
+	    sqlite3_prepare_v2(db, QEXT_SQL, -1, &c.ext, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
 				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id ORDER BY 1, 2, 3",
 			       -1, &runs, NULL) != SQLITE_OK) {
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
@@ -220,8 +235,8 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 			v[n++].pid = pid;
 		}
 		c.counts = v[n - 1].counts;
-		ov_run(&c, sqlite3_column_int64(runs, 1), sqlite3_column_int64(runs, 2), sqlite3_column_int64(runs, 3),
-		       sqlite3_column_int64(runs, 4), (uint64_t)sqlite3_column_int64(runs, 5));
+		ov_run(&c, sqlite3_column_int64(runs, 1), sqlite3_column_int64(runs, 2),
+		       (uint64_t)sqlite3_column_int64(runs, 3));
 	}
 	if (c.failed)
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(c.failed));
@@ -235,5 +250,7 @@ out_finalize:
 	sqlite3_finalize(runs);
 	sqlite3_finalize(c.raw);
 	sqlite3_finalize(c.lod);
+	sqlite3_finalize(c.ext);
+	qext_free(&c.e);
 	return rc;
 }

@@ -1,12 +1,13 @@
 /*
  * The read side of the API: each endpoint's SQL and JSON.
  *
- * Bulk tables are stored in cluster order (schema/trace.sql): the slices of
- * one (track, depth), the points of one counter track, the runs of one cpu
- * and all logs are contiguous id ranges in which ts never decreases. A time
- * window is therefore found by binary search on the id, probing one row at
- * a time, and read as an id range: no secondary index, and the cost of a
- * viewport query depends on what it returns, not on the trace's size.
+ * Bulk tables are stored by group (schema/trace.sql): the slices of one
+ * (track, depth), the points of one counter track and the runs of one cpu
+ * are numbered by ordinal in ts order and lie in extents of consecutive
+ * ids (table extents); all logs are one id range in ts order. A time
+ * window is therefore found by binary search on the ordinal, probing one
+ * row at a time, and read as id ranges: no secondary index, and the cost
+ * of a viewport query depends on what it returns, not on the trace's size.
  * With a resolution, the level-of-detail tables replace runs of slices or
  * points shorter than a pixel by one summary each.
  */
@@ -91,11 +92,13 @@ int qry_check_schema(sqlite3 *db, struct qry_error *err)
 	return QRY_OK;
 }
 
-/* ---- id-range binary search ------------------------------------------- */
+/* ---- binary search by ordinal ------------------------------------------ */
 
-/* Probes ts (and dur, where the table has one) of one row by id. */
+/* Probes ts (and dur, where the table has one) of one row by ordinal in
+ * the group ext, or by id when ext is NULL (logs). */
 struct probe {
 	sqlite3_stmt *st;
+	const struct qextents *ext;
 };
 
 static int probe_open(struct probe *p, sqlite3 *db, const char *table, struct qry_error *err)
@@ -108,11 +111,11 @@ static int probe_open(struct probe *p, sqlite3 *db, const char *table, struct qr
 	return p->st ? QRY_OK : err->code;
 }
 
-static int64_t probe_ts(struct probe *p, int64_t id, int64_t *dur)
+static int64_t probe_ts(struct probe *p, int64_t ord, int64_t *dur)
 {
 	int64_t ts = INT64_MAX;
 
-	sqlite3_bind_int64(p->st, 1, id);
+	sqlite3_bind_int64(p->st, 1, p->ext ? qext_id(p->ext, ord) : ord);
 	if (qstep(p->st)) {
 		ts = sqlite3_column_int64(p->st, 0);
 		if (dur)
@@ -122,7 +125,7 @@ static int64_t probe_ts(struct probe *p, int64_t id, int64_t *dur)
 	return ts;
 }
 
-/* The first id in [lo, hi] whose ts is > t (strict) or >= t; hi + 1 when none. */
+/* The first row in [lo, hi] whose ts is > t (strict) or >= t; hi + 1 when none. */
 static int64_t bound(struct probe *p, int64_t lo, int64_t hi, int64_t t, int strict)
 {
 	int64_t end = hi + 1;
@@ -139,14 +142,14 @@ static int64_t bound(struct probe *p, int64_t lo, int64_t hi, int64_t t, int str
 }
 
 /*
- * The id range [*lo, *hi] of rows in [first, last] that can overlap [s, e]:
+ * The range [*lo, *hi] of rows in [first, last] that can overlap [s, e]:
  * rows with ts <= e, from the one in effect at s on. With disjoint rows
  * (each ends before the next starts) only the last row starting before s
  * can reach into the window; otherwise any row from s - max_dur on can.
  * Windows are inclusive: a row [ts, ts + dur] overlaps when ts <= e and
  * ts + dur >= s; a row that never ended (dur < 0) reaches every later s.
  */
-static void window_ids(struct probe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint,
+static void window_rows(struct probe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint,
 		       int64_t max_dur, int64_t *lo, int64_t *hi)
 {
 	int64_t dur = 0, ts;
@@ -164,6 +167,24 @@ static void window_ids(struct probe *p, int64_t first, int64_t last, int64_t s, 
 		if (dur < 0 || ts + dur >= s)
 			(*lo)--;
 	}
+}
+
+/* Reads the extents of (track, depth) (qext_read): 0, or -1 when out of
+ * memory; a database error or damaged extents are remembered as qstep's
+ * (the group then has no rows). */
+static int ext_read(struct qextents *e, sqlite3_stmt *st, int64_t track, int64_t depth)
+{
+	int rc = qext_read(e, st, track, depth);
+
+	if (rc == SQLITE_NOMEM)
+		return -1;
+	if (rc != SQLITE_DONE) {
+		if (qstep_failed == 0)
+			qstep_failed = rc;
+		e->n = 0;
+		e->rows = 0;
+	}
+	return 0;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -332,12 +353,12 @@ struct lod_rec {
 
 static int64_t rec_first(const struct lod_rec *r)
 {
-	return (int64_t)r->v[LODW_FIRST_ID];
+	return (int64_t)r->v[LODW_FIRST];
 }
 
 static int64_t rec_last(const struct lod_rec *r)
 {
-	return (int64_t)r->v[LODW_LAST_ID];
+	return (int64_t)r->v[LODW_LAST];
 }
 
 /* Walks the records of one (track, depth, level) from bucket lo to hi. */
@@ -482,12 +503,14 @@ static struct sitem *slist_push(struct slist *l)
 	return &l->v[l->len++];
 }
 
-/* One (track, depth): the id range of its slices that overlap the window. */
+/* One (track, depth): the range of its slices (ordinals) that overlap the
+ * window. */
 struct depth_run {
 	uint32_t depth;
 	int disjoint;
 	int64_t lo, hi;
 	uint64_t levels;
+	struct qextents ext;
 };
 
 struct slice_ctx {
@@ -495,6 +518,7 @@ struct slice_ctx {
 	struct probe probe;
 	sqlite3_stmt *raw;  /* slices by id range */
 	sqlite3_stmt *lod;  /* lod records */
+	sqlite3_stmt *ext;  /* extents (QEXT_SQL) */
 	struct slist items;
 	const struct qry_window *w;
 	int64_t track;
@@ -502,12 +526,11 @@ struct slice_ctx {
 	size_t nruns;
 };
 
-static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
+/* The slices with ids [lo, hi], which lie in one extent. */
+static void raw_slice_ids(struct slice_ctx *c, int64_t lo, int64_t hi)
 {
 	struct sitem *it;
 
-	if (lo > hi || c->items.truncated)
-		return;
 	sqlite3_bind_int64(c->raw, 1, lo);
 	sqlite3_bind_int64(c->raw, 2, hi);
 	while (qstep(c->raw)) {
@@ -528,18 +551,33 @@ static void raw_slices(struct slice_ctx *c, int64_t lo, int64_t hi)
 	sqlite3_reset(c->raw);
 }
 
-/* A group of slices under a pixel as one summary, named after its longest. */
-static void summary_item(struct slice_ctx *c, const struct lod_rec *r, uint32_t depth)
+/* The slices [lo, hi] (ordinals) of one depth, as they are. */
+static void raw_slices(struct slice_ctx *c, const struct depth_run *d, int64_t lo, int64_t hi)
 {
-	struct sitem *it = slist_push(&c->items);
-	int64_t start = (int64_t)r->v[LODW_START], end = (int64_t)r->v[LODW_END];
+	int64_t a, b;
 
-	if (it == NULL)
+	while (!c->items.truncated && !c->items.oom && qext_piece(&d->ext, &lo, hi, &a, &b))
+		raw_slice_ids(c, a, b);
+}
+
+/* A group of slices under a pixel as one summary, named after its longest. */
+static void summary_item(struct slice_ctx *c, const struct lod_rec *r, const struct depth_run *d)
+{
+	struct sitem *it;
+	int64_t start = (int64_t)r->v[LODW_START], end = (int64_t)r->v[LODW_END];
+	int64_t longest = (int64_t)r->v[LODW_LONGEST];
+
+	if (longest < 0 || longest >= d->ext.rows) {
+		if (qstep_failed == 0)
+			qstep_failed = SQLITE_CORRUPT; /* a record naming a row that is not there */
 		return;
-	it->id = (int64_t)r->v[LODW_LONGEST_ID];
+	}
+	if ((it = slist_push(&c->items)) == NULL)
+		return;
+	it->id = qext_id(&d->ext, longest);
 	it->ts = start;
 	it->dur = end > start ? end - start : 0;
-	it->depth = depth;
+	it->depth = d->depth;
 	it->name = (int64_t)(uint32_t)r->v[LODW_NAMES];
 	it->cat = (int64_t)(r->v[LODW_NAMES] >> 32);
 	it->merged = rec_last(r) - rec_first(r) + 1;
@@ -553,6 +591,7 @@ static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level
 	struct lod_iter it;
 	struct lod_rec rec;
 
+	c->probe.ext = &d->ext;
 	lod_iter_start(&it, c->lod, c->track, d->depth, level, probe_ts(&c->probe, d->lo, NULL) >> level,
 		       c->w->end >> level);
 	while (lod_iter_next(&it, &rec)) {
@@ -565,14 +604,14 @@ static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level
 		}
 		if (rec_last(&rec) < cur)
 			continue;
-		raw_slices(c, cur, a - 1);
+		raw_slices(c, d, cur, a - 1);
 		if (rec_summarises(&rec, cur, d->hi, c->w->resolution))
-			summary_item(c, &rec, d->depth);
+			summary_item(c, &rec, d);
 		else
-			raw_slices(c, a, b);
+			raw_slices(c, d, a, b);
 		cur = b + 1;
 	}
-	raw_slices(c, cur, d->hi);
+	raw_slices(c, d, cur, d->hi);
 }
 
 static int sitem_cmp(const void *a, const void *b)
@@ -757,15 +796,21 @@ static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
 		return err->code;
 	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db, lod_sql, err);
-	return c->raw && c->lod ? QRY_OK : err->code;
+	c->ext = prep(db, QEXT_SQL, err);
+	return c->raw && c->lod && c->ext ? QRY_OK : err->code;
 }
 
 static void slices_close(struct slice_ctx *c)
 {
+	size_t i;
+
 	sqlite3_finalize(c->probe.st);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
+	sqlite3_finalize(c->ext);
 	free(c->items.v);
+	for (i = 0; i < c->nruns; i++)
+		qext_free(&c->runs[i].ext);
 	free(c->runs);
 }
 
@@ -790,11 +835,15 @@ static int read_depths(struct slice_ctx *c, sqlite3_stmt *d, int64_t *rows)
 			cap = ncap;
 		}
 		r = &c->runs[c->nruns++];
+		memset(r, 0, sizeof(*r));
 		r->depth = (uint32_t)sqlite3_column_int64(d, 0);
-		r->disjoint = sqlite3_column_int(d, 4);
-		r->levels = (uint64_t)sqlite3_column_int64(d, 5);
-		window_ids(&c->probe, sqlite3_column_int64(d, 1), sqlite3_column_int64(d, 2), c->w->start, c->w->end,
-			   r->disjoint, sqlite3_column_int64(d, 3), &r->lo, &r->hi);
+		r->disjoint = sqlite3_column_int(d, 2);
+		r->levels = (uint64_t)sqlite3_column_int64(d, 3);
+		if (ext_read(&r->ext, c->ext, c->track, r->depth) != 0)
+			return -1;
+		c->probe.ext = &r->ext;
+		window_rows(&c->probe, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint,
+			    sqlite3_column_int64(d, 1), &r->lo, &r->hi);
 		if (r->hi >= r->lo)
 			*rows += r->hi - r->lo + 1;
 	}
@@ -815,8 +864,7 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	c.w = w;
 	c.track = track;
 	c.items.limit = w->limit;
-	d = prep(db, "SELECT depth, first_id, last_id, max_dur, disjoint, lod_levels FROM track_depths "
-		     "WHERE track_id = ? ORDER BY depth",
+	d = prep(db, "SELECT depth, max_dur, disjoint, lod_levels FROM track_depths WHERE track_id = ? ORDER BY depth",
 		 err);
 	if (d == NULL || slices_open(&c, db, err) != QRY_OK || names_open(&n, db, err) != QRY_OK) {
 		sqlite3_finalize(d);
@@ -834,7 +882,7 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 		if (level >= 0 && r->hi - r->lo >= 2)
 			lod_slices(&c, r, level);
 		else
-			raw_slices(&c, r->lo, r->hi);
+			raw_slices(&c, r, r->lo, r->hi);
 	}
 	if (qstep_failed)
 		rc = QRY_OK; /* qstep_end reports it */
@@ -1003,24 +1051,26 @@ static void put_point(struct jbuf *out, sqlite3_stmt *raw)
 	jb_obj_end(out);
 }
 
-/* Emits raw points with ids in [lo, hi]; returns how many. */
-static size_t raw_points(sqlite3_stmt *raw, int64_t lo, int64_t hi, size_t room, struct jbuf *out, int *truncated)
+/* Emits the raw points [lo, hi] (ordinals in ext); returns how many. */
+static size_t raw_points(sqlite3_stmt *raw, const struct qextents *ext, int64_t lo, int64_t hi, size_t room,
+			 struct jbuf *out, int *truncated)
 {
 	size_t n = 0;
+	int64_t a, b;
 
-	if (lo > hi || *truncated)
-		return 0;
-	sqlite3_bind_int64(raw, 1, lo);
-	sqlite3_bind_int64(raw, 2, hi);
-	while (qstep(raw)) {
-		if (n >= room) {
-			*truncated = 1;
-			break;
+	while (!*truncated && qext_piece(ext, &lo, hi, &a, &b)) {
+		sqlite3_bind_int64(raw, 1, a);
+		sqlite3_bind_int64(raw, 2, b);
+		while (qstep(raw)) {
+			if (n >= room) {
+				*truncated = 1;
+				break;
+			}
+			put_point(out, raw);
+			n++;
 		}
-		put_point(out, raw);
-		n++;
+		sqlite3_reset(raw);
 	}
-	sqlite3_reset(raw);
 	return n;
 }
 
@@ -1062,8 +1112,9 @@ static void put_bucket(struct jbuf *out, const struct lod_rec *rec)
 }
 
 struct counter_ctx {
-	sqlite3_stmt *raw, *lod, *track;
+	sqlite3_stmt *raw, *lod, *track, *ext;
 	struct probe probe;
+	struct qextents points; /* the track's */
 };
 
 static void counters_close(struct counter_ctx *c)
@@ -1071,7 +1122,9 @@ static void counters_close(struct counter_ctx *c)
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
 	sqlite3_finalize(c->track);
+	sqlite3_finalize(c->ext);
 	sqlite3_finalize(c->probe.st);
+	qext_free(&c->points);
 }
 
 static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *err)
@@ -1079,10 +1132,12 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 	memset(c, 0, sizeof(*c));
 	c->raw = prep(db, "SELECT ts, value FROM counters WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db, lod_sql, err);
-	c->track = prep(db, "SELECT first_row, last_row, lod_levels FROM tracks WHERE id = ? AND kind = 'counter'",
-			err);
-	if (c->raw == NULL || c->lod == NULL || c->track == NULL || probe_open(&c->probe, db, "counters", err))
+	c->track = prep(db, "SELECT lod_levels FROM tracks WHERE id = ? AND kind = 'counter'", err);
+	c->ext = prep(db, QEXT_SQL, err);
+	if (c->raw == NULL || c->lod == NULL || c->track == NULL || c->ext == NULL ||
+	    probe_open(&c->probe, db, "counters", err))
 		return err->code;
+	c->probe.ext = &c->points;
 	return QRY_OK;
 }
 
@@ -1107,7 +1162,7 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 		}
 		if (rec_last(&rec) < cur)
 			continue;
-		n += raw_points(c->raw, cur, a - 1, w->limit - n, out, truncated);
+		n += raw_points(c->raw, &c->points, cur, a - 1, w->limit - n, out, truncated);
 		if (n >= w->limit) {
 			*truncated = 1;
 			continue;
@@ -1116,12 +1171,12 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 			put_bucket(out, &rec);
 			n++;
 		} else {
-			n += raw_points(c->raw, a, b, w->limit - n, out, truncated);
+			n += raw_points(c->raw, &c->points, a, b, w->limit - n, out, truncated);
 		}
 		cur = b + 1;
 	}
 	if (n < w->limit)
-		raw_points(c->raw, cur, hi, w->limit - n, out, truncated);
+		raw_points(c->raw, &c->points, cur, hi, w->limit - n, out, truncated);
 	else if (cur <= hi)
 		*truncated = 1;
 }
@@ -1130,7 +1185,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 {
 	struct counter_ctx c;
 	struct qry_window left = *w; /* what remains of the limit */
-	int64_t first, last, lo, hi;
+	int64_t last, lo, hi;
 	int truncated = 0, level;
 
 	qstep_begin();
@@ -1145,25 +1200,28 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 			return qstep_end(QRY_OK, err);
 		return qry_fail(err, QRY_ENOTFOUND, "there is no counter track with this id in the trace");
 	}
-	first = sqlite3_column_int64(c.track, 0);
-	last = sqlite3_column_int64(c.track, 1);
-	level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(c.track, 2));
+	level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(c.track, 0));
+	if (ext_read(&c.points, c.ext, track, 0) != 0) {
+		counters_close(&c);
+		return qry_fail(err, QRY_ENOMEM, "out of memory");
+	}
+	last = c.points.rows - 1;
 	/* the last point before the window, then every point up to its end */
-	lo = bound(&c.probe, first, last, w->start, 0) - 1;
-	lo = lo < first ? first : lo;
-	hi = bound(&c.probe, first, last, w->end, 1) - 1;
+	lo = bound(&c.probe, 0, last, w->start, 0) - 1;
+	lo = lo < 0 ? 0 : lo;
+	hi = bound(&c.probe, 0, last, w->end, 1) - 1;
 	jb_obj(out);
 	jb_key(out, "points");
 	jb_arr(out);
-	if (first > 0 && lo <= hi && probe_ts(&c.probe, lo, NULL) < w->start) {
+	if (lo <= hi && probe_ts(&c.probe, lo, NULL) < w->start) {
 		/* the point before the window always comes as itself */
-		left.limit -= (uint32_t)raw_points(c.raw, lo, lo, w->limit, out, &truncated);
+		left.limit -= (uint32_t)raw_points(c.raw, &c.points, lo, lo, w->limit, out, &truncated);
 		lo++;
 	}
-	if (first > 0 && !exact_reply(w, hi - lo + 1) && level >= 0 && hi - lo >= 2)
+	if (!exact_reply(w, hi - lo + 1) && level >= 0 && hi - lo >= 2)
 		lod_points(&c, track, &left, lo, hi, level, out, &truncated);
-	else if (first > 0)
-		raw_points(c.raw, lo, hi, left.limit, out, &truncated);
+	else
+		raw_points(c.raw, &c.points, lo, hi, left.limit, out, &truncated);
 	jb_arr_end(out);
 	jb_key(out, "truncated");
 	jb_bool(out, truncated);
@@ -1224,7 +1282,9 @@ struct sched_ctx {
 	sqlite3_stmt *raw;    /* runs by id range, those reaching the window */
 	sqlite3_stmt *thread; /* pid, tid of a thread row */
 	sqlite3_stmt *lod;
+	sqlite3_stmt *ext;    /* extents (QEXT_SQL) */
 	struct probe probe;
+	struct qextents runs; /* where the cpu's runs lie */
 	const struct qry_window *w;
 	int64_t cpu;
 	size_t n;             /* items written */
@@ -1233,12 +1293,11 @@ struct sched_ctx {
 
 static const char *const sched_keys[] = { "ts", "dur", "cpu", "pid", "tid", "priority", "end_state" };
 
-static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *out)
+/* The runs with ids [lo, hi], which lie in one extent. */
+static void sched_raw_ids(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *out)
 {
 	int i;
 
-	if (lo > hi || c->truncated)
-		return;
 	sqlite3_bind_int64(c->raw, 1, lo);
 	sqlite3_bind_int64(c->raw, 2, hi);
 	sqlite3_bind_int64(c->raw, 3, c->w->start);
@@ -1259,6 +1318,15 @@ static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *
 		c->n++;
 	}
 	sqlite3_reset(c->raw);
+}
+
+/* The runs [lo, hi] (ordinals) of the cpu, as they are. */
+static void sched_raw(struct sched_ctx *c, int64_t lo, int64_t hi, struct jbuf *out)
+{
+	int64_t a, b;
+
+	while (!c->truncated && qext_piece(&c->runs, &lo, hi, &a, &b))
+		sched_raw_ids(c, a, b, out);
 }
 
 /* A group of runs under a pixel as one summary, with the thread of its
@@ -1321,8 +1389,7 @@ static void sched_lod(struct sched_ctx *c, int64_t track, int64_t lo, int64_t hi
 
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
-	sqlite3_stmt *t = prep(db, "SELECT id, first_row, last_row, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?",
-			       err);
+	sqlite3_stmt *t = prep(db, "SELECT id, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?", err);
 	struct sched_ctx c = { 0 };
 	int64_t lo = 1, hi = 0, track = 0;
 	int rc = QRY_OK, level = -1;
@@ -1336,7 +1403,9 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 		     err);
 	c.thread = prep(db, "SELECT pid, tid FROM threads WHERE id = ?", err);
 	c.lod = prep(db, lod_sql, err);
-	if (t == NULL || c.raw == NULL || c.thread == NULL || c.lod == NULL ||
+	c.ext = prep(db, QEXT_SQL, err);
+	c.probe.ext = &c.runs;
+	if (t == NULL || c.raw == NULL || c.thread == NULL || c.lod == NULL || c.ext == NULL ||
 	    probe_open(&c.probe, db, "sched", err) != QRY_OK) {
 		rc = err->code;
 		goto out_finalize;
@@ -1344,9 +1413,12 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 	sqlite3_bind_int64(t, 1, cpu);
 	if (qstep(t)) {
 		track = sqlite3_column_int64(t, 0);
-		window_ids(&c.probe, sqlite3_column_int64(t, 1), sqlite3_column_int64(t, 2), w->start, w->end, 1, 0, &lo,
-			   &hi);
-		level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(t, 3));
+		level = lod_level(w->resolution, (uint64_t)sqlite3_column_int64(t, 1));
+		if (ext_read(&c.runs, c.ext, track, 0) != 0) {
+			rc = qry_fail(err, QRY_ENOMEM, "out of memory");
+			goto out_finalize;
+		}
+		window_rows(&c.probe, 0, c.runs.rows - 1, w->start, w->end, 1, 0, &lo, &hi);
 	}
 	jb_obj(out);
 	jb_key(out, "slices");
@@ -1364,7 +1436,9 @@ out_finalize:
 	sqlite3_finalize(c.raw);
 	sqlite3_finalize(c.thread);
 	sqlite3_finalize(c.lod);
+	sqlite3_finalize(c.ext);
 	sqlite3_finalize(c.probe.st);
+	qext_free(&c.runs);
 	return qstep_end(rc, err);
 }
 

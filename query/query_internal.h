@@ -4,9 +4,46 @@
 #ifndef QUERY_QUERY_INTERNAL_H
 #define QUERY_QUERY_INTERNAL_H
 
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "query.h"
 
 /* Sets err to code and the formatted message; returns code. */
 __attribute__((format(printf, 3, 4))) int qry_fail(struct qry_error *err, int code, const char *fmt, ...);
+
+/*
+ * Where the rows of one group lie (table extents, schema/trace.sql): the
+ * group's rows by ordinal (their place in ts order from 0) map to ids
+ * through extents of consecutive ids. Searches run on ordinals and read
+ * rows an extent at a time (extents.c).
+ */
+struct qext {
+	int64_t ord, id, count;
+};
+
+struct qextents {
+	struct qext *v;
+	size_t n, cap;
+	int64_t rows; /* ordinals 0 .. rows - 1 */
+};
+
+/* The statement qext_read steps: bound to (track_id, depth). */
+#define QEXT_SQL "SELECT first_ord, first_id, count FROM extents WHERE track_id = ?1 AND depth = ?2 ORDER BY first_ord"
+
+/* Reads the extents of (track, depth) into e (emptied first) through st
+ * (QEXT_SQL), and resets st. Returns SQLITE_DONE, SQLITE_NOMEM, an error
+ * of the step, or SQLITE_CORRUPT when the extents leave a gap. */
+int qext_read(struct qextents *e, sqlite3_stmt *st, int64_t track, int64_t depth);
+/* Appends the group's next extent: SQLITE_DONE, SQLITE_NOMEM, or
+ * SQLITE_CORRUPT when it does not start at ordinal e->rows. */
+int qext_add(struct qextents *e, int64_t ord, int64_t id, int64_t count);
+void qext_free(struct qextents *e);
+/* The id of ordinal ord, which must be below e->rows. */
+int64_t qext_id(const struct qextents *e, int64_t ord);
+/* The ids [*a, *b] of the ordinals from *lo on, up to hi, that lie in one
+ * extent, and moves *lo past them: 1, or 0 when *lo > hi. */
+int qext_piece(const struct qextents *e, int64_t *lo, int64_t hi, int64_t *a, int64_t *b);
 
 #endif

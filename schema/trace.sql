@@ -5,17 +5,22 @@
 -- TRACEDB_SCHEMA_VERSION in tracedb/tracedb.h, which also owns the lod
 -- record layout. docs/SCHEMA.md explains it for users.
 --
--- Bulk tables are written in cluster order and located through directory
--- tables instead of secondary indexes, so that loading runs at SQLite's raw
--- insert speed:
---   slices    ordered by (track_id, depth, ts); track_depths gives the id range
---             of every (track, depth) and the longest slice in it
---   counters  ordered by (track_id, ts); tracks.first_row .. last_row
---   sched     ordered by (cpu, ts); tracks.first_row .. last_row of the cpu track
---   logs      ordered by ts
--- Within such a range ts never decreases, so a time window is found by binary
--- search on the rowid.
---
+-- Bulk tables are located through directory tables instead of secondary
+-- indexes, so that loading runs at SQLite's raw insert speed. The rows of a
+-- group (slices of one track and depth, points of one counter track, runs
+-- of one cpu) are numbered in ts order from 0, their ordinals, and lie in
+-- one or more extents of consecutive ids, listed in table extents:
+--   slices    groups are (track_id, depth); track_depths has their facts
+--   counters  groups are (track_id, 0) of a counter track
+--   sched     groups are (track_id, 0) of a cpu track
+--   logs      no groups: ordered by ts from id 1
+-- Within a group ts never decreases with the ordinal, so a time window is
+-- found by binary search on it. An archive read whole gets one extent per
+-- group, in (track, depth, ts) order; a capture written while it streams
+-- in would get an extent per chunk of ids reserved as its rows come.
+-- Either way a group's later extents have greater ids, and an ordinal
+-- keeps its meaning: the level of detail (table lod) names rows by it.
+
 -- 64-bit unsigned values (pid, tid, koid, pointers, u64 arguments) are stored
 -- as the signed 64-bit integer with the same bits.
 
@@ -62,8 +67,6 @@ CREATE TABLE tracks (
 	counter_id INTEGER,
 	cpu INTEGER,
 	max_depth INTEGER NOT NULL DEFAULT 0,
-	first_row INTEGER,
-	last_row INTEGER,
 	min_value,
 	max_value,
 	lod_levels INTEGER -- counter and cpu tracks: bit L set when lod has level L
@@ -72,13 +75,24 @@ CREATE TABLE tracks (
 CREATE TABLE track_depths (
 	track_id INTEGER NOT NULL,
 	depth INTEGER NOT NULL,
-	first_id INTEGER NOT NULL,
-	last_id INTEGER NOT NULL,
 	max_dur INTEGER NOT NULL, -- an unterminated slice counts up to the trace end
 	count INTEGER NOT NULL,
 	disjoint INTEGER NOT NULL,   -- 1: every slice ends before the next starts
 	lod_levels INTEGER NOT NULL, -- bit L set when lod has level L for this depth
 	PRIMARY KEY (track_id, depth)
+) WITHOUT ROWID;
+
+-- Where the rows of each group lie (see the top of this file): rows
+-- first_ord .. first_ord + count - 1 of the group are ids first_id ..
+-- first_id + count - 1. A group's extents follow one another without gaps
+-- in ordinals, from 0, and in ids.
+CREATE TABLE extents (
+	track_id INTEGER NOT NULL,
+	depth INTEGER NOT NULL,
+	first_ord INTEGER NOT NULL,
+	first_id INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	PRIMARY KEY (track_id, depth, first_ord)
 ) WITHOUT ROWID;
 
 -- dur is -1 for a slice that never ended.
@@ -262,9 +276,9 @@ CREATE TABLE name_stats (
 -- Summaries are packed, up to 256 per row, in bucket order, as records of
 -- ten 64-bit words, each a varint delta from the record before; the layout
 -- and its encoding have one owner, the table in
--- tracedb/tracedb.h (slices and cpu runs: id range, start, end, longest,
--- whether one never ended, names; counters: id range, first and last
--- point, min and max).
+-- tracedb/tracedb.h (slices and cpu runs: ordinal range, start, end,
+-- longest, whether one never ended, names; counters: ordinal range, first
+-- and last point, min and max).
 -- Counter tracks use depth 0; so do cpu tracks, whose runs (sched) are
 -- summarised as slices with the thread row id in place of name_id.
 CREATE TABLE lod (

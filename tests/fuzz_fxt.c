@@ -9,7 +9,7 @@
  * accounting), then:
  *   P4 Build, for inputs under FZ_BUILD_MAX bytes: model_build() into a
  *      fresh SQLite file succeeds, the counts it reports match the rows, and
- *      the layout the queries rely on (schema/trace.sql) holds: track_depths
+ *      the layout the queries rely on (schema/trace.sql) holds: extents
  *      ranges tile the slices, ts never decreases inside a range, max_dur
  *      bounds every slice up to the trace end, every reference resolves,
  *      and counters, sched and logs keep their documented order. The slice
@@ -64,11 +64,12 @@ static const struct {
 	const char *rule;
 	const char *sql;
 } fz_rules[] = {
-	{ "every slice lies in the track_depths range of its (track, depth)",
-	  "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM track_depths d WHERE d.track_id = s.track_id"
-	  " AND d.depth = s.depth AND s.id BETWEEN d.first_id AND d.last_id)" },
-	{ "track_depths counts match their ranges and add up to the slices",
-	  "SELECT (SELECT count(*) FROM track_depths WHERE count != last_id - first_id + 1)"
+	{ "every slice lies in an extent of its (track, depth)",
+	  "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents x WHERE x.track_id = s.track_id"
+	  " AND x.depth = s.depth AND s.id BETWEEN x.first_id AND x.first_id + x.count - 1)" },
+	{ "track_depths counts match their extents and add up to the slices",
+	  "SELECT (SELECT count(*) FROM track_depths d WHERE count != (SELECT total(count) FROM extents x"
+	  " WHERE x.track_id = d.track_id AND x.depth = d.depth))"
 	  " + ((SELECT total(count) FROM track_depths) != (SELECT count(*) FROM slices))" },
 	{ "ts never decreases inside a (track, depth) range",
 	  "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 AND b.track_id = a.track_id"
@@ -101,14 +102,16 @@ static const struct {
 	  " OR f.from_ts != CASE WHEN a.dur < 0 THEN a.ts ELSE a.ts + a.dur END" },
 	{ "counters lie in their counter track's row range, in ts order",
 	  "SELECT (SELECT count(*) FROM counters c LEFT JOIN tracks t ON t.id = c.track_id WHERE t.id IS NULL"
-	  " OR t.kind != 'counter' OR c.id NOT BETWEEN t.first_row AND t.last_row)"
+	  " OR t.kind != 'counter' OR NOT EXISTS (SELECT 1 FROM extents x WHERE x.track_id = t.id AND x.depth = 0"
+	  " AND c.id BETWEEN x.first_id AND x.first_id + x.count - 1))"
 	  " + (SELECT count(*) FROM counters a JOIN counters b ON b.id = a.id + 1 AND b.track_id = a.track_id"
 	  " WHERE b.ts < a.ts)" },
 	{ "sched rows are ordered by (cpu, ts) and lie in their cpu track's row range",
 	  "SELECT (SELECT count(*) FROM sched a JOIN sched b ON b.id = a.id + 1"
 	  " WHERE b.cpu < a.cpu OR (b.cpu = a.cpu AND b.ts < a.ts))"
-	  " + (SELECT count(*) FROM sched s WHERE NOT EXISTS (SELECT 1 FROM tracks t WHERE t.kind = 'cpu'"
-	  " AND t.cpu = s.cpu AND s.id BETWEEN t.first_row AND t.last_row))" },
+	  " + (SELECT count(*) FROM sched s WHERE NOT EXISTS (SELECT 1 FROM tracks t JOIN extents x ON"
+	  " x.track_id = t.id WHERE t.kind = 'cpu' AND t.cpu = s.cpu"
+	  " AND s.id BETWEEN x.first_id AND x.first_id + x.count - 1))" },
 	{ "logs are in ts order",
 	  "SELECT count(*) FROM logs a JOIN logs b ON b.id = a.id + 1 WHERE b.ts < a.ts" },
 	{ "thread ids of tracks, sched and logs resolve",
@@ -200,7 +203,7 @@ static void fz_build(struct model *m, size_t n)
 	 * on slices read back from it */
 	if ((so = sorter_attach(m, fz_db_dir(), 4)) == NULL)
 		fz_fail("sorter_attach: out of memory");
-	rc = model_build(m, so, &s, &res, NULL, NULL);
+	rc = model_build(m, so, &s, &res, NULL);
 	sorter_free(so);
 	if (rc != INGEST_OK)
 		fz_fail("model_build: %s: %s", ingest_strerror(rc), s.error);

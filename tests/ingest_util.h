@@ -64,34 +64,85 @@ static inline char *t_args(struct tdb *t, const char *name)
 	return t_args_of_set(t, sql);
 }
 
+/* The rows of table `table` with their group (track_id, depth: `grp` is
+ * the SQL of both for a row r) and ordinal, by table extents. */
+#define T_ORDS(table, grp)                                                                                             \
+	"WITH o AS (SELECT r.*, x.track_id AS g_track, x.depth AS g_depth, x.first_ord + r.id - x.first_id AS ord "    \
+	"FROM " table " r JOIN extents x ON (x.track_id, x.depth) = (" grp ") "                                          \
+	"AND r.id BETWEEN x.first_id AND x.first_id + x.count - 1) "
+
 /*
- * The layout invariants of schema/trace.sql and of Meaning 4-5: slices are
- * ids 1..n in (track, depth, ts) order; track_depths ranges cover them
- * exactly, with max_dur at least every dur (an unterminated slice counting
- * up to the trace end); no two slices of one (track, depth) overlap (an
- * instant must not fall inside another slice of its depth); a parent is one
- * level up on the same track; tracks.max_depth is the deepest depth; counter
- * and cpu tracks' first_row..last_row cover exactly their rows, in ts order.
+ * Where a grouped table's rows lie (schema/trace.sql, table extents), for
+ * the groups of `table` (nrows rows in all; grp gives a row's group): a
+ * group's extents follow one another in ordinals from 0 and in ids; each
+ * row lies in exactly one extent of its group; ts never decreases with the
+ * ordinal.
  */
-static inline void t_check_layout(struct tdb *t)
+static inline void t_check_extents(struct tdb *t, const char *table, const char *grp, const char *groups)
+{
+	int64_t n = tdb_int(t, "SELECT count(*) FROM %s", table);
+
+	/* extents in order without gaps: each starts where the one before ended */
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM extents x WHERE (x.track_id, x.depth) IN (%s) AND "
+				    "x.first_ord != ifnull((SELECT y.first_ord + y.count FROM extents y WHERE "
+				    "y.track_id = x.track_id AND y.depth = x.depth AND y.first_ord < x.first_ord "
+				    "ORDER BY y.first_ord DESC LIMIT 1), 0)", groups),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM extents x JOIN extents y ON y.track_id = x.track_id AND "
+				    "y.depth = x.depth AND y.first_ord > x.first_ord WHERE (x.track_id, x.depth) IN (%s) "
+				    "AND y.first_id < x.first_id + x.count", groups),
+			 0);
+	assert_int_equal(tdb_int(t, "SELECT ifnull(sum(count), 0) FROM extents WHERE (track_id, depth) IN (%s)", groups),
+			 n);
+	assert_int_equal(tdb_int(t, T_ORDS("%s", "%s") "SELECT count(*) FROM o", table, grp), n);
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM %s r WHERE (SELECT count(*) FROM extents x WHERE "
+				    "(x.track_id, x.depth) IN (%s) AND r.id BETWEEN x.first_id AND x.first_id + x.count - 1) "
+				    "!= 1", table, groups),
+			 0);
+	assert_int_equal(tdb_int(t, T_ORDS("%s", "%s") "SELECT count(*) FROM o a JOIN o b ON b.g_track = a.g_track "
+				    "AND b.g_depth = a.g_depth AND b.ord = a.ord + 1 WHERE b.ts < a.ts", table, grp),
+			 0);
+}
+
+/*
+ * The layout invariants of schema/trace.sql and of Meaning 4-5: extents
+ * locate every slice, counter point and cpu run (t_check_extents), and
+ * track_depths counts the slices of each (track, depth), with max_dur at
+ * least every dur (an unterminated slice counting up to the trace end); no
+ * two slices of one (track, depth) overlap (an instant must not fall inside
+ * another slice of its depth); a parent is one level up on the same track;
+ * tracks.max_depth is the deepest depth. With one extent per group (the
+ * default, `clustered`) ids run from 1 without gaps in (track, depth, ts)
+ * order.
+ */
+static inline void t_check_layout_of(struct tdb *t, int clustered)
 {
 	int64_t n = tdb_int(t, "SELECT count(*) FROM slices");
 
-	assert_int_equal(tdb_int(t, "SELECT ifnull(max(id), 0) FROM slices"), n);
+	t_check_extents(t, "slices", "r.track_id, r.depth", "SELECT track_id, depth FROM track_depths");
+	t_check_extents(t, "counters", "r.track_id, 0", "SELECT id, 0 FROM tracks WHERE kind = 'counter'");
+	t_check_extents(t, "sched", "SELECT id, 0 FROM tracks k WHERE k.kind = 'cpu' AND k.cpu = r.cpu",
+			"SELECT id, 0 FROM tracks WHERE kind = 'cpu'");
 	assert_int_equal(tdb_int(t, "SELECT ifnull(sum(count), 0) FROM track_depths"), n);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM track_depths d WHERE d.last_id - d.first_id + 1 != d.count "
-				    "OR d.count != (SELECT count(*) FROM slices s WHERE s.id BETWEEN d.first_id AND "
-				    "d.last_id AND s.track_id = d.track_id AND s.depth = d.depth)"),
+	assert_int_equal(tdb_int(t, "SELECT count(*) FROM track_depths d WHERE d.count != (SELECT count(*) FROM "
+				    "slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)"),
 			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices s WHERE (SELECT count(*) FROM track_depths d "
-				    "WHERE s.id BETWEEN d.first_id AND d.last_id) != 1"),
-			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 "
-				    "AND b.track_id = a.track_id AND b.depth = a.depth WHERE b.ts < a.ts"),
-			 0);
+	if (clustered) {
+		assert_int_equal(tdb_int(t, "SELECT ifnull(max(id), 0) FROM slices"), n);
+		assert_int_equal(tdb_int(t, "SELECT count(*) FROM extents WHERE first_ord != 0"), 0);
+		assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 "
+					    "WHERE (b.track_id, b.depth, b.ts) < (a.track_id, a.depth, a.ts)"),
+				 0);
+		assert_int_equal(tdb_int(t, "SELECT count(*) FROM counters a JOIN counters b ON b.id = a.id + 1 "
+					    "WHERE (b.track_id, b.ts) < (a.track_id, a.ts)"),
+				 0);
+		assert_int_equal(tdb_int(t, "SELECT count(*) FROM sched a JOIN sched b ON b.id = a.id + 1 "
+					    "WHERE b.cpu < a.cpu OR (b.cpu = a.cpu AND b.ts < a.ts)"),
+				 0);
+	}
 	/* sorted by start, no overlap anywhere iff none between neighbours */
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices a JOIN slices b ON b.id = a.id + 1 "
-				    "AND b.track_id = a.track_id AND b.depth = a.depth "
+	assert_int_equal(tdb_int(t, T_ORDS("slices", "r.track_id, r.depth") "SELECT count(*) FROM o a JOIN o b ON "
+				    "b.g_track = a.g_track AND b.g_depth = a.g_depth AND b.ord = a.ord + 1 "
 				    "WHERE a.dur < 0 OR b.ts < a.ts + a.dur"),
 			 0);
 	assert_int_equal(tdb_int(t, "SELECT count(*) FROM slices s JOIN track_depths d ON d.track_id = s.track_id "
@@ -107,22 +158,11 @@ static inline void t_check_layout(struct tdb *t)
 	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.max_depth != "
 				    "(SELECT ifnull(max(depth), 0) FROM slices s WHERE s.track_id = tr.id)"),
 			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.kind = 'counter' AND "
-				    "(tr.last_row - tr.first_row + 1 != (SELECT count(*) FROM counters c WHERE "
-				    "c.track_id = tr.id) OR (SELECT count(*) FROM counters c WHERE c.id BETWEEN "
-				    "tr.first_row AND tr.last_row AND c.track_id = tr.id) != tr.last_row - tr.first_row + 1)"),
-			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM counters a JOIN counters b ON b.id = a.id + 1 "
-				    "AND b.track_id = a.track_id WHERE b.ts < a.ts"),
-			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM tracks tr WHERE tr.kind = 'cpu' AND "
-				    "(tr.last_row - tr.first_row + 1 != (SELECT count(*) FROM sched x WHERE x.cpu = tr.cpu) "
-				    "OR (SELECT count(*) FROM sched x WHERE x.id BETWEEN tr.first_row AND tr.last_row "
-				    "AND x.cpu = tr.cpu) != tr.last_row - tr.first_row + 1)"),
-			 0);
-	assert_int_equal(tdb_int(t, "SELECT count(*) FROM sched a JOIN sched b ON b.id = a.id + 1 "
-				    "WHERE b.cpu < a.cpu OR (b.cpu = a.cpu AND b.ts < a.ts)"),
-			 0);
+}
+
+static inline void t_check_layout(struct tdb *t)
+{
+	t_check_layout_of(t, 1);
 }
 
 #endif

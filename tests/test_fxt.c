@@ -1347,6 +1347,7 @@ static const char *const table_sql[] = {
 	"SELECT * FROM threads ORDER BY id",
 	"SELECT * FROM tracks ORDER BY id",
 	"SELECT * FROM track_depths ORDER BY track_id, depth",
+	"SELECT * FROM extents ORDER BY track_id, depth, first_ord",
 	"SELECT * FROM slices ORDER BY id",
 	"SELECT arg_set_id, seq, key_id, type, quote(int_value), quote(real_value), quote(string_id), "
 	"quote(blob_value) FROM args ORDER BY arg_set_id, seq",

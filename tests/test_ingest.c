@@ -252,15 +252,108 @@ static void t_name_stats(const char *path)
 	free(sk);
 }
 
-/* Ingests the bytes with the default budget and with a budget of 100
- * events (the events then go through dozens of spilled runs): the two
- * databases must hold the same rows. */
+static int t_strcmp_p(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The name index of db as sorted lines "name|ts|id", ids through map
+ * (old id -> new, by index; NULL: as they are); checks that each name's
+ * entries come in (ts, id) order. */
+static char *t_name_entries(sqlite3 *db, const int64_t *map, size_t nmap)
+{
+	sqlite3_stmt *st;
+	char **lines = NULL, *out = NULL;
+	size_t n = 0, cap = 0, len = 0, i;
+	FILE *f;
+
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name_id, first_ts, first_id, count, data FROM name_index "
+						"ORDER BY name_id, first_ts, first_id",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t name = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), id = sqlite3_column_int64(st, 2);
+		int64_t count = sqlite3_column_int64(st, 3), k, pts = ts, pid = id;
+		const uint8_t *p = sqlite3_column_blob(st, 4), *end = p + sqlite3_column_bytes(st, 4);
+
+		for (k = 0; k < count; k++) {
+			if (k > 0) {
+				assert_int_equal(tracedb_names_next(&p, end, &ts, &id), 0);
+				assert_true(ts > pts || (ts == pts && id > pid));
+				pts = ts;
+				pid = id;
+			}
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				assert_non_null(lines = realloc(lines, cap * sizeof(*lines)));
+			}
+			if (map)
+				assert_true(id > 0 && (size_t)id < nmap);
+			assert_true(asprintf(&lines[n++], "%" PRId64 "|%" PRId64 "|%" PRId64, name, ts, map ? map[id] : id) > 0);
+		}
+	}
+	sqlite3_finalize(st);
+	qsort(lines, n, sizeof(*lines), t_strcmp_p);
+	assert_non_null(f = open_memstream(&out, &len));
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	fclose(f);
+	free(lines);
+	return out;
+}
+
+/* Ids in the default layout, from a database whose ids were reserved a
+ * chunk at a time: row_number in (group, ordinal) order (extents). */
+static const char *const renumber_sql[] = {
+	"CREATE TEMP TABLE smap (old INTEGER PRIMARY KEY, new INTEGER)",
+	"INSERT INTO smap SELECT s.id, row_number() OVER (ORDER BY x.track_id, x.depth, x.first_ord + s.id - x.first_id) "
+	"FROM slices s JOIN extents x ON x.track_id = s.track_id AND x.depth = s.depth "
+	"AND s.id BETWEEN x.first_id AND x.first_id + x.count - 1",
+	"CREATE TEMP TABLE cmap (old INTEGER PRIMARY KEY, new INTEGER)",
+	"INSERT INTO cmap SELECT c.id, row_number() OVER (ORDER BY x.track_id, x.first_ord + c.id - x.first_id) "
+	"FROM counters c JOIN extents x ON x.track_id = c.track_id AND x.depth = 0 "
+	"AND c.id BETWEEN x.first_id AND x.first_id + x.count - 1",
+	"CREATE TEMP TABLE rmap (old INTEGER PRIMARY KEY, new INTEGER)",
+	"INSERT INTO rmap SELECT r.id, row_number() OVER (ORDER BY r.cpu, x.first_ord + r.id - x.first_id) "
+	"FROM sched r JOIN tracks k ON k.kind = 'cpu' AND k.cpu = r.cpu JOIN extents x ON x.track_id = k.id "
+	"AND x.depth = 0 AND r.id BETWEEN x.first_id AND x.first_id + x.count - 1",
+	"UPDATE slices SET parent_id = (SELECT new FROM smap WHERE old = parent_id) WHERE parent_id IS NOT NULL",
+	"UPDATE slices SET id = -(SELECT new FROM smap WHERE old = id)",
+	"UPDATE slices SET id = -id",
+	"UPDATE flows SET from_slice_id = (SELECT new FROM smap WHERE old = from_slice_id), "
+	"to_slice_id = (SELECT new FROM smap WHERE old = to_slice_id)",
+	"UPDATE counters SET id = -(SELECT new FROM cmap WHERE old = id)",
+	"UPDATE counters SET id = -id",
+	"UPDATE sched SET id = -(SELECT new FROM rmap WHERE old = id)",
+	"UPDATE sched SET id = -id",
+	"DELETE FROM extents",
+	"INSERT INTO extents SELECT track_id, depth, 0, min(id), count(*) FROM slices GROUP BY 1, 2",
+	"INSERT INTO extents SELECT track_id, 0, 0, min(id), count(*) FROM counters GROUP BY 1",
+	"INSERT INTO extents SELECT k.id, 0, 0, min(r.id), count(*) FROM sched r JOIN tracks k ON k.kind = 'cpu' "
+	"AND k.cpu = r.cpu GROUP BY 1",
+	"DELETE FROM name_index",
+};
+
+/*
+ * Ingests the bytes with the default budget, with a budget of 100 events
+ * (the events then go through dozens of spilled runs), and with that
+ * budget and ids reserved 3 rows at a time (ingest_opts.extent_rows): the
+ * first two databases must hold the same rows; the third must keep the
+ * layout rules and, its ids renumbered into the default layout, hold the
+ * same rows again, its name index naming the same slices.
+ */
 static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 {
-	char in[] = "/tmp/ts-test-XXXXXX", db[2][64];
+	char in[] = "/tmp/ts-test-XXXXXX", db[3][64];
 	struct ingest_opts o = { 0 };
 	struct ingest_result res;
-	char *rows[2];
+	char *rows[3], *names[2] = { NULL, NULL };
+	struct tdb t = { 0 };
+	int64_t *map;
+	size_t nmap, k;
+	sqlite3_stmt *st;
 	FILE *f;
 	int fd, i;
 
@@ -268,23 +361,62 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 	assert_non_null(f = fdopen(fd, "wb"));
 	assert_int_equal(fwrite(p, 1, n, f), n);
 	fclose(f);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		snprintf(db[i], sizeof(db[i]), "%s.%d.db", in, i);
 		o.sort_budget = i ? 100 : 0;
+		o.extent_rows = i == 2 ? 3 : 0;
 		if (ingest_file(in, db[i], &o, &res) != INGEST_OK)
 			fail_msg("budget %zu: %s", o.sort_budget, res.error);
 		if (res.counts.events < min_events)
 			fail_msg("%" PRIu64 " events, %" PRIu64 " slices", res.counts.events, res.counts.slices);
-		rows[i] = t_all_rows(db[i]);
+		if (i < 2)
+			rows[i] = t_all_rows(db[i]);
 		t_name_stats(db[i]);
 	}
 	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
 	if (strcmp(rows[0], rows[1]) != 0)
 		fail_msg("the databases differ:\n%.2000s\n----\n%.2000s", rows[0], rows[1]);
-	for (i = 0; i < 2; i++) {
+
+	/* the chunked one */
+	assert_int_equal(sqlite3_open(db[2], &t.db), SQLITE_OK);
+	t_check_layout_of(&t, 0);
+	assert_true(tdb_int(&t, "SELECT count(*) FROM extents WHERE first_ord > 0") > 0);
+	nmap = (size_t)tdb_int(&t, "SELECT max(id) FROM slices") + 1;
+	assert_non_null(map = calloc(nmap, sizeof(*map)));
+	for (i = 0; i < (int)(sizeof(renumber_sql) / sizeof(renumber_sql[0])); i++) {
+		if (sqlite3_exec(t.db, renumber_sql[i], NULL, NULL, NULL) != SQLITE_OK)
+			fail_msg("%s: %s", renumber_sql[i], sqlite3_errmsg(t.db));
+		if (i == 1) { /* smap is made: the name index, through it */
+			assert_int_equal(sqlite3_prepare_v2(t.db, "SELECT old, new FROM smap", -1, &st, NULL), SQLITE_OK);
+			while (sqlite3_step(st) == SQLITE_ROW)
+				map[sqlite3_column_int64(st, 0)] = sqlite3_column_int64(st, 1);
+			sqlite3_finalize(st);
+			names[1] = t_name_entries(t.db, map, nmap);
+		}
+	}
+	t_check_layout(&t);
+	sqlite3_close(t.db);
+	rows[2] = t_all_rows(db[2]);
+	assert_int_equal(sqlite3_open(db[0], &t.db), SQLITE_OK);
+	names[0] = t_name_entries(t.db, NULL, 0);
+	assert_int_equal(sqlite3_exec(t.db, "DELETE FROM name_index", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(t.db);
+	free(rows[0]);
+	rows[0] = t_all_rows(db[0]);
+	if (strcmp(rows[0], rows[2]) != 0) {
+		for (k = 0; rows[0][k] == rows[2][k]; k++)
+			;
+		fail_msg("with ids reserved 3 at a time, the rows differ at byte %zu:\n%.800s\n----\n%.800s", k,
+			 rows[0] + (k > 200 ? k - 200 : 0), rows[2] + (k > 200 ? k - 200 : 0));
+	}
+	assert_string_equal(names[0], names[1]);
+	for (i = 0; i < 3; i++) {
 		free(rows[i]);
 		remove(db[i]);
 	}
+	free(names[0]);
+	free(names[1]);
+	free(map);
 	remove(in);
 }
 

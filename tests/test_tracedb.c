@@ -80,8 +80,8 @@ static void test_lod_small(void **state)
 	(void)state;
 	for (i = 0; i < 100; i++) {
 		v[LODW_BUCKET] = 1000 + (uint64_t)i;
-		v[LODW_FIRST_ID] = 5000 + 3 * (uint64_t)i;
-		v[LODW_LAST_ID] = v[LODW_FIRST_ID] + 2;
+		v[LODW_FIRST] = 5000 + 3 * (uint64_t)i;
+		v[LODW_LAST] = v[LODW_FIRST] + 2;
 		v[LODW_START] = (1000 + (uint64_t)i) << 10;
 		v[LODW_END] = v[LODW_START] + 900;
 		total += tracedb_lod_put(buf, prev, v);

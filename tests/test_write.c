@@ -53,8 +53,8 @@ static void test_sched(void **state)
 	assert_string_equal(tdb_rows(&t, "SELECT sc.tid, th.pid, th.tid FROM sched sc JOIN threads th ON "
 					 "th.id = sc.thread_id ORDER BY sc.id"),
 			    "101|10|101\n102|10|102\n101|10|101\n103|20|103\n104|20|104");
-	assert_string_equal(tdb_rows(&t, "SELECT cpu, first_row, last_row FROM tracks WHERE kind = 'cpu' "
-					 "ORDER BY cpu"),
+	assert_string_equal(tdb_rows(&t, "SELECT k.cpu, x.first_id, x.first_id + x.count - 1 FROM tracks k "
+					 "JOIN extents x ON x.track_id = k.id WHERE k.kind = 'cpu' ORDER BY cpu"),
 			    "0|1|3\n1|4|5");
 	assert_string_equal(t_slices(&t), "wakeup|12|0|0|-|10|102");
 	assert_string_equal(tdb_rows(&t, "SELECT category FROM slice_view"), "sched");
@@ -88,7 +88,9 @@ static void test_sched_legacy(void **state)
 			    "2|130|10|0|7|9|new\n"
 			    "2|140|10|6|61|0|suspended\n"
 			    "2|150|-1|6|62|1|NULL");
-	assert_string_equal(tdb_rows(&t, "SELECT cpu, first_row, last_row FROM tracks WHERE kind = 'cpu'"), "2|1|5");
+	assert_string_equal(tdb_rows(&t, "SELECT k.cpu, x.first_id, x.first_id + x.count - 1 FROM tracks k "
+					 "JOIN extents x ON x.track_id = k.id WHERE k.kind = 'cpu'"),
+			    "2|1|5");
 	t_check_layout(&t);
 	tdb_close(&t);
 }

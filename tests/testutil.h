@@ -28,8 +28,9 @@ struct tdb {
 	char fxt[64], path[80]; /* temporary files */
 };
 
-/* Writes bytes to a temporary file and ingests it; t->rc holds the result. */
-static inline void tdb_ingest_bytes(struct tdb *t, const void *p, size_t n)
+/* Writes bytes to a temporary file and ingests it with opts (may be NULL);
+ * t->rc holds the result. */
+static inline void tdb_ingest_opts(struct tdb *t, const void *p, size_t n, const struct ingest_opts *opts)
 {
 	FILE *f;
 	int fd;
@@ -43,9 +44,14 @@ static inline void tdb_ingest_bytes(struct tdb *t, const void *p, size_t n)
 	assert_int_equal(fwrite(p, 1, n, f), n);
 	fclose(f);
 	snprintf(t->path, sizeof(t->path), "%s.db", t->fxt);
-	t->rc = ingest_file(t->fxt, t->path, NULL, &t->res);
+	t->rc = ingest_file(t->fxt, t->path, opts, &t->res);
 	if (t->rc == INGEST_OK)
 		assert_int_equal(sqlite3_open_v2(t->path, &t->db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+}
+
+static inline void tdb_ingest_bytes(struct tdb *t, const void *p, size_t n)
+{
+	tdb_ingest_opts(t, p, n, NULL);
 }
 
 static inline void tdb_ingest(struct tdb *t, const struct fxtw *w)

@@ -11,15 +11,16 @@
  * share most of their bits, so a record takes about 15 bytes, not 80.
  * For one (track, depth) and level L, a record summarises the group of two
  * or more consecutive rows (slices, counter points, cpu runs) whose start
- * falls in bucket ts >> L:
+ * falls in bucket ts >> L. Rows are named by ordinal, their place in the
+ * (track, depth) in ts order from 0; table extents maps ordinals to ids.
  *
  *   word  slices and cpu runs               counter points
  *   0     bucket (start_ts >> L)            bucket
- *   1     first row id                      first row id
- *   2     last row id (ids are consecutive) last row id
+ *   1     first row's ordinal               first point's ordinal
+ *   2     last row's ordinal                last point's ordinal
  *   3     start_ts (first row's ts)         start_ts (first point's ts)
  *   4     end: greatest ts + dur            last point's ts
- *   5     id of the longest row             min (double bits)
+ *   5     ordinal of the longest row        min (double bits)
  *   6     1 when a row never ended, else 0  max (double bits)
  *   7     longest row's ts + dur - ts       last value (int64 or double bits)
  *   8     longest row's name | cat << 32    bit 0: last value is an int;
@@ -45,8 +46,10 @@
  * search by name reads. 5: lod records are varint deltas, not fixed words.
  * 6: name_stats, per-name counts and duration sketches (sketch.h) written
  * by ingest, which search across traces reads instead of every slice.
+ * 7: table extents locates a group's rows, which may lie in several runs
+ * of ids; lod records name rows by ordinal, not id.
  */
-#define TRACEDB_SCHEMA_VERSION 6
+#define TRACEDB_SCHEMA_VERSION 7
 
 enum {
 	LOD_WORDS = 10,
@@ -59,8 +62,8 @@ enum {
 
 /* Record word indexes (see the table above). */
 enum {
-	LODW_BUCKET, LODW_FIRST_ID, LODW_LAST_ID, LODW_START,
-	LODW_END, LODW_LONGEST_ID, LODW_OPEN, LODW_LONGEST_DUR, LODW_NAMES, LODW_FIRST_NAMES,
+	LODW_BUCKET, LODW_FIRST, LODW_LAST, LODW_START,
+	LODW_END, LODW_LONGEST, LODW_OPEN, LODW_LONGEST_DUR, LODW_NAMES, LODW_FIRST_NAMES,
 };
 enum {
 	LODW_LAST_TS = 4, LODW_MIN = 5, LODW_MAX = 6, LODW_LAST_VALUE = 7, LODW_INT_FLAGS = 8, LODW_FIRST_VALUE = 9,

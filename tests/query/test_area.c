@@ -10,6 +10,10 @@
  *   tid 11: Outer [0, 1000) > K [100, 300) > C [150, 200); Outer > L [500, 700);
  *           a second Outer [1200, 1300) > K [1200, 1250)
  *   tid 12: U begun at 800, never ended; an instant "End" at 2000 ends the trace
+ *
+ * Every test runs twice: on the default layout (one extent of ids per
+ * track and depth) and with ids reserved one row at a time (every slice an
+ * extent of its own, the groups interleaved; schema/trace.sql, extents).
  */
 #include "../testutil.h"
 
@@ -20,12 +24,13 @@ enum { T_A = 1, T_B = 2 };
 static struct tdb db;
 static int64_t track_a, track_b;
 
-static int setup(void **state)
+static int setup_with(size_t extent_rows)
 {
+	struct ingest_opts o = { 0 };
 	struct fxtw w;
 	const struct fxtw_thr a = FXTW_TIDX(T_A), b = FXTW_TIDX(T_B);
 
-	(void)state;
+	o.extent_rows = extent_rows;
 	fxtw_init(&w, 0);
 	fxtw_magic(&w);
 	fxtw_provider_info(&w, 1, "test");
@@ -42,13 +47,27 @@ static int setup(void **state)
 	fxtw_complete(&w, a, FXTW_INL("c"), FXTW_INL("K"), 1200, 1250, NULL, 0);
 	fxtw_end(&w, a, FXTW_INL("c"), FXTW_INL("Outer"), 1300, NULL, 0);
 	fxtw_instant(&w, FXTW_TIDX(T_B), FXTW_INL("c"), FXTW_INL("End"), 2000, NULL, 0);
-	tdb_ingest(&db, &w);
+	tdb_ingest_opts(&db, w.buf, w.len, &o);
 	fxtw_fini(&w);
 	if (db.rc != INGEST_OK)
 		fail_msg("ingest failed: %d %s", db.rc, db.res.error);
+	if (extent_rows)
+		assert_int_equal(tdb_int(&db, "SELECT count(*) FROM extents"), tdb_int(&db, "SELECT count(*) FROM slices"));
 	track_a = tdb_int(&db, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 11");
 	track_b = tdb_int(&db, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 12");
 	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return setup_with(0);
+}
+
+static int setup_extents(void **state)
+{
+	(void)state;
+	return setup_with(1);
 }
 
 static int teardown(void **state)
@@ -204,5 +223,6 @@ int main(void)
 		cmocka_unit_test(test_bad_range),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests_name("one extent a depth", tests, setup, teardown) |
+	       cmocka_run_group_tests_name("an extent a slice", tests, setup_extents, teardown);
 }

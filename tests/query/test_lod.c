@@ -14,6 +14,8 @@
  *     are no summaries;
  *   - a counter summary has the true first and last point and min and max.
  * And a database that cannot be read answers an error, not a short list.
+ * Every test runs on the default layout (one extent of ids per group) and
+ * on ids reserved 7 rows at a time (schema/trace.sql, extents).
  */
 #include "../testutil.h"
 
@@ -358,15 +360,32 @@ static cJSON *ask(int (*fn)(sqlite3 *, int64_t, const struct qry_window *, struc
 
 static struct tdb T;
 
-static int setup(void **state)
+static int setup_with(size_t extent_rows)
 {
+	struct ingest_opts o = { 0 };
 	struct fxtw w;
 
-	(void)state;
+	o.extent_rows = extent_rows;
 	gen_trace(&w, 0x9e3779b97f4a7c15ULL);
-	tdb_ingest(&T, &w);
+	tdb_ingest_opts(&T, w.buf, w.len, &o);
 	fxtw_fini(&w);
 	assert_int_equal(T.rc, INGEST_OK);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return setup_with(0);
+}
+
+/* Ids reserved 7 rows at a time as rows are made: every group lies in
+ * many extents, interleaved with the other groups' (schema/trace.sql). */
+static int setup_extents(void **state)
+{
+	(void)state;
+	if (setup_with(7) == 0)
+		assert_true(tdb_int(&T, "SELECT count(*) FROM extents WHERE first_ord > 0") > 100);
 	return 0;
 }
 
@@ -685,5 +704,6 @@ int main(void)
 		cmocka_unit_test(test_busy_database_is_an_error),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests_name("one extent a group", tests, setup, teardown) |
+	       cmocka_run_group_tests_name("extents of 7 rows", tests, setup_extents, teardown);
 }

@@ -1,0 +1,53 @@
+/*
+ * Ids reserved a chunk at a time (extents.h).
+ */
+#include "extents.h"
+
+void idg_init(struct id_group *g)
+{
+	vec_init(&g->first, sizeof(uint64_t));
+	g->count = 0;
+}
+
+void idg_fini(struct id_group *g)
+{
+	vec_fini(&g->first);
+}
+
+uint64_t idg_take(struct id_chunks *c, struct id_group *g)
+{
+	uint64_t ord = g->count;
+
+	if (ord % c->rows == 0) {
+		uint64_t *f = vec_push(&g->first);
+
+		if (f == NULL)
+			return 0;
+		*f = c->next;
+		c->next += c->rows;
+	}
+	g->count++;
+	return idg_id(c, g, ord);
+}
+
+void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first_ord, uint64_t first_id,
+		uint64_t count)
+{
+	bins_i64(eb, track_id);
+	bins_i64(eb, depth);
+	bins_i64(eb, (int64_t)first_ord);
+	bins_i64(eb, (int64_t)first_id);
+	bins_i64(eb, (int64_t)count);
+	bins_row(eb);
+}
+
+void idg_write(const struct id_chunks *c, const struct id_group *g, struct bins *eb, int64_t track_id, int64_t depth)
+{
+	uint64_t ord;
+
+	for (ord = 0; ord < g->count; ord += c->rows) {
+		uint64_t n = g->count - ord < c->rows ? g->count - ord : c->rows;
+
+		extent_row(eb, track_id, depth, ord, idg_id(c, g, ord), n);
+	}
+}

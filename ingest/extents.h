@@ -1,0 +1,60 @@
+/*
+ * Where the rows of a group lie (schema/trace.sql, table extents): a
+ * group's rows (one track and depth's slices, one counter track's points,
+ * one cpu's runs) are numbered by ordinal in ts order from 0 and lie in
+ * extents of consecutive ids.
+ *
+ * An archive read whole lays each group out as one extent, the groups one
+ * after another in (track, depth) order, once every row is known: the
+ * table is then in cluster order and SQLite appends every row. That needs
+ * the whole input first. So ids may instead be reserved a chunk of
+ * `rows` at a time, as a group's rows come, from a counter shared by the
+ * groups of a table: an extent per chunk, the groups' extents interleaved
+ * in the order their rows came, and a row's id known as soon as the row is
+ * made. That is the layout a capture written while it streams in needs
+ * (ingest_opts.extent_rows asks for it; tests use it to read every query
+ * through interleaved extents). A group's later extents always have
+ * greater ids.
+ */
+#ifndef INGEST_EXTENTS_H
+#define INGEST_EXTENTS_H
+
+#include <stdint.h>
+
+#include "store.h"
+#include "util.h"
+
+/* A table's id counter. rows 0: one extent per group, laid out by the
+ * caller; the functions below are for rows > 0. */
+struct id_chunks {
+	uint64_t rows; /* ids reserved at a time */
+	uint64_t next; /* the next id not reserved */
+};
+
+/* One group's chunks: their first ids, in ordinal order. */
+struct id_group {
+	struct vec first; /* uint64_t */
+	uint64_t count;   /* rows made */
+};
+
+void idg_init(struct id_group *g);
+void idg_fini(struct id_group *g);
+
+/* A new row of g: its id, reserving a chunk when g's last one is full; 0
+ * when out of memory. */
+uint64_t idg_take(struct id_chunks *c, struct id_group *g);
+
+/* The id of row ord (< g->count) of g. */
+static inline uint64_t idg_id(const struct id_chunks *c, const struct id_group *g, uint64_t ord)
+{
+	return ((const uint64_t *)g->first.data)[ord / c->rows] + ord % c->rows;
+}
+
+/* Writes g's extents to eb (table extents) under (track_id, depth). */
+void idg_write(const struct id_chunks *c, const struct id_group *g, struct bins *eb, int64_t track_id, int64_t depth);
+
+/* Writes one extent (track_id, depth, first_ord, first_id, count) to eb. */
+void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first_ord, uint64_t first_id,
+		uint64_t count);
+
+#endif
