@@ -425,15 +425,18 @@ static int sorter_spill(void *ctx, struct model *m)
 }
 
 /* The model's arguments live in a scratch file of their own (util.h,
- * vec_map), so that memory holds only those in use, as for the events;
- * without a file they stay on the heap. (XRay's call ends, 8 bytes a call,
- * stay on the heap: patched at random as calls return, they would cost
- * more in page faults than they save.) */
+ * vec_map) once they take more than ARGS_MAP_FROM bytes, so that memory
+ * holds only those in use, as for the events; a small trace's stay on the
+ * heap and take no room on the disk, and so do all when there is no file.
+ * (XRay's call ends, 8 bytes a call, stay on the heap: patched at random
+ * as calls return, they would cost more in page faults than they save.) */
+enum { ARGS_MAP_FROM = 4 << 20 };
+
 static void map_scratch(struct vec *v, const char *dir)
 {
 	int fd = spill_tmpfile(dir);
 
-	if (fd >= 0 && vec_map(v, fd) != 0)
+	if (fd >= 0 && vec_map(v, fd, ARGS_MAP_FROM) != 0)
 		close(fd);
 }
 

@@ -17,21 +17,31 @@ void vec_init(struct vec *v, size_t item_size)
 	v->size = item_size;
 }
 
+/* Closes v's scratch file; its items, if they were mapped, must have
+ * moved to the heap or be unmapped already. */
+static void vec_close_file(struct vec *v)
+{
+	close(v->mapfd - 1);
+	v->mapfd = 0;
+	v->mapped = 0;
+}
+
 void vec_fini(struct vec *v)
 {
-	if (v->mapfd) {
+	if (v->mapped) {
 		if (v->data != NULL)
 			munmap(v->data, v->cap * v->size);
-		close(v->mapfd - 1);
-		v->mapfd = 0;
 	} else {
 		free(v->data);
 	}
+	if (v->mapfd)
+		vec_close_file(v);
 	v->data = NULL;
 	v->len = v->cap = 0;
 }
 
-/* A mapped v moves to the heap, its items copied: 0, or -1 (v unchanged). */
+/* A mapped v moves to the heap, its items copied, and gives its file up:
+ * 0, or -1 (v unchanged). */
 static int vec_unmap(struct vec *v)
 {
 	void *p = NULL;
@@ -42,25 +52,34 @@ static int vec_unmap(struct vec *v)
 		memcpy(p, v->data, v->len * v->size);
 		munmap(v->data, v->cap * v->size);
 	}
-	close(v->mapfd - 1);
-	v->mapfd = 0;
+	vec_close_file(v);
 	v->data = p;
 	return 0;
 }
 
-/* Grows a mapped v to cap items: the file's room first, so that a full
- * disk is an error here rather than a fault on a later write. */
+/* Grows v to cap items in its file, moving them there from the heap when
+ * they are not yet: the file's room first, so that a full disk is an error
+ * here rather than a fault on a later write. 0, or -1 (v unchanged). */
 static int vec_remap(struct vec *v, size_t cap)
 {
 	int fd = v->mapfd - 1;
+	size_t have = v->mapped ? v->cap : 0;
 	void *p;
 
-	if (posix_fallocate(fd, (off_t)(v->cap * v->size), (off_t)((cap - v->cap) * v->size)) != 0)
+	if (posix_fallocate(fd, (off_t)(have * v->size), (off_t)((cap - have) * v->size)) != 0)
 		return -1;
-	p = v->data == NULL ? mmap(NULL, cap * v->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-			    : mremap(v->data, v->cap * v->size, cap * v->size, MREMAP_MAYMOVE);
+	if (v->mapped && v->data != NULL)
+		p = mremap(v->data, v->cap * v->size, cap * v->size, MREMAP_MAYMOVE);
+	else
+		p = mmap(NULL, cap * v->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	if (!v->mapped) {
+		if (v->len > 0)
+			memcpy(p, v->data, v->len * v->size);
+		free(v->data);
+		v->mapped = 1;
+	}
 	v->data = p;
 	v->cap = cap;
 	return 0;
@@ -77,10 +96,12 @@ int vec_reserve(struct vec *v, size_t n)
 		cap += cap / 2 + 64;
 	if (cap > SIZE_MAX / v->size)
 		return -1;
-	if (v->mapfd) {
+	if (v->mapfd && (v->mapped || cap * v->size > v->map_from)) {
 		if (vec_remap(v, cap) == 0)
 			return 0;
-		if (vec_unmap(v) != 0) /* no room on the disk: memory then */
+		if (!v->mapped)
+			vec_close_file(v); /* no room on the disk: memory then */
+		else if (vec_unmap(v) != 0)
 			return -1;
 	}
 	if ((p = realloc(v->data, cap * v->size)) == NULL)
@@ -90,19 +111,20 @@ int vec_reserve(struct vec *v, size_t n)
 	return 0;
 }
 
-int vec_map(struct vec *v, int fd)
+int vec_map(struct vec *v, int fd, size_t from)
 {
 	if (v->mapfd || v->cap > 0 || fd < 0)
 		return -1;
 	free(v->data);
 	v->data = NULL;
 	v->mapfd = fd + 1;
+	v->map_from = from;
 	return 0;
 }
 
 void vec_drop(struct vec *v)
 {
-	if (v->mapfd && v->data != NULL)
+	if (v->mapped && v->data != NULL)
 		madvise(v->data, v->cap * v->size, MADV_DONTNEED);
 }
 

@@ -18,7 +18,9 @@ struct vec {
 	size_t len;  /* items in use */
 	size_t cap;  /* items allocated; len <= cap */
 	size_t size; /* bytes per item */
-	int mapfd;   /* 0: data is on the heap; else 1 + the file data is mapped from (vec_map) */
+	int mapfd;   /* 0: no scratch file; else 1 + its fd (vec_map) */
+	int mapped;  /* data is mapped from that file, not on the heap */
+	size_t map_from; /* bytes: a smaller array stays on the heap */
 };
 
 void vec_init(struct vec *v, size_t item_size);
@@ -28,15 +30,17 @@ void *vec_push(struct vec *v);
 /* Makes room for n items in all; returns 0, or -1 when out of memory (v unchanged). */
 int vec_reserve(struct vec *v, size_t n);
 /*
- * From now on keeps v's items in fd (an empty scratch file, which v then
- * owns and closes), mapped shared: they live in the page cache, and
- * vec_drop() takes them out of the process's memory, to be read back from
- * the cache (or the disk) when next used. For items written once and read
- * a few times much later, so that they need not all stay in memory. The
- * file's room is allocated as v grows; when that fails (a full disk), v
- * moves back to the heap. Returns 0, or -1 (v unchanged, fd not taken).
+ * Keeps v's items in fd (an empty scratch file, which v then owns and
+ * closes) once they need more than from bytes (at once when from is 0),
+ * mapped shared: they live in the page cache, and vec_drop() takes them
+ * out of the process's memory, to be read back from the cache (or the
+ * disk) when next used. For items written once and read a few times much
+ * later, so that they need not all stay in memory; a small array never
+ * touches the disk. The file's room is allocated as v grows; when that
+ * fails (a full disk), v moves back to the heap. Returns 0, or -1 (v
+ * unchanged, fd not taken).
  */
-int vec_map(struct vec *v, int fd);
+int vec_map(struct vec *v, int fd, size_t from);
 /* Takes a mapped v's pages out of the process's memory (nothing is lost). */
 void vec_drop(struct vec *v);
 #define VEC_AT(v, type, i) (&((type *)(v)->data)[i])

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,10 +123,37 @@ static void test_vec_map(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	vec_init(&v, 2 * sizeof(uint64_t));
-	assert_int_equal(vec_map(&v, fd), 0);
-	assert_int_not_equal(vec_map(&v, fd), 0); /* once */
+	assert_int_equal(vec_map(&v, fd, 0), 0);
+	assert_int_not_equal(vec_map(&v, fd, 0), 0); /* once */
 	t_push_check(&v, 0, 100000); /* 1.6 MB: remapped again and again */
 	assert_int_not_equal(v.mapfd, 0);
+	assert_int_equal(v.mapped, 1);
+	vec_fini(&v);
+	assert_int_equal(fcntl_closed(fd), 1);
+}
+
+/* Mapped from 64 KB on: a smaller array stays on the heap and leaves the
+ * file empty; past it, the items move into the file, none lost. */
+static void test_vec_map_from(void **state)
+{
+	struct vec v;
+	struct stat st;
+	int fd = spill_tmpfile("/tmp");
+
+	(void)state;
+	assert_true(fd >= 0);
+	vec_init(&v, 2 * sizeof(uint64_t));
+	assert_int_equal(vec_map(&v, fd, 64 << 10), 0);
+	t_push_check(&v, 0, 3000); /* 48 KB */
+	assert_int_equal(v.mapped, 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	t_push_check(&v, 3000, 50000); /* 800 KB */
+	assert_int_equal(v.mapped, 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true((size_t)st.st_size >= 50000 * v.size);
+	vec_drop(&v);
+	t_push_check(&v, 50000, 50001); /* read back after the drop */
 	vec_fini(&v);
 	assert_int_equal(fcntl_closed(fd), 1);
 }
@@ -146,11 +174,12 @@ static void test_vec_map_full(void **state)
 	signal(SIGXFSZ, SIG_IGN); /* the failed growth is an error, not a signal */
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	vec_init(&v, 2 * sizeof(uint64_t));
-	assert_int_equal(vec_map(&v, fd), 0);
+	assert_int_equal(vec_map(&v, fd, 0), 0);
 	t_push_check(&v, 0, 10000);   /* 160 KB: in the file */
-	assert_int_not_equal(v.mapfd, 0);
+	assert_int_equal(v.mapped, 1);
 	t_push_check(&v, 10000, 60000); /* past 256 KB: on the heap */
 	assert_int_equal(v.mapfd, 0);
+	assert_int_equal(v.mapped, 0);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	vec_fini(&v);
 }
@@ -161,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_kmap_prune),
 		cmocka_unit_test(test_kmap_prune_empty),
 		cmocka_unit_test(test_vec_map),
+		cmocka_unit_test(test_vec_map_from),
 		cmocka_unit_test(test_vec_map_full),
 	};
 
