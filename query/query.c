@@ -92,6 +92,17 @@ int qry_check_schema(sqlite3 *db, struct qry_error *err)
 	return QRY_OK;
 }
 
+int qry_read_begin(sqlite3 *db)
+{
+	return sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+void qry_read_end(sqlite3 *db, int began)
+{
+	if (began && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 /* ---- binary search by ordinal ------------------------------------------ */
 
 /* Probes ts (and dur, where the table has one) of one row by ordinal in
@@ -508,6 +519,7 @@ static struct sitem *slist_push(struct slist *l)
 struct depth_run {
 	uint32_t depth;
 	int disjoint;
+	int64_t max_dur;
 	int64_t lo, hi;
 	uint64_t levels;
 	struct qextents ext;
@@ -518,7 +530,6 @@ struct slice_ctx {
 	struct probe probe;
 	sqlite3_stmt *raw;  /* slices by id range */
 	sqlite3_stmt *lod;  /* lod records */
-	sqlite3_stmt *ext;  /* extents (QEXT_SQL) */
 	struct slist items;
 	const struct qry_window *w;
 	int64_t track;
@@ -796,8 +807,7 @@ static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
 		return err->code;
 	c->raw = prep(db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?", err);
 	c->lod = prep(db, lod_sql, err);
-	c->ext = prep(db, QEXT_SQL, err);
-	return c->raw && c->lod && c->ext ? QRY_OK : err->code;
+	return c->raw && c->lod ? QRY_OK : err->code;
 }
 
 static void slices_close(struct slice_ctx *c)
@@ -807,7 +817,6 @@ static void slices_close(struct slice_ctx *c)
 	sqlite3_finalize(c->probe.st);
 	sqlite3_finalize(c->raw);
 	sqlite3_finalize(c->lod);
-	sqlite3_finalize(c->ext);
 	free(c->items.v);
 	for (i = 0; i < c->nruns; i++)
 		qext_free(&c->runs[i].ext);
@@ -818,39 +827,51 @@ static void slices_close(struct slice_ctx *c)
  * *rows to the slices found. Returns 0, or -1 when out of memory. */
 static int read_depths(struct slice_ctx *c, sqlite3_stmt *d, int64_t *rows)
 {
-	size_t cap = 0;
+	size_t cap = 0, i;
+	struct depth_run *r = NULL;
+	int rc;
 
 	*rows = 0;
 	sqlite3_bind_int64(d, 1, c->track);
 	while (qstep(d)) {
-		struct depth_run *r;
+		uint32_t depth = (uint32_t)sqlite3_column_int64(d, 0);
 
-		if (c->nruns == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct depth_run *v = realloc(c->runs, ncap * sizeof(*v));
+		if (r == NULL || r->depth != depth) {
+			if (c->nruns == cap) {
+				size_t ncap = cap ? cap * 2 : 32;
+				struct depth_run *v = realloc(c->runs, ncap * sizeof(*v));
 
-			if (v == NULL)
-				return -1;
-			c->runs = v;
-			cap = ncap;
+				if (v == NULL)
+					return -1;
+				c->runs = v;
+				cap = ncap;
+			}
+			r = &c->runs[c->nruns++];
+			memset(r, 0, sizeof(*r));
+			r->depth = depth;
+			r->max_dur = sqlite3_column_int64(d, 1);
+			r->disjoint = sqlite3_column_int(d, 2);
+			r->levels = (uint64_t)sqlite3_column_int64(d, 3);
 		}
-		r = &c->runs[c->nruns++];
-		memset(r, 0, sizeof(*r));
-		r->depth = (uint32_t)sqlite3_column_int64(d, 0);
-		r->disjoint = sqlite3_column_int(d, 2);
-		r->levels = (uint64_t)sqlite3_column_int64(d, 3);
-		if (ext_read(&r->ext, c->ext, c->track, r->depth) != 0)
+		rc = qext_add(&r->ext, sqlite3_column_int64(d, 4), sqlite3_column_int64(d, 5), sqlite3_column_int64(d, 6));
+		if (rc == SQLITE_NOMEM)
 			return -1;
+		if (rc != SQLITE_DONE && qstep_failed == 0)
+			qstep_failed = rc; /* damaged extents */
+	}
+	for (i = 0; i < c->nruns && !qstep_failed; i++) {
+		r = &c->runs[i];
 		c->probe.ext = &r->ext;
-		window_rows(&c->probe, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint,
-			    sqlite3_column_int64(d, 1), &r->lo, &r->hi);
+		window_rows(&c->probe, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint, r->max_dur, &r->lo,
+			    &r->hi);
 		if (r->hi >= r->lo)
 			*rows += r->hi - r->lo + 1;
 	}
 	return 0;
 }
 
-int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+static int slices_run(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out,
+			struct qry_error *err)
 {
 	struct slice_ctx c = { 0 };
 	struct names n;
@@ -864,7 +885,9 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	c.w = w;
 	c.track = track;
 	c.items.limit = w->limit;
-	d = prep(db, "SELECT depth, max_dur, disjoint, lod_levels FROM track_depths WHERE track_id = ? ORDER BY depth",
+	d = prep(db, "SELECT d.depth, d.max_dur, d.disjoint, d.lod_levels, x.first_ord, x.first_id, x.count "
+		     "FROM track_depths d JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
+		     "WHERE d.track_id = ? ORDER BY d.depth, x.first_ord",
 		 err);
 	if (d == NULL || slices_open(&c, db, err) != QRY_OK || names_open(&n, db, err) != QRY_OK) {
 		sqlite3_finalize(d);
@@ -895,6 +918,14 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	names_close(&n);
 	slices_close(&c);
 	return qstep_end(rc, err);
+}
+
+int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	int began = qry_read_begin(db), rc = slices_run(db, track, w, out, err);
+
+	qry_read_end(db, began);
+	return rc;
 }
 
 /* ---- one slice -------------------------------------------------------- */
@@ -1181,7 +1212,8 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 		*truncated = 1;
 }
 
-int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+static int counters_run(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out,
+			struct qry_error *err)
 {
 	struct counter_ctx c;
 	struct qry_window left = *w; /* what remains of the limit */
@@ -1228,6 +1260,14 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 	jb_obj_end(out);
 	counters_close(&c);
 	return qstep_end(QRY_OK, err);
+}
+
+int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	int began = qry_read_begin(db), rc = counters_run(db, track, w, out, err);
+
+	qry_read_end(db, began);
+	return rc;
 }
 
 /* ---- flows, sched, logs ------------------------------------------------ */
@@ -1387,7 +1427,8 @@ static void sched_lod(struct sched_ctx *c, int64_t track, int64_t lo, int64_t hi
 	sched_raw(c, cur, hi, out);
 }
 
-int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+static int sched_run(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out,
+			struct qry_error *err)
 {
 	sqlite3_stmt *t = prep(db, "SELECT id, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?", err);
 	struct sched_ctx c = { 0 };
@@ -1442,7 +1483,15 @@ out_finalize:
 	return qstep_end(rc, err);
 }
 
-int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	int began = qry_read_begin(db), rc = sched_run(db, cpu, w, out, err);
+
+	qry_read_end(db, began);
+	return rc;
+}
+
+static int logs_run(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	static const char *const keys[] = { "ts", "pid", "tid", "message" };
 	sqlite3_stmt *n = prep(db, "SELECT max(id) FROM logs", err);
@@ -1471,6 +1520,14 @@ out_finalize:
 	sqlite3_finalize(st);
 	sqlite3_finalize(p.st);
 	return qstep_end(rc, err);
+}
+
+int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	int began = qry_read_begin(db), rc = logs_run(db, w, out, err);
+
+	qry_read_end(db, began);
+	return rc;
 }
 
 /* ---- search and stats ------------------------------------------------- */
