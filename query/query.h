@@ -88,6 +88,17 @@ enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
 /* The trace database layout this module reads (schema/trace.sql). */
 #define QRY_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
 
+/*
+ * One read transaction around a request's statements, so that they share
+ * one lock of the file instead of taking and checking it each (a binary
+ * search steps a statement per probe). Begins only when the connection is
+ * in none (a batched request's caller may hold one); returns whether it
+ * began, which qry_read_end takes. The read functions below hold one
+ * each; a caller asking several of one trace may hold one around them.
+ */
+int qry_read_begin(sqlite3 *db);
+void qry_read_end(sqlite3 *db, int began);
+
 /* Checks that the file is a trace database of our schema version. */
 int qry_check_schema(sqlite3 *db, struct qry_error *err);
 

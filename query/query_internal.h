@@ -14,16 +14,6 @@
 __attribute__((format(printf, 3, 4))) int qry_fail(struct qry_error *err, int code, const char *fmt, ...);
 
 /*
- * One read transaction around a request's statements, so that they share
- * one lock of the file instead of taking and checking it each (a binary
- * search steps a statement per probe). Begins only when the connection is
- * in none (a batched request's caller may hold one); returns whether it
- * began, which qry_read_end takes.
- */
-int qry_read_begin(sqlite3 *db);
-void qry_read_end(sqlite3 *db, int began);
-
-/*
  * Where the rows of one group lie (table extents, schema/trace.sql): the
  * group's rows by ordinal (their place in ts order from 0) map to ids
  * through extents of consecutive ids. Searches run on ordinals and read

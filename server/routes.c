@@ -87,7 +87,7 @@ static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qr
 	struct qry_window w = { 0 };
 	size_t n = 0, i;
 	int64_t *tracks = srv_param_tracks(x->c, x->r, &n);
-	int rc = QRY_OK;
+	int rc = QRY_OK, began;
 
 	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0 || slice_format(x, &w) != 0) {
 		free(tracks);
@@ -96,8 +96,10 @@ static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qr
 	jb_obj(b);
 	jb_key(b, "tracks");
 	jb_arr(b);
+	began = qry_read_begin(db); /* one for every track's */
 	for (i = 0; i < n && rc == QRY_OK; i++)
 		rc = qry_slices(db, tracks[i], &w, b, e);
+	qry_read_end(db, began);
 	jb_arr_end(b);
 	jb_obj_end(b);
 	free(tracks);
