@@ -15,10 +15,10 @@
  * Memory is twice the budget plus a read buffer per run, whatever the
  * trace's size. The model's arguments go to a scratch file of their own
  * once they pass 4 MB, mapped (util.h, vec_map): their pages leave memory
- * at every spill and
- * every budget of events handed on, and come back from the page cache
- * when matching reads them. The spill file is created next to the database being written and
- * unlinked at once, so that nothing is left behind by a crash.
+ * at every spill and every budget of events handed on, and come back from
+ * the page cache when matching reads them. The spill file is created next
+ * to the database being written and unlinked at once, so that nothing is
+ * left behind by a crash.
  *
  * (Ingesting a file still being written would replace the full merge by one
  * that hands on the events older than the newest minus a window; nothing
