@@ -14,6 +14,12 @@ void idg_fini(struct id_group *g)
 	vec_fini(&g->first);
 }
 
+void idg_clear(struct id_group *g)
+{
+	g->first.len = 0;
+	g->count = 0;
+}
+
 uint64_t idg_take(struct id_chunks *c, struct id_group *g)
 {
 	uint64_t ord = g->count;
@@ -30,8 +36,9 @@ uint64_t idg_take(struct id_chunks *c, struct id_group *g)
 	return idg_id(c, g, ord);
 }
 
-void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first_ord, uint64_t first_id,
-		uint64_t count)
+/* One extent: (track_id, depth, first_ord, first_id, count). */
+static void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first_ord, uint64_t first_id,
+		       uint64_t count)
 {
 	bins_i64(eb, track_id);
 	bins_i64(eb, depth);
@@ -41,10 +48,15 @@ void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first
 	bins_row(eb);
 }
 
-void idg_write(const struct id_chunks *c, const struct id_group *g, struct bins *eb, int64_t track_id, int64_t depth)
+void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
+		   const struct id_group *g, uint64_t first_id, uint64_t count)
 {
 	uint64_t ord;
 
+	if (c->rows == 0) {
+		extent_row(eb, track_id, depth, 0, first_id, count);
+		return;
+	}
 	for (ord = 0; ord < g->count; ord += c->rows) {
 		uint64_t n = g->count - ord < c->rows ? g->count - ord : c->rows;
 

@@ -39,6 +39,8 @@ struct id_group {
 
 void idg_init(struct id_group *g);
 void idg_fini(struct id_group *g);
+/* Empties g for another group, keeping its memory. */
+void idg_clear(struct id_group *g);
 
 /* A new row of g: its id, reserving a chunk when g's last one is full; 0
  * when out of memory. */
@@ -50,11 +52,10 @@ static inline uint64_t idg_id(const struct id_chunks *c, const struct id_group *
 	return ((const uint64_t *)g->first.data)[ord / c->rows] + ord % c->rows;
 }
 
-/* Writes g's extents to eb (table extents) under (track_id, depth). */
-void idg_write(const struct id_chunks *c, const struct id_group *g, struct bins *eb, int64_t track_id, int64_t depth);
-
-/* Writes one extent (track_id, depth, first_ord, first_id, count) to eb. */
-void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_t first_ord, uint64_t first_id,
-		uint64_t count);
+/* Writes a group's extents to eb (table extents) under (track_id, depth):
+ * with chunks (c->rows > 0), g's; else the one extent of count rows from
+ * first_id (g is not read, and may be NULL). */
+void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
+		   const struct id_group *g, uint64_t first_id, uint64_t count);
 
 #endif

@@ -162,10 +162,7 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 		bins_i64(&db, !r[i].overlap);
 		bins_i64(&db, (int64_t)r[i].lod_levels);
 		bins_row(&db);
-		if (b->ss.ids.rows)
-			idg_write(&b->ss.ids, &g->ids, &eb, r[i].track + 1, r[i].depth);
-		else
-			extent_row(&eb, r[i].track + 1, r[i].depth, 0, g->first_id, r[i].count);
+		extents_write(&eb, r[i].track + 1, r[i].depth, &b->ss.ids, &g->ids, g->first_id, r[i].count);
 	}
 	return bins_fini(&db) | bins_fini(&eb);
 }
@@ -389,10 +386,7 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 
 		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
 			continue;
-		if (pi->ids)
-			idg_write(&pi->chunks, &pi->ids[i], &eb, (int64_t)i + 1, 0);
-		else
-			extent_row(&eb, (int64_t)i + 1, 0, 0, first[i] + 1, n);
+		extents_write(&eb, (int64_t)i + 1, 0, &pi->chunks, pi->ids ? &pi->ids[i] : NULL, first[i] + 1, n);
 		if ((it = lod_scratch(b, n)) == NULL) {
 			rc = -1;
 			break;
@@ -590,18 +584,14 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 		if (!b->oom) {
 			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
 
-			if (o->chunks.rows)
-				idg_write(&o->chunks, &o->ids, &o->extents, (int64_t)t + 1, 0);
-			else
-				extent_row(&o->extents, (int64_t)t + 1, 0, 0, first, last - first + 1);
+			extents_write(&o->extents, (int64_t)t + 1, 0, &o->chunks, &o->ids, first, last - first + 1);
 			key.track_id = (int64_t)t + 1;
 			key.depth = 0;
 			rc = lod_build(o->lw, &key, o->runs.data, o->runs.len, 0, &tr->lod_levels);
 		}
 	}
 	o->runs.len = 0;
-	o->ids.first.len = 0;
-	o->ids.count = 0;
+	idg_clear(&o->ids);
 	return rc;
 }
 
