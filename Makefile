@@ -39,7 +39,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -143,7 +143,12 @@ e2e: deps deps-e2e trace-server $(B)/gen_fxt
 xray-real: deps trace-server
 	TRACE_SERVER=$(B)/trace-server sh tests/xray/run.sh
 
-test: check integration xray-real reliability e2e
+# The same against the ASan+UBSan server and test programs: a report aborts
+# the process that made it, and the test fails.
+integration-asan: deps
+	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
+
+test: check integration integration-asan xray-real reliability e2e
 
 # Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
 .PHONY: reliability reliability-full

@@ -79,7 +79,7 @@ build() {
 		$CC $WARN -O1 -g $SAN $PKG_CFLAGS -o $B/fuzz_replay_symbols tests/fuzz_symbols.c tests/fuzz_replay.c \
 			build/asan/libtrace.a $PKG_LIBS &&
 		for p in uploads soak crash security; do
-			$CC $WARN -O2 -g $PKG_CFLAGS -o $B/$p tests/reliability/$p.c $PKG_LIBS || return 1
+			$CC $WARN -O1 -g $SAN $PKG_CFLAGS -o $B/$p tests/reliability/$p.c $PKG_LIBS || return 1
 		done
 }
 step build build

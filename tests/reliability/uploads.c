@@ -320,12 +320,13 @@ static void group_cut(void)
 	{
 		struct su_buf b = { 0 };
 		const char *part = "--MB\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\n";
+		const char *bad = "\r\n--MBX\r\nBAD\r\n\r\n";
 		char why[512];
 		size_t before = trace_count();
 
 		su_buf_add(&b, part, strlen(part));
 		su_buf_add(&b, BIG, 600000);
-		su_buf_add(&b, "\r\n--MBX\r\nBAD\r\n\r\n", 18);
+		su_buf_add(&b, bad, strlen(bad));
 		su_buf_add(&b, BIG, 600000);
 		rel_req(S.port, "POST", "/api/traces", "Content-Type: multipart/form-data; boundary=MB\r\n", b.p, b.len, &r,
 			60000);
@@ -471,6 +472,16 @@ static void expect_search_literal(const char *q_enc, const char *q_sql, const ch
 	su_resp_free(&s);
 }
 
+/* Appends n copies of c to the string s (which has room for them and a
+ * NUL). The length is taken once: after the memset s has no terminator. */
+static void repeat_tail(char *s, char c, size_t n)
+{
+	size_t len = strlen(s);
+
+	memset(s + len, c, n);
+	s[len + n] = '\0';
+}
+
 static void group_params(void)
 {
 	static const struct {
@@ -532,15 +543,13 @@ static void group_params(void)
 			rel_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/%s", FXT_ID, cases[i].q);
 		expect_get("GET", path, cases[i].status, cases[i].code, "params");
 	}
-	/* enormous values */
+	/* enormous values: a prefix, then 20000 copies of one byte */
 	big = malloc(30000);
 	rel_fmt(big, 30000, "/api/traces/%" PRId64 "/slices?track=%" PRId64 "&start=", FXT_ID, TRACK_ID);
-	memset(big + strlen(big), '9', 20000);
-	big[strlen(big) + 20000] = '\0';
+	repeat_tail(big, '9', 20000);
 	expect_get("GET", big, 400, "bad_parameter", "params: a 20000-digit start");
 	rel_fmt(big, 30000, "/api/traces/%" PRId64 "/search?q=", FXT_ID);
-	memset(big + strlen(big), 'a', 20000);
-	big[strlen(big) + 20000] = '\0';
+	repeat_tail(big, 'a', 20000);
 	expect_get("GET", big, 200, NULL, "params: a 20 KB search text");
 	free(big);
 	/* search text is literal: LIKE wildcards and escapes match themselves */
