@@ -221,8 +221,8 @@ static int prep_all(struct scan *sc, struct qry_error *err)
 	return QRY_OK;
 }
 
-static int area_scan_run(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
-			 qry_area_visit fn, void *ctx, struct qry_error *err)
+int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
+		  qry_area_visit fn, void *ctx, struct qry_error *err)
 {
 	struct scan sc = { 0 };
 	size_t i;
@@ -246,15 +246,6 @@ static int area_scan_run(sqlite3 *db, const int64_t *tracks, size_t ntracks, int
 	qext_free(&sc.e);
 	tagged_free(&sc.prev);
 	tagged_free(&sc.cur);
-	return rc;
-}
-
-int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
-		  qry_area_visit fn, void *ctx, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = area_scan_run(db, tracks, ntracks, start, end, fn, ctx, err);
-
-	qry_read_end(db, began);
 	return rc;
 }
 

@@ -195,8 +195,7 @@ static void ov_put(const struct ov_proc *v, size_t n, uint32_t buckets, struct j
 	jb_obj_end(out);
 }
 
-static int overview_run(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out,
-			struct qry_error *err)
+int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err)
 {
 	struct ov_ctx c = { 0 };
 	struct ov_proc *v = NULL;
@@ -253,13 +252,5 @@ out_finalize:
 	sqlite3_finalize(c.lod);
 	sqlite3_finalize(c.ext);
 	qext_free(&c.e);
-	return rc;
-}
-
-int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = overview_run(db, w, buckets, out, err);
-
-	qry_read_end(db, began);
 	return rc;
 }

@@ -870,8 +870,7 @@ static int read_depths(struct slice_ctx *c, sqlite3_stmt *d, int64_t *rows)
 	return 0;
 }
 
-static int slices_run(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out,
-			struct qry_error *err)
+int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	struct slice_ctx c = { 0 };
 	struct names n;
@@ -918,14 +917,6 @@ static int slices_run(sqlite3 *db, int64_t track, const struct qry_window *w, st
 	names_close(&n);
 	slices_close(&c);
 	return qstep_end(rc, err);
-}
-
-int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = slices_run(db, track, w, out, err);
-
-	qry_read_end(db, began);
-	return rc;
 }
 
 /* ---- one slice -------------------------------------------------------- */
@@ -1212,8 +1203,7 @@ static void lod_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 		*truncated = 1;
 }
 
-static int counters_run(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out,
-			struct qry_error *err)
+int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	struct counter_ctx c;
 	struct qry_window left = *w; /* what remains of the limit */
@@ -1260,14 +1250,6 @@ static int counters_run(sqlite3 *db, int64_t track, const struct qry_window *w, 
 	jb_obj_end(out);
 	counters_close(&c);
 	return qstep_end(QRY_OK, err);
-}
-
-int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = counters_run(db, track, w, out, err);
-
-	qry_read_end(db, began);
-	return rc;
 }
 
 /* ---- flows, sched, logs ------------------------------------------------ */
@@ -1427,8 +1409,7 @@ static void sched_lod(struct sched_ctx *c, int64_t track, int64_t lo, int64_t hi
 	sched_raw(c, cur, hi, out);
 }
 
-static int sched_run(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out,
-			struct qry_error *err)
+int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	sqlite3_stmt *t = prep(db, "SELECT id, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?", err);
 	struct sched_ctx c = { 0 };
@@ -1483,15 +1464,7 @@ out_finalize:
 	return qstep_end(rc, err);
 }
 
-int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = sched_run(db, cpu, w, out, err);
-
-	qry_read_end(db, began);
-	return rc;
-}
-
-static int logs_run(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
 	static const char *const keys[] = { "ts", "pid", "tid", "message" };
 	sqlite3_stmt *n = prep(db, "SELECT max(id) FROM logs", err);
@@ -1520,14 +1493,6 @@ out_finalize:
 	sqlite3_finalize(st);
 	sqlite3_finalize(p.st);
 	return qstep_end(rc, err);
-}
-
-int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
-{
-	int began = qry_read_begin(db), rc = logs_run(db, w, out, err);
-
-	qry_read_end(db, began);
-	return rc;
 }
 
 /* ---- search and stats ------------------------------------------------- */

@@ -91,10 +91,11 @@ enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
 /*
  * One read transaction around a request's statements, so that they share
  * one lock of the file instead of taking and checking it each (a binary
- * search steps a statement per probe). Begins only when the connection is
- * in none (a batched request's caller may hold one); returns whether it
- * began, which qry_read_end takes. The read functions below hold one
- * each; a caller asking several of one trace may hold one around them.
+ * search steps a statement per probe) and read one snapshot. The read
+ * functions below hold none themselves: their caller holds one around all
+ * it asks of a trace (the server, for every request: routes.c run_query).
+ * Begins only when the connection is in none; returns whether it began,
+ * which qry_read_end takes.
  */
 int qry_read_begin(sqlite3 *db);
 void qry_read_end(sqlite3 *db, int began);

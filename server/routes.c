@@ -87,7 +87,7 @@ static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qr
 	struct qry_window w = { 0 };
 	size_t n = 0, i;
 	int64_t *tracks = srv_param_tracks(x->c, x->r, &n);
-	int rc = QRY_OK, began;
+	int rc = QRY_OK;
 
 	if (tracks == NULL || srv_param_window(x->c, x->r, &w) != 0 || slice_format(x, &w) != 0) {
 		free(tracks);
@@ -96,10 +96,8 @@ static int q_slices_batch(struct call *x, sqlite3 *db, struct jbuf *b, struct qr
 	jb_obj(b);
 	jb_key(b, "tracks");
 	jb_arr(b);
-	began = qry_read_begin(db); /* one for every track's */
 	for (i = 0; i < n && rc == QRY_OK; i++)
 		rc = qry_slices(db, tracks[i], &w, b, e);
-	qry_read_end(db, began);
 	jb_arr_end(b);
 	jb_obj_end(b);
 	free(tracks);
@@ -263,7 +261,7 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 	struct cache_key key;
 	struct jbuf b;
 	sqlite3 *db;
-	int rc, cacheable = 0;
+	int rc, began, cacheable = 0;
 
 	if (need_ready(x, x->ids[0]) != 0)
 		return MHD_YES;
@@ -284,7 +282,9 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 		return srv_send_error(x->c, x->r, 500, "database_error", "the trace's database cannot be opened");
 	}
 	jb_init(&b);
+	began = qry_read_begin(db); /* every statement of the reply reads one snapshot */
 	rc = rt->query(x, db, &b, &err);
+	qry_read_end(db, began);
 	if (rc != QRY_OK) {
 		jb_fini(&b);
 		return rc == ANSWERED ? MHD_YES : srv_send_qry_error(x->c, x->r, &err);
