@@ -604,7 +604,7 @@ static int write_sched(struct build *b)
 	struct cpu_run run = { 0 };
 	struct sched_out o;
 	uint64_t first = 1;
-	int rc = 0;
+	int rc = -1;
 
 	if (n > 1) /* x is NULL when there are none */
 		qsort(x, n, sizeof(*x), sched_cmp);
@@ -613,24 +613,13 @@ static int write_sched(struct build *b)
 	idg_init(&o.ids);
 	o.chunks.rows = b->extent_rows;
 	o.chunks.next = 1;
-	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0) {
-		free(o.lw);
-		vec_fini(&o.runs);
-		return -1;
-	}
-	if (bins_init(&o.rows, b->s, "sched", 9) != 0) {
-		lod_writer_fini(o.lw);
-		free(o.lw);
-		vec_fini(&o.runs);
-		return -1;
-	}
-	if (bins_init(&o.extents, b->s, "extents", 5) != 0) {
-		bins_fini(&o.rows);
-		lod_writer_fini(o.lw);
-		free(o.lw);
-		vec_fini(&o.runs);
-		return -1;
-	}
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0)
+		goto out_free;
+	if (bins_init(&o.rows, b->s, "sched", 9) != 0)
+		goto out_lod;
+	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
+		goto out_rows;
+	rc = 0;
 	for (i = 0; i < n && rc == 0; i++) {
 		if (i > 0 && x[i].cpu != x[i - 1].cpu) {
 			if (run.open)
@@ -646,9 +635,12 @@ static int write_sched(struct build *b)
 			sched_row(b, &o, x[n - 1].cpu, &run, -1, NULL);
 		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
 	}
-	rc |= bins_fini(&o.rows);
 	rc |= bins_fini(&o.extents);
+out_rows:
+	rc |= bins_fini(&o.rows);
+out_lod:
 	rc |= lod_writer_fini(o.lw);
+out_free:
 	free(o.lw);
 	vec_fini(&o.runs);
 	idg_fini(&o.ids);
