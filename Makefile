@@ -230,3 +230,4 @@ build/gen/catalog.c: schema/catalog.sql
 	@mkdir -p $(@D)
 	{ echo 'const char schema_catalog_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+include provider/provider.mk
