@@ -330,13 +330,44 @@ uint64_t *eng_alloc_record(size_t n)
 }
 
 static _Atomic uint64_t durable_mark;
+/* The rolling and durable words as they were when closed: writers that
+ * find them closed still add to them, so their offsets mean nothing after. */
+static _Atomic uint64_t rolling_at_close, durable_at_close;
+
+static void close_words(void)
+{
+	uint64_t r = atomic_fetch_or_explicit(&eng.rolling, ENG_CLOSED, memory_order_acq_rel);
+	uint64_t d = atomic_fetch_or_explicit(&eng.durable, ENG_CLOSED, memory_order_acq_rel);
+
+	if (!(r & ENG_CLOSED))
+		atomic_store(&rolling_at_close, r);
+	if (!(d & ENG_CLOSED))
+		atomic_store(&durable_at_close, d);
+}
+
+static uint64_t rolling_word(void)
+{
+	uint64_t v = atomic_load_explicit(&eng.rolling, memory_order_acquire);
+
+	return (v & ENG_CLOSED) ? atomic_load(&rolling_at_close) : v;
+}
+
+static uint64_t durable_word(void)
+{
+	uint64_t v = atomic_load_explicit(&eng.durable, memory_order_acquire);
+
+	return (v & ENG_CLOSED) ? atomic_load(&durable_at_close) : v;
+}
 
 /* The durable buffer is full: tracing stops (spec), drops are counted. */
 static void durable_filled(uint64_t off)
 {
 	mark_full(&durable_mark, off);
 	if (!atomic_exchange_explicit(&eng.durable_full, 1, memory_order_relaxed)) {
-		atomic_fetch_or_explicit(&eng.rolling, ENG_CLOSED, memory_order_acq_rel);
+		uint64_t r = atomic_fetch_or_explicit(&eng.rolling, ENG_CLOSED, memory_order_acq_rel);
+
+		if (!(r & ENG_CLOSED))
+			atomic_store(&rolling_at_close, r);
 		fprintf(stderr, "trace: durable buffer full at %llu bytes; tracing stopped\n", (unsigned long long)off);
 	}
 }
@@ -379,7 +410,7 @@ uint8_t eng_alloc_thread(void)
 /* Where the records of rolling buffer b end, once writers are quiet. */
 static uint64_t rolling_end(int b)
 {
-	uint64_t v = atomic_load_explicit(&eng.rolling, memory_order_acquire);
+	uint64_t v = rolling_word();
 	uint64_t mark = atomic_load_explicit(&eng.full_mark[b], memory_order_relaxed);
 	uint64_t end = eng.rolling_size;
 
@@ -392,7 +423,7 @@ static uint64_t rolling_end(int b)
 
 static uint64_t durable_end(void)
 {
-	uint64_t v = atomic_load_explicit(&eng.durable, memory_order_acquire) & ENG_OFF_MASK;
+	uint64_t v = durable_word() & ENG_OFF_MASK;
 	uint64_t mark = atomic_load_explicit(&durable_mark, memory_order_relaxed);
 
 	if (v > eng.durable_size)
@@ -404,7 +435,7 @@ static uint64_t durable_end(void)
 
 static uint32_t current_wrap(void)
 {
-	return (uint32_t)((atomic_load_explicit(&eng.rolling, memory_order_acquire) & ENG_WRAP_MASK) >> ENG_OFF_BITS);
+	return (uint32_t)((rolling_word() & ENG_WRAP_MASK) >> ENG_OFF_BITS);
 }
 
 size_t eng_whole_records(const uint8_t *p, size_t n)
@@ -526,6 +557,8 @@ int eng_initialize(int mode, uint64_t size)
 	eng.fresh = 1;
 	atomic_store(&eng.rolling, ENG_CLOSED);
 	atomic_store(&eng.durable, ENG_CLOSED);
+	atomic_store(&rolling_at_close, 0);
+	atomic_store(&durable_at_close, 0);
 	atomic_store(&eng.gen, atomic_load(&eng.gen) + 1); /* START with retain keeps no stale tables */
 	return 0;
 }
@@ -611,8 +644,7 @@ void eng_stop(void)
 		return;
 	atomic_store(&eng.recording, 0);
 	eng_update_sites();
-	atomic_fetch_or_explicit(&eng.rolling, ENG_CLOSED, memory_order_acq_rel);
-	atomic_fetch_or_explicit(&eng.durable, ENG_CLOSED, memory_order_acq_rel);
+	close_words();
 	eng_quiesce();
 }
 

@@ -274,6 +274,48 @@ static int receive(void)
 
 /* ---- Connecting -------------------------------------------------------------- */
 
+static void drain_wake(void)
+{
+	char b[64];
+
+	while (read(tp.wake[0], b, sizeof(b)) > 0)
+		;
+}
+
+/* Waits for fd to be ready for events, or for the provider to stop.
+ * 1 ready, 0 timeout or stop, -1 error. */
+static int wait_fd(int fd, short events, int ms)
+{
+	struct pollfd pf[2] = {{fd, events, 0}, {tp.wake[0], POLLIN, 0}};
+
+	for (;;) {
+		int r = poll(pf, 2, ms);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || atomic_load(&tp.stop_req))
+			return r < 0 ? -1 : 0;
+		if (pf[0].revents)
+			return 1;
+		drain_wake(); /* a wake for the session to come: alerts, saves */
+	}
+}
+
+/* connect() that gives up after 3 s or when the provider stops. */
+static int connect_fd(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int flags = fcntl(fd, F_GETFL), err = 0;
+	socklen_t el = sizeof(err);
+
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	if (connect(fd, sa, len) != 0 &&
+	    (errno != EINPROGRESS || wait_fd(fd, POLLOUT, 3000) != 1 ||
+	     getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err != 0))
+		return -1;
+	fcntl(fd, F_SETFL, flags);
+	return 0;
+}
+
 static int connect_tcp(void)
 {
 	struct addrinfo hints = {0}, *res, *ai;
@@ -294,7 +336,7 @@ static int connect_tcp(void)
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		if (connect_fd(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
 		close(fd);
 		fd = -1;
@@ -319,9 +361,9 @@ static int connect_upgrade(void)
 	if (send_all(req, len) != 0)
 		goto out_close;
 	while (rc == WIRE_MORE && n < sizeof(head)) {
-		ssize_t k = recv(tp.sock, head + n, sizeof(head) - n, 0);
+		ssize_t k;
 
-		if (k <= 0)
+		if (wait_fd(tp.sock, POLLIN, 5000) != 1 || (k = recv(tp.sock, head + n, sizeof(head) - n, 0)) <= 0)
 			goto out_close;
 		n += (size_t)k;
 		rc = wire_parse_upgrade(head, n, sizeof(head), &used, &id, &status);
@@ -346,14 +388,6 @@ out_close:
 	return -1;
 }
 
-static void drain_wake(void)
-{
-	char b[64];
-
-	while (read(tp.wake[0], b, sizeof(b)) > 0)
-		;
-}
-
 /* The frames already received with the head, then the connection until it
  * ends or the provider stops. */
 static void session(void)
@@ -369,8 +403,10 @@ static void session(void)
 			return;
 		off += used;
 	}
-	if (rc != WIRE_MORE)
+	if (rc != WIRE_MORE) {
+		fprintf(stderr, "trace: closing the connection to %s:%u: %s\n", tp.host, tp.port, wire_strerror(rc));
 		return;
+	}
 	memmove(tp.rx, tp.rx + off, tp.rx_len - off);
 	tp.rx_len -= off;
 	for (;;) {
