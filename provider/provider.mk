@@ -10,7 +10,7 @@ PROVIDER_HDR = provider/trace.h provider/provider_internal.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 PROVIDER_TESTS = test_writer test_modes test_wire
 
-.PHONY: provider provider-check bench-provider install-provider
+.PHONY: provider provider-unit provider-check bench-provider install-provider
 
 provider: $(B)/libtrace-provider.a
 
@@ -28,3 +28,27 @@ PROVIDER_LIB = $(B)/libtrace-provider.a
 $(B)/tests/provider/%: tests/provider/%.c tests/provider/*.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) tests/*.h $(PROVIDER_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+# Everything the library parses from the network has a fuzz target; its
+# corpus replays in provider-unit.
+$(B)/fuzz_replay_provider_wire: tests/provider/fuzz_wire.c tests/fuzz_replay.c provider/wire.c $(PROVIDER_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(PROVIDER_CFLAGS) $(SAN) -o $@ tests/provider/fuzz_wire.c tests/fuzz_replay.c provider/wire.c
+
+build/fuzz/fuzz_provider_wire: tests/provider/fuzz_wire.c provider/wire.c $(PROVIDER_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/provider/fuzz_wire.c provider/wire.c
+
+FUZZ_TARGETS += provider_wire
+fuzz: build/fuzz/fuzz_provider_wire
+
+provider-unit: $(addprefix $(B)/tests/provider/,$(PROVIDER_TESTS)) $(B)/fuzz_replay_provider_wire
+	@set -e; for t in $(PROVIDER_TESTS); do echo "== provider/$$t ($(B))"; $(B)/tests/provider/$$t; done
+	$(B)/fuzz_replay_provider_wire tests/corpus/provider_wire
+
+# check runs the provider's tests plain and under ASan+UBSan, like unit.
+provider-check: deps
+	$(MAKE) provider-unit B=build/rel
+	$(MAKE) provider-unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
+
+check: provider-check

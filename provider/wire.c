@@ -172,7 +172,7 @@ static int parse_id(const char *v, long n, uint64_t *id)
 int wire_parse_upgrade(const char *buf, size_t n, size_t max, size_t *used, uint64_t *provider_id, int *status)
 {
 	const char *p = buf, *end = buf + (n < max ? n : max), *next;
-	int upgraded = 0;
+	int upgraded = 0, bad_id = 0;
 	long len, vlen;
 
 	*status = 0;
@@ -186,12 +186,12 @@ int wire_parse_upgrade(const char *buf, size_t n, size_t max, size_t *used, uint
 		if ((v = header_value(p, len, "Upgrade", &vlen)) && vlen == 14 && strncasecmp(v, "fxt-provider/1", 14) == 0)
 			upgraded = 1;
 		else if ((v = header_value(p, len, "X-Provider-Id", &vlen)) && parse_id(v, vlen, provider_id) != 0)
-			return WIRE_EHTTP;
+			bad_id = 1;
 	}
 	if (len < 0)
 		return n >= max ? WIRE_ETOOBIG : WIRE_MORE;
 	*used = (size_t)(next - buf);
-	return *status == 101 && upgraded ? WIRE_OK : WIRE_EHTTP;
+	return *status == 101 && upgraded && !bad_id ? WIRE_OK : WIRE_EHTTP;
 }
 
 static size_t url_encode(char *out, size_t cap, const char *s)
