@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,8 +206,14 @@ void eng_quiesce(void)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	else
 		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	/* Not under the lock: a writer inside a record may need it to switch
+	 * buffers. Blocks are only ever pushed at the head and never freed, so
+	 * the list from a snapshot of the head stays valid; threads registered
+	 * after it began after us. */
 	pthread_mutex_lock(&eng.lock);
-	for (t = eng.threads; t; t = t->next) {
+	t = eng.threads;
+	pthread_mutex_unlock(&eng.lock);
+	for (; t; t = t->next) {
 		uint64_t b = atomic_load_explicit(&t->busy, memory_order_acquire);
 		int spins;
 
@@ -221,7 +228,6 @@ void eng_quiesce(void)
 				nanosleep(&nap, NULL);
 		}
 	}
-	pthread_mutex_unlock(&eng.lock);
 }
 
 /* ---- Reservation --------------------------------------------------------- */
@@ -534,8 +540,13 @@ int eng_initialize(int mode, uint64_t size)
 		size = ENG_MAX_SIZE;
 	if (eng.mem)
 		eng_terminate();
-	if ((eng.mem = calloc(1, size)) == NULL)
+	/* every page faulted in now, on the transport's thread, not on first
+	 * touch by a traced one */
+	eng.mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (eng.mem == MAP_FAILED) {
+		eng.mem = NULL;
 		return -1;
+	}
 	eng.size = size;
 	eng.mode = mode;
 	if (mode == ENG_ONESHOT) {
@@ -652,7 +663,8 @@ void eng_terminate(void)
 {
 	eng_stop();
 	eng_quiesce();
-	free(eng.mem);
+	if (eng.mem)
+		munmap(eng.mem, eng.size);
 	eng.mem = NULL;
 	eng.durable_buf = NULL;
 	eng.rolling_buf[0] = eng.rolling_buf[1] = NULL;
