@@ -10,7 +10,7 @@ PROVIDER_HDR = provider/trace.h provider/provider_internal.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 PROVIDER_TESTS = test_writer test_modes test_wire
 
-.PHONY: provider provider-unit provider-check bench-provider install-provider
+.PHONY: provider provider-unit provider-check bench-provider install-provider examples
 
 provider: $(B)/libtrace-provider.a
 
@@ -60,3 +60,19 @@ $(B)/bench_provider: bench/provider/bench.c tests/provider/peer.h $(PROVIDER_LIB
 
 bench-provider: $(B)/bench_provider
 	$(B)/bench_provider
+
+# The example, built the way a user builds against the installed library.
+$(B)/examples/hello: examples/hello.c $(PROVIDER_LIB) provider/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(PROVIDER_CFLAGS) -Iprovider -o $@ $< $(PROVIDER_LIB) -lpthread
+
+examples: $(B)/examples/hello
+
+# make install: trace.h in PREFIX/include/trace-provider, the library in
+# PREFIX/lib, trace-provider.pc in PREFIX/lib/pkgconfig.
+install: install-provider
+install-provider: $(PROVIDER_LIB)
+	install -D -m 644 provider/trace.h $(DESTDIR)$(PREFIX)/include/trace-provider/trace.h
+	install -D -m 644 $(PROVIDER_LIB) $(DESTDIR)$(PREFIX)/lib/libtrace-provider.a
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	sed 's|@PREFIX@|$(PREFIX)|' provider/trace-provider.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/trace-provider.pc
