@@ -8,7 +8,7 @@
 PROVIDER_SRC = provider/engine.c provider/writer.c provider/wire.c provider/transport.c
 PROVIDER_HDR = provider/trace.h provider/provider_internal.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
-PROVIDER_TESTS = test_writer test_modes test_wire
+PROVIDER_TESTS = test_writer test_modes test_wire test_record
 
 .PHONY: provider provider-unit provider-check bench-provider install-provider examples
 
@@ -28,6 +28,12 @@ PROVIDER_LIB = $(B)/libtrace-provider.a
 $(B)/tests/provider/%: tests/provider/%.c tests/provider/*.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) tests/*.h $(PROVIDER_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+# record.c belongs to the trace-server binary (it uses cJSON), not to the
+# library; its test links it alone.
+$(B)/tests/provider/test_record: tests/provider/test_record.c provider/record.c tests/provider/peer.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) $(PROVIDER_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< provider/record.c $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 # Everything the library parses from the network has a fuzz target; its
 # corpus replays in provider-unit.
