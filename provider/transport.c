@@ -598,7 +598,7 @@ int trace_provider_wait_started(unsigned timeout_ms)
 
 	deadline_in(&ts, timeout_ms);
 	pthread_mutex_lock(&tp.lock);
-	while (!atomic_load(&eng.recording) && !tp.done &&
+	while (tp.running && !atomic_load(&eng.recording) && !tp.done &&
 	       pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
 		;
 	pthread_mutex_unlock(&tp.lock);
