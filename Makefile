@@ -121,9 +121,10 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/gen_fxt
+integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live $(B)/gen_fxt
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
