@@ -26,10 +26,10 @@ QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area
 	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
+	server/options.c server/params.c server/cache.c server/gzip.c client/conn.c client/stream.c $(CATALOG_SRC)
 TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
 	test_xray query/test_lod query/test_area \
 	catalog/test_catalog
@@ -56,7 +56,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h
+$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -121,9 +121,10 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/gen_fxt
+integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live $(B)/gen_fxt
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
