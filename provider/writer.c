@@ -2,7 +2,10 @@
  * The FXT record writer: turns a macro's event into the words of an FXT
  * record in a buffer the engine reserved, and keeps each thread's string and
  * thread caches (the spec's notes: a string or thread is registered once, in
- * the durable buffer, and referred to by index after that).
+ * the durable buffer, and referred to by index after that). A thread's
+ * cache is keyed by the string's address; on a miss the process's table,
+ * keyed by content, gives the index another thread registered, so a string
+ * is registered once per trace however many threads use it.
  *
  * Specification: ../shared/spec/fuchsia-trace-format.txt,
  * https://fuchsia.dev/fuchsia-src/reference/tracing/trace-format
@@ -33,6 +36,7 @@
  * bytes, and string values longer than 2000, are cut (at a UTF-8 boundary)
  * so that a record never passes the 32760-byte limit.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +135,65 @@ static uint32_t string_register(const char *s, size_t n)
 	return idx;
 }
 
+/*
+ * The process's string table, by content: a thread that misses its own
+ * cache finds here a string another thread (or another copy of the same
+ * literal: compilers need not merge them) registered, so each distinct
+ * string takes one index and one durable record per trace, however many
+ * threads use it. Only cache misses come here, under a mutex. Entries
+ * point at the first copy registered, which lives as long as the process.
+ */
+#define STRTAB_SIZE 65536 /* twice the 32767 indexes: probes stay short */
+static pthread_mutex_t strtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	const char *s;
+	uint16_t idx;
+} strtab[STRTAB_SIZE];
+static uint32_t strtab_gen;   /* the engine generation the entries belong to */
+static uint32_t strtab_count; /* entries in use */
+
+static uint32_t content_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The index of s in this generation's table, registered when new: as
+ * string_register returns. */
+static uint32_t string_lookup(uint32_t gen, const char *s)
+{
+	uint32_t h, idx = 0;
+
+	pthread_mutex_lock(&strtab_lock);
+	if (gen > strtab_gen) { /* a new trace: forget the old table */
+		if (strtab_count)
+			memset(strtab, 0, sizeof(strtab));
+		strtab_count = 0;
+		strtab_gen = gen;
+	}
+	if (gen != strtab_gen) { /* a writer of a trace that has ended */
+		pthread_mutex_unlock(&strtab_lock);
+		return string_register(s, strlen(s));
+	}
+	for (h = content_hash(s) & (STRTAB_SIZE - 1); strtab[h].s; h = (h + 1) & (STRTAB_SIZE - 1))
+		if (strcmp(strtab[h].s, s) == 0) {
+			idx = strtab[h].idx;
+			goto out_unlock;
+		}
+	idx = string_register(s, strlen(s));
+	if (idx != 0 && idx != REF_FAIL) {
+		strtab[h].s = s;
+		strtab[h].idx = (uint16_t)idx;
+		strtab_count++;
+	}
+out_unlock:
+	pthread_mutex_unlock(&strtab_lock);
+	return idx;
+}
+
 /* The ref of literal s for this thread: cached index, new index, or
  * 0x8000 | length (inline) when the indexes ran out; REF_FAIL as above. */
 static uint32_t string_ref(struct trace_tls *t, const char *s)
@@ -143,7 +206,7 @@ static uint32_t string_ref(struct trace_tls *t, const char *s)
 	slot = cache_slot(s);
 	if (__builtin_expect(t->cache[slot].key == s, 1))
 		return t->cache[slot].ref;
-	idx = string_register(s, strlen(s));
+	idx = string_lookup(t->gen, s);
 	if (idx == REF_FAIL)
 		return REF_FAIL;
 	if (idx == 0)

@@ -408,12 +408,12 @@ static void test_inline_fallback(void **state)
 
 		if (bits(w[0], 0, 3) != 4 || bits(w[0], 48, 63) == 2)
 			continue;
-		if (bits(w[0], 24, 31) == 0) { /* the late thread: inline pid and tid, category and name */
+		if (bits(w[0], 24, 31) == 0) { /* the late thread: inline pid and tid and name; "c" is
+						 * found in the process's table, registered by this thread */
 			assert_int_equal(w[2], (uint64_t)getpid());
-			assert_int_equal(bits(w[0], 32, 47), 0x8000 | 1);
+			assert_int_equal(bits(w[0], 32, 47), 1);
 			assert_int_equal(bits(w[0], 48, 63), 0x8000 | 11);
-			check_stream(w + 4, "c");
-			check_stream(w + 5, "late-thread");
+			check_stream(w + 4, "late-thread");
 		} else { /* this thread: indexed category, inline name and key */
 			assert_int_equal(bits(w[0], 32, 47), 1);
 			assert_int_equal(bits(w[0], 48, 63), 0x8000 | 3);
@@ -426,6 +426,39 @@ static void test_inline_fallback(void **state)
 	assert_string_equal(tdb_rows(&t, "SELECT name FROM slice_view ORDER BY ts"), "first\nlate-thread\ninl");
 	assert_int_equal(tdb_int(&t, "SELECT count(DISTINCT tid) FROM threads"), 2);
 	tdb_close(&t);
+}
+
+static void *same_names_thread(void *arg)
+{
+	(void)arg;
+	TRACE_INSTANT("c", "shared-name", TA_I32("shared-key", 2));
+	return NULL;
+}
+
+/* One string record per distinct string per trace: another thread, and
+ * another copy of the same characters, find the first registration. */
+static void test_one_index_per_string(void **state)
+{
+	static char copy[] = "shared-name"; /* not the literal's address */
+	struct rec r[64];
+	pthread_t th;
+	size_t n, i, strings = 0;
+
+	(void)state;
+	rec_start(ENG_ONESHOT, 65536, "");
+	TRACE_INSTANT("c", "shared-name", TA_I32("shared-key", 1));
+	assert_int_equal(pthread_create(&th, NULL, same_names_thread, NULL), 0);
+	pthread_join(th, NULL);
+	TRACE_INSTANT("c", copy);
+	rec_stop();
+	n = split(out_buf, out_len, r, 64);
+	for (i = 0; i < n; i++)
+		if (bits(r[i].w[0], 0, 3) == 2)
+			strings++;
+	assert_int_equal(strings, 3); /* "c", "shared-name", "shared-key" */
+	for (i = 0; i < n; i++)
+		if (bits(r[i].w[0], 0, 3) == 4)
+			assert_int_equal(bits(r[i].w[0], 48, 63), 2);
 }
 
 /* A string value longer than the cut is cut at a UTF-8 boundary; the record
@@ -453,7 +486,7 @@ int main(void)
 		cmocka_unit_test(test_layout_args),    cmocka_unit_test(test_layout_events),
 		cmocka_unit_test(test_ingest_events),  cmocka_unit_test(test_categories),
 		cmocka_unit_test(test_off_no_evaluation), cmocka_unit_test(test_inline_fallback),
-		cmocka_unit_test(test_long_strings),
+		cmocka_unit_test(test_long_strings),      cmocka_unit_test(test_one_index_per_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
