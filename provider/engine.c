@@ -733,12 +733,12 @@ int trace_site_register_(struct trace_site *site)
 	uint32_t st;
 
 	pthread_mutex_lock(&eng.lock);
-	if (atomic_load_explicit(&site->state, memory_order_relaxed) == 2) {
+	if (__atomic_load_n(&site->state, __ATOMIC_RELAXED) == 2) {
 		site->next = eng.sites;
 		eng.sites = site;
-		atomic_store_explicit(&site->state, site_eval(site), memory_order_relaxed);
+		__atomic_store_n(&site->state, site_eval(site), __ATOMIC_RELAXED);
 	}
-	st = atomic_load_explicit(&site->state, memory_order_relaxed);
+	st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&eng.lock);
 	return st == 1;
 }
@@ -749,7 +749,7 @@ void eng_update_sites(void)
 
 	pthread_mutex_lock(&eng.lock);
 	for (s = eng.sites; s; s = s->next)
-		atomic_store_explicit(&s->state, site_eval(s), memory_order_relaxed);
+		__atomic_store_n(&s->state, site_eval(s), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&eng.lock);
 }
 

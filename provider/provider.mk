@@ -8,7 +8,7 @@
 PROVIDER_SRC = provider/engine.c provider/writer.c provider/wire.c provider/transport.c
 PROVIDER_HDR = provider/trace.h provider/provider_internal.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
-PROVIDER_TESTS = test_writer test_modes test_wire test_record
+PROVIDER_TESTS = test_writer test_modes test_wire test_record test_cxx
 
 .PHONY: provider provider-unit provider-check bench-provider install-provider examples
 
@@ -34,6 +34,12 @@ $(B)/tests/provider/%: tests/provider/%.c tests/provider/*.h $(PROVIDER_LIB) $(B
 $(B)/tests/provider/test_record: tests/provider/test_record.c provider/record.c tests/provider/peer.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) $(PROVIDER_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< provider/record.c $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
+# trace.h from C++.
+CXX ?= c++
+$(B)/tests/provider/test_cxx: tests/provider/test_cxx.cc tests/provider/peer.h $(PROVIDER_LIB) provider/trace.h
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++11 -Wall -Wextra -Werror $(CFLAGS) $(SAN) -o $@ $< $(PROVIDER_LIB) -lpthread
 
 # Everything the library parses from the network has a fuzz target; its
 # corpus replays in provider-unit.

@@ -18,16 +18,19 @@
  * interned by address into each thread's string cache. String argument
  * values (TA_STRING) are copied into the record.
  *
- * The macros need GNU C (gcc or clang): TRACE_DURATION uses the cleanup
- * attribute, and a macro given no arguments after its name leaves the
- * variadic part empty, which -Wpedantic reports.
+ * The header is C11 and C++11 with GNU extensions (gcc or clang): the
+ * atomics are the __atomic builtins, C's TRACE_DURATION uses the cleanup
+ * attribute (C++'s a destructor), and a macro given no arguments after its
+ * name leaves the variadic part empty, which -Wpedantic reports.
  */
 #ifndef TRACE_PROVIDER_TRACE_H
 #define TRACE_PROVIDER_TRACE_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+#include <initializer_list>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -128,28 +131,56 @@ struct trace_arg {
 	} v;
 };
 
-#define TA_NULL(k) ((struct trace_arg){(k), TRACE_ARG_NULL, 0, {.u = 0}})
-#define TA_I32(k, x) ((struct trace_arg){(k), TRACE_ARG_I32, 0, {.i = (int32_t)(x)}})
-#define TA_U32(k, x) ((struct trace_arg){(k), TRACE_ARG_U32, 0, {.u = (uint32_t)(x)}})
-#define TA_I64(k, x) ((struct trace_arg){(k), TRACE_ARG_I64, 0, {.i = (int64_t)(x)}})
-#define TA_U64(k, x) ((struct trace_arg){(k), TRACE_ARG_U64, 0, {.u = (uint64_t)(x)}})
-#define TA_DOUBLE(k, x) ((struct trace_arg){(k), TRACE_ARG_DOUBLE, 0, {.d = (double)(x)}})
+/* Builds an argument; the TA_* macros below are the interface. */
+static inline struct trace_arg trace_arg_u_(const char *k, uint32_t type, uint64_t u)
+{
+	struct trace_arg a;
+
+	a.key = k;
+	a.type = type;
+	a.interned = 0;
+	a.v.u = u;
+	return a;
+}
+static inline struct trace_arg trace_arg_d_(const char *k, double d)
+{
+	struct trace_arg a = trace_arg_u_(k, TRACE_ARG_DOUBLE, 0);
+
+	a.v.d = d;
+	return a;
+}
+static inline struct trace_arg trace_arg_s_(const char *k, const char *s, uint32_t interned)
+{
+	struct trace_arg a = trace_arg_u_(k, TRACE_ARG_STRING, 0);
+
+	a.v.s = s;
+	a.interned = interned;
+	return a;
+}
+
+#define TA_NULL(k) trace_arg_u_((k), TRACE_ARG_NULL, 0)
+#define TA_I32(k, x) trace_arg_u_((k), TRACE_ARG_I32, (uint64_t)(int64_t)(int32_t)(x))
+#define TA_U32(k, x) trace_arg_u_((k), TRACE_ARG_U32, (uint64_t)(uint32_t)(x))
+#define TA_I64(k, x) trace_arg_u_((k), TRACE_ARG_I64, (uint64_t)(int64_t)(x))
+#define TA_U64(k, x) trace_arg_u_((k), TRACE_ARG_U64, (uint64_t)(x))
+#define TA_DOUBLE(k, x) trace_arg_d_((k), (double)(x))
 /* A NUL-terminated string, copied into the record (at most 2000 bytes kept). */
-#define TA_STRING(k, x) ((struct trace_arg){(k), TRACE_ARG_STRING, 0, {.s = (x)}})
+#define TA_STRING(k, x) trace_arg_s_((k), (x), 0)
 /* A string literal, interned like names: cheaper when it repeats. */
-#define TA_STRING_LITERAL(k, x) ((struct trace_arg){(k), TRACE_ARG_STRING, 1, {.s = (x)}})
-#define TA_POINTER(k, x) ((struct trace_arg){(k), TRACE_ARG_POINTER, 0, {.u = (uint64_t)(uintptr_t)(x)}})
-#define TA_KOID(k, x) ((struct trace_arg){(k), TRACE_ARG_KOID, 0, {.u = (uint64_t)(x)}})
-#define TA_BOOL(k, x) ((struct trace_arg){(k), TRACE_ARG_BOOL, 0, {.u = (x) ? 1u : 0u}})
+#define TA_STRING_LITERAL(k, x) trace_arg_s_((k), (x), 1)
+#define TA_POINTER(k, x) trace_arg_u_((k), TRACE_ARG_POINTER, (uint64_t)(uintptr_t)(x))
+#define TA_KOID(k, x) trace_arg_u_((k), TRACE_ARG_KOID, (uint64_t)(x))
+#define TA_BOOL(k, x) trace_arg_u_((k), TRACE_ARG_BOOL, (x) ? 1u : 0u)
 
 /* At most this many arguments per event (FXT's 4-bit count); more are dropped. */
 #define TRACE_MAX_ARGS 15
 
 /* ---- Call sites and categories ---------------------------------------- */
 
-/* One per macro use, static. state: 0 off, 1 on, 2 not yet registered. */
+/* One per macro use, static. state: 0 off, 1 on, 2 not yet registered;
+ * read and written with the __atomic builtins only. */
 struct trace_site {
-	_Atomic uint32_t state;
+	uint32_t state;
 	const char *category;
 	struct trace_site *next; /* the engine's list of registered sites */
 };
@@ -162,7 +193,7 @@ int trace_site_register_(struct trace_site *site);
  * when off; on, a second compare. */
 static inline int trace_site_on_(struct trace_site *site)
 {
-	uint32_t s = atomic_load_explicit(&site->state, memory_order_relaxed);
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 
 	if (__builtin_expect(s == 0, 1))
 		return 0;
@@ -177,10 +208,14 @@ static inline int trace_site_on_(struct trace_site *site)
 #define TRACE_UNIQ_(x) TRACE_CAT_(x, __LINE__)
 
 /* The arguments as (array, count); the array's first slot is a placeholder
- * so that an empty argument list still makes a valid initializer. */
+ * so that an empty argument list still makes a valid initializer. In C a
+ * compound literal, alive until the enclosing block ends; in C++ an
+ * initializer_list named in the macro's own block. */
+#ifndef __cplusplus
 #define TRACE_ARGV_(...) ((const struct trace_arg[]){{0}, __VA_ARGS__} + 1)
 #define TRACE_ARGC_(...) (sizeof((const struct trace_arg[]){{0}, __VA_ARGS__}) / sizeof(struct trace_arg) - 1)
 #define TRACE_ARGS_(...) TRACE_ARGV_(__VA_ARGS__), TRACE_ARGC_(__VA_ARGS__)
+#endif
 
 /* Event types of the FXT event record. */
 enum trace_event_type {
@@ -201,12 +236,24 @@ enum trace_event_type {
 void trace_emit_(struct trace_site *site, unsigned type, const char *name, uint64_t ts, uint64_t extra,
 		 const struct trace_arg *args, size_t nargs);
 
+#ifndef __cplusplus
 #define TRACE_EMIT_(cat, type, name, ts, extra, ...)                                                                   \
 	do {                                                                                                           \
 		static struct trace_site trace_site_ = TRACE_SITE_INIT_(cat);                                          \
-		if (TRACE_SITE_ON_(&trace_site_))                                   \
+		if (TRACE_SITE_ON_(&trace_site_))                                                                      \
 			trace_emit_(&trace_site_, (type), (name), (ts), (extra), TRACE_ARGS_(__VA_ARGS__));            \
 	} while (0)
+#else
+#define TRACE_EMIT_(cat, type, name, ts, extra, ...)                                                                   \
+	do {                                                                                                           \
+		static struct trace_site trace_site_ = TRACE_SITE_INIT_(cat);                                          \
+		if (TRACE_SITE_ON_(&trace_site_)) {                                                                    \
+			const std::initializer_list<struct trace_arg> trace_il_ = {trace_arg(), __VA_ARGS__};          \
+			trace_emit_(&trace_site_, (type), (name), (ts), (extra), trace_il_.begin() + 1,                \
+				    trace_il_.size() - 1);                                                             \
+		}                                                                                                      \
+	} while (0)
+#endif
 
 /* ---- The macros --------------------------------------------------------- */
 
@@ -259,15 +306,52 @@ static inline void trace_scope_end(struct trace_scope *s)
 	if (__builtin_expect(s->site != NULL, 0))
 		trace_scope_end_(s);
 }
+#ifndef __cplusplus
 #define TRACE_DURATION(cat, name, ...)                                                                                 \
 	static struct trace_site TRACE_UNIQ_(trace_site_) = TRACE_SITE_INIT_(cat);                                     \
 	struct trace_scope TRACE_UNIQ_(trace_scope_) __attribute__((cleanup(trace_scope_end))) =                       \
-		(TRACE_SITE_ON_(&TRACE_UNIQ_(trace_site_)))            \
+		TRACE_SITE_ON_(&TRACE_UNIQ_(trace_site_))                                                              \
 			? trace_scope_begin_(&TRACE_UNIQ_(trace_site_), (name), TRACE_ARGS_(__VA_ARGS__))              \
 			: (struct trace_scope){NULL, NULL, NULL, 0, 0}
+#endif
 
 #ifdef __cplusplus
 }
+
+/* C++: the zone is an object whose destructor ends it; it keeps a copy of
+ * the arguments, taken only when the category is on. */
+class trace_zone_ {
+public:
+	explicit trace_zone_(struct trace_site *site) : on_(trace_site_on_(site)), site_(site)
+	{
+		s_.site = NULL;
+	}
+	~trace_zone_()
+	{
+		trace_scope_end(&s_);
+	}
+	void begin(const char *name, std::initializer_list<struct trace_arg> il)
+	{
+		size_t n = 0;
+
+		for (const struct trace_arg *a = il.begin() + 1; a != il.end() && n < TRACE_MAX_ARGS; a++)
+			args_[n++] = *a;
+		s_ = trace_scope_begin_(site_, name, args_, n);
+	}
+	const int on_;
+
+private:
+	trace_zone_(const trace_zone_ &);
+	trace_zone_ &operator=(const trace_zone_ &);
+	struct trace_site *site_;
+	struct trace_scope s_;
+	struct trace_arg args_[TRACE_MAX_ARGS];
+};
+#define TRACE_DURATION(cat, name, ...)                                                                                 \
+	static struct trace_site TRACE_UNIQ_(trace_site_) = TRACE_SITE_INIT_(cat);                                     \
+	trace_zone_ TRACE_UNIQ_(trace_zone_)(&TRACE_UNIQ_(trace_site_));                                               \
+	if (TRACE_UNIQ_(trace_zone_).on_)                                                                              \
+	TRACE_UNIQ_(trace_zone_).begin((name), {trace_arg(), __VA_ARGS__})
 #endif
 
 #endif

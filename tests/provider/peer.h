@@ -39,11 +39,12 @@ struct peer_frame {
 
 static inline int peer_listen(struct peer *p)
 {
-	struct sockaddr_in a = {0};
+	struct sockaddr_in a;
 	socklen_t al = sizeof(a);
 	int one = 1;
 
 	memset(p, 0, sizeof(*p));
+	memset(&a, 0, sizeof(a));
 	p->fd = -1;
 	if ((p->lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
 		return -1;
@@ -61,7 +62,11 @@ static inline int peer_listen(struct peer *p)
 /* Waits up to ms for fd to be readable: 1, 0 on timeout. */
 static inline int peer_wait(int fd, int ms)
 {
-	struct pollfd pf = {fd, POLLIN, 0};
+	struct pollfd pf;
+
+	pf.fd = fd;
+	pf.events = POLLIN;
+	pf.revents = 0;
 
 	return poll(&pf, 1, ms) > 0;
 }
@@ -73,7 +78,7 @@ static inline int peer_fill(struct peer *p, int ms)
 
 	if (p->cap - p->len < 65536) {
 		p->cap = p->cap ? p->cap * 2 : 1 << 20;
-		p->buf = realloc(p->buf, p->cap);
+		p->buf = (uint8_t *)realloc(p->buf, p->cap);
 		if (p->buf == NULL)
 			abort();
 	}
@@ -106,7 +111,7 @@ static inline int peer_accept(struct peer *p, int ms, const char *reply)
 	if (!peer_wait(p->lfd, ms) || (p->fd = accept(p->lfd, NULL, NULL)) < 0)
 		return -1;
 	p->len = 0;
-	while ((end = p->len ? memmem(p->buf, p->len, "\r\n\r\n", 4) : NULL) == NULL)
+	while ((end = p->len ? (char *)memmem(p->buf, p->len, "\r\n\r\n", 4) : NULL) == NULL)
 		if (peer_fill(p, ms) != 0)
 			return -1;
 	snprintf(p->request, sizeof(p->request), "%.*s", (int)((uint8_t *)end - p->buf), (char *)p->buf);
@@ -167,7 +172,7 @@ static inline int peer_recv(struct peer *p, struct peer_frame *f, int ms)
 	while (p->len < 16 + f->data64)
 		if (peer_fill(p, ms) != 0)
 			return -1;
-	f->payload = malloc(f->data64 ? f->data64 : 1);
+	f->payload = (uint8_t *)malloc(f->data64 ? f->data64 : 1);
 	memcpy(f->payload, p->buf + 16, f->data64);
 	peer_take(p, 16 + (size_t)f->data64);
 	return 0;
