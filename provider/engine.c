@@ -37,6 +37,10 @@
  *     so no never-written bytes are ever sent.
  *   - Thread and process name records (kernel objects) go in the durable
  *     buffer with the thread records, so that circular mode keeps them.
+ *   - Circular mode, like the spec's, does not wait for writers before it
+ *     writes over a buffer again: a writer stalled for a whole rolling
+ *     buffer's worth of other threads' records may finish its record in a
+ *     buffer already being rewritten.
  *   - In streaming mode START with "retain" acts as "clear nondurable": the
  *     records already sent are not sent twice. In oneshot mode "clear
  *     nondurable" clears the whole buffer, the durable records with it.
@@ -156,10 +160,13 @@ uint64_t trace_ticks_per_second(void)
 
 /* ---- Threads ------------------------------------------------------------ */
 
+/* The thread is exiting: its block goes back for reuse. A record written
+ * by a later destructor of the same thread registers a block again. */
 static void tls_release(void *p)
 {
 	struct trace_tls *t = p;
 
+	eng_tls_self = NULL;
 	atomic_store_explicit(&t->in_use, 0, memory_order_release);
 }
 
