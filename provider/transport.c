@@ -374,13 +374,13 @@ static int connect_upgrade(void)
 		goto out_close;
 	}
 	tp.rx_len = 0;
-	if (n > used) { /* frames right behind the head */
-		if ((tp.rx = realloc(tp.rx, 65536)) == NULL)
+	if (tp.rx == NULL) {
+		if ((tp.rx = malloc(65536)) == NULL)
 			goto out_close;
 		tp.rx_cap = 65536;
-		memcpy(tp.rx, head + used, n - used);
-		tp.rx_len = n - used;
 	}
+	memcpy(tp.rx, head + used, n - used); /* frames right behind the head */
+	tp.rx_len = n - used;
 	return 0;
 out_close:
 	close(tp.sock);
@@ -447,6 +447,9 @@ static void *transport_main(void *arg)
 			continue;
 		}
 		backoff = 100;
+		pthread_mutex_lock(&eng.lock);
+		eng.categories[0] = '\0'; /* a new server: every category until it says */
+		pthread_mutex_unlock(&eng.lock);
 		pthread_mutex_lock(&tp.lock);
 		tp.connected = 1;
 		pthread_mutex_unlock(&tp.lock);
