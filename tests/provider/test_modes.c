@@ -68,6 +68,9 @@ static int got_frame(struct got *g, int ms)
 	case 0x0003:
 		g->stopped++;
 		break;
+	case 0x0001:
+		assert_int_equal(f.data32, 1);
+		break;
 	default:
 		fail_msg("unexpected packet 0x%x", f.request);
 	}
@@ -546,6 +549,71 @@ static void test_stop_while_recording(void **state)
 	peer_hangup(&P);
 }
 
+/* START again after STOP: "clear nondurable" keeps the durable records,
+ * which are not sent twice, and the strings the new records refer to still
+ * resolve; "clear entire" starts the tables again. */
+static void test_restart_dispositions(void **state)
+{
+	struct got g = {0};
+	struct ev ev[8];
+	struct tdb t;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384);
+	TRACE_INSTANT("c", "again", TA_U32("seq", 1));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	assert_int_equal(g.ndata[2], 1);
+	peer_send(&P, 0x8101, 2, 0, NULL, 0); /* clear nondurable */
+	assert_true(got_frame(&g, 5000) == 0x0001);
+	TRACE_INSTANT("c", "again", TA_U32("seq", 2));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	g.stats = 0;
+	got_until_stopped(&g, 0);
+	assert_int_equal(g.ndata[2], 1); /* no durable records the second time */
+	assert_int_equal(g.ndata[3], 2);
+	assert_int_equal(got_events(&g, ev, 8), 2);
+	assert_int_equal(ev[1].seq, 2);
+	assert_string_equal(ev[1].name, "again");
+	got_ingest(&g, &t);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM slice_view WHERE name = 'again'"), 2);
+	tdb_close(&t);
+	peer_send(&P, 0x8101, 1, 0, NULL, 0); /* clear entire: a new initialization record, strings again */
+	assert_true(got_frame(&g, 5000) == 0x0001);
+	TRACE_INSTANT("c", "again", TA_U32("seq", 3));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	g.stats = 0;
+	got_until_stopped(&g, 0);
+	assert_int_equal(g.ndata[2], 2);
+	got_fini(&g);
+	end_session();
+}
+
+/* Circular, START with "retain" after STOP: the records of both runs are
+ * sent at the second STOP. */
+static void test_circular_retain(void **state)
+{
+	struct got g = {0}, g2 = {0};
+	struct ev ev[8];
+
+	(void)state;
+	connect_and_begin(ENG_CIRCULAR, 16384);
+	TRACE_INSTANT("c", "first", TA_U32("seq", 1));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	peer_send(&P, 0x8101, 3, 0, NULL, 0); /* retain */
+	assert_true(got_frame(&g2, 5000) == 0x0001);
+	TRACE_INSTANT("c", "second", TA_U32("seq", 2));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g2, 0);
+	assert_int_equal(got_events(&g2, ev, 8), 2);
+	assert_string_equal(ev[0].name, "first");
+	assert_string_equal(ev[1].name, "second");
+	got_fini(&g);
+	got_fini(&g2);
+	end_session();
+}
+
 #define STRESS_N 30000
 
 static void *stress_writer(void *arg)
@@ -633,6 +701,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_alert, test_end),
 		cmocka_unit_test_teardown(test_terminate, test_end),
 		cmocka_unit_test_teardown(test_stop_while_recording, test_end),
+		cmocka_unit_test_teardown(test_restart_dispositions, test_end),
+		cmocka_unit_test_teardown(test_circular_retain, test_end),
 		cmocka_unit_test_teardown(test_streaming_two_threads, test_end),
 	};
 
