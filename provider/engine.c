@@ -604,13 +604,10 @@ static void write_preamble(uint8_t *buf, uint64_t *off, uint64_t cap)
 		fxt_kobj_record((uint64_t *)(void *)(buf + at), 1, eng.pid, eng.process_name, 0);
 }
 
-void eng_start(int disposition, const char *categories)
+/* What START keeps of the last run (spec: BufferDisposition), with this
+ * mode's exceptions (the top of this file). */
+static int start_disposition(int disposition)
 {
-	uint64_t doff = 0, roff = 0, rword = 0;
-	uint32_t wrap = current_wrap();
-
-	if (eng.mem == NULL || atomic_load(&eng.recording))
-		return;
 	if (eng.mode == ENG_ONESHOT && disposition == ENG_CLEAR_NONDURABLE)
 		disposition = ENG_CLEAR_ENTIRE;
 	if (eng.mode == ENG_STREAMING && disposition == ENG_RETAIN)
@@ -618,34 +615,50 @@ void eng_start(int disposition, const char *categories)
 	if (eng.fresh || eng.durable_full)
 		disposition = ENG_CLEAR_ENTIRE;
 	eng.fresh = 0;
-	if (categories)
-		snprintf(eng.categories, sizeof(eng.categories), "%s", categories);
-	eng.pid = (uint64_t)getpid();
-	if (disposition == ENG_RETAIN) {
-		doff = durable_end();
-		rword = ((uint64_t)wrap << ENG_OFF_BITS) | rolling_end((int)(wrap & 1));
-	} else {
+	return disposition;
+}
+
+/* Resets what the disposition clears; *doff and *rword are where the
+ * durable and rolling words open. */
+static void start_reset(int disposition, uint64_t *doff, uint64_t *rword)
+{
+	uint32_t wrap = current_wrap();
+	uint64_t roff = 0;
+
+	*doff = disposition == ENG_CLEAR_ENTIRE ? 0 : durable_end();
+	*rword = disposition == ENG_RETAIN ? ((uint64_t)wrap << ENG_OFF_BITS) | rolling_end((int)(wrap & 1)) : 0;
+	if (disposition != ENG_RETAIN) {
 		atomic_store(&eng.full_mark[0], 0);
 		atomic_store(&eng.full_mark[1], 0);
 		atomic_store(&eng.ready[0], 1);
 		atomic_store(&eng.ready[1], 1);
 		atomic_store(&eng.save_wrap, 0);
-		if (disposition == ENG_CLEAR_NONDURABLE)
-			doff = durable_end();
 	}
-	if (disposition == ENG_CLEAR_ENTIRE) {
-		atomic_store(&durable_mark, 0);
-		atomic_store(&eng.durable_full, 0);
-		atomic_store(&eng.next_string, 1);
-		atomic_store(&eng.next_thread, 1);
-		atomic_store(&eng.gen, atomic_load(&eng.gen) + 1);
-		eng.durable_sent = 0;
-		if (eng.mode == ENG_ONESHOT)
-			write_preamble(eng.rolling_buf[0], &roff, eng.rolling_size);
-		else
-			write_preamble(eng.durable_buf, &doff, eng.durable_size);
-		rword = roff;
-	}
+	if (disposition != ENG_CLEAR_ENTIRE)
+		return;
+	atomic_store(&durable_mark, 0);
+	atomic_store(&eng.durable_full, 0);
+	atomic_store(&eng.next_string, 1);
+	atomic_store(&eng.next_thread, 1);
+	atomic_store(&eng.gen, atomic_load(&eng.gen) + 1); /* every thread's caches start again */
+	eng.durable_sent = 0;
+	if (eng.mode == ENG_ONESHOT)
+		write_preamble(eng.rolling_buf[0], &roff, eng.rolling_size);
+	else
+		write_preamble(eng.durable_buf, doff, eng.durable_size);
+	*rword = roff;
+}
+
+void eng_start(int disposition, const char *categories)
+{
+	uint64_t doff, rword;
+
+	if (eng.mem == NULL || atomic_load(&eng.recording))
+		return;
+	if (categories)
+		snprintf(eng.categories, sizeof(eng.categories), "%s", categories);
+	eng.pid = (uint64_t)getpid();
+	start_reset(start_disposition(disposition), &doff, &rword);
 	atomic_store(&eng.dropped, 0);
 	atomic_store(&eng.sent, 0);
 	atomic_store(&eng.recording, 1);
