@@ -312,7 +312,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 		threads = 2;
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
 	 * mid-upload until the connection timeout (tests/test_server.c) */
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
 					MHD_USE_ERROR_LOG | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
 				threads, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT, 1000u,
@@ -354,6 +354,11 @@ int srv_run(const struct srv_opts *o)
 		fprintf(stderr, "trace-server: %s\n", err);
 		return 1;
 	}
+	if ((s.cap = cap_open(s.cat, &srv_cap_hooks, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "trace-server: %s\n", err);
+		cat_close(s.cat);
+		return 1;
+	}
 	if (rc_init(&s.cache, (size_t)64 << 20) != 0)
 		fprintf(stderr, "trace-server: no memory for the reply cache; running without it\n");
 	signal(SIGPIPE, SIG_IGN);
@@ -372,8 +377,10 @@ int srv_run(const struct srv_opts *o)
 	while (!g_stop)
 		pause();
 	fprintf(stderr, "trace-server: stopping\n");
+	cap_close(s.cap); /* captures end, their traces kept; providers disconnected */
 	cat_stop(s.cat);
 	MHD_stop_daemon(s.d);
+	cap_free(s.cap);
 	rc_fini(&s.cache);
 	cat_close(s.cat);
 	return 0;
