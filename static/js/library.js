@@ -313,29 +313,35 @@ export class LibraryPage {
     }
   }
 
-  // The inline editor of a trace's name, description and labels.
+  // The inline editor of a trace's name, description and labels. Labels
+  // are edited one per line, split at the line's first '=': a value may hold
+  // spaces, '=' and anything but control characters (docs/API.md), and a
+  // line never does. Only what was changed is sent, so an edit that changes
+  // nothing changes nothing (a name the input box cannot hold included).
   editor(t) {
     const name = el('input', { className: 'edit-name', value: t.name || '', 'aria-label': 'Name' });
-    const desc = el('textarea', { className: 'edit-description', value: t.description || '', rows: 2, 'aria-label': 'Description' });
-    const labels = el('input', {
-      className: 'edit-labels', 'aria-label': 'Labels',
-      value: Object.entries(t.labels || {}).map(([k, v]) => `${k}=${v}`).join(' '),
-      placeholder: 'build=1234 device=x64',
+    const desc = el('textarea', { className: 'edit-description', value: t.description || '', rows: 3, 'aria-label': 'Description' });
+    const entries = Object.entries(t.labels || {});
+    const labels = el('textarea', {
+      className: 'edit-labels', 'aria-label': 'Labels, one key=value per line', wrap: 'off',
+      rows: Math.min(8, Math.max(3, entries.length + 1)),
+      value: entries.map(([k, v]) => `${k}=${v}`).join('\n'),
+      placeholder: 'build=1234\ndevice=Pixel 7 Pro',
+      title: 'One label per line: key=value (the value may hold spaces and =)',
     });
+    // what the boxes hold before any edit, as the browser reads them back
+    const shown = { name: name.value, desc: desc.value };
     const err = el('span', { className: 'error-text' });
     const save = async () => {
-      const next = {};
-      for (const w of labels.value.trim().split(/\s+/).filter(Boolean)) {
-        const eq = w.indexOf('=');
-        if (eq <= 0) {
-          err.textContent = `“${w}” is not key=value`;
-          return;
-        }
-        next[w.slice(0, eq)] = w.slice(eq + 1);
+      const next = parseLabelLines(labels.value);
+      if (next.error) {
+        err.textContent = next.error;
+        return;
       }
-      const patch = { name: name.value, description: desc.value, labels: { ...next } };
-      for (const k of Object.keys(t.labels || {})) if (!(k in next)) patch.labels[k] = null;
-      const e = await this.patch(t, patch);
+      const patch = labelPatch(t.labels || {}, next.labels);
+      if (name.value !== shown.name) patch.name = name.value;
+      if (desc.value !== shown.desc) patch.description = desc.value;
+      const e = Object.keys(patch).length ? await this.patch(t, patch) : null;
       if (e) {
         err.textContent = e;
         return;
@@ -345,7 +351,7 @@ export class LibraryPage {
     };
     return el('tr', { className: 'edit-row', dataset: { id: t.id } }, el('td', { colSpan: 9 },
       el('div', { className: 'edit-form' },
-        el('label', null, 'Name ', name), el('label', null, 'Labels ', labels), el('label', null, 'Description ', desc),
+        el('label', null, 'Name ', name), el('label', null, 'Labels, one per line ', labels), el('label', null, 'Description ', desc),
         el('button', { className: 'primary save-edit', onclick: save }, 'Save'),
         el('button', { onclick: () => { this.editing = null; this.renderTable(); } }, 'Cancel'), err)));
   }
@@ -513,4 +519,29 @@ export function damage(diag) {
     else if (typeof v === 'string' && /^\d+$/.test(v)) n += Number(v);
   }
   return n;
+}
+
+// Labels from the editor's text, one key=value per line: {labels} or
+// {error}. A key never holds spaces, so blanks around it go; the value is
+// kept exactly, blanks included. Blank lines are skipped; a key given twice
+// keeps its last value, as at upload.
+export function parseLabelLines(text) {
+  const labels = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const eq = line.indexOf('=');
+    const key = eq < 0 ? line.trim() : line.slice(0, eq).trim();
+    if (eq < 0 || key === '') return { error: `“${line.trim()}” is not key=value` };
+    labels[key] = line.slice(eq + 1);
+  }
+  return { labels };
+}
+
+// The PATCH labels member that turns labels `from` into `to`: only the
+// labels set or changed, null for those removed; {} when they are equal.
+export function labelPatch(from, to) {
+  const set = {};
+  for (const [k, v] of Object.entries(to)) if (from[k] !== v) set[k] = v;
+  for (const k of Object.keys(from)) if (!(k in to)) set[k] = null;
+  return Object.keys(set).length ? { labels: set } : {};
 }
