@@ -26,7 +26,7 @@ QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area
 	query/compare.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-CATALOG_SRC = catalog/catalog.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)

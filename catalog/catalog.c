@@ -19,18 +19,18 @@
 
 extern const char schema_catalog_sql[];
 
-const char *const cat_status_names[4] = { "queued", "ingesting", "ready", "failed" };
+const char *const cat_status_names[TS_NSTATUS] = { "queued", "ingesting", "ready", "failed", "live" };
 
 const char *cat_status_name(int status)
 {
-	return status >= 0 && status < 4 ? cat_status_names[status] : "failed";
+	return status >= 0 && status < TS_NSTATUS ? cat_status_names[status] : "failed";
 }
 
 static int status_parse(const char *s)
 {
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < TS_NSTATUS; i++)
 		if (s && strcmp(s, cat_status_names[i]) == 0)
 			return i;
 	return TS_FAILED;
@@ -242,8 +242,8 @@ int cat_save(struct catalog *c, const struct trace_rec *r)
 	if (sqlite3_prepare_v2(c->db,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
 			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
-			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -267,6 +267,7 @@ int cat_save(struct catalog *c, const struct trace_rec *r)
 	sqlite3_bind_int(st, 17, r->pinned);
 	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
 	sqlite3_bind_int(st, 19, r->indexed == 1);
+	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 	sqlite3_finalize(st);
 	if (rc == 0)
@@ -327,6 +328,11 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	char path[4096];
 	struct stat st;
 
+	if (r->status == TS_LIVE) {
+		cat_live_recover(r);
+		cat_path(c, r->id, "trace.db", path, sizeof(path));
+		r->snapshot = stat(path, &st) == 0; /* readable while ingested whole */
+	}
 	if (r->status == TS_READY) {
 		cat_path(c, r->id, "trace.db", path, sizeof(path));
 		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION) {
@@ -350,7 +356,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	if (r->stored == 0)
 		r->stored = c->store.ops->usage(&c->store, r->id);
 	/* written back only when it changed: a start-up does not rewrite the catalog */
-	if (r->status != status || r->indexed != indexed || r->stored != stored)
+	if (r->status != status || r->indexed != indexed || r->stored != stored || status == TS_LIVE)
 		cat_save(c, r);
 }
 
@@ -422,7 +428,7 @@ static int load(struct catalog *c)
 	if (sqlite3_prepare_v2(c->db,
 			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
 			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
-			       "description, pinned, stored_bytes, indexed FROM traces ORDER BY id",
+			       "description, pinned, stored_bytes, indexed, stream FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -453,6 +459,7 @@ static int load(struct catalog *c)
 		r->pinned = sqlite3_column_int(st, 16) != 0;
 		r->stored = (uint64_t)sqlite3_column_int64(st, 17);
 		r->indexed = sqlite3_column_int(st, 18) != 0;
+		snprintf(r->stream, sizeof(r->stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
 		if (r->name == NULL)
 			r->name = strdup("");
 		if (r->description == NULL)
@@ -485,6 +492,7 @@ static int upgrade(sqlite3 *db)
 		{ "pinned", "INTEGER NOT NULL DEFAULT 0" },
 		{ "stored_bytes", "INTEGER" },
 		{ "indexed", "INTEGER NOT NULL DEFAULT 0" },
+		{ "stream", "TEXT" },
 	};
 	char sql[160];
 	sqlite3_stmt *st;
@@ -517,6 +525,7 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->read_mu, NULL);
 	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->live_work, NULL);
 	c->o = *o;
 	c->next_id = 1;
 	if ((c->dir = strdup(dir)) == NULL || storage_open_dir(&c->store, dir, err, errlen) != 0) {
@@ -562,10 +571,14 @@ void cat_stop(struct catalog *c)
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
 	pthread_cond_broadcast(&c->work);
+	pthread_cond_broadcast(&c->live_work);
 	pthread_mutex_unlock(&c->mu);
 	if (c->worker_started)
 		pthread_join(c->worker, NULL);
 	c->worker_started = 0;
+	if (c->live_started)
+		pthread_join(c->live, NULL);
+	c->live_started = 0;
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < c->n; i++)
 		cat_wake(c, c->v[i]);
@@ -590,6 +603,7 @@ void cat_close(struct catalog *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->read_mu);
 	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->live_work);
 	free(c);
 }
 
@@ -598,6 +612,9 @@ int cat_start(struct catalog *c)
 	if (pthread_create(&c->worker, NULL, cat_worker_main, c) != 0)
 		return -1;
 	c->worker_started = 1;
+	if (pthread_create(&c->live, NULL, cat_live_main, c) != 0)
+		return -1;
+	c->live_started = 1;
 	return 0;
 }
 
@@ -642,7 +659,8 @@ static char *binary_name_of(const char *path, const char *filename)
 	return base[0] ? strndup(base, 255) : NULL;
 }
 
-int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t errlen)
+/* Records a new trace in status (queued, or live with stream "receiving"). */
+int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
 	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	struct trace_rec *r = calloc(1, sizeof(*r));
@@ -667,7 +685,9 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	r->binary_name = bname;
 	bname = NULL;
 	r->symbols_named = -1;
-	r->status = TS_QUEUED;
+	r->status = status;
+	if (status == TS_LIVE)
+		snprintf(r->stream, sizeof(r->stream), "receiving");
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
 	r->created = time(NULL);
 	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
@@ -686,6 +706,11 @@ out_unlock:
 	cat_rec_free(r);
 	free(bname);
 	return id;
+}
+
+int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t errlen)
+{
+	return cat_add_as(c, nw, TS_QUEUED, err, errlen);
 }
 
 int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
@@ -816,6 +841,11 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 	}
 	jb_key(out, "created_at");
 	jb_str(out, r->created_at);
+	jb_key(out, "stream");
+	if (r->stream[0])
+		jb_str(out, r->stream);
+	else
+		jb_null(out);
 	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
 		rec_symbols_json(r, out);
 	jb_key(out, "start_ns");
@@ -865,7 +895,8 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	if (r && (r->status == TS_QUEUED || r->status == TS_INGESTING) && (w = calloc(1, sizeof(*w))) != NULL) {
+	if (r && (r->status == TS_QUEUED || r->status == TS_INGESTING || r->status == TS_LIVE) &&
+	    (w = calloc(1, sizeof(*w))) != NULL) {
 		w->conn = conn;
 		w->next = r->waiters;
 		r->waiters = w;

@@ -21,8 +21,8 @@
 
 struct catalog;
 
-enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED };
-/* "queued", "ingesting", "ready", "failed" */
+enum trace_status { TS_QUEUED, TS_INGESTING, TS_READY, TS_FAILED, TS_LIVE, TS_NSTATUS };
+/* "queued", "ingesting", "ready", "failed", "live" */
 const char *cat_status_name(int status);
 
 struct cat_opts {
@@ -127,6 +127,26 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  * 0, or -1 on a catalog error (err says why).
  */
 int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
+
+/*
+ * Live traces: a stream ingested while it arrives (docs/API.md, Live
+ * traces). cat_live_open records a trace with status "live" and an empty
+ * source, and gives the caller that source open for appending (*fd, the
+ * caller's to write and close). After each write the caller says how many
+ * bytes the source holds (cat_live_grew); the catalog's live thread then
+ * makes a new snapshot of the trace's database from those bytes, so
+ * readers see them within about a second. cat_live_close ends the stream,
+ * complete or dropped; its trace is then ingested whole and becomes ready.
+ */
+int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen);
+/* 0; -2 the trace was deleted; -3 the trace failed: its bytes are not a
+ * trace (err says why). */
+int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen);
+void cat_live_close(struct catalog *c, int64_t id, int complete);
+/* The trace's status, and *readable set when its database can be read now:
+ * ready, or a live trace (or one whose stream ended and is ingested whole)
+ * with a snapshot. -1 when there is no such trace. */
+int cat_readable(struct catalog *c, int64_t id, int *readable);
 
 int cat_delete(struct catalog *c, int64_t id);
 /* Status of a trace, or -1 when unknown. */

@@ -44,6 +44,11 @@ struct trace_rec {
 	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
 	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */
 	struct waiter *waiters;
+	/* live traces (live.c) */
+	char stream[16];      /* "" an upload; "receiving", "complete", "dropped", "interrupted" */
+	uint64_t snap_size;   /* bytes the newest snapshot holds */
+	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
+	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
 };
 
 /* Every field of every record is guarded by mu. */
@@ -61,10 +66,13 @@ struct catalog {
 	int stop;
 	pthread_t worker;
 	int worker_started;
+	pthread_t live;        /* makes live traces' snapshots (live.c) */
+	int live_started;
+	pthread_cond_t live_work; /* signalled when a live trace gets bytes or ends */
 	struct cat_opts o;
 };
 
-extern const char *const cat_status_names[4];
+extern const char *const cat_status_names[TS_NSTATUS];
 
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
 /* Writes one record (and its labels) to catalog.db; under mu. */
@@ -80,8 +88,20 @@ void cat_rec_free(struct trace_rec *r);
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id);
 void cat_wake(struct catalog *c, struct trace_rec *r);
 
+/* Records a new trace in status (TS_QUEUED, or TS_LIVE receiving). */
+int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen);
+
 /* worker.c */
 void *cat_worker_main(void *arg);
+struct ingest_result;
+/* The JSON members kept in a record's summary column, from ingest's result
+ * and the trace's database; NULL when out of memory. */
+char *cat_summary_json(const struct ingest_result *res, const char *db_path);
+
+/* live.c */
+void *cat_live_main(void *arg);
+/* A live trace caught by a restart: its stream was interrupted (under mu). */
+void cat_live_recover(struct trace_rec *r);
 
 /* names.c: the per-trace name index, kept in catalog.db. */
 /* Reads a ready trace's database and writes its index rows (not under

@@ -107,8 +107,7 @@ static void summary_metadata(struct jbuf *b, const char *db_path)
 	sqlite3_close(db);
 }
 
-/* The JSON members kept in the catalog's summary column. */
-static char *summary_json(const struct ingest_result *res, const char *db_path)
+char *cat_summary_json(const struct ingest_result *res, const char *db_path)
 {
 	struct jbuf b;
 	unsigned i;
@@ -181,6 +180,23 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 	free(summary);
 }
 
+/* A live trace whose stream did not end cleanly is marked as a damaged
+ * archive is: a diagnostic says its end is missing. */
+static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res)
+{
+	struct trace_rec *r;
+	int cut;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	cut = r && (strcmp(r->stream, "dropped") == 0 || strcmp(r->stream, "interrupted") == 0);
+	pthread_mutex_unlock(&c->mu);
+	if (cut && res->ndiag < INGEST_MAX_DIAG) {
+		res->diag_name[res->ndiag] = "stream_incomplete";
+		res->diag_value[res->ndiag++] = 1;
+	}
+}
+
 static void job_run(struct catalog *c, int64_t id, const char *hint)
 {
 	struct ingest_result *res = calloc(1, sizeof(*res));
@@ -204,7 +220,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
 	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
 		res->symbols_named = 0;
-	if (rc == INGEST_OK && (summary = summary_json(res, db)) == NULL)
+	if (rc == INGEST_OK)
+		mark_stream(c, id, res);
+	if (rc == INGEST_OK && (summary = cat_summary_json(res, db)) == NULL)
 		rc = INGEST_ENOMEM;
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)

@@ -10,7 +10,7 @@ CREATE TABLE IF NOT EXISTS traces (
 	format TEXT,                  -- "fxt", "xray-fdr"; NULL until detected
 	format_hint TEXT,             -- what the uploader asked for, if anything
 	size_bytes INTEGER NOT NULL,
-	status TEXT NOT NULL,         -- queued, ingesting, ready, failed
+	status TEXT NOT NULL,         -- queued, ingesting, ready, failed, live
 	error_code TEXT,
 	error_message TEXT,
 	created_at TEXT NOT NULL,     -- RFC 3339, UTC
@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS traces (
 	description TEXT,             -- free text the team wrote about it
 	pinned INTEGER NOT NULL DEFAULT 0, -- 1: retention never removes it
 	stored_bytes INTEGER,         -- every file of the trace on disk
-	indexed INTEGER NOT NULL DEFAULT 0 -- 1: names/name_stats hold it
+	indexed INTEGER NOT NULL DEFAULT 0, -- 1: names/name_stats hold it
+	stream TEXT                   -- a live trace's stream: receiving, complete, dropped, interrupted
 );
 
 -- Free-form key=value labels (build=1234, device=x64).

@@ -274,22 +274,24 @@ static int q_sql(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *
 	return qry_sql(db, x->r->body ? x->r->body : "", x->r->body_len, b, e);
 }
 
-/* 0 when trace id is ready; else answers 404 or 409 and returns -1. */
-static int need_ready(struct call *x, int64_t id)
+/* The status of trace id when its database can be read (ready, or live
+ * with a snapshot); else answers 404 or 409 and returns -1. */
+static int need_readable(struct call *x, int64_t id)
 {
-	int st = cat_status(x->s->cat, id);
+	int readable, st = cat_readable(x->s->cat, id, &readable);
 
 	if (st < 0) {
 		srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 		return -1;
 	}
-	if (st != TS_READY) {
+	if (!readable) {
 		srv_send_error(x->c, x->r, 409, "not_ready",
 			       st == TS_FAILED ? "this trace failed to ingest; see its error"
+			       : st == TS_LIVE ? "this live trace has received no whole record yet"
 					       : "this trace is still being ingested");
 		return -1;
 	}
-	return 0;
+	return st;
 }
 
 /* Runs a query handler on the ready trace ids[0], through the reply cache. */
@@ -299,11 +301,12 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 	struct cache_key key;
 	struct jbuf b;
 	sqlite3 *db;
-	int rc, began, cacheable = 0;
+	int rc, began, cacheable = 0, st;
 
-	if (need_ready(x, x->ids[0]) != 0)
+	if ((st = need_readable(x, x->ids[0])) < 0)
 		return MHD_YES;
-	if (strcmp(x->method, "GET") == 0 && srv_cache_key(x->c, x->r->path, &key) == 0) {
+	/* a live trace's replies change with every snapshot: never cached */
+	if (st == TS_READY && strcmp(x->method, "GET") == 0 && srv_cache_key(x->c, x->r->path, &key) == 0) {
 		size_t bytes = 0;
 		int served = rc_serve(&x->s->cache, key.buf, x->c, &bytes);
 
@@ -397,11 +400,11 @@ static enum MHD_Result h_list(struct call *x)
 		goto out;
 	}
 	if ((s = arg(x, "status")) != NULL) {
-		for (f->status = 0; f->status < 4 && strcmp(s, cat_status_name(f->status)) != 0; f->status++)
+		for (f->status = 0; f->status < TS_NSTATUS && strcmp(s, cat_status_name(f->status)) != 0; f->status++)
 			;
-		if (f->status == 4) {
+		if (f->status == TS_NSTATUS) {
 			ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
-					     "'status' must be queued, ingesting, ready or failed");
+					     "'status' must be queued, ingesting, ready, failed or live");
 			goto out;
 		}
 	}
@@ -656,7 +659,7 @@ static enum MHD_Result h_export(struct call *x)
 	char path[4096], disp[96];
 	enum MHD_Result ret;
 
-	if (need_ready(x, x->ids[0]) != 0)
+	if (need_readable(x, x->ids[0]) < 0)
 		return MHD_YES;
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
@@ -753,7 +756,7 @@ static enum MHD_Result h_compare(struct call *x)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter",
 				      "'sort' must be total, count, p50, p95 or max (the difference b - a, largest "
 				      "first)");
-	if (need_ready(x, a) != 0 || need_ready(x, b) != 0)
+	if (need_readable(x, a) < 0 || need_readable(x, b) < 0)
 		return MHD_YES;
 	/* private connections: the thread's pool may hold only one of the two */
 	if ((da = srv_trace_db_open(x->s, a)) == NULL || (db = srv_trace_db_open(x->s, b)) == NULL) {

@@ -65,6 +65,14 @@ struct spool {
 
 enum { REQ_MAX_LABELS = CAT_MAX_LABELS };
 
+/* A live stream being received (POST /api/traces?live=1). */
+struct live_up {
+	int64_t id;     /* the live trace */
+	int fd;         /* its source, appended to; -1 once closed */
+	uint64_t size;  /* bytes appended */
+	char err[256];  /* why the stream was refused mid-body */
+};
+
 struct req {
 	struct server *srv;
 	char method[8];        /* for the request log */
@@ -78,6 +86,7 @@ struct req {
 	struct spool file;     /* the trace */
 	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
 	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
+	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
 	int multipart;
 	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
 	uint64_t fail_at;      /* body bytes received when it was found */

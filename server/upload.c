@@ -2,7 +2,10 @@
  * Uploads: POST /api/traces (a trace, raw or multipart, with its name,
  * labels and description) and POST /api/traces/{id}/symbols. Bodies are
  * written to a spool file as they arrive, never held in memory; a client
- * that goes away leaves nothing behind.
+ * that goes away leaves nothing behind. POST /api/traces?live=1 is a live
+ * stream: its trace exists from the first byte, the body is appended to
+ * the trace's source as it comes (catalog/live.c makes it readable), and
+ * a client that goes away leaves the trace with what it sent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -162,12 +165,39 @@ static enum MHD_Result query_label(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/* POST /api/traces?live=1: the trace is made now, from the query's name,
+ * description and labels, and listed with status "live". */
+static enum MHD_Result live_begin(struct server *s, struct MHD_Connection *c, struct req *r, const char *fmt)
+{
+	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+	const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
+	struct cat_new nw = { 0 };
+	char err[256];
+
+	if (qdesc && cat_text_check("description", qdesc, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0)
+		return srv_send_error(c, r, 400, "bad_parameter", err);
+	if ((r->live = calloc(1, sizeof(*r->live))) == NULL)
+		return MHD_NO;
+	r->live->fd = -1;
+	nw.name = qname ? qname : "live";
+	nw.description = qdesc;
+	nw.labels = r->labels;
+	nw.nlabels = r->nlabels;
+	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
+	if ((r->live->id = cat_live_open(s->cat, &nw, &r->live->fd, err, sizeof(err))) < 0) {
+		snprintf(r->live->err, sizeof(r->live->err), "%s", err);
+		return srv_send_error(c, r, 507, "storage_failed", r->live->err);
+	}
+	return MHD_YES;
+}
+
 /* The first call of POST /api/traces or POST /api/traces/{id}/symbols. */
 enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, struct req *r, int64_t symbols_for)
 {
 	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	const char *live;
 	int64_t n;
 
 	r->kind = RQ_UPLOAD;
@@ -185,6 +215,15 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
 		r->too_big = 1;
 		return send_too_big(s, c, r);
 	}
+	if (symbols_for == 0 && (live = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live")) != NULL &&
+	    strcmp(live, "0") != 0) {
+		if (strcmp(live, "1") != 0)
+			return srv_send_error(c, r, 400, "bad_parameter", "'live' must be 1 or 0");
+		if (type && strncasecmp(type, "multipart/form-data", 19) == 0)
+			return srv_send_error(c, r, 400, "bad_parameter",
+					  "a live stream is the trace's bytes as the body, not a multipart form");
+		return live_begin(s, c, r, fmt);
+	}
 	if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
 		if ((r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
 			return srv_send_error(c, r, 400, "bad_multipart",
@@ -198,10 +237,20 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
  * without a reply), so an error found mid-body drops the files at once and
  * is answered when the body ends; the rest of the body is read and thrown
  * away, up to a bound past which the connection is closed. */
+static void live_end(struct req *r, int complete)
+{
+	if (r->live == NULL || r->live->fd < 0)
+		return;
+	close(r->live->fd);
+	r->live->fd = -1;
+	cat_live_close(r->srv->cat, r->live->id, complete);
+}
+
 static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
 {
 	if (r->fail_status)
 		return;
+	live_end(r, 0); /* the trace keeps what was received */
 	r->fail_status = status;
 	r->fail_at = r->got;
 	r->fail_code = code;
@@ -217,6 +266,45 @@ static void upload_fail(struct req *r, unsigned status, const char *code, const 
 
 enum { DISCARD_MAX = 256 << 20 };
 
+/* A piece of a live stream: appended to the trace's source, and the catalog
+ * told. Bytes that cannot be written end the stream; the trace keeps what
+ * it had. */
+static void live_chunk(struct server *s, struct req *r, const char *data, size_t n)
+{
+	struct live_up *lv = r->live;
+	int rc;
+
+	r->got += n;
+	if (r->got > s->o->max_upload) {
+		upload_fail(r, 413, "upload_too_large",
+			    "the stream is longer than this server's limit (--max-upload); the trace keeps what came "
+			    "before");
+		return;
+	}
+	while (n > 0) {
+		ssize_t k = write(lv->fd, data, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int e = errno;
+
+			upload_fail(r, e == ENOSPC ? 507 : 500, "storage_failed",
+				    e == ENOSPC ? "the server's disk is full; the trace keeps what came before"
+						: "the server could not write the stream; the trace keeps what came before");
+			return;
+		}
+		data += k;
+		n -= (size_t)k;
+		lv->size += (uint64_t)k;
+	}
+	rc = cat_live_grew(s->cat, lv->id, lv->size, lv->err, sizeof(lv->err));
+	if (rc == -2)
+		upload_fail(r, 404, "not_found", "the trace was deleted while it was streamed");
+	else if (rc == -3)
+		upload_fail(r, 422, "not_a_trace", lv->err);
+}
+
 static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
 				    size_t n)
 {
@@ -226,6 +314,10 @@ static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, 
 	if (r->fail_status) {
 		r->got += n;
 		return r->got - r->fail_at > DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (r->live) {
+		live_chunk(s, r, data, n);
+		return MHD_YES;
 	}
 	if (r->pp) {
 		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
@@ -267,7 +359,7 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 		jb_key(&b, "id");
 		jb_i64(&b, id);
 		jb_key(&b, "status");
-		jb_str(&b, st == TS_INGESTING ? "ingesting" : "queued");
+		jb_str(&b, cat_status_name(st));
 		jb_obj_end(&b);
 		code = 202;
 	}
@@ -317,6 +409,28 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
 	return srv_send_json(c, r, 200, &b);
 }
 
+/* A live stream's body ended: its trace is ingested whole and becomes
+ * ready (?wait=1 answers then). A stream that sent nothing leaves nothing. */
+static enum MHD_Result live_body_end(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	int64_t id = r->live->id;
+
+	if (r->live->size == 0) {
+		close(r->live->fd);
+		r->live->fd = -1;
+		cat_delete(s->cat, id);
+		return srv_send_error(c, r, 400, "empty_upload", "the stream ended before its first byte");
+	}
+	live_end(r, 1);
+	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		r->suspended = 1;
+		r->wait_id = id;
+		if (cat_wait(s->cat, id, c) == 0)
+			return MHD_YES;
+	}
+	return upload_answer(s, c, r, id);
+}
+
 static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
 {
 	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
@@ -335,6 +449,8 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	r->pp = NULL;
 	if (r->fail_status)
 		return srv_send_error(c, r, r->fail_status, r->fail_code, r->fail_msg);
+	if (r->live)
+		return live_body_end(s, c, r);
 	if ((spool_close(&r->file) != 0 || spool_close(&r->binary) != 0) && !r->write_failed)
 		r->write_failed = errno;
 	if (r->write_failed)
@@ -388,6 +504,9 @@ enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, stru
 
 void srv_upload_cleanup(struct req *r)
 {
+	live_end(r, 0); /* the connection went away mid-stream */
+	free(r->live);
+	r->live = NULL;
 	spool_close(&r->file);
 	spool_close(&r->binary);
 	if (r->file.path[0])

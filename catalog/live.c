@@ -1,0 +1,272 @@
+/*
+ * Live traces: a stream ingested while it arrives.
+ *
+ * The bytes received are appended to the trace's source as they come (by
+ * the connection that receives them, server/upload.c). This file's thread
+ * keeps the trace's database following them: whenever a live trace's source
+ * has grown, it ingests the whole source received so far into a new
+ * database and renames it over the old one. A reader holds the file it
+ * opened, so every request reads one consistent snapshot, and each
+ * snapshot is exactly what ingesting the same bytes as a file gives
+ * (records out of time order, slices still open, a record cut at the end:
+ * all as for an archive). When the stream ends the trace goes to the
+ * worker's queue and is ingested whole once more, as an upload is.
+ *
+ * The cost of a snapshot grows with the bytes received, so snapshots are
+ * spaced: the next starts no sooner than the last one took (and at least
+ * SNAP_MIN_MS after it), which keeps the live thread's share of a core
+ * near half however long a stream runs. A stream that pauses is visible
+ * whole within one snapshot's time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../ingest/ingest.h"
+#include "catalog_internal.h"
+
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500 };
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen)
+{
+	struct cat_new nw = *n;
+	char spool[4096], dir[2048], src[4096];
+	int64_t id;
+	int tmp;
+
+	*fd = -1;
+	cat_spool_dir(c, dir, sizeof(dir));
+	snprintf(spool, sizeof(spool), "%s/live-XXXXXX", dir);
+	if ((tmp = mkostemp(spool, O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot create the trace's file: %s", strerror(errno));
+		return -1;
+	}
+	close(tmp);
+	nw.spool = spool;
+	nw.size = 0;
+	nw.binary_spool = NULL;
+	nw.binary_filename = NULL;
+	if ((id = cat_add_as(c, &nw, TS_LIVE, err, errlen)) < 0) {
+		unlink(spool);
+		return -1;
+	}
+	cat_path(c, id, "source", src, sizeof(src));
+	if ((*fd = open(src, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot open the trace's file: %s", strerror(errno));
+		cat_delete(c, id);
+		return -1;
+	}
+	return id;
+}
+
+int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen)
+{
+	struct trace_rec *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r == NULL) {
+		rc = -2;
+	} else if (r->status == TS_FAILED) {
+		snprintf(err, errlen, "%s", r->error_msg ? r->error_msg : "the trace failed");
+		rc = -3;
+	} else if (r->status == TS_LIVE) {
+		r->size = r->bytes_done = size;
+		pthread_cond_signal(&c->live_work);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void cat_live_close(struct catalog *c, int64_t id, int complete)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r && strcmp(r->stream, "receiving") == 0) {
+		snprintf(r->stream, sizeof(r->stream), "%s", complete ? "complete" : "dropped");
+		cat_save(c, r);
+		pthread_cond_signal(&c->live_work);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+void cat_live_recover(struct trace_rec *r)
+{
+	if (strcmp(r->stream, "receiving") == 0)
+		snprintf(r->stream, sizeof(r->stream), "interrupted");
+	r->status = TS_QUEUED; /* ingested whole from what it had received */
+}
+
+int cat_readable(struct catalog *c, int64_t id, int *readable)
+{
+	struct trace_rec *r;
+	int st;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	st = r ? r->status : -1;
+	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED));
+	pthread_mutex_unlock(&c->mu);
+	return st;
+}
+
+struct snap_job {
+	struct catalog *c;
+	int64_t id;
+};
+
+/* Stops a snapshot when its trace is deleted or the server stops. */
+static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+{
+	struct snap_job *j = ctx;
+	int gone;
+
+	(void)phase;
+	(void)done;
+	(void)total;
+	(void)events;
+	pthread_mutex_lock(&j->c->mu);
+	gone = cat_find(j->c, j->id) == NULL || j->c->stop;
+	pthread_mutex_unlock(&j->c->mu);
+	return gone;
+}
+
+/* Ingests the source received so far into the trace's database. */
+static void snapshot(struct catalog *c, int64_t id, const char *hint, int64_t *took_ms)
+{
+	struct snap_job j = { c, id };
+	struct ingest_result *res = calloc(1, sizeof(*res));
+	struct ingest_opts o = { 0 };
+	char src[4096], db[4096];
+	char *summary = NULL;
+	struct trace_rec *r;
+	int64_t t0 = now_ms();
+	int rc;
+
+	if (res == NULL)
+		return;
+	cat_path(c, id, "source", src, sizeof(src));
+	cat_path(c, id, "trace.db", db, sizeof(db));
+	o.progress = snap_progress;
+	o.progress_ctx = &j;
+	o.format = hint[0] ? hint : NULL;
+	rc = ingest_file(src, db, &o, res);
+	if (rc == INGEST_OK)
+		summary = cat_summary_json(res, db);
+	*took_ms = now_ms() - t0;
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
+		r->snapshot = 1;
+		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
+		r->start_ns = res->start_ns;
+		r->end_ns = res->end_ns;
+		if (summary) {
+			free(r->summary);
+			r->summary = summary;
+			summary = NULL;
+		}
+	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE) {
+		/* not a trace: it will not become one with more bytes */
+		r->status = TS_FAILED;
+		snprintf(r->error_code, sizeof(r->error_code), "not_a_trace");
+		free(r->error_msg);
+		r->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
+		r->stored = c->store.ops->usage(&c->store, id);
+		cat_save(c, r);
+		cat_wake(c, r);
+	}
+	/* any other failure (a full disk, say) keeps the last snapshot; the
+	 * next one tries again */
+	pthread_mutex_unlock(&c->mu);
+	free(summary);
+	free(res);
+}
+
+/* The next live trace to work on (under mu): one whose stream ended
+ * (handed to the worker at once), else the one longest due whose source
+ * grew. *wait_ms gets how long until one is due when none is. */
+static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms)
+{
+	struct trace_rec *due = NULL;
+	size_t i;
+
+	*wait_ms = IDLE_WAIT_MS;
+	for (i = 0; i < c->n; i++) {
+		struct trace_rec *r = c->v[i];
+
+		if (r->status != TS_LIVE)
+			continue;
+		if (strcmp(r->stream, "receiving") != 0) {
+			/* ended: ingested whole by the worker, as an upload */
+			r->status = TS_QUEUED;
+			r->stored = c->store.ops->usage(&c->store, r->id);
+			cat_save(c, r);
+			pthread_cond_broadcast(&c->work);
+			continue;
+		}
+		if (r->size == r->snap_size)
+			continue;
+		if (r->snap_due_ms > now) {
+			if (r->snap_due_ms - now < *wait_ms)
+				*wait_ms = r->snap_due_ms - now;
+			continue;
+		}
+		if (due == NULL || r->snap_due_ms < due->snap_due_ms)
+			due = r;
+	}
+	return due;
+}
+
+void *cat_live_main(void *arg)
+{
+	struct catalog *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->stop) {
+		int64_t wait_ms, took = 0, id;
+		struct trace_rec *r = next_live(c, now_ms(), &wait_ms);
+		uint64_t size;
+		char hint[16];
+
+		if (r == NULL) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+			until.tv_sec += wait_ms / 1000 + until.tv_nsec / 1000000000L;
+			until.tv_nsec %= 1000000000L;
+			pthread_cond_timedwait(&c->live_work, &c->mu, &until);
+			continue;
+		}
+		id = r->id;
+		size = r->size;
+		snprintf(hint, sizeof(hint), "%s", r->format_hint);
+		pthread_mutex_unlock(&c->mu);
+		snapshot(c, id, hint, &took);
+		pthread_mutex_lock(&c->mu);
+		if ((r = cat_find(c, id)) != NULL) {
+			r->snap_size = size;
+			r->snap_due_ms = now_ms() + (took > SNAP_MIN_MS ? took : SNAP_MIN_MS);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
