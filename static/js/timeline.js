@@ -119,10 +119,10 @@ export class TimelinePage {
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
-    if (!this.params.has('start') && trace.format === 'xray-fdr') await this.openOnActivity();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
+    if (trace.format === 'xray-fdr') this.offerActivity();
   }
 
   fatal(msg) {
@@ -355,11 +355,18 @@ export class TimelinePage {
     this.setView(s - pad, e + pad);
   }
 
-  // XRay traces open on the region that has activity.
-  async openOnActivity() {
+  // Every trace opens on its whole range, as Perfetto does. XRay logs
+  // often hold one long call around a burst of short ones in a sliver of
+  // the trace: the overview's label then says where, and shows it in one
+  // click (F brings the whole trace back).
+  async offerActivity() {
     const r = await activityRange(this.base, this.traceStart, this.traceEnd);
     if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
-    this.fitRange(r.start, r.end);
+    this.overviewLabel.append(' · ', el('button', {
+      className: 'zoom-activity link-button',
+      title: `Most calls start between ${fmtTime(r.start - this.traceStart)} and ${fmtTime(r.end - this.traceStart)}: show that (F: the whole trace)`,
+      onclick: () => this.fitRange(r.start, r.end),
+    }, `zoom to the activity (${fmtDur(r.end - r.start)})`));
   }
 
   fitSelection() {

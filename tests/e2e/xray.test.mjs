@@ -59,18 +59,31 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     await page.close();
   });
 
-  it('opens an XRay trace on the region with activity; the axis never shows a negative zero', async () => {
+  it('opens an XRay trace on its whole range, and offers its activity in one click; no negative zero', async () => {
     // v5.xray: one call over the whole 2.1 s trace around a burst of calls in its first microsecond
     const up = await json(server.url + '/api/traces?name=burst&wait=1', { method: 'POST', body: fs.readFileSync(LOG) });
     const page = await browser.context.newPage();
     await page.goto(`${server.url}/?trace=${up.body.id}`);
     await waitIdle(page);
-    const st = await page.evaluate(() => window.__viewer.state());
-    assert.ok(st.start >= up.body.start_ns, JSON.stringify(st));
-    assert.ok(st.end - st.start < 10000, `opens on the burst, not on the whole 2.1 s: ${st.start}..${st.end}`);
+    let st = await page.evaluate(() => window.__viewer.state());
+    assert.equal(st.start, up.body.start_ns, 'opens on the whole trace, as Perfetto does');
+    assert.equal(st.end, up.body.end_ns);
+    // the overview says where the activity is, and one click shows it
+    const zoom = page.locator('button.zoom-activity');
+    await zoom.waitFor();
+    assert.match(await zoom.innerText(), /activity/i);
+    await zoom.click();
+    await waitIdle(page);
+    st = await page.evaluate(() => window.__viewer.state());
+    assert.ok(st.end - st.start < 10000, `the burst, not the whole 2.1 s: ${st.start}..${st.end}`);
     // the burst: calls at 502, 510 and 511..515 ns on the first thread
     assert.ok(st.start <= 502 && st.end >= 515, `the burst is in view: ${st.start}..${st.end}`);
     assert.doesNotMatch(await page.locator('.span-label').innerText(), /-0\b/);
+    // F: the whole trace again
+    await page.keyboard.press('f');
+    await waitIdle(page);
+    st = await page.evaluate(() => window.__viewer.state());
+    assert.equal(st.end - st.start, up.body.end_ns - up.body.start_ns);
     await page.close();
   });
 
@@ -102,7 +115,7 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     await page.close();
   });
 
-  it('shows a real clang-instrumented program\'s trace by name, on its activity', async (t) => {
+  it('shows a real clang-instrumented program\'s trace by name, on its whole range', async (t) => {
     if (!fs.existsSync('/usr/bin/clang')) {
       t.skip('clang is missing (apt-get install -y clang llvm libclang-rt-dev)');
       return;
@@ -124,7 +137,7 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     await page.goto(`${server.url}/?trace=${up.body.id}`);
     await waitIdle(page);
     const st = await page.evaluate(() => window.__viewer.state());
-    assert.ok(st.start >= up.body.start_ns && st.end <= up.body.end_ns, 'inside the trace');
+    assert.ok(st.start === up.body.start_ns && st.end === up.body.end_ns, 'the whole trace');
     const titles = (await page.evaluate(() => window.__viewer.tracks())).map((r) => r.title);
     assert.ok(!titles.includes('process') && !titles.includes('thread'), 'no track is called "process" or "thread": ' + titles);
     // the process is called by the binary that named its functions
