@@ -362,7 +362,7 @@ export class TimelinePage {
   async offerActivity() {
     const r = await activityRange(this.base, this.traceStart, this.traceEnd);
     if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
-    this.overviewLabel.append(' · ', el('button', {
+    this.overviewLabel.append(el('button', {
       className: 'zoom-activity link-button',
       title: `Most calls start between ${fmtTime(r.start - this.traceStart)} and ${fmtTime(r.end - this.traceStart)}: show that (F: the whole trace)`,
       onclick: () => this.fitRange(r.start, r.end),
