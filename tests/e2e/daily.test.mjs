@@ -119,4 +119,45 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     assert.deepEqual(st.selection, { kind: 'slice', id: last.id });
     assert.deepEqual(pageErrors, []);
   });
+
+  it('the details drawer resizes by dragging, maximises, hides, and keeps its size', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    const height = async (sel) => (await page.locator(sel).boundingBox()).height;
+    const h0 = await height('section.panel');
+    const body0 = await height('.tl-body');
+    const g = await page.locator('.panel-resize').boundingBox();
+    await page.mouse.move(g.x + 200, g.y + g.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(g.x + 200, g.y + g.height / 2 - 300, { steps: 6 });
+    await page.mouse.up();
+    await waitIdle(page);
+    const h1 = await height('section.panel');
+    assert.ok(Math.abs(h1 - (h0 + 300)) <= 2, `dragged 300 px up: ${h0} -> ${h1}`);
+    assert.ok(Math.abs(await height('.tl-body') - (body0 - 300)) <= 2, 'the timeline gives the room');
+    // remembered across a reload
+    await page.reload();
+    await waitIdle(page);
+    assert.ok(Math.abs(await height('section.panel') - h1) <= 2, 'the height is remembered');
+    // maximised: the drawer takes most of the window; again: back
+    await page.click('section.panel button.panel-max');
+    await waitIdle(page);
+    assert.ok(await height('section.panel') > 700, 'maximised');
+    await page.click('section.panel button.panel-max');
+    await waitIdle(page);
+    assert.ok(Math.abs(await height('section.panel') - h1) <= 2, 'restored');
+    // hidden: only its title bar stays, and stays so after a reload
+    await page.click('section.panel button.panel-hide');
+    await waitIdle(page);
+    assert.ok(await height('section.panel') < 40, 'hidden');
+    assert.equal(await page.locator('section.panel .panel-content').isVisible(), false);
+    await page.reload();
+    await waitIdle(page);
+    assert.ok(await height('section.panel') < 40, 'still hidden after a reload');
+    await page.click('section.panel button.panel-hide');
+    await waitIdle(page);
+    assert.ok(Math.abs(await height('section.panel') - h1) <= 2, 'shown again at its height');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'drawer.png') });
+    assert.deepEqual(pageErrors, []);
+  });
 });
