@@ -160,4 +160,26 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'drawer.png') });
     assert.deepEqual(pageErrors, []);
   });
+
+  it('the query page clears the old table when a statement fails', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}&page=query`);
+    const run = async (statement) => {
+      await page.fill('textarea.sql-editor', statement);
+      await page.click('button.run-query');
+      await page.waitForFunction(() => window.__viewer.idle());
+    };
+    await run('SELECT id, name FROM slice_view LIMIT 5');
+    assert.equal(await page.locator('.query-table tbody tr').count(), 5);
+    await run('DELETE FROM slices');
+    assert.ok(await page.locator('.query-error').isVisible());
+    assert.equal(await page.locator('.query-table').count(), 0, 'a refused statement leaves no old table');
+    assert.equal(await page.locator('.query-status').textContent(), '');
+    await run('SELECT id, name FROM slice_view LIMIT 3');
+    assert.equal(await page.locator('.query-table tbody tr').count(), 3);
+    assert.equal(await page.locator('.query-error').isVisible(), false);
+    // the 5 s limit
+    await run('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c');
+    assert.match(await page.locator('.query-error').textContent(), /5|limit|time/i);
+    assert.equal(await page.locator('.query-table').count(), 0, 'a timed-out statement leaves no old table');
+  });
 });
