@@ -182,4 +182,33 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     assert.match(await page.locator('.query-error').textContent(), /5|limit|time/i);
     assert.equal(await page.locator('.query-table').count(), 0, 'a timed-out statement leaves no old table');
   });
+
+  it('compare per thread tells threads apart by process and thread, names and ids', async () => {
+    const r = await api('/api/traces?name=demo-again&wait=1', { method: 'POST', body: fs.readFileSync(path.join(work, 'demo.fxt')) });
+    assert.equal(r.status, 201);
+    ids.again = r.body.id;
+    // the oracle: each track's process and thread (or async track) by id
+    const where = new Map();
+    for (const p of (await api(`/api/traces/${ids.demo}/tracks`)).body.processes) {
+      for (const t of p.threads) if (t.track_id !== null) where.set(t.track_id, { p, t });
+      for (const a of p.async_tracks) where.set(a.track_id, { p, a });
+    }
+    await page.goto(`${server.url}/?page=compare&a=${ids.demo}&b=${ids.again}&by=thread`);
+    await page.waitForSelector('table.cmp-table tr.cmp-row');
+    const rows = (await api(`/api/compare?a=${ids.demo}&b=${ids.again}&by=thread&limit=2000`)).body.rows;
+    const cells = await page.$$eval('table.cmp-table tr.cmp-row', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent]));
+    assert.equal(cells.length, rows.length);
+    const seen = new Set();
+    for (let i = 0; i < rows.length; i++) {
+      const s = (rows[i].a || rows[i].b).slowest;
+      if (!s) continue;
+      const w = where.get(s.track_id);
+      const want = w.t ? `${w.p.name} ${w.p.pid} › ${w.t.name} ${w.t.tid}` : `${w.p.name} ${w.p.pid} › ${w.a.name} (async)`;
+      assert.equal(cells[i][0], want, `row ${i}: ${rows[i].thread} ${rows[i].name}`);
+      const key = cells[i].join('|');
+      assert.ok(!seen.has(key), 'two rows read the same: ' + key);
+      seen.add(key);
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compare-threads.png') });
+  });
 });
