@@ -142,8 +142,7 @@ export class DetailsPanel {
     if (info.track_kind === 'async') {
       row('Track', track ? `${track.title} (async, ${track.subtitle})` : `async track ${info.track_id}`);
     } else {
-      const tname = track ? track.title : 'thread';
-      row('Thread', `${tname} ${info.tid ?? ''}`.trim());
+      row('Thread', this.threadText(info.pid, info.tid, track));
     }
     if (track && track.cpu) {
       // XRay: the CPU the call started on
@@ -151,8 +150,7 @@ export class DetailsPanel {
       row('CPU', cell);
       if (track.cpu.constant === null) this.fillCpu(cell, track.cpu.trackId, info.ts);
     }
-    const pname = track && track.group ? track.group.title : 'process';
-    row('Process', info.pid !== null && info.pid !== undefined ? `${pname} ${info.pid}` : '—');
+    row('Process', this.processText(info.pid));
     row('Depth', String(info.depth ?? '—'));
     row('Slice id', String(info.id));
     if (info.parent_id !== null && info.parent_id !== undefined) {
@@ -226,14 +224,27 @@ export class DetailsPanel {
     }
   }
 
+  // "name tid", or "tid N" for a thread without a name (never the id twice).
+  threadText(pid, tid, track) {
+    if (tid === null || tid === undefined) return track ? track.title : '—';
+    const name = this.page.threadNames.get(`${pid}/${tid}`);
+    return name ? `${name} ${tid}` : `tid ${tid}`;
+  }
+
+  // "name pid", or "pid N" for a process without a name.
+  processText(pid) {
+    if (pid === null || pid === undefined) return '—';
+    const name = this.page.processNames.get(String(pid));
+    return name && name !== `pid ${pid}` ? `${name} ${pid}` : `pid ${pid}`;
+  }
+
   showItem(kind, it, track) {
     const origin = this.page.traceStart;
     const rows = [];
     const row = (k, v) => rows.push(el('tr', null, el('th', null, k), el('td', null, v)));
     if (kind === 'sched') {
-      const name = this.page.threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
-      row('Thread', `${name} ${it.tid}`);
-      row('Process', String(it.pid));
+      row('Thread', this.threadText(it.pid, it.tid));
+      row('Process', this.processText(it.pid));
       row('CPU', String(it.cpu));
       row('Start', fmtTime(it.ts - origin));
       row('Duration', fmtDur(it.dur));
@@ -242,8 +253,8 @@ export class DetailsPanel {
       this.set('CPU run', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'log') {
       row('Time', fmtTime(it.ts - origin));
-      row('Process', String(it.pid));
-      row('Thread', String(it.tid));
+      row('Process', this.processText(it.pid));
+      row('Thread', this.threadText(it.pid, it.tid));
       row('Message', el('span', { className: 'log-message' }, it.message));
       this.set('Log message', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'counter') {

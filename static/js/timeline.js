@@ -109,6 +109,7 @@ export class TimelinePage {
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
+    this.processNames = built.processNames;
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
       this.perf.arrived++;
       this.invalidate();
@@ -213,7 +214,8 @@ export class TimelinePage {
       if (!file) return;
       status.textContent = ' uploading…';
       try {
-        await api(`/api/traces/${t.id}/symbols`, { method: 'POST', body: file });
+        // the file's name names the program when it is a binary
+        await api(`/api/traces/${t.id}/symbols?filename=${encodeURIComponent(file.name)}`, { method: 'POST', body: file });
         status.textContent = ' names added; reloading…';
         location.reload();
       } catch (e) {
