@@ -110,12 +110,16 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
-/* A page of a search inside a trace: the slices after (after_ts, after_id)
- * in (ts, id) order when has_cursor. */
+/* A page of a search inside a trace (docs/API.md): the first matches, those
+ * strictly after a position, or the last ones strictly before it; with
+ * buckets > 0, how all matches spread over [hist_start, hist_end]. */
+enum qry_search_from { QRY_SEARCH_FIRST, QRY_SEARCH_AFTER, QRY_SEARCH_BEFORE };
 struct qry_search_page {
 	uint32_t limit;
-	int has_cursor;
-	int64_t after_ts, after_id;
+	enum qry_search_from from;
+	int64_t at_ts, at_id;         /* the position of AFTER and BEFORE, in (ts, id) order */
+	uint32_t buckets;             /* 0: no histogram; at most QRY_OVERVIEW_MAX_BUCKETS */
+	int64_t hist_start, hist_end; /* inclusive; hist_start <= hist_end */
 };
 /* Slices whose name contains text (any case), in (ts, id) order, from the
  * name index (name_index, tracedb.h) when the trace has it (search.c). */

@@ -198,24 +198,62 @@ static int parse_cursor(const char *s, int64_t *ts, int64_t *id)
 		       : -1;
 }
 
+/* Where a search page starts: cursor=, before= or from= (at most one). */
+static int search_position(struct call *x, struct qry_search_page *pg)
+{
+	const char *cur = arg(x, "cursor"), *before = arg(x, "before"), *from = arg(x, "from");
+
+	if ((cur != NULL) + (before != NULL) + (from != NULL) > 1) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "give at most one of 'cursor', 'before' and 'from'");
+		return -1;
+	}
+	if ((cur && parse_cursor(cur, &pg->at_ts, &pg->at_id) != 0) ||
+	    (before && parse_cursor(before, &pg->at_ts, &pg->at_id) != 0)) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter",
+			       "'cursor' and 'before' must be a next_cursor or prev_cursor of a previous page");
+		return -1;
+	}
+	if (from && srv_param_i64(x->c, x->r, "from", 0, INT64_MIN, INT64_MAX, &pg->at_ts, 1) != 0)
+		return -1;
+	pg->at_id = from ? -1 : pg->at_id; /* strictly after (ts, -1): from ts on */
+	pg->from = before ? QRY_SEARCH_BEFORE : cur || from ? QRY_SEARCH_AFTER : QRY_SEARCH_FIRST;
+	return 0;
+}
+
+/* buckets=N with start= and end=: the histogram of the matches. */
+static int search_histogram(struct call *x, struct qry_search_page *pg)
+{
+	int64_t n;
+
+	if (srv_param_i64(x->c, x->r, "buckets", 0, 1, QRY_OVERVIEW_MAX_BUCKETS, &n, 0) != 0)
+		return -1;
+	if (arg(x, "buckets") == NULL)
+		return 0;
+	if (srv_param_i64(x->c, x->r, "start", 0, INT64_MIN, INT64_MAX, &pg->hist_start, 1) != 0 ||
+	    srv_param_i64(x->c, x->r, "end", 0, INT64_MIN, INT64_MAX, &pg->hist_end, 1) != 0)
+		return -1;
+	if (pg->hist_end < pg->hist_start) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "'end' must not be before 'start'");
+		return -1;
+	}
+	pg->buckets = (uint32_t)n;
+	return 0;
+}
+
 static int q_search(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
 {
 	struct qry_search_page pg = { 0 };
-	const char *q = arg(x, "q"), *cur = arg(x, "cursor");
+	const char *q = arg(x, "q");
 	int64_t v;
 
 	if (q == NULL || *q == '\0') {
 		srv_send_error(x->c, x->r, 400, "missing_parameter", "the query parameter 'q' is required");
 		return ANSWERED;
 	}
-	if (srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0)
+	if (srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0 || search_position(x, &pg) != 0 ||
+	    search_histogram(x, &pg) != 0)
 		return ANSWERED;
 	pg.limit = (uint32_t)v;
-	if (cur && parse_cursor(cur, &pg.after_ts, &pg.after_id) != 0) {
-		srv_send_error(x->c, x->r, 400, "bad_parameter", "'cursor' must be the next_cursor of a previous page");
-		return ANSWERED;
-	}
-	pg.has_cursor = cur != NULL;
 	return qry_search(db, q, &pg, b, e);
 }
 

@@ -22,6 +22,18 @@ function fmtDelta(key, v) {
   return (v > 0 ? '+' : '−') + s;
 }
 
+// Where each track of a trace is: track id -> "process pid › thread tid"
+// (or "process pid › name (async)"), from GET /tracks.
+function trackPlaces(tracks) {
+  const m = new Map();
+  for (const p of tracks.processes || []) {
+    const proc = p.name ? `${p.name} ${p.pid}` : `pid ${p.pid}`;
+    for (const t of p.threads || []) if (t.track_id !== null) m.set(Number(t.track_id), `${proc} › ${t.name ? `${t.name} ${t.tid}` : `tid ${t.tid}`}`);
+    for (const a of p.async_tracks || []) m.set(Number(a.track_id), `${proc} › ${a.name || 'async'} (async)`);
+  }
+  return m;
+}
+
 // A window around a slice: the slice in the middle half of the view.
 function around(s) {
   const dur = Math.max(s.dur, 1000);
@@ -95,12 +107,32 @@ export class ComparePage {
       const w = this.windows.toString();
       const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000${w ? '&' + w : ''}`, { exact: true });
       this.rows = r.rows;
+      if (this.by === 'thread') await this.loadPlaces();
       this.status.textContent = r.truncated ? `The first ${r.rows.length} rows.` : `${r.rows.length} rows.`;
     } catch (e) {
       this.rows = [];
       this.status.textContent = 'Cannot compare: ' + e.message;
     }
     this.render();
+  }
+
+  // A row keyed by thread name joins threads of that name in any process:
+  // each side's slowest slice says which thread (and process) it is.
+  async loadPlaces() {
+    if (this.places) return;
+    const [a, b] = await Promise.all([api(`/api/traces/${this.a}/tracks`, { exact: true }), api(`/api/traces/${this.b}/tracks`, { exact: true })]);
+    this.places = { a: trackPlaces(a), b: trackPlaces(b) };
+  }
+
+  // The thread cell of a row: where a's slowest slice is, and b's when it
+  // is elsewhere; the bare thread name when neither side has one.
+  threadCell(row) {
+    const at = (side) => row[side] && row[side].slowest && this.places ? this.places[side].get(Number(row[side].slowest.track_id)) : null;
+    const pa = at('a');
+    const pb = at('b');
+    if (!pa && !pb) return el('td', null, row.thread || '(async)');
+    if (!pa || !pb || pa === pb) return el('td', { className: 'cmp-thread' }, pa || pb);
+    return el('td', { className: 'cmp-thread' }, pa, el('div', { className: 'muted' }, 'b: ' + pb));
   }
 
   render() {
@@ -116,7 +148,7 @@ export class ComparePage {
     this.subRow = sub;
     for (const row of this.rows) {
       const tr = el('tr', { className: 'cmp-row' + (row === this.open ? ' open' : ''), onclick: () => this.show(row) },
-        ...(this.by === 'thread' ? [el('td', null, row.thread || '(async)')] : []),
+        ...(this.by === 'thread' ? [this.threadCell(row)] : []),
         el('td', { className: 'name' }, row.name),
         ...FIGURES.flatMap(([k]) => {
           const d = row.delta[k];

@@ -14,7 +14,7 @@ export function exposeHooks(self) {
     // true when nothing is loading and nothing waits to be drawn
     idle() {
       return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
-        !self.search.loading && !self.areaLoading && self.held.size === 0;
+        self.searchPending === 0 && !self.areaLoading && self.held.size === 0;
     },
     state() {
       const sel = self.selection;
@@ -26,7 +26,7 @@ export function exposeHooks(self) {
         area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
         marks: self.marks.map((m) => ({ ...m })),
         url: self.urlFor(),
-        search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
+        search: { q: self.search.q, count: self.search.total, index: self.search.idx },
       };
     },
     geometry() {
@@ -68,6 +68,12 @@ export function exposeHooks(self) {
       const x1 = Math.min(b.x + b.w, self.W);
       if (x1 <= x0 || b.y + b.h < 0 || b.y > self.H) return null;
       return { x: cr.left + x0, y: cr.top + b.y, width: x1 - x0, height: b.h };
+    },
+    // What the last frame drew of the search: the ids of the matching
+    // slices outlined, the overview's ticks and the counts they stand for.
+    searchMarks() {
+      const m = self.searchMarks;
+      return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.histogram ? [...self.search.histogram] : [] };
     },
     setView(s, e) {
       self.setView(s, e);

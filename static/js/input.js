@@ -32,6 +32,9 @@ export const inputMethods = {
         this.searchInput.blur();
       }
     });
+    this.searchInput.addEventListener('input', () => {
+      if (this.searchInput.value.trim() === '' && this.search.q) this.clearSearch();
+    });
     this.bindOverview();
     this.bindAxis();
   },

@@ -102,6 +102,8 @@ export class QueryPage {
     try {
       r = await api(`${this.base}/query`, { method: 'POST', body: sql, exact: true });
     } catch (e) {
+      // the old table would read as this statement's answer: it goes
+      clear(this.results);
       this.error.textContent = e.message;
       this.error.classList.remove('hidden');
       this.status.textContent = '';

@@ -69,8 +69,10 @@ export function makeView(vs, ve, W) {
   return { vs, ve, W, k, x: (t) => (t - vs) * k, t: (x) => vs + x / k };
 }
 
-// Slices of one thread or async track, top at y.
-export function drawSlices(ctx, v, track, cache, y) {
+// Slices of one thread or async track, top at y. mark: null, or the
+// search {q (lower case), ids}: slices whose name holds q are outlined and
+// their ids pushed on ids.
+export function drawSlices(ctx, v, track, cache, y, mark) {
   if (!cache || !cache.data) return;
   const { depths, names, colors } = cache.data;
   const rows = visibleRows(track);
@@ -167,7 +169,54 @@ export function drawSlices(ctx, v, track, cache, y) {
     ctx.fillStyle = '#111';
     for (let i = 0; i < labels.length; i += 3) ctx.fillText(labels[i], labels[i + 1], labels[i + 2]);
   }
+  if (mark) drawMatches(ctx, v, track, cache, y, mark);
   if (cache.truncated) drawNote(ctx, W, y, 'data cut at the reply limit: zoom in');
+}
+
+const MATCH_COLOR = '#ff9800';
+const MAX_MATCH_BOXES = 4000; // per track and frame
+
+// Which of a reply's names hold q: a Uint8Array over its names, kept on
+// the reply for the query last asked.
+function nameMatches(data, q) {
+  if (data.matchQ !== q) {
+    data.matchQ = q;
+    data.matchOf = Uint8Array.from(data.names, (n) => (String(n).toLowerCase().includes(q) ? 1 : 0));
+  }
+  return data.matchOf;
+}
+
+// Outlines the slices of the view whose name holds mark.q (summaries of
+// several slices are not, having no one name), at least 3 px wide.
+function drawMatches(ctx, v, track, cache, y, mark) {
+  const { depths } = cache.data;
+  const of = nameMatches(cache.data, mark.q);
+  const { vs, ve, W, k } = v;
+  const h = ROW_H - 2;
+  let n = 0;
+  ctx.strokeStyle = MATCH_COLOR;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let d = 0; d < visibleRows(track) && d < depths.length; d++) {
+    const D = depths[d];
+    if (!D) continue;
+    const yy = y + TRACK_PAD + d * ROW_H;
+    const stop = upperBound(D.ts, ve, D.n);
+    let lastX = -1e9;
+    for (let i = lowerBound(D.maxEnd, vs, D.n); i < stop && n < MAX_MATCH_BOXES; i++) {
+      if (D.end[i] < vs || D.merged[i] || !of[D.name[i]]) continue;
+      const x0 = Math.max((D.ts[i] - vs) * k, -3);
+      const x1 = Math.min((D.end[i] - vs) * k, W + 3);
+      mark.ids.push(D.id[i]);
+      if (x1 < lastX + 1) continue; // one outline a pixel column
+      const w = Math.max(x1 - x0, 3);
+      ctx.rect(x0 + 1, yy + 1, w - 2, h - 2);
+      lastX = x0 + w;
+      n++;
+    }
+  }
+  ctx.stroke();
+  ctx.lineWidth = 1;
 }
 
 // Item i of depth column set D as an object.
@@ -421,9 +470,10 @@ export function drawGrid(ctx, v, origin, h) {
   ctx.stroke();
 }
 
-// The overview: slice density of each process over the whole trace, and
-// the visible window.
-export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
+// The overview: slice density of each process over the whole trace, the
+// search's matches (ticks: matches per bucket over the same range, or
+// null) and the visible window. Returns the ticks drawn.
+export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve, ticks) {
   ctx.fillStyle = '#eef1f5';
   ctx.fillRect(0, 0, W, h);
   const dur = Math.max(traceEnd - traceStart, 1);
@@ -443,6 +493,15 @@ export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
       }
     }
   }
+  let drawn = 0;
+  if (ticks) {
+    ctx.fillStyle = MATCH_COLOR;
+    for (let b = 0; b < ticks.length; b++) {
+      if (!ticks[b]) continue;
+      ctx.fillRect(Math.floor((b / ticks.length) * W), 0, Math.max(Math.ceil(W / ticks.length) - 1, 2), 9);
+      drawn++;
+    }
+  }
   const x0 = ((vs - traceStart) / dur) * W;
   const x1 = ((ve - traceStart) / dur) * W;
   ctx.fillStyle = 'rgba(20,30,45,0.28)';
@@ -452,6 +511,7 @@ export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
   ctx.lineWidth = 1.5;
   ctx.strokeRect(Math.max(x0, 0.75), 0.75, Math.max(Math.min(x1, W - 0.75) - Math.max(x0, 0.75), 1), h - 1.5);
   ctx.lineWidth = 1;
+  return drawn;
 }
 
 // An arrow from (x0, y0) to (x1, y1) along a cubic curve: horizontal

@@ -32,6 +32,8 @@ const OVERVIEW_H = 40;
 const KEY_ZOOM_PER_S = 2.8;     // e-folds per second while W/S is held
 const KEY_PAN_PER_S = 0.9;      // views per second while A/D is held
 const OVERVIEW_BUCKETS = 400;
+const SEARCH_PAGE = 500;       // matches a search page holds
+const LAST_CURSOR = '9223372036854775807:9223372036854775807'; // before= it: the last page
 
 export class TimelinePage {
   constructor(root, traceId, params) {
@@ -59,7 +61,9 @@ export class TimelinePage {
     this.selBusy = false;
     this.overview = null;
     this.perf = { recording: false, draws: [], frames: [], replies: [], lastTs: 0, arrived: 0 };
-    this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
+    this.search = emptySearch('');
+    this.searchPending = 0;  // search steps queued on searchChain
+    this.searchChain = Promise.resolve();
     this.marks = [];         // [{start, end}] marked spans, kept in the URL
     this.helpEl = null;
     this.urlTimer = 0;
@@ -105,6 +109,7 @@ export class TimelinePage {
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
+    this.processNames = built.processNames;
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
       this.perf.arrived++;
       this.invalidate();
@@ -115,10 +120,10 @@ export class TimelinePage {
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
-    if (!this.params.has('start') && trace.format === 'xray-fdr') await this.openOnActivity();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
+    if (trace.format === 'xray-fdr') this.offerActivity();
   }
 
   fatal(msg) {
@@ -209,7 +214,8 @@ export class TimelinePage {
       if (!file) return;
       status.textContent = ' uploading…';
       try {
-        await api(`/api/traces/${t.id}/symbols`, { method: 'POST', body: file });
+        // the file's name names the program when it is a binary
+        await api(`/api/traces/${t.id}/symbols?filename=${encodeURIComponent(file.name)}`, { method: 'POST', body: file });
         status.textContent = ' names added; reloading…';
         location.reload();
       } catch (e) {
@@ -351,11 +357,18 @@ export class TimelinePage {
     this.setView(s - pad, e + pad);
   }
 
-  // XRay traces open on the region that has activity.
-  async openOnActivity() {
+  // Every trace opens on its whole range, as Perfetto does. XRay logs
+  // often hold one long call around a burst of short ones in a sliver of
+  // the trace: the overview's label then says where, and shows it in one
+  // click (F brings the whole trace back).
+  async offerActivity() {
     const r = await activityRange(this.base, this.traceStart, this.traceEnd);
     if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
-    this.fitRange(r.start, r.end);
+    this.overviewLabel.append(el('button', {
+      className: 'zoom-activity link-button',
+      title: `Most calls start between ${fmtTime(r.start - this.traceStart)} and ${fmtTime(r.end - this.traceStart)}: show that (F: the whole trace)`,
+      onclick: () => this.fitRange(r.start, r.end),
+    }, `zoom to the activity (${fmtDur(r.end - r.start)})`));
   }
 
   fitSelection() {
@@ -578,47 +591,111 @@ export class TimelinePage {
   }
 
   // ---- search ----------------------------------------------------------------
-
-  async runSearch(q) {
-    this.search = { q, hits: [], idx: -1, truncated: false, loading: true };
-    this.searchInfo.textContent = 'searching…';
-    try {
-      const r = await api(`${this.base}/search?q=${encodeURIComponent(q)}&limit=1000`);
-      if (this.search.q !== q) return;
-      this.search.hits = r.slices || [];
-      this.search.truncated = !!r.truncated;
-    } catch (e) {
-      this.searchInfo.textContent = 'search failed: ' + e.message;
-      this.search.loading = false;
-      return;
-    }
-    this.search.loading = false;
-    if (this.search.hits.length === 0) {
-      this.searchInfo.textContent = 'no match';
-      return;
-    }
-    this.gotoHit(0);
-  }
+  //
+  // The server counts every match and pages through them with cursors
+  // (GET /search: total, index, next_cursor, prev_cursor, from=, before=);
+  // the viewer holds one page around the current hit. A new search, or a
+  // step once the view has moved away from the hit, starts from the view:
+  // Enter goes to the first match at or after its start, Shift+Enter to
+  // the one before. Steps queue, so every key press lands in order; only
+  // the last one queued moves the view and selects.
 
   stepSearch(dir) {
     const q = this.searchInput.value.trim();
     if (!q) return;
-    if (q !== this.search.q) {
-      this.runSearch(q);
-      return;
-    }
-    const n = this.search.hits.length;
-    if (n === 0) return;
-    this.gotoHit((this.search.idx + dir + n) % n);
+    this.searchPending++;
+    this.searchChain = this.searchChain.then(() => this.searchStep(q, dir)).catch((e) => {
+      this.searchInfo.textContent = 'search failed: ' + e.message;
+    }).finally(() => {
+      this.searchPending--;
+    });
   }
 
-  gotoHit(i) {
+  async searchStep(q, dir) {
     const s = this.search;
+    if (q !== s.q || s.total === 0 || this.searchViewMoved()) {
+      await this.searchFromView(q, dir);
+      return;
+    }
+    await this.gotoHit((s.idx + dir + s.total) % s.total);
+  }
+
+  // Has the view moved away from the current hit since the search showed
+  // it? Then the next step starts from the view.
+  searchViewMoved() {
+    const s = this.search;
+    const h = s.hit;
+    if (!h) return true;
+    if (s.view && s.view[0] === this.vs && s.view[1] === this.ve) return false;
+    return !(h.ts <= this.ve && sliceEnd(h, this.traceEnd) >= this.vs);
+  }
+
+  searchUrl(q, extra) {
+    return `${this.base}/search?q=${encodeURIComponent(q)}&limit=${SEARCH_PAGE}${extra}`;
+  }
+
+  async searchFromView(q, dir) {
+    const fresh = q !== this.search.q;
+    if (fresh) this.searchInfo.textContent = 'searching…';
+    const hist = fresh ? `&buckets=${OVERVIEW_BUCKETS}&start=${this.traceStart}&end=${this.traceEnd}` : '';
+    let r;
+    try {
+      r = await api(this.searchUrl(q, `&from=${Math.ceil(this.vs)}${hist}`));
+    } catch (e) {
+      this.search = emptySearch(q);
+      this.searchInfo.textContent = 'search failed: ' + e.message;
+      this.invalidate();
+      return;
+    }
+    if (fresh) this.search = { ...emptySearch(q), histogram: r.histogram || null };
+    this.setSearchPage(r);
+    this.invalidate();
+    if (r.total === 0) {
+      this.searchInfo.textContent = 'no match';
+      return;
+    }
+    // r.index: the first match at or after the view's start
+    await this.gotoHit(dir > 0 ? r.index % r.total : (r.index - 1 + r.total) % r.total);
+  }
+
+  setSearchPage(r) {
+    this.search.total = r.total;
+    this.search.page = { index: r.index, hits: r.slices || [], next: r.next_cursor, prev: r.prev_cursor };
+  }
+
+  // Goes to match i (of all): from the page held, or the page next to it,
+  // the first or the last page.
+  async gotoHit(i) {
+    const s = this.search;
+    const p = s.page;
+    if (!p || i < p.index || i >= p.index + p.hits.length) {
+      let at = null;
+      if (p && i === p.index + p.hits.length && p.next) at = '&cursor=' + p.next;
+      else if (p && i === p.index - 1 && p.prev) at = '&before=' + p.prev;
+      else if (i === 0) at = '';
+      else if (i === s.total - 1) at = '&before=' + LAST_CURSOR;
+      if (at === null) return;
+      const r = await api(this.searchUrl(s.q, at));
+      if (this.search !== s) return;
+      this.setSearchPage(r);
+      if (i >= r.total) return;
+    }
+    const pg = s.page;
+    const h = pg.hits[i - pg.index];
+    if (!h) return;
     s.idx = i;
-    const h = s.hits[i];
-    this.searchInfo.textContent = `${i + 1} / ${s.hits.length}${s.truncated ? '+' : ''}`;
+    s.hit = h;
+    this.searchInfo.textContent = `${fmtCount(i + 1)} / ${fmtCount(s.total)}`;
+    if (this.searchPending > 1) return; // more steps queued: only the last one shows
     this.reveal({ ts: h.ts, dur: h.dur, track_id: h.track_id });
+    s.view = [this.vs, this.ve];
     this.selectSlice(h.id, { reveal: false, scroll: true });
+  }
+
+  clearSearch() {
+    this.search = emptySearch('');
+    this.searchInfo.textContent = '';
+    this.invalidate();
   }
 
   // ---- overview --------------------------------------------------------------
@@ -701,6 +778,8 @@ export class TimelinePage {
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
     drawGrid(ctx, v, this.traceStart, H);
+    // matches of the search are outlined where slices are drawn
+    this.searchMarks = this.search.total > 0 ? { q: this.search.q.toLowerCase(), ids: [], ticks: 0 } : null;
     // tracks
     let i = 0;
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
@@ -740,7 +819,7 @@ export class TimelinePage {
     ctx.beginPath();
     ctx.rect(0, y, W, r.h - 1);
     ctx.clip();
-    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
+    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y, this.searchMarks);
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
     else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
@@ -871,7 +950,9 @@ export class TimelinePage {
     drawAxis(a, v, this.traceStart, AXIS_H, this.area);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve);
+    const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve,
+      this.search.total > 0 ? this.search.histogram : null);
+    if (this.searchMarks) this.searchMarks.ticks = ticks;
     const span = `${fmtDur(this.ve - this.vs)} from ${fmtTime(this.vs - this.traceStart)}`;
     if (this.spanLabel.textContent !== span) {
       this.spanLabel.textContent = span;
@@ -930,6 +1011,14 @@ const HELP = [
 ];
 
 Object.assign(TimelinePage.prototype, inputMethods);
+
+// A search with nothing found yet: q searched, total matches, idx the
+// current hit among them (hit its slice, view the view that showed it),
+// page the matches held around it
+// ({index, hits, next, prev}), histogram the matches per overview bucket.
+function emptySearch(q) {
+  return { q, total: 0, idx: -1, hit: null, view: null, page: null, histogram: null };
+}
 
 export function sliceEnd(info, traceEnd) {
   return info.dur < 0 ? traceEnd : info.ts + info.dur;
