@@ -91,13 +91,14 @@ static void small_body(struct req *r, const char *data, size_t n)
 
 /* The trace id of POST /api/traces/{id}/symbols, 0 for POST /api/traces,
  * -1 when the request is not an upload. */
-static int64_t upload_route(const char *url, const char *method)
+static int64_t upload_route(struct MHD_Connection *c, const char *url, const char *method)
 {
 	int64_t ids[SRV_ROUTE_MAX_IDS];
 
-	/* PUT /api/traces is taken as POST, so that `curl -T file` and
-	 * `curl -T -` (a live stream from a pipe) work as they are */
-	if (strcmp(method, "PUT") == 0 && srv_route_match("/api/traces/?", url, ids) == 0)
+	/* PUT /api/traces?live=1 is taken as POST, so that `curl -T -` (a
+	 * live stream from a pipe) works as it is; any other PUT is a 405 */
+	if (strcmp(method, "PUT") == 0 && srv_route_match("/api/traces/?", url, ids) == 0 &&
+	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live") != NULL)
 		return 0;
 	if (strcmp(method, "POST") != 0)
 		return -1;
@@ -138,7 +139,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		if (api && !authorized(s, c))
 			return send_unauthorized(c, r);
-		if (api && (up = upload_route(url, method)) >= 0)
+		if (api && (up = upload_route(c, url, method)) >= 0)
 			return srv_upload_begin(s, c, r, up);
 		return MHD_YES;
 	}
