@@ -248,6 +248,7 @@ static int ex_fill(struct qry_export *e)
 struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
 {
 	struct qry_export *e = calloc(1, sizeof(*e));
+	const char *why = "";
 
 	if (e == NULL) {
 		err->code = QRY_ENOMEM;
@@ -255,8 +256,7 @@ struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
 		return NULL;
 	}
 	e->first = 1;
-	if (sqlite3_open_v2(db_path, &e->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    qry_check_schema(e->db, err) != QRY_OK ||
+	if ((e->db = tracedb_open_readonly(db_path, &why)) == NULL ||
 	    sqlite3_prepare_v2(e->db,
 			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
 			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END "
@@ -265,7 +265,7 @@ struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
 			       -1, &e->args, NULL) != SQLITE_OK) {
 		if (err->code == QRY_OK) {
 			err->code = QRY_EDB;
-			snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read");
+			snprintf(err->msg, sizeof(err->msg), "%s", e->db ? "the trace database cannot be read" : why);
 		}
 		qry_export_close(e);
 		return NULL;

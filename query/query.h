@@ -85,8 +85,6 @@ struct qry_window {
  */
 enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
 
-/* The trace database layout this module reads (schema/trace.sql). */
-#define QRY_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
 
 /*
  * One read transaction around a request's statements, so that they share
@@ -104,6 +102,10 @@ void qry_read_end(sqlite3 *db, int began);
 int qry_check_schema(sqlite3 *db, struct qry_error *err);
 
 int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err);
+/* Members "providers": [{"id", "name", "ticks_per_second", "buffer_overflows"}]
+ * and "processes": [{"pid", "name"}] (the first 64 by pid), for the
+ * catalog's summary of a trace (query/meta.c). */
+int qry_trace_metadata(sqlite3 *db, struct jbuf *out, struct qry_error *err);
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
 int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
