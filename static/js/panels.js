@@ -5,7 +5,7 @@
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
-import { colorFor, fmtDur, fmtTime } from './format.js';
+import { colorFor, fmtDur, fmtTime, fmtValue } from './format.js';
 import { AreaPanel } from './area.js';
 
 const DRAWER_KEY = 'trace-viewer.drawer';
@@ -109,6 +109,12 @@ export class DetailsPanel {
     this.heading.textContent = title;
     clear(this.content);
     this.content.append(...nodes);
+  }
+
+  // Above a slice picked from the area's list: the way back to the area.
+  backToArea(area) {
+    this.content.prepend(el('div', { className: 'back-to-area' },
+      this.link('← the area\'s figures', () => this.showArea(area), 'area-back')));
   }
 
   showEmpty() {
@@ -260,10 +266,10 @@ export class DetailsPanel {
     } else if (kind === 'counter') {
       row('Counter', track.title);
       row('Time', fmtTime(it.ts - origin));
-      row('Value', String(it.value));
+      row('Value', el('span', { title: String(it.value) }, fmtValue(Number(it.value))));
       if (it.merged) {
         row('Summarised', `${it.merged} points up to ${fmtTime(it.last_ts - origin)}`);
-        row('Min / max', `${it.min} / ${it.max}`);
+        row('Min / max', `${fmtValue(Number(it.min))} / ${fmtValue(Number(it.max))}`);
       }
       this.set('Counter', el('table', { className: 'kv' }, ...rows));
     }

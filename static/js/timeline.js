@@ -86,6 +86,7 @@ export class TimelinePage {
     this.trace = trace;
     document.title = (trace.name || 'trace') + ' — trace viewer';
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
+    this.titleEl.title = this.titleEl.textContent;
     if (trace.status === 'queued' || trace.status === 'ingesting') {
       const p = trace.progress || {};
       this.fatal(`This trace is still ${trace.status} (${p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0}%). The page reloads when it is ready.`);
@@ -113,6 +114,7 @@ export class TimelinePage {
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
       this.perf.arrived++;
       this.invalidate();
+      this.refreshHover();
     });
     this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
@@ -124,6 +126,12 @@ export class TimelinePage {
     this.invalidate();
     this.loadOverview();
     if (trace.format === 'xray-fdr') this.offerActivity();
+    // ?q=: opened from a search across traces: find it here
+    const q = this.params.get('q');
+    if (q) {
+      this.searchInput.value = q;
+      this.stepSearch(1);
+    }
   }
 
   fatal(msg) {
@@ -332,6 +340,17 @@ export class TimelinePage {
     this.ve = vs + span;
     this.scheduleUrl();
     this.invalidate();
+    this.refreshHover();
+  }
+
+  // The view moved under a still mouse: the tooltip tells what is under it
+  // now (after this frame's data, when it arrives).
+  refreshHover() {
+    if (!this.mouse || this.drag || this.hoverTimer) return;
+    this.hoverTimer = requestAnimationFrame(() => {
+      this.hoverTimer = 0;
+      if (this.mouse && !this.drag) this.setHover(this.hitTest(this.mouse.x, this.mouse.y));
+    });
   }
 
   zoomAt(factor, x) {
@@ -419,10 +438,12 @@ export class TimelinePage {
 
   // ---- selection -------------------------------------------------------------
 
+  // opts: reveal (move the view to it), scroll (to its track), keepArea
+  // (a slice picked from the area's own list leaves the area as it is).
   async selectSlice(id, opts = {}) {
     const token = ++this.selToken;
     this.selBusy = true;
-    this.area = null;
+    if (!opts.keepArea) this.area = null;
     this.markAreaLabels();
     this.selection = { kind: 'slice', id, info: null };
     this.flowEnds = [];
@@ -443,6 +464,7 @@ export class TimelinePage {
     if (opts.reveal) this.reveal(info);
     else if (opts.scroll) this.scrollToTrack(info.track_id);
     this.details.showSlice(info);
+    if (this.area) this.details.backToArea(this.area);
     this.invalidate();
     await this.loadFlows(info, token);
     if (token === this.selToken) this.selBusy = false;
