@@ -2,6 +2,7 @@
 // drive (state, geometry, tracks, what is drawn where, timing records).
 // Nothing in the drawing path calls into this module.
 
+import { fmtDur } from './format.js';
 import { makeView, sliceItem } from './render.js';
 import { GROUP_H, LABEL_W, ROW_H, TRACK_PAD } from './tracks.js';
 
@@ -75,6 +76,11 @@ export function exposeHooks(self) {
       const m = self.searchMarks;
       return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.histogram ? [...self.search.histogram] : [] };
     },
+    // The durations written over the marks and the area on the axis.
+    spanLabels() {
+      return [...(self.spanTexts || [])];
+    },
+    fmtDur,
     setView(s, e) {
       self.setView(s, e);
     },

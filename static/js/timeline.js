@@ -970,6 +970,7 @@ export class TimelinePage {
     const a = this.axisCanvas.getContext('2d', { alpha: false });
     a.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawAxis(a, v, this.traceStart, AXIS_H, this.area);
+    this.drawSpanLabels(a, v);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
     const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve,
@@ -979,6 +980,29 @@ export class TimelinePage {
     if (this.spanLabel.textContent !== span) {
       this.spanLabel.textContent = span;
       this.spanLabel.title = `${fmtTime(this.vs - this.traceStart)} – ${fmtTime(this.ve - this.traceStart)} from the trace start`;
+    }
+  }
+
+  // How long each mark and the area (while dragged too) are: a label on
+  // the axis over the middle of the span.
+  drawSpanLabels(ctx, v) {
+    const spans = this.marks.map((m) => ({ ...m, color: '#f57c00' }));
+    if (this.area) spans.push({ start: this.area.start, end: this.area.end, color: '#1a73e8' });
+    this.spanTexts = [];
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    for (const sp of spans) {
+      const x0 = Math.max(v.x(sp.start), 0);
+      const x1 = Math.min(v.x(sp.end), this.W);
+      if (x1 < 0 || x0 > this.W) continue;
+      const text = fmtDur(sp.end - sp.start);
+      const w = ctx.measureText(text).width + 10;
+      const x = Math.min(Math.max((x0 + x1) / 2 - w / 2, 0), this.W - w);
+      ctx.fillStyle = sp.color;
+      ctx.fillRect(x, 1, w, 14);
+      ctx.fillStyle = '#fff';
+      ctx.fillText(text, x + 5, 8.5);
+      this.spanTexts.push(text);
     }
   }
 

@@ -363,4 +363,40 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     await page.waitForFunction(() => document.querySelector('table.cmp-table thead th').textContent === 'Thread');
     assert.equal(await page.locator('iframe.cmp-iframe-a').count(), 0, 'the old row\'s timelines go with the switch');
   });
+
+  it('span readout: a mark, an area and a drag say how long they are; query rows with ts and dur open there', async () => {
+    const t = (await api(`/api/traces/${ids.demo}`)).body;
+    const a = t.start_ns + 50 * MS;
+    await page.goto(`${server.url}/?trace=${ids.demo}&start=${t.start_ns}&end=${t.start_ns + 100 * MS}&marks=${a}_${a + 12345678}`);
+    await waitIdle(page);
+    const spans = () => page.evaluate(() => window.__viewer.spanLabels());
+    assert.ok((await spans()).includes('12.346 ms'), 'the mark: ' + JSON.stringify(await spans()));
+    // a Shift+drag says its length while it is dragged
+    const cv = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.keyboard.down('Shift');
+    await page.mouse.move(cv.x + cv.width * 0.2, cv.y + 40);
+    await page.mouse.down();
+    await page.mouse.move(cv.x + cv.width * 0.45, cv.y + 60, { steps: 5 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const during = await page.evaluate(() => window.__viewer.state().area);
+    assert.ok(during, 'an area while dragging');
+    const want = await page.evaluate((d) => window.__viewer.fmtDur(d), during.end - during.start);
+    assert.ok((await spans()).includes(want), `the drag's length ${want}: ${JSON.stringify(await spans())}`);
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await waitIdle(page);
+    const area = (await state()).area;
+    assert.ok((await spans()).includes(await page.evaluate((d) => window.__viewer.fmtDur(d), area.end - area.start)));
+    // the query page: a row's ts (and dur) opens the timeline there
+    await page.goto(`${server.url}/?trace=${ids.demo}&page=query`);
+    await page.fill('textarea.sql-editor', 'SELECT ts, dur, name FROM slice_view WHERE depth > 2 ORDER BY dur DESC LIMIT 3');
+    await page.click('button.run-query');
+    await page.waitForSelector('.query-table a.ts-link');
+    const row = (await sql(ids.demo, 'SELECT ts, dur FROM slice_view WHERE depth > 2 ORDER BY dur DESC LIMIT 1'))[0];
+    await page.locator('.query-table a.ts-link').first().click();
+    await waitIdle(page);
+    const st = await state();
+    assert.ok(st.start <= row[0] && st.end >= row[0] + row[1], `the row's span is in view: ${JSON.stringify(st)}`);
+    assert.ok(st.end - st.start < 3 * row[1], 'and fills it');
+  });
 });
