@@ -29,7 +29,8 @@ LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c $(CATALOG_SRC)
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c \
+	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
 	test_xray query/test_lod query/test_area \
 	catalog/test_catalog
@@ -39,7 +40,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -56,7 +57,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h
+$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -121,9 +122,16 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/gen_fxt
+$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h tests/server_util.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c $(LIBS) $(CMOCKA_LIBS)
+
+integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live \
+	$(B)/tests/server/test_capture $(B)/gen_fxt
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_capture
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
@@ -213,6 +221,9 @@ bench-xray: trace-server $(B)/bench_ceiling
 
 bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh
+
+bench-live: trace-server $(B)/gen_fxt
+	B=$(B) sh bench/live/run.sh
 
 bench-library: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/library/run.sh

@@ -330,6 +330,9 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 
 	if (r->status == TS_LIVE) {
 		cat_live_recover(r);
+		cat_path(c, r->id, "source", path, sizeof(path));
+		if (stat(path, &st) == 0) /* what it received: the catalog is told of sizes only now and then */
+			r->size = (uint64_t)st.st_size;
 		cat_path(c, r->id, "trace.db", path, sizeof(path));
 		r->snapshot = stat(path, &st) == 0; /* readable while ingested whole */
 	}
@@ -842,10 +845,16 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 	jb_key(out, "created_at");
 	jb_str(out, r->created_at);
 	jb_key(out, "stream");
-	if (r->stream[0])
+	if (r->stream[0]) {
+		jb_obj(out);
+		jb_key(out, "state");
 		jb_str(out, r->stream);
-	else
+		jb_key(out, "visible_bytes"); /* what the database being served holds */
+		jb_u64(out, r->status == TS_READY ? r->size : r->snap_visible);
+		jb_obj_end(out);
+	} else {
 		jb_null(out);
+	}
 	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
 		rec_symbols_json(r, out);
 	jb_key(out, "start_ns");

@@ -31,7 +31,10 @@
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
 
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500 };
+/* DETECT_BYTES: the most a format needs to be told from other bytes (an
+ * XRay header and its first record's first byte); fewer that are not a
+ * trace yet may become one. */
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33 };
 
 static int64_t now_ms(void)
 {
@@ -149,7 +152,7 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 }
 
 /* Ingests the source received so far into the trace's database. */
-static void snapshot(struct catalog *c, int64_t id, const char *hint, int64_t *took_ms)
+static void snapshot(struct catalog *c, int64_t id, uint64_t size, const char *hint, int64_t *took_ms)
 {
 	struct snap_job j = { c, id };
 	struct ingest_result *res = calloc(1, sizeof(*res));
@@ -167,6 +170,7 @@ static void snapshot(struct catalog *c, int64_t id, const char *hint, int64_t *t
 	o.progress = snap_progress;
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
+	o.max_bytes = size; /* exactly the bytes the catalog was told of */
 	rc = ingest_file(src, db, &o, res);
 	if (rc == INGEST_OK)
 		summary = cat_summary_json(res, db);
@@ -175,6 +179,7 @@ static void snapshot(struct catalog *c, int64_t id, const char *hint, int64_t *t
 	r = cat_find(c, id);
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;
+		r->snap_visible = size;
 		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
 		r->start_ns = res->start_ns;
 		r->end_ns = res->end_ns;
@@ -183,7 +188,7 @@ static void snapshot(struct catalog *c, int64_t id, const char *hint, int64_t *t
 			r->summary = summary;
 			summary = NULL;
 		}
-	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE) {
+	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
 		r->status = TS_FAILED;
 		snprintf(r->error_code, sizeof(r->error_code), "not_a_trace");
@@ -260,7 +265,7 @@ void *cat_live_main(void *arg)
 		size = r->size;
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
 		pthread_mutex_unlock(&c->mu);
-		snapshot(c, id, hint, &took);
+		snapshot(c, id, size, hint, &took);
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL) {
 			r->snap_size = size;

@@ -372,6 +372,7 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 	struct model m;
 	struct stat st;
 	char tmp[4096] = "";
+	uint64_t size;
 	FILE *f;
 	int rc;
 
@@ -391,7 +392,10 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 		return set_error(res, INGEST_ENOMEM, NULL);
 	}
 	tmp[0] = '\0';
-	rc = decode_file(f, (uint64_t)st.st_size, &d, &m, opts, res);
+	size = (uint64_t)st.st_size;
+	if (opts && opts->max_bytes && opts->max_bytes < size)
+		size = opts->max_bytes;
+	rc = decode_file(f, size, &d, &m, opts, res);
 	rc = decode_spill_error(so, rc, res);
 	fclose(f);
 	dec_close(&d);

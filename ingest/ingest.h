@@ -102,6 +102,9 @@ struct ingest_opts {
 				      * made, the layout a capture streamed in needs
 				      * (schema/trace.sql, extents); tests read every query
 				      * through it */
+	uint64_t max_bytes;          /* 0: the whole input; else only its first max_bytes
+				      * (a live trace's snapshot of the bytes received,
+				      * while more are appended) */
 };
 
 /*

@@ -4,6 +4,7 @@
  *   trace-server ingest FILE [-o OUT.db]   ingest an archive into a database
  *   trace-server info FILE                 record statistics, nothing stored
  *   trace-server serve [options]           the HTTP server (server/http.c)
+ *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
  *
  * On a terminal, ingest draws a progress bar (bytes, events/s, ETA) on
  * stderr and ends with a summary: counts per kind, providers, diagnostics.
@@ -18,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "../client/client.h"
 #include "../ingest/ingest.h"
 #include "server.h"
 
@@ -88,7 +90,8 @@ static int usage(FILE *f, int rc)
 	fprintf(f, "usage: trace-server serve [--port N] [--bind ADDR] [--data DIR] [--token-file F]\n"
 		   "                          [--max-upload SIZE] (see trace-server serve --help)\n"
 		   "       trace-server ingest FILE [-o OUT.db]\n"
-		   "       trace-server info FILE\n");
+		   "       trace-server info FILE\n"
+		   "       trace-server stream [--server URL] [--name NAME] FILE|-   (see trace-server stream --help)\n");
 	return rc;
 }
 
@@ -165,6 +168,8 @@ int main(int argc, char **argv)
 		return cmd_ingest(argc, argv);
 	if (strcmp(argv[1], "info") == 0)
 		return cmd_info(argc, argv);
+	if (strcmp(argv[1], "stream") == 0)
+		return cl_stream_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, 0);
 	return usage(stderr, 2);

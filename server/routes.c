@@ -22,14 +22,6 @@
 #include "server_internal.h"
 
 /* One request on its way through a route. */
-struct call {
-	struct server *s;
-	struct MHD_Connection *c;
-	struct req *r;
-	const char *method;
-	int64_t ids[SRV_ROUTE_MAX_IDS];
-};
-
 enum { ANSWERED = -1 }; /* a query handler answered (a bad parameter) itself */
 
 struct route {
@@ -807,6 +799,17 @@ static const struct route routes[] = {
 	{ "GET", "/api/search", h_search, NULL },
 	{ "GET", "/api/compare", h_compare, NULL },
 	{ "GET", "/api/library", h_library, NULL },
+	{ "GET", "/api/captures/?", srv_h_capture_list, NULL },
+	{ "POST", "/api/captures/?", srv_h_capture_new, NULL },
+	{ "GET", "/api/captures/{id}/?", srv_h_capture, NULL },
+	{ "DELETE", "/api/captures/{id}/?", srv_h_capture_delete, NULL },
+	{ "POST", "/api/captures/{id}/start", srv_h_capture_start, NULL },
+	{ "POST", "/api/captures/{id}/stop", srv_h_capture_stop, NULL },
+	{ "GET", "/api/captures/{id}/alerts", srv_h_capture_alerts, NULL },
+	{ "GET", "/api/captures/{id}/state", srv_h_capture_state, NULL },
+	{ "GET", "/api/providers/?", srv_h_providers, NULL },
+	{ "GET", "/api/providers/connect", srv_h_provider_connect, NULL },
+	{ "GET", "/api/categories/?", srv_h_categories, NULL },
 };
 
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,

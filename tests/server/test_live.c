@@ -1,0 +1,563 @@
+/*
+ * Live traces over loopback (docs/API.md "Live traces"): the real server
+ * binary (env TRACE_SERVER) and archives from gen_fxt (env GEN_FXT),
+ * streamed as chunked bodies in odd-sized pieces with pauses.
+ *
+ * At every pause the trace's database must hold exactly the rows that
+ * ingesting the same bytes as a file gives (every table compared), and
+ * once the body ends, exactly those of the whole archive. A connection cut
+ * mid-record keeps every whole record; a server killed mid-stream restarts
+ * with the trace holding what it received, marked interrupted; bytes that
+ * are not a trace fail the trace; with a token, a stream needs it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "../xorshift.h"
+#include "api_util.h"
+
+struct world {
+	char root[64], data[128], log[128], exe[256], gen[256];
+	char archive[160];  /* the generated archive */
+	uint8_t *bytes;     /* its bytes */
+	size_t n;
+	int64_t last_id;    /* the newest trace a test has seen */
+	struct su_server srv;
+};
+static struct world W;
+
+static void t_start(const char *const *extra)
+{
+	const char *base[] = { W.exe, "serve", "--port", "0", "--data", W.data };
+	char *argv[16];
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		argv[n++] = strdup(base[i]);
+	for (i = 0; extra && extra[i] && n < 15; i++)
+		argv[n++] = strdup(extra[i]);
+	argv[n] = NULL;
+	if (su_server_start(&W.srv, argv, W.log, 30) != 0)
+		fail_msg("cannot start %s (see %s)", W.exe, W.log);
+	api_port = W.srv.port;
+	api_log = W.log;
+	for (i = 0; i < n; i++)
+		free(argv[i]);
+}
+
+/* ---- a live stream: a chunked body sent piece by piece ------------------ */
+
+static int ls_open(const char *path, const char *headers)
+{
+	char head[1024];
+	int fd = su_connect(W.srv.port);
+	size_t off = 0;
+
+	assert_true(fd >= 0);
+	t_fmt(head, sizeof(head),
+	      "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n%s\r\n", path,
+	      headers ? headers : "");
+	while (off < strlen(head)) {
+		ssize_t k = write(fd, head + off, strlen(head) - off);
+
+		assert_true(k > 0);
+		off += (size_t)k;
+	}
+	return fd;
+}
+
+static void ls_write(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t k = write(fd, c, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		assert_true(k > 0);
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+static void ls_chunk(int fd, const uint8_t *p, size_t n)
+{
+	char h[32];
+
+	t_fmt(h, sizeof(h), "%zx\r\n", n);
+	ls_write(fd, h, strlen(h));
+	ls_write(fd, p, n);
+	ls_write(fd, "\r\n", 2);
+}
+
+/* Sends bytes [from, to) of the archive in odd-sized chunks (1 to 7919
+ * bytes, pseudo-random). */
+static void ls_send(int fd, size_t from, size_t to, uint64_t *rng)
+{
+	while (from < to) {
+		size_t k = 1 + (size_t)(xorshift64(rng) % 7919);
+
+		if (k > to - from)
+			k = to - from;
+		ls_chunk(fd, W.bytes + from, k);
+		from += k;
+	}
+}
+
+/* Reads the reply's status (and body into out) to the end. */
+static int ls_reply(int fd, char *out, size_t n)
+{
+	char buf[8192];
+	size_t len = 0;
+	int status = 0;
+
+	for (;;) {
+		ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || (len += (size_t)k) == sizeof(buf) - 1)
+			break;
+	}
+	buf[len] = '\0';
+	close(fd);
+	sscanf(buf, "HTTP/1.1 %d", &status);
+	if (out) {
+		const char *b = strstr(buf, "\r\n\r\n");
+
+		snprintf(out, n, "%s", b ? b + 4 : "");
+	}
+	return status;
+}
+
+/* Ends the body and reads the reply. */
+static int ls_finish(int fd, char *out, size_t n)
+{
+	ls_write(fd, "0\r\n\r\n", 5);
+	return ls_reply(fd, out, n);
+}
+
+/* The id of the trace a stream just made: newer than any seen before;
+ * waits for it. */
+static int64_t new_id(void)
+{
+	double deadline = su_now() + 30;
+
+	while (su_now() < deadline) {
+		cJSON *j = t_get("/api/traces?limit=1");
+		cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "traces"), 0);
+		int64_t id = t ? num(t, "id") : 0;
+
+		cJSON_Delete(j);
+		if (id > W.last_id)
+			return W.last_id = id;
+		su_sleep_ms(20);
+	}
+	fail_msg("no trace appeared");
+	return 0;
+}
+
+/* The trace object once stream.visible_bytes reaches bytes (and, when
+ * status is given, the trace has that status). */
+static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
+{
+	double deadline = su_now() + 60;
+	char path[64];
+
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	while (su_now() < deadline) {
+		cJSON *t = t_get(path);
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "stream");
+
+		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes &&
+		    (status == NULL || strcmp(str(t, "status"), status) == 0))
+			return t;
+		cJSON_Delete(t);
+		su_sleep_ms(20);
+	}
+	fail_msg("trace %" PRId64 " never showed %" PRIu64 " bytes%s%s", id, bytes, status ? " as " : "",
+		 status ? status : "");
+	return NULL;
+}
+
+/* ---- every table, compared ---------------------------------------------- */
+
+/* Ingests the archive's first n bytes as a file into out with the CLI. */
+static void ingest_prefix(size_t n, const char *out)
+{
+	char in[200], cmd[800];
+	FILE *f;
+
+	t_fmt(in, sizeof(in), "%s/prefix.fxt", W.root);
+	assert_non_null(f = fopen(in, "wb"));
+	assert_int_equal(fwrite(W.bytes, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, in, out);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int64_t scalar(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) != SQLITE_ROW)
+		fail_msg("%s: no row: %s", sql, sqlite3_errmsg(db));
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Every table of a and b holds the same rows (and they have the same tables). */
+static void same_tables(const char *a, const char *b)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[1024];
+	int tables = 0;
+
+	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	t_fmt(sql, sizeof(sql), "ATTACH '%s' AS b", b);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM main.sqlite_master WHERE type = 'table' "
+				    "EXCEPT SELECT name FROM b.sqlite_master WHERE type = 'table')"),
+			 0);
+	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM b.sqlite_master WHERE type = 'table' "
+				    "EXCEPT SELECT name FROM main.sqlite_master WHERE type = 'table')"),
+			 0);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT "
+					    "LIKE 'sqlite_%' ORDER BY name",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		int64_t na, nb;
+
+		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM main.\"%s\"", t);
+		na = scalar(db, sql);
+		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM b.\"%s\"", t);
+		nb = scalar(db, sql);
+		if (na != nb)
+			fail_msg("table %s: %" PRId64 " rows, %" PRId64 " ingested as a file", t, na, nb);
+		t_fmt(sql, sizeof(sql),
+		      "SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")", t, t);
+		if (scalar(db, sql) != 0)
+			fail_msg("table %s: rows differ from the file's", t);
+		tables++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_true(tables >= 10);
+}
+
+static void trace_db(int64_t id, char *out, size_t n)
+{
+	t_fmt(out, n, "%s/traces/%" PRId64 "/trace.db", W.data, id);
+}
+
+/* ---- the tests ---------------------------------------------------------- */
+
+/* A stream with pauses: at each, the snapshot equals the bytes so far
+ * ingested as a file; at the end, the whole archive's. */
+static void t_pauses_and_end(void **state)
+{
+	size_t cuts[] = { 1, 4096 + 13, W.n / 3 + 5, W.n / 2 + 1 }; /* odd places, mid-record */
+	uint64_t rng = 42;
+	char ref[200], db[200], body[2048];
+	size_t at = 0, i;
+	int64_t id = 0;
+	cJSON *t;
+	int fd;
+
+	(void)state;
+	fd = ls_open("/api/traces?live=1&name=paused&label=kind=live", NULL);
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		ls_send(fd, at, cuts[i], &rng);
+		at = cuts[i];
+		if (id == 0)
+			id = new_id();
+		if (at < 16)
+			continue; /* not a whole record yet: nothing to read */
+		t = wait_visible(id, at, "live");
+		assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "stream"), "state"), "receiving");
+		cJSON_Delete(t);
+		/* readable through the API while live */
+		{
+			char path[96];
+
+			t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+			cJSON_Delete(t_get(path));
+		}
+		t_fmt(ref, sizeof(ref), "%s/ref-%zu.db", W.root, i);
+		ingest_prefix(at, ref);
+		trace_db(id, db, sizeof(db));
+		same_tables(db, ref);
+	}
+	ls_send(fd, at, W.n, &rng);
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
+	t = wait_visible(id, W.n, "ready");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "stream"), "state"), "complete");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "labels"), "kind"), "live");
+	assert_string_equal(str(t, "name"), "paused");
+	assert_int_equal(num(t, "size_bytes"), (int64_t)W.n);
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "diagnostics"),
+						     "stream_incomplete"));
+	cJSON_Delete(t);
+	t_fmt(ref, sizeof(ref), "%s/ref-all.db", W.root);
+	ingest_prefix(W.n, ref);
+	trace_db(id, db, sizeof(db));
+	same_tables(db, ref);
+}
+
+/* A connection cut mid-record: the trace keeps every whole record and says
+ * its stream was dropped. */
+static void t_dropped(void **state)
+{
+	size_t cut = W.n / 2 + 3;
+	uint64_t rng = 7;
+	char ref[200], db[200];
+	int64_t id;
+	cJSON *t, *d;
+	int fd;
+
+	(void)state;
+	fd = ls_open("/api/traces?live=1&name=dropped", NULL);
+	ls_send(fd, 0, cut, &rng);
+	id = new_id();
+	cJSON_Delete(wait_visible(id, cut, "live"));
+	close(fd);
+	t = wait_visible(id, cut, "ready");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "stream"), "state"), "dropped");
+	d = cJSON_GetObjectItemCaseSensitive(t, "diagnostics");
+	assert_int_equal(num(d, "stream_incomplete"), 1);
+	assert_true(num(d, "truncated_bytes") > 0); /* cut mid-record, as a damaged archive */
+	cJSON_Delete(t);
+	t_fmt(ref, sizeof(ref), "%s/ref-dropped.db", W.root);
+	ingest_prefix(cut, ref);
+	trace_db(id, db, sizeof(db));
+	same_tables(db, ref);
+}
+
+/* kill -9 mid-stream: after a restart the trace holds what it received,
+ * marked interrupted, and becomes ready. */
+static void t_killed(void **state)
+{
+	size_t cut = W.n / 3 + 1;
+	uint64_t rng = 9;
+	char ref[200], db[200];
+	int64_t id;
+	cJSON *t;
+	int fd;
+
+	(void)state;
+	fd = ls_open("/api/traces?live=1&name=killed", NULL);
+	ls_send(fd, 0, cut, &rng);
+	id = new_id();
+	cJSON_Delete(wait_visible(id, cut, "live"));
+	assert_int_equal(su_server_stop(&W.srv, SIGKILL), 128 + SIGKILL);
+	close(fd);
+	t_start(NULL);
+	t = wait_visible(id, cut, "ready");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "stream"), "state"), "interrupted");
+	assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(t, "diagnostics"), "stream_incomplete"), 1);
+	cJSON_Delete(t);
+	t_fmt(ref, sizeof(ref), "%s/ref-killed.db", W.root);
+	ingest_prefix(cut, ref);
+	trace_db(id, db, sizeof(db));
+	same_tables(db, ref);
+}
+
+/* Bytes that are not a trace fail it (422 at the body's end); a stream that
+ * sends nothing leaves nothing; live is a raw body only. */
+static void t_refused(void **state)
+{
+	static const uint8_t junk[4096] = { 'n', 'o', 't', ' ', 'a', ' ', 't', 'r', 'a', 'c', 'e' };
+	char body[2048];
+	int64_t id;
+	cJSON *t;
+	int fd;
+
+	(void)state;
+	fd = ls_open("/api/traces?live=1&name=junk", NULL);
+	ls_chunk(fd, junk, sizeof(junk));
+	id = new_id();
+	{
+		double deadline = su_now() + 30;
+		char path[64];
+
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+		for (;;) {
+			t = t_get(path);
+			if (strcmp(str(t, "status"), "failed") == 0)
+				break;
+			cJSON_Delete(t);
+			assert_true(su_now() < deadline);
+			su_sleep_ms(20);
+		}
+		assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "error"), "code"), "not_a_trace");
+		cJSON_Delete(t);
+	}
+	ls_chunk(fd, junk, sizeof(junk));
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 422);
+	assert_non_null(strstr(body, "not_a_trace"));
+
+	fd = ls_open("/api/traces?live=1&name=empty", NULL);
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 400);
+	assert_non_null(strstr(body, "empty_upload"));
+	t = t_get("/api/traces?q=empty");
+	assert_int_equal(num(t, "total"), 0); /* made at the stream's start, gone at its empty end */
+	cJSON_Delete(t);
+	W.last_id++;
+
+	fd = ls_open("/api/traces?live=2", NULL);
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 400);
+}
+
+/* With a token, a live stream without it is refused and makes no trace. */
+static void t_token(void **state)
+{
+	char tok[200], body[2048], auth[128];
+	uint64_t rng = 3;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	t_fmt(tok, sizeof(tok), "%s/token", W.root);
+	assert_non_null(f = fopen(tok, "w"));
+	fputs("live-token-0123456789abcdef\n", f);
+	fclose(f);
+	su_server_stop(&W.srv, SIGTERM);
+	{
+		const char *extra[] = { "--token-file", tok, NULL };
+
+		t_start(extra);
+	}
+	fd = ls_open("/api/traces?live=1&name=notoken", NULL);
+	/* answered at the headers: the body may not even be taken */
+	assert_int_equal(ls_reply(fd, body, sizeof(body)), 401);
+	t_fmt(auth, sizeof(auth), "Authorization: Bearer live-token-0123456789abcdef\r\n");
+	fd = ls_open("/api/traces?live=1&name=withtoken", auth);
+	ls_send(fd, 0, W.n, &rng);
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+}
+
+/* trace-server stream: standard input, and a file followed as it grows
+ * (until --idle), each ends as the same rows as the archive's. */
+static void t_stream_command(void **state)
+{
+	char cmd[2048], ref[200], db[200];
+	size_t half = W.n / 2 + 1;
+	int64_t id;
+	cJSON *t;
+
+	(void)state;
+	t_fmt(ref, sizeof(ref), "%s/ref-cmd.db", W.root);
+	ingest_prefix(W.n, ref);
+	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:%d --name piped - < %s > /dev/null 2>> %s",
+	      W.exe, W.srv.port, W.archive, W.log);
+	assert_int_equal(system(cmd), 0);
+	id = new_id();
+	t = wait_visible(id, W.n, "ready");
+	assert_string_equal(str(t, "name"), "piped");
+	cJSON_Delete(t);
+	trace_db(id, db, sizeof(db));
+	same_tables(db, ref);
+
+	t_fmt(cmd, sizeof(cmd),
+	      "cd %s && head -c %zu g.fxt > grow.fxt && (sleep 0.5; tail -c +%zu g.fxt >> grow.fxt) & "
+	      "%s stream --server http://127.0.0.1:%d --idle 2 --label src=file %s/grow.fxt > /dev/null 2>> %s",
+	      W.root, half, half + 1, W.exe, W.srv.port, W.root, W.log);
+	assert_int_equal(system(cmd), 0);
+	id = new_id();
+	t = wait_visible(id, W.n, "ready");
+	assert_string_equal(str(t, "name"), "grow.fxt");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "labels"), "src"), "file");
+	cJSON_Delete(t);
+	trace_db(id, db, sizeof(db));
+	same_tables(db, ref);
+
+	/* a server that is not there: a clear error, exit status 1 */
+	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:1 - < /dev/null 2>/dev/null", W.exe);
+	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
+	char cmd[600];
+	FILE *f;
+	long n;
+
+	(void)state;
+	if (exe == NULL || gen == NULL) {
+		fprintf(stderr, "set TRACE_SERVER and GEN_FXT\n");
+		return -1;
+	}
+	if (realpath(exe, W.exe) == NULL || realpath(gen, W.gen) == NULL)
+		return -1;
+	snprintf(W.root, sizeof(W.root), "/tmp/test-live-XXXXXX");
+	if (mkdtemp(W.root) == NULL)
+		return -1;
+	snprintf(W.data, sizeof(W.data), "%s/data", W.root);
+	snprintf(W.log, sizeof(W.log), "%s/server.log", W.root);
+	snprintf(W.archive, sizeof(W.archive), "%s/g.fxt", W.root);
+	snprintf(cmd, sizeof(cmd), "%s --events 60000 --threads 3 --seed 11 %s >/dev/null", W.gen, W.archive);
+	if (system(cmd) != 0 || (f = fopen(W.archive, "rb")) == NULL)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	W.n = (size_t)n;
+	if ((W.bytes = malloc(W.n)) == NULL || fread(W.bytes, 1, W.n, f) != W.n) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	signal(SIGPIPE, SIG_IGN);
+	t_start(NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	su_server_stop(&W.srv, SIGTERM);
+	if (getenv("KEEP") == NULL)
+		nftw(W.root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(W.bytes);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_pauses_and_end), cmocka_unit_test(t_dropped), cmocka_unit_test(t_killed),
+		cmocka_unit_test(t_refused),        cmocka_unit_test(t_stream_command), cmocka_unit_test(t_token),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
