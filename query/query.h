@@ -143,9 +143,11 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 
 
 /* Chrome Trace Event JSON export, streamed: open, read until 0, close.
+ * process_name (may be NULL; copied) names the processes the trace leaves
+ * unnamed: an XRay trace's program, from the binary that named it.
  * qry_export_read returns bytes written to buf, 0 at the end, -1 on error. */
 struct qry_export;
-struct qry_export *qry_export_open(const char *db_path, struct qry_error *err);
+struct qry_export *qry_export_open(const char *db_path, const char *process_name, struct qry_error *err);
 long qry_export_read(struct qry_export *e, char *buf, size_t max);
 void qry_export_close(struct qry_export *e);
 

@@ -641,6 +641,28 @@ static void export_free(void *cls)
 	qry_export_close(cls);
 }
 
+/* The name of the binary that named an XRay trace's functions (caller
+ * frees), or NULL: the export names the unnamed process by it, as the
+ * viewer does. */
+static char *xray_program(struct call *x)
+{
+	struct jbuf b;
+	cJSON *j;
+	const char *fmt, *bin;
+	char *out = NULL;
+
+	jb_init(&b);
+	if (cat_json(x->s->cat, x->ids[0], &b) == 0 && !b.oom && (j = cJSON_ParseWithLength(b.p, b.len)) != NULL) {
+		fmt = cJSON_GetStringValue(cJSON_GetObjectItem(j, "format"));
+		bin = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "symbols"), "binary"));
+		if (fmt && strcmp(fmt, "xray-fdr") == 0 && bin)
+			out = strdup(bin);
+		cJSON_Delete(j);
+	}
+	jb_fini(&b);
+	return out;
+}
+
 /* GET /api/traces/{id}/export?format=chrome-json: streamed, constant memory. */
 static enum MHD_Result h_export(struct call *x)
 {
@@ -648,7 +670,7 @@ static enum MHD_Result h_export(struct call *x)
 	struct qry_error err = { 0 };
 	struct MHD_Response *resp;
 	struct qry_export *e;
-	char path[4096], disp[96];
+	char path[4096], disp[96], *program;
 	enum MHD_Result ret;
 
 	if (need_readable(x, x->ids[0]) < 0)
@@ -656,7 +678,10 @@ static enum MHD_Result h_export(struct call *x)
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
 	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
-	if ((e = qry_export_open(path, &err)) == NULL)
+	program = xray_program(x);
+	e = qry_export_open(path, program, &err);
+	free(program);
+	if (e == NULL)
 		return cat_status(x->s->cat, x->ids[0]) < 0
 			       ? srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id")
 			       : srv_send_qry_error(x->c, x->r, &err);

@@ -1284,6 +1284,61 @@ static void t_expect_sched(const char *query, const char *const *want, size_t n)
 	su_resp_free(&r);
 }
 
+/* The Chrome JSON export carries CPU scheduling: a "CPU scheduling" process
+ * with a thread per CPU, and each run as a complete event ("B" while still
+ * running at the end) named after its thread, with pid, tid, priority and
+ * end state. */
+static void test_export_sched(void **state)
+{
+	static const char *const want[] = {
+		"X 1 4 3 100 101 5 blocked",
+		"X 5 2 3 17293822569102704641 17293822569102704642 7 suspended",
+		"B 8 -1 3 100 101 5 null",
+	};
+	const cJSON *ev, *procs = NULL, *cpu3 = NULL;
+	struct su_resp r;
+	cJSON *j;
+	size_t n = 0;
+	double pid = -1;
+	char line[160];
+
+	(void)state;
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/export?format=chrome-json", W.small_id);
+	cJSON_ArrayForEach(ev, t_item(j, "traceEvents"))
+	{
+		const char *ph = t_str(ev, "ph"), *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+		const cJSON *args = cJSON_GetObjectItem(ev, "args");
+
+		if (strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0 &&
+		    strcmp(t_str(args, "name"), "CPU scheduling") == 0) {
+			procs = ev;
+			pid = cJSON_GetObjectItem(ev, "pid")->valuedouble;
+		}
+		if (strcmp(ph, "M") == 0 && strcmp(name, "thread_name") == 0 && strcmp(t_str(args, "name"), "CPU 3") == 0)
+			cpu3 = ev;
+		if (!cJSON_IsString(cJSON_GetObjectItem(ev, "cat")) || strcmp(t_str(ev, "cat"), "sched") != 0)
+			continue;
+		assert_true(n < 3);
+		assert_non_null(procs); /* named before its runs */
+		assert_true(cJSON_GetObjectItem(ev, "pid")->valuedouble == pid);
+		snprintf(line, sizeof(line), "%s %g %g %g", ph, cJSON_GetObjectItem(ev, "ts")->valuedouble,
+			 cJSON_IsNumber(cJSON_GetObjectItem(ev, "dur")) ? cJSON_GetObjectItem(ev, "dur")->valuedouble : -1,
+			 cJSON_GetObjectItem(ev, "tid")->valuedouble);
+		assert_memory_equal(line, want[n], strlen(line));
+		assert_true(strlen(t_str(ev, "name")) > 0);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_non_null(cpu3);
+	assert_true(cJSON_GetObjectItem(cpu3, "pid")->valuedouble == pid && cJSON_GetObjectItem(cpu3, "tid")->valuedouble == 3);
+	/* pids and tids as the text has them (beyond a double's 53 bits) */
+	assert_non_null(strstr(r.body, "\"args\":{\"pid\":17293822569102704641,\"tid\":17293822569102704642,\"priority\":7,"
+					"\"end_state\":\"suspended\"}"));
+	assert_non_null(strstr(r.body, "\"args\":{\"pid\":100,\"tid\":101,\"priority\":5,\"end_state\":null}"));
+	cJSON_Delete(j);
+	su_resp_free(&r);
+}
+
 static void test_sched(void **state)
 {
 	static const char *const all[] = {
@@ -2787,6 +2842,7 @@ int main(void)
 		T(test_counters),
 		T(test_flows),
 		T(test_sched),
+		T(test_export_sched),
 		T(test_logs),
 		T(test_search),
 		T(test_stats),
