@@ -399,4 +399,27 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     assert.ok(st.start <= row[0] && st.end >= row[0] + row[1], `the row's span is in view: ${JSON.stringify(st)}`);
     assert.ok(st.end - st.start < 3 * row[1], 'and fills it');
   });
+
+  it('downloads the original file and the Chrome JSON, which carries the CPU scheduling', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    const save = async (sel) => {
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
+      const file = path.join(work, 'dl-' + dl.suggestedFilename());
+      await dl.saveAs(file);
+      return { name: dl.suggestedFilename(), bytes: fs.readFileSync(file) };
+    };
+    const orig = await save('a.download-original');
+    assert.ok(orig.bytes.equals(fs.readFileSync(path.join(work, 'demo.fxt'))), 'the original bytes');
+    const json = await save('a.download-json');
+    assert.match(json.name, /\.json$/);
+    const events = JSON.parse(json.bytes.toString()).traceEvents;
+    const runs = (await sql(ids.demo, 'SELECT count(*) FROM sched'))[0][0];
+    assert.ok(runs > 1000, `${runs} CPU runs`);
+    const proc = events.find((e) => e.ph === 'M' && e.name === 'process_name' && e.args.name === 'CPU scheduling');
+    assert.ok(proc, 'a process holds the CPUs');
+    assert.equal(events.filter((e) => e.pid === proc.pid && e.ph !== 'M').length, runs, 'every CPU run is in the export');
+    const cpus = (await sql(ids.demo, 'SELECT count(DISTINCT cpu) FROM sched'))[0][0];
+    assert.equal(events.filter((e) => e.pid === proc.pid && e.ph === 'M' && e.name === 'thread_name' && /^CPU \d+$/.test(e.args.name)).length, cpus);
+  });
 });
