@@ -110,6 +110,10 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+/* One thread's states over the window, from its runs on CPUs: running,
+ * then the state each run ended in (threadstate.c; docs/API.md). */
+int qry_thread_states(sqlite3 *db, int64_t pid, int64_t tid, const struct qry_window *w, struct jbuf *out,
+		      struct qry_error *err);
 /* A page of a search inside a trace (docs/API.md): the first matches, those
  * strictly after a position, or the last ones strictly before it; with
  * buckets > 0, how all matches spread over [hist_start, hist_end]. */

@@ -8,6 +8,7 @@
  * a ready trace's database (opened here, read-only, per thread) and append
  * JSON, which is answered and kept in the reply cache for the same GET.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -181,6 +182,41 @@ static int q_sched(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error
 	if (srv_param_i64(x->c, x->r, "cpu", 0, 0, 65535, &cpu, 1) != 0 || srv_param_window(x->c, x->r, &w) != 0)
 		return ANSWERED;
 	return qry_sched(db, cpu, &w, b, e);
+}
+
+/* A required pid or tid: a decimal from 0 to 2^64 - 1 (FXT koids), kept
+ * as its 64 bits; answers 400 itself. */
+static int param_id(struct call *x, const char *key, int64_t *out)
+{
+	const char *s = arg(x, key);
+	char msg[128], *end;
+	unsigned long long v;
+
+	if (s == NULL) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' is required", key);
+		srv_send_error(x->c, x->r, 400, "missing_parameter", msg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from 0 to 18446744073709551615", key);
+		srv_send_error(x->c, x->r, 400, "bad_parameter", msg);
+		return -1;
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* GET /thread_states?pid=&tid=: one thread's states from its CPU runs. */
+static int q_thread_states(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t pid, tid;
+
+	if (param_id(x, "pid", &pid) != 0 || param_id(x, "tid", &tid) != 0 || srv_param_window(x->c, x->r, &w) != 0)
+		return ANSWERED;
+	return qry_thread_states(db, pid, tid, &w, b, e);
 }
 
 /* "ts:id" of a search page's last slice. */
@@ -820,6 +856,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/traces/{id}/overview", NULL, q_overview },
 	{ "GET", "/api/traces/{id}/sched", NULL, q_sched },
 	{ "GET", "/api/traces/{id}/search", NULL, q_search },
+	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states },
 	{ "POST", "/api/traces/{id}/query", NULL, q_sql },
 	{ "GET", "/api/search", h_search, NULL },
 	{ "GET", "/api/compare", h_compare, NULL },

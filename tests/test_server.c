@@ -1284,6 +1284,68 @@ static void t_expect_sched(const char *query, const char *const *want, size_t n)
 	su_resp_free(&r);
 }
 
+/* The states of one thread over a window, as "ts dur state cpu;..." */
+static void t_expect_states(const char *query, const char *want)
+{
+	char got[512] = "", item[96];
+	struct su_resp r;
+	const cJSON *x;
+	cJSON *j;
+
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/thread_states?%s", W.small_id, query);
+	cJSON_ArrayForEach(x, t_item(j, "states"))
+	{
+		const cJSON *cpu = t_item(x, "cpu");
+
+		snprintf(item, sizeof(item), "%s%" PRId64 " %" PRId64 " %s %s", got[0] ? ";" : "", t_int(x, "ts"),
+			 t_int(x, "dur"), t_str(x, "state"), cJSON_IsNull(cpu) ? "-" : cpu->valuedouble == 3 ? "3" : "?");
+		assert_true(strlen(got) + strlen(item) < sizeof(got));
+		strcat(got, item);
+	}
+	if (strcmp(got, want) != 0)
+		fail_msg("thread_states?%s: '%s', expected '%s'", query, got, want);
+	cJSON_Delete(j);
+	su_resp_free(&r);
+}
+
+/* Thread states from the small trace's runs on cpu 3: (100, 101) runs
+ * [1000, 5000) and ends blocked, runs again from 8000 to the end; the
+ * other thread runs [5000, 7000) and stays suspended. */
+static void test_thread_states(void **state)
+{
+	struct su_resp r;
+	cJSON *j;
+	char path[256];
+	size_t i;
+	static const char *const bad[][2] = {
+		{ "tid=101", "missing_parameter" },
+		{ "pid=100", "missing_parameter" },
+		{ "pid=-1&tid=101", "bad_parameter" },
+		{ "pid=18446744073709551616&tid=101", "bad_parameter" },
+		{ "pid=1x&tid=101", "bad_parameter" },
+		{ "pid=100&tid=101&start=10&end=9", "bad_parameter" },
+	};
+
+	(void)state;
+	t_expect_states("pid=100&tid=101", "1000 4000 running 3;5000 3000 blocked -;8000 -1 running 3");
+	t_expect_states("pid=100&tid=101&start=5500&end=7000", "5000 3000 blocked -");
+	t_expect_states("pid=100&tid=101&start=5000&end=5000", "1000 4000 running 3;5000 3000 blocked -");
+	t_expect_states("pid=100&tid=101&start=100000&end=200000", "8000 -1 running 3");
+	t_expect_states("pid=100&tid=101&start=0&end=999", "");
+	t_expect_states("pid=17293822569102704641&tid=17293822569102704642", "5000 2000 running 3;7000 -1 suspended -");
+	t_expect_states("pid=17293822569102704641&tid=17293822569102704642&start=9000&end=9500", "7000 -1 suspended -");
+	t_expect_states("pid=100&tid=999", "");
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/thread_states?pid=100&tid=101&limit=2", W.small_id);
+	assert_int_equal(cJSON_GetArraySize(t_item(j, "states")), 2);
+	assert_true(cJSON_IsTrue(t_item(j, "truncated")));
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/thread_states?%s", W.small_id, bad[i][0]);
+		t_get_error(W.srv.port, "GET", path, 400, bad[i][1]);
+	}
+}
+
 /* The Chrome JSON export carries CPU scheduling: a "CPU scheduling" process
  * with a thread per CPU, and each run as a complete event ("B" while still
  * running at the end) named after its thread, with pid, tid, priority and
@@ -2843,6 +2905,7 @@ int main(void)
 		T(test_flows),
 		T(test_sched),
 		T(test_export_sched),
+		T(test_thread_states),
 		T(test_logs),
 		T(test_search),
 		T(test_stats),
