@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { colorFor, fmtDur, fmtTime, fmtValue } from './format.js';
 import { AreaPanel } from './area.js';
+import { stateWords } from './render.js';
 
 const DRAWER_KEY = 'trace-viewer.drawer';
 const DRAWER_MIN = 80;      // px: the smallest drawer that is not hidden
@@ -257,6 +258,13 @@ export class DetailsPanel {
       row('Priority', String(it.priority));
       row('End state', it.end_state || '— (still running at the end of the trace)');
       this.set('CPU run', el('table', { className: 'kv' }, ...rows));
+    } else if (kind === 'state') {
+      row('State', stateWords(it));
+      row('Start', fmtTime(it.ts - origin));
+      row('Duration', it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur));
+      row('Thread', this.threadText(track.pid, track.tid));
+      row('Process', this.processText(track.pid));
+      this.set('Thread state', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'log') {
       row('Time', fmtTime(it.ts - origin));
       row('Process', this.processText(it.pid));

@@ -16,7 +16,8 @@ import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
 import { damage } from './library.js';
 import {
-  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
+  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
+  drawStates,
   hitInterval, hitSlice, makeView,
 } from './render.js';
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
@@ -98,15 +99,16 @@ export class TimelinePage {
       return;
     }
     let tr;
+    let scheduled;
     try {
-      tr = await api(this.base + '/tracks', { exact: true });
+      [tr, scheduled] = await Promise.all([api(this.base + '/tracks', { exact: true }), this.scheduledThreads()]);
     } catch (e) {
       this.fatal('Could not load the tracks: ' + e.message);
       return;
     }
     this.traceStart = trace.start_ns ?? 0;
     this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
-    const built = buildTracks(tr, trace);
+    const built = buildTracks(tr, trace, scheduled);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
@@ -131,6 +133,16 @@ export class TimelinePage {
     if (q) {
       this.searchInput.value = q;
       this.stepSearch(1);
+    }
+  }
+
+  // The threads with CPU runs ("pid/tid"): each gets a state track.
+  async scheduledThreads() {
+    try {
+      const r = await api(this.base + '/query', { method: 'POST', body: 'SELECT DISTINCT pid, tid FROM sched', exact: true });
+      return new Set((r.rows || []).map(([pid, tid]) => `${pid}/${tid}`));
+    } catch {
+      return new Set(); // no state tracks rather than no timeline
     }
   }
 
@@ -720,6 +732,45 @@ export class TimelinePage {
     this.invalidate();
   }
 
+  // ---- collapsed processes ---------------------------------------------------
+  //
+  // A collapsed process's header shows its threads' slices per pixel
+  // column of the view, from GET /overview (the level of detail, never a
+  // scan): one request for every process, asked again when the view has
+  // settled elsewhere; the last one is drawn meanwhile, at its own times.
+
+  groupSummary(g) {
+    const want = this.summaryWindow();
+    const sum = this.summary;
+    if (!sum || sum.key !== want.key) this.requestSummary(want);
+    return sum ? { start: sum.start, end: sum.end, counts: sum.byPid.get(String(g.pid)) || null } : null;
+  }
+
+  summaryWindow() {
+    const start = Math.floor(this.vs);
+    const end = Math.ceil(this.ve);
+    const buckets = Math.max(1, Math.min(4096, Math.round(this.W / 2)));
+    return { start, end, buckets, key: `${start} ${end} ${buckets}` };
+  }
+
+  requestSummary(want) {
+    if (this.summaryWant && this.summaryWant.key === want.key) return;
+    this.summaryWant = want;
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = setTimeout(async () => {
+      let r;
+      try {
+        r = await api(`${this.base}/overview?start=${want.start}&end=${want.end}&buckets=${want.buckets}`, { exact: true });
+      } catch {
+        r = { processes: [] };
+      }
+      if (this.summaryWant !== want) return;
+      this.summaryWant = null;
+      this.summary = { ...want, byPid: new Map((r.processes || []).map((p) => [String(p.pid), p.counts])) };
+      this.invalidate();
+    }, 120);
+  }
+
   // ---- overview --------------------------------------------------------------
 
   async loadOverview() {
@@ -831,6 +882,7 @@ export class TimelinePage {
       ctx.fillRect(0, y, W, r.h);
       ctx.fillStyle = '#d5dae1';
       ctx.fillRect(0, y + r.h - 1, W, 1);
+      if (it.collapsed && it.pid !== undefined) drawGroupSummary(ctx, v, this.groupSummary(it), y, r.h, it.pid);
       return;
     }
     ctx.fillStyle = '#e8ebef';
@@ -845,6 +897,7 @@ export class TimelinePage {
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
     else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+    else if (it.kind === 'state') drawStates(ctx, v, c, y, r.h);
     if (c && c.error) {
       ctx.fillStyle = '#b00020';
       ctx.fillText('could not load: ' + c.error, 6, y + 10);
@@ -1031,6 +1084,10 @@ export class TimelinePage {
     if (it.kind === 'log') {
       const s = hitInterval(v, c, x, 4);
       return s ? { kind: 'log', track: it, item: s } : { kind: 'none', track: it };
+    }
+    if (it.kind === 'state') {
+      const s = hitInterval(v, c, x, 2);
+      return s ? { kind: 'state', track: it, item: s } : { kind: 'none', track: it };
     }
     if (it.kind === 'counter') {
       const p = counterAt(c, v.t(x));

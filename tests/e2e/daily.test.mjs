@@ -422,4 +422,58 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     const cpus = (await sql(ids.demo, 'SELECT count(DISTINCT cpu) FROM sched'))[0][0];
     assert.equal(events.filter((e) => e.pid === proc.pid && e.ph === 'M' && e.name === 'thread_name' && /^CPU \d+$/.test(e.args.name)).length, cpus);
   });
+
+  it('thread state tracks under each thread with runs, and a collapsed process sums up its threads', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await page.evaluate(() => localStorage.removeItem('trace-viewer.drawer'));
+    await page.reload();
+    await waitIdle(page);
+    const withRuns = await sql(ids.demo, 'SELECT pid, tid, count(*) FROM sched GROUP BY pid, tid');
+    assert.ok(withRuns.length >= 10);
+    const tracks = await page.evaluate(() => window.__viewer.tracks());
+    const states = tracks.filter((t) => t.kind === 'state');
+    assert.equal(states.length, withRuns.length, 'a state track for each thread with runs: ' + JSON.stringify(states.map((t) => t.key)));
+    for (const [pid, tid] of withRuns) {
+      const i = tracks.findIndex((t) => t.kind === 'state' && t.key === `state:${pid}/${tid}`);
+      assert.ok(i >= 0, `state track of ${pid}/${tid}`);
+      // under the thread's slices when it has a slice track
+      if (tracks[i - 1].kind === 'thread') assert.match(tracks[i - 1].subtitle + ' ' + tracks[i - 1].title, new RegExp(`\\b${tid}\\b`));
+    }
+    // what is drawn is what the server says
+    const st0 = tracks.find((t) => t.kind === 'state' && tracks[tracks.indexOf(t) - 1].kind === 'thread');
+    const [, pid, tid] = /^state:(\d+)\/(\d+)$/.exec(st0.key);
+    const t = (await api(`/api/traces/${ids.demo}`)).body;
+    const want = (await api(`/api/traces/${ids.demo}/thread_states?pid=${pid}&tid=${tid}`)).body.states;
+    const run = want.find((s) => s.state === 'running' && s.dur > 2 * MS);
+    const gap = want.find((s) => s.state !== 'running' && s.dur > 2 * MS);
+    const cv = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.fill('input.track-filter', tid); // the thread's tracks at the top
+    for (const s of [run, gap]) {
+      await page.evaluate(([a, b]) => window.__viewer.setView(a, b), [s.ts - s.dur, s.ts + 2 * s.dur]);
+      await waitIdle(page);
+      const tr = (await page.evaluate(() => window.__viewer.tracks())).find((x) => x.key === st0.key);
+      const h = await page.evaluate(([x, y]) => window.__viewer.hit(x, y), [cv.x + cv.width / 2, cv.y + tr.top + tr.h / 2]);
+      assert.deepEqual({ state: h.state, cpu: h.cpu, ts: h.ts, dur: h.dur }, { state: s.state, cpu: s.cpu, ts: s.ts, dur: s.dur });
+    }
+    // a click tells it in the details
+    const tr = (await page.evaluate(() => window.__viewer.tracks())).find((x) => x.key === st0.key);
+    await page.mouse.click(cv.x + cv.width / 2, cv.y + tr.top + tr.h / 2);
+    await waitIdle(page);
+    assert.match(await page.locator('section.panel').innerText(), new RegExp(`Thread state[\\s\\S]*${gap.state}`, 'i'));
+    await page.fill('input.track-filter', '');
+    await waitIdle(page);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'thread-states.png') });
+    // a collapsed process: a summary of its threads' slices in the view
+    await page.evaluate(([a, b]) => window.__viewer.setView(a, b), [t.start_ns, t.end_ns]);
+    await waitIdle(page);
+    const group = (await page.evaluate(() => window.__viewer.tracks())).find((x) => x.kind === 'group' && x.title === 'app-1');
+    await page.click(`.labels .group-label[data-key="${group.key}"]`);
+    await waitIdle(page);
+    const sum = await page.evaluate((k) => window.__viewer.groupSummary(k), group.key);
+    assert.ok(sum && sum.counts.length > 100, 'a summary is drawn: ' + JSON.stringify(sum && sum.counts.length));
+    const ov = (await api(`/api/traces/${ids.demo}/overview?start=${sum.start}&end=${sum.end}&buckets=${sum.counts.length}`)).body;
+    const mine = ov.processes.find((p) => String(p.pid) === String(group.key).replace(/^p:/, ''));
+    assert.deepEqual(sum.counts, mine.counts, 'the slices of its threads per pixel column');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'collapsed-summary.png') });
+  });
 });
