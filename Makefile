@@ -107,7 +107,10 @@ $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http \
+$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c
+
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
@@ -115,6 +118,7 @@ unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_f
 	$(B)/fuzz_replay_xray tests/corpus/xray
 	$(B)/fuzz_replay_http tests/corpus/http
 	$(B)/fuzz_replay_symbols tests/corpus/symbols
+	$(B)/fuzz_replay_fifo tests/corpus/fifo
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -188,7 +192,10 @@ ubsan:
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
-FUZZ_TARGETS = fxt fxt_decode xray http symbols
+FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
+build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
 build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)

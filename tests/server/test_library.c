@@ -882,6 +882,77 @@ static void test_compare(void **state)
 
 /* ---- routes ------------------------------------------------------------------- */
 
+/* Long names: the catalog refuses a name over 1024 bytes at upload as at
+ * PATCH, and pages by name hold for the longest it takes (names that share
+ * a 1000-byte prefix: a cursor that cut them would never advance). */
+static void test_long_names(void **state)
+{
+	static const int64_t dur[] = { 5 };
+	char query[4200], name[1400], seen[3][8];
+	const char *cursor = NULL;
+	cJSON *page = NULL;
+	struct fxtw w;
+	int i;
+
+	(void)state;
+	t_write_queries(&w, dur, 1);
+	for (i = -1; i < 3; i++) {
+		static const char head[] = "Content-Type: multipart/form-data; boundary=XyZ\r\n";
+		char *body = malloc(4096 + w.len);
+		size_t n;
+		struct su_resp r;
+
+		assert_non_null(body);
+		memset(name, 'l', 1300);
+		if (i >= 0)
+			t_fmt(name + 1021, 4, "%03d", i); /* 1024 bytes */
+		else
+			name[1300] = '\0';
+		n = (size_t)snprintf(body, 4096,
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n%s\r\n"
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nlongname=%d\r\n"
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"t.fxt\"\r\n\r\n",
+				     name, i);
+		memcpy(body + n, w.buf, w.len);
+		n += w.len;
+		n += (size_t)snprintf(body + n, 64, "\r\n--XyZ--\r\n");
+		t_req("POST", "/api/traces?wait=1", head, body, n, &r);
+		if (i < 0) /* over 1024 bytes: refused, nothing stored */
+			assert_int_equal(r.status, 400);
+		else
+			assert_int_equal(r.status, 201);
+		su_resp_free(&r);
+		free(body);
+	}
+	fxtw_fini(&w);
+	(void)query;
+	for (i = 0; i < 4; i++) {
+		char path[4200];
+		cJSON *t;
+
+		t_fmt(path, sizeof(path), "/api/traces?label=longname&sort=name&limit=1%s%s", cursor ? "&cursor=" : "",
+		      cursor ? cursor : "");
+		cJSON_Delete(page);
+		page = t_get(path);
+		t = cJSON_GetArrayItem(cJSON_GetObjectItem(page, "traces"), 0);
+		if (i == 3) {
+			assert_null(t);
+			break;
+		}
+		assert_non_null(t);
+		assert_int_equal(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"))), 1024);
+		t_fmt(seen[i], sizeof(seen[i]), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")) + 1021);
+		if (i > 0)
+			assert_true(strcmp(seen[i - 1], seen[i]) < 0); /* each page the next one */
+		cursor = cJSON_GetStringValue(cJSON_GetObjectItem(page, "next_cursor"));
+		if (i < 2)
+			assert_non_null(cursor);
+		else if (cursor == NULL)
+			break; /* the last page says so */
+	}
+	cJSON_Delete(page);
+}
+
 static void test_routes(void **state)
 {
 	(void)state;
@@ -989,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_index_built_after_upgrade),
+		cmocka_unit_test(test_long_names),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
