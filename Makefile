@@ -23,7 +23,7 @@ INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symb
 	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
-	query/compare.c query/meta.c
+	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \

@@ -112,6 +112,10 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
+/* One thread's states over the window, from its runs on CPUs: running,
+ * then the state each run ended in (threadstate.c; docs/API.md). */
+int qry_thread_states(sqlite3 *db, int64_t pid, int64_t tid, const struct qry_window *w, struct jbuf *out,
+		      struct qry_error *err);
 /* A page of a search inside a trace (docs/API.md): the first matches, those
  * strictly after a position, or the last ones strictly before it; with
  * buckets > 0, how all matches spread over [hist_start, hist_end]. */
@@ -145,9 +149,11 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 
 
 /* Chrome Trace Event JSON export, streamed: open, read until 0, close.
+ * process_name (may be NULL; copied) names the processes the trace leaves
+ * unnamed: an XRay trace's program, from the binary that named it.
  * qry_export_read returns bytes written to buf, 0 at the end, -1 on error. */
 struct qry_export;
-struct qry_export *qry_export_open(const char *db_path, struct qry_error *err);
+struct qry_export *qry_export_open(const char *db_path, const char *process_name, struct qry_error *err);
 long qry_export_read(struct qry_export *e, char *buf, size_t max);
 void qry_export_close(struct qry_export *e);
 

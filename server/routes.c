@@ -8,6 +8,7 @@
  * a ready trace's database (opened here, read-only, per thread) and append
  * JSON, which is answered and kept in the reply cache for the same GET.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -181,6 +182,41 @@ static int q_sched(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error
 	if (srv_param_i64(x->c, x->r, "cpu", 0, 0, 65535, &cpu, 1) != 0 || srv_param_window(x->c, x->r, &w) != 0)
 		return ANSWERED;
 	return qry_sched(db, cpu, &w, b, e);
+}
+
+/* A required pid or tid: a decimal from 0 to 2^64 - 1 (FXT koids), kept
+ * as its 64 bits; answers 400 itself. */
+static int param_id(struct call *x, const char *key, int64_t *out)
+{
+	const char *s = arg(x, key);
+	char msg[128], *end;
+	unsigned long long v;
+
+	if (s == NULL) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' is required", key);
+		srv_send_error(x->c, x->r, 400, "missing_parameter", msg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from 0 to 18446744073709551615", key);
+		srv_send_error(x->c, x->r, 400, "bad_parameter", msg);
+		return -1;
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* GET /thread_states?pid=&tid=: one thread's states from its CPU runs. */
+static int q_thread_states(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t pid, tid;
+
+	if (param_id(x, "pid", &pid) != 0 || param_id(x, "tid", &tid) != 0 || srv_param_window(x->c, x->r, &w) != 0)
+		return ANSWERED;
+	return qry_thread_states(db, pid, tid, &w, b, e);
 }
 
 /* "ts:id" of a search page's last slice. */
@@ -641,6 +677,28 @@ static void export_free(void *cls)
 	qry_export_close(cls);
 }
 
+/* The name of the binary that named an XRay trace's functions (caller
+ * frees), or NULL: the export names the unnamed process by it, as the
+ * viewer does. */
+static char *xray_program(struct call *x)
+{
+	struct jbuf b;
+	cJSON *j;
+	const char *fmt, *bin;
+	char *out = NULL;
+
+	jb_init(&b);
+	if (cat_json(x->s->cat, x->ids[0], &b) == 0 && !b.oom && (j = cJSON_ParseWithLength(b.p, b.len)) != NULL) {
+		fmt = cJSON_GetStringValue(cJSON_GetObjectItem(j, "format"));
+		bin = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "symbols"), "binary"));
+		if (fmt && strcmp(fmt, "xray-fdr") == 0 && bin)
+			out = strdup(bin);
+		cJSON_Delete(j);
+	}
+	jb_fini(&b);
+	return out;
+}
+
 /* GET /api/traces/{id}/export?format=chrome-json: streamed, constant memory. */
 static enum MHD_Result h_export(struct call *x)
 {
@@ -648,7 +706,7 @@ static enum MHD_Result h_export(struct call *x)
 	struct qry_error err = { 0 };
 	struct MHD_Response *resp;
 	struct qry_export *e;
-	char path[4096], disp[96];
+	char path[4096], disp[96], *program;
 	enum MHD_Result ret;
 
 	if (need_readable(x, x->ids[0]) < 0)
@@ -656,7 +714,10 @@ static enum MHD_Result h_export(struct call *x)
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
 	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
-	if ((e = qry_export_open(path, &err)) == NULL)
+	program = xray_program(x);
+	e = qry_export_open(path, program, &err);
+	free(program);
+	if (e == NULL)
 		return cat_status(x->s->cat, x->ids[0]) < 0
 			       ? srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id")
 			       : srv_send_qry_error(x->c, x->r, &err);
@@ -795,6 +856,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/traces/{id}/overview", NULL, q_overview },
 	{ "GET", "/api/traces/{id}/sched", NULL, q_sched },
 	{ "GET", "/api/traces/{id}/search", NULL, q_search },
+	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states },
 	{ "POST", "/api/traces/{id}/query", NULL, q_sql },
 	{ "GET", "/api/search", h_search, NULL },
 	{ "GET", "/api/compare", h_compare, NULL },

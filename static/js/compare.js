@@ -68,7 +68,7 @@ export class ComparePage {
     this.sortSel = el('select', { className: 'cmp-sort', 'aria-label': 'Sort by', onchange: () => this.setOpt('sort', this.sortSel.value) },
       ...FIGURES.map(([k, t]) => el('option', { value: k }, `largest ${t} regression first`)));
     this.sortSel.value = this.sort;
-    this.status = el('div', { className: 'lib-status' });
+    this.status = el('div', { className: 'cmp-status' });
     this.tbody = el('tbody');
     this.head = el('tr');
     this.split = el('div', { className: 'cmp-split' });
@@ -84,6 +84,9 @@ export class ComparePage {
 
   setOpt(k, v) {
     this[k] = v;
+    // the open row's timelines belong to the rows being replaced
+    this.open = null;
+    clear(this.split);
     const q = new URLSearchParams({ page: 'compare', a: this.a, b: this.b });
     if (this.by !== 'name') q.set('by', this.by);
     if (this.sort !== 'total') q.set('sort', this.sort);
@@ -108,10 +111,12 @@ export class ComparePage {
       const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000${w ? '&' + w : ''}`, { exact: true });
       this.rows = r.rows;
       if (this.by === 'thread') await this.loadPlaces();
-      this.status.textContent = r.truncated ? `The first ${r.rows.length} rows.` : `${r.rows.length} rows.`;
+      this.status.textContent = r.truncated ? `The first ${fmtCount(r.rows.length)} rows.` : `${fmtCount(r.rows.length)} row${r.rows.length === 1 ? '' : 's'}.`;
+      this.status.classList.remove('error-text');
     } catch (e) {
       this.rows = [];
       this.status.textContent = 'Cannot compare: ' + e.message;
+      this.status.classList.add('error-text');
     }
     this.render();
   }

@@ -2,6 +2,7 @@
 // drive (state, geometry, tracks, what is drawn where, timing records).
 // Nothing in the drawing path calls into this module.
 
+import { fmtDur } from './format.js';
 import { makeView, sliceItem } from './render.js';
 import { GROUP_H, LABEL_W, ROW_H, TRACK_PAD } from './tracks.js';
 
@@ -14,7 +15,7 @@ export function exposeHooks(self) {
     // true when nothing is loading and nothing waits to be drawn
     idle() {
       return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
-        self.searchPending === 0 && !self.areaLoading && self.held.size === 0;
+        self.searchPending === 0 && !self.summaryWant && !self.areaLoading && self.held.size === 0;
     },
     state() {
       const sel = self.selection;
@@ -75,6 +76,16 @@ export function exposeHooks(self) {
       const m = self.searchMarks;
       return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.histogram ? [...self.search.histogram] : [] };
     },
+    // A collapsed process's summary as drawn: {start, end, counts} or null.
+    groupSummary(key) {
+      const g = self.groups.find((x) => x.key === key);
+      return g ? self.groupSummary(g) : null;
+    },
+    // The durations written over the marks and the area on the axis.
+    spanLabels() {
+      return [...(self.spanTexts || [])];
+    },
+    fmtDur,
     setView(s, e) {
       self.setView(s, e);
     },
@@ -83,6 +94,7 @@ export function exposeHooks(self) {
     hit(x, y) {
       const cr = self.canvas.getBoundingClientRect();
       const h = self.hitTest(x - cr.left, y - cr.top);
+      if (h && h.kind === 'state') return { state: h.item.state, cpu: h.item.cpu, ts: h.item.ts, dur: h.item.dur };
       if (!h || h.kind !== 'slice') return null;
       const s = h.item;
       return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };

@@ -137,16 +137,29 @@ export class LibraryPage {
   header(h) {
     const key = SORTABLE[h];
     if (!key) return el('th', null, h);
-    const cur = this.filter.params.get('sort') || '-created';
-    const mark = cur === key ? ' ▲' : cur === '-' + key ? ' ▼' : '';
-    return el('th', {
+    const th = el('th', {
       className: 'sortable', title: 'Sort by ' + h.toLowerCase(),
       onclick: () => {
-        const next = cur === '-' + key ? key : '-' + key;
+        // names go A→Z first; sizes, dates and durations largest first
+        const cur = this.filter.params.get('sort') || '-created';
+        const next = key === 'name' ? (cur === 'name' ? '-name' : 'name') : cur === '-' + key ? key : '-' + key;
         const text = this.filterText.replace(/(^|\s)sort:\S+/g, '').trim();
         this.setFilter((text ? text + ' ' : '') + 'sort:' + next, true);
       },
-    }, h + mark);
+    }, h);
+    th.dataset.key = key;
+    (this.sortHeads ||= []).push(th);
+    return th;
+  }
+
+  // The sorted column's header says which way.
+  markSort() {
+    const cur = this.filter.params.get('sort') || '-created';
+    for (const th of this.sortHeads || []) {
+      const k = th.dataset.key;
+      const h = Object.keys(SORTABLE).find((x) => SORTABLE[x] === k);
+      th.textContent = h + (cur === k ? ' ▲' : cur === '-' + k ? ' ▼' : '');
+    }
   }
 
   // The filter box changed (or a click changed it): the URL follows, the
@@ -221,7 +234,7 @@ export class LibraryPage {
       return;
     }
     clear(this.usage);
-    const parts = [`${fmtCount(u.traces)} traces`, `${fmtBytes(u.stored_bytes)} stored`];
+    const parts = [plural(u.traces, 'trace'), `${fmtBytes(u.stored_bytes)} stored`];
     if (u.pinned) parts.push(`${fmtCount(u.pinned)} pinned`);
     const bounds = [];
     if (u.retain_days) bounds.push(`${u.retain_days} days`);
@@ -237,9 +250,17 @@ export class LibraryPage {
 
   renderTable() {
     clear(this.tbody);
+    this.markSort();
     this.status.textContent = this.loadError ? 'Could not load the trace list: ' + this.loadError
       : this.filter.errors.length ? 'Not understood (left out): ' + this.filter.errors.join(' ') : '';
     const shown = this.traces.filter((t) => matchesFilter(t, this.filter.params));
+    // The server sorts names in byte order (run-215 before run-99); with
+    // the whole list here, the viewer sorts them as people read them.
+    const sort = this.filter.params.get('sort');
+    if ((sort === 'name' || sort === '-name') && !this.nextCursor) {
+      const dir = sort === 'name' ? 1 : -1;
+      shown.sort((a, b) => dir * (naturalCompare(a.name || '', b.name || '') || (a.id - b.id)));
+    }
     for (const t of shown) {
       this.tbody.append(this.row(t));
       if (this.editing === t.id) this.tbody.append(this.editor(t));
@@ -249,6 +270,8 @@ export class LibraryPage {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
+    } else if (filtered) {
+      this.empty.textContent = `${plural(this.total, 'trace')} match` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
     } else {
       this.empty.textContent = this.total > shown.length ? `${fmtCount(shown.length)} of ${fmtCount(this.total)} shown` : '';
     }
@@ -302,11 +325,12 @@ export class LibraryPage {
       return;
     }
     const head = el('div', { className: 'find-head' },
-      `Slices named like “${r.query}”: ${r.traces.length}${r.truncated ? '+' : ''} trace${r.traces.length === 1 ? '' : 's'}`,
+      `Slices named like “${r.query}”: ${fmtCount(r.traces.length)}${r.truncated ? '+ traces' : r.traces.length === 1 ? ' trace' : ' traces'}`,
       r.unindexed ? ` (${r.unindexed} not indexed yet)` : '',
       el('button', { className: 'find-close', onclick: () => { this.findInput.value = ''; this.find(); } }, '×'));
     const rows = r.traces.map((t) => el('tr', { dataset: { id: t.id } },
-      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}`, className: 'trace-link' }, t.name)),
+      // the trace opens searching for the text, on its first match
+      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}&q=${encodeURIComponent(this.findText)}`, className: 'trace-link' }, t.name)),
       el('td', { className: 'num' }, fmtCount(t.count)),
       el('td', { className: 'num' }, fmtDur(t.total_ns)),
       el('td', { className: 'num' }, fmtDur(t.p50_ns)),
@@ -398,11 +422,12 @@ export class LibraryPage {
         'aria-label': 'Pick ' + (t.name || t.id) + ' for comparison', onchange: () => this.togglePick(t),
       }));
     }
-    actions.append(el('button', {
+    // a failed upload is only dismissed: nothing of it to pin or describe
+    if (t.status !== 'failed') actions.append(el('button', {
       className: 'pin' + (t.pinned ? ' pinned' : ''), title: t.pinned ? 'Pinned: retention keeps it. Click to unpin' : 'Pin: retention never removes it',
       onclick: async () => { const e = await this.patch(t, { pinned: !t.pinned }); if (e) this.status.textContent = e; this.refresh(); },
     }, t.pinned ? 'Pinned' : 'Pin'));
-    actions.append(el('button', {
+    if (t.status !== 'failed') actions.append(el('button', {
       className: 'edit', title: 'Edit the name, labels and description',
       onclick: () => { this.editing = this.editing === t.id ? null : t.id; this.renderTable(); },
     }, 'Edit'));
@@ -536,7 +561,10 @@ export class LibraryPage {
         label.textContent = 'failed: ' + (t.error ? t.error.message || t.error.code : 'unknown error');
         break;
       }
-      label.textContent = `${t.status} ${Math.floor(f * 100)}%`;
+      // the bytes are read before the database is written: no "100%" while it is
+      label.textContent = t.status === 'ingesting' && f >= 1 ? 'ingesting: writing the database…' : `${t.status} ${Math.floor(f * 100)}%`;
+      const rowBar = this.tbody.querySelector(`tr[data-id="${t.id}"] progress.mini`);
+      if (rowBar) rowBar.value = f;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     this.refresh();
@@ -611,4 +639,15 @@ export async function pairUploads(files) {
     uploads.push({ file: f, binary });
   });
   return { uploads, unpaired: symbols.filter((s) => !used.has(s)) };
+}
+
+// "1 trace", "2 traces".
+function plural(n, word) {
+  return `${fmtCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+// Names as people read them: digits by value (run-99 before run-215).
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+export function naturalCompare(a, b) {
+  return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -5,8 +5,9 @@
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
-import { colorFor, fmtDur, fmtTime } from './format.js';
+import { colorFor, fmtDur, fmtTime, fmtValue } from './format.js';
 import { AreaPanel } from './area.js';
+import { stateWords } from './render.js';
 
 const DRAWER_KEY = 'trace-viewer.drawer';
 const DRAWER_MIN = 80;      // px: the smallest drawer that is not hidden
@@ -109,6 +110,12 @@ export class DetailsPanel {
     this.heading.textContent = title;
     clear(this.content);
     this.content.append(...nodes);
+  }
+
+  // Above a slice picked from the area's list: the way back to the area.
+  backToArea(area) {
+    this.content.prepend(el('div', { className: 'back-to-area' },
+      this.link('← the area\'s figures', () => this.showArea(area), 'area-back')));
   }
 
   showEmpty() {
@@ -251,6 +258,13 @@ export class DetailsPanel {
       row('Priority', String(it.priority));
       row('End state', it.end_state || '— (still running at the end of the trace)');
       this.set('CPU run', el('table', { className: 'kv' }, ...rows));
+    } else if (kind === 'state') {
+      row('State', stateWords(it));
+      row('Start', fmtTime(it.ts - origin));
+      row('Duration', it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur));
+      row('Thread', this.threadText(track.pid, track.tid));
+      row('Process', this.processText(track.pid));
+      this.set('Thread state', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'log') {
       row('Time', fmtTime(it.ts - origin));
       row('Process', this.processText(it.pid));
@@ -260,10 +274,10 @@ export class DetailsPanel {
     } else if (kind === 'counter') {
       row('Counter', track.title);
       row('Time', fmtTime(it.ts - origin));
-      row('Value', String(it.value));
+      row('Value', el('span', { title: String(it.value) }, fmtValue(Number(it.value))));
       if (it.merged) {
         row('Summarised', `${it.merged} points up to ${fmtTime(it.last_ts - origin)}`);
-        row('Min / max', `${it.min} / ${it.max}`);
+        row('Min / max', `${fmtValue(Number(it.min))} / ${fmtValue(Number(it.max))}`);
       }
       this.set('Counter', el('table', { className: 'kv' }, ...rows));
     }

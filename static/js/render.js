@@ -378,6 +378,81 @@ export function drawCpu(ctx, v, cache, y, h, threadNames) {
   if (cache.truncated) drawNote(ctx, W, y, 'runs cut at the reply limit: zoom in');
 }
 
+// Thread states: their colours (as Perfetto's: running dark green,
+// runnable light green, blocked orange, sleeping grey) and words.
+export const STATE_STYLE = {
+  running: ['#2e7d32', 'Running'],
+  runnable: ['#9ccc65', 'Runnable'],
+  blocked: ['#ef6c00', 'Blocked'],
+  suspended: ['#b0bec5', 'Suspended'],
+  dying: ['#8d6e63', 'Dying'],
+  dead: ['#5d4037', 'Dead'],
+};
+
+export function stateWords(s) {
+  const st = STATE_STYLE[s.state];
+  const what = st ? st[1] : String(s.state).replace(/^./, (c) => c.toUpperCase());
+  return s.state === 'running' && s.cpu !== null && s.cpu !== undefined ? `${what} on CPU ${s.cpu}` : what;
+}
+
+// A thread's state track: one box per state, coalesced under a pixel.
+export function drawStates(ctx, v, cache, y, h) {
+  if (!cache || !cache.data) return;
+  const D = cache.data;
+  const { vs, ve, W, k } = v;
+  let i = lowerBound(D.maxEnd, vs, D.n);
+  const stop = upperBound(D.ts, ve, D.n);
+  const yy = y + 2;
+  const hh = h - 5;
+  let px1 = -1e9;
+  let last = null;
+  const labels = [];
+  for (; i < stop; i++) {
+    if (D.end[i] < vs) continue;
+    const s = D.items[i];
+    let x0 = Math.max((D.ts[i] - vs) * k, -2);
+    const x1 = Math.min((D.end[i] - vs) * k, W + 2);
+    if (x1 - x0 < 1 && x0 < px1) continue;
+    if (x1 - x0 < 1) x0 = Math.floor(x0);
+    const fill = (STATE_STYLE[s.state] || ['#d7ccc8'])[0];
+    if (fill !== last) ctx.fillStyle = last = fill;
+    ctx.fillRect(x0, yy, Math.max(x1 - x0, 1), hh);
+    px1 = Math.max(x1, x0 + 1);
+    if (x1 - x0 > 40) {
+      const t = fitText(ctx, stateWords(s), Math.min(x1, W) - Math.max(x0, 0) - 8);
+      if (t) labels.push(t, Math.max(x0, 0) + 4, yy + hh / 2 + 0.5, s.state === 'running' || s.state === 'dead');
+    }
+  }
+  for (let j = 0; j < labels.length; j += 4) {
+    ctx.fillStyle = labels[j + 3] ? '#fff' : '#111';
+    ctx.fillText(labels[j], labels[j + 1], labels[j + 2]);
+  }
+  if (cache.truncated) drawNote(ctx, W, y, 'states cut at the reply limit: zoom in');
+}
+
+// A collapsed process's summary: its threads' slices per pixel column of
+// the view (sum: {start, end, counts} from GET /overview), as bars.
+export function drawGroupSummary(ctx, v, sum, y, h, key) {
+  if (!sum || !sum.counts) return;
+  const n = sum.counts.length;
+  const span = sum.end - sum.start + 1;
+  let max = 1;
+  for (const c of sum.counts) if (c > max) max = c;
+  const hue = hashString(String(key)) % 360;
+  ctx.fillStyle = `hsl(${hue} 50% 45% / 0.75)`;
+  const top = y + 4;
+  const hh = h - 8;
+  for (let b = 0; b < n; b++) {
+    const c = sum.counts[b];
+    if (!c) continue;
+    const x0 = v.x(sum.start + (b * span) / n);
+    const x1 = v.x(sum.start + ((b + 1) * span) / n);
+    if (x1 < 0 || x0 > v.W) continue;
+    const bh = Math.max(1, Math.sqrt(c / max) * hh);
+    ctx.fillRect(x0, top + hh - bh, Math.max(x1 - x0 - 0.5, 0.5), bh);
+  }
+}
+
 export function hitInterval(v, cache, x, tolPx) {
   if (!cache || !cache.data) return null;
   const D = cache.data;

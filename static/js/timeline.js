@@ -16,7 +16,8 @@ import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
 import { damage } from './library.js';
 import {
-  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
+  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
+  drawStates,
   hitInterval, hitSlice, makeView,
 } from './render.js';
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
@@ -86,6 +87,7 @@ export class TimelinePage {
     this.trace = trace;
     document.title = (trace.name || 'trace') + ' — trace viewer';
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
+    this.titleEl.title = this.titleEl.textContent;
     if (trace.status === 'queued' || trace.status === 'ingesting') {
       const p = trace.progress || {};
       this.fatal(`This trace is still ${trace.status} (${p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0}%). The page reloads when it is ready.`);
@@ -97,15 +99,16 @@ export class TimelinePage {
       return;
     }
     let tr;
+    let scheduled;
     try {
-      tr = await api(this.base + '/tracks', { exact: true });
+      [tr, scheduled] = await Promise.all([api(this.base + '/tracks', { exact: true }), this.scheduledThreads()]);
     } catch (e) {
       this.fatal('Could not load the tracks: ' + e.message);
       return;
     }
     this.traceStart = trace.start_ns ?? 0;
     this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
-    const built = buildTracks(tr, trace);
+    const built = buildTracks(tr, trace, scheduled);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
@@ -113,6 +116,7 @@ export class TimelinePage {
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
       this.perf.arrived++;
       this.invalidate();
+      this.refreshHover();
     });
     this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
@@ -124,6 +128,22 @@ export class TimelinePage {
     this.invalidate();
     this.loadOverview();
     if (trace.format === 'xray-fdr') this.offerActivity();
+    // ?q=: opened from a search across traces: find it here
+    const q = this.params.get('q');
+    if (q) {
+      this.searchInput.value = q;
+      this.stepSearch(1);
+    }
+  }
+
+  // The threads with CPU runs ("pid/tid"): each gets a state track.
+  async scheduledThreads() {
+    try {
+      const r = await api(this.base + '/query', { method: 'POST', body: 'SELECT DISTINCT pid, tid FROM sched', exact: true });
+      return new Set((r.rows || []).map(([pid, tid]) => `${pid}/${tid}`));
+    } catch {
+      return new Set(); // no state tracks rather than no timeline
+    }
   }
 
   fatal(msg) {
@@ -332,6 +352,17 @@ export class TimelinePage {
     this.ve = vs + span;
     this.scheduleUrl();
     this.invalidate();
+    this.refreshHover();
+  }
+
+  // The view moved under a still mouse: the tooltip tells what is under it
+  // now (after this frame's data, when it arrives).
+  refreshHover() {
+    if (!this.mouse || this.drag || this.hoverTimer) return;
+    this.hoverTimer = requestAnimationFrame(() => {
+      this.hoverTimer = 0;
+      if (this.mouse && !this.drag) this.setHover(this.hitTest(this.mouse.x, this.mouse.y));
+    });
   }
 
   zoomAt(factor, x) {
@@ -419,10 +450,12 @@ export class TimelinePage {
 
   // ---- selection -------------------------------------------------------------
 
+  // opts: reveal (move the view to it), scroll (to its track), keepArea
+  // (a slice picked from the area's own list leaves the area as it is).
   async selectSlice(id, opts = {}) {
     const token = ++this.selToken;
     this.selBusy = true;
-    this.area = null;
+    if (!opts.keepArea) this.area = null;
     this.markAreaLabels();
     this.selection = { kind: 'slice', id, info: null };
     this.flowEnds = [];
@@ -443,6 +476,7 @@ export class TimelinePage {
     if (opts.reveal) this.reveal(info);
     else if (opts.scroll) this.scrollToTrack(info.track_id);
     this.details.showSlice(info);
+    if (this.area) this.details.backToArea(this.area);
     this.invalidate();
     await this.loadFlows(info, token);
     if (token === this.selToken) this.selBusy = false;
@@ -698,6 +732,45 @@ export class TimelinePage {
     this.invalidate();
   }
 
+  // ---- collapsed processes ---------------------------------------------------
+  //
+  // A collapsed process's header shows its threads' slices per pixel
+  // column of the view, from GET /overview (the level of detail, never a
+  // scan): one request for every process, asked again when the view has
+  // settled elsewhere; the last one is drawn meanwhile, at its own times.
+
+  groupSummary(g) {
+    const want = this.summaryWindow();
+    const sum = this.summary;
+    if (!sum || sum.key !== want.key) this.requestSummary(want);
+    return sum ? { start: sum.start, end: sum.end, counts: sum.byPid.get(String(g.pid)) || null } : null;
+  }
+
+  summaryWindow() {
+    const start = Math.floor(this.vs);
+    const end = Math.ceil(this.ve);
+    const buckets = Math.max(1, Math.min(4096, Math.round(this.W / 2)));
+    return { start, end, buckets, key: `${start} ${end} ${buckets}` };
+  }
+
+  requestSummary(want) {
+    if (this.summaryWant && this.summaryWant.key === want.key) return;
+    this.summaryWant = want;
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = setTimeout(async () => {
+      let r;
+      try {
+        r = await api(`${this.base}/overview?start=${want.start}&end=${want.end}&buckets=${want.buckets}`, { exact: true });
+      } catch {
+        r = { processes: [] };
+      }
+      if (this.summaryWant !== want) return;
+      this.summaryWant = null;
+      this.summary = { ...want, byPid: new Map((r.processes || []).map((p) => [String(p.pid), p.counts])) };
+      this.invalidate();
+    }, 120);
+  }
+
   // ---- overview --------------------------------------------------------------
 
   async loadOverview() {
@@ -809,6 +882,7 @@ export class TimelinePage {
       ctx.fillRect(0, y, W, r.h);
       ctx.fillStyle = '#d5dae1';
       ctx.fillRect(0, y + r.h - 1, W, 1);
+      if (it.collapsed && it.pid !== undefined) drawGroupSummary(ctx, v, this.groupSummary(it), y, r.h, it.pid);
       return;
     }
     ctx.fillStyle = '#e8ebef';
@@ -823,6 +897,7 @@ export class TimelinePage {
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
     else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+    else if (it.kind === 'state') drawStates(ctx, v, c, y, r.h);
     if (c && c.error) {
       ctx.fillStyle = '#b00020';
       ctx.fillText('could not load: ' + c.error, 6, y + 10);
@@ -948,6 +1023,7 @@ export class TimelinePage {
     const a = this.axisCanvas.getContext('2d', { alpha: false });
     a.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawAxis(a, v, this.traceStart, AXIS_H, this.area);
+    this.drawSpanLabels(a, v);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
     const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve,
@@ -957,6 +1033,29 @@ export class TimelinePage {
     if (this.spanLabel.textContent !== span) {
       this.spanLabel.textContent = span;
       this.spanLabel.title = `${fmtTime(this.vs - this.traceStart)} – ${fmtTime(this.ve - this.traceStart)} from the trace start`;
+    }
+  }
+
+  // How long each mark and the area (while dragged too) are: a label on
+  // the axis over the middle of the span.
+  drawSpanLabels(ctx, v) {
+    const spans = this.marks.map((m) => ({ ...m, color: '#f57c00' }));
+    if (this.area) spans.push({ start: this.area.start, end: this.area.end, color: '#1a73e8' });
+    this.spanTexts = [];
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    for (const sp of spans) {
+      const x0 = Math.max(v.x(sp.start), 0);
+      const x1 = Math.min(v.x(sp.end), this.W);
+      if (x1 < 0 || x0 > this.W) continue;
+      const text = fmtDur(sp.end - sp.start);
+      const w = ctx.measureText(text).width + 10;
+      const x = Math.min(Math.max((x0 + x1) / 2 - w / 2, 0), this.W - w);
+      ctx.fillStyle = sp.color;
+      ctx.fillRect(x, 1, w, 14);
+      ctx.fillStyle = '#fff';
+      ctx.fillText(text, x + 5, 8.5);
+      this.spanTexts.push(text);
     }
   }
 
@@ -985,6 +1084,10 @@ export class TimelinePage {
     if (it.kind === 'log') {
       const s = hitInterval(v, c, x, 4);
       return s ? { kind: 'log', track: it, item: s } : { kind: 'none', track: it };
+    }
+    if (it.kind === 'state') {
+      const s = hitInterval(v, c, x, 2);
+      return s ? { kind: 'state', track: it, item: s } : { kind: 'none', track: it };
     }
     if (it.kind === 'counter') {
       const p = counterAt(c, v.t(x));

@@ -12,6 +12,7 @@ export const GROUP_H = 26;      // a process (group) header
 export const COUNTER_H = 46;
 export const CPU_H = 24;
 export const LOG_H = 24;
+export const STATE_H = 16;      // a thread's state track
 
 // Every depth is shown, as Perfetto does: a deep stack is never cut.
 function rowsOf(t) {
@@ -29,6 +30,8 @@ export function trackHeight(t) {
       return CPU_H;
     case 'log':
       return LOG_H;
+    case 'state':
+      return STATE_H;
     default:
       return GROUP_H;
   }
@@ -46,8 +49,14 @@ export function processName(p, trace) {
   return bin || `pid ${p.pid}`;
 }
 
-// Builds the groups from the /tracks reply. trace: the trace object.
-export function buildTracks(tr, trace) {
+// A thread's state track (thread_states), right under its slices.
+function stateTrack(pid, tid, name) {
+  return { kind: 'state', key: `state:${pid}/${tid}`, title: 'state', subtitle: 'of ' + (name ? `${name} ${tid}` : `tid ${tid}`), pid, tid, trackId: null };
+}
+
+// Builds the groups from the /tracks reply. trace: the trace object;
+// scheduled: the "pid/tid" of every thread with CPU runs (a Set).
+export function buildTracks(tr, trace, scheduled = new Set()) {
   const groups = [];
   const byTrackId = new Map();
   const threadNames = new Map(); // "pid/tid" -> thread name
@@ -78,6 +87,7 @@ export function buildTracks(tr, trace) {
     groups.push(g);
   }
   const many = processes.length > 12;
+  const stated = new Set(); // threads given a state track
   for (const p of processes) {
     const g = {
       kind: 'group', key: 'p:' + p.pid, title: processName(p, trace), subtitle: processName(p, trace) !== `pid ${p.pid}` ? 'pid ' + p.pid : '', pid: p.pid,
@@ -125,9 +135,25 @@ export function buildTracks(tr, trace) {
         });
       }
       addCpu(th.tid, who);
+      const key = `${p.pid}/${th.tid}`;
+      if (scheduled.has(key)) {
+        add(g, stateTrack(p.pid, th.tid, th.name));
+        stated.add(key);
+      }
     }
     for (const tid of cpuOf.keys()) addCpu(tid, `tid ${tid}`);
     if (g.children.length > 0) groups.push(g);
+  }
+  // threads seen only on CPUs (in no process's list): a state track each
+  for (const key of scheduled) {
+    if (stated.has(key)) continue;
+    const [pid, tid] = key.split('/');
+    let g = groups.find((x) => x.kind === 'group' && String(x.pid) === pid);
+    if (!g) {
+      g = { kind: 'group', key: 'p:' + pid, title: `pid ${pid}`, subtitle: '', pid, collapsed: many, children: [] };
+      groups.push(g);
+    }
+    add(g, stateTrack(pid, tid, threadNames.get(key)));
   }
   return { groups, byTrackId, threadNames, processNames };
 }

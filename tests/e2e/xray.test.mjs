@@ -193,6 +193,10 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     assert.equal(thread.split(tid).length - 1, 1, `the tid once: "${thread}"`);
     const proc = await page.locator('section.panel tr:has(th:text-is("Process")) td').innerText();
     assert.match(proc, /^demo \d+$/, 'the process by name and pid');
+    // the Chrome JSON export names the process after the binary too
+    const exported = await (await fetch(`${server.url}/api/traces/${id}/export?format=chrome-json`)).json();
+    const names = exported.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args.name);
+    assert.ok(names.includes('demo'), 'the export names the program: ' + JSON.stringify(names));
     // the info page says the same
     await page.goto(`${server.url}/?trace=${id}&page=info`);
     await page.waitForFunction(() => window.__viewer && window.__viewer.ready);
