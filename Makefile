@@ -23,13 +23,14 @@ INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symb
 	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
-	query/compare.c
+	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c client/conn.c client/stream.c $(CATALOG_SRC)
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c \
+	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
 	test_xray query/test_lod query/test_area \
 	catalog/test_catalog
@@ -39,7 +40,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -56,7 +57,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h
+$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -106,7 +107,10 @@ $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http \
+$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c
+
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
@@ -114,6 +118,7 @@ unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_f
 	$(B)/fuzz_replay_xray tests/corpus/xray
 	$(B)/fuzz_replay_http tests/corpus/http
 	$(B)/fuzz_replay_symbols tests/corpus/symbols
+	$(B)/fuzz_replay_fifo tests/corpus/fifo
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -121,10 +126,16 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live $(B)/gen_fxt
+$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h tests/server_util.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c $(LIBS) $(CMOCKA_LIBS)
+
+integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live \
+	$(B)/tests/server/test_capture $(B)/gen_fxt
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_capture
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
@@ -181,7 +192,10 @@ ubsan:
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
-FUZZ_TARGETS = fxt fxt_decode xray http symbols
+FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
+build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
 build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)
@@ -214,6 +228,9 @@ bench-xray: trace-server $(B)/bench_ceiling
 
 bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh
+
+bench-live: trace-server $(B)/gen_fxt
+	B=$(B) sh bench/live/run.sh
 
 bench-library: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/library/run.sh

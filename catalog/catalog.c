@@ -666,9 +666,31 @@ static char *binary_name_of(const char *path, const char *filename)
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
 	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
-	struct trace_rec *r = calloc(1, sizeof(*r));
+	struct trace_rec *r;
 	int64_t id = -1;
+	size_t i;
 
+	/* what the catalog stores, it checks: paging and search hold for every value it takes */
+	if (nw->name == NULL || nw->name[0] == '\0' || strlen(nw->name) > CAT_MAX_NAME) {
+		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
+		free(bname);
+		return -2;
+	}
+	if (nw->description && cat_text_check("description", nw->description, CAT_MAX_DESCRIPTION, 1, err, errlen) != 0) {
+		free(bname);
+		return -2;
+	}
+	for (i = 0; i < nw->nlabels; i++) {
+		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
+		struct cat_label l;
+
+		snprintf(kv, sizeof(kv), "%s=%s", nw->labels[i].key, nw->labels[i].value);
+		if (cat_label_parse(kv, 0, &l, err, errlen) != 0) {
+			free(bname);
+			return -2;
+		}
+	}
+	r = calloc(1, sizeof(*r));
 	pthread_mutex_lock(&c->mu);
 	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
 	    (r->description = strdup(nw->description ? nw->description : "")) == NULL ||

@@ -77,7 +77,8 @@ struct cat_new {
 	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
 };
-/* Records and queues it; the id, or -1 with err set. */
+/* Records and queues it; the id, or -1 (storage) or -2 (a name, description
+ * or label it does not take) with err set. */
 int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
 
 /* A change to a trace's metadata; NULL / -1 members are left as they are. */
@@ -138,7 +139,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
  * readers see them within about a second. cat_live_close ends the stream,
  * complete or dropped; its trace is then ingested whole and becomes ready.
  */
-int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen);
+int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen); /* as cat_add */
 /* 0; -2 the trace was deleted; -3 the trace failed: its bytes are not a
  * trace (err says why). */
 int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen);

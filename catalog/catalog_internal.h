@@ -96,7 +96,8 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 void *cat_worker_main(void *arg);
 struct ingest_result;
 /* The JSON members kept in a record's summary column, from ingest's result
- * and the trace's database; NULL when out of memory. */
+ * and the trace's metadata (qry_trace_metadata); NULL when out of memory or
+ * when the database cannot be read. */
 char *cat_summary_json(const struct ingest_result *res, const char *db_path);
 
 /* live.c */

@@ -65,7 +65,7 @@ int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char 
 	nw.binary_filename = NULL;
 	if ((id = cat_add_as(c, &nw, TS_LIVE, err, errlen)) < 0) {
 		unlink(spool);
-		return -1;
+		return id;
 	}
 	cat_path(c, id, "source", src, sizeof(src));
 	if ((*fd = open(src, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {

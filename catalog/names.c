@@ -78,11 +78,12 @@ out:
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 {
 	sqlite3 *db = NULL, *cat = NULL;
+	const char *why;
 	char path[4096];
 	int rc = -1;
 
 	snprintf(path, sizeof(path), "%s/catalog.db", c->dir);
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+	if ((db = tracedb_open_readonly(db_path, &why)) != NULL &&
 	    sqlite3_open_v2(path, &cat, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
 		sqlite3_busy_timeout(cat, 10000);
 		rc = write_rows(cat, db, id);

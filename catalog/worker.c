@@ -59,62 +59,24 @@ static void summary_counts(struct jbuf *b, const struct ingest_result *res)
 	jb_obj_end(b);
 }
 
-enum { SUMMARY_PROCESSES = 64 };
-
-/* The trace's own metadata: its providers and the names of its processes
- * (the first 64 by pid). */
-static void summary_metadata(struct jbuf *b, const char *db_path)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int ok = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
-
-	jb_key(b, "providers");
-	jb_arr(b);
-	if (ok && sqlite3_prepare_v2(db, "SELECT id, name, ticks_per_second, buffer_overflows FROM providers ORDER BY id",
-				     -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			jb_obj(b);
-			jb_key(b, "id");
-			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 0));
-			jb_key(b, "name");
-			jb_column(b, st, 1);
-			jb_key(b, "ticks_per_second");
-			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 2));
-			jb_key(b, "buffer_overflows");
-			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 3));
-			jb_obj_end(b);
-		}
-	}
-	jb_arr_end(b);
-	sqlite3_finalize(st);
-	st = NULL;
-	jb_key(b, "processes");
-	jb_arr(b);
-	if (ok && sqlite3_prepare_v2(db, "SELECT pid, name FROM processes ORDER BY pid LIMIT 64", -1, &st, NULL) ==
-			  SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			jb_obj(b);
-			jb_key(b, "pid");
-			jb_u64(b, (uint64_t)sqlite3_column_int64(st, 0));
-			jb_key(b, "name");
-			jb_column(b, st, 1);
-			jb_obj_end(b);
-		}
-	}
-	jb_arr_end(b);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-}
-
 char *cat_summary_json(const struct ingest_result *res, const char *db_path)
 {
+	struct qry_error err = { 0 };
+	const char *why;
 	struct jbuf b;
+	sqlite3 *db;
 	unsigned i;
 
 	jb_init(&b);
 	summary_counts(&b, res);
-	summary_metadata(&b, db_path);
+	/* a read that fails is an error, not an empty list kept for good */
+	if ((db = tracedb_open_readonly(db_path, &why)) == NULL || qry_trace_metadata(db, &b, &err) != QRY_OK) {
+		fprintf(stderr, "trace-server: %s: %s\n", db_path, db ? err.msg : why);
+		sqlite3_close(db);
+		jb_fini(&b);
+		return NULL;
+	}
+	sqlite3_close(db);
 	jb_key(&b, "diagnostics");
 	jb_obj(&b);
 	for (i = 0; i < res->ndiag; i++) {
@@ -222,8 +184,10 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 		res->symbols_named = 0;
 	if (rc == INGEST_OK)
 		mark_stream(c, id, res);
-	if (rc == INGEST_OK && (summary = cat_summary_json(res, db)) == NULL)
-		rc = INGEST_ENOMEM;
+	if (rc == INGEST_OK && (summary = cat_summary_json(res, db)) == NULL) {
+		rc = INGEST_EDB;
+		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
+	}
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)
 		indexed = cat_index_trace(c, id, db) == 0;

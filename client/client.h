@@ -7,6 +7,7 @@
 #ifndef CLIENT_CLIENT_H
 #define CLIENT_CLIENT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,12 @@ int cl_query_escape(char *out, size_t n, const char *s);
  * to n - 1 bytes of body in out. The status, or -1 with err set. */
 int cl_get(const struct cl_server *s, const char *method, const char *path, char *out, size_t n, char *err,
 	   size_t errlen);
+
+/* Plays a provider (provide.c): registers as name (announcing categories,
+ * comma-separated), and sends in's records into every capture that starts
+ * it until TERMINATE, the connection's end or *stop. The exit status. */
+int cl_provide(const struct cl_server *s, const char *name, const char *categories, int in, int follow,
+	       volatile sig_atomic_t *stop);
 
 /* trace-server stream ...; argv[0] is "stream". The exit status. */
 int cl_stream_main(int argc, char **argv);

@@ -37,7 +37,9 @@ static int usage(int rc)
 	fprintf(rc ? stderr : stdout,
 		"usage: trace-server stream [--server URL] [--name NAME] [--label K=V]... [--description TEXT]\n"
 		"                           [--format fxt|xray] [--token-file F] [--idle SECONDS] FILE|-\n"
-		"  Sends FILE as it grows (or standard input, '-') to the server as a live trace.\n"
+		"       trace-server stream --provider [--name NAME] [--categories A,B] [--server URL] FILE|-\n"
+		"  Sends FILE as it grows (or standard input, '-') to the server as a live trace; with\n"
+		"  --provider, registers as a provider and sends it into the captures that start it.\n"
 		"  --server defaults to $TRACE_SERVER_URL, else http://127.0.0.1:8080; the token to\n"
 		"  $TRACE_TOKEN. A file is followed until Ctrl-C (or --idle seconds without growth).\n");
 	return rc;
@@ -45,7 +47,8 @@ static int usage(int rc)
 
 struct opts {
 	struct cl_server srv;
-	const char *name, *description, *format, *input;
+	const char *name, *description, *format, *input, *categories;
+	int provider; /* --provider: into captures, as a provider */
 	const char *labels[64];
 	int nlabels;
 	double idle; /* seconds; 0 = follow until stopped */
@@ -63,6 +66,10 @@ static int parse(int argc, char **argv, struct opts *o)
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 			return usage(0) - 1;
+		if (strcmp(a, "--provider") == 0) {
+			o->provider = 1;
+			continue;
+		}
 		if (a[0] == '-' && a[1] != '\0' && v == NULL) {
 			fprintf(stderr, "trace-server stream: %s needs a value\n", a);
 			return usage(2);
@@ -71,6 +78,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			url = v;
 		else if (strcmp(a, "--name") == 0)
 			o->name = v;
+		else if (strcmp(a, "--categories") == 0)
+			o->categories = v;
 		else if (strcmp(a, "--description") == 0)
 			o->description = v;
 		else if (strcmp(a, "--format") == 0)
@@ -243,6 +252,18 @@ int cl_stream_main(int argc, char **argv)
 
 		snprintf(defname, sizeof(defname), "%s", follow ? (base ? base + 1 : o.input) : "stdin");
 		o.name = defname;
+	}
+	if (o.provider) {
+		struct sigaction pa = { 0 };
+
+		pa.sa_handler = on_stop;
+		sigaction(SIGINT, &pa, NULL);
+		sigaction(SIGTERM, &pa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		rc = cl_provide(&o.srv, o.name, o.categories, in, follow, &g_stop);
+		if (follow)
+			close(in);
+		return rc;
 	}
 	if (request_path(&o, path, sizeof(path)) != 0) {
 		fprintf(stderr, "trace-server stream: the name, labels and description are too long\n");

@@ -231,18 +231,22 @@ static uint8_t *read_all(const char *path, size_t max, size_t *n)
 	return buf;
 }
 
-/* Renames "fn#<id>" strings to the functions' names; counts in *named. */
+/* Renames "fn#<id>" strings to the functions' names and notes how many in
+ * meta, in one transaction: all of it or, on any error, nothing (*named 0). */
 static int apply_names(sqlite3 *db, const struct xray_symbols *sy, uint64_t *named, char *err, size_t errlen)
 {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int rc = -1;
+	sqlite3_stmt *sel = NULL, *upd = NULL, *meta = NULL;
+	int rc = -1, step, begun = 0;
 
 	*named = 0;
 	if (sqlite3_prepare_v2(db, "SELECT id, str FROM strings WHERE str GLOB 'fn#[0-9]*'", -1, &sel, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE strings SET str = ? WHERE id = ?", -1, &upd, NULL) != SQLITE_OK ||
-	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES ('symbols_named', ?)", -1, &meta, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto out_finalize;
-	while (sqlite3_step(sel) == SQLITE_ROW) {
+	begun = 1;
+	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
 		unsigned long id = strtoul((const char *)sqlite3_column_text(sel, 1) + 3, NULL, 10);
 		const char *name = id <= UINT32_MAX ? xray_symbols_name(sy, (uint32_t)id) : NULL;
 
@@ -255,12 +259,22 @@ static int apply_names(sqlite3 *db, const struct xray_symbols *sy, uint64_t *nam
 		sqlite3_reset(upd);
 		(*named)++;
 	}
+	if (step != SQLITE_DONE) /* a read that failed ends the loop as the last row would */
+		goto out_finalize;
+	sqlite3_bind_int64(meta, 1, (int64_t)*named);
+	if (sqlite3_step(meta) != SQLITE_DONE)
+		goto out_finalize;
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 out_finalize:
-	if (rc != 0)
+	if (rc != 0) {
 		snprintf(err, errlen, "cannot rename functions: %s", sqlite3_errmsg(db));
+		if (begun)
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		*named = 0;
+	}
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
+	sqlite3_finalize(meta);
 	return rc;
 }
 
@@ -268,6 +282,7 @@ int ingest_symbolize(const char *db_path, const char *symbols_path, uint64_t *na
 {
 	struct xray_symbols *sy = NULL;
 	sqlite3 *db = NULL;
+	const char *why;
 	uint8_t *buf;
 	size_t n = 0;
 	int rc = -1;
@@ -279,18 +294,11 @@ int ingest_symbolize(const char *db_path, const char *symbols_path, uint64_t *na
 	}
 	if (xray_symbols_load(buf, n, &sy, err, errlen) != 0)
 		goto out_free;
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open the trace database");
+	if ((db = tracedb_open_readwrite(db_path, &why)) == NULL) {
+		snprintf(err, errlen, "%s", why);
 		goto out_free;
 	}
-	sqlite3_busy_timeout(db, 10000); /* readers of a served trace hold it briefly */
 	rc = apply_names(db, sy, named, err, errlen);
-	if (rc == 0) {
-		char sql[96];
-
-		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('symbols_named', %" PRIu64 ")", *named);
-		sqlite3_exec(db, sql, NULL, NULL, NULL);
-	}
 out_free:
 	sqlite3_close(db);
 	xray_symbols_free(sy);

@@ -57,9 +57,6 @@ enum ingest_err {
 
 const char *ingest_strerror(int err);
 
-/* The schema version this code writes and reads (PRAGMA user_version). */
-#define INGEST_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
-
 enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
 
 /* Called now and then; return non-zero to cancel. done/total are bytes while

@@ -13,7 +13,6 @@
 #include "store.h"
 #include "../tracedb/tracedb.h"
 
-extern const char schema_trace_sql[];
 
 static int store_exec(struct store *s, const char *sql)
 {
@@ -374,16 +373,7 @@ int store_open(struct store *s, const char *path)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
-	remove(path);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		snprintf(s->error, sizeof(s->error), "cannot create %s: %s", path,
-			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		return -1;
-	}
-	if (store_exec(s, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			  "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;") != 0 ||
-	    store_exec(s, schema_trace_sql) != 0 || tracedb_stamp(s->db) != 0 || store_exec(s, "BEGIN") != 0)
+	if ((s->db = tracedb_create(path, s->error, sizeof(s->error))) == NULL || store_exec(s, "BEGIN") != 0)
 		return -1;
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
@@ -402,11 +392,11 @@ int store_index(struct store *s)
 {
 	if (store_drain(s) != 0)
 		return -1;
-	return store_exec(s, "CREATE INDEX flows_from ON flows(from_slice_id);"
-			     "CREATE INDEX flows_to ON flows(to_slice_id);"
-			     "CREATE INDEX flows_from_ts ON flows(from_ts);"
-			     "CREATE INDEX flows_to_ts ON flows(to_ts);"
-			     "CREATE INDEX userspace_objects_ptr ON userspace_objects(pid, pointer);");
+	if (tracedb_index(s->db) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot create the indexes: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
+	return 0;
 }
 
 void store_close(struct store *s)

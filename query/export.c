@@ -5,8 +5,12 @@
  * for bytes, so exporting a trace of any size takes constant memory. Thread
  * slices become complete ("X") events, async slices begin/end ("b"/"e")
  * pairs, counters "C" events, flows "s"/"f" pairs bound to their slices,
- * logs instants, and process and thread names metadata ("M") events. Times
- * are microseconds with nanosecond decimals, as the format wants.
+ * logs instants, and process and thread names metadata ("M") events. CPU
+ * scheduling has no event of its own in the format: each CPU becomes a
+ * thread ("CPU n") of a process of its own ("CPU scheduling", a pid no
+ * other event uses), and each run on it a complete event named after the
+ * thread that ran, as Perfetto draws CPU tracks. Times are microseconds
+ * with nanosecond decimals, as the format wants.
  * Format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
  */
 #include <inttypes.h>
@@ -16,10 +20,11 @@
 
 #include "query.h"
 
-enum { EX_HEAD, EX_PROCS, EX_THREADS, EX_SLICES, EX_COUNTERS, EX_FLOWS, EX_LOGS, EX_TAIL, EX_DONE };
+enum { EX_HEAD, EX_PROCS, EX_THREADS, EX_CPUS, EX_SLICES, EX_COUNTERS, EX_FLOWS, EX_LOGS, EX_SCHED, EX_TAIL, EX_DONE };
 
 static const char *const ex_sql[] = {
-	[EX_PROCS] = "SELECT pid, name FROM processes WHERE name IS NOT NULL",
+	/* ?1: the name of processes the trace leaves unnamed (XRay: its binary) */
+	[EX_PROCS] = "SELECT pid, coalesce(name, ?1) FROM processes WHERE coalesce(name, ?1) IS NOT NULL",
 	[EX_THREADS] = "SELECT pid, tid, name FROM threads WHERE name IS NOT NULL",
 	[EX_SLICES] = "SELECT s.id, s.ts, s.dur, n.str, c.str, t.kind, t.pid, th.tid, s.arg_set_id FROM slices s "
 		      "JOIN tracks t ON t.id = s.track_id LEFT JOIN threads th ON th.id = t.thread_id "
@@ -33,6 +38,9 @@ static const char *const ex_sql[] = {
 		     "JOIN tracks tb ON tb.id = b.track_id LEFT JOIN threads thb ON thb.id = tb.thread_id "
 		     "JOIN strings c ON c.id = f.category_id JOIN strings n ON n.id = f.name_id",
 	[EX_LOGS] = "SELECT l.ts, l.pid, l.tid, m.str FROM logs l JOIN strings m ON m.id = l.message_id",
+	[EX_CPUS] = "SELECT DISTINCT cpu FROM sched ORDER BY cpu",
+	[EX_SCHED] = "SELECT s.ts, s.dur, s.cpu, th.name, s.pid, s.tid, s.priority, s.end_state FROM sched s "
+		     "LEFT JOIN threads th ON th.id = s.thread_id ORDER BY s.cpu, s.ts",
 };
 
 struct qry_export {
@@ -41,6 +49,9 @@ struct qry_export {
 	sqlite3_stmt *args; /* arguments of a slice */
 	int phase;
 	int first;          /* no event written yet: no comma */
+	int cpus;           /* CPU threads named so far */
+	int64_t cpu_pid;    /* the pid of the "CPU scheduling" process: no other event's */
+	char *proc_name;    /* names unnamed processes; NULL: none */
 	struct jbuf out;    /* text not yet handed out */
 	size_t off;         /* bytes of out already handed out */
 };
@@ -192,9 +203,82 @@ static void ex_log(struct qry_export *e, sqlite3_stmt *st)
 	jb_obj_end(&e->out);
 }
 
+/* A CPU: its thread of the "CPU scheduling" process (named with the first). */
+static void ex_cpu(struct qry_export *e, sqlite3_stmt *st)
+{
+	char name[32];
+
+	if (e->cpus++ == 0) {
+		ex_event(e, "M", 0, (uint64_t)e->cpu_pid, 0);
+		jb_key(&e->out, "name");
+		jb_str(&e->out, "process_name");
+		jb_key(&e->out, "args");
+		jb_obj(&e->out);
+		jb_key(&e->out, "name");
+		jb_str(&e->out, "CPU scheduling");
+		jb_obj_end(&e->out);
+		jb_obj_end(&e->out);
+	}
+	snprintf(name, sizeof(name), "CPU %lld", (long long)sqlite3_column_int64(st, 0));
+	ex_event(e, "M", 0, (uint64_t)e->cpu_pid, (uint64_t)sqlite3_column_int64(st, 0));
+	jb_key(&e->out, "name");
+	jb_str(&e->out, "thread_name");
+	jb_key(&e->out, "args");
+	jb_obj(&e->out);
+	jb_key(&e->out, "name");
+	jb_str(&e->out, name);
+	jb_obj_end(&e->out);
+	jb_obj_end(&e->out);
+}
+
+/* A run on a CPU: "X" named after its thread ("B" when still running at the
+ * end), with the thread's pid and tid, priority and end state as args. */
+static void ex_sched(struct qry_export *e, sqlite3_stmt *st)
+{
+	int64_t dur = sqlite3_column_int64(st, 1);
+	struct jbuf *b = &e->out;
+	char tname[40];
+
+	ex_event(e, dur < 0 ? "B" : "X", sqlite3_column_int64(st, 0), (uint64_t)e->cpu_pid,
+		 (uint64_t)sqlite3_column_int64(st, 2));
+	jb_key(b, "name");
+	if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
+		snprintf(tname, sizeof(tname), "tid %" PRIu64, (uint64_t)sqlite3_column_int64(st, 5));
+		jb_str(b, tname);
+	} else {
+		jb_column(b, st, 3);
+	}
+	jb_key(b, "cat");
+	jb_str(b, "sched");
+	if (dur >= 0) {
+		jb_key(b, "dur");
+		b->need_comma = 0;
+		ex_us(b, dur);
+		b->need_comma = 1;
+	}
+	jb_key(b, "args");
+	jb_obj(b);
+	jb_key(b, "pid");
+	jb_u64(b, (uint64_t)sqlite3_column_int64(st, 4));
+	jb_key(b, "tid");
+	jb_u64(b, (uint64_t)sqlite3_column_int64(st, 5));
+	jb_key(b, "priority");
+	jb_i64(b, sqlite3_column_int64(st, 6));
+	jb_key(b, "end_state");
+	jb_column(b, st, 7);
+	jb_obj_end(b);
+	jb_obj_end(b);
+}
+
 static void ex_row(struct qry_export *e, sqlite3_stmt *st)
 {
 	switch (e->phase) {
+	case EX_CPUS:
+		ex_cpu(e, st);
+		break;
+	case EX_SCHED:
+		ex_sched(e, st);
+		break;
 	case EX_PROCS:
 		ex_meta(e, "process_name", (uint64_t)sqlite3_column_int64(st, 0), 0, st, 1);
 		break;
@@ -231,8 +315,12 @@ static int ex_fill(struct qry_export *e)
 		e->phase = EX_DONE;
 		return 0;
 	}
-	if (e->st == NULL && sqlite3_prepare_v2(e->db, ex_sql[e->phase], -1, &e->st, NULL) != SQLITE_OK)
-		return -1;
+	if (e->st == NULL) {
+		if (sqlite3_prepare_v2(e->db, ex_sql[e->phase], -1, &e->st, NULL) != SQLITE_OK)
+			return -1;
+		if (e->phase == EX_PROCS)
+			sqlite3_bind_text(e->st, 1, e->proc_name, -1, SQLITE_STATIC);
+	}
 	while (n++ < 512 && (rc = sqlite3_step(e->st)) == SQLITE_ROW)
 		ex_row(e, e->st);
 	if (n > 512)
@@ -245,18 +333,41 @@ static int ex_fill(struct qry_export *e)
 	return 0;
 }
 
-struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
+/* The pid of the "CPU scheduling" process: one past the greatest pid any
+ * process, thread or run has (as stored), or one below the least when that
+ * is the greatest integer. 0, or -1 on a database error. */
+static int ex_cpu_pid(struct qry_export *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(e->db,
+			       "SELECT max(p), min(p) FROM (SELECT pid p FROM processes UNION ALL SELECT pid FROM threads "
+			       "UNION ALL SELECT max(pid) FROM sched UNION ALL SELECT min(pid) FROM sched)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t hi = sqlite3_column_int64(st, 0), lo = sqlite3_column_int64(st, 1);
+
+		e->cpu_pid = sqlite3_column_type(st, 0) == SQLITE_NULL ? 1 : hi < INT64_MAX ? hi + 1 : lo - 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+struct qry_export *qry_export_open(const char *db_path, const char *process_name, struct qry_error *err)
 {
 	struct qry_export *e = calloc(1, sizeof(*e));
+	const char *why = "";
 
-	if (e == NULL) {
+	if (e == NULL || (process_name && (e->proc_name = strdup(process_name)) == NULL)) {
+		free(e);
 		err->code = QRY_ENOMEM;
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return NULL;
 	}
 	e->first = 1;
-	if (sqlite3_open_v2(db_path, &e->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    qry_check_schema(e->db, err) != QRY_OK ||
+	if ((e->db = tracedb_open_readonly(db_path, &why)) == NULL || ex_cpu_pid(e) != 0 ||
 	    sqlite3_prepare_v2(e->db,
 			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
 			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END "
@@ -265,7 +376,7 @@ struct qry_export *qry_export_open(const char *db_path, struct qry_error *err)
 			       -1, &e->args, NULL) != SQLITE_OK) {
 		if (err->code == QRY_OK) {
 			err->code = QRY_EDB;
-			snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read");
+			snprintf(err->msg, sizeof(err->msg), "%s", e->db ? "the trace database cannot be read" : why);
 		}
 		qry_export_close(e);
 		return NULL;
@@ -299,5 +410,6 @@ void qry_export_close(struct qry_export *e)
 	sqlite3_finalize(e->args);
 	sqlite3_close(e->db);
 	jb_fini(&e->out);
+	free(e->proc_name);
 	free(e);
 }

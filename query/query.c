@@ -86,9 +86,9 @@ int qry_check_schema(sqlite3 *db, struct qry_error *err)
 {
 	int v = tracedb_version(db);
 
-	if (v != QRY_SCHEMA_VERSION)
+	if (v != TRACEDB_SCHEMA_VERSION)
 		return qry_fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
-			    QRY_SCHEMA_VERSION);
+			    TRACEDB_SCHEMA_VERSION);
 	return QRY_OK;
 }
 

@@ -85,8 +85,6 @@ struct qry_window {
  */
 enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
 
-/* The trace database layout this module reads (schema/trace.sql). */
-#define QRY_SCHEMA_VERSION TRACEDB_SCHEMA_VERSION
 
 /*
  * One read transaction around a request's statements, so that they share
@@ -104,18 +102,30 @@ void qry_read_end(sqlite3 *db, int began);
 int qry_check_schema(sqlite3 *db, struct qry_error *err);
 
 int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err);
+/* Members "providers": [{"id", "name", "ticks_per_second", "buffer_overflows"}]
+ * and "processes": [{"pid", "name"}] (the first 64 by pid), for the
+ * catalog's summary of a trace (query/meta.c). */
+int qry_trace_metadata(sqlite3 *db, struct jbuf *out, struct qry_error *err);
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
 int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
-/* A page of a search inside a trace: the slices after (after_ts, after_id)
- * in (ts, id) order when has_cursor. */
+/* One thread's states over the window, from its runs on CPUs: running,
+ * then the state each run ended in (threadstate.c; docs/API.md). */
+int qry_thread_states(sqlite3 *db, int64_t pid, int64_t tid, const struct qry_window *w, struct jbuf *out,
+		      struct qry_error *err);
+/* A page of a search inside a trace (docs/API.md): the first matches, those
+ * strictly after a position, or the last ones strictly before it; with
+ * buckets > 0, how all matches spread over [hist_start, hist_end]. */
+enum qry_search_from { QRY_SEARCH_FIRST, QRY_SEARCH_AFTER, QRY_SEARCH_BEFORE };
 struct qry_search_page {
 	uint32_t limit;
-	int has_cursor;
-	int64_t after_ts, after_id;
+	enum qry_search_from from;
+	int64_t at_ts, at_id;         /* the position of AFTER and BEFORE, in (ts, id) order */
+	uint32_t buckets;             /* 0: no histogram; at most QRY_OVERVIEW_MAX_BUCKETS */
+	int64_t hist_start, hist_end; /* inclusive; hist_start <= hist_end */
 };
 /* Slices whose name contains text (any case), in (ts, id) order, from the
  * name index (name_index, tracedb.h) when the trace has it (search.c). */
@@ -139,9 +149,11 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 
 
 /* Chrome Trace Event JSON export, streamed: open, read until 0, close.
+ * process_name (may be NULL; copied) names the processes the trace leaves
+ * unnamed: an XRay trace's program, from the binary that named it.
  * qry_export_read returns bytes written to buf, 0 at the end, -1 on error. */
 struct qry_export;
-struct qry_export *qry_export_open(const char *db_path, struct qry_error *err);
+struct qry_export *qry_export_open(const char *db_path, const char *process_name, struct qry_error *err);
 long qry_export_read(struct qry_export *e, char *buf, size_t max);
 void qry_export_close(struct qry_export *e);
 

@@ -290,3 +290,11 @@ CREATE TABLE lod (
 	buckets BLOB NOT NULL,
 	PRIMARY KEY (track_id, depth, level, first_bucket)
 ) WITHOUT ROWID;
+
+-- @indexes: what follows is created once every row is in (tracedb_index),
+-- since an index built at the end costs less than one kept up row by row.
+CREATE INDEX flows_from ON flows(from_slice_id);
+CREATE INDEX flows_to ON flows(to_slice_id);
+CREATE INDEX flows_from_ts ON flows(from_ts);
+CREATE INDEX flows_to_ts ON flows(to_ts);
+CREATE INDEX userspace_objects_ptr ON userspace_objects(pid, pointer);

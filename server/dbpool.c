@@ -50,19 +50,12 @@ static struct db_slot *db_slots(void)
 	return slots;
 }
 
-/* Trace databases are read through memory maps: pages come straight from
- * the OS cache instead of being copied into SQLite's own. */
+/* Through tracedb's door: the schema version checked, pages mapped. */
 static sqlite3 *db_open(const char *path)
 {
-	sqlite3 *db = NULL;
+	const char *why;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
-		return NULL;
-	}
-	sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
-	sqlite3_busy_timeout(db, 5000); /* symbols being written: wait for the rename */
-	return db;
+	return tracedb_open_readonly(path, &why);
 }
 
 sqlite3 *srv_trace_db(struct server *s, int64_t id)

@@ -91,13 +91,14 @@ static void small_body(struct req *r, const char *data, size_t n)
 
 /* The trace id of POST /api/traces/{id}/symbols, 0 for POST /api/traces,
  * -1 when the request is not an upload. */
-static int64_t upload_route(const char *url, const char *method)
+static int64_t upload_route(struct MHD_Connection *c, const char *url, const char *method)
 {
 	int64_t ids[SRV_ROUTE_MAX_IDS];
 
-	/* PUT /api/traces is taken as POST, so that `curl -T file` and
-	 * `curl -T -` (a live stream from a pipe) work as they are */
-	if (strcmp(method, "PUT") == 0 && srv_route_match("/api/traces/?", url, ids) == 0)
+	/* PUT /api/traces?live=1 is taken as POST, so that `curl -T -` (a
+	 * live stream from a pipe) works as it is; any other PUT is a 405 */
+	if (strcmp(method, "PUT") == 0 && srv_route_match("/api/traces/?", url, ids) == 0 &&
+	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live") != NULL)
 		return 0;
 	if (strcmp(method, "POST") != 0)
 		return -1;
@@ -138,7 +139,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		if (api && !authorized(s, c))
 			return send_unauthorized(c, r);
-		if (api && (up = upload_route(url, method)) >= 0)
+		if (api && (up = upload_route(c, url, method)) >= 0)
 			return srv_upload_begin(s, c, r, up);
 		return MHD_YES;
 	}
@@ -312,7 +313,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 		threads = 2;
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
 	 * mid-upload until the connection timeout (tests/test_server.c) */
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
 					MHD_USE_ERROR_LOG | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
 				threads, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_CONNECTION_LIMIT, 1000u,
@@ -354,6 +355,11 @@ int srv_run(const struct srv_opts *o)
 		fprintf(stderr, "trace-server: %s\n", err);
 		return 1;
 	}
+	if ((s.cap = cap_open(s.cat, &srv_cap_hooks, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "trace-server: %s\n", err);
+		cat_close(s.cat);
+		return 1;
+	}
 	if (rc_init(&s.cache, (size_t)64 << 20) != 0)
 		fprintf(stderr, "trace-server: no memory for the reply cache; running without it\n");
 	signal(SIGPIPE, SIG_IGN);
@@ -372,8 +378,10 @@ int srv_run(const struct srv_opts *o)
 	while (!g_stop)
 		pause();
 	fprintf(stderr, "trace-server: stopping\n");
+	cap_close(s.cap); /* captures end, their traces kept; providers disconnected */
 	cat_stop(s.cat);
 	MHD_stop_daemon(s.d);
+	cap_free(s.cap);
 	rc_fini(&s.cache);
 	cat_close(s.cat);
 	return 0;

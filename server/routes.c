@@ -8,6 +8,7 @@
  * a ready trace's database (opened here, read-only, per thread) and append
  * JSON, which is answered and kept in the reply cache for the same GET.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,14 +23,6 @@
 #include "server_internal.h"
 
 /* One request on its way through a route. */
-struct call {
-	struct server *s;
-	struct MHD_Connection *c;
-	struct req *r;
-	const char *method;
-	int64_t ids[SRV_ROUTE_MAX_IDS];
-};
-
 enum { ANSWERED = -1 }; /* a query handler answered (a bad parameter) itself */
 
 struct route {
@@ -191,6 +184,41 @@ static int q_sched(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error
 	return qry_sched(db, cpu, &w, b, e);
 }
 
+/* A required pid or tid: a decimal from 0 to 2^64 - 1 (FXT koids), kept
+ * as its 64 bits; answers 400 itself. */
+static int param_id(struct call *x, const char *key, int64_t *out)
+{
+	const char *s = arg(x, key);
+	char msg[128], *end;
+	unsigned long long v;
+
+	if (s == NULL) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' is required", key);
+		srv_send_error(x->c, x->r, 400, "missing_parameter", msg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0) {
+		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from 0 to 18446744073709551615", key);
+		srv_send_error(x->c, x->r, 400, "bad_parameter", msg);
+		return -1;
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* GET /thread_states?pid=&tid=: one thread's states from its CPU runs. */
+static int q_thread_states(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
+{
+	struct qry_window w = { 0 };
+	int64_t pid, tid;
+
+	if (param_id(x, "pid", &pid) != 0 || param_id(x, "tid", &tid) != 0 || srv_param_window(x->c, x->r, &w) != 0)
+		return ANSWERED;
+	return qry_thread_states(db, pid, tid, &w, b, e);
+}
+
 /* "ts:id" of a search page's last slice. */
 static int parse_cursor(const char *s, int64_t *ts, int64_t *id)
 {
@@ -206,24 +234,62 @@ static int parse_cursor(const char *s, int64_t *ts, int64_t *id)
 		       : -1;
 }
 
+/* Where a search page starts: cursor=, before= or from= (at most one). */
+static int search_position(struct call *x, struct qry_search_page *pg)
+{
+	const char *cur = arg(x, "cursor"), *before = arg(x, "before"), *from = arg(x, "from");
+
+	if ((cur != NULL) + (before != NULL) + (from != NULL) > 1) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "give at most one of 'cursor', 'before' and 'from'");
+		return -1;
+	}
+	if ((cur && parse_cursor(cur, &pg->at_ts, &pg->at_id) != 0) ||
+	    (before && parse_cursor(before, &pg->at_ts, &pg->at_id) != 0)) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter",
+			       "'cursor' and 'before' must be a next_cursor or prev_cursor of a previous page");
+		return -1;
+	}
+	if (from && srv_param_i64(x->c, x->r, "from", 0, INT64_MIN, INT64_MAX, &pg->at_ts, 1) != 0)
+		return -1;
+	pg->at_id = from ? -1 : pg->at_id; /* strictly after (ts, -1): from ts on */
+	pg->from = before ? QRY_SEARCH_BEFORE : cur || from ? QRY_SEARCH_AFTER : QRY_SEARCH_FIRST;
+	return 0;
+}
+
+/* buckets=N with start= and end=: the histogram of the matches. */
+static int search_histogram(struct call *x, struct qry_search_page *pg)
+{
+	int64_t n;
+
+	if (srv_param_i64(x->c, x->r, "buckets", 0, 1, QRY_OVERVIEW_MAX_BUCKETS, &n, 0) != 0)
+		return -1;
+	if (arg(x, "buckets") == NULL)
+		return 0;
+	if (srv_param_i64(x->c, x->r, "start", 0, INT64_MIN, INT64_MAX, &pg->hist_start, 1) != 0 ||
+	    srv_param_i64(x->c, x->r, "end", 0, INT64_MIN, INT64_MAX, &pg->hist_end, 1) != 0)
+		return -1;
+	if (pg->hist_end < pg->hist_start) {
+		srv_send_error(x->c, x->r, 400, "bad_parameter", "'end' must not be before 'start'");
+		return -1;
+	}
+	pg->buckets = (uint32_t)n;
+	return 0;
+}
+
 static int q_search(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e)
 {
 	struct qry_search_page pg = { 0 };
-	const char *q = arg(x, "q"), *cur = arg(x, "cursor");
+	const char *q = arg(x, "q");
 	int64_t v;
 
 	if (q == NULL || *q == '\0') {
 		srv_send_error(x->c, x->r, 400, "missing_parameter", "the query parameter 'q' is required");
 		return ANSWERED;
 	}
-	if (srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0)
+	if (srv_param_i64(x->c, x->r, "limit", 1000, 1, QRY_MAX_LIMIT, &v, 0) != 0 || search_position(x, &pg) != 0 ||
+	    search_histogram(x, &pg) != 0)
 		return ANSWERED;
 	pg.limit = (uint32_t)v;
-	if (cur && parse_cursor(cur, &pg.after_ts, &pg.after_id) != 0) {
-		srv_send_error(x->c, x->r, 400, "bad_parameter", "'cursor' must be the next_cursor of a previous page");
-		return ANSWERED;
-	}
-	pg.has_cursor = cur != NULL;
 	return qry_search(db, q, &pg, b, e);
 }
 
@@ -611,6 +677,28 @@ static void export_free(void *cls)
 	qry_export_close(cls);
 }
 
+/* The name of the binary that named an XRay trace's functions (caller
+ * frees), or NULL: the export names the unnamed process by it, as the
+ * viewer does. */
+static char *xray_program(struct call *x)
+{
+	struct jbuf b;
+	cJSON *j;
+	const char *fmt, *bin;
+	char *out = NULL;
+
+	jb_init(&b);
+	if (cat_json(x->s->cat, x->ids[0], &b) == 0 && !b.oom && (j = cJSON_ParseWithLength(b.p, b.len)) != NULL) {
+		fmt = cJSON_GetStringValue(cJSON_GetObjectItem(j, "format"));
+		bin = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "symbols"), "binary"));
+		if (fmt && strcmp(fmt, "xray-fdr") == 0 && bin)
+			out = strdup(bin);
+		cJSON_Delete(j);
+	}
+	jb_fini(&b);
+	return out;
+}
+
 /* GET /api/traces/{id}/export?format=chrome-json: streamed, constant memory. */
 static enum MHD_Result h_export(struct call *x)
 {
@@ -618,7 +706,7 @@ static enum MHD_Result h_export(struct call *x)
 	struct qry_error err = { 0 };
 	struct MHD_Response *resp;
 	struct qry_export *e;
-	char path[4096], disp[96];
+	char path[4096], disp[96], *program;
 	enum MHD_Result ret;
 
 	if (need_readable(x, x->ids[0]) < 0)
@@ -626,7 +714,10 @@ static enum MHD_Result h_export(struct call *x)
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
 	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
-	if ((e = qry_export_open(path, &err)) == NULL)
+	program = xray_program(x);
+	e = qry_export_open(path, program, &err);
+	free(program);
+	if (e == NULL)
 		return cat_status(x->s->cat, x->ids[0]) < 0
 			       ? srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id")
 			       : srv_send_qry_error(x->c, x->r, &err);
@@ -765,10 +856,22 @@ static const struct route routes[] = {
 	{ "GET", "/api/traces/{id}/overview", NULL, q_overview },
 	{ "GET", "/api/traces/{id}/sched", NULL, q_sched },
 	{ "GET", "/api/traces/{id}/search", NULL, q_search },
+	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states },
 	{ "POST", "/api/traces/{id}/query", NULL, q_sql },
 	{ "GET", "/api/search", h_search, NULL },
 	{ "GET", "/api/compare", h_compare, NULL },
 	{ "GET", "/api/library", h_library, NULL },
+	{ "GET", "/api/captures/?", srv_h_capture_list, NULL },
+	{ "POST", "/api/captures/?", srv_h_capture_new, NULL },
+	{ "GET", "/api/captures/{id}/?", srv_h_capture, NULL },
+	{ "DELETE", "/api/captures/{id}/?", srv_h_capture_delete, NULL },
+	{ "POST", "/api/captures/{id}/start", srv_h_capture_start, NULL },
+	{ "POST", "/api/captures/{id}/stop", srv_h_capture_stop, NULL },
+	{ "GET", "/api/captures/{id}/alerts", srv_h_capture_alerts, NULL },
+	{ "GET", "/api/captures/{id}/state", srv_h_capture_state, NULL },
+	{ "GET", "/api/providers/?", srv_h_providers, NULL },
+	{ "GET", "/api/providers/connect", srv_h_provider_connect, NULL },
+	{ "GET", "/api/categories/?", srv_h_categories, NULL },
 };
 
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,

@@ -15,6 +15,7 @@
 
 #include <microhttpd.h>
 
+#include "../capture/capture.h"
 #include "../catalog/catalog.h"
 #include "../query/query.h"
 
@@ -46,6 +47,7 @@ struct srv_opts;
 
 struct server {
 	struct catalog *cat;
+	struct captures *cap; /* the trace manager: captures and providers */
 	struct rcache cache;  /* rendered replies of ready traces */
 	struct MHD_Daemon *d;
 	const struct srv_opts *o;
@@ -95,6 +97,7 @@ struct req {
 	int too_big;
 	int write_failed;
 	int suspended;         /* waiting for ingest (wait=1) */
+	int64_t wait_deadline; /* a capture request waiting (captures.c); 0 before it acts */
 	int64_t wait_id;
 	struct MHD_PostProcessor *pp;
 	char *filename;        /* multipart file name */
@@ -165,6 +168,15 @@ int srv_route_match(const char *pattern, const char *path, int64_t *ids);
 
 /* ---- routes (routes.c) ---- */
 
+/* One API request as a route handler sees it. */
+struct call {
+	struct server *s;
+	struct MHD_Connection *c;
+	struct req *r;
+	const char *method;
+	int64_t ids[SRV_ROUTE_MAX_IDS];
+};
+
 /* Answers an /api/ request, its body (if any) already read. */
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 			const char *method);
@@ -179,6 +191,22 @@ enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, stru
 				size_t n);
 /* Closes and removes what an upload left (the request ended). */
 void srv_upload_cleanup(struct req *r);
+
+/* ---- captures and providers (captures.c) ---- */
+
+enum MHD_Result srv_h_capture_new(struct call *x);
+enum MHD_Result srv_h_capture_list(struct call *x);
+enum MHD_Result srv_h_capture(struct call *x);
+enum MHD_Result srv_h_capture_start(struct call *x);
+enum MHD_Result srv_h_capture_stop(struct call *x);
+enum MHD_Result srv_h_capture_delete(struct call *x);
+enum MHD_Result srv_h_capture_alerts(struct call *x);
+enum MHD_Result srv_h_capture_state(struct call *x);
+enum MHD_Result srv_h_providers(struct call *x);
+enum MHD_Result srv_h_categories(struct call *x);
+enum MHD_Result srv_h_provider_connect(struct call *x);
+/* The manager's hooks into MHD: suspend, resume, close an upgraded socket. */
+extern const struct cap_hooks srv_cap_hooks;
 
 /* ---- static files (static.c) ---- */
 

@@ -21,6 +21,18 @@
 
 /* ---- uploads -------------------------------------------------------------- */
 
+/* The length of s cut to at most max bytes, not inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 static int spool_open(struct server *s, struct spool *sp)
 {
 	char dir[2048];
@@ -186,7 +198,8 @@ static enum MHD_Result live_begin(struct server *s, struct MHD_Connection *c, st
 	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
 	if ((r->live->id = cat_live_open(s->cat, &nw, &r->live->fd, err, sizeof(err))) < 0) {
 		snprintf(r->live->err, sizeof(r->live->err), "%s", err);
-		return srv_send_error(c, r, 507, "storage_failed", r->live->err);
+		return srv_send_error(c, r, r->live->id == -2 ? 400 : 507,
+				      r->live->id == -2 ? "bad_parameter" : "storage_failed", r->live->err);
 	}
 	return MHD_YES;
 }
@@ -469,6 +482,8 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	if (r->label_err[0])
 		return srv_send_error(c, r, 400, "bad_label", r->label_err);
 	nw.name = qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload";
+	if (nw.name == r->filename && strlen(r->filename) > CAT_MAX_NAME)
+		r->filename[utf8_cut(r->filename, CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
 	nw.description = qdesc ? qdesc : r->description;
 	/* a name is taken as it comes (it is only ever shown as text) */
 	if (nw.description &&
@@ -482,6 +497,8 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	nw.binary_spool = r->binary.size ? r->binary.path : NULL;
 	nw.binary_filename = r->binary_filename;
 	id = cat_add(s->cat, &nw, err, sizeof(err));
+	if (id == -2)
+		return srv_send_error(c, r, 400, "bad_parameter", err);
 	if (id < 0)
 		return srv_send_error(c, r, 507, "storage_failed", err);
 	r->file.path[0] = '\0'; /* the catalog owns the files now */

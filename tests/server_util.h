@@ -386,8 +386,11 @@ static inline int su_build(const struct su_req *q, struct su_buf *w)
 	size_t off;
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", q->method, q->path,
-		     q->keep_alive ? "" : "Connection: close\r\n");
+	/* the path goes in as it is: a long one (a cursor) is a test too */
+	if (su_buf_add(w, q->method, strlen(q->method)) != 0 || su_buf_add(w, " ", 1) != 0 ||
+	    su_buf_add(w, q->path, strlen(q->path)) != 0)
+		return -1;
+	n = snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", q->keep_alive ? "" : "Connection: close\r\n");
 	if (n < 0 || (size_t)n >= sizeof(line) || su_buf_add(w, line, (size_t)n) != 0)
 		return -1;
 	if (q->headers && su_buf_add(w, q->headers, strlen(q->headers)) != 0)

@@ -1284,6 +1284,123 @@ static void t_expect_sched(const char *query, const char *const *want, size_t n)
 	su_resp_free(&r);
 }
 
+/* The states of one thread over a window, as "ts dur state cpu;..." */
+static void t_expect_states(const char *query, const char *want)
+{
+	char got[512] = "", item[96];
+	struct su_resp r;
+	const cJSON *x;
+	cJSON *j;
+
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/thread_states?%s", W.small_id, query);
+	cJSON_ArrayForEach(x, t_item(j, "states"))
+	{
+		const cJSON *cpu = t_item(x, "cpu");
+
+		snprintf(item, sizeof(item), "%s%" PRId64 " %" PRId64 " %s %s", got[0] ? ";" : "", t_int(x, "ts"),
+			 t_int(x, "dur"), t_str(x, "state"), cJSON_IsNull(cpu) ? "-" : cpu->valuedouble == 3 ? "3" : "?");
+		assert_true(strlen(got) + strlen(item) < sizeof(got));
+		strcat(got, item);
+	}
+	if (strcmp(got, want) != 0)
+		fail_msg("thread_states?%s: '%s', expected '%s'", query, got, want);
+	cJSON_Delete(j);
+	su_resp_free(&r);
+}
+
+/* Thread states from the small trace's runs on cpu 3: (100, 101) runs
+ * [1000, 5000) and ends blocked, runs again from 8000 to the end; the
+ * other thread runs [5000, 7000) and stays suspended. */
+static void test_thread_states(void **state)
+{
+	struct su_resp r;
+	cJSON *j;
+	char path[256];
+	size_t i;
+	static const char *const bad[][2] = {
+		{ "tid=101", "missing_parameter" },
+		{ "pid=100", "missing_parameter" },
+		{ "pid=-1&tid=101", "bad_parameter" },
+		{ "pid=18446744073709551616&tid=101", "bad_parameter" },
+		{ "pid=1x&tid=101", "bad_parameter" },
+		{ "pid=100&tid=101&start=10&end=9", "bad_parameter" },
+	};
+
+	(void)state;
+	t_expect_states("pid=100&tid=101", "1000 4000 running 3;5000 3000 blocked -;8000 -1 running 3");
+	t_expect_states("pid=100&tid=101&start=5500&end=7000", "5000 3000 blocked -");
+	t_expect_states("pid=100&tid=101&start=5000&end=5000", "1000 4000 running 3;5000 3000 blocked -");
+	t_expect_states("pid=100&tid=101&start=100000&end=200000", "8000 -1 running 3");
+	t_expect_states("pid=100&tid=101&start=0&end=999", "");
+	t_expect_states("pid=17293822569102704641&tid=17293822569102704642", "5000 2000 running 3;7000 -1 suspended -");
+	t_expect_states("pid=17293822569102704641&tid=17293822569102704642&start=9000&end=9500", "7000 -1 suspended -");
+	t_expect_states("pid=100&tid=999", "");
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/thread_states?pid=100&tid=101&limit=2", W.small_id);
+	assert_int_equal(cJSON_GetArraySize(t_item(j, "states")), 2);
+	assert_true(cJSON_IsTrue(t_item(j, "truncated")));
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/thread_states?%s", W.small_id, bad[i][0]);
+		t_get_error(W.srv.port, "GET", path, 400, bad[i][1]);
+	}
+}
+
+/* The Chrome JSON export carries CPU scheduling: a "CPU scheduling" process
+ * with a thread per CPU, and each run as a complete event ("B" while still
+ * running at the end) named after its thread, with pid, tid, priority and
+ * end state. */
+static void test_export_sched(void **state)
+{
+	static const char *const want[] = {
+		"X 1 4 3 100 101 5 blocked",
+		"X 5 2 3 17293822569102704641 17293822569102704642 7 suspended",
+		"B 8 -1 3 100 101 5 null",
+	};
+	const cJSON *ev, *procs = NULL, *cpu3 = NULL;
+	struct su_resp r;
+	cJSON *j;
+	size_t n = 0;
+	double pid = -1;
+	char line[160];
+
+	(void)state;
+	j = t_get_json(&r, "/api/traces/%" PRId64 "/export?format=chrome-json", W.small_id);
+	cJSON_ArrayForEach(ev, t_item(j, "traceEvents"))
+	{
+		const char *ph = t_str(ev, "ph"), *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+		const cJSON *args = cJSON_GetObjectItem(ev, "args");
+
+		if (strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0 &&
+		    strcmp(t_str(args, "name"), "CPU scheduling") == 0) {
+			procs = ev;
+			pid = cJSON_GetObjectItem(ev, "pid")->valuedouble;
+		}
+		if (strcmp(ph, "M") == 0 && strcmp(name, "thread_name") == 0 && strcmp(t_str(args, "name"), "CPU 3") == 0)
+			cpu3 = ev;
+		if (!cJSON_IsString(cJSON_GetObjectItem(ev, "cat")) || strcmp(t_str(ev, "cat"), "sched") != 0)
+			continue;
+		assert_true(n < 3);
+		assert_non_null(procs); /* named before its runs */
+		assert_true(cJSON_GetObjectItem(ev, "pid")->valuedouble == pid);
+		snprintf(line, sizeof(line), "%s %g %g %g", ph, cJSON_GetObjectItem(ev, "ts")->valuedouble,
+			 cJSON_IsNumber(cJSON_GetObjectItem(ev, "dur")) ? cJSON_GetObjectItem(ev, "dur")->valuedouble : -1,
+			 cJSON_GetObjectItem(ev, "tid")->valuedouble);
+		assert_memory_equal(line, want[n], strlen(line));
+		assert_true(strlen(t_str(ev, "name")) > 0);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_non_null(cpu3);
+	assert_true(cJSON_GetObjectItem(cpu3, "pid")->valuedouble == pid && cJSON_GetObjectItem(cpu3, "tid")->valuedouble == 3);
+	/* pids and tids as the text has them (beyond a double's 53 bits) */
+	assert_non_null(strstr(r.body, "\"args\":{\"pid\":17293822569102704641,\"tid\":17293822569102704642,\"priority\":7,"
+					"\"end_state\":\"suspended\"}"));
+	assert_non_null(strstr(r.body, "\"args\":{\"pid\":100,\"tid\":101,\"priority\":5,\"end_state\":null}"));
+	cJSON_Delete(j);
+	su_resp_free(&r);
+}
+
 static void test_sched(void **state)
 {
 	static const char *const all[] = {
@@ -2787,6 +2904,8 @@ int main(void)
 		T(test_counters),
 		T(test_flows),
 		T(test_sched),
+		T(test_export_sched),
+		T(test_thread_states),
 		T(test_logs),
 		T(test_search),
 		T(test_stats),

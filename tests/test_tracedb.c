@@ -12,6 +12,11 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../query/query.h"
 #include "../tracedb/tracedb.h"
 #include "xorshift.h"
 
@@ -112,6 +117,52 @@ static void test_lod_damaged(void **state)
 }
 
 /* Name index pairs at 64-bit extremes. */
+/* Every open goes through tracedb: a database it creates has the schema and
+ * this version; one of another version is refused by both opens; the
+ * metadata the catalog keeps reads from what was created. */
+static void test_door(void **state)
+{
+	char path[] = "/tmp/test-tracedb-XXXXXX", err[256];
+	struct qry_error qe = { 0 };
+	const char *why = NULL;
+	struct jbuf b;
+	sqlite3 *db;
+	char *json;
+	int fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) >= 0);
+	close(fd);
+	assert_non_null(db = tracedb_create(path, err, sizeof(err)));
+	assert_int_equal(tracedb_version(db), TRACEDB_SCHEMA_VERSION);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO providers (id, name, ticks_per_second, buffer_overflows) "
+					  "VALUES (3, 'p', 1000, 2)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_non_null(db = tracedb_open_readonly(path, &why));
+	jb_init(&b);
+	jb_obj(&b);
+	assert_int_equal(qry_trace_metadata(db, &b, &qe), QRY_OK);
+	jb_obj_end(&b);
+	json = jb_take(&b, NULL);
+	assert_non_null(strstr(json, "\"providers\":[{\"id\":3,\"name\":\"p\",\"ticks_per_second\":1000,"
+				     "\"buffer_overflows\":2}]"));
+	assert_non_null(strstr(json, "\"processes\":[]"));
+	free(json);
+	sqlite3_close(db);
+	/* another version: refused, with a reason */
+	assert_non_null(db = tracedb_open_readwrite(path, &why));
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_null(tracedb_open_readonly(path, &why));
+	assert_non_null(strstr(why, "version"));
+	assert_null(tracedb_open_readwrite(path, &why));
+	unlink(path);
+	assert_null(tracedb_open_readonly(path, &why));
+	assert_non_null(strstr(why, "cannot open"));
+}
+
 static void test_names_pairs(void **state)
 {
 	int64_t ts[] = { INT64_MIN, -1, 0, 0, 5, INT64_MAX };
@@ -140,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_lod_small),
 		cmocka_unit_test(test_lod_damaged),
 		cmocka_unit_test(test_names_pairs),
+		cmocka_unit_test(test_door),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

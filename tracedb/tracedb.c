@@ -5,6 +5,8 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tracedb.h"
 
@@ -63,14 +65,15 @@ int tracedb_version(sqlite3 *db)
 	return v;
 }
 
-sqlite3 *tracedb_open_readonly(const char *path, const char **why)
+static sqlite3 *open_checked(const char *path, int flags, const char **why)
 {
 	sqlite3 *db = NULL;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		*why = "cannot open the trace database";
 		goto out_close;
 	}
+	sqlite3_busy_timeout(db, 10000); /* a writer renaming a new file in, or naming symbols */
 	if (tracedb_version(db) != TRACEDB_SCHEMA_VERSION) {
 		*why = "the trace database has another schema version";
 		goto out_close;
@@ -79,6 +82,69 @@ sqlite3 *tracedb_open_readonly(const char *path, const char **why)
 out_close:
 	sqlite3_close(db);
 	return NULL;
+}
+
+sqlite3 *tracedb_open_readonly(const char *path, const char **why)
+{
+	sqlite3 *db = open_checked(path, SQLITE_OPEN_READONLY, why);
+
+	/* pages straight from the OS cache instead of copies in SQLite's own */
+	if (db)
+		sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+	return db;
+}
+
+sqlite3 *tracedb_open_readwrite(const char *path, const char **why)
+{
+	return open_checked(path, SQLITE_OPEN_READWRITE, why);
+}
+
+extern const char schema_trace_sql[];
+
+/* schema/trace.sql: the tables, then, after this line, the indexes. */
+static const char INDEXES_MARK[] = "-- @indexes";
+
+/* Runs the statements of schema/trace.sql before the mark (indexes 0) or
+ * after it (indexes 1). */
+static int run_schema(sqlite3 *db, int indexes)
+{
+	const char *mark = strstr(schema_trace_sql, INDEXES_MARK);
+	char *tables;
+	int rc;
+
+	if (mark == NULL)
+		return -1;
+	if (indexes)
+		return sqlite3_exec(db, mark, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	if ((tables = strndup(schema_trace_sql, (size_t)(mark - schema_trace_sql))) == NULL)
+		return -1;
+	rc = sqlite3_exec(db, tables, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	free(tables);
+	return rc;
+}
+
+int tracedb_index(sqlite3 *db)
+{
+	return run_schema(db, 1);
+}
+
+sqlite3 *tracedb_create(const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+
+	remove(path);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_exec(db,
+			 "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+			 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    run_schema(db, 0) != 0 || tracedb_stamp(db) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
 }
 
 int tracedb_stamp(sqlite3 *db)

@@ -143,11 +143,25 @@ int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64
 int tracedb_version(sqlite3 *db);
 
 /*
- * Opens the trace database at path read-only and checks its schema
- * version. Returns the handle, or NULL with *why set to a static reason
- * ("cannot open", "not this schema version"). The caller closes it.
+ * The one door to a trace database: every open goes through these, and
+ * each checks the schema version of what it opens.
+ *
+ * tracedb_open_readonly: for readers; pages come through a memory map, and
+ * a writer renaming a new file into place is waited for. Returns the
+ * handle, or NULL with *why set to a static reason ("cannot open the
+ * trace database", "... another schema version"). The caller closes it.
+ * tracedb_open_readwrite: the same for changing an ingested database in
+ * place (functions named by symbols).
+ * tracedb_create: a new database at path (any file there is replaced) with
+ * the tables of schema/trace.sql, stamped with this version, set up for
+ * one writer (no journal: a failed ingest removes the file); NULL with err.
  */
 sqlite3 *tracedb_open_readonly(const char *path, const char **why);
+sqlite3 *tracedb_open_readwrite(const char *path, const char **why);
+sqlite3 *tracedb_create(const char *path, char *err, size_t errlen);
+/* Creates the indexes of schema/trace.sql (those after its "@indexes"
+ * mark), once the rows are in: 0, or -1. */
+int tracedb_index(sqlite3 *db);
 
 /* Sets the schema version on a database being created: 0, or -1. */
 int tracedb_stamp(sqlite3 *db);

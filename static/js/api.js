@@ -129,16 +129,30 @@ export async function api(path, opts = {}) {
 }
 
 // Uploads one file with progress. onProgress(loaded, total) during the
-// upload. Resolves with the server's reply (the 202 body: {id, status}).
-export function uploadFile(file, onProgress) {
+// upload. opts: labels (["k=v"]), description, binary (a File naming an
+// XRay log's functions, sent with it as one multipart upload). Resolves
+// with the server's reply (the 202 body: {id, status}).
+export function uploadFile(file, onProgress, opts = {}) {
+  const q = new URLSearchParams({ name: file.name });
+  for (const l of opts.labels || []) q.append('label', l);
+  if (opts.description) q.set('description', opts.description);
+  let body = file;
+  if (opts.binary) {
+    // multipart: the log and the binary (or symbol map) that names its
+    // functions; the binary's file name names the program
+    body = new FormData();
+    body.append('file', file, file.name);
+    body.append('binary', opts.binary, opts.binary.name);
+  }
+  const size = file.size + (opts.binary ? opts.binary.size : 0);
   return new Promise((resolve, reject) => {
     const send = (attempt) => {
       const xhr = new XMLHttpRequest();
-      xhr.open('POST', '/api/traces?name=' + encodeURIComponent(file.name));
+      xhr.open('POST', '/api/traces?' + q.toString());
       const h = authHeaders();
       for (const k of Object.keys(h)) xhr.setRequestHeader(k, h[k]);
-      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
-      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      if (!opts.binary) xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : size);
       xhr.onerror = () => reject(new ApiError(0, 'network', 'the upload failed: the server could not be reached'));
       xhr.onload = async () => {
         if (xhr.status === 401 && attempt < 5) {
@@ -160,7 +174,7 @@ export function uploadFile(file, onProgress) {
         }
         resolve(data);
       };
-      xhr.send(file);
+      xhr.send(body);
     };
     send(0);
   });

@@ -158,7 +158,7 @@ export class AreaPanel {
     list.append(el('h3', null, `${name}: ${fmtCount(r.slices.length)}${r.truncated ? '+' : ''} slices`));
     for (const s of r.slices) {
       list.append(el('div', { className: 'area-slice' },
-        el('button', { className: 'link slice-link', onclick: () => this.page.selectSlice(s.id, { reveal: true }) }, `slice ${s.id}`),
+        el('button', { className: 'link slice-link', onclick: () => this.page.selectSlice(s.id, { reveal: true, keepArea: true }) }, `slice ${s.id}`),
         el('span', { className: 'raw' }, ` at ${fmtTime(s.ts - origin)}, ${fmtDur(s.wall)} in range of ${fmtDur(s.dur)}`)));
     }
   }

@@ -22,6 +22,18 @@ function fmtDelta(key, v) {
   return (v > 0 ? '+' : '−') + s;
 }
 
+// Where each track of a trace is: track id -> "process pid › thread tid"
+// (or "process pid › name (async)"), from GET /tracks.
+function trackPlaces(tracks) {
+  const m = new Map();
+  for (const p of tracks.processes || []) {
+    const proc = p.name ? `${p.name} ${p.pid}` : `pid ${p.pid}`;
+    for (const t of p.threads || []) if (t.track_id !== null) m.set(Number(t.track_id), `${proc} › ${t.name ? `${t.name} ${t.tid}` : `tid ${t.tid}`}`);
+    for (const a of p.async_tracks || []) m.set(Number(a.track_id), `${proc} › ${a.name || 'async'} (async)`);
+  }
+  return m;
+}
+
 // A window around a slice: the slice in the middle half of the view.
 function around(s) {
   const dur = Math.max(s.dur, 1000);
@@ -56,7 +68,7 @@ export class ComparePage {
     this.sortSel = el('select', { className: 'cmp-sort', 'aria-label': 'Sort by', onchange: () => this.setOpt('sort', this.sortSel.value) },
       ...FIGURES.map(([k, t]) => el('option', { value: k }, `largest ${t} regression first`)));
     this.sortSel.value = this.sort;
-    this.status = el('div', { className: 'lib-status' });
+    this.status = el('div', { className: 'cmp-status' });
     this.tbody = el('tbody');
     this.head = el('tr');
     this.split = el('div', { className: 'cmp-split' });
@@ -72,6 +84,9 @@ export class ComparePage {
 
   setOpt(k, v) {
     this[k] = v;
+    // the open row's timelines belong to the rows being replaced
+    this.open = null;
+    clear(this.split);
     const q = new URLSearchParams({ page: 'compare', a: this.a, b: this.b });
     if (this.by !== 'name') q.set('by', this.by);
     if (this.sort !== 'total') q.set('sort', this.sort);
@@ -95,12 +110,34 @@ export class ComparePage {
       const w = this.windows.toString();
       const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000${w ? '&' + w : ''}`, { exact: true });
       this.rows = r.rows;
-      this.status.textContent = r.truncated ? `The first ${r.rows.length} rows.` : `${r.rows.length} rows.`;
+      if (this.by === 'thread') await this.loadPlaces();
+      this.status.textContent = r.truncated ? `The first ${fmtCount(r.rows.length)} rows.` : `${fmtCount(r.rows.length)} row${r.rows.length === 1 ? '' : 's'}.`;
+      this.status.classList.remove('error-text');
     } catch (e) {
       this.rows = [];
       this.status.textContent = 'Cannot compare: ' + e.message;
+      this.status.classList.add('error-text');
     }
     this.render();
+  }
+
+  // A row keyed by thread name joins threads of that name in any process:
+  // each side's slowest slice says which thread (and process) it is.
+  async loadPlaces() {
+    if (this.places) return;
+    const [a, b] = await Promise.all([api(`/api/traces/${this.a}/tracks`, { exact: true }), api(`/api/traces/${this.b}/tracks`, { exact: true })]);
+    this.places = { a: trackPlaces(a), b: trackPlaces(b) };
+  }
+
+  // The thread cell of a row: where a's slowest slice is, and b's when it
+  // is elsewhere; the bare thread name when neither side has one.
+  threadCell(row) {
+    const at = (side) => row[side] && row[side].slowest && this.places ? this.places[side].get(Number(row[side].slowest.track_id)) : null;
+    const pa = at('a');
+    const pb = at('b');
+    if (!pa && !pb) return el('td', null, row.thread || '(async)');
+    if (!pa || !pb || pa === pb) return el('td', { className: 'cmp-thread' }, pa || pb);
+    return el('td', { className: 'cmp-thread' }, pa, el('div', { className: 'muted' }, 'b: ' + pb));
   }
 
   render() {
@@ -116,7 +153,7 @@ export class ComparePage {
     this.subRow = sub;
     for (const row of this.rows) {
       const tr = el('tr', { className: 'cmp-row' + (row === this.open ? ' open' : ''), onclick: () => this.show(row) },
-        ...(this.by === 'thread' ? [el('td', null, row.thread || '(async)')] : []),
+        ...(this.by === 'thread' ? [this.threadCell(row)] : []),
         el('td', { className: 'name' }, row.name),
         ...FIGURES.flatMap(([k]) => {
           const d = row.delta[k];

@@ -26,6 +26,7 @@ const SLICE_LIMIT = 400000;
 const COUNTER_LIMIT = 200000;
 const SCHED_LIMIT = 100000;
 const LOG_LIMIT = 20000;
+const STATE_LIMIT = 100000;
 const DEBOUNCE_MS = 80;
 const BATCH_MAX = 64;       // slice tracks asked in one request
 
@@ -197,7 +198,7 @@ export class DataStore {
   fetch(track, win) {
     this.drop(this.pending.get(track.key));
     const ctrl = new AbortController();
-    const lod = track.kind !== 'log';
+    const lod = track.kind !== 'log' && track.kind !== 'state'; // both come exact
     const p = { ...win, lod, ctrl };
     this.pending.set(track.key, p);
     this.load(track, p).then((c) => this.done(track, p, c), (e) => this.failed(track, p, e));
@@ -289,6 +290,10 @@ export class DataStore {
       case 'log':
         url = `${this.base}/logs?${q}&limit=${LOG_LIMIT}`;
         kind = 'logs';
+        break;
+      case 'state':
+        url = `${this.base}/thread_states?pid=${track.pid}&tid=${track.tid}&${q}&limit=${STATE_LIMIT}`;
+        kind = 'states';
         break;
       default:
         return { start: p.start, end: p.end, res: p.res, lod: false, data: null, truncated: false, error: null };

@@ -2,6 +2,7 @@
 // drive (state, geometry, tracks, what is drawn where, timing records).
 // Nothing in the drawing path calls into this module.
 
+import { fmtDur } from './format.js';
 import { makeView, sliceItem } from './render.js';
 import { GROUP_H, LABEL_W, ROW_H, TRACK_PAD } from './tracks.js';
 
@@ -14,7 +15,7 @@ export function exposeHooks(self) {
     // true when nothing is loading and nothing waits to be drawn
     idle() {
       return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
-        !self.search.loading && !self.areaLoading && self.held.size === 0;
+        self.searchPending === 0 && !self.summaryWant && !self.areaLoading && self.held.size === 0;
     },
     state() {
       const sel = self.selection;
@@ -26,7 +27,7 @@ export function exposeHooks(self) {
         area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
         marks: self.marks.map((m) => ({ ...m })),
         url: self.urlFor(),
-        search: { q: self.search.q, count: self.search.hits.length, index: self.search.idx },
+        search: { q: self.search.q, count: self.search.total, index: self.search.idx },
       };
     },
     geometry() {
@@ -69,6 +70,22 @@ export function exposeHooks(self) {
       if (x1 <= x0 || b.y + b.h < 0 || b.y > self.H) return null;
       return { x: cr.left + x0, y: cr.top + b.y, width: x1 - x0, height: b.h };
     },
+    // What the last frame drew of the search: the ids of the matching
+    // slices outlined, the overview's ticks and the counts they stand for.
+    searchMarks() {
+      const m = self.searchMarks;
+      return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.histogram ? [...self.search.histogram] : [] };
+    },
+    // A collapsed process's summary as drawn: {start, end, counts} or null.
+    groupSummary(key) {
+      const g = self.groups.find((x) => x.key === key);
+      return g ? self.groupSummary(g) : null;
+    },
+    // The durations written over the marks and the area on the axis.
+    spanLabels() {
+      return [...(self.spanTexts || [])];
+    },
+    fmtDur,
     setView(s, e) {
       self.setView(s, e);
     },
@@ -77,6 +94,7 @@ export function exposeHooks(self) {
     hit(x, y) {
       const cr = self.canvas.getBoundingClientRect();
       const h = self.hitTest(x - cr.left, y - cr.top);
+      if (h && h.kind === 'state') return { state: h.item.state, cpu: h.item.cpu, ts: h.item.ts, dur: h.item.dur };
       if (!h || h.kind !== 'slice') return null;
       const s = h.item;
       return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };

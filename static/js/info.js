@@ -100,7 +100,7 @@ export class InfoPage {
     if (list.length === 0) return this.section('Processes', 'info-processes', el('div', { className: 'muted' }, 'none named'));
     return this.section('Processes', 'info-processes', el('table', { className: 'stats' },
       el('thead', null, el('tr', null, el('th', null, 'Process'), el('th', { className: 'num' }, 'pid'))),
-      el('tbody', null, ...list.map((p) => el('tr', null, el('td', null, p.name || '—'), el('td', { className: 'num' }, String(p.pid)))))));
+      el('tbody', null, ...list.map((p) => el('tr', null, el('td', null, p.name || (t.format === 'xray-fdr' && t.symbols && t.symbols.binary) || '—'), el('td', { className: 'num' }, String(p.pid)))))));
   }
 
   counts(t) {

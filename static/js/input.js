@@ -5,7 +5,7 @@
 
 import { el, clear } from './dom.js';
 import { fmtCount, fmtDur, fmtValue } from './format.js';
-import { MIN_SPAN, makeView } from './render.js';
+import { MIN_SPAN, makeView, stateWords } from './render.js';
 import { AreaSelection } from './selection.js';
 
 export const inputMethods = {
@@ -31,6 +31,9 @@ export const inputMethods = {
       } else if (e.key === 'Escape') {
         this.searchInput.blur();
       }
+    });
+    this.searchInput.addEventListener('input', () => {
+      if (this.searchInput.value.trim() === '' && this.search.q) this.clearSearch();
     });
     this.bindOverview();
     this.bindAxis();
@@ -248,6 +251,8 @@ function hoverLines(h, threadNames) {
     }
     case 'log':
       return [it.message, `pid ${it.pid} tid ${it.tid}`];
+    case 'state':
+      return [stateWords(it), `${it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur)} · ${h.track.title}`];
     case 'counter':
       return [h.track.title, fmtValue(Number(it.value)) + (it.merged ? ` (min ${fmtValue(Number(it.min))}, max ${fmtValue(Number(it.max))} over ${it.merged} points)` : '')];
     default:

@@ -77,6 +77,21 @@ export class LibraryPage {
         ...['Name', 'Format', 'Size', 'Status', 'Events', 'Uploaded', 'Duration', 'Labels', ''].map((h) => this.header(h)))),
       this.tbody);
     const uploadBtn = el('button', { className: 'primary', onclick: () => this.fileInput.click() }, 'Upload traces…');
+    this.upLabels = el('textarea', {
+      className: 'upload-labels', rows: 1, wrap: 'off', 'aria-label': 'Labels for the next uploads, one key=value per line',
+      placeholder: 'labels: build=1234 (one per line)', title: 'Labels given to each trace uploaded next: one key=value per line',
+      oninput: () => {
+        this.upLabels.style.height = 'auto';
+        this.upLabels.style.height = Math.min(this.upLabels.scrollHeight + 2, 110) + 'px';
+      },
+    });
+    this.upDesc = el('input', {
+      className: 'upload-description', 'aria-label': 'Description for the next uploads', placeholder: 'description',
+      title: 'A description given to each trace uploaded next',
+    });
+    const upOptions = el('div', { className: 'upload-options' }, this.upLabels, this.upDesc,
+      el('span', { className: 'hint', title: 'An XRay log picked or dropped with its instrumented binary (or the YAML of llvm-xray extract --symbolize) is uploaded with it as one trace' },
+        'an XRay log and its binary picked together make one trace'));
     this.dropHint = el('div', { className: 'drop-overlay' }, el('div', null, 'Drop trace files to upload'));
     this.root.append(
       el('header', { className: 'topbar' }, el('a', { className: 'brand', href: '/' }, 'Trace viewer'),
@@ -84,6 +99,7 @@ export class LibraryPage {
       el('main', { className: 'library' },
         el('div', { className: 'lib-toolbar' }, this.filterInput, uploadBtn, this.fileInput,
           el('span', { className: 'hint' }, 'or drop files anywhere on this page')),
+        upOptions,
         el('div', { className: 'lib-toolbar' }, this.findInput,
           el('button', { className: 'find-go', onclick: () => this.find() }, 'Find'), this.compareBar),
         this.findBox, this.uploads, this.status, this.usage, table, this.empty, this.more),
@@ -121,16 +137,29 @@ export class LibraryPage {
   header(h) {
     const key = SORTABLE[h];
     if (!key) return el('th', null, h);
-    const cur = this.filter.params.get('sort') || '-created';
-    const mark = cur === key ? ' ▲' : cur === '-' + key ? ' ▼' : '';
-    return el('th', {
+    const th = el('th', {
       className: 'sortable', title: 'Sort by ' + h.toLowerCase(),
       onclick: () => {
-        const next = cur === '-' + key ? key : '-' + key;
+        // names go A→Z first; sizes, dates and durations largest first
+        const cur = this.filter.params.get('sort') || '-created';
+        const next = key === 'name' ? (cur === 'name' ? '-name' : 'name') : cur === '-' + key ? key : '-' + key;
         const text = this.filterText.replace(/(^|\s)sort:\S+/g, '').trim();
         this.setFilter((text ? text + ' ' : '') + 'sort:' + next, true);
       },
-    }, h + mark);
+    }, h);
+    th.dataset.key = key;
+    (this.sortHeads ||= []).push(th);
+    return th;
+  }
+
+  // The sorted column's header says which way.
+  markSort() {
+    const cur = this.filter.params.get('sort') || '-created';
+    for (const th of this.sortHeads || []) {
+      const k = th.dataset.key;
+      const h = Object.keys(SORTABLE).find((x) => SORTABLE[x] === k);
+      th.textContent = h + (cur === k ? ' ▲' : cur === '-' + k ? ' ▼' : '');
+    }
   }
 
   // The filter box changed (or a click changed it): the URL follows, the
@@ -205,7 +234,7 @@ export class LibraryPage {
       return;
     }
     clear(this.usage);
-    const parts = [`${fmtCount(u.traces)} traces`, `${fmtBytes(u.stored_bytes)} stored`];
+    const parts = [plural(u.traces, 'trace'), `${fmtBytes(u.stored_bytes)} stored`];
     if (u.pinned) parts.push(`${fmtCount(u.pinned)} pinned`);
     const bounds = [];
     if (u.retain_days) bounds.push(`${u.retain_days} days`);
@@ -221,9 +250,17 @@ export class LibraryPage {
 
   renderTable() {
     clear(this.tbody);
+    this.markSort();
     this.status.textContent = this.loadError ? 'Could not load the trace list: ' + this.loadError
       : this.filter.errors.length ? 'Not understood (left out): ' + this.filter.errors.join(' ') : '';
     const shown = this.traces.filter((t) => matchesFilter(t, this.filter.params));
+    // The server sorts names in byte order (run-215 before run-99); with
+    // the whole list here, the viewer sorts them as people read them.
+    const sort = this.filter.params.get('sort');
+    if ((sort === 'name' || sort === '-name') && !this.nextCursor) {
+      const dir = sort === 'name' ? 1 : -1;
+      shown.sort((a, b) => dir * (naturalCompare(a.name || '', b.name || '') || (a.id - b.id)));
+    }
     for (const t of shown) {
       this.tbody.append(this.row(t));
       if (this.editing === t.id) this.tbody.append(this.editor(t));
@@ -233,6 +270,8 @@ export class LibraryPage {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
+    } else if (filtered) {
+      this.empty.textContent = `${plural(this.total, 'trace')} match` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
     } else {
       this.empty.textContent = this.total > shown.length ? `${fmtCount(shown.length)} of ${fmtCount(this.total)} shown` : '';
     }
@@ -286,11 +325,12 @@ export class LibraryPage {
       return;
     }
     const head = el('div', { className: 'find-head' },
-      `Slices named like “${r.query}”: ${r.traces.length}${r.truncated ? '+' : ''} trace${r.traces.length === 1 ? '' : 's'}`,
+      `Slices named like “${r.query}”: ${fmtCount(r.traces.length)}${r.truncated ? '+ traces' : r.traces.length === 1 ? ' trace' : ' traces'}`,
       r.unindexed ? ` (${r.unindexed} not indexed yet)` : '',
       el('button', { className: 'find-close', onclick: () => { this.findInput.value = ''; this.find(); } }, '×'));
     const rows = r.traces.map((t) => el('tr', { dataset: { id: t.id } },
-      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}`, className: 'trace-link' }, t.name)),
+      // the trace opens searching for the text, on its first match
+      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}&q=${encodeURIComponent(this.findText)}`, className: 'trace-link' }, t.name)),
       el('td', { className: 'num' }, fmtCount(t.count)),
       el('td', { className: 'num' }, fmtDur(t.total_ns)),
       el('td', { className: 'num' }, fmtDur(t.p50_ns)),
@@ -313,29 +353,35 @@ export class LibraryPage {
     }
   }
 
-  // The inline editor of a trace's name, description and labels.
+  // The inline editor of a trace's name, description and labels. Labels
+  // are edited one per line, split at the line's first '=': a value may hold
+  // spaces, '=' and anything but control characters (docs/API.md), and a
+  // line never does. Only what was changed is sent, so an edit that changes
+  // nothing changes nothing (a name the input box cannot hold included).
   editor(t) {
     const name = el('input', { className: 'edit-name', value: t.name || '', 'aria-label': 'Name' });
-    const desc = el('textarea', { className: 'edit-description', value: t.description || '', rows: 2, 'aria-label': 'Description' });
-    const labels = el('input', {
-      className: 'edit-labels', 'aria-label': 'Labels',
-      value: Object.entries(t.labels || {}).map(([k, v]) => `${k}=${v}`).join(' '),
-      placeholder: 'build=1234 device=x64',
+    const desc = el('textarea', { className: 'edit-description', value: t.description || '', rows: 3, 'aria-label': 'Description' });
+    const entries = Object.entries(t.labels || {});
+    const labels = el('textarea', {
+      className: 'edit-labels', 'aria-label': 'Labels, one key=value per line', wrap: 'off',
+      rows: Math.min(8, Math.max(3, entries.length + 1)),
+      value: entries.map(([k, v]) => `${k}=${v}`).join('\n'),
+      placeholder: 'build=1234\ndevice=Pixel 7 Pro',
+      title: 'One label per line: key=value (the value may hold spaces and =)',
     });
+    // what the boxes hold before any edit, as the browser reads them back
+    const shown = { name: name.value, desc: desc.value };
     const err = el('span', { className: 'error-text' });
     const save = async () => {
-      const next = {};
-      for (const w of labels.value.trim().split(/\s+/).filter(Boolean)) {
-        const eq = w.indexOf('=');
-        if (eq <= 0) {
-          err.textContent = `“${w}” is not key=value`;
-          return;
-        }
-        next[w.slice(0, eq)] = w.slice(eq + 1);
+      const next = parseLabelLines(labels.value);
+      if (next.error) {
+        err.textContent = next.error;
+        return;
       }
-      const patch = { name: name.value, description: desc.value, labels: { ...next } };
-      for (const k of Object.keys(t.labels || {})) if (!(k in next)) patch.labels[k] = null;
-      const e = await this.patch(t, patch);
+      const patch = labelPatch(t.labels || {}, next.labels);
+      if (name.value !== shown.name) patch.name = name.value;
+      if (desc.value !== shown.desc) patch.description = desc.value;
+      const e = Object.keys(patch).length ? await this.patch(t, patch) : null;
       if (e) {
         err.textContent = e;
         return;
@@ -345,7 +391,7 @@ export class LibraryPage {
     };
     return el('tr', { className: 'edit-row', dataset: { id: t.id } }, el('td', { colSpan: 9 },
       el('div', { className: 'edit-form' },
-        el('label', null, 'Name ', name), el('label', null, 'Labels ', labels), el('label', null, 'Description ', desc),
+        el('label', null, 'Name ', name), el('label', null, 'Labels, one per line ', labels), el('label', null, 'Description ', desc),
         el('button', { className: 'primary save-edit', onclick: save }, 'Save'),
         el('button', { onclick: () => { this.editing = null; this.renderTable(); } }, 'Cancel'), err)));
   }
@@ -376,11 +422,12 @@ export class LibraryPage {
         'aria-label': 'Pick ' + (t.name || t.id) + ' for comparison', onchange: () => this.togglePick(t),
       }));
     }
-    actions.append(el('button', {
+    // a failed upload is only dismissed: nothing of it to pin or describe
+    if (t.status !== 'failed') actions.append(el('button', {
       className: 'pin' + (t.pinned ? ' pinned' : ''), title: t.pinned ? 'Pinned: retention keeps it. Click to unpin' : 'Pin: retention never removes it',
       onclick: async () => { const e = await this.patch(t, { pinned: !t.pinned }); if (e) this.status.textContent = e; this.refresh(); },
     }, t.pinned ? 'Pinned' : 'Pin'));
-    actions.append(el('button', {
+    if (t.status !== 'failed') actions.append(el('button', {
       className: 'edit', title: 'Edit the name, labels and description',
       onclick: () => { this.editing = this.editing === t.id ? null : t.id; this.renderTable(); },
     }, 'Edit'));
@@ -426,23 +473,39 @@ export class LibraryPage {
   }
 
   async uploadAll(files) {
+    // Labels and description from the boxes above, for each of these files.
+    const labels = parseLabelLines(this.upLabels.value);
+    if (labels.error) {
+      this.status.textContent = 'Labels for the upload: ' + labels.error;
+      return;
+    }
+    const meta = {
+      labels: Object.entries(labels.labels).map(([k, v]) => `${k}=${v}`),
+      description: this.upDesc.value.trim() ? this.upDesc.value : '',
+    };
     // One at a time: each file gets the link's whole bandwidth, so its
     // progress bar means something; ingests overlap on the server.
-    const items = files.map((f) => this.uploadItem(f));
-    for (const it of items) await this.uploadOne(it);
+    const { uploads, unpaired } = await pairUploads(files);
+    for (const f of unpaired) {
+      const it = this.uploadItem(f);
+      it.box.classList.add('failed');
+      it.label.textContent = 'a binary or symbol map alone is no trace: pick it together with its XRay log';
+    }
+    const items = uploads.map((u) => ({ ...this.uploadItem(u.file, u.binary), binary: u.binary }));
+    for (const it of items) await this.uploadOne(it, { ...meta, binary: it.binary });
   }
 
-  uploadItem(file) {
+  uploadItem(file, binary) {
     const bar = el('progress', { max: 1, value: 0 });
     const label = el('span', { className: 'up-state' }, 'waiting');
     const close = el('button', { className: 'up-close', title: 'Dismiss', onclick: () => box.remove() }, '×');
     const box = el('div', { className: 'upload' },
-      el('span', { className: 'up-name' }, file.name), bar, label, close);
+      el('span', { className: 'up-name' }, file.name + (binary ? ` + ${binary.name}` : '')), bar, label, close);
     this.uploads.append(box);
     return { file, box, bar, label };
   }
 
-  async uploadOne(it) {
+  async uploadOne(it, opts) {
     const { file, bar, label, box } = it;
     box.classList.add('active');
     label.textContent = 'uploading 0%';
@@ -452,7 +515,7 @@ export class LibraryPage {
         const f = total ? done / total : 0;
         bar.value = f;
         label.textContent = `uploading ${Math.floor(f * 100)}% of ${fmtBytes(total)}`;
-      });
+      }, opts);
     } catch (e) {
       box.classList.add('failed');
       label.textContent = 'upload failed: ' + e.message;
@@ -498,7 +561,10 @@ export class LibraryPage {
         label.textContent = 'failed: ' + (t.error ? t.error.message || t.error.code : 'unknown error');
         break;
       }
-      label.textContent = `${t.status} ${Math.floor(f * 100)}%`;
+      // the bytes are read before the database is written: no "100%" while it is
+      label.textContent = t.status === 'ingesting' && f >= 1 ? 'ingesting: writing the database…' : `${t.status} ${Math.floor(f * 100)}%`;
+      const rowBar = this.tbody.querySelector(`tr[data-id="${t.id}"] progress.mini`);
+      if (rowBar) rowBar.value = f;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     this.refresh();
@@ -513,4 +579,75 @@ export function damage(diag) {
     else if (typeof v === 'string' && /^\d+$/.test(v)) n += Number(v);
   }
   return n;
+}
+
+// Labels from the editor's text, one key=value per line: {labels} or
+// {error}. A key never holds spaces, so blanks around it go; the value is
+// kept exactly, blanks included. Blank lines are skipped; a key given twice
+// keeps its last value, as at upload.
+export function parseLabelLines(text) {
+  const labels = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const eq = line.indexOf('=');
+    const key = eq < 0 ? line.trim() : line.slice(0, eq).trim();
+    if (eq < 0 || key === '') return { error: `“${line.trim()}” is not key=value` };
+    labels[key] = line.slice(eq + 1);
+  }
+  return { labels };
+}
+
+// The PATCH labels member that turns labels `from` into `to`: only the
+// labels set or changed, null for those removed; {} when they are equal.
+export function labelPatch(from, to) {
+  const set = {};
+  for (const [k, v] of Object.entries(to)) if (from[k] !== v) set[k] = v;
+  for (const k of Object.keys(from)) if (!(k in to)) set[k] = null;
+  return Object.keys(set).length ? { labels: set } : {};
+}
+
+const FXT_MAGIC = [0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00];
+
+// What a picked file is, from its first bytes and name: 'fxt', 'symbols'
+// (an ELF binary, or llvm-xray's YAML symbol map) or 'log' (anything else:
+// an XRay log, or a file the server will judge).
+async function fileKind(file) {
+  const b = new Uint8Array(await file.slice(0, 8).arrayBuffer());
+  if (b.length >= 4 && b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) return 'symbols';
+  if (/\.ya?ml$/i.test(file.name)) return 'symbols';
+  if (b.length === 8 && FXT_MAGIC.every((x, i) => b[i] === x)) return 'fxt';
+  return 'log';
+}
+
+// The uploads a set of picked files makes: [{file, binary}]. An XRay log
+// goes with the binary (or symbol map) picked with it: the one whose name
+// is in the log's name (xray-log.<binary>.XXXX), else the only one picked.
+// Binaries that no log takes are returned as unpaired.
+export async function pairUploads(files) {
+  const kinds = await Promise.all(files.map(fileKind));
+  const symbols = files.filter((f, i) => kinds[i] === 'symbols');
+  const used = new Set();
+  const uploads = [];
+  files.forEach((f, i) => {
+    if (kinds[i] === 'symbols') return;
+    let binary = null;
+    if (kinds[i] === 'log' && symbols.length) {
+      const base = (s) => s.name.replace(/\.ya?ml$/i, '');
+      binary = symbols.find((s) => f.name.includes(base(s))) || (symbols.length === 1 ? symbols[0] : null);
+    }
+    if (binary) used.add(binary);
+    uploads.push({ file: f, binary });
+  });
+  return { uploads, unpaired: symbols.filter((s) => !used.has(s)) };
+}
+
+// "1 trace", "2 traces".
+function plural(n, word) {
+  return `${fmtCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+// Names as people read them: digits by value (run-99 before run-215).
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+export function naturalCompare(a, b) {
+  return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }

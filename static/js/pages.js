@@ -2,6 +2,7 @@
 // with the links between them, and the trace's duration as the library
 // shows it (same formatter, same start and end).
 
+import { authHeaders, getToken } from './api.js';
 import { el } from './dom.js';
 import { fmtDur } from './format.js';
 
@@ -11,11 +12,36 @@ export function pageUrl(traceId, page) {
   return page === 'timeline' ? `/?trace=${traceId}` : `/?trace=${traceId}&page=${page}`;
 }
 
-// The links to the trace's pages, the current one marked.
+// The links to the trace's pages, the current one marked, and the
+// downloads: the file as uploaded, and Chrome JSON for Perfetto UI.
 export function pageLinks(traceId, current) {
+  const base = '/api/traces/' + encodeURIComponent(traceId);
   return el('nav', { className: 'page-links' }, ...PAGES.map(([id, title]) => el('a', {
     className: 'page-link' + (id === current ? ' active' : ''), href: pageUrl(traceId, id), dataset: { page: id },
-  }, title)));
+  }, title)),
+  downloadLink(base + '/file', `trace-${traceId}`, '⤓ File', 'download-original', 'Download the file as it was uploaded'),
+  downloadLink(base + '/export?format=chrome-json', `trace-${traceId}.json`, '⤓ JSON', 'download-json',
+    'Download as Chrome JSON (open it in ui.perfetto.dev or chrome://tracing), CPU scheduling included'));
+}
+
+// A download link. With a token the browser cannot send by itself, the
+// click fetches the bytes with it and saves them from memory instead.
+function downloadLink(href, filename, text, cls, title) {
+  return el('a', {
+    className: 'page-link download ' + cls, href, download: filename, title,
+    onclick: async (e) => {
+      if (!getToken()) return;
+      e.preventDefault();
+      const r = await fetch(href, { headers: authHeaders() });
+      if (!r.ok) return;
+      const url = URL.createObjectURL(await r.blob());
+      const a = el('a', { href: url, download: filename });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    },
+  }, text);
 }
 
 export function traceDuration(t) {

@@ -5,24 +5,117 @@
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
-import { colorFor, fmtDur, fmtTime } from './format.js';
+import { colorFor, fmtDur, fmtTime, fmtValue } from './format.js';
 import { AreaPanel } from './area.js';
+import { stateWords } from './render.js';
+
+const DRAWER_KEY = 'trace-viewer.drawer';
+const DRAWER_MIN = 80;      // px: the smallest drawer that is not hidden
+const TIMELINE_MIN = 120;   // px the timeline keeps when the drawer is dragged up
+
+// The drawer's size as kept in localStorage: {height, mode: normal|max|hidden}.
+function loadDrawer() {
+  try {
+    const d = JSON.parse(localStorage.getItem(DRAWER_KEY) || '{}');
+    return {
+      height: Number.isFinite(d.height) && d.height >= DRAWER_MIN ? d.height : 250,
+      mode: ['normal', 'max', 'hidden'].includes(d.mode) ? d.mode : 'normal',
+    };
+  } catch {
+    return { height: 250, mode: 'normal' };
+  }
+}
 
 export class DetailsPanel {
   constructor(page) {
     this.page = page;
-    this.title = el('div', { className: 'panel-title' }, 'Details');
+    this.drawer = loadDrawer();
+    this.heading = el('span', { className: 'panel-heading' }, 'Details');
+    this.hideBtn = el('button', { className: 'panel-hide', onclick: () => this.setMode(this.drawer.mode === 'hidden' ? 'normal' : 'hidden') });
+    this.maxBtn = el('button', { className: 'panel-max', onclick: () => this.setMode(this.drawer.mode === 'max' ? 'normal' : 'max') });
+    this.title = el('div', { className: 'panel-title' }, this.heading,
+      el('span', { className: 'panel-buttons' }, this.maxBtn, this.hideBtn));
+    this.grip = el('div', { className: 'panel-resize', title: 'Drag to resize the details' });
     this.content = el('div', { className: 'panel-content' });
-    this.root = el('section', { className: 'panel', 'aria-label': 'Details' }, this.title, this.content);
+    this.root = el('section', { className: 'panel', 'aria-label': 'Details' }, this.grip, this.title, this.content);
     this.area = new AreaPanel(page, this);
+    this.bindGrip();
+    this.applyDrawer();
     this.showEmpty();
+  }
+
+  // ---- the drawer: dragged by its top edge, maximised, hidden ---------------
+
+  bindGrip() {
+    let drag = null;
+    this.grip.addEventListener('mousedown', (e) => {
+      if (e.button !== 0) return;
+      e.preventDefault();
+      drag = { y: e.clientY, h: this.root.getBoundingClientRect().height };
+      document.body.classList.add('resizing-drawer');
+    });
+    window.addEventListener('mousemove', (e) => {
+      if (!drag) return;
+      const max = this.maxHeight();
+      this.drawer.height = Math.round(Math.min(Math.max(drag.h + drag.y - e.clientY, DRAWER_MIN), max));
+      this.drawer.mode = 'normal';
+      this.applyDrawer();
+    });
+    window.addEventListener('mouseup', () => {
+      if (!drag) return;
+      drag = null;
+      document.body.classList.remove('resizing-drawer');
+      this.saveDrawer();
+    });
+    window.addEventListener('resize', () => this.applyDrawer());
+    this.title.addEventListener('dblclick', (e) => {
+      if (e.target.closest('button')) return;
+      this.setMode(this.drawer.mode === 'max' ? 'normal' : 'max');
+    });
+  }
+
+  // The tallest drawer: the page below the top bar less the timeline's minimum.
+  maxHeight() {
+    const top = this.root.parentElement ? this.root.parentElement.getBoundingClientRect().top : 0;
+    return Math.max(DRAWER_MIN, window.innerHeight - top - TIMELINE_MIN - 60);
+  }
+
+  setMode(mode) {
+    this.drawer.mode = mode;
+    this.applyDrawer();
+    this.saveDrawer();
+  }
+
+  applyDrawer() {
+    const { mode, height } = this.drawer;
+    this.root.classList.toggle('hidden-drawer', mode === 'hidden');
+    this.root.classList.toggle('max-drawer', mode === 'max');
+    this.root.style.height = mode === 'hidden' ? '' : (mode === 'max' ? this.maxHeight() : Math.min(height, this.maxHeight())) + 'px';
+    this.hideBtn.textContent = mode === 'hidden' ? '▴' : '▾';
+    this.hideBtn.title = mode === 'hidden' ? 'Show the details' : 'Hide the details';
+    this.maxBtn.textContent = mode === 'max' ? '❐' : '□';
+    this.maxBtn.title = mode === 'max' ? 'Back to its size' : 'Maximise the details (or double-click the title)';
+  }
+
+  saveDrawer() {
+    try {
+      localStorage.setItem(DRAWER_KEY, JSON.stringify(this.drawer));
+    } catch {
+      /* private mode: the size lasts for this page */
+    }
   }
 
   set(title, ...nodes) {
     if (title !== 'Area') this.area.cancel();
-    this.title.textContent = title;
+    this.heading.textContent = title;
     clear(this.content);
     this.content.append(...nodes);
+  }
+
+  // Above a slice picked from the area's list: the way back to the area.
+  backToArea(area) {
+    this.content.prepend(el('div', { className: 'back-to-area' },
+      this.link('← the area\'s figures', () => this.showArea(area), 'area-back')));
   }
 
   showEmpty() {
@@ -56,8 +149,7 @@ export class DetailsPanel {
     if (info.track_kind === 'async') {
       row('Track', track ? `${track.title} (async, ${track.subtitle})` : `async track ${info.track_id}`);
     } else {
-      const tname = track ? track.title : 'thread';
-      row('Thread', `${tname} ${info.tid ?? ''}`.trim());
+      row('Thread', this.threadText(info.pid, info.tid, track));
     }
     if (track && track.cpu) {
       // XRay: the CPU the call started on
@@ -65,8 +157,7 @@ export class DetailsPanel {
       row('CPU', cell);
       if (track.cpu.constant === null) this.fillCpu(cell, track.cpu.trackId, info.ts);
     }
-    const pname = track && track.group ? track.group.title : 'process';
-    row('Process', info.pid !== null && info.pid !== undefined ? `${pname} ${info.pid}` : '—');
+    row('Process', this.processText(info.pid));
     row('Depth', String(info.depth ?? '—'));
     row('Slice id', String(info.id));
     if (info.parent_id !== null && info.parent_id !== undefined) {
@@ -140,33 +231,53 @@ export class DetailsPanel {
     }
   }
 
+  // "name tid", or "tid N" for a thread without a name (never the id twice).
+  threadText(pid, tid, track) {
+    if (tid === null || tid === undefined) return track ? track.title : '—';
+    const name = this.page.threadNames.get(`${pid}/${tid}`);
+    return name ? `${name} ${tid}` : `tid ${tid}`;
+  }
+
+  // "name pid", or "pid N" for a process without a name.
+  processText(pid) {
+    if (pid === null || pid === undefined) return '—';
+    const name = this.page.processNames.get(String(pid));
+    return name && name !== `pid ${pid}` ? `${name} ${pid}` : `pid ${pid}`;
+  }
+
   showItem(kind, it, track) {
     const origin = this.page.traceStart;
     const rows = [];
     const row = (k, v) => rows.push(el('tr', null, el('th', null, k), el('td', null, v)));
     if (kind === 'sched') {
-      const name = this.page.threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
-      row('Thread', `${name} ${it.tid}`);
-      row('Process', String(it.pid));
+      row('Thread', this.threadText(it.pid, it.tid));
+      row('Process', this.processText(it.pid));
       row('CPU', String(it.cpu));
       row('Start', fmtTime(it.ts - origin));
       row('Duration', fmtDur(it.dur));
       row('Priority', String(it.priority));
       row('End state', it.end_state || '— (still running at the end of the trace)');
       this.set('CPU run', el('table', { className: 'kv' }, ...rows));
+    } else if (kind === 'state') {
+      row('State', stateWords(it));
+      row('Start', fmtTime(it.ts - origin));
+      row('Duration', it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur));
+      row('Thread', this.threadText(track.pid, track.tid));
+      row('Process', this.processText(track.pid));
+      this.set('Thread state', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'log') {
       row('Time', fmtTime(it.ts - origin));
-      row('Process', String(it.pid));
-      row('Thread', String(it.tid));
+      row('Process', this.processText(it.pid));
+      row('Thread', this.threadText(it.pid, it.tid));
       row('Message', el('span', { className: 'log-message' }, it.message));
       this.set('Log message', el('table', { className: 'kv' }, ...rows));
     } else if (kind === 'counter') {
       row('Counter', track.title);
       row('Time', fmtTime(it.ts - origin));
-      row('Value', String(it.value));
+      row('Value', el('span', { title: String(it.value) }, fmtValue(Number(it.value))));
       if (it.merged) {
         row('Summarised', `${it.merged} points up to ${fmtTime(it.last_ts - origin)}`);
-        row('Min / max', `${it.min} / ${it.max}`);
+        row('Min / max', `${fmtValue(Number(it.min))} / ${fmtValue(Number(it.max))}`);
       }
       this.set('Counter', el('table', { className: 'kv' }, ...rows));
     }

@@ -102,6 +102,8 @@ export class QueryPage {
     try {
       r = await api(`${this.base}/query`, { method: 'POST', body: sql, exact: true });
     } catch (e) {
+      // the old table would read as this statement's answer: it goes
+      clear(this.results);
       this.error.textContent = e.message;
       this.error.classList.remove('hidden');
       this.status.textContent = '';
@@ -118,7 +120,19 @@ export class QueryPage {
   renderTable(columns, rows, sql) {
     clear(this.results);
     const links = columns.map((c) => isSliceColumn(c, sql));
-    const cell = (v, i) => {
+    // a row with ts (and dur) opens the timeline on that span
+    const tsAt = columns.findIndex((c) => c.toLowerCase() === 'ts');
+    const durAt = columns.findIndex((c) => c.toLowerCase() === 'dur');
+    const spanLink = (row) => {
+      const ts = Number(row[tsAt]);
+      const dur = durAt >= 0 && Number(row[durAt]) > 0 ? Number(row[durAt]) : 0;
+      const pad = Math.max(dur * 0.15, 1000);
+      return `${pageUrl(this.traceId, 'timeline')}&start=${Math.floor(ts - pad)}&end=${Math.ceil(ts + dur + pad)}`;
+    };
+    const cell = (v, i, row) => {
+      if (i === tsAt && Number.isFinite(Number(v)) && v !== null) {
+        return el('td', { className: 'num' }, el('a', { className: 'ts-link', href: spanLink(row), title: 'Open the timeline here' }, String(v)));
+      }
       if (links[i] && (typeof v === 'number' || typeof v === 'bigint' || /^\d+$/.test(String(v)))) {
         const href = `${pageUrl(this.traceId, 'timeline')}&slice=${v}`;
         return el('td', { className: 'num' }, el('a', { className: 'slice-link', href }, String(v)));
@@ -129,6 +143,6 @@ export class QueryPage {
     };
     this.results.append(el('table', { className: 'stats query-table' },
       el('thead', null, el('tr', null, ...columns.map((c) => el('th', null, c)))),
-      el('tbody', null, ...rows.map((row) => el('tr', null, ...row.map(cell))))));
+      el('tbody', null, ...rows.map((row) => el('tr', null, ...row.map((v, i) => cell(v, i, row)))))));
   }
 }

@@ -69,8 +69,10 @@ export function makeView(vs, ve, W) {
   return { vs, ve, W, k, x: (t) => (t - vs) * k, t: (x) => vs + x / k };
 }
 
-// Slices of one thread or async track, top at y.
-export function drawSlices(ctx, v, track, cache, y) {
+// Slices of one thread or async track, top at y. mark: null, or the
+// search {q (lower case), ids}: slices whose name holds q are outlined and
+// their ids pushed on ids.
+export function drawSlices(ctx, v, track, cache, y, mark) {
   if (!cache || !cache.data) return;
   const { depths, names, colors } = cache.data;
   const rows = visibleRows(track);
@@ -167,7 +169,54 @@ export function drawSlices(ctx, v, track, cache, y) {
     ctx.fillStyle = '#111';
     for (let i = 0; i < labels.length; i += 3) ctx.fillText(labels[i], labels[i + 1], labels[i + 2]);
   }
+  if (mark) drawMatches(ctx, v, track, cache, y, mark);
   if (cache.truncated) drawNote(ctx, W, y, 'data cut at the reply limit: zoom in');
+}
+
+const MATCH_COLOR = '#ff9800';
+const MAX_MATCH_BOXES = 4000; // per track and frame
+
+// Which of a reply's names hold q: a Uint8Array over its names, kept on
+// the reply for the query last asked.
+function nameMatches(data, q) {
+  if (data.matchQ !== q) {
+    data.matchQ = q;
+    data.matchOf = Uint8Array.from(data.names, (n) => (String(n).toLowerCase().includes(q) ? 1 : 0));
+  }
+  return data.matchOf;
+}
+
+// Outlines the slices of the view whose name holds mark.q (summaries of
+// several slices are not, having no one name), at least 3 px wide.
+function drawMatches(ctx, v, track, cache, y, mark) {
+  const { depths } = cache.data;
+  const of = nameMatches(cache.data, mark.q);
+  const { vs, ve, W, k } = v;
+  const h = ROW_H - 2;
+  let n = 0;
+  ctx.strokeStyle = MATCH_COLOR;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let d = 0; d < visibleRows(track) && d < depths.length; d++) {
+    const D = depths[d];
+    if (!D) continue;
+    const yy = y + TRACK_PAD + d * ROW_H;
+    const stop = upperBound(D.ts, ve, D.n);
+    let lastX = -1e9;
+    for (let i = lowerBound(D.maxEnd, vs, D.n); i < stop && n < MAX_MATCH_BOXES; i++) {
+      if (D.end[i] < vs || D.merged[i] || !of[D.name[i]]) continue;
+      const x0 = Math.max((D.ts[i] - vs) * k, -3);
+      const x1 = Math.min((D.end[i] - vs) * k, W + 3);
+      mark.ids.push(D.id[i]);
+      if (x1 < lastX + 1) continue; // one outline a pixel column
+      const w = Math.max(x1 - x0, 3);
+      ctx.rect(x0 + 1, yy + 1, w - 2, h - 2);
+      lastX = x0 + w;
+      n++;
+    }
+  }
+  ctx.stroke();
+  ctx.lineWidth = 1;
 }
 
 // Item i of depth column set D as an object.
@@ -329,6 +378,81 @@ export function drawCpu(ctx, v, cache, y, h, threadNames) {
   if (cache.truncated) drawNote(ctx, W, y, 'runs cut at the reply limit: zoom in');
 }
 
+// Thread states: their colours (as Perfetto's: running dark green,
+// runnable light green, blocked orange, sleeping grey) and words.
+export const STATE_STYLE = {
+  running: ['#2e7d32', 'Running'],
+  runnable: ['#9ccc65', 'Runnable'],
+  blocked: ['#ef6c00', 'Blocked'],
+  suspended: ['#b0bec5', 'Suspended'],
+  dying: ['#8d6e63', 'Dying'],
+  dead: ['#5d4037', 'Dead'],
+};
+
+export function stateWords(s) {
+  const st = STATE_STYLE[s.state];
+  const what = st ? st[1] : String(s.state).replace(/^./, (c) => c.toUpperCase());
+  return s.state === 'running' && s.cpu !== null && s.cpu !== undefined ? `${what} on CPU ${s.cpu}` : what;
+}
+
+// A thread's state track: one box per state, coalesced under a pixel.
+export function drawStates(ctx, v, cache, y, h) {
+  if (!cache || !cache.data) return;
+  const D = cache.data;
+  const { vs, ve, W, k } = v;
+  let i = lowerBound(D.maxEnd, vs, D.n);
+  const stop = upperBound(D.ts, ve, D.n);
+  const yy = y + 2;
+  const hh = h - 5;
+  let px1 = -1e9;
+  let last = null;
+  const labels = [];
+  for (; i < stop; i++) {
+    if (D.end[i] < vs) continue;
+    const s = D.items[i];
+    let x0 = Math.max((D.ts[i] - vs) * k, -2);
+    const x1 = Math.min((D.end[i] - vs) * k, W + 2);
+    if (x1 - x0 < 1 && x0 < px1) continue;
+    if (x1 - x0 < 1) x0 = Math.floor(x0);
+    const fill = (STATE_STYLE[s.state] || ['#d7ccc8'])[0];
+    if (fill !== last) ctx.fillStyle = last = fill;
+    ctx.fillRect(x0, yy, Math.max(x1 - x0, 1), hh);
+    px1 = Math.max(x1, x0 + 1);
+    if (x1 - x0 > 40) {
+      const t = fitText(ctx, stateWords(s), Math.min(x1, W) - Math.max(x0, 0) - 8);
+      if (t) labels.push(t, Math.max(x0, 0) + 4, yy + hh / 2 + 0.5, s.state === 'running' || s.state === 'dead');
+    }
+  }
+  for (let j = 0; j < labels.length; j += 4) {
+    ctx.fillStyle = labels[j + 3] ? '#fff' : '#111';
+    ctx.fillText(labels[j], labels[j + 1], labels[j + 2]);
+  }
+  if (cache.truncated) drawNote(ctx, W, y, 'states cut at the reply limit: zoom in');
+}
+
+// A collapsed process's summary: its threads' slices per pixel column of
+// the view (sum: {start, end, counts} from GET /overview), as bars.
+export function drawGroupSummary(ctx, v, sum, y, h, key) {
+  if (!sum || !sum.counts) return;
+  const n = sum.counts.length;
+  const span = sum.end - sum.start + 1;
+  let max = 1;
+  for (const c of sum.counts) if (c > max) max = c;
+  const hue = hashString(String(key)) % 360;
+  ctx.fillStyle = `hsl(${hue} 50% 45% / 0.75)`;
+  const top = y + 4;
+  const hh = h - 8;
+  for (let b = 0; b < n; b++) {
+    const c = sum.counts[b];
+    if (!c) continue;
+    const x0 = v.x(sum.start + (b * span) / n);
+    const x1 = v.x(sum.start + ((b + 1) * span) / n);
+    if (x1 < 0 || x0 > v.W) continue;
+    const bh = Math.max(1, Math.sqrt(c / max) * hh);
+    ctx.fillRect(x0, top + hh - bh, Math.max(x1 - x0 - 0.5, 0.5), bh);
+  }
+}
+
 export function hitInterval(v, cache, x, tolPx) {
   if (!cache || !cache.data) return null;
   const D = cache.data;
@@ -421,9 +545,10 @@ export function drawGrid(ctx, v, origin, h) {
   ctx.stroke();
 }
 
-// The overview: slice density of each process over the whole trace, and
-// the visible window.
-export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
+// The overview: slice density of each process over the whole trace, the
+// search's matches (ticks: matches per bucket over the same range, or
+// null) and the visible window. Returns the ticks drawn.
+export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve, ticks) {
   ctx.fillStyle = '#eef1f5';
   ctx.fillRect(0, 0, W, h);
   const dur = Math.max(traceEnd - traceStart, 1);
@@ -443,6 +568,15 @@ export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
       }
     }
   }
+  let drawn = 0;
+  if (ticks) {
+    ctx.fillStyle = MATCH_COLOR;
+    for (let b = 0; b < ticks.length; b++) {
+      if (!ticks[b]) continue;
+      ctx.fillRect(Math.floor((b / ticks.length) * W), 0, Math.max(Math.ceil(W / ticks.length) - 1, 2), 9);
+      drawn++;
+    }
+  }
   const x0 = ((vs - traceStart) / dur) * W;
   const x1 = ((ve - traceStart) / dur) * W;
   ctx.fillStyle = 'rgba(20,30,45,0.28)';
@@ -452,6 +586,7 @@ export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve) {
   ctx.lineWidth = 1.5;
   ctx.strokeRect(Math.max(x0, 0.75), 0.75, Math.max(Math.min(x1, W - 0.75) - Math.max(x0, 0.75), 1), h - 1.5);
   ctx.lineWidth = 1;
+  return drawn;
 }
 
 // An arrow from (x0, y0) to (x1, y1) along a cubic curve: horizontal

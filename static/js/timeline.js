@@ -16,7 +16,8 @@ import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
 import { damage } from './library.js';
 import {
-  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawLogs, drawOverview, drawSlices,
+  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
+  drawStates,
   hitInterval, hitSlice, makeView,
 } from './render.js';
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
@@ -32,6 +33,8 @@ const OVERVIEW_H = 40;
 const KEY_ZOOM_PER_S = 2.8;     // e-folds per second while W/S is held
 const KEY_PAN_PER_S = 0.9;      // views per second while A/D is held
 const OVERVIEW_BUCKETS = 400;
+const SEARCH_PAGE = 500;       // matches a search page holds
+const LAST_CURSOR = '9223372036854775807:9223372036854775807'; // before= it: the last page
 
 export class TimelinePage {
   constructor(root, traceId, params) {
@@ -59,7 +62,9 @@ export class TimelinePage {
     this.selBusy = false;
     this.overview = null;
     this.perf = { recording: false, draws: [], frames: [], replies: [], lastTs: 0, arrived: 0 };
-    this.search = { q: '', hits: [], idx: -1, truncated: false, loading: false };
+    this.search = emptySearch('');
+    this.searchPending = 0;  // search steps queued on searchChain
+    this.searchChain = Promise.resolve();
     this.marks = [];         // [{start, end}] marked spans, kept in the URL
     this.helpEl = null;
     this.urlTimer = 0;
@@ -82,6 +87,7 @@ export class TimelinePage {
     this.trace = trace;
     document.title = (trace.name || 'trace') + ' — trace viewer';
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
+    this.titleEl.title = this.titleEl.textContent;
     if (trace.status === 'queued' || trace.status === 'ingesting') {
       const p = trace.progress || {};
       this.fatal(`This trace is still ${trace.status} (${p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0}%). The page reloads when it is ready.`);
@@ -93,21 +99,24 @@ export class TimelinePage {
       return;
     }
     let tr;
+    let scheduled;
     try {
-      tr = await api(this.base + '/tracks', { exact: true });
+      [tr, scheduled] = await Promise.all([api(this.base + '/tracks', { exact: true }), this.scheduledThreads()]);
     } catch (e) {
       this.fatal('Could not load the tracks: ' + e.message);
       return;
     }
     this.traceStart = trace.start_ns ?? 0;
     this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
-    const built = buildTracks(tr, trace);
+    const built = buildTracks(tr, trace, scheduled);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
+    this.processNames = built.processNames;
     this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
       this.perf.arrived++;
       this.invalidate();
+      this.refreshHover();
     });
     this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
@@ -115,10 +124,26 @@ export class TimelinePage {
     this.restoreFromUrl();
     this.relayout();
     this.bindInput();
-    if (!this.params.has('start') && trace.format === 'xray-fdr') await this.openOnActivity();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
+    if (trace.format === 'xray-fdr') this.offerActivity();
+    // ?q=: opened from a search across traces: find it here
+    const q = this.params.get('q');
+    if (q) {
+      this.searchInput.value = q;
+      this.stepSearch(1);
+    }
+  }
+
+  // The threads with CPU runs ("pid/tid"): each gets a state track.
+  async scheduledThreads() {
+    try {
+      const r = await api(this.base + '/query', { method: 'POST', body: 'SELECT DISTINCT pid, tid FROM sched', exact: true });
+      return new Set((r.rows || []).map(([pid, tid]) => `${pid}/${tid}`));
+    } catch {
+      return new Set(); // no state tracks rather than no timeline
+    }
   }
 
   fatal(msg) {
@@ -209,7 +234,8 @@ export class TimelinePage {
       if (!file) return;
       status.textContent = ' uploading…';
       try {
-        await api(`/api/traces/${t.id}/symbols`, { method: 'POST', body: file });
+        // the file's name names the program when it is a binary
+        await api(`/api/traces/${t.id}/symbols?filename=${encodeURIComponent(file.name)}`, { method: 'POST', body: file });
         status.textContent = ' names added; reloading…';
         location.reload();
       } catch (e) {
@@ -326,6 +352,17 @@ export class TimelinePage {
     this.ve = vs + span;
     this.scheduleUrl();
     this.invalidate();
+    this.refreshHover();
+  }
+
+  // The view moved under a still mouse: the tooltip tells what is under it
+  // now (after this frame's data, when it arrives).
+  refreshHover() {
+    if (!this.mouse || this.drag || this.hoverTimer) return;
+    this.hoverTimer = requestAnimationFrame(() => {
+      this.hoverTimer = 0;
+      if (this.mouse && !this.drag) this.setHover(this.hitTest(this.mouse.x, this.mouse.y));
+    });
   }
 
   zoomAt(factor, x) {
@@ -351,11 +388,18 @@ export class TimelinePage {
     this.setView(s - pad, e + pad);
   }
 
-  // XRay traces open on the region that has activity.
-  async openOnActivity() {
+  // Every trace opens on its whole range, as Perfetto does. XRay logs
+  // often hold one long call around a burst of short ones in a sliver of
+  // the trace: the overview's label then says where, and shows it in one
+  // click (F brings the whole trace back).
+  async offerActivity() {
     const r = await activityRange(this.base, this.traceStart, this.traceEnd);
     if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
-    this.fitRange(r.start, r.end);
+    this.overviewLabel.append(el('button', {
+      className: 'zoom-activity link-button',
+      title: `Most calls start between ${fmtTime(r.start - this.traceStart)} and ${fmtTime(r.end - this.traceStart)}: show that (F: the whole trace)`,
+      onclick: () => this.fitRange(r.start, r.end),
+    }, `zoom to the activity (${fmtDur(r.end - r.start)})`));
   }
 
   fitSelection() {
@@ -406,10 +450,12 @@ export class TimelinePage {
 
   // ---- selection -------------------------------------------------------------
 
+  // opts: reveal (move the view to it), scroll (to its track), keepArea
+  // (a slice picked from the area's own list leaves the area as it is).
   async selectSlice(id, opts = {}) {
     const token = ++this.selToken;
     this.selBusy = true;
-    this.area = null;
+    if (!opts.keepArea) this.area = null;
     this.markAreaLabels();
     this.selection = { kind: 'slice', id, info: null };
     this.flowEnds = [];
@@ -430,6 +476,7 @@ export class TimelinePage {
     if (opts.reveal) this.reveal(info);
     else if (opts.scroll) this.scrollToTrack(info.track_id);
     this.details.showSlice(info);
+    if (this.area) this.details.backToArea(this.area);
     this.invalidate();
     await this.loadFlows(info, token);
     if (token === this.selToken) this.selBusy = false;
@@ -578,47 +625,150 @@ export class TimelinePage {
   }
 
   // ---- search ----------------------------------------------------------------
-
-  async runSearch(q) {
-    this.search = { q, hits: [], idx: -1, truncated: false, loading: true };
-    this.searchInfo.textContent = 'searching…';
-    try {
-      const r = await api(`${this.base}/search?q=${encodeURIComponent(q)}&limit=1000`);
-      if (this.search.q !== q) return;
-      this.search.hits = r.slices || [];
-      this.search.truncated = !!r.truncated;
-    } catch (e) {
-      this.searchInfo.textContent = 'search failed: ' + e.message;
-      this.search.loading = false;
-      return;
-    }
-    this.search.loading = false;
-    if (this.search.hits.length === 0) {
-      this.searchInfo.textContent = 'no match';
-      return;
-    }
-    this.gotoHit(0);
-  }
+  //
+  // The server counts every match and pages through them with cursors
+  // (GET /search: total, index, next_cursor, prev_cursor, from=, before=);
+  // the viewer holds one page around the current hit. A new search, or a
+  // step once the view has moved away from the hit, starts from the view:
+  // Enter goes to the first match at or after its start, Shift+Enter to
+  // the one before. Steps queue, so every key press lands in order; only
+  // the last one queued moves the view and selects.
 
   stepSearch(dir) {
     const q = this.searchInput.value.trim();
     if (!q) return;
-    if (q !== this.search.q) {
-      this.runSearch(q);
-      return;
-    }
-    const n = this.search.hits.length;
-    if (n === 0) return;
-    this.gotoHit((this.search.idx + dir + n) % n);
+    this.searchPending++;
+    this.searchChain = this.searchChain.then(() => this.searchStep(q, dir)).catch((e) => {
+      this.searchInfo.textContent = 'search failed: ' + e.message;
+    }).finally(() => {
+      this.searchPending--;
+    });
   }
 
-  gotoHit(i) {
+  async searchStep(q, dir) {
     const s = this.search;
+    if (q !== s.q || s.total === 0 || this.searchViewMoved()) {
+      await this.searchFromView(q, dir);
+      return;
+    }
+    await this.gotoHit((s.idx + dir + s.total) % s.total);
+  }
+
+  // Has the view moved away from the current hit since the search showed
+  // it? Then the next step starts from the view.
+  searchViewMoved() {
+    const s = this.search;
+    const h = s.hit;
+    if (!h) return true;
+    if (s.view && s.view[0] === this.vs && s.view[1] === this.ve) return false;
+    return !(h.ts <= this.ve && sliceEnd(h, this.traceEnd) >= this.vs);
+  }
+
+  searchUrl(q, extra) {
+    return `${this.base}/search?q=${encodeURIComponent(q)}&limit=${SEARCH_PAGE}${extra}`;
+  }
+
+  async searchFromView(q, dir) {
+    const fresh = q !== this.search.q;
+    if (fresh) this.searchInfo.textContent = 'searching…';
+    const hist = fresh ? `&buckets=${OVERVIEW_BUCKETS}&start=${this.traceStart}&end=${this.traceEnd}` : '';
+    let r;
+    try {
+      r = await api(this.searchUrl(q, `&from=${Math.ceil(this.vs)}${hist}`));
+    } catch (e) {
+      this.search = emptySearch(q);
+      this.searchInfo.textContent = 'search failed: ' + e.message;
+      this.invalidate();
+      return;
+    }
+    if (fresh) this.search = { ...emptySearch(q), histogram: r.histogram || null };
+    this.setSearchPage(r);
+    this.invalidate();
+    if (r.total === 0) {
+      this.searchInfo.textContent = 'no match';
+      return;
+    }
+    // r.index: the first match at or after the view's start
+    await this.gotoHit(dir > 0 ? r.index % r.total : (r.index - 1 + r.total) % r.total);
+  }
+
+  setSearchPage(r) {
+    this.search.total = r.total;
+    this.search.page = { index: r.index, hits: r.slices || [], next: r.next_cursor, prev: r.prev_cursor };
+  }
+
+  // Goes to match i (of all): from the page held, or the page next to it,
+  // the first or the last page.
+  async gotoHit(i) {
+    const s = this.search;
+    const p = s.page;
+    if (!p || i < p.index || i >= p.index + p.hits.length) {
+      let at = null;
+      if (p && i === p.index + p.hits.length && p.next) at = '&cursor=' + p.next;
+      else if (p && i === p.index - 1 && p.prev) at = '&before=' + p.prev;
+      else if (i === 0) at = '';
+      else if (i === s.total - 1) at = '&before=' + LAST_CURSOR;
+      if (at === null) return;
+      const r = await api(this.searchUrl(s.q, at));
+      if (this.search !== s) return;
+      this.setSearchPage(r);
+      if (i >= r.total) return;
+    }
+    const pg = s.page;
+    const h = pg.hits[i - pg.index];
+    if (!h) return;
     s.idx = i;
-    const h = s.hits[i];
-    this.searchInfo.textContent = `${i + 1} / ${s.hits.length}${s.truncated ? '+' : ''}`;
+    s.hit = h;
+    this.searchInfo.textContent = `${fmtCount(i + 1)} / ${fmtCount(s.total)}`;
+    if (this.searchPending > 1) return; // more steps queued: only the last one shows
     this.reveal({ ts: h.ts, dur: h.dur, track_id: h.track_id });
+    s.view = [this.vs, this.ve];
     this.selectSlice(h.id, { reveal: false, scroll: true });
+  }
+
+  clearSearch() {
+    this.search = emptySearch('');
+    this.searchInfo.textContent = '';
+    this.invalidate();
+  }
+
+  // ---- collapsed processes ---------------------------------------------------
+  //
+  // A collapsed process's header shows its threads' slices per pixel
+  // column of the view, from GET /overview (the level of detail, never a
+  // scan): one request for every process, asked again when the view has
+  // settled elsewhere; the last one is drawn meanwhile, at its own times.
+
+  groupSummary(g) {
+    const want = this.summaryWindow();
+    const sum = this.summary;
+    if (!sum || sum.key !== want.key) this.requestSummary(want);
+    return sum ? { start: sum.start, end: sum.end, counts: sum.byPid.get(String(g.pid)) || null } : null;
+  }
+
+  summaryWindow() {
+    const start = Math.floor(this.vs);
+    const end = Math.ceil(this.ve);
+    const buckets = Math.max(1, Math.min(4096, Math.round(this.W / 2)));
+    return { start, end, buckets, key: `${start} ${end} ${buckets}` };
+  }
+
+  requestSummary(want) {
+    if (this.summaryWant && this.summaryWant.key === want.key) return;
+    this.summaryWant = want;
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = setTimeout(async () => {
+      let r;
+      try {
+        r = await api(`${this.base}/overview?start=${want.start}&end=${want.end}&buckets=${want.buckets}`, { exact: true });
+      } catch {
+        r = { processes: [] };
+      }
+      if (this.summaryWant !== want) return;
+      this.summaryWant = null;
+      this.summary = { ...want, byPid: new Map((r.processes || []).map((p) => [String(p.pid), p.counts])) };
+      this.invalidate();
+    }, 120);
   }
 
   // ---- overview --------------------------------------------------------------
@@ -701,6 +851,8 @@ export class TimelinePage {
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
     drawGrid(ctx, v, this.traceStart, H);
+    // matches of the search are outlined where slices are drawn
+    this.searchMarks = this.search.total > 0 ? { q: this.search.q.toLowerCase(), ids: [], ticks: 0 } : null;
     // tracks
     let i = 0;
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
@@ -730,6 +882,7 @@ export class TimelinePage {
       ctx.fillRect(0, y, W, r.h);
       ctx.fillStyle = '#d5dae1';
       ctx.fillRect(0, y + r.h - 1, W, 1);
+      if (it.collapsed && it.pid !== undefined) drawGroupSummary(ctx, v, this.groupSummary(it), y, r.h, it.pid);
       return;
     }
     ctx.fillStyle = '#e8ebef';
@@ -740,10 +893,11 @@ export class TimelinePage {
     ctx.beginPath();
     ctx.rect(0, y, W, r.h - 1);
     ctx.clip();
-    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y);
+    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y, this.searchMarks);
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
     else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
+    else if (it.kind === 'state') drawStates(ctx, v, c, y, r.h);
     if (c && c.error) {
       ctx.fillStyle = '#b00020';
       ctx.fillText('could not load: ' + c.error, 6, y + 10);
@@ -869,13 +1023,39 @@ export class TimelinePage {
     const a = this.axisCanvas.getContext('2d', { alpha: false });
     a.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawAxis(a, v, this.traceStart, AXIS_H, this.area);
+    this.drawSpanLabels(a, v);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve);
+    const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve,
+      this.search.total > 0 ? this.search.histogram : null);
+    if (this.searchMarks) this.searchMarks.ticks = ticks;
     const span = `${fmtDur(this.ve - this.vs)} from ${fmtTime(this.vs - this.traceStart)}`;
     if (this.spanLabel.textContent !== span) {
       this.spanLabel.textContent = span;
       this.spanLabel.title = `${fmtTime(this.vs - this.traceStart)} – ${fmtTime(this.ve - this.traceStart)} from the trace start`;
+    }
+  }
+
+  // How long each mark and the area (while dragged too) are: a label on
+  // the axis over the middle of the span.
+  drawSpanLabels(ctx, v) {
+    const spans = this.marks.map((m) => ({ ...m, color: '#f57c00' }));
+    if (this.area) spans.push({ start: this.area.start, end: this.area.end, color: '#1a73e8' });
+    this.spanTexts = [];
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    for (const sp of spans) {
+      const x0 = Math.max(v.x(sp.start), 0);
+      const x1 = Math.min(v.x(sp.end), this.W);
+      if (x1 < 0 || x0 > this.W) continue;
+      const text = fmtDur(sp.end - sp.start);
+      const w = ctx.measureText(text).width + 10;
+      const x = Math.min(Math.max((x0 + x1) / 2 - w / 2, 0), this.W - w);
+      ctx.fillStyle = sp.color;
+      ctx.fillRect(x, 1, w, 14);
+      ctx.fillStyle = '#fff';
+      ctx.fillText(text, x + 5, 8.5);
+      this.spanTexts.push(text);
     }
   }
 
@@ -905,6 +1085,10 @@ export class TimelinePage {
       const s = hitInterval(v, c, x, 4);
       return s ? { kind: 'log', track: it, item: s } : { kind: 'none', track: it };
     }
+    if (it.kind === 'state') {
+      const s = hitInterval(v, c, x, 2);
+      return s ? { kind: 'state', track: it, item: s } : { kind: 'none', track: it };
+    }
     if (it.kind === 'counter') {
       const p = counterAt(c, v.t(x));
       return p ? { kind: 'counter', track: it, point: p, item: p } : { kind: 'none', track: it };
@@ -930,6 +1114,14 @@ const HELP = [
 ];
 
 Object.assign(TimelinePage.prototype, inputMethods);
+
+// A search with nothing found yet: q searched, total matches, idx the
+// current hit among them (hit its slice, view the view that showed it),
+// page the matches held around it
+// ({index, hits, next, prev}), histogram the matches per overview bucket.
+function emptySearch(q) {
+  return { q, total: 0, idx: -1, hit: null, view: null, page: null, histogram: null };
+}
 
 export function sliceEnd(info, traceEnd) {
   return info.dur < 0 ? traceEnd : info.ts + info.dur;

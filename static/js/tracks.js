@@ -12,6 +12,7 @@ export const GROUP_H = 26;      // a process (group) header
 export const COUNTER_H = 46;
 export const CPU_H = 24;
 export const LOG_H = 24;
+export const STATE_H = 16;      // a thread's state track
 
 // Every depth is shown, as Perfetto does: a deep stack is never cut.
 function rowsOf(t) {
@@ -29,6 +30,8 @@ export function trackHeight(t) {
       return CPU_H;
     case 'log':
       return LOG_H;
+    case 'state':
+      return STATE_H;
     default:
       return GROUP_H;
   }
@@ -40,17 +43,24 @@ export function visibleRows(t) {
 
 // Unnamed processes and threads are called by their ids, never "process";
 // an XRay process by the binary that named its functions, when there is one.
-function pname(p, trace) {
+export function processName(p, trace) {
   if (p.name) return p.name;
   const bin = trace.format === 'xray-fdr' && trace.symbols ? trace.symbols.binary : null;
   return bin || `pid ${p.pid}`;
 }
 
-// Builds the groups from the /tracks reply. trace: the trace object.
-export function buildTracks(tr, trace) {
+// A thread's state track (thread_states), right under its slices.
+function stateTrack(pid, tid, name) {
+  return { kind: 'state', key: `state:${pid}/${tid}`, title: 'state', subtitle: 'of ' + (name ? `${name} ${tid}` : `tid ${tid}`), pid, tid, trackId: null };
+}
+
+// Builds the groups from the /tracks reply. trace: the trace object;
+// scheduled: the "pid/tid" of every thread with CPU runs (a Set).
+export function buildTracks(tr, trace, scheduled = new Set()) {
   const groups = [];
   const byTrackId = new Map();
   const threadNames = new Map(); // "pid/tid" -> thread name
+  const processNames = new Map(); // pid -> its name (processName)
   const add = (g, t) => {
     t.group = g;
     g.children.push(t);
@@ -58,6 +68,7 @@ export function buildTracks(tr, trace) {
   };
   const processes = tr.processes || [];
   for (const p of processes) {
+    processNames.set(String(p.pid), processName(p, trace));
     for (const th of p.threads || []) {
       if (th.name) threadNames.set(`${p.pid}/${th.tid}`, th.name);
     }
@@ -76,9 +87,10 @@ export function buildTracks(tr, trace) {
     groups.push(g);
   }
   const many = processes.length > 12;
+  const stated = new Set(); // threads given a state track
   for (const p of processes) {
     const g = {
-      kind: 'group', key: 'p:' + p.pid, title: pname(p, trace), subtitle: pname(p, trace) !== `pid ${p.pid}` ? 'pid ' + p.pid : '', pid: p.pid,
+      kind: 'group', key: 'p:' + p.pid, title: processName(p, trace), subtitle: processName(p, trace) !== `pid ${p.pid}` ? 'pid ' + p.pid : '', pid: p.pid,
       collapsed: many, children: [],
     };
     for (const a of p.async_tracks || []) {
@@ -87,33 +99,63 @@ export function buildTracks(tr, trace) {
         trackId: a.track_id, maxDepth: a.max_depth ?? 0, pid: p.pid,
       });
     }
-    // XRay: each thread's "cpu" counter (counter id = tid). A CPU that
-    // never changes is no track, only a fact shown in a call's details.
-    const cpuOf = new Map(); // tid -> {trackId, constant}
+    // XRay: each thread's "cpu" counter (counter id = tid), drawn under its
+    // thread. A CPU that never changes is no track, only a fact shown in a
+    // call's details.
+    const cpuOf = new Map(); // tid -> {trackId, constant, track}
     const xray = trace.format === 'xray-fdr';
+    const counter = (c, title, subtitle) => ({
+      kind: 'counter', key: 't:' + c.track_id, title, subtitle, trackId: c.track_id,
+      min: Number(c.min ?? 0), max: Number(c.max ?? 0), pid: p.pid,
+    });
     for (const c of p.counter_tracks || []) {
       const isCpu = xray && c.name === 'cpu' && c.counter_id !== null && c.counter_id !== undefined;
-      const constant = isCpu && Number(c.min) === Number(c.max) ? Number(c.min) : null;
-      if (isCpu) cpuOf.set(String(c.counter_id), { trackId: c.track_id, constant });
-      if (constant !== null) continue;
+      if (isCpu) {
+        const constant = Number(c.min) === Number(c.max) ? Number(c.min) : null;
+        cpuOf.set(String(c.counter_id), { trackId: c.track_id, constant, c });
+        continue;
+      }
       const title = c.series && c.series !== c.name ? `${c.name}.${c.series}` : c.name;
-      add(g, {
-        kind: 'counter', key: 't:' + c.track_id, title: title || 'counter',
-        subtitle: c.counter_id !== null && c.counter_id !== undefined ? 'id ' + c.counter_id : '',
-        trackId: c.track_id, min: Number(c.min ?? 0), max: Number(c.max ?? 0), pid: p.pid,
-      });
+      add(g, counter(c, title || 'counter', c.counter_id !== null && c.counter_id !== undefined ? 'id ' + c.counter_id : ''));
     }
+    const placed = new Set();
+    const addCpu = (tid, who) => {
+      const cpu = cpuOf.get(String(tid));
+      if (!cpu || cpu.constant !== null || placed.has(cpu)) return;
+      placed.add(cpu);
+      add(g, counter(cpu.c, 'cpu', 'of ' + who));
+    };
     for (const th of p.threads || []) {
-      if (th.track_id === null || th.track_id === undefined) continue;
-      add(g, {
-        kind: 'thread', key: 't:' + th.track_id, title: th.name || `tid ${th.tid}`, subtitle: th.name ? 'tid ' + th.tid : '',
-        trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid,
-        cpu: cpuOf.get(String(th.tid)) || null,
-      });
+      const who = th.name ? `${th.name} ${th.tid}` : `tid ${th.tid}`;
+      if (th.track_id !== null && th.track_id !== undefined) {
+        add(g, {
+          kind: 'thread', key: 't:' + th.track_id, title: th.name || `tid ${th.tid}`, subtitle: th.name ? 'tid ' + th.tid : '',
+          trackId: th.track_id, maxDepth: th.max_depth ?? 0, pid: p.pid, tid: th.tid, named: !!th.name,
+          cpu: cpuOf.get(String(th.tid)) || null,
+        });
+      }
+      addCpu(th.tid, who);
+      const key = `${p.pid}/${th.tid}`;
+      if (scheduled.has(key)) {
+        add(g, stateTrack(p.pid, th.tid, th.name));
+        stated.add(key);
+      }
     }
+    for (const tid of cpuOf.keys()) addCpu(tid, `tid ${tid}`);
     if (g.children.length > 0) groups.push(g);
   }
-  return { groups, byTrackId, threadNames };
+  // threads seen only on CPUs (in no process's list): a state track each
+  for (const key of scheduled) {
+    if (stated.has(key)) continue;
+    const [pid, tid] = key.split('/');
+    let g = groups.find((x) => x.kind === 'group' && String(x.pid) === pid);
+    if (!g) {
+      g = { kind: 'group', key: 'p:' + pid, title: `pid ${pid}`, subtitle: '', pid, collapsed: many, children: [] };
+      groups.push(g);
+    }
+    add(g, stateTrack(pid, tid, threadNames.get(key)));
+  }
+  return { groups, byTrackId, threadNames, processNames };
 }
 
 // Whether track t (or its group) matches the filter text (lower case).

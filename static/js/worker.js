@@ -182,6 +182,9 @@ async function run(msg) {
       case 'logs':
         data = itemData((body.logs || []).map((l) => ({ ...l, dur: 0 })), msg.traceEnd, transfer);
         break;
+      case 'states':
+        data = itemData(body.states || [], msg.traceEnd, transfer);
+        break;
       default:
         data = null;
     }

@@ -86,7 +86,7 @@ describe('library', { timeout: 180000 }, () => {
     await page.goto(server.url + '/');
     await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.edit`);
     await page.click(`table.traces tr[data-id="${ids.base}"] button.edit`);
-    await page.fill('tr.edit-row .edit-labels', 'build=100 device=arm branch=main');
+    await page.fill('tr.edit-row .edit-labels', 'build=100\ndevice=arm\nbranch=main');
     await page.fill('tr.edit-row .edit-description', 'the baseline');
     await page.click('tr.edit-row button.save-edit');
     await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] .chip:text-is("branch=main")`);
@@ -107,6 +107,52 @@ describe('library', { timeout: 180000 }, () => {
     assert.match(await page.textContent('.lib-usage'), /2 traces · [\d.]+ MiB stored/);
     await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library.png') });
   });
+
+  it('keeps labels whose values hold spaces, = and markup through an unchanged edit', async () => {
+    // every kind of value the API accepts: spaces (leading, inner, trailing),
+    // '=', markup, UTF-8, an empty value; a name with two spaces
+    const want = {
+      'a.b/c:d-e_f': 'x=y=z', device: 'Pixel 7 Pro', empty: '', note: '<img src=x onerror=alert(1)>',
+      spaced: '  two  spaces  ', utf: 'naïve — 東京',
+    };
+    const q = Object.entries(want).map(([k, v]) => 'label=' + encodeURIComponent(`${k}=${v}`)).join('&');
+    const id = await upload(path.join(work, 'base.fxt'), `name=${encodeURIComponent('spaced  name')}&description=${encodeURIComponent('line one\nline two')}&${q}`);
+    try {
+      await editUnchangedThenChange(id, want);
+    } finally {
+      await api(`/api/traces/${id}`, { method: 'DELETE' });
+    }
+  });
+
+  async function editUnchangedThenChange(id, want) {
+    const before = (await api(`/api/traces/${id}`)).body;
+    assert.deepEqual(before.labels, want);
+    await page.goto(server.url + '/');
+    await page.waitForSelector(`table.traces tr[data-id="${id}"] button.edit`);
+    await page.click(`table.traces tr[data-id="${id}"] button.edit`);
+    await page.click('tr.edit-row button.save-edit');
+    await page.waitForSelector('tr.edit-row', { state: 'detached' });
+    const t = (await api(`/api/traces/${id}`)).body;
+    assert.deepEqual(t.labels, want);
+    assert.equal(t.name, before.name);
+    assert.equal(t.description, before.description);
+    // one label changed and one added, one per line: the others stay exactly
+    await page.click(`table.traces tr[data-id="${id}"] button.edit`);
+    const text = await page.inputValue('tr.edit-row .edit-labels');
+    await page.fill('tr.edit-row .edit-labels', text.replace('device=Pixel 7 Pro', 'device=Pixel 8 Pro') + '\nbranch=feature x');
+    await page.click('tr.edit-row button.save-edit');
+    await page.waitForSelector('tr.edit-row', { state: 'detached' });
+    assert.deepEqual((await api(`/api/traces/${id}`)).body.labels, { ...want, device: 'Pixel 8 Pro', branch: 'feature x' });
+    // a line removed removes its label
+    await page.click(`table.traces tr[data-id="${id}"] button.edit`);
+    const text2 = await page.inputValue('tr.edit-row .edit-labels');
+    await page.fill('tr.edit-row .edit-labels', text2.split('\n').filter((l) => !l.startsWith('note=')).join('\n'));
+    await page.click('tr.edit-row button.save-edit');
+    await page.waitForSelector('tr.edit-row', { state: 'detached' });
+    const after = { ...want, device: 'Pixel 8 Pro', branch: 'feature x' };
+    delete after.note;
+    assert.deepEqual((await api(`/api/traces/${id}`)).body.labels, after);
+  }
 
   it('shows labels, description and process names on the info page', async () => {
     await page.goto(`${server.url}/?trace=${ids.next}&page=info`);

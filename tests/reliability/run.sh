@@ -16,6 +16,8 @@
 #   security      SQL, static files, token, bind (ASan server)
 #   crash         kill -9 at random moments and restart; a full disk
 #   soak          32 clients and a churning library (release server)
+#   live          live streams: 1 byte a second, 16 at once beside 32
+#                 readers, one that fills the disk (ASan server)
 #   e2e-payloads  the viewer shows hostile trace strings as text (headless
 #                 Chromium; skipped when chromium or playwright-core is missing)
 # Every program prints its checks; the last line here is "N passed, M
@@ -78,7 +80,7 @@ build() {
 		$CC $WARN -O1 -g $SAN $PKG_CFLAGS -o $B/fuzz_replay_http tests/fuzz_http.c tests/fuzz_replay.c server/params.c &&
 		$CC $WARN -O1 -g $SAN $PKG_CFLAGS -o $B/fuzz_replay_symbols tests/fuzz_symbols.c tests/fuzz_replay.c \
 			build/asan/libtrace.a $PKG_LIBS &&
-		for p in uploads soak crash security; do
+		for p in uploads soak crash security live; do
 			$CC $WARN -O1 -g $SAN $PKG_CFLAGS -o $B/$p tests/reliability/$p.c $PKG_LIBS || return 1
 		done
 }
@@ -134,6 +136,7 @@ step sweep sweep
 
 # ---- security, crash, soak --------------------------------------------------------
 step security env TRACE_SERVER="$ASAN_SERVER" $B/security
+step live env TRACE_SERVER="$ASAN_SERVER" $B/live $([ $FULL = 1 ] && echo --full)
 if [ $FULL = 1 ]; then
 	step crash env TRACE_SERVER="$REL_SERVER" CRASH_ROUNDS="${CRASH_ROUNDS:-40}" $B/crash
 	step soak env TRACE_SERVER="$REL_SERVER" SOAK_SECONDS="${SOAK_SECONDS:-300}" $B/soak

@@ -481,8 +481,8 @@ static const char *check_db(const char *path, const struct ingest_result *res)
 	    sqlite3_step(st) != SQLITE_ROW) {
 		snprintf(why, sizeof(why), "the database cannot be read: %s", sqlite3_errmsg(db));
 		r = why;
-	} else if (sqlite3_column_int(st, 0) != INGEST_SCHEMA_VERSION) {
-		snprintf(why, sizeof(why), "schema version %d, not %d", sqlite3_column_int(st, 0), INGEST_SCHEMA_VERSION);
+	} else if (sqlite3_column_int(st, 0) != TRACEDB_SCHEMA_VERSION) {
+		snprintf(why, sizeof(why), "schema version %d, not %d", sqlite3_column_int(st, 0), TRACEDB_SCHEMA_VERSION);
 		r = why;
 	} else if (strcmp((const char *)sqlite3_column_text(st, 1), "ok") != 0) {
 		snprintf(why, sizeof(why), "quick_check: %.200s", sqlite3_column_text(st, 1));

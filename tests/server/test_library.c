@@ -533,33 +533,158 @@ static size_t t_sql_ids(int64_t trace, const char *sql, int64_t *out, size_t max
 	return n;
 }
 
+/* One search page: its slice ids appended to out (n so far, at most max),
+ * its total and index checked against the oracle (want, nwant); returns
+ * the JSON (freed by the caller). */
+static cJSON *t_search_page(const char *path, const int64_t *want, size_t nwant, int64_t *out, size_t *n, size_t max)
+{
+	cJSON *j = t_get(path), *row;
+	int64_t index = t_int(j, "index");
+	const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
+	const char *prev = cJSON_GetStringValue(cJSON_GetObjectItem(j, "prev_cursor"));
+	int k = cJSON_GetArraySize(cJSON_GetObjectItem(j, "slices")), i = 0;
+
+	assert_int_equal(t_int(j, "total"), nwant);
+	assert_true(index >= 0 && (size_t)index + (size_t)k <= nwant);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "slices")) {
+		assert_true(*n < max);
+		assert_int_equal(t_int(row, "id"), want[index + i++]);
+		out[(*n)++] = t_int(row, "id");
+	}
+	/* truncated and next_cursor: matches follow; prev_cursor: matches precede */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")) == (next != NULL));
+	assert_true((next != NULL) == (k > 0 && (size_t)index + (size_t)k < nwant));
+	assert_true((prev != NULL) == (k > 0 && index > 0));
+	return j;
+}
+
 /* Every page of /search?q= inside a trace, limit slices a page, following
- * next_cursor; each page says truncated exactly when it has a next one. */
-static size_t t_search_pages(int64_t trace, const char *q, int limit, int64_t *out, size_t max)
+ * next_cursor from the first page (or prev_cursor back from before=, the
+ * end of time, when backward); each page says where it lies among the
+ * nwant matches of the oracle. */
+static size_t t_search_walk(int64_t trace, const char *q, int limit, int backward, const int64_t *want, size_t nwant,
+			    int64_t *out, size_t max)
 {
 	char path[256], cursor[64] = "";
-	size_t n = 0;
+	size_t n = 0, i;
 
+	if (backward)
+		snprintf(cursor, sizeof(cursor), "%" PRId64 ":%" PRId64, INT64_MAX, INT64_MAX);
 	for (;;) {
-		const char *next;
-		cJSON *j, *row;
+		const char *c;
+		size_t before = n;
+		cJSON *j;
 
 		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=%s&limit=%d%s%s", trace, q, limit,
-		      cursor[0] ? "&cursor=" : "", cursor);
-		j = t_get(path);
-		cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "slices")) {
-			assert_true(n < max);
-			out[n++] = t_int(row, "id");
+		      cursor[0] ? (backward ? "&before=" : "&cursor=") : "", cursor);
+		j = t_search_page(path, want, nwant, out, &n, max);
+		for (i = 0; backward && i < (n - before) / 2; i++) { /* pages come in (ts, id) order */
+			int64_t t = out[before + i];
+
+			out[before + i] = out[n - 1 - i];
+			out[n - 1 - i] = t;
 		}
-		next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
-		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")) == (next != NULL));
-		if (next == NULL) {
+		c = cJSON_GetStringValue(cJSON_GetObjectItem(j, backward ? "prev_cursor" : "next_cursor"));
+		if (c == NULL) {
 			cJSON_Delete(j);
-			return n;
+			break;
 		}
-		snprintf(cursor, sizeof(cursor), "%s", next);
+		snprintf(cursor, sizeof(cursor), "%s", c);
 		cJSON_Delete(j);
 	}
+	for (i = 0; backward && i < n / 2; i++) { /* latest first: back to (ts, id) order */
+		int64_t t = out[i];
+
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
+	}
+	return n;
+}
+
+static size_t t_search_pages(int64_t trace, const char *q, int limit, int64_t *out, size_t max)
+{
+	int64_t *want = malloc(max * sizeof(*want));
+	size_t n, nwant;
+	char sql[512];
+
+	assert_non_null(want);
+	t_fmt(sql, sizeof(sql),
+	      "SELECT s.id FROM slices s JOIN strings n ON n.id = s.name_id "
+	      "WHERE instr(lower(n.str), lower('%s')) > 0 ORDER BY s.ts, s.id",
+	      q);
+	nwant = t_sql_ids(trace, sql, want, max);
+	n = t_search_walk(trace, q, limit, 0, want, nwant, out, max);
+	free(want);
+	return n;
+}
+
+/*
+ * Everything a search inside a trace answers, against SQL: walking forward
+ * with next_cursor, and back from the end with prev_cursor, gives every
+ * match; from=TS starts at
+ * the first match at or after TS with its index; the histogram counts the
+ * matches of each bucket (floor((ts - start) * N / (end - start + 1))).
+ */
+static void t_search_check(int64_t trace, const char *q, int limit)
+{
+	enum { MAX = 5000, B = 7 };
+	int64_t *want = malloc(MAX * sizeof(*want)), *ts = malloc(MAX * sizeof(*ts)), *got = malloc(MAX * sizeof(*got));
+	int64_t hist[B] = { 0 }, lo, hi;
+	size_t nwant, n, i, k;
+	char sql[512], path[256];
+	const cJSON *x;
+	cJSON *j;
+
+	assert_true(want && ts && got);
+	for (k = 0; k < 2; k++) {
+		t_fmt(sql, sizeof(sql),
+		      "SELECT s.%s FROM slices s JOIN strings n ON n.id = s.name_id "
+		      "WHERE instr(lower(n.str), lower('%s')) > 0 ORDER BY s.ts, s.id",
+		      k ? "ts" : "id", q);
+		nwant = t_sql_ids(trace, sql, k ? ts : want, MAX);
+	}
+	assert_true(nwant > 2);
+	for (k = 0; k < 2; k++) {
+		n = t_search_walk(trace, q, limit, (int)k, want, nwant, got, MAX);
+		assert_int_equal(n, nwant);
+		for (i = 0; i < nwant; i++)
+			assert_int_equal(got[i], want[i]);
+	}
+	/* from=TS: at the first ts, between two, past the last */
+	for (k = 0; k < 5; k++) {
+		int64_t at = k == 0 ? ts[0] - 1 : k == 1 ? ts[nwant / 2] : k == 2 ? ts[nwant / 3] + 1 : k == 3 ? ts[nwant - 1]
+												      : ts[nwant - 1] + 1;
+		size_t first = 0, m = 0;
+
+		while (first < nwant && ts[first] < at)
+			first++;
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=%s&limit=%d&from=%" PRId64, trace, q, limit, at);
+		j = t_search_page(path, want, nwant, got, &m, MAX);
+		assert_int_equal(t_int(j, "index"), first);
+		assert_int_equal(m, nwant - first < (size_t)limit ? nwant - first : (size_t)limit);
+		cJSON_Delete(j);
+	}
+	/* the histogram over a window that cuts the matches at both ends */
+	lo = ts[1];
+	hi = ts[nwant - 2] - 1;
+	for (i = 0; i < nwant; i++) {
+		if (ts[i] >= lo && ts[i] <= hi) {
+			int64_t b = (int64_t)(((double)ts[i] - (double)lo) * B / ((double)hi - (double)lo + 1));
+
+			hist[b >= B ? B - 1 : b]++;
+		}
+	}
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=%s&limit=1&buckets=%d&start=%" PRId64 "&end=%" PRId64,
+	      trace, q, B, lo, hi);
+	j = t_get(path);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "histogram")), B);
+	k = 0;
+	cJSON_ArrayForEach(x, cJSON_GetObjectItem(j, "histogram"))
+		assert_int_equal((int64_t)x->valuedouble, hist[k++]);
+	cJSON_Delete(j);
+	free(want);
+	free(ts);
+	free(got);
 }
 
 /* Every page of /search inside a trace, against SQL ordering every match. */
@@ -584,6 +709,54 @@ static void test_search_in_trace(void **state)
 		assert_int_equal(got[i], want[i]);
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=E&cursor=12", id);
 	t_error("GET", path, NULL, 400, "bad_parameter");
+	t_search_check(id, "E", 64);
+	t_search_check(id, "repaint", 7);
+	{
+		static const char *const bad[][2] = {
+			{ "before=12", "bad_parameter" },
+			{ "before=1:2&cursor=1:2", "bad_parameter" },
+			{ "from=5&cursor=1:2", "bad_parameter" },
+			{ "from=5&before=1:2", "bad_parameter" },
+			{ "from=x", "bad_parameter" },
+			{ "buckets=4", "missing_parameter" },
+			{ "buckets=4&start=1", "missing_parameter" },
+			{ "buckets=4&start=10&end=9", "bad_parameter" },
+			{ "buckets=0&start=1&end=2", "bad_parameter" },
+			{ "buckets=4097&start=1&end=2", "bad_parameter" },
+		};
+		size_t e;
+
+		for (e = 0; e < sizeof(bad) / sizeof(bad[0]); e++) {
+			t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=E&%s", id, bad[e][0]);
+			t_error("GET", path, NULL, 400, bad[e][1]);
+		}
+	}
+}
+
+/* More names match than the name index is merged for (4096): the same
+ * answers from the statements over slices. */
+static void test_search_many_names(void **state)
+{
+	struct fxtw w;
+	char name[32];
+	int64_t id;
+	int i;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "many");
+	fxtw_init_record(&w, 1000000000);
+	fxtw_thread(&w, 1, 1, 2);
+	fxtw_thread(&w, 2, 1, 3);
+	for (i = 0; i < 4200; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		fxtw_instant(&w, FXTW_TIDX(1 + (i % 2)), FXTW_INL("c"), FXTW_INL(name), 1000 + (i / 3), NULL, 0);
+	}
+	id = t_upload("name=many", w.buf, w.len);
+	fxtw_fini(&w);
+	t_search_check(id, "n", 500);
+	t_search_check(id, "n41", 9);
 }
 
 /* Ties: 700 slices of one name at the same ts (on two threads, so ids
@@ -619,6 +792,7 @@ static void test_search_ties(void **state)
 	assert_int_equal(ngot, nwant);
 	for (i = 0; i < nwant; i++)
 		assert_int_equal(got[i], want[i]);
+	t_search_check(id, "tie", 50);
 }
 
 /* ---- compare ------------------------------------------------------------------ */
@@ -707,6 +881,77 @@ static void test_compare(void **state)
 }
 
 /* ---- routes ------------------------------------------------------------------- */
+
+/* Long names: the catalog refuses a name over 1024 bytes at upload as at
+ * PATCH, and pages by name hold for the longest it takes (names that share
+ * a 1000-byte prefix: a cursor that cut them would never advance). */
+static void test_long_names(void **state)
+{
+	static const int64_t dur[] = { 5 };
+	char query[4200], name[1400], seen[3][8];
+	const char *cursor = NULL;
+	cJSON *page = NULL;
+	struct fxtw w;
+	int i;
+
+	(void)state;
+	t_write_queries(&w, dur, 1);
+	for (i = -1; i < 3; i++) {
+		static const char head[] = "Content-Type: multipart/form-data; boundary=XyZ\r\n";
+		char *body = malloc(4096 + w.len);
+		size_t n;
+		struct su_resp r;
+
+		assert_non_null(body);
+		memset(name, 'l', 1300);
+		if (i >= 0)
+			t_fmt(name + 1021, 4, "%03d", i); /* 1024 bytes */
+		else
+			name[1300] = '\0';
+		n = (size_t)snprintf(body, 4096,
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n%s\r\n"
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nlongname=%d\r\n"
+				     "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"t.fxt\"\r\n\r\n",
+				     name, i);
+		memcpy(body + n, w.buf, w.len);
+		n += w.len;
+		n += (size_t)snprintf(body + n, 64, "\r\n--XyZ--\r\n");
+		t_req("POST", "/api/traces?wait=1", head, body, n, &r);
+		if (i < 0) /* over 1024 bytes: refused, nothing stored */
+			assert_int_equal(r.status, 400);
+		else
+			assert_int_equal(r.status, 201);
+		su_resp_free(&r);
+		free(body);
+	}
+	fxtw_fini(&w);
+	(void)query;
+	for (i = 0; i < 4; i++) {
+		char path[4200];
+		cJSON *t;
+
+		t_fmt(path, sizeof(path), "/api/traces?label=longname&sort=name&limit=1%s%s", cursor ? "&cursor=" : "",
+		      cursor ? cursor : "");
+		cJSON_Delete(page);
+		page = t_get(path);
+		t = cJSON_GetArrayItem(cJSON_GetObjectItem(page, "traces"), 0);
+		if (i == 3) {
+			assert_null(t);
+			break;
+		}
+		assert_non_null(t);
+		assert_int_equal(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"))), 1024);
+		t_fmt(seen[i], sizeof(seen[i]), "%s", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")) + 1021);
+		if (i > 0)
+			assert_true(strcmp(seen[i - 1], seen[i]) < 0); /* each page the next one */
+		cursor = cJSON_GetStringValue(cJSON_GetObjectItem(page, "next_cursor"));
+		if (i < 2)
+			assert_non_null(cursor);
+		else if (cursor == NULL)
+			break; /* the last page says so */
+	}
+	cJSON_Delete(page);
+}
 
 static void test_routes(void **state)
 {
@@ -811,9 +1056,11 @@ int main(void)
 		cmocka_unit_test(test_search_across),
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_search_ties),
+		cmocka_unit_test(test_search_many_names),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_index_built_after_upgrade),
+		cmocka_unit_test(test_long_names),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -23,8 +23,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
-#include "../server_util.h"
 #include "../xorshift.h"
+#include "api_util.h"
 
 struct world {
 	char root[64], data[128], log[128], exe[256], gen[256];
@@ -35,17 +35,6 @@ struct world {
 	struct su_server srv;
 };
 static struct world W;
-
-__attribute__((format(printf, 3, 4))) static void t_fmt(char *out, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	va_start(ap, fmt);
-	k = vsnprintf(out, n, fmt, ap);
-	va_end(ap);
-	assert_true(k >= 0 && (size_t)k < n);
-}
 
 static void t_start(const char *const *extra)
 {
@@ -60,41 +49,10 @@ static void t_start(const char *const *extra)
 	argv[n] = NULL;
 	if (su_server_start(&W.srv, argv, W.log, 30) != 0)
 		fail_msg("cannot start %s (see %s)", W.exe, W.log);
+	api_port = W.srv.port;
+	api_log = W.log;
 	for (i = 0; i < n; i++)
 		free(argv[i]);
-}
-
-/* GET path's JSON, status 200 required. */
-static cJSON *t_get(const char *path)
-{
-	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
-	struct su_resp r;
-	cJSON *j;
-
-	if (su_request(W.srv.port, &q, &r, 60000) != 0)
-		fail_msg("GET %s: no reply (see %s)", path, W.log);
-	if (r.status != 200)
-		fail_msg("GET %s: status %d: %.300s", path, r.status, r.body ? r.body : "");
-	j = cJSON_Parse(r.body);
-	su_resp_free(&r);
-	assert_non_null(j);
-	return j;
-}
-
-static int64_t num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v))
-		fail_msg("no number %s", key);
-	return (int64_t)v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* ---- a live stream: a chunked body sent piece by piece ------------------ */

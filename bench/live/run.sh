@@ -1,0 +1,34 @@
+#!/bin/sh
+# Live benchmark: a generated archive streamed into POST /api/traces?live=1
+# at RATE MB/s for SECONDS while a watcher follows what is visible and a
+# viewer asks for viewports (bench/live/live_bench.c says what each figure
+# divides by what).
+#
+#   sh bench/live/run.sh         (from anywhere; B=build/rel by default)
+#
+# Environment: B (build dir), OUT (work dir, default build/bench-live),
+# RATE (MB/s, default 40), SECONDS (default 120), EVENTS (generator events
+# of the archive streamed, looped when the run outlasts it; default 4000000,
+# about 100 MB).
+set -eu
+cd "$(dirname "$0")/../.."
+B=${B:-build/rel}
+OUT=${OUT:-build/bench-live}
+RATE=${RATE:-40}
+SECONDS_=${SECONDS:-120}
+EVENTS=${EVENTS:-4000000}
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+. bench/lib.sh
+
+make -s "$B/trace-server" "$B/gen_fxt"
+cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $(pkg-config --cflags libcjson) \
+	-o "$OUT/live_bench" bench/live/live_bench.c $(pkg-config --libs libcjson) -lpthread -lm
+server_binary "$B" "$OUT"
+[ -f "$OUT/archive-$EVENTS.fxt" ] || "$B/gen_fxt" --events "$EVENTS" --threads 8 "$OUT/archive-$EVENTS.fxt" >/dev/null
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "archive: $(du -m "$OUT/archive-$EVENTS.fxt" | cut -f1) MB ($EVENTS events), streamed at $RATE MB/s for $SECONDS_ s"
+server_start "$OUT"
+trap 'kill $SPID 2>/dev/null' EXIT
+"$OUT/live_bench" "$SPID" "$PORT" "$OUT/archive-$EVENTS.fxt" "$RATE" "$SECONDS_"

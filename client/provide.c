@@ -1,0 +1,248 @@
+/*
+ * trace-server stream --provider: a file as it grows (or standard input)
+ * sent into the server's captures as a provider (docs/PROVIDER-PROTOCOL.md).
+ *
+ * It registers, waits for a capture to start it, answers STARTED and sends
+ * the input's whole records as DATA frames as they come (in streaming mode
+ * each frame followed by SAVE_BUFFER, the next only once BUFFER_SAVED
+ * came back); on STOP it sends what it holds, STATS and STOPPED, and waits
+ * for the next START; TERMINATE ends it. The input's own provider records
+ * are left to the server, which places everything in this provider's
+ * section: an input holding several providers' records is not split.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../capture/fifo.h"
+#include "client.h"
+
+enum { FRAME_MAX = 1 << 20, FRAME_MIN = 64 * 1024, PEND_MAX = 8 << 20 };
+
+struct prov {
+	int sock, in, follow;
+	int mode, started, saving, eof;
+	uint32_t wraps;
+	uint8_t *pend;          /* input bytes read, whole records first */
+	size_t npend;
+	uint8_t rx[FIFO_PACKET_SIZE + 4096];
+	size_t nrx;
+	uint64_t sent;
+};
+
+static int send_packet(struct prov *p, uint16_t req, uint32_t d32, uint64_t d64, const void *pay, size_t n)
+{
+	struct fifo_packet pk = { req, 0, d32, d64 };
+	uint8_t raw[FIFO_PACKET_SIZE];
+
+	fifo_encode(raw, &pk);
+	return cl_write_all(p->sock, raw, sizeof(raw)) || (n && cl_write_all(p->sock, pay, n)) ? -1 : 0;
+}
+
+/* Bytes of whole records at the front of pend (at most max). */
+static size_t whole_records(const struct prov *p, size_t max)
+{
+	uint64_t records;
+	size_t good = 0, n = p->npend < max ? p->npend : max;
+
+	fxt_framing(p->pend, n, &records, &good);
+	if (good == 0 && p->npend >= 8) {
+		/* one record larger than max: send it whole if it is all here */
+		uint64_t h = 0;
+		size_t k;
+		int i;
+
+		for (i = 7; i >= 0; i--)
+			h = h << 8 | p->pend[i];
+		k = (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+		if (k && k <= p->npend && k <= FIFO_MAX_PAYLOAD)
+			good = k;
+	}
+	return good;
+}
+
+/* Sends whole records held (all of them when flush, else a frame's worth
+ * once there is one); 0, or -1 when the connection failed. */
+static int send_records(struct prov *p, int flush)
+{
+	while (!p->saving) {
+		size_t n = whole_records(p, FRAME_MAX);
+
+		if (n == 0 || (!flush && n < FRAME_MIN && !p->eof))
+			return 0;
+		if (send_packet(p, FIFO_DATA, FIFO_DATA_ROLLING, n, p->pend, n) != 0)
+			return -1;
+		p->sent += n;
+		memmove(p->pend, p->pend + n, p->npend - n);
+		p->npend -= n;
+		if (p->mode == FIFO_MODE_STREAMING) {
+			if (send_packet(p, FIFO_SAVE_BUFFER, p->wraps++, 0, NULL, 0) != 0)
+				return -1;
+			p->saving = 1;
+		}
+	}
+	return 0;
+}
+
+/* One packet from the server; -1 to end (TERMINATE, or an error). */
+static int on_packet(struct prov *p, const struct fifo_packet *pk)
+{
+	switch (pk->request) {
+	case FIFO_INITIALIZE:
+		p->mode = (int)pk->data32;
+		return 0;
+	case FIFO_START:
+		p->started = 1;
+		p->saving = 0;
+		return send_packet(p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	case FIFO_BUFFER_SAVED:
+		p->saving = 0;
+		return 0;
+	case FIFO_STOP:
+		if (!p->started)
+			return 0;
+	{
+		int mode = p->mode;
+
+		p->saving = 0; /* what is left goes as DATA before STOPPED, unsaved */
+		p->mode = FIFO_MODE_ONESHOT;
+		if (send_records(p, 1) != 0)
+			return -1;
+		p->mode = mode;
+		p->started = 0;
+	}
+		return send_packet(p, FIFO_STATS, 0, 0, NULL, 0) || send_packet(p, FIFO_STOPPED, 0, 0, NULL, 0) ? -1 : 0;
+	case FIFO_TERMINATE:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/* Reads what the server sent and acts on every whole packet; -1 to end. */
+static int read_server(struct prov *p)
+{
+	ssize_t k = recv(p->sock, p->rx + p->nrx, sizeof(p->rx) - p->nrx, 0);
+	size_t off = 0;
+
+	if (k <= 0)
+		return k < 0 && errno == EINTR ? 0 : -1;
+	p->nrx += (size_t)k;
+	while (p->nrx - off >= FIFO_PACKET_SIZE) {
+		struct fifo_packet pk;
+		size_t need;
+
+		fifo_decode(p->rx + off, &pk);
+		need = FIFO_PACKET_SIZE + (pk.request == FIFO_DATA ? (size_t)pk.data64 : 0);
+		if (pk.request == FIFO_DATA && pk.data64 > sizeof(p->rx) - FIFO_PACKET_SIZE)
+			return -1; /* a category list longer than we take */
+		if (p->nrx - off < need)
+			break;
+		if (on_packet(p, &pk) != 0)
+			return -1;
+		off += need;
+	}
+	memmove(p->rx, p->rx + off, p->nrx - off);
+	p->nrx -= off;
+	return 0;
+}
+
+static int read_input(struct prov *p)
+{
+	ssize_t k;
+
+	if (p->npend >= PEND_MAX || p->eof)
+		return 0;
+	k = read(p->in, p->pend + p->npend, PEND_MAX - p->npend);
+	if (k > 0)
+		p->npend += (size_t)k;
+	else if (k == 0 && !p->follow)
+		p->eof = 1;
+	else if (k < 0 && errno != EAGAIN && errno != EINTR)
+		p->eof = 1;
+	return 0;
+}
+
+/* Connects and upgrades; 0, or -1 with a message printed. */
+static int provider_connect(struct prov *p, const struct cl_server *srv, const char *name, const char *cats)
+{
+	char path[1024] = "/api/providers/connect?name=", head[2048], err[256], buf[4096];
+	size_t len = 0;
+	char *end;
+
+	if (cl_query_escape(path, sizeof(path), name) != 0)
+		return -1;
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld&categories=", (long)getpid());
+	if (cl_query_escape(path, sizeof(path), cats ? cats : "") != 0)
+		return -1;
+	if ((p->sock = cl_connect(srv, err, sizeof(err))) < 0) {
+		fprintf(stderr, "trace-server stream: %s\n", err);
+		return -1;
+	}
+	snprintf(head, sizeof(head),
+		 "GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: Upgrade\r\nUpgrade: fxt-provider/1\r\n%s%s%s\r\n",
+		 path, srv->host, srv->port, srv->token[0] ? "Authorization: Bearer " : "", srv->token,
+		 srv->token[0] ? "\r\n" : "");
+	if (cl_write_all(p->sock, head, strlen(head)) != 0)
+		return -1;
+	while ((end = memmem(buf, len, "\r\n\r\n", 4)) == NULL) {
+		ssize_t k = recv(p->sock, buf + len, sizeof(buf) - 1 - len, 0);
+
+		if (k <= 0 || (len += (size_t)k) >= sizeof(buf) - 1) {
+			fprintf(stderr, "trace-server stream: no reply to the provider connection\n");
+			return -1;
+		}
+	}
+	buf[len] = '\0';
+	if (strncmp(buf, "HTTP/1.1 101", 12) != 0) {
+		fprintf(stderr, "trace-server stream: the server refused the provider: %s\n", end + 4);
+		return -1;
+	}
+	len -= (size_t)(end + 4 - buf);
+	memcpy(p->rx, end + 4, len); /* packets sent right after the reply */
+	p->nrx = len;
+	return 0;
+}
+
+int cl_provide(const struct cl_server *srv, const char *name, const char *cats, int in, int follow,
+	       volatile sig_atomic_t *stop)
+{
+	struct prov p = { 0 };
+	int rc = 0;
+
+	p.in = in;
+	p.follow = follow;
+	p.mode = FIFO_MODE_STREAMING;
+	if ((p.pend = malloc(PEND_MAX)) == NULL || provider_connect(&p, srv, name, cats) != 0) {
+		free(p.pend);
+		return 1;
+	}
+	fprintf(stderr, "trace-server stream: provider \"%s\" registered; waiting for a capture to start it\n", name);
+	if (!follow)
+		fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+	while (!*stop) {
+		struct pollfd pf = { p.sock, POLLIN, 0 };
+
+		if (p.nrx >= FIFO_PACKET_SIZE || poll(&pf, 1, 100) > 0) {
+			if (read_server(&p) != 0)
+				break;
+		}
+		if (p.started) {
+			read_input(&p);
+			if (send_records(&p, p.mode != FIFO_MODE_STREAMING || p.eof) != 0) {
+				rc = 1;
+				break;
+			}
+		}
+	}
+	fprintf(stderr, "trace-server stream: provider \"%s\" done; %lu bytes sent\n", name, (unsigned long)p.sent);
+	close(p.sock);
+	free(p.pend);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * JSON requests to the server under test, for cmocka tests over loopback
+ * (test_live.c, test_capture.c): the caller sets api_port (and api_log, the
+ * server's log named in failures) once the server runs.
+ */
+#ifndef TESTS_SERVER_API_UTIL_H
+#define TESTS_SERVER_API_UTIL_H
+
+#include <stdarg.h>
+
+#include <cjson/cJSON.h>
+
+#include "../server_util.h"
+
+static int api_port;
+static const char *api_log = "";
+
+__attribute__((format(printf, 3, 4))) static inline void t_fmt(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(out, n, fmt, ap);
+	va_end(ap);
+	assert_true(k >= 0 && (size_t)k < n);
+}
+
+/* The JSON of a reply with the expected status (an empty body is {}). */
+static inline cJSON *t_call(const char *method, const char *path, const char *body, int status)
+{
+	struct su_req q = { method, path, body ? "Content-Type: application/json\r\n" : NULL, body,
+			    body ? strlen(body) : 0, 0, 0 };
+	struct su_resp r;
+	cJSON *j;
+
+	if (su_request(api_port, &q, &r, 60000) != 0)
+		fail_msg("%s %s: no well-formed reply (see %s)", method, path, api_log);
+	if (r.status != status)
+		fail_msg("%s %s: status %d, not %d: %.400s", method, path, r.status, status, r.body ? r.body : "");
+	j = r.body_len ? cJSON_ParseWithLength(r.body, r.body_len) : cJSON_CreateObject();
+	if (j == NULL)
+		fail_msg("%s %s: reply is not JSON: %.200s", method, path, r.body);
+	su_resp_free(&r);
+	return j;
+}
+
+static inline cJSON *t_get(const char *path)
+{
+	return t_call("GET", path, NULL, 200);
+}
+
+/* A request that must fail with status and code. */
+static inline void t_error(const char *method, const char *path, const char *body, int status, const char *code)
+{
+	cJSON *j = t_call(method, path, body, status), *e = cJSON_GetObjectItem(j, "error");
+	const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(e, "code"));
+
+	if (c == NULL || strcmp(c, code) != 0)
+		fail_msg("%s %s: error code %s, not %s", method, path, c ? c : "(none)", code);
+	assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(e, "message")));
+	cJSON_Delete(j);
+}
+
+static inline int64_t num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("no number %s", key);
+	return (int64_t)v->valuedouble;
+}
+
+static inline const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+#endif

@@ -1,0 +1,556 @@
+/*
+ * Captures over loopback (docs/API.md "Captures", docs/PROVIDER-PROTOCOL.md):
+ * the real server binary (env TRACE_SERVER), providers played by
+ * `trace-server stream --provider` on archives from gen_fxt (env GEN_FXT)
+ * and by a peer written here, packet by packet, where the test needs to
+ * say exactly what a provider sends (alerts, broken framing, late answers).
+ *
+ * Streaming with two providers merges both into one trace, each in its
+ * own provider section, with the rows of each archive; oneshot keeps the
+ * first buffer's worth and circular the newest plus every durable record,
+ * counting what they drop; the controller's errors are 4xx with its names;
+ * alerts and state changes are long polls; with a token every provider
+ * connection and capture request needs it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "../../capture/fifo.h"
+#include "api_util.h"
+
+struct world {
+	char root[64], data[128], log[128], exe[256], gen[256];
+	char a[160], b[160];   /* two generated archives */
+	struct su_server srv;
+	pid_t providers[4];
+	int nproviders;
+};
+static struct world W;
+
+static void t_start(const char *const *extra)
+{
+	const char *base[] = { W.exe, "serve", "--port", "0", "--data", W.data };
+	char *argv[16];
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		argv[n++] = strdup(base[i]);
+	for (i = 0; extra && extra[i] && n < 15; i++)
+		argv[n++] = strdup(extra[i]);
+	argv[n] = NULL;
+	if (su_server_start(&W.srv, argv, W.log, 30) != 0)
+		fail_msg("cannot start %s (see %s)", W.exe, W.log);
+	api_port = W.srv.port;
+	api_log = W.log;
+	for (i = 0; i < n; i++)
+		free(argv[i]);
+}
+
+/* Starts `trace-server stream --provider` on file; waits until the server
+ * lists providers_expected providers. */
+static void spawn_provider(const char *name, const char *file, int providers_expected)
+{
+	char port[64];
+	double deadline = su_now() + 20;
+	pid_t pid;
+
+	t_fmt(port, sizeof(port), "http://127.0.0.1:%d", W.srv.port);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(W.log, O_WRONLY | O_APPEND);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(W.exe, W.exe, "stream", "--provider", "--server", port, "--name", name, "--categories",
+		      "gfx,input", file, (char *)NULL);
+		_exit(127);
+	}
+	W.providers[W.nproviders++] = pid;
+	for (;;) {
+		cJSON *j = t_get("/api/providers");
+		int n = cJSON_GetArraySize(cJSON_GetObjectItem(j, "providers"));
+
+		cJSON_Delete(j);
+		if (n >= providers_expected)
+			return;
+		if (su_now() > deadline)
+			fail_msg("provider %s never registered (see %s)", name, W.log);
+		su_sleep_ms(20);
+	}
+}
+
+/* Waits for the provider processes to end (after TERMINATE). */
+static void reap_providers(void)
+{
+	int i, status;
+
+	for (i = 0; i < W.nproviders; i++) {
+		double deadline = su_now() + 20;
+
+		while (waitpid(W.providers[i], &status, WNOHANG) == 0) {
+			if (su_now() > deadline) {
+				kill(W.providers[i], SIGKILL);
+				waitpid(W.providers[i], &status, 0);
+				fail_msg("a provider did not end after the capture was terminated");
+			}
+			su_sleep_ms(20);
+		}
+	}
+	W.nproviders = 0;
+}
+
+static int64_t wait_ready(int64_t id)
+{
+	double deadline = su_now() + 60;
+	char path[64];
+
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	for (;;) {
+		cJSON *t = t_get(path);
+		int ready = strcmp(str(t, "status"), "ready") == 0;
+
+		cJSON_Delete(t);
+		if (ready)
+			return id;
+		if (su_now() > deadline)
+			fail_msg("trace %" PRId64 " never became ready", id);
+		su_sleep_ms(20);
+	}
+}
+
+static int64_t scalar(const char *db_path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Rows of table in an archive ingested alone. */
+static int64_t archive_rows(const char *archive, const char *table)
+{
+	char cmd[700], out[200], sql[128];
+
+	t_fmt(out, sizeof(out), "%s.db", archive);
+	if (access(out, R_OK) != 0) {
+		t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, archive, out);
+		assert_int_equal(system(cmd), 0);
+	}
+	t_fmt(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	return scalar(out, sql);
+}
+
+static cJSON *stats_of(cJSON *reply, const char *name)
+{
+	cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(reply, "provider_stats")) if (strcmp(str(it, "name"), name) == 0) return it;
+	fail_msg("no provider_stats for %s", name);
+	return NULL;
+}
+
+/* ---- a provider played packet by packet ------------------------------------- */
+
+struct peer {
+	int fd;
+	uint8_t buf[1 << 16];
+	size_t n;
+};
+
+static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
+{
+	char head[1024];
+	char *end;
+	int status = 0;
+
+	memset(p, 0, sizeof(*p));
+	assert_true((p->fd = su_connect(W.srv.port)) >= 0);
+	t_fmt(head, sizeof(head),
+	      "GET /api/providers/connect?name=%s&pid=7 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+	      "Upgrade: fxt-provider/1\r\n%s\r\n",
+	      name, auth ? auth : "");
+	assert_int_equal(write(p->fd, head, strlen(head)), (ssize_t)strlen(head));
+	while ((end = memmem(p->buf, p->n, "\r\n\r\n", 4)) == NULL) {
+		ssize_t k = read(p->fd, p->buf + p->n, sizeof(p->buf) - p->n);
+
+		assert_true(k > 0);
+		p->n += (size_t)k;
+	}
+	sscanf((char *)p->buf, "HTTP/1.1 %d", &status);
+	assert_int_equal(status, expect_status);
+	p->n -= (size_t)((uint8_t *)end + 4 - p->buf);
+	memmove(p->buf, end + 4, p->n);
+}
+
+/* The next packet from the server (its DATA payload skipped); fails after
+ * 10 s. */
+static void peer_read(struct peer *p, struct fifo_packet *pk)
+{
+	double deadline = su_now() + 10;
+
+	for (;;) {
+		if (p->n >= FIFO_PACKET_SIZE) {
+			size_t need;
+
+			fifo_decode(p->buf, pk);
+			need = FIFO_PACKET_SIZE + (pk->request == FIFO_DATA ? (size_t)pk->data64 : 0);
+			if (p->n >= need) {
+				memmove(p->buf, p->buf + need, p->n - need);
+				p->n -= need;
+				return;
+			}
+		}
+		{
+			struct pollfd pf = { p->fd, POLLIN, 0 };
+			ssize_t k;
+
+			assert_true(su_now() < deadline);
+			if (poll(&pf, 1, 100) <= 0)
+				continue;
+			k = read(p->fd, p->buf + p->n, sizeof(p->buf) - p->n);
+			assert_true(k > 0);
+			p->n += (size_t)k;
+		}
+	}
+}
+
+/* Reads packets until one with request req. */
+static void peer_expect(struct peer *p, uint16_t req, struct fifo_packet *pk)
+{
+	do
+		peer_read(p, pk);
+	while (pk->request != req);
+}
+
+static void peer_send(struct peer *p, uint16_t req, uint32_t d32, uint64_t d64, const void *pay, size_t n)
+{
+	struct fifo_packet pk = { req, 0, d32, d64 };
+	uint8_t raw[FIFO_PACKET_SIZE];
+
+	fifo_encode(raw, &pk);
+	assert_int_equal(write(p->fd, raw, sizeof(raw)), (ssize_t)sizeof(raw));
+	if (n)
+		assert_int_equal(write(p->fd, pay, n), (ssize_t)n);
+}
+
+/* ---- the tests ---------------------------------------------------------------- */
+
+/* Providers and categories are listed; two providers stream one capture
+ * whose trace holds both archives' rows, each under its provider. */
+static void t_streaming_two_providers(void **state)
+{
+	cJSON *j, *c;
+	int64_t id, trace;
+	char path[96], db[200];
+
+	(void)state;
+	spawn_provider("alpha", W.a, 1);
+	spawn_provider("beta", W.b, 2);
+	j = t_get("/api/categories");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "categories")), 2); /* gfx, input once each */
+	cJSON_Delete(j);
+	c = t_call("POST", "/api/captures",
+		   "{\"name\": \"two\", \"buffering_mode\": \"streaming\", \"labels\": {\"run\": \"1\"},"
+		   " \"buffer_size_megabytes_hint\": 1}",
+		   201);
+	id = num(c, "id");
+	assert_string_equal(str(c, "state"), "initialized");
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, NULL, 200);
+	assert_string_equal(str(c, "state"), "started");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(stats_of(c, "alpha"), "started")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(stats_of(c, "beta"), "started")));
+	trace = num(c, "trace_id");
+	cJSON_Delete(c);
+	t_error("POST", path, NULL, 409, "already_started");
+	t_error("POST", "/api/captures", "{}", 409, "session_exists");
+	/* the providers send their whole archives; then stop */
+	{
+		double deadline = su_now() + 30;
+		char tpath[64];
+
+		t_fmt(tpath, sizeof(tpath), "/api/traces/%" PRId64, trace);
+		for (;;) {
+			cJSON *t = t_get(tpath);
+			int64_t size = num(t, "size_bytes");
+			struct stat sa, sb;
+
+			cJSON_Delete(t);
+			stat(W.a, &sa);
+			stat(W.b, &sb);
+			if (size >= sa.st_size + sb.st_size)
+				break;
+			assert_true(su_now() < deadline);
+			su_sleep_ms(50);
+		}
+	}
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/stop", id);
+	c = t_call("POST", path, "{\"write_results\": true}", 200);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(stats_of(c, "alpha"), "stopped")));
+	assert_int_equal(num(stats_of(c, "alpha"), "records_dropped"), 0);
+	cJSON_Delete(c);
+	t_error("POST", path, NULL, 409, "not_started");
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_call("DELETE", path, NULL, 200);
+	assert_int_equal(num(c, "trace_id"), trace);
+	cJSON_Delete(c);
+	t_error("DELETE", path, NULL, 409, "not_initialized");
+	reap_providers();
+	wait_ready(trace);
+	t_fmt(db, sizeof(db), "%s/traces/%" PRId64 "/trace.db", W.data, trace);
+	assert_int_equal(scalar(db, "SELECT count(*) FROM slices"),
+			 archive_rows(W.a, "slices") + archive_rows(W.b, "slices"));
+	assert_int_equal(scalar(db, "SELECT count(*) FROM counters"),
+			 archive_rows(W.a, "counters") + archive_rows(W.b, "counters"));
+	assert_int_equal(scalar(db, "SELECT count(*) FROM providers WHERE name IN ('alpha', 'beta')"), 2);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, trace);
+	c = t_get(path);
+	assert_string_equal(str(c, "name"), "two");
+	assert_string_equal(str(cJSON_GetObjectItem(c, "labels"), "run"), "1");
+	assert_int_equal(num(cJSON_GetObjectItem(c, "diagnostics"), "unresolved_string_refs"), 0);
+	cJSON_Delete(c);
+}
+
+/* Oneshot keeps the first buffer's worth; circular the newest buffer's
+ * worth plus every durable record. Both count what they drop. */
+static void t_oneshot_and_circular(void **state)
+{
+	const char *modes[] = { "oneshot", "circular" };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		char body[200], path[96], db[200], ref[200];
+		int64_t id, trace, dropped;
+		cJSON *c;
+
+		spawn_provider("gamma", W.a, 1);
+		t_fmt(body, sizeof(body), "{\"name\": \"%s\", \"buffering_mode\": \"%s\", \"buffer_size_megabytes_hint\": 1}",
+		      modes[i], modes[i]);
+		c = t_call("POST", "/api/captures", body, 201);
+		id = num(c, "id");
+		cJSON_Delete(c);
+		t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+		c = t_call("POST", path, "{\"buffer_disposition\": \"clear_entire\"}", 200);
+		trace = num(c, "trace_id");
+		cJSON_Delete(c);
+		su_sleep_ms(1500); /* the provider sends its archive (5 MB, far over 1 MB) */
+		t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/stop", id);
+		c = t_call("POST", path, NULL, 200);
+		dropped = num(stats_of(c, "gamma"), "records_dropped_by_server");
+		assert_true(dropped > 0);
+		assert_true(num(stats_of(c, "gamma"), "non_durable_bytes_written") <= (1 << 20));
+		cJSON_Delete(c);
+		t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+		cJSON_Delete(t_call("DELETE", path, NULL, 200));
+		reap_providers();
+		wait_ready(trace);
+		t_fmt(db, sizeof(db), "%s/traces/%" PRId64 "/trace.db", W.data, trace);
+		assert_true(scalar(db, "SELECT count(*) FROM slices") > 0);
+		assert_true(scalar(db, "SELECT count(*) FROM slices") < archive_rows(W.a, "slices"));
+		/* the provider reported its buffer as overflowed */
+		assert_int_equal(scalar(db, "SELECT buffer_overflows > 0 FROM providers WHERE name = 'gamma'"), 1);
+		archive_rows(W.a, "slices");
+		t_fmt(ref, sizeof(ref), "%s.db", W.a);
+		if (i == 0) {
+			/* oneshot: the first records sent */
+			assert_true(scalar(db, "SELECT max(ts) FROM slices") < scalar(ref, "SELECT max(ts) FROM slices"));
+		} else {
+			/* circular: the newest records, with the strings and threads they need */
+			assert_int_equal(scalar(db, "SELECT max(ts) FROM slices"), scalar(ref, "SELECT max(ts) FROM slices"));
+			assert_int_equal(scalar(db, "SELECT count(*) FROM slice_view WHERE name IS NULL OR name = ''"), 0);
+			assert_int_equal(scalar(db, "SELECT count(*) FROM threads WHERE tid IS NULL"), 0);
+		}
+	}
+}
+
+/* A provider that alerts, answers late, and sends broken framing. */
+static void t_alerts_and_errors(void **state)
+{
+	struct peer p;
+	struct fifo_packet pk;
+	uint8_t raw[FIFO_PACKET_SIZE];
+	uint64_t bad[2] = { 0x0000000000000ff4ull /* 255 words: past the payload */, 0 };
+	char path[96];
+	int64_t id, version;
+	cJSON *c;
+
+	(void)state;
+	t_error("POST", "/api/captures", "{\"buffering_mode\": \"sometimes\"}", 400, "bad_config");
+	t_error("POST", "/api/captures", "{\"buffer_size_megabytes_hint\": 0}", 400, "bad_config");
+	t_error("POST", "/api/captures", "{\"unknown\": 1}", 400, "bad_config");
+	t_error("POST", "/api/captures", "[1]", 400, "bad_json");
+	t_error("GET", "/api/captures/999", NULL, 404, "not_found");
+	t_error("POST", "/api/captures/999/start", NULL, 404, "not_found");
+	t_error("GET", "/api/providers/connect?name=x&pid=1", NULL, 400, "bad_upgrade");
+
+	peer_connect(&p, "peer", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 300}", 201);
+	id = num(c, "id");
+	version = num(c, "state_version");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	assert_int_equal(pk.data32, FIFO_MODE_STREAMING);
+	assert_int_equal(pk.data64, 4u << 20);
+	/* the peer does not answer START: StartTracing answers at its timeout */
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, NULL, 200);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(stats_of(c, "peer"), "started")));
+	cJSON_Delete(c);
+	/* the state changed since initialize: the long poll answers at once */
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/state?after=%" PRId64 "&timeout=5", id, version);
+	c = t_get(path);
+	assert_string_equal(str(c, "state"), "started");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	/* an alert, delivered by WatchAlert; then none within the timeout */
+	fifo_alert_encode(raw, "low-memory");
+	assert_int_equal(write(p.fd, raw, sizeof(raw)), (ssize_t)sizeof(raw));
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/alerts?timeout=10", id);
+	c = t_get(path);
+	assert_string_equal(str(c, "alert"), "low-memory");
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/alerts?timeout=1", id);
+	c = t_get(path);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "alert")));
+	cJSON_Delete(c);
+	/* SAVE_BUFFER is answered with the same fields */
+	peer_send(&p, FIFO_SAVE_BUFFER, 3, 4096, NULL, 0);
+	peer_expect(&p, FIFO_BUFFER_SAVED, &pk);
+	assert_int_equal(pk.data32, 3);
+	assert_int_equal(pk.data64, 4096);
+	/* broken framing ends the provider's part; the capture goes on */
+	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(bad), bad, sizeof(bad));
+	{
+		double deadline = su_now() + 10;
+
+		t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+		for (;;) {
+			const cJSON *ps;
+
+			c = t_get(path);
+			ps = stats_of(c, "peer");
+			if (!cJSON_IsTrue(cJSON_GetObjectItem(ps, "connected")) && str(ps, "error") != NULL)
+				break;
+			cJSON_Delete(c);
+			assert_true(su_now() < deadline);
+			su_sleep_ms(20);
+		}
+		cJSON_Delete(c);
+	}
+	close(p.fd);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/stop", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200)); /* no provider left to wait for */
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_error("POST", path, NULL, 409, "not_initialized");
+	c = t_get("/api/captures");
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(c, "captures")) >= 1);
+	cJSON_Delete(c);
+}
+
+/* With a token, provider connections and capture requests need it. */
+static void t_token(void **state)
+{
+	char tok[200], auth[128];
+	struct peer p;
+	FILE *f;
+
+	(void)state;
+	t_fmt(tok, sizeof(tok), "%s/token", W.root);
+	assert_non_null(f = fopen(tok, "w"));
+	fputs("capture-token-0123456789abcdef\n", f);
+	fclose(f);
+	su_server_stop(&W.srv, SIGTERM);
+	{
+		const char *extra[] = { "--token-file", tok, NULL };
+
+		t_start(extra);
+	}
+	peer_connect(&p, "p", NULL, 401);
+	close(p.fd);
+	t_error("POST", "/api/captures", "{}", 401, "unauthorized");
+	t_error("GET", "/api/providers", NULL, 401, "unauthorized");
+	t_error("GET", "/api/categories", NULL, 401, "unauthorized");
+	t_error("GET", "/api/captures", NULL, 401, "unauthorized");
+	t_fmt(auth, sizeof(auth), "Authorization: Bearer capture-token-0123456789abcdef\r\n");
+	peer_connect(&p, "p", auth, 101);
+	close(p.fd);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
+	char cmd[1400];
+
+	(void)state;
+	if (exe == NULL || gen == NULL || realpath(exe, W.exe) == NULL || realpath(gen, W.gen) == NULL) {
+		fprintf(stderr, "set TRACE_SERVER and GEN_FXT\n");
+		return -1;
+	}
+	snprintf(W.root, sizeof(W.root), "/tmp/test-capture-XXXXXX");
+	if (mkdtemp(W.root) == NULL)
+		return -1;
+	snprintf(W.data, sizeof(W.data), "%s/data", W.root);
+	snprintf(W.log, sizeof(W.log), "%s/server.log", W.root);
+	snprintf(W.a, sizeof(W.a), "%s/a.fxt", W.root);
+	snprintf(W.b, sizeof(W.b), "%s/b.fxt", W.root);
+	snprintf(cmd, sizeof(cmd), "%s --events 200000 --threads 3 --seed 5 %s >/dev/null && %s --events 30000 --seed 6 %s >/dev/null",
+		 W.gen, W.a, W.gen, W.b);
+	if (system(cmd) != 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	t_start(NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	su_server_stop(&W.srv, SIGTERM);
+	if (getenv("KEEP") == NULL)
+		nftw(W.root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_streaming_two_providers),
+		cmocka_unit_test(t_oneshot_and_circular),
+		cmocka_unit_test(t_alerts_and_errors),
+		cmocka_unit_test(t_token),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
