@@ -88,3 +88,18 @@ install-provider: $(PROVIDER_LIB)
 	install -D -m 644 $(PROVIDER_LIB) $(DESTDIR)$(PREFIX)/lib/libtrace-provider.a
 	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed 's|@PREFIX@|$(PREFIX)|' provider/trace-provider.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/trace-provider.pc
+
+# End to end through the real server: a multi-threaded program recorded
+# by `trace-server record` (record_main), its trace checked event by event.
+# Part of `integration` (plain and under ASan+UBSan).
+$(B)/tests/provider/e2e_prog: tests/provider/e2e_prog.c $(PROVIDER_LIB) provider/trace.h
+	@mkdir -p $(@D)
+	$(CC) $(PROVIDER_CFLAGS) $(SAN) -o $@ $< $(PROVIDER_LIB) -lpthread
+
+$(B)/tests/provider/test_e2e: tests/provider/test_e2e.c provider/record.c tests/server_util.h $(PROVIDER_LIB) $(PROVIDER_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< provider/record.c $(PROVIDER_LIB) $(LIBS)
+
+.PHONY: provider-e2e
+provider-e2e: $(B)/trace-server $(B)/tests/provider/e2e_prog $(B)/tests/provider/test_e2e
+	E2E_SERVER=$(B)/trace-server E2E_PROG=$(B)/tests/provider/e2e_prog $(B)/tests/provider/test_e2e
