@@ -523,6 +523,18 @@ static int configure(const struct trace_provider_config *cfg, unsigned *timeout)
 	return 0;
 }
 
+/* In a child made by fork(): no provider thread came along, so the child
+ * records nothing, never wakes the parent's thread, and exits at once. */
+static void child_after_fork(void)
+{
+	tp.running = 0;
+	tp.connected = 0;
+	eng.wake_fd = -1;
+	atomic_store(&eng.recording, 0);
+	atomic_fetch_or(&eng.rolling, ENG_CLOSED);
+	atomic_fetch_or(&eng.durable, ENG_CLOSED);
+}
+
 int trace_provider_start(const struct trace_provider_config *cfg)
 {
 	static int atexit_done;
@@ -546,7 +558,7 @@ int trace_provider_start(const struct trace_provider_config *cfg)
 		goto out_fail;
 	tp.running = 1;
 	if (!atexit_done)
-		atexit_done = atexit(at_exit) == 0;
+		atexit_done = atexit(at_exit) == 0 && pthread_atfork(NULL, NULL, child_after_fork) == 0;
 	pthread_mutex_unlock(&tp.lock);
 	if (timeout)
 		trace_provider_wait_started(timeout);
@@ -608,10 +620,23 @@ int trace_provider_wait_started(unsigned timeout_ms)
 	return atomic_load(&eng.recording);
 }
 
+/* 1 when name is 1 to 14 bytes of printable ASCII (what the server takes). */
+static int alert_name_ok(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i < 14; i++)
+		if (name[i] < 0x20 || name[i] > 0x7e)
+			return 0;
+	return i > 0;
+}
+
 int trace_alert(const char *name)
 {
 	int rc = -1;
 
+	if (name == NULL || !alert_name_ok(name))
+		return -1;
 	pthread_mutex_lock(&tp.lock);
 	if (tp.connected && tp.alert_tail - tp.alert_head < ALERTS) {
 		char *slot = tp.alerts[tp.alert_tail % ALERTS];

@@ -8,6 +8,7 @@
  * reading of the records written here and by the server's decoder.
  */
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "../ingest_util.h"
@@ -506,6 +507,8 @@ static void test_alert(void **state)
 	(void)state;
 	assert_int_equal(trace_alert("nobody"), -1); /* not connected */
 	connect_and_begin(ENG_ONESHOT, 8192);
+	assert_int_equal(trace_alert(""), -1);
+	assert_int_equal(trace_alert("bad\nname"), -1);
 	assert_int_equal(trace_alert("disk-full-on-node-7"), 0);
 	assert_int_equal(peer_recv(&P, &f, 5000), 0);
 	assert_int_equal(f.raw[0], 4);
@@ -614,6 +617,39 @@ static void test_circular_retain(void **state)
 	end_session();
 }
 
+/* A child made by fork() while recording: it records nothing, does not
+ * disturb the parent's provider, and exits at once (its exit handler finds
+ * no provider thread to wait for). */
+static void test_fork_child(void **state)
+{
+	struct got g = {0};
+	struct ev ev[8];
+	struct timespec a, b;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	connect_and_begin(ENG_ONESHOT, 8192);
+	TRACE_INSTANT("c", "parent-before");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if ((pid = fork()) == 0) {
+		TRACE_INSTANT("c", "child");
+		exit(TRACE_CATEGORY_ENABLED("c") ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_true(WIFEXITED(status));
+	assert_true(b.tv_sec - a.tv_sec < 2);
+	TRACE_INSTANT("c", "parent-after");
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	assert_int_equal(got_events(&g, ev, 8), 2);
+	assert_string_equal(ev[0].name, "parent-before");
+	assert_string_equal(ev[1].name, "parent-after");
+	got_fini(&g);
+	end_session();
+}
+
 #define STRESS_N 30000
 
 static void *stress_writer(void *arg)
@@ -702,6 +738,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_terminate, test_end),
 		cmocka_unit_test_teardown(test_stop_while_recording, test_end),
 		cmocka_unit_test_teardown(test_restart_dispositions, test_end),
+		cmocka_unit_test_teardown(test_fork_child, test_end),
 		cmocka_unit_test_teardown(test_circular_retain, test_end),
 		cmocka_unit_test_teardown(test_streaming_two_threads, test_end),
 	};
