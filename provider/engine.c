@@ -326,7 +326,13 @@ uint64_t *eng_alloc_record(size_t n)
 		}
 		if (__builtin_expect(off + n <= eng.rolling_size, 1))
 			return (uint64_t *)(void *)(eng.rolling_buf[wrap & 1] + off);
-		mark_full(&eng.full_mark[wrap & 1], off);
+		/* The smallest offset that failed ends the buffer's records, so
+		 * every writer that failed marks it, even after the switch
+		 * (whoever reads the buffer waits for us first). Only one late
+		 * by two switches, whose buffer is in use again, must not. */
+		if ((uint32_t)((atomic_load_explicit(&eng.rolling, memory_order_relaxed) & ENG_WRAP_MASK) >>
+			       ENG_OFF_BITS) - wrap <= 1)
+			mark_full(&eng.full_mark[wrap & 1], off);
 		if (eng.mode == ENG_ONESHOT || iter == 1 ||
 		    (eng.mode == ENG_STREAMING &&
 		     !atomic_load_explicit(&eng.ready[(wrap + 1) & 1], memory_order_relaxed))) {
