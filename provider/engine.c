@@ -722,36 +722,9 @@ void trace_get_stats(struct trace_stats *out)
 
 /* ---- Sites and categories ------------------------------------------------ */
 
-int eng_category_enabled(const char *list, const char *cat)
-{
-	const char *p = list;
-	size_t clen = strlen(cat);
-
-	if (list[0] == '\0')
-		return 1;
-	while (*p) {
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-
-		while (n > 0 && (*p == ' ' || *p == '\t'))
-			p++, n--;
-		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		if (n > 0 && p[n - 1] == '*' ? clen >= n - 1 && memcmp(p, cat, n - 1) == 0
-					      : n == clen && memcmp(p, cat, n) == 0)
-			return 1;
-		p += n;
-		while (*p && *p != ',')
-			p++;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 static uint32_t site_eval(const struct trace_site *s)
 {
-	return atomic_load(&eng.recording) && eng_category_enabled(eng.categories, s->category ? s->category : "");
+	return atomic_load(&eng.recording) && wire_category_match(eng.categories, s->category ? s->category : "");
 }
 
 int trace_site_register_(struct trace_site *site)

@@ -153,7 +153,6 @@ size_t eng_whole_records(const uint8_t *p, size_t n);
 
 /* Sites: re-evaluates every site against eng.categories / recording. */
 void eng_update_sites(void);
-int eng_category_enabled(const char *categories, const char *cat);
 
 uint64_t eng_now(void);
 void eng_clock_init(void);
@@ -225,6 +224,10 @@ int wire_parse_upgrade(const char *buf, size_t n, size_t max, size_t *used, uint
  * when it does not fit or a field is invalid. */
 size_t wire_format_upgrade(char *out, size_t cap, const char *host, const char *name, uint64_t pid,
 			   const char *token);
+/* 1 when category cat is enabled by list, the categories the server sent
+ * (DATA kind 1): "" enables all; else comma-separated names, spaces and
+ * tabs around each ignored, a name ending in '*' matching as a prefix. */
+int wire_category_match(const char *list, const char *cat);
 /* Parses "http://host[:port][/]" into host (cap bytes) and port. 0 or -1. */
 int wire_parse_url(const char *url, char *host, size_t cap, unsigned *port);
 

@@ -285,3 +285,30 @@ int wire_parse_url(const char *url, char *host, size_t cap, unsigned *port)
 	*port = (unsigned)v;
 	return 0;
 }
+
+int wire_category_match(const char *list, const char *cat)
+{
+	const char *p = list;
+	size_t clen = strlen(cat);
+
+	if (list[0] == '\0')
+		return 1;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		while (n > 0 && (*p == ' ' || *p == '\t'))
+			p++, n--;
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n > 0 && (p[n - 1] == '*' ? clen >= n - 1 && memcmp(p, cat, n - 1) == 0
+					       : n == clen && memcmp(p, cat, n) == 0))
+			return 1; /* an empty item enables nothing */
+		p += n;
+		while (*p && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}

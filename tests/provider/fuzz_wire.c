@@ -5,9 +5,11 @@
  * from docs/PROVIDER-PROTOCOL.md, not only "no crash".
  *
  * Input: the first byte picks what the rest is:
+ *   0xfe  a category list as DATA kind 1 carries it, a NUL, and a category
+ *         name (wire_category_match)
  *   even  an HTTP reply head (wire_parse_upgrade)
  *   odd   a stream of server frames (wire_decode_server), also cut in two
- *         at the position the second byte gives
+ *         at the position the first byte gives
  *   Properties (a violation abort()s with a message):
  *   U1 The reply parses WIRE_OK exactly when the oracle finds a complete
  *      head (an empty line within the first 8 KiB) whose status line is
@@ -23,6 +25,9 @@
  *   F2 Decoding the stream whole and in two pieces (the way the
  *      transport's receive loop keeps an incomplete frame) gives the same
  *      packets and the same final verdict.
+ *   C1 A category is enabled exactly when the list is empty or one of its
+ *      comma-separated items, spaces and tabs around it taken off, equals
+ *      it, or ends in '*' and is a prefix of it (the rest of the item).
  *
  * Build with libFuzzer (clang):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
@@ -262,6 +267,53 @@ static void check_split(const uint8_t *buf, size_t n, size_t cut, const struct v
 	free(rx);
 }
 
+/* ---- The category oracle -------------------------------------------------------- */
+
+static int oracle_category(const char *list, const char *cat)
+{
+	size_t n = strlen(list), a = 0;
+
+	if (n == 0)
+		return 1;
+	while (a <= n) {
+		size_t b = a, lo, hi;
+
+		while (b < n && list[b] != ',')
+			b++;
+		for (lo = a; lo < b && (list[lo] == ' ' || list[lo] == '\t'); lo++)
+			;
+		for (hi = b; hi > lo && (list[hi - 1] == ' ' || list[hi - 1] == '\t'); hi--)
+			;
+		if (hi > lo) {
+			size_t len = hi - lo;
+
+			if (list[hi - 1] == '*') {
+				if (strlen(cat) >= len - 1 && strncmp(list + lo, cat, len - 1) == 0)
+					return 1;
+			} else if (strlen(cat) == len && strncmp(list + lo, cat, len) == 0) {
+				return 1;
+			}
+		}
+		a = b + 1;
+	}
+	return 0;
+}
+
+static void check_categories(const uint8_t *p, size_t n)
+{
+	char *list = malloc(n + 1), *cat;
+	const uint8_t *nul = memchr(p, 0, n);
+	size_t ln = nul ? (size_t)(nul - p) : n;
+
+	memcpy(list, p, ln);
+	list[ln] = '\0';
+	cat = strndup(nul ? (const char *)nul + 1 : "", nul ? n - ln - 1 : 0);
+	if (wire_category_match(list, cat) != oracle_category(list, cat))
+		fz_fail("C1: category \"%s\" in \"%s\": %d", cat, list, wire_category_match(list, cat));
+	free(cat);
+	free(list);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct verdict whole[64];
@@ -274,7 +326,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = size - 1;
 	copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees a read past them */
 	memcpy(copy, data + 1, n);
-	if ((data[0] & 1) == 0) {
+	if (data[0] == 0xfe) {
+		check_categories(copy, n);
+	} else if ((data[0] & 1) == 0) {
 		check_reply((const char *)copy, n);
 	} else {
 		size_t k = decode_all(copy, n, whole, 64, &final);
