@@ -95,7 +95,8 @@ export class LibraryPage {
     this.dropHint = el('div', { className: 'drop-overlay' }, el('div', null, 'Drop trace files to upload'));
     this.root.append(
       el('header', { className: 'topbar' }, el('a', { className: 'brand', href: '/' }, 'Trace viewer'),
-        el('span', { className: 'topbar-sub' }, 'Fuchsia trace (FXT) and XRay files')),
+        el('span', { className: 'topbar-sub' }, 'Fuchsia trace (FXT) and XRay files'),
+        el('a', { className: 'captures-link', href: '/?page=captures', title: 'Record a trace from connected providers' }, 'Captures')),
       el('main', { className: 'library' },
         el('div', { className: 'lib-toolbar' }, this.filterInput, uploadBtn, this.fileInput,
           el('span', { className: 'hint' }, 'or drop files anywhere on this page')),
