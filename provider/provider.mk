@@ -91,7 +91,7 @@ install-provider: $(PROVIDER_LIB)
 
 # End to end through the real server: a multi-threaded program recorded
 # by `trace-server record` (record_main), its trace checked event by event.
-# Part of `integration` (plain and under ASan+UBSan).
+# Part of `integration` (plain, and under ASan+UBSan in integration-asan).
 $(B)/tests/provider/e2e_prog: tests/provider/e2e_prog.c $(PROVIDER_LIB) provider/trace.h
 	@mkdir -p $(@D)
 	$(CC) $(PROVIDER_CFLAGS) $(SAN) -o $@ $< $(PROVIDER_LIB) -lpthread
@@ -103,3 +103,5 @@ $(B)/tests/provider/test_e2e: tests/provider/test_e2e.c provider/record.c tests/
 .PHONY: provider-e2e
 provider-e2e: $(B)/trace-server $(B)/tests/provider/e2e_prog $(B)/tests/provider/test_e2e
 	E2E_SERVER=$(B)/trace-server E2E_PROG=$(B)/tests/provider/e2e_prog $(B)/tests/provider/test_e2e
+
+integration: provider-e2e

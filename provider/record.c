@@ -16,7 +16,8 @@
  * (DELETE /api/captures/{id}) end the capture and its trace becomes ready;
  * record prints where it is and exits with the command's status.
  *
- * The server URL comes from --server, else TRACE_SERVER, else
+ * The server URL comes from --server, else TRACE_SERVER_URL (as for
+ * `trace-server stream`), else TRACE_SERVER when it is a URL, else
  * http://127.0.0.1:8080; the token from --token-file, else TRACE_TOKEN.
  * Replies are read with a bounded reader: at most 1 MiB, Content-Length
  * or chunked.
@@ -184,7 +185,12 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o)
 	int i;
 
 	memset(o, 0, sizeof(*o));
-	o->server = getenv("TRACE_SERVER") ? getenv("TRACE_SERVER") : "http://127.0.0.1:8080";
+	/* as `trace-server stream` does; TRACE_SERVER too, the library's name for it */
+	o->server = "http://127.0.0.1:8080";
+	if (getenv("TRACE_SERVER_URL") && getenv("TRACE_SERVER_URL")[0])
+		o->server = getenv("TRACE_SERVER_URL");
+	else if (getenv("TRACE_SERVER") && strncmp(getenv("TRACE_SERVER"), "http://", 7) == 0)
+		o->server = getenv("TRACE_SERVER");
 	o->mode = "streaming";
 	o->categories = "";
 	o->buffer_mb = 4;
@@ -348,11 +354,15 @@ int record_main(int argc, char **argv)
 	snprintf(path, sizeof(path), "/api/captures/%lld/start", (long long)id);
 	if ((st = rec_http(&o, "POST", path, "{}", &j)) < 200 || st > 299)
 		fprintf(stderr, "trace-server record: starting capture %lld: %d: %s\n", (long long)id, st, rec_why(j));
+	if (trace < 0)
+		trace = rec_json_id(j, "trace_id");
 	cJSON_Delete(j);
 	rc = rec_run(&o);
 	snprintf(path, sizeof(path), "/api/captures/%lld/stop", (long long)id);
 	if ((st = rec_http(&o, "POST", path, "{\"write_results\": true}", &j)) < 200 || st > 299)
 		fprintf(stderr, "trace-server record: stopping capture %lld: %d: %s\n", (long long)id, st, rec_why(j));
+	if (trace < 0)
+		trace = rec_json_id(j, "trace_id");
 	cJSON_Delete(j);
 	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
 	if ((st = rec_http(&o, "DELETE", path, NULL, &j)) < 200 || st > 299)

@@ -165,7 +165,7 @@ static char *expected(const long tids[THREADS])
 
 #define EVENTS_SQL                                                                                                     \
 	"SELECT group_concat(x, ';') FROM (SELECT s.name || '|' || th.tid || '|' || ifnull(th.name, '') || '|' || "   \
-	"s.depth || '|' || (SELECT group_concat(key || '=' || (CASE WHEN type = 5 THEN printf('%%.1f', value) ELSE "   \
+	"s.depth || '|' || (SELECT group_concat(key || '=' || (CASE WHEN type = 5 THEN printf('%.1f', value) ELSE "   \
 	"value END), ',') FROM (SELECT * FROM arg_view a WHERE a.arg_set_id = s.arg_set_id ORDER BY seq)) AS x "       \
 	"FROM slice_view s JOIN tracks tr ON tr.id = s.track_id JOIN threads th ON th.id = tr.thread_id "            \
 	"ORDER BY th.tid, s.ts, s.depth)"
@@ -185,6 +185,9 @@ static int check_trace(const char *mode, int64_t id, const long tids[THREADS])
 		fprintf(stderr, "test_e2e: %s: events differ at byte %zu:\n  got  ...%.120s\n  want ...%.120s\n", mode, i,
 			got + (i > 40 ? i - 40 : 0), want + (i > 40 ? i - 40 : 0));
 		failures++;
+		free(got);
+		free(want);
+		return -1;
 	}
 	free(got);
 	free(want);
