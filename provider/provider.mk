@@ -70,8 +70,9 @@ check: provider-check
 $(B)/bench_provider: bench/provider/bench.c tests/provider/peer.h $(PROVIDER_LIB)
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< $(PROVIDER_LIB) -lpthread
 
-bench-provider: $(B)/bench_provider
+bench-provider: $(B)/bench_provider $(B)/trace-server
 	$(B)/bench_provider
+	B=$(B) sh bench/provider/server.sh
 
 # The example, built the way a user builds against the installed library.
 $(B)/examples/hello: examples/hello.c $(PROVIDER_LIB) provider/trace.h

@@ -15,7 +15,13 @@
  *                                 at 40 MB/s in all, then as fast as they go;
  *                                 MB/s of records received, records dropped
  *
- * Figures are printed, not judged. Usage: bench_provider [zones]
+ * With --external the provider is the real one of a real capture: the
+ * library connects to $TRACE_SERVER by itself (bench/provider/server.sh
+ * starts the server and the capture, with category "bench" on and
+ * "bench-off" off), and the figures are the same but measured against the
+ * server's own saving of buffers.
+ *
+ * Figures are printed, not judged. Usage: bench_provider [--external] [zones]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -98,6 +104,19 @@ static __attribute__((noinline)) double loop_empty(long n)
 
 	for (i = 0; i < n; i++)
 		BARRIER();
+	return now_s() - t;
+}
+
+/* The same loop in a category the external capture leaves off. */
+static __attribute__((noinline)) double loop_zones_off(long n)
+{
+	double t = now_s();
+	long i;
+
+	for (i = 0; i < n; i++) {
+		TRACE_DURATION("bench-off", "zone");
+		BARRIER();
+	}
 	return now_s() - t;
 }
 
@@ -228,9 +247,63 @@ static void bench_stream(double total_rate, double secs)
 	       (unsigned long long)stats_dropped);
 }
 
+/* Writers paced at rate bytes/s in all (0: unpaced) for secs; the
+ * library's own counts before and after. */
+static void external_stream(double rate, double secs)
+{
+	struct writer w[2] = {{rate / 2, secs, 0}, {rate / 2, secs, 0}};
+	struct trace_stats a, b;
+	pthread_t th[2];
+	double t0;
+	int i;
+
+	trace_get_stats(&a);
+	t0 = now_s();
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, writer_main, &w[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL); /* the last save */
+	trace_get_stats(&b);
+	t0 = now_s() - t0;
+	if (rate > 0)
+		printf("streaming to the server, 2 threads paced at %.0f MB/s: ", rate / 1e6);
+	else
+		printf("streaming to the server, 2 threads unpaced:          ");
+	printf("%.1f MB/s sent, %llu records written, %llu dropped\n", (double)(b.bytes_sent - a.bytes_sent) / 1e6 / t0,
+	       (unsigned long long)(w[0].records + w[1].records),
+	       (unsigned long long)(b.records_dropped - a.records_dropped));
+}
+
+static int external(long n)
+{
+	struct trace_stats st;
+	double on, off, empty;
+
+	if (!trace_provider_wait_started(10000)) {
+		fprintf(stderr, "bench_provider: no capture started this provider (TRACE_SERVER=%s)\n",
+			getenv("TRACE_SERVER") ? getenv("TRACE_SERVER") : "");
+		return 1;
+	}
+	trace_get_stats(&st);
+	on = loop_zones(n);
+	trace_get_stats(&st);
+	off = best(loop_zones_off, n);
+	empty = best(loop_empty, n);
+	printf("ns per zone, category on (streaming to the server): %.2f  (%ld zones, %llu dropped so far)\n",
+	       (on - off) * 1e9 / (double)(n - (long)st.records_dropped), n, (unsigned long long)st.records_dropped);
+	printf("ns per zone, category off: %.3f\n", (off - empty) * 1e9 / (double)n);
+	external_stream(40e6, 3.0);
+	external_stream(0, 3.0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 20000000;
+	long n = argc > 1 && strcmp(argv[1], "--external") != 0 ? atol(argv[1]) : 20000000;
+
+	if (argc > 1 && strcmp(argv[1], "--external") == 0)
+		return external(argc > 2 ? atol(argv[2]) : 5000000);
 	struct trace_provider_config cfg = {NULL, NULL, "bench", 0};
 
 	if (peer_listen(&P) != 0)
