@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	steps = argc > 2 ? atoi(argv[2]) : 100;
 	if (threads < 1 || threads > 64 || steps < 1)
 		return 2;
-	if (!trace_provider_wait_started(5000))
+	if (!trace_provider_wait_started(30000))
 		fprintf(stderr, "e2e_prog: not traced\n");
 	for (i = 0; i < threads; i++)
 		pthread_create(&th[i], NULL, run, (void *)(long)i);

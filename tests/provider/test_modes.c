@@ -190,11 +190,11 @@ static uint64_t durable_used(void)
 	return atomic_load(&eng.durable) & ENG_OFF_MASK;
 }
 
-/* Waits up to 2 s for cond. */
+/* Waits up to 10 s for cond (the machine may be busy). */
 #define WAIT_FOR(cond)                                                                                                 \
 	do {                                                                                                           \
 		int waited_;                                                                                           \
-		for (waited_ = 0; !(cond) && waited_ < 2000; waited_++)                                               \
+		for (waited_ = 0; !(cond) && waited_ < 10000; waited_++)                                              \
 			nanosleep(&(struct timespec){0, 1000000}, NULL);                                               \
 		assert_true(cond);                                                                                     \
 	} while (0)
