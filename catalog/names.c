@@ -14,62 +14,71 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../query/query.h"
 #include "../tracedb/tracedb.h"
 #include "catalog_internal.h"
 #include "../tracedb/sketch.h"
 
-/* Copies the trace's name statistics (its name_stats table, which ingest
- * wrote) into the catalog, in one transaction. */
+struct copy {
+	sqlite3_stmt *ins_name, *get_name, *ins;
+	int64_t trace;
+};
+
+/* One name's statistics into the catalog (a row of names, one of name_stats). */
+static int copy_one(void *ctx, const struct qry_name_stat *n)
+{
+	struct copy *k = ctx;
+	int ok;
+
+	sqlite3_bind_text(k->ins_name, 1, n->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(k->get_name, 1, n->name, -1, SQLITE_STATIC);
+	if (sqlite3_step(k->ins_name) != SQLITE_DONE || sqlite3_step(k->get_name) != SQLITE_ROW) {
+		sqlite3_reset(k->ins_name);
+		sqlite3_reset(k->get_name);
+		return -1;
+	}
+	sqlite3_bind_int64(k->ins, 1, sqlite3_column_int64(k->get_name, 0));
+	sqlite3_reset(k->ins_name);
+	sqlite3_reset(k->get_name);
+	sqlite3_bind_int64(k->ins, 2, k->trace);
+	sqlite3_bind_int64(k->ins, 3, n->count);
+	sqlite3_bind_int64(k->ins, 4, n->ended);
+	sqlite3_bind_int64(k->ins, 5, n->total_ns);
+	sqlite3_bind_int64(k->ins, 6, n->max_ns);
+	sqlite3_bind_blob(k->ins, 7, n->sketch, (int)n->sketch_len, SQLITE_STATIC);
+	/* strings are distinct (ingest interns them): one row per name */
+	ok = sqlite3_step(k->ins) == SQLITE_DONE;
+	sqlite3_reset(k->ins);
+	return ok ? 0 : -1;
+}
+
+/* Copies the trace's name statistics (qry_name_stats) into the catalog,
+ * in one transaction. */
 static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 {
-	sqlite3_stmt *src = NULL, *ins_name = NULL, *get_name = NULL, *ins = NULL, *del = NULL;
-	int rc = -1, step;
+	struct copy k = { NULL, NULL, NULL, trace };
+	struct qry_error err = { 0 };
+	sqlite3_stmt *del = NULL;
+	int rc = -1;
 
 	if (sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return -1;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
-			       "JOIN strings s ON s.id = n.name_id",
-			       -1, &src, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &ins_name, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &get_name, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &k.ins_name, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &k.get_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat,
 			       "INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
 			       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-			       -1, &ins, NULL) != SQLITE_OK)
+			       -1, &k.ins, NULL) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(del, 1, trace);
 	if (sqlite3_step(del) != SQLITE_DONE)
 		goto out;
-	while ((step = sqlite3_step(src)) == SQLITE_ROW) {
-		const unsigned char *name = sqlite3_column_text(src, 0);
-		int i;
-
-		if (name == NULL)
-			continue;
-		sqlite3_bind_text(ins_name, 1, (const char *)name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(get_name, 1, (const char *)name, -1, SQLITE_STATIC);
-		if (sqlite3_step(ins_name) != SQLITE_DONE || sqlite3_step(get_name) != SQLITE_ROW)
-			goto out;
-		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(get_name, 0));
-		sqlite3_reset(ins_name);
-		sqlite3_reset(get_name);
-		sqlite3_bind_int64(ins, 2, trace);
-		for (i = 1; i <= 4; i++)
-			sqlite3_bind_int64(ins, i + 2, sqlite3_column_int64(src, i));
-		sqlite3_bind_blob(ins, 7, sqlite3_column_blob(src, 5), sqlite3_column_bytes(src, 5), SQLITE_STATIC);
-		/* strings are distinct (ingest interns them): one row per name */
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			goto out;
-		sqlite3_reset(ins);
-	}
-	rc = step == SQLITE_DONE ? 0 : -1;
+	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? 0 : -1;
 out:
-	sqlite3_finalize(src);
-	sqlite3_finalize(ins_name);
-	sqlite3_finalize(get_name);
-	sqlite3_finalize(ins);
+	sqlite3_finalize(k.ins_name);
+	sqlite3_finalize(k.get_name);
+	sqlite3_finalize(k.ins);
 	sqlite3_finalize(del);
 	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
 		rc = -1;

@@ -1,8 +1,8 @@
 /*
- * A trace's own metadata for the catalog's summary: its providers and the
- * names of its first processes. The catalog keeps these next to what ingest
- * counted, so the library lists traces without opening their databases;
- * it reads them here, the one module that reads a trace's tables.
+ * What the catalog keeps of a trace, read from the trace's own tables here,
+ * the one module that reads them: its providers and the names of its first
+ * processes (the summary the library lists), and its per-name statistics
+ * (copied into the catalog's index for search across traces).
  */
 #include <stdio.h>
 
@@ -55,4 +55,37 @@ int qry_trace_metadata(sqlite3 *db, struct jbuf *b, struct qry_error *err)
 		return rc;
 	snprintf(sql, sizeof(sql), "SELECT pid, name FROM processes ORDER BY pid LIMIT %d", META_PROCESSES);
 	return rows_json(db, "processes", sql, proc, proc_u64, 2, b, err);
+}
+
+int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
+		   struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
+			       "JOIN strings s ON s.id = n.name_id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct qry_name_stat n;
+
+		if ((n.name = (const char *)sqlite3_column_text(st, 0)) == NULL)
+			continue;
+		n.count = sqlite3_column_int64(st, 1);
+		n.ended = sqlite3_column_int64(st, 2);
+		n.total_ns = sqlite3_column_int64(st, 3);
+		n.max_ns = sqlite3_column_int64(st, 4);
+		n.sketch = sqlite3_column_blob(st, 5);
+		n.sketch_len = (size_t)sqlite3_column_bytes(st, 5);
+		if (fn(ctx, &n) != 0) {
+			sqlite3_finalize(st);
+			return qry_fail(err, QRY_EDB, "the name statistics could not be kept");
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(rc));
+	return QRY_OK;
 }

@@ -82,6 +82,17 @@ int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err);
  * and "processes": [{"pid", "name"}] (the first 64 by pid), for the
  * catalog's summary of a trace (query/meta.c). */
 int qry_trace_metadata(sqlite3 *db, struct jbuf *out, struct qry_error *err);
+/* A name's statistics as ingest wrote them (table name_stats). */
+struct qry_name_stat {
+	const char *name;
+	int64_t count, ended, total_ns, max_ns;
+	const void *sketch; /* tracedb/sketch.h */
+	size_t sketch_len;
+};
+/* Calls fn for every name of the trace (fn returns non-zero to fail);
+ * QRY_OK, or QRY_EDB (a read or fn failed). */
+int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
+		   struct qry_error *err);
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
 int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
