@@ -51,7 +51,10 @@ export function processName(p, trace) {
 
 // A thread's state track (thread_states), right under its slices.
 function stateTrack(pid, tid, name) {
-  return { kind: 'state', key: `state:${pid}/${tid}`, title: 'state', subtitle: 'of ' + (name ? `${name} ${tid}` : `tid ${tid}`), pid, tid, trackId: null };
+  // the label says only "thread state" (the thread's is right above it);
+  // the track filter still finds it by the thread's name and tid
+  return { kind: 'state', key: `state:${pid}/${tid}`, title: 'thread state', subtitle: '', pid, tid, trackId: null,
+    also: name ? `${name} ${tid}` : `tid ${tid}` };
 }
 
 // Builds the groups from the /tracks reply. trace: the trace object;
@@ -161,7 +164,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
 // Whether track t (or its group) matches the filter text (lower case).
 function matches(t, g, filter) {
   if (!filter) return true;
-  return `${t.title} ${t.subtitle} ${g.title} ${g.subtitle}`.toLowerCase().includes(filter);
+  return `${t.title} ${t.subtitle} ${t.also || ''} ${g.title} ${g.subtitle}`.toLowerCase().includes(filter);
 }
 
 // Flattens the groups into rows [{item, y, h, pinned}] and returns the

@@ -224,7 +224,8 @@ describe('trace pages and timeline tools', { timeout: 180000 }, () => {
     await page.fill('.track-filter', 'worker');
     await waitIdle(page);
     let titles = (await page.evaluate(() => window.__viewer.tracks())).map((t) => t.title);
-    assert.deepEqual(titles, ['fixture-proc', 'worker-thread']);
+    // the thread's state track (it has CPU runs) goes with it
+    assert.deepEqual(titles, ['fixture-proc', 'worker-thread', 'thread state']);
     await page.fill('.track-filter', '');
     await waitIdle(page);
     // unpin, then collapse all / expand all
