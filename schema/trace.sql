@@ -298,3 +298,5 @@ CREATE INDEX flows_to ON flows(to_slice_id);
 CREATE INDEX flows_from_ts ON flows(from_ts);
 CREATE INDEX flows_to_ts ON flows(to_ts);
 CREATE INDEX userspace_objects_ptr ON userspace_objects(pid, pointer);
+-- a thread's CPU runs in time order (GET /thread_states)
+CREATE INDEX sched_thread ON sched(pid, tid, ts);
