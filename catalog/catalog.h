@@ -95,6 +95,8 @@ struct cat_patch {
 int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen);
 
 enum cat_sort { CAT_SORT_CREATED, CAT_SORT_NAME, CAT_SORT_SIZE, CAT_SORT_DURATION };
+/* Names in natural order (digit runs as numbers): the order of sort=name. */
+int cat_name_cmp(const char *a, const char *b);
 
 #define CAT_MAX_FILTER_LABELS 16
 #define CAT_LIST_MAX 1000

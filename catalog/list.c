@@ -88,13 +88,58 @@ struct sorter {
 	int desc;
 };
 
+/*
+ * Names in natural order: runs of digits compare as numbers (run-99 before
+ * run-215), everything else byte by byte; a number with leading zeros
+ * after the same number without them ("run-7" < "run-007"), and names
+ * equal so far by their bytes. A total order: paging by name relies on it.
+ */
+int cat_name_cmp(const char *a, const char *b)
+{
+	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+
+	while (*x && *y) {
+		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+			const unsigned char *xs = x, *ys = y, *xe, *ye;
+			size_t xn, yn;
+
+			while (*xs == '0')
+				xs++;
+			while (*ys == '0')
+				ys++;
+			for (xe = xs; *xe >= '0' && *xe <= '9'; xe++)
+				;
+			for (ye = ys; *ye >= '0' && *ye <= '9'; ye++)
+				;
+			xn = (size_t)(xe - xs);
+			yn = (size_t)(ye - ys);
+			if (xn != yn)
+				return xn < yn ? -1 : 1;
+			for (; xs < xe; xs++, ys++)
+				if (*xs != *ys)
+					return *xs < *ys ? -1 : 1;
+			/* the same number: fewer leading zeros first */
+			if (xe - x != ye - y)
+				return xe - x < ye - y ? -1 : 1;
+			x = xe;
+			y = ye;
+			continue;
+		}
+		if (*x != *y)
+			return *x < *y ? -1 : 1;
+		x++;
+		y++;
+	}
+	return *x == *y ? 0 : *x ? 1 : -1;
+}
+
 /* -1, 0, 1 comparing r's (key, id) with the cursor's. */
 static int key_cmp(const struct trace_rec *r, enum cat_sort s, int64_t knum, const char *kstr, int64_t kid)
 {
 	int c;
 
 	if (s == CAT_SORT_NAME) {
-		c = strcmp(r->name, kstr);
+		c = cat_name_cmp(r->name, kstr);
 	} else {
 		int64_t v = num_key(r, s);
 

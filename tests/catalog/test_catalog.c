@@ -116,6 +116,26 @@ static void test_sketch_quantiles(void **state)
 	free(blob);
 }
 
+/* Natural order of names, the order of sort=name: numbers by value, and a
+ * total order (antisymmetric, transitive over a sorted sample). */
+static void test_name_order(void **state)
+{
+	static const char *const sorted[] = {
+		"", "0", "00", "1", "01", "2", "9", "10", "run", "run-2", "run-9", "run-10", "run-10a", "run-10b",
+		"run-99", "run-099", "run-215", "run-1000", "run-18446744073709551616", "runa", "z9", "z10", "\xc3\xa9",
+	};
+	size_t n = sizeof(sorted) / sizeof(sorted[0]), i, j;
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			int c = cat_name_cmp(sorted[i], sorted[j]);
+
+			if ((i < j && c >= 0) || (i > j && c <= 0) || (i == j && c != 0))
+				fail_msg("'%s' vs '%s': %d", sorted[i], sorted[j], c);
+		}
+}
+
 static void test_labels(void **state)
 {
 	struct cat_label l;
@@ -205,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_sketch_buckets),
 		cmocka_unit_test(test_sketch_values),
 		cmocka_unit_test(test_sketch_quantiles),
+		cmocka_unit_test(test_name_order),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_retention_plan),
 	};
