@@ -136,6 +136,7 @@ integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_lib
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_capture
+	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
