@@ -22,10 +22,10 @@ XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
 	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
-QUERY_SRC = query/query.c query/extents.c query/json.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
+QUERY_SRC = query/query.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
-LIB_SRC = $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
+LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
@@ -57,7 +57,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -209,10 +209,10 @@ build/fuzz/fuzz_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h $(FXT
 build/fuzz/fuzz_xray: tests/fuzz_xray.c $(XRAY_DECODER_SRC) ingest/*.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_xray.c $(XRAY_DECODER_SRC) -lstdc++
-build/fuzz/fuzz_%: tests/fuzz_%.c tests/*.h $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c ingest/*.h tracedb/*.h
+build/fuzz/fuzz_%: tests/fuzz_%.c tests/*.h $(LIB_SRC) ingest/*.h tracedb/*.h json/*.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(TRACEDB_SRC) $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c $(LIBS)
+	  $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRC) $(LIBS)
 
 fuzz: deps $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus-$$t; \

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "../catalog/catalog.h"
-#include "../query/query.h"
+#include "../json/jbuf.h"
 #include "fifo.h"
 
 struct captures;

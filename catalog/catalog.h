@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../query/query.h"
+#include "../json/jbuf.h"
 
 struct catalog;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tracedb/tracedb.h"
 #include "catalog_internal.h"
 #include "../tracedb/sketch.h"
 

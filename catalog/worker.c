@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../ingest/ingest.h"
+#include "../query/query.h"
 #include "catalog_internal.h"
 
 struct job {

@@ -4,9 +4,9 @@
  * Every function takes an open (read-only) connection to a trace database
  * and typed, already-validated parameters; it appends JSON to a jbuf and
  * returns QRY_OK or an error with a sentence for the user. Nothing here
- * knows about HTTP or about file formats. Bulk rows go through the
- * hand-written JSON writer (jbuf) so that 64-bit values are printed exactly
- * and 100 k rows render in milliseconds.
+ * knows about HTTP or about file formats. Bulk rows go through the JSON
+ * writer (json/jbuf.h) so that 64-bit values are printed exactly and 100 k
+ * rows render in milliseconds.
  */
 #ifndef QUERY_H
 #define QUERY_H
@@ -15,33 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../json/jbuf.h"
 #include "../tracedb/tracedb.h"
 
-/* A growable JSON text. Allocation failure is sticky (oom) and checked once. */
-struct jbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-	int need_comma; /* the next value in the current container needs a comma */
-};
-
-void jb_init(struct jbuf *b);
-void jb_fini(struct jbuf *b);
-/* Hands the text over (NUL-terminated); the caller frees it. NULL on oom. */
-char *jb_take(struct jbuf *b, size_t *len);
-void jb_raw(struct jbuf *b, const char *s, size_t n);
-void jb_obj(struct jbuf *b);      /* { */
-void jb_obj_end(struct jbuf *b);  /* } */
-void jb_arr(struct jbuf *b);      /* [ */
-void jb_arr_end(struct jbuf *b);  /* ] */
-void jb_key(struct jbuf *b, const char *k);
-void jb_str(struct jbuf *b, const char *s);
-void jb_strn(struct jbuf *b, const char *s, size_t n);
-void jb_i64(struct jbuf *b, int64_t v);
-void jb_u64(struct jbuf *b, uint64_t v);
-void jb_dbl(struct jbuf *b, double v);
-void jb_bool(struct jbuf *b, int v);
-void jb_null(struct jbuf *b);
 /* Writes a SQLite column value (integer, real, text, blob as {"blob_bytes"}, null). */
 void jb_column(struct jbuf *b, sqlite3_stmt *st, int col);
 

@@ -89,26 +89,6 @@ static void small_body(struct req *r, const char *data, size_t n)
 	r->body[r->body_len] = '\0';
 }
 
-/* The trace id of POST /api/traces/{id}/symbols, 0 for POST /api/traces,
- * -1 when the request is not an upload. */
-static int64_t upload_route(struct MHD_Connection *c, const char *url, const char *method)
-{
-	int64_t ids[SRV_ROUTE_MAX_IDS];
-
-	/* PUT /api/traces?live=1 is taken as POST, so that `curl -T -` (a
-	 * live stream from a pipe) works as it is; any other PUT is a 405 */
-	if (strcmp(method, "PUT") == 0 && srv_route_match("/api/traces/?", url, ids) == 0 &&
-	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live") != NULL)
-		return 0;
-	if (strcmp(method, "POST") != 0)
-		return -1;
-	if (srv_route_match("/api/traces/?", url, ids) == 0)
-		return 0;
-	if (srv_route_match("/api/traces/{id}/symbols", url, ids) == 0)
-		return ids[0];
-	return -1;
-}
-
 static struct req *req_new(struct server *s, const char *method, const char *url)
 {
 	struct req *r = calloc(1, sizeof(*r));
@@ -130,7 +110,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct server *s = cls;
 	struct req *r = *con_cls;
 	int api = strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0;
-	int64_t up;
+	enum MHD_Result ret;
 
 	(void)version;
 	if (r == NULL) {
@@ -139,8 +119,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		if (api && !authorized(s, c))
 			return send_unauthorized(c, r);
-		if (api && (up = upload_route(c, url, method)) >= 0)
-			return srv_upload_begin(s, c, r, up);
+		if (api && srv_api_stream(s, c, r, url, method, &ret))
+			return ret;
 		return MHD_YES;
 	}
 	if (r->kind == RQ_UPLOAD) {

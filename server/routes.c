@@ -30,6 +30,10 @@ struct route {
 	const char *pattern;
 	enum MHD_Result (*fn)(struct call *x);                             /* plain */
 	int (*query)(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error *e); /* on a ready trace */
+	/* a route whose body is streamed (uploads, live streams): called on the
+	 * request's first call, before any byte of the body; the pieces then go
+	 * to srv_upload_data (http.c) */
+	enum MHD_Result (*stream)(struct call *x);
 };
 
 static const char *arg(const struct call *x, const char *key)
@@ -827,52 +831,82 @@ static enum MHD_Result h_compare(struct call *x)
 	return srv_send_json(x->c, x->r, 200, &out);
 }
 
-static enum MHD_Result h_upload_elsewhere(struct call *x)
+static enum MHD_Result s_upload(struct call *x)
 {
-	/* POST uploads are taken on the request's first call (http.c) */
-	return srv_send_error(x->c, x->r, 500, "internal", "the upload was not routed");
+	return srv_upload_begin(x->s, x->c, x->r, 0);
+}
+
+/* PUT /api/traces?live=1 is taken as POST, so that `curl -T -` (a live
+ * stream from a pipe) works as it is; any other PUT is a wrong method. */
+static enum MHD_Result s_put(struct call *x)
+{
+	if (arg(x, "live") == NULL)
+		return srv_method_not_allowed(x->c, x->r, "PUT");
+	return srv_upload_begin(x->s, x->c, x->r, 0);
+}
+
+static enum MHD_Result s_symbols(struct call *x)
+{
+	return srv_upload_begin(x->s, x->c, x->r, x->ids[0]);
 }
 
 /* ---- the table ------------------------------------------------------------- */
 
 static const struct route routes[] = {
-	{ "GET", "/api/traces/?", h_list, NULL },
-	{ "POST", "/api/traces/?", h_upload_elsewhere, NULL },
-	{ "GET", "/api/traces/{id}/?", h_trace, NULL },
-	{ "PATCH", "/api/traces/{id}/?", h_patch, NULL },
-	{ "DELETE", "/api/traces/{id}/?", h_delete, NULL },
-	{ "GET", "/api/traces/{id}/file", h_file, NULL },
-	{ "GET", "/api/traces/{id}/export", h_export, NULL },
-	{ "POST", "/api/traces/{id}/symbols", h_upload_elsewhere, NULL },
-	{ "GET", "/api/traces/{id}/tracks", NULL, q_tracks },
-	{ "GET", "/api/traces/{id}/slices", NULL, q_slices },
-	{ "GET", "/api/traces/{id}/slices/{id}", NULL, q_slice },
-	{ "GET", "/api/traces/{id}/counters", NULL, q_counters },
-	{ "GET", "/api/traces/{id}/flows", NULL, q_flows },
-	{ "GET", "/api/traces/{id}/logs", NULL, q_logs },
-	{ "GET", "/api/traces/{id}/stats", NULL, q_stats },
-	{ "GET", "/api/traces/{id}/area", NULL, q_area },
-	{ "GET", "/api/traces/{id}/flame", NULL, q_flame },
-	{ "GET", "/api/traces/{id}/overview", NULL, q_overview },
-	{ "GET", "/api/traces/{id}/sched", NULL, q_sched },
-	{ "GET", "/api/traces/{id}/search", NULL, q_search },
-	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states },
-	{ "POST", "/api/traces/{id}/query", NULL, q_sql },
-	{ "GET", "/api/search", h_search, NULL },
-	{ "GET", "/api/compare", h_compare, NULL },
-	{ "GET", "/api/library", h_library, NULL },
-	{ "GET", "/api/captures/?", srv_h_capture_list, NULL },
-	{ "POST", "/api/captures/?", srv_h_capture_new, NULL },
-	{ "GET", "/api/captures/{id}/?", srv_h_capture, NULL },
-	{ "DELETE", "/api/captures/{id}/?", srv_h_capture_delete, NULL },
-	{ "POST", "/api/captures/{id}/start", srv_h_capture_start, NULL },
-	{ "POST", "/api/captures/{id}/stop", srv_h_capture_stop, NULL },
-	{ "GET", "/api/captures/{id}/alerts", srv_h_capture_alerts, NULL },
-	{ "GET", "/api/captures/{id}/state", srv_h_capture_state, NULL },
-	{ "GET", "/api/providers/?", srv_h_providers, NULL },
-	{ "GET", "/api/providers/connect", srv_h_provider_connect, NULL },
-	{ "GET", "/api/categories/?", srv_h_categories, NULL },
+	{ "GET", "/api/traces/?", h_list, NULL, NULL },
+	{ "POST", "/api/traces/?", NULL, NULL, s_upload },
+	{ "PUT", "/api/traces/?", NULL, NULL, s_put },
+	{ "GET", "/api/traces/{id}/?", h_trace, NULL, NULL },
+	{ "PATCH", "/api/traces/{id}/?", h_patch, NULL, NULL },
+	{ "DELETE", "/api/traces/{id}/?", h_delete, NULL, NULL },
+	{ "GET", "/api/traces/{id}/file", h_file, NULL, NULL },
+	{ "GET", "/api/traces/{id}/export", h_export, NULL, NULL },
+	{ "POST", "/api/traces/{id}/symbols", NULL, NULL, s_symbols },
+	{ "GET", "/api/traces/{id}/tracks", NULL, q_tracks, NULL },
+	{ "GET", "/api/traces/{id}/slices", NULL, q_slices, NULL },
+	{ "GET", "/api/traces/{id}/slices/{id}", NULL, q_slice, NULL },
+	{ "GET", "/api/traces/{id}/counters", NULL, q_counters, NULL },
+	{ "GET", "/api/traces/{id}/flows", NULL, q_flows, NULL },
+	{ "GET", "/api/traces/{id}/logs", NULL, q_logs, NULL },
+	{ "GET", "/api/traces/{id}/stats", NULL, q_stats, NULL },
+	{ "GET", "/api/traces/{id}/area", NULL, q_area, NULL },
+	{ "GET", "/api/traces/{id}/flame", NULL, q_flame, NULL },
+	{ "GET", "/api/traces/{id}/overview", NULL, q_overview, NULL },
+	{ "GET", "/api/traces/{id}/sched", NULL, q_sched, NULL },
+	{ "GET", "/api/traces/{id}/search", NULL, q_search, NULL },
+	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states, NULL },
+	{ "POST", "/api/traces/{id}/query", NULL, q_sql, NULL },
+	{ "GET", "/api/search", h_search, NULL, NULL },
+	{ "GET", "/api/compare", h_compare, NULL, NULL },
+	{ "GET", "/api/library", h_library, NULL, NULL },
+	{ "GET", "/api/captures/?", srv_h_capture_list, NULL, NULL },
+	{ "POST", "/api/captures/?", srv_h_capture_new, NULL, NULL },
+	{ "GET", "/api/captures/{id}/?", srv_h_capture, NULL, NULL },
+	{ "DELETE", "/api/captures/{id}/?", srv_h_capture_delete, NULL, NULL },
+	{ "POST", "/api/captures/{id}/start", srv_h_capture_start, NULL, NULL },
+	{ "POST", "/api/captures/{id}/stop", srv_h_capture_stop, NULL, NULL },
+	{ "GET", "/api/captures/{id}/alerts", srv_h_capture_alerts, NULL, NULL },
+	{ "GET", "/api/captures/{id}/state", srv_h_capture_state, NULL, NULL },
+	{ "GET", "/api/providers/?", srv_h_providers, NULL, NULL },
+	{ "GET", "/api/providers/connect", srv_h_provider_connect, NULL, NULL },
+	{ "GET", "/api/categories/?", srv_h_categories, NULL, NULL },
 };
+
+int srv_api_stream(struct server *s, struct MHD_Connection *c, struct req *r, const char *url, const char *method,
+		   enum MHD_Result *ret)
+{
+	struct call x = { s, c, r, method, { -1, -1 } };
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (routes[i].stream == NULL || strcmp(routes[i].method, method) != 0 ||
+		    srv_route_match(routes[i].pattern, url, x.ids) != 0)
+			continue;
+		*ret = routes[i].stream(&x);
+		return 1;
+	}
+	return 0;
+}
 
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 			const char *method)
@@ -891,7 +925,7 @@ enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *
 		path_known = 1;
 		if (strcmp(routes[i].method, method) != 0)
 			continue;
-		return routes[i].fn ? routes[i].fn(&x) : run_query(&x, &routes[i]);
+		return routes[i].fn ? routes[i].fn(&x) : run_query(&x, &routes[i]); /* a stream route never gets here */
 	}
 	if (path_known)
 		return srv_method_not_allowed(c, r, method);

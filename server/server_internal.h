@@ -177,6 +177,10 @@ struct call {
 	int64_t ids[SRV_ROUTE_MAX_IDS];
 };
 
+/* On a request's first call: when the route takes its body as a stream
+ * (uploads, live streams), starts it, sets *ret and returns 1; else 0. */
+int srv_api_stream(struct server *s, struct MHD_Connection *c, struct req *r, const char *url, const char *method,
+		   enum MHD_Result *ret);
 /* Answers an /api/ request, its body (if any) already read. */
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 			const char *method);

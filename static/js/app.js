@@ -1,6 +1,7 @@
 // Entry point: the library page at "/", the timeline at "/?trace=ID", the
 // trace's query and info pages at "/?trace=ID&page=query|info", two traces
-// compared at "/?page=compare&a=ID&b=ID".
+// compared at "/?page=compare&a=ID&b=ID", captures at "/?page=captures".
+import { CapturePage } from './capture.js';
 import { ComparePage } from './compare.js';
 import { InfoPage } from './info.js';
 import { LibraryPage } from './library.js';
@@ -13,7 +14,10 @@ const trace = params.get('trace');
 
 const page = params.get('page');
 
-if (page === 'compare') {
+if (page === 'captures') {
+  document.body.classList.add('page-captures');
+  new CapturePage(root);
+} else if (page === 'compare') {
   document.body.classList.add('page-compare');
   new ComparePage(root, params);
 } else if (trace && /^\d+$/.test(trace) && page === 'info') {

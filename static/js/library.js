@@ -95,7 +95,8 @@ export class LibraryPage {
     this.dropHint = el('div', { className: 'drop-overlay' }, el('div', null, 'Drop trace files to upload'));
     this.root.append(
       el('header', { className: 'topbar' }, el('a', { className: 'brand', href: '/' }, 'Trace viewer'),
-        el('span', { className: 'topbar-sub' }, 'Fuchsia trace (FXT) and XRay files')),
+        el('span', { className: 'topbar-sub' }, 'Fuchsia trace (FXT) and XRay files'),
+        el('a', { className: 'captures-link', href: '/?page=captures', title: 'Record a trace from connected providers' }, 'Captures')),
       el('main', { className: 'library' },
         el('div', { className: 'lib-toolbar' }, this.filterInput, uploadBtn, this.fileInput,
           el('span', { className: 'hint' }, 'or drop files anywhere on this page')),
@@ -210,7 +211,7 @@ export class LibraryPage {
     this.picked = this.picked.filter((id) => this.traces.some((t) => t.id === id && t.status === 'ready'));
     this.renderTable();
     this.loadUsage();
-    const busy = this.traces.some((t) => t.status === 'queued' || t.status === 'ingesting');
+    const busy = this.traces.some((t) => t.status === 'queued' || t.status === 'ingesting' || t.status === 'live');
     if (busy) this.pollTimer = setTimeout(() => this.refresh(), 1000);
   }
 
@@ -398,9 +399,16 @@ export class LibraryPage {
 
   row(t) {
     const ready = t.status === 'ready';
-    const name = ready ? el('a', { href: '/?trace=' + encodeURIComponent(t.id), className: 'trace-link' }, t.name || '(unnamed)')
+    // a live trace opens as soon as it has a snapshot, and while its stream is ingested whole
+    const readable = ready || (t.stream && t.stream.visible_bytes > 0 && t.status !== 'failed');
+    const name = readable ? el('a', { href: '/?trace=' + encodeURIComponent(t.id), className: 'trace-link' }, t.name || '(unnamed)')
       : el('span', null, t.name || '(unnamed)');
     const status = el('td', { className: 'status status-' + t.status }, t.status);
+    if (t.status === 'live') {
+      status.textContent = '';
+      status.append(el('span', { className: 'live-badge', title: 'Being recorded: open it to watch it grow' }, 'LIVE'),
+        el('div', { className: 'mini-text' }, fmtBytes(t.size_bytes) + ' received'));
+    }
     if (t.status === 'ingesting' || t.status === 'queued') {
       const p = t.progress || {};
       const frac = p.bytes_total ? p.bytes_done / p.bytes_total : 0;

@@ -27,6 +27,7 @@ import { pageLinks, traceDuration } from './pages.js';
 import { activityRange } from './activity.js';
 import { exposeHooks } from './hooks.js';
 import { inputMethods } from './input.js';
+import { LiveFollow } from './live.js';
 
 const AXIS_H = 26;
 const OVERVIEW_H = 40;
@@ -88,7 +89,14 @@ export class TimelinePage {
     document.title = (trace.name || 'trace') + ' — trace viewer';
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
     this.titleEl.title = this.titleEl.textContent;
-    if (trace.status === 'queued' || trace.status === 'ingesting') {
+    // a live trace (or one whose stream ended and is ingested whole) is read from its snapshot
+    const streaming = trace.stream && trace.stream.visible_bytes > 0 && trace.status !== 'failed';
+    if (trace.status === 'live' && !streaming) {
+      this.fatal('This live trace has received no whole record yet. The page opens it as soon as one arrives.');
+      setTimeout(() => location.reload(), 1000);
+      return;
+    }
+    if ((trace.status === 'queued' || trace.status === 'ingesting') && !streaming) {
       const p = trace.progress || {};
       this.fatal(`This trace is still ${trace.status} (${p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0}%). The page reloads when it is ready.`);
       setTimeout(() => location.reload(), 1000);
@@ -113,11 +121,7 @@ export class TimelinePage {
     this.byTrackId = built.byTrackId;
     this.threadNames = built.threadNames;
     this.processNames = built.processNames;
-    this.store = new DataStore({ ...trace, end_ns: this.traceEnd }, () => {
-      this.perf.arrived++;
-      this.invalidate();
-      this.refreshHover();
-    });
+    this.store = this.makeStore();
     this.overviewLabel.textContent = 'Overview · ' + traceDuration(trace);
     this.showDiagnostics();
     this.showSymbols();
@@ -127,6 +131,7 @@ export class TimelinePage {
     this.ready = true;
     this.invalidate();
     this.loadOverview();
+    if (streaming && trace.status !== 'ready') this.live = new LiveFollow(this);
     if (trace.format === 'xray-fdr') this.offerActivity();
     // ?q=: opened from a search across traces: find it here
     const q = this.params.get('q');
@@ -144,6 +149,15 @@ export class TimelinePage {
     } catch {
       return new Set(); // no state tracks rather than no timeline
     }
+  }
+
+  // The view's data, fetched as the view moves, for the trace as it is now.
+  makeStore() {
+    return new DataStore({ ...this.trace, end_ns: this.traceEnd }, () => {
+      this.perf.arrived++;
+      this.invalidate();
+      this.refreshHover();
+    });
   }
 
   fatal(msg) {
@@ -350,6 +364,7 @@ export class TimelinePage {
     if (vs + span > this.traceEnd) vs = this.traceEnd - span;
     this.vs = vs;
     this.ve = vs + span;
+    if (this.live) this.live.viewMoved();
     this.scheduleUrl();
     this.invalidate();
     this.refreshHover();

@@ -1,0 +1,104 @@
+// A live trace followed as it grows (docs/API.md "Live traces"): a badge in
+// the top bar, and a poll of the trace object each second. When the server
+// serves a newer snapshot (stream.visible_bytes moved) the tracks are read
+// again (new ones appear without a reload, groups keep their folding), the
+// view's data and the overview are fetched again, and, while Follow is on,
+// the view keeps its span and slides to the live edge. Any move the user
+// makes (pan, zoom, drag) turns Follow off; the button turns it back on.
+// When the trace is complete (ready) it is read once more and the badge
+// says so.
+import { api } from './api.js';
+import { el } from './dom.js';
+import { buildTracks } from './tracks.js';
+
+const POLL_MS = 1000;
+
+export class LiveFollow {
+  constructor(page) {
+    this.page = page;
+    this.follow = true;
+    this.applying = false; // the view moves because we move it, not the user
+    this.visible = page.trace.stream ? page.trace.stream.visible_bytes : 0;
+    this.status = page.trace.status;
+    this.badge = el('span', { className: 'live-badge', title: 'This trace is being recorded: it grows as it arrives' }, 'LIVE');
+    this.button = el('button', {
+      className: 'follow on', title: 'Keep the newest data in view (any pan or zoom turns it off)',
+      onclick: () => this.setFollow(!this.follow),
+    }, 'Follow');
+    page.titleEl.after(this.badge, this.button);
+    this.timer = setTimeout(() => this.poll(), POLL_MS);
+    if (this.follow) this.toEdge();
+  }
+
+  setFollow(on) {
+    this.follow = on;
+    this.button.classList.toggle('on', on);
+    if (on) this.toEdge();
+  }
+
+  // page.setView calls this for every move: ours keep Follow, the user's end it.
+  viewMoved() {
+    if (!this.applying && this.follow) this.setFollow(false);
+  }
+
+  toEdge() {
+    const p = this.page;
+    const span = Math.min(p.ve - p.vs, p.traceEnd - p.traceStart);
+    this.applying = true;
+    p.setView(p.traceEnd - span, p.traceEnd);
+    this.applying = false;
+  }
+
+  async poll() {
+    let t;
+    try {
+      t = await api(this.page.base, { exact: true });
+    } catch {
+      this.timer = setTimeout(() => this.poll(), POLL_MS);
+      return;
+    }
+    const visible = t.stream ? t.stream.visible_bytes : 0;
+    const ended = t.status === 'ready' || t.status === 'failed';
+    if (visible !== this.visible || (ended && this.status !== t.status)) {
+      this.visible = visible;
+      await this.reload(t);
+    }
+    this.status = t.status;
+    if (ended) {
+      this.badge.textContent = t.status === 'ready' ? 'RECORDED' : 'FAILED';
+      this.badge.classList.add('ended');
+      this.badge.title = t.status === 'ready' ? 'The recording ended; this is the whole trace' : 'The trace failed';
+      return;
+    }
+    this.timer = setTimeout(() => this.poll(), POLL_MS);
+  }
+
+  // A newer snapshot: tracks, extent, data and overview read again.
+  async reload(t) {
+    const p = this.page;
+    if (t.status === 'failed') return;
+    let tr;
+    let scheduled;
+    try {
+      [tr, scheduled] = await Promise.all([api(p.base + '/tracks', { exact: true }), p.scheduledThreads()]);
+    } catch {
+      return; // between snapshots (the trace ingested whole, say): next poll
+    }
+    const folded = new Map(p.groups.map((g) => [g.key, g.collapsed]));
+    p.trace = t;
+    p.traceStart = t.start_ns ?? 0;
+    p.traceEnd = Math.max(t.end_ns ?? p.traceStart, p.traceStart + 1);
+    const built = buildTracks(tr, t, scheduled);
+    for (const g of built.groups) if (folded.has(g.key)) g.collapsed = folded.get(g.key);
+    p.groups = built.groups;
+    p.byTrackId = built.byTrackId;
+    p.threadNames = built.threadNames;
+    p.processNames = built.processNames;
+    p.store = p.makeStore();
+    p.relayout();
+    if (this.follow) this.toEdge();
+    else p.setView(p.vs, p.ve); // clamps to the new extent
+    p.loadOverview();
+    p.invalidate();
+  }
+}
