@@ -32,7 +32,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
-	test_xray query/test_lod query/test_area query/test_compare query/test_export query/test_json query/test_query \
+	test_xray query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog
 WRITER = tests/fxt_writer.c
 

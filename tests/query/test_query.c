@@ -8,7 +8,8 @@
  * (where the from-slice ends, its start when it never ended) and to_ts
  * (where the to-slice begins), and the window holding an arrow when
  * either end lies inside it; SQL refused for writes, ATTACH, PRAGMA and
- * extension loading, more than one statement, and cut at 10000 rows.
+ * extension loading, more than one statement, and cut at 10000 rows;
+ * and jb_column (query/column.c), a SQLite value by its type.
  *
  * Trace (ns), process 5 "proc-five":
  *   tid 50 "main": A [100, 200) (flow 1 begins at 150); C from 500, never
@@ -517,6 +518,38 @@ static void test_sql_refused(void **state)
 	sql_ok("SELECT count(*) AS n FROM slices", "{\"columns\":[\"n\"],\"rows\":[[7]],\"truncated\":false}");
 }
 
+/* ---- the JSON of a column ------------------------------------------------- */
+
+/* jb_column: SQLite values by their type: blobs as {"blob_bytes": N}. */
+static void test_column(void **state)
+{
+	sqlite3 *mem;
+	sqlite3_stmt *st;
+	struct jbuf b;
+	char *s;
+	int i;
+
+	(void)state;
+	assert_int_equal(sqlite3_open(":memory:", &mem), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(mem,
+					    "SELECT -9223372036854775808, 9223372036854775807, 0.25, 2.0, "
+					    "'t\"x' || char(1), x'00010203', NULL, ''",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	jb_init(&b);
+	jb_arr(&b);
+	for (i = 0; i < sqlite3_column_count(st); i++)
+		jb_column(&b, st, i);
+	jb_arr_end(&b);
+	sqlite3_finalize(st);
+	sqlite3_close(mem);
+	s = jb_take(&b, NULL);
+	assert_string_equal(s, "[-9223372036854775808,9223372036854775807,0.25,2.0,\"t\\\"x\\u0001\","
+			       "{\"blob_bytes\":4},null,\"\"]");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_sql_values),
 		cmocka_unit_test(test_sql_row_limit),
 		cmocka_unit_test(test_sql_refused),
+		cmocka_unit_test(test_column),
 	};
 
 	return cmocka_run_group_tests_name("query", tests, setup, teardown);

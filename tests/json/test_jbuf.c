@@ -1,10 +1,10 @@
 /*
- * Unit tests of the JSON writer (struct jbuf, query/json.c): 64-bit
- * integers printed exactly, doubles with the fewest digits that read back
- * the same (NaN and infinities as null), strings escaped so that any bytes
- * give valid JSON (control characters as \u00XX, invalid UTF-8 as U+FFFD),
- * commas between values at every level, SQLite values by their type, and
- * the buffer's hand-over. Every text made here must also parse (cJSON).
+ * Unit tests of the JSON writer (json/jbuf.c): 64-bit integers printed
+ * exactly, doubles with the fewest digits that read back the same (NaN
+ * and infinities as null), strings escaped so that any bytes give valid
+ * JSON (control characters as \u00XX, invalid UTF-8 as U+FFFD), commas
+ * between values at every level, and the buffer's hand-over. Every text
+ * made here must also parse (cJSON).
  */
 #include "../testutil.h"
 
@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../../query/query.h"
+#include "../../json/jbuf.h"
 
 /* The text of b (taken: b is empty after), which must be valid JSON. */
 static char *take(struct jbuf *b)
@@ -183,32 +183,6 @@ static void test_structure(void **state)
 	expect(&b, "{\"a\":1,\"b\":[1,[],{},true,false,null],\"k\\\"\\u000a\":{\"x\":\"y\"},\"raw\":[7]}");
 }
 
-/* SQLite values by their type: blobs as {"blob_bytes": N}. */
-static void test_column(void **state)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	struct jbuf b;
-	int i;
-
-	(void)state;
-	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT -9223372036854775808, 9223372036854775807, 0.25, 2.0, "
-					    "'t\"x' || char(1), x'00010203', NULL, ''",
-					    -1, &st, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	jb_init(&b);
-	jb_arr(&b);
-	for (i = 0; i < sqlite3_column_count(st); i++)
-		jb_column(&b, st, i);
-	jb_arr_end(&b);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	expect(&b, "[-9223372036854775808,9223372036854775807,0.25,2.0,\"t\\\"x\\u0001\",{\"blob_bytes\":4},null,\"\"]");
-}
-
 /* A long text grows the buffer; an allocation failure is sticky and
  * take gives NULL. */
 static void test_growth_and_oom(void **state)
@@ -242,9 +216,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_integers),    cmocka_unit_test(test_doubles),   cmocka_unit_test(test_strings_escaped),
-		cmocka_unit_test(test_strings_utf8), cmocka_unit_test(test_structure), cmocka_unit_test(test_column),
-		cmocka_unit_test(test_growth_and_oom),
+		cmocka_unit_test(test_strings_utf8), cmocka_unit_test(test_structure), cmocka_unit_test(test_growth_and_oom),
 	};
 
-	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("jbuf", tests, NULL, NULL);
 }
