@@ -389,6 +389,16 @@ static size_t oneshot_take(struct pstat *ps, const uint8_t *p, size_t n)
 
 /* ---- sessions ----------------------------------------------------------------- */
 
+static void session_free(struct session *s)
+{
+	free(s->ps);
+	free(s->cfg.specs);
+	free(s->labels);
+	free(s->name);
+	free(s->description);
+	free(s);
+}
+
 static struct session *find_session(struct captures *m, int64_t id)
 {
 	size_t i;
@@ -541,11 +551,7 @@ int64_t cap_initialize(struct captures *m, const struct cap_config *cfg, char *e
 		pthread_mutex_unlock(&m->mu);
 		snprintf(err, errlen, "capture %" PRId64 " is in progress: terminate it first (one session at a time)",
 			 m->cur->id);
-		free(s->cfg.specs);
-		free(s->labels);
-		free(s->name);
-		free(s->description);
-		free(s);
+		session_free(s);
 		return CAP_EEXISTS;
 	}
 	s->id = id = ++m->next_session;
@@ -757,16 +763,8 @@ static void end_session(struct captures *m, struct session *s)
 		s->ps[i].dcap = s->ps[i].rcap = 0;
 	}
 	set_state(m, s, CAP_READY);
-	if (m->nended == MAX_ENDED) {
-		struct session *old = m->ended[--m->nended];
-
-		free(old->ps);
-		free(old->cfg.specs);
-		free(old->labels);
-		free(old->name);
-		free(old->description);
-		free(old);
-	}
+	if (m->nended == MAX_ENDED)
+		session_free(m->ended[--m->nended]);
 	memmove(m->ended + 1, m->ended, m->nended * sizeof(m->ended[0]));
 	m->ended[0] = s;
 	m->nended++;
@@ -1329,14 +1327,8 @@ void cap_free(struct captures *m)
 
 	if (m == NULL)
 		return;
-	for (i = 0; i < m->nended; i++) {
-		free(m->ended[i]->ps);
-		free(m->ended[i]->cfg.specs);
-		free(m->ended[i]->labels);
-		free(m->ended[i]->name);
-		free(m->ended[i]->description);
-		free(m->ended[i]);
-	}
+	for (i = 0; i < m->nended; i++)
+		session_free(m->ended[i]);
 	pthread_cond_destroy(&m->tick);
 	pthread_mutex_destroy(&m->mu);
 	free(m);

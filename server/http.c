@@ -98,8 +98,6 @@ static struct req *req_new(struct server *s, const char *method, const char *url
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	snprintf(r->path, sizeof(r->path), "%s", url);
 	r->srv = s;
-	r->file.fd = -1;
-	r->binary.fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	return r;
 }
@@ -155,10 +153,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes,
 		(double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
-	free(r->filename);
-	free(r->binary_filename);
-	free(r->name);
-	free(r->description);
 	free(r->body);
 	free(r);
 	*con_cls = NULL;

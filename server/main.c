@@ -5,6 +5,7 @@
  *   trace-server info FILE                 record statistics, nothing stored
  *   trace-server serve [options]           the HTTP server (server/http.c)
  *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
+ *   trace-server record -- cmd args        a program linking provider/ recorded (provider/record.c)
  *
  * On a terminal, ingest draws a progress bar (bytes, events/s, ETA) on
  * stderr and ends with a summary: counts per kind, providers, diagnostics.
@@ -22,6 +23,8 @@
 #include "../client/client.h"
 #include "../ingest/ingest.h"
 #include "server.h"
+
+int record_main(int argc, char **argv); /* provider/record.c */
 
 struct bar {
 	int tty;
@@ -91,7 +94,8 @@ static int usage(FILE *f, int rc)
 		   "                          [--max-upload SIZE] (see trace-server serve --help)\n"
 		   "       trace-server ingest FILE [-o OUT.db]\n"
 		   "       trace-server info FILE\n"
-		   "       trace-server stream [--server URL] [--name NAME] FILE|-   (see trace-server stream --help)\n");
+		   "       trace-server stream [--server URL] [--name NAME] FILE|-   (see trace-server stream --help)\n"
+		   "       trace-server record [--server URL] [--mode streaming|circular|oneshot] -- command [args...]\n");
 	return rc;
 }
 
@@ -170,6 +174,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc, argv);
 	if (strcmp(argv[1], "stream") == 0)
 		return cl_stream_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "record") == 0)
+		return record_main(argc, argv); /* argv[1] is "record" */
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, 0);
 	return usage(stderr, 2);

@@ -84,31 +84,8 @@ struct req {
 	struct timespec t0;
 	unsigned status;       /* answered status, for the log */
 	size_t bytes;          /* answered body bytes */
-	/* uploads */
-	struct spool file;     /* the trace */
-	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
-	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
-	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
-	int multipart;
-	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
-	uint64_t fail_at;      /* body bytes received when it was found */
-	const char *fail_code, *fail_msg;
-	uint64_t got;          /* body bytes received */
-	int too_big;
-	int write_failed;
-	int suspended;         /* waiting for ingest (wait=1) */
+	struct upload *up;     /* an upload or live stream's own state (upload.c); NULL otherwise */
 	int64_t wait_deadline; /* a capture request waiting (captures.c); 0 before it acts */
-	int64_t wait_id;
-	struct MHD_PostProcessor *pp;
-	char *filename;        /* multipart file name */
-	char *binary_filename; /* multipart file name of field "binary" */
-	char *name;            /* multipart "name" field */
-	char *description;     /* multipart "description" field */
-	struct cat_label *labels; /* ?label= and multipart "label" fields (REQ_MAX_LABELS),
-				   * allocated with the first: most requests have none */
-	size_t nlabels;
-	char *pending_label;   /* the multipart "label" field being received */
-	char label_err[256];   /* the first bad label, "" when none */
 	/* small bodies (SQL, PATCH) */
 	char *body;
 	size_t body_len;
@@ -193,7 +170,8 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
 /* A piece of the body (n > 0) or its end (n == 0). */
 enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
 				size_t n);
-/* Closes and removes what an upload left (the request ended). */
+/* Closes and removes what an upload left, and frees its state (the request
+ * ended); nothing for a request that carried none. */
 void srv_upload_cleanup(struct req *r);
 
 /* ---- captures and providers (captures.c) ---- */

@@ -19,6 +19,34 @@
 #include "server.h"
 #include "server_internal.h"
 
+/* What one upload or live stream holds while its body comes in; only
+ * requests that carry one have it (req->up). */
+struct upload {
+	struct spool file;     /* the trace */
+	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
+	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
+	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
+	int multipart;
+	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
+	uint64_t fail_at;      /* body bytes received when it was found */
+	const char *fail_code, *fail_msg;
+	uint64_t got;          /* body bytes received */
+	int too_big;
+	int write_failed;
+	int suspended;         /* waiting for ingest (wait=1) */
+	int64_t wait_id;
+	struct MHD_PostProcessor *pp;
+	char *filename;        /* multipart file name */
+	char *binary_filename; /* multipart file name of field "binary" */
+	char *name;            /* multipart "name" field */
+	char *description;     /* multipart "description" field */
+	struct cat_label *labels; /* ?label= and multipart "label" fields (REQ_MAX_LABELS),
+				   * allocated with the first: most requests have none */
+	size_t nlabels;
+	char *pending_label;   /* the multipart "label" field being received */
+	char label_err[256];   /* the first bad label, "" when none */
+};
+
 /* ---- uploads -------------------------------------------------------------- */
 
 /* The length of s cut to at most max bytes, not inside a UTF-8 sequence. */
@@ -60,18 +88,18 @@ static int spool_close(struct spool *sp)
  * whole request. */
 static void spool_write(struct server *s, struct req *r, struct spool *sp, const char *data, size_t n)
 {
-	r->got += n;
-	if (r->got > s->o->max_upload)
-		r->too_big = 1;
-	if (sp->fd < 0 && !r->too_big && spool_open(s, sp) != 0)
-		r->write_failed = errno ? errno : EIO;
-	while (n > 0 && !r->too_big && !r->write_failed) {
+	r->up->got += n;
+	if (r->up->got > s->o->max_upload)
+		r->up->too_big = 1;
+	if (sp->fd < 0 && !r->up->too_big && spool_open(s, sp) != 0)
+		r->up->write_failed = errno ? errno : EIO;
+	while (n > 0 && !r->up->too_big && !r->up->write_failed) {
 		ssize_t k = write(sp->fd, data, n);
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			r->write_failed = errno ? errno : EIO;
+			r->up->write_failed = errno ? errno : EIO;
 			break;
 		}
 		data += k;
@@ -85,41 +113,41 @@ static void add_label(struct req *r, const char *s)
 {
 	char err[256];
 
-	if (r->label_err[0])
+	if (r->up->label_err[0])
 		return;
-	if (r->nlabels == REQ_MAX_LABELS) {
-		snprintf(r->label_err, sizeof(r->label_err), "a trace has at most %d labels", REQ_MAX_LABELS);
-		return;
-	}
-	if (r->labels == NULL && (r->labels = calloc(REQ_MAX_LABELS, sizeof(*r->labels))) == NULL) {
-		snprintf(r->label_err, sizeof(r->label_err), "the server ran out of memory reading the labels");
+	if (r->up->nlabels == REQ_MAX_LABELS) {
+		snprintf(r->up->label_err, sizeof(r->up->label_err), "a trace has at most %d labels", REQ_MAX_LABELS);
 		return;
 	}
-	if (cat_label_parse(s, 0, &r->labels[r->nlabels], err, sizeof(err)) != 0) {
-		snprintf(r->label_err, sizeof(r->label_err), "%s", err);
+	if (r->up->labels == NULL && (r->up->labels = calloc(REQ_MAX_LABELS, sizeof(*r->up->labels))) == NULL) {
+		snprintf(r->up->label_err, sizeof(r->up->label_err), "the server ran out of memory reading the labels");
 		return;
 	}
-	r->nlabels++;
+	if (cat_label_parse(s, 0, &r->up->labels[r->up->nlabels], err, sizeof(err)) != 0) {
+		snprintf(r->up->label_err, sizeof(r->up->label_err), "%s", err);
+		return;
+	}
+	r->up->nlabels++;
 }
 
 /* Multipart text fields: name, description and label (repeatable). MHD
  * may hand a field over in pieces (off > 0): they are appended. */
 static void small_field(struct req *r, const char *key, const char *data, uint64_t off, size_t size)
 {
-	char **dst = strcmp(key, "name") == 0 ? &r->name : strcmp(key, "description") == 0 ? &r->description
-											     : &r->pending_label;
+	char **dst = strcmp(key, "name") == 0 ? &r->up->name : strcmp(key, "description") == 0 ? &r->up->description
+											     : &r->up->pending_label;
 	size_t have = *dst && off ? strlen(*dst) : 0;
 	char *p;
 
 	if (have + size > CAT_MAX_DESCRIPTION + 1) {
-		if (dst == &r->pending_label && off == 0)
-			snprintf(r->label_err, sizeof(r->label_err), "a label is at most %d bytes", CAT_MAX_VALUE);
+		if (dst == &r->up->pending_label && off == 0)
+			snprintf(r->up->label_err, sizeof(r->up->label_err), "a label is at most %d bytes", CAT_MAX_VALUE);
 		return;
 	}
-	if (off == 0 && dst == &r->pending_label && r->pending_label) {
-		add_label(r, r->pending_label); /* the previous label field is complete */
-		free(r->pending_label);
-		r->pending_label = NULL;
+	if (off == 0 && dst == &r->up->pending_label && r->up->pending_label) {
+		add_label(r, r->up->pending_label); /* the previous label field is complete */
+		free(r->up->pending_label);
+		r->up->pending_label = NULL;
 		have = 0;
 	}
 	if (off == 0 && *dst) {
@@ -141,19 +169,19 @@ static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char
 				  size_t size)
 {
 	struct req *r = cls;
-	struct spool *sp = strcmp(key, "file") == 0 ? &r->file : strcmp(key, "binary") == 0 ? &r->binary : NULL;
+	struct spool *sp = strcmp(key, "file") == 0 ? &r->up->file : strcmp(key, "binary") == 0 ? &r->up->binary : NULL;
 
 	(void)kind;
 	(void)content_type;
 	(void)encoding;
 	if (sp) {
-		if (sp == &r->file && r->filename == NULL && filename)
-			r->filename = strdup(filename);
-		if (sp == &r->binary && r->binary_filename == NULL && filename)
-			r->binary_filename = strdup(filename);
+		if (sp == &r->up->file && r->up->filename == NULL && filename)
+			r->up->filename = strdup(filename);
+		if (sp == &r->up->binary && r->up->binary_filename == NULL && filename)
+			r->up->binary_filename = strdup(filename);
 		sp->seen = 1;
 		spool_write(r->srv, r, sp, data, size);
-		return r->too_big || r->write_failed ? MHD_NO : MHD_YES;
+		return r->up->too_big || r->up->write_failed ? MHD_NO : MHD_YES;
 	}
 	if (strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || strcmp(key, "label") == 0)
 		small_field(r, key, data, off, size);
@@ -188,18 +216,18 @@ static enum MHD_Result live_begin(struct server *s, struct MHD_Connection *c, st
 
 	if (qdesc && cat_text_check("description", qdesc, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0)
 		return srv_send_error(c, r, 400, "bad_parameter", err);
-	if ((r->live = calloc(1, sizeof(*r->live))) == NULL)
+	if ((r->up->live = calloc(1, sizeof(*r->up->live))) == NULL)
 		return MHD_NO;
-	r->live->fd = -1;
+	r->up->live->fd = -1;
 	nw.name = qname ? qname : "live";
 	nw.description = qdesc;
-	nw.labels = r->labels;
-	nw.nlabels = r->nlabels;
+	nw.labels = r->up->labels;
+	nw.nlabels = r->up->nlabels;
 	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
-	if ((r->live->id = cat_live_open(s->cat, &nw, &r->live->fd, err, sizeof(err))) < 0) {
-		snprintf(r->live->err, sizeof(r->live->err), "%s", err);
-		return srv_send_error(c, r, r->live->id == -2 ? 400 : 507,
-				      r->live->id == -2 ? "bad_parameter" : "storage_failed", r->live->err);
+	if ((r->up->live->id = cat_live_open(s->cat, &nw, &r->up->live->fd, err, sizeof(err))) < 0) {
+		snprintf(r->up->live->err, sizeof(r->up->live->err), "%s", err);
+		return srv_send_error(c, r, r->up->live->id == -2 ? 400 : 507,
+				      r->up->live->id == -2 ? "bad_parameter" : "storage_failed", r->up->live->err);
 	}
 	return MHD_YES;
 }
@@ -214,18 +242,22 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
 	int64_t n;
 
 	r->kind = RQ_UPLOAD;
-	r->symbols_for = symbols_for;
+	if ((r->up = calloc(1, sizeof(*r->up))) == NULL)
+		return MHD_NO;
+	r->up->file.fd = -1;
+	r->up->binary.fd = -1;
+	r->up->symbols_for = symbols_for;
 	if (symbols_for == 0) {
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_label, r);
-		if (r->label_err[0])
-			return srv_send_error(c, r, 400, "bad_label", r->label_err);
+		if (r->up->label_err[0])
+			return srv_send_error(c, r, 400, "bad_label", r->up->label_err);
 	}
 	if (symbols_for > 0 && cat_status(s->cat, symbols_for) < 0)
 		return srv_send_error(c, r, 404, "not_found", "there is no trace with this id");
 	if (fmt && strcmp(fmt, "fxt") != 0 && strcmp(fmt, "xray") != 0)
 		return srv_send_error(c, r, 400, "bad_parameter", "'format' must be fxt or xray");
 	if (len && srv_parse_i64(len, 0, INT64_MAX, &n) == 0 && (uint64_t)n > s->o->max_upload) {
-		r->too_big = 1;
+		r->up->too_big = 1;
 		return send_too_big(s, c, r);
 	}
 	if (symbols_for == 0 && (live = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live")) != NULL &&
@@ -238,10 +270,10 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
 		return live_begin(s, c, r, fmt);
 	}
 	if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
-		if ((r->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
+		if ((r->up->pp = MHD_create_post_processor(c, 65536, post_field, r)) == NULL)
 			return srv_send_error(c, r, 400, "bad_multipart",
 					  "the multipart/form-data body has no usable boundary");
-		r->multipart = 1;
+		r->up->multipart = 1;
 	}
 	return MHD_YES;
 }
@@ -252,29 +284,29 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
  * away, up to a bound past which the connection is closed. */
 static void live_end(struct req *r, int complete)
 {
-	if (r->live == NULL || r->live->fd < 0)
+	if (r->up == NULL || r->up->live == NULL || r->up->live->fd < 0)
 		return;
-	close(r->live->fd);
-	r->live->fd = -1;
-	cat_live_close(r->srv->cat, r->live->id, complete);
+	close(r->up->live->fd);
+	r->up->live->fd = -1;
+	cat_live_close(r->srv->cat, r->up->live->id, complete);
 }
 
 static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
 {
-	if (r->fail_status)
+	if (r->up->fail_status)
 		return;
 	live_end(r, 0); /* the trace keeps what was received */
-	r->fail_status = status;
-	r->fail_at = r->got;
-	r->fail_code = code;
-	r->fail_msg = msg;
-	spool_close(&r->file);
-	spool_close(&r->binary);
-	if (r->file.path[0])
-		unlink(r->file.path);
-	if (r->binary.path[0])
-		unlink(r->binary.path);
-	r->file.path[0] = r->binary.path[0] = '\0';
+	r->up->fail_status = status;
+	r->up->fail_at = r->up->got;
+	r->up->fail_code = code;
+	r->up->fail_msg = msg;
+	spool_close(&r->up->file);
+	spool_close(&r->up->binary);
+	if (r->up->file.path[0])
+		unlink(r->up->file.path);
+	if (r->up->binary.path[0])
+		unlink(r->up->binary.path);
+	r->up->file.path[0] = r->up->binary.path[0] = '\0';
 }
 
 enum { DISCARD_MAX = 256 << 20 };
@@ -284,11 +316,11 @@ enum { DISCARD_MAX = 256 << 20 };
  * it had. */
 static void live_chunk(struct server *s, struct req *r, const char *data, size_t n)
 {
-	struct live_up *lv = r->live;
+	struct live_up *lv = r->up->live;
 	int rc;
 
-	r->got += n;
-	if (r->got > s->o->max_upload) {
+	r->up->got += n;
+	if (r->up->got > s->o->max_upload) {
 		upload_fail(r, 413, "upload_too_large",
 			    "the stream is longer than this server's limit (--max-upload); the trace keeps what came "
 			    "before");
@@ -324,26 +356,26 @@ static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, 
 	(void)c;
 	if (r->status)
 		return MHD_YES; /* answered before the body: MHD discards it */
-	if (r->fail_status) {
-		r->got += n;
-		return r->got - r->fail_at > DISCARD_MAX ? MHD_NO : MHD_YES;
+	if (r->up->fail_status) {
+		r->up->got += n;
+		return r->up->got - r->up->fail_at > DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
-	if (r->live) {
+	if (r->up->live) {
 		live_chunk(s, r, data, n);
 		return MHD_YES;
 	}
-	if (r->pp) {
-		if (MHD_post_process(r->pp, data, n) != MHD_YES && !r->too_big && !r->write_failed)
+	if (r->up->pp) {
+		if (MHD_post_process(r->up->pp, data, n) != MHD_YES && !r->up->too_big && !r->up->write_failed)
 			upload_fail(r, 400, "bad_multipart", "the multipart/form-data body is malformed");
 	} else {
-		r->file.seen = 1;
-		spool_write(s, r, r->symbols_for > 0 ? &r->binary : &r->file, data, n);
+		r->up->file.seen = 1;
+		spool_write(s, r, r->up->symbols_for > 0 ? &r->up->binary : &r->up->file, data, n);
 	}
-	if (r->too_big)
+	if (r->up->too_big)
 		upload_fail(r, 413, "upload_too_large", "the upload is larger than this server's limit (--max-upload)");
-	if (r->write_failed)
-		upload_fail(r, r->write_failed == ENOSPC ? 507 : 500, "storage_failed",
-			    r->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
+	if (r->up->write_failed)
+		upload_fail(r, r->up->write_failed == ENOSPC ? 507 : 500, "storage_failed",
+			    r->up->write_failed == ENOSPC ? "the server's disk is full; the upload was not stored"
 						     : "the server could not write the upload");
 	return MHD_YES;
 }
@@ -360,7 +392,7 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 	unsigned code;
 
 	jb_init(&b);
-	if (r->suspended || MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+	if (r->up->suspended || MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
 		if (st < 0) {
 			jb_fini(&b);
 			return srv_send_error(c, r, 404, "not_found", "the trace was deleted before its ingest ended");
@@ -398,7 +430,7 @@ static const char *symbols_filename(struct MHD_Connection *c, const struct req *
 {
 	const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filename");
 
-	return r->binary_filename ? r->binary_filename : q;
+	return r->up->binary_filename ? r->up->binary_filename : q;
 }
 
 static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, struct req *r)
@@ -406,16 +438,16 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
 	char err[256];
 	struct jbuf b;
 
-	if (r->binary.size == 0)
+	if (r->up->binary.size == 0)
 		return srv_send_error(c, r, 400, "empty_upload",
 				  "send the instrumented binary or the YAML of llvm-xray extract --symbolize as the "
 				  "body (or as multipart field 'binary')");
-	if (cat_symbols(s->cat, r->symbols_for, r->binary.path, symbols_filename(c, r), err, sizeof(err)) != 0)
+	if (cat_symbols(s->cat, r->up->symbols_for, r->up->binary.path, symbols_filename(c, r), err, sizeof(err)) != 0)
 		return srv_send_error(c, r, 422, "bad_symbols", err);
-	rc_drop_trace(&s->cache, r->symbols_for); /* names changed */
-	r->binary.path[0] = '\0'; /* the catalog owns the file now */
+	rc_drop_trace(&s->cache, r->up->symbols_for); /* names changed */
+	r->up->binary.path[0] = '\0'; /* the catalog owns the file now */
 	jb_init(&b);
-	if (cat_json(s->cat, r->symbols_for, &b) != 0) {
+	if (cat_json(s->cat, r->up->symbols_for, &b) != 0) {
 		jb_fini(&b);
 		return srv_send_error(c, r, 404, "not_found", "there is no trace with this id");
 	}
@@ -426,18 +458,18 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
  * ready (?wait=1 answers then). A stream that sent nothing leaves nothing. */
 static enum MHD_Result live_body_end(struct server *s, struct MHD_Connection *c, struct req *r)
 {
-	int64_t id = r->live->id;
+	int64_t id = r->up->live->id;
 
-	if (r->live->size == 0) {
-		close(r->live->fd);
-		r->live->fd = -1;
+	if (r->up->live->size == 0) {
+		close(r->up->live->fd);
+		r->up->live->fd = -1;
 		cat_delete(s->cat, id);
 		return srv_send_error(c, r, 400, "empty_upload", "the stream ended before its first byte");
 	}
 	live_end(r, 1);
 	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
-		r->suspended = 1;
-		r->wait_id = id;
+		r->up->suspended = 1;
+		r->up->wait_id = id;
 		if (cat_wait(s->cat, id, c) == 0)
 			return MHD_YES;
 	}
@@ -453,59 +485,59 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	char err[256];
 	int64_t id;
 
-	if (r->suspended)
-		return upload_answer(s, c, r, r->wait_id);
+	if (r->up->suspended)
+		return upload_answer(s, c, r, r->up->wait_id);
 	if (r->status)
 		return MHD_YES;
-	if (r->pp)
-		MHD_destroy_post_processor(r->pp);
-	r->pp = NULL;
-	if (r->fail_status)
-		return srv_send_error(c, r, r->fail_status, r->fail_code, r->fail_msg);
-	if (r->live)
+	if (r->up->pp)
+		MHD_destroy_post_processor(r->up->pp);
+	r->up->pp = NULL;
+	if (r->up->fail_status)
+		return srv_send_error(c, r, r->up->fail_status, r->up->fail_code, r->up->fail_msg);
+	if (r->up->live)
 		return live_body_end(s, c, r);
-	if ((spool_close(&r->file) != 0 || spool_close(&r->binary) != 0) && !r->write_failed)
-		r->write_failed = errno;
-	if (r->write_failed)
+	if ((spool_close(&r->up->file) != 0 || spool_close(&r->up->binary) != 0) && !r->up->write_failed)
+		r->up->write_failed = errno;
+	if (r->up->write_failed)
 		return srv_send_error(c, r, 507, "storage_failed", "the server could not store the upload");
-	if (r->symbols_for > 0)
+	if (r->up->symbols_for > 0)
 		return symbols_end(s, c, r);
-	if (r->multipart && !r->file.seen)
+	if (r->up->multipart && !r->up->file.seen)
 		return srv_send_error(c, r, 400, "missing_file", "the multipart upload has no 'file' field");
-	if (r->file.size == 0)
+	if (r->up->file.size == 0)
 		return srv_send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
-	if (r->pending_label) {
-		add_label(r, r->pending_label);
-		free(r->pending_label);
-		r->pending_label = NULL;
+	if (r->up->pending_label) {
+		add_label(r, r->up->pending_label);
+		free(r->up->pending_label);
+		r->up->pending_label = NULL;
 	}
-	if (r->label_err[0])
-		return srv_send_error(c, r, 400, "bad_label", r->label_err);
-	nw.name = qname ? qname : r->name ? r->name : r->filename ? r->filename : "upload";
-	if (nw.name == r->filename && strlen(r->filename) > CAT_MAX_NAME)
-		r->filename[utf8_cut(r->filename, CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
-	nw.description = qdesc ? qdesc : r->description;
+	if (r->up->label_err[0])
+		return srv_send_error(c, r, 400, "bad_label", r->up->label_err);
+	nw.name = qname ? qname : r->up->name ? r->up->name : r->up->filename ? r->up->filename : "upload";
+	if (nw.name == r->up->filename && strlen(r->up->filename) > CAT_MAX_NAME)
+		r->up->filename[utf8_cut(r->up->filename, CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
+	nw.description = qdesc ? qdesc : r->up->description;
 	/* a name is taken as it comes (it is only ever shown as text) */
 	if (nw.description &&
 	    cat_text_check("description", nw.description, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0)
 		return srv_send_error(c, r, 400, "bad_parameter", err);
-	nw.labels = r->labels;
-	nw.nlabels = r->nlabels;
-	nw.spool = r->file.path;
-	nw.size = r->file.size;
+	nw.labels = r->up->labels;
+	nw.nlabels = r->up->nlabels;
+	nw.spool = r->up->file.path;
+	nw.size = r->up->file.size;
 	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
-	nw.binary_spool = r->binary.size ? r->binary.path : NULL;
-	nw.binary_filename = r->binary_filename;
+	nw.binary_spool = r->up->binary.size ? r->up->binary.path : NULL;
+	nw.binary_filename = r->up->binary_filename;
 	id = cat_add(s->cat, &nw, err, sizeof(err));
 	if (id == -2)
 		return srv_send_error(c, r, 400, "bad_parameter", err);
 	if (id < 0)
 		return srv_send_error(c, r, 507, "storage_failed", err);
-	r->file.path[0] = '\0'; /* the catalog owns the files now */
-	r->binary.path[0] = '\0';
+	r->up->file.path[0] = '\0'; /* the catalog owns the files now */
+	r->up->binary.path[0] = '\0';
 	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
-		r->suspended = 1;
-		r->wait_id = id;
+		r->up->suspended = 1;
+		r->up->wait_id = id;
 		if (cat_wait(s->cat, id, c) == 0)
 			return MHD_YES;
 	}
@@ -521,21 +553,27 @@ enum MHD_Result srv_upload_data(struct server *s, struct MHD_Connection *c, stru
 
 void srv_upload_cleanup(struct req *r)
 {
+	if (r->up == NULL)
+		return;
 	live_end(r, 0); /* the connection went away mid-stream */
-	free(r->live);
-	r->live = NULL;
-	spool_close(&r->file);
-	spool_close(&r->binary);
-	if (r->file.path[0])
-		unlink(r->file.path); /* an upload that did not finish leaves nothing behind */
-	if (r->binary.path[0])
-		unlink(r->binary.path);
-	if (r->pp)
-		MHD_destroy_post_processor(r->pp);
-	r->pp = NULL;
-	free(r->pending_label);
-	r->pending_label = NULL;
-	free(r->labels);
-	r->labels = NULL;
-	r->nlabels = 0;
+	free(r->up->live);
+	r->up->live = NULL;
+	spool_close(&r->up->file);
+	spool_close(&r->up->binary);
+	if (r->up->file.path[0])
+		unlink(r->up->file.path); /* an upload that did not finish leaves nothing behind */
+	if (r->up->binary.path[0])
+		unlink(r->up->binary.path);
+	if (r->up->pp)
+		MHD_destroy_post_processor(r->up->pp);
+	r->up->pp = NULL;
+	free(r->up->pending_label);
+	r->up->pending_label = NULL;
+	free(r->up->labels);
+	free(r->up->filename);
+	free(r->up->binary_filename);
+	free(r->up->name);
+	free(r->up->description);
+	free(r->up);
+	r->up = NULL;
 }

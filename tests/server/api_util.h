@@ -45,6 +45,28 @@ static inline cJSON *t_call(const char *method, const char *path, const char *bo
 	return j;
 }
 
+/* Starts `exe serve --port 0 --data data extra...` (extra NULL-ended, may be
+ * NULL) with its stderr in log, and points the requests below at it. */
+static inline void api_start(struct su_server *s, const char *exe, const char *data, const char *log,
+			     const char *const *extra)
+{
+	const char *base[] = { exe, "serve", "--port", "0", "--data", data };
+	char *argv[16];
+	size_t n = 0, i;
+
+	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		argv[n++] = strdup(base[i]);
+	for (i = 0; extra && extra[i] && n < 15; i++)
+		argv[n++] = strdup(extra[i]);
+	argv[n] = NULL;
+	if (su_server_start(s, argv, log, 30) != 0)
+		fail_msg("cannot start %s (see %s)", exe, log);
+	api_port = s->port;
+	api_log = log;
+	for (i = 0; i < n; i++)
+		free(argv[i]);
+}
+
 static inline cJSON *t_get(const char *path)
 {
 	return t_call("GET", path, NULL, 200);

@@ -38,21 +38,7 @@ static struct world W;
 
 static void t_start(const char *const *extra)
 {
-	const char *base[] = { W.exe, "serve", "--port", "0", "--data", W.data };
-	char *argv[16];
-	size_t n = 0, i;
-
-	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		argv[n++] = strdup(base[i]);
-	for (i = 0; extra && extra[i] && n < 15; i++)
-		argv[n++] = strdup(extra[i]);
-	argv[n] = NULL;
-	if (su_server_start(&W.srv, argv, W.log, 30) != 0)
-		fail_msg("cannot start %s (see %s)", W.exe, W.log);
-	api_port = W.srv.port;
-	api_log = W.log;
-	for (i = 0; i < n; i++)
-		free(argv[i]);
+	api_start(&W.srv, W.exe, W.data, W.log, extra);
 }
 
 /* Starts `trace-server stream --provider` on file; waits until the server
@@ -500,6 +486,41 @@ static void t_token(void **state)
 	t_start(NULL);
 }
 
+/* trace-server record runs the example program (it links provider/) as a
+ * provider of a capture of its own; its trace ends ready in the library
+ * with the slices the program recorded. */
+static void t_record_example(void **state)
+{
+	const char *example = getenv("EXAMPLE_HELLO");
+	char cmd[1200], out[1200];
+	cJSON *list, *t;
+	int64_t id;
+
+	(void)state;
+	if (example == NULL || access(example, X_OK) != 0) {
+		fail_msg("set EXAMPLE_HELLO to build/rel/examples/hello");
+		return;
+	}
+	t_fmt(out, sizeof(out), "%s/record.out", W.root);
+	t_fmt(cmd, sizeof(cmd), "%s record --server http://127.0.0.1:%d --name recorded -- %s > %s 2>&1", W.exe,
+	      W.srv.port, example, out);
+	assert_int_equal(system(cmd), 0);
+	list = t_get("/api/traces?q=recorded");
+	t = cJSON_GetArrayItem(cJSON_GetObjectItem(list, "traces"), 0);
+	assert_non_null(t);
+	id = wait_ready(num(t, "id"));
+	cJSON_Delete(list);
+	{
+		char path[64];
+
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+		t = t_get(path);
+		assert_true(num(cJSON_GetObjectItem(t, "counts"), "slices") > 0);
+		assert_string_equal(str(cJSON_GetObjectItem(t, "stream"), "state"), "complete");
+		cJSON_Delete(t);
+	}
+}
+
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -549,6 +570,7 @@ int main(void)
 		cmocka_unit_test(t_streaming_two_providers),
 		cmocka_unit_test(t_oneshot_and_circular),
 		cmocka_unit_test(t_alerts_and_errors),
+		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
 

@@ -38,21 +38,7 @@ static struct world W;
 
 static void t_start(const char *const *extra)
 {
-	const char *base[] = { W.exe, "serve", "--port", "0", "--data", W.data };
-	char *argv[16];
-	size_t n = 0, i;
-
-	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		argv[n++] = strdup(base[i]);
-	for (i = 0; extra && extra[i] && n < 15; i++)
-		argv[n++] = strdup(extra[i]);
-	argv[n] = NULL;
-	if (su_server_start(&W.srv, argv, W.log, 30) != 0)
-		fail_msg("cannot start %s (see %s)", W.exe, W.log);
-	api_port = W.srv.port;
-	api_log = W.log;
-	for (i = 0; i < n; i++)
-		free(argv[i]);
+	api_start(&W.srv, W.exe, W.data, W.log, extra);
 }
 
 /* ---- a live stream: a chunked body sent piece by piece ------------------ */

@@ -1,0 +1,260 @@
+/*
+ * End to end: a multi-threaded program (e2e_prog.c) linked with the
+ * provider library is recorded through the real server by `trace-server
+ * record` (record_main, in this process), and its trace in the library must
+ * be what the program did: every event, on its thread, in order, with its
+ * names and arguments, and every counter sample.
+ *
+ *   E2E_SERVER=build/rel/trace-server E2E_PROG=build/rel/tests/provider/e2e_prog test_e2e
+ *
+ * Each buffering mode is recorded once; in circular and oneshot the buffer
+ * is made big enough for the whole run, so nothing may be missing.
+ */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+
+#include "../server_util.h"
+
+int record_main(int argc, char **argv);
+
+#define THREADS 4
+#define STEPS 300
+
+static struct su_server S;
+static char url[64], prog[512], tmpdir[64], server_bin[512];
+static int failures;
+
+#define CHECK(c, ...)                                                                                                  \
+	do {                                                                                                           \
+		if (!(c)) {                                                                                            \
+			fprintf(stderr, "test_e2e: %s:%d: ", __FILE__, __LINE__);                                      \
+			fprintf(stderr, __VA_ARGS__);                                                                  \
+			fputc('\n', stderr);                                                                           \
+			failures++;                                                                                    \
+			return -1;                                                                                     \
+		}                                                                                                      \
+	} while (0)
+
+/* One SQL query's single value as text (the API's {"columns", "rows"});
+ * the caller frees it. NULL on error. */
+static char *sql_value(int64_t trace, const char *sql)
+{
+	char path[64];
+	struct su_req q = {"POST", path, "Content-Type: text/plain\r\n", sql, strlen(sql), 0, 0};
+	struct su_resp r = {0};
+	cJSON *j, *rows, *v;
+	char *out = NULL;
+
+	snprintf(path, sizeof(path), "/api/traces/%lld/query", (long long)trace);
+	if (su_request(S.port, &q, &r, 60000) != 0 || r.status != 200) {
+		fprintf(stderr, "test_e2e: query failed (%d): %s\n%s\n", r.status, r.body ? r.body : "", sql);
+		su_resp_free(&r);
+		return NULL;
+	}
+	j = cJSON_Parse(r.body);
+	rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+	v = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, 0), 0);
+	if (cJSON_IsString(v))
+		out = strdup(v->valuestring);
+	else if (cJSON_IsNumber(v) && asprintf(&out, "%lld", (long long)v->valuedouble) < 0)
+		out = NULL;
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	return out;
+}
+
+/* The newest trace named name, once ready: its id, or -1. */
+static int64_t ready_trace(const char *name)
+{
+	double deadline = su_now() + 60;
+
+	while (su_now() < deadline) {
+		struct su_req q = {"GET", "/api/traces", NULL, NULL, 0, 0, 0};
+		struct su_resp r = {0};
+		cJSON *j, *t;
+		int64_t id = -1;
+
+		if (su_request(S.port, &q, &r, 30000) == 0 && r.status == 200 && (j = cJSON_Parse(r.body))) {
+			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(j, "traces"))
+			{
+				const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+				const cJSON *st = cJSON_GetObjectItemCaseSensitive(t, "status");
+
+				if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0 && cJSON_IsString(st) &&
+				    strcmp(st->valuestring, "ready") == 0) {
+					id = (int64_t)cJSON_GetObjectItemCaseSensitive(t, "id")->valuedouble;
+					break;
+				}
+			}
+			cJSON_Delete(j);
+		}
+		su_resp_free(&r);
+		if (id >= 0)
+			return id;
+		su_sleep_ms(200);
+	}
+	return -1;
+}
+
+/* Runs e2e_prog under record_main; reads its "thread INDEX TID" lines. */
+static int record_prog(const char *mode, const char *name, long tids[THREADS])
+{
+	char out[] = "/tmp/e2e-out-XXXXXX", threads[8], steps[8], line[128], m[16], nm[64];
+	char *argv[] = {"trace-server", "record", "--server", url, "--mode", m, "--buffer-mb", "16",
+			"--name", nm, "--", prog, threads, steps, NULL};
+	int fd = mkstemp(out), saved = dup(1), rc;
+	FILE *f;
+
+	snprintf(m, sizeof(m), "%s", mode);
+	snprintf(nm, sizeof(nm), "%s", name);
+	snprintf(threads, sizeof(threads), "%d", THREADS);
+	snprintf(steps, sizeof(steps), "%d", STEPS);
+	fflush(stdout);
+	dup2(fd, 1);
+	rc = record_main(14, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	CHECK(rc == 0, "record exited %d", rc);
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		int t;
+		long tid;
+
+		if (sscanf(line, "thread %d %ld", &t, &tid) == 2 && t >= 0 && t < THREADS)
+			tids[t] = tid;
+	}
+	if (f)
+		fclose(f);
+	remove(out);
+	return 0;
+}
+
+/* What the program did, as the query below renders it. */
+static char *expected(const long tids[THREADS])
+{
+	size_t cap = 1 << 22, n = 0;
+	char *s = malloc(cap);
+	int order[THREADS], t, i, k;
+
+	for (t = 0; t < THREADS; t++) /* threads in tid order */
+		order[t] = t;
+	for (t = 0; t < THREADS; t++)
+		for (k = t + 1; k < THREADS; k++)
+			if (tids[order[k]] < tids[order[t]]) {
+				int x = order[t];
+
+				order[t] = order[k];
+				order[k] = x;
+			}
+	s[0] = '\0';
+	for (k = 0; k < THREADS; k++) {
+		t = order[k];
+		for (i = 0; i < STEPS; i++) {
+			n += (size_t)snprintf(s + n, cap - n, "%sstep|%ld|e2e-%d|0|thread=%d,seq=%d,label=t%d-s%d", n ? ";" : "",
+					      tids[t], t, t, i, t, i);
+			if (i % 5 == 0)
+				n += (size_t)snprintf(s + n, cap - n,
+						      ";inner|%ld|e2e-%d|1|seq=%d;tick|%ld|e2e-%d|2|seq=%d,half=%.1f", tids[t], t,
+						      i, tids[t], t, i, i / 2.0);
+		}
+	}
+	return s;
+}
+
+#define EVENTS_SQL                                                                                                     \
+	"SELECT group_concat(x, ';') FROM (SELECT s.name || '|' || th.tid || '|' || ifnull(th.name, '') || '|' || "   \
+	"s.depth || '|' || (SELECT group_concat(key || '=' || (CASE WHEN type = 5 THEN printf('%.1f', value) ELSE "   \
+	"value END), ',') FROM (SELECT * FROM arg_view a WHERE a.arg_set_id = s.arg_set_id ORDER BY seq)) AS x "       \
+	"FROM slice_view s JOIN tracks tr ON tr.id = s.track_id JOIN threads th ON th.id = tr.thread_id "            \
+	"ORDER BY th.tid, s.ts, s.depth)"
+
+static int check_trace(const char *mode, int64_t id, const long tids[THREADS])
+{
+	char *got = sql_value(id, EVENTS_SQL), *want = expected(tids), *v;
+	char sql[512];
+	int t;
+
+	CHECK(got != NULL, "%s: no events", mode);
+	if (strcmp(got, want) != 0) {
+		size_t i = 0;
+
+		while (got[i] && got[i] == want[i])
+			i++;
+		fprintf(stderr, "test_e2e: %s: events differ at byte %zu:\n  got  ...%.120s\n  want ...%.120s\n", mode, i,
+			got + (i > 40 ? i - 40 : 0), want + (i > 40 ? i - 40 : 0));
+		failures++;
+		free(got);
+		free(want);
+		return -1;
+	}
+	free(got);
+	free(want);
+	/* each thread's counter: STEPS samples 1..STEPS in order */
+	for (t = 0; t < THREADS; t++) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) || ':' || min(value) || ':' || max(value) || ':' || sum(value) FROM counters c "
+			 "JOIN tracks tr ON tr.id = c.track_id WHERE tr.counter_id = %d",
+			 t);
+		v = sql_value(id, sql);
+		snprintf(sql, sizeof(sql), "%d:1:%d:%d", STEPS, STEPS, STEPS * (STEPS + 1) / 2);
+		CHECK(v && strcmp(v, sql) == 0, "%s: counter %d: %s, want %s", mode, t, v ? v : "(null)", sql);
+		free(v);
+	}
+	v = sql_value(id, "SELECT name FROM processes WHERE name IS NOT NULL LIMIT 1");
+	CHECK(v && strcmp(v, "e2e_prog") == 0, "%s: process name %s", mode, v ? v : "(null)");
+	free(v);
+	v = sql_value(id, "SELECT ifnull(sum(value), 0) FROM diagnostics");
+	CHECK(v && strcmp(v, "0") == 0, "%s: diagnostics %s", mode, v ? v : "(null)");
+	free(v);
+	return 0;
+}
+
+static int run_mode(const char *mode)
+{
+	long tids[THREADS] = {0};
+	char name[64];
+	int64_t id;
+	int t;
+
+	snprintf(name, sizeof(name), "e2e-%s", mode);
+	if (record_prog(mode, name, tids) != 0)
+		return -1;
+	for (t = 0; t < THREADS; t++)
+		CHECK(tids[t] > 0, "%s: the program did not report thread %d", mode, t);
+	id = ready_trace(name);
+	CHECK(id >= 0, "%s: no ready trace named %s", mode, name);
+	if (check_trace(mode, id, tids) == 0)
+		fprintf(stderr, "test_e2e: %s: trace %lld matches the program\n", mode, (long long)id);
+	return 0;
+}
+
+int main(void)
+{
+	const char *bin = getenv("E2E_SERVER"), *p = getenv("E2E_PROG");
+	char *argv[] = {server_bin, "serve", "--port", "0", "--data", tmpdir, NULL};
+	char rm[128];
+
+	if (bin == NULL || p == NULL) {
+		fprintf(stderr, "usage: E2E_SERVER=trace-server E2E_PROG=e2e_prog test_e2e\n");
+		return 2;
+	}
+	snprintf(prog, sizeof(prog), "%s", p);
+	snprintf(server_bin, sizeof(server_bin), "%s", bin);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/e2e-data-XXXXXX");
+	if (mkdtemp(tmpdir) == NULL || su_server_start(&S, argv, NULL, 30) != 0) {
+		fprintf(stderr, "test_e2e: cannot start %s\n", bin);
+		return 1;
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", S.port);
+	run_mode("streaming");
+	run_mode("circular");
+	run_mode("oneshot");
+	su_server_stop(&S, SIGTERM);
+	snprintf(rm, sizeof(rm), "rm -rf %s", tmpdir);
+	if (system(rm) != 0)
+		fprintf(stderr, "test_e2e: could not remove %s\n", tmpdir);
+	fprintf(stderr, "test_e2e: %s\n", failures ? "FAILED" : "ok");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * Tests of provider/record.c (trace-server record) against a fake server on
+ * a loopback port that answers the capture API and keeps the requests: the
+ * order of the calls, the TraceConfig sent, the environment the command
+ * gets, and the command's exit status passed on.
+ */
+#include <pthread.h>
+
+#include "../ingest_util.h"
+#include "peer.h"
+
+int record_main(int argc, char **argv);
+
+static struct peer S;
+static char requests[8][8192];
+static int nreq;
+
+/* Answers 4 requests (initialize, start, stop, terminate), one per connection. */
+static void *fake_server(void *arg)
+{
+	static const char *const replies[] = {
+		"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 28\r\n\r\n"
+		"{\"id\": 5, \"state\": \"init\"}\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+		"HTTP/1.1 200 OK\r\nContent-Length: 27\r\n\r\n{\"id\": 5, \"trace_id\": 9}   ",
+	};
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 4; i++) {
+		size_t n;
+
+		if (peer_accept(&S, 10000, replies[i]) != 0)
+			return NULL;
+		while (peer_wait(S.fd, 100) && peer_fill(&S, 100) == 0) /* the body, if any */
+			;
+		n = strlen(S.request);
+		memcpy(requests[i], S.request, n);
+		memcpy(requests[i] + n, "\n\n", 2);
+		memcpy(requests[i] + n + 2, S.buf, S.len < 2048 ? S.len : 2048);
+		nreq++;
+		peer_hangup(&S);
+	}
+	return NULL;
+}
+
+static void test_record_calls(void **state)
+{
+	char out[] = "/tmp/record-test-XXXXXX", cmd[256], got[512] = "";
+	char *argv[] = {"trace-server", "record", "--server", S.url, "--mode", "circular", "--categories", "a,b",
+			"--", "/bin/sh", "-c", cmd, NULL};
+	pthread_t th;
+	FILE *f;
+	int fd = mkstemp(out);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "printf '%%s|%%s|%%s' \"$TRACE_SERVER\" \"$TRACE_PROVIDER_NAME\" "
+		 "\"$TRACE_START_TIMEOUT_MS\" > %s; exit 3", out);
+	pthread_create(&th, NULL, fake_server, NULL);
+	assert_int_equal(record_main(12, argv), 3);
+	pthread_join(th, NULL);
+	assert_int_equal(nreq, 4);
+	assert_true(strncmp(requests[0], "POST /api/captures HTTP/1.1\r\n", 29) == 0);
+	assert_non_null(strstr(requests[0], "\"categories\":[\"a\",\"b\"]"));
+	assert_non_null(strstr(requests[0], "\"buffering_mode\":\"circular\""));
+	assert_non_null(strstr(requests[0], "\"name\":\"sh\""));
+	assert_true(strncmp(requests[1], "POST /api/captures/5/start HTTP/1.1\r\n", 37) == 0);
+	assert_true(strncmp(requests[2], "POST /api/captures/5/stop HTTP/1.1\r\n", 36) == 0);
+	assert_true(strncmp(requests[3], "DELETE /api/captures/5 HTTP/1.1\r\n", 33) == 0);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	remove(out);
+	snprintf(cmd, sizeof(cmd), "%s|sh|3000", S.url);
+	assert_string_equal(got, cmd);
+}
+
+/* No server: the command still runs, untraced, and its status comes back. */
+static void test_record_no_server(void **state)
+{
+	struct peer dead;
+	char url[64];
+	char *argv[] = {"trace-server", "record", "--server", url, "--", "/bin/sh", "-c",
+			"test -z \"$TRACE_SERVER\" && exit 4", NULL};
+
+	(void)state;
+	assert_int_equal(peer_listen(&dead), 0);
+	snprintf(url, sizeof(url), "%s", dead.url);
+	peer_fini(&dead);
+	assert_int_equal(record_main(8, argv), 4);
+}
+
+static void test_record_usage(void **state)
+{
+	char *a1[] = {"trace-server", "record", NULL};
+	char *a2[] = {"trace-server", "record", "--mode", "sideways", "--", "true", NULL};
+	char *a3[] = {"trace-server", "record", "--buffer-mb", "0", "--", "true", NULL};
+
+	(void)state;
+	assert_int_equal(record_main(2, a1), 2);
+	assert_int_equal(record_main(6, a2), 2);
+	assert_int_equal(record_main(6, a3), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record_calls),
+		cmocka_unit_test(test_record_no_server),
+		cmocka_unit_test(test_record_usage),
+	};
+
+	if (peer_listen(&S) != 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
