@@ -32,7 +32,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
-	test_xray query/test_lod query/test_area \
+	test_xray query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog
 WRITER = tests/fxt_writer.c
 
@@ -136,6 +136,7 @@ integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_lib
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt EXAMPLE_HELLO=$(B)/examples/hello $(B)/tests/server/test_capture
+	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:

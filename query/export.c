@@ -99,8 +99,15 @@ static void ex_args(struct qry_export *e, int64_t set)
 	if (e->args && set > 0) {
 		sqlite3_bind_int64(e->args, 1, set);
 		while (sqlite3_step(e->args) == SQLITE_ROW) {
+			int type = sqlite3_column_int(e->args, 2);
+
 			jb_key(b, (const char *)sqlite3_column_text(e->args, 0));
-			jb_column(b, e->args, 1);
+			if (type == 2 || type == 4 || type == 8) /* u32, u64, koid: stored with their bits */
+				jb_u64(b, (uint64_t)sqlite3_column_int64(e->args, 1));
+			else if (type == 9)
+				jb_bool(b, sqlite3_column_int(e->args, 1));
+			else
+				jb_column(b, e->args, 1);
 		}
 		sqlite3_reset(e->args);
 	}
@@ -370,8 +377,8 @@ struct qry_export *qry_export_open(const char *db_path, const char *process_name
 	if ((e->db = tracedb_open_readonly(db_path, &why)) == NULL || ex_cpu_pid(e) != 0 ||
 	    sqlite3_prepare_v2(e->db,
 			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
-			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END "
-			       "FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
+			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END, "
+			       "a.type FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
 			       "WHERE a.id BETWEEN ?1 AND ?1 + 511 AND a.arg_set_id = ?1 ORDER BY a.id",
 			       -1, &e->args, NULL) != SQLITE_OK) {
 		if (err->code == QRY_OK) {
