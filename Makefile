@@ -62,7 +62,7 @@ $(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h c
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 $(B)/libtrace.a: $(OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a
 	$(CC) $(SAN) -o $@ $^ $(LIBS)

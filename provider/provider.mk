@@ -19,7 +19,7 @@ $(B)/provider/%.o: provider/%.c $(PROVIDER_HDR)
 	$(CC) $(PROVIDER_CFLAGS) $(SAN) -c -o $@ $<
 
 $(B)/libtrace-provider.a: $(patsubst %.c,$(B)/%.o,$(PROVIDER_SRC))
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 PROVIDER_LIB = $(B)/libtrace-provider.a
 
