@@ -77,7 +77,7 @@ bench-provider: $(B)/bench_provider $(B)/trace-server
 # The example, built the way a user builds against the installed library.
 $(B)/examples/hello: examples/hello.c $(PROVIDER_LIB) provider/trace.h
 	@mkdir -p $(@D)
-	$(CC) $(PROVIDER_CFLAGS) -Iprovider -o $@ $< $(PROVIDER_LIB) -lpthread
+	$(CC) $(PROVIDER_CFLAGS) $(SAN) -Iprovider -o $@ $< $(PROVIDER_LIB) -lpthread
 
 examples: $(B)/examples/hello
 
