@@ -244,6 +244,16 @@ static int trace_open(struct captures *m, struct session *s, char *err, size_t e
 	return 0;
 }
 
+static size_t record_bytes(const uint8_t *p)
+{
+	uint64_t h = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		h = h << 8 | p[i];
+	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+}
+
 /* Writes records of provider ps to the trace, after its provider section
  * (and, the first time, its provider info). Provider info and section
  * records of the provider's own are left out: sections are the manager's. */
@@ -265,17 +275,24 @@ static void trace_records(struct captures *m, struct session *s, struct pstat *p
 		if (trace_write(m, s, meta, k) != 0)
 			return;
 	}
+	/* whole runs of records in one write: only a provider's own section
+	 * records are left out between them */
 	while (off < n) {
-		uint64_t h = 0, words;
-		int i, skip;
+		size_t run = off;
 
-		for (i = 7; i >= 0; i--)
-			h = h << 8 | p[off + (size_t)i];
-		words = (h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff;
-		skip = (h & 15) == 0 && (((h >> 16) & 15) == 1 || ((h >> 16) & 15) == 2);
-		if (!skip && trace_write(m, s, p + off, (size_t)words * 8) != 0)
+		while (run < n) {
+			uint64_t h = 0;
+			int i;
+
+			for (i = 7; i >= 0; i--)
+				h = h << 8 | p[run + (size_t)i];
+			if ((h & 15) == 0 && (((h >> 16) & 15) == 1 || ((h >> 16) & 15) == 2))
+				break;
+			run += record_bytes(p + run);
+		}
+		if (run > off && trace_write(m, s, p + off, run - off) != 0)
 			return;
-		off += (size_t)words * 8;
+		off = run < n ? run + record_bytes(p + run) : run;
 	}
 	if (durable)
 		ps->durable_bytes += n;
@@ -304,15 +321,6 @@ static int buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size
 	return 0;
 }
 
-static size_t record_bytes(const uint8_t *p)
-{
-	uint64_t h = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		h = h << 8 | p[i];
-	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
-}
 
 /* Circular: durable records are all kept; rolling ones in a ring of the
  * buffer's size, the oldest whole records going first. */

@@ -516,6 +516,45 @@ static int upgrade(sqlite3 *db)
 	return 0;
 }
 
+/* The version schema/catalog.sql stamps (its "PRAGMA user_version = N"). */
+static int schema_version(void)
+{
+	const char *p = strstr(schema_catalog_sql, "user_version = ");
+
+	return p ? atoi(p + 15) : -1;
+}
+
+/* Creates the catalog's tables, or brings an older catalog up to date; a
+ * catalog of this version is only read, so that a server stopped on a
+ * full disk starts again (a write there would need room). */
+static int schema_up(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (v == schema_version() && v > 0)
+		return 0;
+	if (sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(db) != 0 ||
+	    sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	return 0;
+}
+
+/* The WAL and its index stay on disk when the catalog closes, so that a
+ * server stopped on a full disk opens it again: it needs no new room to
+ * read, only to write. */
+static int persist_wal(sqlite3 *db)
+{
+	int on = 1;
+
+	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? 0 : -1;
+}
+
 struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, size_t errlen)
 {
 	struct catalog *c = calloc(1, sizeof(*c));
@@ -540,10 +579,11 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	snprintf(path, sizeof(path), "%s/catalog.db", dir);
 	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
 		    SQLITE_OK ||
+	    persist_wal(c->db) != 0 ||
 	    sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(c->db) != 0 ||
-	    sqlite3_exec(c->db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || load(c) != 0 ||
-	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    schema_up(c->db) != 0 || load(c) != 0 ||
+	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    persist_wal(c->reader) != 0) {
 		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
 			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
 		cat_close(c);
