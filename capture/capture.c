@@ -244,14 +244,10 @@ static int trace_open(struct captures *m, struct session *s, char *err, size_t e
 	return 0;
 }
 
+/* Records here were framed on arrival (on_data): their sizes hold. */
 static size_t record_bytes(const uint8_t *p)
 {
-	uint64_t h = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		h = h << 8 | p[i];
-	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+	return (size_t)fxt_record_bytes(p);
 }
 
 /* Writes records of provider ps to the trace, after its provider section
@@ -280,16 +276,8 @@ static void trace_records(struct captures *m, struct session *s, struct pstat *p
 	while (off < n) {
 		size_t run = off;
 
-		while (run < n) {
-			uint64_t h = 0;
-			int i;
-
-			for (i = 7; i >= 0; i--)
-				h = h << 8 | p[run + (size_t)i];
-			if ((h & 15) == 0 && (((h >> 16) & 15) == 1 || ((h >> 16) & 15) == 2))
-				break;
+		while (run < n && !fxt_record_is_section(p + run))
 			run += record_bytes(p + run);
-		}
 		if (run > off && trace_write(m, s, p + off, run - off) != 0)
 			return;
 		off = run < n ? run + record_bytes(p + run) : run;

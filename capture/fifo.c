@@ -86,6 +86,20 @@ int fifo_provider_packet_ok(const struct fifo_packet *p, const uint8_t raw[FIFO_
 	}
 }
 
+uint64_t fxt_record_bytes(const uint8_t *p)
+{
+	uint64_t h = ld64(p);
+
+	return ((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+}
+
+int fxt_record_is_section(const uint8_t *p)
+{
+	uint64_t h = ld64(p);
+
+	return (h & 15) == 0 && (((h >> 16) & 15) == 1 || ((h >> 16) & 15) == 2);
+}
+
 int fxt_framing(const uint8_t *p, size_t n, uint64_t *records, size_t *good)
 {
 	size_t off = 0;
@@ -93,15 +107,14 @@ int fxt_framing(const uint8_t *p, size_t n, uint64_t *records, size_t *good)
 	*records = 0;
 	*good = 0;
 	while (off < n) {
-		uint64_t h, words;
+		uint64_t bytes;
 
 		if (n - off < 8)
 			return -1;
-		h = ld64(p + off);
-		words = (h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff;
-		if (words == 0 || words > (n - off) / 8)
+		bytes = fxt_record_bytes(p + off);
+		if (bytes == 0 || bytes > n - off)
 			return -1;
-		off += (size_t)words * 8;
+		off += (size_t)bytes;
 		(*records)++;
 		*good = off;
 	}

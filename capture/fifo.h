@@ -60,6 +60,13 @@ int fifo_provider_packet_ok(const struct fifo_packet *p, const uint8_t raw[FIFO_
  * broken (*records counts those before it, *good their bytes).
  */
 int fxt_framing(const uint8_t *p, size_t n, uint64_t *records, size_t *good);
+/* The size in bytes of the record whose header is at p (8 bytes readable):
+ * bits 4..15 of the header in words, bits 4..35 for a large record (type
+ * 15); 0 when the size word is 0. */
+uint64_t fxt_record_bytes(const uint8_t *p);
+/* Whether the record at p is a provider info or provider section metadata
+ * record: the manager writes those, not a provider. */
+int fxt_record_is_section(const uint8_t *p);
 /* The record type (bits 0..3) of the record at p. */
 static inline unsigned fxt_record_type(const uint8_t *p)
 {

@@ -54,15 +54,10 @@ static size_t whole_records(const struct prov *p, size_t max)
 	fxt_framing(p->pend, n, &records, &good);
 	if (good == 0 && p->npend >= 8) {
 		/* one record larger than max: send it whole if it is all here */
-		uint64_t h = 0;
-		size_t k;
-		int i;
+		uint64_t k = fxt_record_bytes(p->pend);
 
-		for (i = 7; i >= 0; i--)
-			h = h << 8 | p->pend[i];
-		k = (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
 		if (k && k <= p->npend && k <= FIFO_MAX_PAYLOAD)
-			good = k;
+			good = (size_t)k;
 	}
 	return good;
 }
