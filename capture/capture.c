@@ -489,7 +489,7 @@ static struct pstat *join(struct session *s, struct provider *p)
 	return ps;
 }
 
-static void start_one(struct session *s, struct provider *p, struct pstat *ps, int disposition)
+static void start_one(struct provider *p, struct pstat *ps, int disposition)
 {
 	struct fifo_packet pk = { FIFO_START, 0, (uint32_t)disposition, 0 };
 
@@ -500,7 +500,6 @@ static void start_one(struct session *s, struct provider *p, struct pstat *ps, i
 		ps->dlen = 0;
 		ps->roff = ps->rlen = 0;
 	}
-	(void)s;
 	send_packet(p, &pk, NULL, 0);
 }
 
@@ -605,7 +604,7 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 			if (ps == NULL || (additional && additional[0]))
 				ps = join(s, p);
 			if (ps && !ps->gone && !ps->failed)
-				start_one(s, p, ps, disposition);
+				start_one(p, ps, disposition);
 		}
 		set_state(m, s, CAP_STARTING);
 	}
@@ -1100,7 +1099,7 @@ static void *reader_main(void *arg)
 
 		/* a provider that arrives while the capture runs starts at once */
 		if (ps && (m->cur->state == CAP_STARTING || m->cur->state == CAP_STARTED))
-			start_one(m->cur, p, ps, FIFO_CLEAR_ENTIRE);
+			start_one(p, ps, FIFO_CLEAR_ENTIRE);
 	}
 	changed(m);
 	pthread_mutex_unlock(&m->mu);

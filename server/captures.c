@@ -498,22 +498,10 @@ enum MHD_Result srv_h_categories(struct call *x)
 
 /* ---- provider connections ----------------------------------------------------------- */
 
-static void close_upgraded(void *handle)
+void srv_close_upgraded(void *handle)
 {
 	MHD_upgrade_action(handle, MHD_UPGRADE_ACTION_CLOSE);
 }
-
-static void conn_suspend(void *conn)
-{
-	MHD_suspend_connection(conn);
-}
-
-static void conn_resume(void *conn)
-{
-	MHD_resume_connection(conn);
-}
-
-const struct cap_hooks srv_cap_hooks = { conn_suspend, conn_resume, close_upgraded };
 
 static void on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra, size_t extra_len,
 			MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)

@@ -299,6 +299,7 @@ int srv_run(const struct srv_opts *o)
 {
 	static struct server s;
 	struct cat_opts co = { 0 };
+	const struct cap_hooks cap_hooks = { conn_suspend, conn_resume, srv_close_upgraded };
 	struct sockaddr_storage ss;
 	const union MHD_DaemonInfo *info;
 	char err[512];
@@ -329,7 +330,7 @@ int srv_run(const struct srv_opts *o)
 		fprintf(stderr, "trace-server: %s\n", err);
 		return 1;
 	}
-	if ((s.cap = cap_open(s.cat, &srv_cap_hooks, err, sizeof(err))) == NULL) {
+	if ((s.cap = cap_open(s.cat, &cap_hooks, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "trace-server: %s\n", err);
 		cat_close(s.cat);
 		return 1;

@@ -187,8 +187,9 @@ enum MHD_Result srv_h_capture_state(struct call *x);
 enum MHD_Result srv_h_providers(struct call *x);
 enum MHD_Result srv_h_categories(struct call *x);
 enum MHD_Result srv_h_provider_connect(struct call *x);
-/* The manager's hooks into MHD: suspend, resume, close an upgraded socket. */
-extern const struct cap_hooks srv_cap_hooks;
+/* Closes a provider's upgraded connection (the manager's close hook; http.c
+ * gives it the suspend and resume hooks the catalog uses too). */
+void srv_close_upgraded(void *handle);
 
 /* ---- static files (static.c) ---- */
 

@@ -454,6 +454,19 @@ static enum MHD_Result symbols_end(struct server *s, struct MHD_Connection *c, s
 	return srv_send_json(c, r, 200, &b);
 }
 
+/* The trace id was stored: answered now, or with ?wait=1 when its ingest
+ * ends (the connection sleeps until then). */
+static enum MHD_Result answer_or_wait(struct server *s, struct MHD_Connection *c, struct req *r, int64_t id)
+{
+	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
+		r->up->suspended = 1;
+		r->up->wait_id = id;
+		if (cat_wait(s->cat, id, c) == 0)
+			return MHD_YES;
+	}
+	return upload_answer(s, c, r, id);
+}
+
 /* A live stream's body ended: its trace is ingested whole and becomes
  * ready (?wait=1 answers then). A stream that sent nothing leaves nothing. */
 static enum MHD_Result live_body_end(struct server *s, struct MHD_Connection *c, struct req *r)
@@ -467,13 +480,7 @@ static enum MHD_Result live_body_end(struct server *s, struct MHD_Connection *c,
 		return srv_send_error(c, r, 400, "empty_upload", "the stream ended before its first byte");
 	}
 	live_end(r, 1);
-	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
-		r->up->suspended = 1;
-		r->up->wait_id = id;
-		if (cat_wait(s->cat, id, c) == 0)
-			return MHD_YES;
-	}
-	return upload_answer(s, c, r, id);
+	return answer_or_wait(s, c, r, id);
 }
 
 static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
@@ -535,13 +542,7 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, 507, "storage_failed", err);
 	r->up->file.path[0] = '\0'; /* the catalog owns the files now */
 	r->up->binary.path[0] = '\0';
-	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
-		r->up->suspended = 1;
-		r->up->wait_id = id;
-		if (cat_wait(s->cat, id, c) == 0)
-			return MHD_YES;
-	}
-	return upload_answer(s, c, r, id);
+	return answer_or_wait(s, c, r, id);
 }
 
 
