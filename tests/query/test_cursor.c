@@ -1,6 +1,6 @@
 /*
  * Unit tests of the read cursor (query/cursor.c) and of the promise the
- * endpoints built on it make: a read that fails anywhere answers QRY_EDB,
+ * endpoints built on it make (and compare's, query/compare.c): a read that fails anywhere answers QRY_EDB,
  * never a short or altered reply.
  *
  * The cursor: after a failure it steps no more, keeps its first error,
@@ -10,10 +10,11 @@
  * points and cpu runs under a pixel), arguments, flows and logs is read
  * once for a reference reply of each endpoint; then the same request is
  * repeated with SQLite's progress handler interrupting the statement that
- * runs at the k-th callback, for k spread over the whole request, in two
- * ways: every step from there on fails (a database gone bad), or only that
- * one (a transient error, while the other statements read on). Each reply
- * must be the reference or QRY_EDB, and some must be QRY_EDB.
+ * runs at the k-th callback, or in the k-th statement run, for k spread
+ * over the whole request, in two ways: every step from there on fails (a
+ * database gone bad), or only that one (a transient error, while the other
+ * statements read on). Each reply must be the reference or QRY_EDB, and
+ * some must be QRY_EDB.
  */
 #include "../testutil.h"
 
@@ -175,11 +176,17 @@ struct req {
 	struct qry_window w;
 };
 
-enum { ASK_TRACKS, ASK_SLICES, ASK_SLICE, ASK_COUNTERS, ASK_SCHED, ASK_FLOWS, ASK_LOGS, ASK_STATS };
+enum { ASK_TRACKS, ASK_SLICES, ASK_SLICE, ASK_COUNTERS, ASK_SCHED, ASK_FLOWS, ASK_LOGS, ASK_STATS, ASK_COMPARE };
 
 static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_error *err)
 {
+	/* the trace against itself, one half against the other, by thread when key is set */
+	const struct qry_compare_opts cmp = { { 0, 100000, 0, 0, 0 }, { 100001, INT64_MAX, 0, 0, 0 }, (int)r->key,
+					      QRY_CMP_TOTAL, 100 };
+
 	switch (r->kind) {
+	case ASK_COMPARE:
+		return qry_compare(db, db, &cmp, out, err);
 	case ASK_TRACKS:
 		return qry_tracks(db, out, err);
 	case ASK_SLICES:
@@ -199,20 +206,45 @@ static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_er
 	}
 }
 
-/* The progress handler's plan: count callbacks, and interrupt at the
- * fail_at-th (from it on, or only there). */
+/*
+ * Where to interrupt: at the fail_at-th progress callback (every 8 VM
+ * instructions) of the request, or, by statement, in the fail_at-th run of
+ * a statement (counted where each begins, SQLITE_TRACE_STMT), so that even
+ * the shortest lookups are hit; from there on, or only there.
+ */
 struct plan {
-	long calls;
+	long calls;   /* progress callbacks, or statement runs, so far */
 	long fail_at; /* 0: never */
 	int once;
+	int by_stmt;
+	long hit;     /* the statement run last interrupted */
 };
 
 static int plan_tick(void *ctx)
 {
 	struct plan *p = ctx;
 
+	if (p->by_stmt) {
+		if (p->fail_at == 0 || p->calls < p->fail_at || (p->once && p->calls > p->fail_at))
+			return 0;
+		if (p->once && p->hit == p->calls)
+			return 0;
+		p->hit = p->calls;
+		return 1;
+	}
 	p->calls++;
 	return p->fail_at > 0 && (p->once ? p->calls == p->fail_at : p->calls >= p->fail_at);
+}
+
+static int plan_trace(unsigned what, void *ctx, void *a, void *b)
+{
+	struct plan *p = ctx;
+
+	(void)a;
+	(void)b;
+	if (what == SQLITE_TRACE_STMT && p->by_stmt)
+		p->calls++;
+	return 0;
 }
 
 /* The reply of r under plan p: its text (owned), or NULL when it failed
@@ -225,8 +257,11 @@ static char *reply_under(sqlite3 *db, const struct req *r, struct plan *p)
 
 	jb_init(&b);
 	p->calls = 0;
-	sqlite3_progress_handler(db, 8, plan_tick, p);
+	p->hit = 0;
+	sqlite3_progress_handler(db, p->by_stmt ? 1 : 8, plan_tick, p);
+	sqlite3_trace_v2(db, SQLITE_TRACE_STMT, plan_trace, p);
 	rc = ask(db, r, &b, &err);
+	sqlite3_trace_v2(db, 0, NULL, NULL);
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	if (rc == QRY_EDB) {
 		jb_fini(&b);
@@ -237,28 +272,33 @@ static char *reply_under(sqlite3 *db, const struct req *r, struct plan *p)
 	return jb_take(&b, NULL);
 }
 
-/* Sweeps interrupts over the whole of request r: returns how many of them
- * answered QRY_EDB; every other reply must equal the reference. */
-static int sweep(sqlite3 *db, const struct req *r, int once)
+/* Sweeps interrupts over the whole of request r (mode: bit 0 once, bit 1
+ * by statement): returns how many of them answered QRY_EDB; every other
+ * reply must equal the reference. */
+static int sweep(sqlite3 *db, const struct req *r, int mode)
 {
 	struct plan p = { 0 };
-	char *ref = reply_under(db, r, &p), *got;
-	long total = p.calls, k, step;
+	char *ref, *got;
+	long total, k, step;
 	int errors = 0;
 
+	p.by_stmt = mode >> 1 & 1;
+	ref = reply_under(db, r, &p);
+	total = p.calls;
 	assert_non_null(ref);
 	assert_true(total > 0);
 	step = total / 97 + 1;
 	for (k = 1; k <= total; k += step) {
 		p.fail_at = k;
-		p.once = once;
+		p.once = mode & 1;
 		if ((got = reply_under(db, r, &p)) == NULL) {
 			errors++;
 			continue;
 		}
 		if (strcmp(got, ref) != 0)
-			fail_msg("%s: an interrupt at %ld of %ld (%s) answered a different reply:\n%.300s\nnot\n%.300s",
-				 r->what, k, total, once ? "once" : "from then on", got, ref);
+			fail_msg("%s: an interrupt at %ld of %ld (%s%s) answered a different reply:\n%.300s\nnot\n%.300s",
+				 r->what, k, total, p.by_stmt ? "statement runs, " : "", p.once ? "once" : "from then on",
+				 got, ref);
 		free(got);
 	}
 	free(ref);
@@ -286,16 +326,19 @@ static void test_a_failed_read_is_never_a_reply(void **state)
 		{ "flows", ASK_FLOWS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
 		{ "logs", ASK_LOGS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
 		{ "stats", ASK_STATS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
+		{ "compare", ASK_COMPARE, 0, { 0 } },
+		{ "compare by thread", ASK_COMPARE, 1, { 0 } },
 	};
 	size_t i;
 
 	(void)state;
 	assert_true(ta > 0 && tc > 0 && args > 0 && flow > 0);
 	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
-		int from_on = sweep(T.db, &reqs[i], 0), once = sweep(T.db, &reqs[i], 1);
+		int mode;
 
-		if (from_on == 0 || once == 0)
-			fail_msg("%s: no interrupt was met (%d, %d)", reqs[i].what, from_on, once);
+		for (mode = 0; mode < 4; mode++)
+			if (sweep(T.db, &reqs[i], mode) == 0)
+				fail_msg("%s: no interrupt was met (mode %d)", reqs[i].what, mode);
 	}
 }
 
