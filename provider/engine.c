@@ -74,8 +74,7 @@ static int have_membarrier;
 
 /* ---- The clock -------------------------------------------------------- */
 
-static int use_tsc;
-static uint64_t tsc_base;
+struct trace_clock_ trace_clock_;
 
 static uint64_t mono_ns(void)
 {
@@ -122,9 +121,10 @@ static void tsc_calibrate(void)
 	tps = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000000u / (t1 - t0));
 	tps = (tps + 500) / 1000 * 1000; /* to the kHz: the rest is noise */
 	at_zero = (uint64_t)((unsigned __int128)t0 * tps / 1000000000u);
-	tsc_base = c0 > at_zero ? c0 - at_zero : 0;
+	trace_clock_.base = c0 > at_zero ? c0 - at_zero : 0;
 	eng.ticks_per_second = tps;
-	use_tsc = 1;
+	/* the base is stored before the flag the inline reader tests */
+	__atomic_store_n(&trace_clock_.tsc, 1, __ATOMIC_RELEASE);
 }
 #endif
 
@@ -142,8 +142,8 @@ void eng_clock_init(void)
 uint64_t eng_now(void)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(use_tsc, 1))
-		return __builtin_ia32_rdtsc() - tsc_base;
+	if (__builtin_expect(__atomic_load_n(&trace_clock_.tsc, __ATOMIC_RELAXED) != 0, 1))
+		return __builtin_ia32_rdtsc() - trace_clock_.base;
 #endif
 	return mono_ns();
 }

@@ -94,6 +94,24 @@ void trace_set_process_name(const char *name);
 uint64_t trace_now(void);
 uint64_t trace_ticks_per_second(void);
 
+/* The clock as the macros read it, inline: the engine sets tsc (once, at
+ * the provider's start, after calibrating the TSC against CLOCK_MONOTONIC)
+ * and base; never written by the program. */
+struct trace_clock_ {
+	uint64_t tsc;  /* 1: ticks are (TSC - base); 0: trace_now() is CLOCK_MONOTONIC */
+	uint64_t base; /* the TSC's value at boot, as CLOCK_MONOTONIC counts it */
+};
+extern struct trace_clock_ trace_clock_;
+
+static inline uint64_t trace_now_(void)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(__atomic_load_n(&trace_clock_.tsc, __ATOMIC_RELAXED) != 0, 1))
+		return __builtin_ia32_rdtsc() - trace_clock_.base;
+#endif
+	return trace_now();
+}
+
 /* What the engine counted since the last START (STATS sends the same). */
 struct trace_stats {
 	uint64_t records_dropped; /* records not written: buffer full, durable buffer full */
@@ -178,13 +196,17 @@ static inline struct trace_arg trace_arg_s_(const char *k, const char *s, uint32
 /* ---- Call sites and categories ---------------------------------------- */
 
 /* One per macro use, static. state: 0 off, 1 on, 2 not yet registered;
- * read and written with the __atomic builtins only. */
+ * read and written with the __atomic builtins only. The last two fields
+ * are the site's string refs, so that a record written from it looks
+ * nothing up (writer.c). */
 struct trace_site {
 	uint32_t state;
 	const char *category;
 	struct trace_site *next; /* the engine's list of registered sites */
+	const char *name;        /* the first event name written here; set once, then never changed */
+	uint64_t refs;           /* generation << 32 | category ref << 16 | ref of name; 0: none */
 };
-#define TRACE_SITE_INIT_(cat) {2u, (cat), NULL}
+#define TRACE_SITE_INIT_(cat) {2u, (cat), NULL, NULL, 0}
 
 /* Registers a site on its first use; returns whether it is on. */
 int trace_site_register_(struct trace_site *site);
@@ -297,7 +319,7 @@ void trace_scope_end_(struct trace_scope *s);
 static inline struct trace_scope trace_scope_begin_(struct trace_site *site, const char *name,
 						    const struct trace_arg *args, size_t nargs)
 {
-	struct trace_scope s = {site, name, args, nargs, trace_now()};
+	struct trace_scope s = {site, name, args, nargs, trace_now_()};
 
 	return s;
 }

@@ -245,6 +245,35 @@ static int tls_reset(struct trace_tls *t, uint32_t gen)
 	return 0;
 }
 
+/*
+ * The refs of a site's category and of name, from the site's cache when it
+ * holds them for this generation (one load and a compare: no hashing), else
+ * through the thread's cache, then kept in the site for the next record.
+ * Only the first name written at a site is cached there (site->name never
+ * changes once set, so the cached word always speaks of it); inline refs
+ * (the indexes ran out) are not cached. Returns 0, or -1 when the durable
+ * buffer is full (the record is dropped).
+ */
+static int site_refs(struct trace_tls *t, struct trace_site *site, const char *name, uint32_t *cat, uint32_t *nref)
+{
+	uint64_t w = __atomic_load_n(&site->refs, __ATOMIC_RELAXED);
+	const char *first = __atomic_load_n(&site->name, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(w >> 32 == t->gen && first == name, 1) && name != NULL) {
+		*cat = (uint32_t)(w >> 16) & 0xffff;
+		*nref = (uint32_t)w & 0xffff;
+		return 0;
+	}
+	if ((*cat = string_ref(t, site->category)) == REF_FAIL || (*nref = string_ref(t, name)) == REF_FAIL)
+		return -1;
+	if (first == NULL && name != NULL)
+		__atomic_compare_exchange_n(&site->name, &first, name, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&site->name, __ATOMIC_RELAXED) == name && name != NULL && t->gen != 0 &&
+	    !(*cat & 0x8000) && !(*nref & 0x8000))
+		__atomic_store_n(&site->refs, (uint64_t)t->gen << 32 | (uint64_t)*cat << 16 | *nref, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* ---- Events ----------------------------------------------------------------- */
 
 /* What an event's strings resolved to. */
@@ -279,12 +308,12 @@ static size_t arg_words(const struct trace_arg *a, uint32_t key, uint32_t val)
 
 /* Resolves every string of the event; returns the record's size in words,
  * or 0 when it must be dropped. */
-static size_t resolve(struct trace_tls *t, const struct trace_site *site, const char *name, unsigned type,
+static size_t resolve(struct trace_tls *t, struct trace_site *site, const char *name, unsigned type,
 		      const struct trace_arg *args, size_t nargs, struct refs *r)
 {
 	size_t words = 2 + (t->thread_ref ? 0 : 2), i;
 
-	if ((r->cat = string_ref(t, site->category)) == REF_FAIL || (r->name = string_ref(t, name)) == REF_FAIL)
+	if (site_refs(t, site, name, &r->cat, &r->name) != 0)
 		return 0;
 	words += inline_bytes(r->cat) / 8 + inline_bytes(r->name) / 8;
 	for (i = 0; i < nargs; i++) {

@@ -526,6 +526,87 @@ static void test_long_strings(void **state)
 	tdb_close(&t);
 }
 
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* With the TSC as the clock (when the CPU has an invariant one), the
+ * initialization record carries its calibrated rate and the server's own
+ * decoder turns the ticks into CLOCK_MONOTONIC nanoseconds: a zone around a
+ * 30 ms sleep starts between the readings of CLOCK_MONOTONIC taken around
+ * it, and lasts 30 ms. */
+static void test_tsc_times_in_ns(void **state)
+{
+	struct tdb t;
+	uint64_t m0, m1, ts, dur;
+
+	(void)state;
+	eng_clock_init();
+	if (!trace_clock_.tsc) {
+		print_message("no invariant TSC: the clock is CLOCK_MONOTONIC, nothing to check\n");
+		skip();
+	}
+	assert_int_not_equal(trace_ticks_per_second(), 1000000000u);
+	rec_start(ENG_ONESHOT, 65536, "");
+	m0 = mono_now_ns();
+	{
+		TRACE_DURATION("c", "tsc-zone");
+		nanosleep(&(struct timespec){0, 30 * 1000 * 1000}, NULL);
+	}
+	m1 = mono_now_ns();
+	rec_stop();
+	rec_ingest(&t);
+	ts = (uint64_t)tdb_int(&t, "SELECT ts FROM slice_view WHERE name = 'tsc-zone'");
+	dur = (uint64_t)tdb_int(&t, "SELECT dur FROM slice_view WHERE name = 'tsc-zone'");
+	tdb_close(&t);
+	/* calibration to the kHz over 20 ms: a few microseconds either way */
+	assert_true(ts + 200000 >= m0 && ts <= m1);
+	assert_true(dur >= 29000000 && dur <= m1 - m0 + 200000);
+}
+
+static const char *const site_names[2] = {"first-name", "second-name"};
+
+static void *site_worker(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		TRACE_INSTANT("c", site_names[i & 1]);
+	return NULL;
+}
+
+/* A site keeps the refs of its category and first name: a second name at
+ * the same site, other threads, and a new trace (new string indexes) all
+ * still write the right strings. */
+static void test_site_refs(void **state)
+{
+	struct tdb t;
+	pthread_t th;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		rec_start(ENG_ONESHOT, 65536, "");
+		if (round == 1)
+			TRACE_INSTANT("c", "shifts-the-indexes");
+		site_worker(NULL);
+		assert_int_equal(pthread_create(&th, NULL, site_worker, NULL), 0);
+		pthread_join(th, NULL);
+		rec_stop();
+		rec_ingest(&t);
+		assert_string_equal(tdb_rows(&t, "SELECT name, count(*) FROM slice_view WHERE name LIKE '%%-name' "
+						 "GROUP BY name ORDER BY name"),
+				    "first-name|100\nsecond-name|100");
+		assert_int_equal(tdb_int(&t, "SELECT count(*) FROM slice_view WHERE name LIKE '<unknown%%'"), 0);
+		tdb_close(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_off_no_evaluation), cmocka_unit_test(test_inline_fallback),
 		cmocka_unit_test(test_long_strings),      cmocka_unit_test(test_one_index_per_string),
 		cmocka_unit_test(test_quiesce_lets_writers_switch),
+		cmocka_unit_test(test_tsc_times_in_ns),   cmocka_unit_test(test_site_refs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
