@@ -297,7 +297,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 	if (threads < 2)
 		threads = 2;
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
-	 * mid-upload until the connection timeout (tests/test_server.c) */
+	 * mid-upload until the connection timeout (tests/server/test_server.c) */
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
 					MHD_USE_ERROR_LOG | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
