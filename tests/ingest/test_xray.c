@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "../ingest/symbols.h"
-#include "../ingest/xray.h"
-#include "xray_writer.h"
+#include "../../ingest/symbols.h"
+#include "../../ingest/xray.h"
+#include "../xray_writer.h"
 
 enum { FREQ = 2000000000u }; /* 2 GHz: ns = ticks / 2 */
 
