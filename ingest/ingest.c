@@ -150,7 +150,7 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
 		res->format = d->format;
 	if (rc == INGEST_OK && d->xray) /* its buffers are read in place, until dec_finish */
-		xray_stable_input(d->xray, map);
+		xray_stable_file(d->xray, map);
 	for (off = 0; rc == INGEST_OK && off < size; off += CHUNK) {
 		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
 

@@ -93,6 +93,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "xray.h"
 #include "reader.h"
@@ -199,6 +201,7 @@ struct xr_map {
  */
 struct xr_walk {
 	size_t buf, end;       /* the thread's next buffer in bufs; one past its last */
+	size_t cur_buf;        /* the buffer the cursor reads, + 1; 0 before the first */
 	struct xr_cur c;       /* cursor in the current buffer */
 	struct xr_rec rec;     /* the record read ahead; valid while live */
 	int live;
@@ -226,6 +229,10 @@ struct xray_decoder {
 	uint8_t *arena;        /* records of the stored buffers, then the one in flight */
 	size_t arena_len, arena_cap;
 	const uint8_t *stable; /* the whole input, when the caller keeps it readable: no arena */
+	size_t drop_page;      /* stable is a file mapping: the page size, by which the pages
+				* of each buffer walked are given back; 0 when not */
+	uint32_t *by_seq;      /* drop_page, during the walk: index in bufs of each buffer, in file order */
+	uint8_t *walked;       /* drop_page, during the walk: 1 for each buffer of bufs walked */
 	uint64_t buf_pos;      /* stable: input offset of the buffer in flight */
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
@@ -720,6 +727,17 @@ void xray_stable_input(struct xray_decoder *d, const uint8_t *base)
 		d->stable = base;
 }
 
+void xray_stable_file(struct xray_decoder *d, const uint8_t *base)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (d->pos != 0)
+		return;
+	d->stable = base;
+	d->drop_page = page > 0 && (page & (page - 1)) == 0 && ((uintptr_t)base & (uintptr_t)(page - 1)) == 0 ?
+			       (size_t)page : 0;
+}
+
 int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n)
 {
 	int rc = INGEST_OK;
@@ -992,6 +1010,33 @@ static int xr_intern_names(struct xray_decoder *d)
 	return m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
+/*
+ * Buffer i of a file-mapped input (xray_stable_file) has been walked and
+ * is not read again: its pages are given back, so that the input does not
+ * stay in memory while the walks go through it. A page it shares with the
+ * buffer before or after it in the file is kept until that one is walked
+ * too: reading a page given back would map its neighbours again (the
+ * kernel maps pages around a fault), for good.
+ */
+static void xr_drop_pages(struct xray_decoder *d, size_t i)
+{
+	const struct xr_buf *b = d->bufs.data, *x = &b[i];
+	uintptr_t base = (uintptr_t)d->stable, mask = (uintptr_t)d->drop_page - 1, lo, hi;
+	size_t j;
+
+	if (d->drop_page == 0 || d->walked == NULL || x->len == 0)
+		return;
+	d->walked[i] = 1;
+	lo = (base + (uintptr_t)x->off) & ~mask;
+	hi = (base + (uintptr_t)x->off + x->len + mask) & ~mask;
+	if (x->seq > 0 && !d->walked[j = d->by_seq[x->seq - 1]] && base + b[j].off + b[j].len > lo)
+		lo += mask + 1;
+	if (x->seq + 1 < d->bufs.len && !d->walked[j = d->by_seq[x->seq + 1]] && base + b[j].off < hi)
+		hi -= mask + 1;
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: a failure changes nothing */
+}
+
 /* Reads the walk's next record, moving on to the thread's next buffer at
  * the end of one (buffers were checked when they arrived); clears w->live
  * after the last. */
@@ -1001,12 +1046,15 @@ static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 	unsigned __int128 ns;
 
 	while (xr_next(&w->c, &w->rec) != XR_REC) {
+		if (w->cur_buf != 0)
+			xr_drop_pages(d, w->cur_buf - 1);
+		w->cur_buf = 0;
 		if (w->buf == w->end) {
 			w->live = 0;
 			return;
 		}
 		xr_cur_init(&w->c, xr_records(d) + b[w->buf].off, b[w->buf].len, d->version);
-		w->buf++;
+		w->cur_buf = ++w->buf;
 	}
 	w->key_exact = 0;
 	if (w->rec.kind == XR_FUNC || w->rec.kind == XR_CPU || w->rec.kind == XR_EVENT) {
@@ -1076,6 +1124,28 @@ static size_t xr_walks_init(struct xray_decoder *d, struct xr_walk *walks)
 	return n;
 }
 
+/* For xr_drop_pages: the buffers in file order (seq), none walked yet.
+ * Without the memory, pages are simply not given back. */
+static void xr_drop_init(struct xray_decoder *d)
+{
+	const struct xr_buf *b = d->bufs.data;
+	size_t i;
+
+	if (d->drop_page == 0)
+		return;
+	d->by_seq = malloc(d->bufs.len * sizeof(*d->by_seq));
+	d->walked = calloc(d->bufs.len, 1);
+	if (d->by_seq == NULL || d->walked == NULL) {
+		free(d->by_seq);
+		free(d->walked);
+		d->by_seq = NULL;
+		d->walked = NULL;
+		return;
+	}
+	for (i = 0; i < d->bufs.len; i++)
+		d->by_seq[b[i].seq] = (uint32_t)i;
+}
+
 /* Orders each thread's buffers in time and turns them into events, merging
  * the threads by time. Calls still open at a thread's end stay begins. */
 static int xr_events(struct xray_decoder *d)
@@ -1092,6 +1162,7 @@ static int xr_events(struct xray_decoder *d)
 	heap = calloc(d->bufs.len, sizeof(*heap));
 	if (walks == NULL || heap == NULL)
 		goto out_free;
+	xr_drop_init(d);
 	n = xr_walks_init(d, walks);
 	for (i = 0; i < n; i++)
 		if (walks[i].live)
@@ -1118,6 +1189,10 @@ out_free:
 	d->w = NULL;
 	free(walks);
 	free(heap);
+	free(d->by_seq);
+	free(d->walked);
+	d->by_seq = NULL;
+	d->walked = NULL;
 	return d->m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
