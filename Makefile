@@ -20,13 +20,13 @@ FUZZ_SECONDS ?= 30
 FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/util.c
 XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
-	ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
+	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
@@ -107,8 +107,8 @@ $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
 
-$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c
+$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c ingest/fxtrec.c
 
 unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
@@ -126,9 +126,9 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h tests/server_util.h
+$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h tests/server_util.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
 integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live \
 	$(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
@@ -194,9 +194,9 @@ ubsan:
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
 FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
-build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h
+build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c
+	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c ingest/fxtrec.c
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
 build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)

@@ -1,16 +1,18 @@
 /*
  * The provider transport's wire format (docs/PROVIDER-PROTOCOL.md): the
  * 16-byte FIFO packets of fuchsia-trace-fifo-packets.txt with the codes
- * this transport adds, the framing check the trace manager applies to the
- * records a provider sends, and the FXT metadata records the manager
- * writes around each provider's records. Pure functions: the fuzz target
- * reaches them alone.
+ * this transport adds. The framing check the trace manager applies to the
+ * records a provider sends, and the FXT metadata records it writes around
+ * each provider's records, are FXT's own (ingest/fxtrec.h). Pure
+ * functions: the fuzz target reaches them alone.
  */
 #ifndef CAPTURE_FIFO_H
 #define CAPTURE_FIFO_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../ingest/fxtrec.h" /* the records the manager checks and writes */
 
 enum fifo_request {
 	FIFO_STARTED = 0x0001,      /* provider -> manager: data32 = protocol version */
@@ -51,38 +53,5 @@ void fifo_alert_encode(uint8_t out[FIFO_PACKET_SIZE], const char *name);
  * fields it requires (reserved zero but in ALERT; DATA kinds 2 and 3 with
  * a payload of at most FIFO_MAX_PAYLOAD that is a multiple of 8). */
 int fifo_provider_packet_ok(const struct fifo_packet *p, const uint8_t raw[FIFO_PACKET_SIZE]);
-
-/*
- * The framing of FXT records in p[0..n): each record's size word (bits
- * 4..15 of its header, in 8-byte words; bits 4..35 for large records,
- * type 15) is nonzero and the record lies within the bytes. Returns 0 with
- * *records counting them, or -1 at the first record whose framing is
- * broken (*records counts those before it, *good their bytes).
- */
-int fxt_framing(const uint8_t *p, size_t n, uint64_t *records, size_t *good);
-/* The size in bytes of the record whose header is at p (8 bytes readable):
- * bits 4..15 of the header in words, bits 4..35 for a large record (type
- * 15); 0 when the size word is 0. */
-uint64_t fxt_record_bytes(const uint8_t *p);
-/* Whether the record at p is a provider info or provider section metadata
- * record: the manager writes those, not a provider. */
-int fxt_record_is_section(const uint8_t *p);
-/* The record type (bits 0..3) of the record at p. */
-static inline unsigned fxt_record_type(const uint8_t *p)
-{
-	return p[0] & 15u;
-}
-/* Whether a record is one the others refer to (metadata, initialization,
- * string, thread, kernel object): kept whole in circular mode. */
-int fxt_record_durable(const uint8_t *p);
-
-/* The FXT magic number record (8 bytes) that begins an archive. */
-void fxt_put_magic(uint8_t out[8]);
-/* Metadata records the manager writes for a provider; they return the bytes
- * written to out (at most 8 + 256 for provider info). */
-size_t fxt_put_provider_info(uint8_t *out, uint32_t provider, const char *name);
-size_t fxt_put_provider_section(uint8_t out[8], uint32_t provider);
-/* A provider event "buffer full" (records were dropped). */
-size_t fxt_put_buffer_full(uint8_t out[8], uint32_t provider);
 
 #endif

@@ -913,6 +913,8 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 		jb_str(out, r->stream);
 		jb_key(out, "visible_bytes"); /* what the database being served holds */
 		jb_u64(out, r->status == TS_READY ? r->size : r->snap_visible);
+		jb_key(out, "from_byte"); /* where its window of the stream starts */
+		jb_u64(out, r->status == TS_READY ? 0 : r->snap_from);
 		jb_obj_end(out);
 	} else {
 		jb_null(out);

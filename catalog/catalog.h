@@ -29,6 +29,9 @@ struct cat_opts {
 	int64_t keep_failed;  /* seconds a failed trace stays listed; 0 = remove at once */
 	int64_t retain_days;  /* 0 = keep traces whatever their age */
 	uint64_t retain_bytes;/* 0 = no bound on the space used */
+	uint64_t live_window; /* a live FXT trace's view holds at most its newest
+			       * live_window bytes (window.h); 0 = sized by the
+			       * speed of ingest */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
 };

@@ -48,6 +48,7 @@ struct trace_rec {
 	char stream[16];      /* "" an upload; "receiving", "complete", "dropped", "interrupted" */
 	uint64_t snap_size;   /* bytes the newest snapshot tried to hold */
 	uint64_t snap_visible;/* bytes the snapshot being served holds */
+	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
 };

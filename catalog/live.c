@@ -12,11 +12,17 @@
  * all as for an archive). When the stream ends the trace goes to the
  * worker's queue and is ingested whole once more, as an upload is.
  *
- * The cost of a snapshot grows with the bytes received, so snapshots are
- * spaced: the next starts no sooner than the last one took (and at least
- * SNAP_MIN_MS after it), which keeps the live thread's share of a core
- * near half however long a stream runs. A stream that pauses is visible
- * whole within one snapshot's time.
+ * A snapshot of an FXT stream reads at most a window of its newest bytes,
+ * with the durable records before them (window.h): its cost then stays
+ * the same however long the stream runs. The window is --live-window, or
+ * else what this thread ingested in WINDOW_MS at its last snapshot's pace
+ * (at least WINDOW_MIN), so that bytes are visible within about a second
+ * at any rate a stream arrives. Other formats are read whole.
+ *
+ * Snapshots are spaced: SNAP_MIN_MS after a window's, and after a whole
+ * stream's (whose cost grows with it) no sooner than it took, which keeps
+ * the live thread's share of a core near half. A stream that pauses is
+ * visible (within its window) in one snapshot's time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,11 +36,83 @@
 
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
+#include "window.h"
 
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33 };
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 300 };
+#define WINDOW_MIN ((uint64_t)8 << 20)
+
+/* The live thread's own state of one live trace: its window's scan. */
+struct live_slot {
+	int64_t id;
+	int fd;                /* its source, read-only; -1 until a window is needed */
+	struct live_window w;
+	double bytes_per_ms;   /* the last snapshot's pace; 0 before one */
+	int fxt;               /* the stream is FXT (only FXT has windows) */
+};
+
+struct live_slots {
+	struct live_slot *v;
+	size_t n, cap;
+};
+
+static void slot_free(struct live_slot *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	lw_free(&s->w);
+}
+
+/* The slot of trace id, made when new; NULL when out of memory. */
+static struct live_slot *slot_of(struct live_slots *ls, int64_t id, uint64_t mark_bytes)
+{
+	struct live_slot *grown;
+	size_t i;
+
+	for (i = 0; i < ls->n; i++)
+		if (ls->v[i].id == id)
+			return &ls->v[i];
+	if (ls->n == ls->cap) {
+		size_t cap = ls->cap ? ls->cap * 2 : 8;
+
+		if ((grown = realloc(ls->v, cap * sizeof(*grown))) == NULL)
+			return NULL;
+		ls->v = grown;
+		ls->cap = cap;
+	}
+	ls->v[ls->n] = (struct live_slot){ .id = id, .fd = -1 };
+	lw_init(&ls->v[ls->n].w, mark_bytes);
+	return &ls->v[ls->n++];
+}
+
+/* Drops the slots of traces no longer live (under mu). */
+static void slots_sweep(struct catalog *c, struct live_slots *ls)
+{
+	size_t i = 0;
+
+	while (i < ls->n) {
+		struct trace_rec *r = cat_find(c, ls->v[i].id);
+
+		if (r != NULL && r->status == TS_LIVE) {
+			i++;
+			continue;
+		}
+		slot_free(&ls->v[i]);
+		ls->v[i] = ls->v[--ls->n];
+	}
+}
+
+/* The bytes of stream a snapshot may read. */
+static uint64_t window_bytes(const struct catalog *c, const struct live_slot *s)
+{
+	double paced = s->bytes_per_ms * WINDOW_MS;
+
+	if (c->o.live_window)
+		return c->o.live_window;
+	return paced > (double)WINDOW_MIN ? (uint64_t)paced : WINDOW_MIN;
+}
 
 static int64_t now_ms(void)
 {
@@ -151,16 +229,51 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	return gone;
 }
 
-/* Ingests the source received so far into the trace's database. */
-static void snapshot(struct catalog *c, int64_t id, uint64_t size, const char *hint, int64_t *took_ms)
+/* Chooses what a snapshot of the first size bytes of an FXT stream reads
+ * (window.h): fills o's prefix and from_byte, and returns the prefix
+ * (malloc'd) or NULL. A window that cannot be had reads the whole stream. */
+static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char *src, uint64_t size,
+			      struct ingest_opts *o)
 {
-	struct snap_job j = { c, id };
+	uint8_t *prefix = NULL;
+	uint64_t from = 0;
+	size_t plen = 0;
+
+	if (s->fd < 0 && (s->fd = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (!s->fxt) { /* windows are FXT's: told by the stream's first bytes */
+		uint8_t head[64];
+		ssize_t k = pread(s->fd, head, sizeof(head), 0);
+		const char *f = k > 0 ? ingest_detect(head, (size_t)k) : NULL;
+
+		if (f == NULL || strcmp(f, "fxt") != 0)
+			return NULL;
+		s->fxt = 1;
+	}
+	if (lw_scan(&s->w, s->fd, size) != 0) {
+		s->w.broken = 1; /* a read failed or memory ran out: whole snapshots from now on */
+		return NULL;
+	}
+	if (lw_input(&s->w, size, window_bytes(c, s), &from, &prefix, &plen) != 0)
+		return NULL;
+	o->prefix = prefix;
+	o->prefix_len = plen;
+	o->from_byte = from;
+	return prefix;
+}
+
+/* Ingests the source received so far (or its window, for FXT) into the
+ * trace's database. */
+static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
+{
+	struct snap_job j = { c, s->id };
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	struct ingest_opts o = { 0 };
 	char src[4096], db[4096];
 	char *summary = NULL;
 	struct trace_rec *r;
-	int64_t t0 = now_ms();
+	int64_t t0 = now_ms(), id = s->id;
+	uint8_t *prefix = NULL;
 	int rc;
 
 	if (res == NULL)
@@ -171,15 +284,21 @@ static void snapshot(struct catalog *c, int64_t id, uint64_t size, const char *h
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	o.max_bytes = size; /* exactly the bytes the catalog was told of */
+	if (hint[0] == '\0' || strcmp(hint, "fxt") == 0)
+		prefix = choose_window(c, s, src, size, &o);
 	rc = ingest_file(src, db, &o, res);
 	if (rc == INGEST_OK)
 		summary = cat_summary_json(res, db);
 	*took_ms = now_ms() - t0;
+	if (rc == INGEST_OK && *took_ms > 0)
+		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
+	free(prefix);
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;
 		r->snap_visible = size;
+		r->snap_from = o.from_byte;
 		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
 		r->start_ns = res->start_ns;
 		r->end_ns = res->end_ns;
@@ -243,14 +362,20 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 void *cat_live_main(void *arg)
 {
 	struct catalog *c = arg;
+	struct live_slots ls = { 0 };
+	uint64_t mark_bytes = c->o.live_window ? c->o.live_window / 8 : (uint64_t)1 << 20;
+	size_t i;
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		int64_t wait_ms, took = 0, id;
-		struct trace_rec *r = next_live(c, now_ms(), &wait_ms);
+		struct trace_rec *r;
+		struct live_slot *s;
 		uint64_t size;
 		char hint[16];
 
+		slots_sweep(c, &ls);
+		r = next_live(c, now_ms(), &wait_ms);
 		if (r == NULL) {
 			struct timespec until;
 
@@ -264,14 +389,26 @@ void *cat_live_main(void *arg)
 		id = r->id;
 		size = r->size;
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
+		if ((s = slot_of(&ls, id, mark_bytes)) == NULL) {
+			r->snap_due_ms = now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
+			continue;
+		}
 		pthread_mutex_unlock(&c->mu);
-		snapshot(c, id, size, hint, &took);
+		snapshot(c, s, size, hint, &took);
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL) {
+			/* a snapshot of a window costs the same each time: the
+			 * next may follow at once; a whole one is spaced by
+			 * what it took, as its cost grows with the stream */
+			int64_t gap = r->snap_from > 0 || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
+
 			r->snap_size = size;
-			r->snap_due_ms = now_ms() + (took > SNAP_MIN_MS ? took : SNAP_MIN_MS);
+			r->snap_due_ms = now_ms() + gap;
 		}
 	}
 	pthread_mutex_unlock(&c->mu);
+	for (i = 0; i < ls.n; i++)
+		slot_free(&ls.v[i]);
+	free(ls.v);
 	return NULL;
 }

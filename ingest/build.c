@@ -10,30 +10,16 @@
 
 static void build_fini(struct build *b)
 {
-	size_t i;
-
-	for (i = 0; i < b->rows.len; i++)
-		vec_fini(&VEC_AT(&b->rows, struct thread_row, i)->stack);
 	vec_fini(&b->rows);
 	kmap_fini(&b->row_map);
 	kmap_fini(&b->kobj_map);
 	vec_fini(&b->tracks);
 	kmap_fini(&b->track_map);
 	ss_fini(&b->ss);
-	vec_fini(&b->async);
-	for (i = 0; i < b->lanes.len; i++)
-		vec_fini(VEC_AT(&b->lanes, struct vec, i));
-	vec_fini(&b->lanes);
-	vec_fini(&b->anchors);
 	vec_fini(&b->flows);
 	vec_fini(&b->points);
-	vec_fini(&b->lod_items);
-	kmap_fini(&b->async_open);
-	kmap_fini(&b->flow_last);
 	free(b->row_of);
-	if (b->args != NULL) /* a second fini (after write.c's) does nothing */
-		bins_fini(b->args);
-	free(b->args);
+	argw_close(&b->args); /* nothing, when write.c closed it */
 }
 
 static void build_init(struct build *b, struct model *m, struct sorter *so, struct store *s,
@@ -51,14 +37,8 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	kmap_init(&b->track_map);
 	ss_init(&b->ss);
 	ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
-	vec_init(&b->async, sizeof(struct bslice));
-	vec_init(&b->lanes, sizeof(struct vec));
-	vec_init(&b->anchors, sizeof(struct ss_ref));
 	vec_init(&b->flows, sizeof(struct bflow));
 	vec_init(&b->points, sizeof(struct bpoint));
-	vec_init(&b->lod_items, sizeof(struct lod_item));
-	kmap_init(&b->async_open);
-	kmap_init(&b->flow_last);
 }
 
 /* Resolve, then match the events in order. */
@@ -86,9 +66,7 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	res->counts.events = m->events_total;
 	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
 		rc = INGEST_ECANCEL;
-	else if ((b.args = calloc(1, sizeof(*b.args))) == NULL)
-		rc = INGEST_ENOMEM;
-	else if (bins_init(b.args, s, "args", 9) != 0)
+	else if (argw_open(&b.args, s, m) != 0)
 		rc = INGEST_EDB;
 	else if (build_memory(&b) != 0)
 		rc = sorter_failed(so, NULL) ? INGEST_EIO : INGEST_ENOMEM;
@@ -99,6 +77,7 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 		else if (b.cancel)
 			rc = INGEST_ECANCEL;
 	}
+	res->counts.args = b.args.count;
 	build_fini(&b);
 	return rc;
 }

@@ -6,7 +6,9 @@
  * (sorter.h, which bounds their memory) and walks them once to match
  * durations, async operations, flows and counter series (docs/API.md,
  * Meaning 3-8), handing each finished slice to the slice store
- * (slicestore.h, packed, spilled past the same budget); write.c writes
+ * (slicestore.h, packed, spilled past the same budget) and each arg set to
+ * the arguments' writer (args.h); its own state stays in match.c. This
+ * header holds what the stages hand each other. write.c writes
  * every table in cluster order (store.h, with the level of detail of lod.h)
  * from the store's groups, and names.c the name index and statistics from
  * its notes; build.c runs them. Only ingest.c and these
@@ -16,8 +18,8 @@
  * scratch file (spill.h), and the events' arguments live in a mapped
  * scratch file of their own (sorter.c, map_scratch); what stays whole is
  * per trace object rather than per event: threads, tracks, strings,
- * counter points, flows, and async operations from the oldest still open
- * on (struct bslice).
+ * counter points, flows, and (in match.c) async operations from the
+ * oldest still open on.
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H
@@ -25,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "lod.h"
 #include "model.h"
 #include "slicestore.h"
@@ -45,33 +48,6 @@ struct btrack {
 	double min, max;
 };
 
-/*
- * An async operation or instant, kept whole until its lane (depth) is
- * known: operations get lanes in the order they start, and an operation's
- * lanes depend on its own end and instants, so it waits until it ends and
- * every operation started before it has its lane. An instant inside an
- * operation goes to the store with it.
- */
-struct bslice {
-	int64_t ts;
-	int64_t dur;      /* -1 while open */
-	uint64_t made;    /* creation order among all slices */
-	uint32_t track;   /* index into tracks */
-	uint32_t depth;
-	uint32_t name, cat;
-	uint32_t parent;  /* the operation of an instant inside one (an async
-			   * index, see struct build), or MDL_NONE */
-	uint32_t next;    /* the operation's next instant, or MDL_NONE */
-	uint32_t last;    /* an operation's last instant so far, or MDL_NONE */
-	uint32_t args_a;  /* first argument of the begin (index into m->args) */
-	uint32_t set;     /* arg set id, written when the slice closes (an end's
-			   * arguments join the begin's); 0 = none, or not yet */
-	struct ss_ref ref;/* its place in the slice store, once stored */
-	uint8_t nargs_a;
-	uint8_t async_op; /* an async operation (its depth is a lane) */
-	uint8_t children; /* has async instants inside */
-};
-
 struct bflow {
 	uint64_t flow_id;
 	uint32_t cat, name;
@@ -90,25 +66,9 @@ struct bpoint {
 	} v;
 };
 
-/* A slice on a thread's stack: open, or a complete event (finished in the
- * slice store already) that still encloses what starts before its end. */
-struct open_slice {
-	struct ss_ref ref;
-	struct ss_ref parent;
-	int64_t ts;
-	int64_t end;      /* complete events */
-	uint64_t made;    /* creation order among all slices */
-	uint32_t depth;
-	uint32_t name, cat;
-	uint32_t args_a;  /* the begin's arguments (index into m->args) */
-	uint8_t nargs_a;
-	uint8_t complete; /* a complete event: closes by itself at end */
-};
-
 struct thread_row {
 	uint64_t pid, tid;
 	uint32_t track; /* thread track index + 1, 0 = none yet */
-	struct vec stack; /* struct open_slice, innermost last */
 };
 
 struct sorter;
@@ -124,29 +84,14 @@ struct build {
 	struct kmap kobj_map;  /* koid -> last kernel object record */
 	struct vec tracks;     /* struct btrack */
 	struct kmap track_map; /* (kind | a, b, c, d) -> track */
-	struct slicestore ss;  /* every thread slice once made, async ones once
-				* matching ends (slicestore.h) */
-	struct vec async;      /* struct bslice: async slices not yet stored, in
-				* creation order; async index i is at i - async_base */
-	uint32_t async_base;
-	uint32_t async_head;   /* the next operation to store, an async index */
-	struct vec lanes;      /* struct vec of int64_t per track: each lane's end */
-	uint64_t made;         /* slices made so far */
+	struct slicestore ss;  /* every slice once made: thread ones as they
+				* close, async ones as their lanes are known */
 	struct vec flows;      /* struct bflow */
-	struct vec anchors;    /* struct ss_ref: flow_last's slices */
 	struct vec points;     /* struct bpoint, time order */
-	struct kmap async_open;/* (pid, cat | name << 32, id) -> index into async */
-	struct kmap flow_last; /* (cat, name, id) -> anchor of the last bound slice */
-	size_t async_closed;   /* entries of async_open, flows_ended of flow_last,
-				* closed since they were last pruned */
-	size_t flows_ended;
-	struct vec lod_items;  /* struct lod_item: scratch of every range and counter
-				* track, grown to the largest and reused */
-	struct bins *args;     /* the args table, open from matching on: arg sets
+	struct arg_writer args;/* the args table, open from matching on: arg sets
 				* are written as slices close, overlapping the
 				* writer thread's SQLite work with matching */
-	int64_t start_ns, end_ns;
-	int have_time;
+	int64_t start_ns, end_ns;  /* the events' time range, set by matching */
 	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
 				* extent per group (extents.h, ingest_opts) */
 	int oom;
@@ -184,17 +129,12 @@ uint32_t build_track(struct build *b, struct btrack *proto, uint64_t k1, uint64_
 uint32_t build_thread_track(struct build *b, uint32_t row);
 
 /* match.c */
-/* Widens the trace's time range to ts. */
-void build_time(struct build *b, int64_t ts);
 /* Matches the events, in order from b->so, into slices, flows and counter
- * points; returns 0, or -1 when out of memory or the sorter failed. */
+ * points, and sets the time range; returns 0, or -1 when out of memory or
+ * the sorter failed. */
 int build_match(struct build *b);
 
 /* write.c */
-/* Writes one arg set into b->args: the n1 arguments from first1 on, then
- * the n2 from first2 on. Returns its id (the id of its first row), or 0
- * when there are none; sets b->oom when ids run past 32 bits. */
-uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
  * reason is in the store's error). */
 int build_write(struct build *b, struct ingest_opts_view *pv);

@@ -137,7 +137,9 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 			 struct ingest_result *res)
 {
 	const char *format = o ? o->format : NULL;
-	uint64_t done = 0, off, dropped = 0;
+	uint64_t from = o && o->from_byte < size ? o->from_byte : 0;
+	size_t plen = o && o->prefix ? o->prefix_len : 0;
+	uint64_t done = 0, off, dropped = from;
 	uint8_t *map;
 	int rc = INGEST_OK;
 
@@ -145,13 +147,21 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 	    (map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0)) == MAP_FAILED)
 		return -1;
 	madvise(map, (size_t)size, MADV_SEQUENTIAL);
-	if (format == NULL && (format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK)) == NULL)
+	if (format == NULL && plen > 0)
+		format = ingest_detect(o->prefix, plen < CHUNK ? plen : CHUNK);
+	else if (format == NULL)
+		format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK);
+	if (format == NULL)
 		rc = INGEST_ENOTTRACE;
 	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
 		res->format = d->format;
+	if (rc == INGEST_OK && d->xray && (plen > 0 || from > 0))
+		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
 	if (rc == INGEST_OK && d->xray) /* its buffers are read in place, until dec_finish */
 		xray_stable_file(d->xray, map);
-	for (off = 0; rc == INGEST_OK && off < size; off += CHUNK) {
+	if (rc == INGEST_OK && plen > 0)
+		rc = decode_piece(d, m, o, o->prefix, plen, &done, size);
+	for (off = from; rc == INGEST_OK && off < size; off += CHUNK) {
 		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
 
 		rc = decode_piece(d, m, o, map + off, n, &done, size);
@@ -182,6 +192,8 @@ static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *
 	if ((rc = decode_mapped(f, size, d, m, o, res)) != -1)
 		return rc;
 	rc = INGEST_OK;
+	if (o && (o->prefix || o->from_byte)) /* windows are read from regular files only */
+		return set_error(res, INGEST_EIO, "the input cannot be mapped");
 	if ((buf = malloc(CHUNK)) == NULL)
 		return set_error(res, INGEST_ENOMEM, NULL);
 	n = fread(buf, 1, CHUNK, f);

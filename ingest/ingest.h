@@ -102,6 +102,11 @@ struct ingest_opts {
 	uint64_t max_bytes;          /* 0: the whole input; else only its first max_bytes
 				      * (a live trace's snapshot of the bytes received,
 				      * while more are appended) */
+	const uint8_t *prefix;       /* FXT only: bytes decoded before the input (a live
+				      * view window's durable records), may be NULL; */
+	size_t prefix_len;
+	uint64_t from_byte;          /* ... and the input read from this byte on (a record
+				      * boundary); 0: from its start */
 };
 
 /*

@@ -116,7 +116,25 @@ int lod_writer_fini(struct lod_writer *w)
 	free(w->groups);
 	w->groups = NULL;
 	w->groups_cap = 0;
+	free(w->items);
+	w->items = NULL;
+	w->items_cap = 0;
 	return w->failed ? -1 : 0;
+}
+
+struct lod_item *lod_items(struct lod_writer *w, size_t n)
+{
+	struct lod_item *grown;
+
+	if (n <= w->items_cap && w->items != NULL)
+		return w->items;
+	if (n == 0)
+		n = 1;
+	if ((grown = realloc(w->items, n * sizeof(*grown))) == NULL)
+		return NULL;
+	w->items = grown;
+	w->items_cap = n;
+	return grown;
 }
 
 static uint64_t dbl_bits(double d)

@@ -34,6 +34,8 @@ struct lod_group;
 struct lod_writer {
 	struct lod_group *groups; /* lod_build's scratch, grown to the largest run and reused */
 	size_t groups_cap;
+	struct lod_item *items;   /* the caller's, from lod_items(), reused likewise */
+	size_t items_cap;
 	struct store_stmt *st;
 	struct store *s;
 	uint8_t *buf;           /* room for LOD_CHUNK records; a full one goes to the writer as is */
@@ -49,6 +51,9 @@ struct lod_writer {
 int lod_writer_init(struct lod_writer *w, struct store *s);
 /* Returns -1 if any write failed. */
 int lod_writer_fini(struct lod_writer *w);
+/* Room for n items to fill and hand to lod_build, reused from run to run;
+ * NULL when out of memory. */
+struct lod_item *lod_items(struct lod_writer *w, size_t n);
 
 /*
  * Summarises n items sorted by ts (slices, or counter points when counters)

@@ -9,8 +9,123 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "build.h"
 #include "sorter.h"
+
+/*
+ * An async operation or instant, kept whole until its lane (depth) is
+ * known: operations get lanes in the order they start, and an operation's
+ * lanes depend on its own end and instants, so it waits until it ends and
+ * every operation started before it has its lane. An instant inside an
+ * operation goes to the store with it.
+ */
+struct bslice {
+	int64_t ts;
+	int64_t dur;      /* -1 while open */
+	uint64_t made;    /* creation order among all slices */
+	uint32_t track;   /* index into tracks */
+	uint32_t depth;
+	uint32_t name, cat;
+	uint32_t parent;  /* the operation of an instant inside one (an async
+			   * index, see struct matcher), or MDL_NONE */
+	uint32_t next;    /* the operation's next instant, or MDL_NONE */
+	uint32_t last;    /* an operation's last instant so far, or MDL_NONE */
+	uint32_t args_a;  /* first argument of the begin (index into m->args) */
+	uint32_t set;     /* arg set id, written when the slice closes (an end's
+			   * arguments join the begin's); 0 = none, or not yet */
+	struct ss_ref ref;/* its place in the slice store, once stored */
+	uint8_t nargs_a;
+	uint8_t async_op; /* an async operation (its depth is a lane) */
+	uint8_t children; /* has async instants inside */
+};
+
+/* A slice on a thread's stack: open, or a complete event (finished in the
+ * slice store already) that still encloses what starts before its end. */
+struct open_slice {
+	struct ss_ref ref;
+	struct ss_ref parent;
+	int64_t ts;
+	int64_t end;      /* complete events */
+	uint64_t made;    /* creation order among all slices */
+	uint32_t depth;
+	uint32_t name, cat;
+	uint32_t args_a;  /* the begin's arguments (index into m->args) */
+	uint8_t nargs_a;
+	uint8_t complete; /* a complete event: closes by itself at end */
+};
+
+/*
+ * Matching's own state, for as long as it runs; what it makes goes to the
+ * build (struct build: the slice store, flows, counter points, tracks, the
+ * time range) and arg sets to the arguments' writer.
+ */
+struct matcher {
+	struct build *b;
+	struct vec stacks;     /* struct vec of struct open_slice per thread row, innermost last */
+	struct vec async;      /* struct bslice: async slices not yet stored, in
+				* creation order; async index i is at i - async_base */
+	uint32_t async_base;
+	uint32_t async_head;   /* the next operation to store, an async index */
+	struct vec lanes;      /* struct vec of int64_t per track: each lane's end */
+	uint64_t made;         /* slices made so far */
+	struct vec anchors;    /* struct ss_ref: flow_last's slices */
+	struct kmap async_open;/* (pid, cat | name << 32, id) -> index into async */
+	struct kmap flow_last; /* (cat, name, id) -> anchor of the last bound slice */
+	size_t async_closed;   /* entries of async_open, flows_ended of flow_last,
+				* closed since they were last pruned */
+	size_t flows_ended;
+	int have_time;         /* b->start_ns, b->end_ns are set */
+};
+
+/* 0, or -1 when out of memory (then matcher_fini frees what was made). */
+static int matcher_init(struct matcher *mt, struct build *b)
+{
+	size_t i;
+
+	memset(mt, 0, sizeof(*mt));
+	mt->b = b;
+	vec_init(&mt->stacks, sizeof(struct vec));
+	vec_init(&mt->async, sizeof(struct bslice));
+	vec_init(&mt->lanes, sizeof(struct vec));
+	vec_init(&mt->anchors, sizeof(struct ss_ref));
+	kmap_init(&mt->async_open);
+	kmap_init(&mt->flow_last);
+	for (i = 0; i < b->rows.len; i++) { /* every thread row is made before matching */
+		struct vec *st = vec_push(&mt->stacks);
+
+		if (st == NULL)
+			return -1;
+		vec_init(st, sizeof(struct open_slice));
+	}
+	return 0;
+}
+
+static void matcher_fini(struct matcher *mt)
+{
+	size_t i;
+
+	for (i = 0; i < mt->stacks.len; i++)
+		vec_fini(VEC_AT(&mt->stacks, struct vec, i));
+	vec_fini(&mt->stacks);
+	vec_fini(&mt->async);
+	for (i = 0; i < mt->lanes.len; i++)
+		vec_fini(VEC_AT(&mt->lanes, struct vec, i));
+	vec_fini(&mt->lanes);
+	vec_fini(&mt->anchors);
+	kmap_fini(&mt->async_open);
+	kmap_fini(&mt->flow_last);
+}
+
+/* Writes an arg set through the build's writer (args.h). */
+static uint32_t arg_set(struct matcher *mt, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2)
+{
+	uint32_t set = argw_set(&mt->b->args, first1, n1, first2, n2);
+
+	if (mt->b->args.overflow)
+		mt->b->oom = 1;
+	return set;
+}
 
 /* A complete event in a run of equal timestamps, and the place it held. */
 struct complete_tie {
@@ -20,11 +135,13 @@ struct complete_tie {
 };
 
 
-void build_time(struct build *b, int64_t ts)
+static void note_time(struct matcher *mt, int64_t ts)
 {
-	if (!b->have_time) {
+	struct build *b = mt->b;
+
+	if (!mt->have_time) {
 		b->start_ns = b->end_ns = ts;
-		b->have_time = 1;
+		mt->have_time = 1;
 	}
 	if (ts < b->start_ns)
 		b->start_ns = ts;
@@ -132,9 +249,9 @@ static int order_complete_ties(struct build *b, struct mdl_ev *ev, size_t n)
 /* ---- slices ----------------------------------------------------------- */
 
 /* Drops finished complete events from the top of a thread's stack. */
-static struct vec *thread_stack(struct build *b, uint32_t row, int64_t ts)
+static struct vec *thread_stack(struct matcher *mt, uint32_t row, int64_t ts)
 {
-	struct vec *st = &VEC_AT(&b->rows, struct thread_row, row)->stack;
+	struct vec *st = VEC_AT(&mt->stacks, struct vec, row);
 
 	while (st->len > 0) {
 		struct open_slice *o = VEC_AT(st, struct open_slice, st->len - 1);
@@ -152,18 +269,20 @@ static struct open_slice *stack_top(const struct vec *st)
 }
 
 /* Hands a finished thread slice to the store. */
-static void slice_finish(struct build *b, const struct open_slice *o, int64_t dur, uint32_t set)
+static void slice_finish(struct matcher *mt, const struct open_slice *o, int64_t dur, uint32_t set)
 {
+	struct build *b = mt->b;
 	struct ss_slice s = { o->ts, dur, o->name, o->cat, set, o->parent };
 
 	if (ss_finish(&b->ss, o->ref, &s) != 0)
 		b->oom = 1;
 }
 
-static void on_duration(struct build *b, const struct mdl_ev *e)
+static void on_duration(struct matcher *mt, const struct mdl_ev *e)
 {
+	struct build *b = mt->b;
 	uint32_t row = b->row_of[e->thread];
-	struct vec *st = thread_stack(b, row, e->ts);
+	struct vec *st = thread_stack(mt, row, e->ts);
 	uint32_t track = build_thread_track(b, row);
 	const struct open_slice *top = stack_top(st);
 	struct open_slice o = { 0 }, *pushed;
@@ -182,23 +301,23 @@ static void on_duration(struct build *b, const struct mdl_ev *e)
 		b->oom = 1;
 		return;
 	}
-	o.made = b->made++;
+	o.made = mt->made++;
 	o.ts = e->ts;
 	o.name = e->name;
 	o.cat = e->cat;
 	o.args_a = e->args;
 	o.nargs_a = e->nargs;
 	if (e->kind != MDL_EV_BEGIN) /* nothing will join its arguments */
-		set = build_arg_set(b, e->args, e->nargs, 0, 0);
+		set = arg_set(mt, e->args, e->nargs, 0, 0);
 	if (e->kind == MDL_EV_INSTANT) {
-		slice_finish(b, &o, 0, set);
+		slice_finish(mt, &o, 0, set);
 		return;
 	}
 	if (e->kind == MDL_EV_COMPLETE) {
 		o.complete = 1;
 		o.end = (int64_t)e->extra;
-		slice_finish(b, &o, o.end - o.ts, set);
-		build_time(b, o.end);
+		slice_finish(mt, &o, o.end - o.ts, set);
+		note_time(mt, o.end);
 	}
 	if ((pushed = vec_push(st)) == NULL) {
 		b->oom = 1;
@@ -208,9 +327,10 @@ static void on_duration(struct build *b, const struct mdl_ev *e)
 }
 
 /* An end closes the innermost open slice of its thread, whatever its name. */
-static void on_end(struct build *b, const struct mdl_ev *e)
+static void on_end(struct matcher *mt, const struct mdl_ev *e)
 {
-	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
+	struct build *b = mt->b;
+	struct vec *st = thread_stack(mt, b->row_of[e->thread], e->ts);
 	struct open_slice *o = st->data;
 	size_t i = st->len;
 
@@ -220,16 +340,16 @@ static void on_end(struct build *b, const struct mdl_ev *e)
 		b->m->diag.unmatched_ends++;
 		return;
 	}
-	slice_finish(b, &o[i - 1], e->ts - o[i - 1].ts,
-		     build_arg_set(b, o[i - 1].args_a, o[i - 1].nargs_a, e->args, e->nargs));
+	slice_finish(mt, &o[i - 1], e->ts - o[i - 1].ts,
+		     arg_set(mt, o[i - 1].args_a, o[i - 1].nargs_a, e->args, e->nargs));
 	memmove(&o[i - 1], &o[i], (st->len - i) * sizeof(*o));
 	st->len--;
 }
 
-/* The async slice of async index i (struct build). */
-static struct bslice *async_at(struct build *b, uint32_t i)
+/* The async slice of async index i (struct matcher). */
+static struct bslice *async_at(struct matcher *mt, uint32_t i)
 {
-	return VEC_AT(&b->async, struct bslice, i - b->async_base);
+	return VEC_AT(&mt->async, struct bslice, i - mt->async_base);
 }
 
 /*
@@ -249,18 +369,19 @@ static void forget_closed(struct kmap *map, size_t *closed)
 
 /* A new async slice, inside the operation parent (an async index) or not;
  * its async index, or MDL_NONE when out of memory. */
-static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t track, uint32_t parent)
+static uint32_t async_add(struct matcher *mt, const struct mdl_ev *e, uint32_t track, uint32_t parent)
 {
-	uint32_t i = b->async_base + (uint32_t)b->async.len;
+	struct build *b = mt->b;
+	uint32_t i = mt->async_base + (uint32_t)mt->async.len;
 	struct bslice *s;
 
-	if (i >= UINT32_MAX - 1 || (s = vec_push(&b->async)) == NULL) {
+	if (i >= UINT32_MAX - 1 || (s = vec_push(&mt->async)) == NULL) {
 		b->oom = 1;
 		return MDL_NONE;
 	}
 	s->ts = e->ts;
 	s->dur = -1;
-	s->made = b->made++;
+	s->made = mt->made++;
 	s->track = track;
 	s->name = e->name;
 	s->cat = e->cat;
@@ -269,12 +390,12 @@ static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t trac
 	s->args_a = e->args;
 	s->nargs_a = e->nargs;
 	if (parent != MDL_NONE) { /* the operation's instants, in order */
-		struct bslice *op = async_at(b, parent);
+		struct bslice *op = async_at(mt, parent);
 
 		if (op->last == MDL_NONE)
 			op->next = i;
 		else
-			async_at(b, op->last)->next = i;
+			async_at(mt, op->last)->next = i;
 		op->last = i;
 		op->children = 1;
 	}
@@ -285,16 +406,16 @@ static uint32_t async_add(struct build *b, const struct mdl_ev *e, uint32_t trac
  * instants inside (drawn one deeper), so that slices of one (track, depth)
  * never overlap; an operation still open holds its lanes to the end.
  * Returns 0, or -1 when out of memory. */
-static int async_lane(struct build *b, struct bslice *s)
+static int async_lane(struct matcher *mt, struct bslice *s)
 {
 	int64_t end = s->dur < 0 ? INT64_MAX : s->ts + s->dur;
 	uint32_t h = s->children ? 2 : 1, d = 0, k;
 	struct vec *l;
 
-	while (b->lanes.len <= s->track)
-		if (vec_push(&b->lanes) == NULL)
+	while (mt->lanes.len <= s->track)
+		if (vec_push(&mt->lanes) == NULL)
 			return -1;
-	l = VEC_AT(&b->lanes, struct vec, s->track);
+	l = VEC_AT(&mt->lanes, struct vec, s->track);
 	if (l->size == 0)
 		vec_init(l, sizeof(int64_t));
 	for (;; d++) {
@@ -313,8 +434,9 @@ static int async_lane(struct build *b, struct bslice *s)
 }
 
 /* Hands one async slice, its lane known, to the store. */
-static int async_store(struct build *b, struct bslice *s, struct ss_ref parent)
+static int async_store(struct matcher *mt, struct bslice *s, struct ss_ref parent)
 {
+	struct build *b = mt->b;
 	struct ss_slice x = { s->ts, s->dur, s->name, s->cat, s->set, parent };
 
 	s->ref = ss_new(&b->ss, s->track, s->depth);
@@ -329,40 +451,41 @@ static int async_store(struct build *b, struct bslice *s, struct ss_ref parent)
  * instants inside it; then forgets what was stored. Returns 0, or -1 when
  * out of memory.
  */
-static int async_flush(struct build *b, int all)
+static int async_flush(struct matcher *mt, int all)
 {
-	uint32_t end = b->async_base + (uint32_t)b->async.len, i;
+	uint32_t end = mt->async_base + (uint32_t)mt->async.len, i;
 	size_t gone;
 
-	for (; b->async_head < end; b->async_head++) {
-		struct bslice *op = async_at(b, b->async_head);
+	for (; mt->async_head < end; mt->async_head++) {
+		struct bslice *op = async_at(mt, mt->async_head);
 
 		if (op->parent != MDL_NONE) /* an instant: stored with its operation */
 			continue;
 		if (op->dur < 0 && !all)
 			break;
-		if (async_lane(b, op) != 0 || async_store(b, op, (struct ss_ref){ MDL_NONE, 0 }) != 0)
+		if (async_lane(mt, op) != 0 || async_store(mt, op, (struct ss_ref){ MDL_NONE, 0 }) != 0)
 			return -1;
-		for (i = op->next; i != MDL_NONE; i = async_at(b, i)->next) {
-			struct bslice *in = async_at(b, i);
+		for (i = op->next; i != MDL_NONE; i = async_at(mt, i)->next) {
+			struct bslice *in = async_at(mt, i);
 
 			in->depth = op->depth + 1;
-			if (async_store(b, in, op->ref) != 0)
+			if (async_store(mt, in, op->ref) != 0)
 				return -1;
 		}
 	}
 	/* everything before the head is stored: drop it once it is most */
-	gone = b->async_head - b->async_base;
-	if (gone > 4096 && gone >= b->async.len / 2) {
-		memmove(b->async.data, async_at(b, b->async_head), (b->async.len - gone) * sizeof(struct bslice));
-		b->async.len -= gone;
-		b->async_base = b->async_head;
+	gone = mt->async_head - mt->async_base;
+	if (gone > 4096 && gone >= mt->async.len / 2) {
+		memmove(mt->async.data, async_at(mt, mt->async_head), (mt->async.len - gone) * sizeof(struct bslice));
+		mt->async.len -= gone;
+		mt->async_base = mt->async_head;
 	}
 	return 0;
 }
 
-static uint32_t async_track(struct build *b, const struct mdl_ev *e)
+static uint32_t async_track(struct matcher *mt, const struct mdl_ev *e)
 {
+	struct build *b = mt->b;
 	struct btrack proto = { 0 };
 
 	proto.kind = TK_ASYNC;
@@ -374,11 +497,12 @@ static uint32_t async_track(struct build *b, const struct mdl_ev *e)
 
 /* Async begin, instant and end with the same (pid, category, name, id) are
  * one operation on the async track of (pid, category, name). */
-static void on_async(struct build *b, const struct mdl_ev *e)
+static void on_async(struct matcher *mt, const struct mdl_ev *e)
 {
-	uint32_t track = async_track(b, e);
+	struct build *b = mt->b;
+	uint32_t track = async_track(mt, e);
 	uint64_t pid = VEC_AT(&b->rows, struct thread_row, b->row_of[e->thread])->pid;
-	struct kmap_entry *k = kmap_get(&b->async_open, pid, (uint64_t)e->cat | (uint64_t)e->name << 32, e->extra, 0);
+	struct kmap_entry *k = kmap_get(&mt->async_open, pid, (uint64_t)e->cat | (uint64_t)e->name << 32, e->extra, 0);
 	struct bslice *op;
 	uint32_t s;
 
@@ -387,45 +511,46 @@ static void on_async(struct build *b, const struct mdl_ev *e)
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_BEGIN) {
-		if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE)
-			async_at(b, s)->async_op = 1;
+		if ((s = async_add(mt, e, track, MDL_NONE)) != MDL_NONE)
+			async_at(mt, s)->async_op = 1;
 		k->val = s;
 		return;
 	}
 	if (k->val == MDL_NONE) {
 		if (e->kind == MDL_EV_ASYNC_END) {
 			b->m->diag.unmatched_ends++;
-		} else if ((s = async_add(b, e, track, MDL_NONE)) != MDL_NONE) {
+		} else if ((s = async_add(mt, e, track, MDL_NONE)) != MDL_NONE) {
 			b->m->diag.unmatched_async_instants++;
-			async_at(b, s)->async_op = 1;
-			async_at(b, s)->dur = 0;
-			async_at(b, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
-			if (async_flush(b, 0) != 0)
+			async_at(mt, s)->async_op = 1;
+			async_at(mt, s)->dur = 0;
+			async_at(mt, s)->set = arg_set(mt, e->args, e->nargs, 0, 0);
+			if (async_flush(mt, 0) != 0)
 				b->oom = 1;
 		}
 		return;
 	}
 	if (e->kind == MDL_EV_ASYNC_INSTANT) {
-		if ((s = async_add(b, e, track, k->val)) != MDL_NONE) {
-			async_at(b, s)->dur = 0;
-			async_at(b, s)->set = build_arg_set(b, e->args, e->nargs, 0, 0);
+		if ((s = async_add(mt, e, track, k->val)) != MDL_NONE) {
+			async_at(mt, s)->dur = 0;
+			async_at(mt, s)->set = arg_set(mt, e->args, e->nargs, 0, 0);
 		}
 		return;
 	}
-	op = async_at(b, k->val);
+	op = async_at(mt, k->val);
 	op->dur = e->ts - op->ts;
-	op->set = build_arg_set(b, op->args_a, op->nargs_a, e->args, e->nargs);
+	op->set = arg_set(mt, op->args_a, op->nargs_a, e->args, e->nargs);
 	k->val = MDL_NONE;
-	forget_closed(&b->async_open, &b->async_closed);
-	if (async_flush(b, 0) != 0)
+	forget_closed(&mt->async_open, &mt->async_closed);
+	if (async_flush(mt, 0) != 0)
 		b->oom = 1;
 }
 
 /* Flow events bind to the innermost slice open on their thread; consecutive
  * events of one (category, name, id) give arrows. */
-static void on_flow(struct build *b, const struct mdl_ev *e)
+static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 {
-	struct vec *st = thread_stack(b, b->row_of[e->thread], e->ts);
+	struct build *b = mt->b;
+	struct vec *st = thread_stack(mt, b->row_of[e->thread], e->ts);
 	const struct open_slice *top = stack_top(st);
 	struct ss_ref *anchor;
 	struct kmap_entry *k;
@@ -435,7 +560,7 @@ static void on_flow(struct build *b, const struct mdl_ev *e)
 		b->m->diag.flow_no_enclosing_slice++;
 		return;
 	}
-	if ((k = kmap_get(&b->flow_last, e->cat, e->name, e->extra, 0)) == NULL) {
+	if ((k = kmap_get(&mt->flow_last, e->cat, e->name, e->extra, 0)) == NULL) {
 		b->oom = 1;
 		return;
 	}
@@ -449,23 +574,23 @@ static void on_flow(struct build *b, const struct mdl_ev *e)
 		f->flow_id = e->extra;
 		f->cat = e->cat;
 		f->name = e->name;
-		f->from = *VEC_AT(&b->anchors, struct ss_ref, k->val);
+		f->from = *VEC_AT(&mt->anchors, struct ss_ref, k->val);
 		f->to = top->ref;
 		f->to_ts = top->ts;
 	}
 	if (e->kind == MDL_EV_FLOW_END) {
 		k->val = MDL_NONE;
-		forget_closed(&b->flow_last, &b->flows_ended);
+		forget_closed(&mt->flow_last, &mt->flows_ended);
 		return;
 	}
 	if (k->val == MDL_NONE) {
-		if ((anchor = vec_push(&b->anchors)) == NULL || b->anchors.len >= MDL_NONE) {
+		if ((anchor = vec_push(&mt->anchors)) == NULL || mt->anchors.len >= MDL_NONE) {
 			b->oom = 1;
 			return;
 		}
-		k->val = (uint32_t)b->anchors.len - 1;
+		k->val = (uint32_t)mt->anchors.len - 1;
 	}
-	*VEC_AT(&b->anchors, struct ss_ref, k->val) = top->ref;
+	*VEC_AT(&mt->anchors, struct ss_ref, k->val) = top->ref;
 }
 
 static int arg_numeric(const struct mdl_arg *a, struct bpoint *p)
@@ -503,8 +628,9 @@ static void track_value(struct btrack *t, double v)
 
 /* Each numeric argument of a counter event is a point of the series
  * (pid, event name, argument name, counter id). */
-static void on_counter(struct build *b, const struct mdl_ev *e)
+static void on_counter(struct matcher *mt, const struct mdl_ev *e)
 {
+	struct build *b = mt->b;
 	struct btrack proto = { 0 };
 	struct bpoint pt = { 0 }, *p;
 	unsigned i;
@@ -535,31 +661,32 @@ static void on_counter(struct build *b, const struct mdl_ev *e)
 }
 
 /* Matches one batch of events, in (ts, seq) order. */
-static void build_events(struct build *b, const struct mdl_ev *ev, size_t n)
+static void match_events(struct matcher *mt, const struct mdl_ev *ev, size_t n)
 {
+	struct build *b = mt->b;
 	size_t i;
 
 	for (i = 0; i < n && !b->oom; i++) {
-		build_time(b, ev[i].ts);
+		note_time(mt, ev[i].ts);
 		switch (ev[i].kind) {
 		case MDL_EV_INSTANT:
 		case MDL_EV_BEGIN:
 		case MDL_EV_COMPLETE:
-			on_duration(b, &ev[i]);
+			on_duration(mt, &ev[i]);
 			break;
 		case MDL_EV_END:
-			on_end(b, &ev[i]);
+			on_end(mt, &ev[i]);
 			break;
 		case MDL_EV_COUNTER:
-			on_counter(b, &ev[i]);
+			on_counter(mt, &ev[i]);
 			break;
 		case MDL_EV_ASYNC_BEGIN:
 		case MDL_EV_ASYNC_INSTANT:
 		case MDL_EV_ASYNC_END:
-			on_async(b, &ev[i]);
+			on_async(mt, &ev[i]);
 			break;
 		default:
-			on_flow(b, &ev[i]);
+			on_flow(mt, &ev[i]);
 		}
 	}
 }
@@ -580,15 +707,16 @@ static int unterminated_cmp(const void *x, const void *y)
 
 /* Slices never closed are counted, and their arg sets written now, in the
  * order the slices were made; thread ones go to the store. */
-static int build_unterminated(struct build *b)
+static int match_unterminated(struct matcher *mt)
 {
+	struct build *b = mt->b;
 	struct vec u;
 	size_t i, j;
 	int rc = -1;
 
 	vec_init(&u, sizeof(struct unterminated));
-	for (i = 0; i < b->rows.len; i++) {
-		struct vec *st = &VEC_AT(&b->rows, struct thread_row, i)->stack;
+	for (i = 0; i < mt->stacks.len; i++) {
+		struct vec *st = VEC_AT(&mt->stacks, struct vec, i);
 
 		for (j = 0; j < st->len; j++) {
 			struct open_slice *o = VEC_AT(st, struct open_slice, j);
@@ -602,8 +730,8 @@ static int build_unterminated(struct build *b)
 			x->o = o;
 		}
 	}
-	for (i = 0; i < b->async.len; i++) { /* the operations not yet stored */
-		struct bslice *a = VEC_AT(&b->async, struct bslice, i);
+	for (i = 0; i < mt->async.len; i++) { /* the operations not yet stored */
+		struct bslice *a = VEC_AT(&mt->async, struct bslice, i);
 		struct unterminated *x;
 
 		if (a->dur >= 0)
@@ -620,12 +748,12 @@ static int build_unterminated(struct build *b)
 
 		b->m->diag.unterminated_slices++;
 		if (x->a != NULL)
-			x->a->set = build_arg_set(b, x->a->args_a, x->a->nargs_a, 0, 0);
+			x->a->set = arg_set(mt, x->a->args_a, x->a->nargs_a, 0, 0);
 		else
-			slice_finish(b, x->o, -1, build_arg_set(b, x->o->args_a, x->o->nargs_a, 0, 0));
+			slice_finish(mt, x->o, -1, arg_set(mt, x->o->args_a, x->o->nargs_a, 0, 0));
 	}
-	for (i = 0; i < b->rows.len; i++)
-		VEC_AT(&b->rows, struct thread_row, i)->stack.len = 0;
+	for (i = 0; i < mt->stacks.len; i++)
+		VEC_AT(&mt->stacks, struct vec, i)->len = 0;
 	rc = 0;
 out:
 	vec_fini(&u);
@@ -634,14 +762,15 @@ out:
 
 /* The trace's time range covers scheduling and log records too; it is known
  * before slices are written, since unterminated ones count up to its end. */
-static void build_time_records(struct build *b)
+static void time_records(struct matcher *mt)
 {
+	struct build *b = mt->b;
 	size_t i;
 
 	for (i = 0; i < b->m->sched.len; i++)
-		build_time(b, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
+		note_time(mt, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
 	for (i = 0; i < b->m->logs.len; i++)
-		build_time(b, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
+		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }
 
 /*
@@ -652,21 +781,28 @@ static void build_time_records(struct build *b)
  */
 int build_match(struct build *b)
 {
+	struct matcher mt;
 	struct mdl_ev *ev;
 	long n = 0;
+	int rc = -1;
 
 	if (sorter_finish(b->so) != 0)
 		return -1;
+	if (matcher_init(&mt, b) != 0)
+		goto out;
 	while (!b->oom && (n = sorter_next(b->so, &ev)) > 0) {
 		resolve_calls(b, ev, (size_t)n);
 		if (order_complete_ties(b, ev, (size_t)n) != 0)
-			return -1;
-		build_events(b, ev, (size_t)n);
+			goto out;
+		match_events(&mt, ev, (size_t)n);
 	}
 	if (!b->oom && n < 0)
-		return -1;
-	build_time_records(b);
-	if (b->oom || build_unterminated(b) != 0 || async_flush(b, 1) != 0)
-		return -1;
-	return b->oom ? -1 : 0;
+		goto out;
+	time_records(&mt);
+	if (b->oom || match_unterminated(&mt) != 0 || async_flush(&mt, 1) != 0)
+		goto out;
+	rc = b->oom ? -1 : 0;
+out:
+	matcher_fini(&mt);
+	return rc;
 }

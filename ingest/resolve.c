@@ -57,7 +57,6 @@ int build_threads(struct build *b)
 				return -1;
 			r->pid = pid;
 			r->tid = t->tid;
-			vec_init(&r->stack, sizeof(struct open_slice));
 			e->val = (uint32_t)b->rows.len - 1;
 		}
 		b->row_of[i] = e->val;

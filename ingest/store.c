@@ -199,7 +199,9 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-struct store_job *store_job_take(struct store *s, struct bins_val **vals)
+/* An empty job to fill in place: *vals gets room for BINS_ROWS *
+ * BINS_MAX_COLS values. NULL when out of memory. */
+static struct store_job *job_take(struct store *s, struct bins_val **vals)
 {
 	struct store_job *j;
 
@@ -217,7 +219,8 @@ struct store_job *store_job_take(struct store *s, struct bins_val **vals)
 	return j;
 }
 
-void store_job_drop(struct store *s, struct store_job *j)
+/* Returns a taken job unused. */
+static void job_drop(struct store *s, struct store_job *j)
 {
 	pthread_mutex_lock(&s->mu);
 	j->next = s->free;
@@ -252,12 +255,15 @@ static int job_queue(struct store *s, struct store_job *j)
 	return failed ? -1 : 0;
 }
 
-int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps)
+/* Queues a taken job (which then belongs to the store): st runs `steps`
+ * times, each binding the next n values. -1 when a job failed before, or
+ * on a programmer error (too many values). */
+static int job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps)
 {
 	if (n < 0 || steps < 0 || (int64_t)n * steps > JOB_VALS) { /* a programmer error */
 		free(j->owned);
 		j->owned = NULL;
-		store_job_drop(s, j);
+		job_drop(s, j);
 		return -1;
 	}
 	j->kind = JOB_INSERT;
@@ -271,7 +277,7 @@ int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st
 static int stmt_job(struct store *s, struct store_stmt *st, int kind)
 {
 	struct bins_val *v;
-	struct store_job *j = store_job_take(s, &v);
+	struct store_job *j = job_take(s, &v);
 
 	if (j == NULL)
 		return -1;
@@ -321,7 +327,7 @@ int store_failed(struct store *s)
 int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned)
 {
 	struct bins_val *v;
-	struct store_job *j = store_job_take(s, &v);
+	struct store_job *j = job_take(s, &v);
 
 	if (j == NULL) {
 		free(owned);
@@ -330,7 +336,7 @@ int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *
 	j->owned = owned;
 	if (n >= 0 && n <= JOB_VALS)
 		memcpy(v, vals, (size_t)n * sizeof(*vals));
-	return store_job_submit(s, j, st, n, 1);
+	return job_submit(s, j, st, n, 1);
 }
 
 uint64_t store_ticket(struct store *s)
@@ -477,7 +483,7 @@ int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 	}
 	b->multi = bins_prepare(b, table, BINS_ROWS);
 	b->one = bins_prepare(b, table, 1);
-	if (b->multi == NULL || b->one == NULL || (b->job = store_job_take(s, &b->vals)) == NULL) {
+	if (b->multi == NULL || b->one == NULL || (b->job = job_take(s, &b->vals)) == NULL) {
 		store_finalize(s, b->multi);
 		store_finalize(s, b->one);
 		b->multi = b->one = NULL;
@@ -546,7 +552,7 @@ void bins_blob(struct bins *b, const void *p, int n)
  * takes the next one; 0, or -1 (b has failed). */
 static int bins_hand_on(struct bins *b, struct store_stmt *st, int n, int steps)
 {
-	if (store_job_submit(b->s, b->job, st, n, steps) != 0 || (b->job = store_job_take(b->s, &b->vals)) == NULL) {
+	if (job_submit(b->s, b->job, st, n, steps) != 0 || (b->job = job_take(b->s, &b->vals)) == NULL) {
 		bins_fail(b);
 		return -1;
 	}
@@ -582,9 +588,9 @@ int bins_fini(struct bins *b)
 {
 	if (b->job != NULL) {
 		if (b->rows > 0 && !b->failed)
-			b->failed = store_job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0;
+			b->failed = job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0;
 		else
-			store_job_drop(b->s, b->job);
+			job_drop(b->s, b->job);
 		b->job = NULL;
 		b->vals = b->spare;
 	}

@@ -92,15 +92,6 @@ int store_failed(struct store *s);
  * not: they must outlive the job, that is the next store_drain(), except
  * `owned`, freed after it). */
 int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned);
-/* Takes an empty job to fill in place: *vals gets room for
- * BINS_ROWS * BINS_MAX_COLS values. NULL when out of memory. */
-struct store_job *store_job_take(struct store *s, struct bins_val **vals);
-/* Queues a taken job (which then belongs to the store): st runs `steps`
- * times, each binding the next n values. Returns -1 when a job failed
- * before, or on a programmer error (too many values). */
-int store_job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps);
-/* Returns a taken job unused. */
-void store_job_drop(struct store *s, struct store_job *j);
 /* Waits until every job queued so far has run (store_wait on a ticket
  * taken now); returns -1 if any failed. */
 int store_drain(struct store *s);

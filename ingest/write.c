@@ -50,56 +50,14 @@ struct depth_range {
 	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
 };
 
-static void write_arg(struct build *b, struct bins *a, uint64_t set, uint32_t seq, const struct mdl_arg *x)
+/* Writes an arg set through the arguments' writer (args.h). */
+static uint32_t arg_set(struct build *b, uint32_t first, unsigned n)
 {
-	++b->res->counts.args;
-	bins_null(a); /* rows go in id order from 1: SQLite's next rowid is the id */
-	bins_i64(a, (int64_t)set);
-	bins_i64(a, seq);
-	bins_i64(a, x->key);
-	bins_i64(a, x->type);
-	if (x->type == MDL_ARG_NULL || x->type == MDL_ARG_DOUBLE || x->type == MDL_ARG_STRING ||
-	    x->type == MDL_ARG_BLOB)
-		bins_null(a);
-	else
-		bins_i64(a, x->v.i);
-	if (x->type == MDL_ARG_DOUBLE)
-		bins_dbl(a, x->v.d);
-	else
-		bins_null(a);
-	if (x->type == MDL_ARG_STRING)
-		bins_i64(a, x->v.str);
-	else
-		bins_null(a);
-	if (x->type == MDL_ARG_BLOB)
-		bins_blob(a, (const char *)b->m->bytes.data + x->v.u, (int)x->len);
-	else
-		bins_null(a);
-	bins_row(a);
-}
+	uint32_t set = argw_set(&b->args, first, n, 0, 0);
 
-/* Writes args[first .. first + n) into arg set `set` from seq on; returns the next seq. */
-static uint32_t write_args(struct build *b, struct bins *a, uint64_t set, uint32_t seq, uint32_t first, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		write_arg(b, a, set, seq++, VEC_AT(&b->m->args, struct mdl_arg, first + i));
-	return seq;
-}
-
-uint32_t build_arg_set(struct build *b, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2)
-{
-	uint64_t set = b->res->counts.args + 1;
-
-	if (n1 + n2 == 0)
-		return 0;
-	if (set + n1 + n2 > UINT32_MAX) {
+	if (b->args.overflow)
 		b->oom = 1;
-		return 0;
-	}
-	write_args(b, b->args, set, write_args(b, b->args, set, 0, first1, n1), first2, n2);
-	return (uint32_t)set;
+	return set;
 }
 
 /* Reports rows written; a cancel request sticks in b->cancel. */
@@ -167,13 +125,6 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 	return bins_fini(&db) | bins_fini(&eb);
 }
 
-/* Room for n level-of-detail items, reused from range to range; NULL when
- * out of memory. */
-static struct lod_item *lod_scratch(struct build *b, size_t n)
-{
-	return vec_reserve(&b->lod_items, n ? n : 1) == 0 ? b->lod_items.data : NULL;
-}
-
 /* Flows by where their from-slice is written (its group's first position
  * plus its ordinal): write_range fills in where each from-slice ends as it
  * passes it. */
@@ -203,7 +154,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		       uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
 {
 	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
-	struct lod_item *it = lod_scratch(b, r->count);
+	struct lod_item *it = lod_items(lw, r->count);
 	struct lod_key key = { r->track + 1, r->depth };
 	int64_t prev_end = INT64_MIN;
 	struct ss_reader rd;
@@ -387,7 +338,7 @@ static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t 
 		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
 			continue;
 		extents_write(&eb, (int64_t)i + 1, 0, &pi->chunks, pi->ids ? &pi->ids[i] : NULL, first[i] + 1, n);
-		if ((it = lod_scratch(b, n)) == NULL) {
+		if ((it = lod_items(lw, n)) == NULL) {
 			rc = -1;
 			break;
 		}
@@ -706,7 +657,7 @@ static int write_kobjs(struct build *b)
 			bins_null(&kb);
 		else
 			bins_i64(&kb, (int64_t)o->process);
-		bins_opt(&kb, build_arg_set(b, o->args, o->nargs, 0, 0));
+		bins_opt(&kb, arg_set(b, o->args, o->nargs));
 		bins_row(&kb);
 	}
 	b->res->counts.objects += b->kobj_map.ents.len;
@@ -726,7 +677,7 @@ static int write_uobjs(struct build *b)
 		bins_i64(&ub, (int64_t)o[i].pid);
 		bins_i64(&ub, (int64_t)o[i].ptr);
 		bins_text(&ub, model_str(b->m, o[i].name), -1);
-		bins_opt(&ub, build_arg_set(b, o[i].args, o[i].nargs, 0, 0));
+		bins_opt(&ub, arg_set(b, o[i].args, o[i].nargs));
 		bins_row(&ub);
 	}
 	b->res->counts.objects += b->m->uobjs.len;
@@ -762,7 +713,7 @@ static int write_blobs(struct build *b)
 		else
 			bins_i64(&bb, x[i].cat);
 		bins_i64(&bb, x[i].name);
-		bins_opt(&bb, build_arg_set(b, x[i].args, x[i].nargs, 0, 0));
+		bins_opt(&bb, arg_set(b, x[i].args, x[i].nargs));
 		bins_i64(&bb, (int64_t)x[i].len);
 		bins_blob(&bb, (const char *)b->m->bytes.data + x[i].off, (int)x[i].len);
 		bins_row(&bb);
@@ -829,7 +780,7 @@ static int write_objects(struct build *b)
 
 	rc |= write_uobjs(b);
 	rc |= write_blobs(b);
-	rc |= bins_fini(b->args);
+	rc |= argw_close(&b->args);
 	return rc | write_profiler(b);
 }
 

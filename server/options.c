@@ -23,6 +23,9 @@ static const char usage_text[] =
 	"  --retain-days N    remove unpinned traces uploaded N days ago or more (default: keep)\n"
 	"  --retain-bytes SIZE  remove the oldest unpinned traces while the library holds more,\n"
 	"                     e.g. 50G (default: no bound)\n"
+	"  --live-window SIZE while a live FXT trace streams, its view holds its newest SIZE bytes\n"
+	"                     (and every string, thread and object record before them), e.g. 64M\n"
+	"                     (default: what the server ingests in about 0.4 s, at least 8M)\n"
 	"  --insecure-public  allow a non-loopback --bind without a token\n"
 	"  --help             this text\n";
 
@@ -138,6 +141,9 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--retain-bytes") == 0) {
 			if (parse_size(val, &o->retain_bytes) != 0 || o->retain_bytes == 0)
 				return bad("--retain-bytes", val);
+		} else if (strcmp(a, "--live-window") == 0) {
+			if (parse_size(val, &o->live_window) != 0 || o->live_window < 4096)
+				return bad("--live-window (at least 4K)", val);
 		} else if (strcmp(a, "--threads") == 0) {
 			if (parse_size(val, &v) != 0 || v == 0 || v > 256 || strpbrk(val, "KkMmGg"))
 				return bad("--threads", val);

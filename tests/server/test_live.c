@@ -87,18 +87,24 @@ static void ls_chunk(int fd, const uint8_t *p, size_t n)
 	ls_write(fd, "\r\n", 2);
 }
 
-/* Sends bytes [from, to) of the archive in odd-sized chunks (1 to 7919
- * bytes, pseudo-random). */
-static void ls_send(int fd, size_t from, size_t to, uint64_t *rng)
+/* Sends bytes [from, to) of buf in odd-sized chunks (1 to 7919 bytes,
+ * pseudo-random). */
+static void ls_send_buf(int fd, const uint8_t *buf, size_t from, size_t to, uint64_t *rng)
 {
 	while (from < to) {
 		size_t k = 1 + (size_t)(xorshift64(rng) % 7919);
 
 		if (k > to - from)
 			k = to - from;
-		ls_chunk(fd, W.bytes + from, k);
+		ls_chunk(fd, buf + from, k);
 		from += k;
 	}
+}
+
+/* The same, of the archive. */
+static void ls_send(int fd, size_t from, size_t to, uint64_t *rng)
+{
+	ls_send_buf(fd, W.bytes, from, to, rng);
 }
 
 /* Reads the reply's status (and body into out) to the end. */
@@ -483,6 +489,227 @@ static void t_stream_command(void **state)
 	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
 }
 
+/* ---- a stream's window (docs/API.md, Live traces), read independently --- */
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The bytes of the FXT record at p: its size word in 8-byte words (bits
+ * 4..15; 4..35 for a large record, type 15). */
+static size_t rec_bytes(const uint8_t *p)
+{
+	uint64_t h = le64(p);
+
+	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+}
+
+/* A provider info (1) or provider section (2) metadata record: its
+ * provider id, else -1. */
+static int64_t rec_provider(const uint8_t *p)
+{
+	uint64_t h = le64(p);
+
+	if ((h & 15) != 0 || (((h >> 16) & 15) != 1 && ((h >> 16) & 15) != 2))
+		return -1;
+	return (int64_t)((h >> 20) & 0xffffffffu);
+}
+
+static size_t put_section(uint8_t *out, int64_t provider)
+{
+	uint64_t h = (uint64_t)1 << 4 | (uint64_t)2 << 16 | (uint64_t)provider << 20;
+	int i;
+
+	for (i = 0; i < 8; i++, h >>= 8)
+		out[i] = (uint8_t)h;
+	return 8;
+}
+
+/*
+ * What a snapshot reads of s[0..at) whose window starts at from: every
+ * durable record (metadata but provider sections, initialization, string,
+ * thread, kernel object) before from, each under the provider it came
+ * under (a provider section written before it when the last provider
+ * named is another), then a section for the provider in effect at from if
+ * the last named is another, then s[from..at). Returns the bytes written
+ * to out.
+ */
+static size_t window_input(const uint8_t *s, size_t from, size_t at, uint8_t *out)
+{
+	int64_t ctx = -1, written = -1, p;
+	size_t off = 0, n = 0;
+
+	while (off < from) {
+		size_t k = rec_bytes(s + off);
+		unsigned type = s[off] & 15u;
+
+		assert_true(k > 0 && off + k <= from); /* from is a record boundary */
+		if ((p = rec_provider(s + off)) >= 0 && ((le64(s + off) >> 16) & 15) == 2) {
+			ctx = p; /* a section: written again only where a durable record needs it */
+		} else if (p >= 0) { /* provider info: kept, and names the provider */
+			ctx = written = p;
+			memcpy(out + n, s + off, k);
+			n += k;
+		} else if (type == 0 || type == 1 || type == 2 || type == 3 || type == 7) {
+			if (ctx != written) {
+				n += put_section(out + n, ctx);
+				written = ctx;
+			}
+			memcpy(out + n, s + off, k);
+			n += k;
+		}
+		off += k;
+	}
+	if (ctx != written)
+		n += put_section(out + n, ctx);
+	memcpy(out + n, s + from, at - from);
+	return n + (at - from);
+}
+
+/*
+ * Two archives' records interleaved a few hundred bytes at a time (so that
+ * their string and thread records interleave too), the second
+ * under a provider of its own (id 2), as a trace manager writes several
+ * providers' buffers. *n gets the bytes.
+ */
+static uint8_t *two_providers(size_t *n)
+{
+	static const uint8_t info2[16] = { 0x20, 0x00, 0x21, 0x00, 0x00, 0x00, 0x30, 0x00, /* provider info, id 2, name 3 bytes */
+					   't',  'w',  'o',  0,    0,    0,    0,    0 };
+	uint8_t *out = malloc(3 * W.n); /* both, and a section every few hundred bytes */
+	size_t a = 0, b = 0, o = 0, skip = 0;
+
+	assert_non_null(out);
+	while (skip < W.n && rec_provider(W.bytes + skip) != 1) /* the second copy's own magic and provider info go */
+		skip += rec_bytes(W.bytes + skip);
+	skip += rec_bytes(W.bytes + skip);
+	b = skip;
+	while (a < W.n || b < W.n) {
+		size_t end;
+
+		for (end = a; end < W.n && end - a < 700;)
+			end += rec_bytes(W.bytes + end);
+		if (a > 0 && end > a)
+			o += put_section(out + o, 1);
+		memcpy(out + o, W.bytes + a, end - a);
+		o += end - a;
+		a = end;
+		for (end = b; end < W.n && end - b < 500;)
+			end += rec_bytes(W.bytes + end);
+		if (b == skip) {
+			memcpy(out + o, info2, sizeof(info2));
+			o += sizeof(info2);
+		} else if (end > b) {
+			o += put_section(out + o, 2);
+		}
+		memcpy(out + o, W.bytes + b, end - b);
+		o += end - b;
+		b = end;
+	}
+	*n = o;
+	return out;
+}
+
+/* A server with a 64 KB live window: at each pause past it, the snapshot
+ * holds exactly what ingesting its window's input as a file gives (every
+ * table), the window starts at most 64 KB before the end at a record
+ * boundary; once the body ends, the trace is the whole stream's. */
+static void t_window(void **state)
+{
+	size_t n, cuts[5], i, at = 0, k;
+	uint8_t *s = two_providers(&n), *in = malloc(2 * n + 4096);
+	char ref[200], db[200], path[200], body[2048];
+	uint64_t rng = 99;
+	int64_t id = 0;
+	int fd;
+
+	(void)state;
+	assert_non_null(in);
+	cuts[0] = n / 5 + 3;
+	cuts[1] = n / 3 + 1;
+	cuts[2] = n / 2 + 7;
+	cuts[3] = n - 5;
+	cuts[4] = n;
+	su_server_stop(&W.srv, SIGTERM);
+	{
+		const char *extra[] = { "--live-window", "64K", NULL };
+
+		t_start(extra);
+	}
+	fd = ls_open("/api/traces?live=1&name=windowed", NULL);
+	for (i = 0; i < 5; i++) {
+		uint64_t from;
+		FILE *f;
+		cJSON *t;
+
+		ls_send_buf(fd, s, at, cuts[i], &rng);
+		at = cuts[i];
+		if (id == 0)
+			id = new_id();
+		t = wait_visible(id, at, "live");
+		from = (uint64_t)num(cJSON_GetObjectItemCaseSensitive(t, "stream"), "from_byte");
+		cJSON_Delete(t);
+		assert_true(from > 0);            /* far past the window: a window */
+		assert_true(from + 65536 >= at);  /* of at most 64 KB */
+		assert_true(from < at);
+		k = window_input(s, (size_t)from, at, in);
+		t_fmt(path, sizeof(path), "%s/window-%zu.fxt", W.root, i);
+		assert_non_null(f = fopen(path, "wb"));
+		assert_int_equal(fwrite(in, 1, k, f), k);
+		assert_int_equal(fclose(f), 0);
+		{
+			char cmd[800];
+
+			t_fmt(ref, sizeof(ref), "%s/window-%zu.db", W.root, i);
+			t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, ref);
+			assert_int_equal(system(cmd), 0);
+		}
+		trace_db(id, db, sizeof(db));
+		same_tables(db, ref);
+		/* both providers' names resolve in the window */
+		{
+			char q[200];
+			cJSON *tr;
+
+			t_fmt(q, sizeof(q), "/api/traces/%" PRId64, id);
+			tr = t_get(q);
+			assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tr, "providers")), 2);
+			cJSON_Delete(tr);
+		}
+	}
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
+	{
+		FILE *f;
+		cJSON *t = wait_visible(id, n, "ready");
+
+		assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(t, "stream"), "from_byte"), 0);
+		cJSON_Delete(t);
+		t_fmt(path, sizeof(path), "%s/two.fxt", W.root);
+		assert_non_null(f = fopen(path, "wb"));
+		assert_int_equal(fwrite(s, 1, n, f), n);
+		assert_int_equal(fclose(f), 0);
+		{
+			char cmd[800];
+
+			t_fmt(ref, sizeof(ref), "%s/two.db", W.root);
+			t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, ref);
+			assert_int_equal(system(cmd), 0);
+		}
+		trace_db(id, db, sizeof(db));
+		same_tables(db, ref);
+	}
+	free(s);
+	free(in);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+}
+
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -543,6 +770,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_pauses_and_end), cmocka_unit_test(t_dropped), cmocka_unit_test(t_killed),
 		cmocka_unit_test(t_refused),        cmocka_unit_test(t_stream_command), cmocka_unit_test(t_token),
+		cmocka_unit_test(t_window),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

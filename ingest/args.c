@@ -1,0 +1,87 @@
+/*
+ * The arguments' writer (args.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+int argw_open(struct arg_writer *w, struct store *s, const struct model *m)
+{
+	memset(w, 0, sizeof(*w));
+	w->m = m;
+	if ((w->rows = calloc(1, sizeof(*w->rows))) == NULL)
+		return -1;
+	if (bins_init(w->rows, s, "args", 9) != 0) {
+		free(w->rows);
+		w->rows = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void put_arg(struct arg_writer *w, uint64_t set, uint32_t seq, const struct mdl_arg *x)
+{
+	struct bins *a = w->rows;
+
+	w->count++;
+	bins_null(a); /* the id: SQLite's next rowid, rows go in id order */
+	bins_i64(a, (int64_t)set);
+	bins_i64(a, seq);
+	bins_i64(a, x->key);
+	bins_i64(a, x->type);
+	if (x->type == MDL_ARG_NULL || x->type == MDL_ARG_DOUBLE || x->type == MDL_ARG_STRING ||
+	    x->type == MDL_ARG_BLOB)
+		bins_null(a);
+	else
+		bins_i64(a, x->v.i);
+	if (x->type == MDL_ARG_DOUBLE)
+		bins_dbl(a, x->v.d);
+	else
+		bins_null(a);
+	if (x->type == MDL_ARG_STRING)
+		bins_i64(a, x->v.str);
+	else
+		bins_null(a);
+	if (x->type == MDL_ARG_BLOB)
+		bins_blob(a, (const char *)w->m->bytes.data + x->v.u, (int)x->len);
+	else
+		bins_null(a);
+	bins_row(a);
+}
+
+/* Writes args[first .. first + n) into set from seq on; the next seq. */
+static uint32_t put_args(struct arg_writer *w, uint64_t set, uint32_t seq, uint32_t first, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		put_arg(w, set, seq++, VEC_AT(&w->m->args, struct mdl_arg, first + i));
+	return seq;
+}
+
+uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2)
+{
+	uint64_t set = w->count + 1;
+
+	if (n1 + n2 == 0 || w->overflow)
+		return 0;
+	if (set + n1 + n2 > UINT32_MAX) {
+		w->overflow = 1;
+		return 0;
+	}
+	put_args(w, set, put_args(w, set, 0, first1, n1), first2, n2);
+	return (uint32_t)set;
+}
+
+int argw_close(struct arg_writer *w)
+{
+	int rc = 0;
+
+	if (w->rows != NULL) {
+		rc = bins_fini(w->rows);
+		free(w->rows);
+		w->rows = NULL;
+	}
+	return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * The arguments' writer: the one owner of the args table (schema/trace.sql).
+ *
+ * An arg set is the arguments of one row (a slice, an object, a blob),
+ * written as consecutive rows whose first id is the set's id. Matching
+ * writes a slice's set as the slice closes (a duration's end's arguments
+ * join its begin's), so the writer is open from matching on and its rows
+ * go to the store's writer thread while matching goes on; the write stage
+ * adds the sets of objects and blobs. Rows go in id order from 1, so
+ * SQLite appends every one.
+ */
+#ifndef INGEST_ARGS_H
+#define INGEST_ARGS_H
+
+#include <stdint.h>
+
+#include "model.h"
+#include "store.h"
+
+struct arg_writer {
+	const struct model *m; /* the arguments' values and blob bytes */
+	struct bins *rows;     /* the args table */
+	uint64_t count;        /* rows written */
+	int overflow;          /* ids ran past 32 bits: nothing more was written */
+};
+
+/* Opens the table through s; 0, or -1 (out of memory, or s->error says
+ * what failed). */
+int argw_open(struct arg_writer *w, struct store *s, const struct model *m);
+
+/*
+ * Writes one arg set: the n1 arguments of m->args from first1 on, then the
+ * n2 from first2 on. Returns its id, or 0 when there are none; 0 too once
+ * ids would pass 32 bits (w->overflow is then set).
+ */
+uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
+
+/* Hands the last rows to the store and closes the table; 0, or -1 when a
+ * write failed. A second call does nothing. */
+int argw_close(struct arg_writer *w);
+
+#endif
