@@ -232,7 +232,9 @@ struct xray_decoder {
 	size_t drop_page;      /* stable is a file mapping: the page size, by which the pages
 				* of each buffer walked are given back; 0 when not */
 	uint32_t *by_seq;      /* drop_page, during the walk: index in bufs of each buffer, in file order */
-	uint8_t *walked;       /* drop_page, during the walk: 1 for each buffer of bufs walked */
+	uint8_t *walked;       /* drop_page, during the walk: XR_UNWALKED, XR_WALKED or
+				* XR_DROPPED (its pages given back) for each buffer of bufs */
+	uint64_t drop_pending; /* bytes of buffers XR_WALKED */
 	uint64_t buf_pos;      /* stable: input offset of the buffer in flight */
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
@@ -835,6 +837,16 @@ static struct mdl_arg *xr_arg_push(struct xray_decoder *d, struct mdl_ev *e, uin
 	return a;
 }
 
+/* vec_push without zeroing the new element, for a caller that sets all of
+ * it: a call's end and frame (vec_push's memset of a size known only at
+ * run time was a tenth of the walk). NULL when out of memory. */
+static void *xr_vec_add(struct vec *v)
+{
+	if (v->len == v->cap && vec_reserve(v, v->len + 1) != 0)
+		return NULL;
+	return (char *)v->data + v->len++ * v->size;
+}
+
 /* Opens a call: its event is appended now, its end when it returns. */
 static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 {
@@ -844,8 +856,8 @@ static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 	int64_t *end;
 
 	if (name == MDL_NONE || (open = xr_map_get(&d->w->open, r->fid)) == NULL ||
-	    d->m->ends.len >= UINT32_MAX - 1 || (end = vec_push(&d->m->ends)) == NULL ||
-	    (e = xr_event(d, MDL_EV_CALL, r->tsc, name)) == NULL || (f = vec_push(&d->w->stack)) == NULL) {
+	    d->m->ends.len >= UINT32_MAX - 1 || (end = xr_vec_add(&d->m->ends)) == NULL ||
+	    (e = xr_event(d, MDL_EV_CALL, r->tsc, name)) == NULL || (f = xr_vec_add(&d->w->stack)) == NULL) {
 		d->m->oom = 1;
 		return;
 	}
@@ -1010,31 +1022,59 @@ static int xr_intern_names(struct xray_decoder *d)
 	return m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
-/*
- * Buffer i of a file-mapped input (xray_stable_file) has been walked and
- * is not read again: its pages are given back, so that the input does not
- * stay in memory while the walks go through it. A page it shares with the
- * buffer before or after it in the file is kept until that one is walked
- * too: reading a page given back would map its neighbours again (the
- * kernel maps pages around a fault), for good.
- */
-static void xr_drop_pages(struct xray_decoder *d, size_t i)
+/* Walked buffers' bytes whose pages are given back together: each madvise
+ * stops every other thread of the process for a TLB flush, so they are
+ * given back a few runs at a time, not one buffer at a time. */
+#define XR_DROP_BATCH ((uint64_t)4 << 20)
+
+enum { XR_UNWALKED, XR_WALKED, XR_DROPPED }; /* d->walked[i] */
+
+/* Gives back the pages of the buffers of file order [s, e) (all walked),
+ * but for a page shared with a buffer just outside not yet walked. */
+static void xr_drop_run(struct xray_decoder *d, size_t s, size_t e)
 {
-	const struct xr_buf *b = d->bufs.data, *x = &b[i];
+	const struct xr_buf *b = d->bufs.data, *x = &b[d->by_seq[s]], *y = &b[d->by_seq[e - 1]];
 	uintptr_t base = (uintptr_t)d->stable, mask = (uintptr_t)d->drop_page - 1, lo, hi;
 	size_t j;
 
-	if (d->drop_page == 0 || d->walked == NULL || x->len == 0)
-		return;
-	d->walked[i] = 1;
 	lo = (base + (uintptr_t)x->off) & ~mask;
-	hi = (base + (uintptr_t)x->off + x->len + mask) & ~mask;
-	if (x->seq > 0 && !d->walked[j = d->by_seq[x->seq - 1]] && base + b[j].off + b[j].len > lo)
+	hi = (base + (uintptr_t)y->off + y->len + mask) & ~mask;
+	if (s > 0 && d->walked[j = d->by_seq[s - 1]] == XR_UNWALKED && base + b[j].off + b[j].len > lo)
 		lo += mask + 1;
-	if (x->seq + 1 < d->bufs.len && !d->walked[j = d->by_seq[x->seq + 1]] && base + b[j].off < hi)
+	if (e < d->bufs.len && d->walked[j = d->by_seq[e]] == XR_UNWALKED && base + b[j].off < hi)
 		hi -= mask + 1;
 	if (lo < hi)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: a failure changes nothing */
+}
+
+/*
+ * Buffer i of a file-mapped input (xray_stable_file) has been walked and
+ * is not read again. Once XR_DROP_BATCH bytes of such buffers wait, the
+ * pages of every run of them (adjacent in the file) are given back, so
+ * that the input does not stay in memory while the walks go through it. A
+ * page shared with a buffer not walked yet is kept until that one is:
+ * reading a page given back would map its neighbours again (the kernel
+ * maps the pages around a fault), for good.
+ */
+static void xr_drop_pages(struct xray_decoder *d, size_t i)
+{
+	size_t s, e;
+
+	if (d->drop_page == 0 || d->walked == NULL)
+		return;
+	d->walked[i] = XR_WALKED;
+	d->drop_pending += VEC_AT(&d->bufs, struct xr_buf, i)->len;
+	if (d->drop_pending < XR_DROP_BATCH)
+		return;
+	d->drop_pending = 0;
+	for (s = 0; s < d->bufs.len; s = e + 1) {
+		for (e = s; e < d->bufs.len && d->walked[d->by_seq[e]] == XR_WALKED; e++)
+			;
+		if (e > s)
+			xr_drop_run(d, s, e);
+		while (s < e)
+			d->walked[d->by_seq[s++]] = XR_DROPPED;
+	}
 }
 
 /* Reads the walk's next record, moving on to the thread's next buffer at
@@ -1135,6 +1175,7 @@ static void xr_drop_init(struct xray_decoder *d)
 		return;
 	d->by_seq = malloc(d->bufs.len * sizeof(*d->by_seq));
 	d->walked = calloc(d->bufs.len, 1);
+	d->drop_pending = 0;
 	if (d->by_seq == NULL || d->walked == NULL) {
 		free(d->by_seq);
 		free(d->walked);
