@@ -26,13 +26,13 @@ QUERY_SRC = query/query.c query/extents.c query/column.c query/export.c query/ar
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
-TEST_NAMES = test_tracedb test_util test_fxt test_resolve test_match test_sorter test_slicestore test_write test_ingest test_reader \
-	test_xray query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
+TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
+	ingest/test_sorter ingest/test_slicestore ingest/test_write ingest/test_ingest ingest/test_reader ingest/test_xray query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog
 WRITER = tests/fxt_writer.c
 
@@ -75,13 +75,13 @@ $(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h query/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
-$(B)/tests/test_xray: tests/test_xray.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a
+$(B)/tests/ingest/test_xray: tests/ingest/test_xray.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/ingest/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
-$(B)/tests/test_ingest: tests/test_ingest.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a $(WRITER) tests/*.h
+$(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a $(WRITER) tests/*.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/test_ingest.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/ingest/test_ingest.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
@@ -130,11 +130,12 @@ $(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_uti
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
-integration: deps trace-server $(B)/tests/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live \
+integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live $(B)/tests/server/test_metrics \
 	$(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
-	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/test_server
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
+	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_metrics
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt EXAMPLE_HELLO=$(B)/examples/hello $(B)/tests/server/test_capture
 	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps
 

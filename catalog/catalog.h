@@ -154,6 +154,35 @@ void cat_live_close(struct catalog *c, int64_t id, int complete);
  * with a snapshot. -1 when there is no such trace. */
 int cat_readable(struct catalog *c, int64_t id, int *readable);
 
+/*
+ * Operations (docs/API.md, Operations): durations kept as a histogram of
+ * CAT_SECONDS_BUCKETS upper bounds (cat_seconds_bounds, seconds; le[i]
+ * counts those in (bound i-1, bound i], the rest only count and sum).
+ */
+enum { CAT_SECONDS_BUCKETS = 10 };
+extern const double cat_seconds_bounds[CAT_SECONDS_BUCKETS];
+struct cat_seconds {
+	uint64_t le[CAT_SECONDS_BUCKETS];
+	uint64_t count;
+	double sum;
+};
+void cat_seconds_note(struct cat_seconds *h, double s);
+
+struct cat_stats {
+	uint64_t traces[TS_NSTATUS]; /* the library now, by status */
+	uint64_t stored_bytes;       /* every trace's files */
+	/* since the server started */
+	uint64_t ingests_ok, ingests_failed;
+	uint64_t ingest_bytes;       /* source bytes of ingests that ended well */
+	struct cat_seconds ingest;   /* whole ingests, ended well or not */
+	struct cat_seconds snapshot; /* live traces' snapshots */
+};
+void cat_stats(struct catalog *c, struct cat_stats *out);
+/* Whether catalog.db answers and the trace store takes files: 0, or -1
+ * with a sentence in cat_err and/or store_err ("" for the one that is
+ * fine). */
+int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen);
+
 int cat_delete(struct catalog *c, int64_t id);
 /* Status of a trace, or -1 when unknown. */
 int cat_status(struct catalog *c, int64_t id);

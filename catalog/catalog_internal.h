@@ -72,6 +72,7 @@ struct catalog {
 	int live_started;
 	pthread_cond_t live_work; /* signalled when a live trace gets bytes or ends */
 	struct cat_opts o;
+	struct cat_stats stats; /* the work done since the start (stats.c) */
 };
 
 extern const char *const cat_status_names[TS_NSTATUS];

@@ -294,6 +294,8 @@ static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, cons
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
 	pthread_mutex_lock(&c->mu);
+	if (rc != INGEST_ECANCEL)
+		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
 	r = cat_find(c, id);
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;

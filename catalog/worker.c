@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../ingest/ingest.h"
@@ -105,11 +106,20 @@ static const char *error_code_of(int rc)
 }
 
 static void job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
-		       int indexed)
+		       int indexed, double seconds)
 {
 	struct trace_rec *r;
 
 	pthread_mutex_lock(&c->mu);
+	if (rc != INGEST_ECANCEL) {
+		cat_seconds_note(&c->stats.ingest, seconds);
+		if (rc == INGEST_OK) {
+			c->stats.ingests_ok++;
+			c->stats.ingest_bytes += res->bytes;
+		} else {
+			c->stats.ingests_failed++;
+		}
+	}
 	r = cat_find(c, id);
 	if (r == NULL) {
 		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
@@ -167,10 +177,12 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	struct job j = { c, id };
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
+	struct timespec t0, t1;
 	int rc, indexed = 0;
 
 	if (res == NULL)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	cat_path(c, id, "binary", bin, sizeof(bin));
@@ -192,7 +204,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)
 		indexed = cat_index_trace(c, id, db) == 0;
-	job_finish(c, id, rc, res, summary, indexed);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	job_finish(c, id, rc, res, summary, indexed,
+		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	free(res);
 }
 

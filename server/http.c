@@ -136,6 +136,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (api)
 		return srv_api(s, c, r, url, method);
+	if (strcmp(url, "/healthz") == 0 && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
+		r->route = "/healthz"; /* no token: a load balancer asks it */
+		return srv_h_healthz(s, c, r);
+	}
+	if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
+		r->route = "/metrics";
+		return authorized(s, c) ? srv_h_metrics(s, c, r) : send_unauthorized(c, r);
+	}
+	r->route = "static";
 	return srv_static(s, c, r, url, method);
 }
 
@@ -143,6 +152,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
 	struct req *r = *con_cls;
 	struct timespec t;
+	double ms;
 
 	(void)cls;
 	(void)c;
@@ -150,9 +160,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	srv_upload_cleanup(r);
-	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes,
-		(double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6,
+	ms = (double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6;
+	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes, ms,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	srv_metrics_request(r->srv->metrics, r->route, r->method, r->status, ms / 1e3);
 	free(r->body);
 	free(r);
 	*con_cls = NULL;
@@ -286,7 +297,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_s
 	if (threads < 2)
 		threads = 2;
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
-	 * mid-upload until the connection timeout (tests/test_server.c) */
+	 * mid-upload until the connection timeout (tests/server/test_server.c) */
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
 					MHD_USE_ERROR_LOG | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_THREAD_POOL_SIZE,
@@ -338,6 +349,8 @@ int srv_run(const struct srv_opts *o)
 	}
 	if (rc_init(&s.cache, (size_t)64 << 20) != 0)
 		fprintf(stderr, "trace-server: no memory for the reply cache; running without it\n");
+	if ((s.metrics = srv_metrics_new()) == NULL)
+		fprintf(stderr, "trace-server: no memory for metrics; /metrics counts no requests\n");
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -359,6 +372,7 @@ int srv_run(const struct srv_opts *o)
 	MHD_stop_daemon(s.d);
 	cap_free(s.cap);
 	rc_fini(&s.cache);
+	srv_metrics_free(s.metrics);
 	cat_close(s.cat);
 	return 0;
 }

@@ -902,6 +902,7 @@ int srv_api_stream(struct server *s, struct MHD_Connection *c, struct req *r, co
 		if (routes[i].stream == NULL || strcmp(routes[i].method, method) != 0 ||
 		    srv_route_match(routes[i].pattern, url, x.ids) != 0)
 			continue;
+		r->route = routes[i].pattern;
 		*ret = routes[i].stream(&x);
 		return 1;
 	}
@@ -925,6 +926,7 @@ enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *
 		path_known = 1;
 		if (strcmp(routes[i].method, method) != 0)
 			continue;
+		r->route = routes[i].pattern;
 		return routes[i].fn ? routes[i].fn(&x) : run_query(&x, &routes[i]); /* a stream route never gets here */
 	}
 	if (path_known)

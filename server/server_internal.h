@@ -45,8 +45,11 @@ void rc_drop_trace(struct rcache *c, int64_t trace);
 
 struct srv_opts;
 
+struct srv_metrics;
+
 struct server {
 	struct catalog *cat;
+	struct srv_metrics *metrics; /* requests counted for /metrics (metrics.c) */
 	struct captures *cap; /* the trace manager: captures and providers */
 	struct rcache cache;  /* rendered replies of ready traces */
 	struct MHD_Daemon *d;
@@ -83,6 +86,7 @@ struct req {
 	int calls;             /* how many times the handler ran */
 	struct timespec t0;
 	unsigned status;       /* answered status, for the log */
+	const char *route;     /* the route pattern that answered (a static string), for /metrics; NULL: none */
 	size_t bytes;          /* answered body bytes */
 	struct upload *up;     /* an upload or live stream's own state (upload.c); NULL otherwise */
 	int64_t wait_deadline; /* a capture request waiting (captures.c); 0 before it acts */
@@ -204,5 +208,16 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id);
 /* A private read-only connection to a trace's database, for the caller to
  * close; NULL when it cannot be opened. */
 sqlite3 *srv_trace_db_open(struct server *s, int64_t id);
+
+/* ---- operations (metrics.c) ---- */
+
+struct srv_metrics *srv_metrics_new(void);
+void srv_metrics_free(struct srv_metrics *m);
+/* Counts one answered request under route (NULL: "other"). */
+void srv_metrics_request(struct srv_metrics *m, const char *route, const char *method, unsigned status,
+			 double seconds);
+/* GET /metrics (Prometheus text) and GET /healthz. */
+enum MHD_Result srv_h_metrics(struct server *s, struct MHD_Connection *c, struct req *r);
+enum MHD_Result srv_h_healthz(struct server *s, struct MHD_Connection *c, struct req *r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * Helpers of the ingest unit tests (tests/test_resolve.c, test_match.c,
+ * Helpers of the ingest unit tests (tests/ingest/test_resolve.c, test_match.c,
  * test_write.c, test_ingest.c): archives written bit for bit with the test
  * writer go through ingest_file(), and the database is read back with SQL.
  * Static inline so that each test file uses the ones it needs.

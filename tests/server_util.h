@@ -1,6 +1,6 @@
 /*
  * Helpers for programs that talk to the real server over HTTP: the
- * integration test (tests/test_server.c) and the query benchmark
+ * integration test (tests/server/test_server.c) and the query benchmark
  * (bench/query/query_bench.c).
  *
  * su_server_* starts `trace-server serve --port 0 ...` as a child process,

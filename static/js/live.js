@@ -6,7 +6,8 @@
 // the view keeps its span and slides to the live edge. Any move the user
 // makes (pan, zoom, drag) turns Follow off; the button turns it back on.
 // When the trace is complete (ready) it is read once more and the badge
-// says so.
+// says so. A long FXT stream is served through a window of its newest bytes
+// (stream.from_byte > 0): the badge says how much of it the view holds.
 import { api } from './api.js';
 import { el } from './dom.js';
 import { buildTracks } from './tracks.js';
@@ -59,6 +60,7 @@ export class LiveFollow {
     }
     const visible = t.stream ? t.stream.visible_bytes : 0;
     const ended = t.status === 'ready' || t.status === 'failed';
+    this.showWindow(t);
     if (visible !== this.visible || (ended && this.status !== t.status)) {
       this.visible = visible;
       await this.reload(t);
@@ -71,6 +73,21 @@ export class LiveFollow {
       return;
     }
     this.timer = setTimeout(() => this.poll(), POLL_MS);
+  }
+
+  // The badge: LIVE, and while the view is a window of the stream, how much.
+  showWindow(t) {
+    const from = t.stream ? t.stream.from_byte || 0 : 0;
+    const mb = (b) => (b / 1048576).toFixed(b < 10485760 ? 1 : 0);
+    if (from > 0 && t.status === 'live') {
+      this.badge.textContent = `LIVE · newest ${mb(t.stream.visible_bytes - from)} MB`;
+      this.badge.title = `The view holds the newest ${mb(t.stream.visible_bytes - from)} MB of the ` +
+        `${mb(t.stream.visible_bytes)} MB received (and every name and thread before them); ` +
+        'the whole trace once the recording ends';
+    } else if (t.status === 'live') {
+      this.badge.textContent = 'LIVE';
+      this.badge.title = 'This trace is being recorded: it grows as it arrives';
+    }
   }
 
   // A newer snapshot: tracks, extent, data and overview read again.

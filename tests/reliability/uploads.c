@@ -1,6 +1,6 @@
 /*
  * uploads: hostile clients against the real server, beyond what
- * tests/test_server.c already covers (empty bodies, --max-upload with
+ * tests/server/test_server.c already covers (empty bodies, --max-upload with
  * Content-Length, chunked and multipart, not a trace, a client gone with
  * FIN or RST mid-body, the common bad parameters, unknown routes and
  * methods, junk request lines, keep-alive).

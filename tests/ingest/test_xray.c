@@ -26,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ingest/ingest.h"
-#include "../ingest/symbols.h"
-#include "../ingest/xray.h"
-#include "xray_writer.h"
+#include "../../ingest/ingest.h"
+#include "../../ingest/symbols.h"
+#include "../../ingest/xray.h"
+#include "../xray_writer.h"
 
 enum { FREQ = 2000000000u }; /* 2 GHz: ns = ticks / 2 */
 

@@ -39,13 +39,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "fxt_writer.h"
-#include "server_util.h"
+#include "../fxt_writer.h"
+#include "../server_util.h"
 
 /* The generator's main() is renamed so that its static helpers can be used. */
 int gen_fxt_main(int argc, char **argv);
 #define main gen_fxt_main
-#include "gen_fxt.c"
+#include "../gen_fxt.c"
 #undef main
 
 /* ---- the small trace: every value known ------------------------------------- */

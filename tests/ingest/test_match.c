@@ -5,10 +5,10 @@
  * the cluster-order invariants of schema/trace.sql are checked after every
  * ingest that makes slices.
  */
-#include "ingest_util.h"
+#include "../ingest_util.h"
 
 /* The sort of events is static: reached by including the file. */
-#include "../ingest/match.c"
+#include "../../ingest/match.c"
 
 /* ---- 3. Order ----------------------------------------------------------- */
 

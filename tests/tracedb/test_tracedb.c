@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../query/query.h"
-#include "../tracedb/tracedb.h"
-#include "xorshift.h"
+#include "../../query/query.h"
+#include "../../tracedb/tracedb.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "../ingest/slicestore.h"
-#include "xorshift.h"
+#include "../../ingest/slicestore.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 

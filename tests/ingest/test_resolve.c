@@ -4,7 +4,7 @@
  * (docs/API.md, Meaning 1) and threads and processes get their names from
  * kernel objects (Meaning 2).
  */
-#include "ingest_util.h"
+#include "../ingest_util.h"
 
 /* ---- 1. Providers ------------------------------------------------------ */
 

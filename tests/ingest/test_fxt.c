@@ -18,10 +18,10 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
-#include "testutil.h"
+#include "../testutil.h"
 
-#include "../ingest/fxt.h"
-#include "../ingest/reader.h"
+#include "../../ingest/fxt.h"
+#include "../../ingest/reader.h"
 
 /* Field v placed at bit lo of a header word. */
 #define F(v, lo) ((uint64_t)(v) << (lo))

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <fcntl.h>
 
-#include "../ingest/spill.h"
-#include "../ingest/util.h"
+#include "../../ingest/spill.h"
+#include "../../ingest/util.h"
 
 enum { N = 200000 };
 

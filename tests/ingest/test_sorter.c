@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../ingest/sorter.c"
+#include "../../ingest/sorter.c"
 
 static uint64_t rnd_state;
 

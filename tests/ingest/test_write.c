@@ -5,14 +5,14 @@
  * schema/trace.sql on archives from the generator (tests/gen_fxt.c,
  * included so that it runs in memory).
  */
-#include "ingest_util.h"
+#include "../ingest_util.h"
 
 #include <math.h>
 
 /* The generator's main() is renamed so that its static helpers can be used. */
 int gen_fxt_main(int argc, char **argv);
 #define main gen_fxt_main
-#include "gen_fxt.c"
+#include "../gen_fxt.c"
 #undef main
 
 /* ---- 8. Scheduling ------------------------------------------------------ */

@@ -8,9 +8,9 @@
  */
 #include <inttypes.h>
 
-#include "../tracedb/sketch.h"
-#include "ingest_util.h"
-#include "xray_writer.h"
+#include "../../tracedb/sketch.h"
+#include "../ingest_util.h"
+#include "../xray_writer.h"
 
 /* ---- 10. Damage ----------------------------------------------------------- */
 

@@ -1,0 +1,68 @@
+/*
+ * What the catalog tells operations (catalog.h, cat_stats and cat_health):
+ * the library by status, the ingest work done since the start, and whether
+ * catalog.db and the trace store can be used.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "catalog_internal.h"
+
+const double cat_seconds_bounds[CAT_SECONDS_BUCKETS] = { 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800 };
+
+void cat_seconds_note(struct cat_seconds *h, double s)
+{
+	int i;
+
+	for (i = 0; i < CAT_SECONDS_BUCKETS && s > cat_seconds_bounds[i]; i++)
+		;
+	h->count++;
+	h->sum += s;
+	if (i < CAT_SECONDS_BUCKETS)
+		h->le[i]++;
+}
+
+void cat_stats(struct catalog *c, struct cat_stats *out)
+{
+	size_t i;
+
+	pthread_mutex_lock(&c->mu);
+	*out = c->stats;
+	memset(out->traces, 0, sizeof(out->traces));
+	out->stored_bytes = 0;
+	for (i = 0; i < c->n; i++) {
+		out->traces[c->v[i]->status]++;
+		out->stored_bytes += c->v[i]->stored;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen)
+{
+	struct statvfs vfs;
+	sqlite3_stmt *st = NULL;
+	char spool[2048];
+	int rc = 0, step;
+
+	cat_err[0] = store_err[0] = '\0';
+	pthread_mutex_lock(&c->read_mu);
+	if (sqlite3_prepare_v2(c->reader, "SELECT count(*) FROM traces", -1, &st, NULL) != SQLITE_OK ||
+	    (step = sqlite3_step(st)) != SQLITE_ROW) {
+		snprintf(cat_err, cat_errlen, "catalog.db cannot be read: %s", sqlite3_errmsg(c->reader));
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&c->read_mu);
+	cat_spool_dir(c, spool, sizeof(spool));
+	if (access(spool, W_OK) != 0) {
+		snprintf(store_err, store_errlen, "the trace store cannot be written: %s", strerror(errno));
+		rc = -1;
+	} else if (statvfs(spool, &vfs) == 0 && vfs.f_bavail == 0) {
+		snprintf(store_err, store_errlen, "the trace store's disk is full");
+		rc = -1;
+	}
+	return rc;
+}
