@@ -41,7 +41,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -234,6 +234,9 @@ bench-query: trace-server $(B)/gen_fxt
 
 bench-live: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/live/run.sh
+
+bench-large: trace-server $(B)/gen_fxt
+	B=$(B) sh bench/large/run.sh
 
 bench-library: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/library/run.sh

@@ -68,11 +68,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Returns the schema file as a malloc'd string, or NULL with a message printed. */
+/* Returns the tables of the schema file (what precedes its "-- @indexes"
+ * mark: the indexes after it come from FROM_DB, after the load, as ingest
+ * builds them) as a malloc'd string, or NULL with a message printed. */
 static char *read_schema(const char *path)
 {
 	FILE *f = fopen(path, "rb");
-	char *buf;
+	char *buf, *mark;
 	size_t n;
 
 	if (f == NULL) {
@@ -84,6 +86,8 @@ static char *read_schema(const char *path)
 	fclose(f);
 	if (buf != NULL)
 		buf[n] = '\0';
+	if (buf != NULL && (mark = strstr(buf, "-- @indexes")) != NULL)
+		*mark = '\0';
 	return buf;
 }
 

@@ -12,19 +12,21 @@ server_binary() {
 	mv -f "$2/trace-server.new" "$2/trace-server"
 }
 
-# server_start OUT: starts OUT/trace-server on a free loopback port with its
-# data in OUT/data (emptied first), output in OUT/server.out and
-# OUT/server.log; sets SPID and PORT, or exits when it does not start. The
-# caller's EXIT trap kills $SPID.
+# server_start OUT [OPTION...]: starts OUT/trace-server on a free loopback
+# port with its data in OUT/data (emptied first) and the options given,
+# output in OUT/server.out and OUT/server.log; sets SPID and PORT, or exits
+# when it does not start. The caller's EXIT trap kills $SPID.
 server_start() {
-	rm -rf "$1/data"
-	"$1/trace-server" serve --port 0 --data "$1/data" >"$1/server.out" 2>"$1/server.log" &
+	sdir=$1
+	shift
+	rm -rf "$sdir/data"
+	"$sdir/trace-server" serve --port 0 --data "$sdir/data" "$@" >"$sdir/server.out" 2>"$sdir/server.log" &
 	SPID=$!
 	PORT=""
 	for _ in $(seq 100); do
-		PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$1/server.out")
+		PORT=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$sdir/server.out")
 		[ -n "$PORT" ] && break
 		sleep 0.05
 	done
-	[ -n "$PORT" ] || { echo "the server did not start; see $1/server.log"; exit 1; }
+	[ -n "$PORT" ] || { echo "the server did not start; see $sdir/server.log"; exit 1; }
 }

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,9 @@ static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, cons
 	if (rc == INGEST_OK && *took_ms > 0)
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
+	/* what the snapshot's ingest freed goes back to the system: one
+	 * every second or so must not hold a stream's peak for good */
+	malloc_trim(0);
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
 		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);

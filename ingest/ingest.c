@@ -158,7 +158,7 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 	if (rc == INGEST_OK && d->xray && (plen > 0 || from > 0))
 		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
 	if (rc == INGEST_OK && d->xray) /* its buffers are read in place, until dec_finish */
-		xray_stable_input(d->xray, map);
+		xray_stable_file(d->xray, map);
 	if (rc == INGEST_OK && plen > 0)
 		rc = decode_piece(d, m, o, o->prefix, plen, &done, size);
 	for (off = from; rc == INGEST_OK && off < size; off += CHUNK) {

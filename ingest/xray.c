@@ -93,6 +93,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "xray.h"
 #include "reader.h"
@@ -199,6 +201,7 @@ struct xr_map {
  */
 struct xr_walk {
 	size_t buf, end;       /* the thread's next buffer in bufs; one past its last */
+	size_t cur_buf;        /* the buffer the cursor reads, + 1; 0 before the first */
 	struct xr_cur c;       /* cursor in the current buffer */
 	struct xr_rec rec;     /* the record read ahead; valid while live */
 	int live;
@@ -226,6 +229,12 @@ struct xray_decoder {
 	uint8_t *arena;        /* records of the stored buffers, then the one in flight */
 	size_t arena_len, arena_cap;
 	const uint8_t *stable; /* the whole input, when the caller keeps it readable: no arena */
+	size_t drop_page;      /* stable is a file mapping: the page size, by which the pages
+				* of each buffer walked are given back; 0 when not */
+	uint32_t *by_seq;      /* drop_page, during the walk: index in bufs of each buffer, in file order */
+	uint8_t *walked;       /* drop_page, during the walk: XR_UNWALKED, XR_WALKED or
+				* XR_DROPPED (its pages given back) for each buffer of bufs */
+	uint64_t drop_pending; /* bytes of buffers XR_WALKED */
 	uint64_t buf_pos;      /* stable: input offset of the buffer in flight */
 	struct vec bufs;       /* struct xr_buf */
 	int not_trace;         /* the header is not an FDR log's */
@@ -720,6 +729,17 @@ void xray_stable_input(struct xray_decoder *d, const uint8_t *base)
 		d->stable = base;
 }
 
+void xray_stable_file(struct xray_decoder *d, const uint8_t *base)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (d->pos != 0)
+		return;
+	d->stable = base;
+	d->drop_page = page > 0 && (page & (page - 1)) == 0 && ((uintptr_t)base & (uintptr_t)(page - 1)) == 0 ?
+			       (size_t)page : 0;
+}
+
 int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n)
 {
 	int rc = INGEST_OK;
@@ -817,6 +837,16 @@ static struct mdl_arg *xr_arg_push(struct xray_decoder *d, struct mdl_ev *e, uin
 	return a;
 }
 
+/* vec_push without zeroing the new element, for a caller that sets all of
+ * it: a call's end and frame (vec_push's memset of a size known only at
+ * run time was a tenth of the walk). NULL when out of memory. */
+static void *xr_vec_add(struct vec *v)
+{
+	if (v->len == v->cap && vec_reserve(v, v->len + 1) != 0)
+		return NULL;
+	return (char *)v->data + v->len++ * v->size;
+}
+
 /* Opens a call: its event is appended now, its end when it returns. */
 static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 {
@@ -826,8 +856,8 @@ static void xr_enter(struct xray_decoder *d, const struct xr_rec *r)
 	int64_t *end;
 
 	if (name == MDL_NONE || (open = xr_map_get(&d->w->open, r->fid)) == NULL ||
-	    d->m->ends.len >= UINT32_MAX - 1 || (end = vec_push(&d->m->ends)) == NULL ||
-	    (e = xr_event(d, MDL_EV_CALL, r->tsc, name)) == NULL || (f = vec_push(&d->w->stack)) == NULL) {
+	    d->m->ends.len >= UINT32_MAX - 1 || (end = xr_vec_add(&d->m->ends)) == NULL ||
+	    (e = xr_event(d, MDL_EV_CALL, r->tsc, name)) == NULL || (f = xr_vec_add(&d->w->stack)) == NULL) {
 		d->m->oom = 1;
 		return;
 	}
@@ -992,6 +1022,61 @@ static int xr_intern_names(struct xray_decoder *d)
 	return m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 
+/* Walked buffers' bytes whose pages are given back together: each madvise
+ * stops every other thread of the process for a TLB flush, so they are
+ * given back a few runs at a time, not one buffer at a time. */
+#define XR_DROP_BATCH ((uint64_t)4 << 20)
+
+enum { XR_UNWALKED, XR_WALKED, XR_DROPPED }; /* d->walked[i] */
+
+/* Gives back the pages of the buffers of file order [s, e) (all walked),
+ * but for a page shared with a buffer just outside not yet walked. */
+static void xr_drop_run(struct xray_decoder *d, size_t s, size_t e)
+{
+	const struct xr_buf *b = d->bufs.data, *x = &b[d->by_seq[s]], *y = &b[d->by_seq[e - 1]];
+	uintptr_t base = (uintptr_t)d->stable, mask = (uintptr_t)d->drop_page - 1, lo, hi;
+	size_t j;
+
+	lo = (base + (uintptr_t)x->off) & ~mask;
+	hi = (base + (uintptr_t)y->off + y->len + mask) & ~mask;
+	if (s > 0 && d->walked[j = d->by_seq[s - 1]] == XR_UNWALKED && base + b[j].off + b[j].len > lo)
+		lo += mask + 1;
+	if (e < d->bufs.len && d->walked[j = d->by_seq[e]] == XR_UNWALKED && base + b[j].off < hi)
+		hi -= mask + 1;
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: a failure changes nothing */
+}
+
+/*
+ * Buffer i of a file-mapped input (xray_stable_file) has been walked and
+ * is not read again. Once XR_DROP_BATCH bytes of such buffers wait, the
+ * pages of every run of them (adjacent in the file) are given back, so
+ * that the input does not stay in memory while the walks go through it. A
+ * page shared with a buffer not walked yet is kept until that one is:
+ * reading a page given back would map its neighbours again (the kernel
+ * maps the pages around a fault), for good.
+ */
+static void xr_drop_pages(struct xray_decoder *d, size_t i)
+{
+	size_t s, e;
+
+	if (d->drop_page == 0 || d->walked == NULL)
+		return;
+	d->walked[i] = XR_WALKED;
+	d->drop_pending += VEC_AT(&d->bufs, struct xr_buf, i)->len;
+	if (d->drop_pending < XR_DROP_BATCH)
+		return;
+	d->drop_pending = 0;
+	for (s = 0; s < d->bufs.len; s = e + 1) {
+		for (e = s; e < d->bufs.len && d->walked[d->by_seq[e]] == XR_WALKED; e++)
+			;
+		if (e > s)
+			xr_drop_run(d, s, e);
+		while (s < e)
+			d->walked[d->by_seq[s++]] = XR_DROPPED;
+	}
+}
+
 /* Reads the walk's next record, moving on to the thread's next buffer at
  * the end of one (buffers were checked when they arrived); clears w->live
  * after the last. */
@@ -1001,12 +1086,15 @@ static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 	unsigned __int128 ns;
 
 	while (xr_next(&w->c, &w->rec) != XR_REC) {
+		if (w->cur_buf != 0)
+			xr_drop_pages(d, w->cur_buf - 1);
+		w->cur_buf = 0;
 		if (w->buf == w->end) {
 			w->live = 0;
 			return;
 		}
 		xr_cur_init(&w->c, xr_records(d) + b[w->buf].off, b[w->buf].len, d->version);
-		w->buf++;
+		w->cur_buf = ++w->buf;
 	}
 	w->key_exact = 0;
 	if (w->rec.kind == XR_FUNC || w->rec.kind == XR_CPU || w->rec.kind == XR_EVENT) {
@@ -1076,6 +1164,29 @@ static size_t xr_walks_init(struct xray_decoder *d, struct xr_walk *walks)
 	return n;
 }
 
+/* For xr_drop_pages: the buffers in file order (seq), none walked yet.
+ * Without the memory, pages are simply not given back. */
+static void xr_drop_init(struct xray_decoder *d)
+{
+	const struct xr_buf *b = d->bufs.data;
+	size_t i;
+
+	if (d->drop_page == 0)
+		return;
+	d->by_seq = malloc(d->bufs.len * sizeof(*d->by_seq));
+	d->walked = calloc(d->bufs.len, 1);
+	d->drop_pending = 0;
+	if (d->by_seq == NULL || d->walked == NULL) {
+		free(d->by_seq);
+		free(d->walked);
+		d->by_seq = NULL;
+		d->walked = NULL;
+		return;
+	}
+	for (i = 0; i < d->bufs.len; i++)
+		d->by_seq[b[i].seq] = (uint32_t)i;
+}
+
 /* Orders each thread's buffers in time and turns them into events, merging
  * the threads by time. Calls still open at a thread's end stay begins. */
 static int xr_events(struct xray_decoder *d)
@@ -1092,6 +1203,7 @@ static int xr_events(struct xray_decoder *d)
 	heap = calloc(d->bufs.len, sizeof(*heap));
 	if (walks == NULL || heap == NULL)
 		goto out_free;
+	xr_drop_init(d);
 	n = xr_walks_init(d, walks);
 	for (i = 0; i < n; i++)
 		if (walks[i].live)
@@ -1118,6 +1230,10 @@ out_free:
 	d->w = NULL;
 	free(walks);
 	free(heap);
+	free(d->by_seq);
+	free(d->walked);
+	d->by_seq = NULL;
+	d->walked = NULL;
 	return d->m->oom ? INGEST_ENOMEM : INGEST_OK;
 }
 

@@ -25,6 +25,14 @@ int xray_feed(struct xray_decoder *d, const uint8_t *buf, size_t n);
  * mapped file: its pages are touched once, not copied into fresh memory).
  */
 void xray_stable_input(struct xray_decoder *d, const uint8_t *base);
+/*
+ * The same, for base a private read-only mapping of a file (never memory
+ * the caller wrote, whose pages would read back as zeros): each buffer's
+ * pages are given back (MADV_DONTNEED) once xray_finish() has walked it, so
+ * that the input is not held in memory while the events are made; a page
+ * read again comes back from the page cache.
+ */
+void xray_stable_file(struct xray_decoder *d, const uint8_t *base);
 int xray_finish(struct xray_decoder *d);
 void xray_destroy(struct xray_decoder *d);
 /* Whether the first bytes are an XRay FDR file header (version 1-5, type 1). */

@@ -11,6 +11,11 @@
  * rows of the others (few: groups are narrow) and those between groups
  * (slices alone in their bucket) are read one by one. The counts are the
  * exact number of slices starting in each bucket.
+ *
+ * A window narrower than the trace reads only what lies in it: its first
+ * and last slice of each (track, depth) are found by bisection over the
+ * rows (they are in time order), and the level-of-detail rows read are
+ * those whose buckets meet it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,6 +36,7 @@ struct ov_ctx {
 	int64_t start, end;
 	uint32_t buckets;
 	uint32_t *counts;    /* the current process's row */
+	int narrow;          /* the window was given: bound each run's rows to it */
 	int failed;          /* an SQLite error: the sqlite3_step result */
 };
 
@@ -79,6 +85,44 @@ static void ov_raw(struct ov_ctx *c, int64_t lo, int64_t hi)
 	}
 }
 
+/* The start of the row of ordinal ord; 0 with c->failed set when it
+ * cannot be read. */
+static int64_t ov_ts(struct ov_ctx *c, int64_t ord)
+{
+	int64_t lo = ord, a, b, ts = 0;
+
+	if (!qext_piece(&c->e, &lo, ord, &a, &b)) {
+		if (!c->failed)
+			c->failed = SQLITE_CORRUPT;
+		return 0;
+	}
+	sqlite3_bind_int64(c->raw, 1, a);
+	sqlite3_bind_int64(c->raw, 2, a);
+	if (ov_step(c, c->raw))
+		ts = sqlite3_column_int64(c->raw, 0);
+	else if (!c->failed)
+		c->failed = SQLITE_CORRUPT; /* an extent names a row that is not there */
+	sqlite3_reset(c->raw);
+	return ts;
+}
+
+/* The first ordinal of the run whose row starts at or after ts (rows if
+ * none): rows are in time order. */
+static int64_t ov_lower(struct ov_ctx *c, int64_t ts)
+{
+	int64_t lo = 0, hi = c->e.rows;
+
+	while (lo < hi && !c->failed) {
+		int64_t mid = lo + (hi - lo) / 2;
+
+		if (ov_ts(c, mid) < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The coarsest stored level whose buckets are at most width ns (so that a
  * group falls in one or two overview buckets), else the finest stored one;
  * -1 when none is stored. */
@@ -110,13 +154,21 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 		return;
 	}
 	last = c->e.rows - 1;
+	if (c->narrow) { /* only the rows that start in the window */
+		cur = ov_lower(c, c->start);
+		last = c->end == INT64_MAX ? last : ov_lower(c, c->end + 1) - 1;
+		if (cur > last)
+			return;
+	}
 	if (level < 0) {
-		ov_raw(c, 0, last);
+		ov_raw(c, cur, last);
 		return;
 	}
 	sqlite3_bind_int64(c->lod, 1, track);
 	sqlite3_bind_int64(c->lod, 2, depth);
 	sqlite3_bind_int64(c->lod, 3, level);
+	sqlite3_bind_int64(c->lod, 4, c->start >> level);
+	sqlite3_bind_int64(c->lod, 5, c->end >> level);
 	while (ov_step(c, c->lod)) {
 		const uint8_t *p = sqlite3_column_blob(c->lod, 0);
 		const uint8_t *end = p + sqlite3_column_bytes(c->lod, 0);
@@ -130,13 +182,19 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 					c->failed = SQLITE_CORRUPT;
 				break;
 			}
+			if ((int64_t)v[LODW_LAST] < cur)
+				continue; /* before the window (or counted) */
+			if ((int64_t)v[LODW_FIRST] > last)
+				break; /* after it */
 			ov_raw(c, cur, (int64_t)v[LODW_FIRST] - 1);
 			/* every slice of the group starts in lod bucket v[0]: */
 			last_start = (int64_t)(((v[LODW_BUCKET] + 1) << level) - 1);
-			if (ov_bucket(c, (int64_t)v[LODW_START]) == ov_bucket(c, last_start))
+			if ((int64_t)v[LODW_FIRST] >= cur && (int64_t)v[LODW_LAST] <= last &&
+			    ov_bucket(c, (int64_t)v[LODW_START]) == ov_bucket(c, last_start))
 				ov_add(c, (int64_t)v[LODW_START], (uint32_t)(v[LODW_LAST] - v[LODW_FIRST] + 1));
-			else /* it may straddle two overview buckets: count its rows */
-				ov_raw(c, (int64_t)v[LODW_FIRST], (int64_t)v[LODW_LAST]);
+			else /* it may straddle an edge: count its rows (those in the window) */
+				ov_raw(c, (int64_t)v[LODW_FIRST] > cur ? (int64_t)v[LODW_FIRST] : cur,
+				       (int64_t)v[LODW_LAST] < last ? (int64_t)v[LODW_LAST] : last);
 			cur = (int64_t)v[LODW_LAST] + 1;
 		}
 	}
@@ -206,13 +264,19 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 	c.start = w->start;
 	c.end = w->end;
 	c.buckets = buckets;
+	c.narrow = c.start != INT64_MIN || c.end != INT64_MAX;
 	if ((c.start == INT64_MIN || c.end == INT64_MAX) && ov_bounds(db, &c) != 0) {
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		goto out_finalize;
 	}
 	if (sqlite3_prepare_v2(db, "SELECT ts FROM slices WHERE id BETWEEN ? AND ?", -1, &c.raw, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT buckets FROM lod WHERE track_id = ? AND depth = ? AND level = ? "
-				   "ORDER BY first_bucket", -1, &c.lod, NULL) != SQLITE_OK ||
+	    /* the chunks that meet buckets [?4, ?5]: from the last one starting
+	     * at or before ?4 on (chunks do not overlap) */
+	    sqlite3_prepare_v2(db, "SELECT buckets FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 "
+				   "AND first_bucket <= ?5 AND first_bucket >= coalesce((SELECT max(first_bucket) "
+				   "FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 AND first_bucket <= ?4), ?4) "
+				   "ORDER BY first_bucket",
+			       -1, &c.lod, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, QEXT_SQL, -1, &c.ext, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
 				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id ORDER BY 1, 2, 3",

@@ -1,0 +1,147 @@
+#!/bin/sh
+# Large-archive benchmark (issue: size independence): a generated FXT
+# archive of about 4 GB (EVENTS 160000000 over 64 threads) uploaded to the
+# real server, then read as a viewer and a user would. Not in CI.
+#
+#   sh bench/large/run.sh        (from anywhere; B=build/rel by default)
+#
+# Environment: B (build dir), OUT (work dir, default build/bench-large: it
+# holds the archive, kept for the next run, and the server's data, removed
+# at the end: about 10 GB at the peak), EVENTS (160000000), SAMPLES
+# (viewport requests per zoom level, default 50), ARCHIVE (an archive to
+# use instead of generating one).
+#
+# Figures, each with what it divides by what:
+#   upload      archive MB / seconds of `curl -T` to POST /api/traces (the
+#               body streamed from disk)
+#   readable    seconds from the upload's end to the first 200 of GET
+#               .../tracks (the trace can be viewed), target <= 2 s
+#   ingest      archive MB / the server's own ingest seconds (its
+#               /metrics trace_server_ingest_duration_seconds_sum), target
+#               >= 50 MB/s; peak RSS of the server process (VmHWM) over
+#               the whole run, target <= 1 GB; scratch disk: the file
+#               system's most used bytes during ingest minus its used bytes
+#               once ready (df, every second: ingest's scratch files are
+#               unlinked at once, so no directory listing sees them; other
+#               work on the machine shows in it too)
+#   first view  seconds of the requests the viewer makes to open the trace
+#               (trace object, tracks, overview, and /slices of the 20
+#               first thread tracks over the whole trace at 1500 px), one
+#               after another, target <= 1 s (the viewer sends them at once)
+#   viewport    bench/query/query_bench at every zoom: p99, target <= 20 ms
+#   search      GET .../search?q=... (a common name, a rare one, none):
+#               seconds of each, target <= 50 ms
+#   area, flame GET .../area and .../flame over the whole trace on the 20
+#               first thread tracks: seconds, target <= 1 s
+# A baseline measured in the same run: `cat ARCHIVE > /dev/null` (reading
+# the archive once, MB/s), so that upload and ingest rates can be read
+# against what this machine's disk gives now.
+set -eu
+cd "$(dirname "$0")/../.."
+B=${B:-build/rel}
+OUT=${OUT:-build/bench-large}
+EVENTS=${EVENTS:-160000000}
+SAMPLES=${SAMPLES:-50}
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+. bench/lib.sh
+
+make -s "$B/trace-server" "$B/gen_fxt"
+cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $(pkg-config --cflags libcjson) \
+	-o "$OUT/query_bench" bench/query/query_bench.c $(pkg-config --libs libcjson) -lm
+server_binary "$B" "$OUT"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+ARCHIVE=${ARCHIVE:-$OUT/large-$EVENTS.fxt}
+if [ ! -s "$ARCHIVE" ]; then
+	t0=$(now)
+	"$B/gen_fxt" --events "$EVENTS" --threads 64 --seed 1 "$ARCHIVE.tmp" >/dev/null
+	mv "$ARCHIVE.tmp" "$ARCHIVE"
+	echo "generated $ARCHIVE in $(since "$t0") s"
+fi
+BYTES=$(stat -c %s "$ARCHIVE")
+MB=$(awk -v b="$BYTES" 'BEGIN { printf "%.0f", b / 1e6 }')
+echo "archive: $MB MB ($EVENTS events)"
+t0=$(now)
+cat "$ARCHIVE" >/dev/null
+echo "baseline: reading the archive once: $(awk -v m="$MB" -v s="$(since "$t0")" 'BEGIN { printf "%.0f MB/s (%.1f s)", m / s, s }')"
+
+SPID=""
+MPID=""
+cleanup() {
+	[ -z "$MPID" ] || kill "$MPID" 2>/dev/null || true
+	[ -z "$SPID" ] || kill "$SPID" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$OUT/data"
+}
+trap cleanup EXIT INT TERM
+server_start "$OUT" --max-upload 64G
+API="http://127.0.0.1:$PORT/api"
+
+# the file system's used bytes, every second, while the run goes on
+: >"$OUT/disk.txt"
+(while :; do df -B1 --output=used "$OUT" | tail -1 >>"$OUT/disk.txt"; sleep 1; done) &
+MPID=$!
+
+t0=$(now)
+curl -sS -f -o "$OUT/upload.json" -X POST -T "$ARCHIVE" -H 'Content-Type: application/octet-stream' \
+	"$API/traces?name=large"
+UP=$(since "$t0")
+ID=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$OUT/upload.json")
+[ -n "$ID" ] || { echo "upload failed: $(cat "$OUT/upload.json")"; exit 1; }
+echo "upload:     $(awk -v m="$MB" -v s="$UP" 'BEGIN { printf "%.0f MB/s (%.1f s)", m / s, s }')"
+
+t0=$(now)
+while [ "$(curl -s -o /dev/null -w '%{http_code}' "$API/traces/$ID/tracks")" != 200 ]; do sleep 0.2; done
+READABLE=$(since "$t0")
+while ! curl -s "$API/traces/$ID" | grep -q '"status":"\(ready\|failed\)"'; do sleep 1; done
+curl -s "$API/traces/$ID" >"$OUT/trace.json"
+grep -q '"status":"ready"' "$OUT/trace.json" || { echo "ingest failed: $(cat "$OUT/trace.json")"; exit 1; }
+kill "$MPID" 2>/dev/null || true
+MPID=""
+FINAL=$(df -B1 --output=used "$OUT" | tail -1)
+DATA=$(du -sb "$OUT/data" | cut -f1)
+PEAK=$(sort -n "$OUT/disk.txt" | tail -1)
+ISECS=$(curl -s "http://127.0.0.1:$PORT/metrics" | sed -n 's/^trace_server_ingest_duration_seconds_sum //p')
+HWM=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status")
+echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
+awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
+	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), server peak RSS %.0f MB (target <= 1000 MB)\n", m / s, s, h / 1024
+	printf "disk:       data directory %.2f GB once ready (archive and database); %.2f GB more used at the peak of ingest (scratch)\n", d / 1e9, (p - f) / 1e9 }'
+echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(grep -o '"tracks":[0-9]*' "$OUT/trace.json" | head -1)"
+
+# ---- reading it -----------------------------------------------------------------
+curl -s "$API/traces/$ID/tracks" >"$OUT/tracks.json"
+START=$(sed -n 's/.*"start_ns":\([0-9]*\).*/\1/p' "$OUT/trace.json" | head -1)
+END=$(sed -n 's/.*"end_ns":\([0-9]*\).*/\1/p' "$OUT/trace.json" | head -1)
+TRACKS=$(grep -o '"track_id":[0-9]*' "$OUT/tracks.json" | head -20 | cut -d: -f2 | paste -sd, -)
+RES=$(( (END - START) / 1500 ))
+[ "$RES" -gt 0 ] || RES=1
+# t URL: the seconds of one GET, which must answer 200
+t() {
+	r=$(curl -s -o "$OUT/reply.json" -w '%{http_code} %{time_total}' "$1")
+	[ "${r%% *}" = 200 ] || { echo "GET $1: ${r%% *} $(head -c 300 "$OUT/reply.json")" >&2; exit 1; }
+	echo "${r#* }"
+}
+{
+	t "$API/traces/$ID"
+	t "$API/traces/$ID/tracks"
+	t "$API/traces/$ID/overview?buckets=1500"
+	for k in $(echo "$TRACKS" | tr , ' '); do
+		t "$API/traces/$ID/slices?track=$k&start=$START&end=$END&resolution=$RES"
+	done
+} >"$OUT/first.txt"
+echo "first view: $(awk '{ s += $1 } END { printf "%.3f s", s }' "$OUT/first.txt") for $(wc -l <"$OUT/first.txt") requests (target <= 1 s)"
+
+"$OUT/query_bench" --port "$PORT" --trace "$ID" --samples "$SAMPLES" >"$OUT/latency.txt"
+grep -E 'p99|target|zoom' "$OUT/latency.txt" | head -40
+
+for q in "async" "zzz-no-such-name" "Load"; do
+	t "$API/traces/$ID/search?q=$q&limit=100" >/dev/null
+	echo "search:     q=$q: $(t "$API/traces/$ID/search?q=$q&limit=100") s (target <= 0.05 s)"
+done
+for k in 1 2; do
+	echo "area:       $(t "$API/traces/$ID/area?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
+	echo "flame:      $(t "$API/traces/$ID/flame?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
+done
