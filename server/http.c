@@ -292,10 +292,15 @@ static void add_demo(struct server *s)
 
 static struct MHD_Daemon *start_daemon(struct server *s, const struct sockaddr_storage *ss)
 {
-	unsigned threads = s->o->threads ? s->o->threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	/* each thread polls its own connections, so a long request (an
+	 * overview of 90M slices takes seconds) holds up the others of its
+	 * thread: more threads than cores keep the rest of a page answering */
+	unsigned threads = s->o->threads ? s->o->threads : 4 * (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (threads < 2)
 		threads = 2;
+	if (!s->o->threads && threads < 8)
+		threads = 8;
 	/* poll, not epoll: with epoll MHD 0.9.75 can miss a client that closes
 	 * mid-upload until the connection timeout (tests/server/test_server.c) */
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |

@@ -17,7 +17,7 @@ static const char usage_text[] =
 	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
 	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
-	"  --threads N        HTTP worker threads (default: one per core, at least 2)\n"
+	"  --threads N        HTTP worker threads (default: four per core, at least 8)\n"
 	"  --demo FILE        add FILE as trace \"demo\" when the library is empty\n"
 	"  --keep-failed AGE  remove failed uploads this old: 90s, 30m, 12h, 7d (default 1d)\n"
 	"  --retain-days N    remove unpinned traces uploaded N days ago or more (default: keep)\n"
