@@ -111,7 +111,10 @@ $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h test
 $(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c ingest/fxtrec.c
 
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
+$(B)/fuzz_replay_window: tests/fuzz_window.c tests/fuzz_replay.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_window.c tests/fuzz_replay.c catalog/window.c ingest/fxtrec.c
+
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo $(B)/fuzz_replay_window \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
@@ -120,6 +123,7 @@ unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_f
 	$(B)/fuzz_replay_http tests/corpus/http
 	$(B)/fuzz_replay_symbols tests/corpus/symbols
 	$(B)/fuzz_replay_fifo tests/corpus/fifo
+	$(B)/fuzz_replay_window tests/corpus/window
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -195,7 +199,10 @@ ubsan:
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
-FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
+FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo window
+build/fuzz/fuzz_window: tests/fuzz_window.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -o $@ tests/fuzz_window.c catalog/window.c ingest/fxtrec.c
 build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c ingest/fxtrec.c

@@ -86,16 +86,20 @@ static int mark(struct live_window *w, uint64_t pos)
 
 int lw_scan(struct live_window *w, int fd, uint64_t size)
 {
+	uint64_t left = size > w->scanned ? size - w->scanned : 0;
 	uint8_t *buf;
 	int rc = 0;
 
-	if (w->broken || w->scanned >= size)
+	if (w->broken || left < 8)
 		return 0;
-	if ((buf = malloc(SCAN_CHUNK)) == NULL)
+	/* room for what is new, up to a chunk: a short call reads little */
+	if ((buf = malloc(left < SCAN_CHUNK ? (size_t)left : SCAN_CHUNK)) == NULL)
 		return -1;
 	while (rc == 0 && !w->broken && w->scanned + 8 <= size) {
-		uint64_t left = size - w->scanned;
-		size_t want = left < SCAN_CHUNK ? (size_t)left : SCAN_CHUNK, have, off = 0;
+		size_t want, have, off = 0;
+
+		left = size - w->scanned;
+		want = left < SCAN_CHUNK ? (size_t)left : SCAN_CHUNK;
 		ssize_t got = pread(fd, buf, want, (off_t)w->scanned);
 
 		if (got < 8) {
@@ -157,7 +161,8 @@ int lw_input(const struct live_window *w, uint64_t size, uint64_t window, uint64
 	n = m->dlen + (m->ctx != m->dctx ? sizeof(sec) : 0);
 	if ((*prefix = malloc(n ? n : 1)) == NULL)
 		return -1;
-	memcpy(*prefix, w->durable, m->dlen);
+	if (m->dlen > 0) /* none kept yet: durable may be NULL */
+		memcpy(*prefix, w->durable, m->dlen);
 	if (m->ctx != m->dctx)
 		memcpy(*prefix + m->dlen, sec, fxt_put_provider_section(sec, (uint32_t)m->ctx));
 	*plen = n;
