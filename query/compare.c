@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 struct row {
 	uint64_t key; /* thread id << 32 | name id, or name id */
@@ -65,21 +65,39 @@ static int64_t nearest_rank(const struct row *v, size_t n, unsigned pct)
 	return n ? v[(rank ? rank : 1) - 1].dur : 0;
 }
 
-/* The text of a group's key. */
-static char *key_text(sqlite3_stmt *name, sqlite3_stmt *thread, uint64_t key, int by_thread)
+/* One row's text column through st (bound by the caller, reset here):
+ * "" when there is no row; NULL on a read error, which goes to *failed. */
+static const char *row_text(sqlite3_stmt *st, int *failed)
 {
-	const char *n = "", *t = "";
-	char *out;
+	int rc = sqlite3_step(st);
+	const unsigned char *s;
+
+	if (rc == SQLITE_DONE)
+		return "";
+	if (rc != SQLITE_ROW) {
+		*failed = rc;
+		return NULL;
+	}
+	s = sqlite3_column_text(st, 0);
+	return s ? (const char *)s : "";
+}
+
+/* The text of a group's key (the caller frees it); NULL when out of
+ * memory or when a read failed (then *failed holds its error). */
+static char *key_text(sqlite3_stmt *name, sqlite3_stmt *thread, uint64_t key, int by_thread, int *failed)
+{
+	const char *n, *t = "";
+	char *out = NULL;
 	size_t ln, lt;
 
 	sqlite3_bind_int64(name, 1, (int64_t)(key & 0xffffffffu));
-	if (sqlite3_step(name) == SQLITE_ROW && sqlite3_column_text(name, 0))
-		n = (const char *)sqlite3_column_text(name, 0);
+	n = row_text(name, failed);
 	if (by_thread) {
 		sqlite3_bind_int64(thread, 1, (int64_t)(key >> 32));
-		if (sqlite3_step(thread) == SQLITE_ROW && sqlite3_column_text(thread, 0))
-			t = (const char *)sqlite3_column_text(thread, 0);
+		t = row_text(thread, failed);
 	}
+	if (n == NULL || t == NULL)
+		goto out_reset;
 	ln = strlen(n);
 	lt = by_thread ? strlen(t) + 1 : 0;
 	if ((out = malloc(lt + ln + 1)) != NULL) {
@@ -89,6 +107,7 @@ static char *key_text(sqlite3_stmt *name, sqlite3_stmt *thread, uint64_t key, in
 		}
 		memcpy(out + lt, n, ln + 1);
 	}
+out_reset:
 	sqlite3_reset(name);
 	if (by_thread)
 		sqlite3_reset(thread);
@@ -100,7 +119,7 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 	sqlite3_stmt *st = NULL, *name = NULL, *thread = NULL;
 	struct row *v = NULL;
 	size_t n = 0, cap = 0, i, j;
-	int rc;
+	int rc, failed = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db,
@@ -144,8 +163,8 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 		}
 		g = &out->g[out->n];
 		memset(g, 0, sizeof(*g));
-		if ((g->text = key_text(name, thread, v[i].key, by_thread)) == NULL)
-			goto nomem;
+		if ((g->text = key_text(name, thread, v[i].key, by_thread, &failed)) == NULL)
+			goto out_fail;
 		out->n++;
 		g->count = j - i;
 		for (k = i; k < j && v[k].dur < 0; k++)
@@ -168,6 +187,11 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 	sqlite3_finalize(thread);
 	qsort(out->g, out->n, sizeof(*out->g), group_cmp);
 	return QRY_OK;
+out_fail:
+	if (failed == 0)
+		goto nomem;
+	qry_fail(err, QRY_EDB, "a trace database cannot be read: %s", sqlite3_errstr(failed));
+	goto out;
 db_fail:
 	qry_fail(err, QRY_EDB, "a trace database cannot be read: %s", sqlite3_errmsg(db));
 	goto out;
@@ -232,39 +256,41 @@ int qry_compare_sort(const char *s, enum qry_compare_sort *out)
 	return -1;
 }
 
-/* The slowest slice of a group: {id, track_id, ts, dur}, or null. */
-static void put_slowest(sqlite3 *db, int64_t id, struct jbuf *out)
+/* The slowest slice of a group: {id, track_id, ts, dur}, or null when the
+ * group has none. Returns failed, or the read's SQLite error. */
+static int put_slowest(sqlite3 *db, int64_t id, struct jbuf *out, int failed)
 {
-	sqlite3_stmt *st;
+	struct qry_error ignored;
+	struct qcur c;
 
-	if (id == 0 || sqlite3_prepare_v2(db, "SELECT track_id, ts, dur FROM slices WHERE id = ?", -1, &st, NULL) !=
-			       SQLITE_OK) {
+	if (id == 0 || qcur_open(&c, db, "SELECT track_id, ts, dur FROM slices WHERE id = ?", &ignored) != QRY_OK) {
 		jb_null(out);
-		return;
+		return id == 0 ? failed : qcur_close(&c, failed);
 	}
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	qcur_bind(&c, 1, id);
+	if (qcur_step(&c)) {
 		jb_obj(out);
 		jb_key(out, "id");
 		jb_i64(out, id);
 		jb_key(out, "track_id");
-		jb_i64(out, sqlite3_column_int64(st, 0));
+		jb_i64(out, qcur_int(&c, 0));
 		jb_key(out, "ts");
-		jb_i64(out, sqlite3_column_int64(st, 1));
+		jb_i64(out, qcur_int(&c, 1));
 		jb_key(out, "dur");
-		jb_i64(out, sqlite3_column_int64(st, 2));
+		jb_i64(out, qcur_int(&c, 2));
 		jb_obj_end(out);
 	} else {
 		jb_null(out);
 	}
-	sqlite3_finalize(st);
+	return qcur_close(&c, failed);
 }
 
-static void put_group(sqlite3 *db, const struct group *g, struct jbuf *out)
+/* Returns failed, or a read's SQLite error. */
+static int put_group(sqlite3 *db, const struct group *g, struct jbuf *out, int failed)
 {
 	if (g == NULL) {
 		jb_null(out);
-		return;
+		return failed;
 	}
 	jb_obj(out);
 	jb_key(out, "count");
@@ -280,8 +306,9 @@ static void put_group(sqlite3 *db, const struct group *g, struct jbuf *out)
 	jb_key(out, "max");
 	jb_i64(out, g->max);
 	jb_key(out, "slowest");
-	put_slowest(db, g->slowest, out);
+	failed = put_slowest(db, g->slowest, out, failed);
 	jb_obj_end(out);
+	return failed;
 }
 
 int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct jbuf *out, struct qry_error *err)
@@ -292,6 +319,7 @@ int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct
 	struct side sa, sb;
 	struct pair *p;
 	size_t i = 0, j = 0, n = 0, k, f;
+	int failed = 0;
 
 	if (read_side(a, &o->wa, o->by_thread, &sa, err) != QRY_OK)
 		return err->code;
@@ -328,9 +356,9 @@ int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct
 		jb_key(out, "name");
 		jb_str(out, text);
 		jb_key(out, "a");
-		put_group(a, p[k].a, out);
+		failed = put_group(a, p[k].a, out, failed);
 		jb_key(out, "b");
-		put_group(b, p[k].b, out);
+		failed = put_group(b, p[k].b, out, failed);
 		jb_key(out, "delta");
 		jb_obj(out);
 		for (f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
@@ -347,5 +375,5 @@ int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct
 	free(p);
 	side_free(&sa);
 	side_free(&sb);
-	return QRY_OK;
+	return qcur_done(QRY_OK, failed, err);
 }

@@ -47,6 +47,7 @@ struct qry_export {
 	sqlite3 *db;
 	sqlite3_stmt *st;   /* the current phase's rows */
 	sqlite3_stmt *args; /* arguments of a slice */
+	int failed;         /* the SQLite error of a read of args, 0 while none: the export then fails */
 	int phase;
 	int first;          /* no event written yet: no comma */
 	int cpus;           /* CPU threads named so far */
@@ -90,15 +91,17 @@ static void ex_event(struct qry_export *e, const char *ph, int64_t ts, uint64_t 
 	jb_u64(b, tid);
 }
 
+/* "args" of the slice's argument set; a read error is kept in e->failed. */
 static void ex_args(struct qry_export *e, int64_t set)
 {
 	struct jbuf *b = &e->out;
+	int rc;
 
 	jb_key(b, "args");
 	jb_obj(b);
 	if (e->args && set > 0) {
 		sqlite3_bind_int64(e->args, 1, set);
-		while (sqlite3_step(e->args) == SQLITE_ROW) {
+		while ((rc = sqlite3_step(e->args)) == SQLITE_ROW) {
 			int type = sqlite3_column_int(e->args, 2);
 
 			jb_key(b, (const char *)sqlite3_column_text(e->args, 0));
@@ -109,6 +112,8 @@ static void ex_args(struct qry_export *e, int64_t set)
 			else
 				jb_column(b, e->args, 1);
 		}
+		if (rc != SQLITE_DONE && e->failed == 0)
+			e->failed = rc;
 		sqlite3_reset(e->args);
 	}
 	jb_obj_end(b);
@@ -400,7 +405,7 @@ long qry_export_read(struct qry_export *e, char *buf, size_t max)
 		e->off = 0;
 		if (e->phase == EX_DONE)
 			return 0;
-		if (ex_fill(e) != 0 || e->out.oom)
+		if (ex_fill(e) != 0 || e->out.oom || e->failed)
 			return -1;
 	}
 	n = e->out.len - e->off < max ? e->out.len - e->off : max;

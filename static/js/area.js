@@ -88,7 +88,7 @@ export class AreaPanel {
 
   header() {
     const a = this.area;
-    const origin = this.page.traceStart;
+    const origin = this.page.view.start;
     const tab = (id, title) => el('button', {
       className: 'tab' + (this.tab === id ? ' active' : ''), dataset: { tab: id }, onclick: () => this.setTab(id),
     }, title);
@@ -154,11 +154,11 @@ export class AreaPanel {
     }
     if (token !== this.token || list !== this.list) return;
     clear(list);
-    const origin = this.page.traceStart;
+    const origin = this.page.view.start;
     list.append(el('h3', null, `${name}: ${fmtCount(r.slices.length)}${r.truncated ? '+' : ''} slices`));
     for (const s of r.slices) {
       list.append(el('div', { className: 'area-slice' },
-        el('button', { className: 'link slice-link', onclick: () => this.page.selectSlice(s.id, { reveal: true, keepArea: true }) }, `slice ${s.id}`),
+        el('button', { className: 'link slice-link', onclick: () => this.page.selection.selectSlice(s.id, { reveal: true, keepArea: true }) }, `slice ${s.id}`),
         el('span', { className: 'raw' }, ` at ${fmtTime(s.ts - origin)}, ${fmtDur(s.wall)} in range of ${fmtDur(s.dur)}`)));
     }
   }

@@ -3,7 +3,7 @@
 // Nothing in the drawing path calls into this module.
 
 import { fmtDur } from './format.js';
-import { makeView, sliceItem } from './render.js';
+import { sliceItem } from './render.js';
 import { GROUP_H, LABEL_W, ROW_H, TRACK_PAD } from './tracks.js';
 
 export function exposeHooks(self) {
@@ -14,20 +14,22 @@ export function exposeHooks(self) {
     },
     // true when nothing is loading and nothing waits to be drawn
     idle() {
-      return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selBusy &&
-        self.searchPending === 0 && !self.summaryWant && !self.areaLoading && self.held.size === 0;
+      return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selection.busy &&
+        self.search.pending === 0 && !self.summaryWant && !self.areaLoading && self.input.held.size === 0;
     },
     state() {
-      const sel = self.selection;
+      const sel = self.selection.current;
+      const area = self.selection.area;
+      const search = self.search.result;
       return {
         traceId: self.traceId,
-        start: self.vs,
-        end: self.ve,
+        start: self.view.vs,
+        end: self.view.ve,
         selection: sel ? { kind: sel.kind, id: sel.id ?? null } : null,
-        area: self.area ? { start: self.area.start, end: self.area.end, tracks: self.area.ids() } : null,
-        marks: self.marks.map((m) => ({ ...m })),
+        area: area ? { start: area.start, end: area.end, tracks: area.ids() } : null,
+        marks: self.marks.list.map((m) => ({ ...m })),
         url: self.urlFor(),
-        search: { q: self.search.q, count: self.search.total, index: self.search.idx },
+        search: { q: search.q, count: search.total, index: search.idx },
       };
     },
     geometry() {
@@ -43,10 +45,10 @@ export function exposeHooks(self) {
     // loaded data and on screen; else null.
     sliceRect(id) {
       if (!self.ready) return null;
-      const v = makeView(self.vs, self.ve, self.W);
+      const v = self.view.mapping();
       const top = self.scroller.scrollTop;
       let info = null;
-      const sel = self.selection;
+      const sel = self.selection.current;
       if (sel && sel.kind === 'slice' && sel.id === id && sel.info) info = sel.info;
       for (const t of self.byTrackId.values()) {
         if (info) break;
@@ -74,7 +76,7 @@ export function exposeHooks(self) {
     // slices outlined, the overview's ticks and the counts they stand for.
     searchMarks() {
       const m = self.searchMarks;
-      return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.histogram ? [...self.search.histogram] : [] };
+      return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.result.histogram ? [...self.search.result.histogram] : [] };
     },
     // A collapsed process's summary as drawn: {start, end, counts} or null.
     groupSummary(key) {
@@ -87,7 +89,7 @@ export function exposeHooks(self) {
     },
     fmtDur,
     setView(s, e) {
-      self.setView(s, e);
+      self.view.set(s, e);
     },
     // What the timeline shows at page point (x, y): a slice (or a
     // summary) with its name, depth and merged count, or null.
@@ -100,7 +102,7 @@ export function exposeHooks(self) {
       return { id: s.id, name: s.name, depth: s.depth, ts: s.ts, dur: s.dur, merged: s.merged || 0 };
     },
     setArea(s, e, tracks) {
-      self.setArea(s, e, tracks);
+      self.selection.setArea(s, e, tracks);
     },
     // The flame graph's frames as drawn: {name, depth, x, y, w} in page px.
     flameBoxes() {
@@ -110,7 +112,7 @@ export function exposeHooks(self) {
       return f.boxes.filter((b) => b.node).map((b) => ({ name: b.node.name, depth: b.node.depth, x: r.left + b.x, y: r.top + b.y, w: b.w }));
     },
     select(id) {
-      return self.selectSlice(id, { reveal: true });
+      return self.selection.selectSlice(id, { reveal: true });
     },
     perf: self.perf,
     startRecording() {

@@ -37,16 +37,17 @@ export class LiveFollow {
     if (on) this.toEdge();
   }
 
-  // page.setView calls this for every move: ours keep Follow, the user's end it.
+  // page.viewMoved calls this for every move: ours keep Follow, the user's end it.
   viewMoved() {
     if (!this.applying && this.follow) this.setFollow(false);
   }
 
   toEdge() {
     const p = this.page;
-    const span = Math.min(p.ve - p.vs, p.traceEnd - p.traceStart);
+    const view = p.view;
+    const span = Math.min(view.ve - view.vs, view.end - view.start);
     this.applying = true;
-    p.setView(p.traceEnd - span, p.traceEnd);
+    view.set(view.end - span, view.end);
     this.applying = false;
   }
 
@@ -103,8 +104,7 @@ export class LiveFollow {
     }
     const folded = new Map(p.groups.map((g) => [g.key, g.collapsed]));
     p.trace = t;
-    p.traceStart = t.start_ns ?? 0;
-    p.traceEnd = Math.max(t.end_ns ?? p.traceStart, p.traceStart + 1);
+    p.view.setExtent(t.start_ns ?? 0, t.end_ns ?? t.start_ns ?? 0);
     const built = buildTracks(tr, t, scheduled);
     for (const g of built.groups) if (folded.has(g.key)) g.collapsed = folded.get(g.key);
     p.groups = built.groups;
@@ -114,7 +114,7 @@ export class LiveFollow {
     p.store = p.makeStore();
     p.relayout();
     if (this.follow) this.toEdge();
-    else p.setView(p.vs, p.ve); // clamps to the new extent
+    else p.view.set(p.view.vs, p.view.ve); // clamps to the new extent
     p.loadOverview();
     p.invalidate();
   }

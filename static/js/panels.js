@@ -137,7 +137,7 @@ export class DetailsPanel {
 
   showSlice(info) {
     const page = this.page;
-    const origin = page.traceStart;
+    const origin = page.view.start;
     const track = page.byTrackId.get(Number(info.track_id));
     const rows = [];
     const row = (k, ...v) => rows.push(el('tr', null, el('th', null, k), el('td', null, ...v)));
@@ -161,7 +161,7 @@ export class DetailsPanel {
     row('Depth', String(info.depth ?? '—'));
     row('Slice id', String(info.id));
     if (info.parent_id !== null && info.parent_id !== undefined) {
-      this.parentCell = el('span', null, this.link(`slice ${info.parent_id}`, () => page.selectSlice(info.parent_id, { reveal: true }), 'parent-link'));
+      this.parentCell = el('span', null, this.link(`slice ${info.parent_id}`, () => page.selection.selectSlice(info.parent_id, { reveal: true }), 'parent-link'));
       row('Parent', this.parentCell);
       this.fillParent(info);
     } else {
@@ -198,7 +198,7 @@ export class DetailsPanel {
       const p = await api(`${this.page.base}/slices/${info.parent_id}`, { exact: true });
       if (cell !== this.parentCell) return;
       clear(cell);
-      cell.append(this.link(p.name, () => this.page.selectSlice(info.parent_id, { reveal: true }), 'parent-link'),
+      cell.append(this.link(p.name, () => this.page.selection.selectSlice(info.parent_id, { reveal: true }), 'parent-link'),
         el('span', { className: 'raw' }, ` (${fmtDur(p.dur)})`));
     } catch {
       /* keep the id */
@@ -211,7 +211,7 @@ export class DetailsPanel {
       const out = f.from_slice === selfId;
       const other = out ? f.to_slice : f.from_slice;
       this.flowsBox.append(el('div', { className: 'flow' }, out ? 'to → ' : 'from ← ',
-        this.link(`slice ${other}`, () => this.page.selectSlice(other, { reveal: true }), 'flow-link')));
+        this.link(`slice ${other}`, () => this.page.selection.selectSlice(other, { reveal: true }), 'flow-link')));
     }
   }
 
@@ -226,7 +226,7 @@ export class DetailsPanel {
       const track = other ? this.page.byTrackId.get(Number(other.track_id)) : null;
       const where = track ? ` on ${track.title}${track.group ? ' (' + track.group.title + ')' : ''}` : '';
       this.flowsBox.append(el('div', { className: 'flow' }, out ? 'to → ' : 'from ← ',
-        this.link(other ? other.name : `slice ${otherId}`, () => this.page.selectSlice(otherId, { reveal: true }), 'flow-link'),
+        this.link(other ? other.name : `slice ${otherId}`, () => this.page.selection.selectSlice(otherId, { reveal: true }), 'flow-link'),
         el('span', { className: 'raw' }, `${where}, flow ${flow.flow_id}`)));
     }
   }
@@ -246,7 +246,7 @@ export class DetailsPanel {
   }
 
   showItem(kind, it, track) {
-    const origin = this.page.traceStart;
+    const origin = this.page.view.start;
     const rows = [];
     const row = (k, v) => rows.push(el('tr', null, el('th', null, k), el('td', null, v)));
     if (kind === 'sched') {

@@ -1,9 +1,12 @@
 // The timeline page: tracks grouped by process, drawn on one canvas, with
 // Perfetto's navigation (W/S zoom, A/D pan, ctrl+wheel, drag, F to fit),
 // slice details with flows, search, markers (M), pinned and filtered
-// tracks, and the keyboard help (?). The area selection's model is
-// selection.js and its panel area.js (table) and flame.js; the trace's
-// other pages are query.js and info.js.
+// tracks, and the keyboard help (?). The page lays out and draws; what it
+// shows is held by objects of their own: the view (view.js: the time
+// window and zoom), the selection (selection.js; its area panel area.js
+// and flame.js), the search (search.js), the marks (marks.js), and the
+// input controller (input.js) that turns the mouse and the keys into
+// calls on them. The trace's other pages are query.js and info.js.
 //
 // The URL holds the trace, the visible window, the selection and the marks
 // (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E&tracks=T,T; &marks=S_E),
@@ -16,26 +19,25 @@ import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
 import { damage } from './library.js';
 import {
-  FONT, MIN_SPAN, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
+  FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
   drawStates,
-  hitInterval, hitSlice, makeView,
+  hitInterval, hitSlice,
 } from './render.js';
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
-import { AreaSelection, isSliceTrack } from './selection.js';
+import { AreaSelection, Selection, isSliceTrack, sliceEnd } from './selection.js';
 import { pageLinks, traceDuration } from './pages.js';
 import { activityRange } from './activity.js';
 import { exposeHooks } from './hooks.js';
-import { inputMethods } from './input.js';
+import { InputController } from './input.js';
+import { Marks } from './marks.js';
+import { Search } from './search.js';
+import { TimeView } from './view.js';
 import { LiveFollow } from './live.js';
 
 const AXIS_H = 26;
 const OVERVIEW_H = 40;
-const KEY_ZOOM_PER_S = 2.8;     // e-folds per second while W/S is held
-const KEY_PAN_PER_S = 0.9;      // views per second while A/D is held
 const OVERVIEW_BUCKETS = 400;
-const SEARCH_PAGE = 500;       // matches a search page holds
-const LAST_CURSOR = '9223372036854775807:9223372036854775807'; // before= it: the last page
 
 export class TimelinePage {
   constructor(root, traceId, params) {
@@ -47,27 +49,14 @@ export class TimelinePage {
     this.groups = [];
     this.rows = [];
     this.height = 0;
-    this.vs = 0;
-    this.ve = 1;
-    this.selection = null;   // {kind: 'slice', id, info} | {kind: 'sched'|'log'|'counter', ...}
-    this.area = null;        // AreaSelection: a range and the tracks it covers
-    this.hover = null;
-    this.flowEnds = [];      // [{from, to}] details of both ends of the selected slice's flows
-    this.held = new Set();   // keys held for continuous zoom/pan
-    this.mouse = null;       // {x, y} over the canvas
-    this.drag = null;
+    this.view = new TimeView(() => this.viewMoved());
+    this.selection = new Selection(this);
+    this.search = new Search(this, OVERVIEW_BUCKETS);
+    this.marks = new Marks();
+    this.input = new InputController(this, { view: this.view, selection: this.selection, search: this.search, marks: this.marks });
     this.dirty = false;
-    this.animating = false;
-    this.lastFrame = 0;
-    this.selToken = 0;
-    this.selBusy = false;
     this.overview = null;
     this.perf = { recording: false, draws: [], frames: [], replies: [], lastTs: 0, arrived: 0 };
-    this.search = emptySearch('');
-    this.searchPending = 0;  // search steps queued on searchChain
-    this.searchChain = Promise.resolve();
-    this.marks = [];         // [{start, end}] marked spans, kept in the URL
-    this.helpEl = null;
     this.urlTimer = 0;
     this.ready = false;
     exposeHooks(this);
@@ -114,8 +103,7 @@ export class TimelinePage {
       this.fatal('Could not load the tracks: ' + e.message);
       return;
     }
-    this.traceStart = trace.start_ns ?? 0;
-    this.traceEnd = Math.max(trace.end_ns ?? this.traceStart, this.traceStart + 1);
+    this.view.setExtent(trace.start_ns ?? 0, trace.end_ns ?? trace.start_ns ?? 0);
     const built = buildTracks(tr, trace, scheduled);
     this.groups = built.groups;
     this.byTrackId = built.byTrackId;
@@ -127,7 +115,7 @@ export class TimelinePage {
     this.showSymbols();
     this.restoreFromUrl();
     this.relayout();
-    this.bindInput();
+    this.input.bind();
     this.ready = true;
     this.invalidate();
     this.loadOverview();
@@ -135,10 +123,7 @@ export class TimelinePage {
     if (trace.format === 'xray-fdr') this.offerActivity();
     // ?q=: opened from a search across traces: find it here
     const q = this.params.get('q');
-    if (q) {
-      this.searchInput.value = q;
-      this.stepSearch(1);
-    }
+    if (q) this.search.open(q);
   }
 
   // The threads with CPU runs ("pid/tid"): each gets a state track.
@@ -153,10 +138,10 @@ export class TimelinePage {
 
   // The view's data, fetched as the view moves, for the trace as it is now.
   makeStore() {
-    return new DataStore({ ...this.trace, end_ns: this.traceEnd }, () => {
+    return new DataStore({ ...this.trace, end_ns: this.view.end }, () => {
       this.perf.arrived++;
       this.invalidate();
-      this.refreshHover();
+      this.input.refreshHover();
     });
   }
 
@@ -169,28 +154,20 @@ export class TimelinePage {
 
   buildShell() {
     this.titleEl = el('span', { className: 'trace-title' }, 'loading…');
-    this.searchInput = el('input', {
-      type: 'search', className: 'search', placeholder: 'Search slices  ( / )', 'aria-label': 'Search slice names',
-      spellcheck: false,
-    });
-    this.searchInfo = el('span', { className: 'search-info' });
     this.trackFilter = el('input', {
       type: 'search', className: 'track-filter', placeholder: 'Filter tracks', 'aria-label': 'Filter tracks by name', spellcheck: false,
       oninput: () => { this.relayout(); this.invalidate(); },
     });
     this.areaToggle = el('button', {
       className: 'mode', title: 'Area selection mode: drag selects a time range (or hold Shift while dragging)',
-      onclick: () => this.setAreaMode(!this.areaMode),
+      onclick: () => this.input.setAreaMode(!this.input.areaMode),
     }, 'Select area');
-    const help = el('button', { className: 'help', title: 'Keyboard help (?)', onclick: () => this.toggleHelp() },
+    const help = el('button', { className: 'help', title: 'Keyboard help (?)', onclick: () => this.input.toggleHelp() },
       'W/S zoom · A/D pan · Shift+drag select · F fit · / search · M mark · ? help');
     this.toolbar = el('header', { className: 'topbar' },
       el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'),
       this.titleEl,
-      el('div', { className: 'search-box' }, this.searchInput,
-        el('button', { className: 'search-prev', title: 'Previous hit (Shift+Enter)', onclick: () => this.stepSearch(-1) }, '‹'),
-        el('button', { className: 'search-next', title: 'Next hit (Enter)', onclick: () => this.stepSearch(1) }, '›'),
-        this.searchInfo),
+      this.search.box(),
       this.areaToggle,
       el('div', { className: 'track-tools' }, this.trackFilter,
         el('button', { className: 'collapse-all', title: 'Collapse every process', onclick: () => this.setAllCollapsed(true) }, 'Collapse all'),
@@ -317,11 +294,12 @@ export class TimelinePage {
         className: 'pin' + (it.pin ? ' pinned' : ''), title: it.pin ? 'Unpin this track' : 'Pin this track to the top',
         onclick: (e) => { e.stopPropagation(); this.togglePin(it); },
       }, it.pin ? 'unpin' : 'pin')];
-    const inArea = this.area && this.area.has(it);
+    const area = this.selection.area;
+    const inArea = area && area.has(it);
     return el('div', {
       className: 'label track-label kind-' + it.kind + (inArea ? ' in-area' : ''), style, title: `${it.title} ${it.subtitle}`,
       dataset: { key: it.key, trackId: it.trackId ?? '' },
-      onclick: () => this.toggleAreaTrack(it),
+      onclick: () => this.selection.toggleAreaTrack(it),
     }, ...kids);
   }
 
@@ -333,6 +311,7 @@ export class TimelinePage {
     const H = Math.max(50, Math.floor(bodyRect.height));
     this.W = W;
     this.H = H;
+    this.view.W = W;
     this.canvas.style.left = LABEL_W + 'px';
     this.canvas.style.width = W + 'px';
     this.canvas.style.height = H + 'px';
@@ -353,54 +332,12 @@ export class TimelinePage {
 
   // ---- the view --------------------------------------------------------------
 
-  // The view never leaves the trace: it starts at or after its first event
-  // and ends at or before its last.
-  setView(vs, ve) {
-    const dur = this.traceEnd - this.traceStart;
-    let span = Math.min(Math.max(ve - vs, MIN_SPAN), dur);
-    const c = (vs + ve) / 2;
-    vs = c - span / 2;
-    if (vs < this.traceStart) vs = this.traceStart;
-    if (vs + span > this.traceEnd) vs = this.traceEnd - span;
-    this.vs = vs;
-    this.ve = vs + span;
+  // After every move of the view: follow mode, URL, redraw, hover.
+  viewMoved() {
     if (this.live) this.live.viewMoved();
     this.scheduleUrl();
     this.invalidate();
-    this.refreshHover();
-  }
-
-  // The view moved under a still mouse: the tooltip tells what is under it
-  // now (after this frame's data, when it arrives).
-  refreshHover() {
-    if (!this.mouse || this.drag || this.hoverTimer) return;
-    this.hoverTimer = requestAnimationFrame(() => {
-      this.hoverTimer = 0;
-      if (this.mouse && !this.drag) this.setHover(this.hitTest(this.mouse.x, this.mouse.y));
-    });
-  }
-
-  zoomAt(factor, x) {
-    const span = this.ve - this.vs;
-    const t = this.vs + (x / this.W) * span;
-    const ns = Math.max(span * factor, MIN_SPAN);
-    const vs = t - (x / this.W) * ns;
-    this.setView(vs, vs + ns);
-  }
-
-  panBy(px) {
-    const d = (px / this.W) * (this.ve - this.vs);
-    this.setView(this.vs + d, this.ve + d);
-  }
-
-  fitAll() {
-    this.setView(this.traceStart, this.traceEnd);
-  }
-
-  fitRange(s, e) {
-    if (e <= s) e = s + 1000;
-    const pad = (e - s) * 0.1;
-    this.setView(s - pad, e + pad);
+    this.input.refreshHover();
   }
 
   // Every trace opens on its whole range, as Perfetto does. XRay logs
@@ -408,21 +345,14 @@ export class TimelinePage {
   // the trace: the overview's label then says where, and shows it in one
   // click (F brings the whole trace back).
   async offerActivity() {
-    const r = await activityRange(this.base, this.traceStart, this.traceEnd);
-    if ((r.end - r.start) * 4 > this.traceEnd - this.traceStart) return;
+    const view = this.view;
+    const r = await activityRange(this.base, view.start, view.end);
+    if ((r.end - r.start) * 4 > view.end - view.start) return;
     this.overviewLabel.append(el('button', {
       className: 'zoom-activity link-button',
-      title: `Most calls start between ${fmtTime(r.start - this.traceStart)} and ${fmtTime(r.end - this.traceStart)}: show that (F: the whole trace)`,
-      onclick: () => this.fitRange(r.start, r.end),
+      title: `Most calls start between ${fmtTime(r.start - view.start)} and ${fmtTime(r.end - view.start)}: show that (F: the whole trace)`,
+      onclick: () => view.fitRange(r.start, r.end),
     }, `zoom to the activity (${fmtDur(r.end - r.start)})`));
-  }
-
-  fitSelection() {
-    const sel = this.selection;
-    if (this.area) this.fitRange(this.area.start, this.area.end);
-    else if (sel && sel.kind === 'slice' && sel.info) this.fitRange(sel.info.ts, sliceEnd(sel.info, this.traceEnd));
-    else if (sel && sel.item && sel.item.ts !== undefined) this.fitRange(sel.item.ts, sel.item.dur > 0 ? sel.item.ts + sel.item.dur : sel.item.ts + 1000);
-    else this.fitAll();
   }
 
   // ---- URL -------------------------------------------------------------------
@@ -431,27 +361,24 @@ export class TimelinePage {
     const p = this.params;
     const s = Number(p.get('start'));
     const e = Number(p.get('end'));
-    if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.setView(s, e);
-    else this.fitAll();
-    const marks = p.get('marks');
-    if (marks && /^-?\d+_-?\d+(,-?\d+_-?\d+)*$/.test(marks)) {
-      this.marks = marks.split(',').slice(0, 100).map((m) => m.split('_').map(Number)).filter(([a, b]) => b >= a)
-        .map(([a, b]) => ({ start: a, end: b }));
-    }
+    if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.view.set(s, e);
+    else this.view.fitAll();
+    this.marks.fromUrl(p);
     const area = AreaSelection.fromUrl(p, this.sliceTrackIds());
-    if (area) this.setArea(area.start, area.end, area.ids());
+    if (area) this.selection.setArea(area.start, area.end, area.ids());
     const slice = p.get('slice');
-    if (slice && /^\d+$/.test(slice)) this.selectSlice(Number(slice), { reveal: false, scroll: true });
+    if (slice && /^\d+$/.test(slice)) this.selection.selectSlice(Number(slice), { reveal: false, scroll: true });
   }
 
   urlFor() {
     const q = new URLSearchParams();
     q.set('trace', this.traceId);
-    q.set('start', String(Math.round(this.vs)));
-    q.set('end', String(Math.round(this.ve)));
-    if (this.selection && this.selection.kind === 'slice') q.set('slice', String(this.selection.id));
-    if (this.area) this.area.toUrl(q);
-    if (this.marks.length) q.set('marks', this.marks.map((m) => `${Math.round(m.start)}_${Math.round(m.end)}`).join(','));
+    q.set('start', String(Math.round(this.view.vs)));
+    q.set('end', String(Math.round(this.view.ve)));
+    const sel = this.selection.current;
+    if (sel && sel.kind === 'slice') q.set('slice', String(sel.id));
+    if (this.selection.area) this.selection.area.toUrl(q);
+    this.marks.toUrl(q);
     return '/?' + q.toString();
   }
 
@@ -463,71 +390,11 @@ export class TimelinePage {
     }, 200);
   }
 
-  // ---- selection -------------------------------------------------------------
-
-  // opts: reveal (move the view to it), scroll (to its track), keepArea
-  // (a slice picked from the area's own list leaves the area as it is).
-  async selectSlice(id, opts = {}) {
-    const token = ++this.selToken;
-    this.selBusy = true;
-    if (!opts.keepArea) this.area = null;
-    this.markAreaLabels();
-    this.selection = { kind: 'slice', id, info: null };
-    this.flowEnds = [];
-    this.details.showLoading('slice ' + id);
-    this.scheduleUrl();
-    this.invalidate();
-    let info;
-    try {
-      info = await api(`${this.base}/slices/${id}`, { exact: true });
-    } catch (e) {
-      if (token !== this.selToken) return;
-      this.details.showError(e.status === 404 ? `There is no slice ${id} in this trace.` : 'Could not load the slice: ' + e.message);
-      this.selBusy = false;
-      return;
-    }
-    if (token !== this.selToken) return;
-    this.selection = { kind: 'slice', id, info };
-    if (opts.reveal) this.reveal(info);
-    else if (opts.scroll) this.scrollToTrack(info.track_id);
-    this.details.showSlice(info);
-    if (this.area) this.details.backToArea(this.area);
-    this.invalidate();
-    await this.loadFlows(info, token);
-    if (token === this.selToken) this.selBusy = false;
-  }
-
-  async loadFlows(info, token) {
-    const ends = [];
-    const cache = new Map([[info.id, info]]);
-    const get = async (id) => {
-      if (!cache.has(id)) {
-        try {
-          cache.set(id, await api(`${this.base}/slices/${id}`, { exact: true }));
-        } catch {
-          cache.set(id, null);
-        }
-      }
-      return cache.get(id);
-    };
-    for (const f of (info.flows || []).slice(0, 64)) {
-      const from = await get(f.from_slice);
-      const to = await get(f.to_slice);
-      if (token !== this.selToken) return;
-      ends.push({ flow: f, from, to });
-    }
-    this.flowEnds = ends;
-    this.details.showFlowNames(ends, info.id);
-    this.invalidate();
-  }
+  // ---- where the selection is -------------------------------------------------
 
   // Moves the view (and vertical scroll) so that the slice is visible.
   reveal(info) {
-    const s = info.ts;
-    const e = sliceEnd(info, this.traceEnd);
-    const span = this.ve - this.vs;
-    if (e - s > span * 0.8) this.fitRange(s, e);
-    else if (s < this.vs || e > this.ve) this.setView((s + e) / 2 - span / 2, (s + e) / 2 + span / 2);
+    this.view.show(info.ts, sliceEnd(info, this.view.end));
     this.scrollToTrack(info.track_id);
   }
 
@@ -545,206 +412,17 @@ export class TimelinePage {
     this.invalidate();
   }
 
-  selectOther(kind, item, track) {
-    this.selToken++;
-    this.selBusy = false;
-    this.area = null;
-    this.markAreaLabels();
-    this.selection = { kind, item, track };
-    this.flowEnds = [];
-    this.details.showItem(kind, item, track);
-    this.scheduleUrl();
-    this.invalidate();
-  }
-
-  clearSelection() {
-    this.selToken++;
-    this.selBusy = false;
-    this.selection = null;
-    this.area = null;
-    this.markAreaLabels();
-    this.flowEnds = [];
-    this.details.showEmpty();
-    this.scheduleUrl();
-    this.invalidate();
-  }
-
   // Every slice track's id.
   sliceTrackIds() {
     return [...this.byTrackId.values()].filter(isSliceTrack).map((t) => Number(t.trackId));
-  }
-
-  // The area [a, b] on the tracks trackIds (every slice track if omitted).
-  setArea(a, b, trackIds = this.sliceTrackIds()) {
-    this.selToken++;
-    this.selBusy = false;
-    this.selection = null;
-    this.flowEnds = [];
-    this.area = new AreaSelection(a, b, trackIds);
-    this.markAreaLabels();
-    this.scheduleUrl();
-    this.invalidate();
-    clearTimeout(this.areaTimer);
-    this.areaTimer = setTimeout(() => this.details.showArea(this.area), 0);
   }
 
   // The labels of the area's tracks are highlighted.
   markAreaLabels() {
     for (const lab of [...this.labels.children, ...this.pinnedLabels.children]) {
       const t = lab.dataset.trackId ? this.byTrackId.get(Number(lab.dataset.trackId)) : null;
-      lab.classList.toggle('in-area', !!(t && this.area && this.area.has(t)));
+      lab.classList.toggle('in-area', !!(t && this.selection.area && this.selection.area.has(t)));
     }
-  }
-
-  // A click on a track's label adds it to the area or removes it.
-  toggleAreaTrack(track) {
-    if (!this.area || !isSliceTrack(track)) return;
-    this.area.toggle(track);
-    this.setArea(this.area.start, this.area.end, this.area.ids());
-  }
-
-  // M: marks the selected slice's span (or the area's, or a CPU run's);
-  // marking the same span again removes the mark.
-  markSelection() {
-    const sel = this.selection;
-    let span = null;
-    if (sel && sel.kind === 'slice' && sel.info) span = { start: sel.info.ts, end: sliceEnd(sel.info, this.traceEnd) };
-    else if (this.area) span = { start: this.area.start, end: this.area.end };
-    else if (sel && sel.item && sel.item.ts !== undefined) span = { start: sel.item.ts, end: sel.item.ts + Math.max(sel.item.dur, 0) };
-    if (!span) return;
-    const i = this.marks.findIndex((m) => m.start === span.start && m.end === span.end);
-    if (i >= 0) this.marks.splice(i, 1);
-    else this.marks.push(span);
-    this.scheduleUrl();
-    this.invalidate();
-  }
-
-  // ?: the keyboard help, every action in it working on this page.
-  toggleHelp() {
-    if (this.helpEl) {
-      this.helpEl.remove();
-      this.helpEl = null;
-      return;
-    }
-    const rows = HELP.map(([k, what]) => el('tr', null, el('th', null, k), el('td', null, what)));
-    this.helpEl = el('div', { className: 'help-overlay', role: 'dialog', 'aria-label': 'Keyboard help', onclick: (e) => { if (e.target === this.helpEl) this.toggleHelp(); } },
-      el('div', { className: 'help-box' }, el('h2', null, 'Keyboard and mouse'), el('table', { className: 'kv help-table' }, ...rows),
-        el('div', { className: 'muted' }, 'Press ? or Esc to close.')));
-    document.body.append(this.helpEl);
-  }
-
-  setAreaMode(on) {
-    this.areaMode = on;
-    this.areaToggle.classList.toggle('active', on);
-    this.canvas.style.cursor = on ? 'crosshair' : '';
-  }
-
-  // ---- search ----------------------------------------------------------------
-  //
-  // The server counts every match and pages through them with cursors
-  // (GET /search: total, index, next_cursor, prev_cursor, from=, before=);
-  // the viewer holds one page around the current hit. A new search, or a
-  // step once the view has moved away from the hit, starts from the view:
-  // Enter goes to the first match at or after its start, Shift+Enter to
-  // the one before. Steps queue, so every key press lands in order; only
-  // the last one queued moves the view and selects.
-
-  stepSearch(dir) {
-    const q = this.searchInput.value.trim();
-    if (!q) return;
-    this.searchPending++;
-    this.searchChain = this.searchChain.then(() => this.searchStep(q, dir)).catch((e) => {
-      this.searchInfo.textContent = 'search failed: ' + e.message;
-    }).finally(() => {
-      this.searchPending--;
-    });
-  }
-
-  async searchStep(q, dir) {
-    const s = this.search;
-    if (q !== s.q || s.total === 0 || this.searchViewMoved()) {
-      await this.searchFromView(q, dir);
-      return;
-    }
-    await this.gotoHit((s.idx + dir + s.total) % s.total);
-  }
-
-  // Has the view moved away from the current hit since the search showed
-  // it? Then the next step starts from the view.
-  searchViewMoved() {
-    const s = this.search;
-    const h = s.hit;
-    if (!h) return true;
-    if (s.view && s.view[0] === this.vs && s.view[1] === this.ve) return false;
-    return !(h.ts <= this.ve && sliceEnd(h, this.traceEnd) >= this.vs);
-  }
-
-  searchUrl(q, extra) {
-    return `${this.base}/search?q=${encodeURIComponent(q)}&limit=${SEARCH_PAGE}${extra}`;
-  }
-
-  async searchFromView(q, dir) {
-    const fresh = q !== this.search.q;
-    if (fresh) this.searchInfo.textContent = 'searching…';
-    const hist = fresh ? `&buckets=${OVERVIEW_BUCKETS}&start=${this.traceStart}&end=${this.traceEnd}` : '';
-    let r;
-    try {
-      r = await api(this.searchUrl(q, `&from=${Math.ceil(this.vs)}${hist}`));
-    } catch (e) {
-      this.search = emptySearch(q);
-      this.searchInfo.textContent = 'search failed: ' + e.message;
-      this.invalidate();
-      return;
-    }
-    if (fresh) this.search = { ...emptySearch(q), histogram: r.histogram || null };
-    this.setSearchPage(r);
-    this.invalidate();
-    if (r.total === 0) {
-      this.searchInfo.textContent = 'no match';
-      return;
-    }
-    // r.index: the first match at or after the view's start
-    await this.gotoHit(dir > 0 ? r.index % r.total : (r.index - 1 + r.total) % r.total);
-  }
-
-  setSearchPage(r) {
-    this.search.total = r.total;
-    this.search.page = { index: r.index, hits: r.slices || [], next: r.next_cursor, prev: r.prev_cursor };
-  }
-
-  // Goes to match i (of all): from the page held, or the page next to it,
-  // the first or the last page.
-  async gotoHit(i) {
-    const s = this.search;
-    const p = s.page;
-    if (!p || i < p.index || i >= p.index + p.hits.length) {
-      let at = null;
-      if (p && i === p.index + p.hits.length && p.next) at = '&cursor=' + p.next;
-      else if (p && i === p.index - 1 && p.prev) at = '&before=' + p.prev;
-      else if (i === 0) at = '';
-      else if (i === s.total - 1) at = '&before=' + LAST_CURSOR;
-      if (at === null) return;
-      const r = await api(this.searchUrl(s.q, at));
-      if (this.search !== s) return;
-      this.setSearchPage(r);
-      if (i >= r.total) return;
-    }
-    const pg = s.page;
-    const h = pg.hits[i - pg.index];
-    if (!h) return;
-    s.idx = i;
-    s.hit = h;
-    this.searchInfo.textContent = `${fmtCount(i + 1)} / ${fmtCount(s.total)}`;
-    if (this.searchPending > 1) return; // more steps queued: only the last one shows
-    this.reveal({ ts: h.ts, dur: h.dur, track_id: h.track_id });
-    s.view = [this.vs, this.ve];
-    this.selectSlice(h.id, { reveal: false, scroll: true });
-  }
-
-  clearSearch() {
-    this.search = emptySearch('');
-    this.searchInfo.textContent = '';
-    this.invalidate();
   }
 
   // ---- collapsed processes ---------------------------------------------------
@@ -762,8 +440,8 @@ export class TimelinePage {
   }
 
   summaryWindow() {
-    const start = Math.floor(this.vs);
-    const end = Math.ceil(this.ve);
+    const start = Math.floor(this.view.vs);
+    const end = Math.ceil(this.view.ve);
     const buckets = Math.max(1, Math.min(4096, Math.round(this.W / 2)));
     return { start, end, buckets, key: `${start} ${end} ${buckets}` };
   }
@@ -793,7 +471,7 @@ export class TimelinePage {
     // server from its level of detail (GET /overview: no scan of slices).
     let r;
     try {
-      r = await api(`${this.base}/overview?start=${this.traceStart}&end=${this.traceEnd}&buckets=${OVERVIEW_BUCKETS}`, { exact: true });
+      r = await api(`${this.base}/overview?start=${this.view.start}&end=${this.view.end}&buckets=${OVERVIEW_BUCKETS}`, { exact: true });
     } catch {
       this.overview = { rows: [], buckets: OVERVIEW_BUCKETS, max: 1 };
       return;
@@ -821,7 +499,7 @@ export class TimelinePage {
 
   frame(ts) {
     this.dirty = false;
-    if (this.held.size) this.animate(ts);
+    if (this.input.held.size) this.input.animate(ts);
     const t0 = performance.now();
     this.draw();
     const t1 = performance.now();
@@ -834,21 +512,7 @@ export class TimelinePage {
       this.perf.arrived = 0;
       this.perf.lastTs = ts;
     }
-    if (this.held.size) this.invalidate();
-  }
-
-  animate(ts) {
-    const dt = this.lastFrame ? Math.min(ts - this.lastFrame, 100) / 1000 : 1 / 60;
-    this.lastFrame = ts;
-    const x = this.mouse ? this.mouse.x : this.W / 2;
-    let zoom = 0;
-    let pan = 0;
-    if (this.held.has('w')) zoom -= 1;
-    if (this.held.has('s')) zoom += 1;
-    if (this.held.has('a')) pan -= 1;
-    if (this.held.has('d')) pan += 1;
-    if (zoom) this.zoomAt(Math.exp(zoom * KEY_ZOOM_PER_S * dt), x);
-    if (pan) this.panBy(pan * KEY_PAN_PER_S * dt * this.W);
+    if (this.input.held.size) this.invalidate();
   }
 
   draw() {
@@ -857,17 +521,18 @@ export class TimelinePage {
     const dpr = this.dpr;
     const W = this.W;
     const H = this.H;
-    const v = makeView(this.vs, this.ve, W);
-    const res = (this.ve - this.vs) / W;
+    const view = this.view;
+    const v = view.mapping();
+    const res = view.resolution();
     const top = this.scroller.scrollTop;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, W, H);
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
-    drawGrid(ctx, v, this.traceStart, H);
+    drawGrid(ctx, v, view.start, H);
     // matches of the search are outlined where slices are drawn
-    this.searchMarks = this.search.total > 0 ? { q: this.search.q.toLowerCase(), ids: [], ticks: 0 } : null;
+    this.searchMarks = this.search.marksForDraw();
     // tracks
     let i = 0;
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
@@ -880,11 +545,11 @@ export class TimelinePage {
     this.drawPinned(ctx, v, res, W);
     // trace bounds
     ctx.fillStyle = 'rgba(0,0,0,0.05)';
-    const xs = v.x(this.traceStart);
-    const xe = v.x(this.traceEnd);
+    const xs = v.x(view.start);
+    const xe = v.x(view.end);
     if (xs > 0) ctx.fillRect(0, 0, xs, H);
     if (xe < W) ctx.fillRect(xe, 0, W - xe, H);
-    this.drawMarks(ctx, v);
+    this.marks.draw(ctx, v, W, H);
     this.drawSelection(ctx, v, top);
     this.drawAxisAndOverview(v);
   }
@@ -902,7 +567,7 @@ export class TimelinePage {
     }
     ctx.fillStyle = '#e8ebef';
     ctx.fillRect(0, y + r.h - 1, W, 1);
-    this.store.request(it, this.vs, this.ve, res);
+    this.store.request(it, this.view.vs, this.view.ve, res);
     const c = this.store.get(it);
     ctx.save();
     ctx.beginPath();
@@ -934,13 +599,14 @@ export class TimelinePage {
     drawCounter(ctx, v, it, c, y, h);
     ctx.fillStyle = '#555';
     ctx.fillText(fmtValue(it.max), 4, y + 9);
-    if (this.hover && this.hover.track === it && this.hover.point) {
-      const p = this.hover.point;
+    const { hover, mouse } = this.input;
+    if (hover && hover.track === it && hover.point) {
+      const p = hover.point;
       const s = fmtValue(Number(p.value));
       ctx.fillStyle = 'rgba(255,255,255,0.85)';
-      ctx.fillRect(this.mouse.x + 6, y + 2, ctx.measureText(s).width + 8, 16);
+      ctx.fillRect(mouse.x + 6, y + 2, ctx.measureText(s).width + 8, 16);
       ctx.fillStyle = '#111';
-      ctx.fillText(s, this.mouse.x + 10, y + 10);
+      ctx.fillText(s, mouse.x + 10, y + 10);
     }
   }
 
@@ -952,42 +618,31 @@ export class TimelinePage {
     const depth = info.depth ?? 0;
     if (depth >= visibleRows(t)) return null;
     const x0 = v.x(info.ts);
-    const x1 = v.x(sliceEnd(info, this.traceEnd));
+    const x1 = v.x(sliceEnd(info, this.view.end));
     return { x: x0, y: this.rowTop(t) + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
-  }
-
-  drawMarks(ctx, v) {
-    for (const m of this.marks) {
-      const x0 = v.x(m.start);
-      const x1 = v.x(m.end);
-      if (x1 < -2 || x0 > this.W + 2) continue;
-      ctx.fillStyle = 'rgba(255,167,38,0.13)';
-      ctx.fillRect(x0, 0, Math.max(x1 - x0, 1), this.H);
-      ctx.fillStyle = '#f57c00';
-      ctx.fillRect(Math.round(x0), 0, 1, this.H);
-      ctx.fillRect(Math.round(x1), 0, 1, this.H);
-    }
   }
 
   drawSelection(ctx, v, top) {
     const W = this.W;
     const H = this.H;
-    if (this.area) {
-      const x0 = v.x(this.area.start);
-      const x1 = v.x(this.area.end);
+    const area = this.selection.area;
+    if (area) {
+      const x0 = v.x(area.start);
+      const x1 = v.x(area.end);
       ctx.fillStyle = 'rgba(66,133,244,0.07)';
       ctx.fillRect(x0, 0, x1 - x0, H);
       ctx.fillStyle = 'rgba(66,133,244,0.22)';
       for (const r of this.rows) {
         const y = this.rowTop(r);
-        if (r.item.kind !== 'group' && this.area.has(r.item) && y + r.h > 0 && y < H) ctx.fillRect(x0, y, x1 - x0, r.h - 1);
+        if (r.item.kind !== 'group' && area.has(r.item) && y + r.h > 0 && y < H) ctx.fillRect(x0, y, x1 - x0, r.h - 1);
       }
       ctx.fillStyle = 'rgba(26,115,232,0.9)';
       ctx.fillRect(Math.round(x0), 0, 1, H);
       ctx.fillRect(Math.round(x1), 0, 1, H);
     }
-    const hv = this.hover;
-    if (hv && hv.info && !(this.selection && this.selection.id === hv.info.id)) {
+    const hv = this.input.hover;
+    const sel = this.selection.current;
+    if (hv && hv.info && !(sel && sel.id === hv.info.id)) {
       const b = this.sliceBox(hv.info, v, top);
       if (b) {
         ctx.strokeStyle = 'rgba(0,0,0,0.55)';
@@ -995,7 +650,6 @@ export class TimelinePage {
         ctx.strokeRect(b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
       }
     }
-    const sel = this.selection;
     if (sel && sel.kind === 'slice' && sel.info) {
       const b = this.sliceBox(sel.info, v, top);
       if (b) {
@@ -1004,7 +658,7 @@ export class TimelinePage {
         ctx.strokeRect(b.x, b.y, Math.max(b.w, 2), b.h);
         ctx.lineWidth = 1;
       }
-      for (const f of this.flowEnds) {
+      for (const f of this.selection.flowEnds) {
         if (!f.from || !f.to) continue;
         const a = this.sliceBox(f.from, v, top);
         const z = this.sliceBox(f.to, v, top);
@@ -1012,7 +666,7 @@ export class TimelinePage {
         // The flow's own event times are not in the API: the arrow leaves
         // the source slice at its end (or where the target starts, if that
         // is earlier) and enters the target slice at its start.
-        const fromEnd = sliceEnd(f.from, this.traceEnd);
+        const fromEnd = sliceEnd(f.from, this.view.end);
         const clampX = (x) => Math.min(Math.max(x, -50), W + 50);
         const ax = clampX(v.x(Math.min(fromEnd, Math.max(f.from.ts, f.to.ts))));
         const zx = clampX(z.x);
@@ -1024,7 +678,7 @@ export class TimelinePage {
     } else if (sel && (sel.kind === 'sched' || sel.kind === 'log') && sel.track && sel.track.visible) {
       const it = sel.item;
       const x0 = v.x(it.ts);
-      const x1 = it.dur > 0 ? v.x(it.ts + it.dur) : it.dur < 0 ? v.x(this.traceEnd) : x0 + 2;
+      const x1 = it.dur > 0 ? v.x(it.ts + it.dur) : it.dur < 0 ? v.x(this.view.end) : x0 + 2;
       const y = this.rowTop(sel.track);
       ctx.strokeStyle = '#000';
       ctx.lineWidth = 2;
@@ -1037,25 +691,27 @@ export class TimelinePage {
     const dpr = this.dpr;
     const a = this.axisCanvas.getContext('2d', { alpha: false });
     a.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawAxis(a, v, this.traceStart, AXIS_H, this.area);
+    const view = this.view;
+    drawAxis(a, v, view.start, AXIS_H, this.selection.area);
     this.drawSpanLabels(a, v);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, this.traceStart, this.traceEnd, this.vs, this.ve,
-      this.search.total > 0 ? this.search.histogram : null);
+    const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, view.start, view.end, view.vs, view.ve,
+      this.search.histogram());
     if (this.searchMarks) this.searchMarks.ticks = ticks;
-    const span = `${fmtDur(this.ve - this.vs)} from ${fmtTime(this.vs - this.traceStart)}`;
+    const span = `${fmtDur(view.ve - view.vs)} from ${fmtTime(view.vs - view.start)}`;
     if (this.spanLabel.textContent !== span) {
       this.spanLabel.textContent = span;
-      this.spanLabel.title = `${fmtTime(this.vs - this.traceStart)} – ${fmtTime(this.ve - this.traceStart)} from the trace start`;
+      this.spanLabel.title = `${fmtTime(view.vs - view.start)} – ${fmtTime(view.ve - view.start)} from the trace start`;
     }
   }
 
   // How long each mark and the area (while dragged too) are: a label on
   // the axis over the middle of the span.
   drawSpanLabels(ctx, v) {
-    const spans = this.marks.map((m) => ({ ...m, color: '#f57c00' }));
-    if (this.area) spans.push({ start: this.area.start, end: this.area.end, color: '#1a73e8' });
+    const spans = this.marks.spans();
+    const area = this.selection.area;
+    if (area) spans.push({ start: area.start, end: area.end, color: '#1a73e8' });
     this.spanTexts = [];
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
@@ -1084,7 +740,7 @@ export class TimelinePage {
     const it = r.item;
     if (it.kind === 'group') return { kind: 'group', track: it };
     const rowY = this.rowTop(r);
-    const v = makeView(this.vs, this.ve, this.W);
+    const v = this.view.mapping();
     const c = this.store.get(it);
     if (it.kind === 'thread' || it.kind === 'async') {
       const depth = Math.floor((y - rowY - TRACK_PAD) / ROW_H);
@@ -1112,35 +768,3 @@ export class TimelinePage {
   }
 
 }
-
-// The keyboard help (?): every line here is an action of this page.
-const HELP = [
-  ['W / S', 'zoom in / out at the mouse (hold)'],
-  ['A / D', 'pan left / right (hold)'],
-  ['Ctrl + wheel', 'zoom at the mouse'],
-  ['drag', 'pan'],
-  ['Shift + drag', 'select an area on the tracks crossed'],
-  ['click a track name', 'add it to the area or remove it'],
-  ['F', 'fit the selection (or the whole trace)'],
-  ['/', 'search slices; Enter / Shift+Enter: next / previous hit'],
-  ['M', 'mark the selected slice\'s span (again: unmark)'],
-  ['Esc', 'clear the selection'],
-  ['?', 'this help'],
-];
-
-Object.assign(TimelinePage.prototype, inputMethods);
-
-// A search with nothing found yet: q searched, total matches, idx the
-// current hit among them (hit its slice, view the view that showed it),
-// page the matches held around it
-// ({index, hits, next, prev}), histogram the matches per overview bucket.
-function emptySearch(q) {
-  return { q, total: 0, idx: -1, hit: null, view: null, page: null, histogram: null };
-}
-
-export function sliceEnd(info, traceEnd) {
-  return info.dur < 0 ? traceEnd : info.ts + info.dur;
-}
-
-
-

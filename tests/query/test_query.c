@@ -1,5 +1,5 @@
 /*
- * Unit tests of the read endpoints' queries in query/query.c: qry_tracks,
+ * Unit tests of the read endpoints' queries in query/ (lists.c, slice.c, sql.c): qry_tracks,
  * qry_slice, qry_flows and qry_sql, on a database ingested from a trace
  * written here, against the edges docs/API.md names: 64-bit pids, tids,
  * counter ids, flow ids and argument values printed exactly; a thread

@@ -1,0 +1,498 @@
+/*
+ * /slices: the slices of one track in a window, at a zoom (docs/API.md).
+ *
+ * Each depth of the track is one group (window.h): its rows in the window
+ * are found by binary search, then read as id ranges, or, zoomed out,
+ * through the level-of-detail records, which stand for runs of slices
+ * under a pixel. Items are collected, folded per pixel column, sorted by
+ * (ts, depth, id) and written as rows or, with format=columns, as columns
+ * over one string table.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "window.h"
+
+/* One item of the reply: a slice, or a summary of slices under a pixel. */
+struct sitem {
+	int64_t id, ts, dur;
+	int64_t name, cat;
+	int64_t merged; /* 0 for a slice; the number of slices a summary stands for */
+	uint32_t depth;
+};
+
+struct slist {
+	struct sitem *v;
+	size_t len, cap;
+	size_t limit;  /* items kept; more set truncated */
+	int truncated;
+	int oom;
+};
+
+static struct sitem *slist_push(struct slist *l)
+{
+	if (l->len >= l->limit) {
+		l->truncated = 1;
+		return NULL;
+	}
+	if (l->len == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct sitem *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			l->oom = 1;
+			return NULL;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	return &l->v[l->len++];
+}
+
+/* One (track, depth): the range of its slices (ordinals) that overlap the
+ * window. */
+struct depth_run {
+	uint32_t depth;
+	int disjoint;         /* each slice ends before the next starts */
+	int64_t max_dur;      /* the longest slice of the depth */
+	int64_t lo, hi;       /* ordinals that can overlap the window; empty when hi < lo */
+	uint64_t levels;      /* the lod levels stored, a bit each */
+	struct qextents ext;  /* ordinals to ids */
+};
+
+struct slice_ctx {
+	struct qprobe probe;  /* ts of a slice by ordinal */
+	struct qcur raw;      /* slices by id range */
+	struct qcur lod;      /* lod records (QLOD_SQL) */
+	struct slist items;
+	const struct qry_window *w;
+	int64_t track;
+	struct depth_run *runs; /* one per depth, by depth */
+	size_t nruns;
+};
+
+/* The first error any of the context's cursors met, 0 while none. */
+static int slices_failed(const struct slice_ctx *c)
+{
+	return c->probe.cur.err ? c->probe.cur.err : c->raw.err ? c->raw.err : c->lod.err;
+}
+
+/* Whether the track exists: 1, or 0; a read error goes to *failed. */
+static int tracks_has(sqlite3 *db, int64_t track, int *failed)
+{
+	struct qcur c;
+	struct qry_error ignored;
+	int rc = 0;
+
+	if (qcur_open(&c, db, "SELECT 1 FROM tracks WHERE id = ?", &ignored) == QRY_OK) {
+		qcur_bind(&c, 1, track);
+		rc = qcur_step(&c);
+	}
+	*failed = qcur_close(&c, *failed);
+	return rc;
+}
+
+/* The slices with ids [lo, hi], which lie in one extent. */
+static void raw_slice_ids(struct slice_ctx *c, int64_t lo, int64_t hi)
+{
+	struct sitem *it;
+
+	qcur_bind(&c->raw, 1, lo);
+	qcur_bind(&c->raw, 2, hi);
+	while (qcur_step(&c->raw)) {
+		int64_t ts = qcur_int(&c->raw, 1), dur = qcur_int(&c->raw, 2);
+
+		if (dur >= 0 && ts + dur < c->w->start)
+			continue; /* ended before the window (rows that need not be disjoint) */
+		if ((it = slist_push(&c->items)) == NULL)
+			break;
+		it->id = qcur_int(&c->raw, 0);
+		it->ts = ts;
+		it->dur = dur;
+		it->depth = (uint32_t)qcur_int(&c->raw, 3);
+		it->name = qcur_int(&c->raw, 4);
+		it->cat = qcur_int(&c->raw, 5);
+		it->merged = 0;
+	}
+	qcur_reset(&c->raw);
+}
+
+/* The slices [lo, hi] (ordinals) of one depth, as they are. */
+static void raw_slices(struct slice_ctx *c, const struct depth_run *d, int64_t lo, int64_t hi)
+{
+	int64_t a, b;
+
+	while (!c->items.truncated && !c->items.oom && qext_piece(&d->ext, &lo, hi, &a, &b))
+		raw_slice_ids(c, a, b);
+}
+
+/* A group of slices under a pixel as one summary, named after its longest. */
+static void summary_item(struct slice_ctx *c, const struct qlod_rec *r, const struct depth_run *d)
+{
+	struct sitem *it;
+	int64_t start = (int64_t)r->v[LODW_START], end = (int64_t)r->v[LODW_END];
+	int64_t longest = (int64_t)r->v[LODW_LONGEST];
+
+	if (longest < 0 || longest >= d->ext.rows) {
+		qcur_fail(&c->lod, SQLITE_CORRUPT); /* a record naming a row that is not there */
+		return;
+	}
+	if ((it = slist_push(&c->items)) == NULL)
+		return;
+	it->id = qext_id(&d->ext, longest);
+	it->ts = start;
+	it->dur = end > start ? end - start : 0;
+	it->depth = d->depth;
+	it->name = (int64_t)(uint32_t)r->v[LODW_NAMES];
+	it->cat = (int64_t)(r->v[LODW_NAMES] >> 32);
+	it->merged = qlod_last(r) - qlod_first(r) + 1;
+}
+
+/* The slices [lo, hi] of one depth: summaries where a group allows, rows
+ * elsewhere. */
+static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level)
+{
+	int64_t cur = d->lo;
+	struct qlod_iter it;
+	struct qlod_rec rec;
+
+	c->probe.ext = &d->ext;
+	qlod_start(&it, &c->lod, c->track, d->depth, level, qprobe_ts(&c->probe, d->lo, NULL) >> level,
+		   c->w->end >> level);
+	while (qlod_next(&it, &rec)) {
+		int64_t a = qlod_first(&rec) > cur ? qlod_first(&rec) : cur;
+		int64_t b = qlod_last(&rec) < d->hi ? qlod_last(&rec) : d->hi;
+
+		if (c->items.truncated || qlod_first(&rec) > d->hi) {
+			qlod_stop(&it);
+			break;
+		}
+		if (qlod_last(&rec) < cur)
+			continue;
+		raw_slices(c, d, cur, a - 1);
+		if (qlod_summarises(&rec, cur, d->hi, c->w->resolution))
+			summary_item(c, &rec, d);
+		else
+			raw_slices(c, d, a, b);
+		cur = b + 1;
+	}
+	raw_slices(c, d, cur, d->hi);
+}
+
+static int sitem_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int sitem_depth_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Folds the short items (slices under a pixel and summaries) that start in
+ * the same pixel column of one depth, with no long slice between them, into
+ * one summary: the level of detail read may be finer than a pixel, and rows
+ * fall between its groups. Slices a pixel long or more, and those that
+ * never ended, stay as they are.
+ */
+static void fold_columns(struct slist *l, int64_t resolution)
+{
+	struct sitem *v = l->v, *agg = NULL;
+	size_t i, out = 0;
+
+	qsort(v, l->len, sizeof(*v), sitem_depth_cmp);
+	for (i = 0; i < l->len; i++) {
+		struct sitem x = v[i];
+		int64_t end = x.ts + (x.dur > 0 ? x.dur : 0);
+
+		if (x.merged == 0 && (x.dur < 0 || x.dur >= resolution)) {
+			v[out++] = x;
+			agg = NULL;
+			continue;
+		}
+		if (agg && agg->depth == x.depth && agg->ts / resolution == x.ts / resolution) {
+			agg->merged = (agg->merged ? agg->merged : 1) + (x.merged ? x.merged : 1);
+			if (end > agg->ts + agg->dur)
+				agg->dur = end - agg->ts;
+			continue;
+		}
+		v[out] = x;
+		agg = &v[out++];
+	}
+	l->len = out;
+}
+
+/* The index of string id in the reply's string table, adding it; -1 when
+ * out of memory. The table is open addressing over (id + 1), 0 = empty. */
+struct strtab {
+	int64_t *key;
+	uint32_t *idx;
+	size_t mask, n;
+	int64_t *order; /* ids by index */
+};
+
+static int64_t strtab_index(struct strtab *t, int64_t id)
+{
+	size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15u) >> 20 & t->mask;
+
+	while (t->key[h] != 0 && t->key[h] != id + 1)
+		h = (h + 1) & t->mask;
+	if (t->key[h] == 0) {
+		t->key[h] = id + 1;
+		t->idx[h] = (uint32_t)t->n;
+		t->order[t->n++] = id;
+	}
+	return t->idx[h];
+}
+
+
+/*
+ * The columnar form: every column an array, names and categories indexes
+ * into one "strings" array (each string once). Same items, same order.
+ */
+static int put_slice_columns(struct slice_ctx *c, struct qnames *n, struct jbuf *out)
+{
+	static const char *const cols[] = { "id", "ts", "dur", "depth", "name", "category", "merged" };
+	size_t len = c->items.len, cap = 64, i, k;
+	struct strtab t = { 0 };
+	int64_t *sidx;
+
+	while (cap < 4 * len + 4)
+		cap *= 2;
+	t.key = calloc(cap, sizeof(*t.key));
+	t.idx = calloc(cap, sizeof(*t.idx));
+	t.order = calloc(2 * len + 1, sizeof(*t.order));
+	sidx = calloc(2 * len + 1, sizeof(*sidx));
+	t.mask = cap - 1;
+	if (t.key == NULL || t.idx == NULL || t.order == NULL || sidx == NULL)
+		goto out_free; /* the caller writes the row form instead */
+	for (i = 0; i < len; i++) {
+		sidx[2 * i] = strtab_index(&t, c->items.v[i].name);
+		sidx[2 * i + 1] = strtab_index(&t, c->items.v[i].cat);
+	}
+	jb_obj(out);
+	jb_key(out, "columns");
+	jb_bool(out, 1);
+	jb_key(out, "strings");
+	jb_arr(out);
+	for (i = 0; i < t.n; i++)
+		qnames_put(n, out, t.order[i]);
+	jb_arr_end(out);
+	for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+		jb_key(out, cols[k]);
+		jb_arr(out);
+		for (i = 0; i < len; i++) {
+			const struct sitem *it = &c->items.v[i];
+			int64_t v = k == 0 ? it->id : k == 1 ? it->ts : k == 2 ? it->dur : k == 3 ? (int64_t)it->depth
+				  : k == 4 ? sidx[2 * i] : k == 5 ? sidx[2 * i + 1] : (int64_t)it->merged;
+
+			jb_i64(out, v);
+		}
+		jb_arr_end(out);
+	}
+	jb_key(out, "truncated");
+	jb_bool(out, c->items.truncated);
+	jb_obj_end(out);
+	cap = 0; /* written */
+out_free:
+	free(t.key);
+	free(t.idx);
+	free(t.order);
+	free(sidx);
+	return cap == 0 ? 0 : -1;
+}
+
+static void put_slices(struct slice_ctx *c, struct qnames *n, int exact, struct jbuf *out)
+{
+	size_t i;
+
+	if (!exact && c->items.len > 1)
+		fold_columns(&c->items, c->w->resolution);
+	if (c->items.len > 1) /* v is NULL when there are none */
+		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
+	if (c->w->columns && put_slice_columns(c, n, out) == 0)
+		return;
+	jb_obj(out);
+	jb_key(out, "slices");
+	jb_arr(out);
+	for (i = 0; i < c->items.len; i++) {
+		struct sitem *it = &c->items.v[i];
+
+		jb_obj(out);
+		jb_key(out, "id");
+		jb_i64(out, it->id);
+		jb_key(out, "ts");
+		jb_i64(out, it->ts);
+		jb_key(out, "dur");
+		jb_i64(out, it->dur);
+		jb_key(out, "depth");
+		jb_i64(out, it->depth);
+		jb_key(out, "name");
+		qnames_put(n, out, it->name);
+		jb_key(out, "category");
+		qnames_put(n, out, it->cat);
+		if (it->merged) {
+			jb_key(out, "merged");
+			jb_i64(out, it->merged);
+		}
+		jb_obj_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, c->items.truncated);
+	jb_obj_end(out);
+}
+
+static int slices_open(struct slice_ctx *c, sqlite3 *db, struct qry_error *err)
+{
+	if (qprobe_open(&c->probe, db, "slices", err) != QRY_OK ||
+	    qcur_open(&c->raw, db, "SELECT id, ts, dur, depth, name_id, category_id FROM slices WHERE id BETWEEN ? AND ?",
+		      err) != QRY_OK ||
+	    qcur_open(&c->lod, db, QLOD_SQL, err) != QRY_OK)
+		return err->code;
+	return QRY_OK;
+}
+
+/* Returns first, or the first error of c's cursors. */
+static int slices_close(struct slice_ctx *c, int first)
+{
+	size_t i;
+
+	first = qprobe_close(&c->probe, first);
+	first = qcur_close(&c->raw, first);
+	first = qcur_close(&c->lod, first);
+	free(c->items.v);
+	for (i = 0; i < c->nruns; i++)
+		qext_free(&c->runs[i].ext);
+	free(c->runs);
+	return first;
+}
+
+/* The depth_run of the row of d, a new one when the row starts a depth;
+ * NULL when out of memory. */
+static struct depth_run *depth_of(struct slice_ctx *c, struct qcur *d, struct depth_run *r, size_t *cap)
+{
+	uint32_t depth = (uint32_t)qcur_int(d, 0);
+
+	if (r != NULL && r->depth == depth)
+		return r;
+	if (c->nruns == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct depth_run *v = realloc(c->runs, ncap * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		c->runs = v;
+		*cap = ncap;
+	}
+	r = &c->runs[c->nruns++];
+	memset(r, 0, sizeof(*r));
+	r->depth = depth;
+	r->max_dur = qcur_int(d, 1);
+	r->disjoint = (int)qcur_int(d, 2);
+	r->levels = (uint64_t)qcur_int(d, 3);
+	return r;
+}
+
+/* Reads the track's depths through d and the id range of each in the
+ * window; sets *rows to the slices found. Returns 0, or -1 when out of
+ * memory; damaged extents are left as d's error. */
+static int read_depths(struct slice_ctx *c, struct qcur *d, int64_t *rows)
+{
+	size_t cap = 0, i;
+	struct depth_run *r = NULL;
+	int rc;
+
+	*rows = 0;
+	qcur_bind(d, 1, c->track);
+	while (qcur_step(d)) {
+		if ((r = depth_of(c, d, r, &cap)) == NULL)
+			return -1;
+		rc = qext_add(&r->ext, qcur_int(d, 4), qcur_int(d, 5), qcur_int(d, 6));
+		if (rc == SQLITE_NOMEM)
+			return -1;
+		if (rc != SQLITE_DONE)
+			qcur_fail(d, rc); /* damaged extents */
+	}
+	for (i = 0; i < c->nruns && !d->err && !slices_failed(c); i++) {
+		r = &c->runs[i];
+		c->probe.ext = &r->ext;
+		qwin_rows(&c->probe, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint, r->max_dur, &r->lo,
+			  &r->hi);
+		if (r->hi >= r->lo)
+			*rows += r->hi - r->lo + 1;
+	}
+	return 0;
+}
+
+/* Collects the items of every depth: summaries only when the reply is not
+ * exact and the depth's slices are disjoint. */
+static void collect(struct slice_ctx *c, int exact)
+{
+	size_t i;
+
+	for (i = 0; i < c->nruns && !c->items.truncated && !c->items.oom && !slices_failed(c); i++) {
+		const struct depth_run *r = &c->runs[i];
+		int level = exact || !r->disjoint ? -1 : qlod_level(c->w->resolution, r->levels);
+
+		if (level >= 0 && r->hi - r->lo >= 2)
+			lod_slices(c, r, level);
+		else
+			raw_slices(c, r, r->lo, r->hi);
+	}
+}
+
+static const char depths_sql[] =
+	"SELECT d.depth, d.max_dur, d.disjoint, d.lod_levels, x.first_ord, x.first_id, x.count "
+	"FROM track_depths d JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
+	"WHERE d.track_id = ? ORDER BY d.depth, x.first_ord";
+
+int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	struct slice_ctx c = { 0 };
+	struct qnames n;
+	struct qcur d;
+	int64_t rows = 0;
+	int rc = QRY_OK, failed = 0, exact;
+
+	c.w = w;
+	c.track = track;
+	c.items.limit = w->limit;
+	memset(&n, 0, sizeof(n));
+	if (qcur_open(&d, db, depths_sql, err) != QRY_OK || slices_open(&c, db, err) != QRY_OK ||
+	    qnames_open(&n, db, err) != QRY_OK) {
+		rc = err->code;
+		goto out_close;
+	}
+	if (read_depths(&c, &d, &rows) != 0)
+		c.items.oom = 1;
+	failed = qcur_close(&d, 0);
+	exact = qlod_exact(w, rows);
+	collect(&c, exact);
+	failed = failed ? failed : slices_failed(&c);
+	if (failed == 0 && c.nruns == 0 && tracks_has(db, track, &failed) == 0 && failed == 0)
+		rc = qry_fail(err, QRY_ENOTFOUND, "there is no track %" PRId64 " in this trace", track);
+	else if (failed == 0 && c.items.oom)
+		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
+	if (rc == QRY_OK && failed == 0)
+		put_slices(&c, &n, exact, out);
+out_close:
+	failed = qcur_close(&d, failed);
+	failed = qnames_close(&n, failed);
+	failed = slices_close(&c, failed);
+	return qcur_done(rc, failed, err);
+}

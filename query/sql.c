@@ -1,0 +1,115 @@
+/*
+ * POST /sql: one read-only statement of the caller's, run against the
+ * trace's own tables with a time and a row limit (docs/API.md). An
+ * authorizer allows reading main and temp and nothing else; a progress
+ * handler stops a statement past QRY_SQL_MAX_MS.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "query_internal.h"
+
+/* Allows reading the trace's own tables and nothing else. */
+static int sql_authorizer(void *ctx, int action, const char *a, const char *b, const char *db_name,
+			  const char *trigger)
+{
+	(void)ctx;
+	(void)a;
+	(void)trigger;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_READ:
+		return db_name == NULL || strcmp(db_name, "main") == 0 || strcmp(db_name, "temp") == 0 ? SQLITE_OK
+												 : SQLITE_DENY;
+	case SQLITE_FUNCTION: /* the function's name is the fourth argument */
+		return b && (strcmp(b, "load_extension") == 0 || strncmp(b, "fts3_", 5) == 0 ||
+			     strcmp(b, "readfile") == 0 || strcmp(b, "writefile") == 0) ?
+			       SQLITE_DENY :
+			       SQLITE_OK;
+	default:
+		return SQLITE_DENY;
+	}
+}
+
+struct sql_clock {
+	struct timespec t0;
+	int expired;
+};
+
+static int sql_progress(void *ctx)
+{
+	struct sql_clock *c = ctx;
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if ((t.tv_sec - c->t0.tv_sec) * 1000 + (t.tv_nsec - c->t0.tv_nsec) / 1000000 > QRY_SQL_MAX_MS)
+		c->expired = 1;
+	return c->expired;
+}
+
+static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct jbuf *out, struct qry_error *err)
+{
+	int i, cols = sqlite3_column_count(st), rc, rows = 0, truncated = 0;
+
+	jb_obj(out);
+	jb_key(out, "columns");
+	jb_arr(out);
+	for (i = 0; i < cols; i++)
+		jb_str(out, sqlite3_column_name(st, i));
+	jb_arr_end(out);
+	jb_key(out, "rows");
+	jb_arr(out);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (rows++ >= QRY_SQL_MAX_ROWS) {
+			truncated = 1;
+			break;
+		}
+		jb_arr(out);
+		for (i = 0; i < cols; i++)
+			jb_column(out, st, i);
+		jb_arr_end(out);
+	}
+	jb_arr_end(out);
+	jb_key(out, "truncated");
+	jb_bool(out, truncated);
+	jb_obj_end(out);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		if (clk->expired)
+			return qry_fail(err, QRY_ELIMIT, "the query ran longer than the limit of %s and was stopped",
+				    "5 seconds");
+		return qry_fail(err, QRY_EINVAL, "the query failed: %s", sqlite3_errmsg(db));
+	}
+	return QRY_OK;
+}
+
+int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err)
+{
+	struct sql_clock clk = { 0 };
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	int rc;
+
+	int old_len = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20); /* no value a statement makes may pass 64 MiB */
+
+	clock_gettime(CLOCK_MONOTONIC, &clk.t0);
+	sqlite3_set_authorizer(db, sql_authorizer, NULL);
+	sqlite3_progress_handler(db, 10000, sql_progress, &clk);
+	if (sqlite3_prepare_v2(db, sql, (int)len, &st, &tail) != SQLITE_OK) {
+		rc = qry_fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
+	} else if (st == NULL) {
+		rc = qry_fail(err, QRY_EINVAL, "the body holds no SQL statement");
+	} else if (tail && tail + strspn(tail, " \t\r\n;") < sql + len) {
+		rc = qry_fail(err, QRY_EINVAL, "send one statement at a time");
+	} else if (!sqlite3_stmt_readonly(st)) {
+		rc = qry_fail(err, QRY_EINVAL, "only statements that read are allowed");
+	} else {
+		rc = sql_rows(db, st, &clk, out, err);
+	}
+	sqlite3_finalize(st);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	sqlite3_set_authorizer(db, NULL, NULL);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, old_len);
+	return rc;
+}

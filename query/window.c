@@ -1,0 +1,189 @@
+/*
+ * The window engine (window.h): binary search by ordinal, the level-of-
+ * detail iterator and the names cache, all reading through cursors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "window.h"
+
+/* ---- binary search by ordinal ------------------------------------------ */
+
+int qprobe_open(struct qprobe *p, sqlite3 *db, const char *table, struct qry_error *err)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT ts, %s FROM %s WHERE id = ?",
+		 strcmp(table, "slices") == 0 || strcmp(table, "sched") == 0 ? "dur" : "0", table);
+	p->ext = NULL;
+	return qcur_open(&p->cur, db, sql, err);
+}
+
+int qprobe_close(struct qprobe *p, int first)
+{
+	return qcur_close(&p->cur, first);
+}
+
+int64_t qprobe_ts(struct qprobe *p, int64_t ord, int64_t *dur)
+{
+	int64_t ts = INT64_MAX;
+
+	qcur_bind(&p->cur, 1, p->ext ? qext_id(p->ext, ord) : ord);
+	if (qcur_step(&p->cur)) {
+		ts = qcur_int(&p->cur, 0);
+		if (dur)
+			*dur = qcur_int(&p->cur, 1);
+	}
+	qcur_reset(&p->cur);
+	return ts;
+}
+
+int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int strict)
+{
+	int64_t end = hi + 1;
+
+	while (lo < end) {
+		int64_t mid = lo + (end - lo) / 2, ts = qprobe_ts(p, mid, NULL);
+
+		if (strict ? ts > t : ts >= t)
+			end = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+void qwin_rows(struct qprobe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint, int64_t max_dur,
+	       int64_t *lo, int64_t *hi)
+{
+	int64_t dur = 0, ts;
+
+	*hi = qwin_bound(p, first, last, e, 1) - 1;
+	if (!disjoint) {
+		*lo = qwin_bound(p, first, *hi, s > INT64_MIN + max_dur ? s - max_dur : INT64_MIN, 0);
+		return;
+	}
+	/* the first row starting at s or later, and the one before it when
+	 * it reaches s (every zero-length row at s is in) */
+	*lo = qwin_bound(p, first, *hi, s, 0);
+	if (*lo > first) {
+		ts = qprobe_ts(p, *lo - 1, &dur);
+		if (dur < 0 || ts + dur >= s)
+			(*lo)--;
+	}
+}
+
+int qwin_extents(struct qextents *e, struct qcur *c, int64_t track, int64_t depth)
+{
+	int rc;
+
+	if (c->err) {
+		e->n = 0;
+		e->rows = 0;
+		return 0;
+	}
+	rc = qext_read(e, c->st, track, depth);
+	if (rc == SQLITE_NOMEM)
+		return -1;
+	if (rc != SQLITE_DONE) {
+		qcur_fail(c, rc);
+		e->n = 0;
+		e->rows = 0;
+	}
+	return 0;
+}
+
+/* ---- level of detail --------------------------------------------------- */
+
+void qlod_start(struct qlod_iter *it, struct qcur *cur, int64_t track, int64_t depth, int level, int64_t lo,
+		int64_t hi)
+{
+	memset(it, 0, sizeof(*it));
+	it->cur = cur;
+	it->hi = hi;
+	qcur_bind(cur, 1, track);
+	qcur_bind(cur, 2, depth);
+	qcur_bind(cur, 3, level);
+	qcur_bind(cur, 4, hi);
+	qcur_bind(cur, 5, lo);
+}
+
+void qlod_stop(struct qlod_iter *it)
+{
+	it->done = 1;
+	qcur_reset(it->cur);
+}
+
+int qlod_next(struct qlod_iter *it, struct qlod_rec *r)
+{
+	while (!it->done && it->p >= it->end) {
+		if (!qcur_step(it->cur)) {
+			it->done = 1;
+			break;
+		}
+		it->p = sqlite3_column_blob(it->cur->st, 0);
+		it->end = it->p + sqlite3_column_bytes(it->cur->st, 0);
+		memset(it->v, 0, sizeof(it->v));
+	}
+	if (it->done)
+		goto out_end;
+	if (tracedb_lod_next(&it->p, it->end, it->v) != 0) {
+		qcur_fail(it->cur, SQLITE_CORRUPT);
+		goto out_end;
+	}
+	memcpy(r->v, it->v, sizeof(it->v));
+	if ((int64_t)r->v[LODW_BUCKET] > it->hi)
+		goto out_end;
+	return 1;
+out_end:
+	qlod_stop(it);
+	return 0;
+}
+
+/*
+ * The finest stored level at or below the first whose buckets are at
+ * least a pixel wide (levels 10, 12, 14 ...).
+ */
+int qlod_level(int64_t resolution, uint64_t levels)
+{
+	int level = LOD_MIN_LEVEL;
+
+	while (level < LOD_MAX_LEVEL && (INT64_C(1) << level) < resolution)
+		level += LOD_STEP;
+	for (; level >= LOD_MIN_LEVEL; level--)
+		if (levels & (UINT64_C(1) << level))
+			return level;
+	return -1;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+int qnames_open(struct qnames *n, sqlite3 *db, struct qry_error *err)
+{
+	memset(n, 0, sizeof(*n));
+	return qcur_open(&n->cur, db, "SELECT str FROM strings WHERE id = ?", err);
+}
+
+int qnames_close(struct qnames *n, int first)
+{
+	size_t i;
+
+	for (i = 0; i < QNAMES_SLOTS; i++)
+		free(n->str[i]);
+	return qcur_close(&n->cur, first);
+}
+
+void qnames_put(struct qnames *n, struct jbuf *b, int64_t id)
+{
+	size_t h = (size_t)id & (QNAMES_SLOTS - 1);
+
+	if (n->str[h] == NULL || n->id[h] != id) {
+		free(n->str[h]);
+		qcur_bind(&n->cur, 1, id);
+		n->str[h] = strdup(qcur_step(&n->cur) ? qcur_text(&n->cur, 0) : "");
+		n->id[h] = id;
+		qcur_reset(&n->cur);
+	}
+	jb_str(b, n->str[h] ? n->str[h] : "");
+}
