@@ -976,10 +976,15 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 		return -1;
 	}
 	name_index_start(&ni, b);
-	rc = write_slices(b, pv, order);
+	/* counter points first and flows right after the slices, each freed
+	 * once written: on a 4 GB archive (10M points, 7.8M flows) they would
+	 * otherwise all be in memory while the slices are written */
+	rc = write_counters(b, pv);
+	vec_fini(&b->points);
+	rc = rc ? rc : write_slices(b, pv, order);
 	free(order);
-	rc = rc ? rc : write_counters(b, pv);
 	rc = rc ? rc : write_flows(b);
+	vec_fini(&b->flows);
 	rc = rc ? rc : write_sched(b);
 	rc = rc ? rc : write_logs(b);
 	rc = rc ? rc : write_objects(b);

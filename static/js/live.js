@@ -104,6 +104,7 @@ export class LiveFollow {
     }
     const folded = new Map(p.groups.map((g) => [g.key, g.collapsed]));
     p.trace = t;
+    p.showDiagnostics(); /* a window of the stream cuts what began before it */
     p.view.setExtent(t.start_ns ?? 0, t.end_ns ?? t.start_ns ?? 0);
     const built = buildTracks(tr, t, scheduled);
     for (const g of built.groups) if (folded.has(g.key)) g.collapsed = folded.get(g.key);

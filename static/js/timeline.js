@@ -129,7 +129,10 @@ export class TimelinePage {
   // The threads with CPU runs ("pid/tid"): each gets a state track.
   async scheduledThreads() {
     try {
-      const r = await api(this.base + '/query', { method: 'POST', body: 'SELECT DISTINCT pid, tid FROM sched', exact: true });
+      // one probe of sched's (pid, tid, ts) index per thread (every sched
+      // row's thread has a row in threads): a DISTINCT reads all of sched
+      const sql = 'SELECT pid, tid FROM threads t WHERE EXISTS (SELECT 1 FROM sched s WHERE s.pid = t.pid AND s.tid = t.tid)';
+      const r = await api(this.base + '/query', { method: 'POST', body: sql, exact: true });
       return new Set((r.rows || []).map(([pid, tid]) => `${pid}/${tid}`));
     } catch {
       return new Set(); // no state tracks rather than no timeline
@@ -204,9 +207,14 @@ export class TimelinePage {
       if (Number(p.buffer_overflows) > 0 && !diag.buffer_overflows) parts.push(`provider ${p.name}: ${p.buffer_overflows} buffer overflows`);
     }
     if (damage(diag) === 0 && parts.length === 0) return;
+    // a live trace viewed through a window of its stream (docs/API.md):
+    // what began before the window is cut, not damaged
+    const windowed = t.status === 'live' && t.stream && Number(t.stream.from_byte) > 0;
     clear(this.banner);
-    this.banner.append(el('strong', null, 'This trace has damaged or dropped data. '),
-      el('span', null, 'What is shown may be incomplete: '),
+    this.banner.append(el('strong', null, windowed ? 'The live view holds the newest part of the stream. '
+      : 'This trace has damaged or dropped data. '),
+    el('span', null, windowed ? 'Slices begun before it are cut; the whole trace comes when the recording ends: '
+      : 'What is shown may be incomplete: '),
       el('span', { className: 'diag-list' }, parts.join(' · ')),
       el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.banner.classList.add('hidden'); this.resize(); } }, '×'));
     this.banner.classList.remove('hidden');
