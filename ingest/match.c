@@ -798,6 +798,7 @@ int build_match(struct build *b)
 	}
 	if (!b->oom && n < 0)
 		goto out;
+	sorter_done(b->so);
 	time_records(&mt);
 	if (b->oom || match_unterminated(&mt) != 0 || async_flush(&mt, 1) != 0)
 		goto out;

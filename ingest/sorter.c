@@ -800,6 +800,22 @@ static void merge_stop(struct sorter *so)
 	so->merge_running = 0;
 }
 
+void sorter_done(struct sorter *so)
+{
+	size_t i;
+
+	merge_stop(so);
+	if (so->src != NULL)
+		for (i = 0; i < so->runs.len; i++) {
+			free(so->src[i].buf);
+			so->src[i].buf = NULL;
+		}
+	free(so->outs[0].ev);
+	free(so->outs[1].ev);
+	so->outs[0].ev = so->outs[1].ev = NULL;
+	so->outs[0].cap = so->outs[1].cap = 0;
+}
+
 void sorter_free(struct sorter *so)
 {
 	size_t i;

@@ -65,6 +65,11 @@ int sorter_finish(struct sorter *so);
  */
 long sorter_next(struct sorter *so, struct mdl_ev **ev);
 
+/* After the last batch: gives back the merge's read buffers (256 KB a
+ * spilled run: 80 MB on a 4 GB archive) and batches, which later stages
+ * would otherwise carry; the scratch file stays. */
+void sorter_done(struct sorter *so);
+
 /* The sorter's scratch file (spill.h), which later stages of the same
  * ingest append to (the slice store) once decoding is over, and the memory
  * budget they should keep to: what the sorter held while decoding, in
