@@ -29,6 +29,6 @@ server_binary "$B" "$OUT"
 [ -f "$OUT/archive-$EVENTS.fxt" ] || "$B/gen_fxt" --events "$EVENTS" --threads 8 "$OUT/archive-$EVENTS.fxt" >/dev/null
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "archive: $(du -m "$OUT/archive-$EVENTS.fxt" | cut -f1) MB ($EVENTS events), streamed at $RATE MB/s for $SECONDS_ s"
-server_start "$OUT" --max-upload 1T # a stream of 10 minutes at 40 MB/s is 24 GB
+server_start "$OUT" --max-upload 1024G # a stream of 10 minutes at 40 MB/s is 24 GB
 trap 'kill $SPID 2>/dev/null' EXIT
 "$OUT/live_bench" "$SPID" "$PORT" "$OUT/archive-$EVENTS.fxt" "$RATE" "$SECONDS_"
