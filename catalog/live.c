@@ -48,7 +48,6 @@ enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 300
 /* The live thread's own state of one live trace: its window's scan. */
 struct live_slot {
 	int64_t id;
-	int fd;                /* its source, read-only; -1 until a window is needed */
 	struct live_window w;
 	double bytes_per_ms;   /* the last snapshot's pace; 0 before one */
 	int fxt;               /* the stream is FXT (only FXT has windows) */
@@ -61,8 +60,6 @@ struct live_slots {
 
 static void slot_free(struct live_slot *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
 	lw_free(&s->w);
 }
 
@@ -83,7 +80,7 @@ static struct live_slot *slot_of(struct live_slots *ls, int64_t id, uint64_t mar
 		ls->v = grown;
 		ls->cap = cap;
 	}
-	ls->v[ls->n] = (struct live_slot){ .id = id, .fd = -1 };
+	ls->v[ls->n] = (struct live_slot){ .id = id };
 	lw_init(&ls->v[ls->n].w, mark_bytes);
 	return &ls->v[ls->n++];
 }
@@ -239,19 +236,26 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 	uint8_t *prefix = NULL;
 	uint64_t from = 0;
 	size_t plen = 0;
+	int fd, rc;
 
-	if (s->fd < 0 && (s->fd = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+	/* opened for each snapshot, never held between them: a deleted
+	 * trace's file must give its room back at once (a full disk) */
+	if ((fd = open(src, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
 	if (!s->fxt) { /* windows are FXT's: told by the stream's first bytes */
 		uint8_t head[64];
-		ssize_t k = pread(s->fd, head, sizeof(head), 0);
+		ssize_t k = pread(fd, head, sizeof(head), 0);
 		const char *f = k > 0 ? ingest_detect(head, (size_t)k) : NULL;
 
-		if (f == NULL || strcmp(f, "fxt") != 0)
+		if (f == NULL || strcmp(f, "fxt") != 0) {
+			close(fd);
 			return NULL;
+		}
 		s->fxt = 1;
 	}
-	if (lw_scan(&s->w, s->fd, size) != 0) {
+	rc = lw_scan(&s->w, fd, size);
+	close(fd);
+	if (rc != 0) {
 		s->w.broken = 1; /* a read failed or memory ran out: whole snapshots from now on */
 		return NULL;
 	}
