@@ -269,7 +269,8 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 
 /* Ingests the source received so far (or its window, for FXT) into the
  * trace's database. */
-static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
+/* Returns the ingest's result (INGEST_ENOMEM when none ran). */
+static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
 {
 	struct snap_job j = { c, s->id };
 	struct ingest_result *res = calloc(1, sizeof(*res));
@@ -282,7 +283,7 @@ static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, cons
 	int rc;
 
 	if (res == NULL)
-		return;
+		return INGEST_ENOMEM;
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	o.progress = snap_progress;
@@ -328,10 +329,11 @@ static void snapshot(struct catalog *c, struct live_slot *s, uint64_t size, cons
 		cat_wake(c, r);
 	}
 	/* any other failure (a full disk, say) keeps the last snapshot; the
-	 * next one tries again */
+	 * same bytes are tried again (cat_live_main) */
 	pthread_mutex_unlock(&c->mu);
 	free(summary);
 	free(res);
+	return rc;
 }
 
 /* The next live trace to work on (under mu): one whose stream ended
@@ -383,6 +385,7 @@ void *cat_live_main(void *arg)
 		struct live_slot *s;
 		uint64_t size;
 		char hint[16];
+		int rc;
 
 		slots_sweep(c, &ls);
 		r = next_live(c, now_ms(), &wait_ms);
@@ -404,7 +407,7 @@ void *cat_live_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&c->mu);
-		snapshot(c, s, size, hint, &took);
+		rc = snapshot(c, s, size, hint, &took);
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL) {
 			/* a snapshot of a window costs the same each time: the
@@ -412,7 +415,10 @@ void *cat_live_main(void *arg)
 			 * what it took, as its cost grows with the stream */
 			int64_t gap = r->snap_from > 0 || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
 
-			r->snap_size = size;
+			if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
+				r->snap_size = size; /* done, or waiting for more bytes */
+			else
+				gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
 			r->snap_due_ms = now_ms() + gap;
 		}
 	}
