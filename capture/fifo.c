@@ -6,38 +6,20 @@
 
 #include "fifo.h"
 
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void st64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 void fifo_encode(uint8_t out[FIFO_PACKET_SIZE], const struct fifo_packet *p)
 {
-	st64(out, (uint64_t)p->request | (uint64_t)p->reserved << 16 | (uint64_t)p->data32 << 32);
-	st64(out + 8, p->data64);
+	fxt_st64(out, (uint64_t)p->request | (uint64_t)p->reserved << 16 | (uint64_t)p->data32 << 32);
+	fxt_st64(out + 8, p->data64);
 }
 
 void fifo_decode(const uint8_t in[FIFO_PACKET_SIZE], struct fifo_packet *p)
 {
-	uint64_t w = ld64(in);
+	uint64_t w = fxt_ld64(in);
 
 	p->request = (uint16_t)w;
 	p->reserved = (uint16_t)(w >> 16);
 	p->data32 = (uint32_t)(w >> 32);
-	p->data64 = ld64(in + 8);
+	p->data64 = fxt_ld64(in + 8);
 }
 
 int fifo_alert_name(const uint8_t in[FIFO_PACKET_SIZE], char name[FIFO_ALERT_MAX + 1])

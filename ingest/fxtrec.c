@@ -5,34 +5,16 @@
 
 #include "fxtrec.h"
 
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void st64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 uint64_t fxt_record_bytes(const uint8_t *p)
 {
-	uint64_t h = ld64(p);
+	uint64_t h = fxt_ld64(p);
 
 	return ((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
 }
 
 int fxt_record_is_section(const uint8_t *p)
 {
-	uint64_t h = ld64(p);
+	uint64_t h = fxt_ld64(p);
 
 	return (h & 15) == 0 && (((h >> 16) & 15) == 1 || ((h >> 16) & 15) == 2);
 }
@@ -74,7 +56,7 @@ int fxt_record_durable(const uint8_t *p)
 
 void fxt_put_magic(uint8_t out[8])
 {
-	st64(out, 0x0016547846040010ull);
+	fxt_st64(out, 0x0016547846040010ull);
 }
 
 size_t fxt_put_provider_info(uint8_t *out, uint32_t provider, const char *name)
@@ -84,7 +66,7 @@ size_t fxt_put_provider_info(uint8_t *out, uint32_t provider, const char *name)
 	if (n > 255)
 		n = 255;
 	padded = (n + 7) & ~(size_t)7;
-	st64(out, (uint64_t)(1 + padded / 8) << 4 | (uint64_t)1 << 16 | (uint64_t)provider << 20 | (uint64_t)n << 52);
+	fxt_st64(out, (uint64_t)(1 + padded / 8) << 4 | (uint64_t)1 << 16 | (uint64_t)provider << 20 | (uint64_t)n << 52);
 	memset(out + 8, 0, padded);
 	memcpy(out + 8, name, n);
 	return 8 + padded;
@@ -92,17 +74,17 @@ size_t fxt_put_provider_info(uint8_t *out, uint32_t provider, const char *name)
 
 size_t fxt_put_provider_section(uint8_t out[8], uint32_t provider)
 {
-	st64(out, (uint64_t)1 << 4 | (uint64_t)2 << 16 | (uint64_t)provider << 20);
+	fxt_st64(out, (uint64_t)1 << 4 | (uint64_t)2 << 16 | (uint64_t)provider << 20);
 	return 8;
 }
 
 size_t fxt_put_buffer_full(uint8_t out[8], uint32_t provider)
 {
-	st64(out, (uint64_t)1 << 4 | (uint64_t)3 << 16 | (uint64_t)provider << 20);
+	fxt_st64(out, (uint64_t)1 << 4 | (uint64_t)3 << 16 | (uint64_t)provider << 20);
 	return 8;
 }
 
 uint32_t fxt_record_provider(const uint8_t *p)
 {
-	return (uint32_t)(ld64(p) >> 20 & 0xffffffffu);
+	return (uint32_t)(fxt_ld64(p) >> 20 & 0xffffffffu);
 }

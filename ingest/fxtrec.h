@@ -11,6 +11,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* FXT's words (and the FIFO packets') are 64-bit little-endian. */
+static inline uint64_t fxt_ld64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline void fxt_st64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
 /*
  * The framing of FXT records in p[0..n): each record's size word (bits
  * 4..15 of its header, in 8-byte words; bits 4..35 for large records,
