@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -493,6 +494,22 @@ static inline int su_request(int port, const struct su_req *q, struct su_resp *r
 	rc = su_exchange(fd, &c, r, timeout_ms);
 	close(fd);
 	return rc;
+}
+
+/* ---- a test's work directory ------------------------------------------- */
+
+static inline int su_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes the directory tree at root (files first); 0, or -1 as nftw. */
+static inline int su_rm_tree(const char *root)
+{
+	return nftw(root, su_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif /* TESTS_SERVER_UTIL_H */

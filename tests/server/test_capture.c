@@ -18,7 +18,6 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
@@ -521,14 +520,6 @@ static void t_record_example(void **state)
 	}
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -560,7 +551,7 @@ static int teardown(void **state)
 	(void)state;
 	su_server_stop(&W.srv, SIGTERM);
 	if (getenv("KEEP") == NULL)
-		nftw(W.root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		su_rm_tree(W.root);
 	return 0;
 }
 

@@ -16,7 +16,6 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
@@ -210,14 +209,6 @@ static void t_delete_all(void)
 
 /* ---- setup -------------------------------------------------------------------- */
 
-static int t_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER") ? getenv("TRACE_SERVER") : "build/rel/trace-server";
@@ -244,7 +235,7 @@ static int group_teardown(void **state)
 	(void)state;
 	su_server_stop(&W.srv, SIGTERM);
 	if (getenv("TS_KEEP") == NULL)
-		nftw(W.root, t_rm, 16, FTW_DEPTH | FTW_PHYS);
+		su_rm_tree(W.root);
 	return 0;
 }
 

@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
@@ -191,14 +190,6 @@ static void t_counts(void **state)
 	free(m);
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 /* The trace store's directory gone: 503, saying which part is down. */
 static void t_store_gone(void **state)
 {
@@ -207,7 +198,7 @@ static void t_store_gone(void **state)
 
 	(void)state;
 	t_fmt(spool, sizeof(spool), "%s/spool", W.data);
-	assert_int_equal(nftw(spool, rm_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(su_rm_tree(spool), 0);
 	body = get_text("/healthz", NULL, 503);
 	h = cJSON_Parse(body);
 	assert_non_null(h);
@@ -268,7 +259,7 @@ static int teardown(void **state)
 	(void)state;
 	su_server_stop(&W.srv, SIGTERM);
 	if (getenv("KEEP") == NULL)
-		nftw(W.root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		su_rm_tree(W.root);
 	return 0;
 }
 

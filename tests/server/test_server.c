@@ -29,7 +29,6 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -205,14 +204,6 @@ static void t_copy_file(const char *from, const char *to)
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
 	assert_int_equal(chmod(to, 0755), 0);
-}
-
-static int t_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 /* Entries of a directory other than . and ..; -1 when it does not exist. */
@@ -677,7 +668,7 @@ static int group_teardown(void **state)
 	fxtw_fini(&W.small);
 	fxtw_fini(&W.gen);
 	if (getenv("TS_KEEP") == NULL && W.root[0])
-		nftw(W.root, t_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		su_rm_tree(W.root);
 	else if (W.root[0])
 		fprintf(stderr, "kept %s\n", W.root);
 	return rc;
