@@ -268,8 +268,8 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 }
 
 /* Ingests the source received so far (or its window, for FXT) into the
- * trace's database. */
-/* Returns the ingest's result (INGEST_ENOMEM when none ran). */
+ * trace's database; returns the ingest's result (INGEST_ENOMEM when none
+ * ran). */
 static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
 {
 	struct snap_job j = { c, s->id };

@@ -45,12 +45,12 @@ int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_
 	struct statvfs vfs;
 	sqlite3_stmt *st = NULL;
 	char spool[2048];
-	int rc = 0, step;
+	int rc = 0;
 
 	cat_err[0] = store_err[0] = '\0';
 	pthread_mutex_lock(&c->read_mu);
 	if (sqlite3_prepare_v2(c->reader, "SELECT count(*) FROM traces", -1, &st, NULL) != SQLITE_OK ||
-	    (step = sqlite3_step(st)) != SQLITE_ROW) {
+	    sqlite3_step(st) != SQLITE_ROW) {
 		snprintf(cat_err, cat_errlen, "catalog.db cannot be read: %s", sqlite3_errmsg(c->reader));
 		rc = -1;
 	}

@@ -97,10 +97,11 @@ int lw_scan(struct live_window *w, int fd, uint64_t size)
 		return -1;
 	while (rc == 0 && !w->broken && w->scanned + 8 <= size) {
 		size_t want, have, off = 0;
+		ssize_t got;
 
 		left = size - w->scanned;
 		want = left < SCAN_CHUNK ? (size_t)left : SCAN_CHUNK;
-		ssize_t got = pread(fd, buf, want, (off_t)w->scanned);
+		got = pread(fd, buf, want, (off_t)w->scanned);
 
 		if (got < 8) {
 			rc = got < 0 ? -1 : 0;
