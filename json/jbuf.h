@@ -25,11 +25,22 @@ void jb_fini(struct jbuf *b);
 /* Hands the text over (NUL-terminated); the caller frees it. NULL on oom. */
 char *jb_take(struct jbuf *b, size_t *len);
 void jb_raw(struct jbuf *b, const char *s, size_t n);
+/* Makes room for n more bytes at once: a writer that knows about how much
+ * it will append saves the copies of growing step by step. */
+void jb_grow(struct jbuf *b, size_t n);
 void jb_obj(struct jbuf *b);      /* { */
 void jb_obj_end(struct jbuf *b);  /* } */
 void jb_arr(struct jbuf *b);      /* [ */
 void jb_arr_end(struct jbuf *b);  /* ] */
 void jb_key(struct jbuf *b, const char *k);
+/* A key written as it is (a literal that needs no escaping): what writers
+ * of many rows use, JB_KEY(b, "ts"). */
+void jb_key_lit(struct jbuf *b, const char *k, size_t n);
+#define JB_KEY(b, lit) jb_key_lit((b), "\"" lit "\":", sizeof("\"" lit "\":") - 1)
+/* A value that already is JSON text (a string escaped once and kept). */
+void jb_json(struct jbuf *b, const char *s, size_t n);
+/* s as a JSON string value, in a malloc'd text; NULL when out of memory. */
+char *jb_quote(const char *s, size_t *len);
 void jb_str(struct jbuf *b, const char *s);
 void jb_strn(struct jbuf *b, const char *s, size_t n);
 void jb_i64(struct jbuf *b, int64_t v);

@@ -326,6 +326,9 @@ static void put_slices(struct slice_ctx *c, struct qnames *n, int exact, struct 
 		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
 	if (c->w->columns && put_slice_columns(c, n, out) == 0)
 		return;
+	/* about what a slice takes, so that a zoomed-out reply (thousands
+	 * of slices) is not copied as it grows */
+	jb_grow(out, c->items.len * 112);
 	jb_obj(out);
 	jb_key(out, "slices");
 	jb_arr(out);
@@ -333,20 +336,20 @@ static void put_slices(struct slice_ctx *c, struct qnames *n, int exact, struct 
 		struct sitem *it = &c->items.v[i];
 
 		jb_obj(out);
-		jb_key(out, "id");
+		JB_KEY(out, "id");
 		jb_i64(out, it->id);
-		jb_key(out, "ts");
+		JB_KEY(out, "ts");
 		jb_i64(out, it->ts);
-		jb_key(out, "dur");
+		JB_KEY(out, "dur");
 		jb_i64(out, it->dur);
-		jb_key(out, "depth");
+		JB_KEY(out, "depth");
 		jb_i64(out, it->depth);
-		jb_key(out, "name");
+		JB_KEY(out, "name");
 		qnames_put(n, out, it->name);
-		jb_key(out, "category");
+		JB_KEY(out, "category");
 		qnames_put(n, out, it->cat);
 		if (it->merged) {
-			jb_key(out, "merged");
+			JB_KEY(out, "merged");
 			jb_i64(out, it->merged);
 		}
 		jb_obj_end(out);

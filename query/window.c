@@ -181,9 +181,12 @@ void qnames_put(struct qnames *n, struct jbuf *b, int64_t id)
 	if (n->str[h] == NULL || n->id[h] != id) {
 		free(n->str[h]);
 		qcur_bind(&n->cur, 1, id);
-		n->str[h] = strdup(qcur_step(&n->cur) ? qcur_text(&n->cur, 0) : "");
+		n->str[h] = jb_quote(qcur_step(&n->cur) ? qcur_text(&n->cur, 0) : "", &n->len[h]);
 		n->id[h] = id;
 		qcur_reset(&n->cur);
 	}
-	jb_str(b, n->str[h] ? n->str[h] : "");
+	if (n->str[h])
+		jb_json(b, n->str[h], n->len[h]);
+	else
+		jb_str(b, "");
 }

@@ -142,7 +142,9 @@ enum { QNAMES_SLOTS = 1024 };
 struct qnames {
 	struct qcur cur;             /* SELECT str FROM strings WHERE id = ? */
 	int64_t id[QNAMES_SLOTS];    /* the id whose text str holds, by id % slots */
-	char *str[QNAMES_SLOTS];     /* owned; NULL: empty slot (or out of memory) */
+	char *str[QNAMES_SLOTS];     /* owned, as a JSON string (quoted, escaped);
+				      * NULL: empty slot (or out of memory) */
+	size_t len[QNAMES_SLOTS];    /* of str */
 };
 
 /* QRY_OK, or QRY_EDB with err filled; qnames_close either way. */
