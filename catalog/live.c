@@ -42,8 +42,8 @@
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 300 };
-#define WINDOW_MIN ((uint64_t)8 << 20)
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 250 };
+#define WINDOW_MIN ((uint64_t)2 << 20)
 
 /* The live thread's own state of one live trace: its window's scan. */
 struct live_slot {
@@ -299,9 +299,6 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	if (rc == INGEST_OK && *took_ms > 0)
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
-	/* what the snapshot's ingest freed goes back to the system: one
-	 * every second or so must not hold a stream's peak for good */
-	malloc_trim(0);
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
 		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
@@ -376,6 +373,7 @@ void *cat_live_main(void *arg)
 	struct catalog *c = arg;
 	struct live_slots ls = { 0 };
 	uint64_t mark_bytes = c->o.live_window ? c->o.live_window / 8 : (uint64_t)1 << 20;
+	int trimmed = 1;
 	size_t i;
 
 	pthread_mutex_lock(&c->mu);
@@ -392,6 +390,17 @@ void *cat_live_main(void *arg)
 		if (r == NULL) {
 			struct timespec until;
 
+			/* what the snapshots' ingests freed stays for the next
+			 * while streams run (paid again in page faults
+			 * otherwise), and goes back to the system when none is
+			 * left: a stream must not hold its peak for good */
+			if (ls.n == 0 && !trimmed) {
+				trimmed = 1;
+				pthread_mutex_unlock(&c->mu);
+				malloc_trim(0);
+				pthread_mutex_lock(&c->mu);
+				continue;
+			}
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
 			until.tv_sec += wait_ms / 1000 + until.tv_nsec / 1000000000L;
@@ -399,6 +408,7 @@ void *cat_live_main(void *arg)
 			pthread_cond_timedwait(&c->live_work, &c->mu, &until);
 			continue;
 		}
+		trimmed = 0;
 		id = r->id;
 		size = r->size;
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
