@@ -25,7 +25,7 @@ void jb_fini(struct jbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static int jb_reserve(struct jbuf *b, size_t n)
+int jb_reserve(struct jbuf *b, size_t n)
 {
 	size_t cap;
 	char *p;
@@ -62,53 +62,7 @@ char *jb_take(struct jbuf *b, size_t *len)
 	return p;
 }
 
-void jb_grow(struct jbuf *b, size_t n)
-{
-	jb_reserve(b, n);
-}
-
-void jb_raw(struct jbuf *b, const char *s, size_t n)
-{
-	if (jb_reserve(b, n) != 0)
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
 static void jb_escape(struct jbuf *b, const unsigned char *s, size_t n);
-
-static void jb_sep(struct jbuf *b)
-{
-	if (b->need_comma)
-		jb_raw(b, ",", 1);
-	b->need_comma = 1;
-}
-
-void jb_obj(struct jbuf *b)
-{
-	jb_sep(b);
-	jb_raw(b, "{", 1);
-	b->need_comma = 0;
-}
-
-void jb_obj_end(struct jbuf *b)
-{
-	jb_raw(b, "}", 1);
-	b->need_comma = 1;
-}
-
-void jb_arr(struct jbuf *b)
-{
-	jb_sep(b);
-	jb_raw(b, "[", 1);
-	b->need_comma = 0;
-}
-
-void jb_arr_end(struct jbuf *b)
-{
-	jb_raw(b, "]", 1);
-	b->need_comma = 1;
-}
 
 void jb_key(struct jbuf *b, const char *k)
 {
@@ -117,19 +71,6 @@ void jb_key(struct jbuf *b, const char *k)
 	jb_escape(b, (const unsigned char *)k, strlen(k));
 	jb_raw(b, "\":", 2);
 	b->need_comma = 0;
-}
-
-void jb_key_lit(struct jbuf *b, const char *k, size_t n)
-{
-	jb_sep(b);
-	jb_raw(b, k, n);
-	b->need_comma = 0;
-}
-
-void jb_json(struct jbuf *b, const char *s, size_t n)
-{
-	jb_sep(b);
-	jb_raw(b, s, n);
 }
 
 /* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
@@ -217,35 +158,6 @@ void jb_str(struct jbuf *b, const char *s)
 /* The decimal digits of v, written backwards from the end of t (24 bytes);
  * returns where they start. printf's machinery was a tenth of the time of
  * a zoomed-out viewport (three or four integers a slice). */
-static char *u64_digits(uint64_t v, char *t)
-{
-	char *p = t + 24;
-
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return p;
-}
-
-void jb_i64(struct jbuf *b, int64_t v)
-{
-	char t[24], *p = u64_digits(v < 0 ? -(uint64_t)v : (uint64_t)v, t);
-
-	if (v < 0)
-		*--p = '-';
-	jb_sep(b);
-	jb_raw(b, p, (size_t)(t + 24 - p));
-}
-
-void jb_u64(struct jbuf *b, uint64_t v)
-{
-	char t[24], *p = u64_digits(v, t);
-
-	jb_sep(b);
-	jb_raw(b, p, (size_t)(t + 24 - p));
-}
-
 /* Doubles print with the fewest digits that read back the same; NaN and
  * infinities, which JSON lacks, print as null. */
 void jb_dbl(struct jbuf *b, double v)
