@@ -42,7 +42,7 @@
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 250 };
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200, TRIM_SLACK_PCT = 5 };
 #define WINDOW_MIN ((uint64_t)2 << 20)
 
 /* The live thread's own state of one live trace: its window's scan. */
@@ -56,6 +56,7 @@ struct live_slot {
 struct live_slots {
 	struct live_slot *v;
 	size_t n, cap;
+	long trimmed_kb;       /* the process's resident size after the last trim (heap_trim) */
 };
 
 static void slot_free(struct live_slot *s)
@@ -227,6 +228,37 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	return gone;
 }
 
+/* Resident kilobytes of this process, or 0 when unknown. */
+static long rss_kb(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/*
+ * What a snapshot's ingest freed goes back to the system once the process
+ * holds TRIM_SLACK_PCT more than after the last trim: a stream must not
+ * hold its peak, nor a heap's scattered holes, for good, yet trimming after
+ * every snapshot made the next one (and every request thread, whose arenas
+ * malloc_trim empties too) fault its memory in again, a fifth of its time.
+ */
+static void heap_trim(struct live_slots *ls)
+{
+	long kb = rss_kb();
+
+	if (kb == 0 || ls->trimmed_kb == 0 || kb > ls->trimmed_kb + ls->trimmed_kb * TRIM_SLACK_PCT / 100) {
+		malloc_trim(0);
+		ls->trimmed_kb = rss_kb();
+	}
+}
+
 /* Chooses what a snapshot of the first size bytes of an FXT stream reads
  * (window.h): fills o's prefix and from_byte, and returns the prefix
  * (malloc'd) or NULL. A window that cannot be had reads the whole stream. */
@@ -373,7 +405,6 @@ void *cat_live_main(void *arg)
 	struct catalog *c = arg;
 	struct live_slots ls = { 0 };
 	uint64_t mark_bytes = c->o.live_window ? c->o.live_window / 8 : (uint64_t)1 << 20;
-	int trimmed = 1;
 	size_t i;
 
 	pthread_mutex_lock(&c->mu);
@@ -390,17 +421,6 @@ void *cat_live_main(void *arg)
 		if (r == NULL) {
 			struct timespec until;
 
-			/* what the snapshots' ingests freed stays for the next
-			 * while streams run (paid again in page faults
-			 * otherwise), and goes back to the system when none is
-			 * left: a stream must not hold its peak for good */
-			if (ls.n == 0 && !trimmed) {
-				trimmed = 1;
-				pthread_mutex_unlock(&c->mu);
-				malloc_trim(0);
-				pthread_mutex_lock(&c->mu);
-				continue;
-			}
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
 			until.tv_sec += wait_ms / 1000 + until.tv_nsec / 1000000000L;
@@ -408,7 +428,6 @@ void *cat_live_main(void *arg)
 			pthread_cond_timedwait(&c->live_work, &c->mu, &until);
 			continue;
 		}
-		trimmed = 0;
 		id = r->id;
 		size = r->size;
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
@@ -418,6 +437,7 @@ void *cat_live_main(void *arg)
 		}
 		pthread_mutex_unlock(&c->mu);
 		rc = snapshot(c, s, size, hint, &took);
+		heap_trim(&ls);
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL) {
 			/* a snapshot of a window costs the same each time: the
