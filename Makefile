@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3 zlib
+PKGS = libmicrohttpd libcjson sqlite3 zlib libpq
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -28,7 +28,7 @@ QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/sli
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/worker.c build/gen/catalog.c
+	catalog/worker.c catalog/sync.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
@@ -46,7 +46,8 @@ OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
-DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time
+DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time \
+	libpq-dev postgresql
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
@@ -260,5 +261,10 @@ clean:
 build/gen/catalog.c: schema/catalog.sql
 	@mkdir -p $(@D)
 	{ echo 'const char schema_catalog_sql[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+build/gen/catalog_pg.c: schema/catalog_pg.sql
+	@mkdir -p $(@D)
+	{ echo 'const char schema_catalog_pg_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 include provider/provider.mk
