@@ -41,7 +41,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test test-pg check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
 
 all: trace-server
 
@@ -88,6 +88,14 @@ $(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c te
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The catalog's contract against catalog.db and a real PostgreSQL (tests/catalog/pg.sh).
+$(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+test-pg: deps $(B)/tests/catalog/test_catdb $(B)/gen_fxt
+	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++
@@ -168,7 +176,7 @@ xray-real: deps trace-server
 integration-asan: deps
 	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check integration integration-asan xray-real reliability e2e
+test: check test-pg integration integration-asan xray-real reliability e2e
 
 # Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
 .PHONY: reliability reliability-full

@@ -817,7 +817,13 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 			*rc = -1;
 		return NULL;
 	}
-	if ((dbrc = c->db->ops->remove(c->db, id, err, sizeof(err))) != CATDB_OK) {
+	if ((dbrc = c->db->ops->remove(c->db, id, err, sizeof(err))) == CATDB_ENOENT) {
+		cat_forget_locked(c, id); /* as the next look at the database would */
+		if (rc)
+			*rc = -1;
+		return NULL;
+	}
+	if (dbrc != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not removed: %s\n", id, err);
 		if (rc)
 			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -3;

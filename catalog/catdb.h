@@ -12,7 +12,7 @@
  * Every operation returns CATDB_OK, or CATDB_EFAIL (the statement failed:
  * a bug, a full disk, a constraint) or CATDB_EDOWN (the database cannot be
  * reached now; the backend reconnects by itself on a later call), with a
- * sentence in err. The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
+ * sentence in err; remove also CATDB_ENOENT (another server removed it). The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
  */
 #ifndef CATALOG_CATDB_H
 #define CATALOG_CATDB_H
@@ -22,7 +22,7 @@
 
 struct trace_rec;
 
-enum catdb_err { CATDB_OK = 0, CATDB_EFAIL = -1, CATDB_EDOWN = -2 };
+enum catdb_err { CATDB_OK = 0, CATDB_EFAIL = -1, CATDB_EDOWN = -2, CATDB_ENOENT = -3 };
 
 /* Which columns of a record a save writes. SQLite writes them all every
  * time (it is the only writer); PostgreSQL writes only the part named, so

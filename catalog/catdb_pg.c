@@ -52,7 +52,7 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* libpq's message without its trailing newline. */
+/* libpq's message on one line, without its trailing newline. */
 static void pg_message(const char *m, char *out, size_t n)
 {
 	size_t len;
@@ -61,6 +61,9 @@ static void pg_message(const char *m, char *out, size_t n)
 	len = strlen(out);
 	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
 		out[--len] = '\0';
+	for (; len > 0; len--) /* one line in the log: libpq's hints come on lines of their own */
+		if (out[len - 1] == '\n' || out[len - 1] == '\t')
+			out[len - 1] = ' ';
 }
 
 /*
@@ -357,6 +360,12 @@ static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			return pg_leave(p, pg_fail(p, "removing a trace", res, err, errlen), "removing a trace", err,
 					errlen);
+		if (i == 0 && strcmp(PQcmdTuples(res), "0") == 0) {
+			/* another server removed it first: its deletion stands */
+			PQclear(res);
+			snprintf(err, errlen, "trace %" PRId64 " was removed by another server", id);
+			return pg_leave(p, CATDB_ENOENT, "removing a trace", err, errlen);
+		}
 		PQclear(res);
 	}
 	return pg_leave(p, CATDB_OK, "removing a trace", err, errlen);
@@ -539,7 +548,7 @@ static int load_gone(struct catdb_pg *p, const char *since, struct catdb_batch *
 }
 
 /* The three reads see one snapshot: a record saved between them is read
- * whole or not at all. At the start (since 0) deletions are not needed. */
+ * whole or not at all. */
 static int pg_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	struct catdb_pg *p = (struct catdb_pg *)d;
@@ -557,12 +566,6 @@ static int pg_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 		rc = load_labels(p, s, out, err, errlen);
 	if (rc == CATDB_OK)
 		rc = load_gone(p, s, out, err, errlen);
-	if (rc == CATDB_OK && since == 0) {
-		/* deletions before the start concern no record read */
-		free(out->gone);
-		out->gone = NULL;
-		out->ngone = 0;
-	}
 	return pg_leave(p, rc, "reading the catalog", err, errlen);
 }
 
@@ -956,6 +959,14 @@ static int schema_up(struct catdb_pg *p, char *err, size_t errlen)
 	return rc;
 }
 
+/* The server's notices ("relation ... already exists, skipping") are
+ * not for the log: errors come back with the calls that made them. */
+static void pg_notice_drop(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 static const struct catdb_ops pg_ops = {
 	pg_load, pg_save, pg_remove, pg_next_id, pg_index, pg_unindex, pg_search, pg_ping, pg_close,
 };
@@ -978,6 +989,7 @@ struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
 		pg_close(&p->base);
 		return NULL;
 	}
+	PQsetNoticeProcessor(p->conn, pg_notice_drop, NULL);
 	if (schema_up(p, msg, sizeof(msg)) != CATDB_OK) {
 		snprintf(err, errlen, "%s", msg);
 		pg_close(&p->base);

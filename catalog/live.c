@@ -199,6 +199,7 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	int st;
 
 	pthread_mutex_lock(&c->mu);
+	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
 	st = r ? r->status : -1;
 	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED));

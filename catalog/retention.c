@@ -60,6 +60,7 @@ void cat_usage_json(struct catalog *c, struct jbuf *out)
 	size_t i, pinned = 0, shown = 0;
 
 	pthread_mutex_lock(&c->mu);
+	cat_sync_locked(c, 0); /* down: what this server last knew */
 	for (i = 0; i < c->n; i++) {
 		used += c->v[i]->stored;
 		pinned += c->v[i]->pinned != 0;

@@ -51,7 +51,11 @@ run() {
 start() {
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
-	[ "$(id -u)" != 0 ] || chown postgres "$dir"
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres "$dir"
+		runuser -u postgres -- test -w "$dir" ||
+			{ echo "pg.sh: the postgres user cannot reach $dir (a parent directory is private)" >&2; exit 1; }
+	fi
 	if [ ! -f "$dir/data/PG_VERSION" ]; then
 		as_owner "$PG_BIN/initdb" -D "$dir/data" -U trace --auth=trust -E UTF8 --locale=C.UTF-8 \
 			>"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
