@@ -28,6 +28,8 @@
 extern const char schema_catalog_pg_sql[];
 
 enum { RECONNECT_MS = 500 };
+#define CONNECT_TIMEOUT "3"
+
 
 /* Advisory lock keys (any numbers no other user of the database takes):
  * one held by the writers of versions to their commit, one by a server
@@ -971,8 +973,17 @@ static const struct catdb_ops pg_ops = {
 	pg_load, pg_save, pg_remove, pg_next_id, pg_index, pg_unindex, pg_search, pg_ping, pg_close,
 };
 
+/*
+ * The connection is made (and remade by PQreset) while the catalog's lock
+ * is held, so it must not wait long for a host that does not answer: a
+ * connect_timeout of CONNECT_TIMEOUT seconds unless the URL names its own
+ * (values of the URL, expanded in place of dbname, override those before
+ * it).
+ */
 struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
 {
+	static const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *vals[] = { CONNECT_TIMEOUT, url, NULL };
 	struct catdb_pg *p = calloc(1, sizeof(*p));
 	char msg[400];
 
@@ -982,7 +993,7 @@ struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
 	}
 	p->base.ops = &pg_ops;
 	pthread_mutex_init(&p->mu, NULL);
-	p->conn = PQconnectdb(url);
+	p->conn = PQconnectdbParams(keys, vals, 1);
 	if (p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK) {
 		pg_message(p->conn ? PQerrorMessage(p->conn) : "out of memory", msg, sizeof(msg));
 		snprintf(err, errlen, "cannot connect to the catalog's PostgreSQL database: %s", msg);
