@@ -387,6 +387,81 @@ static void test_search(void **state)
 	cat_close(c);
 }
 
+enum { SPEED_TRACES = 1000, SPEED_RUNS = 7, SPEED_TARGET_MS = 100 };
+
+static int ms_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Search across 1,000 ready traces within SPEED_TARGET_MS (the median of
+ * SPEED_RUNS), on each backend: one ingested trace's name statistics
+ * indexed under 1,000 records made ready by hand (ingesting 1,000 traces
+ * would take minutes; the index rows are what a search reads).
+ */
+static void test_search_speed(void **state)
+{
+	static const char *const qs[] = { "a", "Frame", "layout" };
+	struct backend *b = *state;
+	char dir[256], url[512], f1[300], db[4096], err[512], *s;
+	struct catalog *c = fresh_cat(b, dir, url);
+	int64_t first, id, ms[SPEED_RUNS], t0;
+	size_t i, k;
+	int rc;
+
+	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
+	if (access(f1, R_OK) != 0)
+		gen(f1, 11);
+	assert_int_equal(cat_start(c), 0);
+	first = add(c, "speed-0", NULL, f1);
+	wait_ready(c, first);
+	cat_stop(c); /* the records below are made ready here, not ingested */
+	cat_path(c, first, "trace.db", db, sizeof(db));
+	t0 = now_ms();
+	for (i = 1; i < SPEED_TRACES; i++) {
+		struct trace_rec *r;
+
+		id = add(c, "speed", "build=1", NULL);
+		pthread_mutex_lock(&c->mu);
+		r = cat_find(c, id);
+		r->status = TS_READY;
+		r->indexed = 1;
+		assert_int_equal(cat_save(c, r, CATDB_STATE), 0);
+		pthread_mutex_unlock(&c->mu);
+		if (c->db->ops->index(c->db, id, db, err, sizeof(err)) != CATDB_OK)
+			fail_msg("index: %s", err);
+	}
+	print_message("%s: %d traces recorded and indexed in %" PRId64 " ms\n", b->name, SPEED_TRACES, now_ms() - t0);
+	if (b->pg) {
+		/* the names are found through the trigram index (schema/catalog_pg.sql's optional part) */
+		PGconn *conn = PQconnectdb(url);
+		PGresult *res = PQexec(conn, "SELECT 1 FROM pg_indexes WHERE indexname = 'names_name_trgm'");
+
+		assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+		assert_int_equal(PQntuples(res), 1);
+		PQclear(res);
+		PQfinish(conn);
+	}
+	for (k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+		for (i = 0; i < SPEED_RUNS; i++) {
+			t0 = now_ms();
+			s = search_json(c, qs[k], &rc);
+			ms[i] = now_ms() - t0;
+			assert_int_equal(rc, 0);
+			assert_non_null(strstr(s, "\"truncated\":true")); /* 1,000 hits, 100 shown */
+			free(s);
+		}
+		qsort(ms, SPEED_RUNS, sizeof(ms[0]), ms_cmp);
+		print_message("%s: search q=%s over %d traces: median %" PRId64 " ms, max %" PRId64 " ms\n", b->name,
+			      qs[k], SPEED_TRACES, ms[SPEED_RUNS / 2], ms[SPEED_RUNS - 1]);
+		assert_true(ms[SPEED_RUNS / 2] <= SPEED_TARGET_MS);
+	}
+	cat_close(c);
+}
+
 /* The same answers from both backends. */
 static void test_same_answers(void **state)
 {
@@ -586,6 +661,8 @@ int main(void)
 		cmocka_unit_test_prestate(test_search, &g_sqlite),
 		cmocka_unit_test_prestate(test_search, &g_pg),
 		cmocka_unit_test(test_same_answers),
+		cmocka_unit_test_prestate(test_search_speed, &g_sqlite),
+		cmocka_unit_test_prestate(test_search_speed, &g_pg),
 		cmocka_unit_test(test_two_catalogs),
 		cmocka_unit_test(test_restart),
 	};
