@@ -567,6 +567,17 @@ static void test_restart(void **state)
 	p.pinned = -1;
 	assert_int_equal(cat_patch(c, a, &p, err, sizeof(err)), CAT_EUNAVAILABLE);
 	assert_int_equal(cat_delete(c, a), CAT_EUNAVAILABLE);
+	{
+		/* what the worker saves while the database is down is kept, to write when it is back */
+		struct trace_rec *r;
+
+		pthread_mutex_lock(&c->mu);
+		r = cat_find(c, a);
+		r->status = TS_FAILED;
+		snprintf(r->error_code, sizeof(r->error_code), "while_down");
+		assert_int_equal(cat_save(c, r, CATDB_STATE), CAT_EUNAVAILABLE);
+		pthread_mutex_unlock(&c->mu);
+	}
 	assert_int_equal(cat_health(c, cat_err, sizeof(cat_err), store_err, sizeof(store_err)), -1);
 	assert_true(strlen(cat_err) > 10);
 	assert_string_equal(store_err, "");
@@ -612,6 +623,7 @@ static void test_restart(void **state)
 	s = list_json(c, NULL, NULL, CAT_SORT_CREATED, 0, 10, NULL, &rc);
 	assert_non_null(strstr(s, "\"during\""));
 	assert_non_null(strstr(s, "\"after\""));
+	assert_non_null(strstr(s, "\"code\":\"while_down\""));
 	free(s);
 	cat_close(c);
 }
