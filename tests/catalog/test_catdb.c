@@ -388,6 +388,11 @@ static void test_search(void **state)
 }
 
 enum { SPEED_TRACES = 1000, SPEED_RUNS = 7, SPEED_TARGET_MS = 100 };
+#ifdef __SANITIZE_ADDRESS__
+#define SPEED_CHECKED 0 /* ASan's build runs a few times slower: the figures are printed, not held to the target */
+#else
+#define SPEED_CHECKED 1
+#endif
 
 static int ms_cmp(const void *a, const void *b)
 {
@@ -457,7 +462,8 @@ static void test_search_speed(void **state)
 		qsort(ms, SPEED_RUNS, sizeof(ms[0]), ms_cmp);
 		print_message("%s: search q=%s over %d traces: median %" PRId64 " ms, max %" PRId64 " ms\n", b->name,
 			      qs[k], SPEED_TRACES, ms[SPEED_RUNS / 2], ms[SPEED_RUNS - 1]);
-		assert_true(ms[SPEED_RUNS / 2] <= SPEED_TARGET_MS);
+		if (SPEED_CHECKED)
+			assert_true(ms[SPEED_RUNS / 2] <= SPEED_TARGET_MS);
 	}
 	cat_close(c);
 }
