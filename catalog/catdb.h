@@ -45,7 +45,7 @@ struct catdb_batch {
 void catdb_batch_free(struct catdb_batch *b);
 
 /* One row of a search across traces: a name of a trace that contains the
- * text. Rows come in (trace, name in byte order) order. */
+ * text. Rows come in trace order, a trace's names in any order. */
 struct catdb_name_row {
 	int64_t trace;
 	const char *name;

@@ -4,9 +4,9 @@
  * same answers, plus versions so that each server can read what the others
  * changed (sync.c).
  *
- * One connection, used by one thread at a time (mu). Every statement that
- * carries a value is parameterized (PQexecParams); the schema's DDL, which
- * carries none, runs as plain text. Writes of several statements run in a
+ * Two connections (struct catdb_pg), each used by one thread at a time.
+ * Every statement that carries a value is parameterized (PQexecParams);
+ * the schema's DDL, which carries none, runs as plain text. Writes of several statements run in a
  * transaction. When the server goes away (a restart, a network cut) the
  * failing call answers CATDB_EDOWN and later calls reconnect (PQreset), at
  * most every RECONNECT_MS; a call that finds the connection dead before it
@@ -39,11 +39,21 @@ enum { RECONNECT_MS = 500 };
 #define UNLOCK_SCHEMA "SELECT pg_advisory_unlock(7975436174951202)"
 
 
-struct catdb_pg {
-	struct catdb base;
+/* A connection and the lock of the one thread using it. */
+struct pg_lane {
 	PGconn *conn;          /* under mu */
 	pthread_mutex_t mu;
 	int64_t retry_ms;      /* monotonic: no reconnect attempt before it */
+};
+
+/* Two connections, as catdb_sqlite.c has: the records' (used under the
+ * catalog's lock) and the name index's, searches' and health checks', so
+ * that neither a search nor the index of a big trace holds the catalog's
+ * lock waiting for the database. */
+struct catdb_pg {
+	struct catdb base;
+	struct pg_lane rec;    /* load, save, remove, next_id */
+	struct pg_lane idx;    /* index, unindex, search, ping */
 };
 
 static int64_t now_ms(void)
@@ -73,7 +83,7 @@ static void pg_message(const char *m, char *out, size_t n)
  * an open transaction and clears res. CATDB_EDOWN when the connection is
  * gone, else CATDB_EFAIL.
  */
-static int pg_fail(struct catdb_pg *p, const char *what, PGresult *res, char *err, size_t errlen)
+static int pg_fail(struct pg_lane *p, const char *what, PGresult *res, char *err, size_t errlen)
 {
 	char msg[400];
 	int down = PQstatus(p->conn) != CONNECTION_OK;
@@ -89,13 +99,13 @@ static int pg_fail(struct catdb_pg *p, const char *what, PGresult *res, char *er
 }
 
 /* A statement with text parameters (NULL = SQL NULL); its result. */
-static PGresult *pg_run(struct catdb_pg *p, const char *sql, int n, const char *const *vals, int binary)
+static PGresult *pg_run(struct pg_lane *p, const char *sql, int n, const char *const *vals, int binary)
 {
 	return PQexecParams(p->conn, sql, n, NULL, vals, NULL, NULL, binary);
 }
 
 /* Runs sql (no parameters), expecting ok; 0 or -1 (res kept in *out). */
-static int pg_simple(struct catdb_pg *p, const char *sql, ExecStatusType ok, PGresult **out)
+static int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **out)
 {
 	PGresult *res = PQexec(p->conn, sql);
 
@@ -113,7 +123,7 @@ static int pg_simple(struct catdb_pg *p, const char *sql, ExecStatusType ok, PGr
  * here is reset and first run again: nothing was done yet. CATDB_OK with
  * mu held, or an error with mu released and err set.
  */
-static int pg_enter(struct catdb_pg *p, const char *first, const char *what, char *err, size_t errlen)
+static int pg_enter(struct pg_lane *p, const char *first, const char *what, char *err, size_t errlen)
 {
 	PGresult *res = NULL;
 	int tries;
@@ -150,7 +160,7 @@ static int pg_enter(struct catdb_pg *p, const char *first, const char *what, cha
 
 /* Ends a call: commits when rc is CATDB_OK (a failed commit becomes the
  * error), else leaves the rollback done by pg_fail; releases mu. */
-static int pg_leave(struct catdb_pg *p, int rc, const char *what, char *err, size_t errlen)
+static int pg_leave(struct pg_lane *p, int rc, const char *what, char *err, size_t errlen)
 {
 	PGresult *res = NULL;
 
@@ -197,7 +207,7 @@ static const char cols[] = "id, name, format, format_hint, size_bytes, status, e
 			   "stored_bytes, indexed, stream";
 
 /* Replaces r's labels: two arrays, keys and values. */
-static int save_labels(struct catdb_pg *p, const struct trace_rec *r, char *err, size_t errlen)
+static int save_labels(struct pg_lane *p, const struct trace_rec *r, char *err, size_t errlen)
 {
 	struct jbuf k, v;
 	char id[24];
@@ -308,7 +318,7 @@ static const struct {
 
 static int pg_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
 	const char *all[20], *vals[20];
 	char num[7][24];
 	PGresult *res;
@@ -342,7 +352,7 @@ static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 		"INSERT INTO deleted (trace_id, version) VALUES ($1, nextval('catalog_versions')) "
 		"ON CONFLICT (trace_id) DO NOTHING",
 	};
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
 	const char *vals[1];
 	char num[24];
 	PGresult *res;
@@ -375,7 +385,7 @@ static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 
 static int pg_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
 	PGresult *res;
 	int rc;
 
@@ -441,7 +451,7 @@ static struct trace_rec *rec_read(const PGresult *res, int i)
 	return r;
 }
 
-static int load_records(struct catdb_pg *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+static int load_records(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	char sql[512];
 	const char *vals[1] = { since };
@@ -490,7 +500,7 @@ static struct trace_rec *batch_find(const struct catdb_batch *b, int64_t id)
 	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
 }
 
-static int load_labels(struct catdb_pg *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+static int load_labels(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	const char *vals[1] = { since };
 	PGresult *res;
@@ -523,7 +533,7 @@ static int load_labels(struct catdb_pg *p, const char *since, struct catdb_batch
 	return CATDB_OK;
 }
 
-static int load_gone(struct catdb_pg *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+static int load_gone(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	const char *vals[1] = { since };
 	PGresult *res;
@@ -553,7 +563,7 @@ static int load_gone(struct catdb_pg *p, const char *since, struct catdb_batch *
  * whole or not at all. */
 static int pg_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
 	char s[24];
 	int rc;
 
@@ -683,7 +693,7 @@ static void rows_fini(struct rows *k)
  */
 static int pg_index(struct catdb *d, int64_t id, const char *db_path, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	struct rows k;
 	const char *del[1], *names[1], *stats[7];
 	char num[24];
@@ -747,7 +757,7 @@ out_fail:
 
 static int pg_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	const char *vals[1];
 	char num[24];
 	PGresult *res;
@@ -800,11 +810,12 @@ static char *like_pattern(const char *q)
 }
 
 /* Binary results: the numbers come as 8 big-endian bytes, the sketch as
- * its bytes, the name as text. */
+ * its bytes, the name as text. Rows in trace order only: names.c picks
+ * each trace's first names itself, cheaper than a sort by name here. */
 static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
 		     char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	struct catdb_name_row h;
 	char *pat = like_pattern(q);
 	const char *vals[1] = { pat };
@@ -815,7 +826,7 @@ static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 		snprintf(err, errlen, "out of memory");
 		return CATDB_EFAIL;
 	}
-	if ((rc = pg_enter(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "a search", err, errlen)) != CATDB_OK) {
+	if ((rc = pg_enter(p, "BEGIN READ ONLY", "a search", err, errlen)) != CATDB_OK) {
 		free(pat);
 		return rc;
 	}
@@ -823,7 +834,7 @@ static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 			   "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
 			   "FROM names n JOIN name_stats s ON s.name_id = n.id "
 			   "WHERE translate(n.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE $1 "
-			   "ORDER BY s.trace_id, n.name COLLATE \"C\"",
+			   "ORDER BY s.trace_id",
 			   1, NULL, vals, NULL, NULL, 1);
 	free(pat);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -849,7 +860,7 @@ static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 
 static int pg_ping(struct catdb *d, char *err, size_t errlen)
 {
-	struct catdb_pg *p = (struct catdb_pg *)d;
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	int rc = pg_enter(p, "BEGIN READ ONLY", "a health check", err, errlen);
 
 	return rc == CATDB_OK ? pg_leave(p, rc, "a health check", err, errlen) : rc;
@@ -861,8 +872,10 @@ static void pg_close(struct catdb *d)
 
 	if (p == NULL)
 		return;
-	PQfinish(p->conn);
-	pthread_mutex_destroy(&p->mu);
+	PQfinish(p->rec.conn);
+	PQfinish(p->idx.conn);
+	pthread_mutex_destroy(&p->rec.mu);
+	pthread_mutex_destroy(&p->idx.mu);
 	free(p);
 }
 
@@ -878,7 +891,7 @@ static int schema_version(void)
 /* The optional part (pg_trgm): a database without the extension works
  * without the index. Its own transaction, so its failure undoes nothing
  * else. */
-static void schema_optional(struct catdb_pg *p)
+static void schema_optional(struct pg_lane *p)
 {
 	const char *opt = strstr(schema_catalog_pg_sql, "-- optional:");
 	char msg[400];
@@ -898,7 +911,7 @@ static void schema_optional(struct catdb_pg *p)
 }
 
 /* Reads the version the database holds; -1 on failure (*res set). */
-static int schema_read(struct catdb_pg *p, PGresult **out)
+static int schema_read(struct pg_lane *p, PGresult **out)
 {
 	PGresult *res = PQexec(p->conn, "SELECT coalesce(max(version), 0) FROM schema_version");
 	int v;
@@ -914,7 +927,7 @@ static int schema_read(struct catdb_pg *p, PGresult **out)
 
 /* Creates or migrates the schema under a session advisory lock, so that
  * servers starting together apply it once, one after the other. */
-static int schema_up(struct catdb_pg *p, char *err, size_t errlen)
+static int schema_up(struct pg_lane *p, char *err, size_t errlen)
 {
 	const char *opt = strstr(schema_catalog_pg_sql, "-- optional:");
 	size_t body = opt ? (size_t)(opt - schema_catalog_pg_sql) : strlen(schema_catalog_pg_sql);
@@ -986,22 +999,28 @@ struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
 	const char *vals[] = { CONNECT_TIMEOUT, url, NULL };
 	struct catdb_pg *p = calloc(1, sizeof(*p));
 	char msg[400];
+	int i;
 
 	if (p == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	p->base.ops = &pg_ops;
-	pthread_mutex_init(&p->mu, NULL);
-	p->conn = PQconnectdbParams(keys, vals, 1);
-	if (p->conn == NULL || PQstatus(p->conn) != CONNECTION_OK) {
-		pg_message(p->conn ? PQerrorMessage(p->conn) : "out of memory", msg, sizeof(msg));
-		snprintf(err, errlen, "cannot connect to the catalog's PostgreSQL database: %s", msg);
-		pg_close(&p->base);
-		return NULL;
+	pthread_mutex_init(&p->rec.mu, NULL);
+	pthread_mutex_init(&p->idx.mu, NULL);
+	for (i = 0; i < 2; i++) {
+		struct pg_lane *l = i ? &p->idx : &p->rec;
+
+		l->conn = PQconnectdbParams(keys, vals, 1);
+		if (l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK) {
+			pg_message(l->conn ? PQerrorMessage(l->conn) : "out of memory", msg, sizeof(msg));
+			snprintf(err, errlen, "cannot connect to the catalog's PostgreSQL database: %s", msg);
+			pg_close(&p->base);
+			return NULL;
+		}
+		PQsetNoticeProcessor(l->conn, pg_notice_drop, NULL);
 	}
-	PQsetNoticeProcessor(p->conn, pg_notice_drop, NULL);
-	if (schema_up(p, msg, sizeof(msg)) != CATDB_OK) {
+	if (schema_up(&p->rec, msg, sizeof(msg)) != CATDB_OK) {
 		snprintf(err, errlen, "%s", msg);
 		pg_close(&p->base);
 		return NULL;

@@ -76,6 +76,32 @@ static void hit_end(struct hits *k)
 	}
 }
 
+/* Keeps the SEARCH_NAMES_SHOWN smallest names of a hit in byte order,
+ * whatever order they come in (PostgreSQL sends a trace's rows unsorted:
+ * sorting them there cost more than the search); counts the others.
+ * 0, or -1 when out of memory. */
+static int names_keep(struct hit *h, const char *name)
+{
+	size_t i;
+	char *s;
+
+	if (h->nnames == SEARCH_NAMES_SHOWN && strcmp(name, h->names[h->nnames - 1]) > 0) {
+		h->more_names++;
+		return 0;
+	}
+	if ((s = strdup(name)) == NULL)
+		return -1;
+	if (h->nnames == SEARCH_NAMES_SHOWN) {
+		free(h->names[--h->nnames]); /* the largest gives its place */
+		h->more_names++;
+	}
+	for (i = h->nnames; i > 0 && strcmp(h->names[i - 1], s) > 0; i--)
+		h->names[i] = h->names[i - 1];
+	h->names[i] = s;
+	h->nnames++;
+	return 0;
+}
+
 /* One matching row into the hit of its trace (rows come in trace order). */
 static int hit_add(void *ctx, const struct catdb_name_row *row)
 {
@@ -105,11 +131,7 @@ static int hit_add(void *ctx, const struct catdb_name_row *row)
 		h->max = row->max_ns;
 	if (sketch_merge(k->sk, row->sketch, row->sketch_len) != 0)
 		return -1;
-	if (h->nnames < SEARCH_NAMES_SHOWN)
-		h->names[h->nnames++] = strdup(row->name);
-	else
-		h->more_names++;
-	return 0;
+	return names_keep(h, row->name);
 }
 
 /* Reads every matching row, one hit per trace in id order. */
