@@ -12,7 +12,8 @@
  * Every operation returns CATDB_OK, or CATDB_EFAIL (the statement failed:
  * a bug, a full disk, a constraint) or CATDB_EDOWN (the database cannot be
  * reached now; the backend reconnects by itself on a later call), with a
- * sentence in err; remove also CATDB_ENOENT (another server removed it). The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
+ * sentence in err; remove also CATDB_ENOENT (another server removed it),
+ * and the jobs' operations CATDB_ENOENT as they say. The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
  */
 #ifndef CATALOG_CATDB_H
 #define CATALOG_CATDB_H
@@ -54,6 +55,13 @@ struct catdb_name_row {
 	size_t sketch_len;
 };
 
+/* A claimed ingest job (shared ingest, below). */
+struct catdb_job {
+	int64_t trace;         /* the trace to ingest */
+	int64_t token;         /* fencing token: larger for every claim of any job */
+	int attempts;          /* claims of this job so far, this one included */
+};
+
 struct catdb;
 
 struct catdb_ops {
@@ -82,6 +90,23 @@ struct catdb_ops {
 		      void *ctx, char *err, size_t errlen);
 	/* Whether the database answers now. */
 	int (*ping)(struct catdb *db, char *err, size_t errlen);
+	/*
+	 * Shared ingest jobs, for servers sharing one catalog: a job is
+	 * queued once, claimed by one server at a time for lease_ms (FOR
+	 * UPDATE SKIP LOCKED), kept by renewing the lease (a heartbeat), and
+	 * ends with job_done, which writes the trace's state only while the
+	 * claim's token is still the job's: a server paused past its lease,
+	 * whose job another server claimed since, is refused (fencing). NULL
+	 * with catalog.db, whose one server queues in memory (worker.c).
+	 * job_claim answers CATDB_ENOENT when no job is free; job_renew and
+	 * job_done CATDB_ENOENT when the claim was lost.
+	 */
+	int (*job_queue)(struct catdb *db, int64_t trace, char *err, size_t errlen);
+	int (*job_claim)(struct catdb *db, const char *owner, int lease_ms, struct catdb_job *out, char *err,
+			 size_t errlen);
+	int (*job_renew)(struct catdb *db, const struct catdb_job *j, int lease_ms, char *err, size_t errlen);
+	int (*job_done)(struct catdb *db, const struct catdb_job *j, const struct trace_rec *r, char *err,
+			size_t errlen);
 	void (*close)(struct catdb *db);
 };
 

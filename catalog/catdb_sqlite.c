@@ -544,7 +544,9 @@ static int persist_wal(sqlite3 *db)
 }
 
 static const struct catdb_ops sqlite_ops = {
-	sq_load, sq_save, sq_remove, sq_next_id, sq_index, sq_unindex, sq_search, sq_ping, sq_close,
+	sq_load, sq_save, sq_remove, sq_next_id, sq_index, sq_unindex, sq_search, sq_ping,
+	NULL, NULL, NULL, NULL, /* no shared jobs: one server, its queue in memory */
+	sq_close,
 };
 
 struct catdb *catdb_sqlite_open(const char *dir, char *err, size_t errlen)

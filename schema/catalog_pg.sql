@@ -75,9 +75,20 @@ CREATE TABLE IF NOT EXISTS name_stats (
 );
 CREATE INDEX IF NOT EXISTS name_stats_trace ON name_stats (trace_id);
 
--- Shared ingest jobs, when they come, get a table of their own keyed by
--- traces.id (the lease's holder, expiry and fencing token); nothing above
--- needs to change for it.
+-- Shared ingest jobs: a trace waiting for ingest, or being ingested by the
+-- server holding its lease. A claim takes a new token from job_tokens; the
+-- holder's result is kept only while the job still has that token (a
+-- server paused past its lease, whose job another claimed, is refused).
+-- The catalog's records above do not change for it.
+CREATE SEQUENCE IF NOT EXISTS job_tokens;
+CREATE TABLE IF NOT EXISTS jobs (
+	trace_id bigint PRIMARY KEY,
+	owner text,                   -- the server holding the lease; NULL until claimed
+	lease_until timestamptz,      -- the lease's end unless renewed; NULL until claimed
+	token bigint,                 -- the current claim's fencing token
+	attempts integer NOT NULL DEFAULT 0,
+	queued_at timestamptz NOT NULL DEFAULT now()
+);
 
 -- optional: pg_trgm
 -- Search finds names that contain the text in any case (ASCII letters, as

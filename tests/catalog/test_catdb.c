@@ -634,6 +634,186 @@ static void test_restart(void **state)
 	cat_close(c);
 }
 
+/* ---- shared ingest jobs (PostgreSQL) ------------------------------------------ */
+
+static struct catdb *open_db(const char *url)
+{
+	char err[512];
+	struct catdb *db = catdb_pg_open(url, err, sizeof(err));
+
+	if (db == NULL)
+		fail_msg("catdb_pg_open: %s", err);
+	return db;
+}
+
+/* A record of trace id, queued, written whole. */
+static void job_record(struct catdb *db, int64_t id)
+{
+	struct trace_rec r;
+	char err[512];
+
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.name = (char *)(uintptr_t)"job";
+	r.description = (char *)(uintptr_t)"";
+	r.status = TS_QUEUED;
+	r.symbols_named = -1;
+	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	if (db->ops->save(db, &r, CATDB_ALL, err, sizeof(err)) != CATDB_OK)
+		fail_msg("save: %s", err);
+	if (db->ops->job_queue(db, id, err, sizeof(err)) != CATDB_OK)
+		fail_msg("job_queue: %s", err);
+}
+
+/* The status trace id has in the database (loaded afresh). */
+static int db_status(struct catdb *db, int64_t id, char *code, size_t n)
+{
+	struct catdb_batch b;
+	char err[512];
+	int st = -1;
+	size_t i;
+
+	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
+	for (i = 0; i < b.n; i++)
+		if (b.v[i]->id == id) {
+			st = b.v[i]->status;
+			snprintf(code, n, "%s", b.v[i]->error_code);
+		}
+	catdb_batch_free(&b);
+	return st;
+}
+
+/* Two servers: a lease, its renewal, its loss to the other server after
+ * it ran out, and the loser's result refused at commit (fencing). */
+static void test_jobs_lease(void **state)
+{
+	struct catdb_job ja, jb, jc;
+	struct trace_rec r;
+	char url[512], err[512], code[32];
+	struct catdb *a, *b;
+
+	(void)state;
+	pg_fresh_db(url, sizeof(url));
+	a = open_db(url);
+	b = open_db(url);
+	job_record(a, 1);
+	job_record(a, 2);
+	job_record(a, 2); /* queued twice: one job */
+	assert_int_equal(a->ops->job_claim(a, "server-a", 300, &ja, err, sizeof(err)), CATDB_OK);
+	assert_int_equal(ja.trace, 1);
+	assert_int_equal(ja.attempts, 1);
+	assert_int_equal(b->ops->job_claim(b, "server-b", 60000, &jb, err, sizeof(err)), CATDB_OK);
+	assert_int_equal(jb.trace, 2); /* 1 is a's while its lease runs */
+	assert_int_equal(b->ops->job_claim(b, "server-b", 300, &jc, err, sizeof(err)), CATDB_ENOENT);
+	/* a's heartbeat keeps it past its first lease */
+	sleep_ms(200);
+	assert_int_equal(a->ops->job_renew(a, &ja, 300, err, sizeof(err)), CATDB_OK);
+	sleep_ms(200);
+	assert_int_equal(b->ops->job_claim(b, "server-b", 300, &jc, err, sizeof(err)), CATDB_ENOENT);
+	/* a stops (a pause, a dead server): past its lease b takes the job, with a newer token */
+	sleep_ms(400);
+	assert_int_equal(b->ops->job_claim(b, "server-b", 300, &jc, err, sizeof(err)), CATDB_OK);
+	assert_int_equal(jc.trace, 1);
+	assert_int_equal(jc.attempts, 2);
+	assert_true(jc.token > ja.token && jc.token > jb.token);
+	/* a comes back: its heartbeat and its result are refused, nothing of it written */
+	assert_int_equal(a->ops->job_renew(a, &ja, 300, err, sizeof(err)), CATDB_ENOENT);
+	memset(&r, 0, sizeof(r));
+	r.id = 1;
+	r.status = TS_FAILED;
+	snprintf(r.error_code, sizeof(r.error_code), "from_a");
+	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	assert_int_equal(a->ops->job_done(a, &ja, &r, err, sizeof(err)), CATDB_ENOENT);
+	assert_non_null(strstr(err, "claimed by another server"));
+	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_QUEUED);
+	/* b's result is kept, and the job is gone */
+	r.status = TS_READY;
+	snprintf(r.error_code, sizeof(r.error_code), "from_b");
+	assert_int_equal(b->ops->job_done(b, &jc, &r, err, sizeof(err)), CATDB_OK);
+	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_READY);
+	assert_string_equal(code, "from_b");
+	assert_int_equal(b->ops->job_done(b, &jc, &r, err, sizeof(err)), CATDB_ENOENT); /* once */
+	assert_int_equal(b->ops->job_done(b, &jb, &r, err, sizeof(err)), CATDB_OK);
+	sleep_ms(400);
+	assert_int_equal(a->ops->job_claim(a, "server-a", 300, &ja, err, sizeof(err)), CATDB_ENOENT);
+	a->ops->close(a);
+	b->ops->close(b);
+}
+
+enum { JOBS = 40, CLAIMERS = 4 };
+
+struct claimer {
+	const char *url;
+	int64_t got[JOBS];
+	size_t n;
+	int failed;
+};
+
+/* Claims until no job is free, each job ended at once. */
+static void *claim_all(void *arg)
+{
+	struct claimer *k = arg;
+	char err[512];
+	struct catdb *db = catdb_pg_open(k->url, err, sizeof(err));
+	struct catdb_job j;
+	struct trace_rec r;
+	int rc;
+
+	if (db == NULL) {
+		k->failed = 1;
+		return NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	r.status = TS_READY;
+	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	while ((rc = db->ops->job_claim(db, "claimer", 60000, &j, err, sizeof(err))) == CATDB_OK && k->n < JOBS) {
+		k->got[k->n++] = j.trace;
+		r.id = j.trace;
+		if (db->ops->job_done(db, &j, &r, err, sizeof(err)) != CATDB_OK)
+			k->failed = 1;
+	}
+	if (rc != CATDB_ENOENT)
+		k->failed = 1;
+	db->ops->close(db);
+	return NULL;
+}
+
+/* Servers claiming at once: every job ingested exactly once (SKIP LOCKED
+ * hands each claimer a different one). */
+static void test_jobs_once(void **state)
+{
+	struct claimer k[CLAIMERS];
+	pthread_t t[CLAIMERS];
+	int seen[JOBS + 1] = { 0 };
+	char url[512];
+	struct catdb *db;
+	size_t i, j, total = 0;
+
+	(void)state;
+	pg_fresh_db(url, sizeof(url));
+	db = open_db(url);
+	for (i = 1; i <= JOBS; i++)
+		job_record(db, (int64_t)i);
+	memset(k, 0, sizeof(k));
+	for (i = 0; i < CLAIMERS; i++) {
+		k[i].url = url;
+		assert_int_equal(pthread_create(&t[i], NULL, claim_all, &k[i]), 0);
+	}
+	for (i = 0; i < CLAIMERS; i++) {
+		pthread_join(t[i], NULL);
+		assert_false(k[i].failed);
+		for (j = 0; j < k[i].n; j++) {
+			assert_true(k[i].got[j] >= 1 && k[i].got[j] <= JOBS);
+			seen[k[i].got[j]]++;
+		}
+		total += k[i].n;
+	}
+	assert_int_equal(total, JOBS);
+	for (i = 1; i <= JOBS; i++)
+		assert_int_equal(seen[i], 1);
+	db->ops->close(db);
+}
+
 /* ---- setup ------------------------------------------------------------------- */
 
 static int group_setup(void **state)
@@ -683,6 +863,8 @@ int main(void)
 		cmocka_unit_test_prestate(test_search_speed, &g_pg),
 		cmocka_unit_test(test_two_catalogs),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_jobs_lease),
+		cmocka_unit_test(test_jobs_once),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
