@@ -94,8 +94,9 @@ $(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
-test-pg: deps $(B)/tests/catalog/test_catdb $(B)/gen_fxt
+test-pg: deps $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg
 	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_catalog_pg
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++
