@@ -699,14 +699,38 @@ static void rows_fini(struct rows *k)
  * (a name another server adds at the same time is taken as it is), then
  * the statistics joined to the names' ids. The names go in sorted (byte
  * order) so that two servers indexing at once lock them in the same order.
+ * Runs inside the open transaction; rolled back on failure.
  */
+static int index_tx(struct pg_lane *p, const char *id, const struct rows *k, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+		"DELETE FROM name_stats WHERE trace_id = $1",
+		"INSERT INTO names (name) SELECT u FROM unnest($1::text[]) AS u ORDER BY u COLLATE \"C\" "
+		"ON CONFLICT (name) DO NOTHING",
+		"INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
+		"SELECT n.id, $2, u.c, u.e, u.t, u.m, u.s FROM unnest($1::text[], $3::bigint[], $4::bigint[], "
+		"$5::bigint[], $6::bigint[], $7::bytea[]) AS u(name, c, e, t, m, s) JOIN names n ON n.name = u.name",
+	};
+	const char *vals[7] = { k->names.p, id, k->count.p, k->ended.p, k->total.p, k->max.p, k->sketch.p };
+	/* each statement takes the parameters it names: the first only the id */
+	static const int first[] = { 1, 0, 0 }, count[] = { 1, 1, 7 };
+	PGresult *res;
+	size_t i;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		res = pg_run(p, sql[i], count[i], vals + first[i], 0);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			return pg_fail(p, "indexing a trace's names", res, err, errlen);
+		PQclear(res);
+	}
+	return CATDB_OK;
+}
+
 static int pg_index(struct catdb *d, int64_t id, const char *db_path, char *err, size_t errlen)
 {
 	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	struct rows k;
-	const char *del[1], *names[1], *stats[7];
 	char num[24];
-	PGresult *res = NULL;
 	int rc;
 
 	memset(&k, 0, sizeof(k));
@@ -721,45 +745,11 @@ static int pg_index(struct catdb *d, int64_t id, const char *db_path, char *err,
 		return CATDB_EFAIL;
 	}
 	i64_text(id, num, sizeof(num));
-	del[0] = num;
-	names[0] = k.names.p;
-	stats[0] = k.names.p;
-	stats[1] = num;
-	stats[2] = k.count.p;
-	stats[3] = k.ended.p;
-	stats[4] = k.total.p;
-	stats[5] = k.max.p;
-	stats[6] = k.sketch.p;
-	if ((rc = pg_enter(p, "BEGIN", "indexing a trace's names", err, errlen)) != CATDB_OK) {
-		rows_fini(&k);
-		return rc;
-	}
-	if (PQresultStatus(res = pg_run(p, "DELETE FROM name_stats WHERE trace_id = $1", 1, del, 0)) != PGRES_COMMAND_OK)
-		goto out_fail;
-	PQclear(res);
-	if (PQresultStatus(res = pg_run(p,
-					"INSERT INTO names (name) SELECT u FROM unnest($1::text[]) AS u "
-					"ORDER BY u COLLATE \"C\" ON CONFLICT (name) DO NOTHING",
-					1, names, 0)) != PGRES_COMMAND_OK)
-		goto out_fail;
-	PQclear(res);
-	if (PQresultStatus(res = pg_run(p,
-					"INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
-					"SELECT n.id, $2, u.c, u.e, u.t, u.m, u.s FROM unnest($1::text[], $3::bigint[], "
-					"$4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(name, c, e, t, m, s) "
-					"JOIN names n ON n.name = u.name",
-					7, stats, 0)) != PGRES_COMMAND_OK)
-		goto out_fail;
-	PQclear(res);
-	rc = pg_leave(p, CATDB_OK, "indexing a trace's names", err, errlen);
+	if ((rc = pg_enter(p, "BEGIN", "indexing a trace's names", err, errlen)) == CATDB_OK)
+		rc = pg_leave(p, index_tx(p, num, &k, err, errlen), "indexing a trace's names", err, errlen);
 	if (rc == CATDB_OK && k.skipped > 0)
 		fprintf(stderr, "trace-server: trace %" PRId64 ": %zu names that are not UTF-8 text are left out of "
 				"the name index (PostgreSQL keeps text as UTF-8)\n", id, k.skipped);
-	rows_fini(&k);
-	return rc;
-out_fail:
-	rc = pg_leave(p, pg_fail(p, "indexing a trace's names", res, err, errlen), "indexing a trace's names", err,
-		      errlen);
 	rows_fini(&k);
 	return rc;
 }
