@@ -188,11 +188,15 @@ static int labels_apply(const struct cat_label *cur, size_t ncur, const struct c
 
 /* ---- the records ----------------------------------------------------------- */
 
+enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
+
 int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 {
 	char err[512];
-	int rc = c->db->ops->save(c->db, r, part, err, sizeof(err));
+	int rc = c->db->ops->save(c->db, r, part, &r->version, err, sizeof(err));
 
+	if (rc == CATDB_ECONFLICT)
+		return -2; /* the caller reads the record again and retries */
 	if (rc != CATDB_OK)
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
 	if (rc == CATDB_EDOWN) {
@@ -565,25 +569,18 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	return cat_add_as(c, nw, TS_QUEUED, err, errlen);
 }
 
-int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
+/* One try of a patch (under mu): cat_patch's codes, or -4 when another
+ * server changed the record since this one read it (nothing changed). */
+static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
 {
 	struct trace_rec *r, old;
 	struct cat_label *labels = NULL;
 	char *name = NULL, *desc = NULL;
 	size_t nlabels = 0;
-	int rc = 0;
+	int rc;
 
-	pthread_mutex_lock(&c->mu);
-	/* the newest labels first: a shared catalog's other servers change them too */
-	if (cat_sync_locked(c, 1) != 0) {
-		pthread_mutex_unlock(&c->mu);
-		snprintf(err, errlen, "the catalog's database cannot be reached");
-		return CAT_EUNAVAILABLE;
-	}
-	if ((r = cat_find(c, id)) == NULL) {
-		pthread_mutex_unlock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL)
 		return -1;
-	}
 	rc = labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
 	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
 			(p->description && (desc = strdup(p->description)) == NULL)))
@@ -612,7 +609,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		*r = old;
 		snprintf(err, errlen, "the catalog could not be written%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		rc = rc == CAT_EUNAVAILABLE ? rc : -3;
+		rc = rc == CAT_EUNAVAILABLE ? rc : rc == -2 ? -4 : -3;
 		goto out;
 	}
 	labels = old.labels;
@@ -622,10 +619,39 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		desc = old.description;
 	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
 out:
-	pthread_mutex_unlock(&c->mu);
 	free(labels);
 	free(name);
 	free(desc);
+	return rc;
+}
+
+/* The labels set and unset apply to the newest labels: in a shared
+ * catalog a patch made on a record another server changed meanwhile is
+ * refused by the database, and made again on the record read afresh. */
+int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
+{
+	int rc, tries = 0;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		if (cat_sync_locked(c, 1) != 0) {
+			snprintf(err, errlen, "the catalog's database cannot be reached");
+			rc = CAT_EUNAVAILABLE;
+			break;
+		}
+		rc = patch_locked(c, id, p, err, errlen);
+		if (rc != -4 || ++tries == PATCH_TRIES)
+			break;
+		/* another server won the race: let it finish, a little longer each time, not under mu */
+		pthread_mutex_unlock(&c->mu);
+		nanosleep(&(struct timespec){ 0, (long)(tries * 1000 + rand() % 2000) * 1000L }, NULL);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (rc == -4) {
+		snprintf(err, errlen, "the trace kept changing through other servers; try again");
+		rc = -3;
+	}
 	return rc;
 }
 

@@ -57,6 +57,8 @@ struct trace_rec {
 	int foreign;          /* 1: another server's trace, its files not in this
 			       * server's store: never ingested, indexed or removed
 			       * by retention here, its state taken from the database */
+	int64_t version;      /* the version of its row in a shared catalog that
+			       * this record holds (catdb.h save); 0 with catalog.db */
 	unsigned unsaved;     /* bits of 1 << enum catdb_part that could not be
 			       * written (database down): written again by cat_sync */
 };
@@ -92,7 +94,8 @@ extern const char *const cat_status_names[TS_NSTATUS];
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
 /* Writes part of a record (with its labels) to the catalog's database;
  * under mu. 0, or CAT_EUNAVAILABLE (then kept as unsaved, written again
- * when the database is back), or -1; failures are logged. */
+ * when the database is back), or -2 (META only: another server changed the
+ * record since it was read), or -1; failures are logged. */
 int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part);
 /* Inserts r into the records in id order (under mu); 0 or -1 (no memory). */
 int cat_rec_insert(struct catalog *c, struct trace_rec *r);

@@ -13,7 +13,8 @@
  * a bug, a full disk, a constraint) or CATDB_EDOWN (the database cannot be
  * reached now; the backend reconnects by itself on a later call), with a
  * sentence in err; remove also CATDB_ENOENT (another server removed it),
- * and the jobs' operations CATDB_ENOENT as they say. The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
+ * save CATDB_ECONFLICT (below), and the jobs' operations CATDB_ENOENT as
+ * they say. The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
  */
 #ifndef CATALOG_CATDB_H
 #define CATALOG_CATDB_H
@@ -23,7 +24,7 @@
 
 struct trace_rec;
 
-enum catdb_err { CATDB_OK = 0, CATDB_EFAIL = -1, CATDB_EDOWN = -2, CATDB_ENOENT = -3 };
+enum catdb_err { CATDB_OK = 0, CATDB_EFAIL = -1, CATDB_EDOWN = -2, CATDB_ENOENT = -3, CATDB_ECONFLICT = -4 };
 
 /* Which columns of a record a save writes. SQLite writes them all every
  * time (it is the only writer); PostgreSQL writes only the part named, so
@@ -71,8 +72,18 @@ struct catdb_ops {
 	 * catdb_batch_free, also on error.
 	 */
 	int (*load)(struct catdb *db, int64_t since, struct catdb_batch *out, char *err, size_t errlen);
-	/* Writes part of r (and its labels with META or ALL), atomically. */
-	int (*save)(struct catdb *db, const struct trace_rec *r, enum catdb_part part, char *err, size_t errlen);
+	/*
+	 * Writes part of r (and its labels with META or ALL), atomically.
+	 * *version (NULL: not tracked) is the row's version the caller's
+	 * record holds: a META save is refused with CATDB_ECONFLICT when the
+	 * row changed since (another server wrote it: read it again, apply
+	 * the change again). After a save *version is the row's new version
+	 * when the caller held the one before (it now holds all of the row),
+	 * else it stays (the next load brings the rest). catalog.db has no
+	 * other writer and leaves *version alone.
+	 */
+	int (*save)(struct catdb *db, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		    size_t errlen);
 	/* Removes record id, its labels and its name-index rows. */
 	int (*remove)(struct catdb *db, int64_t id, char *err, size_t errlen);
 	/* A new trace id, never given before (not even for a deleted trace). */

@@ -302,28 +302,49 @@ static const struct {
 			"status = $6, error_code = $7, error_message = $8, created_at = $9, start_ns = $10, "
 			"end_ns = $11, summary = $12, symbols_named = $13, symbols_error = $14, binary_name = $15, "
 			"description = $16, pinned = $17, stored_bytes = $18, indexed = $19, stream = $20, "
-			"version = EXCLUDED.version",
+			"version = EXCLUDED.version RETURNING version",
 			20, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 } },
 	/* an UPDATE: a record another server deleted meanwhile is not brought back */
 	[CATDB_META] = { "UPDATE traces SET name = $2, description = $3, pinned = $4, "
-			 "version = nextval('catalog_versions') WHERE id = $1",
+			 "version = nextval('catalog_versions') WHERE id = $1 RETURNING version",
 			 4, { 0, 1, 15, 16 } },
 	[CATDB_STATE] = { "UPDATE traces SET format = $2, format_hint = $3, size_bytes = $4, status = $5, "
 			  "error_code = $6, error_message = $7, created_at = $8, start_ns = $9, end_ns = $10, "
 			  "summary = $11, symbols_named = $12, symbols_error = $13, binary_name = $14, "
 			  "stored_bytes = $15, indexed = $16, stream = $17, version = nextval('catalog_versions') "
-			  "WHERE id = $1",
+			  "WHERE id = $1 RETURNING version",
 			  17, { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19 } },
 };
 
-/* Writes part of r inside the open transaction; on failure it is rolled
+/* The version of row id now (under LOCK_VERSIONS: no writer moves it
+ * meanwhile); 0 when there is no row, -1 on failure (res in *out). */
+static int64_t row_version(struct pg_lane *p, const char *id, PGresult **out)
+{
+	const char *vals[1] = { id };
+	PGresult *res = pg_run(p, "SELECT version FROM traces WHERE id = $1", 1, vals, 0);
+	int64_t v;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		*out = res;
+		return -1;
+	}
+	v = PQntuples(res) ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+	PQclear(res);
+	return v;
+}
+
+/*
+ * Writes part of r inside the open transaction; on failure it is rolled
  * back (pg_fail). Versions are taken in commit order: the lock is held
- * until COMMIT. */
-static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, char *err, size_t errlen)
+ * until COMMIT. *version as catdb.h's save says (may be NULL).
+ */
+static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
 {
 	const char *all[20], *vals[20];
 	char num[7][24];
-	PGresult *res;
+	PGresult *res = NULL;
+	int64_t before = 0;
 	int rc, i;
 
 	rec_values(r, all, num);
@@ -333,23 +354,34 @@ static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		return pg_fail(p, "saving a trace", res, err, errlen);
 	PQclear(res);
-	res = pg_run(p, save_sql[part].sql, save_sql[part].n, vals, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (part != CATDB_ALL && (before = row_version(p, all[0], &res)) < 0)
 		return pg_fail(p, "saving a trace", res, err, errlen);
+	if (part == CATDB_META && version && before != 0 && before != *version) {
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+		snprintf(err, errlen, "trace %" PRId64 " was changed by another server since it was read", r->id);
+		return CATDB_ECONFLICT;
+	}
+	res = pg_run(p, save_sql[part].sql, save_sql[part].n, vals, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "saving a trace", res, err, errlen);
+	/* the new version is this record's only when it held the one before */
+	if (version && PQntuples(res) == 1 && (part == CATDB_ALL || before == *version))
+		*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	/* labels only with the row they belong to */
-	rc = part != CATDB_STATE && strcmp(PQcmdTuples(res), "1") == 0 ? save_labels(p, r, err, errlen) : CATDB_OK;
+	rc = part != CATDB_STATE && PQntuples(res) == 1 ? save_labels(p, r, err, errlen) : CATDB_OK;
 	PQclear(res);
 	return rc;
 }
 
-static int pg_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, char *err, size_t errlen)
+static int pg_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
 {
 	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
 	int rc;
 
 	if ((rc = pg_enter(p, "BEGIN", "saving a trace", err, errlen)) != CATDB_OK)
 		return rc;
-	return pg_leave(p, save_tx(p, r, part, err, errlen), "saving a trace", err, errlen);
+	return pg_leave(p, save_tx(p, r, part, version, err, errlen), "saving a trace", err, errlen);
 }
 
 static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
@@ -485,6 +517,7 @@ static int load_records(struct pg_lane *p, const char *since, struct catdb_batch
 			snprintf(err, errlen, "out of memory reading the catalog");
 			return CATDB_EFAIL;
 		}
+		out->v[i]->version = v;
 		out->n++;
 		if (v > out->version)
 			out->version = v;
@@ -986,7 +1019,7 @@ static int pg_job_done(struct catdb *d, const struct catdb_job *j, const struct 
 		return pg_leave(p, CATDB_ENOENT, "ending an ingest job", err, errlen);
 	}
 	PQclear(res);
-	return pg_leave(p, save_tx(p, r, CATDB_STATE, err, errlen), "ending an ingest job", err, errlen);
+	return pg_leave(p, save_tx(p, r, CATDB_STATE, NULL, err, errlen), "ending an ingest job", err, errlen);
 }
 
 /* ---- the schema ------------------------------------------------------------- */

@@ -82,13 +82,15 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 }
 
 /* The whole record whatever part says: this server is the only writer. */
-static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, char *err, size_t errlen)
+static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	sqlite3_stmt *st;
 	int rc;
 
 	(void)part;
+	(void)version;
 	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return fail(s->db, "saving a trace", err, errlen);
 	if (sqlite3_prepare_v2(s->db,

@@ -85,6 +85,7 @@ static int apply(struct catalog *c, struct catdb_batch *b)
 			continue;
 		}
 		rec_take_part(r, b->v[i], r->foreign ? CATDB_STATE : CATDB_META);
+		r->version = b->v[i]->version; /* it holds all of the row now */
 		if (r->foreign && r->status != TS_QUEUED && r->status != TS_INGESTING && r->status != TS_LIVE)
 			cat_wake(c, r);
 	}
