@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3 zlib
+PKGS = libmicrohttpd libcjson sqlite3 zlib libpq
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -28,7 +28,7 @@ QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/sli
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/worker.c build/gen/catalog.c
+	catalog/worker.c catalog/sync.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
@@ -41,12 +41,13 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test test-pg check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
 
 all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
-DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time
+DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time \
+	libpq-dev postgresql
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
@@ -87,6 +88,23 @@ $(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c te
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The catalog's contract against catalog.db and a real PostgreSQL (tests/catalog/pg.sh).
+$(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The catalog in PostgreSQL: its contract on both backends and two real
+# servers sharing one catalog, each against a PostgreSQL the tests start;
+# also under ASan (a leak or error at the servers' exit fails the test).
+.PHONY: test-pg-run
+test-pg: deps
+	$(MAKE) test-pg-run B=build/rel
+	$(MAKE) test-pg-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
+
+test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg
+	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_catalog_pg
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++
@@ -167,7 +185,7 @@ xray-real: deps trace-server
 integration-asan: deps
 	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check integration integration-asan xray-real reliability e2e
+test: check test-pg integration integration-asan xray-real reliability e2e
 
 # Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
 .PHONY: reliability reliability-full
@@ -260,5 +278,10 @@ clean:
 build/gen/catalog.c: schema/catalog.sql
 	@mkdir -p $(@D)
 	{ echo 'const char schema_catalog_sql[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+build/gen/catalog_pg.c: schema/catalog_pg.sql
+	@mkdir -p $(@D)
+	{ echo 'const char schema_catalog_pg_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 include provider/provider.mk

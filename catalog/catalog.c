@@ -1,9 +1,9 @@
 /*
- * The catalog's records: memory under one mutex, written through to
- * catalog.db, so that a restarted server knows every trace: a ready trace
- * is served as it was, and one whose ingest was interrupted is queued
- * again from its source file (or marked failed with a reason when that is
- * gone).
+ * The catalog's records: memory under one mutex, written through to the
+ * catalog's database (catdb.h), so that a restarted server knows every
+ * trace: a ready trace is served as it was, and one whose ingest was
+ * interrupted is queued again from its source file (or marked failed with
+ * a reason when that is gone).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,8 +17,6 @@
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
 
-extern const char schema_catalog_sql[];
-
 const char *const cat_status_names[TS_NSTATUS] = { "queued", "ingesting", "ready", "failed", "live" };
 
 const char *cat_status_name(int status)
@@ -26,7 +24,7 @@ const char *cat_status_name(int status)
 	return status >= 0 && status < TS_NSTATUS ? cat_status_names[status] : "failed";
 }
 
-static int status_parse(const char *s)
+int cat_status_parse(const char *s)
 {
 	int i;
 
@@ -44,11 +42,6 @@ void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, 
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 {
 	c->store.ops->spool_dir(&c->store, out, n);
-}
-
-static char *dup_or_null(const unsigned char *s)
-{
-	return s ? strdup((const char *)s) : NULL;
 }
 
 void cat_rec_free(struct trace_rec *r)
@@ -193,88 +186,31 @@ static int labels_apply(const struct cat_label *cur, size_t ncur, const struct c
 	return 0;
 }
 
-/* ---- catalog.db ----------------------------------------------------------- */
+/* ---- the records ----------------------------------------------------------- */
 
-static int exec_bound(sqlite3 *db, const char *sql, int64_t id)
+enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
+
+int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 {
-	sqlite3_stmt *st;
-	int rc;
+	char err[512];
+	int rc = c->db->ops->save(c->db, r, part, &r->version, err, sizeof(err));
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int save_labels(struct catalog *c, const struct trace_rec *r)
-{
-	sqlite3_stmt *st;
-	size_t i;
-	int rc = 0;
-
-	if (exec_bound(c->db, "DELETE FROM labels WHERE trace_id = ?", r->id) != 0)
-		return -1;
-	if (r->nlabels == 0)
-		return 0;
-	if (sqlite3_prepare_v2(c->db, "INSERT INTO labels (trace_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	for (i = 0; i < r->nlabels && rc == 0; i++) {
-		sqlite3_bind_int64(st, 1, r->id);
-		sqlite3_bind_text(st, 2, r->labels[i].key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, r->labels[i].value, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-		sqlite3_reset(st);
+	if (rc == CATDB_ECONFLICT)
+		return -2; /* the caller reads the record again and retries */
+	if (rc != CATDB_OK)
+		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
+	if (rc == CATDB_EDOWN) {
+		/* kept to write again when the database is back (cat_sync_locked) */
+		c->unsaved += r->unsaved == 0;
+		r->unsaved |= 1u << part;
+		return CAT_EUNAVAILABLE;
 	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int cat_save(struct catalog *c, const struct trace_rec *r)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_prepare_v2(c->db,
-			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
-			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
-			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
+	/* written, or refused for good (a constraint, a full disk): not tried again */
+	if (r->unsaved & (1u << part)) {
+		r->unsaved &= ~(1u << part);
+		c->unsaved -= r->unsaved == 0;
 	}
-	sqlite3_bind_int64(st, 1, r->id);
-	sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, r->format[0] ? r->format : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, r->format_hint[0] ? r->format_hint : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (int64_t)r->size);
-	sqlite3_bind_text(st, 6, cat_status_names[r->status], -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, r->error_code[0] ? r->error_code : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, r->error_msg, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 9, r->created_at, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 10, r->start_ns);
-	sqlite3_bind_int64(st, 11, r->end_ns);
-	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 13, r->symbols_named);
-	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 15, r->binary_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 16, r->description, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 17, r->pinned);
-	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
-	sqlite3_bind_int(st, 19, r->indexed == 1);
-	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = save_labels(c, r);
-	if (sqlite3_exec(c->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
-		rc = -1;
-	return rc;
+	return rc == CATDB_OK ? 0 : -1;
 }
 
 static int rec_push(struct catalog *c, struct trace_rec *r)
@@ -289,8 +225,18 @@ static int rec_push(struct catalog *c, struct trace_rec *r)
 		c->cap = cap;
 	}
 	c->v[c->n++] = r;
-	if (r->id >= c->next_id)
-		c->next_id = r->id + 1;
+	return 0;
+}
+
+int cat_rec_insert(struct catalog *c, struct trace_rec *r)
+{
+	size_t i;
+
+	if (rec_push(c, r) != 0)
+		return -1;
+	for (i = c->n - 1; i > 0 && c->v[i - 1]->id > r->id; i--)
+		c->v[i] = c->v[i - 1];
+	c->v[i] = r;
 	return 0;
 }
 
@@ -360,32 +306,10 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 		r->stored = c->store.ops->usage(&c->store, r->id);
 	/* written back only when it changed: a start-up does not rewrite the catalog */
 	if (r->status != status || r->indexed != indexed || r->stored != stored || status == TS_LIVE)
-		cat_save(c, r);
+		cat_save(c, r, CATDB_STATE);
 }
 
-static int64_t seq_load(struct catalog *c)
-{
-	sqlite3_stmt *st;
-	int64_t v = 0;
-
-	if (sqlite3_prepare_v2(c->db, "SELECT value FROM sequence WHERE name = 'trace'", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	return v;
-}
-
-static int seq_save(struct catalog *c)
-{
-	char sql[128];
-
-	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO sequence VALUES ('trace', %" PRId64 ")", c->next_id);
-	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-}
-
-/* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
-static time_t rfc3339_parse(const char *s)
+time_t cat_rfc3339_parse(const char *s)
 {
 	struct tm tm;
 	const char *end;
@@ -395,202 +319,56 @@ static time_t rfc3339_parse(const char *s)
 	return end && *end == '\0' ? timegm(&tm) : 0;
 }
 
-static int load_labels(struct catalog *c)
+/*
+ * The records at the start. In a shared catalog a trace whose files this
+ * server's store does not hold is another server's: it is listed and
+ * searched here, never recovered (its source is elsewhere).
+ */
+static int load(struct catalog *c, char *err, size_t errlen)
 {
-	sqlite3_stmt *st;
-	struct trace_rec *r;
-	int rc = 0;
-
-	if (sqlite3_prepare_v2(c->db, "SELECT trace_id, key, value FROM labels ORDER BY trace_id, key", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -1;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		struct cat_label *v;
-
-		if ((r = cat_find(c, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
-			continue;
-		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
-			rc = -1;
-			break;
-		}
-		r->labels = v;
-		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
-		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-		r->nlabels++;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int load(struct catalog *c)
-{
-	sqlite3_stmt *st;
-	int64_t seq;
 	size_t i;
 
-	if (sqlite3_prepare_v2(c->db,
-			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
-			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
-			       "description, pinned, stored_bytes, indexed, stream FROM traces ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (cat_sync_first(c, err, errlen) != 0)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct trace_rec *r = calloc(1, sizeof(*r));
+	for (i = 0; i < c->n; i++) {
+		struct trace_rec *r = c->v[i];
 
-		if (r == NULL || rec_push(c, r) != 0) {
-			cat_rec_free(r);
-			sqlite3_finalize(st);
-			return -1;
-		}
-		r->id = sqlite3_column_int64(st, 0);
-		r->name = dup_or_null(sqlite3_column_text(st, 1));
-		snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-		snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
-		r->size = (uint64_t)sqlite3_column_int64(st, 4);
-		r->status = status_parse((const char *)sqlite3_column_text(st, 5));
-		snprintf(r->error_code, sizeof(r->error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
-		r->error_msg = dup_or_null(sqlite3_column_text(st, 7));
-		snprintf(r->created_at, sizeof(r->created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
-		r->created = rfc3339_parse(r->created_at);
-		r->start_ns = sqlite3_column_int64(st, 9);
-		r->end_ns = sqlite3_column_int64(st, 10);
-		r->summary = dup_or_null(sqlite3_column_text(st, 11));
-		r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
-		r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
-		r->binary_name = dup_or_null(sqlite3_column_text(st, 14));
-		r->description = dup_or_null(sqlite3_column_text(st, 15));
-		r->pinned = sqlite3_column_int(st, 16) != 0;
-		r->stored = (uint64_t)sqlite3_column_int64(st, 17);
-		r->indexed = sqlite3_column_int(st, 18) != 0;
-		snprintf(r->stream, sizeof(r->stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
-		if (r->name == NULL)
-			r->name = strdup("");
-		if (r->description == NULL)
-			r->description = strdup("");
-		if (r->name == NULL || r->description == NULL) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-	}
-	sqlite3_finalize(st);
-	if (load_labels(c) != 0)
-		return -1;
-	for (i = 0; i < c->n; i++)
-		rec_recover(c, c->v[i]);
-	seq = seq_load(c);
-	if (seq > c->next_id)
-		c->next_id = seq;
-	return 0;
-}
-
-/* Brings a catalog an older server made up to date: columns added since. */
-static int upgrade(sqlite3 *db)
-{
-	static const char *const cols[][2] = {
-		{ "format_hint", "TEXT" },
-		{ "symbols_named", "INTEGER" },
-		{ "symbols_error", "TEXT" },
-		{ "binary_name", "TEXT" },
-		{ "description", "TEXT" },
-		{ "pinned", "INTEGER NOT NULL DEFAULT 0" },
-		{ "stored_bytes", "INTEGER" },
-		{ "indexed", "INTEGER NOT NULL DEFAULT 0" },
-		{ "stream", "TEXT" },
-	};
-	char sql[160];
-	sqlite3_stmt *st;
-	size_t i;
-	int found;
-
-	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('traces') WHERE name = ?", -1, &st, NULL) !=
-		    SQLITE_OK)
-			return -1;
-		sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
-		found = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-		snprintf(sql, sizeof(sql), "ALTER TABLE traces ADD COLUMN %s %s", cols[i][0], cols[i][1]);
-		if (!found && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			return -1;
+		if (c->shared && c->store.ops->usage(&c->store, r->id) == 0)
+			r->foreign = 1;
+		else
+			rec_recover(c, r);
 	}
 	return 0;
-}
-
-/* The version schema/catalog.sql stamps (its "PRAGMA user_version = N"). */
-static int schema_version(void)
-{
-	const char *p = strstr(schema_catalog_sql, "user_version = ");
-
-	return p ? atoi(p + 15) : -1;
-}
-
-/* Creates the catalog's tables, or brings an older catalog up to date; a
- * catalog of this version is only read, so that a server stopped on a
- * full disk starts again (a write there would need room). */
-static int schema_up(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int v = -1;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (v == schema_version() && v > 0)
-		return 0;
-	if (sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(db) != 0 ||
-	    sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
-	return 0;
-}
-
-/* The WAL and its index stay on disk when the catalog closes, so that a
- * server stopped on a full disk opens it again: it needs no new room to
- * read, only to write. */
-static int persist_wal(sqlite3 *db)
-{
-	int on = 1;
-
-	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? 0 : -1;
 }
 
 struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, size_t errlen)
 {
 	struct catalog *c = calloc(1, sizeof(*c));
-	char path[4096];
 
 	if (c == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_mutex_init(&c->read_mu, NULL);
 	pthread_cond_init(&c->work, NULL);
 	pthread_cond_init(&c->live_work, NULL);
 	c->o = *o;
-	c->next_id = 1;
+	c->o.catalog = NULL; /* the caller's string: not kept */
 	if ((c->dir = strdup(dir)) == NULL || storage_open_dir(&c->store, dir, err, errlen) != 0) {
 		if (c->dir == NULL)
 			snprintf(err, errlen, "out of memory");
 		cat_close(c);
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "%s/catalog.db", dir);
-	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-		    SQLITE_OK ||
-	    persist_wal(c->db) != 0 ||
-	    sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
-	    schema_up(c->db) != 0 || load(c) != 0 ||
-	    sqlite3_open_v2(path, &c->reader, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    persist_wal(c->reader) != 0) {
-		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
-			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+	if (o->catalog)
+		c->db = catdb_pg_open(o->catalog, err, errlen);
+	else
+		c->db = catdb_sqlite_open(dir, err, errlen);
+	c->shared = o->catalog != NULL;
+	if (c->db == NULL || load(c, err, errlen) != 0) {
 		cat_close(c);
 		return NULL;
 	}
-	sqlite3_busy_timeout(c->reader, 5000);
-	sqlite3_busy_timeout(c->db, 5000);
 	return c;
 }
 
@@ -638,13 +416,12 @@ void cat_close(struct catalog *c)
 	for (i = 0; i < c->n; i++)
 		cat_rec_free(c->v[i]);
 	free(c->v);
-	sqlite3_close(c->reader);
-	sqlite3_close(c->db);
+	if (c->db)
+		c->db->ops->close(c->db);
 	if (c->store.ops)
 		c->store.ops->close(&c->store);
 	free(c->dir);
 	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->read_mu);
 	pthread_cond_destroy(&c->work);
 	pthread_cond_destroy(&c->live_work);
 	free(c);
@@ -709,6 +486,7 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	struct trace_rec *r;
 	int64_t id = -1;
 	size_t i;
+	int rc = 0;
 
 	/* what the catalog stores, it checks: paging and search hold for every value it takes */
 	if (nw->name == NULL || nw->name[0] == '\0' || strlen(nw->name) > CAT_MAX_NAME) {
@@ -738,7 +516,11 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
 		goto out_unlock;
 	}
-	r->id = c->next_id;
+	if ((rc = c->db->ops->next_id(c->db, &r->id, err, errlen)) != CATDB_OK) {
+		if (rc == CATDB_EDOWN)
+			id = CAT_EUNAVAILABLE;
+		goto out_unlock;
+	}
 	if (c->store.ops->put(&c->store, r->id, "source", nw->spool) != 0 ||
 	    (nw->binary_spool && c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool) != 0)) {
 		snprintf(err, errlen, "cannot store the upload: %s", strerror(errno));
@@ -756,11 +538,20 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
 	r->created = time(NULL);
 	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
-	if (rec_push(c, r) != 0 || cat_save(c, r) != 0 || seq_save(c) != 0) {
-		snprintf(err, errlen, "cannot record the trace in the catalog");
-		if (c->n && c->v[c->n - 1] == r)
+	if (cat_rec_insert(c, r) != 0 || (rc = cat_save(c, r, CATDB_ALL)) != 0) {
+		snprintf(err, errlen, "cannot record the trace in the catalog%s",
+			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
+		if (cat_find(c, r->id) == r) {
+			/* not kept: the upload fails */
+			for (i = 0; c->v[i] != r; i++)
+				;
+			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
 			c->n--;
+			c->unsaved -= r->unsaved != 0;
+		}
 		c->store.ops->remove(&c->store, r->id);
+		if (rc == CAT_EUNAVAILABLE)
+			id = CAT_EUNAVAILABLE;
 		goto out_unlock;
 	}
 	id = r->id;
@@ -778,19 +569,18 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	return cat_add_as(c, nw, TS_QUEUED, err, errlen);
 }
 
-int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
+/* One try of a patch (under mu): cat_patch's codes, or -4 when another
+ * server changed the record since this one read it (nothing changed). */
+static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
 {
 	struct trace_rec *r, old;
 	struct cat_label *labels = NULL;
 	char *name = NULL, *desc = NULL;
 	size_t nlabels = 0;
-	int rc = 0;
+	int rc;
 
-	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) == NULL) {
-		pthread_mutex_unlock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL)
 		return -1;
-	}
 	rc = labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
 	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
 			(p->description && (desc = strdup(p->description)) == NULL)))
@@ -809,10 +599,17 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		r->pinned = p->pinned != 0;
 	r->labels = labels;
 	r->nlabels = nlabels;
-	if (cat_save(c, r) != 0) {
-		*r = old; /* nothing changes when it cannot be kept */
-		snprintf(err, errlen, "the catalog could not be written");
-		rc = -3;
+	if ((rc = cat_save(c, r, CATDB_META)) != 0) {
+		/* nothing changes when it cannot be kept */
+		unsigned unsaved = r->unsaved & ~(1u << CATDB_META);
+
+		if (r->unsaved && !unsaved)
+			c->unsaved--;
+		old.unsaved = unsaved;
+		*r = old;
+		snprintf(err, errlen, "the catalog could not be written%s",
+			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
+		rc = rc == CAT_EUNAVAILABLE ? rc : rc == -2 ? -4 : -3;
 		goto out;
 	}
 	labels = old.labels;
@@ -822,10 +619,39 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		desc = old.description;
 	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
 out:
-	pthread_mutex_unlock(&c->mu);
 	free(labels);
 	free(name);
 	free(desc);
+	return rc;
+}
+
+/* The labels set and unset apply to the newest labels: in a shared
+ * catalog a patch made on a record another server changed meanwhile is
+ * refused by the database, and made again on the record read afresh. */
+int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
+{
+	int rc, tries = 0;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		if (cat_sync_locked(c, 1) != 0) {
+			snprintf(err, errlen, "the catalog's database cannot be reached");
+			rc = CAT_EUNAVAILABLE;
+			break;
+		}
+		rc = patch_locked(c, id, p, err, errlen);
+		if (rc != -4 || ++tries == PATCH_TRIES)
+			break;
+		/* another server won the race: let it finish, a little longer each time, not under mu */
+		pthread_mutex_unlock(&c->mu);
+		nanosleep(&(struct timespec){ 0, (long)(tries * 1000 + rand() % 2000) * 1000L }, NULL);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (rc == -4) {
+		snprintf(err, errlen, "the trace kept changing through other servers; try again");
+		rc = -3;
+	}
 	return rc;
 }
 
@@ -940,12 +766,15 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 {
 	struct trace_rec *r;
 
+	int rc;
+
 	pthread_mutex_lock(&c->mu);
-	r = cat_find(c, id);
+	rc = cat_sync_locked(c, 0);
+	r = rc == 0 ? cat_find(c, id) : NULL;
 	if (r)
 		cat_rec_json(r, out);
 	pthread_mutex_unlock(&c->mu);
-	return r ? 0 : -1;
+	return rc ? rc : r ? 0 : -1;
 }
 
 int cat_status(struct catalog *c, int64_t id)
@@ -954,6 +783,7 @@ int cat_status(struct catalog *c, int64_t id)
 	int s;
 
 	pthread_mutex_lock(&c->mu);
+	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
 	s = r ? r->status : -1;
 	pthread_mutex_unlock(&c->mu);
@@ -981,9 +811,7 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 	return rc;
 }
 
-/* Deleting a trace being ingested leaves its files to the worker: it sees
- * the record gone, throws its result away and removes them. */
-struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id)
+static struct trace_rec *rec_take(struct catalog *c, int64_t id)
 {
 	struct trace_rec *r = NULL;
 	size_t i;
@@ -993,29 +821,73 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id)
 			r = c->v[i];
 			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
 			c->n--;
+			c->unsaved -= r->unsaved != 0;
 			break;
 		}
 	}
-	if (r == NULL)
-		return NULL;
-	exec_bound(c->db, "DELETE FROM traces WHERE id = ?", id);
-	exec_bound(c->db, "DELETE FROM labels WHERE trace_id = ?", id);
-	cat_unindex_locked(c, id);
-	cat_wake(c, r);
-	if (r->status != TS_INGESTING)
-		c->store.ops->remove(&c->store, id);
 	return r;
+}
+
+/* Deleting a trace being ingested leaves its files to the worker: it sees
+ * the record gone, throws its result away and removes them. Nothing
+ * changes when the database cannot remove it: a record kept here but gone
+ * from a shared database would never come back to the other servers. */
+struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
+{
+	struct trace_rec *r;
+	char err[512];
+	int dbrc;
+
+	if (cat_find(c, id) == NULL) {
+		if (rc)
+			*rc = -1;
+		return NULL;
+	}
+	if ((dbrc = c->db->ops->remove(c->db, id, err, sizeof(err))) == CATDB_ENOENT) {
+		cat_forget_locked(c, id); /* as the next look at the database would */
+		if (rc)
+			*rc = -1;
+		return NULL;
+	}
+	if (dbrc != CATDB_OK) {
+		fprintf(stderr, "trace-server: trace %" PRId64 " was not removed: %s\n", id, err);
+		if (rc)
+			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -3;
+		return NULL;
+	}
+	r = rec_take(c, id);
+	cat_wake(c, r);
+	if (r->status != TS_INGESTING && !r->foreign)
+		c->store.ops->remove(&c->store, id);
+	if (rc)
+		*rc = 0;
+	return r;
+}
+
+void cat_forget_locked(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r = rec_take(c, id);
+
+	if (r == NULL)
+		return;
+	cat_wake(c, r);
+	if (r->status != TS_INGESTING && !r->foreign)
+		c->store.ops->remove(&c->store, id);
+	cat_rec_free(r);
 }
 
 int cat_delete(struct catalog *c, int64_t id)
 {
 	struct trace_rec *r;
+	int rc;
 
 	pthread_mutex_lock(&c->mu);
-	r = cat_remove_locked(c, id);
+	/* a trace another server added a moment ago is one to delete too */
+	rc = cat_find(c, id) ? 0 : cat_sync_locked(c, 1);
+	r = rc == 0 ? cat_remove_locked(c, id, &rc) : NULL;
 	pthread_mutex_unlock(&c->mu);
 	cat_rec_free(r);
-	return r ? 0 : -1;
+	return rc;
 }
 
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen)
@@ -1059,7 +931,7 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		pthread_cond_broadcast(&c->work);
 	}
 	if (r != NULL)
-		rc = cat_save(c, r);
+		rc = cat_save(c, r, CATDB_STATE);
 	pthread_mutex_unlock(&c->mu);
 	free(bname);
 	return rc;

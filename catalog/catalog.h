@@ -5,11 +5,11 @@
  * found), runs ingest in the background, keeps the library within its
  * retention bounds, and answers questions across traces from an index
  * built at ingest (which traces hold slices named like X, how many, how
- * long). Its records live in memory and are written through to
- * catalog.db (schema/catalog.sql); the trace files live behind a storage
- * interface (storage.h). No SQL of the catalog exists outside catalog/,
- * so the catalog can later move to a shared database without its users
- * changing.
+ * long). Its records live in memory and are written through to a
+ * database (catdb.h): catalog.db (schema/catalog.sql) by default, or a
+ * PostgreSQL database several servers share (schema/catalog_pg.sql); the
+ * trace files live behind a storage interface (storage.h). No SQL of the
+ * catalog exists outside catalog/.
  */
 #ifndef CATALOG_H
 #define CATALOG_H
@@ -32,9 +32,16 @@ struct cat_opts {
 	uint64_t live_window; /* a live FXT trace's view holds at most its newest
 			       * live_window bytes (window.h); 0 = sized by the
 			       * speed of ingest */
+	const char *catalog;  /* NULL: catalog.db under the data directory; else a
+			       * PostgreSQL URL (postgres://user@host:port/db) */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
 };
+
+/* What the catalog functions below return when the catalog's database
+ * cannot be reached now (a shared PostgreSQL down): answer 503 and try
+ * again later; the catalog reconnects by itself. */
+enum { CAT_EUNAVAILABLE = -9 };
 
 /* Limits on what a trace's metadata may hold. */
 enum {
@@ -81,7 +88,7 @@ struct cat_new {
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
 };
 /* Records and queues it; the id, or -1 (storage) or -2 (a name, description
- * or label it does not take) with err set. */
+ * or label it does not take) or CAT_EUNAVAILABLE with err set. */
 int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
 
 /* A change to a trace's metadata; NULL / -1 members are left as they are. */
@@ -94,7 +101,8 @@ struct cat_patch {
 	const char *const *unset;     /* label keys removed */
 	size_t nunset;
 };
-/* 0; -1 no such trace; -2 too many labels (err says so). Nothing changes on error. */
+/* 0; -1 no such trace; -2 too many labels (err says so); -3 the catalog
+ * could not be written; CAT_EUNAVAILABLE. Nothing changes on error. */
 int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen);
 
 enum cat_sort { CAT_SORT_CREATED, CAT_SORT_NAME, CAT_SORT_SIZE, CAT_SORT_DURATION };
@@ -119,9 +127,10 @@ struct cat_filter {
 	const char *cursor;           /* from a previous page; NULL = first */
 };
 /* Appends {"traces": [...], "total", "next_cursor"}; 0, or -1 when the
- * cursor is not one of this listing's (err says why). */
+ * cursor is not one of this listing's (err says why), or CAT_EUNAVAILABLE. */
 int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen);
-/* Appends the trace object; 0, or -1 when there is no such trace. */
+/* Appends the trace object; 0, or -1 when there is no such trace, or
+ * CAT_EUNAVAILABLE. */
 int cat_json(struct catalog *c, int64_t id, struct jbuf *out);
 /* Space used, the retention bounds and what they will remove next. */
 void cat_usage_json(struct catalog *c, struct jbuf *out);
@@ -130,7 +139,7 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  * Search across traces: the ready traces holding slices whose name
  * contains q (any case), per trace the count, total, p50/p95 (estimated
  * from the ingest index, see docs/API.md) and max of their durations.
- * 0, or -1 on a catalog error (err says why).
+ * 0, or -1 on a catalog error, CAT_EUNAVAILABLE (err says why).
  */
 int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
 
@@ -178,11 +187,12 @@ struct cat_stats {
 	struct cat_seconds snapshot; /* live traces' snapshots */
 };
 void cat_stats(struct catalog *c, struct cat_stats *out);
-/* Whether catalog.db answers and the trace store takes files: 0, or -1
+/* Whether the catalog's database answers and the trace store takes files: 0, or -1
  * with a sentence in cat_err and/or store_err ("" for the one that is
  * fine). */
 int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen);
 
+/* 0; -1 no such trace; -3 the catalog could not be written; CAT_EUNAVAILABLE. */
 int cat_delete(struct catalog *c, int64_t id);
 /* Status of a trace, or -1 when unknown. */
 int cat_status(struct catalog *c, int64_t id);

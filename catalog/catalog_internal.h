@@ -1,6 +1,7 @@
 /*
  * Inside the catalog: the records, the lock, and the pieces that share
- * them (catalog.c: records and catalog.db; list.c: filters and pages;
+ * them (catalog.c: records; catdb_*.c: the database they are kept in;
+ * sync.c: records other servers changed; list.c: filters and pages;
  * worker.c: ingest; names.c: the name index and search across traces;
  * retention.c: what the bounds remove).
  */
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "catdb.h"
 #include "storage.h"
 
 /* Someone waiting for a trace's ingest to end (a suspended connection). */
@@ -51,15 +53,27 @@ struct trace_rec {
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
+	/* a shared catalog (sync.c) */
+	int foreign;          /* 1: another server's trace, its files not in this
+			       * server's store: never ingested, indexed or removed
+			       * by retention here, its state taken from the database */
+	int64_t version;      /* the version of its row in a shared catalog that
+			       * this record holds (catdb.h save); 0 with catalog.db */
+	unsigned unsaved;     /* bits of 1 << enum catdb_part that could not be
+			       * written (database down): written again by cat_sync */
 };
 
 /* Every field of every record is guarded by mu. */
 struct catalog {
 	struct storage store;
 	char *dir;
-	sqlite3 *db;           /* catalog.db, written under mu */
-	sqlite3 *reader;       /* catalog.db for searches, under read_mu */
-	pthread_mutex_t read_mu;
+	struct catdb *db;      /* where the records are kept (catdb.h); its
+				* writes and loads under mu, index/search/ping not */
+	int shared;            /* 1: other servers write db too (PostgreSQL) */
+	int64_t seen;          /* the newest change of db the records hold */
+	int64_t sync_ms;       /* monotonic time of the last look at db's changes */
+	int sync_rc;           /* what it gave: 0 or CAT_EUNAVAILABLE */
+	size_t unsaved;        /* records with unsaved bits */
 	pthread_mutex_t mu;
 	pthread_cond_t work;   /* signalled when a trace is queued or on stop */
 	struct trace_rec **v;  /* oldest first */
@@ -78,17 +92,31 @@ struct catalog {
 extern const char *const cat_status_names[TS_NSTATUS];
 
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
-/* Writes one record (and its labels) to catalog.db; under mu. */
-int cat_save(struct catalog *c, const struct trace_rec *r);
+/* Writes part of a record (with its labels) to the catalog's database;
+ * under mu. 0, or CAT_EUNAVAILABLE (then kept as unsaved, written again
+ * when the database is back), or -2 (META only: another server changed the
+ * record since it was read), or -1; failures are logged. */
+int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part);
+/* Inserts r into the records in id order (under mu); 0 or -1 (no memory). */
+int cat_rec_insert(struct catalog *c, struct trace_rec *r);
+/* The status named s; TS_FAILED when none is. */
+int cat_status_parse(const char *s);
+/* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
+time_t cat_rfc3339_parse(const char *s);
 void cat_rec_json(const struct trace_rec *r, struct jbuf *out);
 /* The labels object {"key": "value", ...}, keys in byte order. */
 void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
 /* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */
 void cat_rfc3339(time_t t, char *out, size_t n);
 void cat_rec_free(struct trace_rec *r);
-/* Takes trace id out of the list, catalog.db and storage (under mu);
- * returns the record for the caller to free, NULL when there is none. */
-struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id);
+/* Takes trace id out of the list, the database and storage (under mu);
+ * returns the record for the caller to free, NULL when there is none or
+ * when the database could not remove it (*rc says which: -1 none,
+ * CAT_EUNAVAILABLE or -3 the database failed; rc may be NULL). */
+struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc);
+/* Takes trace id out of the list only (another server removed it from the
+ * database): wakes its waiters and removes its files here (under mu). */
+void cat_forget_locked(struct catalog *c, int64_t id);
 void cat_wake(struct catalog *c, struct trace_rec *r);
 
 /* Records a new trace in status (TS_QUEUED, or TS_LIVE receiving). */
@@ -107,12 +135,22 @@ void *cat_live_main(void *arg);
 /* A live trace caught by a restart: its stream was interrupted (under mu). */
 void cat_live_recover(struct trace_rec *r);
 
-/* names.c: the per-trace name index, kept in catalog.db. */
+/* names.c: the per-trace name index, kept in the catalog's database. */
 /* Reads a ready trace's database and writes its index rows (not under
- * mu: it only touches the index tables, through its own connection). */
+ * mu: it only touches the index tables). */
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path);
 /* Drops a trace's index rows; under mu. */
 void cat_unindex_locked(struct catalog *c, int64_t id);
+
+/* sync.c */
+/* Brings the records up to date with what other servers wrote to a shared
+ * catalog, at most every CAT_SYNC_MS unless force (under mu); writes again
+ * what could not be saved. 0, or CAT_EUNAVAILABLE when the database cannot
+ * be reached. Nothing to do (0) with catalog.db. */
+enum { CAT_SYNC_MS = 100 };
+int cat_sync_locked(struct catalog *c, int force);
+/* The records read at the start (under mu, or before any thread runs). */
+int cat_sync_first(struct catalog *c, char *err, size_t errlen);
 
 /* retention.c */
 struct cat_removal {

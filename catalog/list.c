@@ -228,6 +228,11 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 		return -1;
 	}
 	pthread_mutex_lock(&c->mu);
+	if (cat_sync_locked(c, 0) != 0) {
+		pthread_mutex_unlock(&c->mu);
+		snprintf(err, errlen, "the catalog's database cannot be reached now; try again shortly");
+		return CAT_EUNAVAILABLE;
+	}
 	if ((v = malloc((c->n + 1) * sizeof(*v))) == NULL) {
 		pthread_mutex_unlock(&c->mu);
 		snprintf(err, errlen, "out of memory");

@@ -181,7 +181,7 @@ void cat_live_close(struct catalog *c, int64_t id, int complete)
 	r = cat_find(c, id);
 	if (r && strcmp(r->stream, "receiving") == 0) {
 		snprintf(r->stream, sizeof(r->stream), "%s", complete ? "complete" : "dropped");
-		cat_save(c, r);
+		cat_save(c, r, CATDB_STATE);
 		pthread_cond_signal(&c->live_work);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -200,6 +200,7 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	int st;
 
 	pthread_mutex_lock(&c->mu);
+	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
 	st = r ? r->status : -1;
 	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED));
@@ -354,7 +355,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 		free(r->error_msg);
 		r->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
 		r->stored = c->store.ops->usage(&c->store, id);
-		cat_save(c, r);
+		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
 	}
 	/* any other failure (a full disk, say) keeps the last snapshot; the
@@ -377,13 +378,13 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
 
-		if (r->status != TS_LIVE)
+		if (r->status != TS_LIVE || r->foreign) /* another server's stream */
 			continue;
 		if (strcmp(r->stream, "receiving") != 0) {
 			/* ended: ingested whole by the worker, as an upload */
 			r->status = TS_QUEUED;
 			r->stored = c->store.ops->usage(&c->store, r->id);
-			cat_save(c, r);
+			cat_save(c, r, CATDB_STATE);
 			pthread_cond_broadcast(&c->work);
 			continue;
 		}

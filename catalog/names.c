@@ -4,7 +4,7 @@
  * When a trace becomes ready, its per-name statistics (the count, the
  * total and longest duration and a duration sketch, tracedb/sketch.h),
  * which ingest wrote into the trace's own name_stats table, are copied
- * into catalog.db (names, name_stats), a row per name. A search
+ * into the catalog's database (names, name_stats), a row per name. A search
  * reads only them: the names table is scanned for the text (a few
  * thousand distinct names, not millions of slices) and name_stats is read
  * by name, so it costs the same whatever the traces' sizes.
@@ -19,102 +19,22 @@
 #include "catalog_internal.h"
 #include "../tracedb/sketch.h"
 
-struct copy {
-	sqlite3_stmt *ins_name, *get_name, *ins;
-	int64_t trace;
-};
-
-/* One name's statistics into the catalog (a row of names, one of name_stats). */
-static int copy_one(void *ctx, const struct qry_name_stat *n)
-{
-	struct copy *k = ctx;
-	int ok;
-
-	sqlite3_bind_text(k->ins_name, 1, n->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(k->get_name, 1, n->name, -1, SQLITE_STATIC);
-	if (sqlite3_step(k->ins_name) != SQLITE_DONE || sqlite3_step(k->get_name) != SQLITE_ROW) {
-		sqlite3_reset(k->ins_name);
-		sqlite3_reset(k->get_name);
-		return -1;
-	}
-	sqlite3_bind_int64(k->ins, 1, sqlite3_column_int64(k->get_name, 0));
-	sqlite3_reset(k->ins_name);
-	sqlite3_reset(k->get_name);
-	sqlite3_bind_int64(k->ins, 2, k->trace);
-	sqlite3_bind_int64(k->ins, 3, n->count);
-	sqlite3_bind_int64(k->ins, 4, n->ended);
-	sqlite3_bind_int64(k->ins, 5, n->total_ns);
-	sqlite3_bind_int64(k->ins, 6, n->max_ns);
-	sqlite3_bind_blob(k->ins, 7, n->sketch, (int)n->sketch_len, SQLITE_STATIC);
-	/* strings are distinct (ingest interns them): one row per name */
-	ok = sqlite3_step(k->ins) == SQLITE_DONE;
-	sqlite3_reset(k->ins);
-	return ok ? 0 : -1;
-}
-
-/* Copies the trace's name statistics (qry_name_stats) into the catalog,
- * in one transaction. */
-static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
-{
-	struct copy k = { NULL, NULL, NULL, trace };
-	struct qry_error err = { 0 };
-	sqlite3_stmt *del = NULL;
-	int rc = -1;
-
-	if (sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &k.ins_name, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &k.get_name, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cat,
-			       "INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-			       -1, &k.ins, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(del, 1, trace);
-	if (sqlite3_step(del) != SQLITE_DONE)
-		goto out;
-	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? 0 : -1;
-out:
-	sqlite3_finalize(k.ins_name);
-	sqlite3_finalize(k.get_name);
-	sqlite3_finalize(k.ins);
-	sqlite3_finalize(del);
-	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
-		rc = -1;
-	return rc;
-}
-
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 {
-	sqlite3 *db = NULL, *cat = NULL;
-	const char *why;
-	char path[4096];
-	int rc = -1;
+	char err[512];
 
-	snprintf(path, sizeof(path), "%s/catalog.db", c->dir);
-	if ((db = tracedb_open_readonly(db_path, &why)) != NULL &&
-	    sqlite3_open_v2(path, &cat, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
-		sqlite3_busy_timeout(cat, 10000);
-		rc = write_rows(cat, db, id);
-	}
-	if (rc != 0)
-		fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id,
-			cat ? sqlite3_errmsg(cat) : "cannot open");
-	sqlite3_close(db);
-	sqlite3_close(cat);
-	return rc;
+	if (c->db->ops->index(c->db, id, db_path, err, sizeof(err)) == CATDB_OK)
+		return 0;
+	fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id, err);
+	return -1;
 }
 
 void cat_unindex_locked(struct catalog *c, int64_t id)
 {
-	sqlite3_stmt *st;
+	char err[512];
 
-	if (sqlite3_prepare_v2(c->db, "DELETE FROM name_stats WHERE trace_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_step(st);
-	sqlite3_finalize(st);
+	if (c->db->ops->unindex(c->db, id, err, sizeof(err)) != CATDB_OK)
+		fprintf(stderr, "trace-server: the name index of trace %" PRId64 " keeps its rows: %s\n", id, err);
 }
 
 /* ---- search --------------------------------------------------------------- */
@@ -140,73 +60,100 @@ static void hit_free(struct hit *h, size_t n)
 	free(h);
 }
 
-/* Reads every matching row, one hit per trace (rows come in trace order).
- * CROSS JOIN keeps names the outer loop: left to itself the planner walks
- * name_stats in trace order to spare the sort, reading every row. */
-static int search_rows(sqlite3 *db, const char *q, struct hit **out, size_t *nout)
+struct hits {
+	struct hit *v;
+	size_t n, cap;
+	struct sketch *sk;  /* the durations of the trace being read */
+};
+
+static void hit_end(struct hits *k)
 {
-	sqlite3_stmt *st;
-	struct hit *v = NULL, *h = NULL;
-	struct sketch *sk = calloc(1, sizeof(*sk));
-	size_t n = 0, cap = 0;
+	struct hit *h = k->n ? &k->v[k->n - 1] : NULL;
+
+	if (h) {
+		h->p50 = sketch_quantile(k->sk, 0.50, 0, h->max);
+		h->p95 = sketch_quantile(k->sk, 0.95, 0, h->max);
+	}
+}
+
+/* Keeps the SEARCH_NAMES_SHOWN smallest names of a hit in byte order,
+ * whatever order they come in (PostgreSQL sends a trace's rows unsorted:
+ * sorting them there cost more than the search); counts the others.
+ * 0, or -1 when out of memory. */
+static int names_keep(struct hit *h, const char *name)
+{
+	size_t i;
+	char *s;
+
+	if (h->nnames == SEARCH_NAMES_SHOWN && strcmp(name, h->names[h->nnames - 1]) > 0) {
+		h->more_names++;
+		return 0;
+	}
+	if ((s = strdup(name)) == NULL)
+		return -1;
+	if (h->nnames == SEARCH_NAMES_SHOWN) {
+		free(h->names[--h->nnames]); /* the largest gives its place */
+		h->more_names++;
+	}
+	for (i = h->nnames; i > 0 && strcmp(h->names[i - 1], s) > 0; i--)
+		h->names[i] = h->names[i - 1];
+	h->names[i] = s;
+	h->nnames++;
+	return 0;
+}
+
+/* One matching row into the hit of its trace (rows come in trace order). */
+static int hit_add(void *ctx, const struct catdb_name_row *row)
+{
+	struct hits *k = ctx;
+	struct hit *h = k->n ? &k->v[k->n - 1] : NULL;
+
+	if (h == NULL || h->trace != row->trace) {
+		hit_end(k);
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 64;
+			struct hit *nv = realloc(k->v, cap * sizeof(*nv));
+
+			if (nv == NULL)
+				return -1;
+			k->v = nv;
+			k->cap = cap;
+		}
+		h = &k->v[k->n++];
+		memset(h, 0, sizeof(*h));
+		memset(k->sk, 0, sizeof(*k->sk));
+		h->trace = row->trace;
+	}
+	h->count += (uint64_t)row->count;
+	h->ended += (uint64_t)row->ended;
+	h->total += row->total_ns;
+	if (row->max_ns > h->max)
+		h->max = row->max_ns;
+	if (sketch_merge(k->sk, row->sketch, row->sketch_len) != 0)
+		return -1;
+	return names_keep(h, row->name);
+}
+
+/* Reads every matching row, one hit per trace in id order. */
+static int search_rows(struct catalog *c, const char *q, struct hit **out, size_t *nout, char *err, size_t errlen)
+{
+	struct hits k = { NULL, 0, 0, calloc(1, sizeof(struct sketch)) };
 	int rc;
 
-	if (sk == NULL || sqlite3_prepare_v2(db,
-				       "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
-				       "FROM names n CROSS JOIN name_stats s ON s.name_id = n.id "
-				       "WHERE instr(lower(n.name), lower(?1)) > 0 ORDER BY s.trace_id, n.name",
-				       -1, &st, NULL) != SQLITE_OK) {
-		free(sk);
-		return -1;
+	if (k.sk == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return CATDB_EFAIL;
 	}
-	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t trace = sqlite3_column_int64(st, 0);
-
-		if (h == NULL || h->trace != trace) {
-			if (h) {
-				h->p50 = sketch_quantile(sk, 0.50, 0, h->max);
-				h->p95 = sketch_quantile(sk, 0.95, 0, h->max);
-			}
-			if (n == cap) {
-				struct hit *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-				if (nv == NULL)
-					break;
-				v = nv;
-			}
-			h = &v[n++];
-			memset(h, 0, sizeof(*h));
-			memset(sk, 0, sizeof(*sk));
-			h->trace = trace;
-		}
-		h->count += (uint64_t)sqlite3_column_int64(st, 2);
-		h->ended += (uint64_t)sqlite3_column_int64(st, 3);
-		h->total += sqlite3_column_int64(st, 4);
-		if (sqlite3_column_int64(st, 5) > h->max)
-			h->max = sqlite3_column_int64(st, 5);
-		if (sketch_merge(sk, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6)) != 0) {
-			rc = SQLITE_CORRUPT;
-			break;
-		}
-		if (h->nnames < SEARCH_NAMES_SHOWN)
-			h->names[h->nnames++] = strdup((const char *)sqlite3_column_text(st, 1));
-		else
-			h->more_names++;
+	rc = c->db->ops->search(c->db, q, hit_add, &k, err, errlen);
+	hit_end(&k);
+	free(k.sk);
+	if (rc != CATDB_OK) {
+		hit_free(k.v, k.n);
+		return rc;
 	}
-	if (h) {
-		h->p50 = sketch_quantile(sk, 0.50, 0, h->max);
-		h->p95 = sketch_quantile(sk, 0.95, 0, h->max);
-	}
-	sqlite3_finalize(st);
-	free(sk);
-	if (rc != SQLITE_DONE) {
-		hit_free(v, n);
-		return -1;
-	}
-	*out = v;
-	*nout = n;
-	return 0;
+	*out = k.v;
+	*nout = k.n;
+	return CATDB_OK;
 }
 
 int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen)
@@ -215,14 +162,21 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	size_t n = 0, i, j, shown = 0, unindexed = 0;
 	int rc;
 
-	pthread_mutex_lock(&c->read_mu);
-	rc = search_rows(c->reader, q, &hits, &n);
-	if (rc != 0)
-		snprintf(err, errlen, "the catalog could not be searched: %s", sqlite3_errmsg(c->reader));
-	pthread_mutex_unlock(&c->read_mu);
-	if (rc != 0)
-		return -1;
+	char why[512];
+
+	rc = search_rows(c, q, &hits, &n, why, sizeof(why));
+	if (rc != CATDB_OK) {
+		snprintf(err, errlen, "the catalog could not be searched: %s", why);
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
+	}
 	pthread_mutex_lock(&c->mu);
+	/* the traces the rows name, as they are now (another server may have added them) */
+	if ((rc = cat_sync_locked(c, 0)) != 0) {
+		pthread_mutex_unlock(&c->mu);
+		hit_free(hits, n);
+		snprintf(err, errlen, "the catalog's database cannot be reached");
+		return rc;
+	}
 	for (i = 0; i < c->n; i++)
 		unindexed += c->v[i]->status == TS_READY && c->v[i]->indexed != 1;
 	jb_obj(out);

@@ -8,9 +8,10 @@
 
 #include "catalog_internal.h"
 
+/* Another server's traces count against its bounds, not this one's. */
 static int removable(const struct trace_rec *r)
 {
-	return !r->pinned && (r->status == TS_READY || r->status == TS_FAILED);
+	return !r->pinned && !r->foreign && (r->status == TS_READY || r->status == TS_FAILED);
 }
 
 size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat_opts *o, time_t now,
@@ -20,7 +21,7 @@ size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++)
-		used += v[i]->stored;
+		used += v[i]->foreign ? 0 : v[i]->stored;
 	/* v is in id order, which is upload order: oldest first */
 	for (i = 0; i < n && k < max; i++) {
 		const struct trace_rec *r = v[i];
@@ -59,6 +60,7 @@ void cat_usage_json(struct catalog *c, struct jbuf *out)
 	size_t i, pinned = 0, shown = 0;
 
 	pthread_mutex_lock(&c->mu);
+	cat_sync_locked(c, 0); /* down: what this server last knew */
 	for (i = 0; i < c->n; i++) {
 		used += c->v[i]->stored;
 		pinned += c->v[i]->pinned != 0;

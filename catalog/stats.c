@@ -1,7 +1,7 @@
 /*
  * What the catalog tells operations (catalog.h, cat_stats and cat_health):
  * the library by status, the ingest work done since the start, and whether
- * catalog.db and the trace store can be used.
+ * the catalog's database and the trace store can be used.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,19 +43,12 @@ void cat_stats(struct catalog *c, struct cat_stats *out)
 int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen)
 {
 	struct statvfs vfs;
-	sqlite3_stmt *st = NULL;
 	char spool[2048];
 	int rc = 0;
 
 	cat_err[0] = store_err[0] = '\0';
-	pthread_mutex_lock(&c->read_mu);
-	if (sqlite3_prepare_v2(c->reader, "SELECT count(*) FROM traces", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		snprintf(cat_err, cat_errlen, "catalog.db cannot be read: %s", sqlite3_errmsg(c->reader));
+	if (c->db->ops->ping(c->db, cat_err, cat_errlen) != CATDB_OK)
 		rc = -1;
-	}
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&c->read_mu);
 	cat_spool_dir(c, spool, sizeof(spool));
 	if (access(spool, W_OK) != 0) {
 		snprintf(store_err, store_errlen, "the trace store cannot be written: %s", strerror(errno));

@@ -146,7 +146,7 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 	}
 	if (r) {
 		r->stored = c->store.ops->usage(&c->store, id);
-		cat_save(c, r);
+		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -219,12 +219,15 @@ static void prune(struct catalog *c)
 	size_t i = 0, n;
 
 	while (i < c->n) {
-		struct trace_rec *r = c->v[i];
+		struct trace_rec *r = c->v[i], *gone;
 
-		if (r->status == TS_FAILED && r->waiters == NULL && (int64_t)(now - r->created) >= c->o.keep_failed) {
+		if (r->status == TS_FAILED && !r->foreign && r->waiters == NULL &&
+		    (int64_t)(now - r->created) >= c->o.keep_failed) {
 			fprintf(stderr, "trace-server: removing failed trace %" PRId64 " (older than --keep-failed)\n",
 				r->id);
-			cat_rec_free(cat_remove_locked(c, r->id));
+			if ((gone = cat_remove_locked(c, r->id, NULL)) == NULL)
+				return; /* the database is down: the next round tries again */
+			cat_rec_free(gone);
 			continue;
 		}
 		i++;
@@ -233,7 +236,7 @@ static void prune(struct catalog *c)
 	for (i = 0; i < n; i++) {
 		fprintf(stderr, "trace-server: retention removes trace %" PRId64 " (%s)\n", plan[i].id,
 			strcmp(plan[i].reason, "age") == 0 ? "older than --retain-days" : "over --retain-bytes");
-		cat_rec_free(cat_remove_locked(c, plan[i].id));
+		cat_rec_free(cat_remove_locked(c, plan[i].id, NULL));
 	}
 }
 
@@ -244,7 +247,7 @@ static struct trace_rec *next_unindexed(struct catalog *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i]->status == TS_READY && !c->v[i]->indexed)
+		if (c->v[i]->status == TS_READY && !c->v[i]->indexed && !c->v[i]->foreign)
 			return c->v[i];
 	return NULL;
 }
@@ -266,7 +269,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	}
 	r->indexed = ok ? 1 : 2; /* 2: failed, not tried again until restart */
 	if (ok)
-		cat_save(c, r);
+		cat_save(c, r, CATDB_STATE);
 }
 
 void *cat_worker_main(void *arg)
@@ -282,7 +285,7 @@ void *cat_worker_main(void *arg)
 
 		prune(c);
 		for (i = 0; i < c->n && next == NULL; i++)
-			if (c->v[i]->status == TS_QUEUED)
+			if (c->v[i]->status == TS_QUEUED && !c->v[i]->foreign)
 				next = c->v[i];
 		if (next == NULL && (unindexed = next_unindexed(c)) != NULL) {
 			index_one(c, unindexed);
@@ -301,7 +304,7 @@ void *cat_worker_main(void *arg)
 		}
 		next->status = TS_INGESTING;
 		next->bytes_done = 0;
-		cat_save(c, next);
+		cat_save(c, next, CATDB_STATE);
 		snprintf(hint, sizeof(hint), "%s", next->format_hint);
 		id = next->id;
 		pthread_mutex_unlock(&c->mu);

@@ -13,7 +13,10 @@ static const char usage_text[] =
 	"usage: trace-server serve [options]\n"
 	"  --port N           TCP port (default 8080; 0 picks a free one)\n"
 	"  --bind ADDR        address to listen on (default 127.0.0.1)\n"
-	"  --data DIR         where traces and the catalog live (default ./data)\n"
+	"  --data DIR         where traces (and, without --catalog, the catalog) live (default ./data)\n"
+	"  --catalog URL      keep the catalog in PostgreSQL, shared with other servers:\n"
+	"                     postgres://user@host:port/db (a password comes from PGPASSWORD\n"
+	"                     or ~/.pgpass, never the command line; default: DIR/catalog.db)\n"
 	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
 	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
@@ -83,6 +86,28 @@ static int parse_age(const char *s, int64_t *out)
 	return 0;
 }
 
+/*
+ * 0 when s is a postgres:// or postgresql:// URL without a password: one
+ * given on the command line would show in ps and in shell histories, and
+ * libpq reads PGPASSWORD (or ~/.pgpass) by itself.
+ */
+static int catalog_url_ok(const char *s)
+{
+	const char *auth, *end, *at;
+
+	if (strncmp(s, "postgres://", 11) == 0)
+		auth = s + 11;
+	else if (strncmp(s, "postgresql://", 13) == 0)
+		auth = s + 13;
+	else
+		return -1;
+	end = auth + strcspn(auth, "/?");
+	at = memchr(auth, '@', (size_t)(end - auth));
+	if (at && memchr(auth, ':', (size_t)(at - auth)))
+		return -1;
+	return strstr(s, "password=") ? -1 : 0;
+}
+
 static int bad(const char *what, const char *value)
 {
 	fprintf(stderr, "trace-server serve: bad %s '%s'\n%s", what, value ? value : "", usage_text);
@@ -122,6 +147,10 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			o->bind = val;
 		} else if (strcmp(a, "--data") == 0) {
 			o->data_dir = val;
+		} else if (strcmp(a, "--catalog") == 0) {
+			if (catalog_url_ok(val) != 0)
+				return bad("--catalog (postgres://user@host:port/db, the password in PGPASSWORD)", val);
+			o->catalog = val;
 		} else if (strcmp(a, "--token-file") == 0) {
 			o->token_file = val;
 		} else if (strcmp(a, "--static") == 0) {

@@ -56,6 +56,8 @@ enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned 
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (status == 503) /* what is down now comes back by itself: say when to ask again */
+		MHD_add_response_header(resp, "Retry-After", "1");
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	r->status = status;

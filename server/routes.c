@@ -22,6 +22,10 @@
 
 #include "server_internal.h"
 
+/* The catalog's database cannot be reached (a shared PostgreSQL down):
+ * 503, and the server reconnects by itself. */
+#define CATALOG_DOWN "the catalog's database cannot be reached now; try again shortly"
+
 /* One request on its way through a route. */
 enum { ANSWERED = -1 }; /* a query handler answered (a bad parameter) itself */
 
@@ -416,6 +420,7 @@ static enum MHD_Result h_list(struct call *x)
 	struct jbuf b;
 	int64_t v;
 	enum MHD_Result ret;
+	int rc;
 
 	if (f == NULL)
 		return srv_send_error(x->c, x->r, 500, "out_of_memory", "the server ran out of memory");
@@ -489,9 +494,10 @@ static enum MHD_Result h_list(struct call *x)
 	}
 	f->cursor = arg(x, "cursor");
 	jb_init(&b);
-	if (cat_list_json(x->s->cat, f, &b, err, sizeof(err)) != 0) {
+	if ((rc = cat_list_json(x->s->cat, f, &b, err, sizeof(err))) != 0) {
 		jb_fini(&b);
-		ret = srv_send_error(x->c, x->r, 400, "bad_cursor", err);
+		ret = rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", err)
+					     : srv_send_error(x->c, x->r, 400, "bad_cursor", err);
 		goto out;
 	}
 	ret = srv_send_json(x->c, x->r, 200, &b);
@@ -507,17 +513,26 @@ static enum MHD_Result h_trace(struct call *x)
 {
 	struct jbuf b;
 
+	int rc;
+
 	jb_init(&b);
-	if (cat_json(x->s->cat, x->ids[0], &b) != 0) {
+	if ((rc = cat_json(x->s->cat, x->ids[0], &b)) != 0) {
 		jb_fini(&b);
-		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN)
+					      : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	}
 	return srv_send_json(x->c, x->r, 200, &b);
 }
 
 static enum MHD_Result h_delete(struct call *x)
 {
-	if (cat_delete(x->s->cat, x->ids[0]) != 0)
+	int rc = cat_delete(x->s->cat, x->ids[0]);
+
+	if (rc == CAT_EUNAVAILABLE)
+		return srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN);
+	if (rc == -3)
+		return srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be written");
+	if (rc != 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	rc_drop_trace(&x->s->cache, x->ids[0]);
 	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
@@ -629,6 +644,8 @@ static enum MHD_Result h_patch(struct call *x)
 		ret = srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	else if (rc == -2)
 		ret = srv_send_error(x->c, x->r, 400, "too_many_labels", err);
+	else if (rc == CAT_EUNAVAILABLE)
+		ret = srv_send_error(x->c, x->r, 503, "catalog_unavailable", err);
 	else if (rc != 0)
 		ret = srv_send_error(x->c, x->r, 500, "storage_failed", err);
 	else
@@ -748,6 +765,7 @@ static enum MHD_Result h_search(struct call *x)
 	char err[256];
 	struct jbuf b;
 	int64_t limit;
+	int rc;
 
 	if (q == NULL || *q == '\0')
 		return srv_send_error(x->c, x->r, 400, "missing_parameter", "the query parameter 'q' is required");
@@ -756,9 +774,10 @@ static enum MHD_Result h_search(struct call *x)
 	if (srv_param_i64(x->c, x->r, "limit", 100, 1, CAT_LIST_MAX, &limit, 0) != 0)
 		return MHD_YES;
 	jb_init(&b);
-	if (cat_search_json(x->s->cat, q, (size_t)limit, &b, err, sizeof(err)) != 0) {
+	if ((rc = cat_search_json(x->s->cat, q, (size_t)limit, &b, err, sizeof(err))) != 0) {
 		jb_fini(&b);
-		return srv_send_error(x->c, x->r, 500, "catalog_error", err);
+		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", err)
+					      : srv_send_error(x->c, x->r, 500, "catalog_error", err);
 	}
 	return srv_send_json(x->c, x->r, 200, &b);
 }

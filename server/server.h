@@ -11,6 +11,7 @@ struct srv_opts {
 	unsigned port;          /* 0 = any free port (printed at start) */
 	const char *bind;       /* address to listen on */
 	const char *data_dir;   /* catalog and traces */
+	const char *catalog;    /* NULL = catalog.db under data_dir; else a PostgreSQL URL */
 	const char *token_file; /* NULL = no token */
 	const char *static_dir; /* NULL = find it next to the binary */
 	const char *demo;       /* an archive to add when the library is empty */

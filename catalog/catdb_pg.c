@@ -1,0 +1,1173 @@
+/*
+ * The catalog in PostgreSQL (schema/catalog_pg.sql), shared by several
+ * servers: the same records and name index as catdb_sqlite.c, with the
+ * same answers, plus versions so that each server can read what the others
+ * changed (sync.c).
+ *
+ * Two connections (struct catdb_pg), each used by one thread at a time.
+ * Every statement that carries a value is parameterized (PQexecParams);
+ * the schema's DDL, which carries none, runs as plain text. Writes of several statements run in a
+ * transaction. When the server goes away (a restart, a network cut) the
+ * failing call answers CATDB_EDOWN and later calls reconnect (PQreset), at
+ * most every RECONNECT_MS; a call that finds the connection dead before it
+ * changed anything reconnects at once and goes on.
+ */
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../json/jbuf.h"
+#include "../query/query.h"
+#include "../tracedb/tracedb.h"
+#include "catalog_internal.h"
+
+extern const char schema_catalog_pg_sql[];
+
+enum { RECONNECT_MS = 500 };
+#define CONNECT_TIMEOUT "3"
+
+
+/* Advisory lock keys (any numbers no other user of the database takes):
+ * one held by the writers of versions to their commit, one by a server
+ * applying the schema. */
+#define LOCK_VERSIONS "SELECT pg_advisory_xact_lock(7975436174951201)"
+#define LOCK_SCHEMA "SELECT pg_advisory_lock(7975436174951202)"
+#define UNLOCK_SCHEMA "SELECT pg_advisory_unlock(7975436174951202)"
+
+
+/* A connection and the lock of the one thread using it. */
+struct pg_lane {
+	PGconn *conn;          /* under mu */
+	pthread_mutex_t mu;
+	int64_t retry_ms;      /* monotonic: no reconnect attempt before it */
+};
+
+/* Two connections, as catdb_sqlite.c has: the records' (used under the
+ * catalog's lock) and the name index's, searches' and health checks', so
+ * that neither a search nor the index of a big trace holds the catalog's
+ * lock waiting for the database. */
+struct catdb_pg {
+	struct catdb base;
+	struct pg_lane rec;    /* load, save, remove, next_id */
+	struct pg_lane idx;    /* index, unindex, search, ping */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* libpq's message on one line, without its trailing newline. */
+static void pg_message(const char *m, char *out, size_t n)
+{
+	size_t len;
+
+	snprintf(out, n, "%s", m && m[0] ? m : "no reason given");
+	len = strlen(out);
+	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+		out[--len] = '\0';
+	for (; len > 0; len--) /* one line in the log: libpq's hints come on lines of their own */
+		if (out[len - 1] == '\n' || out[len - 1] == '\t')
+			out[len - 1] = ' ';
+}
+
+/*
+ * Reports a failed statement (res may be NULL) as a sentence, rolls back
+ * an open transaction and clears res. CATDB_EDOWN when the connection is
+ * gone, else CATDB_EFAIL.
+ */
+static int pg_fail(struct pg_lane *p, const char *what, PGresult *res, char *err, size_t errlen)
+{
+	char msg[400];
+	int down = PQstatus(p->conn) != CONNECTION_OK;
+
+	pg_message(res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) : PQerrorMessage(p->conn), msg,
+		   sizeof(msg));
+	snprintf(err, errlen, "%s in the catalog's PostgreSQL database failed%s: %s", what,
+		 down ? " (the database cannot be reached)" : "", msg);
+	PQclear(res);
+	if (!down && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+	return down ? CATDB_EDOWN : CATDB_EFAIL;
+}
+
+/* A statement with text parameters (NULL = SQL NULL); its result. */
+static PGresult *pg_run(struct pg_lane *p, const char *sql, int n, const char *const *vals, int binary)
+{
+	return PQexecParams(p->conn, sql, n, NULL, vals, NULL, NULL, binary);
+}
+
+/* Runs sql (no parameters), expecting ok; 0 or -1 (res kept in *out). */
+static int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **out)
+{
+	PGresult *res = PQexec(p->conn, sql);
+
+	if (PQresultStatus(res) == ok) {
+		PQclear(res);
+		return 0;
+	}
+	*out = res;
+	return -1;
+}
+
+/*
+ * Takes the connection (locks mu) and runs first, the opening statement
+ * of a call (BEGIN, or a query with no effect). A connection found dead
+ * here is reset and first run again: nothing was done yet. CATDB_OK with
+ * mu held, or an error with mu released and err set.
+ */
+static int pg_enter(struct pg_lane *p, const char *first, const char *what, char *err, size_t errlen)
+{
+	PGresult *res = NULL;
+	int tries;
+
+	pthread_mutex_lock(&p->mu);
+	for (tries = 0; tries < 2; tries++) {
+		if (PQstatus(p->conn) != CONNECTION_OK) {
+			if (now_ms() < p->retry_ms) {
+				snprintf(err, errlen, "%s: the catalog's PostgreSQL database cannot be reached "
+						      "(the server tries again shortly)", what);
+				pthread_mutex_unlock(&p->mu);
+				return CATDB_EDOWN;
+			}
+			PQreset(p->conn);
+			if (PQstatus(p->conn) != CONNECTION_OK) {
+				p->retry_ms = now_ms() + RECONNECT_MS;
+				break;
+			}
+		}
+		if (pg_simple(p, first, PGRES_COMMAND_OK, &res) == 0)
+			return CATDB_OK;
+		if (PQstatus(p->conn) == CONNECTION_OK)
+			break; /* the statement failed, not the connection */
+		PQclear(res);
+		res = NULL;
+	}
+	{
+		int rc = pg_fail(p, what, res, err, errlen);
+
+		pthread_mutex_unlock(&p->mu);
+		return rc;
+	}
+}
+
+/* Ends a call: commits when rc is CATDB_OK (a failed commit becomes the
+ * error), else leaves the rollback done by pg_fail; releases mu. */
+static int pg_leave(struct pg_lane *p, int rc, const char *what, char *err, size_t errlen)
+{
+	PGresult *res = NULL;
+
+	if (rc == CATDB_OK && PQtransactionStatus(p->conn) == PQTRANS_INTRANS &&
+	    pg_simple(p, "COMMIT", PGRES_COMMAND_OK, &res) != 0)
+		rc = pg_fail(p, what, res, err, errlen);
+	else if (rc != CATDB_OK && PQstatus(p->conn) == CONNECTION_OK && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(p->conn, "ROLLBACK")); /* an error of ours, not the database's */
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* ---- text forms of values --------------------------------------------------- */
+
+static void i64_text(int64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%" PRId64, v);
+}
+
+static const char *empty_null(const char *s)
+{
+	return s && s[0] ? s : NULL;
+}
+
+/* Appends s as an element of a text array literal: "..." with " and \
+ * escaped. */
+static void array_text(struct jbuf *b, const char *s)
+{
+	const char *p;
+
+	jb_raw(b, b->len > 1 ? ",\"" : "\"", b->len > 1 ? 2 : 1);
+	for (p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			jb_raw(b, "\\", 1);
+		jb_raw(b, p, 1);
+	}
+	jb_raw(b, "\"", 1);
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+static const char cols[] = "id, name, format, format_hint, size_bytes, status, error_code, error_message, created_at, "
+			   "start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, description, pinned, "
+			   "stored_bytes, indexed, stream";
+
+/* Replaces r's labels: two arrays, keys and values. */
+static int save_labels(struct pg_lane *p, const struct trace_rec *r, char *err, size_t errlen)
+{
+	struct jbuf k, v;
+	char id[24];
+	const char *vals[3];
+	PGresult *res;
+	size_t i;
+	int rc = CATDB_OK;
+
+	i64_text(r->id, id, sizeof(id));
+	vals[0] = id;
+	res = pg_run(p, "DELETE FROM labels WHERE trace_id = $1", 1, vals, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		return pg_fail(p, "saving a trace's labels", res, err, errlen);
+	PQclear(res);
+	if (r->nlabels == 0)
+		return CATDB_OK;
+	jb_init(&k);
+	jb_init(&v);
+	jb_raw(&k, "{", 1);
+	jb_raw(&v, "{", 1);
+	for (i = 0; i < r->nlabels; i++) {
+		array_text(&k, r->labels[i].key);
+		array_text(&v, r->labels[i].value);
+	}
+	jb_raw(&k, "}", 1);
+	jb_raw(&v, "}", 1);
+	jb_raw(&k, "", 1); /* NUL-terminated for libpq */
+	jb_raw(&v, "", 1);
+	if (k.oom || v.oom) {
+		snprintf(err, errlen, "out of memory saving a trace's labels");
+		rc = pg_fail(p, "saving a trace's labels", NULL, err, errlen);
+		goto out;
+	}
+	vals[1] = k.p;
+	vals[2] = v.p;
+	res = pg_run(p, "INSERT INTO labels (trace_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS u(k, v)",
+		     3, vals, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = pg_fail(p, "saving a trace's labels", res, err, errlen);
+	else
+		PQclear(res);
+out:
+	jb_fini(&k);
+	jb_fini(&v);
+	return rc;
+}
+
+/* The record's columns as text, in the order of cols; num holds the numbers. */
+static void rec_values(const struct trace_rec *r, const char **vals, char num[7][24])
+{
+	i64_text(r->id, num[0], sizeof(num[0]));
+	i64_text((int64_t)r->size, num[1], sizeof(num[1]));
+	i64_text(r->start_ns, num[2], sizeof(num[2]));
+	i64_text(r->end_ns, num[3], sizeof(num[3]));
+	i64_text(r->symbols_named, num[4], sizeof(num[4]));
+	i64_text((int64_t)r->stored, num[5], sizeof(num[5]));
+	vals[0] = num[0];
+	vals[1] = r->name;
+	vals[2] = empty_null(r->format);
+	vals[3] = empty_null(r->format_hint);
+	vals[4] = num[1];
+	vals[5] = cat_status_names[r->status];
+	vals[6] = empty_null(r->error_code);
+	vals[7] = r->error_msg;
+	vals[8] = r->created_at;
+	vals[9] = num[2];
+	vals[10] = num[3];
+	vals[11] = r->summary;
+	vals[12] = num[4];
+	vals[13] = r->symbols_error;
+	vals[14] = r->binary_name;
+	vals[15] = r->description;
+	vals[16] = r->pinned ? "true" : "false";
+	vals[17] = num[5];
+	vals[18] = r->indexed == 1 ? "true" : "false";
+	vals[19] = empty_null(r->stream);
+}
+
+/* Each part's statement and which of rec_values' columns it takes, in
+ * the order of its parameters. */
+static const struct {
+	const char *sql;
+	int n;
+	int cols[20];
+} save_sql[] = {
+	[CATDB_ALL] = { "INSERT INTO traces (id, name, format, format_hint, size_bytes, status, error_code, "
+			"error_message, created_at, start_ns, end_ns, summary, symbols_named, symbols_error, "
+			"binary_name, description, pinned, stored_bytes, indexed, stream, version) "
+			"VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20, "
+			"nextval('catalog_versions')) "
+			"ON CONFLICT (id) DO UPDATE SET name = $2, format = $3, format_hint = $4, size_bytes = $5, "
+			"status = $6, error_code = $7, error_message = $8, created_at = $9, start_ns = $10, "
+			"end_ns = $11, summary = $12, symbols_named = $13, symbols_error = $14, binary_name = $15, "
+			"description = $16, pinned = $17, stored_bytes = $18, indexed = $19, stream = $20, "
+			"version = EXCLUDED.version RETURNING version",
+			20, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 } },
+	/* an UPDATE: a record another server deleted meanwhile is not brought back */
+	[CATDB_META] = { "UPDATE traces SET name = $2, description = $3, pinned = $4, "
+			 "version = nextval('catalog_versions') WHERE id = $1 RETURNING version",
+			 4, { 0, 1, 15, 16 } },
+	[CATDB_STATE] = { "UPDATE traces SET format = $2, format_hint = $3, size_bytes = $4, status = $5, "
+			  "error_code = $6, error_message = $7, created_at = $8, start_ns = $9, end_ns = $10, "
+			  "summary = $11, symbols_named = $12, symbols_error = $13, binary_name = $14, "
+			  "stored_bytes = $15, indexed = $16, stream = $17, version = nextval('catalog_versions') "
+			  "WHERE id = $1 RETURNING version",
+			  17, { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19 } },
+};
+
+/* The version of row id now (under LOCK_VERSIONS: no writer moves it
+ * meanwhile); 0 when there is no row, -1 on failure (res in *out). */
+static int64_t row_version(struct pg_lane *p, const char *id, PGresult **out)
+{
+	const char *vals[1] = { id };
+	PGresult *res = pg_run(p, "SELECT version FROM traces WHERE id = $1", 1, vals, 0);
+	int64_t v;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		*out = res;
+		return -1;
+	}
+	v = PQntuples(res) ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+	PQclear(res);
+	return v;
+}
+
+/*
+ * Writes part of r inside the open transaction; on failure it is rolled
+ * back (pg_fail). Versions are taken in commit order: the lock is held
+ * until COMMIT. *version as catdb.h's save says (may be NULL).
+ */
+static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
+{
+	const char *all[20], *vals[20];
+	char num[7][24];
+	PGresult *res = NULL;
+	int64_t before = 0;
+	int rc, i;
+
+	rec_values(r, all, num);
+	for (i = 0; i < save_sql[part].n; i++)
+		vals[i] = all[save_sql[part].cols[i]];
+	res = PQexec(p->conn, LOCK_VERSIONS);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "saving a trace", res, err, errlen);
+	PQclear(res);
+	if (part != CATDB_ALL && (before = row_version(p, all[0], &res)) < 0)
+		return pg_fail(p, "saving a trace", res, err, errlen);
+	if (part == CATDB_META && version && before != 0 && before != *version) {
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+		snprintf(err, errlen, "trace %" PRId64 " was changed by another server since it was read", r->id);
+		return CATDB_ECONFLICT;
+	}
+	res = pg_run(p, save_sql[part].sql, save_sql[part].n, vals, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "saving a trace", res, err, errlen);
+	/* the new version is this record's only when it held the one before */
+	if (version && PQntuples(res) == 1 && (part == CATDB_ALL || before == *version))
+		*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	/* labels only with the row they belong to */
+	rc = part != CATDB_STATE && PQntuples(res) == 1 ? save_labels(p, r, err, errlen) : CATDB_OK;
+	PQclear(res);
+	return rc;
+}
+
+static int pg_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
+	int rc;
+
+	if ((rc = pg_enter(p, "BEGIN", "saving a trace", err, errlen)) != CATDB_OK)
+		return rc;
+	return pg_leave(p, save_tx(p, r, part, version, err, errlen), "saving a trace", err, errlen);
+}
+
+static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+		"DELETE FROM traces WHERE id = $1",
+		"DELETE FROM labels WHERE trace_id = $1",
+		"DELETE FROM name_stats WHERE trace_id = $1",
+		"INSERT INTO deleted (trace_id, version) VALUES ($1, nextval('catalog_versions')) "
+		"ON CONFLICT (trace_id) DO NOTHING",
+	};
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
+	const char *vals[1];
+	char num[24];
+	PGresult *res;
+	size_t i;
+	int rc;
+
+	if ((rc = pg_enter(p, "BEGIN", "removing a trace", err, errlen)) != CATDB_OK)
+		return rc;
+	i64_text(id, num, sizeof(num));
+	vals[0] = num;
+	res = PQexec(p->conn, LOCK_VERSIONS);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_leave(p, pg_fail(p, "removing a trace", res, err, errlen), "removing a trace", err, errlen);
+	PQclear(res);
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		res = pg_run(p, sql[i], 1, vals, 0);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			return pg_leave(p, pg_fail(p, "removing a trace", res, err, errlen), "removing a trace", err,
+					errlen);
+		if (i == 0 && strcmp(PQcmdTuples(res), "0") == 0) {
+			/* another server removed it first: its deletion stands */
+			PQclear(res);
+			snprintf(err, errlen, "trace %" PRId64 " was removed by another server", id);
+			return pg_leave(p, CATDB_ENOENT, "removing a trace", err, errlen);
+		}
+		PQclear(res);
+	}
+	return pg_leave(p, CATDB_OK, "removing a trace", err, errlen);
+}
+
+static int pg_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
+	PGresult *res;
+	int rc;
+
+	if ((rc = pg_enter(p, "BEGIN", "taking a trace id", err, errlen)) != CATDB_OK)
+		return rc;
+	res = PQexec(p->conn, "SELECT nextval('trace_ids')");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		return pg_leave(p, pg_fail(p, "taking a trace id", res, err, errlen), "taking a trace id", err, errlen);
+	*id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return pg_leave(p, CATDB_OK, "taking a trace id", err, errlen);
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+static char *col_dup(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : strdup(PQgetvalue(res, row, col));
+}
+
+static const char *col_text(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col);
+}
+
+static int64_t col_i64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+/* Row i of a traces query into a new record; NULL when out of memory. */
+static struct trace_rec *rec_read(const PGresult *res, int i)
+{
+	struct trace_rec *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->id = col_i64(res, i, 0);
+	r->name = strdup(col_text(res, i, 1));
+	snprintf(r->format, sizeof(r->format), "%s", col_text(res, i, 2));
+	snprintf(r->format_hint, sizeof(r->format_hint), "%s", col_text(res, i, 3));
+	r->size = (uint64_t)col_i64(res, i, 4);
+	r->status = cat_status_parse(col_text(res, i, 5));
+	snprintf(r->error_code, sizeof(r->error_code), "%s", col_text(res, i, 6));
+	r->error_msg = col_dup(res, i, 7);
+	snprintf(r->created_at, sizeof(r->created_at), "%s", col_text(res, i, 8));
+	r->created = cat_rfc3339_parse(r->created_at);
+	r->start_ns = col_i64(res, i, 9);
+	r->end_ns = col_i64(res, i, 10);
+	r->summary = col_dup(res, i, 11);
+	r->symbols_named = PQgetisnull(res, i, 12) ? -1 : col_i64(res, i, 12);
+	r->symbols_error = col_dup(res, i, 13);
+	r->binary_name = col_dup(res, i, 14);
+	r->description = strdup(col_text(res, i, 15));
+	r->pinned = strcmp(col_text(res, i, 16), "t") == 0;
+	r->stored = (uint64_t)col_i64(res, i, 17);
+	r->indexed = strcmp(col_text(res, i, 18), "t") == 0;
+	snprintf(r->stream, sizeof(r->stream), "%s", col_text(res, i, 19));
+	if (r->name == NULL || r->description == NULL) {
+		cat_rec_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int load_records(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	char sql[512];
+	const char *vals[1] = { since };
+	PGresult *res;
+	int i, n;
+
+	snprintf(sql, sizeof(sql), "SELECT %s, version FROM traces WHERE version > $1 ORDER BY id", cols);
+	res = pg_run(p, sql, 1, vals, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "reading the traces", res, err, errlen);
+	n = PQntuples(res);
+	if (n > 0 && (out->v = calloc((size_t)n, sizeof(*out->v))) == NULL) {
+		PQclear(res);
+		snprintf(err, errlen, "out of memory reading the catalog");
+		return CATDB_EFAIL;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t v = col_i64(res, i, 20);
+
+		if ((out->v[i] = rec_read(res, i)) == NULL) {
+			PQclear(res);
+			snprintf(err, errlen, "out of memory reading the catalog");
+			return CATDB_EFAIL;
+		}
+		out->v[i]->version = v;
+		out->n++;
+		if (v > out->version)
+			out->version = v;
+	}
+	PQclear(res);
+	return CATDB_OK;
+}
+
+/* Record with id in out (id order); NULL when none. */
+static struct trace_rec *batch_find(const struct catdb_batch *b, int64_t id)
+{
+	size_t lo = 0, hi = b->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->v[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
+}
+
+static int load_labels(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	const char *vals[1] = { since };
+	PGresult *res;
+	int i, n;
+
+	res = pg_run(p,
+		     "SELECT l.trace_id, l.key, l.value FROM labels l JOIN traces t ON t.id = l.trace_id "
+		     "WHERE t.version > $1 ORDER BY l.trace_id, l.key COLLATE \"C\"",
+		     1, vals, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "reading the labels", res, err, errlen);
+	n = PQntuples(res);
+	for (i = 0; i < n; i++) {
+		struct trace_rec *r = batch_find(out, col_i64(res, i, 0));
+		struct cat_label *v;
+
+		if (r == NULL || r->nlabels >= CAT_MAX_LABELS)
+			continue;
+		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
+			PQclear(res);
+			snprintf(err, errlen, "out of memory reading the catalog");
+			return CATDB_EFAIL;
+		}
+		r->labels = v;
+		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", col_text(res, i, 1));
+		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", col_text(res, i, 2));
+		r->nlabels++;
+	}
+	PQclear(res);
+	return CATDB_OK;
+}
+
+static int load_gone(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	const char *vals[1] = { since };
+	PGresult *res;
+	int i, n;
+
+	res = pg_run(p, "SELECT trace_id, version FROM deleted WHERE version > $1 ORDER BY trace_id", 1, vals, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(p, "reading the deleted traces", res, err, errlen);
+	n = PQntuples(res);
+	if (n > 0 && (out->gone = calloc((size_t)n, sizeof(*out->gone))) == NULL) {
+		PQclear(res);
+		snprintf(err, errlen, "out of memory reading the catalog");
+		return CATDB_EFAIL;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t v = col_i64(res, i, 1);
+
+		out->gone[out->ngone++] = col_i64(res, i, 0);
+		if (v > out->version)
+			out->version = v;
+	}
+	PQclear(res);
+	return CATDB_OK;
+}
+
+/* The three reads see one snapshot: a record saved between them is read
+ * whole or not at all. */
+static int pg_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->rec;
+	char s[24];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->version = since;
+	i64_text(since, s, sizeof(s));
+	if ((rc = pg_enter(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "reading the catalog", err, errlen)) !=
+	    CATDB_OK)
+		return rc;
+	rc = load_records(p, s, out, err, errlen);
+	if (rc == CATDB_OK)
+		rc = load_labels(p, s, out, err, errlen);
+	if (rc == CATDB_OK)
+		rc = load_gone(p, s, out, err, errlen);
+	return pg_leave(p, rc, "reading the catalog", err, errlen);
+}
+
+/* ---- the name index ------------------------------------------------------- */
+
+/* A trace's name statistics as array literals, one element per name. */
+struct rows {
+	struct jbuf names, count, ended, total, max, sketch;
+	size_t n, skipped;
+};
+
+/* 1 when s is valid UTF-8 (what a text column of a UTF8 database takes;
+ * overlong forms and surrogates are let through to the database, which
+ * refuses them with the index of that trace). */
+static int utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned len = *p < 0x80 ? 1 : *p >= 0xc2 && *p < 0xe0 ? 2 : *p >= 0xe0 && *p < 0xf0 ? 3 : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0, i;
+
+		if (len == 0)
+			return 0;
+		for (i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+		p += len;
+	}
+	return 1;
+}
+
+static void array_i64(struct jbuf *b, int64_t v)
+{
+	char num[24];
+
+	if (b->len > 1)
+		jb_raw(b, ",", 1);
+	i64_text(v, num, sizeof(num));
+	jb_raw(b, num, strlen(num));
+}
+
+static int row_add(void *ctx, const struct qry_name_stat *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct rows *k = ctx;
+	const unsigned char *p = s->sketch;
+	size_t i;
+
+	if (!utf8_ok(s->name)) {
+		k->skipped++;
+		return 0;
+	}
+	array_text(&k->names, s->name);
+	array_i64(&k->count, s->count);
+	array_i64(&k->ended, s->ended);
+	array_i64(&k->total, s->total_ns);
+	array_i64(&k->max, s->max_ns);
+	/* bytea in hex, inside an array literal: "\\x0a1b..." */
+	jb_raw(&k->sketch, k->sketch.len > 1 ? ",\"\\\\x" : "\"\\\\x", k->sketch.len > 1 ? 5 : 4);
+	for (i = 0; i < s->sketch_len; i++) {
+		char two[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
+
+		jb_raw(&k->sketch, two, 2);
+	}
+	jb_raw(&k->sketch, "\"", 1);
+	k->n++;
+	return 0;
+}
+
+static int rows_read(const char *db_path, struct rows *k, char *err, size_t errlen)
+{
+	struct qry_error qe = { 0 };
+	struct jbuf *all[] = { &k->names, &k->count, &k->ended, &k->total, &k->max, &k->sketch };
+	const char *why;
+	sqlite3 *db;
+	size_t i;
+	int rc;
+
+	if ((db = tracedb_open_readonly(db_path, &why)) == NULL) {
+		snprintf(err, errlen, "the trace's database cannot be read: %s", why);
+		return -1;
+	}
+	for (i = 0; i < 6; i++)
+		jb_raw(all[i], "{", 1);
+	rc = qry_name_stats(db, row_add, k, &qe);
+	sqlite3_close(db);
+	for (i = 0; i < 6; i++) {
+		jb_raw(all[i], "}", 1);
+		jb_raw(all[i], "", 1);
+		if (all[i]->oom)
+			rc = QRY_EDB;
+	}
+	if (rc != QRY_OK)
+		snprintf(err, errlen, "the trace's names cannot be read: %s", qe.msg[0] ? qe.msg : "out of memory");
+	return rc == QRY_OK ? 0 : -1;
+}
+
+static void rows_fini(struct rows *k)
+{
+	jb_fini(&k->names);
+	jb_fini(&k->count);
+	jb_fini(&k->ended);
+	jb_fini(&k->total);
+	jb_fini(&k->max);
+	jb_fini(&k->sketch);
+}
+
+/*
+ * Three statements in one transaction: the old rows out, the new names in
+ * (a name another server adds at the same time is taken as it is), then
+ * the statistics joined to the names' ids. The names go in sorted (byte
+ * order) so that two servers indexing at once lock them in the same order.
+ * Runs inside the open transaction; rolled back on failure.
+ */
+static int index_tx(struct pg_lane *p, const char *id, const struct rows *k, char *err, size_t errlen)
+{
+	static const char *const sql[] = {
+		"DELETE FROM name_stats WHERE trace_id = $1",
+		"INSERT INTO names (name) SELECT u FROM unnest($1::text[]) AS u ORDER BY u COLLATE \"C\" "
+		"ON CONFLICT (name) DO NOTHING",
+		"INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
+		"SELECT n.id, $2, u.c, u.e, u.t, u.m, u.s FROM unnest($1::text[], $3::bigint[], $4::bigint[], "
+		"$5::bigint[], $6::bigint[], $7::bytea[]) AS u(name, c, e, t, m, s) JOIN names n ON n.name = u.name",
+	};
+	const char *vals[7] = { k->names.p, id, k->count.p, k->ended.p, k->total.p, k->max.p, k->sketch.p };
+	/* each statement takes the parameters it names: the first only the id */
+	static const int first[] = { 1, 0, 0 }, count[] = { 1, 1, 7 };
+	PGresult *res;
+	size_t i;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		res = pg_run(p, sql[i], count[i], vals + first[i], 0);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			return pg_fail(p, "indexing a trace's names", res, err, errlen);
+		PQclear(res);
+	}
+	return CATDB_OK;
+}
+
+static int pg_index(struct catdb *d, int64_t id, const char *db_path, char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	struct rows k;
+	char num[24];
+	int rc;
+
+	memset(&k, 0, sizeof(k));
+	jb_init(&k.names);
+	jb_init(&k.count);
+	jb_init(&k.ended);
+	jb_init(&k.total);
+	jb_init(&k.max);
+	jb_init(&k.sketch);
+	if (rows_read(db_path, &k, err, errlen) != 0) {
+		rows_fini(&k);
+		return CATDB_EFAIL;
+	}
+	i64_text(id, num, sizeof(num));
+	if ((rc = pg_enter(p, "BEGIN", "indexing a trace's names", err, errlen)) == CATDB_OK)
+		rc = pg_leave(p, index_tx(p, num, &k, err, errlen), "indexing a trace's names", err, errlen);
+	if (rc == CATDB_OK && k.skipped > 0)
+		fprintf(stderr, "trace-server: trace %" PRId64 ": %zu names that are not UTF-8 text are left out of "
+				"the name index (PostgreSQL keeps text as UTF-8)\n", id, k.skipped);
+	rows_fini(&k);
+	return rc;
+}
+
+static int pg_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	const char *vals[1];
+	char num[24];
+	PGresult *res;
+	int rc;
+
+	if ((rc = pg_enter(p, "BEGIN", "dropping a trace's name index", err, errlen)) != CATDB_OK)
+		return rc;
+	i64_text(id, num, sizeof(num));
+	vals[0] = num;
+	res = pg_run(p, "DELETE FROM name_stats WHERE trace_id = $1", 1, vals, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = pg_fail(p, "dropping a trace's name index", res, err, errlen);
+	else
+		PQclear(res);
+	return pg_leave(p, rc, "dropping a trace's name index", err, errlen);
+}
+
+static int64_t be64(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | u[i];
+	return (int64_t)v;
+}
+
+/* q as a LIKE pattern "%q%", ASCII letters lowered as SQLite's lower()
+ * does, the pattern's own characters (% _ \) escaped. NULL when out of
+ * memory. */
+static char *like_pattern(const char *q)
+{
+	size_t n = strlen(q), i, j = 0;
+	char *s = malloc(2 * n + 3);
+
+	if (s == NULL)
+		return NULL;
+	s[j++] = '%';
+	for (i = 0; i < n; i++) {
+		char ch = q[i];
+
+		if (ch == '%' || ch == '_' || ch == '\\')
+			s[j++] = '\\';
+		s[j++] = ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+	}
+	s[j++] = '%';
+	s[j] = '\0';
+	return s;
+}
+
+/* Binary results: the numbers come as 8 big-endian bytes, the sketch as
+ * its bytes, the name as text. Rows in trace order only: names.c picks
+ * each trace's first names itself, cheaper than a sort by name here. */
+static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
+		     char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	struct catdb_name_row h;
+	char *pat = like_pattern(q);
+	const char *vals[1] = { pat };
+	PGresult *res;
+	int i, n, rc;
+
+	if (pat == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return CATDB_EFAIL;
+	}
+	if ((rc = pg_enter(p, "BEGIN READ ONLY", "a search", err, errlen)) != CATDB_OK) {
+		free(pat);
+		return rc;
+	}
+	res = PQexecParams(p->conn,
+			   "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+			   "FROM names n JOIN name_stats s ON s.name_id = n.id "
+			   "WHERE translate(n.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE $1 "
+			   "ORDER BY s.trace_id",
+			   1, NULL, vals, NULL, NULL, 1);
+	free(pat);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_leave(p, pg_fail(p, "a search", res, err, errlen), "a search", err, errlen);
+	n = PQntuples(res);
+	for (i = 0; i < n && rc == CATDB_OK; i++) {
+		h.trace = be64(PQgetvalue(res, i, 0));
+		h.name = PQgetvalue(res, i, 1);
+		h.count = be64(PQgetvalue(res, i, 2));
+		h.ended = be64(PQgetvalue(res, i, 3));
+		h.total_ns = be64(PQgetvalue(res, i, 4));
+		h.max_ns = be64(PQgetvalue(res, i, 5));
+		h.sketch = PQgetvalue(res, i, 6);
+		h.sketch_len = (size_t)PQgetlength(res, i, 6);
+		if (row(ctx, &h) != 0) {
+			snprintf(err, errlen, "a row of the name index is damaged or memory ran out");
+			rc = CATDB_EFAIL;
+		}
+	}
+	PQclear(res);
+	return pg_leave(p, rc, "a search", err, errlen);
+}
+
+static int pg_ping(struct catdb *d, char *err, size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	int rc = pg_enter(p, "BEGIN READ ONLY", "a health check", err, errlen);
+
+	return rc == CATDB_OK ? pg_leave(p, rc, "a health check", err, errlen) : rc;
+}
+
+static void pg_close(struct catdb *d)
+{
+	struct catdb_pg *p = (struct catdb_pg *)d;
+
+	if (p == NULL)
+		return;
+	PQfinish(p->rec.conn);
+	PQfinish(p->idx.conn);
+	pthread_mutex_destroy(&p->rec.mu);
+	pthread_mutex_destroy(&p->idx.mu);
+	free(p);
+}
+
+/* ---- shared ingest jobs ----------------------------------------------------- */
+
+/* Runs one statement of text parameters on the index's connection, in a
+ * transaction of its own; its result in *out when it returns rows. */
+static int job_exec(struct pg_lane *p, const char *what, const char *sql, int n, const char *const *vals,
+		    PGresult **out, char *err, size_t errlen)
+{
+	PGresult *res;
+	int rc;
+
+	if ((rc = pg_enter(p, "BEGIN", what, err, errlen)) != CATDB_OK)
+		return rc;
+	res = pg_run(p, sql, n, vals, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_leave(p, pg_fail(p, what, res, err, errlen), what, err, errlen);
+	rc = strcmp(PQcmdTuples(res), "0") == 0 ? CATDB_ENOENT : CATDB_OK;
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	if (rc == CATDB_ENOENT) /* nothing done: nothing to commit */
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+	return pg_leave(p, rc, what, err, errlen);
+}
+
+static int pg_job_queue(struct catdb *d, int64_t trace, char *err, size_t errlen)
+{
+	char num[24];
+	const char *vals[1] = { num };
+	int rc;
+
+	i64_text(trace, num, sizeof(num));
+	rc = job_exec(&((struct catdb_pg *)d)->idx, "queueing an ingest job",
+		      "INSERT INTO jobs (trace_id) VALUES ($1) ON CONFLICT (trace_id) DO NOTHING", 1, vals, NULL, err,
+		      errlen);
+	return rc == CATDB_ENOENT ? CATDB_OK : rc; /* queued already: still once */
+}
+
+/* The oldest job nobody holds (never claimed, or its lease over), locked
+ * so that a server claiming at the same time takes the next one. */
+static int pg_job_claim(struct catdb *d, const char *owner, int lease_ms, struct catdb_job *out, char *err,
+			size_t errlen)
+{
+	char ms[24];
+	const char *vals[2] = { owner, ms };
+	PGresult *res = NULL;
+	int rc;
+
+	i64_text(lease_ms, ms, sizeof(ms));
+	rc = job_exec(&((struct catdb_pg *)d)->idx, "claiming an ingest job",
+		      "UPDATE jobs SET owner = $1, lease_until = clock_timestamp() + $2 * interval '1 millisecond', "
+		      "token = nextval('job_tokens'), attempts = attempts + 1 "
+		      "WHERE trace_id = (SELECT trace_id FROM jobs WHERE lease_until IS NULL "
+		      "OR lease_until < clock_timestamp() ORDER BY trace_id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+		      "RETURNING trace_id, token, attempts",
+		      2, vals, &res, err, errlen);
+	if (rc == CATDB_OK) {
+		out->trace = col_i64(res, 0, 0);
+		out->token = col_i64(res, 0, 1);
+		out->attempts = (int)col_i64(res, 0, 2);
+	}
+	PQclear(res);
+	return rc;
+}
+
+/* Renewed while the claim's token is the job's, even past its lease when
+ * nobody claimed it since: the token, not the clock, says whose it is. */
+static int pg_job_renew(struct catdb *d, const struct catdb_job *j, int lease_ms, char *err, size_t errlen)
+{
+	char id[24], token[24], ms[24];
+	const char *vals[3] = { id, token, ms };
+
+	i64_text(j->trace, id, sizeof(id));
+	i64_text(j->token, token, sizeof(token));
+	i64_text(lease_ms, ms, sizeof(ms));
+	return job_exec(&((struct catdb_pg *)d)->idx, "renewing an ingest job's lease",
+			"UPDATE jobs SET lease_until = clock_timestamp() + $3 * interval '1 millisecond' "
+			"WHERE trace_id = $1 AND token = $2",
+			3, vals, NULL, err, errlen);
+}
+
+/* The fencing check and the result in one transaction: the job's row goes
+ * only with the claim's token, and the trace's state is written only then. */
+static int pg_job_done(struct catdb *d, const struct catdb_job *j, const struct trace_rec *r, char *err,
+		       size_t errlen)
+{
+	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	char id[24], token[24];
+	const char *vals[2] = { id, token };
+	PGresult *res;
+	int rc;
+
+	i64_text(j->trace, id, sizeof(id));
+	i64_text(j->token, token, sizeof(token));
+	if ((rc = pg_enter(p, "BEGIN", "ending an ingest job", err, errlen)) != CATDB_OK)
+		return rc;
+	res = pg_run(p, "DELETE FROM jobs WHERE trace_id = $1 AND token = $2", 2, vals, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		return pg_leave(p, pg_fail(p, "ending an ingest job", res, err, errlen), "ending an ingest job", err,
+				errlen);
+	if (strcmp(PQcmdTuples(res), "1") != 0) {
+		PQclear(res);
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+		snprintf(err, errlen, "the ingest job of trace %" PRId64 " was claimed by another server since "
+				      "(its lease ran out): this result is not kept", j->trace);
+		return pg_leave(p, CATDB_ENOENT, "ending an ingest job", err, errlen);
+	}
+	PQclear(res);
+	return pg_leave(p, save_tx(p, r, CATDB_STATE, NULL, err, errlen), "ending an ingest job", err, errlen);
+}
+
+/* ---- the schema ------------------------------------------------------------- */
+
+static int schema_version(void)
+{
+	const char *s = strstr(schema_catalog_pg_sql, "schema_version = ");
+
+	return s ? atoi(s + 17) : -1;
+}
+
+/* The optional part (pg_trgm): a database without the extension works
+ * without the index. Its own transaction, so its failure undoes nothing
+ * else. */
+static void schema_optional(struct pg_lane *p)
+{
+	const char *opt = strstr(schema_catalog_pg_sql, "-- optional:");
+	char msg[400];
+	PGresult *res = NULL;
+
+	if (opt == NULL)
+		return;
+	if (pg_simple(p, "BEGIN", PGRES_COMMAND_OK, &res) != 0 || pg_simple(p, opt, PGRES_COMMAND_OK, &res) != 0) {
+		pg_message(PQresultErrorMessage(res), msg, sizeof(msg));
+		fprintf(stderr, "trace-server: the catalog's search runs without a trigram index (%s)\n", msg);
+		PQclear(res);
+		PQclear(PQexec(p->conn, "ROLLBACK"));
+		return;
+	}
+	if (pg_simple(p, "COMMIT", PGRES_COMMAND_OK, &res) != 0)
+		PQclear(res);
+}
+
+/* Reads the version the database holds; -1 on failure (*res set). */
+static int schema_read(struct pg_lane *p, PGresult **out)
+{
+	PGresult *res = PQexec(p->conn, "SELECT coalesce(max(version), 0) FROM schema_version");
+	int v;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		*out = res;
+		return -1;
+	}
+	v = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return v;
+}
+
+/* Creates or migrates the schema under a session advisory lock, so that
+ * servers starting together apply it once, one after the other. */
+static int schema_up(struct pg_lane *p, char *err, size_t errlen)
+{
+	const char *opt = strstr(schema_catalog_pg_sql, "-- optional:");
+	size_t body = opt ? (size_t)(opt - schema_catalog_pg_sql) : strlen(schema_catalog_pg_sql);
+	int want = schema_version(), have, rc = CATDB_OK;
+	char *sql = strndup(schema_catalog_pg_sql, body), num[24];
+	const char *vals[1] = { num };
+	PGresult *res = NULL;
+
+	if (sql == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return CATDB_EFAIL;
+	}
+	if (pg_simple(p, LOCK_SCHEMA, PGRES_TUPLES_OK, &res) != 0) {
+		free(sql);
+		return pg_fail(p, "taking the schema lock", res, err, errlen);
+	}
+	if (pg_simple(p, "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)", PGRES_COMMAND_OK,
+		      &res) != 0 ||
+	    (have = schema_read(p, &res)) < 0) {
+		rc = pg_fail(p, "reading the schema version", res, err, errlen);
+	} else if (have > want) {
+		snprintf(err, errlen, "the catalog's database has schema version %d, newer than this server's %d: "
+				      "run a newer trace-server", have, want);
+		rc = CATDB_EFAIL;
+	} else if (have < want) {
+		i64_text(want, num, sizeof(num));
+		if (pg_simple(p, "BEGIN", PGRES_COMMAND_OK, &res) != 0 || pg_simple(p, sql, PGRES_COMMAND_OK, &res) != 0 ||
+		    pg_simple(p, "DELETE FROM schema_version", PGRES_COMMAND_OK, &res) != 0 ||
+		    PQresultStatus(res = pg_run(p, "INSERT INTO schema_version (version) VALUES ($1)", 1, vals, 0)) !=
+			    PGRES_COMMAND_OK) {
+			rc = pg_fail(p, "creating the catalog's tables", res, err, errlen);
+		} else {
+			PQclear(res);
+			res = NULL;
+			if (pg_simple(p, "COMMIT", PGRES_COMMAND_OK, &res) != 0)
+				rc = pg_fail(p, "creating the catalog's tables", res, err, errlen);
+			else
+				schema_optional(p);
+		}
+	}
+	if (PQstatus(p->conn) == CONNECTION_OK)
+		PQclear(PQexec(p->conn, UNLOCK_SCHEMA));
+	free(sql);
+	return rc;
+}
+
+/* The server's notices ("relation ... already exists, skipping") are
+ * not for the log: errors come back with the calls that made them. */
+static void pg_notice_drop(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static const struct catdb_ops pg_ops = {
+	pg_load, pg_save, pg_remove, pg_next_id, pg_index, pg_unindex, pg_search, pg_ping,
+	pg_job_queue, pg_job_claim, pg_job_renew, pg_job_done, pg_close,
+};
+
+/*
+ * The connection is made (and remade by PQreset) while the catalog's lock
+ * is held, so it must not wait long for a host that does not answer: a
+ * connect_timeout of CONNECT_TIMEOUT seconds unless the URL names its own
+ * (values of the URL, expanded in place of dbname, override those before
+ * it).
+ */
+struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *vals[] = { CONNECT_TIMEOUT, url, NULL };
+	struct catdb_pg *p = calloc(1, sizeof(*p));
+	char msg[400];
+	int i;
+
+	if (p == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->base.ops = &pg_ops;
+	pthread_mutex_init(&p->rec.mu, NULL);
+	pthread_mutex_init(&p->idx.mu, NULL);
+	for (i = 0; i < 2; i++) {
+		struct pg_lane *l = i ? &p->idx : &p->rec;
+
+		l->conn = PQconnectdbParams(keys, vals, 1);
+		if (l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK) {
+			pg_message(l->conn ? PQerrorMessage(l->conn) : "out of memory", msg, sizeof(msg));
+			snprintf(err, errlen, "cannot connect to the catalog's PostgreSQL database: %s", msg);
+			pg_close(&p->base);
+			return NULL;
+		}
+		PQsetNoticeProcessor(l->conn, pg_notice_drop, NULL);
+	}
+	if (schema_up(&p->rec, msg, sizeof(msg)) != CATDB_OK) {
+		snprintf(err, errlen, "%s", msg);
+		pg_close(&p->base);
+		return NULL;
+	}
+	return &p->base;
+}

@@ -1,0 +1,179 @@
+/*
+ * Keeping the records true to a catalog several servers share.
+ *
+ * Each server holds every record in memory (lists, filters and retention
+ * read only memory), so a record another server saved or deleted is stale
+ * here until read again. The database numbers every save and every
+ * deletion with a version from one sequence, committed in that order
+ * (catdb_pg.c); a server asks for what is newer than the newest version it
+ * holds, at most every CAT_SYNC_MS, before it answers a listing, a trace,
+ * a search or a change. A record this server owns (its files are in this
+ * server's store) takes only its metadata from the database: its ingest
+ * state is this server's to write. Another server's record takes
+ * everything.
+ *
+ * With catalog.db there is no other writer and nothing to do.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog_internal.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+#define SWAP(a, b)                      \
+	do {                            \
+		__typeof__(a) t_ = (a); \
+		(a) = (b);              \
+		(b) = t_;               \
+	} while (0)
+
+/* Moves what the database holds of src's part into dst (src keeps dst's
+ * old values, to be freed with it). Fields only memory holds (waiters,
+ * progress, snapshots) stay. */
+static void rec_take_part(struct trace_rec *dst, struct trace_rec *src, enum catdb_part part)
+{
+	SWAP(dst->name, src->name);
+	SWAP(dst->description, src->description);
+	SWAP(dst->labels, src->labels);
+	SWAP(dst->nlabels, src->nlabels);
+	dst->pinned = src->pinned;
+	if (part == CATDB_META)
+		return;
+	memcpy(dst->format, src->format, sizeof(dst->format));
+	memcpy(dst->format_hint, src->format_hint, sizeof(dst->format_hint));
+	dst->size = src->size;
+	dst->stored = src->stored;
+	dst->status = src->status;
+	memcpy(dst->error_code, src->error_code, sizeof(dst->error_code));
+	SWAP(dst->error_msg, src->error_msg);
+	memcpy(dst->created_at, src->created_at, sizeof(dst->created_at));
+	dst->created = src->created;
+	dst->start_ns = src->start_ns;
+	dst->end_ns = src->end_ns;
+	SWAP(dst->summary, src->summary);
+	dst->indexed = src->indexed;
+	dst->symbols_named = src->symbols_named;
+	SWAP(dst->symbols_error, src->symbols_error);
+	SWAP(dst->binary_name, src->binary_name);
+	memcpy(dst->stream, src->stream, sizeof(dst->stream));
+}
+
+/* Applies what a load read; the batch's records are taken or freed. */
+static int apply(struct catalog *c, struct catdb_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		struct trace_rec *r = cat_find(c, b->v[i]->id);
+
+		if (r == NULL) {
+			/* a trace another server added */
+			b->v[i]->foreign = 1;
+			if (cat_rec_insert(c, b->v[i]) != 0)
+				return -1;
+			b->v[i] = NULL;
+			continue;
+		}
+		rec_take_part(r, b->v[i], r->foreign ? CATDB_STATE : CATDB_META);
+		r->version = b->v[i]->version; /* it holds all of the row now */
+		if (r->foreign && r->status != TS_QUEUED && r->status != TS_INGESTING && r->status != TS_LIVE)
+			cat_wake(c, r);
+	}
+	for (i = 0; i < b->ngone; i++)
+		cat_forget_locked(c, b->gone[i]);
+	if (b->version > c->seen)
+		c->seen = b->version;
+	return 0;
+}
+
+/* Writes again what could not be saved while the database was down. */
+static void resave(struct catalog *c)
+{
+	size_t i;
+	int part;
+
+	for (i = 0; i < c->n && c->unsaved > 0; i++) {
+		struct trace_rec *r = c->v[i];
+
+		for (part = CATDB_ALL; part <= CATDB_STATE && r->unsaved; part++)
+			if ((r->unsaved & (1 << part)) && cat_save(c, r, (enum catdb_part)part) != 0)
+				return;
+	}
+}
+
+int cat_sync_locked(struct catalog *c, int force)
+{
+	struct catdb_batch b;
+	char err[512];
+	int64_t now;
+	int rc;
+
+	if (!c->shared)
+		return 0;
+	now = now_ms();
+	if (!force && c->sync_ms != 0 && now - c->sync_ms < CAT_SYNC_MS)
+		return c->sync_rc;
+	c->sync_ms = now;
+	/* unsaved changes first: a load would take the database's older values over them */
+	if (c->unsaved > 0)
+		resave(c);
+	if (c->unsaved > 0) {
+		c->sync_rc = CAT_EUNAVAILABLE;
+		return c->sync_rc;
+	}
+	rc = c->db->ops->load(c->db, c->seen, &b, err, sizeof(err));
+	if (rc == CATDB_OK && apply(c, &b) != 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		rc = CATDB_EFAIL;
+	}
+	catdb_batch_free(&b);
+	if (rc != CATDB_OK) {
+		fprintf(stderr, "trace-server: the catalog's changes were not read: %s\n", err);
+		/* a failed read is retried at the next look, from the same version */
+		c->sync_rc = CAT_EUNAVAILABLE;
+		return c->sync_rc;
+	}
+	c->sync_rc = 0;
+	return 0;
+}
+
+int cat_sync_first(struct catalog *c, char *err, size_t errlen)
+{
+	struct catdb_batch b;
+	size_t i;
+	int rc = c->db->ops->load(c->db, 0, &b, err, errlen);
+
+	for (i = 0; rc == CATDB_OK && i < b.n; i++) {
+		if (cat_rec_insert(c, b.v[i]) != 0) {
+			snprintf(err, errlen, "out of memory reading the catalog");
+			rc = CATDB_EFAIL;
+			break;
+		}
+		b.v[i] = NULL;
+	}
+	if (rc == CATDB_OK)
+		c->seen = b.version;
+	catdb_batch_free(&b);
+	return rc == CATDB_OK ? 0 : -1;
+}
+
+void catdb_batch_free(struct catdb_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		cat_rec_free(b->v[i]);
+	free(b->v);
+	free(b->gone);
+	memset(b, 0, sizeof(*b));
+}

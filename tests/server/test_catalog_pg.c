@@ -1,0 +1,228 @@
+/*
+ * Two real servers sharing one catalog in PostgreSQL (--catalog), over
+ * loopback (docs/DEPLOY.md, Catalog in PostgreSQL): a trace uploaded
+ * through one is listed, searched, renamed and deleted through the other,
+ * and both give the same trace object; with PostgreSQL stopped the catalog
+ * requests answer 503 catalog_unavailable with Retry-After while the
+ * trace's data is still served, and all of it works again once PostgreSQL
+ * is back, with no restart of the servers.
+ *
+ * Env: TRACE_SERVER, GEN_FXT, PG_SH (default tests/catalog/pg.sh).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "api_util.h"
+
+static struct {
+	char root[64], pg[128], url[256], fxt[128], data[2][128], log[2][128];
+	struct su_server srv[2];
+	int port[2];
+	int64_t id;
+} W;
+
+static int pg_ctl(const char *verb)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "sh %s %s %s", getenv("PG_SH") ? getenv("PG_SH") : "tests/catalog/pg.sh", verb, W.pg);
+	return system(cmd);
+}
+
+/* Requests go to server k (0 or 1) until told otherwise. */
+static void use(int k)
+{
+	api_port = W.port[k];
+	api_log = W.log[k];
+}
+
+/* GET path until its status is want, within ms; the last reply's status. */
+static int get_until(const char *path, int want, int ms, const char *needle)
+{
+	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	double until = su_now() + ms / 1000.0;
+	int status;
+
+	do {
+		memset(&r, 0, sizeof(r));
+		status = su_request(api_port, &q, &r, 10000) == 0 ? r.status : 0;
+		if (status == want && needle && (r.body == NULL || strstr(r.body, needle) == NULL))
+			status = -1;
+		su_resp_free(&r);
+		if (status != want)
+			su_sleep_ms(20);
+	} while (status != want && su_now() < until);
+	return status;
+}
+
+static void test_shared(void **state)
+{
+	struct su_req q = { "POST", "/api/traces?name=shared&wait=1", NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	cJSON *j, *a, *b;
+	char path[128], *body, *ja, *jb;
+	FILE *f;
+	long n;
+
+	(void)state;
+	f = fopen(W.fxt, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	body = malloc((size_t)n);
+	assert_int_equal(fread(body, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	q.body = body;
+	q.body_len = (size_t)n;
+	use(0);
+	assert_int_equal(su_request(api_port, &q, &r, 60000), 0);
+	assert_int_equal(r.status, 201);
+	j = cJSON_Parse(r.body);
+	W.id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	free(body);
+	/* listed and found by the other server */
+	use(1);
+	t_fmt(path, sizeof(path), "\"id\":%" PRId64 ",", W.id);
+	assert_int_equal(get_until("/api/traces", 200, 1000, path), 200);
+	assert_int_equal(get_until("/api/search?q=frame", 200, 1000, "\"name\":\"shared\""), 200);
+	/* renamed through the other; the same object through both */
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
+	cJSON_Delete(t_call("PATCH", path, "{\"name\":\"renamed\",\"labels\":{\"team\":\"b\"},\"pinned\":true}", 200));
+	use(0);
+	assert_int_equal(get_until(path, 200, 1000, "\"renamed\""), 200);
+	a = t_get(path);
+	use(1);
+	b = t_get(path);
+	ja = cJSON_PrintUnformatted(a);
+	jb = cJSON_PrintUnformatted(b);
+	assert_string_equal(ja, jb);
+	assert_string_equal(str(a, "status"), "ready");
+	free(ja);
+	free(jb);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+static void test_down_and_back(void **state)
+{
+	struct su_req q = { "GET", "/api/traces", NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	char path[128], hdr[32];
+
+	(void)state;
+	assert_int_equal(pg_ctl("stop"), 0);
+	use(0);
+	su_sleep_ms(150); /* past the 100 ms the server trusts what it last read */
+	assert_int_equal(su_request(api_port, &q, &r, 10000), 0);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body, "\"catalog_unavailable\""));
+	assert_non_null(su_header(&r, "Retry-After", hdr, sizeof(hdr)));
+	su_resp_free(&r);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
+	t_error("GET", path, NULL, 503, "catalog_unavailable");
+	t_error("PATCH", path, "{\"name\":\"x\"}", 503, "catalog_unavailable");
+	t_error("DELETE", path, NULL, 503, "catalog_unavailable");
+	t_error("GET", "/api/search?q=frame", NULL, 503, "catalog_unavailable");
+	assert_int_equal(get_until("/healthz", 503, 1000, "\"status\":\"unavailable\""), 503);
+	/* the trace's data is still served, from what the server knew */
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", W.id);
+	cJSON_Delete(t_get(path));
+	assert_int_equal(pg_ctl("start"), 0);
+	assert_int_equal(get_until("/api/traces", 200, 5000, "\"renamed\""), 200);
+	assert_int_equal(get_until("/healthz", 200, 2000, NULL), 200);
+	/* deleted through the other: gone from this one */
+	use(1);
+	assert_int_equal(get_until("/api/traces", 200, 5000, NULL), 200);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 204));
+	use(0);
+	assert_int_equal(get_until(path, 404, 1000, NULL), 404);
+}
+
+/* Both servers stop cleanly (under ASan: no leak, no error at exit). */
+static void test_clean_stop(void **state)
+{
+	int k, rc;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		rc = su_server_stop(&W.srv[k], SIGTERM);
+		if (rc != 0)
+			fail_msg("server %d ended with %d (see %s)", k, rc, W.log[k]);
+		W.srv[k].pid = 0;
+	}
+}
+
+static int setup(void **state)
+{
+	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
+	char cmd[512], path[160], root[64];
+	FILE *f;
+	int k;
+
+	(void)state;
+	if (exe == NULL || gen == NULL) {
+		fprintf(stderr, "set TRACE_SERVER and GEN_FXT\n");
+		return -1;
+	}
+	snprintf(W.root, sizeof(W.root), "/tmp/test_catalog_pg.XXXXXX");
+	if (mkdtemp(W.root) == NULL || chmod(W.root, 0711) != 0)
+		return -1;
+	snprintf(W.pg, sizeof(W.pg), "%s/pg", W.root);
+	snprintf(W.fxt, sizeof(W.fxt), "%s/t.fxt", W.root);
+	snprintf(path, sizeof(path), "%s/url", W.pg);
+	snprintf(cmd, sizeof(cmd), "%s --events 4000 --threads 3 --seed 5 %s >/dev/null", gen, W.fxt);
+	if (system(cmd) != 0 || pg_ctl("start") != 0 || (f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(W.url, sizeof(W.url), f) == NULL) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	W.url[strcspn(W.url, "\n")] = '\0';
+	snprintf(root, sizeof(root), "%s", W.root); /* a copy: GCC sees W's members overlap */
+	for (k = 0; k < 2; k++) {
+		const char *extra[] = { "--catalog", W.url, NULL };
+
+		snprintf(W.data[k], sizeof(W.data[k]), "%s/data%d", root, k);
+		snprintf(W.log[k], sizeof(W.log[k]), "%s/server%d.log", root, k);
+		api_start(&W.srv[k], exe, W.data[k], W.log[k], extra);
+		W.port[k] = api_port;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++)
+		if (W.srv[k].pid)
+			su_server_stop(&W.srv[k], SIGTERM);
+	pg_ctl("kill");
+	return su_rm_tree(W.root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_down_and_back),
+		cmocka_unit_test(test_clean_stop),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
