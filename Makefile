@@ -28,8 +28,8 @@ QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/sli
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
-STORE_SRC = store/sigv4.c
-CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+STORE_SRC = store/sigv4.c store/s3.c
+CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c catalog/storage_s3.c \
 	catalog/worker.c build/gen/catalog.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
@@ -93,6 +93,13 @@ $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B
 $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The storage contract against the directory and s3rver (node, make deps-e2e).
+$(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \
+	$(B)/store/s3.o $(B)/store/sigv4.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(B)/catalog/storage.o $(B)/catalog/storage_s3.o $(B)/store/s3.o $(B)/store/sigv4.o \
+	  $(LIBS) $(CMOCKA_LIBS)
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++

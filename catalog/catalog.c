@@ -41,6 +41,11 @@ void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, 
 	c->store.ops->local_path(&c->store, id, file, out, n);
 }
 
+int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen)
+{
+	return c->store.ops->fetch(&c->store, id, file, err, errlen);
+}
+
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 {
 	c->store.ops->spool_dir(&c->store, out, n);
@@ -570,7 +575,8 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	pthread_cond_init(&c->live_work, NULL);
 	c->o = *o;
 	c->next_id = 1;
-	if ((c->dir = strdup(dir)) == NULL || storage_open_dir(&c->store, dir, err, errlen) != 0) {
+	if ((c->dir = strdup(dir)) == NULL ||
+	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, err, errlen) != 0) {
 		if (c->dir == NULL)
 			snprintf(err, errlen, "out of memory");
 		cat_close(c);
@@ -708,6 +714,7 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	struct trace_rec *r;
 	int64_t id = -1;
+	int put;
 	size_t i;
 
 	/* what the catalog stores, it checks: paging and search hold for every value it takes */
@@ -739,9 +746,9 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 		goto out_unlock;
 	}
 	r->id = c->next_id;
-	if (c->store.ops->put(&c->store, r->id, "source", nw->spool) != 0 ||
-	    (nw->binary_spool && c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool) != 0)) {
-		snprintf(err, errlen, "cannot store the upload: %s", strerror(errno));
+	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
+	    (nw->binary_spool && (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+		id = put == -2 ? -3 : -1;
 		c->store.ops->remove(&c->store, r->id);
 		goto out_unlock;
 	}
@@ -1035,12 +1042,14 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		return -1;
 	}
 	cat_path(c, id, "trace.db", db, sizeof(db));
-	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0) {
+	/* the one place a stored file changes: trace.db named, published again */
+	if (st == TS_READY && (cat_fetch(c, id, "trace.db", err, errlen) != 0 ||
+			       ingest_symbolize(db, spool, &named, err, errlen) != 0 ||
+			       c->store.ops->publish(&c->store, id, "trace.db", err, errlen) != 0)) {
 		free(bname);
 		return -1;
 	}
-	if (c->store.ops->put(&c->store, id, "binary", spool) != 0) {
-		snprintf(err, errlen, "cannot store the symbols: %s", strerror(errno));
+	if (c->store.ops->put(&c->store, id, "binary", spool, err, errlen) != 0) {
 		free(bname);
 		return -1;
 	}

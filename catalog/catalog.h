@@ -34,6 +34,9 @@ struct cat_opts {
 			       * speed of ingest */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
+	const char *store_url;  /* s3://... (storage.h), or NULL: the files under the data directory */
+	const char *cache_dir;  /* with store_url: the local cache; NULL = <data>/cache */
+	uint64_t cache_max;     /* with store_url: bytes the cache may hold; 0 = no bound */
 };
 
 /* Limits on what a trace's metadata may hold. */
@@ -80,8 +83,9 @@ struct cat_new {
 	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
 };
-/* Records and queues it; the id, or -1 (storage) or -2 (a name, description
- * or label it does not take) with err set. */
+/* Records and queues it; the id, or -1 (storage), -2 (a name, description
+ * or label it does not take) or -3 (the store cannot be reached now: try
+ * later) with err set. */
 int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
 
 /* A change to a trace's metadata; NULL / -1 members are left as they are. */
@@ -193,8 +197,13 @@ int cat_wait(struct catalog *c, int64_t id, void *conn);
  * and names its functions now if the trace is ready, else at ingest.
  * Returns 0, or -1 with err set (the file is then left to the caller). */
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
-/* A readable path of a trace's file ("source", "trace.db"). */
+/* A readable path of a trace's file ("source", "trace.db"), once
+ * cat_fetch made sure it is there. */
 void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n);
+/* Makes cat_path's file hold the file (downloaded from a shared store if
+ * the local cache lacks it); call right before opening it. 0, -1 (no such
+ * file) or -2 (the store cannot be reached now), with err set. */
+int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen);
 /* The spool directory for uploads in progress. */
 void cat_spool_dir(const struct catalog *c, char *out, size_t n);
 size_t cat_count(struct catalog *c);

@@ -63,6 +63,8 @@ int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_
 	} else if (statvfs(spool, &vfs) == 0 && vfs.f_bavail == 0) {
 		snprintf(store_err, store_errlen, "the trace store's disk is full");
 		rc = -1;
+	} else if (c->store.ops->check(&c->store, store_err, store_errlen) != 0) {
+		rc = -1;
 	}
 	return rc;
 }

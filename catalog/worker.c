@@ -186,11 +186,17 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	cat_path(c, id, "binary", bin, sizeof(bin));
+	/* the cache may have let the files go since the upload (or a restart lost it) */
+	c->store.ops->fetch(&c->store, id, "binary", res->error, sizeof(res->error));
 	o.symbols = access(bin, R_OK) == 0 ? bin : NULL;
 	o.progress = job_progress;
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
-	rc = ingest_file(src, db, &o, res);
+	res->error[0] = '\0';
+	if (c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error)) != 0)
+		rc = INGEST_EDB;
+	else
+		rc = ingest_file(src, db, &o, res);
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
 	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
@@ -201,6 +207,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
+	/* stored before the trace is ready, so a ready trace can always be fetched */
+	if (rc == INGEST_OK && c->store.ops->publish(&c->store, id, "trace.db", res->error, sizeof(res->error)) != 0)
+		rc = INGEST_EDB;
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)
 		indexed = cat_index_trace(c, id, db) == 0;
