@@ -95,7 +95,7 @@ $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
 # The storage contract against the directory and s3rver (node, make deps-e2e).
-$(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \
+$(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h tests/store/s3rver_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \
 	$(B)/store/s3.o $(B)/store/sigv4.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(B)/catalog/storage.o $(B)/catalog/storage_s3.o $(B)/store/s3.o $(B)/store/sigv4.o \
@@ -180,7 +180,19 @@ xray-real: deps trace-server
 integration-asan: deps
 	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check integration integration-asan xray-real reliability e2e
+test: check integration integration-asan xray-real reliability e2e test-store
+
+# The object store (--store): the storage contract against the directory and
+# s3rver, and the real server on s3rver losing its cache; also under ASan.
+.PHONY: test-store test-store-run
+test-store: deps deps-e2e
+	$(MAKE) test-store-run B=build/rel
+	$(MAKE) test-store-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
+
+test-store-run: $(B)/tests/store/test_sigv4 $(B)/tests/store/test_storage $(B)/tests/server/test_s3 $(B)/trace-server $(B)/gen_fxt
+	$(B)/tests/store/test_sigv4
+	$(B)/tests/store/test_storage
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_s3
 
 # Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
 .PHONY: reliability reliability-full

@@ -348,17 +348,16 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 			r->indexed = 0;
 		}
 	}
+	/* a shared store that cannot be reached now loses nothing: has() says -2 */
 	if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
-		cat_path(c, r->id, "source", path, sizeof(path));
-		if (stat(path, &st) == 0) {
+		if (c->store.ops->has(&c->store, r->id, "source") != 0) {
 			r->status = TS_QUEUED;
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "
 						   "upload it again");
 		}
 	} else if (r->status == TS_READY) {
-		cat_path(c, r->id, "trace.db", path, sizeof(path));
-		if (stat(path, &st) != 0)
+		if (c->store.ops->has(&c->store, r->id, "trace.db") == 0)
 			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
 	}
 	if (r->stored == 0)

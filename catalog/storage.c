@@ -56,6 +56,15 @@ static int dir_publish(struct storage *s, int64_t id, const char *file, char *er
 	return 0;
 }
 
+static int dir_has(struct storage *s, int64_t id, const char *file)
+{
+	char path[4096];
+	struct stat st;
+
+	dir_path(s, id, file, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
 /* What cat_health checks of the spool's disk is all there is to check. */
 static int dir_check(struct storage *s, char *err, size_t errlen)
 {
@@ -117,7 +126,7 @@ static void dir_close(struct storage *s)
 }
 
 static const struct storage_ops dir_ops = {
-	dir_put, dir_fetch, dir_publish, dir_check, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
+	dir_put, dir_fetch, dir_publish, dir_has, dir_check, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */

@@ -40,6 +40,9 @@ struct storage_ops {
 	/* Sends the file ingest wrote at local_path to the store; 0, or -1 /
 	 * -2 with a sentence in err. Called once per file: never to replace. */
 	int (*publish)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
+	/* Whether file of trace id is stored, in the cache or not: 1, 0, or
+	 * -2 when the store cannot be reached (the caller cannot tell). */
+	int (*has)(struct storage *s, int64_t id, const char *file);
 	/* Whether the store answers now: 0, or -1 / -2 with a sentence in err. */
 	int (*check)(struct storage *s, char *err, size_t errlen);
 	/* A path where file of trace id can be read (and, for "trace.db",

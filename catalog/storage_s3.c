@@ -227,6 +227,19 @@ static int s3s_publish(struct storage *s, int64_t id, const char *file, char *er
 	return 0;
 }
 
+static int s3s_has(struct storage *s, int64_t id, const char *file)
+{
+	char key[1024], path[4096], err[512];
+	int e;
+
+	cache_path(s, id, file, path, sizeof(path));
+	if (access(path, F_OK) == 0)
+		return 1;
+	object_key(s, id, file, key, sizeof(key));
+	e = s3_head(st_of(s)->s3, key, NULL, err, sizeof(err));
+	return e == S3_OK ? 1 : e == S3_ENOTFOUND ? 0 : -2;
+}
+
 static int s3s_check(struct storage *s, char *err, size_t errlen)
 {
 	int e = s3_head_bucket(st_of(s)->s3, err, errlen);
@@ -318,6 +331,7 @@ static const struct storage_ops s3_ops = {
 	.put = s3s_put,
 	.fetch = s3s_fetch,
 	.publish = s3s_publish,
+	.has = s3s_has,
 	.check = s3s_check,
 	.local_path = cache_path,
 	.usage = s3s_usage,

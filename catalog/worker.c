@@ -267,7 +267,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	r->indexed = -1; /* being indexed: not picked again */
 	pthread_mutex_unlock(&c->mu);
-	ok = cat_index_trace(c, id, db) == 0;
+	ok = cat_fetch(c, id, "trace.db", NULL, 0) == 0 && cat_index_trace(c, id, db) == 0;
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) == NULL) {
 		cat_unindex_locked(c, id);

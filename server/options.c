@@ -14,6 +14,13 @@ static const char usage_text[] =
 	"  --port N           TCP port (default 8080; 0 picks a free one)\n"
 	"  --bind ADDR        address to listen on (default 127.0.0.1)\n"
 	"  --data DIR         where traces and the catalog live (default ./data)\n"
+	"  --store URL        keep the traces' files in an S3-compatible store instead of under\n"
+	"                     --data: s3://bucket/prefix?endpoint=http://host:port&region=R;\n"
+	"                     keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and\n"
+	"                     AWS_SESSION_TOKEN), never from the command line\n"
+	"  --cache-dir DIR    with --store: local copies of the files (default DATA/cache)\n"
+	"  --cache-max SIZE   with --store: the cache's bound, e.g. 20G; least recently used\n"
+	"                     files go first (default: no bound)\n"
 	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
 	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
@@ -122,6 +129,15 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			o->bind = val;
 		} else if (strcmp(a, "--data") == 0) {
 			o->data_dir = val;
+		} else if (strcmp(a, "--store") == 0) {
+			if (strncmp(val, "s3://", 5) != 0)
+				return bad("--store (s3://bucket/prefix?endpoint=...)", val);
+			o->store_url = val;
+		} else if (strcmp(a, "--cache-dir") == 0) {
+			o->cache_dir = val;
+		} else if (strcmp(a, "--cache-max") == 0) {
+			if (parse_size(val, &o->cache_max) != 0 || o->cache_max == 0)
+				return bad("--cache-max", val);
 		} else if (strcmp(a, "--token-file") == 0) {
 			o->token_file = val;
 		} else if (strcmp(a, "--static") == 0) {
@@ -152,5 +168,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			return bad("option", a);
 		}
 	}
+	if ((o->cache_dir || o->cache_max) && o->store_url == NULL)
+		return bad("option (it needs --store)", o->cache_dir ? "--cache-dir" : "--cache-max");
 	return 0;
 }

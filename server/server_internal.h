@@ -103,6 +103,10 @@ enum { MAX_SMALL_BODY = 65536 };
 enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned status, char *body, size_t len,
 			      const char *type);
 /* {"error": {"code", "message"}} */
+/* 503 with Retry-After: the object store cannot be reached now; the same
+ * request later may well succeed. */
+#define SRV_RETRY_AFTER "5"
+enum MHD_Result srv_send_retry(struct MHD_Connection *c, struct req *r, const char *code, const char *msg);
 enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
 			       const char *msg);
 enum MHD_Result srv_send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b);

@@ -33,48 +33,21 @@
 
 #include "../../catalog/storage.h"
 #include "../server_util.h"
+#include "s3rver_util.h"
 
 #define PART ((uint64_t)64 << 10) /* small parts, so that eleven of them stay small */
 
 static char g_work[256];     /* this run's scratch directory */
-static pid_t g_s3rver = -1;  /* the store, while it runs */
-static unsigned g_port;      /* its port, the same after a restart */
+static struct s3rver g_store; /* the test store, restarted on its port */
 static int g_serial;         /* makes each backend's directory new */
 
-/* ---- the test store ----------------------------------------------------- */
-
-/* Starts s3rver on port (0: any) and waits for it to say where it listens. */
-static void s3rver_start(unsigned port)
+static void store_start(void)
 {
-	const char *script = getenv("S3RVER") ? getenv("S3RVER") : "tests/store/s3rver.mjs";
-	char dir[512], portarg[16], line[64];
-	int fd[2];
-	FILE *f;
+	char dir[512];
 
 	snprintf(dir, sizeof(dir), "%s/s3rver", g_work);
-	snprintf(portarg, sizeof(portarg), "%u", port);
-	assert_int_equal(pipe(fd), 0);
-	if ((g_s3rver = fork()) == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		execlp("node", "node", script, dir, "traces", portarg, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	f = fdopen(fd[0], "r");
-	if (fgets(line, sizeof(line), f) == NULL || sscanf(line, "port %u", &g_port) != 1)
+	if (s3rver_start(&g_store, dir, "traces", g_store.port) != 0)
 		fail_msg("s3rver did not start (node and `make deps-e2e` needed)");
-	fclose(f);
-}
-
-static void s3rver_stop(void)
-{
-	if (g_s3rver > 0) {
-		kill(g_s3rver, SIGKILL);
-		waitpid(g_s3rver, NULL, 0);
-	}
-	g_s3rver = -1;
 }
 
 /* ---- backends ------------------------------------------------------------ */
@@ -92,7 +65,7 @@ static void open_s3(struct fixture *fx, uint64_t cache_max, int64_t grace)
 	struct storage_s3_opts o = { 0 };
 	char url[256], err[512];
 
-	snprintf(url, sizeof(url), "s3://traces/run%d?endpoint=http://127.0.0.1:%u&region=us-east-1", g_serial, g_port);
+	snprintf(url, sizeof(url), "s3://traces/run%d?endpoint=http://127.0.0.1:%u&region=us-east-1", g_serial, g_store.port);
 	o.url = url;
 	o.cache_dir = fx->root;
 	o.cache_max = cache_max;
@@ -233,11 +206,14 @@ static void test_publish_usage_remove(void **state)
 	write_pattern(path, 3 * PART, 2);
 	if (fx->s.ops->publish(&fx->s, 7, "trace.db", err, sizeof(err)) != 0)
 		fail_msg("publish: %s", err);
+	assert_int_equal(fx->s.ops->has(&fx->s, 7, "trace.db"), 1);
+	assert_int_equal(fx->s.ops->has(&fx->s, 7, "binary"), 0);
 	used = fx->s.ops->usage(&fx->s, 7);
 	assert_true(used >= 5000 + 3 * PART);
 	if (fx->kind == S3_STORE) {
 		assert_int_equal(used, 5000 + 3 * PART); /* the objects' sizes */
 		assert_int_equal(unlink(path), 0);
+		assert_int_equal(fx->s.ops->has(&fx->s, 7, "trace.db"), 1);
 		assert_int_equal(fx->s.ops->usage(&fx->s, 7), used); /* the store's word for what is not cached */
 		assert_int_equal(fx->s.ops->fetch(&fx->s, 7, "trace.db", err, sizeof(err)), 0);
 		assert_true(has_pattern(path, 3 * PART, 2));
@@ -245,6 +221,8 @@ static void test_publish_usage_remove(void **state)
 	fx->s.ops->remove(&fx->s, 7);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(fx->s.ops->usage(&fx->s, 7), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 7, "trace.db"), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 7, "source"), 0);
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 7, "trace.db", err, sizeof(err)), -1);
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 7, "source", err, sizeof(err)), -1);
 }
@@ -272,15 +250,17 @@ static void test_store_down(void **state)
 	assert_int_equal(put_pattern(&fx->s, 12, "source", 100, 4, err, sizeof(err)), 0);
 	fx->s.ops->local_path(&fx->s, 12, "source", path, sizeof(path));
 	assert_int_equal(unlink(path), 0);
-	s3rver_stop();
+	s3rver_stop(&g_store);
 	assert_int_equal(fx->s.ops->check(&fx->s, err, sizeof(err)), -2);
 	assert_non_null(strstr(err, "cannot be reached"));
 	assert_int_equal(put_pattern(&fx->s, 13, "source", 3 * PART, 5, err, sizeof(err)), -2);
 	assert_int_equal(put_pattern(&fx->s, 14, "source", 10, 5, err, sizeof(err)), -2);
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 12, "source", err, sizeof(err)), -2);
+	assert_int_equal(fx->s.ops->has(&fx->s, 12, "source"), -2); /* cannot tell: not "gone" */
+	assert_int_equal(fx->s.ops->has(&fx->s, 11, "source"), 1);
 	assert_int_equal(access(path, F_OK), -1); /* no partial download kept */
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 11, "source", err, sizeof(err)), 0); /* cached */
-	s3rver_start(g_port);
+	store_start();
 	assert_int_equal(fx->s.ops->check(&fx->s, err, sizeof(err)), 0);
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 12, "source", err, sizeof(err)), 0);
 	assert_true(has_pattern(path, 100, 4));
@@ -298,10 +278,10 @@ static void test_put_store_down_code(void **state)
 	assert_true((fd = mkstemp(path)) >= 0);
 	close(fd);
 	write_pattern(path, 10, 1);
-	s3rver_stop();
+	s3rver_stop(&g_store);
 	assert_int_equal(fx->s.ops->put(&fx->s, 21, "source", path, err, sizeof(err)), -2);
 	assert_int_equal(access(path, F_OK), 0);
-	s3rver_start(g_port);
+	store_start();
 	assert_int_equal(fx->s.ops->put(&fx->s, 21, "source", path, err, sizeof(err)), 0);
 }
 
@@ -375,9 +355,9 @@ int main(void)
 		return 1;
 	setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
 	setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
-	s3rver_start(0);
+	store_start();
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	s3rver_stop();
+	s3rver_stop(&g_store);
 	su_rm_tree(g_work);
 	return rc;
 }
