@@ -284,6 +284,8 @@ int cat_save(struct catalog *c, const struct trace_rec *r)
 
 static int rec_push(struct catalog *c, struct trace_rec *r)
 {
+	size_t i;
+
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
 		struct trace_rec **v = realloc(c->v, cap * sizeof(*v));
@@ -293,7 +295,14 @@ static int rec_push(struct catalog *c, struct trace_rec *r)
 		c->v = v;
 		c->cap = cap;
 	}
-	c->v[c->n++] = r;
+	/* in id order; an id reserved earlier may come in after a later one (cat_add_as) */
+	i = c->n;
+	while (i > 0 && c->v[i - 1]->id > r->id) {
+		c->v[i] = c->v[i - 1];
+		i--;
+	}
+	c->v[i] = r;
+	c->n++;
 	if (r->id >= c->next_id)
 		c->next_id = r->id + 1;
 	return 0;
@@ -744,15 +753,20 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
 		goto out_unlock;
 	}
-	r->id = c->next_id;
+	/* the id reserved, the files stored without the lock: an upload to a
+	 * shared store takes seconds, and every request needs the lock */
+	r->id = c->next_id++;
+	pthread_mutex_unlock(&c->mu);
 	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
 	    (nw->binary_spool && (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
 		id = put == -2 ? -3 : -1;
 		c->store.ops->remove(&c->store, r->id);
+		pthread_mutex_lock(&c->mu);
 		goto out_unlock;
 	}
-	r->size = nw->size;
 	r->stored = c->store.ops->usage(&c->store, r->id);
+	pthread_mutex_lock(&c->mu);
+	r->size = nw->size;
 	r->binary_name = bname;
 	bname = NULL;
 	r->symbols_named = -1;
@@ -764,8 +778,10 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
 	if (rec_push(c, r) != 0 || cat_save(c, r) != 0 || seq_save(c) != 0) {
 		snprintf(err, errlen, "cannot record the trace in the catalog");
-		if (c->n && c->v[c->n - 1] == r)
-			c->n--;
+		for (i = 0; i < c->n && c->v[i] != r; i++)
+			;
+		if (i < c->n)
+			memmove(&c->v[i], &c->v[i + 1], (--c->n - i) * sizeof(*c->v));
 		c->store.ops->remove(&c->store, r->id);
 		goto out_unlock;
 	}
