@@ -450,12 +450,13 @@ static int load(struct catalog *c)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct trace_rec *r = calloc(1, sizeof(*r));
 
+		if (r)
+			r->id = sqlite3_column_int64(st, 0); /* before rec_push, which keeps id order */
 		if (r == NULL || rec_push(c, r) != 0) {
 			cat_rec_free(r);
 			sqlite3_finalize(st);
 			return -1;
 		}
-		r->id = sqlite3_column_int64(st, 0);
 		r->name = dup_or_null(sqlite3_column_text(st, 1));
 		snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
 		snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
