@@ -14,7 +14,10 @@
  * read of local_path; publish sends a file written at local_path (ingest's
  * trace.db) to the store. Files are immutable once put or published: a
  * store never rewrites an object in place, so no cache ever needs to be
- * told that a file changed. The local directory is its own cache: fetch
+ * told that a file changed. Two exceptions, both by the server that owns
+ * the trace: a live trace's source grows after its put and is published
+ * whole when its stream ends, and symbols posted to a ready XRay trace
+ * name its trace.db, which is then published again. The local directory is its own cache: fetch
  * only checks that the file is there and publish does nothing.
  *
  * Errors: -1 is a file that does not exist or a local failure, -2 a store

@@ -14,7 +14,10 @@
  * two. A reader that already holds the file open keeps reading it after
  * the unlink (POSIX keeps the inode), and the next fetch downloads it
  * again. Only files this index knows are evicted: a trace.db that ingest
- * is still writing is not known until it is published.
+ * is still writing is not known until it is published. A file whose size
+ * on disk is no longer the size stored is still being written (a live
+ * trace's source, which grows after its put) and is not evicted either,
+ * nor is an empty file (it frees nothing).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -119,7 +122,19 @@ static void index_note(struct s3_store *st, int64_t id, const char *file, uint64
 	c->seq = ++st->uses;
 }
 
-/* Evicts least recently used files past their grace until the cache fits. */
+/* Whether v may be evicted now (the rule in the file's comment). */
+static int evictable(const struct storage *s, const struct cached *v, time_t now)
+{
+	char path[4096];
+	struct stat sb;
+
+	if ((int64_t)(now - v->used) < st_of(s)->grace || v->size == 0)
+		return 0;
+	cache_path(s, v->id, v->file, path, sizeof(path));
+	return stat(path, &sb) != 0 || (uint64_t)sb.st_size == v->size;
+}
+
+/* Evicts least recently used files until the cache fits or none may go. */
 static void evict(const struct storage *s)
 {
 	struct s3_store *st = st_of(s);
@@ -130,7 +145,7 @@ static void evict(const struct storage *s)
 		size_t i, old = st->n;
 
 		for (i = 0; i < st->n; i++)
-			if ((int64_t)(now - st->v[i].used) >= st->grace && (old == st->n || st->v[i].seq < st->v[old].seq))
+			if ((old == st->n || st->v[i].seq < st->v[old].seq) && evictable(s, &st->v[i], now))
 				old = i;
 		if (old == st->n)
 			break; /* everything left is in use */

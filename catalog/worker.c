@@ -170,6 +170,19 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 	}
 }
 
+/* Whether trace id came as a live stream (its stream state is set). */
+static int was_live(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r;
+	int live;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	live = r && r->stream[0] != '\0';
+	pthread_mutex_unlock(&c->mu);
+	return live;
+}
+
 static void job_run(struct catalog *c, int64_t id, const char *hint)
 {
 	struct ingest_result *res = calloc(1, sizeof(*res));
@@ -207,8 +220,11 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
-	/* stored before the trace is ready, so a ready trace can always be fetched */
-	if (rc == INGEST_OK && c->store.ops->publish(&c->store, id, "trace.db", res->error, sizeof(res->error)) != 0)
+	/* stored before the trace is ready, so a ready trace can always be fetched;
+	 * a live trace's source grew after its put, so it is stored again whole */
+	if (rc == INGEST_OK && (c->store.ops->publish(&c->store, id, "trace.db", res->error, sizeof(res->error)) != 0 ||
+				(was_live(c, id) &&
+				 c->store.ops->publish(&c->store, id, "source", res->error, sizeof(res->error)) != 0)))
 		rc = INGEST_EDB;
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)

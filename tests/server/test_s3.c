@@ -30,6 +30,7 @@ static struct {
 	char *bytes;      /* the generated archive */
 	size_t len;
 	int64_t id;
+	int64_t live_id;  /* the same archive sent as a live stream */
 	char *slices[3];  /* /slices replies of three tracks, before the cache was lost */
 	char paths[3][160];
 } W;
@@ -120,6 +121,41 @@ static void t_upload_and_read(void **state)
 	}
 }
 
+/* The same archive as a live stream: its source grows after the put, and
+ * must reach the store whole when the stream ends. */
+static void t_live_stream(void **state)
+{
+	struct su_req q = { "POST", "/api/traces?live=1&name=s3-live", NULL, NULL, 0, 1, 0 };
+	char path[128];
+	struct su_resp r;
+	double deadline = su_now() + 60;
+	cJSON *j;
+
+	(void)state;
+	q.body = W.bytes;
+	q.body_len = W.len;
+	if (su_request(api_port, &q, &r, 60000) != 0 || r.status < 200 || r.status > 299)
+		fail_msg("live stream: status %d: %.300s", r.status, r.body ? r.body : "");
+	j = cJSON_Parse(r.body);
+	W.live_id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.live_id);
+	for (;;) {
+		const char *st;
+
+		j = t_get(path);
+		st = str(j, "status");
+		if (strcmp(st, "ready") == 0 || su_now() > deadline) {
+			assert_string_equal(st, "ready");
+			cJSON_Delete(j);
+			break;
+		}
+		cJSON_Delete(j);
+		su_sleep_ms(50);
+	}
+}
+
 /* A new server with no cache at all: everything comes from the store. */
 static void t_cache_lost(void **state)
 {
@@ -140,11 +176,15 @@ static void t_cache_lost(void **state)
 		free(body);
 	}
 	assert_int_equal(stat(dbpath, &st), 0); /* fetched into the cache */
-	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/file", W.id);
-	body = get_body(path, 200, &len);
-	assert_int_equal(len, W.len);
-	assert_memory_equal(body, W.bytes, len);
-	free(body);
+	for (i = 0; i < 2; i++) {
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/file", i ? W.live_id : W.id);
+		body = get_body(path, 200, &len);
+		assert_int_equal(len, W.len);
+		assert_memory_equal(body, W.bytes, len);
+		free(body);
+	}
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?track=1", W.live_id);
+	free(get_body(path, 200, NULL));
 }
 
 /* The store killed: health says so, uploads answer 503 with Retry-After,
@@ -240,6 +280,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_upload_and_read),
+		cmocka_unit_test(t_live_stream),
 		cmocka_unit_test(t_cache_lost),
 		cmocka_unit_test(t_store_down),
 	};

@@ -320,6 +320,35 @@ static void test_eviction(void **state)
 	assert_int_equal(cached(fx, 1) + cached(fx, 2) + cached(fx, 5), 2);
 }
 
+/* A file still being written (a live trace's source grows after its put)
+ * is never evicted; once published whole it may be. */
+static void test_eviction_growing(void **state)
+{
+	struct fixture *fx = *state;
+	char path[600], err[512];
+	FILE *f;
+
+	fx->s.ops->close(&fx->s);
+	open_s3(fx, 1500, 0);
+	assert_int_equal(put_pattern(&fx->s, 1, "source", 1000, 1, err, sizeof(err)), 0);
+	fx->s.ops->local_path(&fx->s, 1, "source", path, sizeof(path));
+	assert_non_null(f = fopen(path, "ab"));
+	fputs("more bytes", f);
+	fclose(f);
+	assert_int_equal(put_pattern(&fx->s, 2, "source", 1000, 2, err, sizeof(err)), 0);
+	assert_true(cached(fx, 1));
+	assert_int_equal(fx->s.ops->publish(&fx->s, 1, "source", err, sizeof(err)), 0);
+	assert_int_equal(put_pattern(&fx->s, 3, "source", 1000, 3, err, sizeof(err)), 0);
+	assert_false(cached(fx, 1) && cached(fx, 2));
+	assert_true(cached(fx, 3));
+	/* what was published whole comes back whole */
+	assert_int_equal(fx->s.ops->fetch(&fx->s, 1, "source", err, sizeof(err)), 0);
+	assert_non_null(f = fopen(path, "rb"));
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	assert_int_equal(ftell(f), 1010);
+	fclose(f);
+}
+
 /* Files within their grace are never evicted, even over the bound. */
 static void test_eviction_grace(void **state)
 {
@@ -347,6 +376,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_store_down_code, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_grace, setup_s3, teardown),
+		cmocka_unit_test_setup_teardown(test_eviction_growing, setup_s3, teardown),
 	};
 	int rc;
 
