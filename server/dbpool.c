@@ -60,18 +60,19 @@ static sqlite3 *db_open(const char *path)
 	return tracedb_open_readonly(path, &why);
 }
 
-sqlite3 *srv_trace_db(struct server *s, int64_t id)
+sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 {
 	struct db_slot *slots = db_slots(), *slot;
 	char path[4096], err[512] = "";
 	struct stat st;
 
+	*store_down = 0;
 	if (slots == NULL)
 		return NULL;
 	slot = &slots[(uint64_t)id % DB_SLOTS];
 	cat_path(s->cat, id, "trace.db", path, sizeof(path));
-	if (cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) != 0 || stat(path, &st) != 0) {
-		if (err[0])
+	if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == -2) || stat(path, &st) != 0) {
+		if (*store_down)
 			fprintf(stderr, "trace-server: trace %" PRId64 ": %s\n", id, err);
 		return NULL;
 	}

@@ -349,9 +349,12 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 		}
 		cacheable = 1;
 	}
-	if ((db = srv_trace_db(x->s, x->ids[0])) == NULL) {
+	if ((db = srv_trace_db(x->s, x->ids[0], &st)) == NULL) {
 		if (cat_status(x->s->cat, x->ids[0]) < 0) /* deleted since we looked */
 			return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		if (st)
+			return srv_send_retry(x->c, x->r, "store_unavailable",
+					      "the trace is not cached here and the object store cannot be reached");
 		return srv_send_error(x->c, x->r, 500, "database_error", "the trace's database cannot be opened");
 	}
 	jb_init(&b);

@@ -187,6 +187,22 @@ static void t_cache_lost(void **state)
 	free(get_body(path, 200, NULL));
 }
 
+/* GET path answers 503 store_unavailable with a Retry-After. */
+static void expect_retry(const char *path)
+{
+	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	char retry[16];
+
+	if (su_request(api_port, &q, &r, 60000) != 0)
+		fail_msg("GET %s: no reply (see %s)", path, W.log);
+	if (r.status != 503)
+		fail_msg("GET %s with the store down: status %d: %.300s", path, r.status, r.body ? r.body : "");
+	assert_non_null(su_header(&r, "Retry-After", retry, sizeof(retry)));
+	assert_non_null(strstr(r.body, "store_unavailable"));
+	su_resp_free(&r);
+}
+
 /* The store killed: health says so, uploads answer 503 with Retry-After,
  * what is cached stays readable; the store back, uploads work again. */
 static void t_store_down(void **state)
@@ -197,7 +213,19 @@ static void t_store_down(void **state)
 	int i;
 
 	(void)state;
-	s3rver_stop(&W.store);
+	/* the live trace's files leave the cache, then the store goes */
+	t_fmt(retry, sizeof(retry), "%" PRId64, W.live_id);
+	{
+		char dir[256], path[160];
+
+		t_fmt(dir, sizeof(dir), "%s/traces/%s", W.cache, retry);
+		assert_int_equal(su_rm_tree(dir), 0);
+		s3rver_stop(&W.store);
+		t_fmt(path, sizeof(path), "/api/traces/%s/slices?track=2", retry); /* not in the reply cache */
+		expect_retry(path);
+		t_fmt(path, sizeof(path), "/api/traces/%s/file", retry);
+		expect_retry(path);
+	}
 	body = get_body("/healthz", 503, NULL);
 	h = cJSON_Parse(body);
 	assert_string_equal(str(h, "catalog"), "ok");
