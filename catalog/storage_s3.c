@@ -355,8 +355,15 @@ static const struct storage_ops s3_ops = {
 	.close = s3s_close,
 };
 
-/* Indexes what an earlier run left in the cache, last used when written,
- * and drops its partial downloads. */
+static int by_use(const void *a, const void *b)
+{
+	const struct cached *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* Indexes what an earlier run left in the cache, last used when written
+ * (the order of eviction follows), and drops its partial downloads. */
 static void index_load(struct storage *s)
 {
 	struct s3_store *st = st_of(s);
@@ -364,6 +371,7 @@ static void index_load(struct storage *s)
 	struct dirent *e, *f;
 	struct stat sb;
 	DIR *d, *t;
+	size_t i;
 
 	snprintf(dir, sizeof(dir), "%s/traces", s->root);
 	if ((d = opendir(dir)) == NULL)
@@ -385,6 +393,10 @@ static void index_load(struct storage *s)
 		closedir(t);
 	}
 	closedir(d);
+	qsort(st->v, st->n, sizeof(*st->v), by_use);
+	for (i = 0; i < st->n; i++)
+		st->v[i].seq = i + 1;
+	st->uses = st->n;
 }
 
 static int make_dirs(const char *root, char *err, size_t errlen)

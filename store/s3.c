@@ -184,7 +184,7 @@ struct s3 *s3_create(const struct s3_config *c, char *err, size_t errlen)
 	snprintf(s->secret_key, sizeof(s->secret_key), "%s", sk);
 	h = strstr(c->endpoint, "://") + 3;
 	snprintf(s->host, sizeof(s->host), "%.*s", (int)strcspn(h, "/"), h);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_global_init(CURL_GLOBAL_DEFAULT); /* counted: each create has its cleanup */
 	return s;
 }
 
@@ -195,6 +195,7 @@ void s3_destroy(struct s3 *s)
 	free(s->token);
 	memset(s->secret_key, 0, sizeof(s->secret_key));
 	free(s);
+	curl_global_cleanup();
 }
 
 const struct s3_config *s3_config_of(const struct s3 *s)
@@ -415,8 +416,11 @@ static int s3_call(struct s3 *s, struct call *x, char *err, size_t errlen)
 	CURLcode cc;
 	int rc;
 
-	p = path + snprintf(path, sizeof(path), "/%s", s->c.bucket);
-	if (x->key && (*p++ = '/', sigv4_uri_encode(x->key, 1, p, sizeof(path) - (size_t)(p - path))) == (size_t)-1) {
+	/* path-style: /bucket/key, the key encoded as it is signed */
+	p = path + snprintf(path, sizeof(path), "/%s/", s->c.bucket);
+	if (x->key == NULL)
+		p[-1] = '\0';
+	else if (sigv4_uri_encode(x->key, 1, p, sizeof(path) - (size_t)(p - path)) == (size_t)-1) {
 		snprintf(err, errlen, "%s: the key is too long", x->key);
 		return S3_EREFUSED;
 	}
