@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../catalog/storage.h"
+#include "../../store/s3.h"
 #include "../server_util.h"
 #include "s3rver_util.h"
 
@@ -363,9 +364,40 @@ static void test_eviction_grace(void **state)
 	assert_true(cached(fx, 1) && cached(fx, 2) && cached(fx, 3));
 }
 
+/* --store URLs: what is taken, and what is refused with a sentence. */
+static void test_parse_url(void **state)
+{
+	static const char *const bad[] = {
+		"http://b?endpoint=http://h", "s3://bucket", "s3://bucket/p", "s3://bu?endpoint=http://h",
+		"s3://Bucket?endpoint=http://h", "s3://bucket?endpoint=ftp://h", "s3://bucket?region=x",
+	};
+	struct s3_config c;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(s3_parse_url("s3://traces/team/a/?endpoint=http://127.0.0.1:9000/&region=eu-west-3", &c, err,
+				      sizeof(err)), S3_OK);
+	assert_string_equal(c.bucket, "traces");
+	assert_string_equal(c.prefix, "team/a");
+	assert_string_equal(c.endpoint, "http://127.0.0.1:9000");
+	assert_string_equal(c.region, "eu-west-3");
+	assert_int_equal(c.part_size, S3_DEFAULT_PART_SIZE);
+	assert_int_equal(s3_parse_url("s3://traces?endpoint=https://s3.example", &c, err, sizeof(err)), S3_OK);
+	assert_string_equal(c.prefix, "");
+	assert_string_equal(c.region, "us-east-1");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (s3_parse_url(bad[i], &c, err, sizeof(err)) != S3_EBADURL)
+			fail_msg("took %s", bad[i]);
+		assert_non_null(strstr(err, "s3://bucket"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_url),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_dir, teardown),
