@@ -170,6 +170,27 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 	}
 }
 
+/* The store could not be reached for trace id's ingest: it goes back in
+ * the queue, and no ingest starts for STORE_RETRY_SECONDS, so that a store
+ * that is down fails no trace and the worker does not spin on it. */
+#define STORE_RETRY_SECONDS 5
+static void job_wait_store(struct catalog *c, int64_t id, const char *why)
+{
+	struct trace_rec *r;
+
+	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", id, why);
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL) {
+		r->status = TS_QUEUED;
+		cat_save(c, r);
+	} else {
+		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
+		cat_unindex_locked(c, id);
+	}
+	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* Whether trace id came as a live stream (its stream state is set). */
 static int was_live(struct catalog *c, int64_t id)
 {
@@ -191,7 +212,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	struct timespec t0, t1;
-	int rc, indexed = 0;
+	int rc, indexed = 0, store = 0;
 
 	if (res == NULL)
 		return;
@@ -206,7 +227,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	res->error[0] = '\0';
-	if (c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error)) != 0)
+	if ((store = c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
 		rc = ingest_file(src, db, &o, res);
@@ -222,10 +243,17 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	}
 	/* stored before the trace is ready, so a ready trace can always be fetched;
 	 * a live trace's source grew after its put, so it is stored again whole */
-	if (rc == INGEST_OK && (c->store.ops->publish(&c->store, id, "trace.db", res->error, sizeof(res->error)) != 0 ||
-				(was_live(c, id) &&
-				 c->store.ops->publish(&c->store, id, "source", res->error, sizeof(res->error)) != 0)))
+	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, "trace.db", res->error,
+								   sizeof(res->error))) != 0 ||
+				(was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
+										     sizeof(res->error))) != 0)))
 		rc = INGEST_EDB;
+	if (store == -2) {
+		job_wait_store(c, id, res->error);
+		free(summary);
+		free(res);
+		return;
+	}
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)
 		indexed = cat_index_trace(c, id, db) == 0;
@@ -321,6 +349,12 @@ void *cat_worker_main(void *arg)
 
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += keep < 60 ? (keep > 0 ? keep : 1) : 60;
+			pthread_cond_timedwait(&c->work, &c->mu, &until);
+			continue;
+		}
+		if (time(NULL) < c->store_retry_at) {
+			struct timespec until = { c->store_retry_at, 0 };
+
 			pthread_cond_timedwait(&c->work, &c->mu, &until);
 			continue;
 		}

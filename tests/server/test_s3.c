@@ -24,7 +24,7 @@
 #include "api_util.h"
 
 static struct {
-	char root[64], data[128], cache[160], log[128], exe[256], fxt[128], url[256];
+	char root[64], data[128], cache[160], log[128], exe[256], fxt[128], big[128], url[256];
 	struct su_server srv;
 	struct s3rver store;
 	char *bytes;      /* the generated archive */
@@ -256,6 +256,48 @@ static void t_store_down(void **state)
 	su_resp_free(&r);
 }
 
+/* The store killed while a trace ingests: the trace waits in the queue
+ * (never ready without its trace.db in the store, never failed), and is
+ * ingested once the store is back. */
+static void t_store_down_during_ingest(void **state)
+{
+	size_t len;
+	char *bytes = read_file(W.big, &len), path[96], dir[200];
+	struct su_req q = { "POST", "/api/traces?name=s3-big", NULL, bytes, len, 0, 0 };
+	struct su_resp r;
+	double until;
+	int64_t id;
+	cJSON *j;
+
+	(void)state;
+	if (su_request(api_port, &q, &r, 60000) != 0 || r.status != 202)
+		fail_msg("upload: status %d: %.300s", r.status, r.body ? r.body : "");
+	j = cJSON_Parse(r.body);
+	id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	s3rver_stop(&W.store);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	for (until = su_now() + 3; su_now() < until; su_sleep_ms(100)) {
+		j = t_get(path);
+		if (strcmp(str(j, "status"), "queued") != 0 && strcmp(str(j, "status"), "ingesting") != 0)
+			fail_msg("with the store down the trace is %s", str(j, "status"));
+		cJSON_Delete(j);
+	}
+	t_fmt(dir, sizeof(dir), "%s/s3rver", W.root);
+	assert_int_equal(s3rver_start(&W.store, dir, "traces", W.store.port), 0);
+	for (until = su_now() + 60;; su_sleep_ms(100)) {
+		j = t_get(path);
+		if (strcmp(str(j, "status"), "ready") == 0)
+			break;
+		if (su_now() > until || strcmp(str(j, "status"), "failed") == 0)
+			fail_msg("after the store came back the trace is %s", str(j, "status"));
+		cJSON_Delete(j);
+	}
+	cJSON_Delete(j);
+	free(bytes);
+}
+
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -275,6 +317,11 @@ static int setup(void **state)
 	snprintf(W.fxt, sizeof(W.fxt), "%s/t.fxt", W.root);
 	snprintf(dir, sizeof(dir), "%s/s3rver", W.root);
 	snprintf(cmd, sizeof(cmd), "%s --events 20000 --threads 4 --seed 11 %s >/dev/null", gen, W.fxt);
+	if (system(cmd) != 0)
+		return -1;
+	/* big enough that ingest outlasts the few milliseconds it takes to kill the store */
+	snprintf(W.big, sizeof(W.big), "%s/big.fxt", W.root);
+	snprintf(cmd, sizeof(cmd), "%s --events 600000 --threads 8 --seed 12 %s >/dev/null", gen, W.big);
 	if (system(cmd) != 0)
 		return -1;
 	W.bytes = read_file(W.fxt, &W.len);
@@ -311,6 +358,7 @@ int main(void)
 		cmocka_unit_test(t_live_stream),
 		cmocka_unit_test(t_cache_lost),
 		cmocka_unit_test(t_store_down),
+		cmocka_unit_test(t_store_down_during_ingest),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
