@@ -184,6 +184,15 @@ int storage_open(struct storage *s, const char *dir, const char *url, const char
 
 	if (url == NULL)
 		return storage_open_dir(s, dir, err, errlen);
+	/* its traces' files are not in the store: a start would mark them all lost */
+	snprintf(cache, sizeof(cache), "%s/traces", dir);
+	if (rmdir(cache) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "%s holds the traces of a library kept in the directory; --store would not find "
+				      "them (moving a library into a store is not supported yet): use another --data",
+			 cache);
+		s->ops = NULL;
+		return -1;
+	}
 	if (mkdir_p(dir) != 0) {
 		snprintf(err, errlen, "cannot create the data directory %s: %s", dir, strerror(errno));
 		return -1;

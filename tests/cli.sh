@@ -137,6 +137,13 @@ run env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$SERVER" serve --port 0 --d
 check "--store without an endpoint: exit 1" [ "$RC" -eq 1 ]
 check "the message shows the URL's form" has_err 'endpoint=http://host:port'
 
+mkdir -p "$T/d5/traces/1" && : >"$T/d5/traces/1/source"
+run env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$SERVER" serve --port 0 --data "$T/d5" \
+	--store 's3://traces?endpoint=http://127.0.0.1:9'
+check "--store on a directory library: exit 1" [ "$RC" -eq 1 ]
+check "its files are left as they were" [ -e "$T/d5/traces/1/source" ]
+check "the message says why" has_err 'holds the traces of a library kept in the directory'
+
 run "$SERVER"
 check "no arguments: usage on stderr, exit 2" [ "$RC" -eq 2 ]
 check "the usage names the ingest command" has_err 'trace-server ingest FILE'
