@@ -180,6 +180,11 @@ struct cat_stats {
 	uint64_t ingest_bytes;       /* source bytes of ingests that ended well */
 	struct cat_seconds ingest;   /* whole ingests, ended well or not */
 	struct cat_seconds snapshot; /* live traces' snapshots */
+	/* the object store (--store; all zero without one), since the start */
+	uint64_t store_hits, store_misses; /* reads the cache answered, reads that downloaded */
+	uint64_t store_fetched_bytes;
+	uint64_t store_errors;             /* failed calls to the store */
+	uint64_t store_cache_bytes;        /* bytes the cache holds now */
 };
 void cat_stats(struct catalog *c, struct cat_stats *out);
 /* Whether catalog.db answers and the trace store takes files: 0, or -1

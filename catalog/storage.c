@@ -65,6 +65,12 @@ static int dir_has(struct storage *s, int64_t id, const char *file)
 	return stat(path, &st) == 0;
 }
 
+static void dir_stats(struct storage *s, struct storage_stats *out)
+{
+	(void)s;
+	memset(out, 0, sizeof(*out));
+}
+
 /* What cat_health checks of the spool's disk is all there is to check. */
 static int dir_check(struct storage *s, char *err, size_t errlen)
 {
@@ -126,7 +132,7 @@ static void dir_close(struct storage *s)
 }
 
 static const struct storage_ops dir_ops = {
-	dir_put, dir_fetch, dir_publish, dir_has, dir_check, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
+	dir_put, dir_fetch, dir_publish, dir_has, dir_check, dir_stats, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */

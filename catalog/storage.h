@@ -31,6 +31,15 @@
 
 struct storage;
 
+/* What a store counted since the start (all zero for the directory). */
+struct storage_stats {
+	uint64_t fetch_hits;    /* fetches the cache answered */
+	uint64_t fetch_misses;  /* fetches that downloaded the file */
+	uint64_t fetched_bytes; /* bytes those downloads brought */
+	uint64_t errors;        /* calls to the store that failed ("no such object" aside) */
+	uint64_t cache_bytes;   /* bytes the cache holds now */
+};
+
 struct storage_ops {
 	/* Takes the file at spool (moved, not copied) as file of trace id;
 	 * 0, or -1 / -2 with a sentence in err. On error spool is left where
@@ -48,6 +57,7 @@ struct storage_ops {
 	int (*has)(struct storage *s, int64_t id, const char *file);
 	/* Whether the store answers now: 0, or -1 / -2 with a sentence in err. */
 	int (*check)(struct storage *s, char *err, size_t errlen);
+	void (*stats)(struct storage *s, struct storage_stats *out);
 	/* A path where file of trace id can be read (and, for "trace.db",
 	 * written by ingest). Never fails; the file may not exist. */
 	void (*local_path)(const struct storage *s, int64_t id, const char *file, char *out, size_t n);

@@ -50,6 +50,7 @@ struct s3_store {
 	uint64_t max;         /* 0 = no bound */
 	int64_t grace;
 	uint64_t uses;        /* counts every use; the next cached.seq */
+	struct storage_stats stats; /* but cache_bytes, which is bytes above */
 };
 
 static struct s3_store *st_of(const struct storage *s)
@@ -72,8 +73,16 @@ static void object_key(const struct storage *s, int64_t id, const char *file, ch
 	snprintf(out, n, "%s%straces/%" PRId64 "/%s", prefix, prefix[0] ? "/" : "", id, file ? file : "");
 }
 
-static int fail_code(int e)
+/* The interface's error for e, counted when the store failed. */
+static int fail(struct storage *s, int e)
 {
+	struct s3_store *st = st_of(s);
+
+	if (e != S3_ENOTFOUND) {
+		pthread_mutex_lock(&st->mu);
+		st->stats.errors++;
+		pthread_mutex_unlock(&st->mu);
+	}
 	return e == S3_EUNAVAILABLE ? -2 : -1;
 }
 
@@ -194,7 +203,7 @@ static int s3s_put(struct storage *s, int64_t id, const char *file, const char *
 	if (mkdir_trace(s, id, err, errlen) != 0)
 		return -1;
 	if ((e = s3_put_file(st_of(s)->s3, key, spool, err, errlen)) != S3_OK)
-		return fail_code(e);
+		return fail(s, e);
 	if (rename(spool, path) != 0) {
 		snprintf(err, errlen, "cannot keep %s in the cache: %s", path, strerror(errno));
 		return -1;
@@ -208,6 +217,7 @@ static int s3s_fetch(struct storage *s, int64_t id, const char *file, char *err,
 	struct s3_store *st = st_of(s);
 	char key[1024], path[4096];
 	struct cached *c;
+	struct stat sb;
 	int e;
 
 	cache_path(s, id, file, path, sizeof(path));
@@ -218,14 +228,24 @@ static int s3s_fetch(struct storage *s, int64_t id, const char *file, char *err,
 	}
 	pthread_mutex_unlock(&st->mu);
 	/* a file the index does not know may still be here: one ingest is writing */
-	if (access(path, R_OK) == 0)
+	if (access(path, R_OK) == 0) {
+		pthread_mutex_lock(&st->mu);
+		st->stats.fetch_hits++;
+		pthread_mutex_unlock(&st->mu);
 		return 0;
+	}
 	object_key(s, id, file, key, sizeof(key));
 	if (mkdir_trace(s, id, err, errlen) != 0)
 		return -1;
 	if ((e = s3_get_file(st->s3, key, path, err, errlen)) != S3_OK)
-		return fail_code(e);
+		return fail(s, e);
 	cache_added(s, id, file);
+	if (stat(path, &sb) == 0) {
+		pthread_mutex_lock(&st->mu);
+		st->stats.fetch_misses++;
+		st->stats.fetched_bytes += (uint64_t)sb.st_size;
+		pthread_mutex_unlock(&st->mu);
+	}
 	return 0;
 }
 
@@ -237,7 +257,7 @@ static int s3s_publish(struct storage *s, int64_t id, const char *file, char *er
 	object_key(s, id, file, key, sizeof(key));
 	cache_path(s, id, file, path, sizeof(path));
 	if ((e = s3_put_file(st_of(s)->s3, key, path, err, errlen)) != S3_OK)
-		return fail_code(e);
+		return fail(s, e);
 	cache_added(s, id, file);
 	return 0;
 }
@@ -251,15 +271,29 @@ static int s3s_has(struct storage *s, int64_t id, const char *file)
 	if (access(path, F_OK) == 0)
 		return 1;
 	object_key(s, id, file, key, sizeof(key));
-	e = s3_head(st_of(s)->s3, key, NULL, err, sizeof(err));
-	return e == S3_OK ? 1 : e == S3_ENOTFOUND ? 0 : -2;
+	if ((e = s3_head(st_of(s)->s3, key, NULL, err, sizeof(err))) == S3_OK)
+		return 1;
+	if (e == S3_ENOTFOUND)
+		return 0;
+	fail(s, e);
+	return -2; /* refused or unreachable: either way the caller cannot tell */
 }
 
 static int s3s_check(struct storage *s, char *err, size_t errlen)
 {
 	int e = s3_head_bucket(st_of(s)->s3, err, errlen);
 
-	return e == S3_OK ? 0 : fail_code(e);
+	return e == S3_OK ? 0 : fail(s, e);
+}
+
+static void s3s_stats(struct storage *s, struct storage_stats *out)
+{
+	struct s3_store *st = st_of(s);
+
+	pthread_mutex_lock(&st->mu);
+	*out = st->stats;
+	out->cache_bytes = st->bytes;
+	pthread_mutex_unlock(&st->mu);
 }
 
 /* The bytes of the trace's objects: the cached copies' sizes, the store's
@@ -318,8 +352,10 @@ static void s3s_remove(struct storage *s, int64_t id)
 	clean_dir(dir, 0);
 	rmdir(dir);
 	object_key(s, id, NULL, key, sizeof(key));
-	if (s3_delete_prefix(st->s3, key, err, sizeof(err)) != S3_OK)
+	if (s3_delete_prefix(st->s3, key, err, sizeof(err)) != S3_OK) {
+		fail(s, S3_EUNAVAILABLE);
 		fprintf(stderr, "trace-server: trace %" PRId64 "'s objects stay in the store: %s\n", id, err);
+	}
 }
 
 static void s3s_spool(const struct storage *s, char *out, size_t n)
@@ -348,6 +384,7 @@ static const struct storage_ops s3_ops = {
 	.publish = s3s_publish,
 	.has = s3s_has,
 	.check = s3s_check,
+	.stats = s3s_stats,
 	.local_path = cache_path,
 	.usage = s3s_usage,
 	.remove = s3s_remove,

@@ -86,6 +86,22 @@ static char *read_file(const char *path, size_t *len)
 	return b;
 }
 
+/* The value of a /metrics sample named exactly series, or -1. */
+static double metric(const char *series)
+{
+	char *m = get_body("/metrics", 200, NULL), *p;
+	size_t n = strlen(series);
+	double v = -1;
+
+	for (p = m; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, series, n) == 0 && p[n] == ' ') {
+			v = strtod(p + n + 1, NULL);
+			break;
+		}
+	free(m);
+	return v;
+}
+
 /* Upload, ingest, and the first three threads' slices as the reference. */
 static void t_upload_and_read(void **state)
 {
@@ -185,6 +201,12 @@ static void t_cache_lost(void **state)
 	}
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?track=1", W.live_id);
 	free(get_body(path, 200, NULL));
+	/* two trace.db and two sources came down; the other reads found them cached */
+	assert_true(metric("trace_server_store_cache_requests_total{result=\"miss\"}") == 4);
+	assert_true(metric("trace_server_store_cache_requests_total{result=\"hit\"}") >= 2);
+	assert_true(metric("trace_server_store_fetched_bytes_total") > (double)(2 * W.len));
+	assert_true(metric("trace_server_store_cache_bytes") > (double)(2 * W.len));
+	assert_true(metric("trace_server_store_errors_total") == 0);
 }
 
 /* GET path answers 503 store_unavailable with a Retry-After. */
@@ -226,6 +248,7 @@ static void t_store_down(void **state)
 		t_fmt(path, sizeof(path), "/api/traces/%s/file", retry);
 		expect_retry(path);
 	}
+	assert_true(metric("trace_server_store_errors_total") >= 2);
 	body = get_body("/healthz", 503, NULL);
 	h = cJSON_Parse(body);
 	assert_string_equal(str(h, "catalog"), "ok");
