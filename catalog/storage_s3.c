@@ -430,7 +430,8 @@ static void index_load(struct storage *s)
 		closedir(t);
 	}
 	closedir(d);
-	qsort(st->v, st->n, sizeof(*st->v), by_use);
+	if (st->n > 0) /* qsort's array may not be NULL, even empty */
+		qsort(st->v, st->n, sizeof(*st->v), by_use);
 	for (i = 0; i < st->n; i++)
 		st->v[i].seq = i + 1;
 	st->uses = st->n;
