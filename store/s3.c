@@ -375,6 +375,9 @@ static int sign(const struct s3 *s, const struct call *x, const char *path, stru
 		return -1;
 	snprintf(line, sizeof(line), "Authorization: %s", auth);
 	*hl = curl_slist_append(*hl, line);
+	/* sent as signed, whatever curl would make of a default port */
+	snprintf(line, sizeof(line), "Host: %s", s->host);
+	*hl = curl_slist_append(*hl, line);
 	snprintf(line, sizeof(line), "x-amz-date: %s", date);
 	*hl = curl_slist_append(*hl, line);
 	snprintf(line, sizeof(line), "x-amz-content-sha256: %s", x->payload_hash);
