@@ -759,7 +759,8 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	r->id = c->next_id++;
 	pthread_mutex_unlock(&c->mu);
 	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
-	    (nw->binary_spool && (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+	    (nw->binary_spool &&
+	     (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
 		id = put == -2 ? -3 : -1;
 		c->store.ops->remove(&c->store, r->id);
 		pthread_mutex_lock(&c->mu);

@@ -132,7 +132,8 @@ static void dir_close(struct storage *s)
 }
 
 static const struct storage_ops dir_ops = {
-	dir_put, dir_fetch, dir_publish, dir_has, dir_check, dir_stats, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
+	dir_put,   dir_fetch, dir_publish, dir_has,   dir_check, dir_stats,
+	dir_path,  dir_usage, dir_remove,  dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */

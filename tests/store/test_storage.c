@@ -66,7 +66,8 @@ static void open_s3(struct fixture *fx, uint64_t cache_max, int64_t grace)
 	struct storage_s3_opts o = { 0 };
 	char url[256], err[512];
 
-	snprintf(url, sizeof(url), "s3://traces/run%d?endpoint=http://127.0.0.1:%u&region=us-east-1", g_serial, g_store.port);
+	snprintf(url, sizeof(url), "s3://traces/run%d?endpoint=http://127.0.0.1:%u&region=us-east-1", g_serial,
+		 g_store.port);
 	o.url = url;
 	o.cache_dir = fx->root;
 	o.cache_max = cache_max;
