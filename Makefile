@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3 zlib libpq
+PKGS = libmicrohttpd libcjson sqlite3 zlib libpq libcrypto libcurl
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -27,14 +27,16 @@ QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/sli
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
-CATALOG_SRC = catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/worker.c catalog/sync.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
+# The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
+STORE_SRC = store/sigv4.c store/s3.c
+CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_slicestore ingest/test_write ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
-	catalog/test_catalog
+	catalog/test_catalog store/test_sigv4
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -47,7 +49,7 @@ all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
 DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time \
-	libpq-dev postgresql
+	libpq-dev postgresql libssl-dev libcurl4-openssl-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
@@ -59,7 +61,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -105,6 +107,17 @@ test-pg: deps
 test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg
 	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_catalog_pg
+
+$(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The storage contract against the directory and s3rver (node, make deps-e2e).
+$(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h tests/store/s3rver_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \
+	$(B)/store/s3.o $(B)/store/sigv4.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(B)/catalog/storage.o $(B)/catalog/storage_s3.o $(B)/store/s3.o $(B)/store/sigv4.o \
+	  $(LIBS) $(CMOCKA_LIBS)
 
 $(B)/fuzz_replay_xray: tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_xray.c tests/fuzz_replay.c $(XRAY_DECODER_SRC) -lstdc++
@@ -185,7 +198,19 @@ xray-real: deps trace-server
 integration-asan: deps
 	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check test-pg integration integration-asan xray-real reliability e2e
+test: check test-pg integration integration-asan xray-real reliability e2e test-store
+
+# The object store (--store): the storage contract against the directory and
+# s3rver, and the real server on s3rver losing its cache; also under ASan.
+.PHONY: test-store test-store-run
+test-store: deps deps-e2e
+	$(MAKE) test-store-run B=build/rel
+	$(MAKE) test-store-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
+
+test-store-run: $(B)/tests/store/test_sigv4 $(B)/tests/store/test_storage $(B)/tests/server/test_s3 $(B)/trace-server $(B)/gen_fxt
+	$(B)/tests/store/test_sigv4
+	$(B)/tests/store/test_storage
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_s3
 
 # Hostile input, load and crashes (tests/reliability/run.sh; docs/RELIABILITY.md)
 .PHONY: reliability reliability-full

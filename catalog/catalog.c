@@ -39,6 +39,11 @@ void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, 
 	c->store.ops->local_path(&c->store, id, file, out, n);
 }
 
+int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen)
+{
+	return c->store.ops->fetch(&c->store, id, file, err, errlen);
+}
+
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 {
 	c->store.ops->spool_dir(&c->store, out, n);
@@ -289,17 +294,16 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 			r->indexed = 0;
 		}
 	}
+	/* a shared store that cannot be reached now loses nothing: has() says -2 */
 	if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
-		cat_path(c, r->id, "source", path, sizeof(path));
-		if (stat(path, &st) == 0) {
+		if (c->store.ops->has(&c->store, r->id, "source") != 0) {
 			r->status = TS_QUEUED;
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "
 						   "upload it again");
 		}
 	} else if (r->status == TS_READY) {
-		cat_path(c, r->id, "trace.db", path, sizeof(path));
-		if (stat(path, &st) != 0)
+		if (c->store.ops->has(&c->store, r->id, "trace.db") == 0)
 			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
 	}
 	if (r->stored == 0)
@@ -354,7 +358,9 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	pthread_cond_init(&c->live_work, NULL);
 	c->o = *o;
 	c->o.catalog = NULL; /* the caller's string: not kept */
-	if ((c->dir = strdup(dir)) == NULL || storage_open_dir(&c->store, dir, err, errlen) != 0) {
+	c->o.store_url = c->o.cache_dir = NULL; /* likewise */
+	if ((c->dir = strdup(dir)) == NULL ||
+	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, err, errlen) != 0) {
 		if (c->dir == NULL)
 			snprintf(err, errlen, "out of memory");
 		cat_close(c);
@@ -485,6 +491,7 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	struct trace_rec *r;
 	int64_t id = -1;
+	int put;
 	size_t i;
 	int rc = 0;
 
@@ -521,14 +528,20 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 			id = CAT_EUNAVAILABLE;
 		goto out_unlock;
 	}
-	if (c->store.ops->put(&c->store, r->id, "source", nw->spool) != 0 ||
-	    (nw->binary_spool && c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool) != 0)) {
-		snprintf(err, errlen, "cannot store the upload: %s", strerror(errno));
+	/* the files stored without the lock: an upload to a shared store
+	 * takes seconds, and every request needs the lock */
+	pthread_mutex_unlock(&c->mu);
+	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
+	    (nw->binary_spool &&
+	     (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+		id = put == -2 ? -3 : -1;
 		c->store.ops->remove(&c->store, r->id);
+		pthread_mutex_lock(&c->mu);
 		goto out_unlock;
 	}
-	r->size = nw->size;
 	r->stored = c->store.ops->usage(&c->store, r->id);
+	pthread_mutex_lock(&c->mu);
+	r->size = nw->size;
 	r->binary_name = bname;
 	bname = NULL;
 	r->symbols_named = -1;
@@ -907,12 +920,14 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		return -1;
 	}
 	cat_path(c, id, "trace.db", db, sizeof(db));
-	if (st == TS_READY && ingest_symbolize(db, spool, &named, err, errlen) != 0) {
+	/* the one place a stored file changes: trace.db named, published again */
+	if (st == TS_READY && (cat_fetch(c, id, "trace.db", err, errlen) != 0 ||
+			       ingest_symbolize(db, spool, &named, err, errlen) != 0 ||
+			       c->store.ops->publish(&c->store, id, "trace.db", err, errlen) != 0)) {
 		free(bname);
 		return -1;
 	}
-	if (c->store.ops->put(&c->store, id, "binary", spool) != 0) {
-		snprintf(err, errlen, "cannot store the symbols: %s", strerror(errno));
+	if (c->store.ops->put(&c->store, id, "binary", spool, err, errlen) != 0) {
 		free(bname);
 		return -1;
 	}

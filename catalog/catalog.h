@@ -36,6 +36,9 @@ struct cat_opts {
 			       * PostgreSQL URL (postgres://user@host:port/db) */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
+	const char *store_url;  /* s3://... (storage.h), or NULL: the files under the data directory */
+	const char *cache_dir;  /* with store_url: the local cache; NULL = <data>/cache */
+	uint64_t cache_max;     /* with store_url: bytes the cache may hold; 0 = no bound */
 };
 
 /* What the catalog functions below return when the catalog's database
@@ -87,8 +90,10 @@ struct cat_new {
 	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
 };
-/* Records and queues it; the id, or -1 (storage) or -2 (a name, description
- * or label it does not take) or CAT_EUNAVAILABLE with err set. */
+/* Records and queues it; the id, or -1 (storage), -2 (a name, description
+ * or label it does not take), -3 (the store cannot be reached now: try
+ * later) or CAT_EUNAVAILABLE (the catalog's database, likewise) with err
+ * set. */
 int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
 
 /* A change to a trace's metadata; NULL / -1 members are left as they are. */
@@ -185,6 +190,11 @@ struct cat_stats {
 	uint64_t ingest_bytes;       /* source bytes of ingests that ended well */
 	struct cat_seconds ingest;   /* whole ingests, ended well or not */
 	struct cat_seconds snapshot; /* live traces' snapshots */
+	/* the object store (--store; all zero without one), since the start */
+	uint64_t store_hits, store_misses; /* reads the cache answered, reads that downloaded */
+	uint64_t store_fetched_bytes;
+	uint64_t store_errors;             /* failed calls to the store */
+	uint64_t store_cache_bytes;        /* bytes the cache holds now */
 };
 void cat_stats(struct catalog *c, struct cat_stats *out);
 /* Whether the catalog's database answers and the trace store takes files: 0, or -1
@@ -203,8 +213,13 @@ int cat_wait(struct catalog *c, int64_t id, void *conn);
  * and names its functions now if the trace is ready, else at ingest.
  * Returns 0, or -1 with err set (the file is then left to the caller). */
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
-/* A readable path of a trace's file ("source", "trace.db"). */
+/* A readable path of a trace's file ("source", "trace.db"), once
+ * cat_fetch made sure it is there. */
 void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n);
+/* Makes cat_path's file hold the file (downloaded from a shared store if
+ * the local cache lacks it); call right before opening it. 0, -1 (no such
+ * file) or -2 (the store cannot be reached now), with err set. */
+int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen);
 /* The spool directory for uploads in progress. */
 void cat_spool_dir(const struct catalog *c, char *out, size_t n);
 size_t cat_count(struct catalog *c);

@@ -87,6 +87,7 @@ struct catalog {
 	pthread_cond_t live_work; /* signalled when a live trace gets bytes or ends */
 	struct cat_opts o;
 	struct cat_stats stats; /* the work done since the start (stats.c) */
+	time_t store_retry_at;  /* no ingest starts before: the store was down (worker.c) */
 };
 
 extern const char *const cat_status_names[TS_NSTATUS];

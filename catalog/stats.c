@@ -27,6 +27,7 @@ void cat_seconds_note(struct cat_seconds *h, double s)
 
 void cat_stats(struct catalog *c, struct cat_stats *out)
 {
+	struct storage_stats ss;
 	size_t i;
 
 	pthread_mutex_lock(&c->mu);
@@ -38,6 +39,12 @@ void cat_stats(struct catalog *c, struct cat_stats *out)
 		out->stored_bytes += c->v[i]->stored;
 	}
 	pthread_mutex_unlock(&c->mu);
+	c->store.ops->stats(&c->store, &ss);
+	out->store_hits = ss.fetch_hits;
+	out->store_misses = ss.fetch_misses;
+	out->store_fetched_bytes = ss.fetched_bytes;
+	out->store_errors = ss.errors;
+	out->store_cache_bytes = ss.cache_bytes;
 }
 
 int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen)
@@ -55,6 +62,8 @@ int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_
 		rc = -1;
 	} else if (statvfs(spool, &vfs) == 0 && vfs.f_bavail == 0) {
 		snprintf(store_err, store_errlen, "the trace store's disk is full");
+		rc = -1;
+	} else if (c->store.ops->check(&c->store, store_err, store_errlen) != 0) {
 		rc = -1;
 	}
 	return rc;

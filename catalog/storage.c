@@ -26,13 +26,56 @@ static int mkdir_p(const char *path)
 	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-static int dir_put(struct storage *s, int64_t id, const char *file, const char *spool)
+static int dir_put(struct storage *s, int64_t id, const char *file, const char *spool, char *err, size_t errlen)
 {
 	char dir[4096], path[4096];
 
 	dir_path(s, id, NULL, dir, sizeof(dir));
 	dir_path(s, id, file, path, sizeof(path));
-	return mkdir_p(dir) == 0 && rename(spool, path) == 0 ? 0 : -1;
+	if (mkdir_p(dir) == 0 && rename(spool, path) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot store %s: %s", path, strerror(errno));
+	return -1;
+}
+
+/* The directory is its own cache: a file is there or it is not. */
+static int dir_fetch(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
+{
+	char path[4096];
+
+	dir_path(s, id, file, path, sizeof(path));
+	if (access(path, R_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return -1;
+}
+
+static int dir_publish(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
+{
+	(void)s, (void)id, (void)file, (void)err, (void)errlen;
+	return 0;
+}
+
+static int dir_has(struct storage *s, int64_t id, const char *file)
+{
+	char path[4096];
+	struct stat st;
+
+	dir_path(s, id, file, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
+static void dir_stats(struct storage *s, struct storage_stats *out)
+{
+	(void)s;
+	memset(out, 0, sizeof(*out));
+}
+
+/* What cat_health checks of the spool's disk is all there is to check. */
+static int dir_check(struct storage *s, char *err, size_t errlen)
+{
+	(void)s, (void)err, (void)errlen;
+	return 0;
 }
 
 /* Every file of a trace's directory, whatever ingest or SQLite left there. */
@@ -89,7 +132,8 @@ static void dir_close(struct storage *s)
 }
 
 static const struct storage_ops dir_ops = {
-	dir_put, dir_path, dir_usage, dir_remove, dir_spool, dir_close,
+	dir_put,   dir_fetch, dir_publish, dir_has,   dir_check, dir_stats,
+	dir_path,  dir_usage, dir_remove,  dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */
@@ -116,6 +160,7 @@ int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errle
 	char path[4096];
 
 	s->ops = &dir_ops;
+	s->impl = NULL;
 	if ((s->root = strdup(dir)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -132,4 +177,37 @@ int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errle
 	}
 	clean_spool(s);
 	return 0;
+}
+
+/* How long a cached file counts as in use after a fetch: far longer than
+ * the gap between a fetch and the open that follows it. */
+#define CACHE_GRACE_SECONDS 60
+
+int storage_open(struct storage *s, const char *dir, const char *url, const char *cache_dir, uint64_t cache_max,
+		 char *err, size_t errlen)
+{
+	struct storage_s3_opts o = { 0 };
+	char cache[4096];
+
+	if (url == NULL)
+		return storage_open_dir(s, dir, err, errlen);
+	/* its traces' files are not in the store: a start would mark them all lost */
+	snprintf(cache, sizeof(cache), "%s/traces", dir);
+	if (rmdir(cache) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "%s holds the traces of a library kept in the directory; --store would not find "
+				      "them (moving a library into a store is not supported yet): use another --data",
+			 cache);
+		s->ops = NULL;
+		return -1;
+	}
+	if (mkdir_p(dir) != 0) {
+		snprintf(err, errlen, "cannot create the data directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	o.url = url;
+	o.cache_dir = cache_dir ? cache_dir : cache;
+	o.cache_max = cache_max;
+	o.cache_grace = CACHE_GRACE_SECONDS;
+	return storage_open_s3(s, &o, err, errlen);
 }

@@ -170,6 +170,40 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 	}
 }
 
+/* The store could not be reached for trace id's ingest: it goes back in
+ * the queue, and no ingest starts for STORE_RETRY_SECONDS, so that a store
+ * that is down fails no trace and the worker does not spin on it. */
+#define STORE_RETRY_SECONDS 5
+static void job_wait_store(struct catalog *c, int64_t id, const char *why)
+{
+	struct trace_rec *r;
+
+	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", id, why);
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL) {
+		r->status = TS_QUEUED;
+		cat_save(c, r, CATDB_STATE);
+	} else {
+		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
+		cat_unindex_locked(c, id);
+	}
+	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Whether trace id came as a live stream (its stream state is set). */
+static int was_live(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r;
+	int live;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	live = r && r->stream[0] != '\0';
+	pthread_mutex_unlock(&c->mu);
+	return live;
+}
+
 static void job_run(struct catalog *c, int64_t id, const char *hint)
 {
 	struct ingest_result *res = calloc(1, sizeof(*res));
@@ -178,7 +212,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	struct timespec t0, t1;
-	int rc, indexed = 0;
+	int rc, indexed = 0, store = 0;
 
 	if (res == NULL)
 		return;
@@ -186,11 +220,17 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	cat_path(c, id, "binary", bin, sizeof(bin));
+	/* the cache may have let the files go since the upload (or a restart lost it) */
+	c->store.ops->fetch(&c->store, id, "binary", res->error, sizeof(res->error));
 	o.symbols = access(bin, R_OK) == 0 ? bin : NULL;
 	o.progress = job_progress;
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
-	rc = ingest_file(src, db, &o, res);
+	res->error[0] = '\0';
+	if ((store = c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error))) != 0)
+		rc = INGEST_EDB;
+	else
+		rc = ingest_file(src, db, &o, res);
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
 	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
@@ -200,6 +240,19 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	if (rc == INGEST_OK && (summary = cat_summary_json(res, db)) == NULL) {
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
+	}
+	/* stored before the trace is ready, so a ready trace can always be fetched;
+	 * a live trace's source grew after its put, so it is stored again whole */
+	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, "trace.db", res->error,
+								   sizeof(res->error))) != 0 ||
+				(was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
+										     sizeof(res->error))) != 0)))
+		rc = INGEST_EDB;
+	if (store == -2) {
+		job_wait_store(c, id, res->error);
+		free(summary);
+		free(res);
+		return;
 	}
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK)
@@ -261,7 +314,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	r->indexed = -1; /* being indexed: not picked again */
 	pthread_mutex_unlock(&c->mu);
-	ok = cat_index_trace(c, id, db) == 0;
+	ok = cat_fetch(c, id, "trace.db", NULL, 0) == 0 && cat_index_trace(c, id, db) == 0;
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) == NULL) {
 		cat_unindex_locked(c, id);
@@ -299,6 +352,12 @@ void *cat_worker_main(void *arg)
 
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += keep < 60 ? (keep > 0 ? keep : 1) : 60;
+			pthread_cond_timedwait(&c->work, &c->mu, &until);
+			continue;
+		}
+		if (time(NULL) < c->store_retry_at) {
+			struct timespec until = { c->store_retry_at, 0 };
+
 			pthread_cond_timedwait(&c->work, &c->mu, &until);
 			continue;
 		}

@@ -3,7 +3,9 @@
  * thread, cached in the thread (a few slots), reopened when the file was
  * replaced (a trace ingested again, or named by new symbols).
  */
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,18 +60,22 @@ static sqlite3 *db_open(const char *path)
 	return tracedb_open_readonly(path, &why);
 }
 
-sqlite3 *srv_trace_db(struct server *s, int64_t id)
+sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 {
 	struct db_slot *slots = db_slots(), *slot;
-	char path[4096];
+	char path[4096], err[512] = "";
 	struct stat st;
 
+	*store_down = 0;
 	if (slots == NULL)
 		return NULL;
 	slot = &slots[(uint64_t)id % DB_SLOTS];
 	cat_path(s->cat, id, "trace.db", path, sizeof(path));
-	if (stat(path, &st) != 0)
+	if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == -2) || stat(path, &st) != 0) {
+		if (*store_down)
+			fprintf(stderr, "trace-server: trace %" PRId64 ": %s\n", id, err);
 		return NULL;
+	}
 	if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
 		return slot->db;
 	if (slot->db)
@@ -85,8 +91,9 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id)
 
 sqlite3 *srv_trace_db_open(struct server *s, int64_t id)
 {
-	char path[4096];
+	char path[4096], err[512];
 
 	cat_path(s->cat, id, "trace.db", path, sizeof(path));
-	return access(path, R_OK) == 0 ? db_open(path) : NULL;
+	return cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == 0 && access(path, R_OK) == 0 ? db_open(path)
+												    : NULL;
 }

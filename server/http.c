@@ -342,6 +342,9 @@ int srv_run(const struct srv_opts *o)
 	co.retain_bytes = o->retain_bytes;
 	co.live_window = o->live_window;
 	co.catalog = o->catalog;
+	co.store_url = o->store_url;
+	co.cache_dir = o->cache_dir;
+	co.cache_max = o->cache_max;
 	co.resume = conn_resume;
 	co.suspend = conn_suspend;
 	if ((s.cat = cat_open(o->data_dir, &co, err, sizeof(err))) == NULL) {

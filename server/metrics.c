@@ -197,6 +197,16 @@ static void library(struct jbuf *b, struct catalog *cat)
 	help(b, "trace_server_ingest_duration_seconds", "histogram", "Wall time of whole ingests.");
 	histogram(b, "trace_server_ingest_duration_seconds", "", cat_seconds_bounds, st.ingest.le, CAT_SECONDS_BUCKETS,
 		  st.ingest.count, st.ingest.sum);
+	help(b, "trace_server_store_cache_requests_total", "counter",
+	     "Reads of trace files from the object store's local cache, by whether it held the file.");
+	out(b, "trace_server_store_cache_requests_total{result=\"hit\"} %" PRIu64 "\n", st.store_hits);
+	out(b, "trace_server_store_cache_requests_total{result=\"miss\"} %" PRIu64 "\n", st.store_misses);
+	help(b, "trace_server_store_fetched_bytes_total", "counter", "Bytes downloaded from the object store.");
+	out(b, "trace_server_store_fetched_bytes_total %" PRIu64 "\n", st.store_fetched_bytes);
+	help(b, "trace_server_store_cache_bytes", "gauge", "Bytes the object store's local cache holds.");
+	out(b, "trace_server_store_cache_bytes %" PRIu64 "\n", st.store_cache_bytes);
+	help(b, "trace_server_store_errors_total", "counter", "Calls to the object store that failed.");
+	out(b, "trace_server_store_errors_total %" PRIu64 "\n", st.store_errors);
 	help(b, "trace_server_live_snapshot_duration_seconds", "histogram", "Wall time of live traces' snapshots.");
 	histogram(b, "trace_server_live_snapshot_duration_seconds", "", cat_seconds_bounds, st.snapshot.le,
 		  CAT_SECONDS_BUCKETS, st.snapshot.count, st.snapshot.sum);

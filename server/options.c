@@ -17,6 +17,13 @@ static const char usage_text[] =
 	"  --catalog URL      keep the catalog in PostgreSQL, shared with other servers:\n"
 	"                     postgres://user@host:port/db (a password comes from PGPASSWORD\n"
 	"                     or ~/.pgpass, never the command line; default: DIR/catalog.db)\n"
+	"  --store URL        keep the traces' files in an S3-compatible store instead of under\n"
+	"                     --data: s3://bucket/prefix?endpoint=http://host:port&region=R;\n"
+	"                     keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and\n"
+	"                     AWS_SESSION_TOKEN), never from the command line\n"
+	"  --cache-dir DIR    with --store: local copies of the files (default DATA/cache)\n"
+	"  --cache-max SIZE   with --store: the cache's bound, e.g. 20G; least recently used\n"
+	"                     files go first (default: no bound)\n"
 	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
 	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
@@ -151,6 +158,15 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			if (catalog_url_ok(val) != 0)
 				return bad("--catalog (postgres://user@host:port/db, the password in PGPASSWORD)", val);
 			o->catalog = val;
+		} else if (strcmp(a, "--store") == 0) {
+			if (strncmp(val, "s3://", 5) != 0)
+				return bad("--store (s3://bucket/prefix?endpoint=...)", val);
+			o->store_url = val;
+		} else if (strcmp(a, "--cache-dir") == 0) {
+			o->cache_dir = val;
+		} else if (strcmp(a, "--cache-max") == 0) {
+			if (parse_size(val, &o->cache_max) != 0 || o->cache_max == 0)
+				return bad("--cache-max", val);
 		} else if (strcmp(a, "--token-file") == 0) {
 			o->token_file = val;
 		} else if (strcmp(a, "--static") == 0) {
@@ -181,5 +197,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			return bad("option", a);
 		}
 	}
+	if ((o->cache_dir || o->cache_max) && o->store_url == NULL)
+		return bad("option (it needs --store)", o->cache_dir ? "--cache-dir" : "--cache-max");
 	return 0;
 }

@@ -65,9 +65,9 @@ enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned 
 	return ret;
 }
 
-/* {"error": {"code", "message"}}: small and nested, so cJSON builds it. */
-enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
-				  const char *msg)
+/* {"error": {"code", "message"}}: small and nested, so cJSON builds it.
+ * The caller frees; NULL when out of memory. */
+static char *error_json(const char *code, const char *msg)
 {
 	cJSON *root = cJSON_CreateObject(), *e = cJSON_CreateObject();
 	char *body;
@@ -77,9 +77,39 @@ enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned
 	cJSON_AddStringToObject(e, "message", msg);
 	body = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
+	return body;
+}
+
+enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
+				  const char *msg)
+{
+	char *body = error_json(code, msg);
+
 	if (body == NULL)
 		return MHD_NO;
 	return srv_send_body(c, r, status, body, strlen(body), "application/json");
+}
+
+enum MHD_Result srv_send_retry(struct MHD_Connection *c, struct req *r, const char *code, const char *msg)
+{
+	char *body = error_json(code, msg);
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	size_t len;
+
+	if (body == NULL)
+		return MHD_NO;
+	len = strlen(body);
+	if ((resp = make_response(c, body, &len)) == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Retry-After", SRV_RETRY_AFTER);
+	ret = MHD_queue_response(c, 503, resp);
+	MHD_destroy_response(resp);
+	r->status = 503;
+	r->bytes = len;
+	return ret;
 }
 
 enum MHD_Result srv_send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b)

@@ -353,9 +353,12 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 		}
 		cacheable = 1;
 	}
-	if ((db = srv_trace_db(x->s, x->ids[0])) == NULL) {
+	if ((db = srv_trace_db(x->s, x->ids[0], &st)) == NULL) {
 		if (cat_status(x->s->cat, x->ids[0]) < 0) /* deleted since we looked */
 			return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		if (st)
+			return srv_send_retry(x->c, x->r, "store_unavailable",
+					      "the trace is not cached here and the object store cannot be reached");
 		return srv_send_error(x->c, x->r, 500, "database_error", "the trace's database cannot be opened");
 	}
 	jb_init(&b);
@@ -662,13 +665,15 @@ out:
 
 static enum MHD_Result h_file(struct call *x)
 {
-	char path[4096], disp[320];
+	char path[4096], disp[320], err[512];
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	struct stat st;
 	int fd;
 
 	cat_path(x->s->cat, x->ids[0], "source", path, sizeof(path));
+	if (cat_status(x->s->cat, x->ids[0]) >= 0 && cat_fetch(x->s->cat, x->ids[0], "source", err, sizeof(err)) == -2)
+		return srv_send_retry(x->c, x->r, "store_unavailable", err);
 	if (cat_status(x->s->cat, x->ids[0]) < 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	if (fstat(fd, &st) != 0 || (resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd)) == NULL) {
@@ -735,6 +740,8 @@ static enum MHD_Result h_export(struct call *x)
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
 	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
+	if (cat_fetch(x->s->cat, x->ids[0], "trace.db", disp, sizeof(disp)) == -2)
+		return srv_send_retry(x->c, x->r, "store_unavailable", disp);
 	program = xray_program(x);
 	e = qry_export_open(path, program, &err);
 	free(program);

@@ -12,6 +12,9 @@ struct srv_opts {
 	const char *bind;       /* address to listen on */
 	const char *data_dir;   /* catalog and traces */
 	const char *catalog;    /* NULL = catalog.db under data_dir; else a PostgreSQL URL */
+	const char *store_url;  /* s3://... : the traces' files there instead; NULL = under data_dir */
+	const char *cache_dir;  /* with store_url: local copies; NULL = <data_dir>/cache */
+	uint64_t cache_max;     /* with store_url: bytes the cache may hold; 0 = no bound */
 	const char *token_file; /* NULL = no token */
 	const char *static_dir; /* NULL = find it next to the binary */
 	const char *demo;       /* an archive to add when the library is empty */

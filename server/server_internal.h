@@ -103,6 +103,10 @@ enum { MAX_SMALL_BODY = 65536 };
 enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned status, char *body, size_t len,
 			      const char *type);
 /* {"error": {"code", "message"}} */
+/* 503 with Retry-After: the object store cannot be reached now; the same
+ * request later may well succeed. */
+#define SRV_RETRY_AFTER "5"
+enum MHD_Result srv_send_retry(struct MHD_Connection *c, struct req *r, const char *code, const char *msg);
 enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
 			       const char *msg);
 enum MHD_Result srv_send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b);
@@ -203,8 +207,9 @@ enum MHD_Result srv_static(struct server *s, struct MHD_Connection *c, struct re
 /* ---- trace databases (dbpool.c) ---- */
 
 /* The calling thread's read-only connection to a trace's database; NULL
- * when it cannot be opened. Owned by the thread's pool. */
-sqlite3 *srv_trace_db(struct server *s, int64_t id);
+ * when it cannot be opened, with *store_down 1 when that is for want of
+ * the object store (--store) that holds it. Owned by the thread's pool. */
+sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down);
 /* A private read-only connection to a trace's database, for the caller to
  * close; NULL when it cannot be opened. */
 sqlite3 *srv_trace_db_open(struct server *s, int64_t id);

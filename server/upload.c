@@ -540,6 +540,8 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, 400, "bad_parameter", err);
 	if (id == CAT_EUNAVAILABLE)
 		return srv_send_error(c, r, 503, "catalog_unavailable", err);
+	if (id == -3)
+		return srv_send_retry(c, r, "store_unavailable", err);
 	if (id < 0)
 		return srv_send_error(c, r, 507, "storage_failed", err);
 	r->up->file.path[0] = '\0'; /* the catalog owns the files now */

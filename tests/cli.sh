@@ -7,7 +7,8 @@
 # a generated trace ingests (exit 0, a summary with the event count) and
 # `info` prints its record counts; a big-endian and a truncated trace still
 # ingest; a text file, an empty file and a missing file each fail with a
-# clear message and leave no database behind. Prints one line per check and
+# clear message and leave no database behind; serve refuses object store
+# options it cannot use (no keys, no endpoint, a cache without a store). Prints one line per check and
 # "N passed, M failed" last; exits 1 when a check failed.
 
 set -u
@@ -119,6 +120,29 @@ run "$SERVER" ingest "$T/missing.fxt" -o "$T/missing.db"
 check "ingest of a missing file exits non-zero" [ "$RC" -ne 0 ]
 check "the message names the file and the reason" has_err 'missing\.fxt.*(no such file|cannot open)'
 check "no database is left for the missing file" no_db "$T/missing.db"
+
+# ---- serve's options for an object store (a server never starts here) ------
+
+run "$SERVER" serve --port 0 --data "$T/d1" --cache-max 1G
+check "--cache-max without --store: exit 2" [ "$RC" -eq 2 ]
+check "the message says it needs --store" has_err 'needs --store'
+run "$SERVER" serve --port 0 --data "$T/d2" --store 'http://bucket'
+check "--store takes only s3:// URLs: exit 2" [ "$RC" -eq 2 ]
+run env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$SERVER" serve --port 0 --data "$T/d3" \
+	--store 's3://traces?endpoint=http://127.0.0.1:9'
+check "--store without keys in the environment: exit 1" [ "$RC" -eq 1 ]
+check "the message names the variables" has_err 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
+run env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$SERVER" serve --port 0 --data "$T/d4" \
+	--store 's3://traces'
+check "--store without an endpoint: exit 1" [ "$RC" -eq 1 ]
+check "the message shows the URL's form" has_err 'endpoint=http://host:port'
+
+mkdir -p "$T/d5/traces/1" && : >"$T/d5/traces/1/source"
+run env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$SERVER" serve --port 0 --data "$T/d5" \
+	--store 's3://traces?endpoint=http://127.0.0.1:9'
+check "--store on a directory library: exit 1" [ "$RC" -eq 1 ]
+check "its files are left as they were" [ -e "$T/d5/traces/1/source" ]
+check "the message says why" has_err 'holds the traces of a library kept in the directory'
 
 run "$SERVER"
 check "no arguments: usage on stderr, exit 2" [ "$RC" -eq 2 ]
