@@ -226,6 +226,8 @@ static enum MHD_Result live_begin(struct server *s, struct MHD_Connection *c, st
 	nw.format_hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
 	if ((r->up->live->id = cat_live_open(s->cat, &nw, &r->up->live->fd, err, sizeof(err))) < 0) {
 		snprintf(r->up->live->err, sizeof(r->up->live->err), "%s", err);
+		if (r->up->live->id == CAT_EUNAVAILABLE)
+			return srv_send_error(c, r, 503, "catalog_unavailable", r->up->live->err);
 		return srv_send_error(c, r, r->up->live->id == -2 ? 400 : 507,
 				      r->up->live->id == -2 ? "bad_parameter" : "storage_failed", r->up->live->err);
 	}
