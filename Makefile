@@ -198,7 +198,15 @@ xray-real: deps trace-server
 integration-asan: deps
 	$(MAKE) integration B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test: check test-pg integration integration-asan xray-real reliability e2e test-store
+test: check test-pg integration integration-asan xray-real reliability e2e test-store test-scale
+
+# Three servers sharing one catalog (PostgreSQL) and one store (s3rver), as
+# docs/DEPLOY.md deploys them: tests/scale/test_scale.c.
+.PHONY: test-scale
+$(B)/tests/scale/test_scale: tests/scale/scale_util.h tests/server/api_util.h tests/store/s3rver_util.h
+test-scale: deps deps-e2e
+	$(MAKE) $(B)/tests/scale/test_scale $(B)/trace-server $(B)/gen_fxt
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/scale/test_scale
 
 # The object store (--store): the storage contract against the directory and
 # s3rver, and the real server on s3rver losing its cache; also under ASan.

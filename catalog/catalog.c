@@ -360,7 +360,8 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	c->o.catalog = NULL; /* the caller's string: not kept */
 	c->o.store_url = c->o.cache_dir = NULL; /* likewise */
 	if ((c->dir = strdup(dir)) == NULL ||
-	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, err, errlen) != 0) {
+	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, o->store_part_size, err,
+			 errlen) != 0) {
 		if (c->dir == NULL)
 			snprintf(err, errlen, "out of memory");
 		cat_close(c);

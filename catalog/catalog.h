@@ -39,6 +39,8 @@ struct cat_opts {
 	const char *store_url;  /* s3://... (storage.h), or NULL: the files under the data directory */
 	const char *cache_dir;  /* with store_url: the local cache; NULL = <data>/cache */
 	uint64_t cache_max;     /* with store_url: bytes the cache may hold; 0 = no bound */
+	uint64_t store_part_size; /* with store_url: bytes of each part of a multipart
+				   * upload; 0 = the client's default (8 MiB) */
 };
 
 /* What the catalog functions below return when the catalog's database

@@ -184,7 +184,7 @@ int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errle
 #define CACHE_GRACE_SECONDS 60
 
 int storage_open(struct storage *s, const char *dir, const char *url, const char *cache_dir, uint64_t cache_max,
-		 char *err, size_t errlen)
+		 uint64_t part_size, char *err, size_t errlen)
 {
 	struct storage_s3_opts o = { 0 };
 	char cache[4096];
@@ -209,5 +209,6 @@ int storage_open(struct storage *s, const char *dir, const char *url, const char
 	o.cache_dir = cache_dir ? cache_dir : cache;
 	o.cache_max = cache_max;
 	o.cache_grace = CACHE_GRACE_SECONDS;
+	o.part_size = part_size;
 	return storage_open_s3(s, &o, err, errlen);
 }

@@ -83,9 +83,10 @@ int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errle
 
 /* The store the options name: url NULL, the directory dir; else the
  * S3-compatible store at url, cached in cache_dir (NULL = <dir>/cache)
- * up to cache_max bytes (0 = no bound). 0, or -1 with a sentence in err. */
+ * up to cache_max bytes (0 = no bound), uploads sent in parts of part_size
+ * bytes (0 = the client's default). 0, or -1 with a sentence in err. */
 int storage_open(struct storage *s, const char *dir, const char *url, const char *cache_dir, uint64_t cache_max,
-		 char *err, size_t errlen);
+		 uint64_t part_size, char *err, size_t errlen);
 
 /* An S3-compatible store (storage_s3.c). */
 struct storage_s3_opts {

@@ -345,6 +345,7 @@ int srv_run(const struct srv_opts *o)
 	co.store_url = o->store_url;
 	co.cache_dir = o->cache_dir;
 	co.cache_max = o->cache_max;
+	co.store_part_size = o->store_part_size;
 	co.resume = conn_resume;
 	co.suspend = conn_suspend;
 	if ((s.cat = cat_open(o->data_dir, &co, err, sizeof(err))) == NULL) {

@@ -24,6 +24,8 @@ static const char usage_text[] =
 	"  --cache-dir DIR    with --store: local copies of the files (default DATA/cache)\n"
 	"  --cache-max SIZE   with --store: the cache's bound, e.g. 20G; least recently used\n"
 	"                     files go first (default: no bound)\n"
+	"  --store-part-size SIZE  with --store: files larger than SIZE go up as a multipart\n"
+	"                     upload in parts of SIZE (default 8M; from 64K; AWS S3 wants 5M at least)\n"
 	"  --token-file F     require 'Authorization: Bearer <token>' on /api, token read from F\n"
 	"  --max-upload SIZE  largest upload, e.g. 512M, 4G (default 2G)\n"
 	"  --static DIR       the viewer's files (default ./static or PREFIX/share/trace-server/static)\n"
@@ -167,6 +169,10 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--cache-max") == 0) {
 			if (parse_size(val, &o->cache_max) != 0 || o->cache_max == 0)
 				return bad("--cache-max", val);
+		} else if (strcmp(a, "--store-part-size") == 0) {
+			if (parse_size(val, &o->store_part_size) != 0 || o->store_part_size < (64 << 10) ||
+			    o->store_part_size > (UINT64_C(5) << 30))
+				return bad("--store-part-size (64K to 5G)", val);
 		} else if (strcmp(a, "--token-file") == 0) {
 			o->token_file = val;
 		} else if (strcmp(a, "--static") == 0) {
@@ -197,7 +203,8 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 			return bad("option", a);
 		}
 	}
-	if ((o->cache_dir || o->cache_max) && o->store_url == NULL)
-		return bad("option (it needs --store)", o->cache_dir ? "--cache-dir" : "--cache-max");
+	if ((o->cache_dir || o->cache_max || o->store_part_size) && o->store_url == NULL)
+		return bad("option (it needs --store)",
+			   o->cache_dir ? "--cache-dir" : o->cache_max ? "--cache-max" : "--store-part-size");
 	return 0;
 }

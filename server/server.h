@@ -15,6 +15,7 @@ struct srv_opts {
 	const char *store_url;  /* s3://... : the traces' files there instead; NULL = under data_dir */
 	const char *cache_dir;  /* with store_url: local copies; NULL = <data_dir>/cache */
 	uint64_t cache_max;     /* with store_url: bytes the cache may hold; 0 = no bound */
+	uint64_t store_part_size; /* with store_url: bytes of each multipart part; 0 = 8 MiB */
 	const char *token_file; /* NULL = no token */
 	const char *static_dir; /* NULL = find it next to the binary */
 	const char *demo;       /* an archive to add when the library is empty */

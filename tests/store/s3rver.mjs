@@ -6,7 +6,11 @@
 //   node tests/store/s3rver.mjs DIR BUCKET [PORT]
 //
 // Prints "port N" on its first line once it listens (PORT 0 or absent: a
-// free port chosen by the kernel), then runs until killed.
+// free port chosen by the kernel), then runs until killed. With S3RVER_LOG
+// set, appends "METHOD URL" of every request to that file, so that a test
+// can count what a client sent (the parts of a multipart upload; s3rver's
+// ETag of the assembled object does not tell).
+import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -24,6 +28,12 @@ const server = new S3rver({
   silent: true,
   configureBuckets: [{ name: bucket, configs: [] }],
 });
+const log = process.env.S3RVER_LOG;
+if (log)
+  server.middleware.unshift((ctx, next) => {
+    appendFileSync(log, `${ctx.method} ${ctx.url}\n`);
+    return next();
+  });
 const addr = await server.run();
 process.stdout.write(`port ${addr.port}\n`);
 for (const sig of ['SIGTERM', 'SIGINT'])
