@@ -30,7 +30,7 @@ LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
 CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
+	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
@@ -201,12 +201,14 @@ integration-asan: deps
 test: check test-pg integration integration-asan xray-real reliability e2e test-store test-scale
 
 # Three servers sharing one catalog (PostgreSQL) and one store (s3rver), as
-# docs/DEPLOY.md deploys them: tests/scale/test_scale.c.
+# docs/DEPLOY.md deploys them (tests/scale/test_scale.c), and `trace-server
+# migrate` moving a --data library there (tests/scale/test_migrate.c).
 .PHONY: test-scale
-$(B)/tests/scale/test_scale: tests/scale/scale_util.h tests/server/api_util.h tests/store/s3rver_util.h
+$(B)/tests/scale/test_scale $(B)/tests/scale/test_migrate: tests/scale/scale_util.h tests/server/api_util.h tests/store/s3rver_util.h
 test-scale: deps deps-e2e
-	$(MAKE) $(B)/tests/scale/test_scale $(B)/trace-server $(B)/gen_fxt
+	$(MAKE) $(B)/tests/scale/test_scale $(B)/tests/scale/test_migrate $(B)/trace-server $(B)/gen_fxt
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/scale/test_scale
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/scale/test_migrate
 
 # The object store (--store): the storage contract against the directory and
 # s3rver, and the real server on s3rver losing its cache; also under ASan.

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../json/jbuf.h"
 
@@ -225,5 +226,22 @@ int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t
 /* The spool directory for uploads in progress. */
 void cat_spool_dir(const struct catalog *c, char *out, size_t n);
 size_t cat_count(struct catalog *c);
+
+/* What cat_migrate did. */
+struct cat_migrate_stats {
+	unsigned migrated;  /* traces recorded in the target */
+	unsigned skipped;   /* already there (a second run) */
+	unsigned left_out;  /* queued, ingesting or live: not moved */
+	uint64_t bytes;     /* file bytes sent to the store */
+};
+/*
+ * Moves the library under from (catalog.db, traces/<id>/) into the
+ * PostgreSQL catalog at catalog_url and the store at store_url (migrate.c),
+ * a line per trace on out. 0, or -1 with err: a target holding another
+ * trace under one of the ids (nothing written), or a failure part way (what
+ * was done stays, a new run carries on from there).
+ */
+int cat_migrate(const char *from, const char *catalog_url, const char *store_url, FILE *out,
+		struct cat_migrate_stats *st, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,8 @@
  *   trace-server serve [options]           the HTTP server (server/http.c)
  *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
  *   trace-server record -- cmd args        a program linking provider/ recorded (provider/record.c)
+ *   trace-server migrate --from DIR --catalog URL --store URL
+ *                                          a --data library into PostgreSQL and S3 (catalog/migrate.c)
  *
  * On a terminal, ingest draws a progress bar (bytes, events/s, ETA) on
  * stderr and ends with a summary: counts per kind, providers, diagnostics.
@@ -20,6 +22,7 @@
 
 #include <sqlite3.h>
 
+#include "../catalog/catalog.h"
 #include "../client/client.h"
 #include "../ingest/ingest.h"
 #include "server.h"
@@ -95,7 +98,8 @@ static int usage(FILE *f, int rc)
 		   "       trace-server ingest FILE [-o OUT.db]\n"
 		   "       trace-server info FILE\n"
 		   "       trace-server stream [--server URL] [--name NAME] FILE|-   (see trace-server stream --help)\n"
-		   "       trace-server record [--server URL] [--mode streaming|circular|oneshot] -- command [args...]\n");
+		   "       trace-server record [--server URL] [--mode streaming|circular|oneshot] -- command [args...]\n"
+		   "       trace-server migrate --from DIR --catalog postgres://... --store s3://...\n");
 	return rc;
 }
 
@@ -151,6 +155,44 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * trace-server migrate --from DIR --catalog URL --store URL: the library
+ * under DIR into a shared catalog and store (docs/DEPLOY.md). Keys come
+ * from the environment as for serve. 0, 1 on failure, 2 on bad usage.
+ */
+static int cmd_migrate(int argc, char **argv)
+{
+	const char *from = NULL, *catalog = NULL, *store = NULL;
+	struct cat_migrate_stats st;
+	char err[1024];
+	int i;
+
+	for (i = 2; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--from") == 0)
+			from = argv[i + 1];
+		else if (strcmp(argv[i], "--catalog") == 0)
+			catalog = argv[i + 1];
+		else if (strcmp(argv[i], "--store") == 0)
+			store = argv[i + 1];
+		else
+			return usage(stderr, 2);
+	}
+	if (i != argc || !from || !catalog || !store || strncmp(store, "s3://", 5) != 0)
+		return usage(stderr, 2);
+	if (srv_catalog_url_ok(catalog) != 0) {
+		fprintf(stderr, "trace-server migrate: --catalog must be postgres://user@host:port/db, its password in "
+				"PGPASSWORD or ~/.pgpass\n");
+		return 2;
+	}
+	if (cat_migrate(from, catalog, store, stdout, &st, err, sizeof(err)) != 0) {
+		fprintf(stderr, "trace-server migrate: %s\n", err);
+		return 1;
+	}
+	printf("%u migrated, %u skipped (already there), %u left out; %.1f MB sent to the store\n", st.migrated,
+	       st.skipped, st.left_out, (double)st.bytes / 1e6);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* Big arrays (events, slices) grow by realloc: a fixed mmap threshold
@@ -180,6 +222,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc, argv);
 	if (strcmp(argv[1], "stream") == 0)
 		return cl_stream_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "migrate") == 0)
+		return cmd_migrate(argc, argv);
 	if (strcmp(argv[1], "record") == 0)
 		return record_main(argc, argv); /* argv[1] is "record" */
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)

@@ -100,7 +100,7 @@ static int parse_age(const char *s, int64_t *out)
  * given on the command line would show in ps and in shell histories, and
  * libpq reads PGPASSWORD (or ~/.pgpass) by itself.
  */
-static int catalog_url_ok(const char *s)
+int srv_catalog_url_ok(const char *s)
 {
 	const char *auth, *end, *at;
 
@@ -157,7 +157,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--data") == 0) {
 			o->data_dir = val;
 		} else if (strcmp(a, "--catalog") == 0) {
-			if (catalog_url_ok(val) != 0)
+			if (srv_catalog_url_ok(val) != 0)
 				return bad("--catalog (postgres://user@host:port/db, the password in PGPASSWORD)", val);
 			o->catalog = val;
 		} else if (strcmp(a, "--store") == 0) {

@@ -32,6 +32,10 @@ struct srv_opts {
  * (1 with --help printed). */
 int srv_parse_args(int argc, char **argv, struct srv_opts *o);
 
+/* 0 when s is a postgres:// URL without a password (it would show in ps
+ * and shell histories; libpq reads PGPASSWORD or ~/.pgpass), else -1. */
+int srv_catalog_url_ok(const char *s);
+
 /* Runs until SIGINT or SIGTERM. Returns the process exit code. */
 int srv_run(const struct srv_opts *o);
 

@@ -76,12 +76,11 @@ static inline int sc_store_start(struct scale *w)
 }
 
 /*
- * Makes the world under a new /tmp directory: PostgreSQL, s3rver, the
- * shared servers and the embedded one. part_size is the servers'
- * --store-part-size (NULL: their default). 0, or -1 with the reason on
- * stderr.
+ * Makes the stores under a new /tmp directory: PostgreSQL and s3rver, no
+ * server yet. part_size is the servers' --store-part-size (NULL: their
+ * default). 0, or -1 with the reason on stderr.
  */
-static inline int sc_setup(struct scale *w, const char *exe, const char *part_size)
+static inline int sc_setup_stores(struct scale *w, const char *exe, const char *part_size)
 {
 	char path[192], root[64];
 	FILE *f;
@@ -124,12 +123,29 @@ static inline int sc_setup(struct scale *w, const char *exe, const char *part_si
 		snprintf(w->data[k], sizeof(w->data[k]), "%s/data%d", root, k);
 		snprintf(w->cache[k], sizeof(w->cache[k]), "%s/cache%d", root, k);
 		snprintf(w->log[k], sizeof(w->log[k]), "%s/server%d.log", root, k);
-		sc_server_start(w, k);
 	}
 	snprintf(w->emb_data, sizeof(w->emb_data), "%s/embedded", root);
 	snprintf(w->emb_log, sizeof(w->emb_log), "%s/embedded.log", root);
+	return 0;
+}
+
+/* The embedded-mode server on w->emb_data. */
+static inline void sc_embedded_start(struct scale *w)
+{
 	api_start(&w->emb, w->exe, w->emb_data, w->emb_log, NULL);
 	w->emb_port = api_port;
+}
+
+/* The stores, the SCALE_N shared servers and the embedded one. */
+static inline int sc_setup(struct scale *w, const char *exe, const char *part_size)
+{
+	int k;
+
+	if (sc_setup_stores(w, exe, part_size) != 0)
+		return -1;
+	for (k = 0; k < SCALE_N; k++)
+		sc_server_start(w, k);
+	sc_embedded_start(w);
 	return 0;
 }
 
@@ -279,18 +295,24 @@ static inline void sc_store_puts(struct scale *w, const char *key, int *single, 
 	fclose(f);
 }
 
-/* Every shared server's /healthz answers status (within ms, as a server
- * notices a change at its next check). */
-static inline void sc_health_all(struct scale *w, int status, int ms)
+/* The first n shared servers' /healthz answer status (within ms, as a
+ * server notices a change at its next check). */
+static inline void sc_health_all_n(struct scale *w, int n, int status, int ms)
 {
 	int k, got;
 
-	for (k = 0; k < SCALE_N; k++) {
+	for (k = 0; k < n; k++) {
 		sc_use(w, k);
 		got = sc_get_until("/healthz", status, ms, NULL);
 		if (got != status)
 			fail_msg("server %d: /healthz answered %d, not %d (see %s)", k, got, status, w->log[k]);
 	}
+}
+
+/* Every shared server's /healthz answers status. */
+static inline void sc_health_all(struct scale *w, int status, int ms)
+{
+	sc_health_all_n(w, SCALE_N, status, ms);
 }
 
 /* A whole file read into memory (caller frees). */
