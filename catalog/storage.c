@@ -195,7 +195,7 @@ int storage_open(struct storage *s, const char *dir, const char *url, const char
 	snprintf(cache, sizeof(cache), "%s/traces", dir);
 	if (rmdir(cache) != 0 && errno != ENOENT) {
 		snprintf(err, errlen, "%s holds the traces of a library kept in the directory; --store would not find "
-				      "them (moving a library into a store is not supported yet): use another --data",
+				      "them: move the library with `trace-server migrate` (docs/DEPLOY.md) and use another --data",
 			 cache);
 		s->ops = NULL;
 		return -1;
