@@ -43,7 +43,7 @@ B ?= build/rel
 
 OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
 
-.PHONY: all deps deps-e2e test test-pg check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer fuzz run install unit
+.PHONY: all deps deps-e2e test test-pg check e2e integration integration-asan xray-real asan ubsan clean bench bench-xray bench-query bench-library bench-live bench-large bench-viewer bench-scale fuzz run install unit
 
 all: trace-server
 
@@ -300,6 +300,10 @@ bench-large: trace-server $(B)/gen_fxt
 
 bench-library: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/library/run.sh
+
+# Servers on PostgreSQL and S3 against the embedded mode (issue 25's targets).
+bench-scale: trace-server $(B)/gen_fxt deps-e2e
+	B=$(B) sh bench/scale/run.sh
 
 bench-viewer: trace-server $(B)/gen_fxt deps-e2e
 	sh bench/viewer/run.sh --more
