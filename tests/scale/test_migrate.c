@@ -198,7 +198,7 @@ static void t_refused_and_new_ids(void **state)
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
-	char cmd[512];
+	char cmd[512], root[64];
 	int k;
 
 	(void)state;
@@ -209,8 +209,9 @@ static int setup(void **state)
 	signal(SIGPIPE, SIG_IGN);
 	if (sc_setup_stores(&T.w, exe, NULL) != 0)
 		return -1;
+	snprintf(root, sizeof(root), "%s", T.w.root); /* a copy: GCC sees T's members overlap */
 	for (k = 0; k < NTRACES; k++) {
-		snprintf(T.fxt[k], sizeof(T.fxt[k]), "%s/t%d.fxt", T.w.root, k);
+		snprintf(T.fxt[k], sizeof(T.fxt[k]), "%s/t%d.fxt", root, k);
 		snprintf(cmd, sizeof(cmd), "%s --events %d --threads 3 --seed %d %s >/dev/null", gen, 3000 + 1000 * k,
 			 40 + k, T.fxt[k]);
 		if (system(cmd) != 0)
