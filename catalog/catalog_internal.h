@@ -53,6 +53,9 @@ struct trace_rec {
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
+	char db_file[32];     /* the file (object) holding the trace's database:
+			       * "" = "trace.db"; a shared ingest job's result is
+			       * "trace-<token>.db", one object per claim (worker.c) */
 	/* a shared catalog (sync.c) */
 	int foreign;          /* 1: another server's trace, its files not in this
 			       * server's store: never ingested, indexed or removed

@@ -66,6 +66,7 @@ static void rec_take_part(struct trace_rec *dst, struct trace_rec *src, enum cat
 	SWAP(dst->symbols_error, src->symbols_error);
 	SWAP(dst->binary_name, src->binary_name);
 	memcpy(dst->stream, src->stream, sizeof(dst->stream));
+	memcpy(dst->db_file, src->db_file, sizeof(dst->db_file));
 }
 
 /* Applies what a load read; the batch's records are taken or freed. */
