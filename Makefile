@@ -104,9 +104,11 @@ test-pg: deps
 	$(MAKE) test-pg-run B=build/rel
 	$(MAKE) test-pg-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg
+test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg \
+	$(B)/tests/server/test_jobs
 	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_catalog_pg
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_jobs
 
 $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	@mkdir -p $(@D)
