@@ -273,10 +273,11 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
 	/* stored before the trace is ready, so a ready trace can always be fetched;
-	 * a live trace's source grew after its put, so it is stored again whole */
+	 * a live trace's source grew after its put, so it is stored again whole
+	 * (with shared jobs its server did so before queueing it, live.c) */
 	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
 								   sizeof(res->error))) != 0 ||
-				(was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
+				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
 										     sizeof(res->error))) != 0)))
 		rc = INGEST_EDB;
 	if (store == -2) {
