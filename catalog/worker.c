@@ -12,6 +12,7 @@
  * the job's; a refused claim removes its object. docs/DEPLOY.md, "Ingest
  * as shared jobs".
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -473,8 +474,20 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
 		return;
 	}
-	if (c->commit_delay_ms > 0) /* tests only: a window to pause or kill this server in */
-		usleep((useconds_t)c->commit_delay_ms * 1000);
+	if (c->commit_delay_ms > 0) {
+		/* tests only: a window to pause or kill this server in; a
+		 * deadline on the monotonic clock, which runs on while the
+		 * process is stopped, so a resumed server commits at once */
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += c->commit_delay_ms / 1000;
+		until.tv_nsec += (long)(c->commit_delay_ms % 1000) * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) == NULL) {
 		pthread_mutex_unlock(&c->mu);
