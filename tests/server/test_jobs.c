@@ -33,7 +33,7 @@
 #include "../store/s3rver_util.h"
 #include "api_util.h"
 
-enum { NSRV = 3, EMBEDDED = NSRV, LEASE_MS = 1500, DELAY_MS = 4000, UPLOADS = 20 };
+enum { NSRV = 3, EMBEDDED = NSRV, LEASE_MS = 1500, DELAY_MS = 6000, UPLOADS = 20 };
 
 static struct {
 	char root[64], exe[256], fxt[128], pg[128], pgurl[256], s3url[256];
@@ -251,8 +251,12 @@ static void test_kill_mid_ingest(void **state)
 	st = wait_status(0, id, "ingesting", 5);
 	assert_string_equal(st, "ingesting");
 	free(st);
-	assert_int_equal(su_server_stop(&W.srv[0], SIGKILL), 128 + SIGKILL);
+	/* A alive: its heartbeat keeps the job A's past twice the lease */
 	start(1, 0);
+	su_sleep_ms(2 * LEASE_MS);
+	assert_int_equal(log_count(1, "ingest job committed"), 0);
+	assert_int_equal(db_objects(id, names, 8), 1);
+	assert_int_equal(su_server_stop(&W.srv[0], SIGKILL), 128 + SIGKILL);
 	st = wait_status(1, id, "ready", 60);
 	assert_string_equal(st, "ready");
 	free(st);
