@@ -97,10 +97,12 @@ $(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
 # The catalog in PostgreSQL: its contract on both backends and two real
-# servers sharing one catalog, each against a PostgreSQL the tests start;
-# also under ASan (a leak or error at the servers' exit fails the test).
+# servers sharing one catalog, each against a PostgreSQL the tests start,
+# and ingest as shared jobs over PostgreSQL and s3rver (test_jobs, which
+# needs node: deps-e2e); also under ASan (a leak or error at the servers'
+# exit fails the test).
 .PHONY: test-pg-run
-test-pg: deps
+test-pg: deps deps-e2e
 	$(MAKE) test-pg-run B=build/rel
 	$(MAKE) test-pg-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
