@@ -586,11 +586,12 @@ static int claim_run(struct catalog *c)
 	pthread_cond_init(&cl.cv, NULL);
 	beat.id = cl.job.trace;
 	if (pthread_create(&cl.beat, NULL, beat_main, &beat) != 0) {
-		pthread_mutex_lock(&c->mu);
-		c->running = 0;
 		pthread_mutex_destroy(&cl.mu);
 		pthread_cond_destroy(&cl.cv);
-		return 1; /* claimed again when the lease runs out */
+		pthread_mutex_lock(&c->mu);
+		c->running = 0;
+		c->seen = 0; /* its state here is not the database's: read again */
+		return 1;    /* claimed again when the lease runs out */
 	}
 	job_run(c, cl.job.trace, hint, &cl);
 	pthread_mutex_lock(&cl.mu);
