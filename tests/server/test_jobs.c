@@ -5,8 +5,9 @@
  * another, which finishes it with the same answers as the embedded mode; a
  * server paused (SIGSTOP) past its lease and resumed has its commit
  * refused and its object removed from the bucket, the winner's result
- * kept; 20 uploads at once over three servers are each ingested exactly
- * once.
+ * kept; a live stream that ended on one server is ingested whole by
+ * another; 20 uploads at once over three servers are each ingested
+ * exactly once.
  *
  * A short lease (TRACE_SERVER_JOB_LEASE_MS) keeps the test quick; the
  * test-only TRACE_SERVER_TEST_COMMIT_DELAY_MS holds a server between the
@@ -333,6 +334,63 @@ static void test_pause_past_lease(void **state)
 	stop(1);
 }
 
+/* (d) A live stream that ends on A while A's worker holds another job:
+ * B ingests it from the store, so A must have sent its source there whole
+ * (it was put when the stream began, empty). */
+static void test_live_elsewhere(void **state)
+{
+	struct su_req q = { "POST", "/api/traces?live=1&name=live", NULL, NULL, 0, 1, 0 };
+	char line[96], path[96], *st, *emb[3], *got[3], *file;
+	struct su_resp r;
+	int64_t busy, id, eid;
+	cJSON *j;
+	int i;
+
+	(void)state;
+	start(0, DELAY_MS);
+	busy = upload(0, "/api/traces?name=busy");
+	assert_int_equal(wait_objects(busy, 1, 30), 1); /* A's worker waits to commit it */
+	start(1, 0);
+	q.body = W.bytes;
+	q.body_len = W.len;
+	if (su_request(W.srv[0].port, &q, &r, 60000) != 0 || r.status < 200 || r.status > 299)
+		fail_msg("live stream: status %d: %.300s", r.status, r.body ? r.body : "");
+	j = cJSON_Parse(r.body);
+	id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	st = wait_status(1, id, "ready", 60);
+	assert_string_equal(st, "ready");
+	free(st);
+	t_fmt(line, sizeof(line), "trace %" PRId64 ": ingest job committed", id);
+	assert_int_equal(log_count(1, line), 1);
+	assert_int_equal(log_count(0, line), 0);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/file", id);
+	{
+		struct su_req g = { "GET", path, NULL, NULL, 0, 0, 0 };
+
+		assert_int_equal(su_request(W.srv[1].port, &g, &r, 60000), 0);
+		assert_int_equal(r.status, 200);
+		assert_int_equal(r.body_len, W.len); /* the whole stream, from the store */
+		file = r.body;
+		assert_memory_equal(file, W.bytes, W.len);
+		su_resp_free(&r);
+	}
+	eid = upload(EMBEDDED, "/api/traces?name=embedded&wait=1");
+	st = wait_status(EMBEDDED, eid, "ready", 60);
+	assert_string_equal(st, "ready");
+	free(st);
+	slices_of(EMBEDDED, eid, emb);
+	slices_of(1, id, got);
+	for (i = 0; i < 3; i++) {
+		assert_string_equal(got[i], emb[i]);
+		free(got[i]);
+		free(emb[i]);
+	}
+	stop(0);
+	stop(1);
+}
+
 struct uploader {
 	int k;
 	int64_t id;
@@ -495,6 +553,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kill_mid_ingest),
 		cmocka_unit_test(test_pause_past_lease),
+		cmocka_unit_test(test_live_elsewhere),
 		cmocka_unit_test(test_concurrent_once),
 	};
 
