@@ -97,16 +97,20 @@ $(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
 # The catalog in PostgreSQL: its contract on both backends and two real
-# servers sharing one catalog, each against a PostgreSQL the tests start;
-# also under ASan (a leak or error at the servers' exit fails the test).
+# servers sharing one catalog, each against a PostgreSQL the tests start,
+# and ingest as shared jobs over PostgreSQL and s3rver (test_jobs, which
+# needs node: deps-e2e); also under ASan (a leak or error at the servers'
+# exit fails the test).
 .PHONY: test-pg-run
-test-pg: deps
+test-pg: deps deps-e2e
 	$(MAKE) test-pg-run B=build/rel
 	$(MAKE) test-pg-run B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
-test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg
+test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/tests/server/test_catalog_pg \
+	$(B)/tests/server/test_jobs
 	GEN_FXT=$(B)/gen_fxt $(B)/tests/catalog/test_catdb
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_catalog_pg
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_jobs
 
 $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	@mkdir -p $(@D)

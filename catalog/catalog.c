@@ -34,14 +34,41 @@ int cat_status_parse(const char *s)
 	return TS_FAILED;
 }
 
-void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n)
+const char *cat_db_file(const struct trace_rec *r)
 {
-	c->store.ops->local_path(&c->store, id, file, out, n);
+	return r->db_file[0] ? r->db_file : "trace.db";
+}
+
+/* The stored name of file: "trace.db" is the trace's database, whichever
+ * object holds it (the one its record names: a shared ingest job's result
+ * is trace-<token>.db); other names are themselves. Takes mu. */
+static void file_name(struct catalog *c, int64_t id, const char *file, char *out, size_t n)
+{
+	struct trace_rec *r;
+
+	snprintf(out, n, "%s", file);
+	if (strcmp(file, "trace.db") != 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL)
+		snprintf(out, n, "%s", cat_db_file(r));
+	pthread_mutex_unlock(&c->mu);
+}
+
+void cat_path(struct catalog *c, int64_t id, const char *file, char *out, size_t n)
+{
+	char name[32];
+
+	file_name(c, id, file, name, sizeof(name));
+	c->store.ops->local_path(&c->store, id, name, out, n);
 }
 
 int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen)
 {
-	return c->store.ops->fetch(&c->store, id, file, err, errlen);
+	char name[32];
+
+	file_name(c, id, file, name, sizeof(name));
+	return c->store.ops->fetch(&c->store, id, name, err, errlen);
 }
 
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
@@ -215,6 +242,9 @@ int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 		r->unsaved &= ~(1u << part);
 		c->unsaved -= r->unsaved == 0;
 	}
+	/* a queued trace is a job every server's worker may claim */
+	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->status == TS_QUEUED)
+		cat_job_queue_locked(c, r);
 	return rc == CATDB_OK ? 0 : -1;
 }
 
@@ -288,14 +318,18 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 		r->snapshot = stat(path, &st) == 0; /* readable while ingested whole */
 	}
 	if (r->status == TS_READY) {
-		cat_path(c, r->id, "trace.db", path, sizeof(path));
+		c->store.ops->local_path(&c->store, r->id, cat_db_file(r), path, sizeof(path));
 		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION) {
 			r->status = TS_QUEUED;
 			r->indexed = 0;
 		}
 	}
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
-	if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
+	if ((r->status == TS_QUEUED || r->status == TS_INGESTING) && c->jobs) {
+		/* another server may be ingesting it now: its job says whose it
+		 * is, and the status stays; queued again in case it was lost */
+		cat_job_queue_locked(c, r);
+	} else if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
 		if (c->store.ops->has(&c->store, r->id, "source") != 0) {
 			r->status = TS_QUEUED;
 		} else {
@@ -303,7 +337,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 						   "upload it again");
 		}
 	} else if (r->status == TS_READY) {
-		if (c->store.ops->has(&c->store, r->id, "trace.db") == 0)
+		if (c->store.ops->has(&c->store, r->id, cat_db_file(r)) == 0)
 			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
 	}
 	if (r->stored == 0)
@@ -372,6 +406,8 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	else
 		c->db = catdb_sqlite_open(dir, err, errlen);
 	c->shared = o->catalog != NULL;
+	if (c->db != NULL)
+		cat_jobs_init(c, o->store_url != NULL);
 	if (c->db == NULL || load(c, err, errlen) != 0) {
 		cat_close(c);
 		return NULL;
@@ -906,7 +942,7 @@ int cat_delete(struct catalog *c, int64_t id)
 
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen)
 {
-	char db[4096], *bname = binary_name_of(spool, filename);
+	char db[4096], name[32], *bname = binary_name_of(spool, filename);
 	struct trace_rec *r;
 	uint64_t named = 0;
 	int st, rc = 0;
@@ -921,10 +957,11 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		return -1;
 	}
 	cat_path(c, id, "trace.db", db, sizeof(db));
+	file_name(c, id, "trace.db", name, sizeof(name));
 	/* the one place a stored file changes: trace.db named, published again */
 	if (st == TS_READY && (cat_fetch(c, id, "trace.db", err, errlen) != 0 ||
 			       ingest_symbolize(db, spool, &named, err, errlen) != 0 ||
-			       c->store.ops->publish(&c->store, id, "trace.db", err, errlen) != 0)) {
+			       c->store.ops->publish(&c->store, id, name, err, errlen) != 0)) {
 		free(bname);
 		return -1;
 	}

@@ -217,8 +217,10 @@ int cat_wait(struct catalog *c, int64_t id, void *conn);
  * Returns 0, or -1 with err set (the file is then left to the caller). */
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
 /* A readable path of a trace's file ("source", "trace.db"), once
- * cat_fetch made sure it is there. */
-void cat_path(const struct catalog *c, int64_t id, const char *file, char *out, size_t n);
+ * cat_fetch made sure it is there. "trace.db" names the trace's database
+ * whichever object holds it (a shared ingest job's own, worker.c). Both
+ * take the catalog's lock: never call them under it. */
+void cat_path(struct catalog *c, int64_t id, const char *file, char *out, size_t n);
 /* Makes cat_path's file hold the file (downloaded from a shared store if
  * the local cache lacks it); call right before opening it. 0, -1 (no such
  * file) or -2 (the store cannot be reached now), with err set. */

@@ -53,6 +53,9 @@ struct trace_rec {
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
+	char db_file[32];     /* the file (object) holding the trace's database:
+			       * "" = "trace.db"; a shared ingest job's result is
+			       * "trace-<token>.db", one object per claim (worker.c) */
 	/* a shared catalog (sync.c) */
 	int foreign;          /* 1: another server's trace, its files not in this
 			       * server's store: never ingested, indexed or removed
@@ -88,11 +91,20 @@ struct catalog {
 	struct cat_opts o;
 	struct cat_stats stats; /* the work done since the start (stats.c) */
 	time_t store_retry_at;  /* no ingest starts before: the store was down (worker.c) */
+	/* shared ingest jobs (worker.c): a shared catalog and a shared store */
+	int jobs;               /* 1: ingest is a job in the catalog any server claims */
+	int lease_ms;           /* a claim's lease, renewed every lease_ms / 3 */
+	int commit_delay_ms;    /* test only: a pause between publish and commit */
+	char owner[96];         /* this server in the jobs table: "host:pid" */
+	int64_t running;        /* the trace whose job the worker runs (0: none):
+				 * sync leaves its state to the worker */
 };
 
 extern const char *const cat_status_names[TS_NSTATUS];
 
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
+/* The file holding r's database: "trace.db", or a shared ingest job's own. */
+const char *cat_db_file(const struct trace_rec *r);
 /* Writes part of a record (with its labels) to the catalog's database;
  * under mu. 0, or CAT_EUNAVAILABLE (then kept as unsaved, written again
  * when the database is back), or -2 (META only: another server changed the
@@ -125,6 +137,13 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 
 /* worker.c */
 void *cat_worker_main(void *arg);
+/* Sets c->jobs (a shared catalog and shared_store: files every server
+ * reaches) and the jobs' settings; after c->db is open. */
+void cat_jobs_init(struct catalog *c, int shared_store);
+/* Queues trace r's ingest job in the shared catalog (under mu); when the
+ * database cannot be reached the record is kept unsaved, so that cat_sync
+ * saves it, and queues it, again. */
+void cat_job_queue_locked(struct catalog *c, struct trace_rec *r);
 struct ingest_result;
 /* The JSON members kept in a record's summary column, from ingest's result
  * and the trace's metadata (qry_trace_metadata); NULL when out of memory or

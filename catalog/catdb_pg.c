@@ -204,7 +204,7 @@ static void array_text(struct jbuf *b, const char *s)
 
 static const char cols[] = "id, name, format, format_hint, size_bytes, status, error_code, error_message, created_at, "
 			   "start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, description, pinned, "
-			   "stored_bytes, indexed, stream";
+			   "stored_bytes, indexed, stream, db_file";
 
 /* Replaces r's labels: two arrays, keys and values. */
 static int save_labels(struct pg_lane *p, const struct trace_rec *r, char *err, size_t errlen)
@@ -284,6 +284,7 @@ static void rec_values(const struct trace_rec *r, const char **vals, char num[7]
 	vals[17] = num[5];
 	vals[18] = r->indexed == 1 ? "true" : "false";
 	vals[19] = empty_null(r->stream);
+	vals[20] = empty_null(r->db_file);
 }
 
 /* Each part's statement and which of rec_values' columns it takes, in
@@ -291,19 +292,19 @@ static void rec_values(const struct trace_rec *r, const char **vals, char num[7]
 static const struct {
 	const char *sql;
 	int n;
-	int cols[20];
+	int cols[21];
 } save_sql[] = {
 	[CATDB_ALL] = { "INSERT INTO traces (id, name, format, format_hint, size_bytes, status, error_code, "
 			"error_message, created_at, start_ns, end_ns, summary, symbols_named, symbols_error, "
-			"binary_name, description, pinned, stored_bytes, indexed, stream, version) "
-			"VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20, "
+			"binary_name, description, pinned, stored_bytes, indexed, stream, db_file, version) "
+			"VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21, "
 			"nextval('catalog_versions')) "
 			"ON CONFLICT (id) DO UPDATE SET name = $2, format = $3, format_hint = $4, size_bytes = $5, "
 			"status = $6, error_code = $7, error_message = $8, created_at = $9, start_ns = $10, "
 			"end_ns = $11, summary = $12, symbols_named = $13, symbols_error = $14, binary_name = $15, "
 			"description = $16, pinned = $17, stored_bytes = $18, indexed = $19, stream = $20, "
-			"version = EXCLUDED.version RETURNING version",
-			20, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 } },
+			"db_file = $21, version = EXCLUDED.version RETURNING version",
+			21, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 } },
 	/* an UPDATE: a record another server deleted meanwhile is not brought back */
 	[CATDB_META] = { "UPDATE traces SET name = $2, description = $3, pinned = $4, "
 			 "version = nextval('catalog_versions') WHERE id = $1 RETURNING version",
@@ -311,9 +312,9 @@ static const struct {
 	[CATDB_STATE] = { "UPDATE traces SET format = $2, format_hint = $3, size_bytes = $4, status = $5, "
 			  "error_code = $6, error_message = $7, created_at = $8, start_ns = $9, end_ns = $10, "
 			  "summary = $11, symbols_named = $12, symbols_error = $13, binary_name = $14, "
-			  "stored_bytes = $15, indexed = $16, stream = $17, version = nextval('catalog_versions') "
-			  "WHERE id = $1 RETURNING version",
-			  17, { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19 } },
+			  "stored_bytes = $15, indexed = $16, stream = $17, db_file = $18, "
+			  "version = nextval('catalog_versions') WHERE id = $1 RETURNING version",
+			  18, { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20 } },
 };
 
 /* The version of row id now (under LOCK_VERSIONS: no writer moves it
@@ -341,7 +342,7 @@ static int64_t row_version(struct pg_lane *p, const char *id, PGresult **out)
 static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
 		   size_t errlen)
 {
-	const char *all[20], *vals[20];
+	const char *all[21], *vals[21];
 	char num[7][24];
 	PGresult *res = NULL;
 	int64_t before = 0;
@@ -485,6 +486,7 @@ static struct trace_rec *rec_read(const PGresult *res, int i)
 	r->stored = (uint64_t)col_i64(res, i, 17);
 	r->indexed = strcmp(col_text(res, i, 18), "t") == 0;
 	snprintf(r->stream, sizeof(r->stream), "%s", col_text(res, i, 19));
+	snprintf(r->db_file, sizeof(r->db_file), "%s", col_text(res, i, 20));
 	if (r->name == NULL || r->description == NULL) {
 		cat_rec_free(r);
 		return NULL;
@@ -510,7 +512,7 @@ static int load_records(struct pg_lane *p, const char *since, struct catdb_batch
 		return CATDB_EFAIL;
 	}
 	for (i = 0; i < n; i++) {
-		int64_t v = col_i64(res, i, 20);
+		int64_t v = col_i64(res, i, 21);
 
 		if ((out->v[i] = rec_read(res, i)) == NULL) {
 			PQclear(res);

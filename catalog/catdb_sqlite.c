@@ -96,8 +96,8 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
 			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
-			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream, db_file) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(s->db, "saving a trace", err, errlen);
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -123,6 +123,7 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
 	sqlite3_bind_int(st, 19, r->indexed == 1);
 	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 21, r->db_file[0] ? r->db_file : NULL, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 	sqlite3_finalize(st);
 	if (rc == 0)
@@ -253,6 +254,7 @@ static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 	r->stored = (uint64_t)sqlite3_column_int64(st, 17);
 	r->indexed = sqlite3_column_int(st, 18) != 0;
 	snprintf(r->stream, sizeof(r->stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
+	snprintf(r->db_file, sizeof(r->db_file), "%s", (const char *)sqlite3_column_text(st, 20) ?: "");
 	if (r->name == NULL)
 		r->name = strdup("");
 	if (r->description == NULL)
@@ -273,7 +275,7 @@ static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT id, name, format, format_hint, size_bytes, status, error_code, error_message, "
 			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
-			       "description, pinned, stored_bytes, indexed, stream FROM traces ORDER BY id",
+			       "description, pinned, stored_bytes, indexed, stream, db_file FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(s->db, "reading the traces", err, errlen);
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -486,6 +488,7 @@ static int upgrade(sqlite3 *db)
 		{ "stored_bytes", "INTEGER" },
 		{ "indexed", "INTEGER NOT NULL DEFAULT 0" },
 		{ "stream", "TEXT" },
+		{ "db_file", "TEXT" },
 	};
 	char sql[160];
 	sqlite3_stmt *st;

@@ -381,6 +381,16 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 		if (r->status != TS_LIVE || r->foreign) /* another server's stream */
 			continue;
 		if (strcmp(r->stream, "receiving") != 0) {
+			char err[512];
+
+			/* with shared jobs any server may ingest it from the store: its
+			 * source goes there whole first (under the lock: a stream ends
+			 * rarely); a store that is down keeps it for the next round */
+			if (c->jobs && c->store.ops->publish(&c->store, r->id, "source", err, sizeof(err)) != 0) {
+				fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", r->id,
+					err);
+				continue;
+			}
 			/* ended: ingested whole by the worker, as an upload */
 			r->status = TS_QUEUED;
 			r->stored = c->store.ops->usage(&c->store, r->id);

@@ -120,6 +120,17 @@ static void dir_remove(struct storage *s, int64_t id)
 	rmdir(dir);
 }
 
+static int dir_drop(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
+{
+	char path[4096];
+
+	(void)err;
+	(void)errlen;
+	dir_path(s, id, file, path, sizeof(path));
+	unlink(path);
+	return 0;
+}
+
 static void dir_spool(const struct storage *s, char *out, size_t n)
 {
 	snprintf(out, n, "%s/spool", s->root);
@@ -133,7 +144,7 @@ static void dir_close(struct storage *s)
 
 static const struct storage_ops dir_ops = {
 	dir_put,   dir_fetch, dir_publish, dir_has,   dir_check, dir_stats,
-	dir_path,  dir_usage, dir_remove,  dir_spool, dir_close,
+	dir_path,  dir_usage, dir_remove,  dir_drop,  dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */

@@ -65,6 +65,10 @@ struct storage_ops {
 	uint64_t (*usage)(const struct storage *s, int64_t id);
 	/* Removes every file of trace id, from the store and the cache. */
 	void (*remove)(struct storage *s, int64_t id);
+	/* Removes one file of trace id, from the store and the cache: a
+	 * shared ingest job's result whose commit was refused (worker.c).
+	 * 0, or -1 / -2 with a sentence in err (the object stays). */
+	int (*drop)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
 	/* A directory for uploads in progress, on the same file system as
 	 * what put moves them to. */
 	void (*spool_dir)(const struct storage *s, char *out, size_t n);

@@ -35,7 +35,7 @@
 
 struct cached {
 	int64_t id;
-	char file[16];  /* "source", "binary" or "trace.db" */
+	char file[32];  /* "source", "binary", "trace.db" or a job's "trace-<token>.db" */
 	uint64_t size;
 	time_t used;    /* last put, fetch or publish: for the grace */
 	uint64_t seq;   /* the same as a count of uses: the order of eviction, finer than seconds */
@@ -358,6 +358,28 @@ static void s3s_remove(struct storage *s, int64_t id)
 	}
 }
 
+static int s3s_drop(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
+{
+	struct s3_store *st = st_of(s);
+	char key[1024], path[4096];
+	size_t i;
+	int e;
+
+	pthread_mutex_lock(&st->mu);
+	for (i = 0; i < st->n; i++)
+		if (st->v[i].id == id && strcmp(st->v[i].file, file) == 0) {
+			index_drop(st, i);
+			break;
+		}
+	pthread_mutex_unlock(&st->mu);
+	cache_path(s, id, file, path, sizeof(path));
+	unlink(path);
+	object_key(s, id, file, key, sizeof(key));
+	if ((e = s3_delete(st->s3, key, err, errlen)) != S3_OK && e != S3_ENOTFOUND)
+		return fail(s, e);
+	return 0;
+}
+
 static void s3s_spool(const struct storage *s, char *out, size_t n)
 {
 	snprintf(out, n, "%s/spool", s->root);
@@ -388,6 +410,7 @@ static const struct storage_ops s3_ops = {
 	.local_path = cache_path,
 	.usage = s3s_usage,
 	.remove = s3s_remove,
+	.drop = s3s_drop,
 	.spool_dir = s3s_spool,
 	.close = s3s_close,
 };

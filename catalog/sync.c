@@ -66,6 +66,18 @@ static void rec_take_part(struct trace_rec *dst, struct trace_rec *src, enum cat
 	SWAP(dst->symbols_error, src->symbols_error);
 	SWAP(dst->binary_name, src->binary_name);
 	memcpy(dst->stream, src->stream, sizeof(dst->stream));
+	memcpy(dst->db_file, src->db_file, sizeof(dst->db_file));
+}
+
+/* Whether r's ingest state is another's to write: another server's trace,
+ * or with shared ingest jobs any trace but a live stream this server
+ * receives and the one its worker ingests now (whichever server's worker
+ * claims a job writes the result, worker.c). */
+static int theirs(const struct catalog *c, const struct trace_rec *r)
+{
+	if (r->foreign)
+		return 1;
+	return c->jobs && r->status != TS_LIVE && r->id != c->running;
 }
 
 /* Applies what a load read; the batch's records are taken or freed. */
@@ -84,9 +96,9 @@ static int apply(struct catalog *c, struct catdb_batch *b)
 			b->v[i] = NULL;
 			continue;
 		}
-		rec_take_part(r, b->v[i], r->foreign ? CATDB_STATE : CATDB_META);
+		rec_take_part(r, b->v[i], theirs(c, r) ? CATDB_STATE : CATDB_META);
 		r->version = b->v[i]->version; /* it holds all of the row now */
-		if (r->foreign && r->status != TS_QUEUED && r->status != TS_INGESTING && r->status != TS_LIVE)
+		if (theirs(c, r) && r->status != TS_QUEUED && r->status != TS_INGESTING && r->status != TS_LIVE)
 			cat_wake(c, r);
 	}
 	for (i = 0; i < b->ngone; i++)

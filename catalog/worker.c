@@ -2,24 +2,49 @@
  * The catalog's worker thread: ingests queued traces in upload order,
  * indexes ready traces' names for search across traces, and removes what
  * --keep-failed and the retention bounds say must go.
+ *
+ * With a shared catalog and a shared store (c->jobs) ingest is a job in
+ * the catalog (catdb.h): a queued trace is queued there, and every
+ * server's worker claims jobs for a lease, keeps the claim with a
+ * heartbeat thread, publishes the database it made as its own object
+ * (trace-<token>.db: never one another claim wrote) and commits with
+ * job_done, which the catalog refuses when the claim's token is no longer
+ * the job's; a refused claim removes its object. docs/DEPLOY.md, "Ingest
+ * as shared jobs".
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../ingest/ingest.h"
 #include "../query/query.h"
 #include "catalog_internal.h"
 
+/* A claim of a shared ingest job, and its heartbeat. */
+struct claim {
+	struct catdb_job job;
+	char db_file[32];      /* "trace-<token>.db": this claim's object */
+	pthread_t beat;        /* renews the lease every lease_ms / 3 */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;     /* signalled when the job ends */
+	int ended;             /* under mu: the heartbeat stops */
+	atomic_int lost;       /* a renewal found the job claimed by another */
+};
+
 struct job {
 	struct catalog *c;
 	int64_t id;
+	struct claim *cl;      /* NULL: this server's own queue */
 };
 
-/* Progress of the running ingest; asks to stop when the trace was deleted. */
+/* Progress of the running ingest; asks to stop when the trace was deleted
+ * or its claim was lost. */
 static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct job *j = ctx;
@@ -30,7 +55,7 @@ static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 	(void)events;
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
-	gone = r == NULL || j->c->stop;
+	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
 	if (r && phase == INGEST_PHASE_DECODE)
 		r->bytes_done = done;
 	pthread_mutex_unlock(&j->c->mu);
@@ -204,11 +229,18 @@ static int was_live(struct catalog *c, int64_t id)
 	return live;
 }
 
-static void job_run(struct catalog *c, int64_t id, const char *hint)
+static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		       int indexed, double seconds);
+static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
+
+/* Ingests trace id into its database: "trace.db" for this server's own
+ * queue, the claim's own file for a shared job (cl not NULL). */
+static void job_run(struct catalog *c, int64_t id, const char *hint, struct claim *cl)
 {
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	struct ingest_opts o = { 0 };
-	struct job j = { c, id };
+	struct job j = { c, id, cl };
+	const char *dbfile = cl ? cl->db_file : "trace.db";
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	struct timespec t0, t1;
@@ -218,7 +250,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cat_path(c, id, "source", src, sizeof(src));
-	cat_path(c, id, "trace.db", db, sizeof(db));
+	c->store.ops->local_path(&c->store, id, dbfile, db, sizeof(db));
 	cat_path(c, id, "binary", bin, sizeof(bin));
 	/* the cache may have let the files go since the upload (or a restart lost it) */
 	c->store.ops->fetch(&c->store, id, "binary", res->error, sizeof(res->error));
@@ -242,14 +274,18 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
 	/* stored before the trace is ready, so a ready trace can always be fetched;
-	 * a live trace's source grew after its put, so it is stored again whole */
-	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, "trace.db", res->error,
+	 * a live trace's source grew after its put, so it is stored again whole
+	 * (with shared jobs its server did so before queueing it, live.c) */
+	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
 								   sizeof(res->error))) != 0 ||
-				(was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
+				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
 										     sizeof(res->error))) != 0)))
 		rc = INGEST_EDB;
 	if (store == -2) {
-		job_wait_store(c, id, res->error);
+		if (cl)
+			claim_wait_store(c, cl, res->error);
+		else
+			job_wait_store(c, id, res->error);
 		free(summary);
 		free(res);
 		return;
@@ -258,9 +294,339 @@ static void job_run(struct catalog *c, int64_t id, const char *hint)
 	if (rc == INGEST_OK)
 		indexed = cat_index_trace(c, id, db) == 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	job_finish(c, id, rc, res, summary, indexed,
-		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (cl)
+		job_commit(c, cl, rc, res, summary, indexed,
+			   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	else
+		job_finish(c, id, rc, res, summary, indexed,
+			   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	free(res);
+}
+
+/* ---- shared ingest jobs ------------------------------------------------------ */
+
+enum { LEASE_MS = 10000, CLAIM_POLL_MS = 200 };
+
+/* An integer from the environment within [lo, hi], else def. */
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (v == NULL || v[0] == '\0')
+		return def;
+	n = strtol(v, &end, 10);
+	return *end == '\0' && n >= lo && n <= hi ? (int)n : def;
+}
+
+void cat_jobs_init(struct catalog *c, int shared_store)
+{
+	char host[64] = "";
+
+	c->jobs = c->shared && shared_store && c->db->ops->job_claim != NULL;
+	/* TRACE_SERVER_JOB_LEASE_MS: docs/DEPLOY.md; the delay is for tests only */
+	c->lease_ms = env_int("TRACE_SERVER_JOB_LEASE_MS", LEASE_MS, 300, 3600000);
+	c->commit_delay_ms = env_int("TRACE_SERVER_TEST_COMMIT_DELAY_MS", 0, 0, 600000);
+	gethostname(host, sizeof(host) - 1);
+	snprintf(c->owner, sizeof(c->owner), "%s:%ld", host, (long)getpid());
+}
+
+void cat_job_queue_locked(struct catalog *c, struct trace_rec *r)
+{
+	char err[512];
+	int rc = c->db->ops->job_queue(c->db, r->id, err, sizeof(err));
+
+	if (rc == CATDB_OK)
+		return;
+	fprintf(stderr, "trace-server: trace %" PRId64 "'s ingest job was not queued: %s\n", r->id, err);
+	if (rc == CATDB_EDOWN) {
+		/* saved and queued again by cat_sync when the database is back */
+		c->unsaved += r->unsaved == 0;
+		r->unsaved |= 1u << CATDB_STATE;
+	}
+}
+
+/* The heartbeat: renews the claim's lease every lease / 3 until the job
+ * ends, or until a renewal finds the job claimed by another server. */
+static void *beat_main(void *arg)
+{
+	struct job *j = arg;
+	struct claim *cl = j->cl;
+	struct timespec until;
+	char err[512];
+	int rc;
+
+	pthread_mutex_lock(&cl->mu);
+	while (!cl->ended) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)(j->c->lease_ms / 3 % 1000) * 1000000L;
+		until.tv_sec += j->c->lease_ms / 3 / 1000 + until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&cl->cv, &cl->mu, &until);
+		if (cl->ended)
+			break;
+		pthread_mutex_unlock(&cl->mu);
+		rc = j->c->db->ops->job_renew(j->c->db, &cl->job, j->c->lease_ms, err, sizeof(err));
+		pthread_mutex_lock(&cl->mu);
+		if (rc == CATDB_ENOENT) {
+			fprintf(stderr, "trace-server: trace %" PRId64 ": the ingest job's claim (token %" PRId64
+					") was lost: another server claimed it since\n",
+				cl->job.trace, cl->job.token);
+			atomic_store(&cl->lost, 1);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cl->mu);
+	return NULL;
+}
+
+/* The store could not be reached: the job stays claimed until its lease
+ * runs out, then any server's worker (this one too) takes it again. */
+static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why)
+{
+	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", cl->job.trace, why);
+	pthread_mutex_lock(&c->mu);
+	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The state a finished ingest gives record r, in out: a copy of r whose
+ * strings are r's but summary, error_msg and symbols_error, which are
+ * out's own (rec_state_free). */
+static void rec_state(struct trace_rec *out, const struct trace_rec *r, const struct claim *cl, int rc,
+		      const struct ingest_result *res, char *summary, int indexed)
+{
+	*out = *r;
+	out->waiters = NULL;
+	out->summary = NULL;
+	out->error_msg = NULL;
+	out->symbols_error = NULL;
+	if (rc == INGEST_OK) {
+		out->status = TS_READY;
+		snprintf(out->format, sizeof(out->format), "%s", res->format ? res->format : "");
+		out->start_ns = res->start_ns;
+		out->end_ns = res->end_ns;
+		out->summary = summary;
+		out->symbols_named = (int64_t)res->symbols_named;
+		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
+		out->indexed = indexed;
+		snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
+		out->error_code[0] = '\0';
+	} else {
+		free(summary);
+		out->status = TS_FAILED;
+		snprintf(out->error_code, sizeof(out->error_code), "%s", error_code_of(rc));
+		out->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
+	}
+}
+
+/* Moves the committed state into r (under mu); out's strings become r's. */
+static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
+{
+	free(r->summary);
+	free(r->error_msg);
+	free(r->symbols_error);
+	r->summary = st->summary;
+	r->error_msg = st->error_msg;
+	r->symbols_error = st->symbols_error;
+	r->status = st->status;
+	memcpy(r->format, st->format, sizeof(r->format));
+	memcpy(r->error_code, st->error_code, sizeof(r->error_code));
+	memcpy(r->db_file, st->db_file, sizeof(r->db_file));
+	r->start_ns = st->start_ns;
+	r->end_ns = st->end_ns;
+	r->symbols_named = st->symbols_named;
+	r->indexed = st->indexed;
+	r->stored = st->stored;
+}
+
+/* Bytes of trace id's files, its claim's database among them (usage knows
+ * only the fixed names). */
+static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
+{
+	char path[4096];
+	struct stat st;
+
+	c->store.ops->local_path(&c->store, id, dbfile, path, sizeof(path));
+	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
+}
+
+/*
+ * Ends a claimed job: the result is committed with job_done, which the
+ * catalog refuses when another server claimed the job since (this one's
+ * lease ran out); the refused claim's object is removed from the store.
+ * A commit that fails otherwise (the database down) leaves the job to be
+ * claimed again when its lease runs out. Takes summary.
+ */
+static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		       int indexed, double seconds)
+{
+	int64_t id = cl->job.trace;
+	uint64_t stored = claim_stored(c, id, cl->db_file);
+	struct trace_rec *r, st;
+	char err[512];
+	int done;
+
+	if (rc == INGEST_ECANCEL) {
+		/* lost, deleted or stopping: another claim (or the next start) ends it */
+		free(summary);
+		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
+		return;
+	}
+	if (c->commit_delay_ms > 0) {
+		/* tests only: a window to pause or kill this server in; a
+		 * deadline on the monotonic clock, which runs on while the
+		 * process is stopped, so a resumed server commits at once */
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += c->commit_delay_ms / 1000;
+		until.tv_nsec += (long)(c->commit_delay_ms % 1000) * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL) {
+		pthread_mutex_unlock(&c->mu);
+		free(summary);
+		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
+		return;
+	}
+	rec_state(&st, r, cl, rc, res, summary, indexed);
+	st.stored = stored;
+	done = c->db->ops->job_done(c->db, &cl->job, &st, err, sizeof(err));
+	if (done == CATDB_OK) {
+		cat_seconds_note(&c->stats.ingest, seconds);
+		if (rc == INGEST_OK) {
+			c->stats.ingests_ok++;
+			c->stats.ingest_bytes += res->bytes;
+		} else {
+			c->stats.ingests_failed++;
+		}
+		rec_state_take(r, &st);
+		cat_wake(c, r);
+		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
+				", attempt %d, %s)\n",
+			id, cl->job.token, cl->job.attempts, cat_status_names[r->status]);
+	} else {
+		free(st.summary);
+		free(st.error_msg);
+		free(st.symbols_error);
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (done == CATDB_ENOENT) {
+		int gone = c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err)) == 0;
+
+		fprintf(stderr, "trace-server: trace %" PRId64 ": commit refused (token %" PRId64
+				" lost its lease to another server); its object %s %s\n",
+			id, cl->job.token, cl->db_file, gone ? "was removed" : "stays in the store");
+	} else if (done != CATDB_OK) {
+		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job not committed: %s\n", id, err);
+	}
+}
+
+/* Ends a claim found with nothing to do: its trace was deleted, or it is
+ * ready or failed already (a job queued again at a start, while another
+ * server finished it). job_done writes back the record as read. */
+static void claim_drop(struct catalog *c, struct claim *cl, struct trace_rec *r)
+{
+	struct trace_rec gone;
+	char err[512];
+
+	if (r == NULL) {
+		memset(&gone, 0, sizeof(gone));
+		gone.id = cl->job.trace; /* no row: job_done's write changes nothing */
+		gone.status = TS_FAILED;
+		r = &gone;
+	}
+	if (c->db->ops->job_done(c->db, &cl->job, r, err, sizeof(err)) != CATDB_OK)
+		fprintf(stderr, "trace-server: trace %" PRId64 ": stale ingest job not ended: %s\n", cl->job.trace,
+			err);
+}
+
+/*
+ * Claims a job and runs it (called and returning under mu). 1 when a job
+ * was claimed, 0 when none was free or the database cannot be reached.
+ */
+static int claim_run(struct catalog *c)
+{
+	struct claim cl;
+	struct job beat = { c, 0, &cl };
+	struct trace_rec *r;
+	char err[512], hint[16];
+	int rc;
+
+	memset(&cl, 0, sizeof(cl));
+	pthread_mutex_unlock(&c->mu);
+	rc = c->db->ops->job_claim(c->db, c->owner, c->lease_ms, &cl.job, err, sizeof(err));
+	pthread_mutex_lock(&c->mu);
+	if (rc != CATDB_OK) {
+		if (rc != CATDB_ENOENT)
+			fprintf(stderr, "trace-server: no ingest job claimed: %s\n", err);
+		return 0;
+	}
+	/* the record as the database holds it now (another server's upload, or a deletion) */
+	if (cat_sync_locked(c, 1) != 0)
+		return 1; /* unknown: the lease runs out and the job is claimed again */
+	r = cat_find(c, cl.job.trace);
+	if (r == NULL || (r->status != TS_QUEUED && r->status != TS_INGESTING)) {
+		claim_drop(c, &cl, r);
+		return 1;
+	}
+	snprintf(cl.db_file, sizeof(cl.db_file), "trace-%" PRId64 ".db", cl.job.token);
+	r->status = TS_INGESTING; /* here only: the record's state is written at the commit */
+	r->bytes_done = 0;
+	c->running = r->id;
+	snprintf(hint, sizeof(hint), "%s", r->format_hint);
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_init(&cl.mu, NULL);
+	pthread_cond_init(&cl.cv, NULL);
+	beat.id = cl.job.trace;
+	if (pthread_create(&cl.beat, NULL, beat_main, &beat) != 0) {
+		pthread_mutex_destroy(&cl.mu);
+		pthread_cond_destroy(&cl.cv);
+		pthread_mutex_lock(&c->mu);
+		c->running = 0;
+		c->seen = 0; /* its state here is not the database's: read again */
+		return 1;    /* claimed again when the lease runs out */
+	}
+	job_run(c, cl.job.trace, hint, &cl);
+	pthread_mutex_lock(&cl.mu);
+	cl.ended = 1;
+	pthread_cond_signal(&cl.cv);
+	pthread_mutex_unlock(&cl.mu);
+	pthread_join(cl.beat, NULL);
+	pthread_mutex_destroy(&cl.mu);
+	pthread_cond_destroy(&cl.cv);
+	pthread_mutex_lock(&c->mu);
+	c->running = 0;
+	/* not committed here (refused, lost, failed): the record missed what
+	 * others wrote while it ran (sync.c leaves it alone), so every record
+	 * is read again */
+	if ((r = cat_find(c, cl.job.trace)) != NULL && r->status == TS_INGESTING)
+		c->seen = 0;
+	return 1;
+}
+
+/* One round of the worker with shared jobs (under mu): a job claimed and
+ * run, or a short wait (jobs are queued by other servers too, so the
+ * worker asks the catalog every CLAIM_POLL_MS, and reads what others
+ * changed meanwhile, which wakes connections waiting for their traces). */
+static void jobs_round(struct catalog *c)
+{
+	struct timespec until;
+
+	cat_sync_locked(c, 0);
+	if (time(NULL) >= c->store_retry_at && claim_run(c))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += CLAIM_POLL_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(&c->work, &c->mu, &until);
 }
 
 /* Removes failed traces older than keep_failed and what the retention
@@ -311,7 +677,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	int64_t id = r->id;
 	int ok;
 
-	cat_path(c, id, "trace.db", db, sizeof(db));
+	c->store.ops->local_path(&c->store, id, cat_db_file(r), db, sizeof(db));
 	r->indexed = -1; /* being indexed: not picked again */
 	pthread_mutex_unlock(&c->mu);
 	ok = cat_fetch(c, id, "trace.db", NULL, 0) == 0 && cat_index_trace(c, id, db) == 0;
@@ -337,11 +703,15 @@ void *cat_worker_main(void *arg)
 		struct trace_rec *next = NULL, *unindexed;
 
 		prune(c);
-		for (i = 0; i < c->n && next == NULL; i++)
+		for (i = 0; i < c->n && next == NULL && !c->jobs; i++)
 			if (c->v[i]->status == TS_QUEUED && !c->v[i]->foreign)
 				next = c->v[i];
 		if (next == NULL && (unindexed = next_unindexed(c)) != NULL) {
 			index_one(c, unindexed);
+			continue;
+		}
+		if (c->jobs) {
+			jobs_round(c);
 			continue;
 		}
 		if (next == NULL) {
@@ -367,7 +737,7 @@ void *cat_worker_main(void *arg)
 		snprintf(hint, sizeof(hint), "%s", next->format_hint);
 		id = next->id;
 		pthread_mutex_unlock(&c->mu);
-		job_run(c, id, hint);
+		job_run(c, id, hint, NULL);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);

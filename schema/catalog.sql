@@ -2,7 +2,7 @@
 -- Each trace's own data lives in traces/<id>/: the uploaded bytes (source),
 -- for XRay the instrumented binary or symbol map (binary), and the database
 -- ingest made of them (trace.db, see trace.sql).
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 CREATE TABLE IF NOT EXISTS traces (
 	id INTEGER PRIMARY KEY,
@@ -24,7 +24,9 @@ CREATE TABLE IF NOT EXISTS traces (
 	pinned INTEGER NOT NULL DEFAULT 0, -- 1: retention never removes it
 	stored_bytes INTEGER,         -- every file of the trace on disk
 	indexed INTEGER NOT NULL DEFAULT 0, -- 1: names/name_stats hold it
-	stream TEXT                   -- a live trace's stream: receiving, complete, dropped, interrupted
+	stream TEXT,                  -- a live trace's stream: receiving, complete, dropped, interrupted
+	db_file TEXT                  -- the file holding its database; NULL = trace.db (a shared
+				      -- ingest job's result is trace-<token>.db, one per claim)
 );
 
 -- Free-form key=value labels (build=1234, device=x64).

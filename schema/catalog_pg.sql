@@ -5,7 +5,7 @@
 -- at once do not race; every statement is idempotent, and a later version
 -- adds its changes below as more such statements (ALTER TABLE ... ADD
 -- COLUMN IF NOT EXISTS). A server refuses a database of a newer version.
--- schema_version = 1
+-- schema_version = 2
 
 CREATE TABLE IF NOT EXISTS schema_version (
 	version integer NOT NULL
@@ -89,6 +89,10 @@ CREATE TABLE IF NOT EXISTS jobs (
 	attempts integer NOT NULL DEFAULT 0,
 	queued_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- version 2: the file holding a trace's database (NULL = trace.db); a shared
+-- ingest job publishes its result as trace-<token>.db, one object per claim.
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS db_file text;
 
 -- optional: pg_trgm
 -- Search finds names that contain the text in any case (ASCII letters, as

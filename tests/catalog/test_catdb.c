@@ -812,6 +812,72 @@ static void test_jobs_lease(void **state)
 	b->ops->close(b);
 }
 
+/* The db_file trace id has in the database (loaded afresh), in out. */
+static void db_file_of(struct catdb *db, int64_t id, char *out, size_t n)
+{
+	struct catdb_batch b;
+	char err[512];
+	size_t i;
+
+	out[0] = '\0';
+	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
+	for (i = 0; i < b.n; i++)
+		if (b.v[i]->id == id)
+			snprintf(out, n, "%s", b.v[i]->db_file);
+	catdb_batch_free(&b);
+}
+
+/* Which file holds a trace's database (a shared job's trace-<token>.db):
+ * kept by both backends with a whole save and a state save, empty when
+ * none is named; in PostgreSQL also written by a job's commit. */
+static void test_db_file(void **state)
+{
+	struct catdb *dbs[2];
+	struct trace_rec r;
+	struct catdb_job j;
+	char dir[256], url[512], err[512], got[32];
+	int k;
+
+	(void)state;
+	fresh_dir(dir, sizeof(dir));
+	pg_fresh_db(url, sizeof(url));
+	dbs[0] = catdb_sqlite_open(dir, err, sizeof(err));
+	assert_non_null(dbs[0]);
+	dbs[1] = open_db(url);
+	for (k = 0; k < 2; k++) {
+		struct catdb *db = dbs[k];
+
+		memset(&r, 0, sizeof(r));
+		r.id = 1;
+		r.name = (char *)(uintptr_t)"job";
+		r.description = (char *)(uintptr_t)"";
+		r.status = TS_QUEUED;
+		snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+		assert_int_equal(db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)), CATDB_OK);
+		db_file_of(db, 1, got, sizeof(got));
+		assert_string_equal(got, "");
+		memset(&r, 0, sizeof(r));
+		r.id = 1;
+		r.name = (char *)(uintptr_t)"job";
+		r.description = (char *)(uintptr_t)"";
+		r.status = TS_READY;
+		snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+		snprintf(r.db_file, sizeof(r.db_file), "trace-7.db");
+		assert_int_equal(db->ops->save(db, &r, CATDB_STATE, NULL, err, sizeof(err)), CATDB_OK);
+		db_file_of(db, 1, got, sizeof(got));
+		assert_string_equal(got, "trace-7.db");
+	}
+	/* a job's commit names its claim's file */
+	assert_int_equal(dbs[1]->ops->job_queue(dbs[1], 1, err, sizeof(err)), CATDB_OK);
+	assert_int_equal(dbs[1]->ops->job_claim(dbs[1], "t", 60000, &j, err, sizeof(err)), CATDB_OK);
+	snprintf(r.db_file, sizeof(r.db_file), "trace-%" PRId64 ".db", j.token);
+	assert_int_equal(dbs[1]->ops->job_done(dbs[1], &j, &r, err, sizeof(err)), CATDB_OK);
+	db_file_of(dbs[1], 1, got, sizeof(got));
+	assert_string_equal(got, r.db_file);
+	dbs[0]->ops->close(dbs[0]);
+	dbs[1]->ops->close(dbs[1]);
+}
+
 enum { JOBS = 40, CLAIMERS = 4 };
 
 struct claimer {
@@ -938,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_jobs_lease),
 		cmocka_unit_test(test_jobs_once),
+		cmocka_unit_test(test_db_file),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -2,7 +2,7 @@
  * The storage interface's contract (catalog/storage.h), run against every
  * backend: the data directory, and an S3-compatible store (s3rver, started
  * here on a loopback port from tests/store/s3rver.mjs). What one backend
- * does, the other must do too: put, fetch, publish, usage, remove, a file
+ * does, the other must do too: put, fetch, publish, usage, remove, drop, a file
  * that is not there. The S3 backend has more to prove: files of 0 bytes,
  * of exactly one part, of two and of more than ten parts come back from
  * the store byte for byte after the cache lost them; a store killed gives
@@ -229,6 +229,30 @@ static void test_publish_usage_remove(void **state)
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 7, "source", err, sizeof(err)), -1);
 }
 
+/* A shared ingest job's result under its own name (trace-<token>.db),
+ * dropped when its commit is refused: gone from the cache and the store,
+ * the trace's other files kept; dropping it again is no error. */
+static void test_drop_one(void **state)
+{
+	struct fixture *fx = *state;
+	char path[600], err[512];
+
+	assert_int_equal(put_pattern(&fx->s, 8, "source", 5000, 1, err, sizeof(err)), 0);
+	fx->s.ops->local_path(&fx->s, 8, "trace-12.db", path, sizeof(path));
+	write_pattern(path, 4000, 3);
+	if (fx->s.ops->publish(&fx->s, 8, "trace-12.db", err, sizeof(err)) != 0)
+		fail_msg("publish: %s", err);
+	assert_int_equal(fx->s.ops->has(&fx->s, 8, "trace-12.db"), 1);
+	if (fx->s.ops->drop(&fx->s, 8, "trace-12.db", err, sizeof(err)) != 0)
+		fail_msg("drop: %s", err);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(fx->s.ops->has(&fx->s, 8, "trace-12.db"), 0);
+	assert_int_equal(fx->s.ops->fetch(&fx->s, 8, "trace-12.db", err, sizeof(err)), -1);
+	assert_int_equal(fx->s.ops->has(&fx->s, 8, "source"), 1);
+	assert_int_equal(fx->s.ops->drop(&fx->s, 8, "trace-12.db", err, sizeof(err)), 0);
+	fx->s.ops->remove(&fx->s, 8);
+}
+
 static void test_missing(void **state)
 {
 	struct fixture *fx = *state;
@@ -402,9 +426,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_one, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_s3, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_one, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_store_down, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_put_store_down_code, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction, setup_s3, teardown),
