@@ -45,6 +45,8 @@ struct catdb_batch {
 	int64_t version;       /* the newest change read: the next load's since */
 };
 void catdb_batch_free(struct catdb_batch *b);
+/* The record of id in b (a binary search: they are in id order); NULL when none. */
+struct trace_rec *catdb_batch_find(const struct catdb_batch *b, int64_t id);
 
 /* One row of a search across traces: a name of a trace that contains the
  * text. Rows come in trace order, a trace's names in any order. */

@@ -528,22 +528,6 @@ static int load_records(struct pg_lane *p, const char *since, struct catdb_batch
 	return CATDB_OK;
 }
 
-/* Record with id in out (id order); NULL when none. */
-static struct trace_rec *batch_find(const struct catdb_batch *b, int64_t id)
-{
-	size_t lo = 0, hi = b->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->v[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
-}
-
 static int load_labels(struct pg_lane *p, const char *since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	const char *vals[1] = { since };
@@ -558,7 +542,7 @@ static int load_labels(struct pg_lane *p, const char *since, struct catdb_batch 
 		return pg_fail(p, "reading the labels", res, err, errlen);
 	n = PQntuples(res);
 	for (i = 0; i < n; i++) {
-		struct trace_rec *r = batch_find(out, col_i64(res, i, 0));
+		struct trace_rec *r = catdb_batch_find(out, col_i64(res, i, 0));
 		struct cat_label *v;
 
 		if (r == NULL || r->nlabels >= CAT_MAX_LABELS)

@@ -172,22 +172,6 @@ static int64_t seq_load(sqlite3 *db)
 	return v;
 }
 
-/* Records are in id order: a binary search. */
-static struct trace_rec *batch_find(const struct catdb_batch *b, int64_t id)
-{
-	size_t lo = 0, hi = b->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->v[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
-}
-
 static int load_labels(sqlite3 *db, struct catdb_batch *b)
 {
 	sqlite3_stmt *st;
@@ -200,7 +184,7 @@ static int load_labels(sqlite3 *db, struct catdb_batch *b)
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cat_label *v;
 
-		if ((r = batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
+		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
 			continue;
 		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
 			rc = -1;

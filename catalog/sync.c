@@ -189,3 +189,18 @@ void catdb_batch_free(struct catdb_batch *b)
 	free(b->gone);
 	memset(b, 0, sizeof(*b));
 }
+
+struct trace_rec *catdb_batch_find(const struct catdb_batch *b, int64_t id)
+{
+	size_t lo = 0, hi = b->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->v[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
+}
