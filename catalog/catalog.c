@@ -880,8 +880,8 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
 
 /* Deleting a trace being ingested leaves its files to the worker: it sees
  * the record gone, throws its result away and removes them. Nothing
- * changes when the database cannot remove it: a record kept here but gone
- * from a shared database would never come back to the other servers. */
+ * changes when a shared database cannot remove it: a record kept there but
+ * gone here would never come back to the other servers. */
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 {
 	struct trace_rec *r;
@@ -893,7 +893,21 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 			*rc = -1;
 		return NULL;
 	}
-	if ((dbrc = c->db->ops->remove(c->db, id, err, sizeof(err))) == CATDB_ENOENT) {
+	dbrc = c->db->ops->remove(c->db, id, err, sizeof(err));
+	if (dbrc == CATDB_EFAIL && !c->shared && cat_find(c, id)->status != TS_INGESTING) {
+		/* catalog.db could not be written, most likely a full disk:
+		 * the trace's files go first, which gives room back, and the
+		 * removal is tried again. Else a full disk could never be
+		 * emptied through the API. Still refused, the trace goes from
+		 * the library anyway, as it has no files left: were the record
+		 * found again at a restart, recovery marks it failed. */
+		c->store.ops->remove(&c->store, id);
+		if ((dbrc = c->db->ops->remove(c->db, id, err, sizeof(err))) == CATDB_EFAIL) {
+			fprintf(stderr, "trace-server: trace %" PRId64 " was removed but stays in catalog.db: %s\n", id, err);
+			dbrc = CATDB_OK;
+		}
+	}
+	if (dbrc == CATDB_ENOENT) {
 		cat_forget_locked(c, id); /* as the next look at the database would */
 		if (rc)
 			*rc = -1;
