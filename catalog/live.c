@@ -42,7 +42,7 @@
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200, TRIM_SLACK_PCT = 5 };
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200 };
 #define WINDOW_MIN ((uint64_t)2 << 20)
 
 /* The live thread's own state of one live trace: its window's scan. */
@@ -56,7 +56,6 @@ struct live_slot {
 struct live_slots {
 	struct live_slot *v;
 	size_t n, cap;
-	long trimmed_kb;       /* the process's resident size after the last trim (heap_trim) */
 };
 
 static void slot_free(struct live_slot *s)
@@ -227,37 +226,6 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	gone = cat_find(j->c, j->id) == NULL || j->c->stop;
 	pthread_mutex_unlock(&j->c->mu);
 	return gone;
-}
-
-/* Resident kilobytes of this process, or 0 when unknown. */
-static long rss_kb(void)
-{
-	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-/*
- * What a snapshot's ingest freed goes back to the system once the process
- * holds TRIM_SLACK_PCT more than after the last trim: a stream must not
- * hold its peak, nor a heap's scattered holes, for good, yet trimming after
- * every snapshot made the next one (and every request thread, whose arenas
- * malloc_trim empties too) fault its memory in again, a fifth of its time.
- */
-static void heap_trim(struct live_slots *ls)
-{
-	long kb = rss_kb();
-
-	if (kb == 0 || ls->trimmed_kb == 0 || kb > ls->trimmed_kb + ls->trimmed_kb * TRIM_SLACK_PCT / 100) {
-		malloc_trim(0);
-		ls->trimmed_kb = rss_kb();
-	}
 }
 
 /* Chooses what a snapshot of the first size bytes of an FXT stream reads
@@ -448,7 +416,11 @@ void *cat_live_main(void *arg)
 		}
 		pthread_mutex_unlock(&c->mu);
 		rc = snapshot(c, s, size, hint, &took);
-		heap_trim(&ls);
+		/* what the snapshot's ingest freed goes back to the system: one
+		 * every fraction of a second must not hold a stream's peak, nor a
+		 * heap's scattered holes, for good (trimming only past a slack
+		 * of the resident size let it creep: 1.13 over five minutes) */
+		malloc_trim(0);
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL) {
 			/* a snapshot of a window costs the same each time: the
