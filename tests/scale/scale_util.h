@@ -168,27 +168,6 @@ static inline void sc_teardown(struct scale *w, int keep)
 		su_rm_tree(w->root);
 }
 
-/* GET path on the current server until its status is want (and its body
- * holds needle, when given), within ms; the last status seen. */
-static inline int sc_get_until(const char *path, int want, int ms, const char *needle)
-{
-	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
-	struct su_resp r;
-	double until = su_now() + ms / 1000.0;
-	int status;
-
-	do {
-		memset(&r, 0, sizeof(r));
-		status = su_request(api_port, &q, &r, 10000) == 0 ? r.status : 0;
-		if (status == want && needle && (r.body == NULL || strstr(r.body, needle) == NULL))
-			status = -1;
-		su_resp_free(&r);
-		if (status != want)
-			su_sleep_ms(20);
-	} while (status != want && su_now() < until);
-	return status;
-}
-
 /* The body of GET path on the current server, which must answer status. */
 static inline char *sc_body(const char *path, int status, size_t *len)
 {
@@ -303,7 +282,7 @@ static inline void sc_health_all_n(struct scale *w, int n, int status, int ms)
 
 	for (k = 0; k < n; k++) {
 		sc_use(w, k);
-		got = sc_get_until("/healthz", status, ms, NULL);
+		got = api_get_until("/healthz", status, ms, NULL);
 		if (got != status)
 			fail_msg("server %d: /healthz answered %d, not %d (see %s)", k, got, status, w->log[k]);
 	}

@@ -126,7 +126,7 @@ static void t_upload_one_read_all(void **state)
 	for (k = 0; k < SCALE_N; k++) {
 		sc_use(&T.w, k);
 		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, T.id);
-		if (sc_get_until(path, 200, 2000, "\"ready\"") != 200)
+		if (api_get_until(path, 200, 2000, "\"ready\"") != 200)
 			fail_msg("server %d does not see trace %" PRId64 " ready", k, T.id);
 		got = trace_facts(T.id);
 		if (strcmp(got, facts) != 0) {
@@ -141,7 +141,7 @@ static void t_upload_one_read_all(void **state)
 			free(got);
 		}
 		/* the cross-trace search finds it through every server */
-		if (sc_get_until("/api/search?q=frame", 200, 2000, "\"name\":\"shared\"") != 200)
+		if (api_get_until("/api/search?q=frame", 200, 2000, "\"name\":\"shared\"") != 200)
 			fail_msg("server %d: /api/search does not find the trace", k);
 	}
 	t_fmt(T.slices_path, sizeof(T.slices_path), "/api/traces/%" PRId64 "%s", T.id, probes[1]);
@@ -300,10 +300,10 @@ static void t_pg_restart(void **state)
 	assert_int_equal(sc_pg(&T.w, "start"), 0);
 	for (k = 0; k < SCALE_N; k++) {
 		sc_use(&T.w, k);
-		if (sc_get_until("/api/traces", 200, 10000, "\"shared\"") != 200)
+		if (api_get_until("/api/traces", 200, 10000, "\"shared\"") != 200)
 			fail_msg("server %d: the listing did not come back after PostgreSQL (see %s)", k, T.w.log[k]);
 		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, T.id);
-		if (sc_get_until(path, 200, 5000, "\"ready\"") != 200)
+		if (api_get_until(path, 200, 5000, "\"ready\"") != 200)
 			fail_msg("server %d: the trace did not come back", k);
 	}
 	sc_health_all(&T.w, 200, 5000);

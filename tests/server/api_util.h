@@ -100,4 +100,25 @@ static inline const char *str(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* GET path on api_port until its status is want (and its body
+ * holds needle, when given), within ms; the last status seen. */
+static inline int api_get_until(const char *path, int want, int ms, const char *needle)
+{
+	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	double until = su_now() + ms / 1000.0;
+	int status;
+
+	do {
+		memset(&r, 0, sizeof(r));
+		status = su_request(api_port, &q, &r, 10000) == 0 ? r.status : 0;
+		if (status == want && needle && (r.body == NULL || strstr(r.body, needle) == NULL))
+			status = -1;
+		su_resp_free(&r);
+		if (status != want)
+			su_sleep_ms(20);
+	} while (status != want && su_now() < until);
+	return status;
+}
+
 #endif

@@ -44,26 +44,6 @@ static void use(int k)
 	api_log = W.log[k];
 }
 
-/* GET path until its status is want, within ms; the last reply's status. */
-static int get_until(const char *path, int want, int ms, const char *needle)
-{
-	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
-	struct su_resp r;
-	double until = su_now() + ms / 1000.0;
-	int status;
-
-	do {
-		memset(&r, 0, sizeof(r));
-		status = su_request(api_port, &q, &r, 10000) == 0 ? r.status : 0;
-		if (status == want && needle && (r.body == NULL || strstr(r.body, needle) == NULL))
-			status = -1;
-		su_resp_free(&r);
-		if (status != want)
-			su_sleep_ms(20);
-	} while (status != want && su_now() < until);
-	return status;
-}
-
 static void test_shared(void **state)
 {
 	struct su_req q = { "POST", "/api/traces?name=shared&wait=1", NULL, NULL, 0, 0, 0 };
@@ -95,13 +75,13 @@ static void test_shared(void **state)
 	/* listed and found by the other server */
 	use(1);
 	t_fmt(path, sizeof(path), "\"id\":%" PRId64 ",", W.id);
-	assert_int_equal(get_until("/api/traces", 200, 1000, path), 200);
-	assert_int_equal(get_until("/api/search?q=frame", 200, 1000, "\"name\":\"shared\""), 200);
+	assert_int_equal(api_get_until("/api/traces", 200, 1000, path), 200);
+	assert_int_equal(api_get_until("/api/search?q=frame", 200, 1000, "\"name\":\"shared\""), 200);
 	/* renamed through the other; the same object through both */
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
 	cJSON_Delete(t_call("PATCH", path, "{\"name\":\"renamed\",\"labels\":{\"team\":\"b\"},\"pinned\":true}", 200));
 	use(0);
-	assert_int_equal(get_until(path, 200, 1000, "\"renamed\""), 200);
+	assert_int_equal(api_get_until(path, 200, 1000, "\"renamed\""), 200);
 	a = t_get(path);
 	use(1);
 	b = t_get(path);
@@ -135,20 +115,20 @@ static void test_down_and_back(void **state)
 	t_error("PATCH", path, "{\"name\":\"x\"}", 503, "catalog_unavailable");
 	t_error("DELETE", path, NULL, 503, "catalog_unavailable");
 	t_error("GET", "/api/search?q=frame", NULL, 503, "catalog_unavailable");
-	assert_int_equal(get_until("/healthz", 503, 1000, "\"status\":\"unavailable\""), 503);
+	assert_int_equal(api_get_until("/healthz", 503, 1000, "\"status\":\"unavailable\""), 503);
 	/* the trace's data is still served, from what the server knew */
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", W.id);
 	cJSON_Delete(t_get(path));
 	assert_int_equal(pg_ctl("start"), 0);
-	assert_int_equal(get_until("/api/traces", 200, 5000, "\"renamed\""), 200);
-	assert_int_equal(get_until("/healthz", 200, 2000, NULL), 200);
+	assert_int_equal(api_get_until("/api/traces", 200, 5000, "\"renamed\""), 200);
+	assert_int_equal(api_get_until("/healthz", 200, 2000, NULL), 200);
 	/* deleted through the other: gone from this one */
 	use(1);
-	assert_int_equal(get_until("/api/traces", 200, 5000, NULL), 200);
+	assert_int_equal(api_get_until("/api/traces", 200, 5000, NULL), 200);
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
 	cJSON_Delete(t_call("DELETE", path, NULL, 204));
 	use(0);
-	assert_int_equal(get_until(path, 404, 1000, NULL), 404);
+	assert_int_equal(api_get_until(path, 404, 1000, NULL), 404);
 }
 
 /* Both servers stop cleanly (under ASan: no leak, no error at exit). */
