@@ -121,4 +121,20 @@ static inline int api_get_until(const char *path, int want, int ms, const char *
 	return status;
 }
 
+/* The value of the sample whose name and labels are exactly `series`
+ * (e.g. `x_total{a="b"}`) in the /metrics text, or -1 when there is none. */
+static inline double api_metric_sample(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return -1;
+}
+
 #endif

@@ -427,15 +427,9 @@ static void *upload_one(void *arg)
 /* The value of a /metrics sample of server k named exactly series, or -1. */
 static double metric(int k, const char *series)
 {
-	char *m = body_of(k, "/metrics"), *p;
-	size_t n = strlen(series);
-	double v = -1;
+	char *m = body_of(k, "/metrics");
+	double v = m ? api_metric_sample(m, series) : -1;
 
-	for (p = m; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, series, n) == 0 && p[n] == ' ') {
-			v = strtod(p + n + 1, NULL);
-			break;
-		}
 	free(m);
 	return v;
 }

@@ -44,22 +44,6 @@ static char *get_text(const char *path, const char *headers, int status)
 	return body;
 }
 
-/* The value of the sample whose name and labels are exactly `series`
- * (e.g. `x_total{a="b"}`), or -1 when there is none. */
-static double sample(const char *text, const char *series)
-{
-	size_t n = strlen(series);
-	const char *p = text;
-
-	while (p && *p) {
-		if (strncmp(p, series, n) == 0 && p[n] == ' ')
-			return strtod(p + n + 1, NULL);
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
-	}
-	return -1;
-}
-
 /* Every line is a HELP or TYPE comment or a sample `name{labels} value`
  * of a family declared before it; histogram buckets never decrease and
  * end at +Inf with the _count. */
@@ -120,7 +104,7 @@ static char *metrics_when(const char *series, double want)
 
 	for (;;) {
 		m = get_text("/metrics", NULL, 200);
-		if (sample(m, series) == want || su_now() > deadline)
+		if (api_metric_sample(m, series) == want || su_now() > deadline)
 			return m;
 		free(m);
 		su_sleep_ms(20);
@@ -161,32 +145,32 @@ static void t_counts(void **state)
 	t_error("GET", "/api/nothing/here", NULL, 404, "not_found");
 	m = metrics_when("trace_server_http_requests_total{route=\"other\",method=\"GET\",status=\"404\"}", 1);
 	well_formed(m);
-	assert_true(sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}\",method=\"GET\",status=\"200\"}") == 3);
-	assert_true(sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}\",method=\"GET\",status=\"404\"}") == 1);
-	assert_true(sample(m, "trace_server_http_requests_total{route=\"/api/traces\",method=\"POST\",status=\"201\"}") == 1);
-	assert_true(sample(m, "trace_server_http_requests_total{route=\"other\",method=\"GET\",status=\"404\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}\",method=\"GET\",status=\"200\"}") == 3);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}\",method=\"GET\",status=\"404\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces\",method=\"POST\",status=\"201\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"other\",method=\"GET\",status=\"404\"}") == 1);
 	/* a route's histogram: +Inf is every request of it */
-	inf = sample(m, "trace_server_http_request_duration_seconds_bucket{route=\"/api/traces/{id}\",method=\"GET\",le=\"+Inf\"}");
-	count = sample(m, "trace_server_http_request_duration_seconds_count{route=\"/api/traces/{id}\",method=\"GET\"}");
+	inf = api_metric_sample(m, "trace_server_http_request_duration_seconds_bucket{route=\"/api/traces/{id}\",method=\"GET\",le=\"+Inf\"}");
+	count = api_metric_sample(m, "trace_server_http_request_duration_seconds_count{route=\"/api/traces/{id}\",method=\"GET\"}");
 	assert_true(inf == 4 && count == 4);
-	assert_true(sample(m, "trace_server_traces{status=\"ready\"}") == 1);
-	assert_true(sample(m, "trace_server_traces{status=\"failed\"}") == 0);
-	assert_true(sample(m, "trace_server_ingest_queue_depth") == 0);
-	assert_true(sample(m, "trace_server_ingests_total{result=\"ok\"}") == 1);
-	assert_true(sample(m, "trace_server_ingest_bytes_total") == 8);
-	assert_true(sample(m, "trace_server_ingest_duration_seconds_count") == 1);
-	assert_true(sample(m, "trace_server_stored_bytes") > 0);
-	assert_true(sample(m, "process_resident_memory_bytes") > 1e6);
-	assert_true(sample(m, "trace_server_cache_requests_total{result=\"hit\"}") >= 0);
+	assert_true(api_metric_sample(m, "trace_server_traces{status=\"ready\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_traces{status=\"failed\"}") == 0);
+	assert_true(api_metric_sample(m, "trace_server_ingest_queue_depth") == 0);
+	assert_true(api_metric_sample(m, "trace_server_ingests_total{result=\"ok\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_ingest_bytes_total") == 8);
+	assert_true(api_metric_sample(m, "trace_server_ingest_duration_seconds_count") == 1);
+	assert_true(api_metric_sample(m, "trace_server_stored_bytes") > 0);
+	assert_true(api_metric_sample(m, "process_resident_memory_bytes") > 1e6);
+	assert_true(api_metric_sample(m, "trace_server_cache_requests_total{result=\"hit\"}") >= 0);
 	free(m);
 	/* a query reply is cached: the second read is a hit */
 	t_fmt(path, sizeof(path), "/api/traces/%d/tracks", 1);
 	cJSON_Delete(t_get(path));
 	cJSON_Delete(t_get(path));
 	m = metrics_when("trace_server_http_requests_total{route=\"/api/traces/{id}/tracks\",method=\"GET\",status=\"200\"}", 2);
-	assert_true(sample(m, "trace_server_cache_requests_total{result=\"hit\"}") >= 1);
-	assert_true(sample(m, "trace_server_cache_bytes") > 0);
-	assert_true(sample(m, "trace_server_http_requests_total{route=\"/metrics\",method=\"GET\",status=\"200\"}") >= 1);
+	assert_true(api_metric_sample(m, "trace_server_cache_requests_total{result=\"hit\"}") >= 1);
+	assert_true(api_metric_sample(m, "trace_server_cache_bytes") > 0);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/metrics\",method=\"GET\",status=\"200\"}") >= 1);
 	free(m);
 }
 

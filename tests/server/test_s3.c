@@ -89,15 +89,9 @@ static char *read_file(const char *path, size_t *len)
 /* The value of a /metrics sample named exactly series, or -1. */
 static double metric(const char *series)
 {
-	char *m = get_body("/metrics", 200, NULL), *p;
-	size_t n = strlen(series);
-	double v = -1;
+	char *m = get_body("/metrics", 200, NULL);
+	double v = m ? api_metric_sample(m, series) : -1;
 
-	for (p = m; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, series, n) == 0 && p[n] == ' ') {
-			v = strtod(p + n + 1, NULL);
-			break;
-		}
 	free(m);
 	return v;
 }
