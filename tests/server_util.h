@@ -512,4 +512,14 @@ static inline int su_rm_tree(const char *root)
 	return nftw(root, su_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Runs `sh tests/catalog/pg.sh verb dir` (or $PG_SH's script), the tests'
+ * throwaway PostgreSQL: its exit status. */
+static inline int su_pg_ctl(const char *verb, const char *dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "sh %s %s %s", getenv("PG_SH") ? getenv("PG_SH") : "tests/catalog/pg.sh", verb, dir);
+	return system(cmd);
+}
+
 #endif /* TESTS_SERVER_UTIL_H */

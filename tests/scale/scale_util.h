@@ -45,11 +45,7 @@ struct scale {
 /* Runs `sh pg.sh verb DIR`; its exit status. */
 static inline int sc_pg(struct scale *w, const char *verb)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "sh %s %s %s", getenv("PG_SH") ? getenv("PG_SH") : "tests/catalog/pg.sh", verb,
-		 w->pg);
-	return system(cmd);
+	return su_pg_ctl(verb, w->pg);
 }
 
 /* Requests go to shared server k, or to the embedded one when k < 0. */

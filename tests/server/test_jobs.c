@@ -47,10 +47,7 @@ static struct {
 
 static int pg_ctl(const char *verb)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "sh %s %s %s", getenv("PG_SH") ? getenv("PG_SH") : "tests/catalog/pg.sh", verb, W.pg);
-	return system(cmd);
+	return su_pg_ctl(verb, W.pg);
 }
 
 static void use(int k)
