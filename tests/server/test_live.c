@@ -139,9 +139,11 @@ static int ls_finish(int fd, char *out, size_t n)
 	return ls_reply(fd, out, n);
 }
 
-/* The id of the trace a stream just made: newer than any seen before;
- * waits for it. */
-static int64_t new_id(void)
+/* The id of the trace a stream just made, named name: newer than any
+ * seen before; waits for it. The name tells it from a trace another test
+ * made without noting its id (t_token's): the request making this one may
+ * not have reached the server yet. */
+static int64_t new_id(const char *name)
 {
 	double deadline = su_now() + 30;
 
@@ -149,13 +151,15 @@ static int64_t new_id(void)
 		cJSON *j = t_get("/api/traces?limit=1");
 		cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "traces"), 0);
 		int64_t id = t ? num(t, "id") : 0;
+		const char *nm = str(t, "name");
+		int named = nm && strcmp(nm, name) == 0;
 
 		cJSON_Delete(j);
-		if (id > W.last_id)
+		if (id > W.last_id && named)
 			return W.last_id = id;
 		su_sleep_ms(20);
 	}
-	fail_msg("no trace appeared");
+	fail_msg("no trace named %s appeared", name);
 	return 0;
 }
 
@@ -164,21 +168,26 @@ static int64_t new_id(void)
 static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
 {
 	double deadline = su_now() + 60;
-	char path[64];
+	char path[64], last[600] = "";
 
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
 	while (su_now() < deadline) {
 		cJSON *t = t_get(path);
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "stream");
+		char *was;
 
 		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes &&
-		    (status == NULL || strcmp(str(t, "status"), status) == 0))
+		    (status == NULL || (str(t, "status") && strcmp(str(t, "status"), status) == 0)))
 			return t;
+		if ((was = cJSON_PrintUnformatted(s)) != NULL) {
+			snprintf(last, sizeof(last), "status %s, stream %s", str(t, "status") ? str(t, "status") : "?", was);
+			free(was);
+		}
 		cJSON_Delete(t);
 		su_sleep_ms(20);
 	}
-	fail_msg("trace %" PRId64 " never showed %" PRIu64 " bytes%s%s", id, bytes, status ? " as " : "",
-		 status ? status : "");
+	fail_msg("trace %" PRId64 " never showed %" PRIu64 " bytes%s%s (last: %s)", id, bytes, status ? " as " : "",
+		 status ? status : "", last);
 	return NULL;
 }
 
@@ -280,7 +289,7 @@ static void t_pauses_and_end(void **state)
 		ls_send(fd, at, cuts[i], &rng);
 		at = cuts[i];
 		if (id == 0)
-			id = new_id();
+			id = new_id("paused");
 		if (at < 16)
 			continue; /* not a whole record yet: nothing to read */
 		t = wait_visible(id, at, "live");
@@ -328,7 +337,7 @@ static void t_dropped(void **state)
 	(void)state;
 	fd = ls_open("/api/traces?live=1&name=dropped", NULL);
 	ls_send(fd, 0, cut, &rng);
-	id = new_id();
+	id = new_id("dropped");
 	cJSON_Delete(wait_visible(id, cut, "live"));
 	close(fd);
 	t = wait_visible(id, cut, "ready");
@@ -357,7 +366,7 @@ static void t_killed(void **state)
 	(void)state;
 	fd = ls_open("/api/traces?live=1&name=killed", NULL);
 	ls_send(fd, 0, cut, &rng);
-	id = new_id();
+	id = new_id("killed");
 	cJSON_Delete(wait_visible(id, cut, "live"));
 	assert_int_equal(su_server_stop(&W.srv, SIGKILL), 128 + SIGKILL);
 	close(fd);
@@ -385,7 +394,7 @@ static void t_refused(void **state)
 	(void)state;
 	fd = ls_open("/api/traces?live=1&name=junk", NULL);
 	ls_chunk(fd, junk, sizeof(junk));
-	id = new_id();
+	id = new_id("junk");
 	{
 		double deadline = su_now() + 30;
 		char path[64];
@@ -463,7 +472,7 @@ static void t_stream_command(void **state)
 	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:%d --name piped - < %s > /dev/null 2>> %s",
 	      W.exe, W.srv.port, W.archive, W.log);
 	assert_int_equal(system(cmd), 0);
-	id = new_id();
+	id = new_id("piped");
 	t = wait_visible(id, W.n, "ready");
 	assert_string_equal(str(t, "name"), "piped");
 	cJSON_Delete(t);
@@ -475,7 +484,7 @@ static void t_stream_command(void **state)
 	      "%s stream --server http://127.0.0.1:%d --idle 2 --label src=file %s/grow.fxt > /dev/null 2>> %s",
 	      W.root, half, half + 1, W.exe, W.srv.port, W.root, W.log);
 	assert_int_equal(system(cmd), 0);
-	id = new_id();
+	id = new_id("grow.fxt");
 	t = wait_visible(id, W.n, "ready");
 	assert_string_equal(str(t, "name"), "grow.fxt");
 	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "labels"), "src"), "file");
@@ -650,7 +659,7 @@ static void t_window(void **state)
 		ls_send_buf(fd, s, at, cuts[i], &rng);
 		at = cuts[i];
 		if (id == 0)
-			id = new_id();
+			id = new_id("windowed");
 		t = wait_visible(id, at, "live");
 		from = (uint64_t)num(cJSON_GetObjectItemCaseSensitive(t, "stream"), "from_byte");
 		cJSON_Delete(t);
