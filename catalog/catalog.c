@@ -390,6 +390,7 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->work, NULL);
 	pthread_cond_init(&c->live_work, NULL);
+	pthread_cond_init(&c->sync_work, NULL);
 	c->o = *o;
 	c->o.catalog = NULL; /* the caller's string: not kept */
 	c->o.store_url = c->o.cache_dir = NULL; /* likewise */
@@ -436,7 +437,11 @@ void cat_stop(struct catalog *c)
 	c->stop = 1;
 	pthread_cond_broadcast(&c->work);
 	pthread_cond_broadcast(&c->live_work);
+	pthread_cond_broadcast(&c->sync_work);
 	pthread_mutex_unlock(&c->mu);
+	if (c->syncer_started)
+		pthread_join(c->syncer, NULL);
+	c->syncer_started = 0;
 	if (c->worker_started)
 		pthread_join(c->worker, NULL);
 	c->worker_started = 0;
@@ -467,6 +472,7 @@ void cat_close(struct catalog *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->work);
 	pthread_cond_destroy(&c->live_work);
+	pthread_cond_destroy(&c->sync_work);
 	free(c);
 }
 
@@ -478,6 +484,11 @@ int cat_start(struct catalog *c)
 	if (pthread_create(&c->live, NULL, cat_live_main, c) != 0)
 		return -1;
 	c->live_started = 1;
+	if (c->shared) {
+		if (pthread_create(&c->syncer, NULL, cat_sync_main, c) != 0)
+			return -1;
+		c->syncer_started = 1;
+	}
 	return 0;
 }
 
@@ -872,6 +883,7 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
 			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
 			c->n--;
 			c->unsaved -= r->unsaved != 0;
+			c->taken++;
 			break;
 		}
 	}

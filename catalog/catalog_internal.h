@@ -71,11 +71,17 @@ struct catalog {
 	struct storage store;
 	char *dir;
 	struct catdb *db;      /* where the records are kept (catdb.h); its
-				* writes and loads under mu, index/search/ping not */
+				* writes and loads under mu, but the syncer's loads,
+				* index, search and ping not (catdb_pg.c's lanes) */
 	int shared;            /* 1: other servers write db too (PostgreSQL) */
 	int64_t seen;          /* the newest change of db the records hold */
 	int64_t sync_ms;       /* monotonic time of the last look at db's changes */
 	int sync_rc;           /* what it gave: 0 or CAT_EUNAVAILABLE */
+	pthread_t syncer;      /* looks at db's changes off the requests' path (sync.c) */
+	int syncer_started;
+	pthread_cond_t sync_work; /* signalled on stop */
+	uint64_t taken;        /* records taken out of memory so far (deleted or
+				* forgotten): a load read before one may hold it */
 	size_t unsaved;        /* records with unsaved bits */
 	pthread_mutex_t mu;
 	pthread_cond_t work;   /* signalled when a trace is queued or on stop */
@@ -166,9 +172,14 @@ void cat_unindex_locked(struct catalog *c, int64_t id);
 /* Brings the records up to date with what other servers wrote to a shared
  * catalog, at most every CAT_SYNC_MS unless force (under mu); writes again
  * what could not be saved. 0, or CAT_EUNAVAILABLE when the database cannot
- * be reached. Nothing to do (0) with catalog.db. */
+ * be reached. Nothing to do (0) with catalog.db. Once the syncer runs, a
+ * look that is not forced is its last result: the requests never wait on
+ * the database for it. */
 enum { CAT_SYNC_MS = 100 };
 int cat_sync_locked(struct catalog *c, int force);
+/* The syncer (cat_start, shared catalogs only): a look every CAT_SYNC_MS,
+ * the database read without mu. */
+void *cat_sync_main(void *arg);
 /* The records read at the start (under mu, or before any thread runs). */
 int cat_sync_first(struct catalog *c, char *err, size_t errlen);
 

@@ -6,8 +6,9 @@
  * here until read again. The database numbers every save and every
  * deletion with a version from one sequence, committed in that order
  * (catdb_pg.c); a server asks for what is newer than the newest version it
- * holds, at most every CAT_SYNC_MS, before it answers a listing, a trace,
- * a search or a change. A record this server owns (its files are in this
+ * holds, every CAT_SYNC_MS, in its own thread (the syncer), so that no
+ * request waits on the database for it; a request for a trace memory lacks
+ * looks at once (forced). A record this server owns (its files are in this
  * server's store) takes only its metadata from the database: its ingest
  * state is this server's to write. Another server's record takes
  * everything.
@@ -80,14 +81,24 @@ static int theirs(const struct catalog *c, const struct trace_rec *r)
 	return c->jobs && r->status != TS_LIVE && r->id != c->running;
 }
 
-/* Applies what a load read; the batch's records are taken or freed. */
-static int apply(struct catalog *c, struct catdb_batch *b)
+/* Applies what a load read; the batch's records are taken or freed. A
+ * load read without mu (the syncer's) may be older than what memory holds:
+ * a record saved here since keeps its newer version, and when a record was
+ * taken out of memory since the load began (taken moved on: a deletion here)
+ * the load's records that memory lacks are not added, as that one may be
+ * among them; nor does seen move, so that the next load reads them again. */
+static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken)
 {
+	int may_add = taken == c->taken;
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
 		struct trace_rec *r = cat_find(c, b->v[i]->id);
 
+		if (r == NULL && !may_add)
+			continue;
+		if (r != NULL && r->version > b->v[i]->version)
+			continue; /* saved here after the load read it */
 		if (r == NULL) {
 			/* a trace another server added */
 			b->v[i]->foreign = 1;
@@ -103,7 +114,7 @@ static int apply(struct catalog *c, struct catdb_batch *b)
 	}
 	for (i = 0; i < b->ngone; i++)
 		cat_forget_locked(c, b->gone[i]);
-	if (b->version > c->seen)
+	if (may_add && b->version > c->seen)
 		c->seen = b->version;
 	return 0;
 }
@@ -133,7 +144,7 @@ int cat_sync_locked(struct catalog *c, int force)
 	if (!c->shared)
 		return 0;
 	now = now_ms();
-	if (!force && c->sync_ms != 0 && now - c->sync_ms < CAT_SYNC_MS)
+	if (!force && (c->syncer_started || (c->sync_ms != 0 && now - c->sync_ms < CAT_SYNC_MS)))
 		return c->sync_rc;
 	c->sync_ms = now;
 	/* unsaved changes first: a load would take the database's older values over them */
@@ -144,7 +155,7 @@ int cat_sync_locked(struct catalog *c, int force)
 		return c->sync_rc;
 	}
 	rc = c->db->ops->load(c->db, c->seen, &b, err, sizeof(err));
-	if (rc == CATDB_OK && apply(c, &b) != 0) {
+	if (rc == CATDB_OK && apply(c, &b, c->taken) != 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		rc = CATDB_EFAIL;
 	}
@@ -157,6 +168,63 @@ int cat_sync_locked(struct catalog *c, int force)
 	}
 	c->sync_rc = 0;
 	return 0;
+}
+
+/* One look of the syncer (under mu, which it drops while the database is
+ * read: a request that needs mu meanwhile goes on). */
+static void sync_round(struct catalog *c)
+{
+	struct catdb_batch b;
+	char err[512];
+	uint64_t taken;
+	int64_t since;
+	int rc;
+
+	c->sync_ms = now_ms();
+	if (c->unsaved > 0)
+		resave(c); /* its writes under mu, as every save's */
+	if (c->unsaved > 0) {
+		c->sync_rc = CAT_EUNAVAILABLE;
+		return;
+	}
+	since = c->seen;
+	taken = c->taken;
+	pthread_mutex_unlock(&c->mu);
+	rc = c->db->ops->load(c->db, since, &b, err, sizeof(err));
+	pthread_mutex_lock(&c->mu);
+	if (rc == CATDB_OK && apply(c, &b, taken) != 0) {
+		snprintf(err, sizeof(err), "out of memory");
+		rc = CATDB_EFAIL;
+	}
+	catdb_batch_free(&b);
+	if (rc != CATDB_OK) {
+		if (c->sync_rc == 0) /* said once, not every look while it is down */
+			fprintf(stderr, "trace-server: the catalog's changes were not read: %s\n", err);
+		c->sync_rc = CAT_EUNAVAILABLE;
+		return;
+	}
+	c->sync_rc = 0;
+}
+
+void *cat_sync_main(void *arg)
+{
+	struct catalog *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->stop) {
+		struct timespec until;
+
+		sync_round(c);
+		if (c->stop)
+			break;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += CAT_SYNC_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&c->sync_work, &c->mu, &until);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
 }
 
 int cat_sync_first(struct catalog *c, char *err, size_t errlen)

@@ -92,6 +92,34 @@ static void test_shared(void **state)
 	cJSON_Delete(b);
 }
 
+/* An edit is what the server that made it answers at once, every time:
+ * its look at the catalog's changes, read while the edit was saved, never
+ * brings back the older labels; and the other server comes to the same. */
+static void test_edits_hold(void **state)
+{
+	char path[128], body[128], want[64];
+	int i;
+
+	(void)state;
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, W.id);
+	for (i = 0; i < 60; i++) {
+		cJSON *t;
+
+		use(i % 2);
+		t_fmt(body, sizeof(body), "{\"labels\":{\"team\":\"b\",\"edit\":\"%d\"}}", i);
+		cJSON_Delete(t_call("PATCH", path, body, 200));
+		t = t_get(path);
+		t_fmt(want, sizeof(want), "%d", i);
+		assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "labels"), "edit"), want);
+		cJSON_Delete(t);
+		su_sleep_ms(i % 7 * 10); /* edits at every phase of the other's looks */
+	}
+	use(1 - (i - 1) % 2);
+	t_fmt(want, sizeof(want), "\"edit\":\"%d\"", i - 1);
+	assert_int_equal(api_get_until(path, 200, 2000, want), 200);
+	cJSON_Delete(t_call("PATCH", path, "{\"labels\":{\"team\":\"b\"}}", 200));
+}
+
 static void test_down_and_back(void **state)
 {
 	struct su_req q = { "GET", "/api/traces", NULL, NULL, 0, 0, 0 };
@@ -101,7 +129,8 @@ static void test_down_and_back(void **state)
 	(void)state;
 	assert_int_equal(pg_ctl("stop"), 0);
 	use(0);
-	su_sleep_ms(150); /* past the 100 ms the server trusts what it last read */
+	/* the server's next look at the catalog (every 100 ms) finds it down */
+	assert_int_equal(api_get_until("/api/traces", 503, 5000, "\"catalog_unavailable\""), 503);
 	assert_int_equal(su_request(api_port, &q, &r, 10000), 0);
 	assert_int_equal(r.status, 503);
 	assert_non_null(strstr(r.body, "\"catalog_unavailable\""));
@@ -197,6 +226,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_edits_hold),
 		cmocka_unit_test(test_down_and_back),
 		cmocka_unit_test(test_clean_stop),
 	};
