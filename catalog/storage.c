@@ -131,6 +131,27 @@ static int dir_drop(struct storage *s, int64_t id, const char *file, char *err, 
 	return 0;
 }
 
+static int dir_prune(struct storage *s, int64_t id, const char *prefix, const char *keep, char *err, size_t errlen)
+{
+	char dir[4096], path[4400];
+	struct dirent *e;
+	DIR *d;
+
+	(void)err;
+	(void)errlen;
+	dir_path(s, id, NULL, dir, sizeof(dir));
+	if ((d = opendir(dir)) == NULL)
+		return 0; /* no files: none to remove */
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strcmp(e->d_name, keep) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	return 0;
+}
+
 static void dir_spool(const struct storage *s, char *out, size_t n)
 {
 	snprintf(out, n, "%s/spool", s->root);
@@ -144,7 +165,7 @@ static void dir_close(struct storage *s)
 
 static const struct storage_ops dir_ops = {
 	dir_put,   dir_fetch, dir_publish, dir_has,   dir_check, dir_stats,
-	dir_path,  dir_usage, dir_remove,  dir_drop,  dir_spool, dir_close,
+	dir_path,  dir_usage, dir_remove,  dir_drop,  dir_prune, dir_spool, dir_close,
 };
 
 /* Removes what uploads in progress left when the server last stopped. */

@@ -69,6 +69,12 @@ struct storage_ops {
 	 * shared ingest job's result whose commit was refused (worker.c).
 	 * 0, or -1 / -2 with a sentence in err (the object stays). */
 	int (*drop)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
+	/* Removes every file of trace id whose name starts with prefix but
+	 * keep, from the store and the cache: the results of a shared ingest
+	 * job's other claims, once keep's is committed (a server killed between
+	 * its publish and its commit leaves one). 0, or -1 / -2 with a sentence
+	 * in err (what was not removed stays). */
+	int (*prune)(struct storage *s, int64_t id, const char *prefix, const char *keep, char *err, size_t errlen);
 	/* A directory for uploads in progress, on the same file system as
 	 * what put moves them to. */
 	void (*spool_dir)(const struct storage *s, char *out, size_t n);

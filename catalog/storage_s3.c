@@ -352,10 +352,37 @@ static void s3s_remove(struct storage *s, int64_t id)
 	clean_dir(dir, 0);
 	rmdir(dir);
 	object_key(s, id, NULL, key, sizeof(key));
-	if (s3_delete_prefix(st->s3, key, err, sizeof(err)) != S3_OK) {
+	if (s3_delete_prefix(st->s3, key, NULL, err, sizeof(err)) != S3_OK) {
 		fail(s, S3_EUNAVAILABLE);
 		fprintf(stderr, "trace-server: trace %" PRId64 "'s objects stay in the store: %s\n", id, err);
 	}
+}
+
+static int s3s_prune(struct storage *s, int64_t id, const char *prefix, const char *keep, char *err, size_t errlen)
+{
+	struct s3_store *st = st_of(s);
+	char key[1024], keep_key[1024], path[4096];
+	size_t i = 0;
+	int e;
+
+	pthread_mutex_lock(&st->mu);
+	while (i < st->n) {
+		struct cached *c = &st->v[i];
+
+		if (c->id == id && strncmp(c->file, prefix, strlen(prefix)) == 0 && strcmp(c->file, keep) != 0) {
+			cache_path(s, id, c->file, path, sizeof(path));
+			unlink(path);
+			index_drop(st, i);
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&st->mu);
+	object_key(s, id, prefix, key, sizeof(key));
+	object_key(s, id, keep, keep_key, sizeof(keep_key));
+	if ((e = s3_delete_prefix(st->s3, key, keep_key, err, errlen)) != S3_OK)
+		return fail(s, e);
+	return 0;
 }
 
 static int s3s_drop(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
@@ -411,6 +438,7 @@ static const struct storage_ops s3_ops = {
 	.usage = s3s_usage,
 	.remove = s3s_remove,
 	.drop = s3s_drop,
+	.prune = s3s_prune,
 	.spool_dir = s3s_spool,
 	.close = s3s_close,
 };

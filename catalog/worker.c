@@ -455,7 +455,8 @@ static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
 /*
  * Ends a claimed job: the result is committed with job_done, which the
  * catalog refuses when another server claimed the job since (this one's
- * lease ran out); the refused claim's object is removed from the store.
+ * lease ran out); the refused claim's object is removed from the store,
+ * and a committed claim removes every other claim's.
  * A commit that fails otherwise (the database down) leaves the job to be
  * claimed again when its lease runs out. Takes summary.
  */
@@ -517,6 +518,11 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		free(st.symbols_error);
 	}
 	pthread_mutex_unlock(&c->mu);
+	/* the trace is this claim's now: what other claims published (a
+	 * server killed between its publish and its commit) goes; a stale
+	 * claim still running is refused at its commit all the same */
+	if (done == CATDB_OK && c->store.ops->prune(&c->store, id, "trace-", cl->db_file, err, sizeof(err)) != 0)
+		fprintf(stderr, "trace-server: trace %" PRId64 ": other claims' objects stay in the store: %s\n", id, err);
 	if (done == CATDB_ENOENT) {
 		int gone = c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err)) == 0;
 

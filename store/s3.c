@@ -735,14 +735,16 @@ int s3_delete(struct s3 *s, const char *key, char *err, size_t errlen)
 
 /* Deletes every key of one ListObjectsV2 page; the next page's token into
  * next ("" when this was the last). */
-static int delete_page(struct s3 *s, const char *xml, char *next, size_t n, char *err, size_t errlen)
+static int delete_page(struct s3 *s, const char *xml, const char *keep, char *next, size_t n, char *err,
+		       size_t errlen)
 {
 	char key[1100], trunc[16];
 	const char *p = xml;
 	int rc = S3_OK;
 
 	while (rc == S3_OK && xml_text(p, "Key", key, sizeof(key), &p) == 0)
-		rc = s3_delete(s, key, err, errlen);
+		if (keep == NULL || strcmp(key, keep) != 0)
+			rc = s3_delete(s, key, err, errlen);
 	next[0] = '\0';
 	if (rc == S3_OK && xml_text(xml, "IsTruncated", trunc, sizeof(trunc), NULL) == 0 &&
 	    strcmp(trunc, "true") == 0 && xml_text(xml, "NextContinuationToken", next, n, NULL) != 0) {
@@ -752,7 +754,7 @@ static int delete_page(struct s3 *s, const char *xml, char *next, size_t n, char
 	return rc;
 }
 
-int s3_delete_prefix(struct s3 *s, const char *prefix, char *err, size_t errlen)
+int s3_delete_prefix(struct s3 *s, const char *prefix, const char *keep, char *err, size_t errlen)
 {
 	char token[1024] = "", tok_enc[3100], pre_enc[3100], query[6400];
 	struct call x;
@@ -773,7 +775,7 @@ int s3_delete_prefix(struct s3 *s, const char *prefix, char *err, size_t errlen)
 		call_init(&x, "GET", NULL, query);
 		rc = s3_call(s, &x, err, errlen);
 		if (rc == S3_OK)
-			rc = delete_page(s, x.buf ? x.buf : "", token, sizeof(token), err, errlen);
+			rc = delete_page(s, x.buf ? x.buf : "", keep, token, sizeof(token), err, errlen);
 		free(x.buf);
 	} while (rc == S3_OK && token[0]);
 	return rc;

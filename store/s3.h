@@ -76,7 +76,8 @@ int s3_head(struct s3 *s, const char *key, uint64_t *size, char *err, size_t err
 int s3_head_bucket(struct s3 *s, char *err, size_t errlen);
 /* Deletes key; deleting what is not there is no error (S3's rule too). */
 int s3_delete(struct s3 *s, const char *key, char *err, size_t errlen);
-/* Deletes every object whose key starts with prefix (ListObjectsV2). */
-int s3_delete_prefix(struct s3 *s, const char *prefix, char *err, size_t errlen);
+/* Deletes every object whose key starts with prefix (ListObjectsV2) but
+ * the key keep (NULL: none kept). */
+int s3_delete_prefix(struct s3 *s, const char *prefix, const char *keep, char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,7 @@
  * The storage interface's contract (catalog/storage.h), run against every
  * backend: the data directory, and an S3-compatible store (s3rver, started
  * here on a loopback port from tests/store/s3rver.mjs). What one backend
- * does, the other must do too: put, fetch, publish, usage, remove, drop, a file
+ * does, the other must do too: put, fetch, publish, usage, remove, drop, prune, a file
  * that is not there. The S3 backend has more to prove: files of 0 bytes,
  * of exactly one part, of two and of more than ten parts come back from
  * the store byte for byte after the cache lost them; a store killed gives
@@ -253,6 +253,44 @@ static void test_drop_one(void **state)
 	fx->s.ops->remove(&fx->s, 8);
 }
 
+/* Every other claim's result goes once one is committed (prune): the kept
+ * one, the trace's other files and other traces' files stay; pruning
+ * again, or a trace with no files, is no error. */
+static void test_prune(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const results[] = { "trace-3.db", "trace-4.db", "trace-5.db" };
+	char path[600], err[512];
+	size_t i;
+
+	assert_int_equal(put_pattern(&fx->s, 9, "source", 5000, 1, err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		fx->s.ops->local_path(&fx->s, 9, results[i], path, sizeof(path));
+		write_pattern(path, 3000, (int)i + 2);
+		if (fx->s.ops->publish(&fx->s, 9, results[i], err, sizeof(err)) != 0)
+			fail_msg("publish: %s", err);
+	}
+	assert_int_equal(put_pattern(&fx->s, 10, "source", 1000, 4, err, sizeof(err)), 0);
+	fx->s.ops->local_path(&fx->s, 10, "trace-3.db", path, sizeof(path));
+	write_pattern(path, 2000, 7);
+	if (fx->s.ops->publish(&fx->s, 10, "trace-3.db", err, sizeof(err)) != 0)
+		fail_msg("publish: %s", err);
+	if (fx->s.ops->prune(&fx->s, 9, "trace-", "trace-4.db", err, sizeof(err)) != 0)
+		fail_msg("prune: %s", err);
+	assert_int_equal(fx->s.ops->has(&fx->s, 9, "trace-3.db"), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 9, "trace-5.db"), 0);
+	fx->s.ops->local_path(&fx->s, 9, "trace-5.db", path, sizeof(path));
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(fx->s.ops->has(&fx->s, 9, "trace-4.db"), 1);
+	assert_int_equal(fx->s.ops->fetch(&fx->s, 9, "trace-4.db", err, sizeof(err)), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 9, "source"), 1);
+	assert_int_equal(fx->s.ops->has(&fx->s, 10, "trace-3.db"), 1);
+	assert_int_equal(fx->s.ops->prune(&fx->s, 9, "trace-", "trace-4.db", err, sizeof(err)), 0);
+	assert_int_equal(fx->s.ops->prune(&fx->s, 11, "trace-", "trace-1.db", err, sizeof(err)), 0);
+	fx->s.ops->remove(&fx->s, 9);
+	fx->s.ops->remove(&fx->s, 10);
+}
+
 static void test_missing(void **state)
 {
 	struct fixture *fx = *state;
@@ -427,10 +465,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_one, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_prune, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_one, setup_s3, teardown),
+		cmocka_unit_test_setup_teardown(test_prune, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_store_down, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_put_store_down_code, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction, setup_s3, teardown),
