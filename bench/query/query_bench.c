@@ -4,6 +4,7 @@
  *
  *   query_bench --port P --trace ID [--samples N] [--seed S] [--tracks K]
  *               [--typical-window NS] [--typical-out FILE.json]
+ *   query_bench --port P --trace ID --against P2 --against-trace ID2 [--samples N] ...
  *   query_bench --free-port
  *
  * For every zoom level (the whole trace, then each tenth of it, down to
@@ -18,6 +19,14 @@
  * track, with a resolution) as "typical_path=..." and "typical_bytes=...",
  * and writes its reply to --typical-out so that nginx can serve the same
  * bytes. --free-port prints a free loopback port and exits.
+ *
+ * With --against, two servers holding the same trace (ingested from the
+ * same file: the same tracks and times) are compared like for like: each
+ * viewport request (with a resolution) goes to both, one right after the
+ * other, the order alternating, each on its own keep-alive connection, so
+ * that whatever else the machine does falls on both alike. Per zoom it
+ * prints each server's p50 and p99 and p99 against / p99 first; the worst
+ * of those ratios is the last line.
  *
  * The client is tests/server_util.h; replies are parsed with cJSON only for
  * the trace object and the track list.
@@ -42,10 +51,14 @@ struct opts {
 	unsigned ntracks;     /* busiest thread tracks to use */
 	int64_t typical_ns;   /* window of the typical request */
 	const char *typical_out;
+	int against;          /* a second server to compare with (0: none) */
+	int64_t against_trace;
 };
 
 struct bench {
 	const struct opts *o;
+	int port;                 /* the server: o->port, or o->against */
+	int64_t trace;            /* its trace: o->trace, or o->against_trace */
 	int fd;                   /* the keep-alive connection */
 	uint64_t rng;
 	int64_t start, end;       /* the trace's time range */
@@ -86,7 +99,7 @@ static void get(struct bench *b, const char *path, struct su_resp *r)
 	int attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (b->fd < 0 && (b->fd = su_connect(b->o->port)) < 0)
+		if (b->fd < 0 && (b->fd = su_connect(b->port)) < 0)
 			die("cannot connect to the server");
 		if (su_exchange(b->fd, &q, r, 60000) == 0) {
 			if (r->closing) {
@@ -132,10 +145,10 @@ static int64_t track_slices(struct bench *b, int64_t track)
 	int64_t n = 0;
 	const char *p;
 
-	snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/query", b->o->trace);
+	snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/query", b->trace);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM slices WHERE track_id = %" PRId64, track);
 	q.body_len = strlen(sql);
-	if (b->fd < 0 && (b->fd = su_connect(b->o->port)) < 0)
+	if (b->fd < 0 && (b->fd = su_connect(b->port)) < 0)
 		die("cannot connect to the server");
 	if (su_exchange(b->fd, &q, &r, 60000) != 0)
 		die("POST query: no reply");
@@ -157,14 +170,14 @@ static void load_trace(struct bench *b)
 	cJSON *j;
 	unsigned i, k;
 
-	snprintf(path, sizeof(path), "/api/traces/%" PRId64, b->o->trace);
+	snprintf(path, sizeof(path), "/api/traces/%" PRId64, b->trace);
 	j = get_json(b, path);
 	b->start = (int64_t)num(j, "start_ns");
 	b->end = (int64_t)num(j, "end_ns");
-	printf("trace %" PRId64 ": %.0f slices over %.3f s\n", b->o->trace,
+	printf("trace %" PRId64 " on port %d: %.0f slices over %.3f s\n", b->trace, b->port,
 	       num(cJSON_GetObjectItemCaseSensitive(j, "counts"), "slices"), (double)(b->end - b->start) / 1e9);
 	cJSON_Delete(j);
-	snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", b->o->trace);
+	snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", b->trace);
 	j = get_json(b, path);
 	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(j, "processes"))
 	{
@@ -229,10 +242,10 @@ static void path_for(struct bench *b, char *out, size_t n, int64_t track, int64_
 		snprintf(out, n,
 			 "/api/traces/%" PRId64 "/slices?track=%" PRId64 "&start=%" PRId64 "&end=%" PRId64
 			 "&resolution=%" PRId64,
-			 b->o->trace, track, s, s + w, res);
+			 b->trace, track, s, s + w, res);
 	else
 		snprintf(out, n, "/api/traces/%" PRId64 "/slices?track=%" PRId64 "&start=%" PRId64 "&end=%" PRId64,
-			 b->o->trace, track, s, s + w);
+			 b->trace, track, s, s + w);
 }
 
 /* n requests of window w at random positions; fills set (set->ms is the
@@ -265,6 +278,48 @@ static void run_set(struct bench *b, int64_t w, int with_res, unsigned n, struct
 		su_resp_free(&r);
 	}
 	qsort(set->ms, set->n, sizeof(double), cmp_double);
+}
+
+/* One request of b's for the window [s, s + w) of track (with a
+ * resolution): its latency in ms; the reply must be a 200. */
+static double timed(struct bench *b, int64_t track, int64_t s, int64_t w)
+{
+	char path[256];
+	struct su_resp r;
+	double t0, ms;
+
+	path_for(b, path, sizeof(path), track, s, w, 1);
+	t0 = su_now();
+	get(b, path, &r);
+	ms = (su_now() - t0) * 1e3;
+	if (r.status != 200) {
+		fprintf(stderr, "query_bench: GET %s on port %d: %d\n", path, b->port, r.status);
+		exit(1);
+	}
+	su_resp_free(&r);
+	return ms;
+}
+
+/* n requests of window w at random positions, each sent to a and to b
+ * (a first on even ones, b first on odd ones); fills ma and mb, sorted. */
+static void run_pair(struct bench *a, struct bench *b, int64_t w, unsigned n, double *ma, double *mb)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		int64_t span = a->end - a->start - w, s = a->start + (span > 0 ? (int64_t)(rng_next(a) % (uint64_t)span) : 0);
+		int64_t track = a->track[rng_next(a) % a->ntrack];
+
+		if (i % 2 == 0) {
+			ma[i] = timed(a, track, s, w);
+			mb[i] = timed(b, track, s, w);
+		} else {
+			mb[i] = timed(b, track, s, w);
+			ma[i] = timed(a, track, s, w);
+		}
+	}
+	qsort(ma, n, sizeof(double), cmp_double);
+	qsort(mb, n, sizeof(double), cmp_double);
 }
 
 static void fmt_ns(char *out, size_t n, double ns)
@@ -342,6 +397,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: query_bench --port P --trace ID [--samples N] [--seed S] [--tracks K]\n"
 			"                   [--typical-window NS] [--typical-out FILE]\n"
+			"                   [--against P2 --against-trace ID2]\n"
 			"       query_bench --free-port\n");
 	exit(2);
 }
@@ -374,16 +430,66 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->typical_ns = strtoll(v, NULL, 10);
 		else if (strcmp(a, "--typical-out") == 0)
 			o->typical_out = v;
+		else if (strcmp(a, "--against") == 0)
+			o->against = atoi(v);
+		else if (strcmp(a, "--against-trace") == 0)
+			o->against_trace = strtoll(v, NULL, 10);
 		else
 			usage();
 	}
-	if (o->port <= 0 || o->trace <= 0 || o->samples == 0 || o->ntracks == 0 || o->typical_ns <= 0)
+	if (o->port <= 0 || o->trace <= 0 || o->samples == 0 || o->ntracks == 0 || o->typical_ns <= 0 ||
+	    (o->against != 0) != (o->against_trace != 0))
 		usage();
+}
+
+/* --against: the two servers compared request by request (header). */
+static int compare(struct bench *a, const struct opts *o, const int64_t *zoom, unsigned nz)
+{
+	struct bench b;
+	double *ma = calloc(o->samples, sizeof(double)), *mb = calloc(o->samples, sizeof(double)), worst = 0;
+	unsigned z, i;
+
+	if (ma == NULL || mb == NULL)
+		die("out of memory");
+	memset(&b, 0, sizeof(b));
+	b.o = o;
+	b.port = o->against;
+	b.trace = o->against_trace;
+	b.fd = -1;
+	load_trace(&b);
+	if (b.start != a->start || b.end != a->end || b.ntrack != a->ntrack)
+		die("the two traces differ: not the same file ingested");
+	for (i = 0; i < a->ntrack; i++)
+		if (b.track[i] != a->track[i])
+			die("the two traces' tracks differ: not the same file ingested");
+	for (i = 0; i < 2 * nz; i++) /* warm up both */
+		run_pair(a, &b, zoom[i % nz], 1, ma, mb);
+	printf("\n%u requests per row to each, in pairs (the order alternating), random positions on %u tracks\n",
+	       o->samples, a->ntrack);
+	printf("%-10s %12s %12s %12s %12s %8s\n", "window", "p50 ms", "p99 ms", "p50 ms", "p99 ms", "p99");
+	printf("%-10s %12s %12s %12s %12s %8s\n", "", "(port)", "", "(against)", "", "ratio");
+	for (z = 0; z < nz; z++) {
+		char win[32];
+		double r;
+
+		run_pair(a, &b, zoom[z], o->samples, ma, mb);
+		r = pct(mb, o->samples, 0.99) / pct(ma, o->samples, 0.99);
+		worst = r > worst ? r : worst;
+		fmt_ns(win, sizeof(win), (double)zoom[z]);
+		printf("%-10s %12.2f %12.2f %12.2f %12.2f %8.2f\n", win, pct(ma, o->samples, 0.5),
+		       pct(ma, o->samples, 0.99), pct(mb, o->samples, 0.5), pct(mb, o->samples, 0.99), r);
+	}
+	printf("worst p99 ratio (against / port): %.2f\n", worst);
+	free(ma);
+	free(mb);
+	if (b.fd >= 0)
+		close(b.fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0, 0, 200, 1, 4, 10000000, NULL };
+	struct opts o = { 0, 0, 200, 1, 4, 10000000, NULL, 0, 0 };
 	struct bench b;
 	int64_t zoom[MAX_ZOOMS], w;
 	unsigned nz = 0, z, i;
@@ -392,12 +498,16 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	memset(&b, 0, sizeof(b));
 	b.o = &o;
+	b.port = o.port;
+	b.trace = o.trace;
 	b.fd = -1;
 	b.rng = o.seed;
 	load_trace(&b);
 	for (w = b.end - b.start; w > 1000 && nz < MAX_ZOOMS - 1; w /= 10)
 		zoom[nz++] = w;
 	zoom[nz++] = 1000;
+	if (o.against)
+		return compare(&b, &o, zoom, nz);
 	/* warm up: the first requests of a fresh server open the database */
 	for (i = 0; i < 2 * nz; i++) {
 		struct sample_set s;
