@@ -398,13 +398,7 @@ void *cat_live_main(void *arg)
 		slots_sweep(c, &ls);
 		r = next_live(c, now_ms(), &wait_ms);
 		if (r == NULL) {
-			struct timespec until;
-
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-			until.tv_sec += wait_ms / 1000 + until.tv_nsec / 1000000000L;
-			until.tv_nsec %= 1000000000L;
-			pthread_cond_timedwait(&c->live_work, &c->mu, &until);
+			cat_cond_wait_ms(&c->live_work, &c->mu, wait_ms);
 			continue;
 		}
 		id = r->id;

@@ -212,16 +212,9 @@ void *cat_sync_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		struct timespec until;
-
 		sync_round(c);
-		if (c->stop)
-			break;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += CAT_SYNC_MS * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&c->sync_work, &c->mu, &until);
+		if (!c->stop)
+			cat_cond_wait_ms(&c->sync_work, &c->mu, CAT_SYNC_MS);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;

@@ -353,17 +353,12 @@ static void *beat_main(void *arg)
 {
 	struct job *j = arg;
 	struct claim *cl = j->cl;
-	struct timespec until;
 	char err[512];
 	int rc;
 
 	pthread_mutex_lock(&cl->mu);
 	while (!cl->ended) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (long)(j->c->lease_ms / 3 % 1000) * 1000000L;
-		until.tv_sec += j->c->lease_ms / 3 / 1000 + until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&cl->cv, &cl->mu, &until);
+		cat_cond_wait_ms(&cl->cv, &cl->mu, j->c->lease_ms / 3);
 		if (cl->ended)
 			break;
 		pthread_mutex_unlock(&cl->mu);
@@ -623,16 +618,10 @@ static int claim_run(struct catalog *c)
  * changed meanwhile, which wakes connections waiting for their traces). */
 static void jobs_round(struct catalog *c)
 {
-	struct timespec until;
-
 	cat_sync_locked(c, 0);
 	if (time(NULL) >= c->store_retry_at && claim_run(c))
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += CLAIM_POLL_MS * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
-	pthread_cond_timedwait(&c->work, &c->mu, &until);
+	cat_cond_wait_ms(&c->work, &c->mu, CLAIM_POLL_MS);
 }
 
 /* Removes failed traces older than keep_failed and what the retention
@@ -723,12 +712,9 @@ void *cat_worker_main(void *arg)
 		if (next == NULL) {
 			/* wake at least once a minute (sooner for a short
 			 * --keep-failed) to remove old traces */
-			struct timespec until;
 			int64_t keep = c->o.keep_failed;
 
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += keep < 60 ? (keep > 0 ? keep : 1) : 60;
-			pthread_cond_timedwait(&c->work, &c->mu, &until);
+			cat_cond_wait_ms(&c->work, &c->mu, 1000 * (keep < 60 ? (keep > 0 ? keep : 1) : 60));
 			continue;
 		}
 		if (time(NULL) < c->store_retry_at) {
