@@ -29,6 +29,7 @@ struct pstat {
 	uint64_t pid;
 	int mode;
 	uint64_t buffer_bytes;
+	int start_sent;                     /* it was sent START: it owes STARTED, and STOPPED once stopped */
 	int started, stopped, gone, failed;
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
@@ -493,6 +494,7 @@ static void start_one(struct provider *p, struct pstat *ps, int disposition)
 {
 	struct fifo_packet pk = { FIFO_START, 0, (uint32_t)disposition, 0 };
 
+	ps->start_sent = 1;
 	ps->started = 0;
 	ps->stopped = 0;
 	ps->full = 0;
@@ -612,6 +614,15 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 	return rc;
 }
 
+/* 1 when provider ps of a stopping session still owes STOPPED: it was
+ * started, even if its STARTED is not read yet (it may be in the socket
+ * with everything the provider sent after it, as when a program ends
+ * right after it started). */
+static int owes_stopped(const struct pstat *ps)
+{
+	return (ps->started || ps->start_sent) && !ps->stopped;
+}
+
 /* 1 when no provider of s still owes the answer want (under mu). */
 static int all_answered(struct captures *m, struct session *s, int stopping)
 {
@@ -622,7 +633,7 @@ static int all_answered(struct captures *m, struct session *s, int stopping)
 
 		if (ps->gone || ps->failed || find_provider(m, ps->provider) == NULL)
 			continue;
-		if (stopping ? ps->started && !ps->stopped : !ps->started)
+		if (stopping ? owes_stopped(ps) : !ps->started)
 			return 0;
 	}
 	return 1;
@@ -676,7 +687,7 @@ int cap_stop(struct captures *m, int64_t id, int write_results, char *err, size_
 		for (p = m->providers; p; p = p->next) {
 			struct pstat *ps = find_pstat(s, p->id);
 
-			if (ps && ps->started && !ps->stopped)
+			if (ps && owes_stopped(ps))
 				send_packet(p, &pk, NULL, 0);
 		}
 		set_state(m, s, CAP_STOPPING);
@@ -1034,7 +1045,9 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 	case FIFO_STARTED:
 		if (pk->data32 != FIFO_PROTOCOL_VERSION)
 			return -1; /* a protocol we do not understand: ignore all its data */
-		if (ps && (s->state == CAP_STARTING || s->state == CAP_STARTED))
+		/* while stopping too: a START answered late, the STOP behind it */
+		if (ps && (s->state == CAP_STARTING || s->state == CAP_STARTED ||
+			   (s->state == CAP_STOPPING && ps->start_sent)))
 			ps->started = 1;
 		break;
 	case FIFO_DATA:

@@ -13,9 +13,10 @@
  * starts it again.
  *
  * At exit (trace_provider_stop, registered with atexit) a provider that is
- * recording sends what its buffers hold as for STOP: DATA, STATS, STOPPED.
- * The document does not say what a provider does when its program ends
- * during a capture; this is our reading of it.
+ * recording sends what its buffers hold as for STOP: DATA, STATS, STOPPED,
+ * and closes only once the server has all of it (linger_out), within the
+ * same exit timeout. The document does not say what a provider does when
+ * its program ends during a capture; this is our reading of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +45,7 @@ struct transport {
 	int running;             /* the thread was created and not yet joined */
 	int done;                /* the thread returned */
 	_Atomic int stop_req;    /* trace_provider_stop asked the thread to end */
+	struct timespec stop_by; /* CLOCK_REALTIME: when trace_provider_stop stops waiting */
 	int wake[2];             /* non-blocking pipe: [1] written to wake the thread */
 	int sock;                /* -1 when not connected */
 	int connected;
@@ -177,6 +181,54 @@ static int send_alerts(void)
 		memcpy(b + 2, name, 14);
 		if (send_all(b, 16) != 0)
 			return -1;
+	}
+}
+
+/*
+ * At exit, after the last frame: ends our side of the connection and
+ * waits, reading and dropping what the server sends, until the server has
+ * every byte we sent (the socket's send queue is empty: all of it
+ * acknowledged, so in the server's kernel), the server closed, or
+ * trace_provider_stop's deadline.
+ *
+ * Closing at once is not enough. Once the process has closed the socket,
+ * any byte that reaches it (the server's STOP or TERMINATE, sent when the
+ * program's end ends the capture) makes the kernel reset the connection
+ * and throw away what it had not yet sent: under load, the frames the
+ * server's reader had not yet taken in, often all of a circular or
+ * oneshot buffer.
+ */
+static void linger_out(void)
+{
+	struct pollfd pf = {tp.sock, POLLIN, 0};
+	struct timespec now;
+	char scratch[4096];
+
+	shutdown(tp.sock, SHUT_WR);
+	for (;;) {
+		int unsent = 0;
+		long ms;
+
+		if (ioctl(tp.sock, SIOCOUTQ, &unsent) == 0 && unsent == 0) {
+			/* what the server sent meanwhile, taken so that close()
+			 * ends quietly (a reset now would lose nothing: the
+			 * server's kernel holds our frames for its reader) */
+			while (recv(tp.sock, scratch, sizeof(scratch), MSG_DONTWAIT) > 0)
+				;
+			return;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		ms = (tp.stop_by.tv_sec - now.tv_sec) * 1000 + (tp.stop_by.tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0)
+			return;
+		if (poll(&pf, 1, ms < 10 ? (int)ms : 10) < 0 && errno != EINTR)
+			return;
+		if (pf.revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t k = recv(tp.sock, scratch, sizeof(scratch), MSG_DONTWAIT);
+
+			if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+				return; /* the server closed: it read everything */
+		}
 	}
 }
 
@@ -415,8 +467,8 @@ static void session(void)
 		if (pf[1].revents & POLLIN)
 			drain_wake();
 		if (atomic_load(&tp.stop_req)) {
-			if (atomic_load(&eng.recording))
-				stop_and_send();
+			if (!atomic_load(&eng.recording) || stop_and_send() == 0)
+				linger_out();
 			return;
 		}
 		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && receive() != 0)
@@ -591,11 +643,12 @@ void trace_provider_stop(void)
 		pthread_mutex_unlock(&tp.lock);
 		return;
 	}
+	deadline_in(&ts, ms);
+	tp.stop_by = ts; /* before stop_req, which publishes it */
 	atomic_store(&tp.stop_req, 1);
 	if (write(tp.wake[1], "", 1) < 0) {
 		/* the pipe is full: the thread is awake */
 	}
-	deadline_in(&ts, ms);
 	while (!tp.done && pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
 		;
 	done = tp.done;

@@ -552,6 +552,52 @@ static void test_stop_while_recording(void **state)
 	peer_hangup(&P);
 }
 
+static _Atomic int exited;
+
+static void *exit_thread(void *arg)
+{
+	(void)arg;
+	trace_provider_stop(); /* what exit() runs */
+	atomic_store(&exited, 1);
+	return NULL;
+}
+
+/* Exit while recording, with a server slow to read (a small receive
+ * window) that sends STOP meanwhile, as `trace-server record` has the
+ * server do once the program has ended: the provider closes only when the
+ * server has every frame. Closing at once left frames in its send queue,
+ * and the STOP reaching the closed socket reset the connection and threw
+ * them away. */
+static void test_exit_slow_server(void **state)
+{
+	struct peer saved = P;
+	struct got g = {0};
+	struct ev ev[1100];
+	int small = 4096, i, waited;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(peer_listen(&P), 0);
+	assert_int_equal(setsockopt(P.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	connect_and_begin(ENG_ONESHOT, 65536);
+	for (i = 0; i < 1000; i++)
+		TRACE_INSTANT("c", "queued", TA_U32("seq", (uint32_t)i));
+	atomic_store(&exited, 0);
+	assert_int_equal(pthread_create(&th, NULL, exit_thread, NULL), 0);
+	/* the provider has sent what the window takes; it closes at once or
+	 * waits for us */
+	for (waited = 0; !atomic_load(&exited) && waited < 1000; waited++)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	assert_int_equal(peer_send(&P, 0x8102, 0, 0, NULL, 0), 0); /* STOP */
+	got_until_stopped(&g, 0);
+	assert_int_equal(got_events(&g, ev, 1100), 1000);
+	assert_int_equal(ev[999].seq, 999);
+	pthread_join(th, NULL);
+	got_fini(&g);
+	peer_fini(&P);
+	P = saved;
+}
+
 /* START again after STOP: "clear nondurable" keeps the durable records,
  * which are not sent twice, and the strings the new records refer to still
  * resolve; "clear entire" starts the tables again. */
@@ -740,6 +786,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_alert, test_end),
 		cmocka_unit_test_teardown(test_terminate, test_end),
 		cmocka_unit_test_teardown(test_stop_while_recording, test_end),
+		cmocka_unit_test_teardown(test_exit_slow_server, test_end),
 		cmocka_unit_test_teardown(test_restart_dispositions, test_end),
 		cmocka_unit_test_teardown(test_fork_child, test_end),
 		cmocka_unit_test_teardown(test_circular_retain, test_end),

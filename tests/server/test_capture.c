@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <sqlite3.h>
@@ -454,6 +455,70 @@ static void t_alerts_and_errors(void **state)
 	cJSON_Delete(c);
 }
 
+/* A stop request made on a thread of its own: it waits for providers. */
+struct stop_call {
+	char path[96];
+	struct su_resp r;
+	int rc;
+};
+
+static void *stop_thread(void *arg)
+{
+	struct stop_call *sc = arg;
+	struct su_req q = { "POST", sc->path, NULL, NULL, 0, 0, 0 };
+
+	sc->rc = su_request(api_port, &q, &sc->r, 60000);
+	return NULL;
+}
+
+/* A provider whose STARTED the server has not read when the capture is
+ * stopped (a program that ends right after it started, its frames all in
+ * the socket): the stop sends it STOP and waits for its STOPPED, and what
+ * it sent is in the trace. The stop used to count it as never started:
+ * done at once, and the STARTED read later refused with all its data. */
+static void t_stop_waits_for_late_started(void **state)
+{
+	uint64_t rec[2] = { 2 | 2u << 4 | 1u << 16 | 4ull << 32, 0x64636261 }; /* string record 1, "abcd" */
+	struct stop_call sc;
+	struct fifo_packet pk;
+	struct peer p;
+	pthread_t th;
+	char path[96];
+	int64_t id;
+	cJSON *c, *ps;
+
+	(void)state;
+	peer_connect(&p, "late", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 100}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200)); /* at its timeout: not answered */
+	peer_expect(&p, FIFO_START, &pk);
+	memset(&sc, 0, sizeof(sc));
+	t_fmt(sc.path, sizeof(sc.path), "/api/captures/%" PRId64 "/stop", id);
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(&p, FIFO_STOP, &pk); /* started, so told to stop */
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	peer_send(&p, FIFO_DATA, FIFO_DATA_DURABLE, sizeof(rec), rec, sizeof(rec));
+	peer_send(&p, FIFO_STATS, 0, 0, NULL, 0);
+	peer_send(&p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.r.status, 200);
+	c = cJSON_ParseWithLength(sc.r.body, sc.r.body_len);
+	su_resp_free(&sc.r);
+	ps = stats_of(c, "late");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ps, "started")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ps, "stopped")));
+	assert_int_equal(num(ps, "durable_bytes_written"), sizeof(rec));
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	close(p.fd);
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -561,6 +626,7 @@ int main(void)
 		cmocka_unit_test(t_streaming_two_providers),
 		cmocka_unit_test(t_oneshot_and_circular),
 		cmocka_unit_test(t_alerts_and_errors),
+		cmocka_unit_test(t_stop_waits_for_late_started),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
