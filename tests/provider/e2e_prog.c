@@ -20,6 +20,19 @@
 static int steps;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Waits until the trace clock is past the next nanosecond. "inner" is
+ * written when its scope ends, after "tick"; were both to fall on the same
+ * nanosecond, ingest would keep them in the order written (as Perfetto
+ * does with ties), the instant before the slice and so not inside it, and
+ * the test's expectation would not hold (3 runs in 175 did so). */
+static void after_a_nanosecond(void)
+{
+	uint64_t t = trace_now(), step = trace_ticks_per_second() / 1000000000u + 1;
+
+	while (trace_now() - t <= step)
+		;
+}
+
 static void *run(void *arg)
 {
 	int t = (int)(long)arg, i;
@@ -35,6 +48,7 @@ static void *run(void *arg)
 		TRACE_DURATION("e2e", "step", TA_I32("thread", t), TA_I32("seq", i), TA_STRING("label", label));
 		if (i % 5 == 0) {
 			TRACE_DURATION("e2e", "inner", TA_I32("seq", i));
+			after_a_nanosecond();
 			TRACE_INSTANT("e2e", "tick", TA_I32("seq", i), TA_DOUBLE("half", i / 2.0));
 		}
 		TRACE_COUNTER("e2e", "steps", (uint64_t)t, TA_I64("done", i + 1));
