@@ -33,6 +33,9 @@ struct cat_opts {
 	uint64_t live_window; /* a live FXT trace's view holds at most its newest
 			       * live_window bytes (window.h); 0 = sized by the
 			       * speed of ingest */
+	uint64_t preview_min; /* an FXT upload of this many bytes or more is
+			       * previewed while the worker ingests it (live.c);
+			       * 0 = never */
 	const char *catalog;  /* NULL: catalog.db under the data directory; else a
 			       * PostgreSQL URL (postgres://user@host:port/db) */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
