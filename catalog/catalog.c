@@ -325,6 +325,9 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 			r->indexed = 0;
 		}
 	}
+	/* a preview an ingest left when the server stopped goes: never read again */
+	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+		cat_preview_drop_locked(c, r);
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
 	if ((r->status == TS_QUEUED || r->status == TS_INGESTING) && c->jobs) {
 		/* another server may be ingesting it now: its job says whose it

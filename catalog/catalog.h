@@ -195,7 +195,7 @@ struct cat_stats {
 	uint64_t ingests_ok, ingests_failed;
 	uint64_t ingest_bytes;       /* source bytes of ingests that ended well */
 	struct cat_seconds ingest;   /* whole ingests, ended well or not */
-	struct cat_seconds snapshot; /* live traces' snapshots */
+	struct cat_seconds snapshot; /* live traces' snapshots and ingests' previews */
 	/* the object store (--store; all zero without one), since the start */
 	uint64_t store_hits, store_misses; /* reads the cache answered, reads that downloaded */
 	uint64_t store_fetched_bytes;
