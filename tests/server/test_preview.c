@@ -7,7 +7,8 @@
  * preview, which must hold exactly what ingesting its window's input as a
  * file gives (every table, window_util.h); once ready, the trace is the
  * whole archive's and the preview's file is gone. An upload below
- * --preview-min never has one; deleting a trace mid-ingest leaves no file.
+ * --preview-min never has one; deleting a trace mid-ingest leaves no file,
+ * nor does a server killed mid-ingest once it starts again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +40,7 @@ struct world {
 	char root[64], data[128], log[128], exe[256], gen[256];
 	struct archive big;   /* past --preview-min: about 10 MB */
 	struct archive small; /* below it: about 1.4 MB */
+	const char *const *extra; /* the server's options */
 	struct su_server srv;
 };
 static struct world W;
@@ -369,6 +371,32 @@ static void t_delete(void **state)
 	assert_false(exists(dir));
 }
 
+/* A server killed while a preview exists, and whose upload is gone when it
+ * starts again: the trace fails (source_lost) and the preview left on disk
+ * is removed at the start, never read. */
+static void t_restart(void **state)
+{
+	int64_t id = upload(&W.big, "killed");
+	char path[200], tracks[200];
+	cJSON *t;
+
+	(void)state;
+	cJSON_Delete(wait_preview(id, W.big.n));
+	su_server_stop(&W.srv, SIGKILL);
+	trace_file(id, "preview.db", path, sizeof(path));
+	assert_true(exists(path)); /* what the killed server left */
+	trace_file(id, "source", tracks, sizeof(tracks));
+	assert_int_equal(unlink(tracks), 0);
+	api_start(&W.srv, W.exe, W.data, W.log, W.extra);
+	t = wait_status(id, "failed");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "error"), "code"), "source_lost");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "preview")));
+	cJSON_Delete(t);
+	assert_false(exists(path));
+	t_fmt(tracks, sizeof(tracks), "/api/traces/%" PRId64 "/tracks", id);
+	t_error("GET", tracks, NULL, 409, "not_ready");
+}
+
 /* ---- the world ---------------------------------------------------------- */
 
 static int make_archive(struct archive *a, const char *name, const char *args)
@@ -396,7 +424,7 @@ static int make_archive(struct archive *a, const char *name, const char *args)
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
-	const char *extra[] = { "--preview-min", "4M", "--live-window", "512K", NULL };
+	static const char *const extra[] = { "--preview-min", "4M", "--live-window", "512K", NULL };
 
 	(void)state;
 	if (exe == NULL || gen == NULL) {
@@ -419,7 +447,8 @@ static int setup(void **state)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	setenv("TRACE_SERVER_TEST_INGEST_DELAY_MS", DELAY_MS, 1);
-	api_start(&W.srv, W.exe, W.data, W.log, extra);
+	W.extra = extra;
+	api_start(&W.srv, W.exe, W.data, W.log, W.extra);
 	return 0;
 }
 
@@ -440,6 +469,7 @@ int main(void)
 		cmocka_unit_test(t_preview),
 		cmocka_unit_test(t_small),
 		cmocka_unit_test(t_delete),
+		cmocka_unit_test(t_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
