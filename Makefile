@@ -75,7 +75,7 @@ trace-server: $(B)/trace-server
 	cp $< $@.tmp && mv -f $@.tmp $@
 
 # Tests: cmocka unit tests link the library; tools generate archives.
-$(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h query/*.h
+$(B)/tests/%: tests/%.c $(B)/libtrace.a $(WRITER) tests/*.h tests/server/*.h query/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
@@ -171,10 +171,11 @@ $(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_uti
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
 integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/test_library $(B)/tests/server/test_live $(B)/tests/server/test_metrics \
-	$(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
+	$(B)/tests/server/test_preview $(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_preview
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_metrics
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt EXAMPLE_HELLO=$(B)/examples/hello $(B)/tests/server/test_capture
 	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps

@@ -41,7 +41,8 @@ const char *cat_db_file(const struct trace_rec *r)
 
 /* The stored name of file: "trace.db" is the trace's database, whichever
  * object holds it (the one its record names: a shared ingest job's result
- * is trace-<token>.db); other names are themselves. Takes mu. */
+ * is trace-<token>.db; an ingest's preview.db while it has one); other
+ * names are themselves. Takes mu. */
 static void file_name(struct catalog *c, int64_t id, const char *file, char *out, size_t n)
 {
 	struct trace_rec *r;
@@ -50,8 +51,8 @@ static void file_name(struct catalog *c, int64_t id, const char *file, char *out
 	if (strcmp(file, "trace.db") != 0)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL)
-		snprintf(out, n, "%s", cat_db_file(r));
+	if ((r = cat_find(c, id)) != NULL) /* an ingest's preview is read until the ingest ends (live.c) */
+		snprintf(out, n, "%s", r->status == TS_INGESTING && r->preview == 1 ? "preview.db" : cat_db_file(r));
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -324,6 +325,9 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 			r->indexed = 0;
 		}
 	}
+	/* a preview an ingest left when the server stopped goes: never read again */
+	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+		cat_preview_drop_locked(c, r);
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
 	if ((r->status == TS_QUEUED || r->status == TS_INGESTING) && c->jobs) {
 		/* another server may be ingesting it now: its job says whose it
@@ -792,6 +796,17 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 	jb_key(out, "bytes_total");
 	jb_u64(out, r->size);
 	jb_obj_end(out);
+	jb_key(out, "preview");
+	if (r->status == TS_INGESTING && r->preview == 1) { /* live.c: read while the ingest runs */
+		jb_obj(out);
+		jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
+		jb_u64(out, r->snap_visible);
+		jb_key(out, "from_byte"); /* where its window starts */
+		jb_u64(out, r->snap_from);
+		jb_obj_end(out);
+	} else {
+		jb_null(out);
+	}
 	jb_key(out, "error");
 	if (r->status == TS_FAILED) {
 		jb_obj(out);

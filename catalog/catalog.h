@@ -33,6 +33,9 @@ struct cat_opts {
 	uint64_t live_window; /* a live FXT trace's view holds at most its newest
 			       * live_window bytes (window.h); 0 = sized by the
 			       * speed of ingest */
+	uint64_t preview_min; /* an FXT upload of this many bytes or more is
+			       * previewed while the worker ingests it (live.c);
+			       * 0 = never */
 	const char *catalog;  /* NULL: catalog.db under the data directory; else a
 			       * PostgreSQL URL (postgres://user@host:port/db) */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
@@ -192,7 +195,7 @@ struct cat_stats {
 	uint64_t ingests_ok, ingests_failed;
 	uint64_t ingest_bytes;       /* source bytes of ingests that ended well */
 	struct cat_seconds ingest;   /* whole ingests, ended well or not */
-	struct cat_seconds snapshot; /* live traces' snapshots */
+	struct cat_seconds snapshot; /* live traces' snapshots and ingests' previews */
 	/* the object store (--store; all zero without one), since the start */
 	uint64_t store_hits, store_misses; /* reads the cache answered, reads that downloaded */
 	uint64_t store_fetched_bytes;

@@ -53,6 +53,12 @@ struct trace_rec {
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
+	int preview;          /* an upload being ingested here (live.c): 1
+			       * preview.db holds a window of the bytes ingest has
+			       * read (snap_visible, snap_from), served while the
+			       * status is ingesting; -1 none is made (not FXT); 0
+			       * none yet. Reset, and the file removed, when an
+			       * ingest starts or ends (cat_preview_drop_locked) */
 	char db_file[32];     /* the file (object) holding the trace's database:
 			       * "" = "trace.db"; a shared ingest job's result is
 			       * "trace-<token>.db", one object per claim (worker.c) */
@@ -101,6 +107,7 @@ struct catalog {
 	int jobs;               /* 1: ingest is a job in the catalog any server claims */
 	int lease_ms;           /* a claim's lease, renewed every lease_ms / 3 */
 	int commit_delay_ms;    /* test only: a pause between publish and commit */
+	int ingest_delay_ms;    /* test only: a pause after each piece a local ingest decodes */
 	char owner[96];         /* this server in the jobs table: "host:pid" */
 	int64_t running;        /* the trace whose job the worker runs (0: none):
 				 * sync leaves its state to the worker */
@@ -160,6 +167,11 @@ char *cat_summary_json(const struct ingest_result *res, const char *db_path);
 void *cat_live_main(void *arg);
 /* A live trace caught by a restart: its stream was interrupted (under mu). */
 void cat_live_recover(struct trace_rec *r);
+/* Ends the preview of upload r's ingest (under mu, in the same hold as the
+ * status change that starts or ends the ingest, so that no snapshot in
+ * flight puts one back): its file removed, what it told of r cleared. A
+ * live trace's own snapshot (trace.db) is left alone. */
+void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
 
 /* names.c: the per-trace name index, kept in the catalog's database. */
 /* Reads a ready trace's database and writes its index rows (not under

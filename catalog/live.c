@@ -23,6 +23,18 @@
  * stream's (whose cost grows with it) no sooner than it took, which keeps
  * the live thread's share of a core near half. A stream that pauses is
  * visible (within its window) in one snapshot's time.
+ *
+ * The same thread previews a large FXT upload while the worker ingests it
+ * (--preview-min): the bytes ingest has read so far are a stream that
+ * grows, so their window is snapshotted the same way, into preview.db
+ * (trace.db is the worker's to write), which requests read while the
+ * status is "ingesting". A preview is put in place under the catalog's
+ * lock only while the ingest runs, and the worker removes it under the
+ * same lock as it ends the ingest (cat_preview_drop_locked): none
+ * outlives it, and the trace's database is the worker's alone. Previews
+ * are spaced PREVIEW_GAP_MS at least, so that they take little from the
+ * ingest they show. Shared ingest jobs (c->jobs) have none: another
+ * server may be ingesting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +54,7 @@
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
-enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200 };
+enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200, PREVIEW_GAP_MS = 1000 };
 #define WINDOW_MIN ((uint64_t)2 << 20)
 
 /* The live thread's own state of one live trace: its window's scan. */
@@ -51,6 +63,7 @@ struct live_slot {
 	struct live_window w;
 	double bytes_per_ms;   /* the last snapshot's pace; 0 before one */
 	int fxt;               /* the stream is FXT (only FXT has windows) */
+	int preview;           /* an upload's ingest: snapshots go to preview.db */
 };
 
 struct live_slots {
@@ -85,7 +98,24 @@ static struct live_slot *slot_of(struct live_slots *ls, int64_t id, uint64_t mar
 	return &ls->v[ls->n++];
 }
 
-/* Drops the slots of traces no longer live (under mu). */
+/* Whether trace r's ingest is previewed (under mu): an upload (not a
+ * stream) this server's own worker ingests, of --preview-min bytes or
+ * more, that may be FXT and was not found to be anything else. */
+static int previewed(const struct catalog *c, const struct trace_rec *r)
+{
+	return r->status == TS_INGESTING && r->stream[0] == '\0' && !r->foreign && !c->jobs && c->o.preview_min > 0 &&
+	       r->size >= c->o.preview_min && r->preview >= 0 &&
+	       (r->format_hint[0] == '\0' || strcmp(r->format_hint, "fxt") == 0);
+}
+
+/* The bytes of source a snapshot of r holds: a stream's received, an
+ * ingest's read so far. */
+static uint64_t snap_bytes(const struct trace_rec *r)
+{
+	return r->status == TS_LIVE ? r->size : r->bytes_done;
+}
+
+/* Drops the slots of traces no longer live or previewed (under mu). */
 static void slots_sweep(struct catalog *c, struct live_slots *ls)
 {
 	size_t i = 0;
@@ -93,7 +123,7 @@ static void slots_sweep(struct catalog *c, struct live_slots *ls)
 	while (i < ls->n) {
 		struct trace_rec *r = cat_find(c, ls->v[i].id);
 
-		if (r != NULL && r->status == TS_LIVE) {
+		if (r != NULL && (r->status == TS_LIVE || previewed(c, r))) {
 			i++;
 			continue;
 		}
@@ -202,20 +232,45 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
 	st = r ? r->status : -1;
-	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED));
+	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED) ||
+			  (st == TS_INGESTING && r->preview == 1));
 	pthread_mutex_unlock(&c->mu);
 	return st;
+}
+
+void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r)
+{
+	char path[4096];
+
+	if (r->stream[0])
+		return;
+	if (r->preview == 1) { /* what the preview told goes with it; a ready trace's own comes next */
+		free(r->summary);
+		r->summary = NULL;
+		r->format[0] = '\0';
+		r->start_ns = r->end_ns = 0;
+	}
+	r->preview = 0;
+	r->snap_size = r->snap_visible = r->snap_from = 0;
+	r->snap_due_ms = 0;
+	c->store.ops->local_path(&c->store, r->id, "preview.db", path, sizeof(path));
+	unlink(path);
+	c->store.ops->local_path(&c->store, r->id, "preview-new.db", path, sizeof(path));
+	unlink(path);
 }
 
 struct snap_job {
 	struct catalog *c;
 	int64_t id;
+	int preview;
 };
 
-/* Stops a snapshot when its trace is deleted or the server stops. */
+/* Stops a snapshot when its trace is deleted, the server stops, or the
+ * ingest a preview shows has ended. */
 static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct snap_job *j = ctx;
+	struct trace_rec *r;
 	int gone;
 
 	(void)phase;
@@ -223,7 +278,8 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	(void)total;
 	(void)events;
 	pthread_mutex_lock(&j->c->mu);
-	gone = cat_find(j->c, j->id) == NULL || j->c->stop;
+	r = cat_find(j->c, j->id);
+	gone = r == NULL || j->c->stop || (j->preview && r->status != TS_INGESTING);
 	pthread_mutex_unlock(&j->c->mu);
 	return gone;
 }
@@ -268,53 +324,23 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 	return prefix;
 }
 
-/* Ingests the source received so far (or its window, for FXT) into the
- * trace's database; returns the ingest's result (INGEST_ENOMEM when none
- * ran). */
-static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
+/* Takes what a snapshot of a live trace found into its record (under mu). */
+static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
+			     const struct ingest_result *res, char **summary)
 {
-	struct snap_job j = { c, s->id };
-	struct ingest_result *res = calloc(1, sizeof(*res));
-	struct ingest_opts o = { 0 };
-	char src[4096], db[4096];
-	char *summary = NULL;
-	struct trace_rec *r;
-	int64_t t0 = now_ms(), id = s->id;
-	uint8_t *prefix = NULL;
-	int rc;
+	struct trace_rec *r = cat_find(c, id);
 
-	if (res == NULL)
-		return INGEST_ENOMEM;
-	cat_path(c, id, "source", src, sizeof(src));
-	cat_path(c, id, "trace.db", db, sizeof(db));
-	o.progress = snap_progress;
-	o.progress_ctx = &j;
-	o.format = hint[0] ? hint : NULL;
-	o.max_bytes = size; /* exactly the bytes the catalog was told of */
-	if (hint[0] == '\0' || strcmp(hint, "fxt") == 0)
-		prefix = choose_window(c, s, src, size, &o);
-	rc = ingest_file(src, db, &o, res);
-	if (rc == INGEST_OK)
-		summary = cat_summary_json(res, db);
-	*took_ms = now_ms() - t0;
-	if (rc == INGEST_OK && *took_ms > 0)
-		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
-	free(prefix);
-	pthread_mutex_lock(&c->mu);
-	if (rc != INGEST_ECANCEL)
-		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
-	r = cat_find(c, id);
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;
 		r->snap_visible = size;
-		r->snap_from = o.from_byte;
+		r->snap_from = from;
 		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
 		r->start_ns = res->start_ns;
 		r->end_ns = res->end_ns;
-		if (summary) {
+		if (*summary) {
 			free(r->summary);
-			r->summary = summary;
-			summary = NULL;
+			r->summary = *summary;
+			*summary = NULL;
 		}
 	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
@@ -328,15 +354,117 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	}
 	/* any other failure (a full disk, say) keeps the last snapshot; the
 	 * same bytes are tried again (cat_live_main) */
+}
+
+/* Puts a preview made in the file fresh in place (under mu), only while
+ * the ingest it shows runs: once the worker ended it (and removed the
+ * preview, cat_preview_drop_locked) or the trace went, fresh is removed.
+ * 1 when the trace is gone, else 0. */
+static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
+			       const struct ingest_result *res, char **summary, const char *fresh)
+{
+	struct trace_rec *r = cat_find(c, id);
+	char path[4096];
+
+	if (r == NULL || r->status != TS_INGESTING || rc != INGEST_OK) {
+		unlink(fresh);
+		if (r && r->status == TS_INGESTING && (rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY))
+			r->preview = -1; /* not FXT (or no window): none for this ingest */
+		return r == NULL; /* any other failure keeps the last preview; tried again with more bytes */
+	}
+	c->store.ops->local_path(&c->store, id, "preview.db", path, sizeof(path));
+	if (rename(fresh, path) != 0) {
+		unlink(fresh);
+		return 0;
+	}
+	r->preview = 1;
+	r->snap_visible = size;
+	r->snap_from = from;
+	snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
+	r->start_ns = res->start_ns;
+	r->end_ns = res->end_ns;
+	if (*summary) {
+		free(r->summary);
+		r->summary = *summary;
+		*summary = NULL;
+	}
+	return 0;
+}
+
+/* Ingests the source received so far (or its window, for FXT) into the
+ * trace's database, or for a preview (s->preview) the window of what its
+ * ingest has read into preview.db; returns the ingest's result
+ * (INGEST_ENOMEM when none ran; INGEST_ENOTTRACE for a preview of what is
+ * not FXT or has no window). */
+static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
+{
+	struct snap_job j = { c, s->id, s->preview };
+	struct ingest_result *res = calloc(1, sizeof(*res));
+	struct ingest_opts o = { 0 };
+	char src[4096], db[4096];
+	char *summary = NULL;
+	int64_t t0 = now_ms();
+	uint8_t *prefix = NULL;
+	int rc, gone = 0;
+
+	if (res == NULL)
+		return INGEST_ENOMEM;
+	cat_path(c, s->id, "source", src, sizeof(src));
+	cat_path(c, s->id, s->preview ? "preview-new.db" : "trace.db", db, sizeof(db));
+	o.progress = snap_progress;
+	o.progress_ctx = &j;
+	o.format = hint[0] ? hint : NULL;
+	o.max_bytes = size; /* exactly the bytes the catalog was told of */
+	if (hint[0] == '\0' || strcmp(hint, "fxt") == 0)
+		prefix = choose_window(c, s, src, size, &o);
+	if (s->preview && (!s->fxt || s->w.broken))
+		rc = INGEST_ENOTTRACE; /* a preview reads a window, never the whole of a growing input */
+	else
+		rc = ingest_file(src, db, &o, res);
+	if (rc == INGEST_OK)
+		summary = cat_summary_json(res, db);
+	*took_ms = now_ms() - t0;
+	if (rc == INGEST_OK && *took_ms > 0)
+		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
+	free(prefix);
+	pthread_mutex_lock(&c->mu);
+	if (rc != INGEST_ECANCEL)
+		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
+	if (s->preview)
+		gone = preview_take_locked(c, s->id, rc, size, o.from_byte, res, &summary, db);
+	else
+		live_take_locked(c, s->id, rc, size, o.from_byte, res, &summary);
 	pthread_mutex_unlock(&c->mu);
+	if (gone) /* deleted meanwhile: the worker's removal of its files may have met this one's */
+		c->store.ops->remove(&c->store, s->id);
 	free(summary);
 	free(res);
 	return rc;
 }
 
-/* The next live trace to work on (under mu): one whose stream ended
- * (handed to the worker at once), else the one longest due whose source
- * grew. *wait_ms gets how long until one is due when none is. */
+/* A live trace whose stream ended (under mu): handed to the worker, to be
+ * ingested whole as an upload is. */
+static void stream_ended_locked(struct catalog *c, struct trace_rec *r)
+{
+	char err[512];
+
+	/* with shared jobs any server may ingest it from the store: its
+	 * source goes there whole first (under the lock: a stream ends
+	 * rarely); a store that is down keeps it for the next round */
+	if (c->jobs && c->store.ops->publish(&c->store, r->id, "source", err, sizeof(err)) != 0) {
+		fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", r->id, err);
+		return;
+	}
+	r->status = TS_QUEUED;
+	r->stored = c->store.ops->usage(&c->store, r->id);
+	cat_save(c, r, CATDB_STATE);
+	pthread_cond_broadcast(&c->work);
+}
+
+/* The next trace to work on (under mu): a live one whose stream ended
+ * (handed to the worker at once), else the one longest due, live or
+ * previewed, whose bytes grew. *wait_ms gets how long until one is due
+ * when none is. */
 static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms)
 {
 	struct trace_rec *due = NULL;
@@ -345,28 +473,13 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 	*wait_ms = IDLE_WAIT_MS;
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
+		int live = r->status == TS_LIVE && !r->foreign; /* not another server's stream */
 
-		if (r->status != TS_LIVE || r->foreign) /* another server's stream */
-			continue;
-		if (strcmp(r->stream, "receiving") != 0) {
-			char err[512];
-
-			/* with shared jobs any server may ingest it from the store: its
-			 * source goes there whole first (under the lock: a stream ends
-			 * rarely); a store that is down keeps it for the next round */
-			if (c->jobs && c->store.ops->publish(&c->store, r->id, "source", err, sizeof(err)) != 0) {
-				fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", r->id,
-					err);
-				continue;
-			}
-			/* ended: ingested whole by the worker, as an upload */
-			r->status = TS_QUEUED;
-			r->stored = c->store.ops->usage(&c->store, r->id);
-			cat_save(c, r, CATDB_STATE);
-			pthread_cond_broadcast(&c->work);
+		if (live && strcmp(r->stream, "receiving") != 0) {
+			stream_ended_locked(c, r);
 			continue;
 		}
-		if (r->size == r->snap_size)
+		if ((!live && !previewed(c, r)) || snap_bytes(r) == r->snap_size)
 			continue;
 		if (r->snap_due_ms > now) {
 			if (r->snap_due_ms - now < *wait_ms)
@@ -402,12 +515,13 @@ void *cat_live_main(void *arg)
 			continue;
 		}
 		id = r->id;
-		size = r->size;
+		size = snap_bytes(r);
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
 		if ((s = slot_of(&ls, id, mark_bytes)) == NULL) {
 			r->snap_due_ms = now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
 			continue;
 		}
+		s->preview = r->status == TS_INGESTING;
 		pthread_mutex_unlock(&c->mu);
 		rc = snapshot(c, s, size, hint, &took);
 		/* what the snapshot's ingest freed goes back to the system: one
@@ -426,6 +540,8 @@ void *cat_live_main(void *arg)
 				r->snap_size = size; /* done, or waiting for more bytes */
 			else
 				gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
+			if (s->preview && gap < PREVIEW_GAP_MS)
+				gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
 			r->snap_due_ms = now_ms() + gap;
 		}
 	}

@@ -56,9 +56,18 @@ static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
 	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
-	if (r && phase == INGEST_PHASE_DECODE)
+	if (r && phase == INGEST_PHASE_DECODE) {
+		if (r->bytes_done == 0 && j->c->o.preview_min)
+			pthread_cond_signal(&j->c->live_work); /* a first preview need not wait for the live thread's nap */
 		r->bytes_done = done;
+	}
 	pthread_mutex_unlock(&j->c->mu);
+	if (j->c->ingest_delay_ms > 0 && phase == INGEST_PHASE_DECODE && !gone) {
+		/* tests only: an ingest slow enough to watch its preview */
+		struct timespec d = { j->c->ingest_delay_ms / 1000, (long)(j->c->ingest_delay_ms % 1000) * 1000000L };
+
+		nanosleep(&d, NULL);
+	}
 	return gone;
 }
 
@@ -146,6 +155,8 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 		}
 	}
 	r = cat_find(c, id);
+	if (r != NULL)
+		cat_preview_drop_locked(c, r); /* before the state below: it clears what the preview told */
 	if (r == NULL) {
 		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
 		cat_unindex_locked(c, id);
@@ -206,6 +217,7 @@ static void job_wait_store(struct catalog *c, int64_t id, const char *why)
 	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", id, why);
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
+		cat_preview_drop_locked(c, r);
 		r->status = TS_QUEUED;
 		cat_save(c, r, CATDB_STATE);
 	} else {
@@ -325,9 +337,10 @@ void cat_jobs_init(struct catalog *c, int shared_store)
 	char host[64] = "";
 
 	c->jobs = c->shared && shared_store && c->db->ops->job_claim != NULL;
-	/* TRACE_SERVER_JOB_LEASE_MS: docs/DEPLOY.md; the delay is for tests only */
+	/* TRACE_SERVER_JOB_LEASE_MS: docs/DEPLOY.md; the delays are for tests only */
 	c->lease_ms = env_int("TRACE_SERVER_JOB_LEASE_MS", LEASE_MS, 300, 3600000);
 	c->commit_delay_ms = env_int("TRACE_SERVER_TEST_COMMIT_DELAY_MS", 0, 0, 600000);
+	c->ingest_delay_ms = env_int("TRACE_SERVER_TEST_INGEST_DELAY_MS", 0, 0, 60000);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(c->owner, sizeof(c->owner), "%s:%ld", host, (long)getpid());
 }
@@ -723,6 +736,7 @@ void *cat_worker_main(void *arg)
 			pthread_cond_timedwait(&c->work, &c->mu, &until);
 			continue;
 		}
+		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
 		next->status = TS_INGESTING;
 		next->bytes_done = 0;
 		cat_save(c, next, CATDB_STATE);

@@ -65,16 +65,24 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 	struct db_slot *slots = db_slots(), *slot;
 	char path[4096], err[512] = "";
 	struct stat st;
+	int tries;
 
 	*store_down = 0;
 	if (slots == NULL)
 		return NULL;
 	slot = &slots[(uint64_t)id % DB_SLOTS];
-	cat_path(s->cat, id, "trace.db", path, sizeof(path));
-	if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == -2) || stat(path, &st) != 0) {
-		if (*store_down)
+	/* an ingest's preview goes as the ingest ends, maybe between its name
+	 * and the stat: named again, the file is then the trace's database */
+	for (tries = 0;; tries++) {
+		cat_path(s->cat, id, "trace.db", path, sizeof(path));
+		if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == -2)) {
 			fprintf(stderr, "trace-server: trace %" PRId64 ": %s\n", id, err);
-		return NULL;
+			return NULL;
+		}
+		if (stat(path, &st) == 0)
+			break;
+		if (tries == 1)
+			return NULL;
 	}
 	if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
 		return slot->db;

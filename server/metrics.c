@@ -207,7 +207,7 @@ static void library(struct jbuf *b, struct catalog *cat)
 	out(b, "trace_server_store_cache_bytes %" PRIu64 "\n", st.store_cache_bytes);
 	help(b, "trace_server_store_errors_total", "counter", "Calls to the object store that failed.");
 	out(b, "trace_server_store_errors_total %" PRIu64 "\n", st.store_errors);
-	help(b, "trace_server_live_snapshot_duration_seconds", "histogram", "Wall time of live traces' snapshots.");
+	help(b, "trace_server_live_snapshot_duration_seconds", "histogram", "Wall time of live traces' snapshots and ingests' previews.");
 	histogram(b, "trace_server_live_snapshot_duration_seconds", "", cat_seconds_bounds, st.snapshot.le,
 		  CAT_SECONDS_BUCKETS, st.snapshot.count, st.snapshot.sum);
 }

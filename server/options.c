@@ -38,6 +38,9 @@ static const char usage_text[] =
 	"  --live-window SIZE while a live FXT trace streams, its view holds its newest SIZE bytes\n"
 	"                     (and every string, thread and object record before them), e.g. 64M\n"
 	"                     (default: what the server ingests in about 0.4 s, at least 8M)\n"
+	"  --preview-min SIZE an FXT upload of SIZE or more is viewable while it is ingested, through\n"
+	"                     a window (as a live trace's) of the bytes read so far (default 64M;\n"
+	"                     0: never)\n"
 	"  --insecure-public  allow a non-loopback --bind without a token\n"
 	"  --help             this text\n";
 
@@ -134,6 +137,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 	o->data_dir = "./data";
 	o->max_upload = UINT64_C(2) << 30;
 	o->keep_failed = 86400;
+	o->preview_min = UINT64_C(64) << 20;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -195,6 +199,9 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--live-window") == 0) {
 			if (parse_size(val, &o->live_window) != 0 || o->live_window < 4096)
 				return bad("--live-window (at least 4K)", val);
+		} else if (strcmp(a, "--preview-min") == 0) {
+			if (parse_size(val, &o->preview_min) != 0)
+				return bad("--preview-min", val);
 		} else if (strcmp(a, "--threads") == 0) {
 			if (parse_size(val, &v) != 0 || v == 0 || v > 256 || strpbrk(val, "KkMmGg"))
 				return bad("--threads", val);

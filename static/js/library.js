@@ -399,8 +399,10 @@ export class LibraryPage {
 
   row(t) {
     const ready = t.status === 'ready';
-    // a live trace opens as soon as it has a snapshot, and while its stream is ingested whole
-    const readable = ready || (t.stream && t.stream.visible_bytes > 0 && t.status !== 'failed');
+    // a live trace opens as soon as it has a snapshot, and while its stream is ingested whole;
+    // a large upload as soon as its ingest has a preview
+    const readable = ready || (t.stream && t.stream.visible_bytes > 0 && t.status !== 'failed') ||
+      (t.status === 'ingesting' && t.preview && t.preview.visible_bytes > 0);
     const name = readable ? el('a', { href: '/?trace=' + encodeURIComponent(t.id), className: 'trace-link' }, t.name || '(unnamed)')
       : el('span', null, t.name || '(unnamed)');
     const status = el('td', { className: 'status status-' + t.status }, t.status);

@@ -8,25 +8,36 @@
 // When the trace is complete (ready) it is read once more and the badge
 // says so. A long FXT stream is served through a window of its newest bytes
 // (stream.from_byte > 0): the badge says how much of it the view holds.
+// A large upload being ingested is followed the same way through its
+// preview (docs/API.md "Previews"), the badge saying how far ingest is.
 import { api } from './api.js';
 import { el } from './dom.js';
 import { buildTracks } from './tracks.js';
 
 const POLL_MS = 1000;
 
+// The bytes the database being served holds: a stream's snapshot, or an
+// ingest's preview; 0 for a whole trace.
+function shown(t) {
+  if (t.stream) return t.stream.visible_bytes;
+  return t.preview ? t.preview.visible_bytes : 0;
+}
+
 export class LiveFollow {
   constructor(page) {
     this.page = page;
     this.follow = true;
     this.applying = false; // the view moves because we move it, not the user
-    this.visible = page.trace.stream ? page.trace.stream.visible_bytes : 0;
+    this.visible = shown(page.trace);
     this.status = page.trace.status;
+    this.preview = !page.trace.stream; // an upload's ingest, not a recording
     this.badge = el('span', { className: 'live-badge', title: 'This trace is being recorded: it grows as it arrives' }, 'LIVE');
     this.button = el('button', {
       className: 'follow on', title: 'Keep the newest data in view (any pan or zoom turns it off)',
       onclick: () => this.setFollow(!this.follow),
     }, 'Follow');
     page.titleEl.after(this.badge, this.button);
+    this.showWindow(page.trace);
     this.timer = setTimeout(() => this.poll(), POLL_MS);
     if (this.follow) this.toEdge();
   }
@@ -59,7 +70,7 @@ export class LiveFollow {
       this.timer = setTimeout(() => this.poll(), POLL_MS);
       return;
     }
-    const visible = t.stream ? t.stream.visible_bytes : 0;
+    const visible = shown(t);
     const ended = t.status === 'ready' || t.status === 'failed';
     this.showWindow(t);
     if (visible !== this.visible || (ended && this.status !== t.status)) {
@@ -68,9 +79,10 @@ export class LiveFollow {
     }
     this.status = t.status;
     if (ended) {
-      this.badge.textContent = t.status === 'ready' ? 'RECORDED' : 'FAILED';
+      this.badge.textContent = t.status === 'ready' ? (this.preview ? 'INGESTED' : 'RECORDED') : 'FAILED';
       this.badge.classList.add('ended');
-      this.badge.title = t.status === 'ready' ? 'The recording ended; this is the whole trace' : 'The trace failed';
+      this.badge.title = t.status === 'ready' ? (this.preview ? 'Ingest ended; this is the whole trace'
+        : 'The recording ended; this is the whole trace') : 'The trace failed';
       return;
     }
     this.timer = setTimeout(() => this.poll(), POLL_MS);
@@ -80,7 +92,15 @@ export class LiveFollow {
   showWindow(t) {
     const from = t.stream ? t.stream.from_byte || 0 : 0;
     const mb = (b) => (b / 1048576).toFixed(b < 10485760 ? 1 : 0);
-    if (from > 0 && t.status === 'live') {
+    if (t.status === 'ingesting' && t.preview) {
+      const p = t.progress || {};
+      const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
+      const held = t.preview.visible_bytes - (t.preview.from_byte || 0);
+      this.badge.textContent = `INGESTING ${pct}% · newest ${mb(held)} MB`;
+      this.badge.title = `The view holds the newest ${mb(held)} MB of the ${mb(t.preview.visible_bytes)} MB ` +
+        `ingest has read of ${mb(t.size_bytes)} MB (and every name and thread before them); ` +
+        'the whole trace once ingest ends';
+    } else if (from > 0 && t.status === 'live') {
       this.badge.textContent = `LIVE · newest ${mb(t.stream.visible_bytes - from)} MB`;
       this.badge.title = `The view holds the newest ${mb(t.stream.visible_bytes - from)} MB of the ` +
         `${mb(t.stream.visible_bytes)} MB received (and every name and thread before them); ` +

@@ -78,8 +78,10 @@ export class TimelinePage {
     document.title = (trace.name || 'trace') + ' — trace viewer';
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
     this.titleEl.title = this.titleEl.textContent;
-    // a live trace (or one whose stream ended and is ingested whole) is read from its snapshot
-    const streaming = trace.stream && trace.stream.visible_bytes > 0 && trace.status !== 'failed';
+    // a live trace (or one whose stream ended and is ingested whole) is read from its snapshot,
+    // a large upload being ingested from its preview (docs/API.md "Previews")
+    const streaming = (trace.stream && trace.stream.visible_bytes > 0 && trace.status !== 'failed') ||
+      (trace.status === 'ingesting' && trace.preview && trace.preview.visible_bytes > 0);
     if (trace.status === 'live' && !streaming) {
       this.fatal('This live trace has received no whole record yet. The page opens it as soon as one arrives.');
       setTimeout(() => location.reload(), 1000);
@@ -206,15 +208,25 @@ export class TimelinePage {
     for (const p of t.providers || []) {
       if (Number(p.buffer_overflows) > 0 && !diag.buffer_overflows) parts.push(`provider ${p.name}: ${p.buffer_overflows} buffer overflows`);
     }
-    if (damage(diag) === 0 && parts.length === 0) return;
+    // an upload's preview while it is ingested (docs/API.md "Previews")
+    const preview = t.status === 'ingesting' && t.preview;
+    if (damage(diag) === 0 && parts.length === 0 && !preview) {
+      this.banner.classList.add('hidden'); // a preview's or a window's, once the trace is whole
+      return;
+    }
     // a live trace viewed through a window of its stream (docs/API.md):
     // what began before the window is cut, not damaged
     const windowed = t.status === 'live' && t.stream && Number(t.stream.from_byte) > 0;
+    const p = t.progress || {};
+    const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
     clear(this.banner);
-    this.banner.append(el('strong', null, windowed ? 'The live view holds the newest part of the stream. '
-      : 'This trace has damaged or dropped data. '),
-    el('span', null, windowed ? 'Slices begun before it are cut; the whole trace comes when the recording ends: '
-      : 'What is shown may be incomplete: '),
+    this.banner.append(el('strong', null,
+      preview ? `This trace is being ingested (${pct}%): the view holds the newest part of what has been read. `
+        : windowed ? 'The live view holds the newest part of the stream. '
+          : 'This trace has damaged or dropped data. '),
+    el('span', null, preview ? 'Slices begun before it are cut; the whole trace opens when ingest ends' + (parts.length ? ': ' : '.')
+      : windowed ? 'Slices begun before it are cut; the whole trace comes when the recording ends: '
+        : 'What is shown may be incomplete: '),
       el('span', { className: 'diag-list' }, parts.join(' · ')),
       el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.banner.classList.add('hidden'); this.resize(); } }, '×'));
     this.banner.classList.remove('hidden');

@@ -60,7 +60,8 @@ static void use(int k)
  * held delay_ms between publish and commit when delay_ms > 0. */
 static void start(int k, int delay_ms)
 {
-	const char *extra[] = { "--catalog", W.pgurl, "--store", W.s3url, NULL };
+	/* --preview-min 1: every upload would have a preview but for shared jobs */
+	const char *extra[] = { "--catalog", W.pgurl, "--store", W.s3url, "--preview-min", "1", NULL };
 	char v[16];
 
 	if (W.srv[k].pid) { /* left by a test that failed */
@@ -248,6 +249,23 @@ static void slices_of(int k, int64_t id, char *out[3])
 	assert_int_equal(n, 3);
 }
 
+/* Trace id, ingesting on server k as a shared job for longer than a
+ * preview takes, has none (docs/DEPLOY.md): its data waits for the commit. */
+static void no_preview(int k, int64_t id)
+{
+	char path[96];
+	cJSON *t;
+
+	use(k);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	t = t_get(path);
+	assert_string_equal(str(t, "status"), "ingesting");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "preview")));
+	cJSON_Delete(t);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+	t_error("GET", path, NULL, 409, "not_ready");
+}
+
 /* (a) A dies with the job claimed (its database published, not
  * committed): after its lease B claims the job and finishes it, and B
  * answers as the embedded mode does for the same file. */
@@ -268,6 +286,7 @@ static void test_kill_mid_ingest(void **state)
 	/* A alive: its heartbeat keeps the job A's past twice the lease */
 	start(1, 0);
 	su_sleep_ms(2 * LEASE_MS);
+	no_preview(0, id);
 	assert_int_equal(log_count(1, "ingest job committed"), 0);
 	assert_int_equal(db_objects(id, names, 8), 1);
 	assert_int_equal(su_server_stop(&W.srv[0], SIGKILL), 128 + SIGKILL);

@@ -4,7 +4,8 @@
  * its whole cache (restarted with the same --data and --store) reads the
  * trace back from the store and answers exactly as before. The store
  * killed: /healthz says so, an upload answers 503 with Retry-After, a
- * cached trace stays readable; the store back: uploads work again.
+ * cached trace stays readable; the store back: uploads work again. A
+ * large upload has a preview while it is ingested, in the cache only.
  *
  * Env: TRACE_SERVER, GEN_FXT (build/rel/gen_fxt); node and the npm
  * packages (make deps-e2e); run from the repository root.
@@ -315,6 +316,81 @@ static void t_store_down_during_ingest(void **state)
 	free(bytes);
 }
 
+/* Whether s3rver's directory holds an object traces/<id>/<file>, under
+ * whatever name it gives it on disk. */
+static int in_store(int64_t id, const char *file)
+{
+	char cmd[400], line[600];
+	FILE *f;
+	int found;
+
+	t_fmt(cmd, sizeof(cmd), "find %s/s3rver -path '*traces/%" PRId64 "/%s*'", W.root, id, file);
+	assert_non_null(f = popen(cmd, "r"));
+	found = fgets(line, sizeof(line), f) != NULL;
+	pclose(f);
+	return found;
+}
+
+/* With a store but no shared catalog this server ingests its own uploads,
+ * so a large one has a preview (docs/API.md, Previews): kept in the cache
+ * only, read while it is ingested, gone once it is ready, never sent to
+ * the store. The server runs with --preview-min 4M and a slowed ingest
+ * for this test only. */
+static void t_preview(void **state)
+{
+	const char *extra[] = { "--store", W.url, "--preview-min", "4M", NULL };
+	size_t len;
+	char *bytes = read_file(W.big, &len), path[96], tracks[120], file[240];
+	struct su_req q = { "POST", "/api/traces?name=s3-preview", NULL, bytes, len, 0, 0 };
+	struct su_resp r;
+	double until;
+	int64_t id;
+	cJSON *j;
+	struct stat st;
+
+	(void)state;
+	su_server_stop(&W.srv, SIGTERM);
+	setenv("TRACE_SERVER_TEST_INGEST_DELAY_MS", "300", 1);
+	api_start(&W.srv, W.exe, W.data, W.log, extra);
+	unsetenv("TRACE_SERVER_TEST_INGEST_DELAY_MS");
+	if (su_request(api_port, &q, &r, 60000) != 0 || r.status != 202)
+		fail_msg("upload: status %d: %.300s", r.status, r.body ? r.body : "");
+	j = cJSON_Parse(r.body);
+	id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	for (until = su_now() + 60;; su_sleep_ms(20)) {
+		j = t_get(path);
+		if (strcmp(str(j, "status"), "ingesting") == 0 && cJSON_IsObject(cJSON_GetObjectItem(j, "preview")))
+			break;
+		if (su_now() > until || (strcmp(str(j, "status"), "ingesting") != 0 && strcmp(str(j, "status"), "queued") != 0))
+			fail_msg("no preview seen; the trace is %s", str(j, "status"));
+		cJSON_Delete(j);
+	}
+	cJSON_Delete(j);
+	t_fmt(tracks, sizeof(tracks), "/api/traces/%" PRId64 "/tracks", id);
+	free(get_body(tracks, 200, NULL));
+	t_fmt(file, sizeof(file), "%s/traces/%" PRId64 "/preview.db", W.cache, id);
+	for (until = su_now() + 60;; su_sleep_ms(100)) {
+		j = t_get(path);
+		if (strcmp(str(j, "status"), "ready") == 0)
+			break;
+		if (su_now() > until)
+			fail_msg("the previewed trace is %s", str(j, "status"));
+		cJSON_Delete(j);
+	}
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "preview")));
+	cJSON_Delete(j);
+	assert_int_equal(stat(file, &st), -1);
+	/* the store holds the trace's files, never a preview */
+	assert_true(in_store(id, "trace.db"));
+	assert_false(in_store(id, "preview.db"));
+	free(bytes);
+	su_server_stop(&W.srv, SIGTERM);
+	server_start();
+}
+
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -376,6 +452,7 @@ int main(void)
 		cmocka_unit_test(t_cache_lost),
 		cmocka_unit_test(t_store_down),
 		cmocka_unit_test(t_store_down_during_ingest),
+		cmocka_unit_test(t_preview),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

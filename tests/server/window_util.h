@@ -1,0 +1,156 @@
+/*
+ * What a trace's database must hold, for tests over loopback that compare
+ * a snapshot the server made (a live trace's, an ingest's preview) with
+ * the CLI's ingest of the same bytes (test_live.c, test_preview.c): every
+ * table compared, and the bytes a window snapshot reads (docs/API.md,
+ * "The window of an FXT stream"), worked out independently of
+ * catalog/window.c.
+ */
+#ifndef TESTS_SERVER_WINDOW_UTIL_H
+#define TESTS_SERVER_WINDOW_UTIL_H
+
+#include <sqlite3.h>
+
+#include "api_util.h"
+
+static inline int64_t scalar(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) != SQLITE_ROW)
+		fail_msg("%s: no row: %s", sql, sqlite3_errmsg(db));
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Every table of a and b holds the same rows (and they have the same tables). */
+static inline void same_tables(const char *a, const char *b)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[1024];
+	int tables = 0;
+
+	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	t_fmt(sql, sizeof(sql), "ATTACH '%s' AS b", b);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM main.sqlite_master WHERE type = 'table' "
+				    "EXCEPT SELECT name FROM b.sqlite_master WHERE type = 'table')"),
+			 0);
+	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM b.sqlite_master WHERE type = 'table' "
+				    "EXCEPT SELECT name FROM main.sqlite_master WHERE type = 'table')"),
+			 0);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT "
+					    "LIKE 'sqlite_%' ORDER BY name",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		int64_t na, nb;
+
+		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM main.\"%s\"", t);
+		na = scalar(db, sql);
+		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM b.\"%s\"", t);
+		nb = scalar(db, sql);
+		if (na != nb)
+			fail_msg("table %s: %" PRId64 " rows, %" PRId64 " ingested as a file", t, na, nb);
+		t_fmt(sql, sizeof(sql),
+		      "SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")", t, t);
+		if (scalar(db, sql) != 0)
+			fail_msg("table %s: rows differ from the file's", t);
+		tables++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_true(tables >= 10);
+}
+
+/* ---- a stream's window, read independently ------------------------------ */
+
+static inline uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The bytes of the FXT record at p: its size word in 8-byte words (bits
+ * 4..15; 4..35 for a large record, type 15). */
+static inline size_t rec_bytes(const uint8_t *p)
+{
+	uint64_t h = le64(p);
+
+	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
+}
+
+/* A provider info (1) or provider section (2) metadata record: its
+ * provider id, else -1. */
+static inline int64_t rec_provider(const uint8_t *p)
+{
+	uint64_t h = le64(p);
+
+	if ((h & 15) != 0 || (((h >> 16) & 15) != 1 && ((h >> 16) & 15) != 2))
+		return -1;
+	return (int64_t)((h >> 20) & 0xffffffffu);
+}
+
+static inline size_t put_section(uint8_t *out, int64_t provider)
+{
+	uint64_t h = (uint64_t)1 << 4 | (uint64_t)2 << 16 | (uint64_t)provider << 20;
+	int i;
+
+	for (i = 0; i < 8; i++, h >>= 8)
+		out[i] = (uint8_t)h;
+	return 8;
+}
+
+/*
+ * What a snapshot reads of s[0..at) whose window starts at from: every
+ * durable record (metadata but provider sections, initialization, string,
+ * thread, kernel object) before from, each under the provider it came
+ * under (a provider section written before it when the last provider
+ * named is another), then a section for the provider in effect at from if
+ * the last named is another, then s[from..at). Returns the bytes written
+ * to out.
+ */
+static inline size_t window_input(const uint8_t *s, size_t from, size_t at, uint8_t *out)
+{
+	int64_t ctx = -1, written = -1, p;
+	size_t off = 0, n = 0;
+
+	while (off < from) {
+		size_t k = rec_bytes(s + off);
+		unsigned type = s[off] & 15u;
+
+		assert_true(k > 0 && off + k <= from); /* from is a record boundary */
+		if ((p = rec_provider(s + off)) >= 0 && ((le64(s + off) >> 16) & 15) == 2) {
+			ctx = p; /* a section: written again only where a durable record needs it */
+		} else if (p >= 0) { /* provider info: kept, and names the provider */
+			ctx = written = p;
+			memcpy(out + n, s + off, k);
+			n += k;
+		} else if (type == 0 || type == 1 || type == 2 || type == 3 || type == 7) {
+			if (ctx != written) {
+				n += put_section(out + n, ctx);
+				written = ctx;
+			}
+			memcpy(out + n, s + off, k);
+			n += k;
+		}
+		off += k;
+	}
+	if (ctx != written)
+		n += put_section(out + n, ctx);
+	memcpy(out + n, s + from, at - from);
+	return n + (at - from);
+}
+
+#endif
