@@ -25,8 +25,10 @@
  * viewport request (with a resolution) goes to both, one right after the
  * other, the order alternating, each on its own keep-alive connection, so
  * that whatever else the machine does falls on both alike. Per zoom it
- * prints each server's p50 and p99 and p99 against / p99 first; the worst
- * of those ratios is the last line.
+ * prints each server's p50 and p99, p99 against / p99 first, and the
+ * median over the pairs of (against - first), the cost one server adds to
+ * a request whatever the noise; then the sum of the zooms' p99s, against
+ * / first, and the worst of the zooms' ratios.
  *
  * The client is tests/server_util.h; replies are parsed with cJSON only for
  * the trace object and the track list.
@@ -301,8 +303,9 @@ static double timed(struct bench *b, int64_t track, int64_t s, int64_t w)
 }
 
 /* n requests of window w at random positions, each sent to a and to b
- * (a first on even ones, b first on odd ones); fills ma and mb, sorted. */
-static void run_pair(struct bench *a, struct bench *b, int64_t w, unsigned n, double *ma, double *mb)
+ * (a first on even ones, b first on odd ones); fills ma and mb, sorted,
+ * and d (when not NULL) with each pair's b - a, sorted. */
+static void run_pair(struct bench *a, struct bench *b, int64_t w, unsigned n, double *ma, double *mb, double *d)
 {
 	unsigned i;
 
@@ -317,7 +320,11 @@ static void run_pair(struct bench *a, struct bench *b, int64_t w, unsigned n, do
 			mb[i] = timed(b, track, s, w);
 			ma[i] = timed(a, track, s, w);
 		}
+		if (d)
+			d[i] = mb[i] - ma[i];
 	}
+	if (d)
+		qsort(d, n, sizeof(double), cmp_double);
 	qsort(ma, n, sizeof(double), cmp_double);
 	qsort(mb, n, sizeof(double), cmp_double);
 }
@@ -447,9 +454,10 @@ static int compare(struct bench *a, const struct opts *o, const int64_t *zoom, u
 {
 	struct bench b;
 	double *ma = calloc(o->samples, sizeof(double)), *mb = calloc(o->samples, sizeof(double)), worst = 0;
+	double *d = calloc(o->samples, sizeof(double)), sa = 0, sb = 0;
 	unsigned z, i;
 
-	if (ma == NULL || mb == NULL)
+	if (ma == NULL || mb == NULL || d == NULL)
 		die("out of memory");
 	memset(&b, 0, sizeof(b));
 	b.o = o;
@@ -463,25 +471,31 @@ static int compare(struct bench *a, const struct opts *o, const int64_t *zoom, u
 		if (b.track[i] != a->track[i])
 			die("the two traces' tracks differ: not the same file ingested");
 	for (i = 0; i < 2 * nz; i++) /* warm up both */
-		run_pair(a, &b, zoom[i % nz], 1, ma, mb);
+		run_pair(a, &b, zoom[i % nz], 1, ma, mb, NULL);
 	printf("\n%u requests per row to each, in pairs (the order alternating), random positions on %u tracks\n",
 	       o->samples, a->ntrack);
-	printf("%-10s %12s %12s %12s %12s %8s\n", "window", "p50 ms", "p99 ms", "p50 ms", "p99 ms", "p99");
-	printf("%-10s %12s %12s %12s %12s %8s\n", "", "(port)", "", "(against)", "", "ratio");
+	printf("%-10s %10s %10s %10s %10s %7s %12s\n", "window", "p50 ms", "p99 ms", "p50 ms", "p99 ms", "p99",
+	       "pair diff");
+	printf("%-10s %10s %10s %10s %10s %7s %12s\n", "", "(port)", "", "(against)", "", "ratio", "median us");
 	for (z = 0; z < nz; z++) {
 		char win[32];
 		double r;
 
-		run_pair(a, &b, zoom[z], o->samples, ma, mb);
+		run_pair(a, &b, zoom[z], o->samples, ma, mb, d);
 		r = pct(mb, o->samples, 0.99) / pct(ma, o->samples, 0.99);
 		worst = r > worst ? r : worst;
+		sa += pct(ma, o->samples, 0.99);
+		sb += pct(mb, o->samples, 0.99);
 		fmt_ns(win, sizeof(win), (double)zoom[z]);
-		printf("%-10s %12.2f %12.2f %12.2f %12.2f %8.2f\n", win, pct(ma, o->samples, 0.5),
-		       pct(ma, o->samples, 0.99), pct(mb, o->samples, 0.5), pct(mb, o->samples, 0.99), r);
+		printf("%-10s %10.2f %10.2f %10.2f %10.2f %7.2f %12.1f\n", win, pct(ma, o->samples, 0.5),
+		       pct(ma, o->samples, 0.99), pct(mb, o->samples, 0.5), pct(mb, o->samples, 0.99), r,
+		       pct(d, o->samples, 0.5) * 1e3);
 	}
+	printf("sum of the p99s over the zooms, against / port: %.2f\n", sb / sa);
 	printf("worst p99 ratio (against / port): %.2f\n", worst);
 	free(ma);
 	free(mb);
+	free(d);
 	if (b.fd >= 0)
 		close(b.fd);
 	return 0;

@@ -13,9 +13,14 @@
 #                     same file's trace cached, one right after the other
 #                     (the order alternating), so that other work on the
 #                     machine falls on both alike. Per zoom: p99 shared / p99
-#                     embedded over the same positions; the worst ratio is the
-#                     figure (target <= 1.10). ROUNDS such runs: the figure
-#                     of each is printed, and the median of the worst ratios.
+#                     embedded over the same positions, and the median over
+#                     the pairs of (shared - embedded) in us, the cost the
+#                     shared path adds to a request whatever the noise. The
+#                     figures (target <= 1.10): the sum of the zooms' p99s,
+#                     shared / embedded, and the worst zoom's ratio (at
+#                     sub-millisecond p99s a few scheduling delays move it
+#                     either way). ROUNDS such runs: each printed, and the
+#                     medians of both over the runs.
 #   first read        seconds from sending GET /api/traces/ID/tracks to its
 #                     reply, through a server whose cache lacks the trace: it
 #                     downloads the trace's database (trace-<token>.db, about 100 MB, its size printed) from
@@ -147,15 +152,21 @@ echo
 echo "== viewport p99 (ms): embedded (port) and shared, PG+S3 with the trace cached (against),"
 echo "   $SAMPLES request pairs per zoom, $ROUNDS runs"
 : >"$OUT/worst.txt"
+: >"$OUT/sum.txt"
 for r in $(seq "$ROUNDS"); do
 	"$OUT/query_bench" --port "$EPORT" --trace "$EID" --against "$APORT" --against-trace "$AID" \
 		--samples "$SAMPLES" --seed "$r" >"$OUT/pair.$r.txt"
 	sed -n '/requests per row/,$p' "$OUT/pair.$r.txt"
 	sed -n 's/^worst p99 ratio.*: //p' "$OUT/pair.$r.txt" >>"$OUT/worst.txt"
+	sed -n 's/^sum of the p99s.*: //p' "$OUT/pair.$r.txt" >>"$OUT/sum.txt"
 done
-sort -n "$OUT/worst.txt" | awk -v runs="$(tr '\n' ' ' <"$OUT/worst.txt")" '{ v[NR] = $1 }
-	END { m = v[int((NR + 1) / 2)]; printf "worst p99 ratio, median of the runs (%s): %.2f (target <= 1.10): %s\n",
-		runs, m, m <= 1.10 ? "met" : "MISSED" }'
+median() { # FILE WHAT
+	sort -n "$1" | awk -v runs="$(tr '\n' ' ' <"$1")" -v what="$2" '{ v[NR] = $1 }
+		END { m = v[int((NR + 1) / 2)]; printf "%s, median of the runs (%s): %.2f (target <= 1.10): %s\n",
+			what, runs, m, m <= 1.10 ? "met" : "MISSED" }'
+}
+median "$OUT/sum.txt" "sum of the zooms' p99s, shared / embedded"
+median "$OUT/worst.txt" "worst zoom's p99 ratio"
 
 # ---- first read from the store --------------------------------------------------------
 echo
