@@ -324,6 +324,23 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 	return prefix;
 }
 
+/* Notes in r what a snapshot (or a preview) holds: the bytes, where its
+ * window starts, the format, the time range and the summary (taken). */
+static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const struct ingest_result *res,
+		      char **summary)
+{
+	r->snap_visible = size;
+	r->snap_from = from;
+	snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
+	r->start_ns = res->start_ns;
+	r->end_ns = res->end_ns;
+	if (*summary) {
+		free(r->summary);
+		r->summary = *summary;
+		*summary = NULL;
+	}
+}
+
 /* Takes what a snapshot of a live trace found into its record (under mu). */
 static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
 			     const struct ingest_result *res, char **summary)
@@ -332,16 +349,7 @@ static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t siz
 
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;
-		r->snap_visible = size;
-		r->snap_from = from;
-		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
-		r->start_ns = res->start_ns;
-		r->end_ns = res->end_ns;
-		if (*summary) {
-			free(r->summary);
-			r->summary = *summary;
-			*summary = NULL;
-		}
+		snap_note(r, size, from, res, summary);
 	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
 		r->status = TS_FAILED;
@@ -378,16 +386,7 @@ static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t s
 		return 0;
 	}
 	r->preview = 1;
-	r->snap_visible = size;
-	r->snap_from = from;
-	snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
-	r->start_ns = res->start_ns;
-	r->end_ns = res->end_ns;
-	if (*summary) {
-		free(r->summary);
-		r->summary = *summary;
-		*summary = NULL;
-	}
+	snap_note(r, size, from, res, summary);
 	return 0;
 }
 

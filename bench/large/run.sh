@@ -115,7 +115,7 @@ echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(gr
 curl -s "$API/traces/$ID/tracks" >"$OUT/tracks.json"
 START=$(sed -n 's/.*"start_ns":\([0-9]*\).*/\1/p' "$OUT/trace.json" | head -1)
 END=$(sed -n 's/.*"end_ns":\([0-9]*\).*/\1/p' "$OUT/trace.json" | head -1)
-TRACKS=$(grep -o '"track_id":[0-9]*' "$OUT/tracks.json" | head -20 | cut -d: -f2 | paste -sd, -)
+TRACKS=$(grep -o '"track_id":[0-9][0-9]*' "$OUT/tracks.json" | head -20 | cut -d: -f2 | paste -sd, -)
 RES=$(( (END - START) / 1500 ))
 [ "$RES" -gt 0 ] || RES=1
 # t URL: the seconds of one GET, which must answer 200

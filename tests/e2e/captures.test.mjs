@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
+import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll, until } from './helpers.mjs';
 
 const ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
 
@@ -20,16 +20,6 @@ let page;
 let work;
 let provider;
 const pageErrors = [];
-
-async function until(what, fn, timeout = 30000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > timeout) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the captures page', { timeout: 180000 }, () => {
   before(async () => {

@@ -99,6 +99,18 @@ export async function launchBrowser(extraArgs = [], viewport = { width: 1400, he
   };
 }
 
+// What fn gives once it is truthy (asked every 100 ms); throws, naming
+// what, after timeout ms.
+export async function until(what, fn, timeout = 30000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - t0 > timeout) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 // Waits until the timeline has loaded and drawn everything it asked for.
 export async function waitIdle(page, timeout = 20000) {
   await page.waitForFunction(() => window.__viewer && window.__viewer.page === 'timeline' && window.__viewer.idle(),

@@ -12,7 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
+import { ROOT, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll, until } from './helpers.mjs';
 
 const ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
 
@@ -29,16 +29,6 @@ const pageErrors = [];
 async function api(p) {
   const r = await fetch(server.url + p);
   return { status: r.status, body: await r.json() };
-}
-
-async function until(what, fn, timeout = 30000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > timeout) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const visible = async () => (await api(`/api/traces/${traceId}`)).body.stream.visible_bytes;
