@@ -276,20 +276,25 @@ int cat_rec_insert(struct catalog *c, struct trace_rec *r)
 	return 0;
 }
 
-/* Records are kept in id order: a binary search. */
-struct trace_rec *cat_find(struct catalog *c, int64_t id)
+struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id)
 {
-	size_t lo = 0, hi = c->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->v[mid]->id < id)
+		if (v[mid]->id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < c->n && c->v[lo]->id == id ? c->v[lo] : NULL;
+	return lo < n && v[lo]->id == id ? v[lo] : NULL;
+}
+
+/* Records are kept in id order. */
+struct trace_rec *cat_find(struct catalog *c, int64_t id)
+{
+	return cat_rec_search(c->v, c->n, id);
 }
 
 static void rec_fail(struct trace_rec *r, const char *code, const char *msg)

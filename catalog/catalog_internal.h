@@ -116,6 +116,8 @@ struct catalog {
 extern const char *const cat_status_names[TS_NSTATUS];
 
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
+/* The record of id in v[0..n), kept in id order (a binary search), or NULL. */
+struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id);
 /* The file holding r's database: "trace.db", or a shared ingest job's own. */
 const char *cat_db_file(const struct trace_rec *r);
 /* Writes part of a record (with its labels) to the catalog's database;

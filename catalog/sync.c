@@ -86,8 +86,10 @@ static int theirs(const struct catalog *c, const struct trace_rec *r)
  * a record saved here since keeps its newer version, and when a record was
  * taken out of memory since the load began (taken moved on: a deletion here)
  * the load's records that memory lacks are not added, as that one may be
- * among them; nor does seen move, so that the next load reads them again. */
-static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken)
+ * among them; nor does seen move, so that the next load reads them again.
+ * Seen moves only from since, the version the load read after: one set
+ * meanwhile (the worker's 0, "read everything again", worker.c) stands. */
+static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken, int64_t since)
 {
 	int may_add = taken == c->taken;
 	size_t i;
@@ -114,7 +116,7 @@ static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken)
 	}
 	for (i = 0; i < b->ngone; i++)
 		cat_forget_locked(c, b->gone[i]);
-	if (may_add && b->version > c->seen)
+	if (may_add && c->seen == since && b->version > c->seen)
 		c->seen = b->version;
 	return 0;
 }
@@ -155,7 +157,7 @@ int cat_sync_locked(struct catalog *c, int force)
 		return c->sync_rc;
 	}
 	rc = c->db->ops->load(c->db, c->seen, &b, err, sizeof(err));
-	if (rc == CATDB_OK && apply(c, &b, c->taken) != 0) {
+	if (rc == CATDB_OK && apply(c, &b, c->taken, c->seen) != 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		rc = CATDB_EFAIL;
 	}
@@ -192,7 +194,7 @@ static void sync_round(struct catalog *c)
 	pthread_mutex_unlock(&c->mu);
 	rc = c->db->ops->load(c->db, since, &b, err, sizeof(err));
 	pthread_mutex_lock(&c->mu);
-	if (rc == CATDB_OK && apply(c, &b, taken) != 0) {
+	if (rc == CATDB_OK && apply(c, &b, taken, since) != 0) {
 		snprintf(err, sizeof(err), "out of memory");
 		rc = CATDB_EFAIL;
 	}
@@ -253,15 +255,5 @@ void catdb_batch_free(struct catdb_batch *b)
 
 struct trace_rec *catdb_batch_find(const struct catdb_batch *b, int64_t id)
 {
-	size_t lo = 0, hi = b->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->v[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->n && b->v[lo]->id == id ? b->v[lo] : NULL;
+	return cat_rec_search(b->v, b->n, id);
 }
