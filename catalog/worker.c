@@ -139,21 +139,26 @@ static const char *error_code_of(int rc)
 	}
 }
 
+/* Counts an ingest that ended (under mu): in /metrics' figures. */
+static void ingest_counted(struct catalog *c, int rc, const struct ingest_result *res, double seconds)
+{
+	cat_seconds_note(&c->stats.ingest, seconds);
+	if (rc == INGEST_OK) {
+		c->stats.ingests_ok++;
+		c->stats.ingest_bytes += res->bytes;
+	} else {
+		c->stats.ingests_failed++;
+	}
+}
+
 static void job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
 		       int indexed, double seconds)
 {
 	struct trace_rec *r;
 
 	pthread_mutex_lock(&c->mu);
-	if (rc != INGEST_ECANCEL) {
-		cat_seconds_note(&c->stats.ingest, seconds);
-		if (rc == INGEST_OK) {
-			c->stats.ingests_ok++;
-			c->stats.ingest_bytes += res->bytes;
-		} else {
-			c->stats.ingests_failed++;
-		}
-	}
+	if (rc != INGEST_ECANCEL)
+		ingest_counted(c, rc, res, seconds);
 	r = cat_find(c, id);
 	if (r != NULL)
 		cat_preview_drop_locked(c, r); /* before the state below: it clears what the preview told */
@@ -508,13 +513,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 	st.stored = stored;
 	done = c->db->ops->job_done(c->db, &cl->job, &st, err, sizeof(err));
 	if (done == CATDB_OK) {
-		cat_seconds_note(&c->stats.ingest, seconds);
-		if (rc == INGEST_OK) {
-			c->stats.ingests_ok++;
-			c->stats.ingest_bytes += res->bytes;
-		} else {
-			c->stats.ingests_failed++;
-		}
+		ingest_counted(c, rc, res, seconds);
 		rec_state_take(r, &st);
 		cat_wake(c, r);
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
@@ -627,11 +626,10 @@ static int claim_run(struct catalog *c)
 
 /* One round of the worker with shared jobs (under mu): a job claimed and
  * run, or a short wait (jobs are queued by other servers too, so the
- * worker asks the catalog every CLAIM_POLL_MS, and reads what others
- * changed meanwhile, which wakes connections waiting for their traces). */
+ * worker asks the catalog every CLAIM_POLL_MS; what others changed
+ * meanwhile is the syncer's to read, sync.c). */
 static void jobs_round(struct catalog *c)
 {
-	cat_sync_locked(c, 0);
 	if (time(NULL) >= c->store_retry_at && claim_run(c))
 		return;
 	cat_cond_wait_ms(&c->work, &c->mu, CLAIM_POLL_MS);
