@@ -852,12 +852,7 @@ static void test_db_file(void **state)
 		assert_int_equal(db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));
 		assert_string_equal(got, "");
-		memset(&r, 0, sizeof(r));
-		r.id = 1;
-		r.name = (char *)(uintptr_t)"job";
-		r.description = (char *)(uintptr_t)"";
-		r.status = TS_READY;
-		snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+		r.status = TS_READY; /* the same record, ingested as trace-7.db */
 		snprintf(r.db_file, sizeof(r.db_file), "trace-7.db");
 		assert_int_equal(db->ops->save(db, &r, CATDB_STATE, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));

@@ -249,6 +249,26 @@ static void slices_of(int k, int64_t id, char *out[3])
 	assert_int_equal(n, 3);
 }
 
+/* Trace id, read through server k, answers as the embedded mode does for
+ * the same file: the slices of its first three threads. */
+static void same_as_embedded(int k, int64_t id)
+{
+	char *st, *emb[3], *got[3];
+	int64_t eid = upload(EMBEDDED, "/api/traces?name=embedded&wait=1");
+	int i;
+
+	st = wait_status(EMBEDDED, eid, "ready", 60);
+	assert_string_equal(st, "ready");
+	free(st);
+	slices_of(EMBEDDED, eid, emb);
+	slices_of(k, id, got);
+	for (i = 0; i < 3; i++) {
+		assert_string_equal(got[i], emb[i]);
+		free(got[i]);
+		free(emb[i]);
+	}
+}
+
 /* Trace id, ingesting on server k as a shared job for longer than a
  * preview takes, has none (docs/DEPLOY.md): its data waits for the commit. */
 static void no_preview(int k, int64_t id)
@@ -271,9 +291,8 @@ static void no_preview(int k, int64_t id)
  * answers as the embedded mode does for the same file. */
 static void test_kill_mid_ingest(void **state)
 {
-	char names[8][64], *st, *emb[3], *got[3];
-	int64_t id, eid;
-	int i;
+	char names[8][64], *st;
+	int64_t id;
 
 	(void)state;
 	start(0, DELAY_MS);
@@ -306,17 +325,7 @@ static void test_kill_mid_ingest(void **state)
 		assert_string_not_equal(left[0], names[0]);
 	}
 	/* the same answers as the embedded mode */
-	eid = upload(EMBEDDED, "/api/traces?name=embedded&wait=1");
-	st = wait_status(EMBEDDED, eid, "ready", 60);
-	assert_string_equal(st, "ready");
-	free(st);
-	slices_of(EMBEDDED, eid, emb);
-	slices_of(1, id, got);
-	for (i = 0; i < 3; i++) {
-		assert_string_equal(got[i], emb[i]);
-		free(got[i]);
-		free(emb[i]);
-	}
+	same_as_embedded(1, id);
 	stop(1);
 }
 
@@ -376,11 +385,10 @@ static void test_pause_past_lease(void **state)
 static void test_live_elsewhere(void **state)
 {
 	struct su_req q = { "POST", "/api/traces?live=1&name=live", NULL, NULL, 0, 1, 0 };
-	char line[96], path[96], *st, *emb[3], *got[3], *file;
+	char line[96], path[96], *st, *file;
 	struct su_resp r;
-	int64_t busy, id, eid;
+	int64_t busy, id;
 	cJSON *j;
-	int i;
 
 	(void)state;
 	start(0, DELAY_MS);
@@ -412,17 +420,7 @@ static void test_live_elsewhere(void **state)
 		assert_memory_equal(file, W.bytes, W.len);
 		su_resp_free(&r);
 	}
-	eid = upload(EMBEDDED, "/api/traces?name=embedded&wait=1");
-	st = wait_status(EMBEDDED, eid, "ready", 60);
-	assert_string_equal(st, "ready");
-	free(st);
-	slices_of(EMBEDDED, eid, emb);
-	slices_of(1, id, got);
-	for (i = 0; i < 3; i++) {
-		assert_string_equal(got[i], emb[i]);
-		free(got[i]);
-		free(emb[i]);
-	}
+	same_as_embedded(1, id);
 	stop(0);
 	stop(1);
 }

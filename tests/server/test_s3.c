@@ -274,6 +274,23 @@ static void t_store_down(void **state)
 	su_resp_free(&r);
 }
 
+/* Uploads bytes with query (no wait): the queued trace's id. */
+static int64_t upload_queued(const char *query, char *bytes, size_t len)
+{
+	struct su_req q = { "POST", query, NULL, bytes, len, 0, 0 };
+	struct su_resp r;
+	int64_t id;
+	cJSON *j;
+
+	if (su_request(api_port, &q, &r, 60000) != 0 || r.status != 202)
+		fail_msg("upload: status %d: %.300s", r.status, r.body ? r.body : "");
+	j = cJSON_Parse(r.body);
+	id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	return id;
+}
+
 /* The store killed while a trace ingests: the trace waits in the queue
  * (never ready without its trace.db in the store, never failed), and is
  * ingested once the store is back. */
@@ -281,19 +298,12 @@ static void t_store_down_during_ingest(void **state)
 {
 	size_t len;
 	char *bytes = read_file(W.big, &len), path[96], dir[200];
-	struct su_req q = { "POST", "/api/traces?name=s3-big", NULL, bytes, len, 0, 0 };
-	struct su_resp r;
 	double until;
 	int64_t id;
 	cJSON *j;
 
 	(void)state;
-	if (su_request(api_port, &q, &r, 60000) != 0 || r.status != 202)
-		fail_msg("upload: status %d: %.300s", r.status, r.body ? r.body : "");
-	j = cJSON_Parse(r.body);
-	id = num(j, "id");
-	cJSON_Delete(j);
-	su_resp_free(&r);
+	id = upload_queued("/api/traces?name=s3-big", bytes, len);
 	s3rver_stop(&W.store);
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
 	for (until = su_now() + 3; su_now() < until; su_sleep_ms(100)) {
@@ -341,8 +351,6 @@ static void t_preview(void **state)
 	const char *extra[] = { "--store", W.url, "--preview-min", "4M", NULL };
 	size_t len;
 	char *bytes = read_file(W.big, &len), path[96], tracks[120], file[240];
-	struct su_req q = { "POST", "/api/traces?name=s3-preview", NULL, bytes, len, 0, 0 };
-	struct su_resp r;
 	double until;
 	int64_t id;
 	cJSON *j;
@@ -353,12 +361,7 @@ static void t_preview(void **state)
 	setenv("TRACE_SERVER_TEST_INGEST_DELAY_MS", "300", 1);
 	api_start(&W.srv, W.exe, W.data, W.log, extra);
 	unsetenv("TRACE_SERVER_TEST_INGEST_DELAY_MS");
-	if (su_request(api_port, &q, &r, 60000) != 0 || r.status != 202)
-		fail_msg("upload: status %d: %.300s", r.status, r.body ? r.body : "");
-	j = cJSON_Parse(r.body);
-	id = num(j, "id");
-	cJSON_Delete(j);
-	su_resp_free(&r);
+	id = upload_queued("/api/traces?name=s3-preview", bytes, len);
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
 	for (until = su_now() + 60;; su_sleep_ms(20)) {
 		j = t_get(path);

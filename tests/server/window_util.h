@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "../../ingest/fxtrec.h"
 #include "api_util.h"
 
 static inline int64_t scalar(sqlite3 *db, const char *sql)
@@ -72,21 +73,11 @@ static inline void same_tables(const char *a, const char *b)
 
 /* ---- a stream's window, read independently ------------------------------ */
 
-static inline uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The bytes of the FXT record at p: its size word in 8-byte words (bits
  * 4..15; 4..35 for a large record, type 15). */
 static inline size_t rec_bytes(const uint8_t *p)
 {
-	uint64_t h = le64(p);
+	uint64_t h = fxt_ld64(p);
 
 	return (size_t)((h & 15) == 15 ? (h >> 4) & 0xffffffffu : (h >> 4) & 0xfff) * 8;
 }
@@ -95,7 +86,7 @@ static inline size_t rec_bytes(const uint8_t *p)
  * provider id, else -1. */
 static inline int64_t rec_provider(const uint8_t *p)
 {
-	uint64_t h = le64(p);
+	uint64_t h = fxt_ld64(p);
 
 	if ((h & 15) != 0 || (((h >> 16) & 15) != 1 && ((h >> 16) & 15) != 2))
 		return -1;
@@ -131,7 +122,7 @@ static inline size_t window_input(const uint8_t *s, size_t from, size_t at, uint
 		unsigned type = s[off] & 15u;
 
 		assert_true(k > 0 && off + k <= from); /* from is a record boundary */
-		if ((p = rec_provider(s + off)) >= 0 && ((le64(s + off) >> 16) & 15) == 2) {
+		if ((p = rec_provider(s + off)) >= 0 && ((fxt_ld64(s + off) >> 16) & 15) == 2) {
 			ctx = p; /* a section: written again only where a durable record needs it */
 		} else if (p >= 0) { /* provider info: kept, and names the provider */
 			ctx = written = p;
