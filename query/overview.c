@@ -37,6 +37,7 @@ struct ov_ctx {
 	uint32_t buckets;
 	uint32_t *counts;    /* the current process's row */
 	int narrow;          /* the window was given: bound each run's rows to it */
+	int aligned;         /* buckets are 1 << aligned ns starting at a multiple of it; else -1 */
 	int failed;          /* an SQLite error: the sqlite3_step result */
 };
 
@@ -139,12 +140,31 @@ static int ov_level(uint64_t levels, int64_t width)
 	return -1;
 }
 
+/* L when the window is buckets of 2^L ns, L >= LOD_MIN_LEVEL, the first
+ * starting at a multiple of 2^L: level-of-detail buckets of level L or finer
+ * then each lie in one overview bucket. Else -1. */
+static int ov_aligned(const struct ov_ctx *c)
+{
+	uint64_t span = (uint64_t)c->end - (uint64_t)c->start + 1, w;
+	int level;
+
+	if (span == 0 || span % c->buckets != 0)
+		return -1;
+	w = span / c->buckets;
+	if ((w & (w - 1)) != 0 || (uint64_t)c->start % w != 0)
+		return -1;
+	level = __builtin_ctzll(w);
+	return level >= LOD_MIN_LEVEL && level <= LOD_MAX_LEVEL ? level : -1;
+}
+
 /* The slices of one (track, depth). */
 static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t levels)
 {
-	/* groups at most an eighth of an overview bucket wide: few straddle */
+	/* groups at most an eighth of an overview bucket wide: few straddle;
+	 * none does when the buckets are aligned to a level at least as fine */
 	double width = ((double)c->end - (double)c->start + 1) / c->buckets / 8;
-	int level = ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
+	int level = c->aligned >= 0 ? ov_level(levels, INT64_C(1) << c->aligned)
+				    : ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
 	int64_t cur = 0, last;
 	int rc = qext_read(&c->e, c->ext, track, depth);
 
@@ -284,6 +304,7 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		goto out_finalize;
 	}
+	c.aligned = ov_aligned(&c);
 	while (ov_step(&c, runs)) {
 		int64_t pid = sqlite3_column_int64(runs, 0);
 

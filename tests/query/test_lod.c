@@ -616,6 +616,45 @@ static void test_sched_property(void **state)
 	free(r.v);
 }
 
+/* The overview of [s, e] in n buckets counts exactly what a scan does. */
+static void check_overview(int64_t s, int64_t e, uint32_t n)
+{
+	struct qry_window w = { s, e, 0, 1, 0 };
+	struct qry_error err = { 0 };
+	const cJSON *p;
+	struct jbuf b;
+	cJSON *j;
+
+	jb_init(&b);
+	assert_int_equal(qry_overview(T.db, &w, n, &b, &err), QRY_OK);
+	jb_raw(&b, "", 1);
+	j = cJSON_Parse(b.p);
+	assert_non_null(j);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(j, "processes")) {
+		const cJSON *c;
+		uint32_t i = 0;
+
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "counts")) {
+			double span = (double)e - (double)s + 1;
+			int64_t want = tdb_int(&T,
+					       "SELECT count(*) FROM slices x JOIN tracks t ON t.id = x.track_id "
+					       "WHERE t.pid = %lld AND x.ts BETWEEN %lld AND %lld AND "
+					       "min(CAST((x.ts - %lld) * %u / %.1f AS INTEGER), %u) = %u",
+					       (long long)num(p, "pid"), (long long)s, (long long)e, (long long)s, n,
+					       span, n - 1, i);
+
+			if ((int64_t)c->valuedouble != want)
+				fail_msg("overview of [%lld, %lld] in %u: bucket %u has %lld, a scan counts %lld",
+					 (long long)s, (long long)e, n, i, (long long)c->valuedouble, (long long)want);
+			i++;
+			if (n > 400 && i > 64)
+				break; /* the scan per bucket is slow; 64 buckets are enough */
+		}
+	}
+	cJSON_Delete(j);
+	jb_fini(&b);
+}
+
 /* The overview from the level of detail counts exactly what a scan does. */
 static void test_overview_matches_a_scan(void **state)
 {
@@ -625,42 +664,30 @@ static void test_overview_matches_a_scan(void **state)
 
 	(void)state;
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]) * 3; k++) {
-		uint32_t n = sizes[k % 4];
 		int64_t s = k < 4 ? lo : lo + (hi - lo) / (int64_t)(k + 1), e = k < 8 ? hi : s + (hi - s) / 3;
-		struct qry_window w = { s, e, 0, 1, 0 };
-		struct qry_error err = { 0 };
-		const cJSON *p;
-		struct jbuf b;
-		cJSON *j;
 
-		jb_init(&b);
-		assert_int_equal(qry_overview(T.db, &w, n, &b, &err), QRY_OK);
-		jb_raw(&b, "", 1);
-		j = cJSON_Parse(b.p);
-		assert_non_null(j);
-		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(j, "processes")) {
-			const cJSON *c;
-			uint32_t i = 0;
+		check_overview(s, e, sizes[k % 4]);
+	}
+}
 
-			cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "counts")) {
-				double span = (double)e - (double)s + 1;
-				int64_t want = tdb_int(&T,
-						       "SELECT count(*) FROM slices x JOIN tracks t ON t.id = x.track_id "
-						       "WHERE t.pid = %lld AND x.ts BETWEEN %lld AND %lld AND "
-						       "min(CAST((x.ts - %lld) * %u / %.1f AS INTEGER), %u) = %u",
-						       (long long)num(p, "pid"), (long long)s, (long long)e, (long long)s, n,
-						       span, n - 1, i);
+/* Aligned buckets (2^L ns from a multiple of 2^L: every level-of-detail
+ * group of level L or finer lies in one) count what a scan does too, at
+ * levels stored and not, over the trace and inside it. */
+static void test_overview_aligned_matches_a_scan(void **state)
+{
+	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM slices"), hi = tdb_int(&T, "SELECT max(ts) FROM slices");
+	int level = 10, checked = 0;
 
-				if ((int64_t)c->valuedouble != want)
-					fail_msg("overview of [%lld, %lld] in %u: bucket %u has %lld, a scan counts %lld",
-						 (long long)s, (long long)e, n, i, (long long)c->valuedouble, (long long)want);
-				i++;
-				if (n > 400 && i > 64)
-					break; /* the scan per bucket is slow; 64 buckets are enough */
-			}
-		}
-		cJSON_Delete(j);
-		jb_fini(&b);
+	(void)state;
+	while (((hi >> level) - (lo >> level) + 1) > 4096)
+		level++;
+	for (; level < 40 && checked < 4; level++, checked++) {
+		int64_t w = INT64_C(1) << level, s = lo >> level << level;
+		uint32_t n = (uint32_t)((hi >> level) - (lo >> level) + 1);
+
+		check_overview(s, s + (int64_t)n * w - 1, n);
+		if (n > 4) /* a window inside the trace: its middle half */
+			check_overview(s + (int64_t)(n / 4) * w, s + (int64_t)(n / 4 + n / 2) * w - 1, n / 2);
 	}
 }
 
@@ -701,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_counters_64bit),
 		cmocka_unit_test(test_sched_property),
 		cmocka_unit_test(test_overview_matches_a_scan),
+		cmocka_unit_test(test_overview_aligned_matches_a_scan),
 		cmocka_unit_test(test_busy_database_is_an_error),
 	};
 
