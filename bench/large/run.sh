@@ -25,7 +25,8 @@
 #               unlinked at once, so no directory listing sees them; other
 #               work on the machine shows in it too)
 #   first view  seconds of the requests the viewer makes to open the trace
-#               (trace object, tracks, overview, and /slices of the 20
+#               (trace object, tracks, the minimap's overview in the
+#               viewer's aligned buckets, and /slices of the 20
 #               first thread tracks over the whole trace at 1500 px), one
 #               after another, target <= 1 s (the viewer sends them at once)
 #   viewport    bench/query/query_bench at every zoom: p99, target <= 20 ms
@@ -33,9 +34,16 @@
 #               seconds of each, target <= 50 ms
 #   area, flame GET .../area and .../flame over the whole trace on the 20
 #               first thread tracks: seconds, target <= 1 s
-# A baseline measured in the same run: `cat ARCHIVE > /dev/null` (reading
-# the archive once, MB/s), so that upload and ingest rates can be read
-# against what this machine's disk gives now.
+#   writes      bytes the server had written to storage during the upload
+#               (the archive it keeps) and after it, until ready (the
+#               database, scratch pages written back): /proc/PID/io
+#               write_bytes less cancelled_write_bytes; and the seconds the
+#               disk needs for the latter at the baseline's rate, i.e. the
+#               ingest rate this disk allows
+# Baselines measured in the same run: `cat ARCHIVE > /dev/null` (reading
+# the archive once, MB/s) and writing 2 GiB with `dd conv=fdatasync` (MB/s),
+# so that upload and ingest rates can be read against what this machine's
+# disk gives now.
 set -eu
 cd "$(dirname "$0")/../.."
 B=${B:-build/rel}
@@ -80,6 +88,16 @@ server_start "$OUT" --max-upload 64G
 API="http://127.0.0.1:$PORT/api"
 
 # the file system's used bytes, every second, while the run goes on
+# the disk's write rate, measured now: ingest writes its database and
+# scratch through it, so it bounds the ingest rate (below, "writes")
+t0=$(now)
+dd if=/dev/zero of="$OUT/dd.tmp" bs=1M count=2048 conv=fdatasync 2>/dev/null
+WRATE=$(awk -v s="$(since "$t0")" 'BEGIN { printf "%.0f", 2048 * 1.048576 / s }')
+rm -f "$OUT/dd.tmp"
+echo "baseline: writing 2 GiB to the disk (fdatasync): $WRATE MB/s"
+# bytes the server has had written to storage (less what was dropped unwritten)
+written() { awk '/^write_bytes/ { w = $2 } /^cancelled_write_bytes/ { c = $2 } END { print w - c }' "/proc/$SPID/io"; }
+W0=$(written)
 : >"$OUT/disk.txt"
 (while :; do df -B1 --output=used "$OUT" | tail -1 >>"$OUT/disk.txt"; sleep 1; done) &
 MPID=$!
@@ -88,6 +106,7 @@ t0=$(now)
 curl -sS -f -o "$OUT/upload.json" -X POST -T "$ARCHIVE" -H 'Content-Type: application/octet-stream' \
 	"$API/traces?name=large"
 UP=$(since "$t0")
+WUP=$(written)
 ID=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$OUT/upload.json")
 [ -n "$ID" ] || { echo "upload failed: $(cat "$OUT/upload.json")"; exit 1; }
 echo "upload:     $(awk -v m="$MB" -v s="$UP" 'BEGIN { printf "%.0f MB/s (%.1f s)", m / s, s }')"
@@ -104,10 +123,12 @@ FINAL=$(df -B1 --output=used "$OUT" | tail -1)
 DATA=$(du -sb "$OUT/data" | cut -f1)
 PEAK=$(sort -n "$OUT/disk.txt" | tail -1)
 ISECS=$(curl -s "http://127.0.0.1:$PORT/metrics" | sed -n 's/^trace_server_ingest_duration_seconds_sum //p')
+W1=$(written)
 HWM=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status")
 echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
-awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
+awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
 	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), server peak RSS %.0f MB (target <= 1000 MB)\n", m / s, s, h / 1024
+	printf "writes:     %.2f GB to storage during the upload (the archive kept); %.2f GB after it (database, scratch written back); at the baseline'"'"'s %d MB/s those take %.0f s: ingest cannot beat %.0f MB/s here\n", a / 1e9, w / 1e9, r, w / 1e6 / r, m / (w / 1e6 / r)
 	printf "disk:       data directory %.2f GB once ready (archive and database); %.2f GB more used at the peak of ingest (scratch)\n", d / 1e9, (p - f) / 1e9 }'
 echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(grep -o '"tracks":[0-9]*' "$OUT/trace.json" | head -1)"
 
@@ -118,6 +139,13 @@ END=$(sed -n 's/.*"end_ns":\([0-9]*\).*/\1/p' "$OUT/trace.json" | head -1)
 TRACKS=$(grep -o '"track_id":[0-9][0-9]*' "$OUT/tracks.json" | head -20 | cut -d: -f2 | paste -sd, -)
 RES=$(( (END - START) / 1500 ))
 [ "$RES" -gt 0 ] || RES=1
+# the minimap's overview as the viewer asks it (static/js/timeline.js,
+# alignedWindow): at most 512 buckets of 2^L ns, the first at a multiple of 2^L
+L=10
+while [ $(( (END >> L) - (START >> L) + 1 )) -gt 512 ]; do L=$((L + 1)); done
+OV_START=$(( START >> L << L ))
+OV_N=$(( (END >> L) - (START >> L) + 1 ))
+OV_END=$(( OV_START + OV_N * (1 << L) - 1 ))
 # t URL: the seconds of one GET, which must answer 200
 t() {
 	r=$(curl -s -o "$OUT/reply.json" -w '%{http_code} %{time_total}' "$1")
@@ -127,7 +155,7 @@ t() {
 {
 	t "$API/traces/$ID"
 	t "$API/traces/$ID/tracks"
-	t "$API/traces/$ID/overview?buckets=1500"
+	t "$API/traces/$ID/overview?start=$OV_START&end=$OV_END&buckets=$OV_N"
 	for k in $(echo "$TRACKS" | tr , ' '); do
 		t "$API/traces/$ID/slices?track=$k&start=$START&end=$END&resolution=$RES"
 	done

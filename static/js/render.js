@@ -547,7 +547,8 @@ export function drawGrid(ctx, v, origin, h) {
 
 // The overview: slice density of each process over the whole trace, the
 // search's matches (ticks: matches per bucket over the same range, or
-// null) and the visible window. Returns the ticks drawn.
+// null) and the visible window. ov: {rows, buckets, start, width, max},
+// its buckets of width ns from start. Returns the ticks drawn.
 export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve, ticks) {
   ctx.fillStyle = '#eef1f5';
   ctx.fillRect(0, 0, W, h);
@@ -563,8 +564,11 @@ export function drawOverview(ctx, W, h, ov, traceStart, traceEnd, vs, ve, ticks)
         if (!c) continue;
         const a = Math.min(1, 0.12 + 0.88 * Math.sqrt(c / ov.max));
         ctx.fillStyle = `hsl(${hue} 55% 45% / ${a.toFixed(2)})`;
-        const x0 = (b / ov.buckets) * W;
-        ctx.fillRect(x0, 2 + r * rh, Math.max(W / ov.buckets, 1), Math.max(rh - 1, 1));
+        // bucket b covers [ov.start + b * ov.width, + ov.width): clipped to the trace
+        const t0 = Math.max(ov.start + b * ov.width, traceStart);
+        const t1 = Math.min(ov.start + (b + 1) * ov.width, traceStart + dur);
+        const x0 = ((t0 - traceStart) / dur) * W;
+        ctx.fillRect(x0, 2 + r * rh, Math.max(((t1 - t0) / dur) * W, 1), Math.max(rh - 1, 1));
       }
     }
   }

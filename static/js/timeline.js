@@ -38,6 +38,25 @@ import { LiveFollow } from './live.js';
 const AXIS_H = 26;
 const OVERVIEW_H = 40;
 const OVERVIEW_BUCKETS = 400;
+const OVERVIEW_MAX_BUCKETS = 512;
+
+// The window of at most `most` buckets of 2^L ns (L >= 10, the finest
+// level of detail), the first starting at a multiple of 2^L, that holds
+// [start, end]: {start, end} as exact decimal strings for the request,
+// first (a number) and width (2^L) for drawing, buckets.
+export function alignedWindow(start, end, most) {
+  const s = BigInt(Math.floor(start));
+  const e = BigInt(Math.max(Math.ceil(end), Math.floor(start)));
+  let level = 10n;
+  while (((e >> level) - (s >> level) + 1n) > BigInt(most)) level++;
+  const first = (s >> level) << level;
+  const buckets = (e >> level) - (s >> level) + 1n;
+  const width = 1n << level;
+  return {
+    start: first.toString(), end: (first + buckets * width - 1n).toString(),
+    first: Number(first), width: Number(width), buckets: Number(buckets),
+  };
+}
 
 export class TimelinePage {
   constructor(root, traceId, params) {
@@ -489,11 +508,15 @@ export class TimelinePage {
   async loadOverview() {
     // The slice density of each process over the trace, counted by the
     // server from its level of detail (GET /overview: no scan of slices).
+    // The buckets are 2^L ns starting at a multiple of 2^L, so that the
+    // server's level-of-detail groups each fall in one bucket and no row
+    // is read (docs/API.md); the window is the trace widened to them.
+    const win = alignedWindow(this.view.start, this.view.end, OVERVIEW_MAX_BUCKETS);
     let r;
     try {
-      r = await api(`${this.base}/overview?start=${this.view.start}&end=${this.view.end}&buckets=${OVERVIEW_BUCKETS}`, { exact: true });
+      r = await api(`${this.base}/overview?start=${win.start}&end=${win.end}&buckets=${win.buckets}`, { exact: true });
     } catch {
-      this.overview = { rows: [], buckets: OVERVIEW_BUCKETS, max: 1 };
+      this.overview = { rows: [], buckets: win.buckets, start: win.first, width: win.width, max: 1 };
       return;
     }
     const byPid = new Map();
@@ -505,7 +528,7 @@ export class TimelinePage {
     }
     const rows = [...byPid.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }))
       .slice(0, 12).map(([pid, counts]) => ({ key: pid, counts }));
-    this.overview = { rows, buckets: OVERVIEW_BUCKETS, max };
+    this.overview = { rows, buckets: win.buckets, start: win.first, width: win.width, max };
     this.invalidate();
   }
 
