@@ -767,8 +767,10 @@ static void time_records(struct matcher *mt)
 	struct build *b = mt->b;
 	size_t i;
 
-	for (i = 0; i < b->m->sched.len; i++)
-		note_time(mt, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
+	if (b->m->sched.count > 0) {
+		note_time(mt, b->m->sched_first);
+		note_time(mt, b->m->sched_last);
+	}
 	for (i = 0; i < b->m->logs.len; i++)
 		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }

@@ -19,17 +19,6 @@
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
 
-static int sched_cmp(const void *a, const void *b)
-{
-	const struct mdl_sched *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static int log_cmp(const void *a, const void *b)
 {
 	const struct mdl_log *x = a, *y = b;
@@ -58,6 +47,18 @@ static uint32_t arg_set(struct build *b, uint32_t first, unsigned n)
 	if (b->args.overflow)
 		b->oom = 1;
 	return set;
+}
+
+/* Whether records merged from their runs (runsort.h) failed to come; a
+ * failure not of the scratch file (which sorter_failed() reports) is one of
+ * memory. */
+static int sorted_failed(struct build *b, const struct runsort *rs)
+{
+	if (!rs->failed)
+		return 0;
+	if (rs->sp == NULL || !rs->sp->failed)
+		b->oom = 1;
+	return -1;
 }
 
 /* Reports rows written; a cancel request sticks in b->cancel. */
@@ -547,18 +548,17 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 }
 
 /* A context switch on cpu C at t starts the incoming thread's run; the next
- * switch on C ends it with that switch's outgoing state. */
+ * switch on C ends it with that switch's outgoing state. The switches come
+ * merged from their runs (model.h), by cpu then time. */
 static int write_sched(struct build *b)
 {
-	struct mdl_sched *x = b->m->sched.data;
-	size_t i, n = b->m->sched.len;
+	const struct mdl_sched *x;
+	int cpu = -1; /* the cpu of the switch before, -1 before the first */
 	struct cpu_run run = { 0 };
 	struct sched_out o;
 	uint64_t first = 1;
 	int rc = -1;
 
-	if (n > 1) /* x is NULL when there are none */
-		qsort(x, n, sizeof(*x), sched_cmp);
 	memset(&o, 0, sizeof(o));
 	vec_init(&o.runs, sizeof(struct lod_item));
 	idg_init(&o.ids);
@@ -570,22 +570,25 @@ static int write_sched(struct build *b)
 		goto out_lod;
 	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
 		goto out_rows;
-	rc = 0;
-	for (i = 0; i < n && rc == 0; i++) {
-		if (i > 0 && x[i].cpu != x[i - 1].cpu) {
+	rc = rs_finish(&b->m->sched);
+	while (rc == 0 && (x = rs_next(&b->m->sched)) != NULL) {
+		if (cpu >= 0 && x->cpu != cpu) {
 			if (run.open)
-				sched_row(b, &o, x[i - 1].cpu, &run, -1, NULL);
-			rc = cpu_track(b, &o, x[i - 1].cpu, first, b->res->counts.sched);
+				sched_row(b, &o, (uint16_t)cpu, &run, -1, NULL);
+			rc = cpu_track(b, &o, (uint16_t)cpu, first, b->res->counts.sched);
 			first = b->res->counts.sched + 1;
 			run.open = 0;
 		}
-		cpu_switch(b, &o, &run, &x[i]);
+		cpu_switch(b, &o, &run, x);
+		cpu = x->cpu;
 	}
-	if (n > 0 && rc == 0) {
+	rc |= sorted_failed(b, &b->m->sched);
+	if (cpu >= 0 && rc == 0) {
 		if (run.open)
-			sched_row(b, &o, x[n - 1].cpu, &run, -1, NULL);
-		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
+			sched_row(b, &o, (uint16_t)cpu, &run, -1, NULL);
+		rc = cpu_track(b, &o, (uint16_t)cpu, first, b->res->counts.sched);
 	}
+	rs_fini(&b->m->sched);
 	rc |= bins_fini(&o.extents);
 out_rows:
 	rc |= bins_fini(&o.rows);
