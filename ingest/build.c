@@ -10,6 +10,8 @@
 
 static void build_fini(struct build *b)
 {
+	size_t i;
+
 	vec_fini(&b->rows);
 	kmap_fini(&b->row_map);
 	kmap_fini(&b->kobj_map);
@@ -17,9 +19,22 @@ static void build_fini(struct build *b)
 	kmap_fini(&b->track_map);
 	ss_fini(&b->ss);
 	vec_fini(&b->flows);
-	vec_fini(&b->points);
+	rs_fini(&b->points);
+	for (i = 0; i < b->point_ids.len; i++)
+		idg_fini(VEC_AT(&b->point_ids, struct id_group, i));
+	vec_fini(&b->point_ids);
 	free(b->row_of);
 	argw_close(&b->args); /* nothing, when write.c closed it */
+}
+
+/* The counters table's order: by track, then as the points came. */
+static int point_cmp(const void *a, const void *b)
+{
+	const struct bpoint *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static void build_init(struct build *b, struct model *m, struct sorter *so, struct store *s,
@@ -38,7 +53,9 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	ss_init(&b->ss);
 	ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
 	vec_init(&b->flows, sizeof(struct bflow));
-	vec_init(&b->points, sizeof(struct bpoint));
+	rs_init(&b->points, sizeof(struct bpoint), point_cmp);
+	rs_spill_to(&b->points, sorter_scratch(so), sorter_run_bytes(so));
+	vec_init(&b->point_ids, sizeof(struct id_group));
 }
 
 /* Resolve, then match the events in order. */
@@ -61,6 +78,8 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	build_init(&b, m, so, s, res);
 	if (o && o->extent_rows) {
 		b.extent_rows = o->extent_rows;
+		b.point_chunks.rows = o->extent_rows;
+		b.point_chunks.next = 1;
 		ss_extents(&b.ss, o->extent_rows);
 	}
 	res->counts.events = m->events_total;
@@ -71,7 +90,7 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	else if (build_memory(&b) != 0)
 		rc = sorter_failed(so, NULL) ? INGEST_EIO : INGEST_ENOMEM;
 	if (rc == INGEST_OK) {
-		pv.total = b.ss.count + b.points.len;
+		pv.total = b.ss.count + b.points.count;
 		if (build_write(&b, &pv) != 0)
 			rc = sorter_failed(so, NULL) ? INGEST_EIO : b.oom ? INGEST_ENOMEM : INGEST_EDB;
 		else if (b.cancel)

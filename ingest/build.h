@@ -30,6 +30,7 @@
 #include "args.h"
 #include "lod.h"
 #include "model.h"
+#include "runsort.h"
 #include "slicestore.h"
 #include "store.h"
 
@@ -56,14 +57,19 @@ struct bflow {
 	int64_t to_ts;    /* where the to-slice begins */
 };
 
+/* A counter point, 32 bytes in the runs of build.points. */
 struct bpoint {
 	int64_t ts;
-	uint32_t track;
-	uint8_t is_int;
 	union {
 		int64_t i;
 		double d;
 	} v;
+	uint64_t order;   /* its id when ids are reserved as points come
+			   * (extent_rows), else its number among all points
+			   * from 1: either way, within a track, the order the
+			   * points came in, time then file order */
+	uint32_t track;
+	uint8_t is_int;
 };
 
 struct thread_row {
@@ -87,7 +93,11 @@ struct build {
 	struct slicestore ss;  /* every slice once made: thread ones as they
 				* close, async ones as their lanes are known */
 	struct vec flows;      /* struct bflow */
-	struct vec points;     /* struct bpoint, time order */
+	struct runsort points; /* struct bpoint, by (track, order) as they are
+				* written, spilled in runs (runsort.h) */
+	struct id_chunks point_chunks; /* extent_rows: the counters' ids */
+	struct vec point_ids;  /* struct id_group by track, grown on use: each
+				* counter track's ids so far (extent_rows) */
 	struct arg_writer args;/* the args table, open from matching on: arg sets
 				* are written as slices close, overlapping the
 				* writer thread's SQLite work with matching */

@@ -626,6 +626,21 @@ static void track_value(struct btrack *t, double v)
 	t->has_values = 1;
 }
 
+/* A new point's order (struct bpoint) on its track; 0 when out of memory. */
+static uint64_t point_order(struct build *b, uint32_t track)
+{
+	struct id_group *g;
+
+	if (!b->extent_rows)
+		return b->points.count + 1;
+	while (b->point_ids.len <= track) {
+		if ((g = vec_push(&b->point_ids)) == NULL)
+			return 0;
+		idg_init(g);
+	}
+	return idg_take(&b->point_chunks, VEC_AT(&b->point_ids, struct id_group, track));
+}
+
 /* Each numeric argument of a counter event is a point of the series
  * (pid, event name, argument name, counter id). */
 static void on_counter(struct matcher *mt, const struct mdl_ev *e)
@@ -651,8 +666,8 @@ static void on_counter(struct matcher *mt, const struct mdl_ev *e)
 		proto.series = a->key;
 		pt.ts = e->ts;
 		pt.track = build_track(b, &proto, e->name, a->key, e->extra);
-		if (b->oom || (p = vec_push(&b->points)) == NULL) {
-			b->oom = 1;
+		if (b->oom || (pt.order = point_order(b, pt.track)) == 0 || (p = rs_push(&b->points)) == NULL) {
+			b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
 			return;
 		}
 		*p = pt;

@@ -261,34 +261,6 @@ out_free:
 	return rc;
 }
 
-/*
- * A stable counting sort by key (0 .. nkeys - 1): returns the permutation
- * (position -> item) and fills first[key] with the position of the key's
- * first item (first has nkeys + 1 entries). NULL when out of memory.
- */
-static uint32_t *counting_perm(const uint32_t *key, size_t n, size_t nkeys, uint64_t *first)
-{
-	uint32_t *perm = malloc((n ? n : 1) * sizeof(uint32_t));
-	uint64_t *next = calloc(nkeys + 1, sizeof(uint64_t));
-	size_t i;
-
-	if (perm == NULL || next == NULL) {
-		free(perm);
-		free(next);
-		return NULL;
-	}
-	memset(first, 0, (nkeys + 1) * sizeof(uint64_t));
-	for (i = 0; i < n; i++)
-		first[key[i] + 1]++;
-	for (i = 0; i < nkeys; i++)
-		first[i + 1] += first[i];
-	memcpy(next, first, nkeys * sizeof(uint64_t));
-	for (i = 0; i < n; i++)
-		perm[next[key[i]]++] = (uint32_t)i;
-	free(next);
-	return perm;
-}
-
 /* id 0: the next rowid (one extent per track, points in id order). */
 static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 {
@@ -305,124 +277,86 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 	bins_row(cb);
 }
 
-/* Where the points lie: first[] positions from id 1, or chunks reserved
- * point by point (ids, by track). */
-struct point_ids {
-	const uint64_t *first;
-	struct id_chunks chunks;
-	struct id_group *ids; /* NULL: one extent per track */
+/* What write_counters carries from one counter track to the next. */
+struct counter_out {
+	struct bins rows;
+	struct bins extents;
+	struct lod_writer *lw;
+	struct vec items;      /* struct lod_item: the track's points so far */
+	uint64_t first;        /* the position of the track's first point */
 };
 
-/* Row ranges and summaries (level of detail) of every counter track. */
-static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const struct point_ids *pi)
+/* A counter track's extents and level of detail, once its points are written. */
+static int counter_track(struct build *b, struct counter_out *o, uint32_t track)
 {
-	const uint64_t *first = pi->first;
-	struct lod_item *it;
-	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	struct bins eb;
-	size_t i, k, n;
-	int rc = 0;
+	struct btrack *t = VEC_AT(&b->tracks, struct btrack, track);
+	const struct id_group *ids = b->extent_rows ? VEC_AT(&b->point_ids, struct id_group, track) : NULL;
+	struct lod_key key = { (int64_t)track + 1, 0 };
+	size_t n = o->items.len;
 
-	if (lw == NULL || lod_writer_init(lw, b->s) != 0) {
-		free(lw);
-		return -1;
-	}
-	if (bins_init(&eb, b->s, "extents", 5) != 0) {
-		lod_writer_fini(lw);
-		free(lw);
-		return -1;
-	}
-	for (i = 0; i < b->tracks.len && rc == 0; i++) {
-		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
-		struct lod_key key = { (int64_t)i + 1, 0 };
-
-		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
-			continue;
-		extents_write(&eb, (int64_t)i + 1, 0, &pi->chunks, pi->ids ? &pi->ids[i] : NULL, first[i] + 1, n);
-		if ((it = lod_items(lw, n)) == NULL) {
-			rc = -1;
-			break;
-		}
-		for (k = 0; k < n; k++) {
-			const struct bpoint *x = &p[perm[first[i] + k]];
-
-			it[k] = (struct lod_item){ .ts = x->ts, .end = x->ts, .is_int = x->is_int,
-						   .ivalue = x->is_int ? x->v.i : 0,
-						   .value = x->is_int ? (double)x->v.i : x->v.d };
-		}
-		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
-	}
-	rc |= bins_fini(&eb);
-	rc |= lod_writer_fini(lw);
-	free(lw);
-	return rc;
+	extents_write(&o->extents, key.track_id, 0, &b->point_chunks, ids, o->first + 1, n);
+	o->first += n;
+	o->items.len = 0;
+	return lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
 }
 
-/* With extent rows set: each point's id, reserved in the order points
- * were made (time order), as a capture streamed in would. NULL when out
- * of memory. */
-static uint64_t *point_chunks(struct build *b, struct point_ids *pi)
+/* Notes a point for its track's level of detail; 0, or -1 when out of memory. */
+static int counter_item(struct counter_out *o, const struct bpoint *p)
 {
-	const struct bpoint *p = b->points.data;
-	size_t i, n = b->points.len, nt = b->tracks.len;
-	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	struct lod_item *it = vec_push(&o->items);
 
-	pi->chunks.rows = b->extent_rows;
-	pi->chunks.next = 1;
-	if (ids == NULL || (pi->ids = calloc(nt ? nt : 1, sizeof(*pi->ids))) == NULL) {
-		free(ids);
-		return NULL;
-	}
-	for (i = 0; i < nt; i++)
-		idg_init(&pi->ids[i]);
-	for (i = 0; i < n; i++)
-		if ((ids[i] = idg_take(&pi->chunks, &pi->ids[p[i].track])) == 0) {
-			free(ids);
-			return NULL;
-		}
-	return ids;
+	if (it == NULL)
+		return -1;
+	*it = (struct lod_item){ .ts = p->ts, .end = p->ts, .is_int = p->is_int, .ivalue = p->is_int ? p->v.i : 0,
+				 .value = p->is_int ? (double)p->v.i : p->v.d };
+	return 0;
 }
 
-/* Counter points, grouped by track; points were made in time order and the
- * sort is stable, so each track's points stay in time (then file) order. */
+/* Counter points, grouped by track, each track's in time (then file)
+ * order: merged from their runs (build.points), each track's extents and
+ * level of detail written as it ends. */
 static int write_counters(struct build *b, struct ingest_opts_view *pv)
 {
-	struct bpoint *p = b->points.data;
-	size_t i, n = b->points.len, nt = b->tracks.len;
-	uint32_t *key = malloc((n ? n : 1) * sizeof(uint32_t)), *perm = NULL;
-	uint64_t *first = malloc((nt + 1) * sizeof(uint64_t)), *ids = NULL;
-	struct point_ids pi = { first, { 0, 0 }, NULL };
-	struct bins cb;
+	struct counter_out o;
+	const struct bpoint *p;
+	uint32_t track = MDL_NONE;
+	uint64_t i = 0;
 	int rc = -1;
 
-	if (key == NULL || first == NULL || (b->extent_rows && (ids = point_chunks(b, &pi)) == NULL)) {
-		b->oom = 1;
+	memset(&o, 0, sizeof(o));
+	vec_init(&o.items, sizeof(struct lod_item));
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0)
 		goto out_free;
-	}
-	for (i = 0; i < n; i++)
-		key[i] = p[i].track;
-	if ((perm = counting_perm(key, n, nt, first)) == NULL || bins_init(&cb, b->s, "counters", 4) != 0)
-		goto out_free;
-	for (i = 0; i < n; i++) {
-		write_point(&cb, ids ? ids[perm[i]] : 0, &p[perm[i]]);
-		if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
+	if (bins_init(&o.rows, b->s, "counters", 4) != 0)
+		goto out_lod;
+	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
+		goto out_rows;
+	rc = rs_finish(&b->points);
+	while (rc == 0 && (p = rs_next(&b->points)) != NULL) {
+		if (p->track != track && track != MDL_NONE)
+			rc = counter_track(b, &o, track);
+		track = p->track;
+		write_point(&o.rows, b->extent_rows ? p->order : 0, p);
+		if (counter_item(&o, p) != 0)
+			b->oom = 1;
+		if ((i++ & 0xffff) == 0 && progress(b, pv, i - 1) != 0)
 			break;
 	}
-	rc = bins_fini(&cb);
-	if (rc == 0)
-		rc = counter_lods(b, p, perm, &pi);
-	pv->base += n;
-	b->res->counts.counters = n;
+	rc |= sorted_failed(b, &b->points);
+	if (rc == 0 && track != MDL_NONE)
+		rc = counter_track(b, &o, track);
+	pv->base += b->points.count;
+	b->res->counts.counters = b->points.count;
+	rs_fini(&b->points);
+	rc |= bins_fini(&o.extents);
+out_rows:
+	rc |= bins_fini(&o.rows);
+out_lod:
+	rc |= lod_writer_fini(o.lw);
 out_free:
-	if (pi.ids)
-		for (i = 0; i < nt; i++)
-			idg_fini(&pi.ids[i]);
-	free(pi.ids);
-	free(ids);
-	free(key);
-	free(first);
-	free(perm);
-	return rc;
+	free(o.lw);
+	vec_fini(&o.items);
+	return rc || b->oom ? -1 : 0;
 }
 
 /* An arrow leaves where its from-slice ends and arrives where its to-slice
@@ -979,11 +913,9 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 		return -1;
 	}
 	name_index_start(&ni, b);
-	/* counter points first and flows right after the slices, each freed
-	 * once written: on a 4 GB archive (10M points, 7.8M flows) they would
-	 * otherwise all be in memory while the slices are written */
+	/* counter points first and flows right after the slices, each
+	 * merged from their runs and freed once written */
 	rc = write_counters(b, pv);
-	vec_fini(&b->points);
 	rc = rc ? rc : write_slices(b, pv, order);
 	free(order);
 	rc = rc ? rc : write_flows(b);
