@@ -49,9 +49,13 @@ struct btrack {
 	double min, max;
 };
 
+/* A flow arrow, 64 bytes in the runs of build.flows and flows_by_id. */
 struct bflow {
 	uint64_t flow_id;
+	uint64_t n;       /* arrows made before it: its id - 1, the table's order */
 	uint32_t cat, name;
+	uint32_t from_track, from_depth; /* the from-slice's group's: with
+			   * from.ord, where the slices' table has it */
 	struct ss_ref from, to;
 	int64_t from_ts;  /* where the from-slice ends: known when it is written */
 	int64_t to_ts;    /* where the to-slice begins */
@@ -92,7 +96,11 @@ struct build {
 	struct kmap track_map; /* (kind | a, b, c, d) -> track */
 	struct slicestore ss;  /* every slice once made: thread ones as they
 				* close, async ones as their lanes are known */
-	struct vec flows;      /* struct bflow */
+	struct runsort flows;  /* struct bflow, by from-slice as the slices are
+				* written (from_track, from_depth, from.ord,
+				* n), spilled in runs (runsort.h) */
+	struct runsort flows_by_id; /* the same with from_ts, by n, as the
+				* slices' writing passes their from-slices */
 	struct runsort points; /* struct bpoint, by (track, order) as they are
 				* written, spilled in runs (runsort.h) */
 	struct id_chunks point_chunks; /* extent_rows: the counters' ids */

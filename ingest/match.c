@@ -567,14 +567,17 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 	if (e->kind != MDL_EV_FLOW_BEGIN && k->val == MDL_NONE)
 		b->m->diag.unmatched_flow_steps++;
 	if (e->kind != MDL_EV_FLOW_BEGIN && k->val != MDL_NONE) {
-		if ((f = vec_push(&b->flows)) == NULL) {
-			b->oom = 1;
+		if ((f = rs_push(&b->flows)) == NULL) {
+			b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
 			return;
 		}
 		f->flow_id = e->extra;
+		f->n = b->flows.count - 1;
 		f->cat = e->cat;
 		f->name = e->name;
 		f->from = *VEC_AT(&mt->anchors, struct ss_ref, k->val);
+		f->from_track = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->track;
+		f->from_depth = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->depth;
 		f->to = top->ref;
 		f->to_ts = top->ts;
 	}

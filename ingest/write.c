@@ -126,27 +126,27 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 	return bins_fini(&db) | bins_fini(&eb);
 }
 
-/* Flows by where their from-slice is written (its group's first position
- * plus its ordinal): write_range fills in where each from-slice ends as it
- * passes it. */
-struct flow_from {
-	uint64_t at;
-	uint32_t flow;
-};
-
-static int flow_from_cmp(const void *a, const void *b)
-{
-	const struct flow_from *x = a, *y = b;
-
-	if (x->at != y->at)
-		return x->at < y->at ? -1 : 1;
-	return x->flow < y->flow ? -1 : x->flow > y->flow;
-}
-
+/* Flows merged in the order their from-slices are written (build.flows):
+ * write_range fills in where each from-slice ends as it passes it, and
+ * hands the flow on to be written by id (build.flows_by_id). */
 struct flow_cursor {
-	struct flow_from *v;
-	size_t n, at;
+	const struct bflow *head; /* the next flow, NULL after the last */
 };
+
+/* The head flow's from-slice is written, and ends at end. */
+static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
+{
+	struct bflow *f = rs_push(&b->flows_by_id);
+
+	if (f == NULL) {
+		b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
+		fc->head = NULL;
+		return;
+	}
+	*f = *fc->head;
+	f->from_ts = end;
+	fc->head = rs_next(&b->flows);
+}
 
 /* The slices of one (track, depth) group, their summaries (level of
  * detail) and the facts readers need about the run: longest slice,
@@ -179,8 +179,8 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 			r->overlap = 1;
 		prev_end = s.dur < 0 ? INT64_MAX : end;
 		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
-		while (fc->at < fc->n && fc->v[fc->at].at == r->first + i)
-			VEC_AT(&b->flows, struct bflow, fc->v[fc->at++].flow)->from_ts = s.dur < 0 ? s.ts : s.ts + s.dur;
+		while (fc->head != NULL && fc->head->from.group == group && fc->head->from.ord == i)
+			flow_pass(b, fc, s.dur < 0 ? s.ts : s.ts + s.dur);
 		write_slice(b, bb, g, i, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
@@ -190,37 +190,18 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
 
-/* The flows' from-slices in writing order, given each group's first
- * position (at, by group); NULL when out of memory. */
-static struct flow_from *flows_by_from(struct build *b, const uint64_t *at)
-{
-	struct flow_from *v = malloc((b->flows.len ? b->flows.len : 1) * sizeof(*v));
-	size_t i;
-
-	if (v == NULL)
-		return NULL;
-	for (i = 0; i < b->flows.len; i++) {
-		struct ss_ref from = VEC_AT(&b->flows, struct bflow, i)->from;
-
-		v[i].at = at[from.group] + from.ord;
-		v[i].flow = (uint32_t)i;
-	}
-	qsort(v, b->flows.len, sizeof(*v), flow_from_cmp);
-	return v;
-}
-
 /* Writes the slices, group by group in order (ss_order). */
 static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint32_t *order)
 {
 	struct depth_range *r = NULL;
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	struct flow_cursor fc = { NULL, b->flows.len, 0 };
+	struct flow_cursor fc = { NULL };
 	size_t nr = b->ss.groups.len, k;
-	uint64_t *at = malloc((nr ? nr : 1) * sizeof(*at)), pos = 0;
+	uint64_t pos = 0;
 	int rc = -1;
 
-	if (bb == NULL || lw == NULL || at == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
+	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
 		b->oom = 1;
 		goto out_free;
 	}
@@ -230,19 +211,21 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 		r[k].group = order[k];
 		r[k].track = g->track;
 		r[k].depth = g->depth;
-		r[k].first = at[order[k]] = pos;
+		r[k].first = pos;
 		r[k].count = g->count;
 		pos += g->count;
 	}
-	if ((fc.v = flows_by_from(b, at)) == NULL) {
-		b->oom = 1;
+	if (rs_finish(&b->flows) != 0) {
+		sorted_failed(b, &b->flows);
 		goto out_free;
 	}
+	fc.head = rs_next(&b->flows);
 	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
 		rc = write_range(b, bb, lw, &r[k], order[k], &fc, pv);
+	rc |= sorted_failed(b, &b->flows);
 out_fini:
 	if (bins_fini(bb) != 0)
 		rc = -1;
@@ -255,8 +238,6 @@ out_fini:
 out_free:
 	free(bb);
 	free(lw);
-	free(fc.v);
-	free(at);
 	free(r);
 	return rc;
 }
@@ -365,25 +346,30 @@ out_free:
  * unterminated from-slice gives its start. */
 static int write_flows(struct build *b)
 {
-	struct bflow *f = b->flows.data;
-	size_t i;
+	const struct bflow *f;
 	struct bins fb;
+	int rc;
 
+	if (rs_finish(&b->flows_by_id) != 0)
+		return sorted_failed(b, &b->flows_by_id);
 	if (bins_init(&fb, b->s, "flows", 8) != 0)
 		return -1;
-	for (i = 0; i < b->flows.len; i++) {
-		bins_null(&fb); /* = i + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
-		bins_i64(&fb, (int64_t)f[i].flow_id);
-		bins_i64(&fb, f[i].cat);
-		bins_i64(&fb, f[i].name);
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].from));
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].to));
-		bins_i64(&fb, f[i].from_ts);
-		bins_i64(&fb, f[i].to_ts);
+	while ((f = rs_next(&b->flows_by_id)) != NULL) {
+		bins_null(&fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
+		bins_i64(&fb, (int64_t)f->flow_id);
+		bins_i64(&fb, f->cat);
+		bins_i64(&fb, f->name);
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->from));
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->to));
+		bins_i64(&fb, f->from_ts);
+		bins_i64(&fb, f->to_ts);
 		bins_row(&fb);
 	}
-	b->res->counts.flows = b->flows.len;
-	return bins_fini(&fb);
+	b->res->counts.flows = b->flows_by_id.count;
+	rc = sorted_failed(b, &b->flows_by_id);
+	rc |= bins_fini(&fb);
+	rs_fini(&b->flows_by_id);
+	return rc;
 }
 
 static const char *const thread_states[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
@@ -918,8 +904,8 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 	rc = write_counters(b, pv);
 	rc = rc ? rc : write_slices(b, pv, order);
 	free(order);
+	rs_fini(&b->flows); /* every flow went on to flows_by_id */
 	rc = rc ? rc : write_flows(b);
-	vec_fini(&b->flows);
 	rc = rc ? rc : write_sched(b);
 	rc = rc ? rc : write_logs(b);
 	rc = rc ? rc : write_objects(b);
