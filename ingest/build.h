@@ -15,11 +15,12 @@
  * files include this header.
  *
  * Memory: the sorter and the slice store keep to a budget and spill to one
- * scratch file (spill.h), and the events' arguments live in a mapped
- * scratch file of their own (sorter.c, map_scratch); what stays whole is
- * per trace object rather than per event: threads, tracks, strings,
- * counter points, flows, and (in match.c) async operations from the
- * oldest still open on.
+ * scratch file (spill.h), and so do counter points and flows, put in their
+ * tables' order in runs (runsort.h, a buffer each of sorter_run_bytes());
+ * the events' arguments live in a mapped scratch file of their own
+ * (sorter.c, map_scratch). What stays whole is per trace object rather
+ * than per event: threads, tracks, strings, the flows open at once, and (in
+ * match.c) async operations from the oldest still open on.
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H
