@@ -198,10 +198,11 @@ struct model {
 			     * have spilled */
 	struct vec args;    /* struct mdl_arg */
 	struct vec bytes;   /* uint8_t arena for blobs, build ids, frames */
-	struct runsort sched; /* struct mdl_sched, sorted by (cpu, ts, seq) as
-			     * they are written; spilled in runs past the
-			     * sorter's budget (sorter.h), so that they take
-			     * a buffer's memory whatever the trace's size */
+	struct runsort sched; /* struct mdl_sched, put in (cpu, ts, seq) order,
+			     * the sched table's; once a sorter is attached
+			     * (sorter.h), in runs of sorter_run_bytes()
+			     * spilled to a scratch file, so that they take a
+			     * buffer's memory whatever the trace's size */
 	int64_t sched_first, sched_last; /* their time range, once sched.count > 0 */
 	struct vec logs;    /* struct mdl_log */
 	struct vec kobjs;   /* struct mdl_kobj, file order */

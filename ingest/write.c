@@ -274,11 +274,13 @@ static int counter_track(struct build *b, struct counter_out *o, uint32_t track)
 	const struct id_group *ids = b->extent_rows ? VEC_AT(&b->point_ids, struct id_group, track) : NULL;
 	struct lod_key key = { (int64_t)track + 1, 0 };
 	size_t n = o->items.len;
+	int rc;
 
 	extents_write(&o->extents, key.track_id, 0, &b->point_chunks, ids, o->first + 1, n);
+	rc = lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
 	o->first += n;
-	o->items.len = 0;
-	return lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
+	o->items.len = 0; /* the next track's, in the same memory */
+	return rc;
 }
 
 /* Notes a point for its track's level of detail; 0, or -1 when out of memory. */
