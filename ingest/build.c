@@ -10,16 +10,55 @@
 
 static void build_fini(struct build *b)
 {
+	size_t i;
+
 	vec_fini(&b->rows);
 	kmap_fini(&b->row_map);
 	kmap_fini(&b->kobj_map);
 	vec_fini(&b->tracks);
 	kmap_fini(&b->track_map);
 	ss_fini(&b->ss);
-	vec_fini(&b->flows);
-	vec_fini(&b->points);
+	rs_fini(&b->flows);
+	rs_fini(&b->flows_by_id);
+	rs_fini(&b->points);
+	for (i = 0; i < b->point_ids.len; i++)
+		idg_fini(VEC_AT(&b->point_ids, struct id_group, i));
+	vec_fini(&b->point_ids);
 	free(b->row_of);
 	argw_close(&b->args); /* nothing, when write.c closed it */
+}
+
+/* The counters table's order: by track, then as the points came. */
+static int point_cmp(const void *a, const void *b)
+{
+	const struct bpoint *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Flows in the order of their from-slices in the slices' table (by track,
+ * depth, then ordinal: ss_order), then as they were made. */
+static int flow_from_cmp(const void *a, const void *b)
+{
+	const struct bflow *x = a, *y = b;
+
+	if (x->from_track != y->from_track)
+		return x->from_track < y->from_track ? -1 : 1;
+	if (x->from_depth != y->from_depth)
+		return x->from_depth < y->from_depth ? -1 : 1;
+	if (x->from.ord != y->from.ord)
+		return x->from.ord < y->from.ord ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The flows table's order. */
+static int flow_id_cmp(const void *a, const void *b)
+{
+	const struct bflow *x = a, *y = b;
+
+	return x->n < y->n ? -1 : x->n > y->n;
 }
 
 static void build_init(struct build *b, struct model *m, struct sorter *so, struct store *s,
@@ -37,8 +76,13 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	kmap_init(&b->track_map);
 	ss_init(&b->ss);
 	ss_spill_to(&b->ss, sorter_scratch(so), sorter_budget_bytes(so));
-	vec_init(&b->flows, sizeof(struct bflow));
-	vec_init(&b->points, sizeof(struct bpoint));
+	rs_init(&b->flows, sizeof(struct bflow), flow_from_cmp);
+	rs_spill_to(&b->flows, sorter_scratch(so), sorter_run_bytes(so));
+	rs_init(&b->flows_by_id, sizeof(struct bflow), flow_id_cmp);
+	rs_spill_to(&b->flows_by_id, sorter_scratch(so), sorter_run_bytes(so));
+	rs_init(&b->points, sizeof(struct bpoint), point_cmp);
+	rs_spill_to(&b->points, sorter_scratch(so), sorter_run_bytes(so));
+	vec_init(&b->point_ids, sizeof(struct id_group));
 }
 
 /* Resolve, then match the events in order. */
@@ -61,6 +105,8 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	build_init(&b, m, so, s, res);
 	if (o && o->extent_rows) {
 		b.extent_rows = o->extent_rows;
+		b.point_chunks.rows = o->extent_rows;
+		b.point_chunks.next = 1;
 		ss_extents(&b.ss, o->extent_rows);
 	}
 	res->counts.events = m->events_total;
@@ -71,7 +117,7 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 	else if (build_memory(&b) != 0)
 		rc = sorter_failed(so, NULL) ? INGEST_EIO : INGEST_ENOMEM;
 	if (rc == INGEST_OK) {
-		pv.total = b.ss.count + b.points.len;
+		pv.total = b.ss.count + b.points.count;
 		if (build_write(&b, &pv) != 0)
 			rc = sorter_failed(so, NULL) ? INGEST_EIO : b.oom ? INGEST_ENOMEM : INGEST_EDB;
 		else if (b.cancel)

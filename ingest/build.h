@@ -15,11 +15,12 @@
  * files include this header.
  *
  * Memory: the sorter and the slice store keep to a budget and spill to one
- * scratch file (spill.h), and the events' arguments live in a mapped
- * scratch file of their own (sorter.c, map_scratch); what stays whole is
- * per trace object rather than per event: threads, tracks, strings,
- * counter points, flows, and (in match.c) async operations from the
- * oldest still open on.
+ * scratch file (spill.h), and so do counter points and flows, put in their
+ * tables' order in runs (runsort.h, a buffer each of sorter_run_bytes());
+ * the events' arguments live in a mapped scratch file of their own
+ * (sorter.c, map_scratch). What stays whole is per trace object rather
+ * than per event: threads, tracks, strings, the flows open at once, and (in
+ * match.c) async operations from the oldest still open on.
  */
 #ifndef INGEST_BUILD_H
 #define INGEST_BUILD_H
@@ -30,6 +31,7 @@
 #include "args.h"
 #include "lod.h"
 #include "model.h"
+#include "runsort.h"
 #include "slicestore.h"
 #include "store.h"
 
@@ -48,22 +50,31 @@ struct btrack {
 	double min, max;
 };
 
+/* A flow arrow, 64 bytes in the runs of build.flows and flows_by_id. */
 struct bflow {
 	uint64_t flow_id;
+	uint64_t n;       /* arrows made before it: its id - 1, the table's order */
 	uint32_t cat, name;
+	uint32_t from_track, from_depth; /* the from-slice's group's: with
+			   * from.ord, where the slices' table has it */
 	struct ss_ref from, to;
 	int64_t from_ts;  /* where the from-slice ends: known when it is written */
 	int64_t to_ts;    /* where the to-slice begins */
 };
 
+/* A counter point, 32 bytes in the runs of build.points. */
 struct bpoint {
 	int64_t ts;
-	uint32_t track;
-	uint8_t is_int;
 	union {
 		int64_t i;
 		double d;
 	} v;
+	uint64_t order;   /* its id when ids are reserved as points come
+			   * (extent_rows), else its number among all points
+			   * from 1: either way, within a track, the order the
+			   * points came in, time then file order */
+	uint32_t track;
+	uint8_t is_int;
 };
 
 struct thread_row {
@@ -86,8 +97,16 @@ struct build {
 	struct kmap track_map; /* (kind | a, b, c, d) -> track */
 	struct slicestore ss;  /* every slice once made: thread ones as they
 				* close, async ones as their lanes are known */
-	struct vec flows;      /* struct bflow */
-	struct vec points;     /* struct bpoint, time order */
+	struct runsort flows;  /* struct bflow, by from-slice as the slices are
+				* written (from_track, from_depth, from.ord,
+				* n), spilled in runs (runsort.h) */
+	struct runsort flows_by_id; /* the same with from_ts, by n, as the
+				* slices' writing passes their from-slices */
+	struct runsort points; /* struct bpoint, by (track, order) as they are
+				* written, spilled in runs (runsort.h) */
+	struct id_chunks point_chunks; /* extent_rows: the counters' ids */
+	struct vec point_ids;  /* struct id_group by track, grown on use: each
+				* counter track's ids so far (extent_rows) */
 	struct arg_writer args;/* the args table, open from matching on: arg sets
 				* are written as slices close, overlapping the
 				* writer thread's SQLite work with matching */

@@ -462,13 +462,7 @@ static int32_t fxt_weight_arg(struct fxt_decoder *d, uint32_t first, unsigned n,
 
 static int fxt_push_sched(struct fxt_decoder *d, const struct mdl_sched *s)
 {
-	struct mdl_sched *out = vec_push(&d->m->sched);
-
-	if (out == NULL)
-		return DEC_NOMEM;
-	*out = *s;
-	out->seq = d->m->seq++;
-	return DEC_OK;
+	return model_sched(d->m, s) == 0 ? DEC_OK : DEC_NOMEM;
 }
 
 static int fxt_context_switch(struct fxt_decoder *d, struct rd *r, uint64_t h)

@@ -70,6 +70,9 @@ struct matcher {
 	struct vec lanes;      /* struct vec of int64_t per track: each lane's end */
 	uint64_t made;         /* slices made so far */
 	struct vec anchors;    /* struct ss_ref: flow_last's slices */
+	struct vec spare;      /* uint32_t: anchors of ended flows, to reuse,
+				* so that anchors follows the flows open at
+				* once rather than every flow */
 	struct kmap async_open;/* (pid, cat | name << 32, id) -> index into async */
 	struct kmap flow_last; /* (cat, name, id) -> anchor of the last bound slice */
 	size_t async_closed;   /* entries of async_open, flows_ended of flow_last,
@@ -89,6 +92,7 @@ static int matcher_init(struct matcher *mt, struct build *b)
 	vec_init(&mt->async, sizeof(struct bslice));
 	vec_init(&mt->lanes, sizeof(struct vec));
 	vec_init(&mt->anchors, sizeof(struct ss_ref));
+	vec_init(&mt->spare, sizeof(uint32_t));
 	kmap_init(&mt->async_open);
 	kmap_init(&mt->flow_last);
 	for (i = 0; i < b->rows.len; i++) { /* every thread row is made before matching */
@@ -113,6 +117,7 @@ static void matcher_fini(struct matcher *mt)
 		vec_fini(VEC_AT(&mt->lanes, struct vec, i));
 	vec_fini(&mt->lanes);
 	vec_fini(&mt->anchors);
+	vec_fini(&mt->spare);
 	kmap_fini(&mt->async_open);
 	kmap_fini(&mt->flow_last);
 }
@@ -545,6 +550,17 @@ static void on_async(struct matcher *mt, const struct mdl_ev *e)
 		b->oom = 1;
 }
 
+/* An anchor for a flow begun: an ended flow's, or a new one; MDL_NONE when
+ * out of memory. */
+static uint32_t flow_anchor(struct matcher *mt)
+{
+	if (mt->spare.len > 0)
+		return *VEC_AT(&mt->spare, uint32_t, --mt->spare.len);
+	if (vec_push(&mt->anchors) == NULL || mt->anchors.len >= MDL_NONE)
+		return MDL_NONE;
+	return (uint32_t)mt->anchors.len - 1;
+}
+
 /* Flow events bind to the innermost slice open on their thread; consecutive
  * events of one (category, name, id) give arrows. */
 static void on_flow(struct matcher *mt, const struct mdl_ev *e)
@@ -552,9 +568,9 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 	struct build *b = mt->b;
 	struct vec *st = thread_stack(mt, b->row_of[e->thread], e->ts);
 	const struct open_slice *top = stack_top(st);
-	struct ss_ref *anchor;
 	struct kmap_entry *k;
 	struct bflow *f;
+	uint32_t *spare;
 
 	if (top == NULL) {
 		b->m->diag.flow_no_enclosing_slice++;
@@ -567,28 +583,30 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 	if (e->kind != MDL_EV_FLOW_BEGIN && k->val == MDL_NONE)
 		b->m->diag.unmatched_flow_steps++;
 	if (e->kind != MDL_EV_FLOW_BEGIN && k->val != MDL_NONE) {
-		if ((f = vec_push(&b->flows)) == NULL) {
-			b->oom = 1;
+		if ((f = rs_push(&b->flows)) == NULL) {
+			b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
 			return;
 		}
 		f->flow_id = e->extra;
+		f->n = b->flows.count - 1;
 		f->cat = e->cat;
 		f->name = e->name;
 		f->from = *VEC_AT(&mt->anchors, struct ss_ref, k->val);
+		f->from_track = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->track;
+		f->from_depth = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->depth;
 		f->to = top->ref;
 		f->to_ts = top->ts;
 	}
 	if (e->kind == MDL_EV_FLOW_END) {
+		if (k->val != MDL_NONE && (spare = vec_push(&mt->spare)) != NULL)
+			*spare = k->val; /* else it is only not reused */
 		k->val = MDL_NONE;
 		forget_closed(&mt->flow_last, &mt->flows_ended);
 		return;
 	}
-	if (k->val == MDL_NONE) {
-		if ((anchor = vec_push(&mt->anchors)) == NULL || mt->anchors.len >= MDL_NONE) {
-			b->oom = 1;
-			return;
-		}
-		k->val = (uint32_t)mt->anchors.len - 1;
+	if (k->val == MDL_NONE && (k->val = flow_anchor(mt)) == MDL_NONE) {
+		b->oom = 1;
+		return;
 	}
 	*VEC_AT(&mt->anchors, struct ss_ref, k->val) = top->ref;
 }
@@ -626,6 +644,21 @@ static void track_value(struct btrack *t, double v)
 	t->has_values = 1;
 }
 
+/* A new point's order (struct bpoint) on its track; 0 when out of memory. */
+static uint64_t point_order(struct build *b, uint32_t track)
+{
+	struct id_group *g;
+
+	if (!b->extent_rows)
+		return b->points.count + 1;
+	while (b->point_ids.len <= track) {
+		if ((g = vec_push(&b->point_ids)) == NULL)
+			return 0;
+		idg_init(g);
+	}
+	return idg_take(&b->point_chunks, VEC_AT(&b->point_ids, struct id_group, track));
+}
+
 /* Each numeric argument of a counter event is a point of the series
  * (pid, event name, argument name, counter id). */
 static void on_counter(struct matcher *mt, const struct mdl_ev *e)
@@ -651,8 +684,8 @@ static void on_counter(struct matcher *mt, const struct mdl_ev *e)
 		proto.series = a->key;
 		pt.ts = e->ts;
 		pt.track = build_track(b, &proto, e->name, a->key, e->extra);
-		if (b->oom || (p = vec_push(&b->points)) == NULL) {
-			b->oom = 1;
+		if (b->oom || (pt.order = point_order(b, pt.track)) == 0 || (p = rs_push(&b->points)) == NULL) {
+			b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
 			return;
 		}
 		*p = pt;
@@ -767,8 +800,10 @@ static void time_records(struct matcher *mt)
 	struct build *b = mt->b;
 	size_t i;
 
-	for (i = 0; i < b->m->sched.len; i++)
-		note_time(mt, VEC_AT(&b->m->sched, struct mdl_sched, i)->ts);
+	if (b->m->sched.count > 0) {
+		note_time(mt, b->m->sched_first);
+		note_time(mt, b->m->sched_last);
+	}
 	for (i = 0; i < b->m->logs.len; i++)
 		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }

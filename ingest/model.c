@@ -12,6 +12,18 @@
 
 #include "model.h"
 
+/* The sched table's order: by cpu, then time, then file order. */
+static int sched_cmp(const void *a, const void *b)
+{
+	const struct mdl_sched *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 int model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -22,7 +34,7 @@ int model_init(struct model *m)
 	vec_init(&m->ends, sizeof(int64_t));
 	vec_init(&m->args, sizeof(struct mdl_arg));
 	vec_init(&m->bytes, 1);
-	vec_init(&m->sched, sizeof(struct mdl_sched));
+	rs_init(&m->sched, sizeof(struct mdl_sched), sched_cmp);
 	vec_init(&m->logs, sizeof(struct mdl_log));
 	vec_init(&m->kobjs, sizeof(struct mdl_kobj));
 	vec_init(&m->uobjs, sizeof(struct mdl_uobj));
@@ -66,7 +78,7 @@ void model_fini(struct model *m)
 	vec_fini(&m->ends);
 	vec_fini(&m->args);
 	vec_fini(&m->bytes);
-	vec_fini(&m->sched);
+	rs_fini(&m->sched);
 	vec_fini(&m->logs);
 	vec_fini(&m->kobjs);
 	vec_fini(&m->uobjs);
@@ -252,4 +264,19 @@ struct mdl_provider *model_provider(struct model *m, uint32_t id, int reset)
 	p->ticks_per_second = 1000000000u;
 	*slot = p;
 	return p;
+}
+
+int model_sched(struct model *m, const struct mdl_sched *s)
+{
+	struct mdl_sched *out = rs_push(&m->sched);
+
+	if (out == NULL)
+		return -1;
+	*out = *s;
+	out->seq = m->seq++;
+	if (m->sched.count == 1 || s->ts < m->sched_first)
+		m->sched_first = s->ts;
+	if (m->sched.count == 1 || s->ts > m->sched_last)
+		m->sched_last = s->ts;
+	return 0;
 }

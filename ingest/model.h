@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ingest.h"
+#include "runsort.h"
 #include "util.h"
 
 #define MDL_PID_UNRESOLVED UINT64_MAX /* pid to be found from kernel objects */
@@ -197,7 +198,12 @@ struct model {
 			     * have spilled */
 	struct vec args;    /* struct mdl_arg */
 	struct vec bytes;   /* uint8_t arena for blobs, build ids, frames */
-	struct vec sched;   /* struct mdl_sched */
+	struct runsort sched; /* struct mdl_sched, put in (cpu, ts, seq) order,
+			     * the sched table's; once a sorter is attached
+			     * (sorter.h), in runs of sorter_run_bytes()
+			     * spilled to a scratch file, so that they take a
+			     * buffer's memory whatever the trace's size */
+	int64_t sched_first, sched_last; /* their time range, once sched.count > 0 */
 	struct vec logs;    /* struct mdl_log */
 	struct vec kobjs;   /* struct mdl_kobj, file order */
 	struct vec uobjs;   /* struct mdl_uobj */
@@ -233,6 +239,9 @@ struct mdl_ev *model_event(struct model *m);
  * index of an event is meaningless after a checkpoint.
  */
 void model_checkpoint(struct model *m);
+/* Adds a context switch, giving it the next sequence number; 0, or -1 when
+ * out of memory or its runs' scratch file failed. */
+int model_sched(struct model *m, const struct mdl_sched *s);
 /* Copies n bytes into the byte arena; returns the offset. */
 uint64_t model_bytes(struct model *m, const void *p, size_t n);
 /* Returns the provider with this id, registering an empty one when unknown;

@@ -73,6 +73,9 @@ struct ev_array {
 struct sorter {
 	struct model *m;
 	struct spill sp;         /* where runs go (spill.h) */
+	struct spill side;       /* where the model's context switches go in
+				  * runs (m->sched): a file of their own, since
+				  * they come while the spill thread writes sp */
 	size_t budget;           /* events held before a spill */
 	struct vec runs;         /* struct sorter_run, in file order; the spill thread's while busy */
 	pthread_t th;            /* the spill thread, while busy */
@@ -450,8 +453,14 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 		free(so);
 		return NULL;
 	}
+	if (spill_init(&so->side, dir, "sorted context switches") != 0) {
+		spill_fini(&so->sp);
+		free(so);
+		return NULL;
+	}
 	so->m = m;
 	so->budget = budget ? budget : 1;
+	rs_spill_to(&m->sched, &so->side, sorter_run_bytes(so));
 	map_scratch(&m->args, dir);
 	vec_init(&so->runs, sizeof(struct sorter_run));
 	m->spill = sorter_spill;
@@ -464,9 +473,9 @@ int sorter_failed(struct sorter *so, const char **why)
 {
 	merge_stop(so); /* asked when matching is over: nothing more is merged */
 	spill_wait(so);
-	if (!so->failed && so->sp.failed) { /* a stage sharing the file */
+	if (!so->failed && (so->sp.failed || so->side.failed)) { /* a stage sharing the file, or m->sched */
 		if (why != NULL)
-			*why = so->sp.why;
+			*why = so->sp.failed ? so->sp.why : so->side.why;
 		return 1;
 	}
 	if (so->failed && why != NULL)
@@ -482,6 +491,11 @@ struct spill *sorter_scratch(struct sorter *so)
 size_t sorter_budget_bytes(const struct sorter *so)
 {
 	return 2 * so->budget * sizeof(struct mdl_ev); /* the model's array and the one spilled */
+}
+
+size_t sorter_run_bytes(const struct sorter *so)
+{
+	return so->budget * sizeof(struct mdl_ev) / 4; /* 5 MiB by default */
 }
 
 /* ---- merging ---------------------------------------------------------- */
@@ -840,5 +854,6 @@ void sorter_free(struct sorter *so)
 	free(so->outs[1].ev);
 	vec_fini(&so->runs);
 	spill_fini(&so->sp);
+	spill_fini(&so->side);
 	free(so);
 }

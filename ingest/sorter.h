@@ -76,6 +76,12 @@ void sorter_done(struct sorter *so);
  * bytes. */
 struct spill *sorter_scratch(struct sorter *so);
 size_t sorter_budget_bytes(const struct sorter *so);
+/* The buffer, in bytes, of each stage that puts records of its own in
+ * order in runs (runsort.h): the model's context switches (in a scratch
+ * file of their own, set up here), and the build's counter points and
+ * flows (in the sorter's). An eighth of the sorter's budget: three such
+ * buffers stay small beside it. */
+size_t sorter_run_bytes(const struct sorter *so);
 
 /* Detaches from the model, closes the spill file and frees everything. */
 void sorter_free(struct sorter *so);

@@ -19,17 +19,6 @@
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
 
-static int sched_cmp(const void *a, const void *b)
-{
-	const struct mdl_sched *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static int log_cmp(const void *a, const void *b)
 {
 	const struct mdl_log *x = a, *y = b;
@@ -58,6 +47,18 @@ static uint32_t arg_set(struct build *b, uint32_t first, unsigned n)
 	if (b->args.overflow)
 		b->oom = 1;
 	return set;
+}
+
+/* Whether records merged from their runs (runsort.h) failed to come; a
+ * failure not of the scratch file (which sorter_failed() reports) is one of
+ * memory. */
+static int sorted_failed(struct build *b, const struct runsort *rs)
+{
+	if (!rs->failed)
+		return 0;
+	if (rs->sp == NULL || !rs->sp->failed)
+		b->oom = 1;
+	return -1;
 }
 
 /* Reports rows written; a cancel request sticks in b->cancel. */
@@ -125,27 +126,27 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 	return bins_fini(&db) | bins_fini(&eb);
 }
 
-/* Flows by where their from-slice is written (its group's first position
- * plus its ordinal): write_range fills in where each from-slice ends as it
- * passes it. */
-struct flow_from {
-	uint64_t at;
-	uint32_t flow;
-};
-
-static int flow_from_cmp(const void *a, const void *b)
-{
-	const struct flow_from *x = a, *y = b;
-
-	if (x->at != y->at)
-		return x->at < y->at ? -1 : 1;
-	return x->flow < y->flow ? -1 : x->flow > y->flow;
-}
-
+/* Flows merged in the order their from-slices are written (build.flows):
+ * write_range fills in where each from-slice ends as it passes it, and
+ * hands the flow on to be written by id (build.flows_by_id). */
 struct flow_cursor {
-	struct flow_from *v;
-	size_t n, at;
+	const struct bflow *head; /* the next flow, NULL after the last */
 };
+
+/* The head flow's from-slice is written, and ends at end. */
+static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
+{
+	struct bflow *f = rs_push(&b->flows_by_id);
+
+	if (f == NULL) {
+		b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
+		fc->head = NULL;
+		return;
+	}
+	*f = *fc->head;
+	f->from_ts = end;
+	fc->head = rs_next(&b->flows);
+}
 
 /* The slices of one (track, depth) group, their summaries (level of
  * detail) and the facts readers need about the run: longest slice,
@@ -178,8 +179,8 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 			r->overlap = 1;
 		prev_end = s.dur < 0 ? INT64_MAX : end;
 		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
-		while (fc->at < fc->n && fc->v[fc->at].at == r->first + i)
-			VEC_AT(&b->flows, struct bflow, fc->v[fc->at++].flow)->from_ts = s.dur < 0 ? s.ts : s.ts + s.dur;
+		while (fc->head != NULL && fc->head->from.group == group && fc->head->from.ord == i)
+			flow_pass(b, fc, s.dur < 0 ? s.ts : s.ts + s.dur);
 		write_slice(b, bb, g, i, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
@@ -189,37 +190,18 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
 
-/* The flows' from-slices in writing order, given each group's first
- * position (at, by group); NULL when out of memory. */
-static struct flow_from *flows_by_from(struct build *b, const uint64_t *at)
-{
-	struct flow_from *v = malloc((b->flows.len ? b->flows.len : 1) * sizeof(*v));
-	size_t i;
-
-	if (v == NULL)
-		return NULL;
-	for (i = 0; i < b->flows.len; i++) {
-		struct ss_ref from = VEC_AT(&b->flows, struct bflow, i)->from;
-
-		v[i].at = at[from.group] + from.ord;
-		v[i].flow = (uint32_t)i;
-	}
-	qsort(v, b->flows.len, sizeof(*v), flow_from_cmp);
-	return v;
-}
-
 /* Writes the slices, group by group in order (ss_order). */
 static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint32_t *order)
 {
 	struct depth_range *r = NULL;
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	struct flow_cursor fc = { NULL, b->flows.len, 0 };
+	struct flow_cursor fc = { NULL };
 	size_t nr = b->ss.groups.len, k;
-	uint64_t *at = malloc((nr ? nr : 1) * sizeof(*at)), pos = 0;
+	uint64_t pos = 0;
 	int rc = -1;
 
-	if (bb == NULL || lw == NULL || at == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
+	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
 		b->oom = 1;
 		goto out_free;
 	}
@@ -229,19 +211,21 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 		r[k].group = order[k];
 		r[k].track = g->track;
 		r[k].depth = g->depth;
-		r[k].first = at[order[k]] = pos;
+		r[k].first = pos;
 		r[k].count = g->count;
 		pos += g->count;
 	}
-	if ((fc.v = flows_by_from(b, at)) == NULL) {
-		b->oom = 1;
+	if (rs_finish(&b->flows) != 0) {
+		sorted_failed(b, &b->flows);
 		goto out_free;
 	}
+	fc.head = rs_next(&b->flows);
 	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
 		rc = write_range(b, bb, lw, &r[k], order[k], &fc, pv);
+	rc |= sorted_failed(b, &b->flows);
 out_fini:
 	if (bins_fini(bb) != 0)
 		rc = -1;
@@ -254,38 +238,8 @@ out_fini:
 out_free:
 	free(bb);
 	free(lw);
-	free(fc.v);
-	free(at);
 	free(r);
 	return rc;
-}
-
-/*
- * A stable counting sort by key (0 .. nkeys - 1): returns the permutation
- * (position -> item) and fills first[key] with the position of the key's
- * first item (first has nkeys + 1 entries). NULL when out of memory.
- */
-static uint32_t *counting_perm(const uint32_t *key, size_t n, size_t nkeys, uint64_t *first)
-{
-	uint32_t *perm = malloc((n ? n : 1) * sizeof(uint32_t));
-	uint64_t *next = calloc(nkeys + 1, sizeof(uint64_t));
-	size_t i;
-
-	if (perm == NULL || next == NULL) {
-		free(perm);
-		free(next);
-		return NULL;
-	}
-	memset(first, 0, (nkeys + 1) * sizeof(uint64_t));
-	for (i = 0; i < n; i++)
-		first[key[i] + 1]++;
-	for (i = 0; i < nkeys; i++)
-		first[i + 1] += first[i];
-	memcpy(next, first, nkeys * sizeof(uint64_t));
-	for (i = 0; i < n; i++)
-		perm[next[key[i]]++] = (uint32_t)i;
-	free(next);
-	return perm;
 }
 
 /* id 0: the next rowid (one extent per track, points in id order). */
@@ -304,124 +258,88 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 	bins_row(cb);
 }
 
-/* Where the points lie: first[] positions from id 1, or chunks reserved
- * point by point (ids, by track). */
-struct point_ids {
-	const uint64_t *first;
-	struct id_chunks chunks;
-	struct id_group *ids; /* NULL: one extent per track */
+/* What write_counters carries from one counter track to the next. */
+struct counter_out {
+	struct bins rows;
+	struct bins extents;
+	struct lod_writer *lw;
+	struct vec items;      /* struct lod_item: the track's points so far */
+	uint64_t first;        /* the position of the track's first point */
 };
 
-/* Row ranges and summaries (level of detail) of every counter track. */
-static int counter_lods(struct build *b, const struct bpoint *p, const uint32_t *perm, const struct point_ids *pi)
+/* A counter track's extents and level of detail, once its points are written. */
+static int counter_track(struct build *b, struct counter_out *o, uint32_t track)
 {
-	const uint64_t *first = pi->first;
-	struct lod_item *it;
-	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	struct bins eb;
-	size_t i, k, n;
-	int rc = 0;
+	struct btrack *t = VEC_AT(&b->tracks, struct btrack, track);
+	const struct id_group *ids = b->extent_rows ? VEC_AT(&b->point_ids, struct id_group, track) : NULL;
+	struct lod_key key = { (int64_t)track + 1, 0 };
+	size_t n = o->items.len;
+	int rc;
 
-	if (lw == NULL || lod_writer_init(lw, b->s) != 0) {
-		free(lw);
-		return -1;
-	}
-	if (bins_init(&eb, b->s, "extents", 5) != 0) {
-		lod_writer_fini(lw);
-		free(lw);
-		return -1;
-	}
-	for (i = 0; i < b->tracks.len && rc == 0; i++) {
-		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
-		struct lod_key key = { (int64_t)i + 1, 0 };
-
-		if (t->kind != TK_COUNTER || (n = first[i + 1] - first[i]) == 0)
-			continue;
-		extents_write(&eb, (int64_t)i + 1, 0, &pi->chunks, pi->ids ? &pi->ids[i] : NULL, first[i] + 1, n);
-		if ((it = lod_items(lw, n)) == NULL) {
-			rc = -1;
-			break;
-		}
-		for (k = 0; k < n; k++) {
-			const struct bpoint *x = &p[perm[first[i] + k]];
-
-			it[k] = (struct lod_item){ .ts = x->ts, .end = x->ts, .is_int = x->is_int,
-						   .ivalue = x->is_int ? x->v.i : 0,
-						   .value = x->is_int ? (double)x->v.i : x->v.d };
-		}
-		rc = lod_build(lw, &key, it, n, 1, &t->lod_levels);
-	}
-	rc |= bins_fini(&eb);
-	rc |= lod_writer_fini(lw);
-	free(lw);
+	extents_write(&o->extents, key.track_id, 0, &b->point_chunks, ids, o->first + 1, n);
+	rc = lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
+	o->first += n;
+	o->items.len = 0; /* the next track's, in the same memory */
 	return rc;
 }
 
-/* With extent rows set: each point's id, reserved in the order points
- * were made (time order), as a capture streamed in would. NULL when out
- * of memory. */
-static uint64_t *point_chunks(struct build *b, struct point_ids *pi)
+/* Notes a point for its track's level of detail; 0, or -1 when out of memory. */
+static int counter_item(struct counter_out *o, const struct bpoint *p)
 {
-	const struct bpoint *p = b->points.data;
-	size_t i, n = b->points.len, nt = b->tracks.len;
-	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	struct lod_item *it = vec_push(&o->items);
 
-	pi->chunks.rows = b->extent_rows;
-	pi->chunks.next = 1;
-	if (ids == NULL || (pi->ids = calloc(nt ? nt : 1, sizeof(*pi->ids))) == NULL) {
-		free(ids);
-		return NULL;
-	}
-	for (i = 0; i < nt; i++)
-		idg_init(&pi->ids[i]);
-	for (i = 0; i < n; i++)
-		if ((ids[i] = idg_take(&pi->chunks, &pi->ids[p[i].track])) == 0) {
-			free(ids);
-			return NULL;
-		}
-	return ids;
+	if (it == NULL)
+		return -1;
+	*it = (struct lod_item){ .ts = p->ts, .end = p->ts, .is_int = p->is_int, .ivalue = p->is_int ? p->v.i : 0,
+				 .value = p->is_int ? (double)p->v.i : p->v.d };
+	return 0;
 }
 
-/* Counter points, grouped by track; points were made in time order and the
- * sort is stable, so each track's points stay in time (then file) order. */
+/* Counter points, grouped by track, each track's in time (then file)
+ * order: merged from their runs (build.points), each track's extents and
+ * level of detail written as it ends. */
 static int write_counters(struct build *b, struct ingest_opts_view *pv)
 {
-	struct bpoint *p = b->points.data;
-	size_t i, n = b->points.len, nt = b->tracks.len;
-	uint32_t *key = malloc((n ? n : 1) * sizeof(uint32_t)), *perm = NULL;
-	uint64_t *first = malloc((nt + 1) * sizeof(uint64_t)), *ids = NULL;
-	struct point_ids pi = { first, { 0, 0 }, NULL };
-	struct bins cb;
+	struct counter_out o;
+	const struct bpoint *p;
+	uint32_t track = MDL_NONE;
+	uint64_t i = 0;
 	int rc = -1;
 
-	if (key == NULL || first == NULL || (b->extent_rows && (ids = point_chunks(b, &pi)) == NULL)) {
-		b->oom = 1;
+	memset(&o, 0, sizeof(o));
+	vec_init(&o.items, sizeof(struct lod_item));
+	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0)
 		goto out_free;
-	}
-	for (i = 0; i < n; i++)
-		key[i] = p[i].track;
-	if ((perm = counting_perm(key, n, nt, first)) == NULL || bins_init(&cb, b->s, "counters", 4) != 0)
-		goto out_free;
-	for (i = 0; i < n; i++) {
-		write_point(&cb, ids ? ids[perm[i]] : 0, &p[perm[i]]);
-		if ((i & 0xffff) == 0 && progress(b, pv, i) != 0)
+	if (bins_init(&o.rows, b->s, "counters", 4) != 0)
+		goto out_lod;
+	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
+		goto out_rows;
+	rc = rs_finish(&b->points);
+	while (rc == 0 && (p = rs_next(&b->points)) != NULL) {
+		if (p->track != track && track != MDL_NONE)
+			rc = counter_track(b, &o, track);
+		track = p->track;
+		write_point(&o.rows, b->extent_rows ? p->order : 0, p);
+		if (counter_item(&o, p) != 0)
+			b->oom = 1;
+		if ((i++ & 0xffff) == 0 && progress(b, pv, i - 1) != 0)
 			break;
 	}
-	rc = bins_fini(&cb);
-	if (rc == 0)
-		rc = counter_lods(b, p, perm, &pi);
-	pv->base += n;
-	b->res->counts.counters = n;
+	rc |= sorted_failed(b, &b->points);
+	if (rc == 0 && track != MDL_NONE)
+		rc = counter_track(b, &o, track);
+	pv->base += b->points.count;
+	b->res->counts.counters = b->points.count;
+	rs_fini(&b->points);
+	rc |= bins_fini(&o.extents);
+out_rows:
+	rc |= bins_fini(&o.rows);
+out_lod:
+	rc |= lod_writer_fini(o.lw);
 out_free:
-	if (pi.ids)
-		for (i = 0; i < nt; i++)
-			idg_fini(&pi.ids[i]);
-	free(pi.ids);
-	free(ids);
-	free(key);
-	free(first);
-	free(perm);
-	return rc;
+	free(o.lw);
+	vec_fini(&o.items);
+	return rc || b->oom ? -1 : 0;
 }
 
 /* An arrow leaves where its from-slice ends and arrives where its to-slice
@@ -430,25 +348,30 @@ out_free:
  * unterminated from-slice gives its start. */
 static int write_flows(struct build *b)
 {
-	struct bflow *f = b->flows.data;
-	size_t i;
+	const struct bflow *f;
 	struct bins fb;
+	int rc;
 
+	if (rs_finish(&b->flows_by_id) != 0)
+		return sorted_failed(b, &b->flows_by_id);
 	if (bins_init(&fb, b->s, "flows", 8) != 0)
 		return -1;
-	for (i = 0; i < b->flows.len; i++) {
-		bins_null(&fb); /* = i + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
-		bins_i64(&fb, (int64_t)f[i].flow_id);
-		bins_i64(&fb, f[i].cat);
-		bins_i64(&fb, f[i].name);
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].from));
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f[i].to));
-		bins_i64(&fb, f[i].from_ts);
-		bins_i64(&fb, f[i].to_ts);
+	while ((f = rs_next(&b->flows_by_id)) != NULL) {
+		bins_null(&fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
+		bins_i64(&fb, (int64_t)f->flow_id);
+		bins_i64(&fb, f->cat);
+		bins_i64(&fb, f->name);
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->from));
+		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->to));
+		bins_i64(&fb, f->from_ts);
+		bins_i64(&fb, f->to_ts);
 		bins_row(&fb);
 	}
-	b->res->counts.flows = b->flows.len;
-	return bins_fini(&fb);
+	b->res->counts.flows = b->flows_by_id.count;
+	rc = sorted_failed(b, &b->flows_by_id);
+	rc |= bins_fini(&fb);
+	rs_fini(&b->flows_by_id);
+	return rc;
 }
 
 static const char *const thread_states[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
@@ -547,18 +470,17 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 }
 
 /* A context switch on cpu C at t starts the incoming thread's run; the next
- * switch on C ends it with that switch's outgoing state. */
+ * switch on C ends it with that switch's outgoing state. The switches come
+ * merged from their runs (model.h), by cpu then time. */
 static int write_sched(struct build *b)
 {
-	struct mdl_sched *x = b->m->sched.data;
-	size_t i, n = b->m->sched.len;
+	const struct mdl_sched *x;
+	int cpu = -1; /* the cpu of the switch before, -1 before the first */
 	struct cpu_run run = { 0 };
 	struct sched_out o;
 	uint64_t first = 1;
 	int rc = -1;
 
-	if (n > 1) /* x is NULL when there are none */
-		qsort(x, n, sizeof(*x), sched_cmp);
 	memset(&o, 0, sizeof(o));
 	vec_init(&o.runs, sizeof(struct lod_item));
 	idg_init(&o.ids);
@@ -570,22 +492,25 @@ static int write_sched(struct build *b)
 		goto out_lod;
 	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
 		goto out_rows;
-	rc = 0;
-	for (i = 0; i < n && rc == 0; i++) {
-		if (i > 0 && x[i].cpu != x[i - 1].cpu) {
+	rc = rs_finish(&b->m->sched);
+	while (rc == 0 && (x = rs_next(&b->m->sched)) != NULL) {
+		if (cpu >= 0 && x->cpu != cpu) {
 			if (run.open)
-				sched_row(b, &o, x[i - 1].cpu, &run, -1, NULL);
-			rc = cpu_track(b, &o, x[i - 1].cpu, first, b->res->counts.sched);
+				sched_row(b, &o, (uint16_t)cpu, &run, -1, NULL);
+			rc = cpu_track(b, &o, (uint16_t)cpu, first, b->res->counts.sched);
 			first = b->res->counts.sched + 1;
 			run.open = 0;
 		}
-		cpu_switch(b, &o, &run, &x[i]);
+		cpu_switch(b, &o, &run, x);
+		cpu = x->cpu;
 	}
-	if (n > 0 && rc == 0) {
+	rc |= sorted_failed(b, &b->m->sched);
+	if (cpu >= 0 && rc == 0) {
 		if (run.open)
-			sched_row(b, &o, x[n - 1].cpu, &run, -1, NULL);
-		rc = cpu_track(b, &o, x[n - 1].cpu, first, b->res->counts.sched);
+			sched_row(b, &o, (uint16_t)cpu, &run, -1, NULL);
+		rc = cpu_track(b, &o, (uint16_t)cpu, first, b->res->counts.sched);
 	}
+	rs_fini(&b->m->sched);
 	rc |= bins_fini(&o.extents);
 out_rows:
 	rc |= bins_fini(&o.rows);
@@ -976,15 +901,13 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 		return -1;
 	}
 	name_index_start(&ni, b);
-	/* counter points first and flows right after the slices, each freed
-	 * once written: on a 4 GB archive (10M points, 7.8M flows) they would
-	 * otherwise all be in memory while the slices are written */
+	/* counter points first and flows right after the slices, each
+	 * merged from their runs and freed once written */
 	rc = write_counters(b, pv);
-	vec_fini(&b->points);
 	rc = rc ? rc : write_slices(b, pv, order);
 	free(order);
+	rs_fini(&b->flows); /* every flow went on to flows_by_id */
 	rc = rc ? rc : write_flows(b);
-	vec_fini(&b->flows);
 	rc = rc ? rc : write_sched(b);
 	rc = rc ? rc : write_logs(b);
 	rc = rc ? rc : write_objects(b);

@@ -333,7 +333,7 @@ static void digest_sched_logs(const struct model *m, uint64_t dig[NPARTS])
 	size_t i;
 
 	for (i = 0; i < m->sched.len; i++) {
-		const struct mdl_sched *s = VEC_AT(&m->sched, struct mdl_sched, i);
+		const struct mdl_sched *s = &((const struct mdl_sched *)m->sched.buf)[i];
 
 		mix(h, (uint64_t)s->ts);
 		mix(h, (uint64_t)s->seq << 32 | (uint64_t)s->cpu << 16 | (uint64_t)s->out_state << 8 | s->legacy);

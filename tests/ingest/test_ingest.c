@@ -342,9 +342,10 @@ static const char *const renumber_sql[] = {
  * budget and ids reserved 3 rows at a time (ingest_opts.extent_rows): the
  * first two databases must hold the same rows; the third must keep the
  * layout rules and, its ids renumbered into the default layout, hold the
- * same rows again, its name index naming the same slices.
+ * same rows again, its name index naming the same slices. The small
+ * budget's result goes to *spilled when it is not NULL.
  */
-static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
+static void t_same_with_budget(const void *p, size_t n, uint64_t min_events, struct ingest_result *spilled)
 {
 	char in[] = "/tmp/ts-test-XXXXXX", db[3][64];
 	struct ingest_opts o = { 0 };
@@ -369,6 +370,8 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 			fail_msg("budget %zu: %s", o.sort_budget, res.error);
 		if (res.counts.events < min_events)
 			fail_msg("%" PRIu64 " events, %" PRIu64 " slices", res.counts.events, res.counts.slices);
+		if (i == 1 && spilled != NULL)
+			*spilled = res;
 		if (i < 2)
 			rows[i] = t_all_rows(db[i]);
 		t_name_stats(db[i]);
@@ -467,7 +470,68 @@ static void test_budget_fxt(void **state)
 		}
 	}
 	fxtw_begin(&w, th[0], C, FXTW_INL("late root"), 10, NULL, 0); /* appended last, sorts first */
-	t_same_with_budget(w.buf, w.len, 4000);
+	t_same_with_budget(w.buf, w.len, 4000, NULL);
+	fxtw_fini(&w);
+}
+
+/*
+ * The records put in their tables' order in runs (runsort.h): with the
+ * budget of 100 events, runs of 1000 bytes, so each of these goes through
+ * dozens of them. Counter events of three series (pid, name, argument,
+ * counter id) each, integer and double, many at one timestamp; flows
+ * stepped and ended on every thread, so that their from-slices are written
+ * in another order than they are made, some from slices that end before
+ * the arrow, some after, some never; context switches on four cpus, many
+ * at one timestamp, written in another order than the file's.
+ */
+static void test_budget_records(void **state)
+{
+	static const uint64_t tids[4] = { 2, 3, 5, 6 };
+	struct fxtw_thr th[4] = { FXTW_TINL(1, 2), FXTW_TINL(1, 3), FXTW_TINL(4, 5), FXTW_TINL(4, 6) };
+	struct fxtw_arg a[3];
+	struct ingest_result res;
+	unsigned depth[4] = { 0 }, i, t;
+	uint64_t ts = 1000;
+	struct fxtw w;
+
+	(void)state;
+	t_open(&w);
+	for (i = 0; i < 12000; i++) {
+		t = rnd(4);
+		ts += rnd(2);
+		a[0] = fxtw_arg_i64(FXTW_INL("x"), (int64_t)i - 5000);
+		a[1] = fxtw_arg_double(FXTW_INL("y"), i / 3.0);
+		a[2] = fxtw_arg_i64(FXTW_INL("z"), (int64_t)rnd(7));
+		switch (rnd(8)) {
+		case 0:
+			fxtw_begin(&w, th[t], C, FXTW_INL(rnd(2) ? "a" : "b"), ts, NULL, 0);
+			depth[t]++;
+			break;
+		case 1:
+			if (depth[t] > 0) {
+				fxtw_end(&w, th[t], C, FXTW_EMPTY, ts, NULL, 0);
+				depth[t]--;
+			}
+			break;
+		case 2:
+			fxtw_complete(&w, th[t], C, FXTW_INL("c"), ts, ts + rnd(30), NULL, 0);
+			break;
+		case 3:
+			fxtw_counter(&w, th[t], C, FXTW_INL(rnd(2) ? "mem" : "cpu"), ts, rnd(3), a, 1 + rnd(3));
+			break;
+		case 4:
+		case 5:
+			fxtw_flow(&w, 8 + rnd(3), th[t], C, FXTW_INL("f"), ts - rnd(8), rnd(6));
+			break;
+		default:
+			fxtw_context_switch(&w, (uint16_t)rnd(4), rnd(4), ts - rnd(3), tids[rnd(4)], tids[t], NULL, 0);
+		}
+	}
+	t_same_with_budget(w.buf, w.len, 8000, &res);
+	/* dozens of runs each: 32-byte points and switches, 64-byte flows */
+	if (res.counts.counters < 40 * 31 || res.counts.flows < 40 * 15 || res.counts.sched < 40 * 31)
+		fail_msg("%" PRIu64 " points, %" PRIu64 " flows, %" PRIu64 " switches", res.counts.counters,
+			 res.counts.flows, res.counts.sched);
 	fxtw_fini(&w);
 }
 
@@ -504,7 +568,7 @@ static void test_budget_xray(void **state)
 		xrw_buffer_end(&w);
 		tsc -= 900; /* the next thread's buffer overlaps this one in time */
 	}
-	t_same_with_budget(w.buf, w.len, 2000);
+	t_same_with_budget(w.buf, w.len, 2000, NULL);
 	xrw_fini(&w);
 }
 
@@ -527,7 +591,7 @@ static void test_name_stats(void **state)
 			fxtw_instant(&w, th[0], C, FXTW_INL("few"), ts + 950, NULL, 0);
 	}
 	fxtw_begin(&w, th[0], C, FXTW_INL("many"), ts, NULL, 0); /* and one of them never ends */
-	t_same_with_budget(w.buf, w.len, 3000);
+	t_same_with_budget(w.buf, w.len, 3000, NULL);
 	fxtw_fini(&w);
 }
 
@@ -595,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_damage_not_a_trace),
 		cmocka_unit_test(test_budget_fxt),
 		cmocka_unit_test(test_budget_xray),
+		cmocka_unit_test(test_budget_records),
 		cmocka_unit_test(test_name_stats),
 		cmocka_unit_test(test_cancel),
 	};
