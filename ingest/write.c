@@ -16,6 +16,7 @@
 #include "build.h"
 #include "extents.h"
 #include "lod.h"
+#include "stacks.h"
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
 
@@ -164,6 +165,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	if (it == NULL)
 		return -1;
 	ss_read_group(&rd, &b->ss, g);
+	stacks_group(b->stacks, r->track, r->depth, group, r->count);
 	for (i = 0; i < r->count; i++) {
 		int64_t end;
 
@@ -181,6 +183,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		while (fc->at < fc->n && fc->v[fc->at].at == r->first + i)
 			VEC_AT(&b->flows, struct bflow, fc->v[fc->at++].flow)->from_ts = s.dur < 0 ? s.ts : s.ts + s.dur;
 		write_slice(b, bb, g, i, &s);
+		stacks_slice(b->stacks, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
@@ -237,7 +240,7 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 		b->oom = 1;
 		goto out_free;
 	}
-	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
+	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0 || stacks_begin(b) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
@@ -246,6 +249,8 @@ out_fini:
 	if (bins_fini(bb) != 0)
 		rc = -1;
 	if (lod_writer_fini(lw) != 0)
+		rc = -1;
+	if (stacks_end(b) != 0)
 		rc = -1;
 	if (rc == 0)
 		rc = write_depths(b, r, nr);

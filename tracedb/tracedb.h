@@ -48,8 +48,11 @@
  * by ingest, which search across traces reads instead of every slice.
  * 7: table extents locates a group's rows, which may lie in several runs
  * of ids; lod records name rows by ordinal, not id.
+ * 8: track_names and track_stacks, per track the wall times of each slice
+ * name and of the call stacks merged by name path, which area and flame
+ * over the whole trace read instead of every slice.
  */
-#define TRACEDB_SCHEMA_VERSION 7
+#define TRACEDB_SCHEMA_VERSION 8
 
 enum {
 	LOD_WORDS = 10,
