@@ -340,9 +340,10 @@ static const char *const renumber_sql[] = {
  * Ingests the bytes with the default budget, with a budget of 100 events
  * (the events then go through dozens of spilled runs), and with that
  * budget and ids reserved 3 rows at a time (ingest_opts.extent_rows): the
- * first two databases must hold the same rows; the third must keep the
- * layout rules and, its ids renumbered into the default layout, hold the
- * same rows again, its name index naming the same slices.
+ * first two databases must hold the same rows (stack statistics too); the
+ * third must keep the layout rules and, its ids renumbered into the
+ * default layout, hold the same rows again, its name index naming the
+ * same slices.
  */
 static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 {
@@ -374,6 +375,9 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 		t_name_stats(db[i]);
 	}
 	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
+	/* and their stack statistics, which spilling must not change either */
+	assert_true(strstr(rows[0], "table track_names\n1|") != NULL);
+	assert_true(strstr(rows[0], "table track_stacks\n1|0|-1|0|") != NULL);
 	if (strcmp(rows[0], rows[1]) != 0)
 		fail_msg("the databases differ:\n%.2000s\n----\n%.2000s", rows[0], rows[1]);
 
