@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tracedb/tracedb.h"
 #include "build.h"
 #include "stacks.h"
 
@@ -47,6 +48,10 @@ struct sk_level {
 
 struct stacks {
 	struct bins names_rows, stacks_rows; /* track_names, track_stacks */
+	struct store *s;       /* where they go */
+	uint8_t *buf;          /* the last track's packed nodes, until the writer has them */
+	size_t bufcap;
+	uint64_t ticket;       /* store_ticket() once the last track's rows went */
 	int64_t end_ns;        /* where an unterminated slice ends */
 	uint32_t track, depth; /* the group being read */
 	uint32_t group;        /* its index in the slice store, MDL_NONE before the first */
@@ -148,6 +153,54 @@ static struct sk_name *sk_name_get(struct stacks *sk, uint32_t name)
 	return &sk->name[sk->name_at[name] - 1];
 }
 
+/* The track's nodes above stop_depth, packed TRACEDB_STACKS_CHUNK to a row
+ * in sk->buf once the writer is done with the last track's; 0, or -1 when
+ * out of memory or an insert failed. */
+static int sk_put_nodes(struct stacks *sk)
+{
+	uint64_t prev[STACKS_WORDS], v[STACKS_WORDS];
+	size_t i, n = 0, len = 0, start = 0;
+
+	while (n < sk->n && sk->node[n].depth < sk->stop_depth)
+		n++;
+	if (store_wait(sk->s, sk->ticket) != 0)
+		return -1;
+	if (n * STACKS_RECORD_MAX > sk->bufcap) {
+		uint8_t *grown = realloc(sk->buf, n * STACKS_RECORD_MAX);
+
+		if (grown == NULL)
+			return -1;
+		sk->buf = grown;
+		sk->bufcap = n * STACKS_RECORD_MAX;
+	}
+	for (i = 0; i < n; i++) {
+		const struct sk_node *nd = &sk->node[i];
+
+		if (i % TRACEDB_STACKS_CHUNK == 0)
+			memset(prev, 0, sizeof(prev));
+		v[STACKW_PARENT] = (uint64_t)(nd->key >= 0 ? nd->key + 1 : 0);
+		v[STACKW_DEPTH] = nd->depth;
+		v[STACKW_NAME] = nd->name;
+		v[STACKW_COUNT] = (uint64_t)nd->count;
+		v[STACKW_TOTAL] = (uint64_t)nd->total;
+		v[STACKW_CHILD] = (uint64_t)nd->child;
+		v[STACKW_MAX] = (uint64_t)nd->max;
+		len += tracedb_stacks_put(sk->buf + len, prev, v);
+		if (i + 1 == n || (i + 1) % TRACEDB_STACKS_CHUNK == 0) {
+			bins_i64(&sk->stacks_rows, (int64_t)sk->track + 1);
+			bins_i64(&sk->stacks_rows, (int64_t)(i - i % TRACEDB_STACKS_CHUNK));
+			bins_i64(&sk->stacks_rows, (int64_t)(i % TRACEDB_STACKS_CHUNK + 1));
+			bins_blob(&sk->stacks_rows, sk->buf + start, (int)(len - start));
+			bins_row(&sk->stacks_rows);
+			start = len;
+		}
+	}
+	if (bins_flush(&sk->stacks_rows) != 0)
+		return -1;
+	sk->ticket = store_ticket(sk->s);
+	return 0;
+}
+
 /* The track's rows, then nothing kept for the next track. */
 static void sk_put_track(struct stacks *sk)
 {
@@ -165,20 +218,8 @@ static void sk_put_track(struct stacks *sk)
 		bins_row(&sk->names_rows);
 		sk->name_at[x->name] = 0;
 	}
-	for (i = 0; i < sk->n && sk->node[i].depth < sk->stop_depth; i++) {
-		const struct sk_node *nd = &sk->node[i];
-
-		bins_i64(&sk->stacks_rows, (int64_t)sk->track + 1);
-		bins_i64(&sk->stacks_rows, (int64_t)i);
-		bins_i64(&sk->stacks_rows, nd->key >= 0 ? nd->key : -1);
-		bins_i64(&sk->stacks_rows, nd->depth);
-		bins_i64(&sk->stacks_rows, nd->name);
-		bins_i64(&sk->stacks_rows, nd->count);
-		bins_i64(&sk->stacks_rows, nd->total);
-		bins_i64(&sk->stacks_rows, nd->child);
-		bins_i64(&sk->stacks_rows, nd->max);
-		bins_row(&sk->stacks_rows);
-	}
+	if (sk_put_nodes(sk) != 0)
+		sk->oom = 1;
 	if (sk->n > 0)
 		memset(sk->slot, 0, sk->slots * sizeof(*sk->slot));
 	sk->n = sk->nname = 0;
@@ -201,12 +242,13 @@ int stacks_begin(struct build *b)
 		free(sk);
 		return -1;
 	}
-	if (bins_init(&sk->stacks_rows, b->s, "track_stacks", 9) != 0) {
+	if (bins_init(&sk->stacks_rows, b->s, "track_stacks", 4) != 0) {
 		bins_fini(&sk->names_rows);
 		free(sk->name_at);
 		free(sk);
 		return -1;
 	}
+	sk->s = b->s;
 	sk->end_ns = b->end_ns;
 	sk->group = sk->prev_group = MDL_NONE;
 	sk->stop_depth = UINT32_MAX;
@@ -327,6 +369,8 @@ int stacks_end(struct build *b)
 		sk_put_track(sk);
 	rc = bins_fini(&sk->names_rows);
 	rc |= bins_fini(&sk->stacks_rows);
+	/* the last track's blobs are read by the writer until then */
+	rc |= store_wait(sk->s, store_ticket(sk->s));
 	if (sk->oom) {
 		b->oom = 1;
 		rc = -1;
@@ -339,6 +383,7 @@ int stacks_end(struct build *b)
 	free(sk->name_at);
 	free(sk->node);
 	free(sk->slot);
+	free(sk->buf);
 	free(sk);
 	b->stacks = NULL;
 	return rc;

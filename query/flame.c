@@ -13,6 +13,7 @@
  * the graph is full, deeper nodes can add nothing, else the slices are
  * read after all.
  */
+#include "../tracedb/tracedb.h"
 #include "query_internal.h"
 
 #include <stdio.h>
@@ -136,39 +137,61 @@ static int flame_closed_below(const struct flame *f, int64_t depth)
 	return f->n == f->max_nodes && f->truncated && depth >= f->max_depth;
 }
 
+/* Adds the nodes of one track_stacks row (first node i, count of them)
+ * after the track's nodes before i; moves *i and *depth past them.
+ * QRY_OK, or an error; *closed = 1 when the graph can take nothing from
+ * the track's later nodes. */
+static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *depth, int *closed)
+{
+	const uint8_t *p = sqlite3_column_blob(sd->nodes, 2);
+	const uint8_t *end = p + sqlite3_column_bytes(sd->nodes, 2);
+	int64_t k, n = sqlite3_column_int64(sd->nodes, 1);
+	uint64_t v[STACKS_WORDS] = { 0 };
+
+	if (sqlite3_column_int64(sd->nodes, 0) != *i || n < 0 || n > TRACEDB_STACKS_CHUNK)
+		return QRY_EDB; /* not as ingest writes them */
+	if ((size_t)(*i + n) > sd->cap) {
+		size_t cap = (size_t)(*i + n) * 2;
+		int32_t *grown = realloc(sd->tag, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return QRY_ENOMEM;
+		sd->tag = grown;
+		sd->cap = cap;
+	}
+	for (k = 0; k < n; k++, ++*i) {
+		int64_t parent;
+		int32_t tag;
+
+		if (tracedb_stacks_next(&p, end, v) != 0 || (parent = (int64_t)v[STACKW_PARENT] - 1) >= *i)
+			return QRY_EDB;
+		*depth = (int64_t)v[STACKW_DEPTH];
+		if ((*closed = flame_closed_below(f, *depth - 1)) != 0)
+			return QRY_OK; /* and so are the later nodes, deeper still */
+		tag = flame_add(f, *depth, parent >= 0 ? sd->tag[parent] : -1, (int64_t)v[STACKW_NAME],
+				(int64_t)v[STACKW_COUNT], (int64_t)v[STACKW_TOTAL]);
+		if (tag == -2)
+			return QRY_ENOMEM;
+		sd->tag[*i] = tag;
+	}
+	return QRY_OK;
+}
+
 /* Adds one track's stored nodes; *ok = 0 when they do not suffice (the
  * track keeps fewer depths than the graph could use). QRY_OK, or an
  * error. */
 static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *ok)
 {
 	int64_t i = 0, depth = -1, max_depth;
-	int rc;
+	int rc, closed = 0;
 
 	sqlite3_reset(sd->nodes);
 	sqlite3_bind_int64(sd->nodes, 1, track);
 	while ((rc = sqlite3_step(sd->nodes)) == SQLITE_ROW) {
-		int64_t parent = sqlite3_column_int64(sd->nodes, 1);
-		int32_t tag;
+		int qrc = stored_row(f, sd, &i, &depth, &closed);
 
-		depth = sqlite3_column_int64(sd->nodes, 2);
-		if (flame_closed_below(f, depth - 1))
-			return QRY_OK; /* deeper still, in node order */
-		if ((size_t)i == sd->cap) {
-			size_t cap = sd->cap ? sd->cap * 2 : 1024;
-			int32_t *grown = realloc(sd->tag, cap * sizeof(*grown));
-
-			if (grown == NULL)
-				return QRY_ENOMEM;
-			sd->tag = grown;
-			sd->cap = cap;
-		}
-		if (sqlite3_column_int64(sd->nodes, 0) != i || parent >= i)
-			return QRY_EDB; /* not as ingest writes them */
-		tag = flame_add(f, depth, parent >= 0 ? sd->tag[parent] : -1, sqlite3_column_int64(sd->nodes, 3),
-				sqlite3_column_int64(sd->nodes, 4), sqlite3_column_int64(sd->nodes, 5));
-		if (tag == -2)
-			return QRY_ENOMEM;
-		sd->tag[i++] = tag;
+		if (qrc != QRY_OK || closed)
+			return qrc;
 	}
 	if (rc != SQLITE_DONE)
 		return QRY_EDB;
@@ -192,8 +215,8 @@ static int flame_stored(sqlite3 *db, struct flame *f, const int64_t *tracks, siz
 	int rc = QRY_OK;
 
 	*ok = 1;
-	if (sqlite3_prepare_v2(db, "SELECT node, parent, depth, name_id, count, total_ns FROM track_stacks "
-				   "WHERE track_id = ? ORDER BY node", -1, &sd.nodes, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
+				   "ORDER BY first_node", -1, &sd.nodes, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ? AND "
 				   "EXISTS (SELECT 1 FROM track_depths WHERE track_id = tracks.id)", -1, &sd.depth,
 			       NULL) != SQLITE_OK)

@@ -282,11 +282,16 @@ CREATE TABLE name_stats (
 -- operation in a lane below the first: such a root at depth > 0 is not in
 -- a flame graph, nor are its callees). Nodes are numbered from 0 in the
 -- order a whole-trace scan meets them: depth by depth, then by ts, so a
--- parent comes before its children. count, total_ns, child_ns (the
--- children's part of total_ns) and max_ns as in track_names. A track keeps
--- the nodes of depths 0 .. D: every depth (D = tracks.max_depth) unless
--- they are more than 65536, then the first depths that fit (depth 0
--- always); a reader needing deeper ones reads the slices.
+-- parent comes before its children. Each node has its parent, depth,
+-- name_id, count, total wall time, the children's part of it and the
+-- longest, as in track_names; they are packed, up to 1024 nodes a row
+-- from node first_node on, in records whose layout and encoding have one
+-- owner, tracedb/tracedb.h (a trace of random stacks has about a node for
+-- every two slices, and a row each cost ingest about a tenth more time).
+-- A track keeps the nodes of depths 0 .. D:
+-- every depth (D = tracks.max_depth) unless they are more than 65536, then
+-- the first depths that fit (depth 0 always); a reader needing deeper ones
+-- reads the slices.
 CREATE TABLE track_names (
 	track_id INTEGER NOT NULL,
 	name_id INTEGER NOT NULL,
@@ -299,15 +304,10 @@ CREATE TABLE track_names (
 
 CREATE TABLE track_stacks (
 	track_id INTEGER NOT NULL,
-	node INTEGER NOT NULL,
-	parent INTEGER NOT NULL,
-	depth INTEGER NOT NULL,
-	name_id INTEGER NOT NULL,
+	first_node INTEGER NOT NULL,
 	count INTEGER NOT NULL,
-	total_ns INTEGER NOT NULL,
-	child_ns INTEGER NOT NULL,
-	max_ns INTEGER NOT NULL,
-	PRIMARY KEY (track_id, node)
+	nodes BLOB NOT NULL,
+	PRIMARY KEY (track_id, first_node)
 ) WITHOUT ROWID;
 
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and

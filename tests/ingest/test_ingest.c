@@ -336,6 +336,17 @@ static const char *const renumber_sql[] = {
 	"DELETE FROM name_index",
 };
 
+/* Whether the dump of t_all_rows has rows of table `table`. */
+static int t_has_rows(const char *rows, const char *table)
+{
+	char head[64];
+	const char *p;
+
+	snprintf(head, sizeof(head), "table %s\n", table);
+	p = strstr(rows, head);
+	return p != NULL && p[strlen(head)] != '\0' && strncmp(p + strlen(head), "table ", 6) != 0;
+}
+
 /*
  * Ingests the bytes with the default budget, with a budget of 100 events
  * (the events then go through dozens of spilled runs), and with that
@@ -376,8 +387,8 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events)
 	}
 	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
 	/* and their stack statistics, which spilling must not change either */
-	assert_true(strstr(rows[0], "table track_names\n1|") != NULL);
-	assert_true(strstr(rows[0], "table track_stacks\n1|0|-1|0|") != NULL);
+	assert_true(t_has_rows(rows[0], "track_names"));
+	assert_true(t_has_rows(rows[0], "track_stacks"));
 	if (strcmp(rows[0], rows[1]) != 0)
 		fail_msg("the databases differ:\n%.2000s\n----\n%.2000s", rows[0], rows[1]);
 
