@@ -27,9 +27,8 @@
 
 enum { STACKS_MAX_NODES = 65536 };
 
+/* A node: its key and name are its kmap entry's words 0 and 1. */
 struct sk_node {
-	int64_t key;   /* the parent node (>= 0), or -1 - depth for a root */
-	uint32_t name;
 	uint32_t depth;
 	int64_t count, total, child, max; /* wall times, ns */
 };
@@ -41,116 +40,63 @@ struct sk_name {
 
 /* What each slice of one depth left for its children, by ordinal. */
 struct sk_level {
-	int32_t *node;  /* -1: none kept */
-	uint32_t *name;
-	size_t n;
+	struct vec node; /* int32_t; -1: none kept */
+	struct vec name; /* uint32_t */
 };
 
 struct stacks {
 	struct bins names_rows, stacks_rows; /* track_names, track_stacks */
 	struct store *s;       /* where they go */
-	uint8_t *buf;          /* the last track's packed nodes, until the writer has them */
-	size_t bufcap;
+	struct vec buf;        /* bytes: the last track's packed nodes, until the writer has them */
 	uint64_t ticket;       /* store_ticket() once the last track's rows went */
 	int64_t end_ns;        /* where an unterminated slice ends */
 	uint32_t track, depth; /* the group being read */
 	uint32_t group;        /* its index in the slice store, MDL_NONE before the first */
 	uint32_t prev_group;   /* the group one level up on the track, MDL_NONE: none */
 	struct sk_level prev, cur;
-	size_t cap;            /* ordinals prev and cur have room for */
 	uint32_t stop_depth;   /* no node is kept at this depth or deeper */
-	struct sk_name *name;  /* the track's names, in the order met */
-	size_t nname, namecap;
-	int32_t *name_at;      /* by string id: index in name + 1, 0: not met on this track */
+	struct vec names;      /* struct sk_name: the track's names, in the order met */
+	int32_t *name_at;      /* by string id: index in names + 1, 0: not met on this track */
 	size_t nstrings;
-	struct sk_node *node;  /* the track's tree, nodes in the order met */
-	size_t n, ncap;
-	int32_t *slot;         /* open addressing on (key, name): node index + 1 */
-	size_t slots;          /* a power of two, at least twice n; 0 before the first */
+	struct kmap map;       /* (key, name) -> node: the key is the parent node (>= 0),
+				* or -1 - depth for a root; entries in node order */
+	struct vec nodes;      /* struct sk_node, by node */
 	int oom;
 };
-
-static size_t sk_hash(int64_t key, uint32_t name, size_t mask)
-{
-	uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull ^ (uint64_t)name * 0xC2B2AE3D27D4EB4Full;
-
-	return (size_t)(h ^ h >> 29) & mask;
-}
-
-/* Doubles the hash (or makes it); 0, or -1 when out of memory. */
-static int sk_rehash(struct stacks *sk)
-{
-	size_t slots = sk->slots ? sk->slots * 2 : 1024, i, j;
-	int32_t *slot = calloc(slots, sizeof(*slot));
-
-	if (slot == NULL)
-		return -1;
-	for (i = 0; i < sk->n; i++) {
-		for (j = sk_hash(sk->node[i].key, sk->node[i].name, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
-			;
-		slot[j] = (int32_t)i + 1;
-	}
-	free(sk->slot);
-	sk->slot = slot;
-	sk->slots = slots;
-	return 0;
-}
 
 /* The node of (key, name) at the current depth, made if new; -1 when out
  * of memory. */
 static int32_t sk_node_get(struct stacks *sk, int64_t key, uint32_t name)
 {
-	size_t j;
+	struct kmap_entry *e = kmap_get(&sk->map, (uint64_t)key, name, 0, 0);
+	struct sk_node *nd;
 
-	if ((sk->n + 1) * 2 > sk->slots && sk_rehash(sk) != 0)
+	if (e == NULL)
 		return -1;
-	for (j = sk_hash(key, name, sk->slots - 1); sk->slot[j]; j = (j + 1) & (sk->slots - 1)) {
-		const struct sk_node *nd = &sk->node[sk->slot[j] - 1];
-
-		if (nd->key == key && nd->name == name)
-			return sk->slot[j] - 1;
-	}
-	if (sk->n == sk->ncap) {
-		size_t cap = sk->ncap ? sk->ncap * 2 : 256;
-		struct sk_node *grown = realloc(sk->node, cap * sizeof(*grown));
-
-		if (grown == NULL)
+	if (e->val == MDL_NONE) {
+		if ((nd = vec_push(&sk->nodes)) == NULL)
 			return -1;
-		sk->node = grown;
-		sk->ncap = cap;
+		nd->depth = sk->depth;
+		e->val = (uint32_t)(sk->nodes.len - 1);
 	}
-	sk->node[sk->n] = (struct sk_node){ key, name, sk->depth, 0, 0, 0, 0 };
-	sk->slot[j] = (int32_t)sk->n + 1;
-	return (int32_t)sk->n++;
+	return (int32_t)e->val;
 }
 
-/* The figures of name on this track, made if new; NULL when out of memory. */
+/* The figures of name on this track, made if new; NULL when out of memory
+ * (or, never, when name is no string id). */
 static struct sk_name *sk_name_get(struct stacks *sk, uint32_t name)
 {
-	if (name >= sk->nstrings) { /* never: names are string ids */
-		size_t n = (size_t)name + 1024;
-		int32_t *grown = realloc(sk->name_at, n * sizeof(*grown));
+	struct sk_name *x;
 
-		if (grown == NULL)
-			return NULL;
-		memset(grown + sk->nstrings, 0, (n - sk->nstrings) * sizeof(*grown));
-		sk->name_at = grown;
-		sk->nstrings = n;
-	}
+	if (name >= sk->nstrings)
+		return NULL;
 	if (sk->name_at[name] == 0) {
-		if (sk->nname == sk->namecap) {
-			size_t cap = sk->namecap ? sk->namecap * 2 : 64;
-			struct sk_name *grown = realloc(sk->name, cap * sizeof(*grown));
-
-			if (grown == NULL)
-				return NULL;
-			sk->name = grown;
-			sk->namecap = cap;
-		}
-		sk->name[sk->nname] = (struct sk_name){ name, 0, 0, 0, 0 };
-		sk->name_at[name] = (int32_t)++sk->nname;
+		if ((x = vec_push(&sk->names)) == NULL)
+			return NULL;
+		x->name = name;
+		sk->name_at[name] = (int32_t)sk->names.len;
 	}
-	return &sk->name[sk->name_at[name] - 1];
+	return VEC_AT(&sk->names, struct sk_name, sk->name_at[name] - 1);
 }
 
 /* The track's nodes above stop_depth, packed TRACEDB_STACKS_CHUNK to a row
@@ -161,36 +107,32 @@ static int sk_put_nodes(struct stacks *sk)
 	uint64_t prev[STACKS_WORDS], v[STACKS_WORDS];
 	size_t i, n = 0, len = 0, start = 0;
 
-	while (n < sk->n && sk->node[n].depth < sk->stop_depth)
-		n++;
-	if (store_wait(sk->s, sk->ticket) != 0)
-		return -1;
-	if (n * STACKS_RECORD_MAX > sk->bufcap) {
-		uint8_t *grown = realloc(sk->buf, n * STACKS_RECORD_MAX);
+	uint8_t *buf;
 
-		if (grown == NULL)
-			return -1;
-		sk->buf = grown;
-		sk->bufcap = n * STACKS_RECORD_MAX;
-	}
+	while (n < sk->nodes.len && VEC_AT(&sk->nodes, struct sk_node, n)->depth < sk->stop_depth)
+		n++;
+	if (store_wait(sk->s, sk->ticket) != 0 || vec_reserve(&sk->buf, n * STACKS_RECORD_MAX) != 0)
+		return -1;
+	buf = sk->buf.data;
 	for (i = 0; i < n; i++) {
-		const struct sk_node *nd = &sk->node[i];
+		const struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, i);
+		const struct kmap_entry *e = VEC_AT(&sk->map.ents, struct kmap_entry, i);
 
 		if (i % TRACEDB_STACKS_CHUNK == 0)
 			memset(prev, 0, sizeof(prev));
-		v[STACKW_PARENT] = (uint64_t)(nd->key >= 0 ? nd->key + 1 : 0);
+		v[STACKW_PARENT] = (int64_t)e->k[0] >= 0 ? e->k[0] + 1 : 0;
 		v[STACKW_DEPTH] = nd->depth;
-		v[STACKW_NAME] = nd->name;
+		v[STACKW_NAME] = e->k[1];
 		v[STACKW_COUNT] = (uint64_t)nd->count;
 		v[STACKW_TOTAL] = (uint64_t)nd->total;
 		v[STACKW_CHILD] = (uint64_t)nd->child;
 		v[STACKW_MAX] = (uint64_t)nd->max;
-		len += tracedb_stacks_put(sk->buf + len, prev, v);
+		len += tracedb_stacks_put(buf + len, prev, v);
 		if (i + 1 == n || (i + 1) % TRACEDB_STACKS_CHUNK == 0) {
 			bins_i64(&sk->stacks_rows, (int64_t)sk->track + 1);
 			bins_i64(&sk->stacks_rows, (int64_t)(i - i % TRACEDB_STACKS_CHUNK));
 			bins_i64(&sk->stacks_rows, (int64_t)(i % TRACEDB_STACKS_CHUNK + 1));
-			bins_blob(&sk->stacks_rows, sk->buf + start, (int)(len - start));
+			bins_blob(&sk->stacks_rows, buf + start, (int)(len - start));
 			bins_row(&sk->stacks_rows);
 			start = len;
 		}
@@ -206,8 +148,8 @@ static void sk_put_track(struct stacks *sk)
 {
 	size_t i;
 
-	for (i = 0; i < sk->nname; i++) {
-		const struct sk_name *x = &sk->name[i];
+	for (i = 0; i < sk->names.len; i++) {
+		const struct sk_name *x = VEC_AT(&sk->names, struct sk_name, i);
 
 		bins_i64(&sk->names_rows, (int64_t)sk->track + 1);
 		bins_i64(&sk->names_rows, x->name);
@@ -220,9 +162,9 @@ static void sk_put_track(struct stacks *sk)
 	}
 	if (sk_put_nodes(sk) != 0)
 		sk->oom = 1;
-	if (sk->n > 0)
-		memset(sk->slot, 0, sk->slots * sizeof(*sk->slot));
-	sk->n = sk->nname = 0;
+	kmap_fini(&sk->map);
+	kmap_init(&sk->map);
+	sk->nodes.len = sk->names.len = 0;
 	sk->stop_depth = UINT32_MAX;
 }
 
@@ -248,33 +190,19 @@ int stacks_begin(struct build *b)
 		free(sk);
 		return -1;
 	}
+	kmap_init(&sk->map);
+	vec_init(&sk->nodes, sizeof(struct sk_node));
+	vec_init(&sk->names, sizeof(struct sk_name));
+	vec_init(&sk->buf, 1);
+	vec_init(&sk->prev.node, sizeof(int32_t));
+	vec_init(&sk->prev.name, sizeof(uint32_t));
+	vec_init(&sk->cur.node, sizeof(int32_t));
+	vec_init(&sk->cur.name, sizeof(uint32_t));
 	sk->s = b->s;
 	sk->end_ns = b->end_ns;
 	sk->group = sk->prev_group = MDL_NONE;
 	sk->stop_depth = UINT32_MAX;
 	b->stacks = sk;
-	return 0;
-}
-
-/* Room for count ordinals in prev (keeping what it holds) and cur. */
-static int sk_level_room(struct stacks *sk, uint64_t count)
-{
-	struct sk_level *l[2] = { &sk->prev, &sk->cur };
-	int i;
-
-	for (i = 0; i < 2 && count > sk->cap; i++) {
-		int32_t *node = realloc(l[i]->node, count * sizeof(*node));
-		uint32_t *name;
-
-		if (node == NULL)
-			return -1;
-		l[i]->node = node;
-		if ((name = realloc(l[i]->name, count * sizeof(*name))) == NULL)
-			return -1;
-		l[i]->name = name;
-	}
-	if (count > sk->cap)
-		sk->cap = count;
 	return 0;
 }
 
@@ -291,11 +219,12 @@ void stacks_group(struct stacks *sk, uint32_t track, uint32_t depth, uint32_t gr
 	swap = sk->prev;
 	sk->prev = sk->cur;
 	sk->cur = swap;
-	sk->cur.n = 0;
+	sk->cur.node.len = sk->cur.name.len = 0;
 	sk->track = track;
 	sk->depth = depth;
 	sk->group = group;
-	if (sk_level_room(sk, count) != 0)
+	/* room for the group's slices, so that stacks_slice's pushes never fail */
+	if (vec_reserve(&sk->cur.node, count) != 0 || vec_reserve(&sk->cur.name, count) != 0)
 		sk->oom = 1;
 }
 
@@ -326,9 +255,9 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 
 	if (sk == NULL || sk->oom)
 		return;
-	if (s->parent.group != MDL_NONE && s->parent.group == sk->prev_group && s->parent.ord < sk->prev.n) {
+	if (s->parent.group != MDL_NONE && s->parent.group == sk->prev_group && s->parent.ord < sk->prev.node.len) {
 		found = 1;
-		parent = sk->prev.node[s->parent.ord];
+		parent = *VEC_AT(&sk->prev.node, int32_t, s->parent.ord);
 	}
 	/* a whole-trace selection's part of the slice (query/area.c) */
 	end = s->dur < 0 ? sk->end_ns : s->ts + s->dur;
@@ -343,9 +272,10 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 	if (wall > x->max)
 		x->max = wall;
 	if (found)
-		sk->name[sk->name_at[sk->prev.name[s->parent.ord]] - 1].self -= wall;
+		VEC_AT(&sk->names, struct sk_name, sk->name_at[*VEC_AT(&sk->prev.name, uint32_t, s->parent.ord)] - 1)
+			->self -= wall;
 	if (n >= 0) {
-		struct sk_node *nd = &sk->node[n];
+		struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, n);
 
 		nd->count++;
 		nd->total += wall;
@@ -353,9 +283,9 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 			nd->max = wall;
 	}
 	if (parent >= 0)
-		sk->node[parent].child += wall;
-	sk->cur.node[sk->cur.n] = n;
-	sk->cur.name[sk->cur.n++] = s->name;
+		VEC_AT(&sk->nodes, struct sk_node, parent)->child += wall;
+	*(int32_t *)vec_push(&sk->cur.node) = n;
+	*(uint32_t *)vec_push(&sk->cur.name) = s->name;
 }
 
 int stacks_end(struct build *b)
@@ -375,15 +305,15 @@ int stacks_end(struct build *b)
 		b->oom = 1;
 		rc = -1;
 	}
-	free(sk->prev.node);
-	free(sk->prev.name);
-	free(sk->cur.node);
-	free(sk->cur.name);
-	free(sk->name);
+	vec_fini(&sk->prev.node);
+	vec_fini(&sk->prev.name);
+	vec_fini(&sk->cur.node);
+	vec_fini(&sk->cur.name);
+	vec_fini(&sk->names);
+	vec_fini(&sk->nodes);
+	vec_fini(&sk->buf);
+	kmap_fini(&sk->map);
 	free(sk->name_at);
-	free(sk->node);
-	free(sk->slot);
-	free(sk->buf);
 	free(sk);
 	b->stacks = NULL;
 	return rc;
