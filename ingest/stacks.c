@@ -14,7 +14,8 @@
  * so a trace of random stacks costs no more than a few depths' rows.
  *
  * Memory: per track, the names' figures (an index by string id for the
- * whole trace, 4 bytes a string), the nodes and their hash; and the node
+ * whole trace, 4 bytes a string), the nodes (40 bytes) and their hash
+ * (16 bytes a slot, at most 4 a node); and the node
  * and name of every slice of the last two depths by ordinal (8 bytes a
  * slice of the two largest adjacent groups), never per slice of the trace.
  */
@@ -25,12 +26,21 @@
 #include "build.h"
 #include "stacks.h"
 
-enum { STACKS_MAX_NODES = 65536 };
+enum { STACKS_MAX_NODES = 32768 };
 
-/* A node: its key and name are its kmap entry's words 0 and 1. */
+/* A node's key (the parent node, >= 0, or -1 - depth for a root, as 32
+ * bits) and name in one word: what the hash compares. */
+#define SK_KN(key, name) ((uint64_t)(uint32_t)(int32_t)(key) << 32 | (uint32_t)(name))
+
 struct sk_node {
+	uint64_t kn;    /* SK_KN(key, name) */
 	uint32_t depth;
 	int64_t count, total, child, max; /* wall times, ns */
+};
+
+struct sk_slot {
+	uint64_t kn;
+	uint32_t node;  /* node + 1; 0: empty */
 };
 
 struct sk_name {
@@ -58,28 +68,60 @@ struct stacks {
 	struct vec names;      /* struct sk_name: the track's names, in the order met */
 	int32_t *name_at;      /* by string id: index in names + 1, 0: not met on this track */
 	size_t nstrings;
-	struct kmap map;       /* (key, name) -> node: the key is the parent node (>= 0),
-				* or -1 - depth for a root; entries in node order */
 	struct vec nodes;      /* struct sk_node, by node */
+	struct sk_slot *slot;  /* open addressing on kn, with the key in the slot: one
+				* cache line a probe (most slices are looked up; most
+				* nodes of a random trace are met twice) */
+	size_t mask;           /* slots - 1; slots, a power of two, at least twice the nodes */
 	int oom;
 };
+
+static size_t sk_slot_of(uint64_t kn, size_t mask)
+{
+	return (size_t)((kn * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+/* Doubles the slots (or makes them) and puts every node back; 0, or -1
+ * when out of memory. */
+static int sk_grow(struct stacks *sk)
+{
+	size_t mask = sk->slot ? sk->mask * 2 + 1 : 4095, i, j;
+	struct sk_slot *slot = calloc(mask + 1, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	for (i = 0; i < sk->nodes.len; i++) {
+		uint64_t kn = VEC_AT(&sk->nodes, struct sk_node, i)->kn;
+
+		for (j = sk_slot_of(kn, mask); slot[j].node; j = (j + 1) & mask)
+			;
+		slot[j] = (struct sk_slot){ kn, (uint32_t)i + 1 };
+	}
+	free(sk->slot);
+	sk->slot = slot;
+	sk->mask = mask;
+	return 0;
+}
 
 /* The node of (key, name) at the current depth, made if new; -1 when out
  * of memory. */
 static int32_t sk_node_get(struct stacks *sk, int64_t key, uint32_t name)
 {
-	struct kmap_entry *e = kmap_get(&sk->map, (uint64_t)key, name, 0, 0);
+	uint64_t kn = SK_KN(key, name);
 	struct sk_node *nd;
+	size_t j;
 
-	if (e == NULL)
+	if ((sk->nodes.len + 1) * 2 > sk->mask + 1 && sk_grow(sk) != 0)
 		return -1;
-	if (e->val == MDL_NONE) {
-		if ((nd = vec_push(&sk->nodes)) == NULL)
-			return -1;
-		nd->depth = sk->depth;
-		e->val = (uint32_t)(sk->nodes.len - 1);
-	}
-	return (int32_t)e->val;
+	for (j = sk_slot_of(kn, sk->mask); sk->slot[j].node; j = (j + 1) & sk->mask)
+		if (sk->slot[j].kn == kn)
+			return (int32_t)sk->slot[j].node - 1;
+	if ((nd = vec_push(&sk->nodes)) == NULL)
+		return -1;
+	nd->kn = kn;
+	nd->depth = sk->depth;
+	sk->slot[j] = (struct sk_slot){ kn, (uint32_t)sk->nodes.len };
+	return (int32_t)sk->nodes.len - 1;
 }
 
 /* The figures of name on this track, made if new; NULL when out of memory
@@ -116,13 +158,13 @@ static int sk_put_nodes(struct stacks *sk)
 	buf = sk->buf.data;
 	for (i = 0; i < n; i++) {
 		const struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, i);
-		const struct kmap_entry *e = VEC_AT(&sk->map.ents, struct kmap_entry, i);
+		int32_t key = (int32_t)(nd->kn >> 32);
 
 		if (i % TRACEDB_STACKS_CHUNK == 0)
 			memset(prev, 0, sizeof(prev));
-		v[STACKW_PARENT] = (int64_t)e->k[0] >= 0 ? e->k[0] + 1 : 0;
+		v[STACKW_PARENT] = key >= 0 ? (uint64_t)key + 1 : 0;
 		v[STACKW_DEPTH] = nd->depth;
-		v[STACKW_NAME] = e->k[1];
+		v[STACKW_NAME] = (uint32_t)nd->kn;
 		v[STACKW_COUNT] = (uint64_t)nd->count;
 		v[STACKW_TOTAL] = (uint64_t)nd->total;
 		v[STACKW_CHILD] = (uint64_t)nd->child;
@@ -162,8 +204,8 @@ static void sk_put_track(struct stacks *sk)
 	}
 	if (sk_put_nodes(sk) != 0)
 		sk->oom = 1;
-	kmap_fini(&sk->map);
-	kmap_init(&sk->map);
+	if (sk->nodes.len > 0)
+		memset(sk->slot, 0, (sk->mask + 1) * sizeof(*sk->slot));
 	sk->nodes.len = sk->names.len = 0;
 	sk->stop_depth = UINT32_MAX;
 }
@@ -190,7 +232,6 @@ int stacks_begin(struct build *b)
 		free(sk);
 		return -1;
 	}
-	kmap_init(&sk->map);
 	vec_init(&sk->nodes, sizeof(struct sk_node));
 	vec_init(&sk->names, sizeof(struct sk_name));
 	vec_init(&sk->buf, 1);
@@ -223,7 +264,7 @@ void stacks_group(struct stacks *sk, uint32_t track, uint32_t depth, uint32_t gr
 	sk->track = track;
 	sk->depth = depth;
 	sk->group = group;
-	/* room for the group's slices, so that stacks_slice's pushes never fail */
+	/* room for the group's slices */
 	if (vec_reserve(&sk->cur.node, count) != 0 || vec_reserve(&sk->cur.name, count) != 0)
 		sk->oom = 1;
 }
@@ -284,8 +325,9 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 	}
 	if (parent >= 0)
 		VEC_AT(&sk->nodes, struct sk_node, parent)->child += wall;
-	*(int32_t *)vec_push(&sk->cur.node) = n;
-	*(uint32_t *)vec_push(&sk->cur.name) = s->name;
+	/* stacks_group made room for the group's slices */
+	VEC_AT(&sk->cur.node, int32_t, sk->cur.node.len++)[0] = n;
+	VEC_AT(&sk->cur.name, uint32_t, sk->cur.name.len++)[0] = s->name;
 }
 
 int stacks_end(struct build *b)
@@ -312,7 +354,7 @@ int stacks_end(struct build *b)
 	vec_fini(&sk->names);
 	vec_fini(&sk->nodes);
 	vec_fini(&sk->buf);
-	kmap_fini(&sk->map);
+	free(sk->slot);
 	free(sk->name_at);
 	free(sk);
 	b->stacks = NULL;

@@ -201,6 +201,7 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return QRY_EDB;
 	max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
+	/* no node: no slice (depth 0's nodes are always kept) */
 	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, depth);
 	return QRY_OK;
 }
@@ -217,9 +218,7 @@ static int flame_stored(sqlite3 *db, struct flame *f, const int64_t *tracks, siz
 	*ok = 1;
 	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
 				   "ORDER BY first_node", -1, &sd.nodes, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ? AND "
-				   "EXISTS (SELECT 1 FROM track_depths WHERE track_id = tracks.id)", -1, &sd.depth,
-			       NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd.depth, NULL) != SQLITE_OK)
 		rc = QRY_EDB;
 	for (i = 0; i < ntracks && rc == QRY_OK && *ok; i++)
 		rc = stored_track(f, &sd, tracks[i], ok);
