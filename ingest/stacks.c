@@ -43,6 +43,17 @@ struct sk_slot {
 	uint32_t node;  /* node + 1; 0: empty */
 };
 
+/* A slice whose node is still to be looked up. */
+struct sk_pending {
+	int32_t parent; /* its parent's node, -1: none */
+	uint32_t name;
+	int64_t wall;
+};
+
+/* Slices looked up together: nearly every lookup of a random trace misses
+ * the cache, and fetching a batch's slots at once overlaps the misses. */
+enum { SK_BATCH = 16 };
+
 struct sk_name {
 	uint32_t name;
 	int64_t count, wall, self, max;
@@ -73,6 +84,8 @@ struct stacks {
 				* cache line a probe (most slices are looked up; most
 				* nodes of a random trace are met twice) */
 	size_t mask;           /* slots - 1; slots, a power of two, at least twice the nodes */
+	struct sk_pending pend[SK_BATCH]; /* the group's latest slices, nodes not looked up yet */
+	int npend;
 	int oom;
 };
 
@@ -247,12 +260,70 @@ int stacks_begin(struct build *b)
 	return 0;
 }
 
+/* The key of a slice at the current depth whose parent is in node parent. */
+static int64_t sk_key(const struct stacks *sk, int32_t parent)
+{
+	return parent >= 0 ? parent : -1 - (int64_t)sk->depth;
+}
+
+/* The slice's node, made if new, unless nodes stopped above its depth (-1);
+ * -2 when out of memory. */
+static int32_t sk_slice_node(struct stacks *sk, int32_t parent, uint32_t name)
+{
+	int32_t n;
+
+	if (sk->depth >= sk->stop_depth)
+		return -1;
+	if ((n = sk_node_get(sk, sk_key(sk, parent), name)) < 0)
+		return -2;
+	/* past the limit: this depth's nodes go too (depth 0's are always kept) */
+	if ((size_t)n >= STACKS_MAX_NODES && sk->depth > 0) {
+		sk->stop_depth = sk->depth;
+		return -1;
+	}
+	return n;
+}
+
+/* The pending slices' nodes and their figures, in order. */
+static void sk_flush(struct stacks *sk)
+{
+	int i;
+
+	if (sk->depth < sk->stop_depth && sk->slot != NULL)
+		for (i = 0; i < sk->npend; i++)
+			__builtin_prefetch(&sk->slot[sk_slot_of(SK_KN(sk_key(sk, sk->pend[i].parent), sk->pend[i].name),
+								  sk->mask)]);
+	for (i = 0; i < sk->npend && !sk->oom; i++) {
+		const struct sk_pending *p = &sk->pend[i];
+		int32_t n = sk_slice_node(sk, p->parent, p->name);
+
+		if (n == -2) {
+			sk->oom = 1;
+			break;
+		}
+		if (n >= 0) {
+			struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, n);
+
+			nd->count++;
+			nd->total += p->wall;
+			if (p->wall > nd->max)
+				nd->max = p->wall;
+		}
+		if (p->parent >= 0)
+			VEC_AT(&sk->nodes, struct sk_node, p->parent)->child += p->wall;
+		/* stacks_group made room for the group's slices */
+		VEC_AT(&sk->cur.node, int32_t, sk->cur.node.len++)[0] = n;
+	}
+	sk->npend = 0;
+}
+
 void stacks_group(struct stacks *sk, uint32_t track, uint32_t depth, uint32_t group, uint64_t count)
 {
 	struct sk_level swap;
 
 	if (sk == NULL || sk->oom)
 		return;
+	sk_flush(sk);
 	if (sk->group != MDL_NONE && track != sk->track)
 		sk_put_track(sk);
 	/* the group just read holds this one's parents when one level up */
@@ -269,28 +340,10 @@ void stacks_group(struct stacks *sk, uint32_t track, uint32_t depth, uint32_t gr
 		sk->oom = 1;
 }
 
-/* The slice's node, made if new, unless nodes stopped above its depth (-1);
- * -2 when out of memory. */
-static int32_t sk_slice_node(struct stacks *sk, int32_t parent, uint32_t name)
-{
-	int32_t n;
-
-	if (sk->depth >= sk->stop_depth)
-		return -1;
-	if ((n = sk_node_get(sk, parent >= 0 ? parent : -1 - (int64_t)sk->depth, name)) < 0)
-		return -2;
-	/* past the limit: this depth's nodes go too (depth 0's are always kept) */
-	if ((size_t)n >= STACKS_MAX_NODES && sk->depth > 0) {
-		sk->stop_depth = sk->depth;
-		return -1;
-	}
-	return n;
-}
-
 void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 {
 	int found = 0;
-	int32_t parent = -1, n;
+	int32_t parent = -1;
 	int64_t end, wall;
 	struct sk_name *x;
 
@@ -303,7 +356,7 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 	/* a whole-trace selection's part of the slice (query/area.c) */
 	end = s->dur < 0 ? sk->end_ns : s->ts + s->dur;
 	wall = end > s->ts ? end - s->ts : 0;
-	if ((x = sk_name_get(sk, s->name)) == NULL || (n = sk_slice_node(sk, parent, s->name)) == -2) {
+	if ((x = sk_name_get(sk, s->name)) == NULL) {
 		sk->oom = 1;
 		return;
 	}
@@ -315,19 +368,10 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 	if (found)
 		VEC_AT(&sk->names, struct sk_name, sk->name_at[*VEC_AT(&sk->prev.name, uint32_t, s->parent.ord)] - 1)
 			->self -= wall;
-	if (n >= 0) {
-		struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, n);
-
-		nd->count++;
-		nd->total += wall;
-		if (wall > nd->max)
-			nd->max = wall;
-	}
-	if (parent >= 0)
-		VEC_AT(&sk->nodes, struct sk_node, parent)->child += wall;
-	/* stacks_group made room for the group's slices */
-	VEC_AT(&sk->cur.node, int32_t, sk->cur.node.len++)[0] = n;
 	VEC_AT(&sk->cur.name, uint32_t, sk->cur.name.len++)[0] = s->name;
+	sk->pend[sk->npend++] = (struct sk_pending){ parent, s->name, wall };
+	if (sk->npend == SK_BATCH)
+		sk_flush(sk);
 }
 
 int stacks_end(struct build *b)
@@ -337,6 +381,7 @@ int stacks_end(struct build *b)
 
 	if (sk == NULL)
 		return 0;
+	sk_flush(sk);
 	if (!sk->oom && sk->group != MDL_NONE)
 		sk_put_track(sk);
 	rc = bins_fini(&sk->names_rows);
