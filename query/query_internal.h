@@ -46,7 +46,6 @@ int64_t qext_id(const struct qextents *e, int64_t ord);
  * extent, and moves *lo past them: 1, or 0 when *lo > hi. */
 int qext_piece(const struct qextents *e, int64_t *lo, int64_t hi, int64_t *a, int64_t *b);
 
-
 /*
  * Whether [start, end] covers the whole trace (meta start_ns .. end_ns),
  * the selection whose area and flame graph ingest stored per track
