@@ -68,8 +68,9 @@ struct sk_level {
 struct stacks {
 	struct bins names_rows, stacks_rows; /* track_names, track_stacks */
 	struct store *s;       /* where they go */
-	struct vec buf;        /* bytes: the last track's packed nodes, until the writer has them */
-	uint64_t ticket;       /* store_ticket() once the last track's rows went */
+	struct vec buf[2];     /* bytes: the last two tracks' packed nodes, until the writer has them */
+	uint64_t ticket[2];    /* store_ticket() once each one's rows went */
+	int next;              /* the buffer the next track takes */
 	int64_t end_ns;        /* where an unterminated slice ends */
 	uint32_t track, depth; /* the group being read */
 	uint32_t group;        /* its index in the slice store, MDL_NONE before the first */
@@ -155,8 +156,10 @@ static struct sk_name *sk_name_get(struct stacks *sk, uint32_t name)
 }
 
 /* The track's nodes above stop_depth, packed TRACEDB_STACKS_CHUNK to a row
- * in sk->buf once the writer is done with the last track's; 0, or -1 when
- * out of memory or an insert failed. */
+ * in the buffer of the track before the last once the writer has run its
+ * rows (long since, as a whole track's slices went after them: waiting for
+ * the last one's would empty the writer's queue); 0, or -1 when out of
+ * memory or an insert failed. */
 static int sk_put_nodes(struct stacks *sk)
 {
 	uint64_t prev[STACKS_WORDS], v[STACKS_WORDS];
@@ -166,9 +169,10 @@ static int sk_put_nodes(struct stacks *sk)
 
 	while (n < sk->nodes.len && VEC_AT(&sk->nodes, struct sk_node, n)->depth < sk->stop_depth)
 		n++;
-	if (store_wait(sk->s, sk->ticket) != 0 || vec_reserve(&sk->buf, n * STACKS_RECORD_MAX) != 0)
+	if (store_wait(sk->s, sk->ticket[sk->next]) != 0 ||
+	    vec_reserve(&sk->buf[sk->next], n * STACKS_RECORD_MAX) != 0)
 		return -1;
-	buf = sk->buf.data;
+	buf = sk->buf[sk->next].data;
 	for (i = 0; i < n; i++) {
 		const struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, i);
 		int32_t key = (int32_t)(nd->kn >> 32);
@@ -194,7 +198,8 @@ static int sk_put_nodes(struct stacks *sk)
 	}
 	if (bins_flush(&sk->stacks_rows) != 0)
 		return -1;
-	sk->ticket = store_ticket(sk->s);
+	sk->ticket[sk->next] = store_ticket(sk->s);
+	sk->next ^= 1;
 	return 0;
 }
 
@@ -247,7 +252,8 @@ int stacks_begin(struct build *b)
 	}
 	vec_init(&sk->nodes, sizeof(struct sk_node));
 	vec_init(&sk->names, sizeof(struct sk_name));
-	vec_init(&sk->buf, 1);
+	vec_init(&sk->buf[0], 1);
+	vec_init(&sk->buf[1], 1);
 	vec_init(&sk->prev.node, sizeof(int32_t));
 	vec_init(&sk->prev.name, sizeof(uint32_t));
 	vec_init(&sk->cur.node, sizeof(int32_t));
@@ -386,7 +392,7 @@ int stacks_end(struct build *b)
 		sk_put_track(sk);
 	rc = bins_fini(&sk->names_rows);
 	rc |= bins_fini(&sk->stacks_rows);
-	/* the last track's blobs are read by the writer until then */
+	/* the last two tracks' blobs are read by the writer until then */
 	rc |= store_wait(sk->s, store_ticket(sk->s));
 	if (sk->oom) {
 		b->oom = 1;
@@ -398,7 +404,8 @@ int stacks_end(struct build *b)
 	vec_fini(&sk->cur.name);
 	vec_fini(&sk->names);
 	vec_fini(&sk->nodes);
-	vec_fini(&sk->buf);
+	vec_fini(&sk->buf[0]);
+	vec_fini(&sk->buf[1]);
 	free(sk->slot);
 	free(sk->name_at);
 	free(sk);
