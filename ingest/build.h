@@ -10,8 +10,9 @@
  * the arguments' writer (args.h); its own state stays in match.c. This
  * header holds what the stages hand each other. write.c writes
  * every table in cluster order (store.h, with the level of detail of lod.h)
- * from the store's groups, and names.c the name index and statistics from
- * its notes; build.c runs them. Only ingest.c and these
+ * from the store's groups, stacks.c the stack statistics as slices go by,
+ * and names.c the name index and statistics from its notes; build.c runs
+ * them. Only ingest.c and these
  * files include this header.
  *
  * Memory: the sorter and the slice store keep to a budget and spill to one
@@ -83,6 +84,7 @@ struct thread_row {
 };
 
 struct sorter;
+struct stacks;
 
 struct build {
 	struct model *m;
@@ -113,6 +115,7 @@ struct build {
 	int64_t start_ns, end_ns;  /* the events' time range, set by matching */
 	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
 				* extent per group (extents.h, ingest_opts) */
+	struct stacks *stacks; /* stacks.c: the stack statistics, while slices are written */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 };

@@ -16,6 +16,7 @@
 #include "build.h"
 #include "extents.h"
 #include "lod.h"
+#include "stacks.h"
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
 
@@ -165,6 +166,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	if (it == NULL)
 		return -1;
 	ss_read_group(&rd, &b->ss, g);
+	stacks_group(b->stacks, r->track, r->depth, group, r->count);
 	for (i = 0; i < r->count; i++) {
 		int64_t end;
 
@@ -182,6 +184,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		while (fc->head != NULL && fc->head->from.group == group && fc->head->from.ord == i)
 			flow_pass(b, fc, s.dur < 0 ? s.ts : s.ts + s.dur);
 		write_slice(b, bb, g, i, &s);
+		stacks_slice(b->stacks, &s);
 		if (((r->first + i) & 0xffff) == 0)
 			progress(b, pv, r->first + i);
 	}
@@ -220,7 +223,7 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 		goto out_free;
 	}
 	fc.head = rs_next(&b->flows);
-	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0)
+	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0 || stacks_begin(b) != 0)
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
@@ -230,6 +233,8 @@ out_fini:
 	if (bins_fini(bb) != 0)
 		rc = -1;
 	if (lod_writer_fini(lw) != 0)
+		rc = -1;
+	if (stacks_end(b) != 0)
 		rc = -1;
 	if (rc == 0)
 		rc = write_depths(b, r, nr);

@@ -10,6 +10,11 @@
  * and the tag its visitor gave the slice's parent; the parent of a slice in
  * the range is in the range too and was visited one depth earlier. The
  * per-name aggregate (qry_area) and the flame graph (flame.c) are visitors.
+ *
+ * A selection of the whole trace needs no slice: the per-name aggregate
+ * adds up the rows ingest stored per track and name (track_names), the
+ * flame graph the track's merged stacks (track_stacks, flame.c); the
+ * figures are the ones a scan would give, slice by slice.
  */
 #include "query_internal.h"
 
@@ -70,20 +75,44 @@ static void tagged_free(struct tagged *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The trace's last time, where unterminated slices end. */
-static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
+int qry_area_stored = 1;
+
+/* The trace's time meta.key ('start_ns' or 'end_ns'), dflt when missing. */
+static int area_trace_time(sqlite3 *db, const char *key, int64_t dflt, int64_t *t, struct qry_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'", -1, &st, NULL) !=
+	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	*end = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	*t = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : dflt;
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return QRY_OK;
+}
+
+/* The trace's last time, where unterminated slices end. */
+static int area_trace_end(sqlite3 *db, int64_t *end, struct qry_error *err)
+{
+	return area_trace_time(db, "end_ns", 0, end, err);
+}
+
+int qry_area_whole(sqlite3 *db, int64_t start, int64_t end, int *whole, struct qry_error *err)
+{
+	int64_t first, last;
+	int rc;
+
+	*whole = 0;
+	if ((rc = area_trace_time(db, "start_ns", INT64_MIN, &first, err)) != QRY_OK ||
+	    (rc = area_trace_time(db, "end_ns", INT64_MAX, &last, err)) != QRY_OK)
+		return rc;
+	/* every slice lies in [first, last]: each figure is then its whole
+	 * wall time, an unterminated one running to last */
+	*whole = qry_area_stored && start <= first && end >= last && start <= end;
 	return QRY_OK;
 }
 
@@ -344,6 +373,40 @@ static int32_t area_visit(void *ctx, const struct qry_area_slice *s)
 	return s->name_id > INT32_MAX ? -1 : (int32_t)s->name_id;
 }
 
+/* Adds the tracks' stored rows per name (track_names): what area_visit
+ * makes of their slices over the whole trace. */
+static int area_stored(sqlite3 *db, struct area_ctx *a, const int64_t *tracks, size_t ntracks, struct qry_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(db, "SELECT name_id, count, wall_ns, self_ns, max_ns FROM track_names WHERE track_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	for (i = 0; i < ntracks && rc == SQLITE_DONE; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, tracks[i]);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct name_row *r = row_get(a, sqlite3_column_int64(st, 0));
+
+			if (r == NULL) {
+				sqlite3_finalize(st);
+				return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+			}
+			r->count += sqlite3_column_int64(st, 1);
+			r->wall += sqlite3_column_int64(st, 2);
+			r->self += sqlite3_column_int64(st, 3);
+			if (sqlite3_column_int64(st, 4) > r->max)
+				r->max = sqlite3_column_int64(st, 4);
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return QRY_OK;
+}
+
 static int row_cmp(const void *x, const void *y)
 {
 	const struct name_row *a = x, *b = y;
@@ -423,7 +486,7 @@ int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qr
 	     struct jbuf *out, struct qry_error *err)
 {
 	struct area_ctx a = { 0 };
-	int rc;
+	int rc, whole;
 
 	a.limit = w->limit;
 	if (name != NULL) {
@@ -442,7 +505,9 @@ int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qr
 		jb_obj_end(out);
 		return QRY_OK;
 	}
-	rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, area_visit, &a, err);
+	if ((rc = qry_area_whole(db, w->start, w->end, &whole, err)) == QRY_OK)
+		rc = whole ? area_stored(db, &a, tracks, ntracks, err)
+			   : qry_area_scan(db, tracks, ntracks, w->start, w->end, area_visit, &a, err);
 	if (rc == QRY_OK)
 		rc = put_names(db, &a, out, err);
 	free(a.rows);

@@ -5,8 +5,16 @@
  * self the total less its children's totals. Built in one pass over the
  * slices (qry_area_scan): each slice is tagged with its node, so a child
  * finds its path through the parent's tag.
+ *
+ * Over the whole trace, each track's stacks were merged at ingest
+ * (track_stacks, nodes in the order a scan meets them), and merging the
+ * tracks' nodes in that order builds the same graph node by node as the
+ * scan of their slices would. A track may keep only its first depths; once
+ * the graph is full, deeper nodes can add nothing, else the slices are
+ * read after all.
  */
-#include "query.h"
+#include "../tracedb/tracedb.h"
+#include "query_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +36,7 @@ struct flame {
 	int32_t *slot; /* open addressing on (parent, name_id): node index + 1 */
 	size_t slots;
 	size_t max_nodes;
+	int32_t max_depth; /* the deepest node's depth, -1 before the first */
 	int truncated;
 };
 
@@ -83,26 +92,144 @@ static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 		f->cap = cap;
 	}
 	f->node[f->n] = (struct fnode){ name_id, parent, parent < 0 ? 0 : f->node[parent].depth + 1, 0, 0, 0 };
+	if (f->node[f->n].depth > f->max_depth)
+		f->max_depth = f->node[f->n].depth;
 	f->slot[j] = (int32_t)f->n + 1;
 	return (int32_t)f->n++;
 }
 
-static int32_t flame_visit(void *ctx, const struct qry_area_slice *s)
+/* Adds count slices of name at depth, wall ns in all, under the node
+ * parent_tag; returns their node, -1 when they are cut, -2 on oom. */
+static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id, int64_t count,
+			 int64_t wall)
 {
-	struct flame *f = ctx;
 	int32_t node;
 
 	/* a slice whose parent is outside the graph (cut) starts no path */
-	if (s->depth > 0 && s->parent_tag < 0)
+	if (depth > 0 && parent_tag < 0)
 		return -1;
-	node = flame_node(f, s->depth > 0 ? s->parent_tag : -1, s->name_id);
+	node = flame_node(f, depth > 0 ? parent_tag : -1, name_id);
 	if (node < 0)
 		return node == -2 ? -2 : -1;
-	f->node[node].total += s->wall;
-	f->node[node].count++;
+	f->node[node].total += wall;
+	f->node[node].count += count;
 	if (f->node[node].parent >= 0)
-		f->node[f->node[node].parent].child_total += s->wall;
+		f->node[f->node[node].parent].child_total += wall;
 	return node;
+}
+
+static int32_t flame_visit(void *ctx, const struct qry_area_slice *s)
+{
+	return flame_add(ctx, s->depth, s->parent_tag, s->name_id, 1, s->wall);
+}
+
+/* What reading one track's stored nodes needs. */
+struct stored {
+	sqlite3_stmt *nodes, *depth;
+	int32_t *tag;   /* by node: what flame_add returned */
+	size_t cap;
+};
+
+/* Whether the graph can take no node deeper than depth: it is full, and a
+ * node was already refused (so nothing new is left to tell). */
+static int flame_closed_below(const struct flame *f, int64_t depth)
+{
+	return f->n == f->max_nodes && f->truncated && depth >= f->max_depth;
+}
+
+/* Adds the nodes of one track_stacks row (first node i, count of them)
+ * after the track's nodes before i; moves *i and *depth past them.
+ * QRY_OK, or an error; *closed = 1 when the graph can take nothing from
+ * the track's later nodes. */
+static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *depth, int *closed)
+{
+	const uint8_t *p = sqlite3_column_blob(sd->nodes, 2);
+	const uint8_t *end = p + sqlite3_column_bytes(sd->nodes, 2);
+	int64_t k, n = sqlite3_column_int64(sd->nodes, 1);
+	uint64_t v[STACKS_WORDS] = { 0 };
+
+	if (sqlite3_column_int64(sd->nodes, 0) != *i || n < 0 || n > TRACEDB_STACKS_CHUNK)
+		return QRY_EDB; /* not as ingest writes them */
+	if ((size_t)(*i + n) > sd->cap) {
+		size_t cap = (size_t)(*i + n) * 2;
+		int32_t *grown = realloc(sd->tag, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return QRY_ENOMEM;
+		sd->tag = grown;
+		sd->cap = cap;
+	}
+	for (k = 0; k < n; k++, ++*i) {
+		int64_t parent;
+		int32_t tag;
+
+		if (tracedb_stacks_next(&p, end, v) != 0 || (parent = (int64_t)v[STACKW_PARENT] - 1) >= *i)
+			return QRY_EDB;
+		*depth = (int64_t)v[STACKW_DEPTH];
+		if ((*closed = flame_closed_below(f, *depth - 1)) != 0)
+			return QRY_OK; /* and so are the later nodes, deeper still */
+		tag = flame_add(f, *depth, parent >= 0 ? sd->tag[parent] : -1, (int64_t)v[STACKW_NAME],
+				(int64_t)v[STACKW_COUNT], (int64_t)v[STACKW_TOTAL]);
+		if (tag == -2)
+			return QRY_ENOMEM;
+		sd->tag[*i] = tag;
+	}
+	return QRY_OK;
+}
+
+/* Adds one track's stored nodes; *ok = 0 when they do not suffice (the
+ * track keeps fewer depths than the graph could use). QRY_OK, or an
+ * error. */
+static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *ok)
+{
+	int64_t i = 0, depth = -1, max_depth;
+	int rc, closed = 0;
+
+	sqlite3_reset(sd->nodes);
+	sqlite3_bind_int64(sd->nodes, 1, track);
+	while ((rc = sqlite3_step(sd->nodes)) == SQLITE_ROW) {
+		int qrc = stored_row(f, sd, &i, &depth, &closed);
+
+		if (qrc != QRY_OK || closed)
+			return qrc;
+	}
+	if (rc != SQLITE_DONE)
+		return QRY_EDB;
+	sqlite3_reset(sd->depth);
+	sqlite3_bind_int64(sd->depth, 1, track);
+	rc = sqlite3_step(sd->depth);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return QRY_EDB;
+	max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
+	/* no node: no slice (depth 0's nodes are always kept) */
+	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, depth);
+	return QRY_OK;
+}
+
+/* The graph of the tracks from their stored nodes; *ok = 0 when some track
+ * keeps too few of them (f is then to be emptied and the slices read). */
+static int flame_stored(sqlite3 *db, struct flame *f, const int64_t *tracks, size_t ntracks, int *ok,
+			struct qry_error *err)
+{
+	struct stored sd = { 0 };
+	size_t i;
+	int rc = QRY_OK;
+
+	*ok = 1;
+	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
+				   "ORDER BY first_node", -1, &sd.nodes, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd.depth, NULL) != SQLITE_OK)
+		rc = QRY_EDB;
+	for (i = 0; i < ntracks && rc == QRY_OK && *ok; i++)
+		rc = stored_track(f, &sd, tracks[i], ok);
+	sqlite3_finalize(sd.nodes);
+	sqlite3_finalize(sd.depth);
+	free(sd.tag);
+	if (rc == QRY_ENOMEM)
+		return qry_fail(err, rc, "out of memory while reading the selection");
+	if (rc != QRY_OK)
+		return qry_fail(err, rc, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return QRY_OK;
 }
 
 /* Names by string id, looked up once each (a direct-mapped cache). */
@@ -207,10 +334,18 @@ int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct q
 	      struct qry_error *err)
 {
 	struct flame f = { 0 };
-	int rc;
+	int rc, whole, ok = 0;
 
 	f.max_nodes = w->limit;
-	rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
+	f.max_depth = -1;
+	if ((rc = qry_area_whole(db, w->start, w->end, &whole, err)) == QRY_OK && whole)
+		rc = flame_stored(db, &f, tracks, ntracks, &ok, err);
+	if (rc == QRY_OK && !ok) {
+		free(f.node);
+		free(f.slot);
+		f = (struct flame){ .max_nodes = w->limit, .max_depth = -1 };
+		rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
+	}
 	if (rc == QRY_OK)
 		rc = put_flame(db, &f, out, err);
 	free(f.node);

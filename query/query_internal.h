@@ -46,4 +46,15 @@ int64_t qext_id(const struct qextents *e, int64_t ord);
  * extent, and moves *lo past them: 1, or 0 when *lo > hi. */
 int qext_piece(const struct qextents *e, int64_t *lo, int64_t hi, int64_t *a, int64_t *b);
 
+/*
+ * Whether [start, end] covers the whole trace (meta start_ns .. end_ns),
+ * the selection whose area and flame graph ingest stored per track
+ * (schema/trace.sql, track_names and track_stacks): *whole is set to 1 or
+ * 0. Returns QRY_OK or QRY_EDB.
+ */
+int qry_area_whole(sqlite3 *db, int64_t start, int64_t end, int *whole, struct qry_error *err);
+/* 1 (the default): area and flame read what ingest stored for a whole-trace
+ * selection. Tests set it to 0 to compare with the scan of every slice. */
+extern int qry_area_stored;
+
 #endif

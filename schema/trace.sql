@@ -265,6 +265,51 @@ CREATE TABLE name_stats (
 	sketch BLOB NOT NULL
 );
 
+-- Per track, what an area selection of the whole trace ([meta start_ns,
+-- end_ns]) reads instead of every slice (query/area.c, query/flame.c). Wall
+-- times are the slices' ns inside the trace, an unterminated slice running
+-- to end_ns; a slice's children are the slices one level deeper whose parent
+-- it is.
+--
+-- track_names: per slice name of the track, its slices' count, the sum of
+-- their wall times, that sum less their children's (self_ns) and the
+-- longest.
+--
+-- track_stacks: the call stacks merged by name path, as the flame graph
+-- merges them. A node is (parent, name_id): the slices of that name whose
+-- parent slice is in node parent; parent -1 is a slice without one (depth
+-- 0, or a deeper slice whose parent is not one level up, e.g. an async
+-- operation in a lane below the first: such a root at depth > 0 is not in
+-- a flame graph, nor are its callees). Nodes are numbered from 0 in the
+-- order a whole-trace scan meets them: depth by depth, then by ts, so a
+-- parent comes before its children. Each node has its parent, depth,
+-- name_id, count, total wall time, the children's part of it and the
+-- longest, as in track_names; they are packed, up to 1024 nodes a row
+-- from node first_node on, in records whose layout and encoding have one
+-- owner, tracedb/tracedb.h (a trace of random stacks has about a node for
+-- every two slices, and a row each cost ingest about a tenth more time).
+-- A track keeps the nodes of depths 0 .. D:
+-- every depth (D = tracks.max_depth) unless they are more than 32768, then
+-- the first depths that fit (depth 0 always); a reader needing deeper ones
+-- reads the slices.
+CREATE TABLE track_names (
+	track_id INTEGER NOT NULL,
+	name_id INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	wall_ns INTEGER NOT NULL,
+	self_ns INTEGER NOT NULL,
+	max_ns INTEGER NOT NULL,
+	PRIMARY KEY (track_id, name_id)
+) WITHOUT ROWID;
+
+CREATE TABLE track_stacks (
+	track_id INTEGER NOT NULL,
+	first_node INTEGER NOT NULL,
+	count INTEGER NOT NULL,
+	nodes BLOB NOT NULL,
+	PRIMARY KEY (track_id, first_node)
+) WITHOUT ROWID;
+
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
 -- some levels L in 10, 12, 14 ..., the slices starting in one bucket
 -- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least

@@ -1,6 +1,6 @@
 /*
- * The trace database's version check and level-of-detail record encoding
- * (tracedb.h). Ingest writes through it; query and the catalog read
+ * The trace database's version check and the encoding of level-of-detail
+ * and stack records (tracedb.h). Ingest writes through it; query and the catalog read
  * through it, so the record layout and the version are written once.
  */
 #include <stddef.h>
@@ -10,29 +10,51 @@
 
 #include "tracedb.h"
 
-size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
+/* A record of n words after prev (set to v), each the varint of the zigzag
+ * of its difference: the layout of lod and track_stacks records. */
+static size_t words_put(uint8_t *out, uint64_t *prev, const uint64_t *v, int n)
 {
-	size_t n = 0;
+	size_t len = 0;
 	int i;
 
-	for (i = 0; i < LOD_WORDS; i++) {
-		n += tracedb_put_varint(out + n, tracedb_zigzag(v[i] - prev[i]));
+	for (i = 0; i < n; i++) {
+		len += tracedb_put_varint(out + len, tracedb_zigzag(v[i] - prev[i]));
 		prev[i] = v[i];
 	}
-	return n;
+	return len;
 }
 
-int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS])
+static int words_next(const uint8_t **p, const uint8_t *end, uint64_t *v, int n)
 {
 	uint64_t z;
 	int i;
 
-	for (i = 0; i < LOD_WORDS; i++) {
+	for (i = 0; i < n; i++) {
 		if (tracedb_get_varint(p, end, &z) != 0)
 			return -1;
 		v[i] += tracedb_unzigzag(z);
 	}
 	return 0;
+}
+
+size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
+{
+	return words_put(out, prev, v, LOD_WORDS);
+}
+
+int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS])
+{
+	return words_next(p, end, v, LOD_WORDS);
+}
+
+size_t tracedb_stacks_put(uint8_t *out, uint64_t prev[STACKS_WORDS], const uint64_t v[STACKS_WORDS])
+{
+	return words_put(out, prev, v, STACKS_WORDS);
+}
+
+int tracedb_stacks_next(const uint8_t **p, const uint8_t *end, uint64_t v[STACKS_WORDS])
+{
+	return words_next(p, end, v, STACKS_WORDS);
 }
 
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)

@@ -2,7 +2,7 @@
  * The trace database: the one owner of what ingest writes and query reads
  * besides the table layout itself (schema/trace.sql): the schema version,
  * opening a trace database and checking that version, and the encoding of
- * level-of-detail records (table lod).
+ * level-of-detail records (table lod) and stack nodes (track_stacks).
  *
  * Level-of-detail record: LOD_WORDS 64-bit words, up to LOD_CHUNK records
  * to a row (lod.buckets), read in order: each word is stored as the LEB128
@@ -48,8 +48,11 @@
  * by ingest, which search across traces reads instead of every slice.
  * 7: table extents locates a group's rows, which may lie in several runs
  * of ids; lod records name rows by ordinal, not id.
+ * 8: track_names and track_stacks, per track the wall times of each slice
+ * name and of the call stacks merged by name path, which area and flame
+ * over the whole trace read instead of every slice.
  */
-#define TRACEDB_SCHEMA_VERSION 7
+#define TRACEDB_SCHEMA_VERSION 8
 
 enum {
 	LOD_WORDS = 10,
@@ -76,6 +79,33 @@ size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[
 /* Reads the record after v from *p (below end) into v, moving *p past it;
  * 0, or -1 when the bytes end first or are damaged. */
 int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS]);
+
+/*
+ * The stack statistics' nodes (table track_stacks, schema/trace.sql): a
+ * track's nodes in order, up to TRACEDB_STACKS_CHUNK to a row, each a
+ * record of STACKS_WORDS words encoded as lod records are (each word the
+ * varint of the zigzag of its difference from the record before in the
+ * row, from zeros for the first). Node i of a track is the row's
+ * first_node plus its place in the row.
+ *
+ *   word  meaning
+ *   0     parent node + 1 (0: none)
+ *   1     depth
+ *   2     name_id
+ *   3     count of slices
+ *   4     total wall time, ns
+ *   5     the children's part of it, ns
+ *   6     the longest slice's wall time, ns
+ */
+enum { STACKS_WORDS = 7, STACKS_RECORD_MAX = 10 * STACKS_WORDS, TRACEDB_STACKS_CHUNK = 1024 };
+enum { STACKW_PARENT, STACKW_DEPTH, STACKW_NAME, STACKW_COUNT, STACKW_TOTAL, STACKW_CHILD, STACKW_MAX };
+
+/* Writes the node v after prev at out and sets prev to v; returns the bytes
+ * written (at most STACKS_RECORD_MAX). */
+size_t tracedb_stacks_put(uint8_t *out, uint64_t prev[STACKS_WORDS], const uint64_t v[STACKS_WORDS]);
+/* Reads the node after v from *p (below end) into v, moving *p past it;
+ * 0, or -1 when the bytes end first or are damaged. */
+int tracedb_stacks_next(const uint8_t **p, const uint8_t *end, uint64_t v[STACKS_WORDS]);
 
 /*
  * The name index (table name_index, schema/trace.sql): per slice name, every

@@ -336,14 +336,26 @@ static const char *const renumber_sql[] = {
 	"DELETE FROM name_index",
 };
 
+/* Whether the dump of t_all_rows has rows of table `table`. */
+static int t_has_rows(const char *rows, const char *table)
+{
+	char head[64];
+	const char *p;
+
+	snprintf(head, sizeof(head), "table %s\n", table);
+	p = strstr(rows, head);
+	return p != NULL && p[strlen(head)] != '\0' && strncmp(p + strlen(head), "table ", 6) != 0;
+}
+
 /*
  * Ingests the bytes with the default budget, with a budget of 100 events
  * (the events then go through dozens of spilled runs), and with that
  * budget and ids reserved 3 rows at a time (ingest_opts.extent_rows): the
- * first two databases must hold the same rows; the third must keep the
- * layout rules and, its ids renumbered into the default layout, hold the
- * same rows again, its name index naming the same slices. The small
- * budget's result goes to *spilled when it is not NULL.
+ * first two databases must hold the same rows (stack statistics too); the
+ * third must keep the layout rules and, its ids renumbered into the
+ * default layout, hold the same rows again, its name index naming the
+ * same slices. The small budget's result goes to *spilled when it is not
+ * NULL.
  */
 static void t_same_with_budget(const void *p, size_t n, uint64_t min_events, struct ingest_result *spilled)
 {
@@ -377,6 +389,9 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events, str
 		t_name_stats(db[i]);
 	}
 	assert_true(strstr(rows[0], "table slices\n1|") != NULL); /* slices were made */
+	/* and their stack statistics, which spilling must not change either */
+	assert_true(t_has_rows(rows[0], "track_names"));
+	assert_true(t_has_rows(rows[0], "track_stacks"));
 	if (strcmp(rows[0], rows[1]) != 0)
 		fail_msg("the databases differ:\n%.2000s\n----\n%.2000s", rows[0], rows[1]);
 

@@ -14,10 +14,21 @@
  * Every test runs twice: on the default layout (one extent of ids per
  * track and depth) and with ids reserved one row at a time (every slice an
  * extent of its own, the groups interleaved; schema/trace.sql, extents).
+ *
+ * A selection of the whole trace is answered from what ingest stored per
+ * track (track_names, track_stacks): on generated traces (deep stacks, a
+ * name recurring at several depths, zero-length and unterminated slices,
+ * async lanes, a counter track) its replies must be byte for byte the
+ * scan's (qry_area_stored = 0), for several track sets and limits, and
+ * must not read a slice (the slices are deleted before).
  */
-#include "../testutil.h"
+#include <inttypes.h>
+
+#include "../ingest_util.h"
+#include "../xorshift.h"
 
 #include "../../query/query.h"
+#include "../../query/query_internal.h"
 
 enum { T_A = 1, T_B = 2 };
 
@@ -212,6 +223,240 @@ static void test_bad_range(void **state)
 	jb_fini(&b);
 }
 
+/* ---- whole trace: stored figures against the scan --------------------------- */
+
+/* area (flame 0) or flame of tracks over [s, e] on d, limit rows or nodes;
+ * the JSON, freed by the caller. */
+static char *run_on(sqlite3 *d, int flame, const int64_t *tracks, size_t n, int64_t s, int64_t e, uint32_t limit)
+{
+	struct qry_window w = { s, e, 0, limit, 0 };
+	struct qry_error err = { 0 };
+	struct jbuf b;
+	size_t len;
+	int rc;
+
+	jb_init(&b);
+	rc = flame ? qry_flame(d, tracks, n, &w, &b, &err) : qry_area(d, tracks, n, &w, NULL, &b, &err);
+	if (rc != QRY_OK)
+		fail_msg("%s: %s", flame ? "qry_flame" : "qry_area", err.msg);
+	return jb_take(&b, &len);
+}
+
+/* A trace from seed: nthreads threads doing nested begins and ends (up to
+ * 12 deep, four names, so a name recurs at several depths), completes and
+ * instants (some of zero length), async operations with instants (async
+ * lanes: roots below depth 0) and a counter; some slices never end. */
+static void gen_trace(struct fxtw *w, uint64_t seed, unsigned nthreads, unsigned nevents)
+{
+	static const char *const names[] = { "a", "b", "c", "d" };
+	unsigned depth[8] = { 0 }, i, t;
+	uint64_t r = seed, ts = 100;
+
+	t_open(w);
+	for (i = 0; i < nevents; i++) {
+		struct fxtw_thr th;
+
+		t = (unsigned)(xorshift64(&r) % nthreads);
+		th = FXTW_TINL(1 + t % 2, 10 + t);
+		ts += xorshift64(&r) % 4;
+		switch (xorshift64(&r) % 10) {
+		case 0:
+		case 1:
+		case 2:
+			if (depth[t] < 12) {
+				fxtw_begin(w, th, C, FXTW_INL(names[xorshift64(&r) % 4]), ts, NULL, 0);
+				depth[t]++;
+			}
+			break;
+		case 3:
+		case 4:
+			if (depth[t] > 0) {
+				fxtw_end(w, th, C, FXTW_EMPTY, ts, NULL, 0);
+				depth[t]--;
+			}
+			break;
+		case 5:
+			fxtw_complete(w, th, C, FXTW_INL(names[xorshift64(&r) % 4]), ts, ts + xorshift64(&r) % 3, NULL, 0);
+			break;
+		case 6:
+			fxtw_instant(w, th, C, FXTW_INL(names[xorshift64(&r) % 4]), ts, NULL, 0);
+			break;
+		case 7:
+			fxtw_async(w, 5 + (unsigned)(xorshift64(&r) % 3), th, C, FXTW_INL("op"), ts, xorshift64(&r) % 4, NULL,
+				   0);
+			break;
+		case 8:
+			fxtw_counter(w, th, C, FXTW_INL("ctr"), ts, 1, NULL, 0);
+			break;
+		default:
+			fxtw_complete(w, th, C, FXTW_INL(names[xorshift64(&r) % 4]), ts, ts, NULL, 0);
+		}
+	}
+	/* every thread's open slices stay unterminated */
+}
+
+/* The track ids of d, and which ones are thread tracks with slices. */
+static size_t all_tracks(sqlite3 *d, int64_t *ids, size_t max)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	assert_int_equal(sqlite3_prepare_v2(d, "SELECT id FROM tracks ORDER BY id", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && n < max)
+		ids[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+enum { N_SETS = 4, N_LIMITS = 3, N_CASES = N_SETS * N_LIMITS * 2 * 2 };
+
+/* Track sets: every track, every other one (reversed), the first thread
+ * track alone, a counter track alone (no slices). */
+static size_t track_set(sqlite3 *d, int k, int64_t *out)
+{
+	int64_t ids[64];
+	size_t n = all_tracks(d, ids, 64), i, m = 0;
+
+	switch (k) {
+	case 0:
+		memcpy(out, ids, n * sizeof(*ids));
+		return n;
+	case 1:
+		for (i = n; i-- > 0;)
+			if (i % 2 == 0)
+				out[m++] = ids[i];
+		return m;
+	case 2:
+		out[0] = tdb_int(&(struct tdb){ .db = d }, "SELECT min(id) FROM tracks WHERE kind = 'thread'");
+		return 1;
+	default:
+		out[0] = tdb_int(&(struct tdb){ .db = d }, "SELECT min(id) FROM tracks WHERE kind = 'counter'");
+		return 1;
+	}
+}
+
+/* Every case's reply on d: area and flame, each track set, limits 10000,
+ * 7 and 1, the trace's exact range and one wider by 5 ns. */
+static void run_cases(sqlite3 *d, char **out)
+{
+	static const uint32_t limits[N_LIMITS] = { 10000, 7, 1 };
+	struct tdb t = { .db = d };
+	int64_t s = tdb_int(&t, "SELECT value FROM meta WHERE key = 'start_ns'");
+	int64_t e = tdb_int(&t, "SELECT value FROM meta WHERE key = 'end_ns'");
+	int64_t tracks[64];
+	int k, l, wide, flame, c = 0;
+
+	for (k = 0; k < N_SETS; k++)
+		for (l = 0; l < N_LIMITS; l++)
+			for (wide = 0; wide < 2; wide++)
+				for (flame = 0; flame < 2; flame++) {
+					size_t n = track_set(d, k, tracks);
+
+					out[c++] = run_on(d, flame, tracks, n, s - 5 * wide, e + 5 * wide, limits[l]);
+				}
+}
+
+/* The trace in w ingested (ids reserved extent_rows at a time, 0: one
+ * extent a group): every case's stored reply is the scan's, and needs no
+ * slice when `no_slices` (the track's stacks are all stored). */
+static void t_stored_as_scanned(struct fxtw *w, size_t extent_rows, int no_slices)
+{
+	struct ingest_opts o = { 0 };
+	char *scanned[N_CASES], *stored[N_CASES];
+	struct tdb t;
+	int i;
+
+	o.extent_rows = extent_rows;
+	tdb_ingest_opts(&t, w->buf, w->len, &o);
+	if (t.rc != INGEST_OK)
+		fail_msg("ingest failed: %d %s", t.rc, t.res.error);
+	assert_true(tdb_int(&t, "SELECT count(*) FROM slices") > 0);
+	sqlite3_close(t.db);
+	assert_int_equal(sqlite3_open(t.path, &t.db), SQLITE_OK);
+	qry_area_stored = 0;
+	run_cases(t.db, scanned);
+	qry_area_stored = 1;
+	if (no_slices)
+		assert_int_equal(sqlite3_exec(t.db, "DELETE FROM slices", NULL, NULL, NULL), SQLITE_OK);
+	run_cases(t.db, stored);
+	for (i = 0; i < N_CASES; i++) {
+		if (strcmp(scanned[i], stored[i]) != 0)
+			fail_msg("case %d differs:\n%.1500s\n----\n%.1500s", i, scanned[i], stored[i]);
+		free(scanned[i]);
+		free(stored[i]);
+	}
+	tdb_close(&t);
+}
+
+static void test_whole_generated(void **state)
+{
+	static const struct {
+		uint64_t seed;
+		unsigned threads, events;
+	} traces[] = { { 1, 1, 400 }, { 2, 3, 3000 }, { 3, 8, 6000 }, { 4, 5, 20000 } };
+	struct fxtw w;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+		gen_trace(&w, traces[i].seed, traces[i].threads, traces[i].events);
+		t_stored_as_scanned(&w, 0, 1);
+		t_stored_as_scanned(&w, 3, 1);
+		fxtw_fini(&w);
+	}
+}
+
+/*
+ * A track with more distinct stacks than ingest keeps (66000 paths root >
+ * a<i> > b<j> past 32768 nodes): only depths 0 and 1 are stored. A flame
+ * graph whose limit fills it above depth 2 comes from them (no slice
+ * read); one that could use depth 2 reads the slices: both as scanned.
+ */
+static void test_whole_beyond_stored(void **state)
+{
+	char *scanned[2], *stored[2], a[16], b[16];
+	int64_t track, s, e;
+	struct tdb t;
+	struct fxtw w;
+	uint64_t ts = 10;
+	unsigned k;
+
+	(void)state;
+	t_open(&w);
+	fxtw_begin(&w, FXTW_TINL(1, 2), C, FXTW_INL("root"), 0, NULL, 0);
+	for (k = 0; k < 66000; k++, ts += 10) {
+		snprintf(a, sizeof(a), "a%u", k / 250);
+		snprintf(b, sizeof(b), "b%u", k % 250);
+		fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL(a), ts, ts + 5 + k % 3, NULL, 0);
+		fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL(b), ts + 1, ts + 2, NULL, 0);
+	}
+	fxtw_end(&w, FXTW_TINL(1, 2), C, FXTW_EMPTY, ts, NULL, 0);
+	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	track = tdb_int(&t, "SELECT min(id) FROM tracks WHERE kind = 'thread'");
+	/* the root and the 264 a<i> */
+	assert_int_equal(tdb_int(&t, "SELECT sum(count) FROM track_stacks WHERE track_id = %" PRId64, track), 265);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM track_names WHERE track_id = %" PRId64, track), 1 + 264 + 250);
+	s = tdb_int(&t, "SELECT value FROM meta WHERE key = 'start_ns'");
+	e = tdb_int(&t, "SELECT value FROM meta WHERE key = 'end_ns'");
+	qry_area_stored = 0;
+	scanned[0] = run_on(t.db, 1, &track, 1, s, e, 100);
+	scanned[1] = run_on(t.db, 1, &track, 1, s, e, 10000);
+	qry_area_stored = 1;
+	stored[1] = run_on(t.db, 1, &track, 1, s, e, 10000);
+	sqlite3_close(t.db);
+	assert_int_equal(sqlite3_open(t.path, &t.db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(t.db, "DELETE FROM slices", NULL, NULL, NULL), SQLITE_OK);
+	stored[0] = run_on(t.db, 1, &track, 1, s, e, 100);
+	for (k = 0; k < 2; k++) {
+		assert_string_equal(scanned[k], stored[k]);
+		free(scanned[k]);
+		free(stored[k]);
+	}
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,7 +467,12 @@ int main(void)
 		cmocka_unit_test(test_flame_paths),
 		cmocka_unit_test(test_bad_range),
 	};
+	const struct CMUnitTest whole[] = {
+		cmocka_unit_test(test_whole_generated),
+		cmocka_unit_test(test_whole_beyond_stored),
+	};
 
 	return cmocka_run_group_tests_name("one extent a depth", tests, setup, teardown) |
-	       cmocka_run_group_tests_name("an extent a slice", tests, setup_extents, teardown);
+	       cmocka_run_group_tests_name("an extent a slice", tests, setup_extents, teardown) |
+	       cmocka_run_group_tests_name("whole trace: stored as scanned", whole, NULL, NULL);
 }
