@@ -96,7 +96,7 @@ WRATE=$(awk -v s="$(since "$t0")" 'BEGIN { printf "%.0f", 2048 * 1.048576 / s }'
 rm -f "$OUT/dd.tmp"
 echo "baseline: writing 2 GiB to the disk (fdatasync): $WRATE MB/s"
 # bytes the server has had written to storage (less what was dropped unwritten)
-written() { awk '/^write_bytes/ { w = $2 } /^cancelled_write_bytes/ { c = $2 } END { print w - c }' "/proc/$SPID/io"; }
+written() { awk '/^write_bytes/ { w = $2 } /^cancelled_write_bytes/ { c = $2 } END { printf "%.0f\n", w - c }' "/proc/$SPID/io"; }
 W0=$(written)
 : >"$OUT/disk.txt"
 (while :; do df -B1 --output=used "$OUT" | tail -1 >>"$OUT/disk.txt"; sleep 1; done) &
