@@ -193,10 +193,14 @@ deps-e2e:
 e2e: deps deps-e2e trace-server $(B)/gen_fxt
 	npm run --silent test:e2e
 
+# A make variable's value, for the scripts that compile sources make lists.
+print-%:
+	@echo $($*)
+
 # XRay against LLVM: a real instrumented program's logs, uploaded with its
 # binary, compared slice by slice with llvm-xray convert.
 xray-real: deps trace-server
-	TRACE_SERVER=$(B)/trace-server sh tests/xray/run.sh
+	TRACE_SERVER=$(B)/trace-server XRAY_DECODER_SRC="$(XRAY_DECODER_SRC)" sh tests/xray/run.sh
 
 # The same against the ASan+UBSan server and test programs: a report aborts
 # the process that made it, and the test fails.
@@ -297,7 +301,7 @@ bench: $(B)/trace-server $(B)/gen_fxt $(B)/bench_ceiling
 
 bench-xray: trace-server $(B)/bench_ceiling
 	RUNS=$${RUNS:-3} OURS="$(B)/trace-server ingest -o build/bench-xray.db" CEILING=$(B)/bench_ceiling CEILING_DB=build/bench-xray.db \
-	  sh bench/xray/run.sh
+	  XRAY_DECODER_SRC="$(XRAY_DECODER_SRC)" sh bench/xray/run.sh
 
 bench-query: trace-server $(B)/gen_fxt
 	B=$(B) sh bench/query/run.sh

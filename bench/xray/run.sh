@@ -65,9 +65,12 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
 
+# the decoder's sources, as the Makefile lists them (its one list)
+XRAY_DECODER_SRC=${XRAY_DECODER_SRC:-$(make -s -C "$ROOT" print-XRAY_DECODER_SRC)}
+
 (cd "$ROOT" &&
 	$CC $WARN -O2 -o "$WORK/gen_xray" tests/xray/gen_xray.c tests/xray_writer.c &&
-	$CC $WARN -O2 -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++)
+	$CC $WARN -O2 -o "$WORK/dump" tests/xray/dump.c $XRAY_DECODER_SRC -lstdc++)
 "$WORK/gen_xray" --records "$RECORDS" --threads "$THREADS" --seed "$SEED" "$WORK/bench.xray"
 LOG_MB=$(awk -v b="$(wc -c <"$WORK/bench.xray")" 'BEGIN { printf "%.1f", b / 1048576 }')
 echo "log: $LOG_MB MiB, $RECORDS function records, $THREADS threads (version 5, 16 KiB buffers, ring order)"

@@ -70,9 +70,12 @@ install_tools() {
 	runtime_present || { echo "run.sh: the XRay runtime is still missing" >&2; exit 1; }
 }
 
+# the decoder's sources, as the Makefile lists them (its one list)
+XRAY_DECODER_SRC=${XRAY_DECODER_SRC:-$(make -s -C "$ROOT" print-XRAY_DECODER_SRC)}
+
 build() {
 	(cd "$ROOT" &&
-		$CC $WARN -O2 -g -o "$WORK/dump" tests/xray/dump.c ingest/xray.c ingest/symbols.c ingest/model.c ingest/util.c -lstdc++ &&
+		$CC $WARN -O2 -g -o "$WORK/dump" tests/xray/dump.c $XRAY_DECODER_SRC -lstdc++ &&
 		$CC $WARN -O2 -o "$WORK/gen_xray" tests/xray/gen_xray.c tests/xray_writer.c &&
 		$CC $WARN -O2 -g $(pkg-config --cflags libcjson) -o "$WORK/check" tests/xray/check.c \
 			$(pkg-config --libs libcjson) &&
