@@ -311,12 +311,16 @@ static void sk_flush(struct stacks *sk)
 			struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, n);
 
 			nd->count++;
-			nd->total += p->wall;
+			nd->total = tracedb_wrap_add(nd->total, p->wall);
 			if (p->wall > nd->max)
 				nd->max = p->wall;
 		}
 		if (p->parent >= 0)
-			VEC_AT(&sk->nodes, struct sk_node, p->parent)->child += p->wall;
+			{
+				struct sk_node *up = VEC_AT(&sk->nodes, struct sk_node, p->parent);
+
+				up->child = tracedb_wrap_add(up->child, p->wall);
+			}
 		/* stacks_group made room for the group's slices */
 		VEC_AT(&sk->cur.node, int32_t, sk->cur.node.len++)[0] = n;
 	}
@@ -360,20 +364,23 @@ void stacks_slice(struct stacks *sk, const struct ss_slice *s)
 		parent = *VEC_AT(&sk->prev.node, int32_t, s->parent.ord);
 	}
 	/* a whole-trace selection's part of the slice (query/area.c) */
-	end = s->dur < 0 ? sk->end_ns : s->ts + s->dur;
-	wall = end > s->ts ? end - s->ts : 0;
+	end = s->dur < 0 ? sk->end_ns : tracedb_slice_end(s->ts, s->dur);
+	wall = tracedb_span(s->ts, end);
 	if ((x = sk_name_get(sk, s->name)) == NULL) {
 		sk->oom = 1;
 		return;
 	}
 	x->count++;
-	x->wall += wall;
-	x->self += wall;
+	x->wall = tracedb_wrap_add(x->wall, wall);
+	x->self = tracedb_wrap_add(x->self, wall);
 	if (wall > x->max)
 		x->max = wall;
-	if (found)
-		VEC_AT(&sk->names, struct sk_name, sk->name_at[*VEC_AT(&sk->prev.name, uint32_t, s->parent.ord)] - 1)
-			->self -= wall;
+	if (found) {
+		struct sk_name *up =
+			VEC_AT(&sk->names, struct sk_name, sk->name_at[*VEC_AT(&sk->prev.name, uint32_t, s->parent.ord)] - 1);
+
+		up->self = tracedb_wrap_sub(up->self, wall);
+	}
 	VEC_AT(&sk->cur.name, uint32_t, sk->cur.name.len++)[0] = s->name;
 	sk->pend[sk->npend++] = (struct sk_pending){ parent, s->name, wall };
 	if (sk->npend == SK_BATCH)

@@ -169,10 +169,10 @@ static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, i
 		s.name_id = sqlite3_column_int64(sc->range, 3);
 		s.depth = depth;
 		s.track = track;
-		e = s.dur < 0 ? sc->trace_end : s.ts + s.dur;
+		e = s.dur < 0 ? sc->trace_end : tracedb_slice_end(s.ts, s.dur);
 		a = s.ts > sc->start ? s.ts : sc->start;
 		b = e < sc->end ? e : sc->end;
-		s.wall = b > a ? b - a : 0;
+		s.wall = tracedb_span(a, b);
 		s.parent_tag = sqlite3_column_type(sc->range, 4) == SQLITE_NULL
 				       ? -1
 				       : tagged_find(&sc->prev, sqlite3_column_int64(sc->range, 4));
@@ -361,13 +361,13 @@ static int32_t area_visit(void *ctx, const struct qry_area_slice *s)
 
 		if (p == NULL)
 			return -2;
-		p->self -= s->wall;
+		p->self = tracedb_wrap_sub(p->self, s->wall);
 	}
 	if ((r = row_get(a, s->name_id)) == NULL)
 		return -2;
 	r->count++;
-	r->wall += s->wall;
-	r->self += s->wall;
+	r->wall = tracedb_wrap_add(r->wall, s->wall);
+	r->self = tracedb_wrap_add(r->self, s->wall);
 	if (s->wall > r->max)
 		r->max = s->wall;
 	return s->name_id > INT32_MAX ? -1 : (int32_t)s->name_id;
@@ -395,8 +395,8 @@ static int area_stored(sqlite3 *db, struct area_ctx *a, const int64_t *tracks, s
 				return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
 			}
 			r->count += sqlite3_column_int64(st, 1);
-			r->wall += sqlite3_column_int64(st, 2);
-			r->self += sqlite3_column_int64(st, 3);
+			r->wall = tracedb_wrap_add(r->wall, sqlite3_column_int64(st, 2));
+			r->self = tracedb_wrap_add(r->self, sqlite3_column_int64(st, 3));
 			if (sqlite3_column_int64(st, 4) > r->max)
 				r->max = sqlite3_column_int64(st, 4);
 		}

@@ -111,10 +111,11 @@ static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int
 	node = flame_node(f, depth > 0 ? parent_tag : -1, name_id);
 	if (node < 0)
 		return node == -2 ? -2 : -1;
-	f->node[node].total += wall;
+	f->node[node].total = tracedb_wrap_add(f->node[node].total, wall);
 	f->node[node].count += count;
 	if (f->node[node].parent >= 0)
-		f->node[f->node[node].parent].child_total += wall;
+		f->node[f->node[node].parent].child_total =
+			tracedb_wrap_add(f->node[f->node[node].parent].child_total, wall);
 	return node;
 }
 
@@ -273,7 +274,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 	}
 	for (i = 0; i < f->n; i++)
 		if (f->node[i].parent < 0)
-			all += f->node[i].total;
+			all = tracedb_wrap_add(all, f->node[i].total);
 
 	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
 		err->code = QRY_EDB;
@@ -312,7 +313,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 		jb_key(out, "total");
 		jb_i64(out, nd->total);
 		jb_key(out, "self");
-		jb_i64(out, nd->total - nd->child_total);
+		jb_i64(out, tracedb_wrap_sub(nd->total, nd->child_total));
 		jb_key(out, "count");
 		jb_i64(out, nd->count);
 		jb_obj_end(out);

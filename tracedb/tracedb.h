@@ -147,6 +147,32 @@ static inline int tracedb_get_varint(const uint8_t **p, const uint8_t *end, uint
 	return -1;
 }
 
+/* A slice's end, ts + dur (dur >= 0), at most INT64_MAX: damaged archives
+ * hold slices that would end past it. */
+static inline int64_t tracedb_slice_end(int64_t ts, int64_t dur)
+{
+	return ts > 0 && dur > INT64_MAX - ts ? INT64_MAX : ts + dur;
+}
+
+/* b - a when b > a, else 0; at most INT64_MAX. */
+static inline int64_t tracedb_span(int64_t a, int64_t b)
+{
+	return b <= a ? 0 : (uint64_t)b - (uint64_t)a > (uint64_t)INT64_MAX ? INT64_MAX : b - a;
+}
+
+/* Sums of slices' times (area, flame, their statistics stored at ingest)
+ * wrap around instead of overflowing, so that a sum taken in parts (per
+ * track at ingest, then across tracks) equals the sum taken at once. */
+static inline int64_t tracedb_wrap_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static inline int64_t tracedb_wrap_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 /* Zigzag: a signed difference (taken in uint64_t) as an unsigned number
  * whose varint is short when the difference is small either way. */
 static inline uint64_t tracedb_zigzag(uint64_t d)
