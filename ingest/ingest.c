@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "behind.h"
 #include "build.h"
 #include "fxt.h"
 #include "sorter.h"
@@ -140,6 +141,7 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 	uint64_t from = o && o->from_byte < size ? o->from_byte : 0;
 	size_t plen = o && o->prefix ? o->prefix_len : 0;
 	uint64_t done = 0, off, dropped = from;
+	int whole = from == 0 && !(o && o->max_bytes); /* a live trace's snapshots read it again */
 	uint8_t *map;
 	int rc = INGEST_OK;
 
@@ -167,6 +169,8 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 		rc = decode_piece(d, m, o, map + off, n, &done, size);
 		if (!d->xray && off - dropped >= 4 * (uint64_t)CHUNK) { /* the FXT decoder copies what it keeps */
 			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
+			if (whole) /* read once: out of the page cache too (behind.h) */
+				behind_forget(fileno(f), dropped, off);
 			dropped = off;
 		}
 	}

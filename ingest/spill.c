@@ -54,6 +54,7 @@ static int spill_open(struct spill *sp)
 {
 	if ((sp->fd = spill_tmpfile(sp->dir)) < 0)
 		return spill_fail(sp, "create", errno);
+	behind_init(&sp->behind, sp->fd);
 	return 0;
 }
 
@@ -77,6 +78,7 @@ int spill_write(struct spill *sp, const void *p, size_t n, uint64_t *off)
 	}
 	*off = sp->len;
 	sp->len = at;
+	behind_wrote(&sp->behind, at);
 	return 0;
 }
 
@@ -107,6 +109,7 @@ int spill_read(struct spill *sp, void *p, size_t n, uint64_t off)
 		return -1;
 	if ((err = read_all(sp->fd, p, n, off)) != 0)
 		return spill_fail(sp, "read back", err > 0 ? err : 0);
+	behind_forget(sp->fd, off, off + n); /* read once: its pages are done with */
 	return 0;
 }
 
@@ -116,6 +119,8 @@ int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, ch
 
 	if (err != 0)
 		spill_sentence(sp, "read back", err > 0 ? err : 0, why, whylen);
+	else
+		behind_forget(sp->fd, off, off + n);
 	return err != 0 ? -1 : 0;
 }
 

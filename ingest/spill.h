@@ -5,7 +5,9 @@
  * The file is made on the first write, in the directory given (next to the
  * database being written, so on the disk that has room for it), and
  * unlinked at once: it lives only as long as the process, whatever happens
- * to it. Writes append; reads are positioned. The first failure sticks,
+ * to it. Writes append, and what is written leaves the page cache a few
+ * windows behind (behind.h). Reads are positioned, come mostly from the
+ * disk, and each range is read once: its pages leave the cache after it. The first failure sticks,
  * with a sentence for the user.
  */
 #ifndef INGEST_SPILL_H
@@ -14,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "behind.h"
+
 struct spill {
 	int fd;          /* -1 until the first write */
 	uint64_t len;    /* bytes written: the next write goes here */
@@ -21,6 +25,7 @@ struct spill {
 	char why[320];   /* the first failure, a sentence */
 	char *dir;
 	const char *what;/* what the file holds, for the sentence */
+	struct behind behind; /* written pages leave the cache (behind.h) */
 };
 
 /* Prepares a spill file in dir holding `what` ("sorted events"); 0, or -1

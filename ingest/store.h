@@ -9,6 +9,8 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "behind.h"
+
 struct store_job;
 struct store_stmt;
 
@@ -39,6 +41,8 @@ struct store {
 	int writer_idle;         /* the writer waits on work: signal it */
 	int waiting;             /* a producer waits on done for room: signal it */
 	int stop;
+	struct behind behind;    /* the file's written pages leave the cache (behind.h); the writer's */
+	unsigned since_behind;   /* jobs run since the writer last looked at the file's size */
 };
 
 enum { STORE_QUEUE = 256, STORE_WAKE = 8 };

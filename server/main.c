@@ -34,7 +34,21 @@ struct bar {
 	double t0;
 	double last;
 	uint64_t total_bytes;
+	int phase;          /* the phase being timed, -1 before the first */
+	double phase_t0;    /* when it began */
+	double phase_s[4];  /* seconds spent in each phase */
 };
+
+/* Phases arrive in order; each report closes the one before when it changes. */
+static void bar_phase(struct bar *b, int phase, double t)
+{
+	if (phase == b->phase)
+		return;
+	if (b->phase >= 0)
+		b->phase_s[b->phase] += t - b->phase_t0;
+	b->phase = phase;
+	b->phase_t0 = t;
+}
 
 static double now_s(void)
 {
@@ -53,6 +67,7 @@ static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_
 	char fill[31];
 	int i, w;
 
+	bar_phase(b, (int)phase, t);
 	if (!b->tty || (t - b->last < 0.1 && done != total))
 		return 0;
 	b->last = t;
@@ -71,7 +86,7 @@ static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_
 	return 0;
 }
 
-static void print_summary(const char *out, const struct ingest_result *r, double secs)
+static void print_summary(const char *out, const struct ingest_result *r, double secs, const struct bar *b)
 {
 	const struct ingest_counts *c = &r->counts;
 	unsigned i;
@@ -86,6 +101,10 @@ static void print_summary(const char *out, const struct ingest_result *r, double
 	printf("  processes %" PRIu64 "  threads %" PRIu64 "  tracks %" PRIu64 "  args %" PRIu64 "  blobs %" PRIu64
 	       "  objects %" PRIu64 "  profiler %" PRIu64 "  providers %u\n",
 	       c->processes, c->threads, c->tracks, c->args, c->blobs, c->objects, c->profiler, r->nproviders);
+	printf("  seconds   ");
+	for (i = 0; i < 4; i++)
+		printf(" %s %.1f", phase_names[i], b->phase_s[i]);
+	printf("\n");
 	for (i = 0; i < r->ndiag; i++)
 		if (r->diag_value[i])
 			printf("  diagnostic %s: %" PRIu64 "\n", r->diag_name[i], r->diag_value[i]);
@@ -128,6 +147,7 @@ static int cmd_ingest(int argc, char **argv)
 		out = def;
 	}
 	b.tty = isatty(2);
+	b.phase = -1;
 	b.t0 = t0 = now_s();
 	o.progress = bar_update;
 	o.progress_ctx = &b;
@@ -138,7 +158,8 @@ static int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "trace-server: %s: %s\n", in, r.error);
 		return 1;
 	}
-	print_summary(out, &r, now_s() - t0);
+	bar_phase(&b, -1, now_s());
+	print_summary(out, &r, now_s() - t0, &b);
 	return 0;
 }
 
