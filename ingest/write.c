@@ -182,7 +182,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 		prev_end = s.dur < 0 ? INT64_MAX : end;
 		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
 		while (fc->head != NULL && fc->head->from.group == group && fc->head->from.ord == i)
-			flow_pass(b, fc, s.dur < 0 ? s.ts : s.ts + s.dur);
+			flow_pass(b, fc, tracedb_flow_from_ts(s.ts, s.dur));
 		write_slice(b, bb, g, i, &s);
 		stacks_slice(b->stacks, &s);
 		if (((r->first + i) & 0xffff) == 0)

@@ -338,8 +338,8 @@ CREATE TABLE lod (
 
 -- @indexes: what follows is created once every row is in (tracedb_index),
 -- since an index built at the end costs less than one kept up row by row.
-CREATE INDEX flows_from ON flows(from_slice_id);
-CREATE INDEX flows_to ON flows(to_slice_id);
+-- flows by time: a window's arrows, and a slice's (from_ts is where its
+-- from-slice ends, to_ts where its to-slice begins: tracedb_flow_from_ts)
 CREATE INDEX flows_from_ts ON flows(from_ts);
 CREATE INDEX flows_to_ts ON flows(to_ts);
 CREATE INDEX userspace_objects_ptr ON userspace_objects(pid, pointer);

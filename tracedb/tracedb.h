@@ -154,6 +154,14 @@ static inline int64_t tracedb_slice_end(int64_t ts, int64_t dur)
 	return ts > 0 && dur > INT64_MAX - ts ? INT64_MAX : ts + dur;
 }
 
+/* Where a flow arrow leaves its from-slice (table flows, from_ts): its end,
+ * or its start when it never ended (dur < 0). Ingest writes it and the
+ * slice query finds a slice's arrows by it. */
+static inline int64_t tracedb_flow_from_ts(int64_t ts, int64_t dur)
+{
+	return dur < 0 ? ts : tracedb_slice_end(ts, dur);
+}
+
 /* b - a when b > a, else 0; at most INT64_MAX. */
 static inline int64_t tracedb_span(int64_t a, int64_t b)
 {

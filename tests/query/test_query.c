@@ -293,6 +293,117 @@ static void test_slice_flows_and_nesting(void **state)
 	reply_free(&r);
 }
 
+/* Each slice's "flows" in t, as "flow_id:from>to," in reply order. */
+static void slice_flows_text(struct tdb *t, int64_t id, char *out, size_t n)
+{
+	struct qry_error err = { 0 };
+	struct reply r;
+	struct jbuf b;
+	const cJSON *f;
+	size_t len = 0;
+
+	jb_init(&b);
+	reply_of(&b, qry_slice(t->db, id, &b, &err), &err, &r);
+	out[0] = '\0';
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r.j, "flows")) {
+		const cJSON *fid = cJSON_GetObjectItemCaseSensitive(f, "flow_id");
+
+		len += (size_t)snprintf(out + len, n - len, "%.0f:%lld>%lld,", cJSON_IsNumber(fid) ? fid->valuedouble : -1.0,
+					(long long)num(f, "from_slice"), (long long)num(f, "to_slice"));
+	}
+	reply_free(&r);
+}
+
+/* Every slice's arrows, which the query finds by time (where the from-slice
+ * ends, where the to-slice begins), are the ones a scan by slice id finds,
+ * in the same order. Flow ids pass through a double on both sides, as
+ * cJSON reads them. */
+static void check_slice_flows(struct tdb *t)
+{
+	int64_t n = tdb_int(t, "SELECT count(*) FROM slices"), i, flows = 0;
+	char got[1024], want[1024];
+	sqlite3_stmt *st;
+
+	assert_true(n > 0);
+	assert_int_equal(sqlite3_prepare_v2(t->db,
+					    "SELECT flow_id, from_slice_id, to_slice_id FROM (SELECT 0 AS k, * FROM "
+					    "flows WHERE from_slice_id = ?1 UNION ALL SELECT 1, * FROM flows WHERE "
+					    "to_slice_id = ?1) ORDER BY k, id",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	for (i = 1; i <= n; i++) {
+		size_t len = 0;
+		int rc;
+
+		sqlite3_bind_int64(st, 1, i);
+		want[0] = '\0';
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "%.0f:%lld>%lld,",
+						(double)(uint64_t)sqlite3_column_int64(st, 0),
+						(long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+			flows++;
+		}
+		assert_int_equal(rc, SQLITE_DONE);
+		sqlite3_reset(st);
+		slice_flows_text(t, i, got, sizeof(got));
+		if (strcmp(got, want) != 0)
+			fail_msg("slice %lld: flows \"%s\", a scan finds \"%s\"", (long long)i, got, want);
+	}
+	sqlite3_finalize(st);
+	assert_true(flows > 0);
+}
+
+static void test_slice_flows_found_by_time(void **state)
+{
+	const struct fxtw_thr t1 = FXTW_TIDX(1), t2 = FXTW_TIDX(2);
+	const struct fxtw_str c = FXTW_INL("c");
+	struct fxtw w;
+	struct tdb z;
+	uint64_t k;
+
+	(void)state;
+	check_slice_flows(&db); /* ended, never-ended and nested from-slices */
+
+	/* Zero-length slices, all at ts 1000, each the start or the end of
+	 * an arrow: every arrow has the same from_ts and to_ts. Then arrows
+	 * leaving a slice and its child, which end at the same time, for the
+	 * same slice. */
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "test");
+	fxtw_init_record(&w, 1000000000);
+	fxtw_thread(&w, 1, 5, 50);
+	fxtw_thread(&w, 2, 5, 51);
+	for (k = 0; k < 4; k++) {
+		fxtw_begin(&w, t1, c, FXTW_INL("Z"), 1000, NULL, 0);
+		fxtw_flow(&w, 8, t1, c, FXTW_INL("f"), 1000, 100 + k);
+		fxtw_end(&w, t1, c, FXTW_INL("Z"), 1000, NULL, 0);
+	}
+	for (k = 0; k < 4; k++) {
+		fxtw_begin(&w, t2, c, FXTW_INL("Y"), 1000, NULL, 0);
+		fxtw_flow(&w, k & 1 ? 10 : 9, t2, c, FXTW_INL("f"), 1000, 100 + k);
+		fxtw_end(&w, t2, c, FXTW_INL("Y"), 1000, NULL, 0);
+	}
+	fxtw_begin(&w, t1, c, FXTW_INL("P"), 2000, NULL, 0);
+	fxtw_flow(&w, 8, t1, c, FXTW_INL("f"), 2500, 200);
+	fxtw_begin(&w, t1, c, FXTW_INL("Q"), 3000, NULL, 0);
+	fxtw_flow(&w, 8, t1, c, FXTW_INL("f"), 3000, 201);
+	fxtw_end(&w, t1, c, FXTW_INL("Q"), 3000, NULL, 0);
+	fxtw_end(&w, t1, c, FXTW_INL("P"), 3000, NULL, 0);
+	fxtw_begin(&w, t2, c, FXTW_INL("R"), 3000, NULL, 0);
+	fxtw_flow(&w, 10, t2, c, FXTW_INL("f"), 3000, 200);
+	fxtw_flow(&w, 10, t2, c, FXTW_INL("f"), 3000, 201);
+	fxtw_end(&w, t2, c, FXTW_INL("R"), 4000, NULL, 0);
+	tdb_ingest(&z, &w);
+	fxtw_fini(&w);
+	if (z.rc != INGEST_OK)
+		fail_msg("ingest failed: %d %s", z.rc, z.res.error);
+	assert_int_equal(tdb_int(&z, "SELECT count(*) FROM flows"), 6);
+	assert_int_equal(tdb_int(&z, "SELECT count(*) FROM flows WHERE from_ts = 1000 AND to_ts = 1000"), 4);
+	check_slice_flows(&z);
+	tdb_close(&z);
+}
+
 static void test_slice_unterminated_and_async(void **state)
 {
 	struct qry_error err = { 0 };
@@ -556,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_tracks),
 		cmocka_unit_test(test_slice_args),
 		cmocka_unit_test(test_slice_flows_and_nesting),
+		cmocka_unit_test(test_slice_flows_found_by_time),
 		cmocka_unit_test(test_slice_unterminated_and_async),
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_sql_values),
