@@ -35,3 +35,11 @@ void behind_forget(int fd, uint64_t from, uint64_t to)
 	if (fd >= 0 && to > from)
 		posix_fadvise(fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
 }
+
+void behind_settle(int fd, int wait)
+{
+	if (fd >= 0)
+		sync_file_range(fd, 0, 0,
+				wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
+				     : SYNC_FILE_RANGE_WRITE);
+}

@@ -34,6 +34,13 @@ void behind_init(struct behind *b, int fd);
  * (waiting for its writing first, which the disk has mostly done by
  * then). */
 void behind_wrote(struct behind *b, uint64_t end);
+/* Starts writing every dirty page of a file about to be read (an upload
+ * just received) and, when wait, waits for them. The kernel throttles a
+ * process's writes while the machine's dirty pages pass a limit, and an
+ * upload's gigabytes left to the kernel's own pace held ingest there: a
+ * 4 GB archive just copied took 125 s to ingest, 94 s once its writing
+ * was started at once. */
+void behind_settle(int fd, int wait);
 /* Drops bytes [from, to) of a file only read, which the disk already has
  * (an input consumed), from the cache. */
 void behind_forget(int fd, uint64_t from, uint64_t to);

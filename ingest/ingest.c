@@ -416,6 +416,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 		return set_error(res, INGEST_ENOMEM, NULL);
 	}
 	tmp[0] = '\0';
+	if (!(opts && (opts->max_bytes || opts->from_byte))) /* an archive read whole, maybe just uploaded */
+		behind_settle(fileno(f), 0);
 	size = (uint64_t)st.st_size;
 	if (opts && opts->max_bytes && opts->max_bytes < size)
 		size = opts->max_bytes;
