@@ -43,3 +43,8 @@ void behind_settle(int fd, int wait)
 				wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
 				     : SYNC_FILE_RANGE_WRITE);
 }
+
+void behind_forget_read(int fd, uint64_t from, uint64_t to)
+{
+	behind_forget(fd, from & ~(uint64_t)(BEHIND_FOLIO - 1), to);
+}

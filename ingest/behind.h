@@ -26,7 +26,7 @@ struct behind {
 	uint64_t dropped;  /* bytes [0, dropped) were taken out of the cache */
 };
 
-enum { BEHIND_WINDOW = 32 << 20 };
+enum { BEHIND_WINDOW = 32 << 20, BEHIND_FOLIO = 4 << 20 };
 
 void behind_init(struct behind *b, int fd);
 /* The file has been written up to end, about in order. Sends each window
@@ -44,5 +44,11 @@ void behind_settle(int fd, int wait);
 /* Drops bytes [from, to) of a file only read, which the disk already has
  * (an input consumed), from the cache. */
 void behind_forget(int fd, uint64_t from, uint64_t to);
+/* The same after reading [from, to) of a file read front to back in
+ * pieces (a run of the scratch file): the kernel keeps a file's pages in
+ * folios of up to BEHIND_FOLIO bytes and drops only whole ones, which a
+ * small piece never covers, so what goes is from the folio boundary before
+ * from: bytes read a piece or two before. */
+void behind_forget_read(int fd, uint64_t from, uint64_t to);
 
 #endif

@@ -109,7 +109,7 @@ int spill_read(struct spill *sp, void *p, size_t n, uint64_t off)
 		return -1;
 	if ((err = read_all(sp->fd, p, n, off)) != 0)
 		return spill_fail(sp, "read back", err > 0 ? err : 0);
-	behind_forget(sp->fd, off, off + n); /* read once: its pages are done with */
+	behind_forget_read(sp->fd, off, off + n); /* read once: its pages are done with */
 	return 0;
 }
 
@@ -120,7 +120,7 @@ int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, ch
 	if (err != 0)
 		spill_sentence(sp, "read back", err > 0 ? err : 0, why, whylen);
 	else
-		behind_forget(sp->fd, off, off + n);
+		behind_forget_read(sp->fd, off, off + n);
 	return err != 0 ? -1 : 0;
 }
 

@@ -73,6 +73,8 @@ check "ingest prints a summary line 'ingested fxt'" has_out '^ingested fxt '
 # gen_fxt writes exactly 3000 event records; wakeups add instants of their own
 events=$(awk '$1 == "events" && $2 ~ /^[0-9]+$/ { print $2; exit }' "$T/out")
 check "the summary counts the events (>= 3000): ${events:-none}" [ "${events:-0}" -ge 3000 ]
+check "the summary gives the seconds of each phase" \
+	has_out '^  seconds +decoding [0-9.]+ matching [0-9.]+ writing [0-9.]+ indexing [0-9.]+$'
 check "ingest writes the database" [ -s "$T/gen.db" ]
 check "ingest leaves no temporary file" [ ! -e "$T/gen.db.tmp" ]
 
