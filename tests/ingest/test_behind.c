@@ -57,6 +57,30 @@ static size_t resident(int fd, uint64_t from, uint64_t to, size_t *pages)
 	return in;
 }
 
+/* Whether this directory's filesystem drops a file's clean pages when told
+ * to (tmpfs keeps them: its pages are the file). Where it does not, the
+ * tests still check every byte, and skip what the cache holds. */
+static int drops_pages(void)
+{
+	const size_t n = 8 << 20;
+	uint8_t *buf = calloc(1, n);
+	int fd = spill_tmpfile(".");
+	size_t pages, in = 1;
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	if (pwrite(fd, buf, n, 0) == (ssize_t)n) {
+		behind_settle(fd, 1);
+		behind_forget(fd, 0, n);
+		in = resident(fd, 0, n, &pages);
+	}
+	close(fd);
+	free(buf);
+	if (in != 0)
+		print_message("this filesystem keeps dropped pages: residency not checked\n");
+	return in == 0;
+}
+
 /* Appends n bytes of the test's data to sp, a piece at a time. */
 static void append(struct spill *sp, uint64_t n)
 {
@@ -104,6 +128,12 @@ static void test_windows_leave_the_cache(void **state)
 	assert_int_equal(spill_init(&sp, ".", "test data"), 0);
 	append(&sp, total);
 	assert_true(sp.fd >= 0);
+	assert_int_equal(sp.behind.dropped, 3 * w);
+	if (!drops_pages()) {
+		read_back(&sp, 0, total);
+		spill_fini(&sp);
+		return;
+	}
 	/* the first two windows were written and dropped; the last one was
 	 * only just written: it stays */
 	in = resident(sp.fd, 0, 2 * w, &pages);
@@ -154,12 +184,14 @@ static void test_forget_and_settle(void **state)
 	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
 	behind_settle(fd, 1); /* written out: its pages are clean now, and may go */
 	behind_forget(fd, 0, n / 2);
-	in = resident(fd, 0, n / 2, &pages);
-	if (in > pages / 16)
-		fail_msg("%zu of %zu forgotten pages still cached", in, pages);
-	in = resident(fd, n / 2, n, &pages);
-	if (in < pages / 2)
-		fail_msg("only %zu of %zu pages not forgotten still cached", in, pages);
+	if (drops_pages()) {
+		in = resident(fd, 0, n / 2, &pages);
+		if (in > pages / 16)
+			fail_msg("%zu of %zu forgotten pages still cached", in, pages);
+		in = resident(fd, n / 2, n, &pages);
+		if (in < pages / 2)
+			fail_msg("only %zu of %zu pages not forgotten still cached", in, pages);
+	}
 	memset(buf, 0, n);
 	assert_int_equal(pread(fd, buf, n, 0), (ssize_t)n);
 	for (uint64_t i = 0; i < n; i++)
