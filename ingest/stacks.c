@@ -315,12 +315,11 @@ static void sk_flush(struct stacks *sk)
 			if (p->wall > nd->max)
 				nd->max = p->wall;
 		}
-		if (p->parent >= 0)
-			{
-				struct sk_node *up = VEC_AT(&sk->nodes, struct sk_node, p->parent);
+		if (p->parent >= 0) {
+			struct sk_node *up = VEC_AT(&sk->nodes, struct sk_node, p->parent);
 
-				up->child = tracedb_wrap_add(up->child, p->wall);
-			}
+			up->child = tracedb_wrap_add(up->child, p->wall);
+		}
 		/* stacks_group made room for the group's slices */
 		VEC_AT(&sk->cur.node, int32_t, sk->cur.node.len++)[0] = n;
 	}

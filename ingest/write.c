@@ -174,7 +174,7 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 			ss_read_done(&rd);
 			return -1;
 		}
-		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : s.ts + s.dur;
+		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : tracedb_slice_end(s.ts, s.dur);
 		if (end - s.ts > r->max_dur)
 			r->max_dur = end - s.ts;
 		if (s.ts < prev_end)
