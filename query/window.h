@@ -7,8 +7,9 @@
  * (track, depth), the points of one counter track and the runs of one cpu
  * are numbered by ordinal in ts order and lie in extents of consecutive
  * ids (table extents); all logs are one id range in ts order. A time
- * window is therefore found by binary search on the ordinal, probing one
- * row at a time (qwin_bound, qwin_rows), and read as id ranges: no
+ * window is therefore found by searching the ordinals (interpolation, with
+ * bisection to fall back on), probing one row at a time (qwin_bound,
+ * qwin_rows), and read as id ranges: no
  * secondary index, and the cost of a viewport query depends on what it
  * returns, not on the trace's size. With a resolution, the level-of-detail
  * records (qlod_iter) replace runs of rows shorter than a pixel by one
