@@ -75,8 +75,11 @@ int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int stri
 		if (bisect) {
 			mid = a + span / 2;
 		} else {
-			/* va < vb here, since va is before t and vb after it */
-			double f = ((double)t - (double)va) / ((double)vb - (double)va);
+			/* va < vb, since va is before t and vb after it: both
+			 * differences fit in 64 bits unsigned, and are taken
+			 * there, since doubles of times near 2^60 (ns since
+			 * 1970) can be equal where the times differ */
+			double f = (double)((uint64_t)t - (uint64_t)va) / (double)((uint64_t)vb - (uint64_t)va);
 
 			mid = a + 1 + (int64_t)(f * (double)(span - 1));
 			if (mid <= a)

@@ -152,6 +152,12 @@ static void test_bound_matches_a_scan(void **state)
 	most = check_rows("range ends", ts, ROWS);
 	if (most > 2 * ceil_log2(ROWS) + 4)
 		fail_msg("rows at both ends of the range took %d probes in one search", most);
+	/* ns since 1970, a few apart: as doubles, neighbours are equal */
+	for (i = 0; i < ROWS; i++)
+		ts[i] = INT64_C(1764000000000000000) + i * 3 + (i % 7 == 0);
+	most = check_rows("epoch times", ts, ROWS);
+	if (most > 2 * ceil_log2(ROWS) + 4)
+		fail_msg("times near 2^60 took %d probes in one search", most);
 	/* one row, two rows */
 	ts[0] = 5;
 	ts[1] = 9;
