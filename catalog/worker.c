@@ -37,15 +37,10 @@ struct claim {
 	atomic_int lost;       /* a renewal found the job claimed by another */
 };
 
-enum { JOB_PHASES = INGEST_PHASE_INDEX + 1 }; /* and JOB_PHASES itself: ingest returned */
-
 struct job {
 	struct catalog *c;
 	int64_t id;
 	struct claim *cl;      /* NULL: this server's own queue */
-	int phase;             /* the ingest phase being timed, -1 before the first */
-	double phase_t0;       /* when it began */
-	double phase_s[JOB_PHASES]; /* seconds in each phase (enum ingest_phase), for the log */
 };
 
 static double mono_s(void)
@@ -54,17 +49,6 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Phases arrive in order; a report of a new one closes the one before. */
-static void job_phase(struct job *j, int phase, double t)
-{
-	if (phase == j->phase || phase < 0 || phase > JOB_PHASES)
-		return;
-	if (j->phase >= 0 && j->phase < JOB_PHASES)
-		j->phase_s[j->phase] += t - j->phase_t0;
-	j->phase = phase;
-	j->phase_t0 = t;
 }
 
 /* Progress of the running ingest; asks to stop when the trace was deleted
@@ -77,7 +61,6 @@ static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 
 	(void)total;
 	(void)events;
-	job_phase(j, (int)phase, mono_s());
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
 	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
@@ -320,7 +303,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 {
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	struct ingest_opts o = { 0 };
-	struct job j = { c, id, cl, -1, 0, { 0 } };
+	struct job j = { c, id, cl };
 	const char *dbfile = cl ? cl->db_file : "trace.db";
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
@@ -344,7 +327,6 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	else
 		rc = ingest_file(src, db, &o, res);
 	t_ingest = mono_s();
-	job_phase(&j, JOB_PHASES, t_ingest); /* closes the last phase */
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
 	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
@@ -388,8 +370,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 			"trace-server: trace %" PRId64 " ingested in %.1f s (%.1f MB/s): seconds decoding %.1f, "
 			"matching %.1f, writing %.1f, indexing %.1f; then storing %.1f, search index %.1f, "
 			"first view %.1f\n",
-			id, secs, (double)res->bytes / 1e6 / (secs > 0 ? secs : 1), j.phase_s[INGEST_PHASE_DECODE],
-			j.phase_s[INGEST_PHASE_BUILD], j.phase_s[INGEST_PHASE_WRITE], j.phase_s[INGEST_PHASE_INDEX],
+			id, secs, (double)res->bytes / 1e6 / (secs > 0 ? secs : 1), res->phase_seconds[INGEST_PHASE_DECODE],
+			res->phase_seconds[INGEST_PHASE_BUILD], res->phase_seconds[INGEST_PHASE_WRITE],
+			res->phase_seconds[INGEST_PHASE_INDEX],
 			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm);
 	if (cl)
 		job_commit(c, cl, rc, res, summary, indexed, secs);
@@ -645,7 +628,7 @@ static void claim_drop(struct catalog *c, struct claim *cl, struct trace_rec *r)
 static int claim_run(struct catalog *c)
 {
 	struct claim cl;
-	struct job beat = { c, 0, &cl, -1, 0, { 0 } };
+	struct job beat = { c, 0, &cl };
 	struct trace_rec *r;
 	char err[512], hint[16];
 	int rc;

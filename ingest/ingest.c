@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "behind.h"
 #include "build.h"
@@ -389,7 +390,50 @@ static int decode_spill_error(struct sorter *so, int rc, struct ingest_result *r
 	return spill_error(res, why);
 }
 
-int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res)
+/* Times the phases as they are reported, for res->phase_seconds, and
+ * hands every report on to the caller's progress function. */
+struct phase_clock {
+	ingest_progress_fn fn; /* the caller's; may be NULL */
+	void *ctx;
+	struct ingest_result *res;
+	int phase;             /* the phase being timed, -1 before the first */
+	double t0;             /* when it began */
+};
+
+static double clock_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A report of a new phase (INGEST_PHASES: the ingest returned) closes the one before. */
+static void clock_phase(struct phase_clock *c, int phase)
+{
+	double t;
+
+	if (phase == c->phase)
+		return;
+	t = clock_s();
+	if (c->phase >= 0 && c->phase < INGEST_PHASES)
+		c->res->phase_seconds[c->phase] += t - c->t0;
+	c->phase = phase;
+	c->t0 = t;
+}
+
+static int timed_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+{
+	struct phase_clock *c = ctx;
+
+	if (phase >= 0 && phase < INGEST_PHASES)
+		clock_phase(c, (int)phase);
+	return c->fn ? c->fn(c->ctx, phase, done, total, events) : 0;
+}
+
+/* ingest_file's work; ingest_file times its phases. */
+static int ingest_timed(const char *in_path, const char *out_db, const struct ingest_opts *opts,
+			struct ingest_result *res)
 {
 	struct decoder d = { 0 };
 	struct sorter *so;
@@ -437,6 +481,23 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
 		rc = set_error(res, INGEST_EDB, strerror(errno));
 	if (rc != INGEST_OK && tmp[0])
 		remove(tmp); /* only what this call made: tmp is empty when decoding failed */
+	return rc;
+}
+
+int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res)
+{
+	struct ingest_opts o = { 0 };
+	struct phase_clock c = { NULL, NULL, res, -1, 0 };
+	int rc;
+
+	if (opts)
+		o = *opts;
+	c.fn = o.progress;
+	c.ctx = o.progress_ctx;
+	o.progress = timed_progress;
+	o.progress_ctx = &c;
+	rc = ingest_timed(in_path, out_db, &o, res);
+	clock_phase(&c, INGEST_PHASES);
 	return rc;
 }
 

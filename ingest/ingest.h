@@ -57,7 +57,7 @@ enum ingest_err {
 
 const char *ingest_strerror(int err);
 
-enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX };
+enum ingest_phase { INGEST_PHASE_DECODE, INGEST_PHASE_BUILD, INGEST_PHASE_WRITE, INGEST_PHASE_INDEX, INGEST_PHASES };
 
 /* Called now and then; return non-zero to cancel. done/total are bytes while
  * decoding and rows while writing; events counts the events decoded so far. */
@@ -82,6 +82,8 @@ struct ingest_result {
 	char error[256];                    /* a sentence for the user when the result is not INGEST_OK */
 	uint64_t symbols_named;             /* XRay: functions named from opts->symbols */
 	char symbols_error[256];            /* why opts->symbols could not be used; "" when it could */
+	double phase_seconds[INGEST_PHASES]; /* wall time of each phase, from its first progress
+					       * report to the next phase's (the last to the return) */
 };
 
 struct ingest_opts {

@@ -34,21 +34,7 @@ struct bar {
 	double t0;
 	double last;
 	uint64_t total_bytes;
-	int phase;          /* the phase being timed, -1 before the first */
-	double phase_t0;    /* when it began */
-	double phase_s[4];  /* seconds spent in each phase */
 };
-
-/* Phases arrive in order; each report closes the one before when it changes. */
-static void bar_phase(struct bar *b, int phase, double t)
-{
-	if (phase == b->phase)
-		return;
-	if (b->phase >= 0)
-		b->phase_s[b->phase] += t - b->phase_t0;
-	b->phase = phase;
-	b->phase_t0 = t;
-}
 
 static double now_s(void)
 {
@@ -58,7 +44,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *const phase_names[] = { "decoding", "matching", "writing", "indexing" };
+static const char *const phase_names[INGEST_PHASES] = { "decoding", "matching", "writing", "indexing" };
 
 static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
@@ -67,7 +53,6 @@ static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_
 	char fill[31];
 	int i, w;
 
-	bar_phase(b, (int)phase, t);
 	if (!b->tty || (t - b->last < 0.1 && done != total))
 		return 0;
 	b->last = t;
@@ -86,7 +71,7 @@ static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_
 	return 0;
 }
 
-static void print_summary(const char *out, const struct ingest_result *r, double secs, const struct bar *b)
+static void print_summary(const char *out, const struct ingest_result *r, double secs)
 {
 	const struct ingest_counts *c = &r->counts;
 	unsigned i;
@@ -102,8 +87,8 @@ static void print_summary(const char *out, const struct ingest_result *r, double
 	       "  objects %" PRIu64 "  profiler %" PRIu64 "  providers %u\n",
 	       c->processes, c->threads, c->tracks, c->args, c->blobs, c->objects, c->profiler, r->nproviders);
 	printf("  seconds   ");
-	for (i = 0; i < 4; i++)
-		printf(" %s %.1f", phase_names[i], b->phase_s[i]);
+	for (i = 0; i < INGEST_PHASES; i++)
+		printf(" %s %.1f", phase_names[i], r->phase_seconds[i]);
 	printf("\n");
 	for (i = 0; i < r->ndiag; i++)
 		if (r->diag_value[i])
@@ -147,7 +132,6 @@ static int cmd_ingest(int argc, char **argv)
 		out = def;
 	}
 	b.tty = isatty(2);
-	b.phase = -1;
 	b.t0 = t0 = now_s();
 	o.progress = bar_update;
 	o.progress_ctx = &b;
@@ -158,8 +142,7 @@ static int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "trace-server: %s: %s\n", in, r.error);
 		return 1;
 	}
-	bar_phase(&b, -1, now_s());
-	print_summary(out, &r, now_s() - t0, &b);
+	print_summary(out, &r, now_s() - t0);
 	return 0;
 }
 

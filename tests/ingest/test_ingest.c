@@ -7,6 +7,7 @@
  * the name statistics (table name_stats) are those of the slices written.
  */
 #include <inttypes.h>
+#include <time.h>
 
 #include "../../tracedb/sketch.h"
 #include "../ingest_util.h"
@@ -621,10 +622,19 @@ static int cancel_at(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t
 	return phase == *(const enum ingest_phase *)ctx;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * A cancel while the slices are written (the name index then builds on a
  * thread of its own) or while matching stops the ingest with INGEST_ECANCEL
- * and leaves no database; without one, the same archive ingests.
+ * and leaves no database; without one, the same archive ingests, and
+ * res.phase_seconds times each phase within the call's wall time.
  */
 static void test_cancel(void **state)
 {
@@ -634,6 +644,7 @@ static void test_cancel(void **state)
 	enum ingest_phase at;
 	char name[32], in[] = "/tmp/ts-cancel-XXXXXX", out[64];
 	struct fxtw w;
+	double t0, wall, sum = 0;
 	size_t i;
 	int fd;
 
@@ -657,9 +668,18 @@ static void test_cancel(void **state)
 		assert_int_not_equal(access(out, F_OK), 0);
 	}
 	at = (enum ingest_phase)-1; /* never */
+	t0 = wall_s();
 	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_OK);
+	wall = wall_s() - t0;
 	assert_int_equal(access(out, F_OK), 0);
 	assert_int_equal(res.counts.slices, 20000);
+	for (i = 0; i < INGEST_PHASES; i++) {
+		if (!(res.phase_seconds[i] > 0))
+			fail_msg("phase %zu was not timed: %g s", i, res.phase_seconds[i]);
+		sum += res.phase_seconds[i];
+	}
+	if (sum > wall)
+		fail_msg("the phases add up to %g s, more than the call's %g s", sum, wall);
 	remove(out);
 	remove(in);
 }
