@@ -215,4 +215,7 @@ struct cat_removal {
 size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat_opts *o, time_t now,
 			  struct cat_removal *out, size_t max);
 
+/* stats.c: the monotonic clock in ms, for durations and deadlines */
+int64_t cat_now_ms(void);
+
 #endif

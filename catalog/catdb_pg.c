@@ -56,14 +56,6 @@ struct catdb_pg {
 	struct pg_lane idx;    /* index, unindex, search, ping */
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* libpq's message on one line, without its trailing newline. */
 static void pg_message(const char *m, char *out, size_t n)
 {
@@ -131,7 +123,7 @@ static int pg_enter(struct pg_lane *p, const char *first, const char *what, char
 	pthread_mutex_lock(&p->mu);
 	for (tries = 0; tries < 2; tries++) {
 		if (PQstatus(p->conn) != CONNECTION_OK) {
-			if (now_ms() < p->retry_ms) {
+			if (cat_now_ms() < p->retry_ms) {
 				snprintf(err, errlen, "%s: the catalog's PostgreSQL database cannot be reached "
 						      "(the server tries again shortly)", what);
 				pthread_mutex_unlock(&p->mu);
@@ -139,7 +131,7 @@ static int pg_enter(struct pg_lane *p, const char *first, const char *what, char
 			}
 			PQreset(p->conn);
 			if (PQstatus(p->conn) != CONNECTION_OK) {
-				p->retry_ms = now_ms() + RECONNECT_MS;
+				p->retry_ms = cat_now_ms() + RECONNECT_MS;
 				break;
 			}
 		}

@@ -145,14 +145,6 @@ static uint64_t window_bytes(const struct catalog *c, const struct live_slot *s)
 	return paced > (double)WINDOW_MIN ? (uint64_t)paced : WINDOW_MIN;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen)
 {
 	struct cat_new nw = *n;
@@ -405,7 +397,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	struct ingest_opts o = { 0 };
 	char src[4096], db[4096];
 	char *summary = NULL;
-	int64_t t0 = now_ms();
+	int64_t t0 = cat_now_ms();
 	uint8_t *prefix = NULL;
 	int rc, gone = 0;
 
@@ -425,7 +417,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 		rc = ingest_file(src, db, &o, res);
 	if (rc == INGEST_OK)
 		summary = cat_summary_json(res, db);
-	*took_ms = now_ms() - t0;
+	*took_ms = cat_now_ms() - t0;
 	if (rc == INGEST_OK && *took_ms > 0)
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
@@ -511,7 +503,7 @@ void *cat_live_main(void *arg)
 		int rc;
 
 		slots_sweep(c, &ls);
-		r = next_live(c, now_ms(), &wait_ms);
+		r = next_live(c, cat_now_ms(), &wait_ms);
 		if (r == NULL) {
 			cat_cond_wait_ms(&c->live_work, &c->mu, wait_ms);
 			continue;
@@ -520,7 +512,7 @@ void *cat_live_main(void *arg)
 		size = snap_bytes(r);
 		snprintf(hint, sizeof(hint), "%s", r->format_hint);
 		if ((s = slot_of(&ls, id, mark_bytes)) == NULL) {
-			r->snap_due_ms = now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
+			r->snap_due_ms = cat_now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
 			continue;
 		}
 		s->preview = r->status == TS_INGESTING;
@@ -546,7 +538,7 @@ void *cat_live_main(void *arg)
 				gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
 			if (s->preview && gap < PREVIEW_SHARE * took)
 				gap = PREVIEW_SHARE * took;
-			r->snap_due_ms = now_ms() + gap;
+			r->snap_due_ms = cat_now_ms() + gap;
 		}
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -7,11 +7,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog_internal.h"
 
 const double cat_seconds_bounds[CAT_SECONDS_BUCKETS] = { 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800 };
+
+int64_t cat_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 void cat_seconds_note(struct cat_seconds *h, double s)
 {

@@ -23,14 +23,6 @@
 
 #include "catalog_internal.h"
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 #define SWAP(a, b)                      \
 	do {                            \
 		__typeof__(a) t_ = (a); \
@@ -145,7 +137,7 @@ int cat_sync_locked(struct catalog *c, int force)
 
 	if (!c->shared)
 		return 0;
-	now = now_ms();
+	now = cat_now_ms();
 	if (!force && (c->syncer_started || (c->sync_ms != 0 && now - c->sync_ms < CAT_SYNC_MS)))
 		return c->sync_rc;
 	c->sync_ms = now;
@@ -182,7 +174,7 @@ static void sync_round(struct catalog *c)
 	int64_t since;
 	int rc;
 
-	c->sync_ms = now_ms();
+	c->sync_ms = cat_now_ms();
 	if (c->unsaved > 0)
 		resave(c); /* its writes under mu, as every save's */
 	if (c->unsaved > 0) {

@@ -43,6 +43,7 @@ struct job {
 	struct claim *cl;      /* NULL: this server's own queue */
 };
 
+/* Seconds to the ns, for the ingest's durations (cat_now_ms is ms). */
 static double mono_s(void)
 {
 	struct timespec ts;
