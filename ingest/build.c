@@ -25,6 +25,7 @@ static void build_fini(struct build *b)
 		idg_fini(VEC_AT(&b->point_ids, struct id_group, i));
 	vec_fini(&b->point_ids);
 	free(b->row_of);
+	free(b->track_marks.p);
 	argw_close(&b->args); /* nothing, when write.c closed it */
 }
 

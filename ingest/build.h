@@ -49,6 +49,15 @@ struct btrack {
 	uint32_t max_depth;
 	uint64_t lod_levels;  /* levels of detail stored for a counter track (lod.h) */
 	double min, max;
+	size_t marks_off, marks_len; /* a counter or cpu track's time marks in
+				* build.track_marks (len 0: none) */
+};
+
+/* Time marks (tracedb.h) of groups one after another: a group names its
+ * own by offset and length. */
+struct marks_buf {
+	uint8_t *p;
+	size_t len, cap;
 };
 
 /* A flow arrow, 64 bytes in the runs of build.flows and flows_by_id. */
@@ -116,6 +125,7 @@ struct build {
 	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
 				* extent per group (extents.h, ingest_opts) */
 	struct stacks *stacks; /* stacks.c: the stack statistics, while slices are written */
+	struct marks_buf track_marks; /* the counter and cpu tracks' time marks */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 };

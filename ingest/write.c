@@ -38,7 +38,34 @@ struct depth_range {
 	int64_t max_dur;
 	int overlap;           /* some slice starts before the one before it ends */
 	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
+	size_t marks_off, marks_len; /* its time marks in the marks' bytes */
 };
+
+/* Appends the time marks of the group whose items (ts order) are it[0, n)
+ * to mb and notes where in *off and *len; -1 when out of memory. */
+static int put_marks(struct marks_buf *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
+{
+	uint64_t k, count = tracedb_marks(n);
+	size_t need = (size_t)count * TRACEDB_MARK_MAX;
+	int64_t prev = 0;
+
+	if (mb->cap - mb->len < need) {
+		size_t cap = mb->cap ? mb->cap : 4096;
+		uint8_t *p;
+
+		while (cap - mb->len < need)
+			cap *= 2;
+		if ((p = realloc(mb->p, cap)) == NULL)
+			return -1;
+		mb->p = p;
+		mb->cap = cap;
+	}
+	*off = mb->len;
+	for (k = 0; k < count; k++)
+		mb->len += tracedb_mark_put(mb->p + mb->len, &prev, it[tracedb_mark_ord(n, k)].ts);
+	*len = mb->len - *off;
+	return 0;
+}
 
 /* Writes an arg set through the arguments' writer (args.h). */
 static uint32_t arg_set(struct build *b, uint32_t first, unsigned n)
@@ -97,13 +124,15 @@ static void write_slice(struct build *b, struct bins *sb, const struct ss_group 
 	bins_row(sb);
 }
 
-/* The facts of each (track, depth) group and where its slices lie. */
-static int write_depths(struct build *b, const struct depth_range *r, size_t n)
+/* The facts of each (track, depth) group and where its slices lie. The
+ * marks' bytes are read until the queue has run: this waits for it. */
+static int write_depths(struct build *b, const struct depth_range *r, size_t n, const struct marks_buf *mb)
 {
 	struct bins db, eb;
 	size_t i;
+	int rc;
 
-	if (bins_init(&db, b->s, "track_depths", 6) != 0)
+	if (bins_init(&db, b->s, "track_depths", 7) != 0)
 		return -1;
 	if (bins_init(&eb, b->s, "extents", 5) != 0) {
 		bins_fini(&db);
@@ -121,10 +150,12 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n)
 		bins_i64(&db, (int64_t)r[i].count);
 		bins_i64(&db, !r[i].overlap);
 		bins_i64(&db, (int64_t)r[i].lod_levels);
+		bins_blob(&db, mb->p + r[i].marks_off, (int)r[i].marks_len);
 		bins_row(&db);
 		extents_write(&eb, r[i].track + 1, r[i].depth, &b->ss.ids, &g->ids, g->first_id, r[i].count);
 	}
-	return bins_fini(&db) | bins_fini(&eb);
+	rc = bins_fini(&db) | bins_fini(&eb);
+	return store_drain(b->s) | rc;
 }
 
 /* Flows merged in the order their from-slices are written (build.flows):
@@ -152,8 +183,8 @@ static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
 /* The slices of one (track, depth) group, their summaries (level of
  * detail) and the facts readers need about the run: longest slice,
  * overlap. */
-static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct depth_range *r,
-		       uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
+static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct marks_buf *mb,
+		       struct depth_range *r, uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
 {
 	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
 	struct lod_item *it = lod_items(lw, r->count);
@@ -190,6 +221,10 @@ static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, 
 	}
 	ss_read_done(&rd);
 	ss_drop_group(&b->ss, group);
+	if (put_marks(mb, it, r->count, &r->marks_off, &r->marks_len) != 0) {
+		b->oom = 1;
+		return -1;
+	}
 	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
 }
 
@@ -200,6 +235,7 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	struct flow_cursor fc = { NULL };
+	struct marks_buf mb = { NULL, 0, 0 };
 	size_t nr = b->ss.groups.len, k;
 	uint64_t pos = 0;
 	int rc = -1;
@@ -227,7 +263,7 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 		goto out_fini;
 	rc = 0;
 	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
-		rc = write_range(b, bb, lw, &r[k], order[k], &fc, pv);
+		rc = write_range(b, bb, lw, &mb, &r[k], order[k], &fc, pv);
 	rc |= sorted_failed(b, &b->flows);
 out_fini:
 	if (bins_fini(bb) != 0)
@@ -237,13 +273,14 @@ out_fini:
 	if (stacks_end(b) != 0)
 		rc = -1;
 	if (rc == 0)
-		rc = write_depths(b, r, nr);
+		rc = write_depths(b, r, nr, &mb);
 	pv->base += b->ss.count;
 	b->res->counts.slices = b->ss.count;
 out_free:
 	free(bb);
 	free(lw);
 	free(r);
+	free(mb.p);
 	return rc;
 }
 
@@ -282,6 +319,8 @@ static int counter_track(struct build *b, struct counter_out *o, uint32_t track)
 	int rc;
 
 	extents_write(&o->extents, key.track_id, 0, &b->point_chunks, ids, o->first + 1, n);
+	if (put_marks(&b->track_marks, o->items.data, n, &t->marks_off, &t->marks_len) != 0)
+		b->oom = 1;
 	rc = lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
 	o->first += n;
 	o->items.len = 0; /* the next track's, in the same memory */
@@ -464,6 +503,8 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
 
 			extents_write(&o->extents, (int64_t)t + 1, 0, &o->chunks, &o->ids, first, last - first + 1);
+			if (put_marks(&b->track_marks, o->runs.data, o->runs.len, &tr->marks_off, &tr->marks_len) != 0)
+				b->oom = 1;
 			key.track_id = (int64_t)t + 1;
 			key.depth = 0;
 			rc = lod_build(o->lw, &key, o->runs.data, o->runs.len, 0, &tr->lod_levels);
@@ -786,7 +827,7 @@ static int write_threads(struct build *b)
 	return bins_fini(&tb) | write_processes(b);
 }
 
-static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
+static void write_track(struct build *b, struct bins *tb, uint64_t id, const struct btrack *t)
 {
 	int named = t->kind == TK_ASYNC || t->kind == TK_COUNTER;
 
@@ -824,6 +865,10 @@ static void write_track(struct bins *tb, uint64_t id, const struct btrack *t)
 		bins_null(tb);
 	}
 	bins_opt(tb, t->kind == TK_COUNTER || t->kind == TK_CPU ? t->lod_levels : 0);
+	if (t->kind == TK_COUNTER || t->kind == TK_CPU)
+		bins_blob(tb, b->track_marks.p + t->marks_off, (int)t->marks_len);
+	else
+		bins_null(tb);
 	bins_row(tb);
 }
 
@@ -832,12 +877,15 @@ static int write_tracks(struct build *b)
 	struct bins tb;
 	size_t i;
 
-	if (bins_init(&tb, b->s, "tracks", 13) != 0)
+	int rc;
+
+	if (bins_init(&tb, b->s, "tracks", 14) != 0)
 		return -1;
 	for (i = 0; i < b->tracks.len; i++)
-		write_track(&tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
+		write_track(b, &tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
 	b->res->counts.tracks = b->tracks.len;
-	return bins_fini(&tb);
+	rc = bins_fini(&tb);
+	return store_drain(b->s) | rc; /* the marks' bytes are read until the queue has run */
 }
 
 static int write_providers(struct build *b)

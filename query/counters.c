@@ -86,6 +86,7 @@ struct counter_ctx {
 	struct qcur ext;        /* extents (QEXT_SQL) */
 	struct qprobe probe;    /* ts of a point by ordinal in points */
 	struct qextents points; /* the track's */
+	struct qmarks marks;    /* where the searches by time start */
 };
 
 /* Returns first, or the first error of c's cursors. */
@@ -97,6 +98,7 @@ static int counters_close(struct counter_ctx *c, int first)
 	first = qcur_close(&c->ext, first);
 	first = qprobe_close(&c->probe, first);
 	qext_free(&c->points);
+	qmarks_free(&c->marks);
 	return first;
 }
 
@@ -105,7 +107,7 @@ static int counters_open(struct counter_ctx *c, sqlite3 *db, struct qry_error *e
 	memset(c, 0, sizeof(*c));
 	if (qcur_open(&c->raw, db, "SELECT ts, value FROM counters WHERE id BETWEEN ? AND ?", err) != QRY_OK ||
 	    qcur_open(&c->lod, db, QLOD_SQL, err) != QRY_OK ||
-	    qcur_open(&c->track, db, "SELECT lod_levels FROM tracks WHERE id = ? AND kind = 'counter'", err) != QRY_OK ||
+	    qcur_open(&c->track, db, "SELECT lod_levels, marks FROM tracks WHERE id = ? AND kind = 'counter'", err) != QRY_OK ||
 	    qcur_open(&c->ext, db, QEXT_SQL, err) != QRY_OK || qprobe_open(&c->probe, db, "counters", err) != QRY_OK)
 		return err->code;
 	c->probe.ext = &c->points;
@@ -160,9 +162,9 @@ static void put_points(struct counter_ctx *c, int64_t track, const struct qry_wi
 	int64_t last = c->points.rows - 1, lo, hi;
 
 	/* the last point before the window, then every point up to its end */
-	lo = qwin_bound(&c->probe, 0, last, w->start, 0) - 1;
+	lo = qwin_bound_marked(&c->probe, &c->marks, 0, last, w->start, 0) - 1;
 	lo = lo < 0 ? 0 : lo;
-	hi = qwin_bound(&c->probe, 0, last, w->end, 1) - 1;
+	hi = qwin_bound_marked(&c->probe, &c->marks, 0, last, w->end, 1) - 1;
 	if (lo <= hi && qprobe_ts(&c->probe, lo, NULL) < w->start) {
 		/* the point before the window always comes as itself */
 		left.limit -= (uint32_t)raw_points(&c->raw, &c->points, lo, lo, w->limit, out, truncated);
@@ -190,7 +192,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 		goto out_close;
 	}
 	level = qlod_level(w->resolution, (uint64_t)qcur_int(&c.track, 0));
-	if (qwin_extents(&c.points, &c.ext, track, 0) != 0) {
+	if (qwin_extents(&c.points, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &c.track, 1, c.points.rows) != 0) {
 		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 		goto out_close;
 	}

@@ -13,6 +13,7 @@ struct sched_ctx {
 	struct qcur ext;      /* extents (QEXT_SQL) */
 	struct qprobe probe;  /* ts, dur of a run by ordinal in runs */
 	struct qextents runs; /* where the cpu's runs lie */
+	struct qmarks marks;  /* where the searches by time start */
 	const struct qry_window *w;
 	int64_t cpu;
 	size_t n;             /* items written; at most w->limit */
@@ -138,6 +139,7 @@ static int sched_close(struct sched_ctx *c, int first)
 	first = qcur_close(&c->ext, first);
 	first = qprobe_close(&c->probe, first);
 	qext_free(&c->runs);
+	qmarks_free(&c->marks);
 	return first;
 }
 
@@ -150,7 +152,7 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 
 	c.w = w;
 	c.cpu = cpu;
-	if (qcur_open(&t, db, "SELECT id, lod_levels FROM tracks WHERE kind = 'cpu' AND cpu = ?", err) != QRY_OK ||
+	if (qcur_open(&t, db, "SELECT id, lod_levels, marks FROM tracks WHERE kind = 'cpu' AND cpu = ?", err) != QRY_OK ||
 	    sched_open(&c, db, err) != QRY_OK) {
 		rc = err->code;
 		goto out_close;
@@ -159,11 +161,11 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 	if (qcur_step(&t)) {
 		track = qcur_int(&t, 0);
 		level = qlod_level(w->resolution, (uint64_t)qcur_int(&t, 1));
-		if (qwin_extents(&c.runs, &c.ext, track, 0) != 0) {
+		if (qwin_extents(&c.runs, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &t, 2, c.runs.rows) != 0) {
 			rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 			goto out_close;
 		}
-		qwin_rows(&c.probe, 0, c.runs.rows - 1, w->start, w->end, 1, 0, &lo, &hi);
+		qwin_rows(&c.probe, &c.marks, 0, c.runs.rows - 1, w->start, w->end, 1, 0, &lo, &hi);
 	}
 	jb_obj(out);
 	jb_key(out, "slices");

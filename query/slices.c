@@ -59,6 +59,7 @@ struct depth_run {
 	int64_t lo, hi;       /* ordinals that can overlap the window; empty when hi < lo */
 	uint64_t levels;      /* the lod levels stored, a bit each */
 	struct qextents ext;  /* ordinals to ids */
+	struct qmarks marks;  /* where the searches by time start */
 };
 
 struct slice_ctx {
@@ -379,14 +380,17 @@ static int slices_close(struct slice_ctx *c, int first)
 	first = qcur_close(&c->raw, first);
 	first = qcur_close(&c->lod, first);
 	free(c->items.v);
-	for (i = 0; i < c->nruns; i++)
+	for (i = 0; i < c->nruns; i++) {
 		qext_free(&c->runs[i].ext);
+		qmarks_free(&c->runs[i].marks);
+	}
 	free(c->runs);
 	return first;
 }
 
 /* The depth_run of the row of d, a new one when the row starts a depth;
- * NULL when out of memory. */
+ * NULL when out of memory. Marks that do not decode are left as d's error
+ * (a damaged database). */
 static struct depth_run *depth_of(struct slice_ctx *c, struct qcur *d, struct depth_run *r, size_t *cap)
 {
 	uint32_t depth = (uint32_t)qcur_int(d, 0);
@@ -408,7 +412,7 @@ static struct depth_run *depth_of(struct slice_ctx *c, struct qcur *d, struct de
 	r->max_dur = qcur_int(d, 1);
 	r->disjoint = (int)qcur_int(d, 2);
 	r->levels = (uint64_t)qcur_int(d, 3);
-	return r;
+	return qwin_marks(&r->marks, d, 8, qcur_int(d, 7)) == 0 ? r : NULL;
 }
 
 /* Reads the track's depths through d and the id range of each in the
@@ -433,9 +437,13 @@ static int read_depths(struct slice_ctx *c, struct qcur *d, int64_t *rows)
 	}
 	for (i = 0; i < c->nruns && !d->err && !slices_failed(c); i++) {
 		r = &c->runs[i];
+		if (r->marks.n > 0 && r->marks.rows != r->ext.rows) {
+			qcur_fail(d, SQLITE_CORRUPT); /* the depth's count is not its extents' */
+			break;
+		}
 		c->probe.ext = &r->ext;
-		qwin_rows(&c->probe, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint, r->max_dur, &r->lo,
-			  &r->hi);
+		qwin_rows(&c->probe, &r->marks, 0, r->ext.rows - 1, c->w->start, c->w->end, r->disjoint, r->max_dur,
+			  &r->lo, &r->hi);
 		if (r->hi >= r->lo)
 			*rows += r->hi - r->lo + 1;
 	}
@@ -460,7 +468,7 @@ static void collect(struct slice_ctx *c, int exact)
 }
 
 static const char depths_sql[] =
-	"SELECT d.depth, d.max_dur, d.disjoint, d.lod_levels, x.first_ord, x.first_id, x.count "
+	"SELECT d.depth, d.max_dur, d.disjoint, d.lod_levels, x.first_ord, x.first_id, x.count, d.count, d.marks "
 	"FROM track_depths d JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
 	"WHERE d.track_id = ? ORDER BY d.depth, x.first_ord";
 

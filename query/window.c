@@ -55,20 +55,12 @@ static int after(int64_t ts, int64_t t, int strict)
 	return strict ? ts > t : ts >= t;
 }
 
-int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int strict)
+/* The search proper, in (a, b]: row a is known to be before t (its ts va)
+ * and row b after it (vb). */
+static int64_t bracketed(struct qprobe *p, int64_t a, int64_t va, int64_t b, int64_t vb, int64_t t, int strict)
 {
-	int64_t a, b, va, vb;
 	int bisect = 0;
 
-	if (lo > hi)
-		return lo;
-	/* the bracket: row a is before t, row b after it; the answer is in (a, b] */
-	if (after((va = qprobe_ts(p, lo, NULL)), t, strict))
-		return lo;
-	if (lo == hi || !after((vb = qprobe_ts(p, hi, NULL)), t, strict))
-		return hi + 1;
-	a = lo;
-	b = hi;
 	while (b - a > 1) {
 		int64_t mid, v, span = b - a;
 
@@ -100,19 +92,107 @@ int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int stri
 	return b;
 }
 
-void qwin_rows(struct qprobe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint, int64_t max_dur,
-	       int64_t *lo, int64_t *hi)
+int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int strict)
+{
+	int64_t va, vb;
+
+	if (lo > hi)
+		return lo;
+	/* the bracket: row lo is before t, row hi after it */
+	if (after((va = qprobe_ts(p, lo, NULL)), t, strict))
+		return lo;
+	if (lo == hi || !after((vb = qprobe_ts(p, hi, NULL)), t, strict))
+		return hi + 1;
+	return bracketed(p, lo, va, hi, vb, t, strict);
+}
+
+int qmarks_read(struct qmarks *m, const void *blob, int n, int64_t rows)
+{
+	uint64_t count = rows > 0 ? tracedb_marks((uint64_t)rows) : 0;
+
+	qmarks_free(m);
+	if (rows < 0 || n < 0 || (uint64_t)n < count) /* a mark takes a byte at least */
+		return SQLITE_CORRUPT;
+	if (count == 0)
+		return n == 0 ? SQLITE_OK : SQLITE_CORRUPT;
+	if ((m->ts = malloc(count * sizeof(*m->ts))) == NULL)
+		return SQLITE_NOMEM;
+	if (tracedb_marks_read(blob, (size_t)n, (uint64_t)rows, m->ts) != 0) {
+		qmarks_free(m);
+		return SQLITE_CORRUPT;
+	}
+	m->n = count;
+	m->rows = rows;
+	return SQLITE_OK;
+}
+
+void qmarks_free(struct qmarks *m)
+{
+	free(m->ts);
+	m->ts = NULL;
+	m->n = 0;
+	m->rows = 0;
+}
+
+int qwin_marks(struct qmarks *m, struct qcur *c, int col, int64_t rows)
+{
+	int rc;
+
+	if (c->err || sqlite3_column_type(c->st, col) == SQLITE_NULL) {
+		qmarks_free(m);
+		return 0;
+	}
+	rc = qmarks_read(m, sqlite3_column_blob(c->st, col), sqlite3_column_bytes(c->st, col), rows);
+	if (rc == SQLITE_NOMEM)
+		return -1;
+	if (rc != SQLITE_OK)
+		qcur_fail(c, rc);
+	return 0;
+}
+
+int64_t qwin_bound_marked(struct qprobe *p, const struct qmarks *m, int64_t lo, int64_t hi, int64_t t, int strict)
+{
+	uint64_t l = 0, r;
+	int64_t x;
+
+	if (m == NULL || m->n == 0 || lo > hi)
+		return qwin_bound(p, lo, hi, t, strict);
+	/* the first mark after t: the group's answer is at or before it and
+	 * after the mark before */
+	r = m->n;
+	while (l < r) {
+		uint64_t mid = l + (r - l) / 2;
+
+		if (after(m->ts[mid], t, strict))
+			r = mid;
+		else
+			l = mid + 1;
+	}
+	if (l == 0)
+		x = 0;
+	else if (l == m->n)
+		x = m->rows;
+	else
+		x = bracketed(p, (int64_t)tracedb_mark_ord((uint64_t)m->rows, l - 1), m->ts[l - 1],
+			      (int64_t)tracedb_mark_ord((uint64_t)m->rows, l), m->ts[l], t, strict);
+	/* ts never decreases with the ordinal: in [lo, hi] the answer is the
+	 * group's, or lo when the group's is before it */
+	return x < lo ? lo : x > hi ? hi + 1 : x;
+}
+
+void qwin_rows(struct qprobe *p, const struct qmarks *m, int64_t first, int64_t last, int64_t s, int64_t e,
+	       int disjoint, int64_t max_dur, int64_t *lo, int64_t *hi)
 {
 	int64_t dur = 0, ts;
 
-	*hi = qwin_bound(p, first, last, e, 1) - 1;
+	*hi = qwin_bound_marked(p, m, first, last, e, 1) - 1;
 	if (!disjoint) {
-		*lo = qwin_bound(p, first, *hi, s > INT64_MIN + max_dur ? s - max_dur : INT64_MIN, 0);
+		*lo = qwin_bound_marked(p, m, first, *hi, s > INT64_MIN + max_dur ? s - max_dur : INT64_MIN, 0);
 		return;
 	}
 	/* the first row starting at s or later, and the one before it when
 	 * it reaches s (every zero-length row at s is in) */
-	*lo = qwin_bound(p, first, *hi, s, 0);
+	*lo = qwin_bound_marked(p, m, first, *hi, s, 0);
 	if (*lo > first) {
 		ts = qprobe_ts(p, *lo - 1, &dur);
 		if (dur < 0 || ts + dur >= s)

@@ -47,6 +47,29 @@ int64_t qprobe_ts(struct qprobe *p, int64_t ord, int64_t *dur);
 /* The first row in [lo, hi] whose ts is > t (strict) or >= t; hi + 1 when none. */
 int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int strict);
 
+/* A group's time marks (tracedb.h, "Time marks"), decoded: ts[k] is the ts
+ * of the row of ordinal tracedb_mark_ord(rows, k). */
+struct qmarks {
+	int64_t *ts;
+	uint64_t n;   /* tracedb_marks(rows); 0: none */
+	int64_t rows;
+};
+
+/* Decodes the n bytes at blob as the marks of a group of rows rows into m
+ * (emptied first). SQLITE_OK, SQLITE_NOMEM, or SQLITE_CORRUPT when the
+ * bytes are not that group's marks (m is then empty). */
+int qmarks_read(struct qmarks *m, const void *blob, int n, int64_t rows);
+void qmarks_free(struct qmarks *m);
+/* The same from column col of c's row (NULL: no marks): 0, or -1 when out
+ * of memory; marks that do not decode are left as c's error (a damaged
+ * database). */
+int qwin_marks(struct qmarks *m, struct qcur *c, int col, int64_t rows);
+
+/* qwin_bound for rows [lo, hi] of the group whose marks are m (NULL or
+ * none: qwin_bound itself). The search runs between the two marks around
+ * t: the rows the viewport then reads, not the group's ends. */
+int64_t qwin_bound_marked(struct qprobe *p, const struct qmarks *m, int64_t lo, int64_t hi, int64_t t, int strict);
+
 /*
  * The range [*lo, *hi] of rows in [first, last] that can overlap [s, e]:
  * rows with ts <= e, from the one in effect at s on. With disjoint rows
@@ -54,9 +77,10 @@ int64_t qwin_bound(struct qprobe *p, int64_t lo, int64_t hi, int64_t t, int stri
  * can reach into the window; otherwise any row from s - max_dur on can.
  * Windows are inclusive: a row [ts, ts + dur] overlaps when ts <= e and
  * ts + dur >= s; a row that never ended (dur < 0) reaches every later s.
+ * m: the group's time marks (qwin_bound_marked), or NULL.
  */
-void qwin_rows(struct qprobe *p, int64_t first, int64_t last, int64_t s, int64_t e, int disjoint, int64_t max_dur,
-	       int64_t *lo, int64_t *hi);
+void qwin_rows(struct qprobe *p, const struct qmarks *m, int64_t first, int64_t last, int64_t s, int64_t e,
+	       int disjoint, int64_t max_dur, int64_t *lo, int64_t *hi);
 
 /* Reads the extents of (track, depth) through c (QEXT_SQL): 0, or -1 when
  * out of memory. A database error or damaged extents are left as c's

@@ -69,7 +69,9 @@ CREATE TABLE tracks (
 	max_depth INTEGER NOT NULL DEFAULT 0,
 	min_value,
 	max_value,
-	lod_levels INTEGER -- counter and cpu tracks: bit L set when lod has level L
+	lod_levels INTEGER, -- counter and cpu tracks: bit L set when lod has level L
+	marks BLOB          -- counter and cpu tracks: the time marks of their points or runs, as
+			    -- track_depths.marks are of a depth's slices
 );
 
 CREATE TABLE track_depths (
@@ -79,6 +81,8 @@ CREATE TABLE track_depths (
 	count INTEGER NOT NULL,
 	disjoint INTEGER NOT NULL,   -- 1: every slice ends before the next starts
 	lod_levels INTEGER NOT NULL, -- bit L set when lod has level L for this depth
+	marks BLOB NOT NULL,         -- the ts of every 1024th slice and of the last, by ordinal
+				     -- (the layout: tracedb/tracedb.h, "Time marks")
 	PRIMARY KEY (track_id, depth)
 ) WITHOUT ROWID;
 

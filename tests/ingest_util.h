@@ -104,6 +104,64 @@ static inline void t_check_extents(struct tdb *t, const char *table, const char 
 			 0);
 }
 
+/* Each group's time marks (tracedb.h) are the ts of its rows of ordinals
+ * tracedb_mark_ord(count, k), in order. groups: (track_id, depth, count,
+ * marks) of each group; ts: a row's ts by (?1 track, ?2 depth, ?3 ordinal). */
+static inline void t_check_marks_of(struct tdb *t, const char *groups, const char *ts_sql)
+{
+	sqlite3_stmt *st, *ts;
+	int64_t *want = NULL;
+
+	if (sqlite3_prepare_v2(t->db, groups, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(t->db, ts_sql, -1, &ts, NULL) != SQLITE_OK)
+		fail_msg("bad SQL: %s", sqlite3_errmsg(t->db));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t rows = (uint64_t)sqlite3_column_int64(st, 2), k, n = tracedb_marks(rows);
+
+		want = realloc(want, (n + 1) * sizeof(*want));
+		assert_non_null(want);
+		if (sqlite3_column_type(st, 3) != SQLITE_BLOB && rows > 0)
+			fail_msg("track %lld depth %lld has no marks", (long long)sqlite3_column_int64(st, 0),
+				 (long long)sqlite3_column_int64(st, 1));
+		if (tracedb_marks_read(sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3), rows, want) != 0)
+			fail_msg("the marks of track %lld depth %lld do not decode as %llu rows' marks",
+				 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+				 (unsigned long long)rows);
+		for (k = 0; k < n; k++) {
+			sqlite3_bind_int64(ts, 1, sqlite3_column_int64(st, 0));
+			sqlite3_bind_int64(ts, 2, sqlite3_column_int64(st, 1));
+			sqlite3_bind_int64(ts, 3, (int64_t)tracedb_mark_ord(rows, k));
+			assert_int_equal(sqlite3_step(ts), SQLITE_ROW);
+			if (sqlite3_column_int64(ts, 0) != want[k])
+				fail_msg("mark %llu of track %lld depth %lld: %lld, its row's ts is %lld",
+					 (unsigned long long)k, (long long)sqlite3_column_int64(st, 0),
+					 (long long)sqlite3_column_int64(st, 1), (long long)want[k],
+					 (long long)sqlite3_column_int64(ts, 0));
+			sqlite3_reset(ts);
+		}
+	}
+	sqlite3_finalize(ts);
+	sqlite3_finalize(st);
+	free(want);
+}
+
+/* The time marks of slices by (track, depth), of counter points and of
+ * cpu runs by track. */
+static inline void t_check_marks(struct tdb *t)
+{
+#define T_TRACK_GROUPS(kind)                                                                                           \
+	"SELECT id, 0, (SELECT ifnull(sum(count), 0) FROM extents x WHERE x.track_id = k.id), marks FROM tracks k "    \
+	"WHERE kind = '" kind "'"
+#define T_TS_AT "SELECT ts FROM o WHERE g_track = ?1 AND g_depth = ?2 AND ord = ?3"
+	t_check_marks_of(t, "SELECT track_id, depth, count, marks FROM track_depths",
+			 T_ORDS("slices", "r.track_id, r.depth") T_TS_AT);
+	t_check_marks_of(t, T_TRACK_GROUPS("counter"), T_ORDS("counters", "r.track_id, 0") T_TS_AT);
+	t_check_marks_of(t, T_TRACK_GROUPS("cpu"),
+			 T_ORDS("sched", "SELECT id, 0 FROM tracks k WHERE k.kind = 'cpu' AND k.cpu = r.cpu") T_TS_AT);
+#undef T_TRACK_GROUPS
+#undef T_TS_AT
+}
+
 /*
  * The layout invariants of schema/trace.sql and of Meaning 4-5: extents
  * locate every slice, counter point and cpu run (t_check_extents), and
@@ -111,7 +169,7 @@ static inline void t_check_extents(struct tdb *t, const char *table, const char 
  * least every dur (an unterminated slice counting up to the trace end); no
  * two slices of one (track, depth) overlap (an instant must not fall inside
  * another slice of its depth); a parent is one level up on the same track;
- * tracks.max_depth is the deepest depth. With one extent per group (the
+ * tracks.max_depth is the deepest depth; time marks (t_check_marks). With one extent per group (the
  * default, `clustered`) ids run from 1 without gaps in (track, depth, ts)
  * order.
  */
@@ -127,6 +185,7 @@ static inline void t_check_layout_of(struct tdb *t, int clustered)
 	assert_int_equal(tdb_int(t, "SELECT count(*) FROM track_depths d WHERE d.count != (SELECT count(*) FROM "
 				    "slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)"),
 			 0);
+	t_check_marks(t);
 	if (clustered) {
 		assert_int_equal(tdb_int(t, "SELECT ifnull(max(id), 0) FROM slices"), n);
 		assert_int_equal(tdb_int(t, "SELECT count(*) FROM extents WHERE first_ord != 0"), 0);

@@ -76,6 +76,28 @@ int tracedb_names_next(const uint8_t **p, const uint8_t *end, int64_t *ts, int64
 	return 0;
 }
 
+size_t tracedb_mark_put(uint8_t *out, int64_t *prev, int64_t ts)
+{
+	size_t n = tracedb_put_varint(out, tracedb_zigzag((uint64_t)ts - (uint64_t)*prev));
+
+	*prev = ts;
+	return n;
+}
+
+int tracedb_marks_read(const uint8_t *p, size_t n, uint64_t rows, int64_t *ts)
+{
+	const uint8_t *end = p + n;
+	uint64_t k, count = tracedb_marks(rows), z, prev = 0;
+
+	for (k = 0; k < count; k++) {
+		if (tracedb_get_varint(&p, end, &z) != 0)
+			return -1;
+		prev += tracedb_unzigzag(z);
+		ts[k] = (int64_t)prev;
+	}
+	return p == end ? 0 : -1;
+}
+
 int tracedb_version(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;

@@ -4,7 +4,9 @@
  * evenly, in bursts, all at one time, in runs of equal times and at the
  * ends of the 64-bit range, for every bound and sub-range; and it does so
  * in few probes where rows come evenly (interpolation), and in no more
- * than about twice bisection's where they do not.
+ * than about twice bisection's where they do not. qwin_bound_marked finds
+ * the same from the group's time marks (tracedb.h) in fewer probes still,
+ * and damaged marks are refused.
  */
 #include <inttypes.h>
 
@@ -64,18 +66,38 @@ static int ceil_log2(int64_t n)
 	return k;
 }
 
+/* The marks of rows ts[0, n) as ingest writes them, read back. */
+static void marks_of(struct qmarks *m, const int64_t *ts, int64_t n)
+{
+	uint64_t k, count = tracedb_marks((uint64_t)n);
+	uint8_t *buf = malloc(count * TRACEDB_MARK_MAX + 1);
+	size_t len = 0;
+	int64_t prev = 0;
+
+	assert_non_null(buf);
+	for (k = 0; k < count; k++)
+		len += tracedb_mark_put(buf + len, &prev, ts[tracedb_mark_ord((uint64_t)n, k)]);
+	assert_int_equal(qmarks_read(m, buf, (int)len, n), SQLITE_OK);
+	assert_int_equal(m->n, count);
+	free(buf);
+}
+
 /* Every t that matters (each row's ts, one either side, the ends of the
- * range) over the whole table and some sub-ranges, both bounds; returns the
- * most probes one search took. */
-static int check_rows(const char *what, const int64_t *ts, int64_t n)
+ * range) over the whole table and some sub-ranges, both bounds, searched
+ * from the group's ends and from its marks; returns the most probes one
+ * search took, and sets *most_marked to the most one took from the marks. */
+static int check_rows_marked(const char *what, const int64_t *ts, int64_t n, int *most_marked)
 {
 	static const int64_t subs[][2] = { { 0, -1 }, { 0, 0 }, { 1, 7 }, { 3, -3 }, { -5, -1 } };
 	struct qry_error err = { 0 };
 	struct qprobe p;
 	sqlite3 *db = rows_db(ts, n);
 	int most = 0, strict;
+	struct qmarks m = { 0 };
 	size_t s;
 
+	*most_marked = 0;
+	marks_of(&m, ts, n);
 	assert_int_equal(qprobe_open(&p, db, "slices", &err), QRY_OK);
 	probes(&p);
 	for (s = 0; s < sizeof(subs) / sizeof(subs[0]); s++) {
@@ -106,12 +128,30 @@ static int check_rows(const char *what, const int64_t *ts, int64_t n)
 					k = probes(&p);
 					if (k > most)
 						most = k;
+					got = qwin_bound_marked(&p, &m, lo, hi, t, strict);
+					if (got != want)
+						fail_msg("%s, from the marks: rows [%" PRId64 ", %" PRId64 "], t %" PRId64
+							 ", strict %d: %" PRId64 ", a scan finds %" PRId64,
+							 what, lo, hi, t, strict, got, want);
+					k = probes(&p);
+					if (k > *most_marked)
+						*most_marked = k;
 				}
 			}
 		}
 	}
 	assert_int_equal(qprobe_close(&p, 0), 0);
+	qmarks_free(&m);
 	sqlite3_close(db);
+	return most;
+}
+
+static int check_rows(const char *what, const int64_t *ts, int64_t n)
+{
+	int most_marked, most = check_rows_marked(what, ts, n, &most_marked);
+
+	if (most_marked > most)
+		fail_msg("%s: a search from the marks took %d probes, from the ends %d", what, most_marked, most);
 	return most;
 }
 
@@ -119,17 +159,20 @@ static void test_bound_matches_a_scan(void **state)
 {
 	int64_t *ts = malloc(ROWS * sizeof(*ts));
 	int64_t i, t;
-	int most;
+	int most, most_marked;
 
 	(void)state;
 	assert_non_null(ts);
-	/* evenly: interpolation lands next to the answer */
+	/* evenly: interpolation lands next to the answer; from the marks, the
+	 * rows around it are all a search reads */
 	for (i = 0; i < ROWS; i++)
 		ts[i] = 1000 + i * 37 + (i * 7919) % 23;
-	most = check_rows("even", ts, ROWS);
+	most = check_rows_marked("even", ts, ROWS, &most_marked);
 	if (most > 8)
 		fail_msg("rows that come evenly took %d probes in one search (bisection: about %d)", most,
 			 ceil_log2(ROWS) + 2);
+	if (most_marked > 4)
+		fail_msg("rows that come evenly took %d probes in one search from the marks", most_marked);
 
 	/* in bursts: a thousand rows within a few ns, then a long gap */
 	for (i = 0, t = -5000000; i < ROWS; i++) {
@@ -158,12 +201,55 @@ static void test_bound_matches_a_scan(void **state)
 	most = check_rows("epoch times", ts, ROWS);
 	if (most > 2 * ceil_log2(ROWS) + 4)
 		fail_msg("times near 2^60 took %d probes in one search", most);
-	/* one row, two rows */
+	/* one row, two rows; a mark on the last row, and none after it */
 	ts[0] = 5;
 	ts[1] = 9;
 	check_rows("one row", ts, 1);
 	check_rows("two rows", ts, 2);
+	for (i = 0; i < 2 * TRACEDB_MARK_ROWS + 2; i++)
+		ts[i] = i * 3;
+	check_rows("a mark and one row", ts, TRACEDB_MARK_ROWS + 1);
+	check_rows("a mark and two rows", ts, TRACEDB_MARK_ROWS + 2);
+	check_rows("marks only", ts, 2 * TRACEDB_MARK_ROWS + 1);
 	free(ts);
+}
+
+/* Marks are counted by the group's rows: one every TRACEDB_MARK_ROWS and
+ * the last; bytes that are not exactly those marks are refused. */
+static void test_marks_read(void **state)
+{
+	static const int64_t ts[] = { INT64_MIN, -1, 0, INT64_MAX };
+	uint8_t buf[4 * TRACEDB_MARK_MAX];
+	struct qmarks m = { 0 };
+	size_t len = 0;
+	int64_t prev = 0;
+	int k;
+
+	(void)state;
+	assert_int_equal(tracedb_marks(0), 0);
+	assert_int_equal(tracedb_marks(1), 1);
+	assert_int_equal(tracedb_marks(2), 2);
+	assert_int_equal(tracedb_marks(TRACEDB_MARK_ROWS), 2);
+	assert_int_equal(tracedb_marks(TRACEDB_MARK_ROWS + 1), 2);
+	assert_int_equal(tracedb_marks(TRACEDB_MARK_ROWS + 2), 3);
+	assert_int_equal(tracedb_mark_ord(TRACEDB_MARK_ROWS + 2, 1), TRACEDB_MARK_ROWS);
+	assert_int_equal(tracedb_mark_ord(TRACEDB_MARK_ROWS + 2, 2), TRACEDB_MARK_ROWS + 1);
+	assert_int_equal(tracedb_mark_ord(TRACEDB_MARK_ROWS, 1), TRACEDB_MARK_ROWS - 1);
+	/* the 64-bit range's ends round trip */
+	for (k = 0; k < 4; k++)
+		len += tracedb_mark_put(buf + len, &prev, ts[k]);
+	assert_int_equal(qmarks_read(&m, buf, (int)len, 2 * TRACEDB_MARK_ROWS + 2), SQLITE_OK);
+	for (k = 0; k < 4; k++)
+		assert_true(m.ts[k] == ts[k]);
+	/* too few, too many, cut inside a varint, another group's */
+	assert_int_equal(qmarks_read(&m, buf, (int)len, 3 * TRACEDB_MARK_ROWS + 2), SQLITE_CORRUPT);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(qmarks_read(&m, buf, (int)len, 2), SQLITE_CORRUPT);
+	assert_int_equal(qmarks_read(&m, buf, (int)len - 1, 2 * TRACEDB_MARK_ROWS + 2), SQLITE_CORRUPT);
+	assert_int_equal(qmarks_read(&m, buf, (int)len, 0), SQLITE_CORRUPT);
+	assert_int_equal(qmarks_read(&m, buf, 0, 0), SQLITE_OK);
+	assert_int_equal(qmarks_read(&m, buf, (int)len, -1), SQLITE_CORRUPT);
+	qmarks_free(&m);
 }
 
 /* A probe that fails reads as a row past every window: the search ends
@@ -198,6 +284,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_matches_a_scan),
 		cmocka_unit_test(test_bound_on_a_missing_row),
+		cmocka_unit_test(test_marks_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
