@@ -876,7 +876,6 @@ static int write_tracks(struct build *b)
 {
 	struct bins tb;
 	size_t i;
-
 	int rc;
 
 	if (bins_init(&tb, b->s, "tracks", 14) != 0)
