@@ -25,7 +25,7 @@ static void build_fini(struct build *b)
 		idg_fini(VEC_AT(&b->point_ids, struct id_group, i));
 	vec_fini(&b->point_ids);
 	free(b->row_of);
-	free(b->track_marks.p);
+	vec_fini(&b->track_marks);
 	argw_close(&b->args); /* nothing, when write.c closed it */
 }
 
@@ -84,6 +84,7 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	rs_init(&b->points, sizeof(struct bpoint), point_cmp);
 	rs_spill_to(&b->points, sorter_scratch(so), sorter_run_bytes(so));
 	vec_init(&b->point_ids, sizeof(struct id_group));
+	vec_init(&b->track_marks, 1);
 }
 
 /* Resolve, then match the events in order. */

@@ -53,13 +53,6 @@ struct btrack {
 				* build.track_marks (len 0: none) */
 };
 
-/* Time marks (tracedb.h) of groups one after another: a group names its
- * own by offset and length. */
-struct marks_buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
 /* A flow arrow, 64 bytes in the runs of build.flows and flows_by_id. */
 struct bflow {
 	uint64_t flow_id;
@@ -125,7 +118,8 @@ struct build {
 	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
 				* extent per group (extents.h, ingest_opts) */
 	struct stacks *stacks; /* stacks.c: the stack statistics, while slices are written */
-	struct marks_buf track_marks; /* the counter and cpu tracks' time marks */
+	struct vec track_marks; /* bytes: the counter and cpu tracks' time marks
+				* (tracedb.h), one track's after another */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 };

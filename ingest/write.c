@@ -41,28 +41,19 @@ struct depth_range {
 	size_t marks_off, marks_len; /* its time marks in the marks' bytes */
 };
 
-/* Appends the time marks of the group whose items (ts order) are it[0, n)
- * to mb and notes where in *off and *len; -1 when out of memory. */
-static int put_marks(struct marks_buf *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
+/* Appends the time marks (tracedb.h) of the group whose items (ts order)
+ * are it[0, n) to mb, a vec of bytes, and notes where in *off and *len;
+ * -1 when out of memory. */
+static int put_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
 {
 	uint64_t k, count = tracedb_marks(n);
-	size_t need = (size_t)count * TRACEDB_MARK_MAX;
 	int64_t prev = 0;
 
-	if (mb->cap - mb->len < need) {
-		size_t cap = mb->cap ? mb->cap : 4096;
-		uint8_t *p;
-
-		while (cap - mb->len < need)
-			cap *= 2;
-		if ((p = realloc(mb->p, cap)) == NULL)
-			return -1;
-		mb->p = p;
-		mb->cap = cap;
-	}
+	if (vec_reserve(mb, mb->len + (size_t)count * TRACEDB_MARK_MAX) != 0)
+		return -1;
 	*off = mb->len;
 	for (k = 0; k < count; k++)
-		mb->len += tracedb_mark_put(mb->p + mb->len, &prev, it[tracedb_mark_ord(n, k)].ts);
+		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, it[tracedb_mark_ord(n, k)].ts);
 	*len = mb->len - *off;
 	return 0;
 }
@@ -126,7 +117,7 @@ static void write_slice(struct build *b, struct bins *sb, const struct ss_group 
 
 /* The facts of each (track, depth) group and where its slices lie. The
  * marks' bytes are read until the queue has run: this waits for it. */
-static int write_depths(struct build *b, const struct depth_range *r, size_t n, const struct marks_buf *mb)
+static int write_depths(struct build *b, const struct depth_range *r, size_t n, const struct vec *mb)
 {
 	struct bins db, eb;
 	size_t i;
@@ -150,7 +141,7 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n, 
 		bins_i64(&db, (int64_t)r[i].count);
 		bins_i64(&db, !r[i].overlap);
 		bins_i64(&db, (int64_t)r[i].lod_levels);
-		bins_blob(&db, mb->p + r[i].marks_off, (int)r[i].marks_len);
+		bins_blob(&db, (const uint8_t *)mb->data + r[i].marks_off, (int)r[i].marks_len);
 		bins_row(&db);
 		extents_write(&eb, r[i].track + 1, r[i].depth, &b->ss.ids, &g->ids, g->first_id, r[i].count);
 	}
@@ -183,7 +174,7 @@ static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
 /* The slices of one (track, depth) group, their summaries (level of
  * detail) and the facts readers need about the run: longest slice,
  * overlap. */
-static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct marks_buf *mb,
+static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct vec *mb,
 		       struct depth_range *r, uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
 {
 	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
@@ -235,11 +226,12 @@ static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint
 	struct bins *bb = calloc(1, sizeof(struct bins));
 	struct lod_writer *lw = calloc(1, sizeof(*lw));
 	struct flow_cursor fc = { NULL };
-	struct marks_buf mb = { NULL, 0, 0 };
+	struct vec mb; /* the groups' time marks, one's after another */
 	size_t nr = b->ss.groups.len, k;
 	uint64_t pos = 0;
 	int rc = -1;
 
+	vec_init(&mb, 1);
 	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
 		b->oom = 1;
 		goto out_free;
@@ -280,7 +272,7 @@ out_free:
 	free(bb);
 	free(lw);
 	free(r);
-	free(mb.p);
+	vec_fini(&mb);
 	return rc;
 }
 
@@ -866,7 +858,7 @@ static void write_track(struct build *b, struct bins *tb, uint64_t id, const str
 	}
 	bins_opt(tb, t->kind == TK_COUNTER || t->kind == TK_CPU ? t->lod_levels : 0);
 	if (t->kind == TK_COUNTER || t->kind == TK_CPU)
-		bins_blob(tb, b->track_marks.p + t->marks_off, (int)t->marks_len);
+		bins_blob(tb, (const uint8_t *)b->track_marks.data + t->marks_off, (int)t->marks_len);
 	else
 		bins_null(tb);
 	bins_row(tb);
