@@ -43,15 +43,6 @@ struct job {
 	struct claim *cl;      /* NULL: this server's own queue */
 };
 
-/* Seconds to the ns, for the ingest's durations (cat_now_ms is ms). */
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Progress of the running ingest; asks to stop when the trace was deleted
  * or its claim was lost. */
 static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
@@ -308,7 +299,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	const char *dbfile = cl ? cl->db_file : "trace.db";
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
-	double t0 = mono_s(), t_ingest, t_index = 0, t_warm = 0, secs;
+	double t0 = ingest_now_s(), t_ingest, t_index = 0, t_warm = 0, secs;
 	int rc, indexed = 0, store = 0;
 
 	if (res == NULL)
@@ -327,7 +318,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		rc = INGEST_EDB;
 	else
 		rc = ingest_file(src, db, &o, res);
-	t_ingest = mono_s();
+	t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
 	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
@@ -357,14 +348,14 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	}
 	/* indexed before the trace is ready, so search never misses a ready trace */
 	if (rc == INGEST_OK) {
-		double t = mono_s();
+		double t = ingest_now_s();
 
 		indexed = cat_index_trace(c, id, db) == 0;
-		t_index = mono_s() - t;
+		t_index = ingest_now_s() - t;
 		warm_first_view(db, res);
-		t_warm = mono_s() - t - t_index;
+		t_warm = ingest_now_s() - t - t_index;
 	}
-	secs = mono_s() - t0;
+	secs = ingest_now_s() - t0;
 	/* where an ingest's time went, as the CLI's summary says it */
 	if (rc == INGEST_OK)
 		fprintf(stderr,

@@ -400,7 +400,7 @@ struct phase_clock {
 	double t0;             /* when it began */
 };
 
-static double clock_s(void)
+double ingest_now_s(void)
 {
 	struct timespec ts;
 
@@ -415,7 +415,7 @@ static void clock_phase(struct phase_clock *c, int phase)
 
 	if (phase == c->phase)
 		return;
-	t = clock_s();
+	t = ingest_now_s();
 	if (c->phase >= 0 && c->phase < INGEST_PHASES)
 		c->res->phase_seconds[c->phase] += t - c->t0;
 	c->phase = phase;

@@ -82,8 +82,9 @@ struct ingest_result {
 	char error[256];                    /* a sentence for the user when the result is not INGEST_OK */
 	uint64_t symbols_named;             /* XRay: functions named from opts->symbols */
 	char symbols_error[256];            /* why opts->symbols could not be used; "" when it could */
-	double phase_seconds[INGEST_PHASES]; /* wall time of each phase, from its first progress
-					       * report to the next phase's (the last to the return) */
+	double phase_seconds[INGEST_PHASES]; /* wall time of each phase (ingest_now_s), from its
+					       * first progress report to the next phase's (the
+					       * last to the return) */
 };
 
 struct ingest_opts {
@@ -110,6 +111,10 @@ struct ingest_opts {
 	uint64_t from_byte;          /* ... and the input read from this byte on (a record
 				      * boundary); 0: from its start */
 };
+
+/* The monotonic clock, in seconds, that phase_seconds are measured on: for
+ * callers timing what surrounds an ingest on the same scale. */
+double ingest_now_s(void);
 
 /*
  * Ingests the trace in file in_path into a new database out_db (replaced if

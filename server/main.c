@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -36,20 +35,12 @@ struct bar {
 	uint64_t total_bytes;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static const char *const phase_names[INGEST_PHASES] = { "decoding", "matching", "writing", "indexing" };
 
 static int bar_update(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct bar *b = ctx;
-	double t = now_s(), el = t - b->t0, frac = total ? (double)done / (double)total : 0;
+	double t = ingest_now_s(), el = t - b->t0, frac = total ? (double)done / (double)total : 0;
 	char fill[31];
 	int i, w;
 
@@ -132,7 +123,7 @@ static int cmd_ingest(int argc, char **argv)
 		out = def;
 	}
 	b.tty = isatty(2);
-	b.t0 = t0 = now_s();
+	b.t0 = t0 = ingest_now_s();
 	o.progress = bar_update;
 	o.progress_ctx = &b;
 	rc = ingest_file(in, out, &o, &r);
@@ -142,7 +133,7 @@ static int cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "trace-server: %s: %s\n", in, r.error);
 		return 1;
 	}
-	print_summary(out, &r, now_s() - t0);
+	print_summary(out, &r, ingest_now_s() - t0);
 	return 0;
 }
 

@@ -7,7 +7,6 @@
  * the name statistics (table name_stats) are those of the slices written.
  */
 #include <inttypes.h>
-#include <time.h>
 
 #include "../../tracedb/sketch.h"
 #include "../ingest_util.h"
@@ -622,14 +621,6 @@ static int cancel_at(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t
 	return phase == *(const enum ingest_phase *)ctx;
 }
 
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * A cancel while the slices are written (the name index then builds on a
  * thread of its own) or while matching stops the ingest with INGEST_ECANCEL
@@ -668,9 +659,9 @@ static void test_cancel(void **state)
 		assert_int_not_equal(access(out, F_OK), 0);
 	}
 	at = (enum ingest_phase)-1; /* never */
-	t0 = wall_s();
+	t0 = ingest_now_s();
 	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_OK);
-	wall = wall_s() - t0;
+	wall = ingest_now_s() - t0;
 	assert_int_equal(access(out, F_OK), 0);
 	assert_int_equal(res.counts.slices, 20000);
 	for (i = 0; i < INGEST_PHASES; i++) {
