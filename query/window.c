@@ -39,6 +39,11 @@ int64_t qprobe_ts(struct qprobe *p, int64_t ord, int64_t *dur)
 	return ts;
 }
 
+static int after(int64_t ts, int64_t t, int strict)
+{
+	return strict ? ts > t : ts >= t;
+}
+
 /*
  * Interpolation search, with bisection as the fallback. Rows come about
  * evenly over time, so guessing where t falls between the two rows that
@@ -49,14 +54,10 @@ int64_t qprobe_ts(struct qprobe *p, int64_t ord, int64_t *dur)
  * viewport waits for on a track with dozens of depths. A guess that did
  * not halve the bracket is followed by a halving step, so bursty rows
  * cost at most about twice bisection's probes.
+ *
+ * The search proper runs in (a, b]: row a is known to be before t (its
+ * ts va) and row b after it (vb).
  */
-static int after(int64_t ts, int64_t t, int strict)
-{
-	return strict ? ts > t : ts >= t;
-}
-
-/* The search proper, in (a, b]: row a is known to be before t (its ts va)
- * and row b after it (vb). */
 static int64_t bracketed(struct qprobe *p, int64_t a, int64_t va, int64_t b, int64_t vb, int64_t t, int strict)
 {
 	int bisect = 0;
