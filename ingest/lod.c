@@ -2,15 +2,21 @@
  * Level of detail: the slice_lod and counter_lod mipmaps (schema/trace.sql).
  *
  * For one (track, depth) run of slices sorted by time, level L groups the
- * slices by bucket ts >> L, for L = 10 (about 1 us), 12, 14 ... Level 10 is
- * built from the slices; each next level merges adjacent groups of the one
- * before, so the work is proportional to the groups, which shrink as buckets
- * grow. Only groups of two or more are stored, and a level is stored only
- * when it has at most half the items (groups) of the last level stored (the
- * raw items count as level 0): a reader at level L uses the finest stored
- * level at or below L, which then holds at most twice the items L would,
- * and the table holds at most as many summaries as there are items.
- * Building stops once one group holds everything. Summaries are packed into
+ * slices by bucket ts >> L, for L = 10 (about 1 us), 12, 14 ... Only groups
+ * of two or more are stored, and a level is stored only when it has at most
+ * half the items (groups) of the last level stored (the raw items count as
+ * level 0): a reader at level L uses the finest stored level at or below L,
+ * which then holds at most twice the items L would, and the table holds at
+ * most as many summaries as there are items. Building stops once one group
+ * holds everything.
+ *
+ * Which levels are stored depends only on how many groups each level has,
+ * and two neighbouring items share a bucket of level L exactly when the
+ * highest bit in which their ts differ is below L. So one pass over the ts
+ * counts the groups of every level at once (stored_levels()); groups are then made
+ * only for the levels stored: the first from the items, each next one by
+ * merging adjacent groups of the one before. Levels finer than the slices'
+ * spacing, which would merge nothing, cost nothing. Summaries are packed into
  * blobs of up to LOD_CHUNK records: one row per chunk instead of one per
  * bucket keeps the table small and cheap to write.
  */
@@ -24,6 +30,7 @@ struct lod_group {
 	uint64_t first, last; /* item indexes */
 	int64_t start, end;   /* first ts, greatest end (or last ts) */
 	uint64_t longest;     /* item index of the longest slice / last point */
+	int64_t longest_dur;  /* its end - ts */
 	int open;             /* an item never ended */
 	double min, max;      /* counters */
 	int64_t imin, imax;   /* counters, exact while every value is an int */
@@ -33,6 +40,7 @@ struct lod_group {
 static void group_from_item(struct lod_group *g, const struct lod_item *it, uint64_t i)
 {
 	g->first = g->last = g->longest = i;
+	g->longest_dur = it[i].end - it[i].ts;
 	g->start = it[i].ts;
 	g->end = it[i].end;
 	g->open = it[i].open;
@@ -41,14 +49,18 @@ static void group_from_item(struct lod_group *g, const struct lod_item *it, uint
 	g->all_int = it[i].is_int;
 }
 
-static void group_merge(struct lod_group *g, const struct lod_group *h, const struct lod_item *it)
+/* Adds h, the groups or items just after g's, to g; the first of the
+ * longest wins a tie. */
+static void group_merge(struct lod_group *g, const struct lod_group *h)
 {
 	g->last = h->last;
 	g->open |= h->open;
 	if (h->end > g->end)
 		g->end = h->end;
-	if (it[h->longest].end - it[h->longest].ts > it[g->longest].end - it[g->longest].ts)
+	if (h->longest_dur > g->longest_dur) {
 		g->longest = h->longest;
+		g->longest_dur = h->longest_dur;
+	}
 	if (h->imin < g->imin)
 		g->imin = h->imin;
 	if (h->imax > g->imax)
@@ -200,56 +212,100 @@ static void write_group(struct lod_writer *w, const struct lod_group *g, const s
 }
 
 /* Merges groups into buckets of 2^level ns, in place; returns the new count. */
-static size_t regroup(struct lod_group *g, size_t n, int level, const struct lod_item *it)
+static size_t regroup(struct lod_group *g, size_t n, int level)
 {
 	size_t i, out = 0;
 
 	for (i = 0; i < n; i++) {
 		if (out > 0 && g[out - 1].start >> level == g[i].start >> level)
-			group_merge(&g[out - 1], &g[i], it);
-		else
-			g[out++] = g[i];
+			group_merge(&g[out - 1], &g[i]);
+		else if (out++ != i)
+			g[out - 1] = g[i];
 	}
 	return out;
+}
+
+/* Groups the items into buckets of 2^level ns; returns the count. */
+static size_t group_items(struct lod_group *g, const struct lod_item *it, size_t n, int level)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		struct lod_group one;
+
+		group_from_item(&one, it, i);
+		if (out > 0 && g[out - 1].start >> level == one.start >> level)
+			group_merge(&g[out - 1], &one);
+		else
+			g[out++] = one;
+	}
+	return out;
+}
+
+/*
+ * The levels to store (bit L for level L) and the groups of the first of
+ * them (*first_groups). bounds[b] counts the neighbours whose ts differ
+ * first in bit b: they fall in different buckets at every level up to b,
+ * so level L has 1 + (the bounds at bits L and up) groups.
+ */
+static uint64_t stored_levels(const struct lod_item *it, size_t n, size_t *first_groups)
+{
+	uint64_t bounds[64] = { 0 }, set = 0;
+	size_t i, ng, above = 0, stored = n, prev;
+	int level, b;
+
+	for (i = 1; i < n; i++) {
+		uint64_t d = (uint64_t)it[i].ts ^ (uint64_t)it[i - 1].ts;
+
+		if (d != 0)
+			bounds[63 - __builtin_clzll(d)]++;
+	}
+	for (b = 63; b >= LOD_MIN_LEVEL; b--)
+		above += bounds[b];
+	*first_groups = 0;
+	/* at each level, whether to go on is decided by the level before (the
+	 * first: by itself), and a level with one group is the last looked at */
+	for (level = LOD_MIN_LEVEL, prev = 1 + above; level <= LOD_MAX_LEVEL && prev > 1; level += LOD_STEP) {
+		for (b = level - LOD_STEP; b < level && level > LOD_MIN_LEVEL; b++)
+			above -= bounds[b];
+		ng = prev = 1 + above;
+		if (ng * 2 > stored)
+			continue;
+		stored = ng;
+		if (set == 0)
+			*first_groups = ng;
+		set |= UINT64_C(1) << level;
+	}
+	return set;
 }
 
 int lod_build(struct lod_writer *w, const struct lod_key *k, const struct lod_item *it, size_t n, int counters,
 	      uint64_t *levels)
 {
 	struct lod_group *g;
-	size_t i, ng = n, stored = n;
+	size_t i, ng = 0;
+	uint64_t set;
 	int level;
 
 	*levels = 0;
 	if (n < 2)
 		return w->failed ? -1 : 0;
-	/* groups start at the first level's buckets, not one per item: short
-	 * slices share buckets, and the scratch is the size of the largest run */
-	for (i = 1, ng = 1; i < n; i++)
-		ng += it[i].ts >> LOD_MIN_LEVEL != it[i - 1].ts >> LOD_MIN_LEVEL;
-	if (ng > w->groups_cap) {
+	if ((set = stored_levels(it, n, &ng)) == 0)
+		return w->failed ? -1 : 0;
+	if (ng > w->groups_cap) { /* the first level stored has the most groups */
 		if ((g = realloc(w->groups, ng * sizeof(*g))) == NULL)
 			return -1;
 		w->groups = g;
 		w->groups_cap = ng;
 	}
 	g = w->groups;
-	for (i = 0, ng = 0; i < n; i++) {
-		struct lod_group one;
-
-		group_from_item(&one, it, i);
-		if (ng > 0 && g[ng - 1].start >> LOD_MIN_LEVEL == one.start >> LOD_MIN_LEVEL)
-			group_merge(&g[ng - 1], &one, it);
-		else
-			g[ng++] = one;
-	}
+	*levels = set;
 	w->key = *k;
-	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && ng > 1; level += LOD_STEP) {
-		ng = regroup(g, ng, level, it);
-		if (ng * 2 > stored)
+	ng = 0;
+	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL; level += LOD_STEP) {
+		if (!(set >> level & 1))
 			continue;
-		stored = ng;
-		*levels |= UINT64_C(1) << level;
+		ng = ng == 0 ? group_items(g, it, n, level) : regroup(g, ng, level);
 		w->level = level;
 		for (i = 0; i < ng; i++)
 			if (g[i].last != g[i].first)
