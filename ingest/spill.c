@@ -3,6 +3,8 @@
  * written in large pieces.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,10 +126,41 @@ int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, ch
 	return err != 0 ? -1 : 0;
 }
 
+/*
+ * Closing the last descriptor of the unlinked file frees its blocks, which
+ * the file system does there and then: 0.74 s for the 1.2 GB of scratch a
+ * 1 GB archive makes, after the ingest's work is done and before its
+ * database is renamed into place. A large file is closed on a detached
+ * thread instead (the process's exit closes it at the latest); a small one,
+ * or when no thread can be made, at once.
+ */
+enum { SPILL_CLOSE_APART = 64 << 20 };
+
+static void *close_main(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+static void close_scratch(int fd, uint64_t len)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int apart = 0;
+
+	if (len >= SPILL_CLOSE_APART && pthread_attr_init(&a) == 0) {
+		apart = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+			pthread_create(&t, &a, close_main, (void *)(intptr_t)fd) == 0;
+		pthread_attr_destroy(&a);
+	}
+	if (!apart)
+		close(fd);
+}
+
 void spill_fini(struct spill *sp)
 {
 	if (sp->fd >= 0)
-		close(sp->fd);
+		close_scratch(sp->fd, sp->len);
 	free(sp->dir);
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;

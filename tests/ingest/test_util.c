@@ -5,6 +5,8 @@
  * back, and leaves a map that still finds and inserts. An array kept in a
  * scratch file (vec_map) holds what was pushed through growth and dropped
  * pages, and moves to the heap, whole, when the file can grow no more.
+ * A spill file's descriptor is closed by spill_fini: a small file's at
+ * once, a large one's on a thread of its own, but closed all the same.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +19,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <string.h>
+#include <time.h>
 
 #include "../../ingest/spill.h"
 #include "../../ingest/util.h"
@@ -184,6 +189,50 @@ static void test_vec_map_full(void **state)
 	vec_fini(&v);
 }
 
+/* Whether fd is no longer open, waiting up to 10 s for it. */
+static int closed_within(int fd, int wait)
+{
+	int i;
+
+	for (i = 0; i <= (wait ? 1000 : 0); i++) {
+		struct timespec ms = { 0, 10 * 1000 * 1000 };
+
+		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+static void test_spill_close(void **state)
+{
+	enum { PIECE = 8 << 20 };
+	struct spill sp;
+	char *buf = calloc(1, PIECE);
+	uint64_t off;
+	int fd, i;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_int_equal(spill_init(&sp, "/tmp", "test data"), 0);
+	assert_int_equal(spill_write(&sp, buf, 100, &off), 0);
+	fd = sp.fd;
+	assert_true(fd >= 0);
+	spill_fini(&sp);
+	assert_true(closed_within(fd, 0)); /* small: at once */
+	assert_int_equal(sp.fd, -1);
+
+	assert_int_equal(spill_init(&sp, "/tmp", "test data"), 0);
+	for (i = 0; i < 9; i++) /* past 64 MiB: closed apart */
+		assert_int_equal(spill_write(&sp, buf, PIECE, &off), 0);
+	assert_int_equal(off, (uint64_t)8 * PIECE);
+	fd = sp.fd;
+	spill_fini(&sp);
+	assert_int_equal(sp.fd, -1);
+	assert_true(closed_within(fd, 1));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_vec_map),
 		cmocka_unit_test(test_vec_map_from),
 		cmocka_unit_test(test_vec_map_full),
+		cmocka_unit_test(test_spill_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
