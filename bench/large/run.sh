@@ -31,9 +31,13 @@
 #               after another, target <= 1 s (the viewer sends them at once)
 #   viewport    bench/query/query_bench at every zoom: p99, target <= 20 ms
 #   search      GET .../search?q=... (a common name, a rare one, none):
-#               seconds of each, target <= 50 ms
+#               seconds of the first request of each, as a user waits
+#               for it (the trace just ingested, its pages on the disk), and
+#               of a second asking another page size (not a reply the
+#               server's reply cache kept), target <= 50 ms
 #   area, flame GET .../area and .../flame over the whole trace on the 20
-#               first thread tracks: seconds, target <= 1 s
+#               first thread tracks: seconds of the first request of
+#               each (the second would be the reply cache's), target <= 1 s
 #   writes      bytes the server had written to storage during the upload
 #               (the archive it keeps) and after it, until ready (the
 #               database, scratch pages written back): /proc/PID/io
@@ -165,11 +169,12 @@ echo "first view: $(awk '{ s += $1 } END { printf "%.3f s", s }' "$OUT/first.txt
 "$OUT/query_bench" --port "$PORT" --trace "$ID" --samples "$SAMPLES" >"$OUT/latency.txt"
 grep -E 'p99|target|zoom' "$OUT/latency.txt" | head -40
 
+# the first request of each text is the one a user waits for; the second
+# asks another page size, so that it is not the first's reply from the
+# server's reply cache but reads the pages the first brought in
 for q in "async" "zzz-no-such-name" "Load"; do
-	t "$API/traces/$ID/search?q=$q&limit=100" >/dev/null
-	echo "search:     q=$q: $(t "$API/traces/$ID/search?q=$q&limit=100") s (target <= 0.05 s)"
+	echo "search:     q=$q: first $(t "$API/traces/$ID/search?q=$q&limit=100") s," \
+		"again $(t "$API/traces/$ID/search?q=$q&limit=99") s (target <= 0.05 s)"
 done
-for k in 1 2; do
-	echo "area:       $(t "$API/traces/$ID/area?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
-	echo "flame:      $(t "$API/traces/$ID/flame?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
-done
+echo "area:       $(t "$API/traces/$ID/area?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
+echo "flame:      $(t "$API/traces/$ID/flame?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"

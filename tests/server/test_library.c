@@ -724,6 +724,26 @@ static void test_search_in_trace(void **state)
 	}
 }
 
+/* Names of thousands of slices, so of many name index chunks (256 each):
+ * the histogram counts most chunks whole, one bucket each, and decodes
+ * those across a bucket's edge or the window's; every bucket must still
+ * hold what SQL counts. */
+static void test_search_histogram_chunks(void **state)
+{
+	enum { N = 2400 };
+	int64_t *dur = malloc(N * sizeof(*dur)), id;
+	size_t i;
+
+	(void)state;
+	assert_non_null(dur);
+	for (i = 0; i < N; i++)
+		dur[i] = 40 + (int64_t)(i % 11) * 20;
+	id = t_upload_queries("name=chunks", dur, N);
+	t_search_check(id, "E", 700);
+	t_search_check(id, "repaint", 300);
+	free(dur);
+}
+
 /* More names match than the name index is merged for (4096): the same
  * answers from the statements over slices. */
 static void test_search_many_names(void **state)
@@ -1046,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_list_filters),
 		cmocka_unit_test(test_search_across),
 		cmocka_unit_test(test_search_in_trace),
+		cmocka_unit_test(test_search_histogram_chunks),
 		cmocka_unit_test(test_search_ties),
 		cmocka_unit_test(test_search_many_names),
 		cmocka_unit_test(test_compare),
