@@ -3,6 +3,9 @@
  * writing of a window, posix_fadvise to drop it.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <unistd.h>
 
 #include "behind.h"
 
@@ -36,12 +39,38 @@ void behind_forget(int fd, uint64_t from, uint64_t to)
 		posix_fadvise(fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
 }
 
+static void *settle_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	close(fd);
+	return NULL;
+}
+
 void behind_settle(int fd, int wait)
 {
-	if (fd >= 0)
-		sync_file_range(fd, 0, 0,
-				wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
-				     : SYNC_FILE_RANGE_WRITE);
+	pthread_attr_t a;
+	pthread_t t;
+	int copy, apart = 0;
+
+	if (fd < 0)
+		return;
+	/* the writing is started from a thread holding a descriptor of its
+	 * own, which it closes: the caller may close its own at once */
+	if (!wait && (copy = dup(fd)) >= 0) {
+		if (pthread_attr_init(&a) == 0) {
+			apart = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+				pthread_create(&t, &a, settle_main, (void *)(intptr_t)copy) == 0;
+			pthread_attr_destroy(&a);
+		}
+		if (apart)
+			return;
+		close(copy);
+	}
+	sync_file_range(fd, 0, 0,
+			wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
+			     : SYNC_FILE_RANGE_WRITE);
 }
 
 void behind_forget_read(int fd, uint64_t from, uint64_t to)

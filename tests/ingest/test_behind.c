@@ -5,7 +5,9 @@
  * behind the end of what was written have left the cache, the last window's
  * have not; a range read back once leaves the cache; a file under one window
  * is never touched. Residency is asked of the kernel (mincore on a mapping
- * of the file), the only witness of what write-behind does.
+ * of the file), the only witness of what write-behind does. Settling
+ * without waiting works on a descriptor of its own, which it closes, and
+ * the file's pages are written all the same.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <time.h>
 
 #include "../../ingest/behind.h"
 #include "../../ingest/spill.h"
@@ -203,12 +207,58 @@ static void test_forget_and_settle(void **state)
 	free(buf);
 }
 
+/* Descriptors this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/* Settling without waiting: the descriptor the writing was started from
+ * is closed within seconds, and the file reads back whole. */
+static void test_settle_apart(void **state)
+{
+	char path[] = "/tmp/test_behind_XXXXXX";
+	uint64_t n = 8 * PIECE;
+	uint8_t *buf = malloc(n);
+	int fd = mkstemp(path), before, i;
+
+	(void)state;
+	assert_true(fd >= 0 && buf != NULL);
+	unlink(path);
+	fill(buf, 0, n);
+	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
+	before = open_fds();
+	behind_settle(fd, 0);
+	for (i = 0; i < 1000 && open_fds() > before; i++) {
+		struct timespec ms = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ms, NULL);
+	}
+	assert_int_equal(open_fds(), before);
+	memset(buf, 0, n);
+	assert_int_equal(pread(fd, buf, n, 0), (ssize_t)n);
+	for (uint64_t k = 0; k < n; k++)
+		if (buf[k] != byte_at(k))
+			fail_msg("byte %llu came back different", (unsigned long long)k);
+	close(fd);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_leave_the_cache),
 		cmocka_unit_test(test_small_file_untouched),
 		cmocka_unit_test(test_forget_and_settle),
+		cmocka_unit_test(test_settle_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
