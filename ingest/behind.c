@@ -3,11 +3,11 @@
  * writing of a window, posix_fadvise to drop it.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "behind.h"
+#include "util.h"
 
 void behind_init(struct behind *b, int fd)
 {
@@ -50,21 +50,14 @@ static void *settle_main(void *arg)
 
 void behind_settle(int fd, int wait)
 {
-	pthread_attr_t a;
-	pthread_t t;
-	int copy, apart = 0;
+	int copy;
 
 	if (fd < 0)
 		return;
 	/* the writing is started from a thread holding a descriptor of its
 	 * own, which it closes: the caller may close its own at once */
 	if (!wait && (copy = dup(fd)) >= 0) {
-		if (pthread_attr_init(&a) == 0) {
-			apart = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
-				pthread_create(&t, &a, settle_main, (void *)(intptr_t)copy) == 0;
-			pthread_attr_destroy(&a);
-		}
-		if (apart)
+		if (run_detached(settle_main, (void *)(intptr_t)copy) == 0)
 			return;
 		close(copy);
 	}

@@ -3,7 +3,6 @@
  * written in large pieces.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "spill.h"
+#include "util.h"
 
 enum { SPILL_IO = 8 << 20 }; /* bytes a system call moves at most */
 
@@ -144,16 +144,7 @@ static void *close_main(void *arg)
 
 static void close_scratch(int fd, uint64_t len)
 {
-	pthread_attr_t a;
-	pthread_t t;
-	int apart = 0;
-
-	if (len >= SPILL_CLOSE_APART && pthread_attr_init(&a) == 0) {
-		apart = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
-			pthread_create(&t, &a, close_main, (void *)(intptr_t)fd) == 0;
-		pthread_attr_destroy(&a);
-	}
-	if (!apart)
+	if (len < SPILL_CLOSE_APART || run_detached(close_main, (void *)(intptr_t)fd) != 0)
 		close(fd);
 }
 

@@ -4,6 +4,7 @@
  * and no item costs an allocation of its own.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -265,4 +266,18 @@ struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, 
 	e->val = MDL_NONE;
 	m->slots[j] = (uint32_t)m->ents.len;
 	return e;
+}
+
+int run_detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int rc = -1;
+
+	if (pthread_attr_init(&a) != 0)
+		return -1;
+	if (pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 && pthread_create(&t, &a, fn, arg) == 0)
+		rc = 0;
+	pthread_attr_destroy(&a);
+	return rc;
 }

@@ -67,4 +67,9 @@ struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint6
  * are invalid after. */
 void kmap_prune(struct kmap *m);
 
+/* Runs fn(arg) on a detached thread: work ingest need not wait for (a
+ * scratch file's close, an upload's writing started). 0, or -1 when no
+ * thread could be made and fn was not run. */
+int run_detached(void *(*fn)(void *), void *arg);
+
 #endif
