@@ -13,12 +13,12 @@
  * Which levels are stored depends only on how many groups each level has,
  * and two neighbouring items share a bucket of level L exactly when the
  * highest bit in which their ts differ is below L. So one pass over the ts
- * counts the groups of every level at once (stored_levels()); groups are then made
- * only for the levels stored: the first from the items, each next one by
- * merging adjacent groups of the one before. Levels finer than the slices'
- * spacing, which would merge nothing, cost nothing. Summaries are packed into
- * blobs of up to LOD_CHUNK records: one row per chunk instead of one per
- * bucket keeps the table small and cheap to write.
+ * counts the groups of every level at once (stored_levels()); groups are
+ * then made only for the levels stored: the first from the items, each next
+ * one by merging adjacent groups of the one before. Levels finer than the
+ * slices' spacing, which would merge nothing, cost nothing. Summaries are
+ * packed into blobs of up to LOD_CHUNK records: one row per chunk instead
+ * of one per bucket keeps the table small and cheap to write.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,7 +251,7 @@ static size_t group_items(struct lod_group *g, const struct lod_item *it, size_t
 static uint64_t stored_levels(const struct lod_item *it, size_t n, size_t *first_groups)
 {
 	uint64_t bounds[64] = { 0 }, set = 0;
-	size_t i, ng, above = 0, stored = n, prev;
+	size_t i, above = 0, stored = n, groups;
 	int level, b;
 
 	for (i = 1; i < n; i++) {
@@ -265,15 +265,15 @@ static uint64_t stored_levels(const struct lod_item *it, size_t n, size_t *first
 	*first_groups = 0;
 	/* at each level, whether to go on is decided by the level before (the
 	 * first: by itself), and a level with one group is the last looked at */
-	for (level = LOD_MIN_LEVEL, prev = 1 + above; level <= LOD_MAX_LEVEL && prev > 1; level += LOD_STEP) {
+	for (level = LOD_MIN_LEVEL, groups = 1 + above; level <= LOD_MAX_LEVEL && groups > 1; level += LOD_STEP) {
 		for (b = level - LOD_STEP; b < level && level > LOD_MIN_LEVEL; b++)
 			above -= bounds[b];
-		ng = prev = 1 + above;
-		if (ng * 2 > stored)
+		groups = 1 + above;
+		if (groups * 2 > stored)
 			continue;
-		stored = ng;
+		stored = groups;
 		if (set == 0)
-			*first_groups = ng;
+			*first_groups = groups;
 		set |= UINT64_C(1) << level;
 	}
 	return set;
