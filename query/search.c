@@ -34,17 +34,18 @@ struct stream {
 	int live;         /* 0 once every chunk is used up */
 };
 
-/* Decodes the chunk row st stands on (first_ts, first_id, count, data) into
- * ts/id; returns the pairs, or -1 when the row is damaged. */
-static int chunk_decode(sqlite3_stmt *st, int64_t *ts, int64_t *id)
+/* Decodes a chunk (its first pair, its count n and the packed others, len
+ * bytes at p) into ts/id; returns the pairs, or -1 when it is damaged. */
+static int chunk_decode_bytes(int64_t first_ts, int64_t first_id, int64_t n, const uint8_t *p, int len, int64_t *ts,
+			      int64_t *id)
 {
-	int64_t n = sqlite3_column_int64(st, 2), i;
-	const uint8_t *p = sqlite3_column_blob(st, 3), *end = p + sqlite3_column_bytes(st, 3);
+	const uint8_t *end = p + len;
+	int64_t i;
 
 	if (n < 1 || n > TRACEDB_NAMES_CHUNK)
 		return -1;
-	ts[0] = sqlite3_column_int64(st, 0);
-	id[0] = sqlite3_column_int64(st, 1);
+	ts[0] = first_ts;
+	id[0] = first_id;
 	for (i = 1; i < n; i++) {
 		ts[i] = ts[i - 1];
 		id[i] = id[i - 1];
@@ -52,6 +53,14 @@ static int chunk_decode(sqlite3_stmt *st, int64_t *ts, int64_t *id)
 			return -1;
 	}
 	return (int)n;
+}
+
+/* Decodes the chunk row st stands on (first_ts, first_id, count, data) into
+ * ts/id; returns the pairs, or -1 when the row is damaged. */
+static int chunk_decode(sqlite3_stmt *st, int64_t *ts, int64_t *id)
+{
+	return chunk_decode_bytes(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				  sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3), ts, id);
 }
 
 /* Moves to the next slice in the stream's direction; 0, or -1 on a
@@ -370,9 +379,13 @@ static int64_t idx_total(const struct search *q)
 
 static int64_t matches_before(const struct search *q, int64_t ts, int64_t id)
 {
-	if (q->names && ts == INT64_MAX && id == INT64_MAX)
-		return idx_total(q);
 	return q->names ? idx_before(q, ts, id) : sql_before(q, ts, id);
+}
+
+/* Every match; -1 on a database error. */
+static int64_t matches_total(const struct search *q)
+{
+	return q->names ? idx_total(q) : sql_before(q, INT64_MAX, INT64_MAX);
 }
 
 /* The histogram's bucket of ts (as the overview's): -1 outside the window. */
@@ -390,8 +403,9 @@ static int64_t hist_bucket(const struct qry_search_page *pg, int64_t ts)
 /* A name index chunk read ahead of its decision (idx_histogram). */
 struct hist_chunk {
 	int64_t first_ts, first_id, count;
-	uint8_t *data; /* a copy: the row is gone once the next one is read */
+	uint8_t *data;    /* a copy: the row is gone once the next one is read */
 	int len;
+	int64_t *ts, *id; /* room to decode it: TRACEDB_NAMES_CHUNK each */
 };
 
 /* Counts chunk c's slices inside the window. Its slices lie between its
@@ -402,21 +416,18 @@ struct hist_chunk {
 static int hist_chunk(const struct qry_search_page *pg, uint32_t *counts, const struct hist_chunk *c,
 		      int64_t next_ts, int has_next)
 {
-	const uint8_t *p = c->data, *end = c->data + c->len;
-	int64_t ts = c->first_ts, id = c->first_id, b = hist_bucket(pg, c->first_ts), i;
+	int64_t b = hist_bucket(pg, c->first_ts);
+	int i, n;
 
-	if (c->count < 1 || c->count > TRACEDB_NAMES_CHUNK)
-		return -1;
-	if (has_next && b >= 0 && b == hist_bucket(pg, next_ts)) {
+	if (has_next && b >= 0 && b == hist_bucket(pg, next_ts) && c->count >= 1 && c->count <= TRACEDB_NAMES_CHUNK) {
 		counts[b] += (uint32_t)c->count;
 		return 0;
 	}
-	for (i = 0; i < c->count; i++) {
-		if (i > 0 && tracedb_names_next(&p, end, &ts, &id) != 0)
-			return -1;
-		if ((b = hist_bucket(pg, ts)) >= 0)
+	if ((n = chunk_decode_bytes(c->first_ts, c->first_id, c->count, c->data, c->len, c->ts, c->id)) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if ((b = hist_bucket(pg, c->ts[i])) >= 0)
 			counts[b]++;
-	}
 	return 0;
 }
 
@@ -436,7 +447,9 @@ static int idx_histogram(const struct search *q, uint32_t *counts)
 	int bad, rc, have;
 
 	c.data = malloc((size_t)TRACEDB_NAMES_CHUNK * TRACEDB_NAMES_PAIR_MAX);
-	bad = c.data == NULL || sqlite3_prepare_v2(q->db, HOLDING_CHUNK_SQL, -1, &hold, NULL) != SQLITE_OK ||
+	c.ts = malloc(2 * TRACEDB_NAMES_CHUNK * sizeof(*c.ts));
+	c.id = c.ts ? c.ts + TRACEDB_NAMES_CHUNK : NULL;
+	bad = c.data == NULL || c.ts == NULL || sqlite3_prepare_v2(q->db, HOLDING_CHUNK_SQL, -1, &hold, NULL) != SQLITE_OK ||
 	      sqlite3_prepare_v2(q->db,
 				 "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
 				 "(first_ts, first_id) >= (?2, ?3) AND first_ts <= ?4 ORDER BY first_ts, first_id",
@@ -486,6 +499,7 @@ static int idx_histogram(const struct search *q, uint32_t *counts)
 	sqlite3_finalize(hold);
 	sqlite3_finalize(st);
 	free(c.data);
+	free(c.ts);
 	return bad ? -1 : 0;
 }
 
@@ -602,7 +616,7 @@ static int page_place(const struct search *q, long shown, struct page_place *pl)
 {
 	const struct qry_search_page *pg = q->pg;
 
-	pl->total = matches_before(q, INT64_MAX, INT64_MAX);
+	pl->total = matches_total(q);
 	if (pg->from == QRY_SEARCH_FIRST)
 		pl->index = 0;
 	else if (pg->from == QRY_SEARCH_AFTER) /* at or before the position: before the next id */
