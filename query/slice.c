@@ -25,8 +25,11 @@ static void put_arg_value(struct jbuf *out, struct qcur *c)
 	case 3:
 		jb_i64(out, v);
 		break;
-	case 5:
-		jb_dbl(out, sqlite3_column_double(c->st, 3));
+	case 5: /* SQLite stores a NaN as NULL: it prints as null, as jb_dbl prints it */
+		if (qcur_is_null(c, 3))
+			jb_null(out);
+		else
+			jb_dbl(out, sqlite3_column_double(c->st, 3));
 		break;
 	case 6:
 		qcur_put(c, out, 4);

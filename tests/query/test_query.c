@@ -24,6 +24,7 @@
 #include "../testutil.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 
 #include "../../query/query.h"
 
@@ -70,7 +71,9 @@ static void write_trace(struct fxtw *w)
 	fxtw_begin(w, t50, c, FXTW_INL("A"), 100, a, 10);
 	fxtw_flow(w, 8, t50, c, FXTW_INL("f"), 150, FLOW1);
 	a[0] = fxtw_arg_u64(FXTW_INL("end"), UINT64_MAX);
-	fxtw_end(w, t50, c, FXTW_INL("A"), 200, a, 1);
+	a[1] = fxtw_arg_double(FXTW_INL("nan"), NAN);
+	a[2] = fxtw_arg_double(FXTW_INL("inf"), -INFINITY);
+	fxtw_end(w, t50, c, FXTW_INL("A"), 200, a, 3);
 	fxtw_begin(w, t51, c, FXTW_INL("B"), 300, NULL, 0);
 	fxtw_begin(w, t51, c, FXTW_INL("B2"), 320, NULL, 0);
 	fxtw_end(w, t51, c, FXTW_INL("B2"), 340, NULL, 0);
@@ -255,7 +258,8 @@ static void test_slice_args(void **state)
 	run_slice(slice_id("A"), &r);
 	has(&r, "\"args\":{\"i32\":-1,\"u32\":4294967295,\"i64\":-9223372036854775808,\"dbl\":0.5,"
 		"\"str\":\"s\\\"\\u0001\",\"ptr\":\"0xfedcba9876543210\",\"koid\":9223372036854775809,"
-		"\"yes\":true,\"nil\":null,\"blob\":{\"blob_bytes\":3},\"end\":18446744073709551615}");
+		"\"yes\":true,\"nil\":null,\"blob\":{\"blob_bytes\":3},\"end\":18446744073709551615,"
+		"\"nan\":null,\"inf\":null}");
 	assert_int_equal(num(r.j, "ts"), 100);
 	assert_int_equal(num(r.j, "dur"), 100);
 	assert_int_equal(num(r.j, "depth"), 0);
