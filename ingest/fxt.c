@@ -34,8 +34,11 @@
  * - Big-endian archives (magic word bytes reversed) are read word by word.
  *   Backtrace frames are words, not a stream: they are stored little-endian
  *   (as schema/trace.sql says) whatever the archive's byte order.
- * - An archive must start with the magic record, or at least with a
- *   provider-info record; anything else is not a trace.
+ * - An archive must start with the magic record (the text: "generally it
+ *   should appear at the start"), a provider-info record or an
+ *   initialization record (a provider's buffer as its engine writes it);
+ *   anything else is not a trace, unless the caller named the format
+ *   (fxt_decoder.forced).
  * - An initialization record with 0 ticks per second is malformed.
  */
 #include <limits.h>
@@ -47,6 +50,7 @@
 #include "reader.h"
 
 #define FXT_MAGIC UINT64_C(0x0016547846040010)
+#define FXT_INIT_HEADER UINT64_C(0x21) /* initialization record: 2 words, reserved bits zero */
 
 enum { DEC_OK = 0, DEC_MALFORMED = -1, DEC_NOMEM = -2, DEC_UNKNOWN = -3 };
 
@@ -780,7 +784,7 @@ int fxt_detect(const uint8_t *buf, size_t n)
 		return 0;
 	le = rd_load64(buf, 0);
 	be = rd_load64(buf, 1);
-	if (le == FXT_MAGIC || be == FXT_MAGIC)
+	if (le == FXT_MAGIC || be == FXT_MAGIC || le == FXT_INIT_HEADER)
 		return 1;
 	/* headerless: a provider-info record with a sane size */
 	return (le & 0xf) == 0 && rd_bits(le, 16, 19) == 1 && rec_words(le) >= 1 &&
@@ -811,7 +815,7 @@ static uint64_t fxt_header(struct fxt_decoder *d, const uint8_t *hdr)
 	if (!d->started) {
 		d->started = 1;
 		d->big_endian = rd_load64(hdr, 1) == FXT_MAGIC;
-		if (!fxt_detect(hdr, 8))
+		if (!d->forced && !fxt_detect(hdr, 8))
 			d->not_trace = 1;
 	}
 	h = rd_load64(hdr, d->big_endian);

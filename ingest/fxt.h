@@ -35,6 +35,8 @@ struct fxt_decoder {
 	int big_endian;
 	int ended;                 /* a zero-size record ended the archive */
 	int not_trace;             /* the first record is not a trace's */
+	int forced;                /* the caller named the format: the first
+				    * record is not checked (set after fxt_init) */
 	struct fxt_stats st;
 };
 

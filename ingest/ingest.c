@@ -59,12 +59,14 @@ struct decoder {
 	struct xray_decoder *xray;
 };
 
-static int dec_open(struct decoder *d, struct model *m, const char *format)
+/* forced: the caller named the format, which is then not checked. */
+static int dec_open(struct decoder *d, struct model *m, const char *format, int forced)
 {
 	memset(d, 0, sizeof(*d));
 	if (strcmp(format, "fxt") == 0) {
 		d->format = "fxt";
 		fxt_init(&d->fxt, m);
+		d->fxt.forced = forced;
 		return INGEST_OK;
 	}
 	if (strcmp(format, "xray-fdr") == 0 || strcmp(format, "xray") == 0) {
@@ -101,7 +103,7 @@ static int set_error(struct ingest_result *res, int rc, const char *detail)
 	case INGEST_ENOTTRACE:
 		snprintf(res->error, sizeof(res->error),
 			 "not a trace: the file is neither a Fuchsia trace (FXT, starting with the magic record "
-			 "10 00 04 46 78 54 16 00 or a provider record) nor an XRay flight-data-recorder log "
+			 "10 00 04 46 78 54 16 00, a provider or an initialization record) nor an XRay flight-data-recorder log "
 			 "(a 32-byte header of version 1 to 5, type 1)");
 		break;
 	case INGEST_EEMPTY:
@@ -156,7 +158,7 @@ static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model
 		format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK);
 	if (format == NULL)
 		rc = INGEST_ENOTTRACE;
-	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
+	if (rc == INGEST_OK && (rc = dec_open(d, m, format, o && o->format)) == INGEST_OK)
 		res->format = d->format;
 	if (rc == INGEST_OK && d->xray && (plen > 0 || from > 0))
 		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
@@ -204,7 +206,7 @@ static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *
 	n = fread(buf, 1, CHUNK, f);
 	if (format == NULL && (format = ingest_detect(buf, n)) == NULL)
 		rc = ferror(f) ? INGEST_EIO : n == 0 ? INGEST_EEMPTY : INGEST_ENOTTRACE;
-	if (rc == INGEST_OK && (rc = dec_open(d, m, format)) == INGEST_OK)
+	if (rc == INGEST_OK && (rc = dec_open(d, m, format, o && o->format)) == INGEST_OK)
 		res->format = d->format;
 	while (rc == INGEST_OK && n > 0) {
 		rc = decode_piece(d, m, o, buf, n, &done, size);

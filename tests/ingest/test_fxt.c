@@ -787,6 +787,51 @@ static void test_headerless(void **state)
 	fxtw_fini(&w);
 }
 
+/* The magic "generally" starts an archive: a provider's buffer as its engine
+ * writes it starts with the initialization record, and is read as a trace. */
+static void test_headerless_init(void **state)
+{
+	struct fxtw w;
+	struct tdb t;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_init_record(&w, 2000000000);
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("n"), 10, NULL, 0);
+	assert_true(fxt_detect(w.buf, w.len));
+	tdb_ingest(&t, &w);
+	assert_int_equal(t.rc, INGEST_OK);
+	assert_string_equal(t.res.format, "fxt");
+	assert_int_equal(tdb_int(&t, "SELECT ts FROM slices"), 5);
+	assert_int_equal(tdb_int(&t, "SELECT ticks_per_second FROM providers"), 2000000000);
+	tdb_close(&t);
+	fxtw_fini(&w);
+}
+
+/* format=fxt skips detection (docs/API.md): an archive that starts with
+ * neither the magic nor a provider or initialization record is read. */
+static void test_forced_format(void **state)
+{
+	struct ingest_opts o = { 0 };
+	struct fxtw w;
+	struct tdb t;
+
+	(void)state;
+	o.format = "fxt";
+	fxtw_init(&w, 0);
+	fxtw_string(&w, 1, "named");
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_IDX(1), 10, NULL, 0);
+	assert_false(fxt_detect(w.buf, w.len));
+	tdb_ingest_opts(&t, w.buf, w.len, &o);
+	assert_int_equal(t.rc, INGEST_OK);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM slice_view WHERE name = 'named' AND ts = 10"), 1);
+	tdb_close(&t);
+	tdb_ingest_bytes(&t, w.buf, w.len); /* detected: still not a trace */
+	assert_int_equal(t.rc, INGEST_ENOTTRACE);
+	tdb_close(&t);
+	fxtw_fini(&w);
+}
+
 /* ---- initialization: tick conversion ------------------------------------- */
 
 static void test_initialization(void **state)
@@ -1771,6 +1816,8 @@ int main(void)
 		cmocka_unit_test(test_mixed_db),
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_headerless),
+		cmocka_unit_test(test_headerless_init),
+		cmocka_unit_test(test_forced_format),
 		cmocka_unit_test(test_initialization),
 		cmocka_unit_test(test_complete_end_ticks),
 		cmocka_unit_test(test_string_thread),
