@@ -211,6 +211,41 @@ static void test_kernel_object_names(void **state)
 	tdb_close(&t);
 }
 
+/* A thread known by its koid alone (context switches, wakeups) takes the pid
+ * the events' thread references give its tid when no kernel object gives
+ * one, and none when the references give it two; a kernel object's comes
+ * first. */
+static void test_sched_pid_from_events(void **state)
+{
+	struct fxtw_arg p12 = fxtw_arg_koid(FXTW_INL("process"), 12);
+	struct fxtw w;
+	struct tdb t;
+
+	(void)state;
+	t_open(&w);
+	fxtw_instant(&w, FXTW_TINL(5, 6), C, FXTW_INL("ev"), 10, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(7, 8), C, FXTW_INL("ev"), 11, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(9, 8), C, FXTW_INL("ev"), 12, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(11, 10), C, FXTW_INL("ev"), 13, NULL, 0);
+	fxtw_kernel_object(&w, 2, FXTW_INL("t10"), 10, &p12, 1);
+	fxtw_context_switch(&w, 0, 0, 20, 0, 6, NULL, 0);
+	fxtw_context_switch(&w, 0, 0, 30, 6, 8, NULL, 0);
+	fxtw_context_switch(&w, 0, 0, 40, 8, 10, NULL, 0);
+	fxtw_wakeup(&w, 1, 25, 6, NULL, 0);
+	t_ingest(&t, &w);
+	assert_string_equal(tdb_rows(&t, "SELECT pid, tid FROM threads WHERE tid > 0 ORDER BY tid, pid"),
+			    "5|6\n0|8\n7|8\n9|8\n11|10\n12|10");
+	assert_string_equal(tdb_rows(&t, "SELECT cpu, ts, dur, pid, tid FROM sched ORDER BY ts"),
+			    "0|20|10|5|6\n0|30|10|0|8\n0|40|-1|12|10");
+	assert_string_equal(tdb_rows(&t, "SELECT th.pid FROM sched s JOIN threads th ON th.id = s.thread_id "
+					 "ORDER BY s.ts"),
+			    "5\n0\n12");
+	assert_string_equal(t_slices(&t), "ev|10|0|0|-|5|6\nev|11|0|0|-|7|8\nev|12|0|0|-|9|8\nev|13|0|0|-|11|10\n"
+					  "wakeup|25|0|0|-|5|6");
+	t_check_layout(&t);
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_provider_ticks),
 		cmocka_unit_test(test_provider_redefine),
 		cmocka_unit_test(test_kernel_object_names),
+		cmocka_unit_test(test_sched_pid_from_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
