@@ -503,6 +503,39 @@ static void test_search_across(void **state)
 	cJSON_Delete(j);
 }
 
+/* A name whose every slice never ended has an empty duration sketch: the
+ * trace is still indexed (it was left out whole, and counted in
+ * "unindexed" for ever), with count 1, ended 0. */
+static void test_search_across_unterminated(void **state)
+{
+	struct fxtw w;
+	int64_t id;
+	cJSON *j, *t;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_complete(&w, FXTW_TINL(1, 2), FXTW_INL("db"), FXTW_INL("Query"), 100, 200, NULL, 0);
+	fxtw_begin(&w, FXTW_TINL(1, 2), FXTW_INL("db"), FXTW_INL("Pending"), 300, NULL, 0);
+	id = t_upload("name=open", w.buf, w.len);
+	fxtw_fini(&w);
+	j = t_get("/api/search?q=pend");
+	assert_int_equal(t_int(j, "unindexed"), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")), 1);
+	t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0);
+	assert_int_equal(t_int(t, "id"), id);
+	assert_int_equal(t_int(t, "count"), 1);
+	assert_int_equal(t_int(t, "ended"), 0);
+	assert_int_equal(t_int(t, "total_ns"), 0);
+	cJSON_Delete(j);
+	j = t_get("/api/search?q=query");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")), 1);
+	assert_int_equal(t_int(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0), "max_ns"), 100);
+	cJSON_Delete(j);
+}
+
 /* The slice ids a SQL statement's first column gives, in order. */
 static size_t t_sql_ids(int64_t trace, const char *sql, int64_t *out, size_t max)
 {
@@ -1065,6 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_patch),
 		cmocka_unit_test(test_list_filters),
 		cmocka_unit_test(test_search_across),
+		cmocka_unit_test(test_search_across_unterminated),
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_search_histogram_chunks),
 		cmocka_unit_test(test_search_ties),
