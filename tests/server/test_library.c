@@ -536,6 +536,44 @@ static void test_search_across_unterminated(void **state)
 	cJSON_Delete(j);
 }
 
+/* Buckets are floor((ts - S) * N / (E - S + 1)) exactly (docs/API.md,
+ * overview and the search histogram): with S = 0, N = 3, E = 3 * 2^58 - 1,
+ * ts 2^58 - 1 is the last of bucket 0 and 2^58 the first of bucket 1;
+ * doubles rounded 2^58 - 1 up into bucket 1. */
+static void test_buckets_exact(void **state)
+{
+	struct fxtw w;
+	int64_t id, e = 3 * (INT64_C(1) << 58) - 1;
+	char path[256];
+	cJSON *j, *h;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("edge"), (UINT64_C(1) << 58) - 1, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("edge"), UINT64_C(1) << 58, NULL, 0);
+	id = t_upload("name=edges", w.buf, w.len);
+	fxtw_fini(&w);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=edge&buckets=3&start=0&end=%" PRId64, id, e);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(j, "histogram");
+	assert_int_equal(cJSON_GetArraySize(h), 3);
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 2)->valuedouble, 0);
+	cJSON_Delete(j);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/overview?buckets=3&start=0&end=%" PRId64, id, e);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "processes"), 0), "counts");
+	assert_int_equal(cJSON_GetArraySize(h), 3);
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 2)->valuedouble, 0);
+	cJSON_Delete(j);
+}
+
 /* The slice ids a SQL statement's first column gives, in order. */
 static size_t t_sql_ids(int64_t trace, const char *sql, int64_t *out, size_t max)
 {
@@ -1101,6 +1139,7 @@ int main(void)
 		cmocka_unit_test(test_search_across_unterminated),
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_search_histogram_chunks),
+		cmocka_unit_test(test_buckets_exact),
 		cmocka_unit_test(test_search_ties),
 		cmocka_unit_test(test_search_many_names),
 		cmocka_unit_test(test_compare),
