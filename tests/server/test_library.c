@@ -450,6 +450,18 @@ static void test_list_filters(void **state)
 	t_error("GET", "/api/traces?label=a%20b", NULL, 400, "bad_label");
 	t_error("GET", "/api/traces?cursor=zz", NULL, 400, "bad_cursor");
 	t_error("GET", "/api/traces?cursor=6e616d652e312e78", NULL, 400, "bad_cursor"); /* a name cursor */
+	/* a cursor of sort=name is not one of sort=-name: the direction is the sort's */
+	{
+		cJSON *j = t_get("/api/traces?sort=name&limit=1");
+		const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
+
+		assert_non_null(next);
+		t_fmt(path, sizeof(path), "/api/traces?sort=-name&limit=1&cursor=%s", next);
+		t_error("GET", path, NULL, 400, "bad_cursor");
+		t_fmt(path, sizeof(path), "/api/traces?sort=name&limit=1&cursor=%s", next);
+		cJSON_Delete(t_get(path));
+		cJSON_Delete(j);
+	}
 }
 
 /* ---- search ------------------------------------------------------------------- */
