@@ -586,6 +586,33 @@ static void test_buckets_exact(void **state)
 	cJSON_Delete(j);
 }
 
+/* The trace object's "processes" are the first 64 by pid, pids being
+ * unsigned 64-bit: 2^63 + 5 comes after 1, not before it. */
+static void test_processes_by_unsigned_pid(void **state)
+{
+	struct fxtw w;
+	int64_t id;
+	char path[64];
+	cJSON *j, *p;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_instant(&w, FXTW_TINL((UINT64_C(1) << 63) + 5, 2), FXTW_INL("c"), FXTW_INL("hi"), 10, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(1, 3), FXTW_INL("c"), FXTW_INL("lo"), 20, NULL, 0);
+	id = t_upload("name=pids", w.buf, w.len);
+	fxtw_fini(&w);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	j = t_get(path);
+	p = cJSON_GetObjectItem(j, "processes");
+	assert_int_equal(cJSON_GetArraySize(p), 2);
+	assert_int_equal(t_int(cJSON_GetArrayItem(p, 0), "pid"), 1);
+	assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(p, 1), "pid")->valuedouble > 9.2e18);
+	cJSON_Delete(j);
+}
+
 /* The slice ids a SQL statement's first column gives, in order. */
 static size_t t_sql_ids(int64_t trace, const char *sql, int64_t *out, size_t max)
 {
@@ -1152,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_search_histogram_chunks),
 		cmocka_unit_test(test_buckets_exact),
+		cmocka_unit_test(test_processes_by_unsigned_pid),
 		cmocka_unit_test(test_search_ties),
 		cmocka_unit_test(test_search_many_names),
 		cmocka_unit_test(test_compare),
