@@ -317,7 +317,13 @@ static int copy_one(void *ctx, const struct qry_name_stat *n)
 	sqlite3_bind_int64(k->ins, 4, n->ended);
 	sqlite3_bind_int64(k->ins, 5, n->total_ns);
 	sqlite3_bind_int64(k->ins, 6, n->max_ns);
-	sqlite3_bind_blob(k->ins, 7, n->sketch, (int)n->sketch_len, SQLITE_STATIC);
+	/* a name whose slices all never ended has an empty sketch, which SQLite
+	 * reads back as NULL: bound as NULL it would break sketch's NOT NULL
+	 * and leave the whole trace out of the index */
+	if (n->sketch_len == 0)
+		sqlite3_bind_zeroblob(k->ins, 7, 0);
+	else
+		sqlite3_bind_blob(k->ins, 7, n->sketch, (int)n->sketch_len, SQLITE_STATIC);
 	/* strings are distinct (ingest interns them): one row per name */
 	ok = sqlite3_step(k->ins) == SQLITE_DONE;
 	sqlite3_reset(k->ins);

@@ -159,17 +159,19 @@ static int rec_cmp(const void *a, const void *b)
 }
 
 /* The cursor: "<sort>.<id>.<key>" in hex, so that no byte of a name can
- * break it. */
-static char *cursor_make(const struct trace_rec *r, enum cat_sort s)
+ * break it; <sort> is "-name" for sort=-name, so that a cursor of one
+ * direction is refused by the other (docs/API.md: bad_cursor). */
+static char *cursor_make(const struct trace_rec *r, enum cat_sort s, int desc)
 {
 	char plain[CAT_MAX_NAME + 96], *hex;
 	size_t n, i;
 
 	if (s == CAT_SORT_NAME)
-		n = (size_t)snprintf(plain, sizeof(plain), "%s.%" PRId64 ".%s", sort_names[s], r->id, r->name);
+		n = (size_t)snprintf(plain, sizeof(plain), "%s%s.%" PRId64 ".%s", desc ? "-" : "", sort_names[s], r->id,
+				     r->name);
 	else
-		n = (size_t)snprintf(plain, sizeof(plain), "%s.%" PRId64 ".%" PRId64, sort_names[s], r->id,
-				     num_key(r, s));
+		n = (size_t)snprintf(plain, sizeof(plain), "%s%s.%" PRId64 ".%" PRId64, desc ? "-" : "", sort_names[s],
+				     r->id, num_key(r, s));
 	if (n >= sizeof(plain))
 		n = sizeof(plain) - 1;
 	if ((hex = malloc(2 * n + 1)) == NULL)
@@ -180,8 +182,9 @@ static char *cursor_make(const struct trace_rec *r, enum cat_sort s)
 	return hex;
 }
 
-/* Decodes a cursor into (id, key); 0, or -1 when it is not one of s's. */
-static int cursor_read(const char *hex, enum cat_sort s, int64_t *id, int64_t *knum, char *kstr, size_t kn)
+/* Decodes a cursor into (id, key); 0, or -1 when it is not one of the
+ * sort s in that direction. */
+static int cursor_read(const char *hex, enum cat_sort s, int desc, int64_t *id, int64_t *knum, char *kstr, size_t kn)
 {
 	size_t n = strlen(hex), i;
 	char plain[CAT_MAX_NAME + 96], *p, *dot, *end;
@@ -199,10 +202,13 @@ static int cursor_read(const char *hex, enum cat_sort s, int64_t *id, int64_t *k
 	plain[n / 2] = '\0';
 	if (strlen(plain) != n / 2)
 		return -1;
-	n = strlen(sort_names[s]);
-	if (strncmp(plain, sort_names[s], n) != 0 || plain[n] != '.')
+	p = plain;
+	if (desc && *p++ != '-')
 		return -1;
-	p = plain + n + 1;
+	n = strlen(sort_names[s]);
+	if (strncmp(p, sort_names[s], n) != 0 || p[n] != '.')
+		return -1;
+	p += n + 1;
 	*id = strtoll(p, &end, 10);
 	if (end == p || *end != '.')
 		return -1;
@@ -223,7 +229,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	size_t n = 0, i, start = 0, shown;
 	char *next = NULL;
 
-	if (f->cursor && cursor_read(f->cursor, f->sort, &kid, &knum, kstr, sizeof(kstr)) != 0) {
+	if (f->cursor && cursor_read(f->cursor, f->sort, f->desc, &kid, &knum, kstr, sizeof(kstr)) != 0) {
 		snprintf(err, errlen, "'cursor' is not one this listing gave (or the sort changed since)");
 		return -1;
 	}
@@ -261,7 +267,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	jb_key(out, "total");
 	jb_u64(out, n);
 	if (i < n && shown > 0)
-		next = cursor_make(v[i - 1], f->sort);
+		next = cursor_make(v[i - 1], f->sort, f->desc);
 	pthread_mutex_unlock(&c->mu);
 	jb_key(out, "next_cursor");
 	jb_str(out, next);

@@ -53,7 +53,9 @@ int qry_trace_metadata(sqlite3 *db, struct jbuf *b, struct qry_error *err)
 		       prov, prov_u64, 4, b, err);
 	if (rc != QRY_OK)
 		return rc;
-	snprintf(sql, sizeof(sql), "SELECT pid, name FROM processes ORDER BY pid LIMIT %d", META_PROCESSES);
+	/* pids are unsigned (docs/API.md): those of 2^63 and more, stored
+	 * negative, come after the others */
+	snprintf(sql, sizeof(sql), "SELECT pid, name FROM processes ORDER BY pid < 0, pid LIMIT %d", META_PROCESSES);
 	return rows_json(db, "processes", sql, proc, proc_u64, 2, b, err);
 }
 

@@ -44,15 +44,11 @@ struct ov_ctx {
 /* The overview bucket of ts; -1 before the window, buckets after it. */
 static int64_t ov_bucket(const struct ov_ctx *c, int64_t ts)
 {
-	double span = (double)c->end - (double)c->start + 1;
-	int64_t b;
-
 	if (ts < c->start)
 		return -1;
 	if (ts > c->end)
 		return c->buckets;
-	b = (int64_t)(((double)ts - (double)c->start) * c->buckets / span);
-	return b >= (int64_t)c->buckets ? c->buckets - 1 : b;
+	return qry_bucket(c->start, c->end, c->buckets, ts);
 }
 
 static void ov_add(struct ov_ctx *c, int64_t ts, uint32_t n)

@@ -61,3 +61,11 @@ void qry_read_end(sqlite3 *db, int began)
 	if (began && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
+
+uint32_t qry_bucket(int64_t start, int64_t end, uint32_t n, int64_t ts)
+{
+	unsigned __int128 off = (uint64_t)ts - (uint64_t)start;
+	unsigned __int128 span = (unsigned __int128)((uint64_t)end - (uint64_t)start) + 1;
+
+	return (uint32_t)(off * n / span);
+}

@@ -46,6 +46,12 @@ int64_t qext_id(const struct qextents *e, int64_t ord);
  * extent, and moves *lo past them: 1, or 0 when *lo > hi. */
 int qext_piece(const struct qextents *e, int64_t *lo, int64_t hi, int64_t *a, int64_t *b);
 
+/* The bucket floor((ts - start) * n / (end - start + 1)) of a ts inside
+ * [start, end] (docs/API.md: overview and search histograms), exact for
+ * every 64-bit window: the product is taken on 128 bits, where doubles
+ * rounded a ts within 2^-53 of a bucket's edge into the next bucket. */
+uint32_t qry_bucket(int64_t start, int64_t end, uint32_t n, int64_t ts);
+
 /*
  * Whether [start, end] covers the whole trace (meta start_ns .. end_ns),
  * the selection whose area and flame graph ingest stored per track

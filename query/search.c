@@ -391,13 +391,9 @@ static int64_t matches_total(const struct search *q)
 /* The histogram's bucket of ts (as the overview's): -1 outside the window. */
 static int64_t hist_bucket(const struct qry_search_page *pg, int64_t ts)
 {
-	double span = (double)pg->hist_end - (double)pg->hist_start + 1;
-	int64_t b;
-
 	if (ts < pg->hist_start || ts > pg->hist_end)
 		return -1;
-	b = (int64_t)(((double)ts - (double)pg->hist_start) * pg->buckets / span);
-	return b >= (int64_t)pg->buckets ? (int64_t)pg->buckets - 1 : b;
+	return qry_bucket(pg->hist_start, pg->hist_end, pg->buckets, ts);
 }
 
 /* A name index chunk read ahead of its decision (idx_histogram). */

@@ -4,9 +4,11 @@
  * Each depth of the track is one group (window.h): its rows in the window
  * are found by binary search, then read as id ranges, or, zoomed out,
  * through the level-of-detail records, which stand for runs of slices
- * under a pixel. Items are collected, folded per pixel column, sorted by
- * (ts, depth, id) and written as rows or, with format=columns, as columns
- * over one string table.
+ * under a pixel. Each depth's items are collected, folded per pixel column
+ * and merged into the reply's, in (ts, depth, id) order, keeping the first
+ * `limit`: a reply cut at its limit holds the first items in that order,
+ * not those of the shallowest depths. They are written as rows or, with
+ * format=columns, as columns over one string table.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -67,6 +69,11 @@ struct slice_ctx {
 	struct qcur raw;      /* slices by id range */
 	struct qcur lod;      /* lod records (QLOD_SQL) */
 	struct slist items;
+	struct sitem *merge;  /* scratch of merge_depth, merge_cap items */
+	size_t merge_cap;
+	/* once the reply holds `limit` items, the ts of its last: an item
+	 * starting later cannot enter it; INT64_MAX until then */
+	int64_t cutoff;
 	const struct qry_window *w;
 	int64_t track;
 	struct depth_run *runs; /* one per depth, by depth */
@@ -106,6 +113,10 @@ static void raw_slice_ids(struct slice_ctx *c, int64_t lo, int64_t hi)
 
 		if (dur >= 0 && ts + dur < c->w->start)
 			continue; /* ended before the window (rows that need not be disjoint) */
+		if (ts > c->cutoff) {
+			c->items.truncated = 1; /* after the last item the reply can hold */
+			break;
+		}
 		if ((it = slist_push(&c->items)) == NULL)
 			break;
 		it->id = qcur_int(&c->raw, 0);
@@ -137,6 +148,10 @@ static void summary_item(struct slice_ctx *c, const struct qlod_rec *r, const st
 
 	if (longest < 0 || longest >= d->ext.rows) {
 		qcur_fail(&c->lod, SQLITE_CORRUPT); /* a record naming a row that is not there */
+		return;
+	}
+	if (start > c->cutoff) {
+		c->items.truncated = 1;
 		return;
 	}
 	if ((it = slist_push(&c->items)) == NULL)
@@ -210,13 +225,13 @@ static int sitem_depth_cmp(const void *a, const void *b)
  * fall between its groups. Slices a pixel long or more, and those that
  * never ended, stay as they are.
  */
-static void fold_columns(struct slist *l, int64_t resolution)
+static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 {
-	struct sitem *v = l->v, *agg = NULL;
+	struct sitem *agg = NULL;
 	size_t i, out = 0;
 
-	qsort(v, l->len, sizeof(*v), sitem_depth_cmp);
-	for (i = 0; i < l->len; i++) {
+	qsort(v, len, sizeof(*v), sitem_depth_cmp);
+	for (i = 0; i < len; i++) {
 		struct sitem x = v[i];
 		int64_t end = x.ts + (x.dur > 0 ? x.dur : 0);
 
@@ -234,7 +249,39 @@ static void fold_columns(struct slist *l, int64_t resolution)
 		v[out] = x;
 		agg = &v[out++];
 	}
-	l->len = out;
+	return out;
+}
+
+/*
+ * Merges one depth's items, c->items.v[mid..len) in (ts, id) order, into
+ * the reply's, c->items.v[0..mid) in (ts, depth, id) order (every one of a
+ * shallower depth), and keeps the first w->limit; returns whether any was
+ * left out. Out of memory sets c->items.oom.
+ */
+static int merge_depth(struct slice_ctx *c, size_t mid)
+{
+	struct sitem *v = c->items.v;
+	size_t len = c->items.len, i = 0, j = mid, out = 0, limit = c->w->limit;
+
+	if (mid == 0 || j == len) { /* nothing to interleave */
+		c->items.len = len < limit ? len : limit;
+		return len > limit;
+	}
+	if (c->merge_cap < len) {
+		struct sitem *m = realloc(c->merge, len * sizeof(*m));
+
+		if (m == NULL) {
+			c->items.oom = 1;
+			return 0;
+		}
+		c->merge = m;
+		c->merge_cap = len;
+	}
+	while (out < limit && (i < mid || j < len))
+		c->merge[out++] = j == len || (i < mid && sitem_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+	memcpy(v, c->merge, out * sizeof(*v));
+	c->items.len = out;
+	return i < mid || j < len;
 }
 
 /* The index of string id in the reply's string table, adding it; -1 when
@@ -317,14 +364,10 @@ out_free:
 	return cap == 0 ? 0 : -1;
 }
 
-static void put_slices(struct slice_ctx *c, struct qnames *n, int exact, struct jbuf *out)
+static void put_slices(struct slice_ctx *c, struct qnames *n, struct jbuf *out)
 {
 	size_t i;
 
-	if (!exact && c->items.len > 1)
-		fold_columns(&c->items, c->w->resolution);
-	if (c->items.len > 1) /* v is NULL when there are none */
-		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
 	if (c->w->columns && put_slice_columns(c, n, out) == 0)
 		return;
 	/* about what a slice takes, so that a zoomed-out reply (thousands
@@ -380,6 +423,7 @@ static int slices_close(struct slice_ctx *c, int first)
 	first = qcur_close(&c->raw, first);
 	first = qcur_close(&c->lod, first);
 	free(c->items.v);
+	free(c->merge);
 	for (i = 0; i < c->nruns; i++) {
 		qext_free(&c->runs[i].ext);
 		qmarks_free(&c->runs[i].marks);
@@ -450,21 +494,37 @@ static int read_depths(struct slice_ctx *c, struct qcur *d, int64_t *rows)
 	return 0;
 }
 
-/* Collects the items of every depth: summaries only when the reply is not
- * exact and the depth's slices are disjoint. */
+/* Collects the items of every depth, each folded per pixel column (when
+ * the reply is not exact) and merged into the reply's first w->limit:
+ * summaries only when the reply is not exact and the depth's slices are
+ * disjoint. Sets c->items.truncated when an item was left out. */
 static void collect(struct slice_ctx *c, int exact)
 {
-	size_t i;
+	size_t i, mid;
+	int cut = 0;
 
-	for (i = 0; i < c->nruns && !c->items.truncated && !c->items.oom && !slices_failed(c); i++) {
+	c->cutoff = INT64_MAX;
+	for (i = 0; i < c->nruns && !c->items.oom && !slices_failed(c); i++) {
 		const struct depth_run *r = &c->runs[i];
 		int level = exact || !r->disjoint ? -1 : qlod_level(c->w->resolution, r->levels);
 
+		mid = c->items.len;
+		c->items.limit = mid + c->w->limit; /* a depth alone may fill the reply */
+		c->items.truncated = 0;
 		if (level >= 0 && r->hi - r->lo >= 2)
 			lod_slices(c, r, level);
 		else
 			raw_slices(c, r, r->lo, r->hi);
+		cut |= c->items.truncated;
+		if (!exact && c->items.len - mid > 1)
+			c->items.len = mid + fold_columns(c->items.v + mid, c->items.len - mid, c->w->resolution);
+		else if (c->items.len - mid > 1)
+			qsort(c->items.v + mid, c->items.len - mid, sizeof(struct sitem), sitem_cmp);
+		cut |= merge_depth(c, mid);
+		if (c->items.len == c->w->limit)
+			c->cutoff = c->items.v[c->items.len - 1].ts;
 	}
+	c->items.truncated = cut;
 }
 
 static const char depths_sql[] =
@@ -500,7 +560,7 @@ int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jb
 	else if (failed == 0 && c.items.oom)
 		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 	if (rc == QRY_OK && failed == 0)
-		put_slices(&c, &n, exact, out);
+		put_slices(&c, &n, out);
 out_close:
 	failed = qcur_close(&d, failed);
 	failed = qnames_close(&n, failed);

@@ -194,7 +194,8 @@ int64_t *srv_param_tracks(struct MHD_Connection *c, struct req *r, size_t *n)
 	while (*s != '\0') {
 		size_t len = strcspn(s, ",");
 
-		if (*n == 4096 || len == 0 || len >= sizeof(item) ||
+		/* an empty id is malformed wherever it is: "1,,2", ",1" and "1," */
+		if (*n == 4096 || len == 0 || len >= sizeof(item) || (s[len] == ',' && s[len + 1] == '\0') ||
 		    (memcpy(item, s, len), item[len] = '\0', srv_parse_i64(item, 1, INT64_MAX, &ids[*n]) != 0)) {
 			srv_send_error(c, r, 400, "bad_parameter", "'tracks' must be 1 to 4096 track ids, comma-separated");
 			free(ids);

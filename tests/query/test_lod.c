@@ -396,6 +396,59 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The slices of a window asked with a limit of L are the first L of the
+ * same reply without the limit, in its (ts, depth, id) order, and
+ * "truncated" says whether any was left out: a cut reply is not the rows of
+ * the shallowest depths (docs/API.md: "ordered by ts", cut at `limit`). */
+static void test_slices_limit_keeps_first(void **state)
+{
+	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM slices"), hi = tdb_int(&T, "SELECT max(ts) FROM slices");
+	int64_t track;
+	int k;
+
+	(void)state;
+	for (track = 1; track <= tdb_int(&T, "SELECT max(id) FROM tracks"); track++) {
+		struct rows r;
+
+		if (tdb_int(&T, "SELECT count(*) FROM slices WHERE track_id = %lld", (long long)track) == 0)
+			continue;
+		rows_read(T.db, "SELECT id, ts, dur, depth FROM slices WHERE track_id = ? ORDER BY ts", track, &r);
+		for (k = 0; k < 200; k++) {
+			struct qry_window w = { 0, 0, 0, 1000000, 0 };
+			struct qry_error err = { 0 };
+			int64_t res, n, i;
+			const cJSON *all, *cut;
+			cJSON *full, *part;
+			struct jbuf b;
+
+			rnd_window(&r, lo, hi, &w.start, &w.end, &res);
+			w.resolution = (int64_t)(rnd() % 2) * (res % QRY_EXACT_RESOLUTION); /* exact replies */
+			full = ask(qry_slices, T.db, track, w.start, w.end, w.resolution);
+			all = cJSON_GetObjectItemCaseSensitive(full, "slices");
+			n = cJSON_GetArraySize(all);
+			w.limit = (uint32_t)rnd_in(1, n + 2);
+			jb_init(&b);
+			assert_int_equal(qry_slices(T.db, track, &w, &b, &err), QRY_OK);
+			jb_raw(&b, "", 1);
+			part = cJSON_Parse(b.p);
+			jb_fini(&b);
+			assert_non_null(part);
+			cut = cJSON_GetObjectItemCaseSensitive(part, "slices");
+			assert_int_equal(cJSON_GetArraySize(cut), n < w.limit ? n : w.limit);
+			assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(part, "truncated")), n > w.limit);
+			for (i = 0; i < cJSON_GetArraySize(cut); i++)
+				if (num(cJSON_GetArrayItem(cut, (int)i), "id") != num(cJSON_GetArrayItem(all, (int)i), "id"))
+					fail_msg("[%lld, %lld] limit %u: item %lld is slice %lld, not %lld", (long long)w.start,
+						 (long long)w.end, w.limit, (long long)i,
+						 (long long)num(cJSON_GetArrayItem(cut, (int)i), "id"),
+						 (long long)num(cJSON_GetArrayItem(all, (int)i), "id"));
+			cJSON_Delete(full);
+			cJSON_Delete(part);
+		}
+		free(r.v);
+	}
+}
+
 static void test_slices_property(void **state)
 {
 	static const char sql[] = "SELECT id, ts, dur, depth FROM slices WHERE track_id = ? ORDER BY depth, ts, id";
@@ -724,6 +777,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slices_small_window_exact),
 		cmocka_unit_test(test_slices_property),
+		cmocka_unit_test(test_slices_limit_keeps_first),
 		cmocka_unit_test(test_counters_property),
 		cmocka_unit_test(test_counters_64bit),
 		cmocka_unit_test(test_sched_property),

@@ -450,6 +450,18 @@ static void test_list_filters(void **state)
 	t_error("GET", "/api/traces?label=a%20b", NULL, 400, "bad_label");
 	t_error("GET", "/api/traces?cursor=zz", NULL, 400, "bad_cursor");
 	t_error("GET", "/api/traces?cursor=6e616d652e312e78", NULL, 400, "bad_cursor"); /* a name cursor */
+	/* a cursor of sort=name is not one of sort=-name: the direction is the sort's */
+	{
+		cJSON *j = t_get("/api/traces?sort=name&limit=1");
+		const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(j, "next_cursor"));
+
+		assert_non_null(next);
+		t_fmt(path, sizeof(path), "/api/traces?sort=-name&limit=1&cursor=%s", next);
+		t_error("GET", path, NULL, 400, "bad_cursor");
+		t_fmt(path, sizeof(path), "/api/traces?sort=name&limit=1&cursor=%s", next);
+		cJSON_Delete(t_get(path));
+		cJSON_Delete(j);
+	}
 }
 
 /* ---- search ------------------------------------------------------------------- */
@@ -500,6 +512,104 @@ static void test_search_across(void **state)
 	cJSON_Delete(t_call("DELETE", path, NULL, 204));
 	j = t_get("/api/search?q=query");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")), 1);
+	cJSON_Delete(j);
+}
+
+/* A name whose every slice never ended has an empty duration sketch: the
+ * trace is still indexed (it was left out whole, and counted in
+ * "unindexed" for ever), with count 1, ended 0. */
+static void test_search_across_unterminated(void **state)
+{
+	struct fxtw w;
+	int64_t id;
+	cJSON *j, *t;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_complete(&w, FXTW_TINL(1, 2), FXTW_INL("db"), FXTW_INL("Query"), 100, 200, NULL, 0);
+	fxtw_begin(&w, FXTW_TINL(1, 2), FXTW_INL("db"), FXTW_INL("Pending"), 300, NULL, 0);
+	id = t_upload("name=open", w.buf, w.len);
+	fxtw_fini(&w);
+	j = t_get("/api/search?q=pend");
+	assert_int_equal(t_int(j, "unindexed"), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")), 1);
+	t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0);
+	assert_int_equal(t_int(t, "id"), id);
+	assert_int_equal(t_int(t, "count"), 1);
+	assert_int_equal(t_int(t, "ended"), 0);
+	assert_int_equal(t_int(t, "total_ns"), 0);
+	cJSON_Delete(j);
+	j = t_get("/api/search?q=query");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "traces")), 1);
+	assert_int_equal(t_int(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "traces"), 0), "max_ns"), 100);
+	cJSON_Delete(j);
+}
+
+/* Buckets are floor((ts - S) * N / (E - S + 1)) exactly (docs/API.md,
+ * overview and the search histogram): with S = 0, N = 3, E = 3 * 2^58 - 1,
+ * ts 2^58 - 1 is the last of bucket 0 and 2^58 the first of bucket 1;
+ * doubles rounded 2^58 - 1 up into bucket 1. */
+static void test_buckets_exact(void **state)
+{
+	struct fxtw w;
+	int64_t id, e = 3 * (INT64_C(1) << 58) - 1;
+	char path[256];
+	cJSON *j, *h;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("edge"), (UINT64_C(1) << 58) - 1, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("edge"), UINT64_C(1) << 58, NULL, 0);
+	id = t_upload("name=edges", w.buf, w.len);
+	fxtw_fini(&w);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=edge&buckets=3&start=0&end=%" PRId64, id, e);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(j, "histogram");
+	assert_int_equal(cJSON_GetArraySize(h), 3);
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 2)->valuedouble, 0);
+	cJSON_Delete(j);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/overview?buckets=3&start=0&end=%" PRId64, id, e);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "processes"), 0), "counts");
+	assert_int_equal(cJSON_GetArraySize(h), 3);
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 2)->valuedouble, 0);
+	cJSON_Delete(j);
+}
+
+/* The trace object's "processes" are the first 64 by pid, pids being
+ * unsigned 64-bit: 2^63 + 5 comes after 1, not before it. */
+static void test_processes_by_unsigned_pid(void **state)
+{
+	struct fxtw w;
+	int64_t id;
+	char path[64];
+	cJSON *j, *p;
+
+	(void)state;
+	t_delete_all();
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_provider_info(&w, 1, "libtest");
+	fxtw_instant(&w, FXTW_TINL((UINT64_C(1) << 63) + 5, 2), FXTW_INL("c"), FXTW_INL("hi"), 10, NULL, 0);
+	fxtw_instant(&w, FXTW_TINL(1, 3), FXTW_INL("c"), FXTW_INL("lo"), 20, NULL, 0);
+	id = t_upload("name=pids", w.buf, w.len);
+	fxtw_fini(&w);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	j = t_get(path);
+	p = cJSON_GetObjectItem(j, "processes");
+	assert_int_equal(cJSON_GetArraySize(p), 2);
+	assert_int_equal(t_int(cJSON_GetArrayItem(p, 0), "pid"), 1);
+	assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(p, 1), "pid")->valuedouble > 9.2e18);
 	cJSON_Delete(j);
 }
 
@@ -1065,8 +1175,11 @@ int main(void)
 		cmocka_unit_test(test_patch),
 		cmocka_unit_test(test_list_filters),
 		cmocka_unit_test(test_search_across),
+		cmocka_unit_test(test_search_across_unterminated),
 		cmocka_unit_test(test_search_in_trace),
 		cmocka_unit_test(test_search_histogram_chunks),
+		cmocka_unit_test(test_buckets_exact),
+		cmocka_unit_test(test_processes_by_unsigned_pid),
 		cmocka_unit_test(test_search_ties),
 		cmocka_unit_test(test_search_many_names),
 		cmocka_unit_test(test_compare),

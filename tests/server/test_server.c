@@ -2058,6 +2058,11 @@ static void test_bad_parameters(void **state)
 		{ "search", "missing_parameter" },
 		{ "search?q=", "missing_parameter" },
 		{ "search?q=a&limit=0", "bad_parameter" },
+		/* a malformed tracks list: an empty id anywhere, the last one too */
+		{ "slices?tracks=%T,", "bad_parameter" },
+		{ "slices?tracks=,%T", "bad_parameter" },
+		{ "area?tracks=%T,", "bad_parameter" },
+		{ "flame?tracks=%T,,%T", "bad_parameter" },
 	};
 	size_t i;
 
