@@ -154,6 +154,7 @@ static void warm_first_view(const char *db_path, const struct ingest_result *res
 	w.start = s - (s & (width - 1));
 	if (__builtin_mul_overflow(n, width, &w.end) || __builtin_add_overflow(w.start, w.end - 1, &w.end))
 		w.end = INT64_MAX;
+	w.start_given = w.end_given = 1; /* as the viewer asks: both ends */
 	if ((db = tracedb_open_readonly(db_path, &why)) == NULL)
 		return;
 	jb_init(&b);

@@ -218,9 +218,10 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 	ov_raw(c, cur, last);
 }
 
-/* Unbounded ends of the window become the first and last slice starts
- * (each run's first and last row: no scan). 0, or -1 on an error. */
-static int ov_bounds(sqlite3 *db, struct ov_ctx *c)
+/* The ends of the window not asked for (qry_window) become the first and
+ * last slice starts (each run's first and last row: no scan). 0, or -1 on
+ * an error. */
+static int ov_bounds(sqlite3 *db, struct ov_ctx *c, int def_start, int def_end)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -233,9 +234,9 @@ static int ov_bounds(sqlite3 *db, struct ov_ctx *c)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		if (c->start == INT64_MIN)
+		if (def_start)
 			c->start = sqlite3_column_int64(st, 0);
-		if (c->end == INT64_MAX)
+		if (def_end)
 			c->end = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
@@ -275,13 +276,15 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 	struct ov_proc *v = NULL;
 	sqlite3_stmt *runs = NULL;
 	size_t n = 0, i;
-	int rc = QRY_OK;
+	int rc = QRY_OK, def_start, def_end;
 
 	c.start = w->start;
 	c.end = w->end;
 	c.buckets = buckets;
-	c.narrow = c.start != INT64_MIN || c.end != INT64_MAX;
-	if ((c.start == INT64_MIN || c.end == INT64_MAX) && ov_bounds(db, &c) != 0) {
+	def_start = c.start == INT64_MIN && !w->start_given;
+	def_end = c.end == INT64_MAX && !w->end_given;
+	c.narrow = !def_start || !def_end;
+	if ((def_start || def_end) && ov_bounds(db, &c, def_start, def_end) != 0) {
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		goto out_finalize;
 	}

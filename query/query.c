@@ -64,8 +64,11 @@ void qry_read_end(sqlite3 *db, int began)
 
 uint32_t qry_bucket(int64_t start, int64_t end, uint32_t n, int64_t ts)
 {
-	unsigned __int128 off = (uint64_t)ts - (uint64_t)start;
-	unsigned __int128 span = (unsigned __int128)((uint64_t)end - (uint64_t)start) + 1;
+	uint64_t off = (uint64_t)ts - (uint64_t)start, last = (uint64_t)end - (uint64_t)start;
 
-	return (uint32_t)(off * n / span);
+	/* off <= last: when last * n fits in 64 bits so does off * n, and the
+	 * division is a 64-bit one (every window under 52 days at 4096 buckets) */
+	if (last < UINT64_MAX / n)
+		return (uint32_t)(off * n / (last + 1));
+	return (uint32_t)((unsigned __int128)off * n / ((unsigned __int128)last + 1));
 }

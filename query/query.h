@@ -50,6 +50,10 @@ struct qry_window {
 	int64_t resolution; /* ns per pixel; 0 = every item */
 	uint32_t limit;     /* maximum items */
 	int columns;        /* slices: the columnar reply (docs/API.md, format=columns) */
+	/* overview: start and end were asked for. An end not asked for (left
+	 * at INT64_MIN or INT64_MAX) becomes the first or last slice start;
+	 * one asked for stays, INT64_MIN and INT64_MAX included. */
+	int start_given, end_given;
 };
 
 /*

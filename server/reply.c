@@ -167,6 +167,8 @@ int srv_param_window(struct MHD_Connection *c, struct req *r, struct qry_window 
 	    srv_param_i64(c, r, "limit", QRY_DEFAULT_LIMIT, 1, QRY_MAX_LIMIT, &v, 0) != 0)
 		return -1;
 	w->limit = (uint32_t)v;
+	w->start_given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "start") != NULL;
+	w->end_given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "end") != NULL;
 	if (w->end < w->start) {
 		srv_send_error(c, r, 400, "bad_parameter", "'end' must not be before 'start'");
 		return -1;

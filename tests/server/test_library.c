@@ -584,6 +584,24 @@ static void test_buckets_exact(void **state)
 	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
 	assert_int_equal(cJSON_GetArrayItem(h, 2)->valuedouble, 0);
 	cJSON_Delete(j);
+	/* bounds given are used as given, the extremes included: over
+	 * [INT64_MIN, INT64_MAX] both starts fall in the upper half (taken
+	 * for the trace's own bounds, they would split 1 and 1) */
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/overview?buckets=2&start=%" PRId64 "&end=%" PRId64, id,
+	      INT64_MIN, INT64_MAX);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "processes"), 0), "counts");
+	assert_int_equal(cJSON_GetArraySize(h), 2);
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 0);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 2);
+	cJSON_Delete(j);
+	/* not given, they are the first and last slice starts */
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/overview?buckets=2", id);
+	j = t_get(path);
+	h = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "processes"), 0), "counts");
+	assert_int_equal(cJSON_GetArrayItem(h, 0)->valuedouble, 1);
+	assert_int_equal(cJSON_GetArrayItem(h, 1)->valuedouble, 1);
+	cJSON_Delete(j);
 }
 
 /* The trace object's "processes" are the first 64 by pid, pids being
