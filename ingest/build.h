@@ -78,7 +78,15 @@ struct bpoint {
 			   * points came in, time then file order */
 	uint32_t track;
 	uint8_t is_int;
+	uint8_t is_u64;   /* v.i holds the bits of a uint64 above INT64_MAX,
+			   * stored as its decimal text (tracedb.h) */
 };
+
+/* A point's value as a double (track bounds, level of detail). */
+static inline double bpoint_value(const struct bpoint *p)
+{
+	return p->is_int ? (double)p->v.i : p->is_u64 ? (double)(uint64_t)p->v.i : p->v.d;
+}
 
 struct thread_row {
 	uint64_t pid, tid;

@@ -622,10 +622,8 @@ static int arg_numeric(const struct mdl_arg *a, struct bpoint *p)
 	case MDL_ARG_U32:
 	case MDL_ARG_U64:
 		p->is_int = a->v.u <= INT64_MAX;
-		if (p->is_int)
-			p->v.i = (int64_t)a->v.u;
-		else
-			p->v.d = (double)a->v.u;
+		p->is_u64 = !p->is_int;
+		p->v.i = (int64_t)a->v.u;
 		return 1;
 	case MDL_ARG_DOUBLE:
 		p->v.d = a->v.d;
@@ -689,7 +687,7 @@ static void on_counter(struct matcher *mt, const struct mdl_ev *e)
 			return;
 		}
 		*p = pt;
-		track_value(VEC_AT(&b->tracks, struct btrack, pt.track), pt.is_int ? (double)pt.v.i : pt.v.d);
+		track_value(VEC_AT(&b->tracks, struct btrack, pt.track), bpoint_value(&pt));
 	}
 }
 

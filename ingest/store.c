@@ -7,6 +7,7 @@
  * renames it into place, so a crash only ever loses a temporary file.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,13 @@ static void bind_val(sqlite3_stmt *st, int idx, const struct bins_val *x)
 	case SQLITE_BLOB:
 		sqlite3_bind_blob(st, idx, x->p, x->n, SQLITE_STATIC);
 		break;
+	case BINS_U64: {
+		char d[24];
+		int n = snprintf(d, sizeof(d), "%" PRIu64, (uint64_t)x->i);
+
+		sqlite3_bind_text(st, idx, d, n, SQLITE_TRANSIENT);
+		break;
+	}
 	default:
 		sqlite3_bind_null(st, idx);
 	}
@@ -547,6 +555,14 @@ void bins_dbl(struct bins *b, double v)
 
 	x->type = SQLITE_FLOAT;
 	x->d = v;
+}
+
+void bins_u64(struct bins *b, uint64_t v)
+{
+	struct bins_val *x = bins_next(b);
+
+	x->type = BINS_U64;
+	x->i = (int64_t)v;
 }
 
 void bins_null(struct bins *b)

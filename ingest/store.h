@@ -48,13 +48,16 @@ struct store {
 enum { STORE_QUEUE = 256, STORE_WAKE = 8 };
 
 enum { BINS_ROWS = 64, BINS_MAX_COLS = 16 };
+/* A value's type beside SQLite's: a uint64 bound as its decimal text (bins_u64). */
+enum { BINS_U64 = 100 };
 
 /* One value to bind; 16 bytes, since millions pass from thread to thread. */
 struct bins_val {
-	int type;      /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL */
+	int type;      /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL,
+			* BINS_U64 */
 	int n;         /* text or blob bytes; -1 for a NUL-terminated text */
 	union {
-		int64_t i;     /* SQLITE_INTEGER */
+		int64_t i;     /* SQLITE_INTEGER; BINS_U64: the bits */
 		double d;      /* SQLITE_FLOAT */
 		const void *p; /* text or blob; must stay valid until the next store_drain() */
 	};
@@ -115,6 +118,9 @@ int store_meta(struct store *s, const char *key, const char *text, int64_t num);
 int bins_init(struct bins *b, struct store *s, const char *table, int ncols);
 void bins_i64(struct bins *b, int64_t v);
 void bins_dbl(struct bins *b, double v);
+/* A uint64 past INT64_MAX, which SQLite's integers cannot hold: stored as its
+ * decimal text, exactly (tracedb.h, "Counter values"). */
+void bins_u64(struct bins *b, uint64_t v);
 void bins_null(struct bins *b);
 void bins_text(struct bins *b, const char *p, int n);
 void bins_blob(struct bins *b, const void *p, int n);

@@ -287,6 +287,8 @@ static void write_point(struct bins *cb, uint64_t id, const struct bpoint *p)
 	bins_i64(cb, p->ts);
 	if (p->is_int)
 		bins_i64(cb, p->v.i);
+	else if (p->is_u64)
+		bins_u64(cb, (uint64_t)p->v.i);
 	else
 		bins_dbl(cb, p->v.d);
 	bins_row(cb);
@@ -327,7 +329,7 @@ static int counter_item(struct counter_out *o, const struct bpoint *p)
 	if (it == NULL)
 		return -1;
 	*it = (struct lod_item){ .ts = p->ts, .end = p->ts, .is_int = p->is_int, .ivalue = p->is_int ? p->v.i : 0,
-				 .value = p->is_int ? (double)p->v.i : p->v.d };
+				 .value = bpoint_value(p) };
 	return 0;
 }
 

@@ -11,11 +11,16 @@
 
 static void put_point(struct jbuf *out, struct qcur *raw)
 {
+	uint64_t u;
+
 	jb_obj(out);
 	jb_key(out, "ts");
 	qcur_put(raw, out, 0);
 	jb_key(out, "value");
-	qcur_put(raw, out, 1);
+	if (tracedb_counter_u64(raw->st, 1, &u))
+		jb_u64(out, u);
+	else
+		qcur_put(raw, out, 1);
 	jb_obj_end(out);
 }
 

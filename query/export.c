@@ -164,6 +164,7 @@ static void ex_slice(struct qry_export *e, sqlite3_stmt *st)
 static void ex_counter(struct qry_export *e, sqlite3_stmt *st)
 {
 	struct jbuf *b = &e->out;
+	uint64_t u;
 
 	ex_event(e, "C", sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 2), 0);
 	jb_key(b, "name");
@@ -175,7 +176,10 @@ static void ex_counter(struct qry_export *e, sqlite3_stmt *st)
 	jb_key(b, "args");
 	jb_obj(b);
 	jb_key(b, (const char *)sqlite3_column_text(st, 4));
-	jb_column(b, st, 1);
+	if (tracedb_counter_u64(st, 1, &u))
+		jb_u64(b, u);
+	else
+		jb_column(b, st, 1);
 	jb_obj_end(b);
 	jb_obj_end(b);
 }

@@ -222,3 +222,25 @@ int tracedb_file_version(const char *path)
 	sqlite3_close(db);
 	return v;
 }
+
+int tracedb_counter_u64(sqlite3_stmt *st, int col, uint64_t *v)
+{
+	const unsigned char *s;
+	uint64_t x = 0;
+	int i, n;
+
+	if (sqlite3_column_type(st, col) != SQLITE_TEXT || (s = sqlite3_column_text(st, col)) == NULL)
+		return 0;
+	n = sqlite3_column_bytes(st, col);
+	if (n < 1 || n > 20)
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return 0;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 1;
+}

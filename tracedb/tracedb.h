@@ -229,6 +229,14 @@ static inline uint64_t tracedb_unzigzag(uint64_t z)
 	return (z >> 1) ^ (0 - (z & 1));
 }
 
+/*
+ * Counter values (counters.value): an integer, a real, or, for a uint64
+ * argument above INT64_MAX (which SQLite's integers cannot hold), its
+ * decimal text, so that it reads back exactly. tracedb_counter_u64 reads
+ * the last: 1 with *v set when column col of st holds such a text, else 0.
+ */
+int tracedb_counter_u64(sqlite3_stmt *st, int col, uint64_t *v);
+
 /* Writes the pair (ts, id) following (prev_ts, prev_id) at out; returns
  * the bytes written (at most TRACEDB_NAMES_PAIR_MAX). ts >= prev_ts. */
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id);

@@ -91,7 +91,7 @@ static int teardown(void **state)
 /* Runs fn's query into a string (freed by the caller); requires QRY_OK. */
 static char *run_area(const int64_t *tracks, size_t n, int64_t s, int64_t e, const char *name)
 {
-	struct qry_window w = { s, e, 0, 10000, 0 };
+	struct qry_window w = { s, e, 0, 10000, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	size_t len;
@@ -104,7 +104,7 @@ static char *run_area(const int64_t *tracks, size_t n, int64_t s, int64_t e, con
 
 static char *run_flame(const int64_t *tracks, size_t n, int64_t s, int64_t e)
 {
-	struct qry_window w = { s, e, 0, 10000, 0 };
+	struct qry_window w = { s, e, 0, 10000, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	size_t len;
@@ -212,7 +212,7 @@ static void test_flame_paths(void **state)
 
 static void test_bad_range(void **state)
 {
-	struct qry_window w = { 10, 5, 0, 100, 0 };
+	struct qry_window w = { 10, 5, 0, 100, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 
@@ -229,7 +229,7 @@ static void test_bad_range(void **state)
  * the JSON, freed by the caller. */
 static char *run_on(sqlite3 *d, int flame, const int64_t *tracks, size_t n, int64_t s, int64_t e, uint32_t limit)
 {
-	struct qry_window w = { s, e, 0, limit, 0 };
+	struct qry_window w = { s, e, 0, limit, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	size_t len;

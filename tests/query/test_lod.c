@@ -343,7 +343,7 @@ static void check_slices(const struct rows *r, const cJSON *reply, int64_t s, in
 static cJSON *ask(int (*fn)(sqlite3 *, int64_t, const struct qry_window *, struct jbuf *, struct qry_error *),
 		  sqlite3 *db, int64_t key, int64_t s, int64_t e, int64_t res)
 {
-	struct qry_window w = { s, e, res, 1000000, 0 };
+	struct qry_window w = { s, e, res, 1000000, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	cJSON *j;
@@ -414,7 +414,7 @@ static void test_slices_limit_keeps_first(void **state)
 			continue;
 		rows_read(T.db, "SELECT id, ts, dur, depth FROM slices WHERE track_id = ? ORDER BY ts", track, &r);
 		for (k = 0; k < 200; k++) {
-			struct qry_window w = { 0, 0, 0, 1000000, 0 };
+			struct qry_window w = { 0, 0, 0, 1000000, 0, 0, 0 };
 			struct qry_error err = { 0 };
 			int64_t res, n, i;
 			const cJSON *all, *cut;
@@ -601,7 +601,7 @@ static void test_counters_property(void **state)
 /* 64-bit values come back exactly: in rows and in summaries' min and max. */
 static void test_counters_64bit(void **state)
 {
-	struct qry_window w = { 0, INT64_MAX, 2000000, 1000000, 0 };
+	struct qry_window w = { 0, INT64_MAX, 2000000, 1000000, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	int64_t track = tdb_int(&T, "SELECT track_id FROM counters WHERE value > 9000000000000000000 LIMIT 1");
@@ -672,7 +672,7 @@ static void test_sched_property(void **state)
 /* The overview of [s, e] in n buckets counts exactly what a scan does. */
 static void check_overview(int64_t s, int64_t e, uint32_t n)
 {
-	struct qry_window w = { s, e, 0, 1, 0 };
+	struct qry_window w = { s, e, 0, 1, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	const cJSON *p;
 	struct jbuf b;
@@ -747,7 +747,7 @@ static void test_overview_aligned_matches_a_scan(void **state)
 /* A database locked by a writer answers QRY_EDB, never a short list. */
 static void test_busy_database_is_an_error(void **state)
 {
-	struct qry_window w = { 0, INT64_MAX, 0, 1000000, 0 };
+	struct qry_window w = { 0, INT64_MAX, 0, 1000000, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 	sqlite3 *rd, *wr;

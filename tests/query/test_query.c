@@ -275,6 +275,61 @@ static void test_slice_args(void **state)
 }
 
 /* Flows in both directions, with the 64-bit flow id exact. */
+/* A counter's uint64 values above INT64_MAX read back exactly, from
+ * /counters and the export (stored as their decimal text, tracedb.h), and
+ * the values SQLite holds keep their type. */
+static void test_counter_u64(void **state)
+{
+	struct fxtw_thr th = FXTW_TINL(7, 8);
+	struct fxtw_arg a;
+	struct qry_window w = { INT64_MIN, INT64_MAX, 0, 100, 0, 0, 0 };
+	struct qry_error err;
+	struct qry_export *ex;
+	struct reply r;
+	struct jbuf b;
+	struct fxtw fw;
+	struct tdb t;
+	char buf[8192];
+	long n;
+	size_t len = 0;
+
+	(void)state;
+	fxtw_init(&fw, 0);
+	fxtw_magic(&fw);
+	a = fxtw_arg_u64(FXTW_INL("v"), UINT64_MAX);
+	fxtw_counter(&fw, th, FXTW_INL("c"), FXTW_INL("big"), 10, 0, &a, 1);
+	a = fxtw_arg_u64(FXTW_INL("v"), (UINT64_C(1) << 63) + 1);
+	fxtw_counter(&fw, th, FXTW_INL("c"), FXTW_INL("big"), 20, 0, &a, 1);
+	a = fxtw_arg_u64(FXTW_INL("v"), INT64_MAX);
+	fxtw_counter(&fw, th, FXTW_INL("c"), FXTW_INL("big"), 30, 0, &a, 1);
+	a = fxtw_arg_double(FXTW_INL("v"), 1.5);
+	fxtw_counter(&fw, th, FXTW_INL("c"), FXTW_INL("big"), 40, 0, &a, 1);
+	tdb_ingest(&t, &fw);
+	fxtw_fini(&fw);
+	assert_int_equal(t.rc, INGEST_OK);
+	assert_string_equal(tdb_rows(&t, "SELECT typeof(value), value FROM counters ORDER BY ts"),
+			    "text|18446744073709551615\ntext|9223372036854775809\ninteger|9223372036854775807\n"
+			    "real|1.5");
+	jb_init(&b);
+	reply_of(&b, qry_counters(t.db, tdb_int(&t, "SELECT track_id FROM counters LIMIT 1"), &w, &b, &err), &err, &r);
+	assert_non_null(strstr(r.text, "{\"ts\":10,\"value\":18446744073709551615}"));
+	assert_non_null(strstr(r.text, "{\"ts\":20,\"value\":9223372036854775809}"));
+	assert_non_null(strstr(r.text, "{\"ts\":30,\"value\":9223372036854775807}"));
+	assert_non_null(strstr(r.text, "{\"ts\":40,\"value\":1.5}"));
+	free(r.text);
+	cJSON_Delete(r.j);
+	jb_fini(&b);
+	assert_non_null(ex = qry_export_open(t.path, NULL, &err));
+	while ((n = qry_export_read(ex, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	assert_true(n == 0);
+	buf[len] = '\0';
+	qry_export_close(ex);
+	assert_non_null(strstr(buf, "\"v\":18446744073709551615}"));
+	assert_non_null(strstr(buf, "\"v\":9223372036854775809}"));
+	tdb_close(&t);
+}
+
 static void test_slice_flows_and_nesting(void **state)
 {
 	struct reply r;
@@ -436,7 +491,7 @@ static void test_slice_unterminated_and_async(void **state)
 
 static void run_flows(int64_t s, int64_t e, uint32_t limit, struct reply *r)
 {
-	struct qry_window w = { s, e, 0, limit, 0 };
+	struct qry_window w = { s, e, 0, limit, 0, 0, 0 };
 	struct qry_error err = { 0 };
 	struct jbuf b;
 
@@ -670,6 +725,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracks),
 		cmocka_unit_test(test_slice_args),
+		cmocka_unit_test(test_counter_u64),
 		cmocka_unit_test(test_slice_flows_and_nesting),
 		cmocka_unit_test(test_slice_flows_found_by_time),
 		cmocka_unit_test(test_slice_unterminated_and_async),
