@@ -58,15 +58,17 @@ static const char *const async_keys[] = { "track_id", "name", "category", "max_d
 static const char *const counter_keys[] = { "track_id", "name", "series", "counter_id", "min", "max" };
 static const char *const cpu_keys[] = { "cpu", "track_id" };
 
+/* pids, tids and counter ids are unsigned (docs/API.md): those of 2^63 and
+ * more, stored negative, come after the others */
 static const char *const tracks_sql[] = {
-	"SELECT pid, name FROM processes ORDER BY pid",
+	"SELECT pid, name FROM processes ORDER BY pid < 0, pid",
 	"SELECT th.tid, th.name, t.id, t.max_depth FROM threads th LEFT JOIN tracks t "
-	"ON t.kind = 'thread' AND t.thread_id = th.id WHERE th.pid = ? ORDER BY th.tid",
+	"ON t.kind = 'thread' AND t.thread_id = th.id WHERE th.pid = ? ORDER BY th.tid < 0, th.tid",
 	"SELECT t.id, n.str, c.str, t.max_depth FROM tracks t JOIN strings n ON n.id = t.name_id "
 	"JOIN strings c ON c.id = t.category_id WHERE t.kind = 'async' AND t.pid = ? ORDER BY n.str, t.id",
 	"SELECT t.id, n.str, s.str, t.counter_id, t.min_value, t.max_value FROM tracks t "
 	"JOIN strings n ON n.id = t.name_id JOIN strings s ON s.id = t.series_id "
-	"WHERE t.kind = 'counter' AND t.pid = ? ORDER BY n.str, s.str, t.counter_id",
+	"WHERE t.kind = 'counter' AND t.pid = ? ORDER BY n.str, s.str, t.counter_id < 0, t.counter_id",
 	"SELECT cpu, id FROM tracks WHERE kind = 'cpu' ORDER BY cpu",
 };
 

@@ -298,7 +298,8 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 			       -1, &c.lod, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, QEXT_SQL, -1, &c.ext, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
-				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id ORDER BY 1, 2, 3",
+				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id "
+				   "ORDER BY coalesce(t.pid, 0) < 0, 1, 2, 3", /* pids unsigned */
 			       -1, &runs, NULL) != SQLITE_OK) {
 		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		goto out_finalize;

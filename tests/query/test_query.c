@@ -202,6 +202,8 @@ static void test_tracks(void **state)
 	big = find(procs, "name", "big");
 	assert_int_equal(num(five, "pid"), 5);
 	has(&r, "{\"pid\":18446744073709551613,\"name\":\"big\",");
+	/* in unsigned pid order: the big pid (stored negative) comes last */
+	assert_string_equal(text(cJSON_GetArrayItem(procs, cJSON_GetArraySize(procs) - 1), "name"), "big");
 
 	/* threads: named or not; one without slices has no track */
 	th = cJSON_GetObjectItemCaseSensitive(five, "threads");
