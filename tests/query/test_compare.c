@@ -97,7 +97,8 @@ static int teardown(void **state)
 
 static cJSON *run_compare(enum qry_compare_sort sort)
 {
-	struct qry_compare_opts o = { { INT64_MIN, INT64_MAX, 0, 0, 0 }, { INT64_MIN, INT64_MAX, 0, 0, 0 },
+	struct qry_compare_opts o = { { INT64_MIN, INT64_MAX, 0, 0, 0, 0, 0 },
+				      { INT64_MIN, INT64_MAX, 0, 0, 0, 0, 0 },
 				      0, sort, 1000 };
 	struct qry_error err = { 0 };
 	struct jbuf b;

@@ -181,7 +181,9 @@ enum { ASK_TRACKS, ASK_SLICES, ASK_SLICE, ASK_COUNTERS, ASK_SCHED, ASK_FLOWS, AS
 static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_error *err)
 {
 	/* the trace against itself, one half against the other, by thread when key is set */
-	const struct qry_compare_opts cmp = { { 0, 100000, 0, 0, 0 }, { 100001, INT64_MAX, 0, 0, 0 }, (int)r->key,
+	const struct qry_compare_opts cmp = { { 0, 100000, 0, 0, 0, 0, 0 },
+					      { 100001, INT64_MAX, 0, 0, 0, 0, 0 },
+					      (int)r->key,
 					      QRY_CMP_TOTAL, 100 };
 
 	switch (r->kind) {
@@ -313,19 +315,19 @@ static void test_a_failed_read_is_never_a_reply(void **state)
 	int64_t flow = tdb_int(&T, "SELECT min(from_slice_id) FROM flows");
 	const struct req reqs[] = {
 		{ "tracks", ASK_TRACKS, 0, { 0 } },
-		{ "slices, exact", ASK_SLICES, ta, { 0, INT64_MAX, 0, 1000000, 0 } },
-		{ "slices, summaries", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 0 } },
-		{ "slices, summaries, columns", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 1 } },
-		{ "slices, a window, cut", ASK_SLICES, ta, { 50000, 90000, 2048, 300, 0 } },
+		{ "slices, exact", ASK_SLICES, ta, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
+		{ "slices, summaries", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
+		{ "slices, summaries, columns", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 1, 0, 0 } },
+		{ "slices, a window, cut", ASK_SLICES, ta, { 50000, 90000, 2048, 300, 0, 0, 0 } },
 		{ "slice with arguments", ASK_SLICE, args, { 0 } },
 		{ "slice with a flow", ASK_SLICE, flow, { 0 } },
-		{ "counters, exact", ASK_COUNTERS, tc, { 30000, 60000, 0, 1000000, 0 } },
-		{ "counters, summaries", ASK_COUNTERS, tc, { 0, INT64_MAX, 4096, 1000000, 0 } },
-		{ "sched, exact", ASK_SCHED, 0, { 30000, 60000, 0, 1000000, 0 } },
-		{ "sched, summaries", ASK_SCHED, 0, { 0, INT64_MAX, 4096, 1000000, 0 } },
-		{ "flows", ASK_FLOWS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
-		{ "logs", ASK_LOGS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
-		{ "stats", ASK_STATS, 0, { 0, INT64_MAX, 0, 1000000, 0 } },
+		{ "counters, exact", ASK_COUNTERS, tc, { 30000, 60000, 0, 1000000, 0, 0, 0 } },
+		{ "counters, summaries", ASK_COUNTERS, tc, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
+		{ "sched, exact", ASK_SCHED, 0, { 30000, 60000, 0, 1000000, 0, 0, 0 } },
+		{ "sched, summaries", ASK_SCHED, 0, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
+		{ "flows", ASK_FLOWS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
+		{ "logs", ASK_LOGS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
+		{ "stats", ASK_STATS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
 		{ "compare", ASK_COMPARE, 0, { 0 } },
 		{ "compare by thread", ASK_COMPARE, 1, { 0 } },
 	};
@@ -349,7 +351,7 @@ static void test_the_sweep_reads_what_it_means_to(void **state)
 	const struct req r = { "slices", ASK_SLICES,
 			       tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id "
 					   "WHERE th.tid = 10"),
-			       { 0, INT64_MAX, 4096, 1000000, 0 } };
+			       { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } };
 	struct plan p = { 0 };
 	char *s;
 
