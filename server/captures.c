@@ -403,13 +403,34 @@ enum MHD_Result srv_h_capture_stop(struct call *x)
 	return srv_send_json(x->c, x->r, 200, &b);
 }
 
-/* DELETE /api/captures/{id}: terminate; the trace becomes ready. */
+/* DELETE /api/captures/{id}: terminate; the trace becomes ready. A capture
+ * still started is stopped first as StopTracing stops it: the providers'
+ * last buffers (all of a oneshot or circular one) are in flight after STOP,
+ * so the terminate waits for their STOPPED (or 5 s) before it ends the
+ * trace, else the trace would be complete without them. */
 enum MHD_Result srv_h_capture_delete(struct call *x)
 {
 	char err[256] = "";
 	struct jbuf b;
-	int rc = cap_terminate(x->s->cap, x->ids[0], err, sizeof(err));
+	int rc;
 
+	if (x->r->wait_deadline == 0) {
+		rc = cap_stop(x->s->cap, x->ids[0], 1, err, sizeof(err));
+		if (rc == CAP_OK)
+			x->r->wait_deadline = cap_now_ms() + STOP_TIMEOUT_MS;
+		else if (rc != CAP_ENOT_STARTED)
+			return send_cap_error(x, rc, err);
+		err[0] = '\0';
+	}
+	if (x->r->wait_deadline != 0) {
+		rc = cap_stop_done(x->s->cap, x->ids[0]);
+		if (rc < 0)
+			return send_cap_error(x, rc, "");
+		if (!wait_more(x, rc == 1))
+			return MHD_YES;
+		cap_stop_finish(x->s->cap, x->ids[0]);
+	}
+	rc = cap_terminate(x->s->cap, x->ids[0], err, sizeof(err));
 	if (rc != CAP_OK)
 		return send_cap_error(x, rc, err);
 	jb_init(&b);

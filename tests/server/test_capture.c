@@ -457,6 +457,7 @@ static void t_alerts_and_errors(void **state)
 
 /* A stop request made on a thread of its own: it waits for providers. */
 struct stop_call {
+	const char *method; /* NULL: POST */
 	char path[96];
 	struct su_resp r;
 	int rc;
@@ -465,7 +466,7 @@ struct stop_call {
 static void *stop_thread(void *arg)
 {
 	struct stop_call *sc = arg;
-	struct su_req q = { "POST", sc->path, NULL, NULL, 0, 0, 0 };
+	struct su_req q = { sc->method ? sc->method : "POST", sc->path, NULL, NULL, 0, 0, 0 };
 
 	sc->rc = su_request(api_port, &q, &sc->r, 60000);
 	return NULL;
@@ -516,6 +517,69 @@ static void t_stop_waits_for_late_started(void **state)
 	cJSON_Delete(c);
 	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
 	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	close(p.fd);
+}
+
+/* Terminate while started stops first, as StopTracing does: it waits for
+ * the providers' STOPPED, so what they send after STOP (all of a oneshot
+ * buffer) is in the trace. It used to end the trace at once, empty. */
+static void t_terminate_while_started(void **state)
+{
+	uint64_t rec[4] = { 4 | 4u << 4 | 0ull << 16, 1000, 1, 2 }; /* an instant, inline thread, no names */
+	struct stop_call sc;
+	struct fifo_packet pk;
+	struct peer p;
+	pthread_t th;
+	char path[96];
+	int64_t id, trace;
+	cJSON *c, *ps;
+
+	(void)state;
+	peer_connect(&p, "term", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"buffering_mode\": \"oneshot\", \"start_timeout_milliseconds\": 100}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, NULL, 200);
+	trace = num(c, "trace_id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.method = "DELETE";
+	t_fmt(sc.path, sizeof(sc.path), "/api/captures/%" PRId64, id);
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(&p, FIFO_STOP, &pk);
+	su_sleep_ms(300); /* a provider taking its time to send its buffer */
+	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(rec), rec, sizeof(rec));
+	peer_send(&p, FIFO_STATS, 0, 0, NULL, 0);
+	peer_send(&p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.r.status, 200);
+	c = cJSON_ParseWithLength(sc.r.body, sc.r.body_len);
+	su_resp_free(&sc.r);
+	ps = stats_of(c, "term");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ps, "stopped")));
+	assert_int_equal(num(ps, "non_durable_bytes_written"), sizeof(rec));
+	assert_int_equal(num(c, "trace_id"), trace);
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	assert_string_equal(str(c, "state"), "ready");
+	cJSON_Delete(c);
+	wait_ready(trace);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, trace);
+	c = t_get(path);
+	assert_int_equal(num(cJSON_GetObjectItem(c, "counts"), "events"), 1);
+	cJSON_Delete(c);
+	/* terminating a capture never started needs no wait */
+	c = t_call("POST", "/api/captures", "{}", 201);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, num(c, "id"));
+	cJSON_Delete(c);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	t_error("DELETE", path, NULL, 409, "not_initialized");
 	close(p.fd);
 }
 
@@ -627,6 +691,7 @@ int main(void)
 		cmocka_unit_test(t_oneshot_and_circular),
 		cmocka_unit_test(t_alerts_and_errors),
 		cmocka_unit_test(t_stop_waits_for_late_started),
+		cmocka_unit_test(t_terminate_while_started),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
