@@ -595,6 +595,11 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 	} else if (trace_open(m, s, err, errlen) != 0) {
 		rc = CAP_ESTORAGE;
 	} else {
+		/* spec (StartOptions.buffer_disposition): after a Stop that wrote
+		 * the results, the buffers are cleared whatever is asked, so that
+		 * no data is saved twice */
+		if (s->state == CAP_STOPPED && s->write_results)
+			disposition = FIFO_CLEAR_ENTIRE;
 		if (additional && additional[0]) {
 			size_t len = strlen(s->categories);
 

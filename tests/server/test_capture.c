@@ -458,6 +458,7 @@ static void t_alerts_and_errors(void **state)
 /* A stop request made on a thread of its own: it waits for providers. */
 struct stop_call {
 	const char *method; /* NULL: POST */
+	const char *body;
 	char path[96];
 	struct su_resp r;
 	int rc;
@@ -466,7 +467,8 @@ struct stop_call {
 static void *stop_thread(void *arg)
 {
 	struct stop_call *sc = arg;
-	struct su_req q = { sc->method ? sc->method : "POST", sc->path, NULL, NULL, 0, 0, 0 };
+	struct su_req q = { sc->method ? sc->method : "POST", sc->path, NULL, sc->body, sc->body ? strlen(sc->body) : 0,
+			    0, 0 };
 
 	sc->rc = su_request(api_port, &q, &sc->r, 60000);
 	return NULL;
@@ -583,6 +585,63 @@ static void t_terminate_while_started(void **state)
 	close(p.fd);
 }
 
+/* StartOptions.buffer_disposition: after a Stop that wrote the results it
+ * is overridden to clear the entire buffer (the controller's rule, so that
+ * no data is saved twice); after one with write_results false it is sent
+ * as asked. It used to be sent as asked always. */
+static void do_stop(struct peer *p, const char *path, const char *body)
+{
+	struct stop_call sc;
+	struct fifo_packet pk;
+	pthread_t th;
+
+	memset(&sc, 0, sizeof(sc));
+	t_fmt(sc.path, sizeof(sc.path), "%s", path);
+	sc.body = body;
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(p, FIFO_STOP, &pk);
+	peer_send(p, FIFO_STATS, 0, 0, NULL, 0);
+	peer_send(p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.r.status, 200);
+	su_resp_free(&sc.r);
+}
+
+static void t_disposition_after_stop(void **state)
+{
+	const char *stops[] = { NULL, "{\"write_results\": false}" };
+	const uint32_t want[] = { FIFO_CLEAR_ENTIRE, FIFO_RETAIN };
+	struct fifo_packet pk;
+	struct peer p;
+	char path[96], stop[96];
+	int64_t id;
+	cJSON *c;
+	int i;
+
+	(void)state;
+	peer_connect(&p, "disp", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	/* the first start: nothing was saved before, sent as asked */
+	cJSON_Delete(t_call("POST", path, "{\"buffer_disposition\": \"retain\"}", 200));
+	peer_expect(&p, FIFO_START, &pk);
+	assert_int_equal(pk.data32, FIFO_RETAIN);
+	for (i = 0; i < 2; i++) {
+		do_stop(&p, stop, stops[i]);
+		cJSON_Delete(t_call("POST", path, "{\"buffer_disposition\": \"retain\"}", 200));
+		peer_expect(&p, FIFO_START, &pk);
+		assert_int_equal(pk.data32, want[i]);
+	}
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -692,6 +751,7 @@ int main(void)
 		cmocka_unit_test(t_alerts_and_errors),
 		cmocka_unit_test(t_stop_waits_for_late_started),
 		cmocka_unit_test(t_terminate_while_started),
+		cmocka_unit_test(t_disposition_after_stop),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
