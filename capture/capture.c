@@ -34,6 +34,7 @@ struct pstat {
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
+	uint64_t run_base;                  /* oneshot: their sum at the last START */
 	int described;                      /* its provider info record is in the trace */
 	/* circular mode: held until the provider stops */
 	uint8_t *durable;
@@ -357,11 +358,12 @@ static void circular_flush(struct captures *m, struct session *s, struct pstat *
 	ps->roff = ps->rlen = 0;
 }
 
-/* Oneshot: records are taken until the buffer's worth arrived; the rest
- * are dropped and counted. Returns the bytes of whole records to keep. */
+/* Oneshot: records are taken until the buffer's worth arrived since the
+ * last START (the provider's buffer holds one run); the rest are dropped
+ * and counted. Returns the bytes of whole records to keep. */
 static size_t oneshot_take(struct pstat *ps, const uint8_t *p, size_t n)
 {
-	uint64_t have = ps->durable_bytes + ps->rolling_bytes;
+	uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
 	size_t off = 0;
 
 	while (off < n && !ps->full) {
@@ -498,6 +500,7 @@ static void start_one(struct provider *p, struct pstat *ps, int disposition)
 	ps->started = 0;
 	ps->stopped = 0;
 	ps->full = 0;
+	ps->run_base = ps->durable_bytes + ps->rolling_bytes; /* each run has a buffer's worth */
 	if (disposition != FIFO_RETAIN) {
 		ps->dlen = 0;
 		ps->roff = ps->rlen = 0;

@@ -642,6 +642,55 @@ static void t_disposition_after_stop(void **state)
 	cJSON_Delete(t_call("DELETE", path, NULL, 200));
 }
 
+/* Oneshot keeps a buffer's worth per run: a second start after a stop has
+ * the whole buffer again (the provider's was cleared). The budget used to
+ * count the first run's bytes, dropping the second run's records. */
+static void t_oneshot_restart(void **state)
+{
+	enum { N = 20000 }; /* 640000 bytes of instants: over half of 1 MB */
+	uint64_t *recs = calloc(N, 4 * sizeof(uint64_t));
+	char path[96], stop[96];
+	struct fifo_packet pk;
+	struct peer p;
+	int64_t id;
+	cJSON *c, *ps;
+	int run, i;
+
+	(void)state;
+	assert_non_null(recs);
+	for (i = 0; i < N; i++) {
+		recs[4 * i] = 4 | 4u << 4;
+		recs[4 * i + 1] = 1000 + (uint64_t)i;
+		recs[4 * i + 2] = 1;
+		recs[4 * i + 3] = 2;
+	}
+	peer_connect(&p, "once", NULL, 101);
+	c = t_call("POST", "/api/captures",
+		   "{\"buffering_mode\": \"oneshot\", \"buffer_size_megabytes_hint\": 1, \"start_timeout_milliseconds\": 50}",
+		   201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	for (run = 0; run < 2; run++) {
+		cJSON_Delete(t_call("POST", path, NULL, 200));
+		peer_expect(&p, FIFO_START, &pk);
+		peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+		peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, N * 32, recs, N * 32);
+		do_stop(&p, stop, NULL);
+	}
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	ps = stats_of(c, "once");
+	assert_int_equal(num(ps, "records_dropped_by_server"), 0);
+	assert_int_equal(num(ps, "non_durable_bytes_written"), 2 * N * 32);
+	cJSON_Delete(c);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	free(recs);
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -752,6 +801,7 @@ int main(void)
 		cmocka_unit_test(t_stop_waits_for_late_started),
 		cmocka_unit_test(t_terminate_while_started),
 		cmocka_unit_test(t_disposition_after_stop),
+		cmocka_unit_test(t_oneshot_restart),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
