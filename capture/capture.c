@@ -52,7 +52,8 @@ struct session {
 	struct cap_config cfg;              /* strings below owned */
 	char *name, *description;
 	struct cat_label *labels;
-	char categories[4096];              /* with additional_categories */
+	char categories[CAP_CATEGORIES_SIZE]; /* this start's: the config's and additional_categories */
+	int extended;                       /* the last start added additional_categories */
 	int64_t trace;                      /* the live trace; 0 before the first start */
 	int fd;                             /* its source, appended to; -1 */
 	uint64_t size;
@@ -460,6 +461,55 @@ static void send_categories(struct provider *p, const char *cats)
 	send_packet(p, &pk, cats, strlen(cats));
 }
 
+/* The categories provider p records: its spec's, else this start's. */
+static const char *categories_for(const struct session *s, const struct provider *p)
+{
+	const struct cap_spec *sp = spec_of(s, p->name);
+
+	return sp && sp->has_categories ? sp->categories : s->categories;
+}
+
+/* 1 when the comma-separated list has the name c[0..n). */
+static int list_has(const char *list, const char *c, size_t n)
+{
+	while (*list) {
+		size_t k = strcspn(list, ",");
+
+		if (k == n && memcmp(list, c, n) == 0)
+			return 1;
+		list += k + (list[k] == ',');
+	}
+	return 0;
+}
+
+/* This start's categories (spec, StartOptions.additional_categories): the
+ * config's with the additional ones added, each once; past
+ * CAP_MAX_CATEGORIES in all the extra ones are discarded. */
+static void start_categories(struct session *s, const char *additional)
+{
+	size_t len, count = 0;
+	const char *c;
+
+	snprintf(s->categories, sizeof(s->categories), "%s", s->cfg.categories);
+	len = strlen(s->categories);
+	for (c = s->categories; *c; c++)
+		count += *c == ',';
+	count += len > 0;
+	for (c = additional ? additional : ""; *c && count < CAP_MAX_CATEGORIES;) {
+		size_t n = strcspn(c, ",");
+
+		if (n && !list_has(s->categories, c, n) && len + n + 2 <= sizeof(s->categories)) {
+			if (len)
+				s->categories[len++] = ',';
+			memcpy(s->categories + len, c, n);
+			len += n;
+			s->categories[len] = '\0';
+			count++;
+		}
+		c += n + (c[n] == ',');
+	}
+}
+
 /* Brings provider p into session s: its stats entry, INITIALIZE (under mu). */
 static struct pstat *join(struct session *s, struct provider *p)
 {
@@ -487,7 +537,7 @@ static struct pstat *join(struct session *s, struct provider *p)
 	}
 	ps->mode = s->cfg.buffering_mode;
 	ps->buffer_bytes = (uint64_t)mb << 20;
-	send_categories(p, sp && sp->has_categories ? sp->categories : s->categories);
+	send_categories(p, categories_for(s, p));
 	send_packet(p, &pk, NULL, 0);
 	return ps;
 }
@@ -603,16 +653,19 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 		 * no data is saved twice */
 		if (s->state == CAP_STOPPED && s->write_results)
 			disposition = FIFO_CLEAR_ENTIRE;
-		if (additional && additional[0]) {
-			size_t len = strlen(s->categories);
+		int resend = (additional && additional[0]) || s->extended;
 
-			snprintf(s->categories + len, sizeof(s->categories) - len, "%s%s", len ? "," : "", additional);
-		}
+		start_categories(s, additional);
+		s->extended = additional && additional[0];
 		for (p = m->providers; p; p = p->next) {
 			struct pstat *ps = find_pstat(s, p->id);
 
-			if (ps == NULL || (additional && additional[0]))
+			/* categories before START, no new INITIALIZE: that would
+			 * make the provider drop the buffer a 'retain' keeps */
+			if (ps == NULL)
 				ps = join(s, p);
+			else if (resend)
+				send_categories(p, categories_for(s, p));
 			if (ps && !ps->gone && !ps->failed)
 				start_one(p, ps, disposition);
 		}

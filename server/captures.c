@@ -64,8 +64,11 @@ static enum MHD_Result send_capture(struct call *x, unsigned status)
 /* ---- the JSON of requests ----------------------------------------------------- */
 
 /* A JSON array of category names into a comma-separated list. 0, or -1
- * with err set. */
-static int categories_of(const cJSON *a, const char *what, char *out, size_t n, char *err, size_t errlen)
+ * with err set. More than CAP_MAX_CATEGORIES names is an error, unless
+ * discard_extra: then the ones past the limit are left out (the spec's
+ * rule for additional_categories). */
+static int categories_of(const cJSON *a, const char *what, char *out, size_t n, char *err, size_t errlen,
+			 int discard_extra)
 {
 	const cJSON *it;
 	size_t len = 0, count = 0;
@@ -86,7 +89,9 @@ static int categories_of(const cJSON *a, const char *what, char *out, size_t n, 
 				 what);
 			return -1;
 		}
-		if (++count > CAP_MAX_CATEGORIES || len + k + 2 > n) {
+		if (++count > CAP_MAX_CATEGORIES && discard_extra)
+			continue;
+		if (count > CAP_MAX_CATEGORIES || len + k + 2 > n) {
 			snprintf(err, errlen, "'%s' has more than %d categories", what, CAP_MAX_CATEGORIES);
 			return -1;
 		}
@@ -155,7 +160,7 @@ static int specs_of(const cJSON *a, struct cap_config *cfg, char *err, size_t er
 		snprintf(sp->name, sizeof(sp->name), "%s", name->valuestring);
 		if (mb_of(cJSON_GetObjectItemCaseSensitive(it, "buffer_size_megabytes_hint"),
 			  &sp->buffer_size_megabytes_hint, err, errlen) != 0 ||
-		    categories_of(cats, "categories", sp->categories, sizeof(sp->categories), err, errlen) != 0)
+		    categories_of(cats, "categories", sp->categories, sizeof(sp->categories), err, errlen, 0) != 0)
 			return -1;
 		sp->has_categories = cats != NULL;
 	}
@@ -249,7 +254,7 @@ enum MHD_Result srv_h_capture_new(struct call *x)
 	}
 	if (known_members(root, known, sizeof(known) / sizeof(known[0]), err, sizeof(err)) != 0 ||
 	    categories_of(cJSON_GetObjectItemCaseSensitive(root, "categories"), "categories", cfg.categories,
-			  sizeof(cfg.categories), err, sizeof(err)) != 0 ||
+			  sizeof(cfg.categories), err, sizeof(err), 0) != 0 ||
 	    mb_of(cJSON_GetObjectItemCaseSensitive(root, "buffer_size_megabytes_hint"), &cfg.buffer_size_megabytes_hint,
 		  err, sizeof(err)) != 0 ||
 	    mode_of(cJSON_GetObjectItemCaseSensitive(root, "buffering_mode"), &cfg.buffering_mode, err, sizeof(err)) != 0 ||
@@ -323,7 +328,7 @@ static int wait_more(struct call *x, int done)
 enum MHD_Result srv_h_capture_start(struct call *x)
 {
 	static const char *const known[] = { "buffer_disposition", "additional_categories" };
-	char err[256] = "", extra[4096] = "";
+	char err[256] = "", extra[CAP_CATEGORIES_SIZE] = "";
 	int rc, disposition = FIFO_CLEAR_ENTIRE;
 
 	if (x->r->wait_deadline == 0) {
@@ -335,7 +340,7 @@ enum MHD_Result srv_h_capture_start(struct call *x)
 		d = cJSON_GetObjectItemCaseSensitive(root, "buffer_disposition");
 		if (known_members(root, known, 2, err, sizeof(err)) != 0 ||
 		    categories_of(cJSON_GetObjectItemCaseSensitive(root, "additional_categories"),
-				  "additional_categories", extra, sizeof(extra), err, sizeof(err)) != 0) {
+				  "additional_categories", extra, sizeof(extra), err, sizeof(err), 1) != 0) {
 			cJSON_Delete(root);
 			return srv_send_error(x->c, x->r, 400, "bad_parameter", err);
 		}

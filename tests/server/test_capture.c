@@ -158,6 +158,7 @@ struct peer {
 	int fd;
 	uint8_t buf[1 << 16];
 	size_t n;
+	char data[16384]; /* the last DATA payload read (as a string, cut to fit) */
 };
 
 static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
@@ -198,6 +199,9 @@ static void peer_read(struct peer *p, struct fifo_packet *pk)
 			fifo_decode(p->buf, pk);
 			need = FIFO_PACKET_SIZE + (pk->request == FIFO_DATA ? (size_t)pk->data64 : 0);
 			if (p->n >= need) {
+				if (pk->request == FIFO_DATA)
+					snprintf(p->data, sizeof(p->data), "%.*s", (int)(need - FIFO_PACKET_SIZE),
+						 (const char *)p->buf + FIFO_PACKET_SIZE);
 				memmove(p->buf, p->buf + need, p->n - need);
 				p->n -= need;
 				return;
@@ -691,6 +695,94 @@ static void t_oneshot_restart(void **state)
 	free(recs);
 }
 
+/* Reads the categories DATA and the packet after it, which must be want. */
+static void peer_categories(struct peer *p, const char *cats, uint16_t want)
+{
+	struct fifo_packet pk;
+
+	peer_read(p, &pk);
+	assert_int_equal(pk.request, FIFO_DATA);
+	assert_int_equal(pk.data32, FIFO_DATA_CATEGORIES);
+	assert_string_equal(p->data, cats);
+	peer_read(p, &pk);
+	assert_int_equal(pk.request, want);
+}
+
+/* additional_categories are added to the config's for that start only
+ * (sent before START, with no second INITIALIZE, which would make the
+ * provider drop its buffer), and past 100 categories in all the extra ones
+ * are discarded; 100 names of 100 bytes are a valid config. They used to
+ * pile up from start to start, be sent with a new INITIALIZE, and a config
+ * of more than 4 KB of names was refused as "more than 100 categories". */
+static void t_additional_categories(void **state)
+{
+	struct fifo_packet pk;
+	struct peer p;
+	char path[96], stop[96], *body, *want;
+	size_t len;
+	int64_t id;
+	cJSON *c;
+	int i;
+
+	(void)state;
+	peer_connect(&p, "cats", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"categories\": [\"a\"], \"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_categories(&p, "a", FIFO_INITIALIZE);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	c = t_call("POST", path, "{\"additional_categories\": [\"b\", \"a\"]}", 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a,b");
+	cJSON_Delete(c);
+	peer_categories(&p, "a,b", FIFO_START);
+	do_stop(&p, stop, NULL);
+	cJSON_Delete(t_call("POST", path, "{\"additional_categories\": [\"c\"]}", 200));
+	peer_categories(&p, "a,c", FIFO_START);
+	do_stop(&p, stop, NULL);
+	c = t_call("POST", path, NULL, 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a");
+	cJSON_Delete(c);
+	peer_categories(&p, "a", FIFO_START);
+	do_stop(&p, stop, NULL);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	peer_expect(&p, FIFO_TERMINATE, &pk);
+
+	/* 100 categories of 100 bytes; one more in additional_categories is
+	 * discarded */
+	assert_non_null(body = malloc(16384));
+	assert_non_null(want = malloc(16384));
+	len = (size_t)sprintf(body, "{\"start_timeout_milliseconds\": 50, \"categories\": [");
+	want[0] = '\0';
+	for (i = 0; i < 100; i++) {
+		char name[101];
+
+		memset(name, 'a' + i % 26, 100);
+		sprintf(name + 96, "%04d", i);
+		len += (size_t)sprintf(body + len, "%s\"%s\"", i ? ", " : "", name);
+		sprintf(want + strlen(want), "%s%s", i ? "," : "", name);
+	}
+	strcpy(body + len, "]}");
+	c = t_call("POST", "/api/captures", body, 201);
+	id = num(c, "id");
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	cJSON_Delete(c);
+	peer_categories(&p, want, FIFO_INITIALIZE);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, "{\"additional_categories\": [\"x\"]}", 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	cJSON_Delete(c);
+	peer_categories(&p, want, FIFO_START);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	strcpy(body + len, ", \"y\"]}");
+	t_error("POST", "/api/captures", body, 400, "bad_config"); /* 101 */
+	free(body);
+	free(want);
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -802,6 +894,7 @@ int main(void)
 		cmocka_unit_test(t_terminate_while_started),
 		cmocka_unit_test(t_disposition_after_stop),
 		cmocka_unit_test(t_oneshot_restart),
+		cmocka_unit_test(t_additional_categories),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
