@@ -31,6 +31,7 @@ struct pstat {
 	uint64_t buffer_bytes;
 	int start_sent;                     /* it was sent START: it owes STARTED, and STOPPED once stopped */
 	int started, stopped, gone, failed;
+	char why[160];                      /* failed: why its data was refused */
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
@@ -903,7 +904,8 @@ static void pstat_json(const struct pstat *ps, struct jbuf *b)
 	jb_u64(b, ps->rolling_bytes);
 	jb_key(b, "error");
 	if (ps->failed)
-		jb_str(b, "the provider sent records whose framing is broken; the rest of its data was refused");
+		jb_str(b, ps->why[0] ? ps->why
+				     : "the provider sent records whose framing is broken; the rest of its data was refused");
 	else
 		jb_null(b);
 	jb_obj_end(b);
@@ -1104,8 +1106,17 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 
 	switch (pk->request) {
 	case FIFO_STARTED:
-		if (pk->data32 != FIFO_PROTOCOL_VERSION)
-			return -1; /* a protocol we do not understand: ignore all its data */
+		if (pk->data32 != FIFO_PROTOCOL_VERSION) {
+			/* a protocol we do not understand: ignore all its data */
+			if (ps) {
+				ps->failed = 1;
+				snprintf(ps->why, sizeof(ps->why),
+					 "the provider speaks FIFO protocol version %" PRIu32
+					 ", this server version %d: its data was refused",
+					 pk->data32, FIFO_PROTOCOL_VERSION);
+			}
+			return -1;
+		}
 		/* while stopping too: a START answered late, the STOP behind it */
 		if (ps && (s->state == CAP_STARTING || s->state == CAP_STARTED ||
 			   (s->state == CAP_STOPPING && ps->start_sent)))
@@ -1163,6 +1174,7 @@ static void *reader_main(void *arg)
 	struct captures *m = (struct captures *)p->next; /* set by cap_provider_add before start */
 	uint8_t raw[FIFO_PACKET_SIZE], *payload = NULL;
 	size_t cap = 0;
+	char why[160] = "";
 
 	pthread_mutex_lock(&m->mu);
 	p->next = m->providers;
@@ -1184,8 +1196,14 @@ static void *reader_main(void *arg)
 		if (read_full(p, raw, sizeof(raw)) != 0)
 			break;
 		fifo_decode(raw, &pk);
-		if (!fifo_provider_packet_ok(&pk, raw))
+		if (!fifo_provider_packet_ok(&pk, raw)) {
+			/* PROVIDER-PROTOCOL: the connection is closed; say why */
+			snprintf(why, sizeof(why),
+				 "the provider sent a packet this protocol does not define (request 0x%04x, reserved "
+				 "0x%04x, data32 %" PRIu32 ", data64 %" PRIu64 "): disconnected",
+				 pk.request, pk.reserved, pk.data32, pk.data64);
 			break;
+		}
 		if (pk.request == FIFO_DATA && pk.data64 > 0) {
 			if (pk.data64 > cap) {
 				uint8_t *q = realloc(payload, (size_t)pk.data64);
@@ -1216,6 +1234,10 @@ static void *reader_main(void *arg)
 			*pp = p->next;
 		if (ps) {
 			ps->gone = 1;
+			if (why[0] && !ps->failed) {
+				ps->failed = 1;
+				snprintf(ps->why, sizeof(ps->why), "%s", why);
+			}
 			if (ps->mode == FIFO_MODE_CIRCULAR && ps->started && !ps->stopped)
 				circular_flush(m, m->cur, ps); /* what it sent is kept */
 			trace_grew(m, m->cur);

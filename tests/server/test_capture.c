@@ -783,6 +783,72 @@ static void t_additional_categories(void **state)
 	free(want);
 }
 
+/* The provider's ProviderStats.error of a provider whose data the server
+ * refuses: it must say why (docs/API.md: "null, or why the provider's data
+ * was refused"). */
+static const char *provider_error(int64_t id, const char *name)
+{
+	static char why[256];
+	double deadline = su_now() + 10;
+	char path[64];
+
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	for (;;) {
+		cJSON *c = t_get(path);
+		const cJSON *ps = stats_of(c, name);
+		const char *e = str(ps, "error");
+		int gone = !cJSON_IsTrue(cJSON_GetObjectItem(ps, "connected"));
+
+		why[0] = '\0';
+		if (e)
+			t_fmt(why, sizeof(why), "%s", e);
+		cJSON_Delete(c);
+		if (gone)
+			return why[0] ? why : NULL;
+		assert_true(su_now() < deadline);
+		su_sleep_ms(20);
+	}
+}
+
+/* A STARTED of a FIFO protocol version the server does not speak (spec:
+ * it "closes its side of the FIFO and ignores all trace data from the
+ * provider") and a packet the protocol does not define (PROVIDER-PROTOCOL:
+ * the peer closes the connection) end the provider's part with an error
+ * that says why. They used to leave "error" null: no reason anywhere. */
+static void t_provider_errors(void **state)
+{
+	struct fifo_packet pk;
+	struct peer p, q;
+	char path[96];
+	const char *e;
+	int64_t id;
+	cJSON *c;
+
+	(void)state;
+	peer_connect(&p, "v2", NULL, 101);
+	peer_connect(&q, "odd", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200));
+	peer_expect(&p, FIFO_START, &pk);
+	peer_expect(&q, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, 2, 0, NULL, 0);
+	peer_send(&q, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	peer_send(&q, 0x0005, 0, 0, NULL, 0);
+	e = provider_error(id, "v2");
+	assert_non_null(e);
+	assert_non_null(strstr(e, "version 2"));
+	e = provider_error(id, "odd");
+	assert_non_null(e);
+	assert_non_null(strstr(e, "0x0005"));
+	close(p.fd);
+	close(q.fd);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -895,6 +961,7 @@ int main(void)
 		cmocka_unit_test(t_disposition_after_stop),
 		cmocka_unit_test(t_oneshot_restart),
 		cmocka_unit_test(t_additional_categories),
+		cmocka_unit_test(t_provider_errors),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
