@@ -524,6 +524,56 @@ enum MHD_Result srv_h_categories(struct call *x)
 
 /* ---- provider connections ----------------------------------------------------------- */
 
+/* A provider's pid: "a decimal 64-bit unsigned integer"
+ * (docs/PROVIDER-PROTOCOL.md). 0, or -1. */
+static int parse_pid(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 20)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points
+ * past U+10FFFF). */
+static int utf8_ok(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		unsigned c = *s, n, cp, i;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return 0;
+		for (i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return 0;
+		s += n + 1;
+	}
+	return 1;
+}
+
 void srv_close_upgraded(void *handle)
 {
 	MHD_upgrade_action(handle, MHD_UPGRADE_ACTION_CLOSE);
@@ -536,14 +586,14 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, cons
 	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *cats = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "categories");
-	int64_t p = 0;
+	uint64_t p = 0;
 	int fl = fcntl(sock, F_GETFL);
 
 	(void)con_cls;
 	if (fl >= 0)
 		fcntl(sock, F_SETFL, fl & ~O_NONBLOCK); /* its reader thread blocks on it */
-	srv_parse_i64(pid, 0, INT64_MAX, &p);
-	if (cap_provider_add(s->cap, name ? name : "provider", (uint64_t)p, cats, sock, urh, extra, extra_len) < 0)
+	parse_pid(pid, &p);
+	if (cap_provider_add(s->cap, name ? name : "provider", p, cats, sock, urh, extra, extra_len) < 0)
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
@@ -555,16 +605,17 @@ enum MHD_Result srv_h_provider_connect(struct call *x)
 	const char *name = arg(x, "name"), *pid = arg(x, "pid"), *cats = arg(x, "categories");
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	int64_t p;
+	uint64_t p;
 
 	if (up == NULL || strcasecmp(up, "fxt-provider/1") != 0 || conn == NULL || strcasestr(conn, "upgrade") == NULL)
 		return srv_send_error(x->c, x->r, 400, "bad_upgrade",
 				      "a provider connects with 'Connection: Upgrade' and 'Upgrade: fxt-provider/1' "
 				      "(docs/PROVIDER-PROTOCOL.md)");
-	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME)
-		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'name' must be 1 to 100 bytes");
-	if (pid == NULL || srv_parse_i64(pid, 0, INT64_MAX, &p) != 0)
-		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'pid' must be a process id");
+	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME || !utf8_ok(name))
+		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'name' must be 1 to 100 bytes of UTF-8");
+	if (parse_pid(pid, &p) != 0)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter",
+				      "'pid' must be a process id: a decimal 64-bit unsigned integer");
 	if (cats && strlen(cats) > 4000)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'categories' is longer than 4000 bytes");
 	if (cap_provider_count(x->s->cap) >= CAP_MAX_PROVIDERS)

@@ -161,7 +161,8 @@ struct peer {
 	char data[16384]; /* the last DATA payload read (as a string, cut to fit) */
 };
 
-static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
+/* Connects with the query string q ("name=...&pid=..."). */
+static void peer_connect_q(struct peer *p, const char *q, const char *auth, int expect_status)
 {
 	char head[1024];
 	char *end;
@@ -170,9 +171,9 @@ static void peer_connect(struct peer *p, const char *name, const char *auth, int
 	memset(p, 0, sizeof(*p));
 	assert_true((p->fd = su_connect(W.srv.port)) >= 0);
 	t_fmt(head, sizeof(head),
-	      "GET /api/providers/connect?name=%s&pid=7 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+	      "GET /api/providers/connect?%s HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
 	      "Upgrade: fxt-provider/1\r\n%s\r\n",
-	      name, auth ? auth : "");
+	      q, auth ? auth : "");
 	assert_int_equal(write(p->fd, head, strlen(head)), (ssize_t)strlen(head));
 	while ((end = memmem(p->buf, p->n, "\r\n\r\n", 4)) == NULL) {
 		ssize_t k = read(p->fd, p->buf + p->n, sizeof(p->buf) - p->n);
@@ -184,6 +185,14 @@ static void peer_connect(struct peer *p, const char *name, const char *auth, int
 	assert_int_equal(status, expect_status);
 	p->n -= (size_t)((uint8_t *)end + 4 - p->buf);
 	memmove(p->buf, end + 4, p->n);
+}
+
+static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
+{
+	char q[256];
+
+	t_fmt(q, sizeof(q), "name=%s&pid=7", name);
+	peer_connect_q(p, q, auth, expect_status);
 }
 
 /* The next packet from the server (its DATA payload skipped); fails after
@@ -849,6 +858,38 @@ static void t_provider_errors(void **state)
 	cJSON_Delete(t_call("DELETE", path, NULL, 200));
 }
 
+/* The connect request's parameters as docs/PROVIDER-PROTOCOL.md has them:
+ * pid "a decimal 64-bit unsigned integer", name "1 to 100 bytes of UTF-8".
+ * A pid above INT64_MAX used to be refused, a name not UTF-8 taken. */
+static void t_connect_parameters(void **state)
+{
+	struct peer p;
+	cJSON *j, *it;
+	int found = 0;
+
+	(void)state;
+	peer_connect_q(&p, "name=big&pid=18446744073709551615", NULL, 101);
+	for (double deadline = su_now() + 10; !found; su_sleep_ms(20)) {
+		j = t_get("/api/providers");
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "providers")) if (strcmp(str(it, "name"), "big") == 0)
+		{
+			assert_true(cJSON_GetObjectItem(it, "pid")->valuedouble == 18446744073709551615.0);
+			found = 1;
+		}
+		cJSON_Delete(j);
+		assert_true(su_now() < deadline);
+	}
+	close(p.fd);
+	peer_connect_q(&p, "name=big&pid=18446744073709551616", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=big&pid=-1", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=%FF%FE&pid=1", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=caf%C3%A9&pid=1", NULL, 101);
+	close(p.fd);
+}
+
 /* With a token, provider connections and capture requests need it. */
 static void t_token(void **state)
 {
@@ -962,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(t_oneshot_restart),
 		cmocka_unit_test(t_additional_categories),
 		cmocka_unit_test(t_provider_errors),
+		cmocka_unit_test(t_connect_parameters),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
