@@ -262,8 +262,9 @@ enum MHD_Result srv_h_capture_new(struct call *x)
 	    labels_of(cJSON_GetObjectItemCaseSensitive(root, "labels"), labels, &cfg.nlabels, err, sizeof(err)) != 0)
 		goto bad;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "start_timeout_milliseconds")) != NULL) {
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 60000) {
-			snprintf(err, sizeof(err), "'start_timeout_milliseconds' must be from 0 to 60000");
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 60000 ||
+		    v->valuedouble != (double)(int)v->valuedouble) {
+			snprintf(err, sizeof(err), "'start_timeout_milliseconds' must be an integer from 0 to 60000");
 			goto bad;
 		}
 		cfg.start_timeout_milliseconds = (uint64_t)v->valuedouble;

@@ -395,6 +395,10 @@ static void t_alerts_and_errors(void **state)
 	(void)state;
 	t_error("POST", "/api/captures", "{\"buffering_mode\": \"sometimes\"}", 400, "bad_config");
 	t_error("POST", "/api/captures", "{\"buffer_size_megabytes_hint\": 0}", 400, "bad_config");
+	/* a uint64 (fuchsia-trace-controller.txt), 0 to 60000: 1.5 is not one
+	 * (it used to be taken as 1) */
+	t_error("POST", "/api/captures", "{\"start_timeout_milliseconds\": 1.5}", 400, "bad_config");
+	t_error("POST", "/api/captures", "{\"start_timeout_milliseconds\": 60001}", 400, "bad_config");
 	t_error("POST", "/api/captures", "{\"unknown\": 1}", 400, "bad_config");
 	t_error("POST", "/api/captures", "[1]", 400, "bad_json");
 	t_error("GET", "/api/captures/999", NULL, 404, "not_found");
