@@ -31,9 +31,11 @@ struct pstat {
 	uint64_t buffer_bytes;
 	int start_sent;                     /* it was sent START: it owes STARTED, and STOPPED once stopped */
 	int started, stopped, gone, failed;
+	char why[160];                      /* failed: why its data was refused */
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
+	uint64_t run_base;                  /* oneshot: their sum at the last START */
 	int described;                      /* its provider info record is in the trace */
 	/* circular mode: held until the provider stops */
 	uint8_t *durable;
@@ -51,7 +53,8 @@ struct session {
 	struct cap_config cfg;              /* strings below owned */
 	char *name, *description;
 	struct cat_label *labels;
-	char categories[4096];              /* with additional_categories */
+	char categories[CAP_CATEGORIES_SIZE]; /* this start's: the config's and additional_categories */
+	int extended;                       /* the last start added additional_categories */
 	int64_t trace;                      /* the live trace; 0 before the first start */
 	int fd;                             /* its source, appended to; -1 */
 	uint64_t size;
@@ -357,11 +360,12 @@ static void circular_flush(struct captures *m, struct session *s, struct pstat *
 	ps->roff = ps->rlen = 0;
 }
 
-/* Oneshot: records are taken until the buffer's worth arrived; the rest
- * are dropped and counted. Returns the bytes of whole records to keep. */
+/* Oneshot: records are taken until the buffer's worth arrived since the
+ * last START (the provider's buffer holds one run); the rest are dropped
+ * and counted. Returns the bytes of whole records to keep. */
 static size_t oneshot_take(struct pstat *ps, const uint8_t *p, size_t n)
 {
-	uint64_t have = ps->durable_bytes + ps->rolling_bytes;
+	uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
 	size_t off = 0;
 
 	while (off < n && !ps->full) {
@@ -458,6 +462,55 @@ static void send_categories(struct provider *p, const char *cats)
 	send_packet(p, &pk, cats, strlen(cats));
 }
 
+/* The categories provider p records: its spec's, else this start's. */
+static const char *categories_for(const struct session *s, const struct provider *p)
+{
+	const struct cap_spec *sp = spec_of(s, p->name);
+
+	return sp && sp->has_categories ? sp->categories : s->categories;
+}
+
+/* 1 when the comma-separated list has the name c[0..n). */
+static int list_has(const char *list, const char *c, size_t n)
+{
+	while (*list) {
+		size_t k = strcspn(list, ",");
+
+		if (k == n && memcmp(list, c, n) == 0)
+			return 1;
+		list += k + (list[k] == ',');
+	}
+	return 0;
+}
+
+/* This start's categories (spec, StartOptions.additional_categories): the
+ * config's with the additional ones added, each once; past
+ * CAP_MAX_CATEGORIES in all the extra ones are discarded. */
+static void start_categories(struct session *s, const char *additional)
+{
+	size_t len, count = 0;
+	const char *c;
+
+	snprintf(s->categories, sizeof(s->categories), "%s", s->cfg.categories);
+	len = strlen(s->categories);
+	for (c = s->categories; *c; c++)
+		count += *c == ',';
+	count += len > 0;
+	for (c = additional ? additional : ""; *c && count < CAP_MAX_CATEGORIES;) {
+		size_t n = strcspn(c, ",");
+
+		if (n && !list_has(s->categories, c, n) && len + n + 2 <= sizeof(s->categories)) {
+			if (len)
+				s->categories[len++] = ',';
+			memcpy(s->categories + len, c, n);
+			len += n;
+			s->categories[len] = '\0';
+			count++;
+		}
+		c += n + (c[n] == ',');
+	}
+}
+
 /* Brings provider p into session s: its stats entry, INITIALIZE (under mu). */
 static struct pstat *join(struct session *s, struct provider *p)
 {
@@ -485,7 +538,7 @@ static struct pstat *join(struct session *s, struct provider *p)
 	}
 	ps->mode = s->cfg.buffering_mode;
 	ps->buffer_bytes = (uint64_t)mb << 20;
-	send_categories(p, sp && sp->has_categories ? sp->categories : s->categories);
+	send_categories(p, categories_for(s, p));
 	send_packet(p, &pk, NULL, 0);
 	return ps;
 }
@@ -498,6 +551,7 @@ static void start_one(struct provider *p, struct pstat *ps, int disposition)
 	ps->started = 0;
 	ps->stopped = 0;
 	ps->full = 0;
+	ps->run_base = ps->durable_bytes + ps->rolling_bytes; /* each run has a buffer's worth */
 	if (disposition != FIFO_RETAIN) {
 		ps->dlen = 0;
 		ps->roff = ps->rlen = 0;
@@ -595,16 +649,24 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 	} else if (trace_open(m, s, err, errlen) != 0) {
 		rc = CAP_ESTORAGE;
 	} else {
-		if (additional && additional[0]) {
-			size_t len = strlen(s->categories);
+		/* spec (StartOptions.buffer_disposition): after a Stop that wrote
+		 * the results, the buffers are cleared whatever is asked, so that
+		 * no data is saved twice */
+		if (s->state == CAP_STOPPED && s->write_results)
+			disposition = FIFO_CLEAR_ENTIRE;
+		int resend = (additional && additional[0]) || s->extended;
 
-			snprintf(s->categories + len, sizeof(s->categories) - len, "%s%s", len ? "," : "", additional);
-		}
+		start_categories(s, additional);
+		s->extended = additional && additional[0];
 		for (p = m->providers; p; p = p->next) {
 			struct pstat *ps = find_pstat(s, p->id);
 
-			if (ps == NULL || (additional && additional[0]))
+			/* categories before START, no new INITIALIZE: that would
+			 * make the provider drop the buffer a 'retain' keeps */
+			if (ps == NULL)
 				ps = join(s, p);
+			else if (resend)
+				send_categories(p, categories_for(s, p));
 			if (ps && !ps->gone && !ps->failed)
 				start_one(p, ps, disposition);
 		}
@@ -842,7 +904,8 @@ static void pstat_json(const struct pstat *ps, struct jbuf *b)
 	jb_u64(b, ps->rolling_bytes);
 	jb_key(b, "error");
 	if (ps->failed)
-		jb_str(b, "the provider sent records whose framing is broken; the rest of its data was refused");
+		jb_str(b, ps->why[0] ? ps->why
+				     : "the provider sent records whose framing is broken; the rest of its data was refused");
 	else
 		jb_null(b);
 	jb_obj_end(b);
@@ -1043,8 +1106,17 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 
 	switch (pk->request) {
 	case FIFO_STARTED:
-		if (pk->data32 != FIFO_PROTOCOL_VERSION)
-			return -1; /* a protocol we do not understand: ignore all its data */
+		if (pk->data32 != FIFO_PROTOCOL_VERSION) {
+			/* a protocol we do not understand: ignore all its data */
+			if (ps) {
+				ps->failed = 1;
+				snprintf(ps->why, sizeof(ps->why),
+					 "the provider speaks FIFO protocol version %" PRIu32
+					 ", this server version %d: its data was refused",
+					 pk->data32, FIFO_PROTOCOL_VERSION);
+			}
+			return -1;
+		}
 		/* while stopping too: a START answered late, the STOP behind it */
 		if (ps && (s->state == CAP_STARTING || s->state == CAP_STARTED ||
 			   (s->state == CAP_STOPPING && ps->start_sent)))
@@ -1102,6 +1174,7 @@ static void *reader_main(void *arg)
 	struct captures *m = (struct captures *)p->next; /* set by cap_provider_add before start */
 	uint8_t raw[FIFO_PACKET_SIZE], *payload = NULL;
 	size_t cap = 0;
+	char why[160] = "";
 
 	pthread_mutex_lock(&m->mu);
 	p->next = m->providers;
@@ -1123,8 +1196,14 @@ static void *reader_main(void *arg)
 		if (read_full(p, raw, sizeof(raw)) != 0)
 			break;
 		fifo_decode(raw, &pk);
-		if (!fifo_provider_packet_ok(&pk, raw))
+		if (!fifo_provider_packet_ok(&pk, raw)) {
+			/* PROVIDER-PROTOCOL: the connection is closed; say why */
+			snprintf(why, sizeof(why),
+				 "the provider sent a packet this protocol does not define (request 0x%04x, reserved "
+				 "0x%04x, data32 %" PRIu32 ", data64 %" PRIu64 "): disconnected",
+				 pk.request, pk.reserved, pk.data32, pk.data64);
 			break;
+		}
 		if (pk.request == FIFO_DATA && pk.data64 > 0) {
 			if (pk.data64 > cap) {
 				uint8_t *q = realloc(payload, (size_t)pk.data64);
@@ -1155,6 +1234,10 @@ static void *reader_main(void *arg)
 			*pp = p->next;
 		if (ps) {
 			ps->gone = 1;
+			if (why[0] && !ps->failed) {
+				ps->failed = 1;
+				snprintf(ps->why, sizeof(ps->why), "%s", why);
+			}
 			if (ps->mode == FIFO_MODE_CIRCULAR && ps->started && !ps->stopped)
 				circular_flush(m, m->cur, ps); /* what it sent is kept */
 			trace_grew(m, m->cur);

@@ -79,16 +79,18 @@ size_t cap_provider_count(struct captures *m);
 /* ---- captures ---- */
 
 enum { CAP_MAX_CATEGORIES = 100, CAP_MAX_SPECS = 100 };
+/* A list of CAP_MAX_CATEGORIES names of 100 bytes, comma-separated, fits. */
+enum { CAP_CATEGORIES_SIZE = 10240 };
 
 struct cap_spec { /* ProviderSpec */
 	char name[CAP_MAX_NAME + 1];
 	uint32_t buffer_size_megabytes_hint; /* 0 = the config's */
-	char categories[4096];               /* comma-separated; "" = the config's */
+	char categories[CAP_CATEGORIES_SIZE]; /* comma-separated; "" = the config's */
 	int has_categories;
 };
 
 struct cap_config { /* TraceConfig, plus the trace's metadata */
-	char categories[4096];               /* comma-separated; "" = every category */
+	char categories[CAP_CATEGORIES_SIZE]; /* comma-separated; "" = every category */
 	uint32_t buffer_size_megabytes_hint; /* per provider, 1 to 64 */
 	uint64_t start_timeout_milliseconds;
 	int buffering_mode;                  /* FIFO_MODE_* */

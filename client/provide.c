@@ -31,7 +31,7 @@ struct prov {
 	uint32_t wraps;
 	uint8_t *pend;          /* input bytes read, whole records first */
 	size_t npend;
-	uint8_t rx[FIFO_PACKET_SIZE + 4096];
+	uint8_t rx[FIFO_PACKET_SIZE + 10240]; /* a category list of 100 names of 100 bytes fits */
 	size_t nrx;
 	uint64_t sent;
 };

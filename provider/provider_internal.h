@@ -81,7 +81,7 @@ struct engine {
 	uint64_t ticks_per_second;
 	uint64_t pid;
 	char process_name[64];
-	char categories[4096];      /* enabled categories, comma-separated; "" all */
+	char categories[10240];     /* enabled categories, comma-separated; "" all (100 of 100 bytes fit) */
 	struct trace_site *sites;   /* registered call sites */
 	struct trace_tls *threads;  /* registered threads */
 	int wake_fd;                /* written (non-blocking) when a buffer needs saving; -1 none */

@@ -467,6 +467,10 @@ static void session(void)
 		if (pf[1].revents & POLLIN)
 			drain_wake();
 		if (atomic_load(&tp.stop_req)) {
+			/* alerts trace_alert queued (and answered 0 for) go
+			 * first: the program may end right after it */
+			if (send_alerts() != 0)
+				return;
 			if (!atomic_load(&eng.recording) || stop_and_send() == 0)
 				linger_out();
 			return;

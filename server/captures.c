@@ -64,8 +64,11 @@ static enum MHD_Result send_capture(struct call *x, unsigned status)
 /* ---- the JSON of requests ----------------------------------------------------- */
 
 /* A JSON array of category names into a comma-separated list. 0, or -1
- * with err set. */
-static int categories_of(const cJSON *a, const char *what, char *out, size_t n, char *err, size_t errlen)
+ * with err set. More than CAP_MAX_CATEGORIES names is an error, unless
+ * discard_extra: then the ones past the limit are left out (the spec's
+ * rule for additional_categories). */
+static int categories_of(const cJSON *a, const char *what, char *out, size_t n, char *err, size_t errlen,
+			 int discard_extra)
 {
 	const cJSON *it;
 	size_t len = 0, count = 0;
@@ -86,7 +89,9 @@ static int categories_of(const cJSON *a, const char *what, char *out, size_t n, 
 				 what);
 			return -1;
 		}
-		if (++count > CAP_MAX_CATEGORIES || len + k + 2 > n) {
+		if (++count > CAP_MAX_CATEGORIES && discard_extra)
+			continue;
+		if (count > CAP_MAX_CATEGORIES || len + k + 2 > n) {
 			snprintf(err, errlen, "'%s' has more than %d categories", what, CAP_MAX_CATEGORIES);
 			return -1;
 		}
@@ -155,7 +160,7 @@ static int specs_of(const cJSON *a, struct cap_config *cfg, char *err, size_t er
 		snprintf(sp->name, sizeof(sp->name), "%s", name->valuestring);
 		if (mb_of(cJSON_GetObjectItemCaseSensitive(it, "buffer_size_megabytes_hint"),
 			  &sp->buffer_size_megabytes_hint, err, errlen) != 0 ||
-		    categories_of(cats, "categories", sp->categories, sizeof(sp->categories), err, errlen) != 0)
+		    categories_of(cats, "categories", sp->categories, sizeof(sp->categories), err, errlen, 0) != 0)
 			return -1;
 		sp->has_categories = cats != NULL;
 	}
@@ -249,7 +254,7 @@ enum MHD_Result srv_h_capture_new(struct call *x)
 	}
 	if (known_members(root, known, sizeof(known) / sizeof(known[0]), err, sizeof(err)) != 0 ||
 	    categories_of(cJSON_GetObjectItemCaseSensitive(root, "categories"), "categories", cfg.categories,
-			  sizeof(cfg.categories), err, sizeof(err)) != 0 ||
+			  sizeof(cfg.categories), err, sizeof(err), 0) != 0 ||
 	    mb_of(cJSON_GetObjectItemCaseSensitive(root, "buffer_size_megabytes_hint"), &cfg.buffer_size_megabytes_hint,
 		  err, sizeof(err)) != 0 ||
 	    mode_of(cJSON_GetObjectItemCaseSensitive(root, "buffering_mode"), &cfg.buffering_mode, err, sizeof(err)) != 0 ||
@@ -257,8 +262,9 @@ enum MHD_Result srv_h_capture_new(struct call *x)
 	    labels_of(cJSON_GetObjectItemCaseSensitive(root, "labels"), labels, &cfg.nlabels, err, sizeof(err)) != 0)
 		goto bad;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "start_timeout_milliseconds")) != NULL) {
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 60000) {
-			snprintf(err, sizeof(err), "'start_timeout_milliseconds' must be from 0 to 60000");
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 60000 ||
+		    v->valuedouble != (double)(int)v->valuedouble) {
+			snprintf(err, sizeof(err), "'start_timeout_milliseconds' must be an integer from 0 to 60000");
 			goto bad;
 		}
 		cfg.start_timeout_milliseconds = (uint64_t)v->valuedouble;
@@ -323,7 +329,7 @@ static int wait_more(struct call *x, int done)
 enum MHD_Result srv_h_capture_start(struct call *x)
 {
 	static const char *const known[] = { "buffer_disposition", "additional_categories" };
-	char err[256] = "", extra[4096] = "";
+	char err[256] = "", extra[CAP_CATEGORIES_SIZE] = "";
 	int rc, disposition = FIFO_CLEAR_ENTIRE;
 
 	if (x->r->wait_deadline == 0) {
@@ -335,7 +341,7 @@ enum MHD_Result srv_h_capture_start(struct call *x)
 		d = cJSON_GetObjectItemCaseSensitive(root, "buffer_disposition");
 		if (known_members(root, known, 2, err, sizeof(err)) != 0 ||
 		    categories_of(cJSON_GetObjectItemCaseSensitive(root, "additional_categories"),
-				  "additional_categories", extra, sizeof(extra), err, sizeof(err)) != 0) {
+				  "additional_categories", extra, sizeof(extra), err, sizeof(err), 1) != 0) {
 			cJSON_Delete(root);
 			return srv_send_error(x->c, x->r, 400, "bad_parameter", err);
 		}
@@ -403,13 +409,34 @@ enum MHD_Result srv_h_capture_stop(struct call *x)
 	return srv_send_json(x->c, x->r, 200, &b);
 }
 
-/* DELETE /api/captures/{id}: terminate; the trace becomes ready. */
+/* DELETE /api/captures/{id}: terminate; the trace becomes ready. A capture
+ * still started is stopped first as StopTracing stops it: the providers'
+ * last buffers (all of a oneshot or circular one) are in flight after STOP,
+ * so the terminate waits for their STOPPED (or 5 s) before it ends the
+ * trace, else the trace would be complete without them. */
 enum MHD_Result srv_h_capture_delete(struct call *x)
 {
 	char err[256] = "";
 	struct jbuf b;
-	int rc = cap_terminate(x->s->cap, x->ids[0], err, sizeof(err));
+	int rc;
 
+	if (x->r->wait_deadline == 0) {
+		rc = cap_stop(x->s->cap, x->ids[0], 1, err, sizeof(err));
+		if (rc == CAP_OK)
+			x->r->wait_deadline = cap_now_ms() + STOP_TIMEOUT_MS;
+		else if (rc != CAP_ENOT_STARTED)
+			return send_cap_error(x, rc, err);
+		err[0] = '\0';
+	}
+	if (x->r->wait_deadline != 0) {
+		rc = cap_stop_done(x->s->cap, x->ids[0]);
+		if (rc < 0)
+			return send_cap_error(x, rc, "");
+		if (!wait_more(x, rc == 1))
+			return MHD_YES;
+		cap_stop_finish(x->s->cap, x->ids[0]);
+	}
+	rc = cap_terminate(x->s->cap, x->ids[0], err, sizeof(err));
 	if (rc != CAP_OK)
 		return send_cap_error(x, rc, err);
 	jb_init(&b);
@@ -498,6 +525,56 @@ enum MHD_Result srv_h_categories(struct call *x)
 
 /* ---- provider connections ----------------------------------------------------------- */
 
+/* A provider's pid: "a decimal 64-bit unsigned integer"
+ * (docs/PROVIDER-PROTOCOL.md). 0, or -1. */
+static int parse_pid(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 20)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points
+ * past U+10FFFF). */
+static int utf8_ok(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		unsigned c = *s, n, cp, i;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return 0;
+		for (i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return 0;
+		s += n + 1;
+	}
+	return 1;
+}
+
 void srv_close_upgraded(void *handle)
 {
 	MHD_upgrade_action(handle, MHD_UPGRADE_ACTION_CLOSE);
@@ -510,14 +587,14 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, cons
 	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *cats = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "categories");
-	int64_t p = 0;
+	uint64_t p = 0;
 	int fl = fcntl(sock, F_GETFL);
 
 	(void)con_cls;
 	if (fl >= 0)
 		fcntl(sock, F_SETFL, fl & ~O_NONBLOCK); /* its reader thread blocks on it */
-	srv_parse_i64(pid, 0, INT64_MAX, &p);
-	if (cap_provider_add(s->cap, name ? name : "provider", (uint64_t)p, cats, sock, urh, extra, extra_len) < 0)
+	parse_pid(pid, &p);
+	if (cap_provider_add(s->cap, name ? name : "provider", p, cats, sock, urh, extra, extra_len) < 0)
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
@@ -529,16 +606,17 @@ enum MHD_Result srv_h_provider_connect(struct call *x)
 	const char *name = arg(x, "name"), *pid = arg(x, "pid"), *cats = arg(x, "categories");
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	int64_t p;
+	uint64_t p;
 
 	if (up == NULL || strcasecmp(up, "fxt-provider/1") != 0 || conn == NULL || strcasestr(conn, "upgrade") == NULL)
 		return srv_send_error(x->c, x->r, 400, "bad_upgrade",
 				      "a provider connects with 'Connection: Upgrade' and 'Upgrade: fxt-provider/1' "
 				      "(docs/PROVIDER-PROTOCOL.md)");
-	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME)
-		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'name' must be 1 to 100 bytes");
-	if (pid == NULL || srv_parse_i64(pid, 0, INT64_MAX, &p) != 0)
-		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'pid' must be a process id");
+	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME || !utf8_ok(name))
+		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'name' must be 1 to 100 bytes of UTF-8");
+	if (parse_pid(pid, &p) != 0)
+		return srv_send_error(x->c, x->r, 400, "bad_parameter",
+				      "'pid' must be a process id: a decimal 64-bit unsigned integer");
 	if (cats && strlen(cats) > 4000)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'categories' is longer than 4000 bytes");
 	if (cap_provider_count(x->s->cap) >= CAP_MAX_PROVIDERS)

@@ -517,6 +517,29 @@ static void test_alert(void **state)
 	end_session();
 }
 
+/* An alert queued right before the program ends is sent: trace_alert
+ * answered 0, "sends an alert" (docs/PROVIDER.md). The provider's thread
+ * used to see the stop first and close with the alert still queued. */
+static void test_alert_at_exit(void **state)
+{
+	struct peer_frame f;
+	int alerts = 0, stopped = 0;
+
+	(void)state;
+	connect_and_begin(ENG_ONESHOT, 8192);
+	assert_int_equal(trace_alert("last-alert"), 0);
+	trace_provider_stop();
+	while (!stopped && peer_recv(&P, &f, 5000) == 0) {
+		if (f.request == 4 && memcmp(f.raw + 2, "last-alert\0\0\0\0", 14) == 0)
+			alerts++;
+		stopped = f.request == 3;
+		peer_frame_free(&f);
+	}
+	assert_true(stopped);
+	assert_int_equal(alerts, 1);
+	peer_hangup(&P);
+}
+
 /* TERMINATE while recording sends as STOP does, then frees the buffer. */
 static void test_terminate(void **state)
 {
@@ -784,6 +807,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_refused_then_accepted, test_end),
 		cmocka_unit_test_teardown(test_protocol_violations, test_end),
 		cmocka_unit_test_teardown(test_alert, test_end),
+		cmocka_unit_test_teardown(test_alert_at_exit, test_end),
 		cmocka_unit_test_teardown(test_terminate, test_end),
 		cmocka_unit_test_teardown(test_stop_while_recording, test_end),
 		cmocka_unit_test_teardown(test_exit_slow_server, test_end),

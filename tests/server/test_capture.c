@@ -158,9 +158,11 @@ struct peer {
 	int fd;
 	uint8_t buf[1 << 16];
 	size_t n;
+	char data[16384]; /* the last DATA payload read (as a string, cut to fit) */
 };
 
-static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
+/* Connects with the query string q ("name=...&pid=..."). */
+static void peer_connect_q(struct peer *p, const char *q, const char *auth, int expect_status)
 {
 	char head[1024];
 	char *end;
@@ -169,9 +171,9 @@ static void peer_connect(struct peer *p, const char *name, const char *auth, int
 	memset(p, 0, sizeof(*p));
 	assert_true((p->fd = su_connect(W.srv.port)) >= 0);
 	t_fmt(head, sizeof(head),
-	      "GET /api/providers/connect?name=%s&pid=7 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+	      "GET /api/providers/connect?%s HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
 	      "Upgrade: fxt-provider/1\r\n%s\r\n",
-	      name, auth ? auth : "");
+	      q, auth ? auth : "");
 	assert_int_equal(write(p->fd, head, strlen(head)), (ssize_t)strlen(head));
 	while ((end = memmem(p->buf, p->n, "\r\n\r\n", 4)) == NULL) {
 		ssize_t k = read(p->fd, p->buf + p->n, sizeof(p->buf) - p->n);
@@ -183,6 +185,14 @@ static void peer_connect(struct peer *p, const char *name, const char *auth, int
 	assert_int_equal(status, expect_status);
 	p->n -= (size_t)((uint8_t *)end + 4 - p->buf);
 	memmove(p->buf, end + 4, p->n);
+}
+
+static void peer_connect(struct peer *p, const char *name, const char *auth, int expect_status)
+{
+	char q[256];
+
+	t_fmt(q, sizeof(q), "name=%s&pid=7", name);
+	peer_connect_q(p, q, auth, expect_status);
 }
 
 /* The next packet from the server (its DATA payload skipped); fails after
@@ -198,6 +208,9 @@ static void peer_read(struct peer *p, struct fifo_packet *pk)
 			fifo_decode(p->buf, pk);
 			need = FIFO_PACKET_SIZE + (pk->request == FIFO_DATA ? (size_t)pk->data64 : 0);
 			if (p->n >= need) {
+				if (pk->request == FIFO_DATA)
+					snprintf(p->data, sizeof(p->data), "%.*s", (int)(need - FIFO_PACKET_SIZE),
+						 (const char *)p->buf + FIFO_PACKET_SIZE);
 				memmove(p->buf, p->buf + need, p->n - need);
 				p->n -= need;
 				return;
@@ -382,6 +395,10 @@ static void t_alerts_and_errors(void **state)
 	(void)state;
 	t_error("POST", "/api/captures", "{\"buffering_mode\": \"sometimes\"}", 400, "bad_config");
 	t_error("POST", "/api/captures", "{\"buffer_size_megabytes_hint\": 0}", 400, "bad_config");
+	/* a uint64 (fuchsia-trace-controller.txt), 0 to 60000: 1.5 is not one
+	 * (it used to be taken as 1) */
+	t_error("POST", "/api/captures", "{\"start_timeout_milliseconds\": 1.5}", 400, "bad_config");
+	t_error("POST", "/api/captures", "{\"start_timeout_milliseconds\": 60001}", 400, "bad_config");
 	t_error("POST", "/api/captures", "{\"unknown\": 1}", 400, "bad_config");
 	t_error("POST", "/api/captures", "[1]", 400, "bad_json");
 	t_error("GET", "/api/captures/999", NULL, 404, "not_found");
@@ -457,6 +474,8 @@ static void t_alerts_and_errors(void **state)
 
 /* A stop request made on a thread of its own: it waits for providers. */
 struct stop_call {
+	const char *method; /* NULL: POST */
+	const char *body;
 	char path[96];
 	struct su_resp r;
 	int rc;
@@ -465,7 +484,8 @@ struct stop_call {
 static void *stop_thread(void *arg)
 {
 	struct stop_call *sc = arg;
-	struct su_req q = { "POST", sc->path, NULL, NULL, 0, 0, 0 };
+	struct su_req q = { sc->method ? sc->method : "POST", sc->path, NULL, sc->body, sc->body ? strlen(sc->body) : 0,
+			    0, 0 };
 
 	sc->rc = su_request(api_port, &q, &sc->r, 60000);
 	return NULL;
@@ -516,6 +536,361 @@ static void t_stop_waits_for_late_started(void **state)
 	cJSON_Delete(c);
 	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
 	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	close(p.fd);
+}
+
+/* Terminate while started stops first, as StopTracing does: it waits for
+ * the providers' STOPPED, so what they send after STOP (all of a oneshot
+ * buffer) is in the trace. It used to end the trace at once, empty. */
+static void t_terminate_while_started(void **state)
+{
+	uint64_t rec[4] = { 4 | 4u << 4 | 0ull << 16, 1000, 1, 2 }; /* an instant, inline thread, no names */
+	struct stop_call sc;
+	struct fifo_packet pk;
+	struct peer p;
+	pthread_t th;
+	char path[96];
+	int64_t id, trace;
+	cJSON *c, *ps;
+
+	(void)state;
+	peer_connect(&p, "term", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"buffering_mode\": \"oneshot\", \"start_timeout_milliseconds\": 100}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, NULL, 200);
+	trace = num(c, "trace_id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.method = "DELETE";
+	t_fmt(sc.path, sizeof(sc.path), "/api/captures/%" PRId64, id);
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(&p, FIFO_STOP, &pk);
+	su_sleep_ms(300); /* a provider taking its time to send its buffer */
+	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(rec), rec, sizeof(rec));
+	peer_send(&p, FIFO_STATS, 0, 0, NULL, 0);
+	peer_send(&p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.r.status, 200);
+	c = cJSON_ParseWithLength(sc.r.body, sc.r.body_len);
+	su_resp_free(&sc.r);
+	ps = stats_of(c, "term");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ps, "stopped")));
+	assert_int_equal(num(ps, "non_durable_bytes_written"), sizeof(rec));
+	assert_int_equal(num(c, "trace_id"), trace);
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	assert_string_equal(str(c, "state"), "ready");
+	cJSON_Delete(c);
+	wait_ready(trace);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, trace);
+	c = t_get(path);
+	assert_int_equal(num(cJSON_GetObjectItem(c, "counts"), "events"), 1);
+	cJSON_Delete(c);
+	/* terminating a capture never started needs no wait */
+	c = t_call("POST", "/api/captures", "{}", 201);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, num(c, "id"));
+	cJSON_Delete(c);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	t_error("DELETE", path, NULL, 409, "not_initialized");
+	close(p.fd);
+}
+
+/* StartOptions.buffer_disposition: after a Stop that wrote the results it
+ * is overridden to clear the entire buffer (the controller's rule, so that
+ * no data is saved twice); after one with write_results false it is sent
+ * as asked. It used to be sent as asked always. */
+static void do_stop(struct peer *p, const char *path, const char *body)
+{
+	struct stop_call sc;
+	struct fifo_packet pk;
+	pthread_t th;
+
+	memset(&sc, 0, sizeof(sc));
+	t_fmt(sc.path, sizeof(sc.path), "%s", path);
+	sc.body = body;
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(p, FIFO_STOP, &pk);
+	peer_send(p, FIFO_STATS, 0, 0, NULL, 0);
+	peer_send(p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.r.status, 200);
+	su_resp_free(&sc.r);
+}
+
+static void t_disposition_after_stop(void **state)
+{
+	const char *stops[] = { NULL, "{\"write_results\": false}" };
+	const uint32_t want[] = { FIFO_CLEAR_ENTIRE, FIFO_RETAIN };
+	struct fifo_packet pk;
+	struct peer p;
+	char path[96], stop[96];
+	int64_t id;
+	cJSON *c;
+	int i;
+
+	(void)state;
+	peer_connect(&p, "disp", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	/* the first start: nothing was saved before, sent as asked */
+	cJSON_Delete(t_call("POST", path, "{\"buffer_disposition\": \"retain\"}", 200));
+	peer_expect(&p, FIFO_START, &pk);
+	assert_int_equal(pk.data32, FIFO_RETAIN);
+	for (i = 0; i < 2; i++) {
+		do_stop(&p, stop, stops[i]);
+		cJSON_Delete(t_call("POST", path, "{\"buffer_disposition\": \"retain\"}", 200));
+		peer_expect(&p, FIFO_START, &pk);
+		assert_int_equal(pk.data32, want[i]);
+	}
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
+/* Oneshot keeps a buffer's worth per run: a second start after a stop has
+ * the whole buffer again (the provider's was cleared). The budget used to
+ * count the first run's bytes, dropping the second run's records. */
+static void t_oneshot_restart(void **state)
+{
+	enum { N = 20000 }; /* 640000 bytes of instants: over half of 1 MB */
+	uint64_t *recs = calloc(N, 4 * sizeof(uint64_t));
+	char path[96], stop[96];
+	struct fifo_packet pk;
+	struct peer p;
+	int64_t id;
+	cJSON *c, *ps;
+	int run, i;
+
+	(void)state;
+	assert_non_null(recs);
+	for (i = 0; i < N; i++) {
+		recs[4 * i] = 4 | 4u << 4;
+		recs[4 * i + 1] = 1000 + (uint64_t)i;
+		recs[4 * i + 2] = 1;
+		recs[4 * i + 3] = 2;
+	}
+	peer_connect(&p, "once", NULL, 101);
+	c = t_call("POST", "/api/captures",
+		   "{\"buffering_mode\": \"oneshot\", \"buffer_size_megabytes_hint\": 1, \"start_timeout_milliseconds\": 50}",
+		   201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	for (run = 0; run < 2; run++) {
+		cJSON_Delete(t_call("POST", path, NULL, 200));
+		peer_expect(&p, FIFO_START, &pk);
+		peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+		peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, N * 32, recs, N * 32);
+		do_stop(&p, stop, NULL);
+	}
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	ps = stats_of(c, "once");
+	assert_int_equal(num(ps, "records_dropped_by_server"), 0);
+	assert_int_equal(num(ps, "non_durable_bytes_written"), 2 * N * 32);
+	cJSON_Delete(c);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	free(recs);
+}
+
+/* Reads the categories DATA and the packet after it, which must be want. */
+static void peer_categories(struct peer *p, const char *cats, uint16_t want)
+{
+	struct fifo_packet pk;
+
+	peer_read(p, &pk);
+	assert_int_equal(pk.request, FIFO_DATA);
+	assert_int_equal(pk.data32, FIFO_DATA_CATEGORIES);
+	assert_string_equal(p->data, cats);
+	peer_read(p, &pk);
+	assert_int_equal(pk.request, want);
+}
+
+/* additional_categories are added to the config's for that start only
+ * (sent before START, with no second INITIALIZE, which would make the
+ * provider drop its buffer), and past 100 categories in all the extra ones
+ * are discarded; 100 names of 100 bytes are a valid config. They used to
+ * pile up from start to start, be sent with a new INITIALIZE, and a config
+ * of more than 4 KB of names was refused as "more than 100 categories". */
+static void t_additional_categories(void **state)
+{
+	struct fifo_packet pk;
+	struct peer p;
+	char path[96], stop[96], *body, *want;
+	size_t len;
+	int64_t id;
+	cJSON *c;
+	int i;
+
+	(void)state;
+	peer_connect(&p, "cats", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"categories\": [\"a\"], \"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_categories(&p, "a", FIFO_INITIALIZE);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	c = t_call("POST", path, "{\"additional_categories\": [\"b\", \"a\"]}", 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a,b");
+	cJSON_Delete(c);
+	peer_categories(&p, "a,b", FIFO_START);
+	do_stop(&p, stop, NULL);
+	cJSON_Delete(t_call("POST", path, "{\"additional_categories\": [\"c\"]}", 200));
+	peer_categories(&p, "a,c", FIFO_START);
+	do_stop(&p, stop, NULL);
+	c = t_call("POST", path, NULL, 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a");
+	cJSON_Delete(c);
+	peer_categories(&p, "a", FIFO_START);
+	do_stop(&p, stop, NULL);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	peer_expect(&p, FIFO_TERMINATE, &pk);
+
+	/* 100 categories of 100 bytes; one more in additional_categories is
+	 * discarded */
+	assert_non_null(body = malloc(16384));
+	assert_non_null(want = malloc(16384));
+	len = (size_t)sprintf(body, "{\"start_timeout_milliseconds\": 50, \"categories\": [");
+	want[0] = '\0';
+	for (i = 0; i < 100; i++) {
+		char name[101];
+
+		memset(name, 'a' + i % 26, 100);
+		sprintf(name + 96, "%04d", i);
+		len += (size_t)sprintf(body + len, "%s\"%s\"", i ? ", " : "", name);
+		sprintf(want + strlen(want), "%s%s", i ? "," : "", name);
+	}
+	strcpy(body + len, "]}");
+	c = t_call("POST", "/api/captures", body, 201);
+	id = num(c, "id");
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	cJSON_Delete(c);
+	peer_categories(&p, want, FIFO_INITIALIZE);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	c = t_call("POST", path, "{\"additional_categories\": [\"x\"]}", 200);
+	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	cJSON_Delete(c);
+	peer_categories(&p, want, FIFO_START);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+	strcpy(body + len, ", \"y\"]}");
+	t_error("POST", "/api/captures", body, 400, "bad_config"); /* 101 */
+	free(body);
+	free(want);
+}
+
+/* The provider's ProviderStats.error of a provider whose data the server
+ * refuses: it must say why (docs/API.md: "null, or why the provider's data
+ * was refused"). */
+static const char *provider_error(int64_t id, const char *name)
+{
+	static char why[256];
+	double deadline = su_now() + 10;
+	char path[64];
+
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	for (;;) {
+		cJSON *c = t_get(path);
+		const cJSON *ps = stats_of(c, name);
+		const char *e = str(ps, "error");
+		int gone = !cJSON_IsTrue(cJSON_GetObjectItem(ps, "connected"));
+
+		why[0] = '\0';
+		if (e)
+			t_fmt(why, sizeof(why), "%s", e);
+		cJSON_Delete(c);
+		if (gone)
+			return why[0] ? why : NULL;
+		assert_true(su_now() < deadline);
+		su_sleep_ms(20);
+	}
+}
+
+/* A STARTED of a FIFO protocol version the server does not speak (spec:
+ * it "closes its side of the FIFO and ignores all trace data from the
+ * provider") and a packet the protocol does not define (PROVIDER-PROTOCOL:
+ * the peer closes the connection) end the provider's part with an error
+ * that says why. They used to leave "error" null: no reason anywhere. */
+static void t_provider_errors(void **state)
+{
+	struct fifo_packet pk;
+	struct peer p, q;
+	char path[96];
+	const char *e;
+	int64_t id;
+	cJSON *c;
+
+	(void)state;
+	peer_connect(&p, "v2", NULL, 101);
+	peer_connect(&q, "odd", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200));
+	peer_expect(&p, FIFO_START, &pk);
+	peer_expect(&q, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, 2, 0, NULL, 0);
+	peer_send(&q, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	peer_send(&q, 0x0005, 0, 0, NULL, 0);
+	e = provider_error(id, "v2");
+	assert_non_null(e);
+	assert_non_null(strstr(e, "version 2"));
+	e = provider_error(id, "odd");
+	assert_non_null(e);
+	assert_non_null(strstr(e, "0x0005"));
+	close(p.fd);
+	close(q.fd);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
+/* The connect request's parameters as docs/PROVIDER-PROTOCOL.md has them:
+ * pid "a decimal 64-bit unsigned integer", name "1 to 100 bytes of UTF-8".
+ * A pid above INT64_MAX used to be refused, a name not UTF-8 taken. */
+static void t_connect_parameters(void **state)
+{
+	struct peer p;
+	cJSON *j, *it;
+	int found = 0;
+
+	(void)state;
+	peer_connect_q(&p, "name=big&pid=18446744073709551615", NULL, 101);
+	for (double deadline = su_now() + 10; !found; su_sleep_ms(20)) {
+		j = t_get("/api/providers");
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "providers")) if (strcmp(str(it, "name"), "big") == 0)
+		{
+			assert_true(cJSON_GetObjectItem(it, "pid")->valuedouble == 18446744073709551615.0);
+			found = 1;
+		}
+		cJSON_Delete(j);
+		assert_true(su_now() < deadline);
+	}
+	close(p.fd);
+	peer_connect_q(&p, "name=big&pid=18446744073709551616", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=big&pid=-1", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=%FF%FE&pid=1", NULL, 400);
+	close(p.fd);
+	peer_connect_q(&p, "name=caf%C3%A9&pid=1", NULL, 101);
 	close(p.fd);
 }
 
@@ -627,6 +1002,12 @@ int main(void)
 		cmocka_unit_test(t_oneshot_and_circular),
 		cmocka_unit_test(t_alerts_and_errors),
 		cmocka_unit_test(t_stop_waits_for_late_started),
+		cmocka_unit_test(t_terminate_while_started),
+		cmocka_unit_test(t_disposition_after_stop),
+		cmocka_unit_test(t_oneshot_restart),
+		cmocka_unit_test(t_additional_categories),
+		cmocka_unit_test(t_provider_errors),
+		cmocka_unit_test(t_connect_parameters),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 	};
