@@ -649,13 +649,14 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 	} else if (trace_open(m, s, err, errlen) != 0) {
 		rc = CAP_ESTORAGE;
 	} else {
+		/* the categories go again when this start's differ from the last's */
+		int resend = (additional && additional[0]) || s->extended;
+
 		/* spec (StartOptions.buffer_disposition): after a Stop that wrote
 		 * the results, the buffers are cleared whatever is asked, so that
 		 * no data is saved twice */
 		if (s->state == CAP_STOPPED && s->write_results)
 			disposition = FIFO_CLEAR_ENTIRE;
-		int resend = (additional && additional[0]) || s->extended;
-
 		start_categories(s, additional);
 		s->extended = additional && additional[0];
 		for (p = m->providers; p; p = p->next) {
