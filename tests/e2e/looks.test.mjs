@@ -1,0 +1,61 @@
+// End-to-end test of what the timeline looks like in daily use, on the
+// fixture trace (make_fixture): at a small window (1024x700) every control
+// of the top bar stays on screen, and each track's label fits inside its
+// track.
+//
+//   node --test tests/e2e/looks.test.mjs
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import {
+  buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll,
+} from './helpers.mjs';
+
+let server;
+let browser;
+let page;
+let work;
+let traceId;
+const pageErrors = [];
+
+describe('looks', { timeout: 120000 }, () => {
+  before(async () => {
+    work = tmpDir('looks-e2e-');
+    const bin = buildServer();
+    const tool = buildFixtureTool(work);
+    execFileSync(tool, [path.join(work, 'fixture.fxt')]);
+    fs.mkdirSync(path.join(work, 'data'));
+    server = await startServer(bin, path.join(work, 'data'));
+    const r = await fetch(server.url + '/api/traces?name=fixture.fxt&wait=1', {
+      method: 'POST', body: fs.readFileSync(path.join(work, 'fixture.fxt')),
+    });
+    assert.ok(r.ok, 'upload: ' + r.status);
+    traceId = (await r.json()).id;
+    browser = await launchBrowser([], { width: 1024, height: 700 });
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+  });
+
+  after(() => closeAll(browser, server, work));
+
+  it('keeps every control of the top bar on screen in a 1024 px window', async () => {
+    await page.goto(`${server.url}/?trace=${traceId}`);
+    await waitIdle(page);
+    const out = await page.evaluate(() => {
+      const W = document.documentElement.clientWidth;
+      const bar = document.querySelector('header.topbar');
+      return [...bar.querySelectorAll('a, button, input')]
+        .filter((e) => !e.classList.contains('help'))
+        .map((e) => ({ text: e.textContent || e.placeholder, r: e.getBoundingClientRect() }))
+        .filter(({ r }) => r.width === 0 || r.right > W + 0.5 || r.left < 0)
+        .map(({ text }) => text);
+    });
+    assert.deepEqual(out, [], 'controls off screen or squeezed to nothing');
+    const links = await page.$$eval('header.topbar .page-link', (els) => els.map((e) => e.textContent));
+    assert.ok(links.some((t) => t.includes('Info')), 'the page links are there: ' + links.join(', '));
+    assert.deepEqual(pageErrors, []);
+  });
+});
