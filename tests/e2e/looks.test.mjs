@@ -58,4 +58,16 @@ describe('looks', { timeout: 120000 }, () => {
     assert.ok(links.some((t) => t.includes('Info')), 'the page links are there: ' + links.join(', '));
     assert.deepEqual(pageErrors, []);
   });
+
+  it('writes each track\'s name inside its track, thread states included', async () => {
+    await page.goto(`${server.url}/?trace=${traceId}`);
+    await waitIdle(page);
+    const out = await page.$$eval('.labels .track-label', (els) => els.map((e) => {
+      const r = e.getBoundingClientRect();
+      const n = e.querySelector('.name').getBoundingClientRect();
+      return { key: e.dataset.key, text: e.textContent, inside: n.top >= r.top - 0.5 && n.bottom <= r.bottom + 0.5 };
+    }));
+    assert.ok(out.some((l) => l.text.startsWith('thread state')), 'the fixture has thread state tracks');
+    assert.deepEqual(out.filter((l) => !l.inside).map((l) => l.key), [], 'labels that spill out of their track');
+  });
 });
