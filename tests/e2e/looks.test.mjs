@@ -1,7 +1,7 @@
 // End-to-end test of what the timeline looks like in daily use, on the
 // fixture trace (make_fixture): at a small window (1024x700) every control
 // of the top bar stays on screen, and each track's label fits inside its
-// track.
+// track; counter values of any size are written short.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -69,5 +69,14 @@ describe('looks', { timeout: 120000 }, () => {
     }));
     assert.ok(out.some((l) => l.text.startsWith('thread state')), 'the fixture has thread state tracks');
     assert.deepEqual(out.filter((l) => !l.inside).map((l) => l.key), [], 'labels that spill out of their track');
+  });
+
+  it('writes counter values of any size short', async () => {
+    const got = await page.evaluate(async () => {
+      const { fmtValue } = await import('/js/format.js');
+      return [18446744073709551615, 1.5e12, -4e9, 12345, 999, 0.5, 1 / 3, 9e-9, 1000.5, 1e21].map(fmtValue);
+    });
+    // a uint64 counter near 2^64 was "18446744073.71 G"; 9e-9 was "9.000e-9"
+    assert.deepEqual(got, ['18.45 E', '1.5 T', '-4 G', '12.3 k', '999', '0.5', '0.3333', '9e-9', '1001', '1e+21']);
   });
 });
