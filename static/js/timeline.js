@@ -17,7 +17,6 @@ import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
-import { damage } from './library.js';
 import {
   FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
   drawStates,
@@ -221,7 +220,12 @@ export class TimelinePage {
     const t = this.trace;
     const diag = t.diagnostics || {};
     const parts = [];
+    // while a trace is recorded (or ingested) its open slices are still
+    // running and its last record still arriving, not damaged: they count
+    // once it is whole
+    const growing = t.status === 'live' || t.status === 'ingesting';
     for (const [k, v] of Object.entries(diag)) {
+      if (growing && (k === 'unterminated_slices' || k === 'truncated_bytes')) continue;
       if (Number(v) > 0) parts.push(`${k.replace(/_/g, ' ')}: ${fmtCount(v)}`);
     }
     for (const p of t.providers || []) {
@@ -229,7 +233,7 @@ export class TimelinePage {
     }
     // an upload's preview while it is ingested (docs/API.md "Previews")
     const preview = t.status === 'ingesting' && t.preview;
-    if (damage(diag) === 0 && parts.length === 0 && !preview) {
+    if (parts.length === 0 && !preview) {
       this.banner.classList.add('hidden'); // a preview's or a window's, once the trace is whole
       return;
     }

@@ -1,17 +1,19 @@
 // End-to-end test of what the timeline looks like in daily use, on the
 // fixture trace (make_fixture): at a small window (1024x700) every control
 // of the top bar stays on screen, and each track's label fits inside its
-// track; counter values of any size are written short.
+// track; counter values of any size are written short; a live trace's
+// slices still open are not called damage.
 //
 //   node --test tests/e2e/looks.test.mjs
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import {
-  buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll,
+  ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll, until,
 } from './helpers.mjs';
 
 let server;
@@ -24,7 +26,7 @@ const pageErrors = [];
 describe('looks', { timeout: 120000 }, () => {
   before(async () => {
     work = tmpDir('looks-e2e-');
-    const bin = buildServer();
+    const bin = buildServer(['build/rel/gen_fxt']);
     const tool = buildFixtureTool(work);
     execFileSync(tool, [path.join(work, 'fixture.fxt')]);
     fs.mkdirSync(path.join(work, 'data'));
@@ -78,5 +80,35 @@ describe('looks', { timeout: 120000 }, () => {
     });
     // a uint64 counter near 2^64 was "18446744073.71 G"; 9e-9 was "9.000e-9"
     assert.deepEqual(got, ['18.45 E', '1.5 T', '-4 G', '12.3 k', '999', '0.5', '0.3333', '9e-9', '1001', '1e+21']);
+  });
+
+  it('does not call a live trace damaged for the slices it has not ended yet', async () => {
+    const file = path.join(work, 'live.fxt');
+    execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '20000', '--threads', '2', '--seed', '5', file]);
+    const bytes = fs.readFileSync(file);
+    const u = new URL(server.url + '/api/traces?live=1&name=recording');
+    const stream = http.request({ hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST' });
+    stream.on('error', () => {});
+    try {
+      stream.write(bytes.subarray(0, bytes.length >> 1));
+      const t = await until('a snapshot with slices still open', async () => {
+        const r = await (await fetch(server.url + '/api/traces?status=live')).json();
+        const live = r.traces.find((x) => x.name === 'recording');
+        if (!live) return null;
+        const d = await (await fetch(`${server.url}/api/traces/${live.id}`)).json();
+        return d.diagnostics && Number(d.diagnostics.unterminated_slices) > 0 ? d : null;
+      });
+      // half a good trace: slices begun and not yet ended, and maybe the
+      // start of a record whose rest has not come
+      const others = Object.entries(t.diagnostics)
+        .filter(([k, v]) => k !== 'unterminated_slices' && k !== 'truncated_bytes' && Number(v) > 0);
+      assert.deepEqual(others, [], 'the first half of a good trace has no other diagnostic');
+      await page.goto(`${server.url}/?trace=${t.id}`);
+      await waitIdle(page);
+      const banner = await page.$eval('.banner.diagnostics', (e) => ({ hidden: e.classList.contains('hidden'), text: e.textContent }));
+      assert.ok(banner.hidden, 'no diagnostics banner while recording: ' + banner.text);
+    } finally {
+      stream.end();
+    }
   });
 });
