@@ -644,8 +644,12 @@ export class TimelinePage {
 
   drawCounterTrack(ctx, v, it, c, y, h) {
     drawCounter(ctx, v, it, c, y, h);
+    // the scale's top, on a light backing: a dense plot runs under it
+    const top = fmtValue(it.max);
+    ctx.fillStyle = 'rgba(255,255,255,0.85)';
+    ctx.fillRect(1, y + 2, ctx.measureText(top).width + 6, 14);
     ctx.fillStyle = '#555';
-    ctx.fillText(fmtValue(it.max), 4, y + 9);
+    ctx.fillText(top, 4, y + 9);
     const { hover, mouse } = this.input;
     if (hover && hover.track === it && hover.point) {
       const p = hover.point;

@@ -1,8 +1,8 @@
 // End-to-end test of what the timeline looks like in daily use, on the
 // fixture trace (make_fixture): at a small window (1024x700) every control
 // of the top bar stays on screen, and each track's label fits inside its
-// track; counter values of any size are written short; a live trace's
-// slices still open are not called damage.
+// track; counter values of any size are written short, and readable over
+// their plot; a live trace's slices still open are not called damage.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -80,6 +80,28 @@ describe('looks', { timeout: 120000 }, () => {
     });
     // a uint64 counter near 2^64 was "18446744073.71 G"; 9e-9 was "9.000e-9"
     assert.deepEqual(got, ['18.45 E', '1.5 T', '-4 G', '12.3 k', '999', '0.5', '0.3333', '9e-9', '1001', '1e+21']);
+  });
+
+  it('writes a counter\'s scale over a light backing, not under its plot', async () => {
+    await page.goto(`${server.url}/?trace=${traceId}`);
+    await waitIdle(page);
+    // queue_depth is at its maximum (5) over [7 ms, 8 ms): there the plot's
+    // top line runs right through the scale's label
+    await page.evaluate(() => window.__viewer.setView(7100000, 7900000));
+    await waitIdle(page);
+    const px = await page.evaluate(() => {
+      const tr = window.__viewer.tracks().find((t) => t.kind === 'counter');
+      const cv = document.querySelector('.tl-canvas');
+      const dpr = window.devicePixelRatio || 1;
+      const ctx = cv.getContext('2d');
+      const out = [];
+      for (let y = tr.top + 3; y <= tr.top + 6; y++) {
+        const d = ctx.getImageData(Math.round(2 * dpr), Math.round(y * dpr), 1, 1).data;
+        out.push(Math.min(d[0], d[1], d[2]));
+      }
+      return out;
+    });
+    assert.ok(px.every((c) => c > 190), 'dark pixels where the label is written: ' + px.join(', '));
   });
 
   it('does not call a live trace damaged for the slices it has not ended yet', async () => {
