@@ -297,6 +297,11 @@ export class TimelinePage {
     this.pinnedLabels.style.height = pinnedHeight + 'px';
     this.pinnedLabels.classList.toggle('hidden', pinnedHeight === 0);
     for (const r of rows) (r.pinned ? this.pinnedLabels : this.labels).append(this.labelFor(r.item, r.y, r.h));
+    if (rows.length === 0) {
+      const q = this.trackFilter.value.trim();
+      this.labels.append(el('div', { className: 'tracks-empty' },
+        q ? `No track matches "${q}".` : 'This trace has no tracks: it holds no events.'));
+    }
     this.resize();
   }
 

@@ -1,8 +1,9 @@
 // End-to-end test of what the timeline looks like in daily use, on the
 // fixture trace (make_fixture): at a small window (1024x700) every control
-// of the top bar stays on screen, and each track's label fits inside its
-// track; counter values of any size are written short, and readable over
-// their plot; a live trace's slices still open are not called damage.
+// of the top bar stays on screen; each track's label fits inside its
+// track; a track filter that matches nothing says so; counter values of
+// any size are written short, and readable over their plot; a live
+// trace's slices still open are not called damage.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -71,6 +72,17 @@ describe('looks', { timeout: 120000 }, () => {
     }));
     assert.ok(out.some((l) => l.text.startsWith('thread state')), 'the fixture has thread state tracks');
     assert.deepEqual(out.filter((l) => !l.inside).map((l) => l.key), [], 'labels that spill out of their track');
+  });
+
+  it('says so when the track filter matches no track', async () => {
+    await page.goto(`${server.url}/?trace=${traceId}`);
+    await waitIdle(page);
+    await page.fill('.track-filter', 'no-such-track');
+    await page.waitForFunction(() => window.__viewer.tracks().length === 0);
+    assert.equal((await page.textContent('.tracks-empty')).trim(), 'No track matches "no-such-track".');
+    await page.fill('.track-filter', '');
+    await page.waitForFunction(() => window.__viewer.tracks().length > 0);
+    assert.equal(await page.$('.tracks-empty'), null, 'the message goes with the filter');
   });
 
   it('writes counter values of any size short', async () => {
