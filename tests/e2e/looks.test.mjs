@@ -2,8 +2,9 @@
 // fixture trace (make_fixture): at a small window (1024x700) every control
 // of the top bar stays on screen; each track's label fits inside its
 // track; a track filter that matches nothing says so; counter values of
-// any size are written short, and readable over their plot; a live
-// trace's slices still open are not called damage.
+// any size are written short, readable over their plot and given in full
+// in the details; a live trace's slices still open are not called
+// damage.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -114,6 +115,31 @@ describe('looks', { timeout: 120000 }, () => {
       return out;
     });
     assert.ok(px.every((c) => c > 190), 'dark pixels where the label is written: ' + px.join(', '));
+  });
+
+  it('gives a counter point\'s value in full in the details', async () => {
+    const file = path.join(work, 'counters.fxt');
+    execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '5000', '--threads', '2', '--seed', '5', file]);
+    const up = await fetch(server.url + '/api/traces?name=counters&wait=1', { method: 'POST', body: fs.readFileSync(file) });
+    const t = await up.json();
+    await page.goto(`${server.url}/?trace=${t.id}`);
+    await waitIdle(page);
+    // a view narrow enough that the points are single, not summaries
+    const mid = (t.start_ns + t.end_ns) / 2;
+    await page.evaluate((m) => window.__viewer.setView(m - 20000, m + 20000), mid);
+    const find = () => page.evaluate(() => window.__viewer.tracks().find((r) => r.title === 'memory_usage.allocated'));
+    assert.ok(await find(), 'gen_fxt writes memory_usage.allocated');
+    await page.evaluate((y) => { document.querySelector('.tl-scroll').scrollTop = y; }, (await find()).y);
+    await waitIdle(page);
+    const tr = await find();
+    const cv = await page.locator('.tl-canvas').boundingBox();
+    await page.mouse.click(cv.x + cv.width / 2, cv.y + tr.top + tr.h / 2);
+    await page.waitForSelector('.counter-exact:not(:empty)', { timeout: 5000 });
+    const short = await page.textContent('.counter-value');
+    const exact = await page.textContent('.counter-exact');
+    // the byte count is millions: "14.2 M" alone hid the last six digits
+    assert.match(short, /^\d+(\.\d+)? M$/);
+    assert.match(exact, /^ \(\d{7,}\)$/);
   });
 
   it('does not call a live trace damaged for the slices it has not ended yet', async () => {
