@@ -1,10 +1,10 @@
-// End-to-end test of what the timeline looks like in daily use, on the
-// fixture trace (make_fixture): at a small window (1024x700) every control
-// of the top bar stays on screen; each track's label fits inside its
-// track; a track filter that matches nothing says so; counter values of
-// any size are written short, readable over their plot and given in full
-// in the details; a live trace's slices still open are not called
-// damage.
+// End-to-end test of what the viewer looks like in daily use, mostly on
+// the fixture trace (make_fixture), in a small window (1024x700): every
+// control of the top bar stays on screen and the library's placeholders
+// fit their boxes; each track's label fits inside its track; a track
+// filter that matches nothing says so; counter values of any size are
+// written short, readable over their plot and given in full in the
+// details; a live trace's slices still open are not called damage.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -61,6 +61,21 @@ describe('looks', { timeout: 120000 }, () => {
     const links = await page.$$eval('header.topbar .page-link', (els) => els.map((e) => e.textContent));
     assert.ok(links.some((t) => t.includes('Info')), 'the page links are there: ' + links.join(', '));
     assert.deepEqual(pageErrors, []);
+  });
+
+  it('fits the library\'s placeholders inside their boxes', async () => {
+    await page.goto(server.url + '/');
+    await page.waitForSelector('.lib-toolbar .filter');
+    const cut = await page.$$eval('.library input[placeholder], .library textarea[placeholder]', (els) => els.map((e) => {
+      const cs = getComputedStyle(e);
+      const c = document.createElement('canvas').getContext('2d');
+      c.font = cs.font;
+      const line = e.placeholder.split('\n')[0];
+      const room = e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      return c.measureText(line).width <= room ? null : line;
+    }).filter(Boolean));
+    // the filter's said 'Filter: name  build=1234  status:ready  form', cut
+    assert.deepEqual(cut, [], 'placeholders cut at the box\'s edge');
   });
 
   it('writes each track\'s name inside its track, thread states included', async () => {
