@@ -128,9 +128,10 @@ export class CapturePage {
       this.pastEl.append(el('p', { className: 'hint' }, 'None yet.'));
       return;
     }
+    const providers = (n) => `${n} provider${n === 1 ? '' : 's'}`;
     this.pastEl.append(el('ul', null, ...list.map((c) => el('li', null,
       c.trace_id ? el('a', { href: '/?trace=' + c.trace_id }, c.name) : c.name,
-      ` · ${c.config.buffering_mode} · ${(c.provider_stats || []).length} providers`))));
+      ` · ${c.config.buffering_mode} · ${providers((c.provider_stats || []).length)}`))));
   }
 
   async act(fn) {

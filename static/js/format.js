@@ -123,13 +123,29 @@ export function colorFor(name) {
   return c;
 }
 
-// A counter value in short form: 1.5 M, 12.3 k, 0.1235.
+const VALUE_UNITS = [
+  [1e18, 'E'],
+  [1e15, 'P'],
+  [1e12, 'T'],
+  [1e9, 'G'],
+  [1e6, 'M'],
+];
+
+// A counter value in short form: 1.5 M, 12.3 k, 0.1235, 9e-9; never more
+// than about five digits (a uint64 counter near 2^64 is "18.45 E").
 export function fmtValue(v) {
   if (!Number.isFinite(v)) return String(v);
   const a = Math.abs(v);
-  if (a >= 1e9) return (v / 1e9).toFixed(2).replace(/\.?0+$/, '') + ' G';
-  if (a >= 1e6) return (v / 1e6).toFixed(2).replace(/\.?0+$/, '') + ' M';
+  if (a >= 1e21) return dropZeros(v.toPrecision(4));
+  for (const [scale, unit] of VALUE_UNITS) {
+    if (a >= scale) return (v / scale).toFixed(2).replace(/\.?0+$/, '') + ' ' + unit;
+  }
   if (a >= 1e4) return (v / 1e3).toFixed(1).replace(/\.?0+$/, '') + ' k';
   if (Number.isInteger(v)) return String(v);
-  return v.toPrecision(4);
+  return dropZeros(v.toPrecision(4));
+}
+
+// "9.000e-9" as "9e-9", "0.1200" as "0.12"; digits before the point stay.
+function dropZeros(s) {
+  return s.replace(/\.(\d*?)0+(?=e|$)/, (m, d) => (d ? '.' + d : ''));
 }

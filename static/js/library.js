@@ -52,7 +52,7 @@ export class LibraryPage {
     });
     this.filterInput = el('input', {
       type: 'search', className: 'filter', value: this.filterText,
-      placeholder: 'Filter: name  build=1234  status:ready  format:fxt  pinned:yes  after:2026-11-01  sort:-size',
+      placeholder: 'Filter: name  build=1234  status:ready', // the rest in the title: it must fit the box
       title: 'Words: text in the name, description or a label · key=value: a label equals · label:key · ' +
         'status:ready|failed|… · format:fxt|xray · pinned:yes|no · after:/before:YYYY-MM-DD · min:/max:10M · ' +
         'sort:name|size|created|duration (-sort for descending)',

@@ -192,6 +192,21 @@ export class DetailsPanel {
     }
   }
 
+  // An integer point's value in full (a count, a byte total), read exactly
+  // (a uint64 counter is beyond a double's 2^53), next to its short form
+  // when they differ. A fraction keeps its short form alone: its last
+  // digits are rounding noise (0.3176000000000018).
+  async fillCounterValue(cell, trackId, ts) {
+    try {
+      const r = await api(`${this.page.base}/counters?track=${trackId}&start=${ts}&end=${ts}`, { exact: true });
+      const p = (r.points || []).find((q) => Number(q.ts) === ts);
+      const full = p ? String(p.value) : '';
+      if (/^-?\d+$/.test(full) && full !== fmtValue(Number(full))) cell.textContent = ` (${full})`;
+    } catch {
+      /* the short form stays */
+    }
+  }
+
   async fillParent(info) {
     const cell = this.parentCell;
     try {
@@ -274,7 +289,9 @@ export class DetailsPanel {
     } else if (kind === 'counter') {
       row('Counter', track.title);
       row('Time', fmtTime(it.ts - origin));
-      row('Value', el('span', { title: String(it.value) }, fmtValue(Number(it.value))));
+      const exact = el('span', { className: 'raw counter-exact' });
+      row('Value', el('span', null, el('span', { className: 'counter-value' }, fmtValue(Number(it.value))), exact));
+      if (!it.merged) this.fillCounterValue(exact, track.trackId, it.ts);
       if (it.merged) {
         row('Summarised', `${it.merged} points up to ${fmtTime(it.last_ts - origin)}`);
         row('Min / max', `${fmtValue(Number(it.min))} / ${fmtValue(Number(it.max))}`);

@@ -17,7 +17,6 @@ import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { DataStore } from './data.js';
 import { fmtCount, fmtDur, fmtTime, fmtValue } from './format.js';
-import { damage } from './library.js';
 import {
   FONT, counterAt, drawArrow, drawAxis, drawCounter, drawCpu, drawGrid, drawGroupSummary, drawLogs, drawOverview, drawSlices,
   drawStates,
@@ -221,7 +220,12 @@ export class TimelinePage {
     const t = this.trace;
     const diag = t.diagnostics || {};
     const parts = [];
+    // while a trace is recorded (or ingested) its open slices are still
+    // running and its last record still arriving, not damaged: they count
+    // once it is whole
+    const growing = t.status === 'live' || t.status === 'ingesting';
     for (const [k, v] of Object.entries(diag)) {
+      if (growing && (k === 'unterminated_slices' || k === 'truncated_bytes')) continue;
       if (Number(v) > 0) parts.push(`${k.replace(/_/g, ' ')}: ${fmtCount(v)}`);
     }
     for (const p of t.providers || []) {
@@ -229,7 +233,7 @@ export class TimelinePage {
     }
     // an upload's preview while it is ingested (docs/API.md "Previews")
     const preview = t.status === 'ingesting' && t.preview;
-    if (damage(diag) === 0 && parts.length === 0 && !preview) {
+    if (parts.length === 0 && !preview) {
       this.banner.classList.add('hidden'); // a preview's or a window's, once the trace is whole
       return;
     }
@@ -293,6 +297,11 @@ export class TimelinePage {
     this.pinnedLabels.style.height = pinnedHeight + 'px';
     this.pinnedLabels.classList.toggle('hidden', pinnedHeight === 0);
     for (const r of rows) (r.pinned ? this.pinnedLabels : this.labels).append(this.labelFor(r.item, r.y, r.h));
+    if (rows.length === 0) {
+      const q = this.trackFilter.value.trim();
+      this.labels.append(el('div', { className: 'tracks-empty' },
+        q ? `No track matches "${q}".` : 'This trace has no tracks: it holds no events.'));
+    }
     this.resize();
   }
 
@@ -640,8 +649,12 @@ export class TimelinePage {
 
   drawCounterTrack(ctx, v, it, c, y, h) {
     drawCounter(ctx, v, it, c, y, h);
+    // the scale's top, on a light backing: a dense plot runs under it
+    const top = fmtValue(it.max);
+    ctx.fillStyle = 'rgba(255,255,255,0.85)';
+    ctx.fillRect(1, y + 2, ctx.measureText(top).width + 6, 14);
     ctx.fillStyle = '#555';
-    ctx.fillText(fmtValue(it.max), 4, y + 9);
+    ctx.fillText(top, 4, y + 9);
     const { hover, mouse } = this.input;
     if (hover && hover.track === it && hover.point) {
       const p = hover.point;

@@ -64,6 +64,7 @@ describe('the captures page', { timeout: 180000 }, () => {
     await page.click('button.cap-terminate');
     await page.waitForSelector('.cap-past a');
     assert.equal(await page.textContent('.cap-past a'), 'from the page');
+    assert.match(await page.textContent('.cap-past li'), / · 1 provider$/, 'one provider, in the singular');
     await page.screenshot({ path: path.join(ARTIFACTS, 'captures-done.png') });
   });
 
