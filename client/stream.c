@@ -22,7 +22,7 @@
 
 #include "client.h"
 
-enum { CHUNK = 256 * 1024, POLL_MS = 100 };
+enum { CHUNK = 256 * 1024, POLL_MS = 100, OBJECT_MAX = 1 << 20 };
 
 static volatile sig_atomic_t g_stop;
 
@@ -231,6 +231,26 @@ static int read_reply(int sock, char *out, size_t n)
 	return status;
 }
 
+/* Prints the trace object of the trace the reply at the body's end names
+ * ({"id", "status"}), as docs/API.md promises; the reply itself when the
+ * object cannot be read. */
+static void print_trace(const struct opts *o, const char *reply)
+{
+	const char *id = strstr(reply, "\"id\":");
+	char path[64], err[256], *obj = malloc(OBJECT_MAX);
+
+	if (id != NULL && obj != NULL) {
+		snprintf(path, sizeof(path), "/api/traces/%ld", strtol(id + 5, NULL, 10));
+		if (cl_get(&o->srv, "GET", path, obj, OBJECT_MAX, err, sizeof(err)) == 200 && obj[0] == '{') {
+			printf("%s\n", obj);
+			free(obj);
+			return;
+		}
+	}
+	free(obj);
+	printf("%s\n", reply);
+}
+
 int cl_stream_main(int argc, char **argv)
 {
 	char path[8192], head[9000], reply[4096], err[512], defname[128];
@@ -306,7 +326,7 @@ int cl_stream_main(int argc, char **argv)
 		fprintf(stderr, "trace-server stream: the server answered %d: %s\n", status, reply);
 		return 1;
 	}
-	printf("%s\n", reply);
+	print_trace(&o, reply);
 	fprintf(stderr, "trace-server stream: sent %" PRId64 " bytes\n", sent);
 	return 0;
 }

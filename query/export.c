@@ -350,22 +350,30 @@ static int ex_fill(struct qry_export *e)
 }
 
 /* The pid of the "CPU scheduling" process: one past the greatest pid any
- * process, thread or run has (as stored), or one below the least when that
- * is the greatest integer. 0, or -1 on a database error. */
+ * process, thread, track or run has, compared as the unsigned 64-bit koids
+ * they are (stored with their bits: a pid past 2^63 reads negative); when
+ * that is 2^64 - 1, one past the greatest pid below 2^63, which no event
+ * has either. 0, or -1 on a database error. */
 static int ex_cpu_pid(struct qry_export *e)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	if (sqlite3_prepare_v2(e->db,
-			       "SELECT max(p), min(p) FROM (SELECT pid p FROM processes UNION ALL SELECT pid FROM threads "
-			       "UNION ALL SELECT max(pid) FROM sched UNION ALL SELECT min(pid) FROM sched)",
+			       "SELECT max(CASE WHEN p < 0 THEN p END), max(CASE WHEN p >= 0 THEN p END) FROM "
+			       "(SELECT pid p FROM processes UNION ALL SELECT pid FROM threads UNION ALL "
+			       "SELECT pid FROM tracks UNION ALL SELECT max(pid) FROM sched UNION ALL "
+			       "SELECT min(pid) FROM sched)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t hi = sqlite3_column_int64(st, 0), lo = sqlite3_column_int64(st, 1);
+		uint64_t high = (uint64_t)sqlite3_column_int64(st, 0); /* the greatest at or past 2^63 */
+		int64_t low = sqlite3_column_int64(st, 1);              /* the greatest below 2^63 */
 
-		e->cpu_pid = sqlite3_column_type(st, 0) == SQLITE_NULL ? 1 : hi < INT64_MAX ? hi + 1 : lo - 1;
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL && high != UINT64_MAX)
+			e->cpu_pid = (int64_t)(high + 1);
+		else
+			e->cpu_pid = sqlite3_column_type(st, 1) == SQLITE_NULL ? 1 : (int64_t)((uint64_t)low + 1);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;

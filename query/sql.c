@@ -84,6 +84,27 @@ static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct
 	return QRY_OK;
 }
 
+/* 1 when the text after the statement holds no other (only blanks,
+ * semicolons and comments: "SELECT 1; -- why" is one statement), else 0.
+ * The tail is compiled, never run, under the same authorizer. */
+static int tail_is_empty(sqlite3 *db, const char *tail, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	const char *rest = NULL;
+
+	while (len > 0) {
+		if (sqlite3_prepare_v2(db, tail, (int)len, &st, &rest) != SQLITE_OK || st != NULL) {
+			sqlite3_finalize(st);
+			return 0;
+		}
+		if (rest == NULL || rest == tail)
+			break;
+		len -= (size_t)(rest - tail);
+		tail = rest;
+	}
+	return 1;
+}
+
 int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err)
 {
 	struct sql_clock clk = { 0 };
@@ -100,7 +121,7 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 		rc = qry_fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
 	} else if (st == NULL) {
 		rc = qry_fail(err, QRY_EINVAL, "the body holds no SQL statement");
-	} else if (tail && tail + strspn(tail, " \t\r\n;") < sql + len) {
+	} else if (!tail_is_empty(db, tail, (size_t)(sql + len - tail))) {
 		rc = qry_fail(err, QRY_EINVAL, "send one statement at a time");
 	} else if (!sqlite3_stmt_readonly(st)) {
 		rc = qry_fail(err, QRY_EINVAL, "only statements that read are allowed");

@@ -115,8 +115,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if ((r = req_new(s, method, url)) == NULL)
 			return MHD_NO;
 		*con_cls = r;
-		if (api && !authorized(s, c))
+		if (api && !authorized(s, c)) {
+			r->route = srv_api_route(url, method); /* counted under the route it asked for */
 			return send_unauthorized(c, r);
+		}
 		if (api && srv_api_stream(s, c, r, url, method, &ret))
 			return ret;
 		return MHD_YES;
@@ -143,6 +145,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
 		r->route = "/metrics";
 		return authorized(s, c) ? srv_h_metrics(s, c, r) : send_unauthorized(c, r);
+	}
+	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/metrics") == 0) {
+		r->route = strcmp(url, "/healthz") == 0 ? "/healthz" : "/metrics";
+		return srv_method_not_allowed(c, r, method);
 	}
 	r->route = "static";
 	return srv_static(s, c, r, url, method);

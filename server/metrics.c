@@ -64,7 +64,7 @@ static struct series *series_of(struct srv_metrics *m, const char *route, const 
 	size_t i;
 
 	for (i = 0; i < m->n; i++)
-		if (m->s[i].route == route && strcmp(m->s[i].method, method) == 0)
+		if (strcmp(m->s[i].route, route) == 0 && strcmp(m->s[i].method, method) == 0)
 			return &m->s[i];
 	if (m->n == MAX_SERIES)
 		return NULL;
@@ -263,7 +263,7 @@ enum MHD_Result srv_h_metrics(struct server *s, struct MHD_Connection *c, struct
 		process(&b, s->metrics);
 	if ((body = jb_take(&b, &len)) == NULL)
 		return srv_send_error(c, r, 500, "out_of_memory", "the server ran out of memory building the reply");
-	return srv_send_body(c, r, 200, body, len, "text/plain; version=0.0.4; charset=utf-8");
+	return srv_send_body(c, r, 200, body, len, "text/plain; version=0.0.4");
 }
 
 enum MHD_Result srv_h_healthz(struct server *s, struct MHD_Connection *c, struct req *r)

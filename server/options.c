@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"                     e.g. 50G (default: no bound)\n"
 	"  --live-window SIZE while a live FXT trace streams, its view holds its newest SIZE bytes\n"
 	"                     (and every string, thread and object record before them), e.g. 64M\n"
-	"                     (default: what the server ingests in about 0.4 s, at least 8M)\n"
+	"                     (default: what the server ingests in about 0.2 s, at least 2M)\n"
 	"  --preview-min SIZE an FXT upload of SIZE or more is viewable while it is ingested, through\n"
 	"                     a window (as a live trace's) of the bytes read so far (default 64M;\n"
 	"                     0: never)\n"

@@ -935,6 +935,23 @@ int srv_api_stream(struct server *s, struct MHD_Connection *c, struct req *r, co
 	return 0;
 }
 
+const char *srv_api_route(const char *url, const char *method)
+{
+	const char *known = NULL;
+	int64_t ids[SRV_ROUTE_MAX_IDS];
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (srv_route_match(routes[i].pattern, url, ids) != 0)
+			continue;
+		if (strcmp(routes[i].method, method) == 0)
+			return routes[i].pattern;
+		if (known == NULL)
+			known = routes[i].pattern;
+	}
+	return known;
+}
+
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 			const char *method)
 {
@@ -955,8 +972,10 @@ enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *
 		r->route = routes[i].pattern;
 		return routes[i].fn ? routes[i].fn(&x) : run_query(&x, &routes[i]); /* a stream route never gets here */
 	}
-	if (path_known)
+	if (path_known) {
+		r->route = srv_api_route(url, method); /* the path's route answers 405, as docs/API.md labels it */
 		return srv_method_not_allowed(c, r, method);
+	}
 	if (bad_id)
 		return srv_send_error(c, r, 404, "not_found", "trace ids are positive integers");
 	return srv_send_error(c, r, 404, "not_found", "there is no such endpoint; see docs/API.md");

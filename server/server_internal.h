@@ -167,6 +167,10 @@ struct call {
 int srv_api_stream(struct server *s, struct MHD_Connection *c, struct req *r, const char *url, const char *method,
 		   enum MHD_Result *ret);
 /* Answers an /api/ request, its body (if any) already read. */
+/* The pattern of the route that answers method on url: the route of
+ * both, else the first route of the path (which answers 405), else NULL
+ * (a path no route knows). A static string. */
+const char *srv_api_route(const char *url, const char *method);
 enum MHD_Result srv_api(struct server *s, struct MHD_Connection *c, struct req *r, const char *url,
 			const char *method);
 

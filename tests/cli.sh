@@ -146,6 +146,12 @@ check "--store on a directory library: exit 1" [ "$RC" -eq 1 ]
 check "its files are left as they were" [ -e "$T/d5/traces/1/source" ]
 check "the message says why" has_err 'holds the traces of a library kept in the directory'
 
+run "$SERVER" serve --help
+check "serve --help exits 0" [ "$RC" -eq 0 ]
+# docs/API.md: "by default what the server ingests in about 0.2 s, at least 2 MB"
+check "serve --help gives the live window's default as docs/API.md does" \
+	grep -q 'ingests in about 0.2 s, at least 2M)' "$T/out" "$T/err"
+
 run "$SERVER"
 check "no arguments: usage on stderr, exit 2" [ "$RC" -eq 2 ]
 check "the usage names the ingest command" has_err 'trace-server ingest FILE'

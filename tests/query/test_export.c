@@ -646,12 +646,67 @@ static void test_export_exact_values(void **state)
 	free(text);
 }
 
+/* The pid of the "CPU scheduling" process of a trace of one process past
+ * 2^63: one past it, compared as the unsigned koid it is (docs/API.md,
+ * Export: "one past the greatest pid of the trace"). */
+static char *export_of(const struct fxtw *w)
+{
+	struct qry_error err = { 0 };
+	struct qry_export *e;
+	struct tdb t;
+	struct jbuf out;
+	char buf[4096];
+	long n;
+
+	tdb_ingest(&t, w);
+	assert_int_equal(t.rc, INGEST_OK);
+	if ((e = qry_export_open(t.path, NULL, &err)) == NULL)
+		fail_msg("qry_export_open: %s", err.msg);
+	jb_init(&out);
+	while ((n = qry_export_read(e, buf, sizeof(buf))) > 0)
+		jb_raw(&out, buf, (size_t)n);
+	assert_int_equal(n, 0);
+	qry_export_close(e);
+	tdb_close(&t);
+	return jb_take(&out, NULL);
+}
+
+static void test_export_cpu_pid_past_2_63(void **state)
+{
+	static const uint64_t pids[] = { (UINT64_C(1) << 63) + 10, UINT64_MAX };
+	static const char *const want[] = {
+		"\"pid\":9223372036854775819,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"CPU scheduling\"}",
+		"\"pid\":6,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"CPU scheduling\"}",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct fxtw w;
+		char *text;
+
+		fxtw_init(&w, 0);
+		fxtw_magic(&w);
+		fxtw_thread(&w, 1, pids[i], 20);
+		fxtw_thread(&w, 2, 5, 21); /* a small pid too: the greatest is past 2^63 */
+		fxtw_complete(&w, FXTW_TIDX(1), FXTW_INL("c"), FXTW_INL("work"), 100, 200, NULL, 0);
+		fxtw_complete(&w, FXTW_TIDX(2), FXTW_INL("c"), FXTW_INL("other"), 100, 200, NULL, 0);
+		fxtw_context_switch(&w, 0, 2, 100, 0, 20, NULL, 0);
+		text = export_of(&w);
+		if (strstr(text, want[i]) == NULL)
+			fail_msg("the export lacks %s in %s", want[i], text);
+		free(text);
+		fxtw_fini(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_export_matches_database),
 		cmocka_unit_test(test_export_small_reads_and_process_name),
 		cmocka_unit_test(test_export_exact_values),
+		cmocka_unit_test(test_export_cpu_pid_past_2_63),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, setup, teardown);

@@ -614,6 +614,9 @@ static void test_sql_values(void **state)
 	sql_ok("SELECT name, ts, dur FROM slice_view WHERE name IN ('A', 'C') ORDER BY ts",
 	       "{\"columns\":[\"name\",\"ts\",\"dur\"],\"rows\":[[\"A\",100,100],[\"C\",500,-1]],\"truncated\":false}");
 	sql_ok("SELECT 1 WHERE 0", "{\"columns\":[\"1\"],\"rows\":[],\"truncated\":false}");
+	/* one statement, then only comments and semicolons */
+	sql_ok("SELECT 1 AS one; -- the answer\n", "{\"columns\":[\"one\"],\"rows\":[[1]],\"truncated\":false}");
+	sql_ok("SELECT 1 AS one /* a */ ; /* b */ ;\n-- c", "{\"columns\":[\"one\"],\"rows\":[[1]],\"truncated\":false}");
 	/* reading the schema is reading */
 	sql_ok("SELECT count(*) > 0 FROM sqlite_master", "{\"columns\":[\"count(*) > 0\"],\"rows\":[[1]],\"truncated\":false}");
 }
@@ -669,6 +672,9 @@ static void test_sql_refused(void **state)
 		/* one statement at a time, and one at least */
 		"SELECT 1; SELECT 2",
 		"SELECT 1; DELETE FROM slices",
+		"SELECT 1; -- then\nSELECT 2",
+		"SELECT 1; /* then */ SELECT 2",
+		"SELECT 1; garbage",
 		"",
 		"  ;  ",
 		"-- nothing",

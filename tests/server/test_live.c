@@ -401,11 +401,28 @@ static void t_token(void **state)
 	t_start(NULL);
 }
 
+/* The JSON document in file path (fails the test when it is not one). */
+static cJSON *read_json_file(const char *path)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+	cJSON *j;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((j = cJSON_Parse(buf)) == NULL)
+		fail_msg("%s is not JSON: %.300s", path, buf);
+	return j;
+}
+
 /* trace-server stream: standard input, and a file followed as it grows
  * (until --idle), each ends as the same rows as the archive's. */
 static void t_stream_command(void **state)
 {
-	char cmd[2048], ref[200], db[200];
+	char cmd[2048], ref[200], db[200], out[200];
 	size_t half = W.n / 2 + 1;
 	int64_t id;
 	cJSON *t;
@@ -413,10 +430,18 @@ static void t_stream_command(void **state)
 	(void)state;
 	t_fmt(ref, sizeof(ref), "%s/ref-cmd.db", W.root);
 	ingest_prefix(W.n, ref);
-	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:%d --name piped - < %s > /dev/null 2>> %s",
-	      W.exe, W.srv.port, W.archive, W.log);
+	t_fmt(out, sizeof(out), "%s/stream.out", W.root);
+	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:%d --name piped - < %s > %s 2>> %s",
+	      W.exe, W.srv.port, W.archive, out, W.log);
 	assert_int_equal(system(cmd), 0);
 	id = new_id("piped");
+	/* it prints the trace object once the trace is received whole */
+	t = read_json_file(out);
+	assert_int_equal(num(t, "id"), id);
+	assert_string_equal(str(t, "name"), "piped");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "stream"), "state"), "complete");
+	assert_int_equal(num(t, "size_bytes"), W.n);
+	cJSON_Delete(t);
 	t = wait_visible(id, W.n, "ready");
 	assert_string_equal(str(t, "name"), "piped");
 	cJSON_Delete(t);

@@ -174,6 +174,31 @@ static void t_counts(void **state)
 	free(m);
 }
 
+/* A wrong method on a path a route knows is counted under that route's
+ * pattern ("other" is for a path no route knows); the reply is the
+ * Prometheus text format's Content-Type, as docs/API.md writes it. */
+static void t_wrong_method_and_type(void **state)
+{
+	struct su_req q = { "GET", "/metrics", NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	char type[128], *m;
+
+	(void)state;
+	t_error("GET", "/api/traces/1/query", NULL, 405, "method_not_allowed");
+	t_error("DELETE", "/api/traces/1/tracks", NULL, 405, "method_not_allowed");
+	m = metrics_when("trace_server_http_requests_total{route=\"/api/traces/{id}/tracks\",method=\"DELETE\",status=\"405\"}", 1);
+	well_formed(m);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}/query\",method=\"GET\",status=\"405\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}/tracks\",method=\"DELETE\",status=\"405\"}") == 1);
+	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"other\",method=\"GET\",status=\"405\"}") < 0);
+	free(m);
+	assert_int_equal(su_request(api_port, &q, &r, 30000), 0);
+	assert_int_equal(r.status, 200);
+	assert_non_null(su_header(&r, "Content-Type", type, sizeof(type)));
+	assert_string_equal(type, "text/plain; version=0.0.4");
+	su_resp_free(&r);
+}
+
 /* The trace store's directory gone: 503, saying which part is down. */
 static void t_store_gone(void **state)
 {
@@ -200,6 +225,7 @@ static void t_token(void **state)
 {
 	char tok[200], *body;
 	FILE *f;
+	int i;
 
 	(void)state;
 	t_fmt(tok, sizeof(tok), "%s/token", W.root);
@@ -213,7 +239,17 @@ static void t_token(void **state)
 		api_start(&W.srv, W.exe, W.data, W.log, extra);
 	}
 	free(get_text("/metrics", NULL, 401));
-	body = get_text("/metrics", "Authorization: Bearer metrics-token-0123456789\r\n", 200);
+	free(get_text("/api/traces", NULL, 401));
+	/* counted under the route asked for, which answered 401, as it ends */
+	for (i = 0;; i++) {
+		body = get_text("/metrics", "Authorization: Bearer metrics-token-0123456789\r\n", 200);
+		if (api_metric_sample(body, "trace_server_http_requests_total{route=\"/api/traces\",method=\"GET\",status=\"401\"}") == 1)
+			break;
+		free(body);
+		if (i == 500)
+			fail_msg("GET /api/traces without the token is not counted under /api/traces");
+		su_sleep_ms(20);
+	}
 	well_formed(body);
 	free(body);
 	cJSON_Delete(t_get("/healthz"));
@@ -252,6 +288,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_healthz),
 		cmocka_unit_test(t_counts),
+		cmocka_unit_test(t_wrong_method_and_type),
 		cmocka_unit_test(t_store_gone),
 		cmocka_unit_test(t_token),
 	};
