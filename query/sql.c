@@ -121,7 +121,7 @@ int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct q
 		rc = qry_fail(err, QRY_EINVAL, "the statement cannot run: %s", sqlite3_errmsg(db));
 	} else if (st == NULL) {
 		rc = qry_fail(err, QRY_EINVAL, "the body holds no SQL statement");
-	} else if (!tail_is_empty(db, tail, (size_t)(sql + len - tail))) {
+	} else if (tail != NULL && !tail_is_empty(db, tail, (size_t)(sql + len - tail))) {
 		rc = qry_fail(err, QRY_EINVAL, "send one statement at a time");
 	} else if (!sqlite3_stmt_readonly(st)) {
 		rc = qry_fail(err, QRY_EINVAL, "only statements that read are allowed");
