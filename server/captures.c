@@ -370,11 +370,31 @@ enum MHD_Result srv_h_capture_start(struct call *x)
 	return send_capture(x, 200);
 }
 
+/* The wait for the providers' STOPPED after a STOP, as a long poll: 1 once
+ * it is over (cap_stop_finish done), else 0 with *res the handler's answer
+ * (the request parked for more waiting, or an error sent). */
+static int stop_waited(struct call *x, enum MHD_Result *res)
+{
+	int rc = cap_stop_done(x->s->cap, x->ids[0]);
+
+	if (rc < 0) {
+		*res = send_cap_error(x, rc, "");
+		return 0;
+	}
+	if (!wait_more(x, rc == 1)) {
+		*res = MHD_YES;
+		return 0;
+	}
+	cap_stop_finish(x->s->cap, x->ids[0]);
+	return 1;
+}
+
 /* POST /api/captures/{id}/stop: StopTracing with StopOptions; answers the
  * StopResult when every provider has stopped (or after 5 s). */
 enum MHD_Result srv_h_capture_stop(struct call *x)
 {
 	static const char *const known[] = { "write_results" };
+	enum MHD_Result res;
 	char err[256] = "";
 	struct jbuf b;
 	int rc;
@@ -398,12 +418,8 @@ enum MHD_Result srv_h_capture_stop(struct call *x)
 			return send_cap_error(x, rc, err);
 		x->r->wait_deadline = cap_now_ms() + STOP_TIMEOUT_MS;
 	}
-	rc = cap_stop_done(x->s->cap, x->ids[0]);
-	if (rc < 0)
-		return send_cap_error(x, rc, "");
-	if (!wait_more(x, rc == 1))
-		return MHD_YES;
-	cap_stop_finish(x->s->cap, x->ids[0]);
+	if (!stop_waited(x, &res))
+		return res;
 	jb_init(&b);
 	cap_stats_json(x->s->cap, x->ids[0], &b);
 	return srv_send_json(x->c, x->r, 200, &b);
@@ -416,6 +432,7 @@ enum MHD_Result srv_h_capture_stop(struct call *x)
  * trace, else the trace would be complete without them. */
 enum MHD_Result srv_h_capture_delete(struct call *x)
 {
+	enum MHD_Result res;
 	char err[256] = "";
 	struct jbuf b;
 	int rc;
@@ -428,14 +445,8 @@ enum MHD_Result srv_h_capture_delete(struct call *x)
 			return send_cap_error(x, rc, err);
 		err[0] = '\0';
 	}
-	if (x->r->wait_deadline != 0) {
-		rc = cap_stop_done(x->s->cap, x->ids[0]);
-		if (rc < 0)
-			return send_cap_error(x, rc, "");
-		if (!wait_more(x, rc == 1))
-			return MHD_YES;
-		cap_stop_finish(x->s->cap, x->ids[0]);
-	}
+	if (x->r->wait_deadline != 0 && !stop_waited(x, &res))
+		return res;
 	rc = cap_terminate(x->s->cap, x->ids[0], err, sizeof(err));
 	if (rc != CAP_OK)
 		return send_cap_error(x, rc, err);
