@@ -250,21 +250,30 @@ static uint8_t *read_all(const char *path, size_t max, size_t *n)
 	return buf;
 }
 
-/* Renames "fn#<id>" strings to the functions' names and notes how many in
- * meta, in one transaction: all of it or, on any error, nothing (*named 0). */
+/* Renames "fn#<id>" strings to the functions' names and notes how many
+ * functions are named in meta, in one transaction: all of it or, on any
+ * error, nothing (*named 0). Functions that earlier symbols named keep their
+ * names (their ids are gone with the "fn#<id>" strings) and stay counted:
+ * *named is every named function, not only this map's, so that a later map
+ * does not make the trace object say that nothing is named. */
 static int apply_names(sqlite3 *db, const struct xray_symbols *sy, uint64_t *named, char *err, size_t errlen)
 {
-	sqlite3_stmt *sel = NULL, *upd = NULL, *meta = NULL;
+	sqlite3_stmt *sel = NULL, *upd = NULL, *meta = NULL, *prev = NULL;
 	int rc = -1, step, begun = 0;
 
 	*named = 0;
-	if (sqlite3_prepare_v2(db, "SELECT id, str FROM strings WHERE str GLOB 'fn#[0-9]*'", -1, &sel, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'symbols_named'", -1, &prev, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT id, str FROM strings WHERE str GLOB 'fn#[0-9]*'", -1, &sel, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE strings SET str = ? WHERE id = ?", -1, &upd, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES ('symbols_named', ?)", -1, &meta, NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto out_finalize;
 	begun = 1;
+	if ((step = sqlite3_step(prev)) == SQLITE_ROW && sqlite3_column_int64(prev, 0) > 0)
+		*named = (uint64_t)sqlite3_column_int64(prev, 0);
+	else if (step != SQLITE_ROW && step != SQLITE_DONE)
+		goto out_finalize;
 	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
 		unsigned long id = strtoul((const char *)sqlite3_column_text(sel, 1) + 3, NULL, 10);
 		const char *name = id <= UINT32_MAX ? xray_symbols_name(sy, (uint32_t)id) : NULL;
@@ -291,6 +300,7 @@ out_finalize:
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		*named = 0;
 	}
+	sqlite3_finalize(prev);
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
 	sqlite3_finalize(meta);

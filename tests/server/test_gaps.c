@@ -126,6 +126,13 @@ static const char SYMBOLS_YAML[] =
 	"function-name: 'work(int)', version: 2 }\n"
 	"...\n";
 
+/* A later map that names only function 2, as before. */
+static const char SYMBOLS_YAML_AGAIN[] =
+	"---\n"
+	"- { id: 2, address: 0x401020, function: 0x401020, kind: function-enter, always-instrument: false, "
+	"function-name: 'work(int)', version: 2 }\n"
+	"...\n";
+
 /* The stats reply holds has and not hasnt. */
 static void expect_stats(const char *path, const char *has, const char *hasnt)
 {
@@ -140,7 +147,7 @@ static void expect_stats(const char *path, const char *has, const char *hasnt)
 
 static void t_symbols_drop_cached_replies(void **state)
 {
-	char slices[160], stats[96], got[256];
+	char slices[160], stats[96], got[256], got_symbols[96];
 	struct xrw w;
 	cJSON *t;
 	int64_t id, track;
@@ -163,8 +170,8 @@ static void t_symbols_drop_cached_replies(void **state)
 	}
 	expect_stats(stats, "\"fn#2\"", "\"main\"");
 
-	t_fmt(got, sizeof(got), "/api/traces/%" PRId64 "/symbols", id);
-	t = t_send(-1, "POST", got, SYMBOLS_YAML, strlen(SYMBOLS_YAML), 200);
+	t_fmt(got_symbols, sizeof(got_symbols), "/api/traces/%" PRId64 "/symbols", id);
+	t = t_send(-1, "POST", got_symbols, SYMBOLS_YAML, strlen(SYMBOLS_YAML), 200);
 	assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(t, "symbols"), "named"), 2);
 	cJSON_Delete(t);
 
@@ -172,6 +179,15 @@ static void t_symbols_drop_cached_replies(void **state)
 	get_names(-1, slices, got, sizeof(got));
 	assert_string_equal(got, "main,work(int),main");
 	expect_stats(stats, "\"work(int)\"", "fn#");
+
+	/* a second map names nothing new: the functions stay named, and the
+	 * trace object still says so (no hint "functions are named fn#<id>") */
+	t = t_send(-1, "POST", got_symbols, SYMBOLS_YAML_AGAIN, strlen(SYMBOLS_YAML_AGAIN), 200);
+	assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(t, "symbols"), "named"), 2);
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "symbols"), "hint"));
+	cJSON_Delete(t);
+	get_names(-1, slices, got, sizeof(got));
+	assert_string_equal(got, "main,work(int),main");
 }
 
 /* ---- the database pool and replaced files -------------------------------- */
