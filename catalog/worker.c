@@ -216,6 +216,10 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 		r->symbols_named = (int64_t)res->symbols_named;
 		free(r->symbols_error);
 		r->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
+		if (res->symbols_error[0]) { /* refused: it names nothing, nor the process */
+			free(r->binary_name);
+			r->binary_name = NULL;
+		}
 		r->indexed = indexed;
 	} else if (rc == INGEST_ECANCEL && c->stop) {
 		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
@@ -477,6 +481,8 @@ static void rec_state(struct trace_rec *out, const struct trace_rec *r, const st
 		out->summary = summary;
 		out->symbols_named = (int64_t)res->symbols_named;
 		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
+		if (res->symbols_error[0])
+			out->binary_name = NULL; /* refused: it names nothing, nor the process (r's string) */
 		out->indexed = indexed;
 		snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
 		out->error_code[0] = '\0';
@@ -504,6 +510,10 @@ static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
 	r->start_ns = st->start_ns;
 	r->end_ns = st->end_ns;
 	r->symbols_named = st->symbols_named;
+	if (st->binary_name == NULL) { /* symbols refused (rec_state): no binary names the process */
+		free(r->binary_name);
+		r->binary_name = NULL;
+	}
 	r->indexed = st->indexed;
 	r->stored = st->stored;
 }

@@ -135,6 +135,23 @@ describe('xray symbols in the viewer', { timeout: 120000 }, () => {
     return (built = { demo, log });
   }
 
+  it('keeps no binary name for a binary refused as symbols', async () => {
+    // an ELF binary without an XRay instrumentation map names no function,
+    // so it does not name the process either (docs/API.md, Export)
+    const form = new FormData();
+    form.append('file', new Blob([fs.readFileSync(LOG)]), 'v5.xray');
+    form.append('binary', new Blob([fs.readFileSync('/bin/true')]), 'true');
+    const up = await json(server.url + '/api/traces?name=refused&wait=1', { method: 'POST', body: form });
+    assert.equal(up.status, 201, JSON.stringify(up.body));
+    assert.equal(up.body.status, 'ready');
+    assert.ok(up.body.symbols.error, 'the refusal says why: ' + JSON.stringify(up.body.symbols));
+    assert.equal(up.body.symbols.named, 0);
+    assert.equal(up.body.symbols.binary, null);
+    const ex = await (await fetch(`${server.url}/api/traces/${up.body.id}/export?format=chrome-json`)).json();
+    const names = ex.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args.name);
+    assert.ok(!names.includes('true'), 'the process is not named after the refused binary: ' + names);
+  });
+
   it('shows a real clang-instrumented program\'s trace by name, on its whole range', async (t) => {
     const b = buildDemo();
     if (!b) {
