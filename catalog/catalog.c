@@ -922,6 +922,16 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
 	return r;
 }
 
+/* Whether this server removes r's files when r goes: its own trace, or
+ * any trace with a shared store (docs/DEPLOY.md, "Deleting a trace ...
+ * deletes its objects and its cached files"): there every server reaches
+ * the objects, and each holds its own cached copies, which no other
+ * server would ever remove. The server that uploaded it may be gone. */
+static int files_here(const struct catalog *c, const struct trace_rec *r)
+{
+	return !r->foreign || c->jobs;
+}
+
 /* Deleting a trace being ingested leaves its files to the worker: it sees
  * the record gone, throws its result away and removes them. Nothing
  * changes when a shared database cannot remove it: a record kept there but
@@ -965,7 +975,7 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 	}
 	r = rec_take(c, id);
 	cat_wake(c, r);
-	if (r->status != TS_INGESTING && !r->foreign)
+	if (r->status != TS_INGESTING && files_here(c, r))
 		c->store.ops->remove(&c->store, id);
 	if (rc)
 		*rc = 0;
@@ -979,7 +989,7 @@ void cat_forget_locked(struct catalog *c, int64_t id)
 	if (r == NULL)
 		return;
 	cat_wake(c, r);
-	if (r->status != TS_INGESTING && !r->foreign)
+	if (r->status != TS_INGESTING && files_here(c, r))
 		c->store.ops->remove(&c->store, id);
 	cat_rec_free(r);
 }

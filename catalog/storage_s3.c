@@ -475,7 +475,7 @@ static void index_load(struct storage *s)
 			continue;
 		while ((f = readdir(t)) != NULL) {
 			cache_path(s, id, f->d_name, path, sizeof(path));
-			if (f->d_name[0] != '.' && strlen(f->d_name) < 16 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			if (f->d_name[0] != '.' && strlen(f->d_name) < sizeof(st->v[0].file) && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
 				index_note(st, id, f->d_name, (uint64_t)sb.st_size, sb.st_mtime);
 		}
 		closedir(t);

@@ -326,6 +326,53 @@ static void t_pg_restart(void **state)
 
 /* Sends a request head announcing len bytes and the first sent of them,
  * then closes the connection. */
+/* How many files server k's cache holds for trace id. */
+static int cached_files(int k, int64_t id)
+{
+	char dir[192];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	t_fmt(dir, sizeof(dir), "%s/traces/%" PRId64, T.w.cache[k], id);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * "Deleting a trace ... deletes its objects and its cached files"
+ * (docs/DEPLOY.md), whichever server it goes through: a trace uploaded
+ * through server 0 and read through server 1, deleted through server 1
+ * while server 0 is stopped, leaves nothing in the bucket nor in server
+ * 1's cache. Server 0 is started again (on a new port).
+ */
+static void t_delete_elsewhere(void **state)
+{
+	char prefix[64], path[64];
+	int64_t id;
+
+	(void)state;
+	sc_use(&T.w, 0);
+	id = upload_ok("deleted-elsewhere", T.bytes, T.len);
+	t_fmt(prefix, sizeof(prefix), "lib/traces/%" PRId64 "/", id);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+	sc_use(&T.w, 1);
+	assert_int_equal(api_get_until(path, 200, 2000, NULL), 200); /* ready there within a sync */
+	assert_true(cached_files(1, id) > 0);
+	assert_int_equal(su_server_stop(&T.w.srv[0], SIGTERM), 0);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	cJSON_Delete(t_call("DELETE", path, NULL, 204));
+	if (sc_bucket_count(&T.w, prefix) != 0)
+		fail_msg("trace %" PRId64 "'s objects stayed in the store: %s", id, sc_bucket_keys(&T.w, prefix));
+	assert_int_equal(cached_files(1, id), 0);
+	sc_server_start(&T.w, 0);
+	sc_health_all(&T.w, 200, 5000);
+}
+
 static void leave_mid_upload(int port, const char *body, size_t len, size_t sent)
 {
 	char head[256];
@@ -438,6 +485,7 @@ int main(void)
 		cmocka_unit_test(t_many_parts),
 		cmocka_unit_test(t_store_down),
 		cmocka_unit_test(t_pg_restart),
+		cmocka_unit_test(t_delete_elsewhere),
 		cmocka_unit_test(t_client_leaves),
 		cmocka_unit_test(t_clean_stop),
 	};

@@ -427,6 +427,28 @@ static void test_eviction_grace(void **state)
 	assert_true(cached(fx, 1) && cached(fx, 2) && cached(fx, 3));
 }
 
+/* A shared ingest job's database, trace-<token>.db, left in the cache by an
+ * earlier run is evicted as any other file once the cache is opened again
+ * (docs/DEPLOY.md, --cache-max: "Past it, whole files go"), whatever the
+ * token's length: tokens only grow. */
+static void test_eviction_job_db_reopened(void **state)
+{
+	static const char job_db[] = "trace-1000000000.db"; /* token 10^9 */
+	struct fixture *fx = *state;
+	char path[600], err[512];
+
+	fx->s.ops->close(&fx->s);
+	open_s3(fx, 0, 0);
+	assert_int_equal(put_pattern(&fx->s, 1, job_db, 1000, 1, err, sizeof(err)), 0);
+	fx->s.ops->close(&fx->s);
+	open_s3(fx, 1500, 0);
+	assert_int_equal(put_pattern(&fx->s, 2, "source", 1000, 2, err, sizeof(err)), 0);
+	fx->s.ops->local_path(&fx->s, 1, job_db, path, sizeof(path));
+	if (access(path, F_OK) == 0)
+		fail_msg("%s stayed in the cache past its bound", job_db);
+	assert_true(cached(fx, 2));
+}
+
 /* --store URLs: what is taken, and what is refused with a sentence. */
 static void test_parse_url(void **state)
 {
@@ -476,6 +498,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_eviction, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_grace, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_growing, setup_s3, teardown),
+		cmocka_unit_test_setup_teardown(test_eviction_job_db_reopened, setup_s3, teardown),
 	};
 	int rc;
 
