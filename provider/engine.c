@@ -102,6 +102,27 @@ static int cpu_has_invariant_tsc(void)
 	return ok;
 }
 
+/* A CLOCK_MONOTONIC reading and the TSC at that moment. The TSC is read on
+ * both sides of the clock and, of five tries, the one whose two reads are
+ * closest gives its midpoint: a thread preempted between a clock read and
+ * a TSC read would otherwise shift every timestamp of the process by the
+ * time it was off the CPU. */
+static void tsc_pair(uint64_t *ns, uint64_t *tsc)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		uint64_t a = __builtin_ia32_rdtsc(), t = mono_ns(), b = __builtin_ia32_rdtsc();
+
+		if (i == 0 || (b >= a && b - a < best)) {
+			best = b >= a ? b - a : UINT64_MAX;
+			*ns = t;
+			*tsc = a + (b >= a ? (b - a) / 2 : 0);
+		}
+	}
+}
+
 /* Measures the TSC against CLOCK_MONOTONIC over 20 ms; the base makes
  * (tsc - base) / tps read as seconds since boot, like CLOCK_MONOTONIC. */
 static void tsc_calibrate(void)
@@ -111,11 +132,9 @@ static void tsc_calibrate(void)
 
 	if (!cpu_has_invariant_tsc())
 		return;
-	t0 = mono_ns();
-	c0 = __builtin_ia32_rdtsc();
+	tsc_pair(&t0, &c0);
 	nanosleep(&d, NULL);
-	t1 = mono_ns();
-	c1 = __builtin_ia32_rdtsc();
+	tsc_pair(&t1, &c1);
 	if (t1 <= t0 || c1 <= c0)
 		return;
 	tps = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000000u / (t1 - t0));
