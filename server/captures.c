@@ -540,17 +540,7 @@ enum MHD_Result srv_h_categories(struct call *x)
  * (docs/PROVIDER-PROTOCOL.md). 0, or -1. */
 static int parse_pid(const char *s, uint64_t *out)
 {
-	uint64_t v = 0;
-
-	if (s == NULL || *s == '\0' || strlen(s) > 20)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
+	return s == NULL || strlen(s) > 20 ? -1 : srv_parse_u64(s, out);
 }
 
 /* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points

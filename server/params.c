@@ -26,6 +26,21 @@ int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return 0;
 }
 
+int srv_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int srv_route_match(const char *pattern, const char *path, int64_t *ids)
 {
 	size_t plen = strlen(pattern);

@@ -8,7 +8,6 @@
  * a ready trace's database (opened here, read-only, per thread) and append
  * JSON, which is answered and kept in the reply cache for the same GET.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -197,17 +196,15 @@ static int q_sched(struct call *x, sqlite3 *db, struct jbuf *b, struct qry_error
 static int param_id(struct call *x, const char *key, int64_t *out)
 {
 	const char *s = arg(x, key);
-	char msg[128], *end;
-	unsigned long long v;
+	char msg[128];
+	uint64_t v;
 
 	if (s == NULL) {
 		snprintf(msg, sizeof(msg), "the query parameter '%s' is required", key);
 		srv_send_error(x->c, x->r, 400, "missing_parameter", msg);
 		return -1;
 	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0) {
+	if (srv_parse_u64(s, &v) != 0) {
 		snprintf(msg, sizeof(msg), "the query parameter '%s' must be an integer from 0 to 18446744073709551615", key);
 		srv_send_error(x->c, x->r, 400, "bad_parameter", msg);
 		return -1;

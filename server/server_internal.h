@@ -139,6 +139,9 @@ enum MHD_Result srv_send_cached_json(struct server *s, struct MHD_Connection *c,
 /* Parses a decimal integer in [min, max] (no sign '+', no spaces, no
  * trailing bytes); 0 on success, -1 otherwise. */
 int srv_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+/* A decimal from 0 to 2^64 - 1, digits only (no sign, nothing after): 0,
+ * or -1. */
+int srv_parse_u64(const char *s, uint64_t *out);
 
 enum { SRV_ROUTE_MAX_IDS = 2 };
 /*
