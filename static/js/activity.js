@@ -26,23 +26,25 @@ export function densestRun(counts, share) {
 }
 
 // Resolves with {start, end}, the range with activity (the whole one when
-// nothing narrower holds it, or when the trace cannot be asked).
+// nothing narrower holds it, or when the trace cannot be asked). The counts
+// are the overview's (slice starts per bucket, exact, read from the level of
+// detail): a GROUP BY over slices read every row, seconds on a big trace.
 export async function activityRange(base, start, end) {
   let lo = start;
   let hi = end;
   for (let round = 0; round < 4 && hi - lo > MIN_SPAN; round++) {
-    const w = (hi - lo + 1) / BUCKETS;
-    const sql = `SELECT CAST((ts - ${lo}) / ${w} AS INTEGER), count(*) FROM slices WHERE ts BETWEEN ${lo} AND ${hi} GROUP BY 1`;
     let r;
     try {
-      r = await api(`${base}/query`, { method: 'POST', body: sql, exact: true });
+      r = await api(`${base}/overview?start=${lo}&end=${hi}&buckets=${BUCKETS}`);
     } catch {
       break;
     }
     const counts = new Array(BUCKETS).fill(0);
-    for (const [b, c] of r.rows || []) counts[Math.min(Math.max(Number(b), 0), BUCKETS - 1)] += Number(c);
+    for (const p of r.processes || []) p.counts.forEach((c, i) => { counts[i] += Number(c); });
     if (counts.every((c) => c === 0)) break;
     const [i, j] = densestRun(counts, ACTIVE_SHARE);
+    // bucket k holds [lo + k * w, lo + (k + 1) * w), w = (hi - lo + 1) / BUCKETS
+    const w = (hi - lo + 1) / BUCKETS;
     const nlo = Math.floor(lo + i * w);
     const nhi = Math.ceil(lo + (j + 1) * w);
     if ((nhi - nlo) * 4 > hi - lo) break;
