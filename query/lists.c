@@ -170,6 +170,66 @@ int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct 
 			   w, "names", keys, ".....", out, err);
 }
 
+/* A log of the window as itself, or summarising the logs of its pixel
+ * column after it: its row is st's, bound to its id. */
+static int put_log(struct qcur *st, int64_t merged, int64_t last_ts, struct jbuf *out)
+{
+	static const char *const keys[] = { "ts", "pid", "tid", "message" };
+	int i;
+
+	if (!qcur_step(st))
+		return 0;
+	jb_obj(out);
+	for (i = 0; i < 4; i++) {
+		jb_key(out, keys[i]);
+		if ((i == 1 || i == 2) && sqlite3_column_type(st->st, i) == SQLITE_INTEGER)
+			jb_u64(out, (uint64_t)qcur_int(st, i));
+		else
+			qcur_put(st, out, i);
+	}
+	if (merged >= 2) {
+		jb_key(out, "last_ts");
+		jb_i64(out, last_ts);
+		jb_key(out, "merged");
+		jb_i64(out, merged);
+	}
+	jb_obj_end(out);
+	qcur_reset(st);
+	return 1;
+}
+
+/*
+ * The logs of ids [lo, hi] at resolution res (docs/API.md, level of
+ * detail): per pixel column (floor(ts / res)), its first log, standing for
+ * all of the column's when there are more ("merged", "last_ts"). A column's
+ * end is a binary search, so the cost follows the columns, not the logs.
+ * Returns 1 when logs were left out.
+ */
+static int put_log_columns(struct qcur *st, struct qprobe *p, int64_t lo, int64_t hi, int64_t res, uint32_t limit,
+			   struct jbuf *out)
+{
+	int64_t i = lo;
+	uint32_t n = 0;
+
+	while (i <= hi && n < limit) {
+		int64_t ts = qprobe_ts(p, i, NULL), m = ts % res, j;
+
+		if (p->cur.err)
+			break;
+		if (m < 0)
+			m += res;
+		/* the next column starts at ts - m + res, when that is a time */
+		j = ts > INT64_MAX - (res - m) ? hi + 1 : qwin_bound(p, i + 1, hi, ts + (res - m), 0);
+		qcur_bind(st, 1, i);
+		qcur_bind(st, 2, i);
+		if (!put_log(st, j - i, j - i >= 2 ? qprobe_ts(p, j - 1, NULL) : ts, out))
+			break;
+		n++;
+		i = j;
+	}
+	return i <= hi;
+}
+
 /* Logs are one id range in ts order: the window is two binary searches. */
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
@@ -192,9 +252,22 @@ int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct q
 		last = qcur_int(&n, 0);
 	lo = qwin_bound(&p, 1, last, w->start, 0);
 	hi = qwin_bound(&p, 1, last, w->end, 1) - 1;
-	qcur_bind(&st, 1, lo);
-	qcur_bind(&st, 2, hi);
-	put_rows(&st, "logs", keys, ".uu.", w->limit, out);
+	if (w->resolution >= QRY_EXACT_RESOLUTION && hi - lo + 1 > QRY_EXACT_MAX) {
+		int truncated;
+
+		jb_obj(out);
+		jb_key(out, "logs");
+		jb_arr(out);
+		truncated = put_log_columns(&st, &p, lo, hi, w->resolution, w->limit, out);
+		jb_arr_end(out);
+		jb_key(out, "truncated");
+		jb_bool(out, truncated);
+		jb_obj_end(out);
+	} else {
+		qcur_bind(&st, 1, lo);
+		qcur_bind(&st, 2, hi);
+		put_rows(&st, "logs", keys, ".uu.", w->limit, out);
+	}
 out_finalize:
 	failed = qcur_close(&n, 0);
 	failed = qcur_close(&st, failed);

@@ -288,7 +288,7 @@ export class DataStore {
         kind = 'sched';
         break;
       case 'log':
-        url = `${this.base}/logs?${q}&limit=${LOG_LIMIT}`;
+        url = `${this.base}/logs?${q}${res}&limit=${LOG_LIMIT}`;
         kind = 'logs';
         break;
       case 'state':
@@ -309,6 +309,6 @@ function hasMerged(kind, data) {
   if (!data) return false;
   if (kind === 'slices') return data.depths.some((D) => D && D.merged.some((m) => m > 0));
   if (kind === 'counters') return data.merged.some((m) => m > 0);
-  if (kind === 'sched') return data.items.some((it) => it.merged > 0);
+  if (kind === 'sched' || kind === 'logs') return data.items.some((it) => it.merged > 0);
   return false;
 }

@@ -138,7 +138,7 @@ export class InputController {
       if (sel.current || sel.area) sel.clear();
       return;
     }
-    if ((h.kind === 'slice' || h.kind === 'sched') && h.item.merged) this.view.set(h.item.ts, h.item.ts + Math.max(h.item.dur, MIN_SPAN));
+    if ((h.kind === 'slice' || h.kind === 'sched' || h.kind === 'log') && h.item.merged) this.view.set(h.item.ts, h.item.ts + Math.max(h.item.dur, MIN_SPAN));
     else if (h.kind === 'slice') sel.selectSlice(h.item.id, { reveal: false });
     else sel.selectOther(h.kind, h.item, h.track);
   }
@@ -344,8 +344,12 @@ function hoverLines(h, threadNames) {
       const name = threadNames.get(`${it.pid}/${it.tid}`) || 'thread';
       return [`${name} ${it.tid}`, `pid ${it.pid} · ${fmtDur(it.dur)}${it.end_state ? ' · then ' + it.end_state : ''}`];
     }
-    case 'log':
-      return [it.message, `pid ${it.pid} tid ${it.tid}`];
+    case 'log': {
+      const name = threadNames.get(`${it.pid}/${it.tid}`);
+      const who = `${name ? `${name} ${it.tid}` : `tid ${it.tid}`} · pid ${it.pid}`;
+      if (it.merged) return [`${fmtCount(it.merged)} log messages`, `over ${fmtDur(it.dur)}, the first: ${it.message}`, 'click or zoom in to read them'];
+      return [it.message, who];
+    }
     case 'state':
       return [stateWords(it), `${it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur)} · ${h.track.title}`];
     case 'counter':

@@ -472,20 +472,22 @@ export function hitInterval(v, cache, x, tolPx) {
   return best;
 }
 
-// The log track: a tick per message, darker where they pile up.
+// The log track: a tick per message, darker where they pile up (a summary
+// of a pixel column's messages is drawn darker still, over its span).
 export function drawLogs(ctx, v, cache, y, h) {
   if (!cache || !cache.data) return;
   const D = cache.data;
   const { vs, ve, k } = v;
-  const i0 = lowerBound(D.ts, vs, D.n);
+  const i0 = lowerBound(D.maxEnd, vs, D.n);
   const stop = upperBound(D.ts, ve, D.n);
-  ctx.fillStyle = 'rgba(60,90,160,0.55)';
   let lastPx = -1;
   for (let i = i0; i < stop; i++) {
     const px = Math.floor((D.ts[i] - vs) * k);
-    if (px === lastPx) continue;
+    const merged = D.items[i].merged;
+    if (px === lastPx && !merged) continue;
     lastPx = px;
-    ctx.fillRect(px, y + 4, 1.5, h - 8);
+    ctx.fillStyle = merged ? 'rgba(40,60,130,0.8)' : 'rgba(60,90,160,0.55)';
+    ctx.fillRect(px, y + 4, Math.max(1.5, (D.end[i] - D.ts[i]) * k), h - 8);
   }
   if (cache.truncated) drawNote(ctx, v.W, y, 'logs cut at the reply limit: zoom in');
 }

@@ -180,7 +180,8 @@ async function run(msg) {
         data = itemData(body.slices || [], msg.traceEnd, transfer);
         break;
       case 'logs':
-        data = itemData((body.logs || []).map((l) => ({ ...l, dur: 0 })), msg.traceEnd, transfer);
+        // a summary of a pixel column's logs spans its first to its last
+        data = itemData((body.logs || []).map((l) => ({ ...l, dur: l.merged ? l.last_ts - l.ts : 0 })), msg.traceEnd, transfer);
         break;
       case 'states':
         data = itemData(body.states || [], msg.traceEnd, transfer);

@@ -157,6 +157,51 @@ describe('looks', { timeout: 120000 }, () => {
     assert.match(exact, /^ \(\d{7,}\)$/);
   });
 
+  it('draws every log of a long trace at any zoom, a pixel column\'s logs as one tick', async () => {
+    // 20000 log records (FXT type 9, inline thread) 50 us apart: a second
+    const words = [0x0016547846040010n];
+    for (let i = 0; i < 20000; i++) {
+      const msg = Buffer.from(`log ${i}`);
+      const pad = Math.ceil(msg.length / 8);
+      words.push(9n | BigInt(4 + pad) << 4n | BigInt(msg.length) << 16n, BigInt(1000 + i * 50000), 7n, 8n);
+      const b = Buffer.alloc(pad * 8);
+      msg.copy(b);
+      for (let k = 0; k < pad; k++) words.push(b.readBigUInt64LE(k * 8));
+    }
+    const body = Buffer.alloc(words.length * 8);
+    words.forEach((w, i) => body.writeBigUInt64LE(w, i * 8));
+    const up = await (await fetch(server.url + '/api/traces?name=logs&wait=1', { method: 'POST', body })).json();
+    assert.equal(up.counts.logs, 20000);
+    const replies = [];
+    page.on('response', async (r) => {
+      if (r.url().includes('/logs?')) replies.push({ url: r.url(), body: await r.json() });
+    });
+    await page.goto(`${server.url}/?trace=${up.id}`);
+    await waitIdle(page);
+    const whole = replies.find((r) => r.url.includes('resolution='));
+    assert.ok(whole, 'the log track asks at its resolution: ' + replies.map((r) => r.url).join(' '));
+    assert.equal(whole.body.truncated, false, 'the whole second, not its first 20000 logs cut');
+    assert.equal(whole.body.logs.reduce((n, l) => n + (l.merged || 1), 0), 20000);
+    assert.ok(whole.body.logs.length <= 1024, `an item a column at most: ${whole.body.logs.length}`);
+    // a summary under the mouse says what it holds; a click zooms into it
+    const log = (await page.evaluate(() => window.__viewer.tracks())).find((t) => t.kind === 'log');
+    const canvas = await page.locator('canvas.tl-canvas').boundingBox();
+    const box = await page.locator('.tl-body').boundingBox();
+    const scrollTop = await page.evaluate(() => document.querySelector('.tl-body > *').scrollTop || 0);
+    const x = canvas.x + canvas.width * 0.75;
+    const y = box.y + log.y - scrollTop + log.h / 2;
+    await page.mouse.move(x, y);
+    const title = page.locator('.tooltip:not(.hidden) .tip-title');
+    await title.waitFor();
+    assert.match(await title.textContent(), /^\d+ log messages$/);
+    const before = await page.evaluate(() => window.__viewer.state());
+    await page.mouse.click(x, y);
+    await waitIdle(page);
+    const st = await page.evaluate(() => window.__viewer.state());
+    assert.ok(st.end - st.start < (before.end - before.start) / 100, `zoomed into the column: ${st.start}..${st.end}`);
+    await page.mouse.move(0, 0);
+  });
+
   it('does not call a live trace damaged for the slices it has not ended yet', async () => {
     const file = path.join(work, 'live.fxt');
     execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '20000', '--threads', '2', '--seed', '5', file]);

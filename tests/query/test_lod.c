@@ -125,6 +125,14 @@ static void gen_trace(struct fxtw *w, uint64_t seed)
 		t += rnd() % 3 == 0 ? (uint64_t)rnd_in(0, 5) : (uint64_t)rnd_in(5, rnd() % 64 == 0 ? 20000 : 300);
 		fxtw_context_switch(w, 0, 3, t, k % 2 ? 10 : 11, k % 5 == 4 ? 0 : (k % 2 ? 11 : 10), NULL, 0);
 	}
+	/* logs: bursts at one ts, dense runs and sparse ones */
+	for (t = 2000, k = 0; t < 2000000; k++) {
+		char msg[32];
+
+		t += rnd() % 4 == 0 ? 0 : (uint64_t)rnd_in(1, rnd() % 64 == 0 ? 5000 : 100);
+		snprintf(msg, sizeof(msg), "log %llu", (unsigned long long)k);
+		fxtw_log(w, k % 2 ? a : b, t, msg);
+	}
 }
 
 struct row {
@@ -669,6 +677,126 @@ static void test_sched_property(void **state)
 	free(r.v);
 }
 
+static int logs_of(sqlite3 *db, int64_t key, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
+{
+	(void)key;
+	return qry_logs(db, w, out, err);
+}
+
+/* Logs at a resolution: every log of the window once, as itself or in the
+ * summary of its pixel column (floor(ts / R)), which starts at the
+ * column's first log and says how many there are and the last one's ts. */
+static void test_logs_property(void **state)
+{
+	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM logs"), hi = tdb_int(&T, "SELECT max(ts) FROM logs");
+	struct rows r;
+	int k;
+
+	(void)state;
+	rows_read(T.db, "SELECT id, ts, 0, 0 FROM logs ORDER BY id", 0, &r);
+	assert_true(r.n > 4 * QRY_EXACT_MAX);
+	for (k = 0; k < 1000; k++) {
+		int64_t s, e, res, prev_col = INT64_MIN;
+		size_t i = 0, summaries = 0, expected = 0;
+		const cJSON *it;
+		cJSON *j;
+
+		rnd_window(&r, lo, hi, &s, &e, &res);
+		j = ask(logs_of, T.db, 0, s, e, res);
+		assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "truncated")));
+		while (i < r.n && r.v[i].ts < s)
+			i++;
+		for (size_t q = 0; q < r.n; q++)
+			expected += (size_t)(r.v[q].ts >= s && r.v[q].ts <= e);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "logs")) {
+			const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "merged");
+			int64_t ts = num(it, "ts"), col;
+
+			assert_true(i < r.n && r.v[i].ts <= e);
+			assert_int_equal(ts, r.v[i].ts);
+			if (!m) {
+				assert_null(cJSON_GetObjectItemCaseSensitive(it, "last_ts"));
+				i++;
+				continue;
+			}
+			summaries++;
+			assert_true(m->valuedouble >= 2);
+			col = ts / res - (ts % res < 0);
+			if (col == prev_col)
+				fail_msg("two log summaries in column %lld at %lld", (long long)col, (long long)res);
+			prev_col = col;
+			for (int64_t n = (int64_t)m->valuedouble; n > 0; n--, i++) {
+				assert_true(i < r.n && r.v[i].ts <= e);
+				if (r.v[i].ts / res != col)
+					fail_msg("a log summary of column %lld at %lld holds a log at %lld", (long long)col,
+						 (long long)res, (long long)r.v[i].ts);
+				if (n == 1)
+					assert_int_equal(num(it, "last_ts"), r.v[i].ts);
+			}
+			/* a column is summarised whole: its next log is in another */
+			assert_true(i == r.n || r.v[i].ts > e || r.v[i].ts / res != col);
+		}
+		if (i < r.n && r.v[i].ts <= e)
+			fail_msg("log at %lld in [%lld, %lld] at %lld is missing", (long long)r.v[i].ts, (long long)s,
+				 (long long)e, (long long)res);
+		if (summaries && (res < QRY_EXACT_RESOLUTION || expected <= QRY_EXACT_MAX))
+			fail_msg("log summaries in an exact reply");
+		cJSON_Delete(j);
+	}
+	free(r.v);
+}
+
+/* The whole trace at a thousand pixels: at most an item a column, which
+ * together count every log. */
+static void test_logs_columns(void **state)
+{
+	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM logs"), hi = tdb_int(&T, "SELECT max(ts) FROM logs");
+	int64_t res = (hi - lo) / 1000 + 1, logs = 0;
+	const cJSON *it;
+	cJSON *j;
+
+	(void)state;
+	assert_true(res >= QRY_EXACT_RESOLUTION);
+	j = ask(logs_of, T.db, 0, lo, hi, res);
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "logs")) <= 1001);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "logs")) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "merged");
+
+		logs += m ? (int64_t)m->valuedouble : 1;
+	}
+	assert_int_equal(logs, tdb_int(&T, "SELECT count(*) FROM logs"));
+	cJSON_Delete(j);
+}
+
+/* A cut summarised reply: the first limit items, and "truncated". */
+static void test_logs_limit(void **state)
+{
+	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM logs"), hi = tdb_int(&T, "SELECT max(ts) FROM logs");
+	struct qry_window w = { lo, hi, 5000, 3, 0, 0, 0 };
+	struct qry_error err = { 0 };
+	const cJSON *all, *cut;
+	cJSON *full, *part;
+	struct jbuf b;
+
+	(void)state;
+	full = ask(logs_of, T.db, 0, lo, hi, 5000);
+	jb_init(&b);
+	assert_int_equal(qry_logs(T.db, &w, &b, &err), QRY_OK);
+	jb_raw(&b, "", 1);
+	part = cJSON_Parse(b.p);
+	jb_fini(&b);
+	assert_non_null(part);
+	all = cJSON_GetObjectItemCaseSensitive(full, "logs");
+	cut = cJSON_GetObjectItemCaseSensitive(part, "logs");
+	assert_true(cJSON_GetArraySize(all) > 3);
+	assert_int_equal(cJSON_GetArraySize(cut), 3);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(part, "truncated")));
+	for (int i = 0; i < 3; i++)
+		assert_true(cJSON_Compare(cJSON_GetArrayItem(all, i), cJSON_GetArrayItem(cut, i), 1));
+	cJSON_Delete(full);
+	cJSON_Delete(part);
+}
+
 /* The overview of [s, e] in n buckets counts exactly what a scan does. */
 static void check_overview(int64_t s, int64_t e, uint32_t n)
 {
@@ -781,6 +909,9 @@ int main(void)
 		cmocka_unit_test(test_counters_property),
 		cmocka_unit_test(test_counters_64bit),
 		cmocka_unit_test(test_sched_property),
+		cmocka_unit_test(test_logs_property),
+		cmocka_unit_test(test_logs_columns),
+		cmocka_unit_test(test_logs_limit),
 		cmocka_unit_test(test_overview_matches_a_scan),
 		cmocka_unit_test(test_overview_aligned_matches_a_scan),
 		cmocka_unit_test(test_busy_database_is_an_error),
