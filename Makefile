@@ -23,7 +23,7 @@ INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symb
 	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/behind.c ingest/runsort.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/stacks.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/slice.c query/counters.c query/sched.c \
-	query/lists.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
+	query/lists.c query/stats.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
@@ -35,7 +35,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
-	ingest/test_sorter ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_export query/test_query json/test_jbuf \
+	ingest/test_sorter ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog store/test_sigv4
 WRITER = tests/fxt_writer.c
 

@@ -1,9 +1,8 @@
 /*
  * The list endpoints: the trace's tracks (/tracks), and the rows of a
- * window that come back as a plain list with "truncated" (/flows, /logs,
- * /stats). Rows are written as they are stored; each column has its key,
- * and the ids stored with their 64 bits (pids, tids, koids) print as
- * unsigned.
+ * window that come back as a plain list with "truncated" (/flows, /logs).
+ * Rows are written as they are stored; each column has its key, and the
+ * ids stored with their 64 bits (pids, tids, koids) print as unsigned.
  */
 #include <stdint.h>
 
@@ -155,19 +154,6 @@ int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct 
 			   "b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 "
 			   "ORDER BY f.from_ts LIMIT ?3",
 			   w, "flows", keys, "u......", out, err);
-}
-
-int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
-{
-	static const char *const keys[] = { "name", "category", "count", "total_dur", "max_dur" };
-
-	return window_list(db,
-			   "SELECT n.str, c.str, x.cnt, x.total, x.longest FROM (SELECT name_id, category_id, "
-			   "count(*) AS cnt, sum(max(dur, 0)) AS total, max(dur) AS longest FROM slices "
-			   "WHERE ts <= ?2 AND (dur < 0 OR ts + dur >= ?1) GROUP BY name_id, category_id) x "
-			   "JOIN strings n ON n.id = x.name_id JOIN strings c ON c.id = x.category_id "
-			   "ORDER BY x.total DESC, n.str LIMIT ?3",
-			   w, "names", keys, ".....", out, err);
 }
 
 /* A log of the window as itself, or summarising the logs of its pixel
