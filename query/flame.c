@@ -290,8 +290,10 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 		const char *name;
 		int step;
 
-		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range (and so are its children) */
-		if (nd->total * FLAME_MIN_PARTS < all) {
+		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range (and so
+		 * are its children); in 128 bits, since a total of 5.3 days
+		 * (2^63 / 20000 ns) would overflow 64 */
+		if ((__int128)nd->total * FLAME_MIN_PARTS < (__int128)all) {
 			hidden++;
 			continue;
 		}

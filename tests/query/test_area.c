@@ -457,6 +457,40 @@ static void test_whole_beyond_stored(void **state)
 	tdb_close(&t);
 }
 
+/* Slices of 2^62 ns (146 years; anything past 2^63 / 20000 ns, 5.3 days,
+ * did it): a node's total times 20000 overflowed 64 bits and the graph
+ * hid every node. The root is shown, its tiny child hidden. */
+static void test_flame_long_totals(void **state)
+{
+	static const char want[] = "{\"nodes\":[{\"id\":0,\"parent\":-1,\"depth\":0,\"name\":\"long\","
+				   "\"total\":4611686018427387904,\"self\":4611686018427387894,\"count\":1}],"
+				   "\"hidden\":1,\"truncated\":false}";
+	char *got[2];
+	int64_t track, s, e;
+	struct tdb t;
+	struct fxtw w;
+	int k;
+
+	(void)state;
+	t_open(&w);
+	fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL("long"), 10, 10 + ((uint64_t)1 << 62), NULL, 0);
+	fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL("tiny"), 20, 30, NULL, 0);
+	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	track = tdb_int(&t, "SELECT min(id) FROM tracks WHERE kind = 'thread'");
+	s = tdb_int(&t, "SELECT value FROM meta WHERE key = 'start_ns'");
+	e = tdb_int(&t, "SELECT value FROM meta WHERE key = 'end_ns'");
+	for (k = 0; k < 2; k++) { /* from the slices, and from the stored stacks */
+		qry_area_stored = k;
+		got[k] = run_on(t.db, 1, &track, 1, s, e, 10000);
+		assert_string_equal(got[k], want);
+		free(got[k]);
+	}
+	qry_area_stored = 1;
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +504,7 @@ int main(void)
 	const struct CMUnitTest whole[] = {
 		cmocka_unit_test(test_whole_generated),
 		cmocka_unit_test(test_whole_beyond_stored),
+		cmocka_unit_test(test_flame_long_totals),
 	};
 
 	return cmocka_run_group_tests_name("one extent a depth", tests, setup, teardown) |
