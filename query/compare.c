@@ -170,8 +170,8 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 		for (k = i; k < j && v[k].dur < 0; k++)
 			; /* unterminated slices sort first */
 		g->ended = j - k;
-		for (; k < j; k++)
-			g->total += v[k].dur;
+		for (; k < j; k++) /* stops at 2^63 - 1, as name_stats' total does */
+			g->total = v[k].dur > INT64_MAX - g->total ? INT64_MAX : g->total + v[k].dur;
 		if (g->ended) {
 			const struct row *e = &v[j - g->ended];
 

@@ -177,10 +177,42 @@ static void test_nearest_rank(void **state)
 	cJSON_Delete(j);
 }
 
+/* Durations adding up past 2^63 - 1 (two of 2^62 ns): the total stops
+ * there, as name_stats' does, instead of wrapping to -2^63. */
+static void test_total_stops_at_int64_max(void **state)
+{
+	struct qry_compare_opts o = { { INT64_MIN, INT64_MAX, 0, 0, 0, 0, 0 },
+				      { INT64_MIN, INT64_MAX, 0, 0, 0, 0, 0 },
+				      0, QRY_CMP_TOTAL, 1000 };
+	struct qry_error err = { 0 };
+	struct tdb t;
+	struct fxtw w;
+	struct jbuf b;
+	char *s;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_init_record(&w, 1000000000);
+	fxtw_complete(&w, FXTW_TINL(1, 2), FXTW_INL("c"), FXTW_INL("long"), 10, 10 + ((uint64_t)1 << 62), NULL, 0);
+	fxtw_complete(&w, FXTW_TINL(1, 3), FXTW_INL("c"), FXTW_INL("long"), 40, 40 + ((uint64_t)1 << 62), NULL, 0);
+	tdb_ingest(&t, &w);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	jb_init(&b);
+	assert_int_equal(qry_compare(t.db, ta.db, &o, &b, &err), QRY_OK);
+	s = jb_take(&b, NULL);
+	if (strstr(s, "{\"name\":\"long\",\"a\":{\"count\":2,\"ended\":2,\"total\":9223372036854775807,") == NULL)
+		fail_msg("%s", s);
+	free(s);
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nearest_rank),
+		cmocka_unit_test(test_total_stops_at_int64_max),
 	};
 
 	return cmocka_run_group_tests_name("compare", tests, setup, teardown);
