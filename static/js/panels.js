@@ -147,7 +147,10 @@ export class DetailsPanel {
     row('Start', fmtTime(info.ts - origin), el('span', { className: 'raw' }, ` (${info.ts} ns)`));
     row('Duration', fmtDur(info.dur), info.dur >= 0 ? el('span', { className: 'raw' }, ` (${info.dur} ns)`) : '');
     if (info.track_kind === 'async') {
-      row('Track', track ? `${track.title} (async, ${track.subtitle})` : `async track ${info.track_id}`);
+      // "AsyncLoad (async track, category net)": the category named as such,
+      // never "(async, async)" when the category is the word itself
+      const cat = track && track.subtitle ? `, category ${track.subtitle}` : '';
+      row('Track', track ? `${track.title} (async track${cat})` : `async track ${info.track_id}`);
     } else {
       row('Thread', this.threadText(info.pid, info.tid, track));
     }

@@ -157,6 +157,18 @@ describe('looks', { timeout: 120000 }, () => {
     assert.match(exact, /^ \(\d{7,}\)$/);
   });
 
+  it('names an async slice\'s track and its category once each', async () => {
+    const slices = await (await fetch(`${server.url}/api/traces/${traceId}/search?q=Download`)).json();
+    assert.ok(slices.slices.length > 0, 'the fixture has its async "Download"');
+    await page.goto(`${server.url}/?trace=${traceId}`);
+    await waitIdle(page);
+    await page.evaluate((id) => window.__viewer.select(id), slices.slices[0].id);
+    await waitIdle(page);
+    const track = page.locator('section.panel tr', { has: page.locator('th', { hasText: /^Track$/ }) }).locator('td');
+    await track.waitFor();
+    assert.equal(await track.textContent(), 'Download (async track, category net)');
+  });
+
   it('draws every log of a long trace at any zoom, a pixel column\'s logs as one tick', async () => {
     // 20000 log records (FXT type 9, inline thread) 50 us apart: a second
     const words = [0x0016547846040010n];
