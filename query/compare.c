@@ -3,9 +3,18 @@
  * name), the count, total, p50, p95 and max duration in each trace and the
  * difference b - a, largest regression first.
  *
- * Each side is read once: the slices starting inside its window, keyed by
- * name id (and thread), sorted by (key, duration), so that every group's
- * percentiles are exact (nearest rank) and its slowest slice is its last.
+ * A side's groups are keyed by text: the slice's name, or its thread's
+ * name and its name, so that the threads of one name (a pool's workers,
+ * every process's "main") make one row. The slices starting inside the
+ * window are read once into their groups: count, ended, total, longest,
+ * and the ended durations, kept as they come while a group has few of
+ * them and counted in a histogram past that. A group's percentiles are
+ * exact (nearest rank): the histogram says which of its buckets holds the
+ * rank, and a second read keeps only the durations that fall in those
+ * buckets. So memory follows the groups (4 KB a group at most), not the
+ * slices: it was 24 bytes a slice, 2.3 GB for the 1 GB benchmark trace
+ * against itself.
+ *
  * The groups of the two sides are then joined by their text, since the
  * two databases number their strings differently.
  */
@@ -13,12 +22,6 @@
 #include <string.h>
 
 #include "cursor.h"
-
-struct row {
-	uint64_t key; /* thread id << 32 | name id, or name id */
-	int64_t dur;  /* -1: never ended */
-	int64_t id;
-};
 
 struct group {
 	char *text;   /* "name", or "thread\x1fname" */
@@ -31,17 +34,6 @@ struct side {
 	struct group *g;
 	size_t n;
 };
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur < y->dur ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -57,134 +49,475 @@ static void side_free(struct side *s)
 	free(s->g);
 }
 
-/* The nearest-rank q-quantile of sorted v[0..n). */
-static int64_t nearest_rank(const struct row *v, size_t n, unsigned pct)
-{
-	size_t rank = (n * pct + 99) / 100;
+/* ---- a group's durations ----------------------------------------------- */
 
-	return n ? v[(rank ? rank : 1) - 1].dur : 0;
+/* Durations a group keeps as they come; past that, a histogram. */
+enum { ACC_SMALL = 512 };
+
+/* Histogram buckets: 0-31 one each, then 16 a power of two. Buckets never
+ * decrease with the duration, so a rank's bucket holds the rank's value. */
+enum { ACC_BUCKETS = 32 + 58 * 16 };
+
+static unsigned acc_bucket(int64_t d)
+{
+	int e;
+
+	if (d < 32)
+		return (unsigned)d;
+	e = 63 - __builtin_clzll((unsigned long long)d);
+	return 32 + (unsigned)(e - 5) * 16 + (unsigned)((d >> (e - 4)) & 15);
 }
 
-/* One row's text column through st (bound by the caller, reset here):
- * "" when there is no row; NULL on a read error, which goes to *failed. */
-static const char *row_text(sqlite3_stmt *st, int *failed)
+/* The rank of the nearest-rank pct-th percentile of n values, from 1. */
+static uint64_t rank_of(uint64_t n, unsigned pct)
 {
-	int rc = sqlite3_step(st);
-	const unsigned char *s;
+	uint64_t r = n / 100 * pct + (n % 100 * pct + 99) / 100;
 
-	if (rc == SQLITE_DONE)
-		return "";
-	if (rc != SQLITE_ROW) {
-		*failed = rc;
-		return NULL;
+	return r ? r : 1;
+}
+
+struct acc {
+	uint64_t key;        /* thread name << 32 | name id */
+	uint64_t count, ended;
+	int64_t total, max, slowest;
+	int64_t *v;          /* the durations while ended <= ACC_SMALL; then those
+			      * of the percentiles' buckets (second read) */
+	size_t nv, capv;
+	uint32_t *hist;      /* past ACC_SMALL: ended durations by bucket */
+	unsigned b[2];       /* the buckets of p50 and p95 */
+	uint64_t k[2];       /* their ranks inside them, from 1 */
+};
+
+struct accs {
+	struct acc *a;
+	size_t n, cap;
+	uint32_t *slot;      /* acc + 1; 0: empty */
+	size_t mask;
+	int hists;           /* some group has a histogram: a second read */
+};
+
+static void accs_free(struct accs *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->a[i].v);
+		free(t->a[i].hist);
 	}
-	s = sqlite3_column_text(st, 0);
-	return s ? (const char *)s : "";
+	free(t->a);
+	free(t->slot);
 }
 
-/* The text of a group's key (the caller frees it); NULL when out of
- * memory or when a read failed (then *failed holds its error). */
-static char *key_text(sqlite3_stmt *name, sqlite3_stmt *thread, uint64_t key, int by_thread, int *failed)
+static size_t acc_hash(uint64_t key, size_t mask)
 {
-	const char *n, *t = "";
+	key *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(key ^ key >> 29) & mask;
+}
+
+static int accs_grow(struct accs *t)
+{
+	size_t slots = t->mask ? (t->mask + 1) * 2 : 256, i, j;
+	uint32_t *slot = calloc(slots, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	for (i = 0; i < t->n; i++) {
+		for (j = acc_hash(t->a[i].key, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
+			;
+		slot[j] = (uint32_t)i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->mask = slots - 1;
+	return 0;
+}
+
+/* The group of key, or NULL: made when new and make is set (NULL then
+ * means out of memory). */
+static struct acc *acc_of(struct accs *t, uint64_t key, int make)
+{
+	size_t j;
+
+	if (make && (t->n + 1) * 2 > t->mask + 1 && (t->n >= UINT32_MAX - 1 || accs_grow(t) != 0))
+		return NULL;
+	if (t->mask == 0)
+		return NULL;
+	for (j = acc_hash(key, t->mask); t->slot[j]; j = (j + 1) & t->mask)
+		if (t->a[t->slot[j] - 1].key == key)
+			return &t->a[t->slot[j] - 1];
+	if (!make)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct acc *grown = realloc(t->a, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return NULL;
+		t->a = grown;
+		t->cap = cap;
+	}
+	memset(&t->a[t->n], 0, sizeof(t->a[t->n]));
+	t->a[t->n].key = key;
+	t->slot[j] = (uint32_t)++t->n;
+	return &t->a[t->n - 1];
+}
+
+static int acc_keep(struct acc *g, int64_t d)
+{
+	if (g->nv == g->capv) {
+		size_t cap = g->capv ? g->capv * 2 : 8;
+		int64_t *grown = realloc(g->v, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		g->v = grown;
+		g->capv = cap;
+	}
+	g->v[g->nv++] = d;
+	return 0;
+}
+
+/* One slice of the group (first read). 0, or -1 when out of memory. */
+static int acc_add(struct accs *t, struct acc *g, int64_t dur, int64_t id)
+{
+	size_t i;
+
+	g->count++;
+	if (dur < 0) /* never ended: counted, in no figure */
+		return 0;
+	g->ended++;
+	g->total = dur > INT64_MAX - g->total ? INT64_MAX : g->total + dur; /* as name_stats' total */
+	if (g->ended == 1 || dur > g->max || (dur == g->max && id > g->slowest)) {
+		g->max = dur;
+		g->slowest = id;
+	}
+	if (g->hist == NULL && g->nv < ACC_SMALL)
+		return acc_keep(g, dur);
+	if (g->hist == NULL) {
+		if ((g->hist = calloc(ACC_BUCKETS, sizeof(*g->hist))) == NULL)
+			return -1;
+		for (i = 0; i < g->nv; i++)
+			g->hist[acc_bucket(g->v[i])]++;
+		free(g->v);
+		g->v = NULL;
+		g->nv = g->capv = 0;
+		t->hists = 1;
+	}
+	g->hist[acc_bucket(dur)]++;
+	return 0;
+}
+
+/* After the first read: where each percentile of a histogram lies. */
+static void acc_locate(struct acc *g)
+{
+	static const unsigned pct[2] = { 50, 95 };
+	uint64_t below = 0;
+	unsigned b = 0;
+	int p;
+
+	for (p = 0; p < 2; p++) {
+		uint64_t rank = rank_of(g->ended, pct[p]);
+
+		while (below + g->hist[b] < rank)
+			below += g->hist[b++];
+		g->b[p] = b;
+		g->k[p] = rank - below;
+	}
+}
+
+/* A duration of the second read, kept when it falls in a percentile's
+ * bucket. 0, or -1 when out of memory. */
+static int acc_collect(struct acc *g, int64_t dur)
+{
+	unsigned b;
+
+	if (dur < 0 || g->hist == NULL)
+		return 0;
+	b = acc_bucket(dur);
+	return b == g->b[0] || b == g->b[1] ? acc_keep(g, dur) : 0;
+}
+
+static int dur_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The group's p50 and p95, once its durations are in (sorts them). */
+static void acc_percentiles(struct acc *g, struct group *out)
+{
+	size_t lo;
+	int p;
+
+	if (g->ended == 0)
+		return;
+	qsort(g->v, g->nv, sizeof(*g->v), dur_cmp);
+	if (g->hist == NULL) { /* every duration */
+		out->p50 = g->v[rank_of(g->nv, 50) - 1];
+		out->p95 = g->v[rank_of(g->nv, 95) - 1];
+		return;
+	}
+	/* the durations of the two buckets, the lower one's first (the
+	 * second read met what the first counted: one read transaction) */
+	for (p = 0; p < 2 && g->nv > 0; p++) {
+		lo = 0;
+		while (lo < g->nv && acc_bucket(g->v[lo]) != g->b[p])
+			lo++;
+		lo += g->k[p] - 1;
+		*(p ? &out->p95 : &out->p50) = g->v[lo < g->nv ? lo : g->nv - 1];
+	}
+}
+
+/* ---- reading a side ---------------------------------------------------- */
+
+/* Thread names, each once: a thread's row id to its name's index. */
+struct thread_names {
+	int64_t *id;       /* threads.id, ascending */
+	uint32_t *name;    /* by the same index: its name's index in text */
+	char **text;       /* the distinct names; index 0 is "" (async tracks,
+			    * threads without a name) */
+	size_t n, ntext;
+};
+
+static void thread_names_free(struct thread_names *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntext; i++)
+		free(t->text[i]);
+	free(t->text);
+	free(t->id);
+	free(t->name);
+}
+
+static int text_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads every thread's name. QRY_OK, QRY_EDB (failed holds the error) or
+ * QRY_ENOMEM. */
+static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, i, j;
+	char **sorted = NULL;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((rc = sqlite3_prepare_v2(db, "SELECT id, coalesce(name, '') FROM threads ORDER BY id", -1, &st, NULL)) !=
+	    SQLITE_OK) {
+		*failed = rc;
+		return QRY_EDB;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *s = sqlite3_column_text(st, 1);
+
+		if (t->n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			int64_t *id = realloc(t->id, c * sizeof(*id));
+			char **text;
+
+			if (id != NULL)
+				t->id = id;
+			if (id == NULL || (text = realloc(t->text, (c + 1) * sizeof(*text))) == NULL)
+				goto nomem;
+			t->text = text;
+			cap = c;
+		}
+		t->id[t->n] = sqlite3_column_int64(st, 0);
+		if ((t->text[t->n] = strdup(s ? (const char *)s : "")) == NULL)
+			goto nomem;
+		t->ntext = ++t->n; /* freed by thread_names_free until replaced */
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		*failed = rc;
+		thread_names_free(t);
+		return QRY_EDB;
+	}
+	/* the distinct names, "" first, and each thread's index among them */
+	if ((t->name = malloc((t->n ? t->n : 1) * sizeof(*t->name))) == NULL ||
+	    (sorted = malloc((t->n + 1) * sizeof(*sorted))) == NULL) {
+		free(sorted);
+		thread_names_free(t);
+		return QRY_ENOMEM;
+	}
+	memcpy(sorted, t->text, t->n * sizeof(*sorted));
+	sorted[t->n] = "";
+	qsort(sorted, t->n + 1, sizeof(*sorted), text_cmp);
+	for (i = j = 0; i <= t->n; i++)
+		if (j == 0 || strcmp(sorted[i], sorted[j - 1]) != 0)
+			sorted[j++] = sorted[i];
+	for (i = 0; i < t->n; i++) {
+		size_t lo = 0, hi = j;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (strcmp(sorted[mid], t->text[i]) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		t->name[i] = (uint32_t)lo;
+	}
+	/* text now holds the distinct names (sorted: "" is first), owned */
+	for (i = 0; i < j; i++)
+		if ((sorted[i] = strdup(sorted[i])) == NULL) {
+			while (i-- > 0)
+				free(sorted[i]);
+			free(sorted);
+			thread_names_free(t);
+			return QRY_ENOMEM;
+		}
+	for (i = 0; i < t->n; i++)
+		free(t->text[i]);
+	free(t->text);
+	t->text = sorted;
+	t->ntext = j;
+	return QRY_OK;
+nomem:
+	sqlite3_finalize(st);
+	thread_names_free(t);
+	return QRY_ENOMEM;
+}
+
+/* The name index of thread row id: 0 ("") when there is none. */
+static uint32_t thread_name_of(const struct thread_names *t, int64_t id)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->id[lo] == id ? t->name[lo] : 0;
+}
+
+/* The text of a group (the caller frees it); NULL when out of memory or
+ * when a read failed (then *failed holds its error). */
+static char *group_text(sqlite3_stmt *name, const struct thread_names *th, uint64_t key, int by_thread,
+			int *failed)
+{
+	const char *t = by_thread ? th->text[key >> 32] : "";
+	const unsigned char *n = NULL;
+	size_t ln, lt = by_thread ? strlen(t) + 1 : 0;
 	char *out = NULL;
-	size_t ln, lt;
+	int rc;
 
 	sqlite3_bind_int64(name, 1, (int64_t)(key & 0xffffffffu));
-	n = row_text(name, failed);
-	if (by_thread) {
-		sqlite3_bind_int64(thread, 1, (int64_t)(key >> 32));
-		t = row_text(thread, failed);
-	}
-	if (n == NULL || t == NULL)
-		goto out_reset;
-	ln = strlen(n);
-	lt = by_thread ? strlen(t) + 1 : 0;
-	if ((out = malloc(lt + ln + 1)) != NULL) {
-		if (by_thread) {
-			memcpy(out, t, lt - 1);
-			out[lt - 1] = '\x1f';
+	rc = sqlite3_step(name);
+	if (rc == SQLITE_ROW)
+		n = sqlite3_column_text(name, 0);
+	else if (rc != SQLITE_DONE)
+		*failed = rc;
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		ln = n ? strlen((const char *)n) : 0;
+		if ((out = malloc(lt + ln + 1)) != NULL) {
+			if (by_thread) {
+				memcpy(out, t, lt - 1);
+				out[lt - 1] = '\x1f';
+			}
+			memcpy(out + lt, n ? (const char *)n : "", ln + 1);
 		}
-		memcpy(out + lt, n, ln + 1);
 	}
-out_reset:
 	sqlite3_reset(name);
-	if (by_thread)
-		sqlite3_reset(thread);
 	return out;
+}
+
+/* Reads the window's slices through st into t: the first read (collect
+ * 0), or the second, keeping the percentiles' buckets (collect 1).
+ * Returns 0, an SQLite error, or -1 when out of memory. */
+static int read_slices(sqlite3_stmt *st, const struct thread_names *th, int by_thread, struct accs *t,
+		       int collect)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t tn = by_thread ? thread_name_of(th, sqlite3_column_int64(st, 0)) : 0;
+		uint64_t key = tn << 32 | (uint32_t)sqlite3_column_int64(st, 1);
+		int64_t dur = sqlite3_column_int64(st, 2);
+		struct acc *g = acc_of(t, key, !collect);
+
+		if (g == NULL) {
+			if (collect)
+				continue; /* not read the first time: the database changed */
+			return -1;
+		}
+		if (collect ? acc_collect(g, dur) : acc_add(t, g, dur, sqlite3_column_int64(st, 3)))
+			return -1;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : rc;
 }
 
 static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, struct side *out, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL, *name = NULL, *thread = NULL;
-	struct row *v = NULL;
-	size_t n = 0, cap = 0, i, j;
+	sqlite3_stmt *st = NULL, *name = NULL;
+	struct thread_names th = { 0 };
+	struct accs t = { 0 };
+	size_t i;
 	int rc, failed = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db,
-			       by_thread ? "SELECT coalesce(k.thread_id, -1), s.name_id, s.dur, s.id FROM slices s JOIN "
+			       by_thread ? "SELECT k.thread_id, s.name_id, s.dur, s.id FROM slices s JOIN "
 					   "tracks k ON k.id = s.track_id WHERE s.ts BETWEEN ?1 AND ?2"
 					 : "SELECT 0, name_id, dur, id FROM slices WHERE ts BETWEEN ?1 AND ?2",
 			       -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &name, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT name FROM threads WHERE id = ?", -1, &thread, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &name, NULL) != SQLITE_OK)
 		goto db_fail;
+	if (by_thread && (rc = thread_names_read(db, &th, &failed)) != QRY_OK) {
+		if (rc == QRY_ENOMEM)
+			goto nomem;
+		goto out_fail;
+	}
 	sqlite3_bind_int64(st, 1, w->start);
 	sqlite3_bind_int64(st, 2, w->end);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			struct row *nv = realloc(v, (cap = cap ? cap * 2 : 4096) * sizeof(*v));
-
-			if (nv == NULL)
-				goto nomem;
-			v = nv;
-		}
-		v[n].key = (uint64_t)(uint32_t)sqlite3_column_int64(st, 0) << 32 | (uint32_t)sqlite3_column_int64(st, 1);
-		v[n].dur = sqlite3_column_int64(st, 2);
-		v[n].id = sqlite3_column_int64(st, 3);
-		n++;
+	if ((rc = read_slices(st, &th, by_thread, &t, 0)) != 0) {
+		if (rc < 0)
+			goto nomem;
+		failed = rc;
+		goto out_fail;
 	}
-	if (rc != SQLITE_DONE)
-		goto db_fail;
-	qsort(v, n, sizeof(*v), row_cmp);
-	for (i = 0; i < n; i = j) {
-		struct group *g;
-		size_t k;
-
-		for (j = i; j < n && v[j].key == v[i].key; j++)
-			;
-		if (out->n % 256 == 0) {
-			struct group *ng = realloc(out->g, (out->n + 256) * sizeof(*ng));
-
-			if (ng == NULL)
+	if (t.hists) {
+		for (i = 0; i < t.n; i++)
+			if (t.a[i].hist != NULL)
+				acc_locate(&t.a[i]);
+		if ((rc = read_slices(st, &th, by_thread, &t, 1)) != 0) {
+			if (rc < 0)
 				goto nomem;
-			out->g = ng;
+			failed = rc;
+			goto out_fail;
 		}
-		g = &out->g[out->n];
-		memset(g, 0, sizeof(*g));
-		if ((g->text = key_text(name, thread, v[i].key, by_thread, &failed)) == NULL)
+	}
+	if (t.n > 0 && (out->g = calloc(t.n, sizeof(*out->g))) == NULL)
+		goto nomem;
+	for (i = 0; i < t.n; i++) {
+		struct group *g = &out->g[out->n];
+
+		if ((g->text = group_text(name, &th, t.a[i].key, by_thread, &failed)) == NULL)
 			goto out_fail;
 		out->n++;
-		g->count = j - i;
-		for (k = i; k < j && v[k].dur < 0; k++)
-			; /* unterminated slices sort first */
-		g->ended = j - k;
-		for (; k < j; k++) /* stops at 2^63 - 1, as name_stats' total does */
-			g->total = v[k].dur > INT64_MAX - g->total ? INT64_MAX : g->total + v[k].dur;
+		g->count = t.a[i].count;
+		g->ended = t.a[i].ended;
+		g->total = t.a[i].total;
 		if (g->ended) {
-			const struct row *e = &v[j - g->ended];
-
-			g->p50 = nearest_rank(e, g->ended, 50);
-			g->p95 = nearest_rank(e, g->ended, 95);
-			g->max = v[j - 1].dur;
-			g->slowest = v[j - 1].id;
+			acc_percentiles(&t.a[i], g);
+			g->max = t.a[i].max;
+			g->slowest = t.a[i].slowest;
 		}
 	}
-	free(v);
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
-	sqlite3_finalize(thread);
+	thread_names_free(&th);
+	accs_free(&t);
 	qsort(out->g, out->n, sizeof(*out->g), group_cmp);
 	return QRY_OK;
 out_fail:
@@ -198,10 +531,10 @@ db_fail:
 nomem:
 	qry_fail(err, QRY_ENOMEM, "out of memory comparing the traces");
 out:
-	free(v);
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
-	sqlite3_finalize(thread);
+	thread_names_free(&th);
+	accs_free(&t);
 	side_free(out);
 	return err->code;
 }

@@ -208,11 +208,174 @@ static void test_total_stops_at_int64_max(void **state)
 	tdb_close(&t);
 }
 
+/* ---- against a reference: every slice read and sorted ------------------ */
+
+struct ref {
+	char text[64];
+	uint64_t count, ended;
+	int64_t total, p50, p95, max, slowest;
+};
+
+/* The groups of db's slices starting in [s, e] (by thread name and name
+ * when by_thread), as docs/API.md defines them, read the plain way. */
+static size_t reference(sqlite3 *db, int by_thread, int64_t s, int64_t e, struct ref *out, size_t max)
+{
+	sqlite3_stmt *st;
+	int64_t *d = malloc(200000 * sizeof(*d));
+	size_t n = 0, nd = 0;
+	char cur[64] = "";
+	int rc;
+
+	assert_non_null(d);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT CASE WHEN ?3 THEN coalesce(th.name, '') || char(31) ELSE '' END || "
+					    "n.str AS k, s.dur, s.id FROM slices s JOIN tracks t ON t.id = s.track_id "
+					    "LEFT JOIN threads th ON th.id = t.thread_id JOIN strings n ON n.id = "
+					    "s.name_id WHERE s.ts BETWEEN ?1 AND ?2 ORDER BY k, s.dur, s.id",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_int64(st, 1, s);
+	sqlite3_bind_int64(st, 2, e);
+	sqlite3_bind_int(st, 3, by_thread);
+	for (;;) {
+		const char *k;
+		struct ref *r;
+		int64_t dur;
+
+		rc = sqlite3_step(st);
+		k = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : "";
+		if (n > 0 && (rc != SQLITE_ROW || strcmp(k, cur) != 0) && nd > 0) { /* the group before ends */
+			r = &out[n - 1];
+			r->p50 = d[(r->ended * 50 + 99) / 100 - 1];
+			r->p95 = d[(r->ended * 95 + 99) / 100 - 1];
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (n == 0 || strcmp(k, cur) != 0) {
+			assert_true(n < max && strlen(k) < sizeof(cur));
+			strcpy(cur, k);
+			r = &out[n++];
+			memset(r, 0, sizeof(*r));
+			strcpy(r->text, k);
+			nd = 0;
+		}
+		r = &out[n - 1];
+		dur = sqlite3_column_int64(st, 1);
+		r->count++;
+		if (dur < 0)
+			continue;
+		r->ended++;
+		r->total += dur;
+		r->max = dur;
+		r->slowest = sqlite3_column_int64(st, 2);
+		assert_true(nd < 200000);
+		d[nd++] = dur;
+	}
+	assert_int_equal(rc, SQLITE_DONE);
+	sqlite3_finalize(st);
+	free(d);
+	return n;
+}
+
+/* Threads sharing names (a pool of "worker"s, a "main" in each process),
+ * names of a few slices and of thousands (past what a group keeps before
+ * its histogram), durations spread over nine decades with repeats, and
+ * slices that never end; random windows, by name and by thread: every
+ * figure as the reference has it, one row per text. */
+static void test_against_reference(void **state)
+{
+	static const char *const threads[] = { "main", "worker", "worker", "", "io", "main" };
+	static struct ref want[4096];
+	uint64_t rng = 0x853c49e6748fea9bu, ts = 1000;
+	struct tdb t;
+	struct fxtw w;
+	int i, k;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_init_record(&w, 1000000000);
+	for (i = 0; i < 6; i++) {
+		fxtw_thread(&w, (uint8_t)(i + 1), (uint64_t)(1 + i / 3), (uint64_t)(10 + i));
+		if (threads[i][0])
+			fxtw_kernel_object(&w, 2, FXTW_INL(threads[i]), (uint64_t)(10 + i), NULL, 0);
+	}
+	for (i = 0; i < 30000; i++) {
+		uint64_t r = xorshift64(&rng), dur;
+		char name[16];
+		struct fxtw_thr th = FXTW_TIDX((uint8_t)(1 + r % 6));
+
+		snprintf(name, sizeof(name), "s%u", (unsigned)(r >> 8) % 4 == 0 ? (unsigned)(r >> 12) % 40 : (unsigned)(r >> 12) % 3);
+		dur = (r >> 20) % 5 == 0 ? (uint64_t)((r >> 24) % 7) * 1000 : (uint64_t)1 << ((r >> 24) % 30);
+		dur += (r >> 40) % 3 == 0 ? 0 : (r >> 44) % (dur + 1);
+		if ((r >> 50) % 97 == 0)
+			fxtw_begin(&w, th, FXTW_INL("c"), FXTW_INL(name), ts, NULL, 0);
+		else
+			fxtw_complete(&w, th, FXTW_INL("c"), FXTW_INL(name), ts, ts + dur, NULL, 0);
+		ts += 1 + (r >> 56);
+	}
+	tdb_ingest(&t, &w);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'worker'"), 2);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'main'"), 2);
+	assert_true(tdb_int(&t, "SELECT max(c) FROM (SELECT count(*) AS c FROM slices GROUP BY name_id)") > 1000);
+	for (k = 0; k < 40; k++) {
+		int by_thread = k % 2;
+		int64_t s = k < 2 ? INT64_MIN : 1000 + (int64_t)(xorshift64(&rng) % ts);
+		int64_t e = k < 2 ? INT64_MAX : s + (int64_t)(xorshift64(&rng) % (ts / 2));
+		struct qry_compare_opts o = { { s, e, 0, 0, 0, 0, 0 }, { s, e, 0, 0, 0, 0, 0 }, by_thread, QRY_CMP_TOTAL,
+					      1000000 };
+		struct qry_error err = { 0 };
+		size_t n = reference(t.db, by_thread, s, e, want, sizeof(want) / sizeof(want[0])), j;
+		const cJSON *row;
+		struct jbuf b;
+		cJSON *got;
+		char *txt;
+
+		jb_init(&b);
+		assert_int_equal(qry_compare(t.db, t.db, &o, &b, &err), QRY_OK);
+		txt = jb_take(&b, NULL);
+		got = cJSON_Parse(txt);
+		free(txt);
+		assert_non_null(got);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(got, "rows")), (int)n);
+		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(got, "rows")) {
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(row, "a");
+			const cJSON *th = cJSON_GetObjectItemCaseSensitive(row, "thread");
+			char text[64];
+
+			snprintf(text, sizeof(text), "%s%s%s", by_thread ? th->valuestring : "", by_thread ? "\x1f" : "",
+				 cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring);
+			for (j = 0; j < n && strcmp(want[j].text, text) != 0; j++)
+				;
+			if (j == n)
+				fail_msg("a row %s the reference does not have", text);
+			if (num_of(a, "count") != (int64_t)want[j].count || num_of(a, "ended") != (int64_t)want[j].ended ||
+			    num_of(a, "total") != want[j].total ||
+			    (want[j].ended && (num_of(a, "p50") != want[j].p50 || num_of(a, "p95") != want[j].p95 ||
+					       num_of(a, "max") != want[j].max ||
+					       num_of(cJSON_GetObjectItemCaseSensitive(a, "slowest"), "id") != want[j].slowest)))
+				fail_msg("window %d row %s: got count %lld ended %lld total %lld p50 %lld p95 %lld max %lld; "
+					 "want %llu %llu %lld %lld %lld %lld",
+					 k, text, (long long)num_of(a, "count"), (long long)num_of(a, "ended"),
+					 (long long)num_of(a, "total"), (long long)num_of(a, "p50"), (long long)num_of(a, "p95"),
+					 (long long)num_of(a, "max"), (unsigned long long)want[j].count,
+					 (unsigned long long)want[j].ended, (long long)want[j].total, (long long)want[j].p50,
+					 (long long)want[j].p95, (long long)want[j].max);
+			want[j].text[0] = '\0'; /* one row per text */
+		}
+		cJSON_Delete(got);
+	}
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nearest_rank),
 		cmocka_unit_test(test_total_stops_at_int64_max),
+		cmocka_unit_test(test_against_reference),
 	};
 
 	return cmocka_run_group_tests_name("compare", tests, setup, teardown);
