@@ -110,9 +110,10 @@ export class InfoPage {
 
   diagnostics(t) {
     const d = t.diagnostics || {};
-    const rows = Object.entries(d).map(([k, v]) => el('tr', { className: Number(v) > 0 ? 'diag-bad' : '', dataset: { diag: k } },
+    // slices still open at the end are not damage (library.js, damage)
+    const rows = Object.entries(d).map(([k, v]) => el('tr', { className: Number(v) > 0 && k !== 'unterminated_slices' ? 'diag-bad' : '', dataset: { diag: k } },
       el('td', null, k), el('td', { className: 'num' }, fmtCount(v)), el('td', { className: 'muted' }, DIAGNOSTICS[k] || '')));
-    const bad = Object.values(d).filter((v) => Number(v) > 0).length;
+    const bad = Object.entries(d).filter(([k, v]) => Number(v) > 0 && k !== 'unterminated_slices').length;
     return this.section('Diagnostics', 'info-diagnostics',
       el('div', null, bad ? `${bad} kind${bad === 1 ? '' : 's'} of damage or loss: what the timeline shows may be incomplete.` : 'No damage or loss found.'),
       el('table', { className: 'stats' }, el('thead', null, el('tr', null, el('th', null, 'Counter'), el('th', { className: 'num' }, 'Value'),

@@ -220,12 +220,12 @@ export class TimelinePage {
     const t = this.trace;
     const diag = t.diagnostics || {};
     const parts = [];
-    // while a trace is recorded (or ingested) its open slices are still
-    // running and its last record still arriving, not damaged: they count
-    // once it is whole
+    // slices still open when the trace ended are not damage (library.js,
+    // damage); while a trace is recorded (or ingested) its last record may
+    // still be arriving, not cut: that counts once it is whole
     const growing = t.status === 'live' || t.status === 'ingesting';
     for (const [k, v] of Object.entries(diag)) {
-      if (growing && (k === 'unterminated_slices' || k === 'truncated_bytes')) continue;
+      if (k === 'unterminated_slices' || (growing && k === 'truncated_bytes')) continue;
       if (Number(v) > 0) parts.push(`${k.replace(/_/g, ' ')}: ${fmtCount(v)}`);
     }
     for (const p of t.providers || []) {

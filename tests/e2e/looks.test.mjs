@@ -214,6 +214,37 @@ describe('looks', { timeout: 120000 }, () => {
     await page.mouse.move(0, 0);
   });
 
+  it('does not call a finished trace damaged for slices still open at its end', async () => {
+    // an XRay log flushed while main() runs, a capture stopped mid-call: a
+    // slice begun and never ended, and nothing else wrong
+    const words = [0x0016547846040010n];
+    const name = Buffer.alloc(8);
+    name.write('open');
+    // duration begin (event type 2) and an instant, inline thread and strings
+    for (const [type, ts] of [[2, 1000n], [0, 5000n]]) {
+      words.push(4n | 6n << 4n | BigInt(type) << 16n | 0x8004n << 32n | 0x8004n << 48n, ts, 1n, 2n,
+        name.readBigUInt64LE(0), name.readBigUInt64LE(0));
+    }
+    const body = Buffer.alloc(words.length * 8);
+    words.forEach((w, i) => body.writeBigUInt64LE(w, i * 8));
+    const up = await (await fetch(server.url + '/api/traces?name=open-at-end&wait=1', { method: 'POST', body })).json();
+    assert.equal(up.status, 'ready');
+    assert.equal(Number(up.diagnostics.unterminated_slices), 1);
+    const others = Object.entries(up.diagnostics).filter(([k, v]) => k !== 'unterminated_slices' && Number(v) > 0);
+    assert.deepEqual(others, []);
+    await page.goto(`${server.url}/?trace=${up.id}`);
+    await waitIdle(page);
+    assert.ok(await page.$eval('.banner.diagnostics', (e) => e.classList.contains('hidden')), 'no damage banner');
+    await page.goto(`${server.url}/`);
+    const row = page.locator('tr', { has: page.locator('a', { hasText: /^open-at-end$/ }) });
+    await row.waitFor();
+    assert.doesNotMatch(await row.innerText(), /damaged/);
+    await page.goto(`${server.url}/?trace=${up.id}&page=info`);
+    await page.waitForFunction(() => window.__viewer && window.__viewer.page === 'info' && window.__viewer.ready);
+    assert.match(await page.locator('.info-diagnostics').innerText(), /No damage or loss found/);
+    assert.equal(await page.locator('.info-diagnostics tr[data-diag="unterminated_slices"]').getAttribute('class'), '');
+  });
+
   it('does not call a live trace damaged for the slices it has not ended yet', async () => {
     const file = path.join(work, 'live.fxt');
     execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '20000', '--threads', '2', '--seed', '5', file]);
