@@ -27,6 +27,7 @@
 #include <math.h>
 
 #include "../../query/query.h"
+#include "../xorshift.h"
 
 #define BIG_PID (UINT64_MAX - 2)
 #define BIG_TID ((UINT64_C(1) << 63) + 1)
@@ -557,6 +558,102 @@ static void test_flows(void **state)
 	reply_free(&r);
 }
 
+/* Many arrows, ties in from_ts, arrows pointing back in time: every window
+ * (the whole trace, which reads the from_ts index in order, and parts of
+ * it) and limit give what the defining statement gives, in (from_ts, id)
+ * order. */
+static void test_flows_against_the_statement(void **state)
+{
+	static const char ref[] =
+		"SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, f.to_ts FROM flows f "
+		"JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 "
+		"AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 ORDER BY f.from_ts, f.id";
+	const struct fxtw_str c = FXTW_INL("c");
+	uint64_t rng = 99, ts = 1000, k;
+	struct fxtw w;
+	struct tdb z;
+	int i;
+
+	(void)state;
+	fxtw_init(&w, 0);
+	fxtw_magic(&w);
+	fxtw_init_record(&w, 1000000000);
+	for (k = 0; k < 3000; k++) {
+		struct fxtw_thr th = FXTW_TINL(1, 2 + xorshift64(&rng) % 4);
+		uint64_t r = xorshift64(&rng), d = r % 4 == 0 ? 0 : r % 300;
+
+		fxtw_begin(&w, th, c, FXTW_INL("s"), ts, NULL, 0);
+		/* flow ids reused, so that steps and ends land on earlier begins */
+		fxtw_flow(&w, (unsigned)(8 + (r >> 8) % 3), th, c, FXTW_INL("f"), ts + d / 2, (r >> 16) % 40);
+		fxtw_end(&w, th, c, FXTW_INL("s"), ts + d, NULL, 0);
+		ts += (r >> 32) % 3 == 0 ? 0 : (r >> 40) % 200;
+	}
+	tdb_ingest(&z, &w);
+	fxtw_fini(&w);
+	assert_int_equal(z.rc, INGEST_OK);
+	assert_true(tdb_int(&z, "SELECT count(*) FROM flows") > 1000);
+	assert_true(tdb_int(&z, "SELECT count(*) FROM flows WHERE to_ts < from_ts") > 0);
+	for (i = 0; i < 300; i++) {
+		int64_t s = i < 3 ? INT64_MIN : (int64_t)(xorshift64(&rng) % (ts + 200));
+		int64_t e = i < 3 ? INT64_MAX : s + (int64_t)(xorshift64(&rng) % (i % 2 ? 500 : ts));
+		uint32_t limit = i % 3 == 0 ? 1000000 : (uint32_t)(1 + xorshift64(&rng) % 50);
+		struct qry_window win = { s, e, 0, limit, 0, 0, 0 };
+		struct qry_error err = { 0 };
+		struct jbuf b, want;
+		sqlite3_stmt *st;
+		uint32_t n = 0;
+		int more = 0;
+		char *got;
+
+		if (i == 1) /* exactly the first and last from_ts */
+			s = tdb_int(&z, "SELECT min(from_ts) FROM flows"), e = tdb_int(&z, "SELECT max(from_ts) FROM flows");
+		if (i == 2) /* one short of them */
+			s = tdb_int(&z, "SELECT min(from_ts) FROM flows") + 1, e = tdb_int(&z, "SELECT max(from_ts) FROM flows");
+		win.start = s;
+		win.end = e;
+		jb_init(&b);
+		assert_int_equal(qry_flows(z.db, &win, &b, &err), QRY_OK);
+		got = jb_take(&b, NULL);
+		assert_int_equal(sqlite3_prepare_v2(z.db, ref, -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_int64(st, 1, s);
+		sqlite3_bind_int64(st, 2, e);
+		jb_init(&want);
+		jb_obj(&want);
+		jb_key(&want, "flows");
+		jb_arr(&want);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			static const char *const keys[] = { "flow_id", "from_slice", "to_slice", "from_track", "to_track", "from_ts", "to_ts" };
+			int col;
+
+			if (n++ == limit) {
+				more = 1;
+				break;
+			}
+			jb_obj(&want);
+			for (col = 0; col < 7; col++) {
+				jb_key(&want, keys[col]);
+				if (col == 0)
+					jb_u64(&want, (uint64_t)sqlite3_column_int64(st, col));
+				else
+					jb_i64(&want, sqlite3_column_int64(st, col));
+			}
+			jb_obj_end(&want);
+		}
+		sqlite3_finalize(st);
+		jb_arr_end(&want);
+		jb_key(&want, "truncated");
+		jb_bool(&want, more);
+		jb_obj_end(&want);
+		jb_raw(&want, "", 1);
+		if (strcmp(got, want.p) != 0)
+			fail_msg("window [%lld, %lld] limit %u:\n got  %.300s\n want %.300s", (long long)s, (long long)e, limit,
+				 got, want.p);
+		free(got);
+		jb_fini(&want);
+	}
+	tdb_close(&z);
+}
+
 /* ---- qry_sql ------------------------------------------------------------ */
 
 static int sql(const char *q, struct reply *r, struct qry_error *err)
@@ -738,6 +835,7 @@ int main(void)
 		cmocka_unit_test(test_slice_flows_found_by_time),
 		cmocka_unit_test(test_slice_unterminated_and_async),
 		cmocka_unit_test(test_flows),
+		cmocka_unit_test(test_flows_against_the_statement),
 		cmocka_unit_test(test_sql_values),
 		cmocka_unit_test(test_sql_row_limit),
 		cmocka_unit_test(test_sql_refused),
