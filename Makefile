@@ -23,7 +23,7 @@ INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symb
 	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/behind.c ingest/runsort.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/names.c ingest/stacks.c ingest/build.c ingest/store.c \
 	ingest/lod.c ingest/ingest.c
 QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/slice.c query/counters.c query/sched.c \
-	query/lists.c query/stats.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
+	query/lists.c query/keymap.c query/stats.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c query/meta.c query/threadstate.c
 TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c

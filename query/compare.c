@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "keymap.h"
 
 struct group {
 	char *text;   /* "name", or "thread\x1fname" */
@@ -91,8 +92,7 @@ struct acc {
 struct accs {
 	struct acc *a;
 	size_t n, cap;
-	uint32_t *slot;      /* acc + 1; 0: empty */
-	size_t mask;
+	struct qkeymap map;  /* key -> acc + 1 */
 	int hists;           /* some group has a histogram: a second read */
 };
 
@@ -105,61 +105,33 @@ static void accs_free(struct accs *t)
 		free(t->a[i].hist);
 	}
 	free(t->a);
-	free(t->slot);
-}
-
-static size_t acc_hash(uint64_t key, size_t mask)
-{
-	key *= 0x9E3779B97F4A7C15ull;
-	return (size_t)(key ^ key >> 29) & mask;
-}
-
-static int accs_grow(struct accs *t)
-{
-	size_t slots = t->mask ? (t->mask + 1) * 2 : 256, i, j;
-	uint32_t *slot = calloc(slots, sizeof(*slot));
-
-	if (slot == NULL)
-		return -1;
-	for (i = 0; i < t->n; i++) {
-		for (j = acc_hash(t->a[i].key, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
-			;
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->mask = slots - 1;
-	return 0;
+	qkm_free(&t->map);
 }
 
 /* The group of key, or NULL: made when new and make is set (NULL then
  * means out of memory). */
 static struct acc *acc_of(struct accs *t, uint64_t key, int make)
 {
-	size_t j;
+	uint32_t i;
 
-	if (make && (t->n + 1) * 2 > t->mask + 1 && (t->n >= UINT32_MAX - 1 || accs_grow(t) != 0))
-		return NULL;
-	if (t->mask == 0)
-		return NULL;
-	for (j = acc_hash(key, t->mask); t->slot[j]; j = (j + 1) & t->mask)
-		if (t->a[t->slot[j] - 1].key == key)
-			return &t->a[t->slot[j] - 1];
 	if (!make)
-		return NULL;
+		return (i = qkm_find(&t->map, key)) != 0 ? &t->a[i - 1] : NULL;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct acc *grown = realloc(t->a, cap * sizeof(*grown));
+		struct acc *grown = cap < UINT32_MAX ? realloc(t->a, cap * sizeof(*grown)) : NULL;
 
 		if (grown == NULL)
 			return NULL;
 		t->a = grown;
 		t->cap = cap;
 	}
-	memset(&t->a[t->n], 0, sizeof(t->a[t->n]));
-	t->a[t->n].key = key;
-	t->slot[j] = (uint32_t)++t->n;
-	return &t->a[t->n - 1];
+	if ((i = qkm_intern(&t->map, key, (uint32_t)t->n + 1)) == 0)
+		return NULL;
+	if (i == t->n + 1) { /* new */
+		memset(&t->a[t->n], 0, sizeof(t->a[t->n]));
+		t->a[t->n++].key = key;
+	}
+	return &t->a[i - 1];
 }
 
 static int acc_keep(struct acc *g, int64_t d)

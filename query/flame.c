@@ -14,6 +14,7 @@
  * read after all.
  */
 #include "../tracedb/tracedb.h"
+#include "keymap.h"
 #include "query_internal.h"
 
 #include <stdio.h>
@@ -33,51 +34,21 @@ struct fnode {
 struct flame {
 	struct fnode *node;
 	size_t n, cap;
-	int32_t *slot; /* open addressing on (parent, name_id): node index + 1 */
-	size_t slots;
+	struct qkeymap map; /* (parent << 32 | name_id) -> node index + 1 (string
+			     * ids are 32 bits: the model's) */
 	size_t max_nodes;
 	int32_t max_depth; /* the deepest node's depth, -1 before the first */
 	int truncated;
 };
 
-static size_t slot_of(int32_t parent, int64_t name_id, size_t mask)
-{
-	uint64_t h = (uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull ^ (uint64_t)name_id * 0xC2B2AE3D27D4EB4Full;
-
-	return (size_t)(h ^ h >> 29) & mask;
-}
-
-static int flame_grow(struct flame *f)
-{
-	size_t slots = f->slots ? f->slots * 2 : 1024, i, j;
-	int32_t *slot = calloc(slots, sizeof(*slot));
-
-	if (slot == NULL)
-		return -1;
-	for (i = 0; i < f->n; i++) {
-		for (j = slot_of(f->node[i].parent, f->node[i].name_id, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
-			;
-		slot[j] = (int32_t)i + 1;
-	}
-	free(f->slot);
-	f->slot = slot;
-	f->slots = slots;
-	return 0;
-}
-
 /* The node of name under parent, made if new; -1 when full, -2 on oom. */
 static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 {
-	size_t j;
+	uint64_t key = (uint64_t)(uint32_t)parent << 32 | (uint32_t)name_id;
+	uint32_t i = qkm_find(&f->map, key);
 
-	if ((f->n + 1) * 2 > f->slots && flame_grow(f) != 0)
-		return -2;
-	for (j = slot_of(parent, name_id, f->slots - 1); f->slot[j]; j = (j + 1) & (f->slots - 1)) {
-		const struct fnode *nd = &f->node[f->slot[j] - 1];
-
-		if (nd->parent == parent && nd->name_id == name_id)
-			return f->slot[j] - 1;
-	}
+	if (i != 0)
+		return (int32_t)i - 1;
 	if (f->n == f->max_nodes) {
 		f->truncated = 1;
 		return -1;
@@ -91,10 +62,11 @@ static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 		f->node = nodes;
 		f->cap = cap;
 	}
+	if (f->n >= INT32_MAX - 1 || qkm_intern(&f->map, key, (uint32_t)f->n + 1) == 0)
+		return -2;
 	f->node[f->n] = (struct fnode){ name_id, parent, parent < 0 ? 0 : f->node[parent].depth + 1, 0, 0, 0 };
 	if (f->node[f->n].depth > f->max_depth)
 		f->max_depth = f->node[f->n].depth;
-	f->slot[j] = (int32_t)f->n + 1;
 	return (int32_t)f->n++;
 }
 
@@ -345,13 +317,13 @@ int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct q
 		rc = flame_stored(db, &f, tracks, ntracks, &ok, err);
 	if (rc == QRY_OK && !ok) {
 		free(f.node);
-		free(f.slot);
+		qkm_free(&f.map);
 		f = (struct flame){ .max_nodes = w->limit, .max_depth = -1 };
 		rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
 	}
 	if (rc == QRY_OK)
 		rc = put_flame(db, &f, out, err);
 	free(f.node);
-	free(f.slot);
+	qkm_free(&f.map);
 	return rc;
 }

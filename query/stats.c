@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "keymap.h"
 #include "query_internal.h"
 
 struct stat_group {
@@ -25,62 +26,32 @@ struct stat_group {
 struct stat_table {
 	struct stat_group *g;
 	size_t n, cap;
-	uint32_t *slot;         /* group + 1; 0: empty */
-	size_t mask;            /* slots - 1 */
+	struct qkeymap map;     /* (name << 32 | category) -> group + 1 (string
+				 * ids are 32 bits: the model's) */
 	char *strs;             /* the groups' names and categories, NUL after each */
 	size_t slen, scap;
 };
 
-static size_t stat_hash(int64_t name, int64_t cat, size_t mask)
-{
-	uint64_t h = (uint64_t)name * 0x9E3779B97F4A7C15ull ^ (uint64_t)cat * 0xC2B2AE3D27D4EB4Full;
-
-	return (size_t)(h ^ h >> 31) & mask;
-}
-
-static int stat_grow(struct stat_table *t)
-{
-	size_t slots = t->mask ? (t->mask + 1) * 2 : 256, i, j;
-	uint32_t *slot = calloc(slots, sizeof(*slot));
-
-	if (slot == NULL)
-		return -1;
-	for (i = 0; i < t->n; i++) {
-		for (j = stat_hash(t->g[i].name, t->g[i].cat, slots - 1); slot[j]; j = (j + 1) & (slots - 1))
-			;
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->mask = slots - 1;
-	return 0;
-}
-
 /* The group of (name, cat), made when new; NULL when out of memory. */
 static struct stat_group *stat_group(struct stat_table *t, int64_t name, int64_t cat)
 {
-	size_t j;
+	uint64_t key = (uint64_t)(uint32_t)name << 32 | (uint32_t)cat;
+	uint32_t i;
 
-	if ((t->n + 1) * 2 > t->mask + 1 && (t->n >= UINT32_MAX - 1 || stat_grow(t) != 0))
-		return NULL;
-	for (j = stat_hash(name, cat, t->mask); t->slot[j]; j = (j + 1) & t->mask) {
-		struct stat_group *g = &t->g[t->slot[j] - 1];
-
-		if (g->name == name && g->cat == cat)
-			return g;
-	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct stat_group *grown = realloc(t->g, cap * sizeof(*grown));
+		struct stat_group *grown = cap < UINT32_MAX ? realloc(t->g, cap * sizeof(*grown)) : NULL;
 
 		if (grown == NULL)
 			return NULL;
 		t->g = grown;
 		t->cap = cap;
 	}
-	t->g[t->n] = (struct stat_group){ name, cat, 0, 0, INT64_MIN, NULL, NULL };
-	t->slot[j] = (uint32_t)++t->n;
-	return &t->g[t->n - 1];
+	if ((i = qkm_intern(&t->map, key, (uint32_t)t->n + 1)) == 0)
+		return NULL;
+	if (i == t->n + 1) /* new */
+		t->g[t->n++] = (struct stat_group){ name, cat, 0, 0, INT64_MIN, NULL, NULL };
+	return &t->g[i - 1];
 }
 
 /* Copies s into the table's strings; its offset, or -1 when out of memory. */
@@ -230,7 +201,7 @@ out:
 	failed = qcur_close(&c, 0);
 	failed = qcur_close(&s, failed);
 	free(t.g);
-	free(t.slot);
+	qkm_free(&t.map);
 	free(t.strs);
 	return qcur_done(rc, failed, err);
 }
