@@ -12,7 +12,9 @@ const ROW = 18;
 
 export class FlameGraph {
   // nodes: the /flame reply's nodes (parents before children).
-  constructor(nodes, truncated) {
+  // note: what the graph says besides its figures (a first, partial one
+  // says that the whole one is coming).
+  constructor(nodes, truncated, note = '') {
     this.nodes = nodes.map((n) => ({ ...n, kids: [] }));
     this.byId = new Map(this.nodes.map((n) => [n.id, n]));
     this.roots = [];
@@ -26,6 +28,7 @@ export class FlameGraph {
     this.all = this.roots.reduce((a, n) => a + n.total, 0);
     this.maxDepth = this.nodes.reduce((a, n) => Math.max(a, n.depth), 0);
     this.truncated = truncated;
+    this.note = note;
     this.focus = null;
     this.boxes = [];
     this.canvas = el('canvas', { className: 'flame-canvas' });
@@ -94,7 +97,7 @@ export class FlameGraph {
     }
     this.info.textContent = `${fmtCount(this.nodes.length)} frames, ${fmtDur(this.all)} in the range` +
       (this.focus ? ` · zoomed into ${this.focus.name} (click "all" to zoom out)` : ' · click a frame to zoom into it') +
-      (this.truncated ? ' · graph cut at the node limit' : '');
+      (this.note ? ` · ${this.note}` : this.truncated ? ' · graph cut at the node limit' : '');
   }
 
   boxAt(x, y) {

@@ -157,6 +157,34 @@ describe('looks', { timeout: 120000 }, () => {
     assert.match(exact, /^ \(\d{7,}\)$/);
   });
 
+  it('shows a first flame graph at once, then the whole one', async () => {
+    // random stacks: more call paths than the first answer's 10000 nodes
+    const file = path.join(work, 'paths.fxt');
+    execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '200000', '--threads', '4', '--seed', '3', file]);
+    const up = await (await fetch(server.url + '/api/traces?name=paths&wait=1', { method: 'POST', body: fs.readFileSync(file) })).json();
+    const asked = [];
+    const onRequest = (r) => { if (r.url().includes('/flame?')) asked.push(new URL(r.url()).searchParams.get('limit')); };
+    page.on('request', onRequest);
+    try {
+      await page.goto(`${server.url}/?trace=${up.id}`);
+      await waitIdle(page);
+      const tracks = (await page.evaluate(() => window.__viewer.tracks())).filter((t) => t.kind === 'thread').map((t) => t.trackId);
+      await page.evaluate(([s, e, t]) => window.__viewer.setArea(s, e, t), [up.start_ns, up.end_ns, tracks]);
+      await waitIdle(page);
+      await page.locator('section.panel .tab[data-tab="flame"]').click();
+      await waitIdle(page);
+      assert.deepEqual(asked, ['10000', '1000000'], 'the first graph was cut: the whole one follows');
+      const info = await page.locator('section.panel .flame-info').innerText();
+      assert.doesNotMatch(info, /first graph|cut at/, 'the whole graph replaced the first: ' + info);
+      const whole = await (await fetch(`${server.url}/api/traces/${up.id}/flame?tracks=${tracks.join(',')}&start=${up.start_ns}&end=${up.end_ns}&limit=1000000`)).json();
+      assert.equal(whole.truncated, false);
+      assert.equal(await page.evaluate(() => window.__viewer.flameBoxes().length) > 0, true);
+      assert.match(info, new RegExp(`^${whole.nodes.length.toLocaleString('en-US')} frames`));
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
   it('names an async slice\'s track and its category once each', async () => {
     const slices = await (await fetch(`${server.url}/api/traces/${traceId}/search?q=Download`)).json();
     assert.ok(slices.slices.length > 0, 'the fixture has its async "Download"');
