@@ -50,9 +50,12 @@ const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 // Area selection on the server: /flame and /area over every thread track of
 // the whole trace (a selection covering every slice), median of 5 requests
 // each (a different limit each time, so that the reply cache never
-// answers), next to /stats over the same range, the SQL GROUP BY that the
-// area table replaced, as the baseline of the same run. Target: the flame
-// graph of a selection covering 1M slices answers in <= 500 ms.
+// answers), next to /stats over the same range as the baseline of the same
+// run: one read of the same slices into per-name groups, unclipped
+// (query/stats.c; until 2026-11-27 an SQL GROUP BY, which sorted every
+// slice and took 7x as long, so older ratios are not comparable). The ratio
+// divides the flame graph's median by that one's. Target: the flame graph
+// of a selection covering 1M slices answers in <= 500 ms.
 async function flameBench(url, trace) {
   const tr = await (await fetch(`${url}/api/traces/${trace.id}/tracks`)).json();
   const ids = [];
