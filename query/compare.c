@@ -244,9 +244,13 @@ static void acc_percentiles(struct acc *g, struct group *out)
 /* ---- reading a side ---------------------------------------------------- */
 
 /* Thread names, each once: a thread's row id to its name's index. */
+struct thread_name {
+	int64_t id;        /* threads.id */
+	uint32_t name;     /* its name's index in text */
+};
+
 struct thread_names {
-	int64_t *id;       /* threads.id, ascending */
-	uint32_t *name;    /* by the same index: its name's index in text */
+	struct thread_name *th; /* by id */
 	char **text;       /* the distinct names; index 0 is "" (async tracks,
 			    * threads without a name) */
 	size_t n, ntext;
@@ -259,49 +263,59 @@ static void thread_names_free(struct thread_names *t)
 	for (i = 0; i < t->ntext; i++)
 		free(t->text[i]);
 	free(t->text);
-	free(t->id);
-	free(t->name);
+	free(t->th);
 }
 
-static int text_cmp(const void *a, const void *b)
+static int thread_id_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct thread_name *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Reads every thread's name. QRY_OK, QRY_EDB (failed holds the error) or
- * QRY_ENOMEM. */
+/* Reads every thread's name, in name order so that a new name is one
+ * unlike the last. QRY_OK, QRY_EDB (failed holds the error) or QRY_ENOMEM. */
 static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, i, j;
-	char **sorted = NULL;
+	size_t cap = 0, tcap = 1;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = sqlite3_prepare_v2(db, "SELECT id, coalesce(name, '') FROM threads ORDER BY id", -1, &st, NULL)) !=
+	if ((t->text = malloc(tcap * sizeof(*t->text))) == NULL || (t->text[0] = strdup("")) == NULL)
+		goto nomem;
+	t->ntext = 1;
+	if ((rc = sqlite3_prepare_v2(db, "SELECT id, coalesce(name, '') FROM threads ORDER BY 2, 1", -1, &st, NULL)) !=
 	    SQLITE_OK) {
 		*failed = rc;
+		thread_names_free(t);
 		return QRY_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *s = sqlite3_column_text(st, 1);
+		const unsigned char *u = sqlite3_column_text(st, 1);
+		const char *s = u ? (const char *)u : "";
 
-		if (t->n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			int64_t *id = realloc(t->id, c * sizeof(*id));
-			char **text;
+		if (strcmp(s, t->text[t->ntext - 1]) != 0) {
+			if (t->ntext == tcap) {
+				char **grown = realloc(t->text, (tcap *= 2) * sizeof(*grown));
 
-			if (id != NULL)
-				t->id = id;
-			if (id == NULL || (text = realloc(t->text, (c + 1) * sizeof(*text))) == NULL)
+				if (grown == NULL)
+					goto nomem;
+				t->text = grown;
+			}
+			if ((t->text[t->ntext] = strdup(s)) == NULL)
 				goto nomem;
-			t->text = text;
-			cap = c;
+			t->ntext++;
 		}
-		t->id[t->n] = sqlite3_column_int64(st, 0);
-		if ((t->text[t->n] = strdup(s ? (const char *)s : "")) == NULL)
-			goto nomem;
-		t->ntext = ++t->n; /* freed by thread_names_free until replaced */
+		if (t->n == cap) {
+			struct thread_name *grown = realloc(t->th, (cap = cap ? cap * 2 : 64) * sizeof(*grown));
+
+			if (grown == NULL)
+				goto nomem;
+			t->th = grown;
+		}
+		t->th[t->n].id = sqlite3_column_int64(st, 0);
+		t->th[t->n++].name = (uint32_t)(t->ntext - 1);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -309,46 +323,7 @@ static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 		thread_names_free(t);
 		return QRY_EDB;
 	}
-	/* the distinct names, "" first, and each thread's index among them */
-	if ((t->name = malloc((t->n ? t->n : 1) * sizeof(*t->name))) == NULL ||
-	    (sorted = malloc((t->n + 1) * sizeof(*sorted))) == NULL) {
-		free(sorted);
-		thread_names_free(t);
-		return QRY_ENOMEM;
-	}
-	memcpy(sorted, t->text, t->n * sizeof(*sorted));
-	sorted[t->n] = "";
-	qsort(sorted, t->n + 1, sizeof(*sorted), text_cmp);
-	for (i = j = 0; i <= t->n; i++)
-		if (j == 0 || strcmp(sorted[i], sorted[j - 1]) != 0)
-			sorted[j++] = sorted[i];
-	for (i = 0; i < t->n; i++) {
-		size_t lo = 0, hi = j;
-
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (strcmp(sorted[mid], t->text[i]) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		t->name[i] = (uint32_t)lo;
-	}
-	/* text now holds the distinct names (sorted: "" is first), owned */
-	for (i = 0; i < j; i++)
-		if ((sorted[i] = strdup(sorted[i])) == NULL) {
-			while (i-- > 0)
-				free(sorted[i]);
-			free(sorted);
-			thread_names_free(t);
-			return QRY_ENOMEM;
-		}
-	for (i = 0; i < t->n; i++)
-		free(t->text[i]);
-	free(t->text);
-	t->text = sorted;
-	t->ntext = j;
+	qsort(t->th, t->n, sizeof(*t->th), thread_id_cmp);
 	return QRY_OK;
 nomem:
 	sqlite3_finalize(st);
@@ -364,12 +339,12 @@ static uint32_t thread_name_of(const struct thread_names *t, int64_t id)
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (t->id[mid] < id)
+		if (t->th[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < t->n && t->id[lo] == id ? t->name[lo] : 0;
+	return lo < t->n && t->th[lo].id == id ? t->th[lo].name : 0;
 }
 
 /* The text of a group (the caller frees it); NULL when out of memory or
