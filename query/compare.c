@@ -274,7 +274,8 @@ static int thread_id_cmp(const void *a, const void *b)
 }
 
 /* Reads every thread's name, in name order so that a new name is one
- * unlike the last. QRY_OK, QRY_EDB (failed holds the error) or QRY_ENOMEM. */
+ * unlike the last. QRY_OK, QRY_EDB (failed holds the error) or QRY_ENOMEM;
+ * the caller frees t either way. */
 static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 {
 	sqlite3_stmt *st = NULL;
@@ -283,12 +284,11 @@ static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 
 	memset(t, 0, sizeof(*t));
 	if ((t->text = malloc(tcap * sizeof(*t->text))) == NULL || (t->text[0] = strdup("")) == NULL)
-		goto nomem;
+		return QRY_ENOMEM;
 	t->ntext = 1;
 	if ((rc = sqlite3_prepare_v2(db, "SELECT id, coalesce(name, '') FROM threads ORDER BY 2, 1", -1, &st, NULL)) !=
 	    SQLITE_OK) {
 		*failed = rc;
-		thread_names_free(t);
 		return QRY_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -320,14 +320,12 @@ static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		*failed = rc;
-		thread_names_free(t);
 		return QRY_EDB;
 	}
 	qsort(t->th, t->n, sizeof(*t->th), thread_id_cmp);
 	return QRY_OK;
 nomem:
 	sqlite3_finalize(st);
-	thread_names_free(t);
 	return QRY_ENOMEM;
 }
 
