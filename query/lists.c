@@ -9,15 +9,30 @@
 #include "window.h"
 
 /*
+ * Writes the columns of c's row as members of the object being written:
+ * keys name them, and a 'u' in ukeys prints that column as an unsigned
+ * 64-bit integer (koids, ids stored with their bits).
+ */
+static void put_columns(struct qcur *c, const char *const *keys, const char *ukeys, struct jbuf *out)
+{
+	int i, cols = sqlite3_column_count(c->st);
+
+	for (i = 0; i < cols; i++) {
+		jb_key(out, keys[i]);
+		if (ukeys[i] == 'u' && sqlite3_column_type(c->st, i) == SQLITE_INTEGER)
+			jb_u64(out, (uint64_t)qcur_int(c, i));
+		else
+			qcur_put(c, out, i);
+	}
+}
+
+/*
  * Writes the rows of c as an array of objects under key `list`, at most
- * limit of them; keys name the columns, and a 'u' in ukeys prints that
- * column as an unsigned 64-bit integer (koids, ids stored with their bits).
- * Returns 1 when rows were left out.
+ * limit of them (put_columns). Returns 1 when rows were left out.
  */
 static int put_objects(struct qcur *c, const char *list, const char *const *keys, const char *ukeys, uint32_t limit,
 		       struct jbuf *out)
 {
-	int i, cols = sqlite3_column_count(c->st);
 	uint32_t n = 0;
 
 	jb_key(out, list);
@@ -28,13 +43,7 @@ static int put_objects(struct qcur *c, const char *list, const char *const *keys
 			return 1;
 		}
 		jb_obj(out);
-		for (i = 0; i < cols; i++) {
-			jb_key(out, keys[i]);
-			if (ukeys[i] == 'u' && sqlite3_column_type(c->st, i) == SQLITE_INTEGER)
-				jb_u64(out, (uint64_t)qcur_int(c, i));
-			else
-				qcur_put(c, out, i);
-		}
+		put_columns(c, keys, ukeys, out);
 		jb_obj_end(out);
 	}
 	jb_arr_end(out);
@@ -143,6 +152,13 @@ static int window_list(sqlite3 *db, const char *sql, const struct qry_window *w,
 	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
+/* The flows statements: an arrow starting in the window, and the order. */
+#define FLOWS_FROM_IN                                                                                  \
+	"SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, f.to_ts FROM " \
+	"flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON b.id = f.to_slice_id WHERE "     \
+	"f.from_ts BETWEEN ?1 AND ?2 "
+#define FLOWS_ORDER "ORDER BY f.from_ts, f.id LIMIT ?3"
+
 /*
  * Flows with an end in the window, by from_ts (then id). The statement
  * with the OR reads every such flow and sorts them all for the first
@@ -157,49 +173,37 @@ int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct 
 					    "to_track", "from_ts",    "to_ts" };
 	struct qcur c;
 	int64_t first = 0, last = 0;
-	int rc, all = 0;
+	int rc, none = 0;
 
 	if ((rc = qcur_open(&c, db, "SELECT (SELECT min(from_ts) FROM flows), (SELECT max(from_ts) FROM flows)", err)) !=
 	    QRY_OK)
 		return rc;
 	if (qcur_step(&c)) {
-		all = qcur_is_null(&c, 0);
+		none = qcur_is_null(&c, 0); /* no arrow at all */
 		first = qcur_int(&c, 0);
 		last = qcur_int(&c, 1);
 	}
 	if ((rc = qcur_done(QRY_OK, qcur_close(&c, 0), err)) != QRY_OK)
 		return rc;
-	if (all || (w->start <= first && w->end >= last))
-		return window_list(db,
-				   "SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, "
-				   "f.to_ts FROM flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON "
-				   "b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 ORDER BY f.from_ts, f.id LIMIT ?3",
-				   w, "flows", keys, "u......", out, err);
 	return window_list(db,
-			   "SELECT f.flow_id, f.from_slice_id, f.to_slice_id, a.track_id, b.track_id, f.from_ts, "
-			   "f.to_ts FROM flows f JOIN slices a ON a.id = f.from_slice_id JOIN slices b ON "
-			   "b.id = f.to_slice_id WHERE f.from_ts BETWEEN ?1 AND ?2 OR f.to_ts BETWEEN ?1 AND ?2 "
-			   "ORDER BY f.from_ts, f.id LIMIT ?3",
+			   none || (w->start <= first && w->end >= last)
+				   ? FLOWS_FROM_IN FLOWS_ORDER
+				   : FLOWS_FROM_IN "OR f.to_ts BETWEEN ?1 AND ?2 " FLOWS_ORDER,
 			   w, "flows", keys, "u......", out, err);
 }
+
+/* A log's members, and which print as unsigned (pid, tid). */
+static const char *const log_keys[] = { "ts", "pid", "tid", "message" };
+#define LOG_UKEYS ".uu."
 
 /* A log of the window as itself, or summarising the logs of its pixel
  * column after it: its row is st's, bound to its id. */
 static int put_log(struct qcur *st, int64_t merged, int64_t last_ts, struct jbuf *out)
 {
-	static const char *const keys[] = { "ts", "pid", "tid", "message" };
-	int i;
-
 	if (!qcur_step(st))
 		return 0;
 	jb_obj(out);
-	for (i = 0; i < 4; i++) {
-		jb_key(out, keys[i]);
-		if ((i == 1 || i == 2) && sqlite3_column_type(st->st, i) == SQLITE_INTEGER)
-			jb_u64(out, (uint64_t)qcur_int(st, i));
-		else
-			qcur_put(st, out, i);
-	}
+	put_columns(st, log_keys, LOG_UKEYS, out);
 	if (merged >= 2) {
 		jb_key(out, "last_ts");
 		jb_i64(out, last_ts);
@@ -246,7 +250,6 @@ static int put_log_columns(struct qcur *st, struct qprobe *p, int64_t lo, int64_
 /* Logs are one id range in ts order: the window is two binary searches. */
 int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err)
 {
-	static const char *const keys[] = { "ts", "pid", "tid", "message" };
 	struct qcur n = { 0 }, st = { 0 };
 	struct qprobe p = { 0 };
 	int64_t last = 0, lo, hi;
@@ -279,7 +282,7 @@ int qry_logs(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct q
 	} else {
 		qcur_bind(&st, 1, lo);
 		qcur_bind(&st, 2, hi);
-		put_rows(&st, "logs", keys, ".uu.", w->limit, out);
+		put_rows(&st, "logs", log_keys, LOG_UKEYS, w->limit, out);
 	}
 out_finalize:
 	failed = qcur_close(&n, 0);
