@@ -6,7 +6,7 @@
 import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate } from './format.js';
-import { topbar, traceDuration } from './pages.js';
+import { isDamage, topbar, traceDuration } from './pages.js';
 
 // One line per diagnostic (docs/API.md, "Meaning").
 export const DIAGNOSTICS = {
@@ -110,10 +110,9 @@ export class InfoPage {
 
   diagnostics(t) {
     const d = t.diagnostics || {};
-    // slices still open at the end are not damage (library.js, damage)
-    const rows = Object.entries(d).map(([k, v]) => el('tr', { className: Number(v) > 0 && k !== 'unterminated_slices' ? 'diag-bad' : '', dataset: { diag: k } },
+    const rows = Object.entries(d).map(([k, v]) => el('tr', { className: Number(v) > 0 && isDamage(k) ? 'diag-bad' : '', dataset: { diag: k } },
       el('td', null, k), el('td', { className: 'num' }, fmtCount(v)), el('td', { className: 'muted' }, DIAGNOSTICS[k] || '')));
-    const bad = Object.entries(d).filter(([k, v]) => Number(v) > 0 && k !== 'unterminated_slices').length;
+    const bad = Object.entries(d).filter(([k, v]) => Number(v) > 0 && isDamage(k)).length;
     return this.section('Diagnostics', 'info-diagnostics',
       el('div', null, bad ? `${bad} kind${bad === 1 ? '' : 's'} of damage or loss: what the timeline shows may be incomplete.` : 'No damage or loss found.'),
       el('table', { className: 'stats' }, el('thead', null, el('tr', null, el('th', null, 'Counter'), el('th', { className: 'num' }, 'Value'),

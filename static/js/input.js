@@ -345,10 +345,9 @@ function hoverLines(h, threadNames) {
       return [`${name} ${it.tid}`, `pid ${it.pid} · ${fmtDur(it.dur)}${it.end_state ? ' · then ' + it.end_state : ''}`];
     }
     case 'log': {
-      const name = threadNames.get(`${it.pid}/${it.tid}`);
-      const who = `${name ? `${name} ${it.tid}` : `tid ${it.tid}`} · pid ${it.pid}`;
       if (it.merged) return [`${fmtCount(it.merged)} log messages`, `over ${fmtDur(it.dur)}, the first: ${it.message}`, 'click or zoom in to read them'];
-      return [it.message, who];
+      const name = threadNames.get(`${it.pid}/${it.tid}`);
+      return [it.message, `${name ? `${name} ${it.tid}` : `tid ${it.tid}`} · pid ${it.pid}`];
     }
     case 'state':
       return [stateWords(it), `${it.dur < 0 ? 'to the end of the trace' : fmtDur(it.dur)} · ${h.track.title}`];

@@ -10,6 +10,7 @@ import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
 import { matchesFilter, parseFilter } from './libfilter.js';
+import { isDamage } from './pages.js';
 
 const POLL_MS = 400;
 const PAGE = 200;       // traces per page of the list
@@ -581,15 +582,11 @@ export class LibraryPage {
   }
 }
 
-// The sum of a diagnostics object's damage counters.
-// Slices still open when the trace ended are not damage: every capture
-// stopped while its program runs has them, and every XRay log (main() is
-// on the stack when the log is flushed). They are drawn to the trace's end
-// and their details say "did not end".
+// The sum of a diagnostics object's damage counters (pages.js, isDamage).
 export function damage(diag) {
   let n = 0;
   for (const [k, v] of Object.entries(diag || {})) {
-    if (k === 'unterminated_slices') continue;
+    if (!isDamage(k)) continue;
     if (typeof v === 'number') n += v;
     else if (typeof v === 'string' && /^\d+$/.test(v)) n += Number(v);
   }

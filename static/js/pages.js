@@ -1,6 +1,7 @@
-// What the trace's own pages (timeline, query, info) share: the top bar
-// with the links between them, and the trace's duration as the library
-// shows it (same formatter, same start and end).
+// What the trace's own pages (timeline, query, info) share with each
+// other and the library: the top bar with the links between them, the
+// trace's duration as the library shows it (same formatter, same start and
+// end), and which diagnostics are damage.
 
 import { authHeaders, getToken } from './api.js';
 import { el } from './dom.js';
@@ -47,6 +48,15 @@ function downloadLink(href, filename, text, cls, title) {
 export function traceDuration(t) {
   if (t.start_ns === null || t.start_ns === undefined || t.end_ns === null || t.end_ns === undefined) return '—';
   return fmtDur(t.end_ns - t.start_ns);
+}
+
+// Whether a diagnostic counts damage or loss. Slices still open when the
+// trace ended do not: every capture stopped while its program runs has
+// them, and every XRay log (main() is on the stack when the log is
+// flushed). They are drawn to the trace's end and their details say "did
+// not end".
+export function isDamage(key) {
+  return key !== 'unterminated_slices';
 }
 
 // A top bar for the query and info pages.

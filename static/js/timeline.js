@@ -25,7 +25,7 @@ import {
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
 import { AreaSelection, Selection, isSliceTrack, sliceEnd } from './selection.js';
-import { pageLinks, traceDuration } from './pages.js';
+import { isDamage, pageLinks, traceDuration } from './pages.js';
 import { activityRange } from './activity.js';
 import { exposeHooks } from './hooks.js';
 import { InputController } from './input.js';
@@ -220,12 +220,12 @@ export class TimelinePage {
     const t = this.trace;
     const diag = t.diagnostics || {};
     const parts = [];
-    // slices still open when the trace ended are not damage (library.js,
-    // damage); while a trace is recorded (or ingested) its last record may
-    // still be arriving, not cut: that counts once it is whole
+    // only damage (pages.js, isDamage); while a trace is recorded (or
+    // ingested) its last record may still be arriving, not cut: that
+    // counts once it is whole
     const growing = t.status === 'live' || t.status === 'ingesting';
     for (const [k, v] of Object.entries(diag)) {
-      if (k === 'unterminated_slices' || (growing && k === 'truncated_bytes')) continue;
+      if (!isDamage(k) || (growing && k === 'truncated_bytes')) continue;
       if (Number(v) > 0) parts.push(`${k.replace(/_/g, ' ')}: ${fmtCount(v)}`);
     }
     for (const p of t.providers || []) {
