@@ -87,6 +87,14 @@ export function exposeHooks(self) {
     spanLabels() {
       return [...(self.spanTexts || [])];
     },
+    // Where the axis's tick labels and the duration labels over it lie,
+    // in CSS pixels: {ticks: [{x0, x1, text}], spans: [{x0, x1, text}]}.
+    axisLabels() {
+      return {
+        ticks: [...(self.tickTexts || [])],
+        spans: (self.spanBoxes || []).map((b) => ({ x0: b.x, x1: b.x + b.w, text: b.text })),
+      };
+    },
     fmtDur,
     setView(s, e) {
       self.view.set(s, e);

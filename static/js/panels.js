@@ -14,6 +14,8 @@ const DRAWER_MIN = 80;      // px: the smallest drawer that is not hidden
 const TIMELINE_MIN = 120;   // px the timeline keeps when the drawer is dragged up
 
 // The drawer's size as kept in localStorage: {height, mode: normal|max|hidden}.
+// With nothing to show, a normal drawer is only as tall as its hint line:
+// it takes its height when something is selected.
 function loadDrawer() {
   try {
     const d = JSON.parse(localStorage.getItem(DRAWER_KEY) || '{}');
@@ -39,9 +41,10 @@ export class DetailsPanel {
     this.content = el('div', { className: 'panel-content' });
     this.root = el('section', { className: 'panel', 'aria-label': 'Details' }, this.grip, this.title, this.content);
     this.area = new AreaPanel(page, this);
+    this.empty = true;
     this.bindGrip();
-    this.applyDrawer();
     this.showEmpty();
+    this.applyDrawer();
   }
 
   // ---- the drawer: dragged by its top edge, maximised, hidden ---------------
@@ -59,6 +62,7 @@ export class DetailsPanel {
       const max = this.maxHeight();
       this.drawer.height = Math.round(Math.min(Math.max(drag.h + drag.y - e.clientY, DRAWER_MIN), max));
       this.drawer.mode = 'normal';
+      this.empty = false; /* sized by hand: shown at that size, hint or not */
       this.applyDrawer();
     });
     window.addEventListener('mouseup', () => {
@@ -88,9 +92,11 @@ export class DetailsPanel {
 
   applyDrawer() {
     const { mode, height } = this.drawer;
+    const compact = this.empty && mode === 'normal';
     this.root.classList.toggle('hidden-drawer', mode === 'hidden');
     this.root.classList.toggle('max-drawer', mode === 'max');
-    this.root.style.height = mode === 'hidden' ? '' : (mode === 'max' ? this.maxHeight() : Math.min(height, this.maxHeight())) + 'px';
+    this.root.classList.toggle('empty-drawer', compact);
+    this.root.style.height = mode === 'hidden' || compact ? '' : (mode === 'max' ? this.maxHeight() : Math.min(height, this.maxHeight())) + 'px';
     this.hideBtn.textContent = mode === 'hidden' ? '▴' : '▾';
     this.hideBtn.title = mode === 'hidden' ? 'Show the details' : 'Hide the details';
     this.maxBtn.textContent = mode === 'max' ? '❐' : '□';
@@ -106,10 +112,19 @@ export class DetailsPanel {
   }
 
   set(title, ...nodes) {
+    this.fill(false, title, nodes);
+  }
+
+  // The drawer's content; empty: only the hint, and the drawer that small.
+  fill(empty, title, nodes) {
     if (title !== 'Area') this.area.cancel();
     this.heading.textContent = title;
     clear(this.content);
     this.content.append(...nodes);
+    if (empty !== this.empty) {
+      this.empty = empty;
+      this.applyDrawer();
+    }
   }
 
   // Above a slice picked from the area's list: the way back to the area.
@@ -119,8 +134,8 @@ export class DetailsPanel {
   }
 
   showEmpty() {
-    this.set('Details', el('div', { className: 'panel-empty' },
-      'Click a slice to see its details. Shift+drag (or "Select area") selects a time range for statistics.'));
+    this.fill(true, 'Details', [el('div', { className: 'panel-empty' },
+      'Click a slice to see its details. Shift+drag (or "Select area") selects a time range for statistics.')]);
   }
 
   showLoading(what) {

@@ -499,8 +499,12 @@ export function axisTicks(v, origin) {
   return { step, first };
 }
 
-// The time axis: labels relative to origin (the trace start).
-export function drawAxis(ctx, v, origin, h, area) {
+// The time axis: labels relative to origin (the trace start). A tick's
+// label that would run under one of `covered` ({x, w}: the marks' and the
+// area's duration labels, drawn over the axis after it) is left out, so
+// that neither is drawn through the other. Returns the labels drawn, as
+// {x0, x1, text}.
+export function drawAxis(ctx, v, origin, h, area, covered = []) {
   const { W, k } = v;
   ctx.fillStyle = '#f7f8fa';
   ctx.fillRect(0, 0, W, h);
@@ -516,12 +520,19 @@ export function drawAxis(ctx, v, origin, h, area) {
   ctx.fillStyle = '#333';
   ctx.font = FONT;
   ctx.textBaseline = 'middle';
+  const drawn = [];
   ctx.beginPath();
   for (let t = first; t <= v.ve; t += step) {
     const x = Math.round((t - v.vs) * k) + 0.5;
     ctx.moveTo(x, h - 8);
     ctx.lineTo(x, h);
-    ctx.fillText(fmtTick(t - origin, step, ref), x + 3, h / 2 - 2);
+    const text = fmtTick(t - origin, step, ref);
+    const x0 = x + 3;
+    const x1 = x0 + ctx.measureText(text).width;
+    if (!covered.some((c) => x1 + 2 > c.x && x0 - 2 < c.x + c.w)) {
+      ctx.fillText(text, x0, h / 2 - 2);
+      drawn.push({ x0, x1, text });
+    }
     // minor ticks
     for (let m = 1; m < 5; m++) {
       const mx = Math.round((t + (m * step) / 5 - v.vs) * k) + 0.5;
@@ -532,6 +543,7 @@ export function drawAxis(ctx, v, origin, h, area) {
   ctx.moveTo(0, h - 0.5);
   ctx.lineTo(W, h - 0.5);
   ctx.stroke();
+  return drawn;
 }
 
 // Vertical grid lines at the axis ticks, over the track area.

@@ -123,6 +123,7 @@ export class Selection {
     if (opts.reveal) page.reveal(info);
     else if (opts.scroll) page.scrollToTrack(info.track_id);
     page.details.showSlice(info);
+    if (!opts.reveal && !opts.scroll) page.keepSelectionVisible();
     if (this.area) page.details.backToArea(this.area);
     page.invalidate();
     await this.loadFlows(info, token);
@@ -163,6 +164,7 @@ export class Selection {
     this.current = { kind, item, track };
     this.flowEnds = [];
     this.page.details.showItem(kind, item, track);
+    this.page.keepSelectionVisible();
     this.page.scheduleUrl();
     this.page.invalidate();
   }

@@ -460,6 +460,23 @@ export class TimelinePage {
     this.invalidate();
   }
 
+  // The selected slice's row (or the selected item's track) is scrolled
+  // back into view when it is under the foot of the timeline: the details
+  // drawer grows over it when it gets something to show.
+  keepSelectionVisible() {
+    const c = this.selection.current;
+    if (!c) return;
+    const t = this.byTrackId.get(Number(c.kind === 'slice' ? c.info && c.info.track_id : c.track && c.track.trackId));
+    if (!t || !t.visible || t.pinned || t.group.collapsed) return;
+    const H = Math.floor(this.body.getBoundingClientRect().height);
+    const y0 = c.kind === 'slice' ? t.y + TRACK_PAD + Math.min(c.info.depth ?? 0, visibleRows(t) - 1) * ROW_H : t.y;
+    const y1 = c.kind === 'slice' ? y0 + ROW_H : t.y + Math.min(t.h, 120);
+    const top = this.scroller.scrollTop;
+    if (y0 >= top + this.pinnedHeight && y1 <= top + H) return;
+    this.scroller.scrollTop = Math.max(0, y1 + ROW_H - H);
+    this.invalidate();
+  }
+
   // Every slice track's id.
   sliceTrackIds() {
     return [...this.byTrackId.values()].filter(isSliceTrack).map((t) => Number(t.trackId));
@@ -748,8 +765,10 @@ export class TimelinePage {
     const a = this.axisCanvas.getContext('2d', { alpha: false });
     a.setTransform(dpr, 0, 0, dpr, 0, 0);
     const view = this.view;
-    drawAxis(a, v, view.start, AXIS_H, this.selection.area);
-    this.drawSpanLabels(a, v);
+    a.font = FONT;
+    const spans = this.spanLabelBoxes(a, v);
+    this.tickTexts = drawAxis(a, v, view.start, AXIS_H, this.selection.area, spans);
+    this.drawSpanLabels(a, spans);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
     const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, view.start, view.end, view.vs, view.ve,
@@ -763,14 +782,13 @@ export class TimelinePage {
   }
 
   // How long each mark and the area (while dragged too) are: a label on
-  // the axis over the middle of the span.
-  drawSpanLabels(ctx, v) {
+  // the axis over the middle of the span, as {x, w, text, color} (ctx
+  // measures in the axis font).
+  spanLabelBoxes(ctx, v) {
     const spans = this.marks.spans();
     const area = this.selection.area;
     if (area) spans.push({ start: area.start, end: area.end, color: '#1a73e8' });
-    this.spanTexts = [];
-    ctx.font = FONT;
-    ctx.textBaseline = 'middle';
+    const boxes = [];
     for (const sp of spans) {
       const x0 = Math.max(v.x(sp.start), 0);
       const x1 = Math.min(v.x(sp.end), this.W);
@@ -778,11 +796,22 @@ export class TimelinePage {
       const text = fmtDur(sp.end - sp.start);
       const w = ctx.measureText(text).width + 10;
       const x = Math.min(Math.max((x0 + x1) / 2 - w / 2, 0), this.W - w);
-      ctx.fillStyle = sp.color;
-      ctx.fillRect(x, 1, w, 14);
+      boxes.push({ x, w, text, color: sp.color });
+    }
+    return boxes;
+  }
+
+  drawSpanLabels(ctx, boxes) {
+    this.spanTexts = [];
+    this.spanBoxes = boxes;
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    for (const b of boxes) {
+      ctx.fillStyle = b.color;
+      ctx.fillRect(b.x, 1, b.w, 14);
       ctx.fillStyle = '#fff';
-      ctx.fillText(text, x + 5, 8.5);
-      this.spanTexts.push(text);
+      ctx.fillText(b.text, b.x + 5, 8.5);
+      this.spanTexts.push(b.text);
     }
   }
 

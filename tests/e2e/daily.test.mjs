@@ -128,6 +128,7 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     await waitIdle(page);
     const height = async (sel) => (await page.locator(sel).boundingBox()).height;
     const h0 = await height('section.panel');
+    assert.ok(h0 < 100, `with nothing to show the drawer is only its hint: ${h0}`);
     const body0 = await height('.tl-body');
     const g = await page.locator('.panel-resize').boundingBox();
     await page.mouse.move(g.x + 200, g.y + g.height / 2);
@@ -138,8 +139,11 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     const h1 = await height('section.panel');
     assert.ok(Math.abs(h1 - (h0 + 300)) <= 2, `dragged 300 px up: ${h0} -> ${h1}`);
     assert.ok(Math.abs(await height('.tl-body') - (body0 - 300)) <= 2, 'the timeline gives the room');
-    // remembered across a reload
+    // remembered across a reload: the drawer takes it with something to show
     await page.reload();
+    await waitIdle(page);
+    assert.ok(await height('section.panel') < 100, 'empty again after the reload');
+    await page.evaluate(() => window.__viewer.select(1));
     await waitIdle(page);
     assert.ok(Math.abs(await height('section.panel') - h1) <= 2, 'the height is remembered');
     // maximised: the drawer takes most of the window; again: back
@@ -157,11 +161,50 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     await page.reload();
     await waitIdle(page);
     assert.ok(await height('section.panel') < 40, 'still hidden after a reload');
+    await page.evaluate(() => window.__viewer.select(1));
+    await waitIdle(page);
     await page.click('section.panel button.panel-hide');
     await waitIdle(page);
     assert.ok(Math.abs(await height('section.panel') - h1) <= 2, 'shown again at its height');
     await page.screenshot({ path: path.join(ARTIFACTS, 'drawer.png') });
     assert.deepEqual(pageErrors, []);
+  });
+
+  it('the empty drawer is small; a slice clicked where the drawer grows stays in view', async () => {
+    await page.setViewportSize({ width: 1280, height: 700 });
+    try {
+      await page.goto(`${server.url}/?trace=${ids.demo}`);
+      await page.evaluate(() => localStorage.removeItem('trace-viewer.drawer')); /* the default size */
+      await page.reload();
+      await waitIdle(page);
+      const panel0 = await page.locator('section.panel').boundingBox();
+      assert.ok(panel0.height < 100, `the empty drawer at 700 px: ${panel0.height}`);
+      // a slice in the timeline's last 120 px, which the drawer will cover
+      const body = await page.locator('.tl-body').boundingBox();
+      const cv = await page.locator('canvas.tl-canvas').boundingBox();
+      let hit = null;
+      for (let y = body.y + body.height - 8; y > body.y + body.height - 120 && !hit; y -= 6)
+        for (let x = cv.x + 20; x < cv.x + cv.width - 20 && !hit; x += 25) {
+          const h = await page.evaluate(([px, py]) => window.__viewer.hit(px, py), [x, y]);
+          if (h && !h.merged) hit = { ...h, x, y };
+        }
+      assert.ok(hit, 'a slice at the foot of the timeline');
+      await page.mouse.click(hit.x, hit.y);
+      await waitIdle(page);
+      const panel1 = await page.locator('section.panel').boundingBox();
+      assert.ok(panel1.height >= 200, `the drawer takes its height: ${panel1.height}`);
+      assert.equal((await state()).selection.id, hit.id);
+      const r = await page.evaluate((id) => window.__viewer.sliceRect(id), hit.id);
+      assert.ok(r && r.y + r.height <= panel1.y, `the selected slice is above the drawer: ${JSON.stringify(r)} ${JSON.stringify(panel1)}`);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'drawer-foot.png') });
+      // Esc: nothing selected, the drawer small again
+      await page.keyboard.press('Escape');
+      await waitIdle(page);
+      assert.ok((await page.locator('section.panel').boundingBox()).height < 100, 'small again with nothing to show');
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await page.setViewportSize({ width: 1600, height: 1000 });
+    }
   });
 
   it('the query page clears the old table when a statement fails', async () => {
@@ -371,6 +414,18 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     await waitIdle(page);
     const spans = () => page.evaluate(() => window.__viewer.spanLabels());
     assert.ok((await spans()).includes('12.346 ms'), 'the mark: ' + JSON.stringify(await spans()));
+    // a mark's label over a tick of the axis: the tick's label gives way
+    // (the axis ticks every 10 ms here; this mark is centred on 60 ms)
+    const b = t.start_ns + 55 * MS;
+    await page.goto(`${server.url}/?trace=${ids.demo}&start=${t.start_ns}&end=${t.start_ns + 100 * MS}&marks=${b}_${b + 10 * MS}`);
+    await waitIdle(page);
+    const axis = await page.evaluate(() => window.__viewer.axisLabels());
+    assert.equal(axis.spans.length, 1, JSON.stringify(axis));
+    assert.ok(axis.ticks.length >= 5, 'the other ticks keep their labels: ' + JSON.stringify(axis.ticks));
+    for (const tk of axis.ticks)
+      for (const sp of axis.spans)
+        assert.ok(tk.x1 <= sp.x0 || tk.x0 >= sp.x1, `tick ${tk.text} is drawn under the label ${sp.text}: ${JSON.stringify(axis)}`);
+    assert.ok(!axis.ticks.some((tk) => tk.text === '60 ms'), 'the covered tick is left out: ' + JSON.stringify(axis.ticks));
     // a Shift+drag says its length while it is dragged
     const cv = await page.locator('canvas.tl-canvas').boundingBox();
     await page.keyboard.down('Shift');
