@@ -205,12 +205,14 @@ describe('trace pages and timeline tools', { timeout: 180000 }, () => {
     assert.equal(pinned[0].top, 0, 'pinned on top');
     await page.locator('.pinned-labels .label', { hasText: 'render-main' }).waitFor();
     // scroll: the pinned track stays where it is, the others move
-    await page.evaluate(() => { document.querySelector('.tl-scroll').scrollTop = 60; });
+    /* as far as 60 px: less when the tracks need less (the empty drawer is small) */
+    const scrolled = await page.evaluate(() => { const s = document.querySelector('.tl-scroll'); s.scrollTop = 60; return s.scrollTop; });
+    assert.ok(scrolled > 0, 'the tracks scroll');
     await waitIdle(page);
     tracks = await page.evaluate(() => window.__viewer.tracks());
     assert.equal(tracks.find((t) => t.pinned).top, 0);
     const main = tracks.find((t) => t.title === 'main-thread');
-    assert.equal(main.top, main.y - 60);
+    assert.equal(main.top, main.y - scrolled);
     // the pinned track's slices are where it is drawn
     const h = await page.evaluate(() => {
       const cv = document.querySelector('.tl-canvas').getBoundingClientRect();
