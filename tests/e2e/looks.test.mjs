@@ -4,7 +4,9 @@
 // fit their boxes; each track's label fits inside its track; a track
 // filter that matches nothing says so; counter values of any size are
 // written short, readable over their plot and given in full in the
-// details; a live trace's slices still open are not called damage.
+// details; a live trace's slices still open are not called damage; the
+// page preloads every module the viewer imports, so that its scripts load
+// in one round.
 //
 //   node --test tests/e2e/looks.test.mjs
 
@@ -301,5 +303,28 @@ describe('looks', { timeout: 120000 }, () => {
     } finally {
       stream.end();
     }
+  });
+});
+
+// Every module app.js imports, directly or not, has its modulepreload link
+// in index.html: a module found only when its importer is parsed costs one
+// more round trip before the first view (read from the files, no browser).
+describe('module preloads', () => {
+  it('index.html preloads every module of the viewer', () => {
+    const dir = path.join(ROOT, 'static', 'js');
+    const html = fs.readFileSync(path.join(ROOT, 'static', 'index.html'), 'utf8');
+    const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\/js\/([\w.-]+)">/g)].map((m) => m[1]));
+    const seen = new Set();
+    const walk = (file) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const src = fs.readFileSync(path.join(dir, file), 'utf8');
+      for (const m of src.matchAll(/^import [^;]*? from '\.\/([\w.-]+)';/gms)) walk(m[1]);
+    };
+    walk('app.js');
+    seen.delete('app.js');
+    assert.ok(seen.size > 20, 'the import graph is read: ' + [...seen]);
+    assert.deepEqual([...seen].filter((f) => !preloaded.has(f)).sort(), [], 'modules without a preload');
+    assert.deepEqual([...preloaded].filter((f) => !seen.has(f)).sort(), [], 'preloads of modules nothing imports');
   });
 });
