@@ -233,6 +233,21 @@ static int note(struct slicestore *st, uint32_t name, int64_t ts, int64_t dur, s
 	}
 	if (n->count == 0)
 		n->ts = st->note_base;
+	if (n->big != 0) { /* the common case once a name is used: straight into its stream */
+		big = VEC_AT(&st->bigs, struct ss_bytes, n->big - 1);
+		if (bytes_room(big, NOTE_MAX_BYTES, 32) != 0)
+			goto out_oom;
+		o = big->p + big->len;
+		o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
+		o += tracedb_put_varint(o, (uint64_t)dur + 1);
+		o += tracedb_put_varint(o, r.group);
+		o += tracedb_put_varint(o, r.ord);
+		k = (size_t)(o - (big->p + big->len));
+		big->len += k;
+		n->ts = ts;
+		n->count++;
+		return resident_add(st, k);
+	}
 	o = buf;
 	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
 	o += tracedb_put_varint(o, (uint64_t)dur + 1);
