@@ -356,12 +356,15 @@ out_fail:
 	return -1;
 }
 
-static const struct slicestore *g_order_store;
+/* A group's place in cluster order; sorted without a pointer to the store,
+ * which two ingests running at once would share if it were a global. */
+struct group_key {
+	uint32_t track, depth, group;
+};
 
 static int group_cmp(const void *a, const void *b)
 {
-	const struct ss_group *x = VEC_AT(&g_order_store->groups, struct ss_group, *(const uint32_t *)a);
-	const struct ss_group *y = VEC_AT(&g_order_store->groups, struct ss_group, *(const uint32_t *)b);
+	const struct group_key *x = a, *y = b;
 
 	if (x->track != y->track)
 		return x->track < y->track ? -1 : 1;
@@ -372,9 +375,12 @@ uint32_t *ss_order(struct slicestore *st)
 {
 	size_t i, n = st->groups.len;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	struct group_key *keys = malloc((n ? n : 1) * sizeof(*keys));
 	uint64_t id = 1;
 
-	if (order == NULL) {
+	if (order == NULL || keys == NULL) {
+		free(order);
+		free(keys);
 		st->oom = 1;
 		return NULL;
 	}
@@ -383,12 +389,15 @@ uint32_t *ss_order(struct slicestore *st)
 
 		if (g->packed != g->count || g->early.len != 0) {
 			free(order);
+			free(keys);
 			return NULL;
 		}
-		order[i] = (uint32_t)i;
+		keys[i] = (struct group_key){ g->track, g->depth, (uint32_t)i };
 	}
-	g_order_store = st;
-	qsort(order, n, sizeof(*order), group_cmp);
+	qsort(keys, n, sizeof(*keys), group_cmp);
+	for (i = 0; i < n; i++)
+		order[i] = keys[i].group;
+	free(keys);
 	for (i = 0; i < n && st->ids.rows == 0; i++) {
 		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, order[i]);
 

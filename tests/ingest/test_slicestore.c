@@ -4,8 +4,10 @@
  * the values (64-bit extremes, open slices, no parent, no arg set) and the
  * order slices finish in, in memory or spilled to a scratch file past a
  * budget; ids follow (track, depth) order from 1; a slice never finished is
- * caught; the name notes come back as noted.
+ * caught; the name notes come back as noted; two stores ordered at once
+ * (two ingests in one server) each get their own order.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -318,6 +320,78 @@ static void test_names_many(void **state)
 	spill_fini(&sp);
 }
 
+/* A store of n groups, made in an order of (track, depth) that depends on
+ * salt, each with one finished slice. */
+static void groups_store(struct slicestore *st, uint32_t n, uint32_t salt)
+{
+	struct ss_slice s = { 5, 1, MDL_NONE, 1, 0, { MDL_NONE, 0 } };
+	uint32_t i;
+
+	ss_init(st);
+	for (i = 0; i < n; i++) {
+		uint32_t k = (i * 7919u + salt) % n; /* 7919 is prime: a permutation */
+		struct ss_ref r = ss_new(st, k / 8, salt % 2 ? 7 - k % 8 : k % 8);
+
+		assert_int_not_equal(r.group, MDL_NONE);
+		assert_int_equal(ss_finish(st, r, &s), 0);
+	}
+}
+
+struct order_run {
+	struct slicestore *st;
+	int bad; /* orders that were not (track, depth) order */
+};
+
+static void *order_many(void *arg)
+{
+	struct order_run *o = arg;
+	int round;
+	size_t i;
+
+	for (round = 0; round < 40; round++) {
+		uint32_t *order = ss_order(o->st);
+
+		if (order == NULL) {
+			o->bad++;
+			continue;
+		}
+		for (i = 1; i < o->st->groups.len; i++) {
+			const struct ss_group *p = VEC_AT(&o->st->groups, struct ss_group, order[i - 1]);
+			const struct ss_group *g = VEC_AT(&o->st->groups, struct ss_group, order[i]);
+
+			if (!(p->track < g->track || (p->track == g->track && p->depth < g->depth))) {
+				o->bad++;
+				break;
+			}
+		}
+		free(order);
+	}
+	return NULL;
+}
+
+/* Two stores ordered at the same time, as two ingests of one server do:
+ * the sort once kept its store in a global, so one ingest's groups could
+ * be sorted by the other's (track, depth), a table written out of order. */
+static void test_order_concurrent(void **state)
+{
+	enum { N = 40000 };
+	struct slicestore a, b;
+	struct order_run ra = { &a, 0 }, rb = { &b, 0 };
+	pthread_t ta, tb;
+
+	(void)state;
+	groups_store(&a, N, 1);
+	groups_store(&b, N, 2);
+	assert_int_equal(pthread_create(&ta, NULL, order_many, &ra), 0);
+	assert_int_equal(pthread_create(&tb, NULL, order_many, &rb), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(ra.bad, 0);
+	assert_int_equal(rb.bad, 0);
+	ss_fini(&a);
+	ss_fini(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_unfinished),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_names_many),
+		cmocka_unit_test(test_order_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
