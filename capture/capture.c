@@ -308,7 +308,8 @@ static int buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size
 		*b = q;
 		*cap = c;
 	}
-	memcpy(*b + *len, p, n);
+	if (n > 0) /* *b may still be NULL: memcpy may not be given it */
+		memcpy(*b + *len, p, n);
 	*len += n;
 	return 0;
 }

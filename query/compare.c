@@ -322,7 +322,8 @@ static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 		*failed = rc;
 		return QRY_EDB;
 	}
-	qsort(t->th, t->n, sizeof(*t->th), thread_id_cmp);
+	if (t->n > 1) /* th is NULL without threads: qsort may not be given it */
+		qsort(t->th, t->n, sizeof(*t->th), thread_id_cmp);
 	return QRY_OK;
 nomem:
 	sqlite3_finalize(st);
@@ -463,7 +464,8 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 	sqlite3_finalize(name);
 	thread_names_free(&th);
 	accs_free(&t);
-	qsort(out->g, out->n, sizeof(*out->g), group_cmp);
+	if (out->n > 1) /* g is NULL without groups */
+		qsort(out->g, out->n, sizeof(*out->g), group_cmp);
 	return QRY_OK;
 out_fail:
 	if (failed == 0)

@@ -208,6 +208,30 @@ static void test_total_stops_at_int64_max(void **state)
 	tdb_close(&t);
 }
 
+/* A window with no slice in it, on either side: no rows, by name or by
+ * thread (the groups' array is never made then, and is not sorted). */
+static void test_empty_window(void **state)
+{
+	int by;
+
+	(void)state;
+	for (by = 0; by < 2; by++) {
+		struct qry_compare_opts o = { { INT64_MAX - 10, INT64_MAX, 0, 0, 0, 0, 0 },
+					      { INT64_MAX - 10, INT64_MAX, 0, 0, 0, 0, 0 },
+					      by, QRY_CMP_TOTAL, 1000 };
+		struct qry_error err = { 0 };
+		struct jbuf b;
+		char *s;
+
+		jb_init(&b);
+		assert_int_equal(qry_compare(ta.db, ta.db, &o, &b, &err), QRY_OK);
+		s = jb_take(&b, NULL);
+		if (strstr(s, "\"rows\":[]") == NULL)
+			fail_msg("%s", s);
+		free(s);
+	}
+}
+
 /* ---- against a reference: every slice read and sorted ------------------ */
 
 struct ref {
@@ -375,6 +399,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nearest_rank),
 		cmocka_unit_test(test_total_stops_at_int64_max),
+		cmocka_unit_test(test_empty_window),
 		cmocka_unit_test(test_against_reference),
 	};
 
