@@ -1397,9 +1397,6 @@ void cap_close(struct captures *m)
 
 	if (m == NULL)
 		return;
-
-	if (m == NULL)
-		return;
 	pthread_mutex_lock(&m->mu);
 	m->stop = 1;
 	if (m->cur)
