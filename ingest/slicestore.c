@@ -203,13 +203,25 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
 	return r;
 }
 
+/* One note at o: the slice r, at ts (after a note at prev) for dur; its bytes. */
+static size_t put_note(uint8_t *o, int64_t ts, int64_t prev, int64_t dur, struct ss_ref r)
+{
+	size_t k = 0;
+
+	k += tracedb_put_varint(o + k, tracedb_zigzag((uint64_t)ts - (uint64_t)prev));
+	k += tracedb_put_varint(o + k, (uint64_t)dur + 1);
+	k += tracedb_put_varint(o + k, r.group);
+	k += tracedb_put_varint(o + k, r.ord);
+	return k;
+}
+
 /* Notes the slice r, named name, at ts for dur, under its name; 0, or -1
  * when out of memory (or the scratch file failed). */
 static int note(struct slicestore *st, uint32_t name, int64_t ts, int64_t dur, struct ss_ref r)
 {
 	struct ss_name *n;
 	struct ss_bytes *big;
-	uint8_t buf[NOTE_MAX_BYTES], *o;
+	uint8_t buf[NOTE_MAX_BYTES];
 	size_t k;
 
 	if (name == MDL_NONE) /* no name to find it by */
@@ -237,46 +249,32 @@ static int note(struct slicestore *st, uint32_t name, int64_t ts, int64_t dur, s
 		big = VEC_AT(&st->bigs, struct ss_bytes, n->big - 1);
 		if (bytes_room(big, NOTE_MAX_BYTES, 32) != 0)
 			goto out_oom;
-		o = big->p + big->len;
-		o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
-		o += tracedb_put_varint(o, (uint64_t)dur + 1);
-		o += tracedb_put_varint(o, r.group);
-		o += tracedb_put_varint(o, r.ord);
-		k = (size_t)(o - (big->p + big->len));
+		k = put_note(big->p + big->len, ts, n->ts, dur, r);
 		big->len += k;
 		n->ts = ts;
 		n->count++;
 		return resident_add(st, k);
 	}
-	o = buf;
-	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)ts - (uint64_t)n->ts));
-	o += tracedb_put_varint(o, (uint64_t)dur + 1);
-	o += tracedb_put_varint(o, r.group);
-	o += tracedb_put_varint(o, r.ord);
-	k = (size_t)(o - buf);
+	k = put_note(buf, ts, n->ts, dur, r);
 	n->ts = ts;
 	n->count++;
-	if (n->big == 0 && n->len + k <= sizeof(n->inl)) {
+	if (n->len + k <= sizeof(n->inl)) {
 		memcpy(n->inl + n->len, buf, k);
 		n->len = (uint8_t)(n->len + k);
 		return 0;
 	}
-	if (n->big == 0) { /* outgrown: the notes so far move to a stream */
-		if (st->bigs.len >= UINT32_MAX - 1 || (big = vec_push(&st->bigs)) == NULL)
-			goto out_oom;
-		memset(big, 0, sizeof(*big));
-		n->big = (uint32_t)st->bigs.len;
-		if (bytes_room(big, n->len + k, 32) != 0)
-			goto out_oom;
-		memcpy(big->p, n->inl, n->len);
-		big->len = n->len;
-		k += n->len;
-		n->len = 0;
-	} else if (bytes_room((big = VEC_AT(&st->bigs, struct ss_bytes, n->big - 1)), k, 32) != 0) {
+	/* outgrown: the notes so far move to a stream of their own */
+	if (st->bigs.len >= UINT32_MAX - 1 || (big = vec_push(&st->bigs)) == NULL)
 		goto out_oom;
-	}
-	memcpy(big->p + big->len, buf, (size_t)(o - buf));
-	big->len += (size_t)(o - buf);
+	memset(big, 0, sizeof(*big));
+	n->big = (uint32_t)st->bigs.len;
+	if (bytes_room(big, n->len + k, 32) != 0)
+		goto out_oom;
+	memcpy(big->p, n->inl, n->len);
+	memcpy(big->p + n->len, buf, k);
+	big->len = n->len + k;
+	k = big->len;
+	n->len = 0;
 	return resident_add(st, k);
 out_oom:
 	st->oom = 1;
