@@ -85,7 +85,7 @@ export function exposeHooks(self) {
     },
     // The durations written over the marks and the area on the axis.
     spanLabels() {
-      return [...(self.spanTexts || [])];
+      return (self.spanBoxes || []).map((b) => b.text);
     },
     // Where the axis's tick labels and the duration labels over it lie,
     // in CSS pixels: {ticks: [{x0, x1, text}], spans: [{x0, x1, text}]}.

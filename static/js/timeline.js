@@ -802,7 +802,6 @@ export class TimelinePage {
   }
 
   drawSpanLabels(ctx, boxes) {
-    this.spanTexts = [];
     this.spanBoxes = boxes;
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
@@ -811,7 +810,6 @@ export class TimelinePage {
       ctx.fillRect(b.x, 1, b.w, 14);
       ctx.fillStyle = '#fff';
       ctx.fillText(b.text, b.x + 5, 8.5);
-      this.spanTexts.push(b.text);
     }
   }
 
