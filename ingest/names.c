@@ -34,28 +34,62 @@ static int name_ent_cmp(const void *a, const void *c)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Orders v[0..n) by (ts, id): the store noted slices as they finished, about
- * time order, so an insertion sort finishes most names at once; one that
- * needs many moves is handed to qsort instead. */
-static void order_name(struct name_ent *v, size_t n)
-{
-	size_t i, moves = 0;
+/* How far back the insertion sort moves a note, and how many sorted runs
+ * it may leave for merging. */
+enum { NAME_MOVES = 32, NAME_RUNS = 1024 };
 
+/* Merges the sorted runs v[a..b) and v[b..c) through tmp. */
+static void merge_runs(struct name_ent *v, size_t a, size_t b, size_t c, struct name_ent *tmp)
+{
+	size_t i = 0, j = b, k = a, n = b - a;
+
+	if (name_ent_cmp(&v[b - 1], &v[b]) <= 0)
+		return;
+	memcpy(tmp, v + a, n * sizeof(*v));
+	while (i < n && j < c)
+		v[k++] = name_ent_cmp(&v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
+	memcpy(v + k, tmp + i, (n - i) * sizeof(*v));
+}
+
+/*
+ * Orders v[0..n) by (ts, id), with tmp room for n. The store noted slices
+ * as they finished: about time order within a thread, and (model.h,
+ * by_thread) thread after thread. An insertion sort puts each note in
+ * place while that takes a few moves, and starts a new sorted run where a
+ * note would go further back (a new thread, or a call that encloses many
+ * of its name); then the runs are merged in pairs. A name that leaves too
+ * many runs is handed to qsort instead.
+ */
+static void order_name(struct name_ent *v, size_t n, struct name_ent *tmp)
+{
+	size_t start[NAME_RUNS + 1], nruns = 1, i, j, k, w;
+
+	start[0] = 0;
 	for (i = 1; i < n; i++) {
 		struct name_ent x = v[i];
-		size_t j = i;
+		size_t lo = start[nruns - 1];
 
-		while (j > 0 && name_ent_cmp(&v[j - 1], &x) > 0) {
-			v[j] = v[j - 1];
-			j--;
-			if (++moves > 8 * n + 64)
-				break;
+		for (k = i; k > lo && k + NAME_MOVES > i && name_ent_cmp(&v[k - 1], &x) > 0; k--)
+			;
+		if (k > lo && k + NAME_MOVES == i && name_ent_cmp(&v[k - 1], &x) > 0) {
+			if (nruns == NAME_RUNS) {
+				qsort(v, n, sizeof(*v), name_ent_cmp);
+				return;
+			}
+			start[nruns++] = i; /* too far back: a run of its own begins */
+			continue;
 		}
-		v[j] = x;
-		if (moves > 8 * n + 64) {
-			qsort(v, n, sizeof(*v), name_ent_cmp);
-			return;
+		memmove(v + k + 1, v + k, (i - k) * sizeof(*v));
+		v[k] = x;
+	}
+	while (nruns > 1) {
+		start[nruns] = n;
+		for (j = 0, w = 0; j < nruns; j += 2) {
+			if (j + 1 < nruns)
+				merge_runs(v, start[j], start[j + 1], start[j + 2], tmp);
+			start[w++] = start[j];
 		}
+		nruns = w;
 	}
 }
 
@@ -68,6 +102,7 @@ struct name_out {
 	struct build *b;
 	struct bins index, stats;
 	struct name_ent *v;  /* the name's slices, grown to the most used name */
+	struct name_ent *tmp;/* as many, for order_name */
 	size_t cap;
 	int64_t *durs;       /* NAME_DENSE durations, for a small sketch */
 	struct sketch *sk;   /* for a large one */
@@ -178,6 +213,11 @@ static long read_name(struct name_out *o, struct name_index *ni, uint32_t k, siz
 			return -1;
 		}
 		o->v = grown;
+		if ((grown = realloc(o->tmp, n * sizeof(*grown))) == NULL) {
+			ni->oom = 1;
+			return -1;
+		}
+		o->tmp = grown;
 		o->cap = n;
 	}
 	ss_read_name(&rd, &o->b->ss, k);
@@ -223,7 +263,7 @@ static int write_names(struct name_index *ni)
 			failed = 1;
 			break;
 		}
-		order_name(o.v, n);
+		order_name(o.v, n, o.tmp);
 		failed = put_index(&o, (uint32_t)k, o.v, n) != 0 || put_stats(&o, (uint32_t)k, o.v, n) != 0;
 	}
 	rc = bins_fini(&o.index);
@@ -233,6 +273,7 @@ static int write_names(struct name_index *ni)
 		rc = -1;
 out_free:
 	free(o.v);
+	free(o.tmp);
 	free(o.durs);
 	free(o.sk);
 	free(o.buf[0]);
