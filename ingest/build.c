@@ -12,6 +12,7 @@ static void build_fini(struct build *b)
 {
 	size_t i;
 
+	build_write_abandon(b); /* nothing, when write.c ended it; first: its thread may read the store */
 	vec_fini(&b->rows);
 	kmap_fini(&b->row_map);
 	kmap_fini(&b->kobj_map);
@@ -95,6 +96,16 @@ static int build_memory(struct build *b)
 	return build_match(b);
 }
 
+/* Why matching failed (writing during it included: model.h, by_thread). */
+static int match_error(struct build *b)
+{
+	if (sorter_failed(b->so, NULL))
+		return INGEST_EIO;
+	if (b->cancel)
+		return INGEST_ECANCEL;
+	return b->write_failed && !b->oom ? INGEST_EDB : INGEST_ENOMEM;
+}
+
 int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res,
 		const struct ingest_opts *o)
 {
@@ -112,12 +123,14 @@ int model_build(struct model *m, struct sorter *so, struct store *s, struct inge
 		ss_extents(&b.ss, o->extent_rows);
 	}
 	res->counts.events = m->events_total;
+	b.pv = &pv;
+	pv.total = m->events_total; /* by_thread: writing begins before the slices are counted */
 	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
 		rc = INGEST_ECANCEL;
 	else if (argw_open(&b.args, s, m) != 0)
 		rc = INGEST_EDB;
 	else if (build_memory(&b) != 0)
-		rc = sorter_failed(so, NULL) ? INGEST_EIO : INGEST_ENOMEM;
+		rc = match_error(&b);
 	if (rc == INGEST_OK) {
 		pv.total = b.ss.count + b.points.count;
 		if (build_write(&b, &pv) != 0)

@@ -2,7 +2,9 @@
  * The build stage: from the decoded model to the rows of schema/trace.sql.
  *
  * resolve.c gives threads their pids from kernel objects and makes tracks;
- * match.c takes events in (ns, file position) order from the sorter
+ * match.c takes events in (ns, file position) order from the sorter (or
+ * thread after thread, model.h by_thread: then write.c writes each
+ * thread's slices as soon as it is matched)
  * (sorter.h, which bounds their memory) and walks them once to match
  * durations, async operations, flows and counter series (docs/API.md,
  * Meaning 3-8), handing each finished slice to the slice store
@@ -95,6 +97,8 @@ struct thread_row {
 
 struct sorter;
 struct stacks;
+struct slice_out;
+struct ingest_opts_view;
 
 struct build {
 	struct model *m;
@@ -122,14 +126,18 @@ struct build {
 	struct arg_writer args;/* the args table, open from matching on: arg sets
 				* are written as slices close, overlapping the
 				* writer thread's SQLite work with matching */
-	int64_t start_ns, end_ns;  /* the events' time range, set by matching */
+	int64_t start_ns, end_ns;  /* the events' time range, set by matching
+				* (by_thread: known before, from the decoder) */
 	uint64_t extent_rows;  /* ids reserved this many rows at a time; 0: one
 				* extent per group (extents.h, ingest_opts) */
 	struct stacks *stacks; /* stacks.c: the stack statistics, while slices are written */
 	struct vec track_marks; /* bytes: the counter and cpu tracks' time marks
 				* (tracedb.h), one track's after another */
+	struct slice_out *out; /* write.c: the slices' writing, from their ordering on */
+	struct ingest_opts_view *pv; /* progress, for writing during matching */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
+	int write_failed; /* writing during matching failed (not for memory): the store says why */
 };
 
 
@@ -172,6 +180,13 @@ int build_match(struct build *b);
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
  * reason is in the store's error). */
 int build_write(struct build *b, struct ingest_opts_view *pv);
+/* By_thread (model.h): a thread is matched, and every slice made so far
+ * finished. Writes the slices of the groups made since the last call (the
+ * thread's tracks, after those of the threads before), reporting progress
+ * to b->pv; 0, or -1 as build_write. build_write writes the rest. */
+int build_write_thread(struct build *b);
+/* Frees the slices' writing left open by a failure. */
+void build_write_abandon(struct build *b);
 
 /* names.c: the name index and the name statistics (schema/trace.sql
  * name_index, name_stats), from the slice store's notes once slice ids are

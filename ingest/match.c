@@ -79,6 +79,8 @@ struct matcher {
 				* closed since they were last pruned */
 	size_t flows_ended;
 	int have_time;         /* b->start_ns, b->end_ns are set */
+	uint32_t thread;       /* by_thread (model.h): the model thread being
+				* matched, MDL_NONE before the first */
 };
 
 /* 0, or -1 when out of memory (then matcher_fini frees what was made). */
@@ -88,6 +90,12 @@ static int matcher_init(struct matcher *mt, struct build *b)
 
 	memset(mt, 0, sizeof(*mt));
 	mt->b = b;
+	mt->thread = MDL_NONE;
+	if (b->m->by_thread && b->m->ts_timed) { /* writing begins before matching ends */
+		b->start_ns = b->m->ts_first;
+		b->end_ns = b->m->ts_last;
+		mt->have_time = 1;
+	}
 	vec_init(&mt->stacks, sizeof(struct vec));
 	vec_init(&mt->async, sizeof(struct bslice));
 	vec_init(&mt->lanes, sizeof(struct vec));
@@ -592,8 +600,8 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 		f->cat = e->cat;
 		f->name = e->name;
 		f->from = *VEC_AT(&mt->anchors, struct ss_ref, k->val);
-		f->from_track = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->track;
-		f->from_depth = VEC_AT(&b->ss.groups, struct ss_group, f->from.group)->depth;
+		f->from_track = ss_group(&b->ss, f->from.group)->track;
+		f->from_depth = ss_group(&b->ss, f->from.group)->depth;
 		f->to = top->ref;
 		f->to_ts = top->ts;
 	}
@@ -737,8 +745,9 @@ static int unterminated_cmp(const void *x, const void *y)
 }
 
 /* Slices never closed are counted, and their arg sets written now, in the
- * order the slices were made; thread ones go to the store. */
-static int match_unterminated(struct matcher *mt)
+ * order the slices were made; thread ones go to the store. Those of thread
+ * row `row` only, or (MDL_NONE) of every row and async track. */
+static int match_unterminated(struct matcher *mt, uint32_t row)
 {
 	struct build *b = mt->b;
 	struct vec u;
@@ -749,6 +758,8 @@ static int match_unterminated(struct matcher *mt)
 	for (i = 0; i < mt->stacks.len; i++) {
 		struct vec *st = VEC_AT(&mt->stacks, struct vec, i);
 
+		if (row != MDL_NONE && i != row)
+			continue;
 		for (j = 0; j < st->len; j++) {
 			struct open_slice *o = VEC_AT(st, struct open_slice, j);
 			struct unterminated *x;
@@ -761,7 +772,7 @@ static int match_unterminated(struct matcher *mt)
 			x->o = o;
 		}
 	}
-	for (i = 0; i < mt->async.len; i++) { /* the operations not yet stored */
+	for (i = 0; i < mt->async.len && row == MDL_NONE; i++) { /* the operations not yet stored */
 		struct bslice *a = VEC_AT(&mt->async, struct bslice, i);
 		struct unterminated *x;
 
@@ -784,11 +795,50 @@ static int match_unterminated(struct matcher *mt)
 			slice_finish(mt, x->o, -1, arg_set(mt, x->o->args_a, x->o->nargs_a, 0, 0));
 	}
 	for (i = 0; i < mt->stacks.len; i++)
-		VEC_AT(&mt->stacks, struct vec, i)->len = 0;
+		if (row == MDL_NONE || i == row)
+			VEC_AT(&mt->stacks, struct vec, i)->len = 0;
 	rc = 0;
 out:
 	vec_fini(&u);
 	return rc;
+}
+
+/* By_thread (model.h): the thread being matched is over. Its slices never
+ * closed are finished (a thread's events all came) and its slices written
+ * while the next thread is matched. 0, or -1 when out of memory, writing
+ * failed (b->write_failed) or the progress callback cancelled. */
+static int thread_done(struct matcher *mt)
+{
+	struct build *b = mt->b;
+
+	if (mt->thread == MDL_NONE)
+		return 0;
+	if (match_unterminated(mt, b->row_of[mt->thread]) != 0 || b->oom)
+		return -1;
+	if (build_write_thread(b) != 0) {
+		b->write_failed = 1;
+		return -1;
+	}
+	return b->cancel ? -1 : 0;
+}
+
+/* By_thread: matches a batch, which may end one thread and begin another. */
+static int match_by_thread(struct matcher *mt, const struct mdl_ev *ev, size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n && !mt->b->oom) {
+		if (ev[i].thread != mt->thread) {
+			if (thread_done(mt) != 0)
+				return -1;
+			mt->thread = ev[i].thread;
+		}
+		for (j = i; j < n && ev[j].thread == mt->thread; j++)
+			;
+		match_events(mt, ev + i, j - i);
+		i = j;
+	}
+	return mt->b->oom ? -1 : 0;
 }
 
 /* The trace's time range covers scheduling and log records too; it is known
@@ -827,13 +877,18 @@ int build_match(struct build *b)
 		resolve_calls(b, ev, (size_t)n);
 		if (order_complete_ties(b, ev, (size_t)n) != 0)
 			goto out;
-		match_events(&mt, ev, (size_t)n);
+		if (!b->m->by_thread)
+			match_events(&mt, ev, (size_t)n);
+		else if (match_by_thread(&mt, ev, (size_t)n) != 0)
+			goto out;
 	}
 	if (!b->oom && n < 0)
 		goto out;
 	sorter_done(b->so);
+	if (thread_done(&mt) != 0) /* the last thread's */
+		goto out;
 	time_records(&mt);
-	if (b->oom || match_unterminated(&mt) != 0 || async_flush(&mt, 1) != 0)
+	if (b->oom || match_unterminated(&mt, MDL_NONE) != 0 || async_flush(&mt, 1) != 0)
 		goto out;
 	rc = b->oom ? -1 : 0;
 out:

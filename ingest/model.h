@@ -221,7 +221,32 @@ struct model {
 	int oom;            /* sticky: an allocation failed */
 	struct mdl_diag diag;
 	const char *format; /* "fxt", "xray-fdr" */
+	/*
+	 * by_thread: the decoder appends every event of a thread before any of
+	 * the next thread's (XRay), and makes no flow, async or cross-thread
+	 * event. Events are then ordered thread after thread, each thread's by
+	 * (ts, seq) (sorter.h), so that each thread's slices can be written
+	 * while the next is matched (build.h). ts_first and ts_last are the
+	 * events' time range then (ts_timed: there is one), which matching
+	 * would otherwise learn only at its end.
+	 */
+	int by_thread;
+	int ts_timed;
+	int64_t ts_first, ts_last;
 };
+
+/* A by_thread decoder notes each event's ts. */
+static inline void model_note_ts(struct model *m, int64_t ts)
+{
+	if (!m->ts_timed) {
+		m->ts_first = m->ts_last = ts;
+		m->ts_timed = 1;
+	}
+	if (ts < m->ts_first)
+		m->ts_first = ts;
+	if (ts > m->ts_last)
+		m->ts_last = ts;
+}
 
 int model_init(struct model *m);
 void model_fini(struct model *m);

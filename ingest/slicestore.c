@@ -37,7 +37,6 @@ static int bytes_room(struct ss_bytes *b, size_t n, size_t first)
 void ss_init(struct slicestore *st)
 {
 	memset(st, 0, sizeof(*st));
-	vec_init(&st->groups, sizeof(struct ss_group));
 	vec_init(&st->bigs, sizeof(struct ss_bytes));
 	kmap_init(&st->map);
 }
@@ -85,8 +84,8 @@ static int spill_all(struct slicestore *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->groups.len; i++)
-		if (stream_spill(st, &VEC_AT(&st->groups, struct ss_group, i)->data) != 0)
+	for (i = 0; i < st->ngroups; i++)
+		if (!ss_group(st, (uint32_t)i)->sealed && stream_spill(st, &ss_group(st, (uint32_t)i)->data) != 0)
 			return -1;
 	for (i = 0; i < st->bigs.len; i++)
 		if (stream_spill(st, VEC_AT(&st->bigs, struct ss_bytes, i)) != 0)
@@ -95,26 +94,33 @@ static int spill_all(struct slicestore *st)
 	return 0;
 }
 
-/* Counts n more bytes in memory, spilling past the budget. */
+/* Counts n more bytes in memory, spilling past the budget. Sealed bytes
+ * count but cannot be spilled: at least an eighth of the budget goes at a
+ * spill, however many of them there are. */
 static int resident_add(struct slicestore *st, size_t n)
 {
 	st->resident += n;
-	return st->spill != NULL && st->resident > st->budget ? spill_all(st) : 0;
+	if (st->spill == NULL || st->resident <= st->budget / 8 ||
+	    st->resident + __atomic_load_n(&st->sealed, __ATOMIC_RELAXED) <= st->budget)
+		return 0;
+	return spill_all(st);
 }
 
 void ss_fini(struct slicestore *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->groups.len; i++) {
-		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, i);
+	for (i = 0; i < st->ngroups; i++) {
+		struct ss_group *g = ss_group(st, (uint32_t)i);
 
 		free(g->data.p);
 		free(g->data.segs);
 		vec_fini(&g->early);
 		idg_fini(&g->ids);
 	}
-	vec_fini(&st->groups);
+	for (i = 0; i < st->nblocks; i++)
+		free(st->blocks[i]);
+	free(st->blocks);
 	kmap_fini(&st->map);
 	free(st->near);
 	for (i = 0; i < st->bigs.len; i++) {
@@ -152,6 +158,24 @@ static uint32_t *near_slot(struct slicestore *st, uint32_t track, uint32_t depth
 	return &st->near[(size_t)track * SS_NEAR_DEPTH + depth];
 }
 
+/* A new group, zeroed, in its block; NULL when out of memory. */
+static struct ss_group *group_new(struct slicestore *st)
+{
+	struct ss_group **grown;
+
+	if (st->ngroups >= MDL_NONE - 1)
+		return NULL;
+	if (st->ngroups == st->nblocks * SS_BLOCK) {
+		if ((grown = realloc(st->blocks, (st->nblocks + 1) * sizeof(*grown))) == NULL)
+			return NULL;
+		st->blocks = grown;
+		if ((st->blocks[st->nblocks] = calloc(SS_BLOCK, sizeof(struct ss_group))) == NULL)
+			return NULL;
+		st->nblocks++;
+	}
+	return ss_group(st, st->ngroups++);
+}
+
 /* The group of (track, depth), made when new; MDL_NONE when out of memory. */
 static uint32_t group_of(struct slicestore *st, uint32_t track, uint32_t depth)
 {
@@ -164,14 +188,14 @@ static uint32_t group_of(struct slicestore *st, uint32_t track, uint32_t depth)
 	if ((e = kmap_get(&st->map, track, depth, 0, 0)) == NULL)
 		return MDL_NONE;
 	if (e->val == MDL_NONE) {
-		if (st->groups.len >= MDL_NONE - 1 || (g = vec_push(&st->groups)) == NULL)
+		if ((g = group_new(st)) == NULL)
 			return MDL_NONE;
 		g->track = track;
 		g->depth = depth;
 		g->last.parent.group = MDL_NONE;
 		vec_init(&g->early, sizeof(struct ss_early));
 		idg_init(&g->ids);
-		e->val = (uint32_t)st->groups.len - 1;
+		e->val = st->ngroups - 1;
 	}
 	if (near != NULL)
 		*near = e->val + 1;
@@ -188,7 +212,7 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth)
 		st->oom = 1;
 		return r;
 	}
-	g = VEC_AT(&st->groups, struct ss_group, gi);
+	g = ss_group(st, gi);
 	if (g->count == MDL_NONE) {
 		st->oom = 1; /* ids would run past what a ref holds */
 		return r;
@@ -319,7 +343,7 @@ static int pack(struct slicestore *st, struct ss_group *g, const struct ss_slice
 
 int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
 {
-	struct ss_group *g = VEC_AT(&st->groups, struct ss_group, r.group);
+	struct ss_group *g = ss_group(st, r.group);
 	struct ss_early *e;
 	size_t i;
 
@@ -369,12 +393,11 @@ static int group_cmp(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
-uint32_t *ss_order(struct slicestore *st)
+uint32_t *ss_order(struct slicestore *st, size_t from, uint64_t *next_id)
 {
-	size_t i, n = st->groups.len;
+	size_t i, n = st->ngroups - from;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 	struct group_key *keys = malloc((n ? n : 1) * sizeof(*keys));
-	uint64_t id = 1;
 
 	if (order == NULL || keys == NULL) {
 		free(order);
@@ -383,24 +406,24 @@ uint32_t *ss_order(struct slicestore *st)
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		const struct ss_group *g = VEC_AT(&st->groups, struct ss_group, i);
+		const struct ss_group *g = ss_group(st, (uint32_t)(from + i));
 
 		if (g->packed != g->count || g->early.len != 0) {
 			free(order);
 			free(keys);
 			return NULL;
 		}
-		keys[i] = (struct group_key){ g->track, g->depth, (uint32_t)i };
+		keys[i] = (struct group_key){ g->track, g->depth, (uint32_t)(from + i) };
 	}
 	qsort(keys, n, sizeof(*keys), group_cmp);
 	for (i = 0; i < n; i++)
 		order[i] = keys[i].group;
 	free(keys);
 	for (i = 0; i < n && st->ids.rows == 0; i++) {
-		struct ss_group *g = VEC_AT(&st->groups, struct ss_group, order[i]);
+		struct ss_group *g = ss_group(st, order[i]);
 
-		g->first_id = id;
-		id += g->count;
+		g->first_id = *next_id;
+		*next_id += g->count;
 	}
 	return order;
 }
@@ -435,7 +458,8 @@ static int reader_more(struct ss_reader *rd)
 				rd->buf = grown;
 				rd->bufcap = sg->len;
 			}
-			if (spill_read(rd->spill, rd->buf, sg->len, sg->off) != 0) {
+			if (rd->why != NULL ? spill_read_apart(rd->spill, rd->buf, sg->len, sg->off, rd->why, rd->whylen) != 0
+					    : spill_read(rd->spill, rd->buf, sg->len, sg->off) != 0) {
 				rd->failed = 1;
 				return 0;
 			}
@@ -462,6 +486,14 @@ void ss_read_done(struct ss_reader *rd)
 void ss_read_group(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g)
 {
 	reader_open(rd, st, &g->data);
+}
+
+void ss_read_group_apart(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g, char *why,
+			 size_t whylen)
+{
+	reader_open(rd, st, &g->data);
+	rd->why = why;
+	rd->whylen = whylen;
 }
 
 int ss_read(struct ss_reader *rd, struct ss_slice *s)
@@ -493,15 +525,40 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	return 1;
 }
 
-void ss_drop_group(struct slicestore *st, uint32_t group)
+static void drop_bytes(struct ss_group *g)
 {
-	struct ss_group *g = VEC_AT(&st->groups, struct ss_group, group);
-
-	if (st->resident >= g->data.len)
-		st->resident -= g->data.len;
 	free(g->data.p);
 	free(g->data.segs);
 	memset(&g->data, 0, sizeof(g->data));
+}
+
+void ss_drop_sealed(struct slicestore *st, struct ss_group *g)
+{
+	__atomic_sub_fetch(&st->sealed, g->data.len, __ATOMIC_RELAXED);
+	drop_bytes(g);
+}
+
+void ss_drop_group(struct slicestore *st, uint32_t group)
+{
+	struct ss_group *g = ss_group(st, group);
+
+	if (g->sealed) {
+		ss_drop_sealed(st, g);
+		return;
+	}
+	if (st->resident >= g->data.len)
+		st->resident -= g->data.len;
+	drop_bytes(g);
+}
+
+void ss_seal(struct slicestore *st, uint32_t group)
+{
+	struct ss_group *g = ss_group(st, group);
+
+	if (st->resident >= g->data.len)
+		st->resident -= g->data.len;
+	__atomic_add_fetch(&st->sealed, g->data.len, __ATOMIC_RELAXED);
+	g->sealed = 1;
 }
 
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name)

@@ -6,7 +6,7 @@
  * Slices are grouped by (track, depth). A slice gets its ordinal in its
  * group when it is made, and its id from the group's extents (extents.h):
  * by default one extent per group, laid out in (track, depth) order once
- * every slice is known (ss_order), so that the table is written in
+ * every slice of its tracks is known (ss_order), so that the table is written in
  * cluster order; or, given extent rows (ss_extents), ids reserved a chunk
  * at a time as slices are made, known at once. Until the write stage a
  * slice is named by (group, ordinal), a struct ss_ref: a child names its
@@ -69,6 +69,7 @@ struct ss_bytes {
 
 struct ss_group {
 	uint32_t track, depth;
+	int sealed;            /* handed to another thread to write (ss_seal): the store leaves it alone */
 	uint32_t count;        /* ordinals handed out */
 	uint32_t packed;       /* ordinals 0 .. packed - 1 are in data */
 	struct ss_slice last;  /* the last one packed: deltas start from it */
@@ -90,8 +91,15 @@ struct ss_name {
 	uint8_t inl[15];
 };
 
+/* Groups are kept in blocks of SS_BLOCK that never move (ss_group), so that
+ * a thread writing sealed groups (ss_seal) can hold them while new ones
+ * are made. */
+enum { SS_BLOCK = 256 };
+
 struct slicestore {
-	struct vec groups;     /* struct ss_group */
+	struct ss_group **blocks; /* SS_BLOCK groups each */
+	size_t nblocks;
+	uint32_t ngroups;
 	struct kmap map;       /* (track, depth) -> group */
 	uint32_t *near;        /* group + 1 of (track, depth) for the first tracks and depths, 0 unknown:
 				* the map's answer without hashing, for the slices of most traces */
@@ -105,7 +113,9 @@ struct slicestore {
 	int oom;               /* sticky: an allocation failed */
 	struct spill *spill;   /* NULL: everything stays in memory */
 	size_t budget;         /* packed bytes kept in memory at most, about */
-	size_t resident;       /* packed bytes in memory now */
+	size_t resident;       /* packed bytes in memory now, but sealed ones */
+	size_t sealed;         /* packed bytes of sealed groups not yet freed: in
+				* the budget too (atomic: another thread frees them) */
 	struct id_chunks ids;  /* rows 0: one extent per group (ss_order) */
 };
 
@@ -128,17 +138,26 @@ struct ss_ref ss_new(struct slicestore *st, uint32_t track, uint32_t depth);
 int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s);
 
 /*
- * Once every slice is finished: gives each group its first id, groups in
- * (track, depth) order from id 1 (unless ids were reserved as slices were
- * made), and returns the groups' indexes in that order (the caller frees
- * it). NULL when out of memory, or when a slice
- * was made and never finished (a bug; st->oom is not set then).
+ * Once every slice of the groups from `from` on is finished: gives each of
+ * them its first id, groups in (track, depth) order from *next_id on
+ * (unless ids were reserved as slices were made), moving *next_id past
+ * them, and returns their indexes in that order (the caller frees it).
+ * Every slice is ordered by one call from 0 with *next_id 1, or (a model
+ * whose events come thread after thread, model.h by_thread) by a call per
+ * thread for the groups made since the last, each after the tracks of the
+ * one before. NULL when out of memory, or when a slice was made and never
+ * finished (a bug; st->oom is not set then).
  */
-uint32_t *ss_order(struct slicestore *st);
+uint32_t *ss_order(struct slicestore *st, size_t from, uint64_t *next_id);
+
+static inline struct ss_group *ss_group(const struct slicestore *st, uint32_t group)
+{
+	return &st->blocks[group / SS_BLOCK][group % SS_BLOCK];
+}
 
 static inline uint64_t ss_id(const struct slicestore *st, struct ss_ref r)
 {
-	const struct ss_group *g = VEC_AT(&st->groups, struct ss_group, r.group);
+	const struct ss_group *g = ss_group(st, r.group);
 
 	return st->ids.rows ? idg_id(&st->ids, &g->ids, r.ord) : g->first_id + r.ord;
 }
@@ -154,9 +173,15 @@ struct ss_reader {
 	uint8_t *buf;          /* a segment read back */
 	size_t bufcap;
 	int failed;            /* reading the scratch file failed */
+	char *why;             /* apart: where the failure's sentence goes (spill.h, spill_read_apart) */
+	size_t whylen;
 };
 
 void ss_read_group(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g);
+/* The same from a thread other than the store's (a sealed group): the
+ * scratch file is read apart, a failure's sentence going to why. */
+void ss_read_group_apart(struct ss_reader *rd, const struct slicestore *st, const struct ss_group *g, char *why,
+			 size_t whylen);
 /* The next slice: 1, or 0 after the last, or when the scratch file could
  * not be read (rd->failed) or the bytes do not decode (which the store
  * never writes). */
@@ -165,6 +190,12 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s);
 void ss_read_done(struct ss_reader *rd);
 /* Frees a group's bytes once it is written. */
 void ss_drop_group(struct slicestore *st, uint32_t group);
+/* Hands a group whose slices are all finished to another thread, which
+ * reads it (ss_read_group_apart) and frees its bytes (ss_drop_sealed),
+ * while this one makes and finishes slices of other groups: the store
+ * no longer counts, spills or touches its bytes. */
+void ss_seal(struct slicestore *st, uint32_t group);
+void ss_drop_sealed(struct slicestore *st, struct ss_group *g);
 
 /* Reads a name's (ts, dur, ref) back, in the order they were noted. */
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name);

@@ -1,7 +1,8 @@
 /*
  * Event order with bounded memory (sorter.h): sorts the model's events in
  * runs of at most a budget, spills all but the last run to one temporary
- * file, and merges the runs back in (ts, seq) order for matching.
+ * file, and merges the runs back in (ts, seq) order for matching (or
+ * (thread, ts, seq), model.h by_thread: ev_before).
  *
  * A run is its events packed one after another (run_put): each field as a
  * varint of its difference from the same field of the event before, so
@@ -109,19 +110,32 @@ struct sorter {
 
 /* ---- sorting ---------------------------------------------------------- */
 
+/*
+ * The order: (ts, seq); or, for a model whose events come thread after
+ * thread (model.h, by_thread), (thread, ts, seq), the threads in the order
+ * they came. Each thread's events are appended together there, so between
+ * two threads seq says which came first: the order is (the thread's place,
+ * ts, seq), total, and needs no table of places.
+ */
+static inline int ev_before(const struct mdl_ev *x, const struct mdl_ev *y, int by_thread)
+{
+	if (by_thread && x->thread != y->thread)
+		return x->seq < y->seq;
+	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+}
+
 static int ev_cmp(const void *a, const void *b)
 {
 	const struct mdl_ev *x = a, *y = b;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return ev_before(x, y, 0) ? -1 : ev_before(y, x, 0);
 }
 
-/* ev_cmp(x, y) < 0, inline for the sorts' inner loops */
-static inline int ev_before(const struct mdl_ev *x, const struct mdl_ev *y)
+static int ev_cmp_by_thread(const void *a, const void *b)
 {
-	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+	const struct mdl_ev *x = a, *y = b;
+
+	return ev_before(x, y, 1) ? -1 : ev_before(y, x, 1);
 }
 
 /* The events taken out of order by sort_events, up to a cap. */
@@ -166,16 +180,16 @@ static void scratch_unmap(struct mdl_ev *p, size_t n)
  * of the run, or n + 1 when r would outgrow its cap (ev then holds every
  * event, in some order).
  */
-static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
+static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r, int by_thread)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		if (k == 0 || ev_cmp(&ev[k - 1], &ev[i]) <= 0) {
+		if (k == 0 || !ev_before(&ev[i], &ev[k - 1], by_thread)) {
 			ev[k++] = ev[i];
 			continue;
 		}
-		if (k >= 2 && ev_cmp(&ev[k - 2], &ev[i]) <= 0) {
+		if (k >= 2 && !ev_before(&ev[i], &ev[k - 2], by_thread)) {
 			if (rest_push(r, &ev[k - 1]) != 0)
 				break;
 			ev[k - 1] = ev[i];
@@ -198,7 +212,7 @@ static size_t split_runs(struct mdl_ev *ev, size_t n, struct ev_rest *r)
  * (complete events) can be half out of order: then the sort is a large
  * part of the build.
  */
-static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
+static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp, int by_thread)
 {
 	size_t h = n / 2, i, j, k;
 	struct mdl_ev x;
@@ -206,19 +220,19 @@ static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
 	if (n <= 16) {
 		for (i = 1; i < n; i++) {
 			x = ev[i];
-			for (j = i; j > 0 && ev_before(&x, &ev[j - 1]); j--)
+			for (j = i; j > 0 && ev_before(&x, &ev[j - 1], by_thread); j--)
 				ev[j] = ev[j - 1];
 			ev[j] = x;
 		}
 		return;
 	}
-	ev_msort(ev, h, tmp);
-	ev_msort(ev + h, n - h, tmp);
-	if (!ev_before(&ev[h], &ev[h - 1]))
+	ev_msort(ev, h, tmp, by_thread);
+	ev_msort(ev + h, n - h, tmp, by_thread);
+	if (!ev_before(&ev[h], &ev[h - 1], by_thread))
 		return;
 	memcpy(tmp, ev, h * sizeof(*ev));
 	for (i = 0, j = h, k = 0; i < h && j < n;) /* k <= j: never overtakes */
-		ev[k++] = ev_before(&ev[j], &tmp[i]) ? ev[j++] : tmp[i++];
+		ev[k++] = ev_before(&ev[j], &tmp[i], by_thread) ? ev[j++] : tmp[i++];
 	memcpy(&ev[k], &tmp[i], (h - i) * sizeof(*ev));
 }
 
@@ -234,7 +248,7 @@ static void ev_msort(struct mdl_ev *ev, size_t n, struct mdl_ev *tmp)
  * events at most, only as many as are out of order touched; qsort when
  * there is none.
  */
-static int sort_events(struct mdl_ev *ev, size_t n)
+static int sort_events(struct mdl_ev *ev, size_t n, int by_thread)
 {
 	size_t room = n / 2 + n / 4 + 1, k, j, out;
 	struct ev_rest r = { NULL, 0, n / 2 };
@@ -242,16 +256,16 @@ static int sort_events(struct mdl_ev *ev, size_t n)
 	if (n < 2)
 		return 0;
 	if ((r.v = scratch_map(room)) == NULL) {
-		qsort(ev, n, sizeof(*ev), ev_cmp);
+		qsort(ev, n, sizeof(*ev), by_thread ? ev_cmp_by_thread : ev_cmp);
 		return 0;
 	}
-	if ((k = split_runs(ev, n, &r)) > n) {
-		ev_msort(ev, n, r.v);
+	if ((k = split_runs(ev, n, &r, by_thread)) > n) {
+		ev_msort(ev, n, r.v, by_thread);
 		goto out_unmap;
 	}
-	ev_msort(r.v, r.len, r.v + n / 2); /* the rest's merges use the last quarter */
+	ev_msort(r.v, r.len, r.v + n / 2, by_thread); /* the rest's merges use the last quarter */
 	for (j = r.len, out = n; j > 0;) {
-		if (k > 0 && ev_before(&r.v[j - 1], &ev[k - 1]))
+		if (k > 0 && ev_before(&r.v[j - 1], &ev[k - 1], by_thread))
 			ev[--out] = ev[--k];
 		else
 			ev[--out] = r.v[--j];
@@ -280,7 +294,8 @@ static void sorter_fail(struct sorter *so, const char *why)
 
 /* Packs e after prev (the event before it in the run; zeros for the
  * first) at out; returns the bytes written, at most RUN_EV_MAX. Every field
- * is kept, in differences that wrap: ts never decreases in a run, seq and
+ * is kept, in differences that wrap: ts never decreases in a run (but
+ * where a by_thread run moves on to the next thread), seq and
  * the argument index mostly step by one, and a call's extra (its index in
  * the model's ends) too. */
 static size_t run_put(uint8_t *out, const struct mdl_ev *prev, const struct mdl_ev *e)
@@ -347,7 +362,7 @@ static void *spill_run(void *ctx)
 	uint64_t off;
 
 	memset(&zero, 0, sizeof(zero));
-	sort_events(so->job.ev, so->job.n);
+	sort_events(so->job.ev, so->job.n, so->m->by_thread);
 	if ((so->pack == NULL && (so->pack = malloc(SORTER_WRITE)) == NULL) || (run = vec_push(&so->runs)) == NULL) {
 		snprintf(so->sp.why, sizeof(so->sp.why), "out of memory spilling sorted events");
 		so->job_failed = 1;
@@ -536,21 +551,21 @@ static int src_next(struct sorter *so, struct merge_src *src)
 	return 0;
 }
 
-static int src_before(const struct merge_src *x, const struct merge_src *y)
+static int src_before(const struct merge_src *x, const struct merge_src *y, int by_thread)
 {
-	return ev_before(x->cur, y->cur);
+	return ev_before(x->cur, y->cur, by_thread);
 }
 
 /* Restores the heap order of h[0 .. n) from position i down. */
-static void heap_down(struct merge_src **h, size_t n, size_t i)
+static void heap_down(struct merge_src **h, size_t n, size_t i, int by_thread)
 {
 	struct merge_src *x = h[i];
 	size_t c;
 
 	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && src_before(h[c + 1], h[c]))
+		if (c + 1 < n && src_before(h[c + 1], h[c], by_thread))
 			c++;
-		if (!src_before(h[c], x))
+		if (!src_before(h[c], x, by_thread))
 			break;
 		h[i] = h[c];
 		i = c;
@@ -607,7 +622,7 @@ static int merge_init(struct sorter *so)
 	if (so->src[k].cur != so->src[k].end)
 		so->heap[so->nheap++] = &so->src[k];
 	for (i = so->nheap / 2; i-- > 0;)
-		heap_down(so->heap, so->nheap, i);
+		heap_down(so->heap, so->nheap, i, so->m->by_thread);
 	return 0;
 }
 
@@ -621,7 +636,7 @@ int sorter_finish(struct sorter *so)
 	free(so->spare.ev); /* no spill comes now: its memory goes before the merge's */
 	memset(&so->spare, 0, sizeof(so->spare));
 	m->spill_at = SIZE_MAX; /* whatever comes now is handed out, not spilled */
-	sort_events(m->events.data, m->events.len);
+	sort_events(m->events.data, m->events.len, m->by_thread);
 	if (so->runs.len > 0) {
 		/* earlier runs filled the array further than the last one: give
 		 * those pages back now rather than with the model */
@@ -667,7 +682,7 @@ static int merge_take(struct sorter *so, size_t n)
 	else if (s->buf != NULL && src_next(so, s) != 0)
 		return -1;
 	if (so->nheap > 1)
-		heap_down(so->heap, so->nheap, 0);
+		heap_down(so->heap, so->nheap, 0, so->m->by_thread);
 	return 0;
 }
 

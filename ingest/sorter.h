@@ -2,7 +2,9 @@
  * Event order with bounded memory: the stage between the decoders and the
  * build's matching.
  *
- * Matching walks every event in (ts, seq) order (docs/API.md, Meaning 3).
+ * Matching walks every event in (ts, seq) order (docs/API.md, Meaning 3),
+ * or thread after thread, each in (ts, seq) order, for a model whose events
+ * come so (model.h, by_thread).
  * A decoder appends events to the model (model.h); at a checkpoint between
  * records, once the model holds `budget` events, the sorter sorts them (they
  * come almost in order: linear time plus the sort of the few out of place)
@@ -58,7 +60,7 @@ int sorter_failed(struct sorter *so, const char **why);
 int sorter_finish(struct sorter *so);
 
 /*
- * The next events in (ts, seq) order: *ev points at them, valid (and
+ * The next events in (ts, seq) order (by_thread: (thread, ts, seq)): *ev points at them, valid (and
  * writable: matching reorders ties in place) until the next call. A batch
  * ends at a change of ts, so events of one ts come in one batch. Returns
  * their number, 0 after the last, -1 on a read error or out of memory.

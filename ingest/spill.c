@@ -126,6 +126,14 @@ int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, ch
 	return err != 0 ? -1 : 0;
 }
 
+void spill_fail_apart(struct spill *sp, const char *why)
+{
+	if (sp->failed)
+		return;
+	sp->failed = 1;
+	snprintf(sp->why, sizeof(sp->why), "%s", why);
+}
+
 /*
  * Closing the last descriptor of the unlinked file frees its blocks, which
  * the file system does there and then: 0.74 s for the 1.2 GB of scratch a

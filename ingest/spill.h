@@ -39,6 +39,9 @@ int spill_read(struct spill *sp, void *p, size_t n, uint64_t off);
  * beside the slice store): sp is left as it is, even its failure; -1 comes
  * with the sentence in why. Only bytes already written may be read. */
 int spill_read_apart(const struct spill *sp, void *p, size_t n, uint64_t off, char *why, size_t whylen);
+/* A failure a thread met reading apart, noted once that thread is done
+ * (the first failure sticks). */
+void spill_fail_apart(struct spill *sp, const char *why);
 /* Closes (and so removes) the file. */
 void spill_fini(struct spill *sp);
 /* A new empty file in dir, unlinked at once, like the spill file: its

@@ -17,6 +17,7 @@
 #include "extents.h"
 #include "lod.h"
 #include "stacks.h"
+#include "write.h"
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
 
@@ -31,20 +32,7 @@ static int log_cmp(const void *a, const void *b)
 
 /* ---- writing ---------------------------------------------------------- */
 
-struct depth_range {
-	uint32_t group;
-	uint32_t track, depth;
-	uint64_t first, count; /* position of the first slice in writing order, number of slices */
-	int64_t max_dur;
-	int overlap;           /* some slice starts before the one before it ends */
-	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
-	size_t marks_off, marks_len; /* its time marks in the marks' bytes */
-};
-
-/* Appends the time marks (tracedb.h) of the group whose items (ts order)
- * are it[0, n) to mb, a vec of bytes, and notes where in *off and *len;
- * -1 when out of memory. */
-static int put_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
+int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
 {
 	uint64_t k, count = tracedb_marks(n);
 	int64_t prev = 0;
@@ -68,10 +56,7 @@ static uint32_t arg_set(struct build *b, uint32_t first, unsigned n)
 	return set;
 }
 
-/* Whether records merged from their runs (runsort.h) failed to come; a
- * failure not of the scratch file (which sorter_failed() reports) is one of
- * memory. */
-static int sorted_failed(struct build *b, const struct runsort *rs)
+int write_sorted_failed(struct build *b, const struct runsort *rs)
 {
 	if (!rs->failed)
 		return 0;
@@ -80,200 +65,11 @@ static int sorted_failed(struct build *b, const struct runsort *rs)
 	return -1;
 }
 
-/* Reports rows written; a cancel request sticks in b->cancel. */
-static int progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
+int write_progress(struct build *b, struct ingest_opts_view *v, uint64_t done)
 {
 	if (v->fn && !b->cancel && v->fn(v->ctx, INGEST_PHASE_WRITE, v->base + done, v->total, 0) != 0)
 		__atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED); /* the name index's thread reads it too */
 	return b->cancel;
-}
-
-static void write_slice(struct build *b, struct bins *sb, const struct ss_group *g, uint64_t ord,
-			const struct ss_slice *s)
-{
-	/* the id: with one extent per group, slices go in id order from 1, so
-	 * SQLite's next rowid is it, and taking the next rowid is cheaper than
-	 * checking a given one */
-	if (b->ss.ids.rows)
-		bins_i64(sb, (int64_t)idg_id(&b->ss.ids, &g->ids, ord));
-	else
-		bins_null(sb);
-	bins_i64(sb, g->track + 1);
-	bins_i64(sb, s->ts);
-	bins_i64(sb, s->dur);
-	bins_i64(sb, g->depth);
-	bins_i64(sb, s->name);
-	bins_i64(sb, s->cat);
-	if (s->parent.group == MDL_NONE)
-		bins_null(sb);
-	else
-		bins_i64(sb, (int64_t)ss_id(&b->ss, s->parent));
-	if (s->set == 0)
-		bins_null(sb);
-	else
-		bins_i64(sb, s->set);
-	bins_row(sb);
-}
-
-/* The facts of each (track, depth) group and where its slices lie. The
- * marks' bytes are read until the queue has run: this waits for it. */
-static int write_depths(struct build *b, const struct depth_range *r, size_t n, const struct vec *mb)
-{
-	struct bins db, eb;
-	size_t i;
-	int rc;
-
-	if (bins_init(&db, b->s, "track_depths", 7) != 0)
-		return -1;
-	if (bins_init(&eb, b->s, "extents", 5) != 0) {
-		bins_fini(&db);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, r[i].group);
-		struct btrack *t = VEC_AT(&b->tracks, struct btrack, r[i].track);
-
-		if (r[i].depth > t->max_depth)
-			t->max_depth = r[i].depth;
-		bins_i64(&db, r[i].track + 1);
-		bins_i64(&db, r[i].depth);
-		bins_i64(&db, r[i].max_dur);
-		bins_i64(&db, (int64_t)r[i].count);
-		bins_i64(&db, !r[i].overlap);
-		bins_i64(&db, (int64_t)r[i].lod_levels);
-		bins_blob(&db, (const uint8_t *)mb->data + r[i].marks_off, (int)r[i].marks_len);
-		bins_row(&db);
-		extents_write(&eb, r[i].track + 1, r[i].depth, &b->ss.ids, &g->ids, g->first_id, r[i].count);
-	}
-	rc = bins_fini(&db) | bins_fini(&eb);
-	return store_drain(b->s) | rc;
-}
-
-/* Flows merged in the order their from-slices are written (build.flows):
- * write_range fills in where each from-slice ends as it passes it, and
- * hands the flow on to be written by id (build.flows_by_id). */
-struct flow_cursor {
-	const struct bflow *head; /* the next flow, NULL after the last */
-};
-
-/* The head flow's from-slice is written, and ends at end. */
-static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
-{
-	struct bflow *f = rs_push(&b->flows_by_id);
-
-	if (f == NULL) {
-		b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
-		fc->head = NULL;
-		return;
-	}
-	*f = *fc->head;
-	f->from_ts = end;
-	fc->head = rs_next(&b->flows);
-}
-
-/* The slices of one (track, depth) group, their summaries (level of
- * detail) and the facts readers need about the run: longest slice,
- * overlap. */
-static int write_range(struct build *b, struct bins *bb, struct lod_writer *lw, struct vec *mb,
-		       struct depth_range *r, uint32_t group, struct flow_cursor *fc, struct ingest_opts_view *pv)
-{
-	const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, group);
-	struct lod_item *it = lod_items(lw, r->count);
-	struct lod_key key = { r->track + 1, r->depth };
-	int64_t prev_end = INT64_MIN;
-	struct ss_reader rd;
-	struct ss_slice s;
-	uint64_t i;
-
-	if (it == NULL)
-		return -1;
-	ss_read_group(&rd, &b->ss, g);
-	stacks_group(b->stacks, r->track, r->depth, group, r->count);
-	for (i = 0; i < r->count; i++) {
-		int64_t end;
-
-		if (!ss_read(&rd, &s)) {
-			ss_read_done(&rd);
-			return -1;
-		}
-		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : tracedb_slice_end(s.ts, s.dur);
-		if (end - s.ts > r->max_dur)
-			r->max_dur = end - s.ts;
-		if (s.ts < prev_end)
-			r->overlap = 1;
-		prev_end = s.dur < 0 ? INT64_MAX : end;
-		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
-		while (fc->head != NULL && fc->head->from.group == group && fc->head->from.ord == i)
-			flow_pass(b, fc, tracedb_flow_from_ts(s.ts, s.dur));
-		write_slice(b, bb, g, i, &s);
-		stacks_slice(b->stacks, &s);
-		if (((r->first + i) & 0xffff) == 0)
-			progress(b, pv, r->first + i);
-	}
-	ss_read_done(&rd);
-	ss_drop_group(&b->ss, group);
-	if (put_marks(mb, it, r->count, &r->marks_off, &r->marks_len) != 0) {
-		b->oom = 1;
-		return -1;
-	}
-	return lod_build(lw, &key, it, r->count, 0, &r->lod_levels);
-}
-
-/* Writes the slices, group by group in order (ss_order). */
-static int write_slices(struct build *b, struct ingest_opts_view *pv, const uint32_t *order)
-{
-	struct depth_range *r = NULL;
-	struct bins *bb = calloc(1, sizeof(struct bins));
-	struct lod_writer *lw = calloc(1, sizeof(*lw));
-	struct flow_cursor fc = { NULL };
-	struct vec mb; /* the groups' time marks, one's after another */
-	size_t nr = b->ss.groups.len, k;
-	uint64_t pos = 0;
-	int rc = -1;
-
-	vec_init(&mb, 1);
-	if (bb == NULL || lw == NULL || (r = calloc(nr ? nr : 1, sizeof(*r))) == NULL) {
-		b->oom = 1;
-		goto out_free;
-	}
-	for (k = 0; k < nr; k++) {
-		const struct ss_group *g = VEC_AT(&b->ss.groups, struct ss_group, order[k]);
-
-		r[k].group = order[k];
-		r[k].track = g->track;
-		r[k].depth = g->depth;
-		r[k].first = pos;
-		r[k].count = g->count;
-		pos += g->count;
-	}
-	if (rs_finish(&b->flows) != 0) {
-		sorted_failed(b, &b->flows);
-		goto out_free;
-	}
-	fc.head = rs_next(&b->flows);
-	if (bins_init(bb, b->s, "slices", 9) != 0 || lod_writer_init(lw, b->s) != 0 || stacks_begin(b) != 0)
-		goto out_fini;
-	rc = 0;
-	for (k = 0; k < nr && rc == 0 && !b->cancel; k++)
-		rc = write_range(b, bb, lw, &mb, &r[k], order[k], &fc, pv);
-	rc |= sorted_failed(b, &b->flows);
-out_fini:
-	if (bins_fini(bb) != 0)
-		rc = -1;
-	if (lod_writer_fini(lw) != 0)
-		rc = -1;
-	if (stacks_end(b) != 0)
-		rc = -1;
-	if (rc == 0)
-		rc = write_depths(b, r, nr, &mb);
-	pv->base += b->ss.count;
-	b->res->counts.slices = b->ss.count;
-out_free:
-	free(bb);
-	free(lw);
-	free(r);
-	vec_fini(&mb);
-	return rc;
 }
 
 /* id 0: the next rowid (one extent per track, points in id order). */
@@ -313,7 +109,7 @@ static int counter_track(struct build *b, struct counter_out *o, uint32_t track)
 	int rc;
 
 	extents_write(&o->extents, key.track_id, 0, &b->point_chunks, ids, o->first + 1, n);
-	if (put_marks(&b->track_marks, o->items.data, n, &t->marks_off, &t->marks_len) != 0)
+	if (write_marks(&b->track_marks, o->items.data, n, &t->marks_off, &t->marks_len) != 0)
 		b->oom = 1;
 	rc = lod_build(o->lw, &key, o->items.data, n, 1, &t->lod_levels);
 	o->first += n;
@@ -360,10 +156,10 @@ static int write_counters(struct build *b, struct ingest_opts_view *pv)
 		write_point(&o.rows, b->extent_rows ? p->order : 0, p);
 		if (counter_item(&o, p) != 0)
 			b->oom = 1;
-		if ((i++ & 0xffff) == 0 && progress(b, pv, i - 1) != 0)
+		if ((i++ & 0xffff) == 0 && write_progress(b, pv, i - 1) != 0)
 			break;
 	}
-	rc |= sorted_failed(b, &b->points);
+	rc |= write_sorted_failed(b, &b->points);
 	if (rc == 0 && track != MDL_NONE)
 		rc = counter_track(b, &o, track);
 	pv->base += b->points.count;
@@ -391,7 +187,7 @@ static int write_flows(struct build *b)
 	int rc;
 
 	if (rs_finish(&b->flows_by_id) != 0)
-		return sorted_failed(b, &b->flows_by_id);
+		return write_sorted_failed(b, &b->flows_by_id);
 	if (bins_init(&fb, b->s, "flows", 8) != 0)
 		return -1;
 	while ((f = rs_next(&b->flows_by_id)) != NULL) {
@@ -406,7 +202,7 @@ static int write_flows(struct build *b)
 		bins_row(&fb);
 	}
 	b->res->counts.flows = b->flows_by_id.count;
-	rc = sorted_failed(b, &b->flows_by_id);
+	rc = write_sorted_failed(b, &b->flows_by_id);
 	rc |= bins_fini(&fb);
 	rs_fini(&b->flows_by_id);
 	return rc;
@@ -497,7 +293,7 @@ static int cpu_track(struct build *b, struct sched_out *o, uint16_t cpu, uint64_
 			struct btrack *tr = VEC_AT(&b->tracks, struct btrack, t);
 
 			extents_write(&o->extents, (int64_t)t + 1, 0, &o->chunks, &o->ids, first, last - first + 1);
-			if (put_marks(&b->track_marks, o->runs.data, o->runs.len, &tr->marks_off, &tr->marks_len) != 0)
+			if (write_marks(&b->track_marks, o->runs.data, o->runs.len, &tr->marks_off, &tr->marks_len) != 0)
 				b->oom = 1;
 			key.track_id = (int64_t)t + 1;
 			key.depth = 0;
@@ -544,7 +340,7 @@ static int write_sched(struct build *b)
 		cpu_switch(b, &o, &run, x);
 		cpu = x->cpu;
 	}
-	rc |= sorted_failed(b, &b->m->sched);
+	rc |= write_sorted_failed(b, &b->m->sched);
 	if (cpu >= 0 && rc == 0) {
 		if (run.open)
 			sched_row(b, &o, (uint16_t)cpu, &run, -1, NULL);
@@ -938,20 +734,18 @@ static int write_meta(struct build *b)
 
 int build_write(struct build *b, struct ingest_opts_view *pv)
 {
-	uint32_t *order = ss_order(&b->ss); /* slice ids from here on */
+	/* slices already being written (by_thread) are written first */
+	int slices_first = slices_begun(b);
 	struct name_index ni;
 	int rc, nrc;
 
-	if (order == NULL) {
-		b->oom = 1;
+	if (slices_order(b) != 0) /* slice ids from here on */
 		return -1;
-	}
 	name_index_start(&ni, b);
 	/* counter points first and flows right after the slices, each
 	 * merged from their runs and freed once written */
-	rc = write_counters(b, pv);
-	rc = rc ? rc : write_slices(b, pv, order);
-	free(order);
+	rc = slices_first ? write_slices(b, pv) : write_counters(b, pv);
+	rc = rc ? rc : slices_first ? write_counters(b, pv) : write_slices(b, pv);
 	rs_fini(&b->flows); /* every flow went on to flows_by_id */
 	rc = rc ? rc : write_flows(b);
 	rc = rc ? rc : write_sched(b);

@@ -8,7 +8,8 @@
  * left where they lie, when the caller keeps the whole input readable).
  * xray_finish() orders each thread's buffers by the time of their first
  * record, walks them again, matches entries with exits on a per-thread stack
- * and appends model events (model.h), in time order: a call event "fn#<id>"
+ * and appends model events (model.h), thread after thread (by_thread), each
+ * thread's in time order: a call event "fn#<id>"
  * per call at its enter (MDL_EV_CALL: its end goes to m->ends when it
  * returns; never, for a call still open at the end of its thread, which
  * matching then reads as a begin), instants for custom and typed events, a
@@ -195,9 +196,9 @@ struct xr_map {
 
 /*
  * One thread in the event stage: its buffers in time order, the record read
- * ahead and the matching state. The stage merges the threads by the time of
- * their next record, so that events reach the model in time order and the
- * build stage finds them sorted instead of sorting one run per thread.
+ * ahead and the matching state. The stage walks the threads one after
+ * another (model.h, by_thread), so that events reach the model in the order
+ * the build stage takes them and it finds them sorted.
  */
 struct xr_walk {
 	size_t buf, end;       /* the thread's next buffer in bufs; one past its last */
@@ -804,6 +805,7 @@ static uint32_t xr_fn_name(struct xray_decoder *d, uint32_t fid)
 static void xr_event_set(struct xray_decoder *d, struct mdl_ev *e, uint8_t kind, uint64_t ticks, uint32_t name)
 {
 	e->ts = xr_ns(d, ticks);
+	model_note_ts(d->m, e->ts);
 	e->thread = d->w->thread;
 	e->cat = d->s_cat;
 	e->name = name;
@@ -877,6 +879,15 @@ static void xr_walk_close(struct xray_decoder *d, struct xr_walk *w)
 	w->stack.len = 0;
 }
 
+/* A call's end is in the time range unless it comes before its start (a
+ * negative duration, which matching leaves out): then the range holds it
+ * already, since it holds the start. */
+static void xr_note_end(struct xray_decoder *d, int64_t end)
+{
+	if (end > d->m->ts_last)
+		d->m->ts_last = end;
+}
+
 /* Closes the innermost open call of r's function, and any above it. */
 static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 {
@@ -886,7 +897,8 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 	int64_t end;
 
 	if (top != NULL && top->fid == r->fid) { /* the innermost call returns: the common case */
-		*VEC_AT(&d->m->ends, int64_t, top->end) = xr_ns(d, r->tsc);
+		*VEC_AT(&d->m->ends, int64_t, top->end) = end = xr_ns(d, r->tsc);
+		xr_note_end(d, end);
 		(*xr_map_find(&d->w->open, top->fid))--;
 		st->len--;
 		return;
@@ -897,6 +909,7 @@ static void xr_exit(struct xray_decoder *d, const struct xr_rec *r)
 		return;
 	}
 	end = xr_ns(d, r->tsc);
+	xr_note_end(d, end);
 	while (d->w->stack.len > 0) {
 		struct xr_frame *f = VEC_AT(&d->w->stack, struct xr_frame, --d->w->stack.len);
 
@@ -1104,29 +1117,18 @@ static void xr_walk_next(struct xray_decoder *d, struct xr_walk *w)
 	}
 }
 
-static int xr_walk_before(const struct xr_walk *x, const struct xr_walk *y)
+/* Threads in the order of their first record's time, then thread order:
+ * the order the threads' first events would take in time. */
+static int xr_walk_cmp(const void *a, const void *b)
 {
-	return x->key != y->key ? x->key < y->key : x->order < y->order;
+	const struct xr_walk *x = *(const struct xr_walk *const *)a, *y = *(const struct xr_walk *const *)b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Restores the heap order of h[0 .. n) from position i down. */
-static void xr_heap_down(struct xr_walk **h, size_t n, size_t i)
-{
-	struct xr_walk *x = h[i];
-	size_t c;
-
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && xr_walk_before(h[c + 1], h[c]))
-			c++;
-		if (!xr_walk_before(h[c], x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-/* Turns the record of the earliest thread into events, with the untimed
+/* Turns the thread's next timed record into events, with the untimed
  * records that follow it (call arguments belong to their enter). */
 static void xr_walk_step(struct xray_decoder *d, struct xr_walk *w)
 {
@@ -1187,12 +1189,13 @@ static void xr_drop_init(struct xray_decoder *d)
 		d->by_seq[b[i].seq] = (uint32_t)i;
 }
 
-/* Orders each thread's buffers in time and turns them into events, merging
- * the threads by time. Calls still open at a thread's end stay begins. */
+/* Orders each thread's buffers in time and turns them into events, thread
+ * after thread (model.h, by_thread), the threads in the order of their
+ * first record. Calls still open at a thread's end stay begins. */
 static int xr_events(struct xray_decoder *d)
 {
-	struct xr_walk *walks, **heap;
-	size_t i, n, live = 0;
+	struct xr_walk *walks, **by_start;
+	size_t i, n;
 
 	if (d->bufs.len == 0)
 		return INGEST_OK;
@@ -1200,24 +1203,22 @@ static int xr_events(struct xray_decoder *d)
 		return INGEST_ENOMEM;
 	qsort(d->bufs.data, d->bufs.len, sizeof(struct xr_buf), xr_buf_cmp);
 	walks = calloc(d->bufs.len, sizeof(*walks));
-	heap = calloc(d->bufs.len, sizeof(*heap));
-	if (walks == NULL || heap == NULL)
+	by_start = calloc(d->bufs.len, sizeof(*by_start));
+	if (walks == NULL || by_start == NULL)
 		goto out_free;
 	xr_drop_init(d);
 	n = xr_walks_init(d, walks);
 	for (i = 0; i < n; i++)
-		if (walks[i].live)
-			heap[live++] = &walks[i];
-	for (i = live / 2; i-- > 0;)
-		xr_heap_down(heap, live, i);
-	while (live > 0 && !d->m->oom) {
-		xr_walk_step(d, heap[0]);
-		if (!heap[0]->live) {
-			xr_walk_close(d, heap[0]);
-			heap[0] = heap[--live];
+		by_start[i] = &walks[i];
+	qsort(by_start, n, sizeof(*by_start), xr_walk_cmp);
+	for (i = 0; i < n && !d->m->oom; i++) {
+		struct xr_walk *w = by_start[i];
+
+		while (w->live && !d->m->oom) {
+			xr_walk_step(d, w);
+			model_checkpoint(d->m); /* no event of the model is touched again */
 		}
-		xr_heap_down(heap, live, 0);
-		model_checkpoint(d->m); /* no event of the model is touched again */
+		xr_walk_close(d, w);
 	}
 	for (i = 0; i < n; i++) {
 		xr_walk_close(d, &walks[i]); /* only when out of memory */
@@ -1225,11 +1226,11 @@ static int xr_events(struct xray_decoder *d)
 		xr_map_fini(&walks[i].open);
 	}
 out_free:
-	if (walks == NULL || heap == NULL)
+	if (walks == NULL || by_start == NULL)
 		d->m->oom = 1;
 	d->w = NULL;
 	free(walks);
-	free(heap);
+	free(by_start);
 	free(d->by_seq);
 	free(d->walked);
 	d->by_seq = NULL;
@@ -1273,6 +1274,7 @@ struct xray_decoder *xray_create(struct model *m)
 	d->state = XS_HEADER;
 	vec_init(&d->bufs, sizeof(struct xr_buf));
 	m->format = "xray-fdr";
+	m->by_thread = 1;
 	return d;
 }
 

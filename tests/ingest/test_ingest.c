@@ -675,6 +675,61 @@ static void test_cancel(void **state)
 	remove(in);
 }
 
+/*
+ * An XRay log's slices are written thread by thread, on a thread of their
+ * own, while the next thread is matched (model.h, by_thread): a cancel
+ * at the first report of writing stops that thread too, with
+ * INGEST_ECANCEL and no database; without one the log ingests whole.
+ */
+static void test_cancel_xray(void **state)
+{
+	char in[] = "/tmp/ts-cancel-xray-XXXXXX", out[64];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	enum ingest_phase at = INGEST_PHASE_WRITE;
+	uint64_t tsc = 1000, calls = 0;
+	unsigned b, i, depth;
+	struct xrw w;
+	int fd;
+
+	(void)state;
+	xrw_init(&w, 5, 0);
+	xrw_header(&w, 1000000000);
+	for (b = 0; b < 48; b++) { /* 6 threads of 8 buffers of 2000 records and more */
+		xrw_buffer_begin(&w, 100 + b % 6, 7, 1, b, 0, tsc);
+		for (i = 0, depth = 0; i < 2000; i++) {
+			tsc += 1 + rnd(5);
+			if (depth < 8 && (depth == 0 || rnd(2) == 0)) {
+				xrw_enter(&w, 1 + depth, tsc);
+				depth++;
+				calls++;
+			} else {
+				xrw_exit(&w, depth, tsc);
+				depth--;
+			}
+		}
+		while (depth > 0)
+			xrw_exit(&w, depth--, ++tsc);
+		xrw_buffer_end(&w);
+	}
+	assert_true((fd = mkstemp(in)) >= 0);
+	close(fd);
+	assert_int_equal(xrw_save(&w, in), 0);
+	xrw_fini(&w);
+	snprintf(out, sizeof(out), "%s.db", in);
+	o.progress = cancel_at;
+	o.progress_ctx = &at;
+	o.sort_budget = 5000; /* spilled events and slices: held slices wait for the writer */
+	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_ECANCEL);
+	assert_int_not_equal(access(out, F_OK), 0);
+	at = (enum ingest_phase)-1; /* never */
+	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_OK);
+	assert_string_equal(res.format, "xray-fdr");
+	assert_int_equal(res.counts.slices, calls);
+	remove(out);
+	remove(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_damage_not_a_trace),
 		cmocka_unit_test(test_budget_fxt),
 		cmocka_unit_test(test_budget_xray),
+		cmocka_unit_test(test_cancel_xray),
 		cmocka_unit_test(test_budget_records),
 		cmocka_unit_test(test_name_stats),
 		cmocka_unit_test(test_cancel),

@@ -115,16 +115,16 @@ static void round_trip(struct spill *sp, size_t budget)
 		}
 	}
 	assert_int_equal(st.count, N);
-	order = ss_order(&st);
+	order = ss_order(&st, 0, &(uint64_t){ 1 });
 	assert_non_null(order);
-	for (k = 0; k < st.groups.len; k++) {
-		const struct ss_group *g = VEC_AT(&st.groups, struct ss_group, order[k]);
+	for (k = 0; k < st.ngroups; k++) {
+		const struct ss_group *g = ss_group(&st, order[k]);
 		struct ss_reader rd;
 		struct ss_slice s;
 		uint32_t ord = 0;
 
 		if (k > 0) {
-			const struct ss_group *p = VEC_AT(&st.groups, struct ss_group, order[k - 1]);
+			const struct ss_group *p = ss_group(&st, order[k - 1]);
 
 			assert_true(p->track < g->track || (p->track == g->track && p->depth < g->depth));
 		}
@@ -207,10 +207,10 @@ static void test_unfinished(void **state)
 	a = ss_new(&st, 0, 0);
 	b = ss_new(&st, 0, 0);
 	assert_int_equal(ss_finish(&st, b, &s), 0); /* early: waits for a */
-	assert_null(ss_order(&st));
+	assert_null(ss_order(&st, 0, &(uint64_t){ 1 }));
 	assert_int_equal(st.oom, 0);
 	assert_int_equal(ss_finish(&st, a, &s), 0);
-	order = ss_order(&st); /* whole now */
+	order = ss_order(&st, 0, &(uint64_t){ 1 }); /* whole now */
 	assert_non_null(order);
 	free(order);
 	ss_fini(&st);
@@ -299,8 +299,8 @@ static void names_case(struct spill *sp, size_t budget)
 			assert_int_equal(ss_read_note(&rd, &t, &d, &got), 1);
 			assert_true(t == want);
 			assert_true(d == NOTE_DUR(k, j));
-			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->track, k % 7);
-			assert_int_equal(VEC_AT(&st.groups, struct ss_group, got.group)->depth, j);
+			assert_int_equal(ss_group(&st, got.group)->track, k % 7);
+			assert_int_equal(ss_group(&st, got.group)->depth, j);
 		}
 		assert_int_equal(ss_read_note(&rd, &t, &d, &got), 0);
 		ss_read_done(&rd);
@@ -349,15 +349,15 @@ static void *order_many(void *arg)
 	size_t i;
 
 	for (round = 0; round < 40; round++) {
-		uint32_t *order = ss_order(o->st);
+		uint32_t *order = ss_order(o->st, 0, &(uint64_t){ 1 });
 
 		if (order == NULL) {
 			o->bad++;
 			continue;
 		}
-		for (i = 1; i < o->st->groups.len; i++) {
-			const struct ss_group *p = VEC_AT(&o->st->groups, struct ss_group, order[i - 1]);
-			const struct ss_group *g = VEC_AT(&o->st->groups, struct ss_group, order[i]);
+		for (i = 1; i < o->st->ngroups; i++) {
+			const struct ss_group *p = ss_group(o->st, order[i - 1]);
+			const struct ss_group *g = ss_group(o->st, order[i]);
 
 			if (!(p->track < g->track || (p->track == g->track && p->depth < g->depth))) {
 				o->bad++;

@@ -1,8 +1,8 @@
 /*
  * Unit tests for the sorter (ingest/sorter.c): whatever the budget and
  * wherever the checkpoints fall, the batches handed on are every event
- * appended, in the order qsort gives by (ts, seq), each batch ending at a
- * change of ts; a spill that cannot be written fails cleanly. The static
+ * appended, in the order qsort gives by (ts, seq) (or, by_thread, by
+ * (thread, ts, seq)), each batch ending at a change of ts; a spill that cannot be written fails cleanly. The static
  * sort is reached by including the file.
  */
 #include <errno.h>
@@ -39,7 +39,7 @@ static void t_sort_case(struct mdl_ev *ev, size_t n)
 		ev[i].seq = (uint32_t)i; /* file order */
 	memcpy(want, ev, n * sizeof(*want));
 	qsort(want, n, sizeof(*want), ev_cmp);
-	assert_int_equal(sort_events(ev, n), 0);
+	assert_int_equal(sort_events(ev, n, 0), 0);
 	for (i = 0; i < n; i++) {
 		assert_int_equal(ev[i].ts, want[i].ts);
 		assert_int_equal(ev[i].seq, want[i].seq);
@@ -83,7 +83,7 @@ static void test_sort_events(void **state)
 
 /* ---- batches through a model ------------------------------------------- */
 
-enum pattern { NEARLY_SORTED, REVERSED, EQUAL_TS, CALLS_AT_EXIT, PATTERNS };
+enum pattern { NEARLY_SORTED, REVERSED, EQUAL_TS, CALLS_AT_EXIT, BY_THREAD, PATTERNS };
 
 /* The i-th of n timestamps of a pattern (CALLS_AT_EXIT makes its own). */
 static int64_t t_ts(enum pattern p, size_t i, size_t n)
@@ -129,6 +129,33 @@ static void t_fill_calls(struct model *m, size_t n)
 	}
 }
 
+/* A by_thread model (model.h): five threads one after another, not in
+ * thread order, each starting at its own time, their times overlapping,
+ * nearly in order with ties and a few out of place (a run moves back in
+ * time at each new thread). */
+static void t_fill_by_thread(struct model *m, size_t n)
+{
+	struct mdl_ev *e;
+	size_t i, t;
+
+	m->by_thread = 1;
+	for (t = 0; t < 5; t++) {
+		int64_t now = (int64_t)(rnd() % 1000);
+
+		for (i = t * n / 5; i < (t + 1) * n / 5; i++) {
+			assert_non_null(e = model_event(m));
+			now += (int64_t)(rnd() % 3);
+			e->ts = now + (rnd() % 50 == 0 ? (int64_t)(rnd() % 40) - 20 : 0);
+			e->thread = (uint32_t)((t * 3 + 1) % 5);
+			e->kind = (uint8_t)(rnd() % MDL_EV_KIND_COUNT);
+			e->name = (uint32_t)(rnd() % 3000);
+			e->args = (uint32_t)i;
+			if (rnd() % 3 == 0)
+				model_checkpoint(m);
+		}
+	}
+}
+
 static void t_fill(struct model *m, enum pattern p, size_t n)
 {
 	struct mdl_ev *e;
@@ -136,6 +163,10 @@ static void t_fill(struct model *m, enum pattern p, size_t n)
 
 	if (p == CALLS_AT_EXIT) {
 		t_fill_calls(m, n);
+		return;
+	}
+	if (p == BY_THREAD) {
+		t_fill_by_thread(m, n);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -155,14 +186,14 @@ static void t_fill(struct model *m, enum pattern p, size_t n)
 }
 
 /* Every event the model was given, in the order the sorter must keep. */
-static struct mdl_ev *t_want(const struct mdl_ev *all, size_t n)
+static struct mdl_ev *t_want(const struct mdl_ev *all, size_t n, int by_thread)
 {
 	struct mdl_ev *want = malloc((n + 1) * sizeof(*want));
 
 	assert_non_null(want);
 	if (n > 0) /* all is NULL in an empty model */
 		memcpy(want, all, n * sizeof(*want));
-	qsort(want, n, sizeof(*want), ev_cmp);
+	qsort(want, n, sizeof(*want), by_thread ? ev_cmp_by_thread : ev_cmp);
 	return want;
 }
 
@@ -181,7 +212,7 @@ static void t_case(const char *dir, enum pattern p, size_t n, size_t budget)
 	assert_int_equal(model_init(&ref), 0);
 	t_fill(&ref, p, n); /* no spill hook: every event stays */
 	assert_int_equal(ref.events.len, n);
-	want = t_want(ref.events.data, n);
+	want = t_want(ref.events.data, n, ref.by_thread);
 	rnd_state = seed; /* the same events again, through the sorter */
 	assert_int_equal(model_init(&m), 0);
 	assert_non_null(so = sorter_attach(&m, dir, budget));

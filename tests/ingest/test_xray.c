@@ -551,11 +551,11 @@ static void test_ring_order(void **state)
 		     INGEST_OK,
 		     "N xray cpu T0 500 id=1 {cpu=0}\n"
 		     "C xray fn#11 T0 500 505\n"
+		     "N xray cpu T0 1500 id=1 {cpu=0}\n"
+		     "C xray fn#21 T0 1500 1505\n"
 		     "N xray cpu T1 750 id=2 {cpu=0}\n"
 		     "C xray fn#9 T1 750 1050\n"
 		     "N xray cpu T1 1000 id=2 {cpu=0}\n"
-		     "N xray cpu T0 1500 id=1 {cpu=0}\n"
-		     "C xray fn#21 T0 1500 1505\n"
 		     "threads: 1/1 1/2\n"
 		     "diag:\n");
 	xrw_fini(&w);

@@ -1,0 +1,35 @@
+/*
+ * The write stage's two parts (build.h) and what they share: write.c writes
+ * every table but the slices' own, which slicewrite.c writes (slices,
+ * track_depths, their extents, stack statistics), all at once after
+ * matching or, for a model whose events come thread after thread (model.h,
+ * by_thread), on a thread of its own while matching goes on.
+ */
+#ifndef INGEST_WRITE_H
+#define INGEST_WRITE_H
+
+#include "build.h"
+
+/* Appends the time marks (tracedb.h) of the items (ts order) it[0, n) to
+ * mb, a vec of bytes, and notes where in *off and *len; -1 when out of
+ * memory. */
+int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len);
+/* Reports rows written; a cancel request sticks in b->cancel, which it
+ * returns. */
+int write_progress(struct build *b, struct ingest_opts_view *v, uint64_t done);
+/* Whether records merged from their runs (runsort.h) failed to come; a
+ * failure not of the scratch file (which sorter_failed() reports) is one of
+ * memory (b->oom). 0, or -1. */
+int write_sorted_failed(struct build *b, const struct runsort *rs);
+
+/* slicewrite.c */
+/* Puts the groups made since the last call in order and gives them their
+ * ids (ss_order); 0, or -1 when out of memory. */
+int slices_order(struct build *b);
+/* Writes the slices ordered and not yet written, then the tables that
+ * follow from all of them; 0, or -1 as build_write. */
+int write_slices(struct build *b, struct ingest_opts_view *pv);
+/* Whether the slices are being written already (build_write_thread). */
+int slices_begun(const struct build *b);
+
+#endif
