@@ -52,7 +52,9 @@ static void merge_runs(struct name_ent *v, size_t a, size_t b, size_t c, struct 
 }
 
 /*
- * Orders v[0..n) by (ts, id), with tmp room for n. The store noted slices
+ * Orders v[0..n) by (ts, id); *tmp (of *tmpcap entries) is grown for the
+ * merges, if any, and kept for the next name. 0, or -1 when out of memory.
+ * The store noted slices
  * as they finished: about time order within a thread, and (model.h,
  * by_thread) thread after thread. An insertion sort puts each note in
  * place while that takes a few moves, and starts a new sorted run where a
@@ -60,9 +62,10 @@ static void merge_runs(struct name_ent *v, size_t a, size_t b, size_t c, struct 
  * of its name); then the runs are merged in pairs. A name that leaves too
  * many runs is handed to qsort instead.
  */
-static void order_name(struct name_ent *v, size_t n, struct name_ent *tmp)
+static int order_name(struct name_ent *v, size_t n, struct name_ent **tmp, size_t *tmpcap)
 {
 	size_t start[NAME_RUNS + 1], nruns = 1, i, j, k, w;
+	struct name_ent *grown;
 
 	start[0] = 0;
 	for (i = 1; i < n; i++) {
@@ -74,7 +77,7 @@ static void order_name(struct name_ent *v, size_t n, struct name_ent *tmp)
 		if (k > lo && k + NAME_MOVES == i && name_ent_cmp(&v[k - 1], &x) > 0) {
 			if (nruns == NAME_RUNS) {
 				qsort(v, n, sizeof(*v), name_ent_cmp);
-				return;
+				return 0;
 			}
 			start[nruns++] = i; /* too far back: a run of its own begins */
 			continue;
@@ -82,15 +85,22 @@ static void order_name(struct name_ent *v, size_t n, struct name_ent *tmp)
 		memmove(v + k + 1, v + k, (i - k) * sizeof(*v));
 		v[k] = x;
 	}
+	if (nruns > 1 && *tmpcap < n) { /* most names need no merge, and no room for one */
+		if ((grown = realloc(*tmp, n * sizeof(*grown))) == NULL)
+			return -1;
+		*tmp = grown;
+		*tmpcap = n;
+	}
 	while (nruns > 1) {
 		start[nruns] = n;
 		for (j = 0, w = 0; j < nruns; j += 2) {
 			if (j + 1 < nruns)
-				merge_runs(v, start[j], start[j + 1], start[j + 2], tmp);
+				merge_runs(v, start[j], start[j + 1], start[j + 2], *tmp);
 			start[w++] = start[j];
 		}
 		nruns = w;
 	}
+	return 0;
 }
 
 /* Bytes of each of the two buffers rows' blobs go through; durations a name
@@ -102,8 +112,9 @@ struct name_out {
 	struct build *b;
 	struct bins index, stats;
 	struct name_ent *v;  /* the name's slices, grown to the most used name */
-	struct name_ent *tmp;/* as many, for order_name */
 	size_t cap;
+	struct name_ent *tmp;/* order_name's room for merging */
+	size_t tmpcap;
 	int64_t *durs;       /* NAME_DENSE durations, for a small sketch */
 	struct sketch *sk;   /* for a large one */
 	uint8_t *buf[2];     /* blob bytes, until the writer has them */
@@ -213,11 +224,6 @@ static long read_name(struct name_out *o, struct name_index *ni, uint32_t k, siz
 			return -1;
 		}
 		o->v = grown;
-		if ((grown = realloc(o->tmp, n * sizeof(*grown))) == NULL) {
-			ni->oom = 1;
-			return -1;
-		}
-		o->tmp = grown;
 		o->cap = n;
 	}
 	ss_read_name(&rd, &o->b->ss, k);
@@ -263,7 +269,11 @@ static int write_names(struct name_index *ni)
 			failed = 1;
 			break;
 		}
-		order_name(o.v, n, o.tmp);
+		if (order_name(o.v, n, &o.tmp, &o.tmpcap) != 0) {
+			ni->oom = 1;
+			failed = 1;
+			break;
+		}
 		failed = put_index(&o, (uint32_t)k, o.v, n) != 0 || put_stats(&o, (uint32_t)k, o.v, n) != 0;
 	}
 	rc = bins_fini(&o.index);
