@@ -2,17 +2,18 @@
  * The build stage: from the decoded model to the rows of schema/trace.sql.
  *
  * resolve.c gives threads their pids from kernel objects and makes tracks;
- * match.c takes events in (ns, file position) order from the sorter (or
- * thread after thread, model.h by_thread: then write.c writes each
- * thread's slices as soon as it is matched)
- * (sorter.h, which bounds their memory) and walks them once to match
+ * match.c takes events in (ns, file position) order from the sorter
+ * (sorter.h, which bounds their memory; or thread after thread, model.h
+ * by_thread, and then each thread's slices are written as soon as it is
+ * matched) and walks them once to match
  * durations, async operations, flows and counter series (docs/API.md,
  * Meaning 3-8), handing each finished slice to the slice store
  * (slicestore.h, packed, spilled past the same budget) and each arg set to
  * the arguments' writer (args.h); its own state stays in match.c. This
  * header holds what the stages hand each other. write.c writes
- * every table in cluster order (store.h, with the level of detail of lod.h)
- * from the store's groups, stacks.c the stack statistics as slices go by,
+ * every table in cluster order (store.h, with the level of detail of lod.h),
+ * slicewrite.c the slices from the store's groups (write.h), stacks.c the
+ * stack statistics as slices go by,
  * and names.c the name index and statistics from its notes; build.c runs
  * them. Only ingest.c and these
  * files include this header.
@@ -133,7 +134,7 @@ struct build {
 	struct stacks *stacks; /* stacks.c: the stack statistics, while slices are written */
 	struct vec track_marks; /* bytes: the counter and cpu tracks' time marks
 				* (tracedb.h), one track's after another */
-	struct slice_out *out; /* write.c: the slices' writing, from their ordering on */
+	struct slice_out *out; /* slicewrite.c: the slices' writing, from their ordering on */
 	struct ingest_opts_view *pv; /* progress, for writing during matching */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
@@ -176,7 +177,7 @@ uint32_t build_thread_track(struct build *b, uint32_t row);
  * the sorter failed. */
 int build_match(struct build *b);
 
-/* write.c */
+/* write.c, slicewrite.c (write.h) */
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the
  * reason is in the store's error). */
 int build_write(struct build *b, struct ingest_opts_view *pv);

@@ -16,8 +16,10 @@
  * sorter sorts and spills a run on a thread of its own; while matching, it
  * merges the spilled runs a batch ahead on another; while writing, the
  * store's writer runs SQLite and the name index and name statistics are
- * built beside the slices (names.c). Each hands data over whole, under a
- * mutex; nothing else is shared while they run.
+ * built beside the slices (names.c). An XRay log's threads are matched one
+ * after another, and each thread's slices are written by a thread of their
+ * own while the next is matched (slicewrite.c). Each hands data over whole,
+ * under a mutex; nothing else is shared while they run.
  *
  * Memory does not follow the archive's size: events, slices and name notes
  * spill to a scratch file past a budget, and arguments live in a mapped
@@ -32,7 +34,8 @@
  * through its extents (schema/trace.sql), which the tests hold every query
  * to. Two pieces still wait for the end of the input: the sorter's full
  * merge (sorter.h says how a watermark would replace it), and the write
- * stage, which writes those tables once matching is over; with reserved
+ * stage, which writes those tables once matching is over (but for an XRay
+ * log's slices, written a thread at a time: slicewrite.c); with reserved
  * ids it could write each chunk as its last row finishes, and build the
  * level of detail a chunk of buckets at a time (lod.h), since records name
  * rows by ordinal.

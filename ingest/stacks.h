@@ -1,13 +1,14 @@
 /*
  * The stack statistics (schema/trace.sql, track_stacks): per track, its
  * call stacks merged by name path with their wall times over the whole
- * trace, built from the slices as write.c writes them, which is all an area
+ * trace, built from the slices as slicewrite.c writes them, which is all an area
  * or flame graph of the whole trace needs (query/area.c).
  *
  * The slices come group by group in (track, depth) order, each group's in
  * ordinal (ts) order, and a slice's parent is one level up on its track:
  * so the node of every slice of the previous depth, by ordinal, is all
- * that is kept besides the track's tree. Only ingest/write.c calls these.
+ * that is kept besides the track's tree. Only ingest/slicewrite.c calls
+ * these, on one thread at a time (for XRay, its writer thread).
  */
 #ifndef INGEST_STACKS_H
 #define INGEST_STACKS_H
