@@ -81,6 +81,7 @@ struct matcher {
 	int have_time;         /* b->start_ns, b->end_ns are set */
 	uint32_t thread;       /* by_thread (model.h): the model thread being
 				* matched, MDL_NONE before the first */
+	uint64_t matched;      /* by_thread: events matched, for progress */
 };
 
 /* 0, or -1 when out of memory (then matcher_fini frees what was made). */
@@ -819,6 +820,10 @@ static int thread_done(struct matcher *mt)
 		b->write_failed = 1;
 		return -1;
 	}
+	/* progress, and a chance to cancel, at each thread (on this thread only) */
+	if (b->pv != NULL && b->pv->fn != NULL && !b->cancel &&
+	    b->pv->fn(b->pv->ctx, INGEST_PHASE_BUILD, mt->matched, b->m->events_total, b->m->events_total) != 0)
+		__atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED); /* the writer thread reads it */
 	return b->cancel ? -1 : 0;
 }
 
@@ -836,6 +841,7 @@ static int match_by_thread(struct matcher *mt, const struct mdl_ev *ev, size_t n
 		for (j = i; j < n && ev[j].thread == mt->thread; j++)
 			;
 		match_events(mt, ev + i, j - i);
+		mt->matched += j - i;
 		i = j;
 	}
 	return mt->b->oom ? -1 : 0;

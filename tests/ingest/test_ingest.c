@@ -675,11 +675,24 @@ static void test_cancel(void **state)
 	remove(in);
 }
 
+/* Cancels at the third report of matching: after a few of an XRay log's
+ * threads were matched and handed to the writer thread. */
+static int cancel_matching(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+{
+	int *reports = ctx;
+
+	(void)done;
+	(void)total;
+	(void)events;
+	return phase == INGEST_PHASE_BUILD && ++*reports == 3;
+}
+
 /*
  * An XRay log's slices are written thread by thread, on a thread of their
  * own, while the next thread is matched (model.h, by_thread): a cancel
- * at the first report of writing stops that thread too, with
- * INGEST_ECANCEL and no database; without one the log ingests whole.
+ * while matching goes on, or at the first report of writing, stops that
+ * thread too, with INGEST_ECANCEL and no database; without one the log
+ * ingests whole.
  */
 static void test_cancel_xray(void **state)
 {
@@ -689,6 +702,7 @@ static void test_cancel_xray(void **state)
 	enum ingest_phase at = INGEST_PHASE_WRITE;
 	uint64_t tsc = 1000, calls = 0;
 	unsigned b, i, depth;
+	int reports = 0;
 	struct xrw w;
 	int fd;
 
@@ -722,6 +736,13 @@ static void test_cancel_xray(void **state)
 	o.sort_budget = 5000; /* spilled events and slices: held slices wait for the writer */
 	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_ECANCEL);
 	assert_int_not_equal(access(out, F_OK), 0);
+	o.progress = cancel_matching;
+	o.progress_ctx = &reports;
+	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_ECANCEL);
+	assert_int_equal(reports, 3);
+	assert_int_not_equal(access(out, F_OK), 0);
+	o.progress = cancel_at;
+	o.progress_ctx = &at;
 	at = (enum ingest_phase)-1; /* never */
 	assert_int_equal(ingest_file(in, out, &o, &res), INGEST_OK);
 	assert_string_equal(res.format, "xray-fdr");
