@@ -317,6 +317,17 @@ static int slices_write(struct build *b, struct ingest_opts_view *pv)
 
 /* ---- the writer thread --------------------------------------------------- */
 
+/* Appends job to the list from *head to *tail. */
+static void job_append(struct slice_job **head, struct slice_job **tail, struct slice_job *job)
+{
+	job->next = NULL;
+	if (*tail != NULL)
+		(*tail)->next = job;
+	else
+		*head = job;
+	*tail = job;
+}
+
 static void *writer_main(void *arg)
 {
 	struct build *b = arg;
@@ -343,12 +354,7 @@ static void *writer_main(void *arg)
 				so->thread_failed = 1;
 		}
 		so->job = NULL;
-		job->next = NULL;
-		if (so->done_tail != NULL)
-			so->done_tail->next = job;
-		else
-			so->done = job;
-		so->done_tail = job;
+		job_append(&so->done, &so->done_tail, job);
 		pthread_mutex_lock(&so->mu);
 		so->held -= job->bytes;
 		pthread_cond_broadcast(&so->cv);
@@ -419,11 +425,7 @@ static int writer_queue(struct build *b, uint32_t from, size_t first)
 	while (so->held > 0 && so->held + job->bytes > so->hold_max && !so->ended)
 		pthread_cond_wait(&so->cv, &so->mu);
 	so->held += job->bytes;
-	if (so->tail != NULL)
-		so->tail->next = job;
-	else
-		so->head = job;
-	so->tail = job;
+	job_append(&so->head, &so->tail, job);
 	pthread_cond_broadcast(&so->cv);
 	pthread_mutex_unlock(&so->mu);
 	return 0;
