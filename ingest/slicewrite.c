@@ -353,6 +353,8 @@ static void *writer_main(void *arg)
 			if (write_range(b, so, r, job->group[r->group - job->from], NULL) != 0)
 				so->thread_failed = 1;
 		}
+		for (k = 0; k < job->n; k++) /* those not written (a failure, a cancel) go too */
+			ss_drop_sealed(&b->ss, job->group[k]);
 		so->job = NULL;
 		job_append(&so->done, &so->done_tail, job);
 		pthread_mutex_lock(&so->mu);
