@@ -415,7 +415,8 @@ static int writer_queue(struct build *b, uint32_t from, size_t first)
 	job->from = from;
 	job->n = n;
 	job->first_range = first;
-	memcpy(job->r, VEC_AT(&so->ranges, struct depth_range, first), n * sizeof(*job->r));
+	if (n > 0) /* a thread of counters alone makes no group: ranges may have no array yet */
+		memcpy(job->r, VEC_AT(&so->ranges, struct depth_range, first), n * sizeof(*job->r));
 	for (k = 0; k < n; k++) {
 		ss_seal(&b->ss, from + k);
 		job->group[k] = ss_group(&b->ss, from + k);
@@ -467,7 +468,9 @@ static int writer_end(struct build *b, struct ingest_opts_view *pv)
 	so->threaded = 0;
 	for (job = so->done; job != NULL; job = next) {
 		next = job->next;
-		memcpy(VEC_AT(&so->ranges, struct depth_range, job->first_range), job->r, job->n * sizeof(*job->r));
+		if (job->n > 0)
+			memcpy(VEC_AT(&so->ranges, struct depth_range, job->first_range), job->r,
+			       job->n * sizeof(*job->r));
 		job_free(job);
 	}
 	so->done = so->done_tail = NULL;

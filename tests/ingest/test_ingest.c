@@ -675,6 +675,39 @@ static void test_cancel(void **state)
 	remove(in);
 }
 
+/* An XRay thread with no call (its buffer's cpu record alone) before one
+ * with calls: the first thread's writing has no slice group at all. */
+static void test_xray_thread_without_calls(void **state)
+{
+	char in[] = "/tmp/ts-xray-nocall-XXXXXX", out[64];
+	struct ingest_result res;
+	struct xrw w;
+	int fd;
+
+	(void)state;
+	xrw_init(&w, 5, 0);
+	xrw_header(&w, 1000000000);
+	xrw_buffer_begin(&w, 100, 7, 1, 0, 0, 1000); /* cpu only */
+	xrw_buffer_end(&w);
+	xrw_buffer_begin(&w, 101, 7, 1, 1, 0, 2000);
+	xrw_enter(&w, 1, 2001);
+	xrw_enter(&w, 2, 2002);
+	xrw_exit(&w, 2, 2003);
+	xrw_exit(&w, 1, 2004);
+	xrw_buffer_end(&w);
+	assert_true((fd = mkstemp(in)) >= 0);
+	close(fd);
+	assert_int_equal(xrw_save(&w, in), 0);
+	xrw_fini(&w);
+	snprintf(out, sizeof(out), "%s.db", in);
+	if (ingest_file(in, out, NULL, &res) != INGEST_OK)
+		fail_msg("%s", res.error);
+	assert_int_equal(res.counts.slices, 2);
+	assert_int_equal(res.counts.counters, 2);
+	remove(out);
+	remove(in);
+}
+
 /* Cancels at the third report of matching: after a few of an XRay log's
  * threads were matched and handed to the writer thread. */
 static int cancel_matching(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
@@ -762,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_budget_fxt),
 		cmocka_unit_test(test_budget_xray),
 		cmocka_unit_test(test_cancel_xray),
+		cmocka_unit_test(test_xray_thread_without_calls),
 		cmocka_unit_test(test_budget_records),
 		cmocka_unit_test(test_name_stats),
 		cmocka_unit_test(test_cancel),
