@@ -209,6 +209,7 @@ struct xr_walk {
 	int64_t key;           /* rec's time in ns; the thread's last time for untimed records */
 	int key_exact;         /* key is rec's time, not clamped */
 	uint32_t order;        /* the walk's place in thread order: the tie-break */
+	int64_t start;         /* the time of its first timed record, ns: the walks' order */
 	struct vec stack;      /* struct xr_frame, innermost last */
 	struct xr_map open;    /* function id -> frames of it on the stack */
 	uint32_t thread;       /* model thread of the buffers being walked */
@@ -1123,8 +1124,8 @@ static int xr_walk_cmp(const void *a, const void *b)
 {
 	const struct xr_walk *x = *(const struct xr_walk *const *)a, *y = *(const struct xr_walk *const *)b;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -1145,6 +1146,7 @@ static void xr_walk_step(struct xray_decoder *d, struct xr_walk *w)
 static size_t xr_walks_init(struct xray_decoder *d, struct xr_walk *walks)
 {
 	struct xr_buf *b = d->bufs.data;
+	unsigned __int128 ns;
 	size_t i, n = 0;
 
 	for (i = 0; i < d->bufs.len; i++) {
@@ -1156,6 +1158,8 @@ static size_t xr_walks_init(struct xray_decoder *d, struct xr_walk *walks)
 		for (w->buf = i; w->buf > 0 && b[w->buf - 1].thread == b[i].thread; w->buf--)
 			;
 		w->order = (uint32_t)n;
+		ns = xr_ticks_ns(d, b[w->buf].first_tsc); /* every buffer kept has a timed record */
+		w->start = ns <= INT64_MAX ? (int64_t)ns : INT64_MAX;
 		w->thread = b[i].thread;
 		w->tid = VEC_AT(&d->m->threads, struct mdl_thread, w->thread)->tid;
 		vec_init(&w->stack, sizeof(struct xr_frame));
