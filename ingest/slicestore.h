@@ -192,8 +192,9 @@ void ss_read_done(struct ss_reader *rd);
 void ss_drop_group(struct slicestore *st, uint32_t group);
 /* Hands a group whose slices are all finished to another thread, which
  * reads it (ss_read_group_apart) and frees its bytes (ss_drop_sealed),
- * while this one makes and finishes slices of other groups: the store
- * no longer counts, spills or touches its bytes. */
+ * while this one makes and finishes slices of other groups: the store no
+ * longer spills or touches its bytes, and counts them in its budget
+ * (st->sealed) until they are freed. */
 void ss_seal(struct slicestore *st, uint32_t group);
 void ss_drop_sealed(struct slicestore *st, struct ss_group *g);
 
