@@ -1,5 +1,6 @@
 /*
- * The build stage's writing (build.h): every table of schema/trace.sql.
+ * The build stage's writing (build.h): every table of schema/trace.sql, the
+ * slices' through slicewrite.c (write.h).
  * Slices are grouped by (track, depth) and ordered by time, counter points
  * by track, cpu runs by cpu, and table extents says where each group's rows
  * lie (extents.h), so the database needs no secondary index to answer
@@ -16,7 +17,6 @@
 #include "build.h"
 #include "extents.h"
 #include "lod.h"
-#include "stacks.h"
 #include "write.h"
 
 static const char *const track_kinds[] = { "thread", "async", "counter", "cpu" };
