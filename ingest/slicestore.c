@@ -84,9 +84,12 @@ static int spill_all(struct slicestore *st)
 {
 	size_t i;
 
-	for (i = 0; i < st->ngroups; i++)
-		if (!ss_group(st, (uint32_t)i)->sealed && stream_spill(st, &ss_group(st, (uint32_t)i)->data) != 0)
+	for (i = 0; i < st->ngroups; i++) {
+		struct ss_group *g = ss_group(st, (uint32_t)i);
+
+		if (!g->sealed && stream_spill(st, &g->data) != 0)
 			return -1;
+	}
 	for (i = 0; i < st->bigs.len; i++)
 		if (stream_spill(st, VEC_AT(&st->bigs, struct ss_bytes, i)) != 0)
 			return -1;
@@ -525,30 +528,15 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	return 1;
 }
 
-static void drop_bytes(struct ss_group *g)
+void ss_drop(struct slicestore *st, struct ss_group *g)
 {
+	if (g->sealed)
+		__atomic_sub_fetch(&st->sealed, g->data.len, __ATOMIC_RELAXED);
+	else if (st->resident >= g->data.len)
+		st->resident -= g->data.len;
 	free(g->data.p);
 	free(g->data.segs);
 	memset(&g->data, 0, sizeof(g->data));
-}
-
-void ss_drop_sealed(struct slicestore *st, struct ss_group *g)
-{
-	__atomic_sub_fetch(&st->sealed, g->data.len, __ATOMIC_RELAXED);
-	drop_bytes(g);
-}
-
-void ss_drop_group(struct slicestore *st, uint32_t group)
-{
-	struct ss_group *g = ss_group(st, group);
-
-	if (g->sealed) {
-		ss_drop_sealed(st, g);
-		return;
-	}
-	if (st->resident >= g->data.len)
-		st->resident -= g->data.len;
-	drop_bytes(g);
 }
 
 void ss_seal(struct slicestore *st, uint32_t group)

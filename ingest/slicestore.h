@@ -188,15 +188,15 @@ void ss_read_group_apart(struct ss_reader *rd, const struct slicestore *st, cons
 int ss_read(struct ss_reader *rd, struct ss_slice *s);
 /* Frees what a reader holds. */
 void ss_read_done(struct ss_reader *rd);
-/* Frees a group's bytes once it is written. */
-void ss_drop_group(struct slicestore *st, uint32_t group);
+/* Frees a group's bytes once it is written (again: nothing); a sealed
+ * one's from the thread it was handed to. */
+void ss_drop(struct slicestore *st, struct ss_group *g);
 /* Hands a group whose slices are all finished to another thread, which
- * reads it (ss_read_group_apart) and frees its bytes (ss_drop_sealed),
- * while this one makes and finishes slices of other groups: the store no
- * longer spills or touches its bytes, and counts them in its budget
- * (st->sealed) until they are freed. */
+ * reads it (ss_read_group_apart) and frees its bytes (ss_drop), while this
+ * one makes and finishes slices of other groups: the store no longer
+ * spills or touches its bytes, and counts them in its budget (st->sealed)
+ * until they are freed. */
 void ss_seal(struct slicestore *st, uint32_t group);
-void ss_drop_sealed(struct slicestore *st, struct ss_group *g);
 
 /* Reads a name's (ts, dur, ref) back, in the order they were noted. */
 void ss_read_name(struct ss_reader *rd, const struct slicestore *st, uint32_t name);

@@ -227,10 +227,7 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 		}
 	}
 	ss_read_done(&rd);
-	if (so->job != NULL)
-		ss_drop_sealed(&b->ss, g);
-	else
-		ss_drop_group(&b->ss, r->group);
+	ss_drop(&b->ss, g);
 	if (write_marks(&so->mb, it, r->count, &r->marks_off, &r->marks_len) != 0) {
 		so->oom = 1;
 		return -1;
@@ -354,7 +351,7 @@ static void *writer_main(void *arg)
 				so->thread_failed = 1;
 		}
 		for (k = 0; k < job->n; k++) /* those not written (a failure, a cancel) go too */
-			ss_drop_sealed(&b->ss, job->group[k]);
+			ss_drop(&b->ss, job->group[k]);
 		so->job = NULL;
 		job_append(&so->done, &so->done_tail, job);
 		pthread_mutex_lock(&so->mu);
