@@ -347,6 +347,22 @@ static int t_has_rows(const char *rows, const char *table)
 	return p != NULL && p[strlen(head)] != '\0' && strncmp(p + strlen(head), "table ", 6) != 0;
 }
 
+/* Writes the n bytes at p to a new file named from in (a mkstemp()
+ * template, filled in), and, when out is not NULL, names its database
+ * "<in>.db" there. */
+static void t_input(char *in, const void *p, size_t n, char *out, size_t outlen)
+{
+	FILE *f;
+	int fd;
+
+	assert_true((fd = mkstemp(in)) >= 0);
+	assert_non_null(f = fdopen(fd, "wb"));
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	if (out != NULL)
+		snprintf(out, outlen, "%s.db", in);
+}
+
 /*
  * Ingests the bytes with the default budget, with a budget of 100 events
  * (the events then go through dozens of spilled runs), and with that
@@ -367,13 +383,9 @@ static void t_same_with_budget(const void *p, size_t n, uint64_t min_events, str
 	int64_t *map;
 	size_t nmap, k;
 	sqlite3_stmt *st;
-	FILE *f;
-	int fd, i;
+	int i;
 
-	assert_true((fd = mkstemp(in)) >= 0);
-	assert_non_null(f = fdopen(fd, "wb"));
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	fclose(f);
+	t_input(in, p, n, NULL, 0);
 	for (i = 0; i < 3; i++) {
 		snprintf(db[i], sizeof(db[i]), "%s.%d.db", in, i);
 		o.sort_budget = i ? 100 : 0;
@@ -637,7 +649,6 @@ static void test_cancel(void **state)
 	struct fxtw w;
 	double t0, wall, sum = 0;
 	size_t i;
-	int fd;
 
 	(void)state;
 	t_open(&w);
@@ -645,11 +656,8 @@ static void test_cancel(void **state)
 		snprintf(name, sizeof(name), "n%zu", i % 5000);
 		fxtw_complete(&w, FXTW_TINL(1, 2 + i % 3), C, FXTW_INL(name), 10 * i, 10 * i + 5, NULL, 0);
 	}
-	assert_true((fd = mkstemp(in)) >= 0);
-	close(fd);
-	assert_int_equal(fxtw_save(&w, in), 0);
+	t_input(in, w.buf, w.len, out, sizeof(out));
 	fxtw_fini(&w);
-	snprintf(out, sizeof(out), "%s.db", in);
 	o.progress = cancel_at;
 	o.progress_ctx = &at;
 	o.sort_budget = 1000; /* spilled runs: the merge runs on its thread */
@@ -682,7 +690,6 @@ static void test_xray_thread_without_calls(void **state)
 	char in[] = "/tmp/ts-xray-nocall-XXXXXX", out[64];
 	struct ingest_result res;
 	struct xrw w;
-	int fd;
 
 	(void)state;
 	xrw_init(&w, 5, 0);
@@ -695,11 +702,8 @@ static void test_xray_thread_without_calls(void **state)
 	xrw_exit(&w, 2, 2003);
 	xrw_exit(&w, 1, 2004);
 	xrw_buffer_end(&w);
-	assert_true((fd = mkstemp(in)) >= 0);
-	close(fd);
-	assert_int_equal(xrw_save(&w, in), 0);
+	t_input(in, w.buf, w.len, out, sizeof(out));
 	xrw_fini(&w);
-	snprintf(out, sizeof(out), "%s.db", in);
 	if (ingest_file(in, out, NULL, &res) != INGEST_OK)
 		fail_msg("%s", res.error);
 	assert_int_equal(res.counts.slices, 2);
@@ -737,7 +741,6 @@ static void test_cancel_xray(void **state)
 	unsigned b, i, depth;
 	int reports = 0;
 	struct xrw w;
-	int fd;
 
 	(void)state;
 	xrw_init(&w, 5, 0);
@@ -759,11 +762,8 @@ static void test_cancel_xray(void **state)
 			xrw_exit(&w, depth--, ++tsc);
 		xrw_buffer_end(&w);
 	}
-	assert_true((fd = mkstemp(in)) >= 0);
-	close(fd);
-	assert_int_equal(xrw_save(&w, in), 0);
+	t_input(in, w.buf, w.len, out, sizeof(out));
 	xrw_fini(&w);
-	snprintf(out, sizeof(out), "%s.db", in);
 	o.progress = cancel_at;
 	o.progress_ctx = &at;
 	o.sort_budget = 5000; /* spilled events and slices: held slices wait for the writer */
