@@ -54,13 +54,12 @@ static void merge_runs(struct name_ent *v, size_t a, size_t b, size_t c, struct 
 /*
  * Orders v[0..n) by (ts, id); *tmp (of *tmpcap entries) is grown for the
  * merges, if any, and kept for the next name. 0, or -1 when out of memory.
- * The store noted slices
- * as they finished: about time order within a thread, and (model.h,
- * by_thread) thread after thread. An insertion sort puts each note in
- * place while that takes a few moves, and starts a new sorted run where a
- * note would go further back (a new thread, or a call that encloses many
- * of its name); then the runs are merged in pairs. A name that leaves too
- * many runs is handed to qsort instead.
+ * The store noted slices as they finished: about time order within a
+ * thread, and (model.h, by_thread) thread after thread. An insertion sort
+ * puts each note in place while that takes a few moves, and starts a new
+ * sorted run where a note would go further back (a new thread, or a call
+ * that encloses many of its name); then the runs are merged in pairs. A
+ * name that leaves too many runs is handed to qsort instead.
  */
 static int order_name(struct name_ent *v, size_t n, struct name_ent **tmp, size_t *tmpcap)
 {
