@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "../ingest/util.h"
 
 enum { MAX_ALERTS = 64, MAX_ENDED = 16, TICK_MS = 100 };
 
@@ -161,7 +162,6 @@ static void *ticker_main(void *arg)
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		struct waiter **pw = &m->waiters;
-		struct timespec until;
 		int64_t now = cap_now_ms();
 
 		while (*pw) {
@@ -175,11 +175,7 @@ static void *ticker_main(void *arg)
 				pw = &w->next;
 			}
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += TICK_MS * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&m->tick, &m->mu, &until);
+		cond_wait_ms(&m->tick, &m->mu, TICK_MS);
 	}
 	changed(m);
 	pthread_mutex_unlock(&m->mu);

@@ -425,18 +425,6 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 	return c;
 }
 
-void cat_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
-	pthread_cond_timedwait(cv, mu, &until);
-}
-
 void cat_wake(struct catalog *c, struct trace_rec *r)
 {
 	struct waiter *w = r->waiters, *next;

@@ -15,6 +15,7 @@
 #include "catalog.h"
 #include "catdb.h"
 #include "storage.h"
+#include "../ingest/util.h"
 
 /* Someone waiting for a trace's ingest to end (a suspended connection). */
 struct waiter {
@@ -181,10 +182,6 @@ void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path);
 /* Drops a trace's index rows; under mu. */
 void cat_unindex_locked(struct catalog *c, int64_t id);
-
-/* Waits on cv (mu held, as pthread_cond_timedwait) for at most ms
- * milliseconds; what woke it is the caller's to look at. */
-void cat_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms);
 
 /* sync.c */
 /* Brings the records up to date with what other servers wrote to a shared

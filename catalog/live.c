@@ -505,7 +505,7 @@ void *cat_live_main(void *arg)
 		slots_sweep(c, &ls);
 		r = next_live(c, cat_now_ms(), &wait_ms);
 		if (r == NULL) {
-			cat_cond_wait_ms(&c->live_work, &c->mu, wait_ms);
+			cond_wait_ms(&c->live_work, &c->mu, wait_ms);
 			continue;
 		}
 		id = r->id;

@@ -208,7 +208,7 @@ void *cat_sync_main(void *arg)
 	while (!c->stop) {
 		sync_round(c);
 		if (!c->stop)
-			cat_cond_wait_ms(&c->sync_work, &c->mu, CAT_SYNC_MS);
+			cond_wait_ms(&c->sync_work, &c->mu, CAT_SYNC_MS);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;

@@ -434,7 +434,7 @@ static void *beat_main(void *arg)
 
 	pthread_mutex_lock(&cl->mu);
 	while (!cl->ended) {
-		cat_cond_wait_ms(&cl->cv, &cl->mu, j->c->lease_ms / 3);
+		cond_wait_ms(&cl->cv, &cl->mu, j->c->lease_ms / 3);
 		if (cl->ended)
 			break;
 		pthread_mutex_unlock(&cl->mu);
@@ -696,7 +696,7 @@ static void jobs_round(struct catalog *c)
 {
 	if (time(NULL) >= c->store_retry_at && claim_run(c))
 		return;
-	cat_cond_wait_ms(&c->work, &c->mu, CLAIM_POLL_MS);
+	cond_wait_ms(&c->work, &c->mu, CLAIM_POLL_MS);
 }
 
 /* Removes failed traces older than keep_failed and what the retention
@@ -789,7 +789,7 @@ void *cat_worker_main(void *arg)
 			 * --keep-failed) to remove old traces */
 			int64_t keep = c->o.keep_failed;
 
-			cat_cond_wait_ms(&c->work, &c->mu, 1000 * (keep < 60 ? (keep > 0 ? keep : 1) : 60));
+			cond_wait_ms(&c->work, &c->mu, 1000 * (keep < 60 ? (keep > 0 ? keep : 1) : 60));
 			continue;
 		}
 		if (time(NULL) < c->store_retry_at) {

@@ -438,20 +438,13 @@ static int writer_end(struct build *b, struct ingest_opts_view *pv)
 {
 	struct slice_out *so = b->out;
 	struct slice_job *job, *next;
-	struct timespec until;
 	int rc;
 
 	pthread_mutex_lock(&so->mu);
 	so->closing = 1;
 	pthread_cond_broadcast(&so->cv);
 	while (!so->ended) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 100 * 1000 * 1000;
-		if (until.tv_nsec >= 1000 * 1000 * 1000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000 * 1000 * 1000;
-		}
-		pthread_cond_timedwait(&so->cv, &so->mu, &until);
+		cond_wait_ms(&so->cv, &so->mu, 100);
 		if (pv != NULL && !so->ended) {
 			pthread_mutex_unlock(&so->mu);
 			write_progress(b, pv, __atomic_load_n(&so->thread_written, __ATOMIC_RELAXED));

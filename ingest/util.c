@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -266,6 +267,18 @@ struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, 
 	e->val = MDL_NONE;
 	m->slots[j] = (uint32_t)m->ents.len;
 	return e;
+}
+
+void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(cv, mu, &until);
 }
 
 int run_detached(void *(*fn)(void *), void *arg)

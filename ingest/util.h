@@ -6,6 +6,7 @@
 #ifndef INGEST_UTIL_H
 #define INGEST_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,5 +72,9 @@ void kmap_prune(struct kmap *m);
  * scratch file's close, an upload's writing started). 0, or -1 when no
  * thread could be made and fn was not run. */
 int run_detached(void *(*fn)(void *), void *arg);
+
+/* Waits on cv (mu held, as pthread_cond_timedwait) for at most ms
+ * milliseconds; what woke it is the caller's to look at. */
+void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms);
 
 #endif
