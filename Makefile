@@ -144,10 +144,10 @@ $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
 
-$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
+$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c ingest/fxtrec.c
 
-$(B)/fuzz_replay_window: tests/fuzz_window.c tests/fuzz_replay.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h
+$(B)/fuzz_replay_window: tests/fuzz_window.c tests/fuzz_replay.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_window.c tests/fuzz_replay.c catalog/window.c ingest/fxtrec.c
 
 unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo $(B)/fuzz_replay_window \
@@ -167,7 +167,7 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h tests/server_util.h
+$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h tests/server_util.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
@@ -280,10 +280,10 @@ ubsan:
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
 FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo window
-build/fuzz/fuzz_window: tests/fuzz_window.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h
+build/fuzz/fuzz_window: tests/fuzz_window.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_window.c catalog/window.c ingest/fxtrec.c
-build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h
+build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c ingest/fxtrec.c
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
