@@ -163,6 +163,41 @@ static void warm_first_view(const char *db_path, const struct ingest_result *res
 	sqlite3_close(db);
 }
 
+/*
+ * Reads the trace's level of detail once the trace is ready, so that the
+ * first requests of each zoom find it in the page cache too. Measured on
+ * the 1 GB bench archive with the page cache emptied: the first viewport
+ * requests of a zoom took 20 to 90 ms (a 140 ms window: 35 to 40 ms for
+ * one in twenty at random places), where with the lod table read first
+ * (300 MB, 1.1 s) none above 15 ms but for noise. On bench-large's 4 GB
+ * archive the table is 1.1 GB. It runs on the worker after the trace is
+ * ready (the next queued ingest waits for it), and stops when the
+ * catalog does; a failure only leaves the pages where they were.
+ */
+static int warm_stop(void *ctx)
+{
+	struct catalog *c = ctx;
+	int stop;
+
+	pthread_mutex_lock(&c->mu);
+	stop = c->stop;
+	pthread_mutex_unlock(&c->mu);
+	return stop;
+}
+
+static void warm_lod(struct catalog *c, const char *db_path)
+{
+	const char *why;
+	sqlite3 *db = tracedb_open_readonly(db_path, &why);
+
+	if (db == NULL)
+		return;
+	sqlite3_progress_handler(db, 100000, warm_stop, c);
+	/* whole pages read, not just the bytes a memory map would touch */
+	sqlite3_exec(db, "PRAGMA mmap_size=0; SELECT sum(length(buckets)) FROM lod", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
 static const char *error_code_of(int rc)
 {
 	switch (rc) {
@@ -375,6 +410,8 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		job_commit(c, cl, rc, res, summary, indexed, secs);
 	else
 		job_finish(c, id, rc, res, summary, indexed, secs);
+	if (rc == INGEST_OK)
+		warm_lod(c, db);
 	free(res);
 }
 
