@@ -26,7 +26,7 @@
 #include "build.h"
 #include "stacks.h"
 
-enum { STACKS_MAX_NODES = 32768 };
+enum { STACKS_MAX_NODES = 65536 };
 
 /* A node's key (the parent node, >= 0, or -1 - depth for a root, as 32
  * bits) and name in one word: what the hash compares. */
