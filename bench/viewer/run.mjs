@@ -47,15 +47,18 @@ function pct(a, p) {
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 
-// Area selection on the server: /flame and /area over every thread track of
-// the whole trace (a selection covering every slice), median of 5 requests
-// each (a different limit each time, so that the reply cache never
-// answers), next to /stats over the same range as the baseline of the same
-// run: one read of the same slices into per-name groups, unclipped
-// (query/stats.c; until 2026-11-27 an SQL GROUP BY, which sorted every
-// slice and took 7x as long, so older ratios are not comparable). The ratio
-// divides the flame graph's median by that one's. Target: the flame graph
-// of a selection covering 1M slices answers in <= 500 ms.
+// Area selection on the server: /flame and /area over every thread track,
+// median of 5 requests each (a different limit each time, so that the reply
+// cache never answers). Over the whole trace they read no slice but what
+// ingest stored per track (track_names, track_stacks); so the flame graph
+// is also timed over the trace less 1 ns at each end, which reads every
+// slice of the selection but those, next to /stats over the whole trace as
+// the baseline of the same run: one read of the same slices into per-name
+// groups, unclipped (query/stats.c; until 2026-11-27 an SQL GROUP BY, which
+// sorted every slice and took 7x as long, so older ratios are not
+// comparable). The ratio divides that flame graph's median by /stats'.
+// Target: the flame graph of a selection covering 1M slices, read, answers
+// in <= 500 ms.
 async function flameBench(url, trace) {
   const tr = await (await fetch(`${url}/api/traces/${trace.id}/tracks`)).json();
   const ids = [];
@@ -75,17 +78,19 @@ async function flameBench(url, trace) {
     return { ms: pct(ms, 50), bytes };
   };
   const flame = await time(`flame?${q}`);
+  const read = await time(`flame?tracks=${ids.join(',')}&start=${trace.start_ns + 1}&end=${trace.end_ns - 1}`);
   const area = await time(`area?${q}`);
   const stats = await time(`stats?start=${trace.start_ns}&end=${trace.end_ns}`);
   const mid = Math.round((trace.start_ns + trace.end_ns) / 2);
   const hundredth = Math.round((trace.end_ns - trace.start_ns) / 100);
   const narrow = await time(`flame?tracks=${ids.join(',')}&start=${mid}&end=${mid + hundredth}`);
   console.log(`selection: ${trace.counts.slices} slices on ${ids.length} thread tracks, the whole trace`);
-  console.log(`flame graph (/flame):            median ${f1(flame.ms)} ms (${flame.bytes} bytes)`);
-  console.log(`area table  (/area, clipped):    median ${f1(area.ms)} ms`);
-  console.log(`baseline    (/stats, unclipped): median ${f1(stats.ms)} ms   ratio flame/stats ${f2(flame.ms / stats.ms)}`);
+  console.log(`flame graph (/flame), whole:     median ${f1(flame.ms)} ms (${flame.bytes} bytes; from the stored stacks)`);
+  console.log(`flame graph, 1 ns in at each end: median ${f1(read.ms)} ms (${read.bytes} bytes; every slice read)`);
+  console.log(`area table  (/area), whole:       median ${f1(area.ms)} ms (from the stored names)`);
+  console.log(`baseline    (/stats, unclipped):  median ${f1(stats.ms)} ms   ratio flame read/stats ${f2(read.ms / stats.ms)}`);
   console.log(`flame graph of 1% of the trace: median ${f1(narrow.ms)} ms (only the part of each depth that can reach the range is read)`);
-  console.log(`target: flame graph of >= 1M slices <= 500 ms  ->  ${trace.counts.slices >= 1000000 ? (flame.ms <= 500 ? 'met' : 'NOT met') : 'selection under 1M slices: run with --events 2000000'}`);
+  console.log(`target: flame graph of >= 1M slices read <= 500 ms  ->  ${trace.counts.slices >= 1000000 ? (read.ms <= 500 ? 'met' : 'NOT met') : 'selection under 1M slices: run with --events 2000000'}`);
   console.log('');
 }
 
