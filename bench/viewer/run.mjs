@@ -85,7 +85,7 @@ async function flameBench(url, trace) {
   const hundredth = Math.round((trace.end_ns - trace.start_ns) / 100);
   const narrow = await time(`flame?tracks=${ids.join(',')}&start=${mid}&end=${mid + hundredth}`);
   console.log(`selection: ${trace.counts.slices} slices on ${ids.length} thread tracks, the whole trace`);
-  console.log(`flame graph (/flame), whole:     median ${f1(flame.ms)} ms (${flame.bytes} bytes; from the stored stacks)`);
+  console.log(`flame graph (/flame), whole:      median ${f1(flame.ms)} ms (${flame.bytes} bytes; from the stored stacks)`);
   console.log(`flame graph, 1 ns in at each end: median ${f1(read.ms)} ms (${read.bytes} bytes; every slice read)`);
   console.log(`area table  (/area), whole:       median ${f1(area.ms)} ms (from the stored names)`);
   console.log(`baseline    (/stats, unclipped):  median ${f1(stats.ms)} ms   ratio flame read/stats ${f2(read.ms / stats.ms)}`);

@@ -408,9 +408,10 @@ static void test_whole_generated(void **state)
 
 /*
  * A track with more distinct stacks than ingest keeps (66000 paths root >
- * a<i> > b<j>: 66265 nodes, past the 65536 kept): only depths 0 and 1 are stored. A flame
- * graph whose limit fills it above depth 2 comes from them (no slice
- * read); one that could use depth 2 reads the slices: both as scanned.
+ * a<i> > b<j>: 66265 nodes, past the 65536 kept): only depths 0 and 1 are
+ * stored. A flame graph whose limit fills it above depth 2 comes from them
+ * (no slice read); one that could use depth 2 reads the slices: both as
+ * scanned.
  */
 static void test_whole_beyond_stored(void **state)
 {
