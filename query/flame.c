@@ -28,7 +28,8 @@ struct fnode {
 	int64_t name_id;
 	int32_t parent; /* -1: a root */
 	int32_t depth;
-	int64_t total, count, child_total;
+	int64_t total, count;
+	int64_t child_total; /* its children's totals: summed by flame_close */
 };
 
 struct flame {
@@ -41,10 +42,15 @@ struct flame {
 	int truncated;
 };
 
+static uint64_t flame_key(int32_t parent, int64_t name_id)
+{
+	return (uint64_t)(uint32_t)parent << 32 | (uint32_t)name_id;
+}
+
 /* The node of name under parent, made if new; -1 when full, -2 on oom. */
 static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 {
-	uint64_t key = (uint64_t)(uint32_t)parent << 32 | (uint32_t)name_id;
+	uint64_t key = flame_key(parent, name_id);
 	uint32_t i = qkm_find(&f->map, key);
 
 	if (i != 0)
@@ -70,10 +76,9 @@ static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 	return (int32_t)f->n++;
 }
 
-/* Adds count slices of name at depth, wall ns in all, under the node
- * parent_tag; returns their node, -1 when they are cut, -2 on oom. */
-static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id, int64_t count,
-			 int64_t wall)
+/* The node of name at depth under the node parent_tag, made if new; -1
+ * when there is none (cut), -2 on oom. */
+static int32_t flame_tag(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id)
 {
 	int32_t node;
 
@@ -81,19 +86,63 @@ static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int
 	if (depth > 0 && parent_tag < 0)
 		return -1;
 	node = flame_node(f, depth > 0 ? parent_tag : -1, name_id);
-	if (node < 0)
-		return node == -2 ? -2 : -1;
+	return node < 0 ? (node == -2 ? -2 : -1) : node;
+}
+
+/* Adds count slices, wall ns in all, to node (the parents' child_total come
+ * once all is added: flame_close). */
+static void flame_count(struct flame *f, int32_t node, int64_t count, int64_t wall)
+{
 	f->node[node].total = tracedb_wrap_add(f->node[node].total, wall);
 	f->node[node].count += count;
-	if (f->node[node].parent >= 0)
-		f->node[f->node[node].parent].child_total =
-			tracedb_wrap_add(f->node[f->node[node].parent].child_total, wall);
+}
+
+/* Adds count slices of name at depth, wall ns in all, under the node
+ * parent_tag; returns their node, -1 when they are cut, -2 on oom. */
+static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id, int64_t count,
+			 int64_t wall)
+{
+	int32_t node = flame_tag(f, depth, parent_tag, name_id);
+
+	if (node >= 0)
+		flame_count(f, node, count, wall);
 	return node;
 }
 
-static int32_t flame_visit(void *ctx, const struct qry_area_slice *s)
+/* Sums each node's children's totals into it, once every slice is added. */
+static void flame_close(struct flame *f)
 {
-	return flame_add(ctx, s->depth, s->parent_tag, s->name_id, 1, s->wall);
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		f->node[i].child_total = 0;
+	for (i = 0; i < f->n; i++)
+		if (f->node[i].parent >= 0)
+			f->node[f->node[i].parent].child_total =
+				tracedb_wrap_add(f->node[f->node[i].parent].child_total, f->node[i].total);
+}
+
+/* A batch of slices in three passes, each fetching ahead what the next
+ * reads: the map's slots, then the nodes (both far bigger than the cache
+ * on a graph of many paths). Nodes are made in the order of the slices. */
+static int flame_visit(void *ctx, const struct qry_area_slice *s, size_t n, int32_t *tag)
+{
+	struct flame *f = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].depth == 0 || s[i].parent_tag >= 0)
+			qkm_prefetch(&f->map, flame_key(s[i].depth > 0 ? s[i].parent_tag : -1, s[i].name_id));
+	for (i = 0; i < n; i++) {
+		if ((tag[i] = flame_tag(f, s[i].depth, s[i].parent_tag, s[i].name_id)) == -2)
+			return -1;
+		if (tag[i] >= 0)
+			__builtin_prefetch(&f->node[tag[i]], 1);
+	}
+	for (i = 0; i < n; i++)
+		if (tag[i] >= 0)
+			flame_count(f, tag[i], 1, s[i].wall);
+	return 0;
 }
 
 /* What reading one track's stored nodes needs. */
@@ -321,8 +370,10 @@ int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct q
 		f = (struct flame){ .max_nodes = w->limit, .max_depth = -1 };
 		rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
 	}
-	if (rc == QRY_OK)
+	if (rc == QRY_OK) {
+		flame_close(&f);
 		rc = put_flame(db, &f, out, err);
+	}
 	free(f.node);
 	qkm_free(&f.map);
 	return rc;

@@ -12,25 +12,19 @@ static size_t qkm_hash(uint64_t key, size_t mask)
 static int qkm_grow(struct qkeymap *m)
 {
 	size_t slots = m->mask ? (m->mask + 1) * 2 : 256, i, j;
-	uint64_t *key = malloc(slots * sizeof(*key));
-	uint32_t *val = calloc(slots, sizeof(*val));
+	struct qkm_slot *slot = calloc(slots, sizeof(*slot));
 
-	if (key == NULL || val == NULL) {
-		free(key);
-		free(val);
+	if (slot == NULL)
 		return -1;
-	}
 	for (i = 0; m->mask && i <= m->mask; i++) {
-		if (m->val[i] == 0)
+		if (m->slot[i].val == 0)
 			continue;
-		for (j = qkm_hash(m->key[i], slots - 1); val[j]; j = (j + 1) & (slots - 1))
+		for (j = qkm_hash(m->slot[i].key, slots - 1); slot[j].val; j = (j + 1) & (slots - 1))
 			;
-		key[j] = m->key[i];
-		val[j] = m->val[i];
+		slot[j] = m->slot[i];
 	}
 	qkm_free(m);
-	m->key = key;
-	m->val = val;
+	m->slot = slot;
 	m->mask = slots - 1;
 	return 0;
 }
@@ -41,10 +35,16 @@ uint32_t qkm_find(const struct qkeymap *m, uint64_t key)
 
 	if (m->mask == 0)
 		return 0;
-	for (j = qkm_hash(key, m->mask); m->val[j]; j = (j + 1) & m->mask)
-		if (m->key[j] == key)
-			return m->val[j];
+	for (j = qkm_hash(key, m->mask); m->slot[j].val; j = (j + 1) & m->mask)
+		if (m->slot[j].key == key)
+			return m->slot[j].val;
 	return 0;
+}
+
+void qkm_prefetch(const struct qkeymap *m, uint64_t key)
+{
+	if (m->mask != 0)
+		__builtin_prefetch(&m->slot[qkm_hash(key, m->mask)]);
 }
 
 uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val)
@@ -53,19 +53,17 @@ uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val)
 
 	if ((m->n + 1) * 2 > m->mask + 1 && qkm_grow(m) != 0)
 		return 0;
-	for (j = qkm_hash(key, m->mask); m->val[j]; j = (j + 1) & m->mask)
-		if (m->key[j] == key)
-			return m->val[j];
-	m->key[j] = key;
-	m->val[j] = val;
+	for (j = qkm_hash(key, m->mask); m->slot[j].val; j = (j + 1) & m->mask)
+		if (m->slot[j].key == key)
+			return m->slot[j].val;
+	m->slot[j].key = key;
+	m->slot[j].val = val;
 	m->n++;
 	return val;
 }
 
 void qkm_free(struct qkeymap *m)
 {
-	free(m->key);
-	free(m->val);
-	m->key = NULL;
-	m->val = NULL;
+	free(m->slot);
+	m->slot = NULL;
 }

@@ -9,10 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key and its value side by side: a probe touches one cache line. */
+struct qkm_slot {
+	uint64_t key;
+	uint32_t val; /* 0: an empty slot */
+};
+
 struct qkeymap {
-	uint64_t *key;
-	uint32_t *val; /* 0: an empty slot */
-	size_t mask;   /* slots - 1; 0 before the first insertion */
+	struct qkm_slot *slot;
+	size_t mask; /* slots - 1; 0 before the first insertion */
 	size_t n;
 };
 
@@ -21,6 +26,8 @@ uint32_t qkm_find(const struct qkeymap *m, uint64_t key);
 /* The value of key, made val (non-zero) when it has none; 0 when out of
  * memory. */
 uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val);
+/* Starts loading the slot where a search for key begins. */
+void qkm_prefetch(const struct qkeymap *m, uint64_t key);
 void qkm_free(struct qkeymap *m);
 
 #endif

@@ -163,9 +163,12 @@ struct qry_area_slice {
 	int32_t parent_tag; /* what the visitor returned for the parent; -1 if none */
 };
 
-/* Returns the slice's tag for its children (>= 0), -1 for none, -2 to stop
- * (out of memory). */
-typedef int32_t (*qry_area_visit)(void *ctx, const struct qry_area_slice *s);
+/* Visits n slices of one depth of one track, ids ascending, in batches of
+ * at most QRY_AREA_BATCH (so a visitor can fetch ahead what they need):
+ * sets each slice's tag for its children, tag[i] >= 0, or -1 for none.
+ * Returns 0, or -1 to stop (out of memory). */
+typedef int (*qry_area_visit)(void *ctx, const struct qry_area_slice *s, size_t n, int32_t *tag);
+enum { QRY_AREA_BATCH = 256 };
 
 /* Visits the slices of the tracks overlapping [start, end], each track depth
  * by depth (parents before children), ids ascending within a depth. */
