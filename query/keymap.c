@@ -3,12 +3,6 @@
 
 #include "keymap.h"
 
-static size_t qkm_hash(uint64_t key, size_t mask)
-{
-	key *= 0x9E3779B97F4A7C15ull;
-	return (size_t)(key ^ key >> 29) & mask;
-}
-
 static int qkm_grow(struct qkeymap *m)
 {
 	size_t slots = m->mask ? (m->mask + 1) * 2 : 256, i, j;
@@ -39,12 +33,6 @@ uint32_t qkm_find(const struct qkeymap *m, uint64_t key)
 		if (m->slot[j].key == key)
 			return m->slot[j].val;
 	return 0;
-}
-
-void qkm_prefetch(const struct qkeymap *m, uint64_t key)
-{
-	if (m->mask != 0)
-		__builtin_prefetch(&m->slot[qkm_hash(key, m->mask)]);
 }
 
 uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val)

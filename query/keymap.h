@@ -26,8 +26,19 @@ uint32_t qkm_find(const struct qkeymap *m, uint64_t key);
 /* The value of key, made val (non-zero) when it has none; 0 when out of
  * memory. */
 uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val);
+static inline size_t qkm_hash(uint64_t key, size_t mask)
+{
+	key *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(key ^ key >> 29) & mask;
+}
+
 /* Starts loading the slot where a search for key begins. */
-void qkm_prefetch(const struct qkeymap *m, uint64_t key);
+static inline void qkm_prefetch(const struct qkeymap *m, uint64_t key)
+{
+	if (m->mask != 0)
+		__builtin_prefetch(&m->slot[qkm_hash(key, m->mask)]);
+}
+
 void qkm_free(struct qkeymap *m);
 
 #endif
