@@ -80,13 +80,10 @@ static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
  * when there is none (cut), -2 on oom. */
 static int32_t flame_tag(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id)
 {
-	int32_t node;
-
 	/* a slice whose parent is outside the graph (cut) starts no path */
 	if (depth > 0 && parent_tag < 0)
 		return -1;
-	node = flame_node(f, depth > 0 ? parent_tag : -1, name_id);
-	return node < 0 ? (node == -2 ? -2 : -1) : node;
+	return flame_node(f, depth > 0 ? parent_tag : -1, name_id);
 }
 
 /* Adds count slices, wall ns in all, to node (the parents' child_total come
@@ -109,13 +106,12 @@ static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int
 	return node;
 }
 
-/* Sums each node's children's totals into it, once every slice is added. */
+/* Sums each node's children's totals into it, once every slice is added
+ * (the sums wrap: in any order, the same). */
 static void flame_close(struct flame *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
-		f->node[i].child_total = 0;
 	for (i = 0; i < f->n; i++)
 		if (f->node[i].parent >= 0)
 			f->node[f->node[i].parent].child_total =
@@ -150,6 +146,9 @@ struct stored {
 	sqlite3_stmt *nodes, *depth;
 	int32_t *tag;   /* by node: what flame_add returned */
 	size_t cap;
+	struct snode {  /* one row's nodes, decoded */
+		int64_t parent, depth, name, count, total;
+	} row[TRACEDB_STACKS_CHUNK];
 };
 
 /* Whether the graph can take no node deeper than depth: it is full, and a
@@ -181,17 +180,32 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 		sd->tag = grown;
 		sd->cap = cap;
 	}
+	for (k = 0; k < n; k++) {
+		struct snode *d = &sd->row[k];
+
+		if (tracedb_stacks_next(&p, end, v) != 0 || (d->parent = (int64_t)v[STACKW_PARENT] - 1) >= *i + k)
+			return QRY_EDB;
+		d->depth = (int64_t)v[STACKW_DEPTH];
+		d->name = (int64_t)v[STACKW_NAME];
+		d->count = (int64_t)v[STACKW_COUNT];
+		d->total = (int64_t)v[STACKW_TOTAL];
+	}
+	/* the map's slots of the nodes whose parent's node is known, fetched
+	 * ahead (a parent in this row gets its node below) */
+	for (k = 0; k < n; k++) {
+		const struct snode *d = &sd->row[k];
+
+		if (d->parent < *i && (d->depth == 0 || (d->parent >= 0 && sd->tag[d->parent] >= 0)))
+			qkm_prefetch(&f->map, flame_key(d->depth > 0 ? sd->tag[d->parent] : -1, d->name));
+	}
 	for (k = 0; k < n; k++, ++*i) {
-		int64_t parent;
+		const struct snode *d = &sd->row[k];
 		int32_t tag;
 
-		if (tracedb_stacks_next(&p, end, v) != 0 || (parent = (int64_t)v[STACKW_PARENT] - 1) >= *i)
-			return QRY_EDB;
-		*depth = (int64_t)v[STACKW_DEPTH];
+		*depth = d->depth;
 		if ((*closed = flame_closed_below(f, *depth - 1)) != 0)
 			return QRY_OK; /* and so are the later nodes, deeper still */
-		tag = flame_add(f, *depth, parent >= 0 ? sd->tag[parent] : -1, (int64_t)v[STACKW_NAME],
-				(int64_t)v[STACKW_COUNT], (int64_t)v[STACKW_TOTAL]);
+		tag = flame_add(f, d->depth, d->parent >= 0 ? sd->tag[d->parent] : -1, d->name, d->count, d->total);
 		if (tag == -2)
 			return QRY_ENOMEM;
 		sd->tag[*i] = tag;
@@ -233,20 +247,23 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *
 static int flame_stored(sqlite3 *db, struct flame *f, const int64_t *tracks, size_t ntracks, int *ok,
 			struct qry_error *err)
 {
-	struct stored sd = { 0 };
+	struct stored *sd = calloc(1, sizeof(*sd));
 	size_t i;
 	int rc = QRY_OK;
 
 	*ok = 1;
+	if (sd == NULL)
+		return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
 	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
-				   "ORDER BY first_node", -1, &sd.nodes, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd.depth, NULL) != SQLITE_OK)
+				   "ORDER BY first_node", -1, &sd->nodes, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd->depth, NULL) != SQLITE_OK)
 		rc = QRY_EDB;
 	for (i = 0; i < ntracks && rc == QRY_OK && *ok; i++)
-		rc = stored_track(f, &sd, tracks[i], ok);
-	sqlite3_finalize(sd.nodes);
-	sqlite3_finalize(sd.depth);
-	free(sd.tag);
+		rc = stored_track(f, sd, tracks[i], ok);
+	sqlite3_finalize(sd->nodes);
+	sqlite3_finalize(sd->depth);
+	free(sd->tag);
+	free(sd);
 	if (rc == QRY_ENOMEM)
 		return qry_fail(err, rc, "out of memory while reading the selection");
 	if (rc != QRY_OK)
