@@ -10,8 +10,9 @@
  * (track_stacks, nodes in the order a scan meets them), and merging the
  * tracks' nodes in that order builds the same graph node by node as the
  * scan of their slices would. A track may keep only its first depths; once
- * the graph is full, deeper nodes can add nothing, else the slices are
- * read after all.
+ * the graph is full, deeper nodes can add nothing, else that track's slices
+ * are read (and only that track's: the graph is built track by track, each
+ * from its nodes or from its slices).
  */
 #include "../tracedb/tracedb.h"
 #include "keymap.h"
@@ -143,8 +144,9 @@ static int flame_visit(void *ctx, const struct qry_area_slice *s, size_t n, int3
 
 /* What reading one track's stored nodes needs. */
 struct stored {
-	sqlite3_stmt *nodes, *depth;
+	sqlite3_stmt *nodes, *last, *depth;
 	int32_t *tag;   /* by node: what flame_add returned */
+	int64_t *count, *total; /* by node: what it added there (stored_undo) */
 	size_t cap;
 	struct snode {  /* one row's nodes, decoded */
 		int64_t parent, depth, name, count, total;
@@ -174,10 +176,17 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	if ((size_t)(*i + n) > sd->cap) {
 		size_t cap = (size_t)(*i + n) * 2;
 		int32_t *grown = realloc(sd->tag, cap * sizeof(*grown));
+		int64_t *count, *total;
 
 		if (grown == NULL)
 			return QRY_ENOMEM;
 		sd->tag = grown;
+		if ((count = realloc(sd->count, cap * sizeof(*count))) == NULL)
+			return QRY_ENOMEM;
+		sd->count = count;
+		if ((total = realloc(sd->total, cap * sizeof(*total))) == NULL)
+			return QRY_ENOMEM;
+		sd->total = total;
 		sd->cap = cap;
 	}
 	for (k = 0; k < n; k++) {
@@ -209,23 +218,28 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 		if (tag == -2)
 			return QRY_ENOMEM;
 		sd->tag[*i] = tag;
+		sd->count[*i] = d->count;
+		sd->total[*i] = d->total;
 	}
 	return QRY_OK;
 }
 
-/* Adds one track's stored nodes; *ok = 0 when they do not suffice (the
- * track keeps fewer depths than the graph could use). QRY_OK, or an
- * error. */
-static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *ok)
+/* Adds one track's stored nodes, the first *added of them by the end;
+ * *ok = 0 when they do not suffice (the track keeps fewer depths than the
+ * graph could use). QRY_OK, or an error. */
+static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *ok, int64_t *added)
 {
 	int64_t i = 0, depth = -1, max_depth;
 	int rc, closed = 0;
 
+	*ok = 1;
+	*added = 0;
 	sqlite3_reset(sd->nodes);
 	sqlite3_bind_int64(sd->nodes, 1, track);
 	while ((rc = sqlite3_step(sd->nodes)) == SQLITE_ROW) {
 		int qrc = stored_row(f, sd, &i, &depth, &closed);
 
+		*added = i;
 		if (qrc != QRY_OK || closed)
 			return qrc;
 	}
@@ -242,33 +256,129 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *
 	return QRY_OK;
 }
 
-/* The graph of the tracks from their stored nodes; *ok = 0 when some track
- * keeps too few of them (f is then to be emptied and the slices read). */
-static int flame_stored(sqlite3 *db, struct flame *f, const int64_t *tracks, size_t ntracks, int *ok,
-			struct qry_error *err)
+/* Takes back what a track's first `added` stored nodes gave the graph:
+ * their counts and times, the nodes they made (n0 were there before),
+ * the truncated flag and the deepest depth as they were. */
+static int stored_undo(struct flame *f, const struct stored *sd, int64_t added, size_t n0, int truncated0,
+		       int32_t max_depth0)
+{
+	int64_t i;
+	size_t k;
+
+	for (i = 0; i < added; i++) {
+		int32_t t = sd->tag[i];
+
+		if (t >= 0 && (size_t)t < n0) {
+			f->node[t].total = tracedb_wrap_sub(f->node[t].total, sd->total[i]);
+			f->node[t].count -= sd->count[i];
+		}
+	}
+	if (f->n > n0) { /* the map has no removal: made again */
+		qkm_free(&f->map);
+		f->map = (struct qkeymap){ 0 };
+		for (k = 0; k < n0; k++)
+			if (qkm_intern(&f->map, flame_key(f->node[k].parent, f->node[k].name_id), (uint32_t)k + 1) == 0)
+				return QRY_ENOMEM;
+		f->n = n0;
+	}
+	f->truncated = truncated0;
+	f->max_depth = max_depth0;
+	return QRY_OK;
+}
+
+/* How a track's part of the graph is built (stored_plan). */
+enum { PLAN_SLICES, PLAN_NODES, PLAN_TRY_NODES };
+
+/* From the track's stored nodes (PLAN_NODES) when it keeps every depth
+ * (its nodes come depth by depth: its last node's depth tells) or the
+ * graph can take nothing deeper than they reach; else from its slices
+ * (PLAN_SLICES), unless its nodes may fill the graph, which then could
+ * take nothing deeper (PLAN_TRY_NODES: known once they are added, and
+ * taken back if not). */
+static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan)
+{
+	uint64_t v[STACKS_WORDS] = { 0 };
+	int64_t last = -1, nodes = 0, max_depth = -1;
+	int rc;
+
+	sqlite3_reset(sd->last);
+	sqlite3_bind_int64(sd->last, 1, track);
+	if ((rc = sqlite3_step(sd->last)) == SQLITE_ROW) {
+		const uint8_t *p = sqlite3_column_blob(sd->last, 2);
+		const uint8_t *end = p + sqlite3_column_bytes(sd->last, 2);
+
+		nodes = sqlite3_column_int64(sd->last, 0) + sqlite3_column_int64(sd->last, 1);
+		while (p < end)
+			if (tracedb_stacks_next(&p, end, v) != 0)
+				return QRY_EDB;
+		last = (int64_t)v[STACKW_DEPTH];
+	} else if (rc != SQLITE_DONE) {
+		return QRY_EDB;
+	}
+	sqlite3_reset(sd->depth);
+	sqlite3_bind_int64(sd->depth, 1, track);
+	rc = sqlite3_step(sd->depth);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return QRY_EDB;
+	if (rc == SQLITE_ROW)
+		max_depth = sqlite3_column_int64(sd->depth, 0);
+	/* no node: no slice (depth 0's nodes are always kept) */
+	if (last < 0 || last >= max_depth || flame_closed_below(f, last))
+		*plan = PLAN_NODES;
+	else
+		*plan = f->n + (uint64_t)nodes >= f->max_nodes ? PLAN_TRY_NODES : PLAN_SLICES;
+	return QRY_OK;
+}
+
+/* The graph of a selection of the whole trace, [start, end], track by
+ * track: from a track's stored nodes where they make its part, else from
+ * its slices (both build the same nodes in the same order). */
+static int flame_whole(sqlite3 *db, struct flame *f, const int64_t *tracks, size_t ntracks, int64_t start,
+		       int64_t end, struct qry_error *err)
 {
 	struct stored *sd = calloc(1, sizeof(*sd));
 	size_t i;
-	int rc = QRY_OK;
+	int rc = QRY_OK, scan_failed = 0;
 
-	*ok = 1;
 	if (sd == NULL)
 		return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
 	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
 				   "ORDER BY first_node", -1, &sd->nodes, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
+			       "ORDER BY first_node DESC LIMIT 1",
+			       -1, &sd->last, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd->depth, NULL) != SQLITE_OK)
 		rc = QRY_EDB;
-	for (i = 0; i < ntracks && rc == QRY_OK && *ok; i++)
-		rc = stored_track(f, sd, tracks[i], ok);
+	for (i = 0; i < ntracks && rc == QRY_OK; i++) {
+		size_t n0 = f->n;
+		int plan = PLAN_SLICES, truncated0 = f->truncated, ok = 1;
+		int32_t max_depth0 = f->max_depth;
+		int64_t added = 0;
+
+		if ((rc = stored_plan(f, sd, tracks[i], &plan)) != QRY_OK)
+			break;
+		if (plan != PLAN_SLICES && (rc = stored_track(f, sd, tracks[i], &ok, &added)) == QRY_OK && !ok) {
+			if (plan == PLAN_NODES) /* they keep every depth, or the graph was closed */
+				rc = QRY_EDB;
+			else if ((rc = stored_undo(f, sd, added, n0, truncated0, max_depth0)) == QRY_OK)
+				plan = PLAN_SLICES;
+		}
+		if (rc == QRY_OK && plan == PLAN_SLICES)
+			scan_failed = (rc = qry_area_scan(db, &tracks[i], 1, start, end, flame_visit, f, err)) != QRY_OK;
+	}
 	sqlite3_finalize(sd->nodes);
+	sqlite3_finalize(sd->last);
 	sqlite3_finalize(sd->depth);
 	free(sd->tag);
+	free(sd->count);
+	free(sd->total);
 	free(sd);
+	if (rc == QRY_OK || scan_failed) /* the scan's error is told already */
+		return rc;
 	if (rc == QRY_ENOMEM)
 		return qry_fail(err, rc, "out of memory while reading the selection");
-	if (rc != QRY_OK)
-		return qry_fail(err, rc, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	return QRY_OK;
+	return qry_fail(err, rc, "the trace database cannot be read: %s", sqlite3_errmsg(db));
 }
 
 /* Names by string id, looked up once each (a direct-mapped cache). */
@@ -375,18 +485,13 @@ int qry_flame(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct q
 	      struct qry_error *err)
 {
 	struct flame f = { 0 };
-	int rc, whole, ok = 0;
+	int rc, whole;
 
 	f.max_nodes = w->limit;
 	f.max_depth = -1;
-	if ((rc = qry_area_whole(db, w->start, w->end, &whole, err)) == QRY_OK && whole)
-		rc = flame_stored(db, &f, tracks, ntracks, &ok, err);
-	if (rc == QRY_OK && !ok) {
-		free(f.node);
-		qkm_free(&f.map);
-		f = (struct flame){ .max_nodes = w->limit, .max_depth = -1 };
-		rc = qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
-	}
+	if ((rc = qry_area_whole(db, w->start, w->end, &whole, err)) == QRY_OK)
+		rc = whole ? flame_whole(db, &f, tracks, ntracks, w->start, w->end, err)
+			   : qry_area_scan(db, tracks, ntracks, w->start, w->end, flame_visit, &f, err);
 	if (rc == QRY_OK) {
 		flame_close(&f);
 		rc = put_flame(db, &f, out, err);

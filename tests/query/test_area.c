@@ -413,25 +413,34 @@ static void test_whole_generated(void **state)
  * (no slice read); one that could use depth 2 reads the slices: both as
  * scanned.
  */
+/* Thread tid of pid 1: root > a<i> > b<j>, 66000 paths (see below). */
+static void put_wide(struct fxtw *w, uint64_t tid)
+{
+	char a[16], b[16];
+	uint64_t ts = 10;
+	unsigned k;
+
+	fxtw_begin(w, FXTW_TINL(1, tid), C, FXTW_INL("root"), 0, NULL, 0);
+	for (k = 0; k < 66000; k++, ts += 10) {
+		snprintf(a, sizeof(a), "a%u", k / 250);
+		snprintf(b, sizeof(b), "b%u", k % 250);
+		fxtw_complete(w, FXTW_TINL(1, tid), C, FXTW_INL(a), ts, ts + 5 + k % 3, NULL, 0);
+		fxtw_complete(w, FXTW_TINL(1, tid), C, FXTW_INL(b), ts + 1, ts + 2, NULL, 0);
+	}
+	fxtw_end(w, FXTW_TINL(1, tid), C, FXTW_EMPTY, ts, NULL, 0);
+}
+
 static void test_whole_beyond_stored(void **state)
 {
-	char *scanned[2], *stored[2], a[16], b[16];
+	char *scanned[2], *stored[2];
 	int64_t track, s, e;
 	struct tdb t;
 	struct fxtw w;
-	uint64_t ts = 10;
 	unsigned k;
 
 	(void)state;
 	t_open(&w);
-	fxtw_begin(&w, FXTW_TINL(1, 2), C, FXTW_INL("root"), 0, NULL, 0);
-	for (k = 0; k < 66000; k++, ts += 10) {
-		snprintf(a, sizeof(a), "a%u", k / 250);
-		snprintf(b, sizeof(b), "b%u", k % 250);
-		fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL(a), ts, ts + 5 + k % 3, NULL, 0);
-		fxtw_complete(&w, FXTW_TINL(1, 2), C, FXTW_INL(b), ts + 1, ts + 2, NULL, 0);
-	}
-	fxtw_end(&w, FXTW_TINL(1, 2), C, FXTW_EMPTY, ts, NULL, 0);
+	put_wide(&w, 2);
 	tdb_ingest_opts(&t, w.buf, w.len, NULL);
 	fxtw_fini(&w);
 	assert_int_equal(t.rc, INGEST_OK);
@@ -454,6 +463,65 @@ static void test_whole_beyond_stored(void **state)
 		assert_string_equal(scanned[k], stored[k]);
 		free(scanned[k]);
 		free(stored[k]);
+	}
+	tdb_close(&t);
+}
+
+/*
+ * A whole-trace flame graph is built track by track: a track whose stored
+ * nodes fall short (the wide one) reads its slices, the others keep to
+ * their nodes. With the small track's slices deleted, the graph is still
+ * the scan's, byte for byte, whichever track comes first and whatever the
+ * limit.
+ */
+static void test_whole_mixed(void **state)
+{
+	static const uint32_t limits[] = { 3, 100, 10000, 1000000 };
+	char *scanned[2][4], *got;
+	int64_t tracks[2], s, e;
+	struct tdb t;
+	struct fxtw w;
+	size_t k, l;
+
+	(void)state;
+	t_open(&w);
+	put_wide(&w, 2);
+	fxtw_begin(&w, FXTW_TINL(1, 3), C, FXTW_INL("root"), 5, NULL, 0);
+	fxtw_complete(&w, FXTW_TINL(1, 3), C, FXTW_INL("a0"), 6, 40, NULL, 0);
+	fxtw_complete(&w, FXTW_TINL(1, 3), C, FXTW_INL("b1"), 7, 9, NULL, 0);
+	fxtw_complete(&w, FXTW_TINL(1, 3), C, FXTW_INL("small"), 50, 90, NULL, 0);
+	fxtw_end(&w, FXTW_TINL(1, 3), C, FXTW_EMPTY, 100, NULL, 0);
+	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	tracks[0] = tdb_int(&t, "SELECT t.id FROM tracks t JOIN threads h ON t.thread_id = h.id WHERE h.tid = 2");
+	tracks[1] = tdb_int(&t, "SELECT t.id FROM tracks t JOIN threads h ON t.thread_id = h.id WHERE h.tid = 3");
+	s = tdb_int(&t, "SELECT value FROM meta WHERE key = 'start_ns'");
+	e = tdb_int(&t, "SELECT value FROM meta WHERE key = 'end_ns'");
+	qry_area_stored = 0;
+	for (k = 0; k < 2; k++) {
+		int64_t order[2] = { tracks[k], tracks[1 - k] };
+
+		for (l = 0; l < 4; l++)
+			scanned[k][l] = run_on(t.db, 1, order, 2, s, e, limits[l]);
+	}
+	qry_area_stored = 1;
+	sqlite3_close(t.db);
+	assert_int_equal(sqlite3_open(t.path, &t.db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(t.db, "DELETE FROM slices WHERE track_id = (SELECT t.id FROM tracks t JOIN "
+					    "threads h ON t.thread_id = h.id WHERE h.tid = 3)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	for (k = 0; k < 2; k++) {
+		int64_t order[2] = { tracks[k], tracks[1 - k] };
+
+		for (l = 0; l < 4; l++) {
+			got = run_on(t.db, 1, order, 2, s, e, limits[l]);
+			if (strcmp(got, scanned[k][l]) != 0)
+				fail_msg("order %zu, limit %u:\n%.800s\n----\n%.800s", k, limits[l], scanned[k][l], got);
+			free(got);
+			free(scanned[k][l]);
+		}
 	}
 	tdb_close(&t);
 }
@@ -505,6 +573,7 @@ int main(void)
 	const struct CMUnitTest whole[] = {
 		cmocka_unit_test(test_whole_generated),
 		cmocka_unit_test(test_whole_beyond_stored),
+		cmocka_unit_test(test_whole_mixed),
 		cmocka_unit_test(test_flame_long_totals),
 	};
 
