@@ -1,12 +1,32 @@
 /* An open-addressing map from 64-bit keys to group indexes (keymap.h). */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "keymap.h"
+
+enum { QKM_HUGE = 2 << 20 };
+
+/* slots zeroed; a table of 2 MB or more on huge pages where the kernel
+ * gives them (its probes are random: one TLB entry covers 2 MB, not 4 KB) */
+static struct qkm_slot *qkm_slots(size_t slots)
+{
+	size_t bytes = slots * sizeof(struct qkm_slot);
+	struct qkm_slot *slot;
+
+	if (bytes < QKM_HUGE)
+		return calloc(slots, sizeof(*slot));
+	if ((slot = aligned_alloc(QKM_HUGE, bytes)) == NULL)
+		return NULL;
+	madvise(slot, bytes, MADV_HUGEPAGE);
+	memset(slot, 0, bytes);
+	return slot;
+}
 
 static int qkm_grow(struct qkeymap *m)
 {
 	size_t slots = m->mask ? (m->mask + 1) * 2 : 256, i, j;
-	struct qkm_slot *slot = calloc(slots, sizeof(*slot));
+	struct qkm_slot *slot = qkm_slots(slots);
 
 	if (slot == NULL)
 		return -1;
