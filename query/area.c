@@ -188,7 +188,7 @@ static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, i
 	sqlite3_bind_int64(sc->range, 2, hi);
 	while ((rc = sqlite3_step(sc->range)) == SQLITE_ROW) {
 		struct qry_area_slice *s = &sc->batch[sc->nbatch];
-		int64_t e, a, b;
+		int64_t e, a, b, parent;
 
 		/* overlapping [start, end]; an unterminated slice runs to the end
 		 * (tested here rather than in the statement: a fifth less work) */
@@ -204,9 +204,10 @@ static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, i
 		a = s->ts > sc->start ? s->ts : sc->start;
 		b = e < sc->end ? e : sc->end;
 		s->wall = tracedb_span(a, b);
-		s->parent_tag = sqlite3_column_type(sc->range, 4) == SQLITE_NULL
+		parent = sqlite3_column_int64(sc->range, 4); /* 0 for NULL: asked then only */
+		s->parent_tag = parent == 0 && sqlite3_column_type(sc->range, 4) == SQLITE_NULL
 					? -1
-					: tagged_find(&sc->prev, sqlite3_column_int64(sc->range, 4), &sc->at);
+					: tagged_find(&sc->prev, parent, &sc->at);
 		if (++sc->nbatch == QRY_AREA_BATCH && scan_flush(sc) != SQLITE_DONE)
 			return SQLITE_NOMEM;
 	}
