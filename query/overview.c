@@ -170,9 +170,12 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 		return;
 	}
 	last = c->e.rows - 1;
-	if (c->narrow) { /* only the rows that start in the window */
-		cur = ov_lower(c, c->start);
-		last = c->end == INT64_MAX ? last : ov_lower(c, c->end + 1) - 1;
+	if (c->narrow) { /* only the rows that start in the window (searched
+			  * for only past the run's ends: the minimap's window
+			  * holds every run, and a search is a dozen row reads) */
+		cur = last >= 0 && ov_ts(c, 0) >= c->start ? 0 : ov_lower(c, c->start);
+		if (c->end != INT64_MAX && !(last >= 0 && ov_ts(c, last) <= c->end))
+			last = ov_lower(c, c->end + 1) - 1;
 		if (cur > last)
 			return;
 	}
