@@ -224,6 +224,20 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	return QRY_OK;
 }
 
+/* The track's deepest slice depth (tracks.max_depth), -1 for none. */
+static int stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth)
+{
+	int rc;
+
+	sqlite3_reset(sd->depth);
+	sqlite3_bind_int64(sd->depth, 1, track);
+	rc = sqlite3_step(sd->depth);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return QRY_EDB;
+	*max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
+	return QRY_OK;
+}
+
 /* Adds one track's stored nodes, the first *added of them by the end;
  * *ok = 0 when they do not suffice (the track keeps fewer depths than the
  * graph could use). QRY_OK, or an error. */
@@ -243,14 +257,8 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *
 		if (qrc != QRY_OK || closed)
 			return qrc;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_DONE || stored_max_depth(sd, track, &max_depth) != QRY_OK)
 		return QRY_EDB;
-	sqlite3_reset(sd->depth);
-	sqlite3_bind_int64(sd->depth, 1, track);
-	rc = sqlite3_step(sd->depth);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return QRY_EDB;
-	max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
 	/* no node: no slice (depth 0's nodes are always kept) */
 	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, depth);
 	return QRY_OK;
@@ -298,7 +306,7 @@ enum { PLAN_SLICES, PLAN_NODES, PLAN_TRY_NODES };
 static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan)
 {
 	uint64_t v[STACKS_WORDS] = { 0 };
-	int64_t last = -1, nodes = 0, max_depth = -1;
+	int64_t last = -1, nodes = 0, max_depth;
 	int rc;
 
 	sqlite3_reset(sd->last);
@@ -315,13 +323,8 @@ static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *p
 	} else if (rc != SQLITE_DONE) {
 		return QRY_EDB;
 	}
-	sqlite3_reset(sd->depth);
-	sqlite3_bind_int64(sd->depth, 1, track);
-	rc = sqlite3_step(sd->depth);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (stored_max_depth(sd, track, &max_depth) != QRY_OK)
 		return QRY_EDB;
-	if (rc == SQLITE_ROW)
-		max_depth = sqlite3_column_int64(sd->depth, 0);
 	/* no node: no slice (depth 0's nodes are always kept) */
 	if (last < 0 || last >= max_depth || flame_closed_below(f, last))
 		*plan = PLAN_NODES;
