@@ -12,16 +12,22 @@
  * (slices alone in their bucket) are read one by one. The counts are the
  * exact number of slices starting in each bucket.
  *
+ * A run with few rows per overview bucket (qry_overview_pass_rows) is read row by
+ * row in one pass instead: its groups would be few, the rows between them
+ * many, each a read of its own.
+ *
  * A window narrower than the trace reads only what lies in it: its first
  * and last slice of each (track, depth) are found by bisection over the
- * rows (they are in time order), and the level-of-detail rows read are
- * those whose buckets meet it.
+ * rows (they are in time order) where the run passes its ends, and the
+ * level-of-detail rows read are those whose buckets meet it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query_internal.h"
+
+int qry_overview_pass_rows = 4;
 
 struct ov_proc {
 	int64_t pid;
@@ -179,7 +185,11 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 		if (cur > last)
 			return;
 	}
-	if (level < 0) {
+	/* a run of few rows a bucket is read in one pass: its level-of-detail
+	 * groups would be few and its lone rows between them many, each read
+	 * alone (on 500 threads of sparse runs, 145k reads for 348k rows: the
+	 * pass takes a third less time) */
+	if (level < 0 || last - cur + 1 <= qry_overview_pass_rows * (int64_t)c->buckets) {
 		ov_raw(c, cur, last);
 		return;
 	}

@@ -62,5 +62,9 @@ int qry_area_whole(sqlite3 *db, int64_t start, int64_t end, int *whole, struct q
 /* 1 (the default): area and flame read what ingest stored for a whole-trace
  * selection. Tests set it to 0 to compare with the scan of every slice. */
 extern int qry_area_stored;
+/* Rows per bucket under which the overview counts a run row by row in one
+ * pass rather than from its level of detail (query/overview.c); tests set
+ * 0 to count every run from it. */
+extern int qry_overview_pass_rows;
 
 #endif

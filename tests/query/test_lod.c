@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../query/query.h"
+#include "../../query/query_internal.h"
 #include "../xorshift.h"
 
 static uint64_t rng_state;
@@ -841,14 +842,19 @@ static void test_overview_matches_a_scan(void **state)
 {
 	static const uint32_t sizes[] = { 1, 7, 400, 4096 };
 	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM slices"), hi = tdb_int(&T, "SELECT max(ts) FROM slices");
+	int pass = qry_overview_pass_rows;
 	size_t k;
 
 	(void)state;
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]) * 3; k++) {
-		int64_t s = k < 4 ? lo : lo + (hi - lo) / (int64_t)(k + 1), e = k < 8 ? hi : s + (hi - s) / 3;
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]) * 3 * 2; k++) {
+		size_t j = k % 12;
+		int64_t s = j < 4 ? lo : lo + (hi - lo) / (int64_t)(j + 1), e = j < 8 ? hi : s + (hi - s) / 3;
 
-		check_overview(s, e, sizes[k % 4]);
+		/* every run from the level of detail, then sparse ones in a pass */
+		qry_overview_pass_rows = k < 12 ? 0 : pass;
+		check_overview(s, e, sizes[j % 4]);
 	}
+	qry_overview_pass_rows = pass;
 }
 
 /* Aligned buckets (2^L ns from a multiple of 2^L: every level-of-detail
@@ -859,17 +865,23 @@ static void test_overview_aligned_matches_a_scan(void **state)
 	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM slices"), hi = tdb_int(&T, "SELECT max(ts) FROM slices");
 	int level = 10, checked = 0;
 
+	int pass = qry_overview_pass_rows, k;
+
 	(void)state;
 	while (((hi >> level) - (lo >> level) + 1) > 4096)
 		level++;
-	for (; level < 40 && checked < 4; level++, checked++) {
-		int64_t w = INT64_C(1) << level, s = lo >> level << level;
-		uint32_t n = (uint32_t)((hi >> level) - (lo >> level) + 1);
+	for (k = 0; k < 2; k++) { /* every run from the level of detail, then sparse ones in a pass */
+		qry_overview_pass_rows = k == 0 ? 0 : pass;
+		for (checked = 0; level + checked < 40 && checked < 4; checked++) {
+			int64_t w = INT64_C(1) << (level + checked), s = lo >> (level + checked) << (level + checked);
+			uint32_t n = (uint32_t)((hi >> (level + checked)) - (lo >> (level + checked)) + 1);
 
-		check_overview(s, s + (int64_t)n * w - 1, n);
-		if (n > 4) /* a window inside the trace: its middle half */
-			check_overview(s + (int64_t)(n / 4) * w, s + (int64_t)(n / 4 + n / 2) * w - 1, n / 2);
+			check_overview(s, s + (int64_t)n * w - 1, n);
+			if (n > 4) /* a window inside the trace: its middle half */
+				check_overview(s + (int64_t)(n / 4) * w, s + (int64_t)(n / 4 + n / 2) * w - 1, n / 2);
+		}
 	}
+	qry_overview_pass_rows = pass;
 }
 
 /* A database locked by a writer answers QRY_EDB, never a short list. */
