@@ -194,7 +194,7 @@ static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, i
 		 * (tested here rather than in the statement: a fifth less work) */
 		s->ts = sqlite3_column_int64(sc->range, 1);
 		s->dur = sqlite3_column_int64(sc->range, 2);
-		if (s->ts > sc->end || (s->dur >= 0 && tracedb_slice_end(s->ts, s->dur) < sc->start))
+		if (!tracedb_slice_meets(s->ts, s->dur, sc->start, sc->end))
 			continue;
 		s->id = sqlite3_column_int64(sc->range, 0);
 		s->name_id = sqlite3_column_int64(sc->range, 3);

@@ -145,8 +145,10 @@ static int flame_visit(void *ctx, const struct qry_area_slice *s, size_t n, int3
 /* What reading one track's stored nodes needs. */
 struct stored {
 	sqlite3_stmt *nodes, *last, *depth;
-	int32_t *tag;   /* by node: what flame_add returned */
-	int64_t *count, *total; /* by node: what it added there (stored_undo) */
+	struct sadded { /* by node of the track: */
+		int32_t tag;   /* what flame_add returned */
+		int64_t count, total; /* what it added there (stored_undo) */
+	} *added;
 	size_t cap;
 	struct snode {  /* one row's nodes, decoded */
 		int64_t parent, depth, name, count, total;
@@ -175,18 +177,11 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 		return QRY_EDB; /* not as ingest writes them */
 	if ((size_t)(*i + n) > sd->cap) {
 		size_t cap = (size_t)(*i + n) * 2;
-		int32_t *grown = realloc(sd->tag, cap * sizeof(*grown));
-		int64_t *count, *total;
+		struct sadded *grown = realloc(sd->added, cap * sizeof(*grown));
 
 		if (grown == NULL)
 			return QRY_ENOMEM;
-		sd->tag = grown;
-		if ((count = realloc(sd->count, cap * sizeof(*count))) == NULL)
-			return QRY_ENOMEM;
-		sd->count = count;
-		if ((total = realloc(sd->total, cap * sizeof(*total))) == NULL)
-			return QRY_ENOMEM;
-		sd->total = total;
+		sd->added = grown;
 		sd->cap = cap;
 	}
 	for (k = 0; k < n; k++) {
@@ -204,8 +199,8 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	for (k = 0; k < n; k++) {
 		const struct snode *d = &sd->row[k];
 
-		if (d->parent < *i && (d->depth == 0 || (d->parent >= 0 && sd->tag[d->parent] >= 0)))
-			qkm_prefetch(&f->map, flame_key(d->depth > 0 ? sd->tag[d->parent] : -1, d->name));
+		if (d->parent < *i && (d->depth == 0 || (d->parent >= 0 && sd->added[d->parent].tag >= 0)))
+			qkm_prefetch(&f->map, flame_key(d->depth > 0 ? sd->added[d->parent].tag : -1, d->name));
 	}
 	for (k = 0; k < n; k++, ++*i) {
 		const struct snode *d = &sd->row[k];
@@ -214,12 +209,11 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 		*depth = d->depth;
 		if ((*closed = flame_closed_below(f, *depth - 1)) != 0)
 			return QRY_OK; /* and so are the later nodes, deeper still */
-		tag = flame_add(f, d->depth, d->parent >= 0 ? sd->tag[d->parent] : -1, d->name, d->count, d->total);
+		tag = flame_add(f, d->depth, d->parent >= 0 ? sd->added[d->parent].tag : -1, d->name, d->count,
+				d->total);
 		if (tag == -2)
 			return QRY_ENOMEM;
-		sd->tag[*i] = tag;
-		sd->count[*i] = d->count;
-		sd->total[*i] = d->total;
+		sd->added[*i] = (struct sadded){ tag, d->count, d->total };
 	}
 	return QRY_OK;
 }
@@ -240,10 +234,11 @@ static int stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth
 
 /* Adds one track's stored nodes, the first *added of them by the end;
  * *ok = 0 when they do not suffice (the track keeps fewer depths than the
- * graph could use). QRY_OK, or an error. */
-static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *ok, int64_t *added)
+ * graph could use: its slices reach max_depth). QRY_OK, or an error. */
+static int stored_track(struct flame *f, struct stored *sd, int64_t track, int64_t max_depth, int *ok,
+			int64_t *added)
 {
-	int64_t i = 0, depth = -1, max_depth;
+	int64_t i = 0, depth = -1;
 	int rc, closed = 0;
 
 	*ok = 1;
@@ -257,7 +252,7 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int *
 		if (qrc != QRY_OK || closed)
 			return qrc;
 	}
-	if (rc != SQLITE_DONE || stored_max_depth(sd, track, &max_depth) != QRY_OK)
+	if (rc != SQLITE_DONE)
 		return QRY_EDB;
 	/* no node: no slice (depth 0's nodes are always kept) */
 	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, depth);
@@ -274,16 +269,15 @@ static int stored_undo(struct flame *f, const struct stored *sd, int64_t added, 
 	size_t k;
 
 	for (i = 0; i < added; i++) {
-		int32_t t = sd->tag[i];
+		const struct sadded *a = &sd->added[i];
 
-		if (t >= 0 && (size_t)t < n0) {
-			f->node[t].total = tracedb_wrap_sub(f->node[t].total, sd->total[i]);
-			f->node[t].count -= sd->count[i];
+		if (a->tag >= 0 && (size_t)a->tag < n0) {
+			f->node[a->tag].total = tracedb_wrap_sub(f->node[a->tag].total, a->total);
+			f->node[a->tag].count -= a->count;
 		}
 	}
 	if (f->n > n0) { /* the map has no removal: made again */
 		qkm_free(&f->map);
-		f->map = (struct qkeymap){ 0 };
 		for (k = 0; k < n0; k++)
 			if (qkm_intern(&f->map, flame_key(f->node[k].parent, f->node[k].name_id), (uint32_t)k + 1) == 0)
 				return QRY_ENOMEM;
@@ -302,11 +296,11 @@ enum { PLAN_SLICES, PLAN_NODES, PLAN_TRY_NODES };
  * graph can take nothing deeper than they reach; else from its slices
  * (PLAN_SLICES), unless its nodes may fill the graph, which then could
  * take nothing deeper (PLAN_TRY_NODES: known once they are added, and
- * taken back if not). */
-static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan)
+ * taken back if not). *max_depth: the track's deepest slice depth. */
+static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan, int64_t *max_depth)
 {
 	uint64_t v[STACKS_WORDS] = { 0 };
-	int64_t last = -1, nodes = 0, max_depth;
+	int64_t last = -1, nodes = 0;
 	int rc;
 
 	sqlite3_reset(sd->last);
@@ -323,10 +317,10 @@ static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *p
 	} else if (rc != SQLITE_DONE) {
 		return QRY_EDB;
 	}
-	if (stored_max_depth(sd, track, &max_depth) != QRY_OK)
+	if (stored_max_depth(sd, track, max_depth) != QRY_OK)
 		return QRY_EDB;
 	/* no node: no slice (depth 0's nodes are always kept) */
-	if (last < 0 || last >= max_depth || flame_closed_below(f, last))
+	if (last < 0 || last >= *max_depth || flame_closed_below(f, last))
 		*plan = PLAN_NODES;
 	else
 		*plan = f->n + (uint64_t)nodes >= f->max_nodes ? PLAN_TRY_NODES : PLAN_SLICES;
@@ -357,11 +351,12 @@ static int flame_whole(sqlite3 *db, struct flame *f, const int64_t *tracks, size
 		size_t n0 = f->n;
 		int plan = PLAN_SLICES, truncated0 = f->truncated, ok = 1;
 		int32_t max_depth0 = f->max_depth;
-		int64_t added = 0;
+		int64_t added = 0, max_depth = -1;
 
-		if ((rc = stored_plan(f, sd, tracks[i], &plan)) != QRY_OK)
+		if ((rc = stored_plan(f, sd, tracks[i], &plan, &max_depth)) != QRY_OK)
 			break;
-		if (plan != PLAN_SLICES && (rc = stored_track(f, sd, tracks[i], &ok, &added)) == QRY_OK && !ok) {
+		if (plan != PLAN_SLICES &&
+		    (rc = stored_track(f, sd, tracks[i], max_depth, &ok, &added)) == QRY_OK && !ok) {
 			if (plan == PLAN_NODES) /* they keep every depth, or the graph was closed */
 				rc = QRY_EDB;
 			else if ((rc = stored_undo(f, sd, added, n0, truncated0, max_depth0)) == QRY_OK)
@@ -373,9 +368,7 @@ static int flame_whole(sqlite3 *db, struct flame *f, const int64_t *tracks, size
 	sqlite3_finalize(sd->nodes);
 	sqlite3_finalize(sd->last);
 	sqlite3_finalize(sd->depth);
-	free(sd->tag);
-	free(sd->count);
-	free(sd->total);
+	free(sd->added);
 	free(sd);
 	if (rc == QRY_OK || scan_failed) /* the scan's error is told already */
 		return rc;

@@ -37,7 +37,7 @@ static int qkm_grow(struct qkeymap *m)
 			;
 		slot[j] = m->slot[i];
 	}
-	qkm_free(m);
+	free(m->slot);
 	m->slot = slot;
 	m->mask = slots - 1;
 	return 0;
@@ -73,5 +73,5 @@ uint32_t qkm_intern(struct qkeymap *m, uint64_t key, uint32_t val)
 void qkm_free(struct qkeymap *m)
 {
 	free(m->slot);
-	m->slot = NULL;
+	*m = (struct qkeymap){ 0 };
 }

@@ -39,6 +39,7 @@ static inline void qkm_prefetch(const struct qkeymap *m, uint64_t key)
 		__builtin_prefetch(&m->slot[qkm_hash(key, m->mask)]);
 }
 
+/* Frees the map's memory and leaves it empty, ready for use again. */
 void qkm_free(struct qkeymap *m);
 
 #endif

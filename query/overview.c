@@ -12,9 +12,9 @@
  * (slices alone in their bucket) are read one by one. The counts are the
  * exact number of slices starting in each bucket.
  *
- * A run with few rows per overview bucket (qry_overview_pass_rows) is read row by
- * row in one pass instead: its groups would be few, the rows between them
- * many, each a read of its own.
+ * A run with few rows per overview bucket (qry_overview_pass_rows) is
+ * read row by row in one pass instead: its groups would be few, the rows
+ * between them many, each a read of its own.
  *
  * A window narrower than the trace reads only what lies in it: its first
  * and last slice of each (track, depth) are found by bisection over the

@@ -190,6 +190,14 @@ static inline int64_t tracedb_slice_end(int64_t ts, int64_t dur)
 	return ts > 0 && dur > INT64_MAX - ts ? INT64_MAX : ts + dur;
 }
 
+/* Whether a slice [ts, ts + dur] meets the inclusive window [s, e]: it
+ * starts by e and ends at s or later; one that never ended (dur < 0)
+ * reaches every later time. */
+static inline int tracedb_slice_meets(int64_t ts, int64_t dur, int64_t s, int64_t e)
+{
+	return ts <= e && (dur < 0 || tracedb_slice_end(ts, dur) >= s);
+}
+
 /* Where a flow arrow leaves its from-slice (table flows, from_ts): its end,
  * or its start when it never ended (dur < 0). Ingest writes it and the
  * slice query finds a slice's arrows by it. */
