@@ -64,21 +64,37 @@ static uint64_t rec_words(uint64_t h)
 	return (h & 0xf) == 15 ? rd_bits(h, 4, 35) : rd_bits(h, 4, 15);
 }
 
-/* Ticks to nanoseconds, truncated and exact for every 64-bit tick count. */
-static int64_t fxt_ns(struct fxt_decoder *d, uint64_t ticks)
+/* Ticks to nanoseconds, truncated and exact for every 64-bit tick count;
+ * with sub, also the remainder in 1/256 ns where the clock ticks faster
+ * than 1 GHz (two ticks can then fall in one nanosecond; 1/256 ns tells
+ * any two ticks apart up to 256 GHz), else 0. */
+static int64_t fxt_ns_sub(struct fxt_decoder *d, uint64_t ticks, uint8_t *sub)
 {
 	uint64_t tps = d->cur ? d->cur->ticks_per_second : 1000000000u;
-	unsigned __int128 ns;
+	unsigned __int128 ns, scaled;
 
-	if (tps == 1000000000u)
+	if (sub != NULL)
+		*sub = 0;
+	if (tps == 1000000000u) {
 		ns = ticks;
-	else
-		ns = (unsigned __int128)ticks * 1000000000u / tps;
+	} else {
+		scaled = (unsigned __int128)ticks * 1000000000u;
+		ns = scaled / tps;
+		if (sub != NULL && tps > 1000000000u)
+			*sub = (uint8_t)((unsigned __int128)(uint64_t)(scaled % tps) * 256 / tps);
+	}
 	if (ns > INT64_MAX) {
 		d->m->diag.timestamp_overflows++;
+		if (sub != NULL)
+			*sub = 0;
 		return INT64_MAX;
 	}
 	return (int64_t)ns;
+}
+
+static int64_t fxt_ns(struct fxt_decoder *d, uint64_t ticks)
+{
+	return fxt_ns_sub(d, ticks, NULL);
 }
 
 static struct mdl_provider *fxt_provider(struct fxt_decoder *d)
@@ -339,7 +355,7 @@ static int fxt_event(struct fxt_decoder *d, struct rd *r, uint64_t h)
 		return DEC_MALFORMED;
 	if (ev.thread == MDL_NONE || ev.cat == MDL_NONE || ev.name == MDL_NONE)
 		return DEC_NOMEM;
-	ev.ts = fxt_ns(d, ticks);
+	ev.ts = fxt_ns_sub(d, ticks, &ev.sub);
 	rc = fxt_args(d, r, (unsigned)rd_bits(h, 20, 23), &ev.args, &ev.nargs);
 	if (rc != DEC_OK)
 		return rc;
@@ -348,7 +364,7 @@ static int fxt_event(struct fxt_decoder *d, struct rd *r, uint64_t h)
 	if (r->err)
 		return DEC_MALFORMED;
 	if (type == 4)
-		ev.extra = (uint64_t)fxt_ns(d, ev.extra);
+		ev.extra = (uint64_t)fxt_ns_sub(d, ev.extra, &ev.end_sub);
 	if ((e = model_event(d->m)) == NULL)
 		return DEC_NOMEM;
 	ev.seq = e->seq;

@@ -53,6 +53,7 @@ struct open_slice {
 	uint32_t args_a;  /* the begin's arguments (index into m->args) */
 	uint8_t nargs_a;
 	uint8_t complete; /* a complete event: closes by itself at end */
+	uint8_t end_sub;  /* end's sub-nanosecond remainder (model.h) */
 };
 
 /*
@@ -194,6 +195,8 @@ static int complete_tie_cmp(const void *a, const void *b)
 		return x->row < y->row ? -1 : 1;
 	if (x->ev.extra != y->ev.extra)
 		return (int64_t)x->ev.extra > (int64_t)y->ev.extra ? -1 : 1;
+	if (x->ev.end_sub != y->ev.end_sub)
+		return x->ev.end_sub > y->ev.end_sub ? -1 : 1;
 	return x->ev.seq < y->ev.seq ? -1 : x->ev.seq > y->ev.seq;
 }
 
@@ -242,7 +245,7 @@ static int order_complete_ties(struct build *b, struct mdl_ev *ev, size_t n)
 	size_t i, j, c, cap = 0;
 
 	for (i = 0; i < n; i = j) {
-		for (j = i, c = 0; j < n && ev[j].ts == ev[i].ts; j++)
+		for (j = i, c = 0; j < n && ev[j].ts == ev[i].ts && ev[j].sub == ev[i].sub; j++)
 			c += ev[j].kind == MDL_EV_COMPLETE;
 		if (c < 2)
 			continue;
@@ -262,15 +265,17 @@ static int order_complete_ties(struct build *b, struct mdl_ev *ev, size_t n)
 
 /* ---- slices ----------------------------------------------------------- */
 
-/* Drops finished complete events from the top of a thread's stack. */
-static struct vec *thread_stack(struct matcher *mt, uint32_t row, int64_t ts)
+/* Drops the complete events that have ended by e's time from the top of
+ * its thread's stack: [ts, end), ties in ns broken by the sub-nanosecond
+ * remainders (model.h, sub). */
+static struct vec *thread_stack(struct matcher *mt, uint32_t row, const struct mdl_ev *e)
 {
 	struct vec *st = VEC_AT(&mt->stacks, struct vec, row);
 
 	while (st->len > 0) {
 		struct open_slice *o = VEC_AT(st, struct open_slice, st->len - 1);
 
-		if (!o->complete || o->end > ts)
+		if (!o->complete || o->end > e->ts || (o->end == e->ts && o->end_sub > e->sub))
 			break;
 		st->len--;
 	}
@@ -296,7 +301,7 @@ static void on_duration(struct matcher *mt, const struct mdl_ev *e)
 {
 	struct build *b = mt->b;
 	uint32_t row = b->row_of[e->thread];
-	struct vec *st = thread_stack(mt, row, e->ts);
+	struct vec *st = thread_stack(mt, row, e);
 	uint32_t track = build_thread_track(b, row);
 	const struct open_slice *top = stack_top(st);
 	struct open_slice o = { 0 }, *pushed;
@@ -330,6 +335,7 @@ static void on_duration(struct matcher *mt, const struct mdl_ev *e)
 	if (e->kind == MDL_EV_COMPLETE) {
 		o.complete = 1;
 		o.end = (int64_t)e->extra;
+		o.end_sub = e->end_sub;
 		slice_finish(mt, &o, o.end - o.ts, set);
 		note_time(mt, o.end);
 	}
@@ -344,7 +350,7 @@ static void on_duration(struct matcher *mt, const struct mdl_ev *e)
 static void on_end(struct matcher *mt, const struct mdl_ev *e)
 {
 	struct build *b = mt->b;
-	struct vec *st = thread_stack(mt, b->row_of[e->thread], e->ts);
+	struct vec *st = thread_stack(mt, b->row_of[e->thread], e);
 	struct open_slice *o = st->data;
 	size_t i = st->len;
 
@@ -575,7 +581,7 @@ static uint32_t flow_anchor(struct matcher *mt)
 static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 {
 	struct build *b = mt->b;
-	struct vec *st = thread_stack(mt, b->row_of[e->thread], e->ts);
+	struct vec *st = thread_stack(mt, b->row_of[e->thread], e);
 	const struct open_slice *top = stack_top(st);
 	struct kmap_entry *k;
 	struct bflow *f;

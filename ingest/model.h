@@ -49,6 +49,10 @@ struct mdl_ev {
 	uint32_t args;  /* index of the first argument in the argument array */
 	uint8_t kind;   /* enum mdl_ev_kind */
 	uint8_t nargs;  /* arguments args .. args + nargs - 1 */
+	uint8_t sub;    /* ts's sub-nanosecond remainder, in 1/256 ns, from a
+			 * clock ticking faster than 1 GHz (else 0): ties in ts
+			 * are broken by it before seq (docs/API.md, Meaning 3) */
+	uint8_t end_sub;/* the same for a complete event's end (extra) */
 };
 
 enum mdl_arg_type {

@@ -42,7 +42,7 @@ enum {
 	SORTER_BATCH = 1 << 16,          /* events a batch holds, before it is extended to a ts change */
 	SORTER_READ = 256 << 10,         /* bytes of read buffer per spilled run */
 	SORTER_WRITE = 1 << 20,          /* bytes packed before each write of a run */
-	RUN_EV_MAX = 48,                 /* bytes a packed event takes at most */
+	RUN_EV_MAX = 52,                 /* bytes a packed event takes at most */
 };
 
 /* One sorted run in the spill file. */
@@ -111,7 +111,8 @@ struct sorter {
 /* ---- sorting ---------------------------------------------------------- */
 
 /*
- * The order: (ts, seq); or, for a model whose events come thread after
+ * The order: (ts, sub, seq) (model.h: sub breaks ties of a clock faster
+ * than 1 GHz); or, for a model whose events come thread after
  * thread (model.h, by_thread), (thread, ts, seq), the threads in the order
  * they came. Each thread's events are appended together there, so between
  * two threads seq says which came first: the order is (the thread's place,
@@ -121,7 +122,9 @@ static inline int ev_before(const struct mdl_ev *x, const struct mdl_ev *y, int 
 {
 	if (by_thread && x->thread != y->thread)
 		return x->seq < y->seq;
-	return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	return x->sub < y->sub || (x->sub == y->sub && x->seq < y->seq);
 }
 
 static int ev_cmp(const void *a, const void *b)
@@ -302,8 +305,16 @@ static size_t run_put(uint8_t *out, const struct mdl_ev *prev, const struct mdl_
 {
 	uint8_t *o = out;
 
-	*o++ = e->kind;
-	*o++ = e->nargs;
+	/* kinds fit in 7 bits: the top one says that sub and end_sub follow */
+	if (e->sub | e->end_sub) {
+		*o++ = e->kind | 0x80;
+		*o++ = e->nargs;
+		*o++ = e->sub;
+		*o++ = e->end_sub;
+	} else {
+		*o++ = e->kind;
+		*o++ = e->nargs;
+	}
 	o += tracedb_put_varint(o, (uint64_t)e->ts - (uint64_t)prev->ts);
 	o += tracedb_put_varint(o, tracedb_zigzag((uint64_t)((int64_t)e->seq - (int64_t)prev->seq)));
 	o += tracedb_put_varint(o, e->thread);
@@ -333,8 +344,16 @@ static int run_get(const uint8_t **p, const uint8_t *end, struct mdl_ev *e)
 
 	if (end - *p < 2)
 		return -1;
-	e->kind = (*p)[0];
+	e->kind = (*p)[0] & 0x7f;
 	e->nargs = (*p)[1];
+	e->sub = e->end_sub = 0;
+	if ((*p)[0] & 0x80) {
+		if (end - *p < 4)
+			return -1;
+		e->sub = (*p)[2];
+		e->end_sub = (*p)[3];
+		*p += 2;
+	}
 	*p += 2;
 	for (i = 0; i < 7; i++)
 		if (run_varint(p, end, &v[i]) != 0)

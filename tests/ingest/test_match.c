@@ -240,6 +240,68 @@ static void test_durations_complete_same_start(void **state)
 	tdb_close(&t);
 }
 
+/*
+ * A provider whose clock ticks faster than 1 GHz: events one tick apart
+ * can fall in one nanosecond. A zone is written at its end, after what it
+ * holds, yet what the program did first comes first (Meaning 3: a tie in
+ * ns is broken by the sub-nanosecond remainder of the ticks): an instant,
+ * a flow and a counter as a zone's first statement land inside it, one
+ * tick after its last statement too, and a zone starting one tick after its
+ * sibling ends is its sibling, not its child. At several tick rates.
+ */
+static long long tick_ns(uint64_t ticks, uint64_t tps)
+{
+	return (long long)((unsigned __int128)ticks * 1000000000u / tps);
+}
+
+static void test_order_ticks_within_ns(void **state)
+{
+	static const uint64_t rates[] = { 3000000000u, 2400000000u, 5000000000u, 100000000000u };
+	struct fxtw_thr th = FXTW_TINL(1, 2);
+	struct fxtw_arg v = fxtw_arg_i64(FXTW_INL("v"), 1);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		/* one second in; the zone 1 us long and a tick, so that its end
+		 * shares its nanosecond with the tick before */
+		uint64_t tps = rates[i], t0 = tps, tn = t0 + tps / 1000000 + 1;
+		struct fxtw w;
+		struct tdb t;
+		char want[512];
+
+		t_open(&w);
+		fxtw_init_record(&w, tps);
+		/* the first zone: its first statements are an instant, a flow
+		 * begin and a counter, each a tick after the one before, and its
+		 * last an instant one tick before its end */
+		fxtw_instant(&w, th, C, FXTW_INL("first"), t0 + 1, NULL, 0);
+		fxtw_flow(&w, 8, th, C, FXTW_INL("f"), t0 + 2, 7);
+		fxtw_counter(&w, th, C, FXTW_INL("ctr"), t0 + 3, 1, &v, 1);
+		fxtw_instant(&w, th, C, FXTW_INL("last"), tn - 1, NULL, 0);
+		fxtw_complete(&w, th, C, FXTW_INL("zone"), t0, tn, NULL, 0);
+		/* its sibling starts one tick after it ends; the flow ends in it */
+		fxtw_flow(&w, 10, th, C, FXTW_INL("f"), tn + 2, 7);
+		fxtw_complete(&w, th, C, FXTW_INL("next"), tn + 1, tn + 5, NULL, 0);
+		t_ingest(&t, &w);
+		assert_true(tick_ns(t0 + 1, tps) == tick_ns(t0, tps));
+		assert_true(tick_ns(tn - 1, tps) == tick_ns(tn, tps));
+		assert_true(tick_ns(tn + 1, tps) == tick_ns(tn, tps));
+		snprintf(want, sizeof(want),
+			 "first|%lld|0|1|zone|1|2\nlast|%lld|0|1|zone|1|2\nnext|%lld|%lld|0|-|1|2\nzone|%lld|%lld|0|-|1|2",
+			 tick_ns(t0 + 1, tps), tick_ns(tn - 1, tps), tick_ns(tn + 1, tps),
+			 tick_ns(tn + 5, tps) - tick_ns(tn + 1, tps), tick_ns(t0, tps), tick_ns(tn, tps) - tick_ns(t0, tps));
+		assert_string_equal(tdb_rows(&t, SLICES_SQL "ORDER BY v.name"), want);
+		assert_int_equal(tdb_diag(&t, "flow_no_enclosing_slice"), 0);
+		assert_string_equal(tdb_rows(&t, "SELECT a.name, b.name FROM flows f JOIN slice_view a ON "
+						 "a.id = f.from_slice_id JOIN slice_view b ON b.id = f.to_slice_id"),
+				    "zone|next");
+		assert_int_equal(t.res.counts.counters, 1);
+		t_check_layout(&t);
+		tdb_close(&t);
+	}
+}
+
 /* An unterminated slice's max_dur reaches the trace end, which records
  * other than events (here a log record) may set. */
 static void test_unterminated_to_trace_end(void **state)
@@ -436,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_durations_end_under_complete),
 		cmocka_unit_test(test_durations_complete_same_start),
+		cmocka_unit_test(test_order_ticks_within_ns),
 		cmocka_unit_test(test_unterminated_to_trace_end),
 		cmocka_unit_test(test_async),
 		cmocka_unit_test(test_async_lanes),

@@ -180,6 +180,9 @@ static void t_fill(struct model *m, enum pattern p, size_t n)
 		e->name = (uint32_t)(rnd() % 3000);
 		e->args = rnd() % 8 == 0 ? UINT32_MAX - (uint32_t)(rnd() % 4) : (uint32_t)(i * 2 + rnd() % 5);
 		e->nargs = (uint8_t)rnd();
+		/* a clock faster than 1 GHz: ties in ts broken by sub */
+		e->sub = rnd() % 4 == 0 ? (uint8_t)rnd() : 0;
+		e->end_sub = rnd() % 4 == 0 ? (uint8_t)rnd() : 0;
 		if (rnd() % 3 == 0) /* checkpoints at random points */
 			model_checkpoint(m);
 	}
