@@ -552,7 +552,7 @@ static int fxt_wakeup(struct fxt_decoder *d, struct rd *r, uint64_t h)
 	cpu->v.u = rd_bits(h, 20, 35);
 	ev.nargs++;
 	ev.kind = MDL_EV_INSTANT;
-	ev.ts = fxt_ns(d, ticks);
+	ev.ts = fxt_ns_sub(d, ticks, &ev.sub);
 	ev.thread = model_thread(d->m, MDL_PID_UNRESOLVED, tid);
 	ev.cat = model_intern(d->m, "sched", 5);
 	ev.name = model_intern(d->m, "wakeup", 6);
