@@ -757,8 +757,9 @@ void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
 	jb_obj_end(out);
 }
 
-/* The trace object of docs/API.md; called with mu held. */
-void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
+/* The trace object of docs/API.md, with notes the count of its notes;
+ * called with mu held. */
+void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
 {
 	jb_obj(out);
 	jb_key(out, "id");
@@ -813,6 +814,8 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 	}
 	jb_key(out, "created_at");
 	jb_str(out, r->created_at);
+	jb_key(out, "notes");
+	jb_i64(out, notes);
 	jb_key(out, "stream");
 	if (r->stream[0]) {
 		jb_obj(out);
@@ -845,16 +848,23 @@ void cat_rec_json(const struct trace_rec *r, struct jbuf *out)
 
 int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 {
+	struct cat_note_counts nc;
+	const struct cat_note_count *hit;
 	struct trace_rec *r;
-
+	char err[256];
 	int rc;
 
+	/* asked before the lock is taken: the database is never asked under it */
+	if ((rc = cat_note_counts(c, NULL, &nc, err, sizeof(err))) != 0)
+		return rc == CAT_EUNAVAILABLE ? rc : -2;
+	hit = cat_note_count_find(&nc, id);
 	pthread_mutex_lock(&c->mu);
 	rc = cat_sync_locked(c, 0);
 	r = rc == 0 ? cat_find(c, id) : NULL;
 	if (r)
-		cat_rec_json(r, out);
+		cat_rec_json(r, hit ? hit->count : 0, out);
 	pthread_mutex_unlock(&c->mu);
+	cat_note_counts_free(&nc);
 	return rc ? rc : r ? 0 : -1;
 }
 

@@ -132,7 +132,22 @@ int cat_rec_insert(struct catalog *c, struct trace_rec *r);
 int cat_status_parse(const char *s);
 /* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
 time_t cat_rfc3339_parse(const char *s);
-void cat_rec_json(const struct trace_rec *r, struct jbuf *out);
+void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out);
+
+/* Notes per trace (notes.c), for the library's listing: in trace order;
+ * with q, matches marks the traces with a note whose text contains q. */
+struct cat_note_count {
+	int64_t trace, count;
+	int matches;
+};
+struct cat_note_counts {
+	struct cat_note_count *v;
+	size_t n, cap;
+};
+/* 0, or an error of notes.h (err says why); nc is then empty. */
+int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc, char *err, size_t errlen);
+const struct cat_note_count *cat_note_count_find(const struct cat_note_counts *nc, int64_t trace);
+void cat_note_counts_free(struct cat_note_counts *nc);
 /* The labels object {"key": "value", ...}, keys in byte order. */
 void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
 /* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */

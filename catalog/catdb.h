@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "notes.h"
+
 struct trace_rec;
 
 enum catdb_err { CATDB_OK = 0, CATDB_EFAIL = -1, CATDB_EDOWN = -2, CATDB_ENOENT = -3, CATDB_ECONFLICT = -4 };
@@ -63,6 +65,18 @@ struct catdb_job {
 	int64_t trace;         /* the trace to ingest */
 	int64_t token;         /* fencing token: larger for every claim of any job */
 	int attempts;          /* claims of this job so far, this one included */
+};
+
+/* A note on a trace (docs/API.md, Notes). has_range 0: on the whole
+ * trace; else on [start_ns, end_ns], on track (0: none) and slice (0:
+ * none). Strings are the caller's (in) or valid during a row callback. */
+struct catdb_note {
+	int64_t id, trace;
+	int has_range;
+	int64_t start_ns, end_ns;
+	int64_t track, slice;
+	const char *text, *author;
+	const char *created_at, *edited_at; /* edited_at NULL: never edited */
 };
 
 struct catdb;
@@ -120,6 +134,22 @@ struct catdb_ops {
 	int (*job_renew)(struct catdb *db, const struct catdb_job *j, int lease_ms, char *err, size_t errlen);
 	int (*job_done)(struct catdb *db, const struct catdb_job *j, const struct trace_rec *r, char *err,
 			size_t errlen);
+	/*
+	 * Notes, read and written straight in the database (no copy in
+	 * memory), so that every server sharing it sees a note at once.
+	 * note_add sets n->id; note_edit changes text and author where not
+	 * NULL, and edited_at; note_edit and note_remove answer CATDB_ENOENT
+	 * for a note that is not there. note_counts calls row once per
+	 * trace with notes. remove() takes a trace's notes with it.
+	 */
+	int (*note_add)(struct catdb *db, struct catdb_note *n, char *err, size_t errlen);
+	int (*note_edit)(struct catdb *db, int64_t id, const char *text, const char *author, const char *edited_at,
+			 char *err, size_t errlen);
+	int (*note_remove)(struct catdb *db, int64_t id, char *err, size_t errlen);
+	int (*note_list)(struct catdb *db, const struct cat_note_query *q,
+			 int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen);
+	int (*note_counts)(struct catdb *db, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
+			   size_t errlen);
 	void (*close)(struct catdb *db);
 };
 

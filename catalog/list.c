@@ -36,7 +36,7 @@ static const char *label_value(const struct trace_rec *r, const char *key)
 	return NULL;
 }
 
-static int matches(const struct trace_rec *r, const struct cat_filter *f)
+static int matches(const struct trace_rec *r, const struct cat_filter *f, const struct cat_note_counts *notes)
 {
 	size_t i;
 
@@ -58,8 +58,9 @@ static int matches(const struct trace_rec *r, const struct cat_filter *f)
 	}
 	if (f->q && f->q[0]) {
 		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
+		const struct cat_note_count *nc = cat_note_count_find(notes, r->id);
 
-		if (contains(r->name, f->q) || contains(r->description, f->q))
+		if (contains(r->name, f->q) || contains(r->description, f->q) || (nc && nc->matches))
 			return 1;
 		for (i = 0; i < r->nlabels; i++) {
 			snprintf(kv, sizeof(kv), "%s=%s", r->labels[i].key, r->labels[i].value);
@@ -227,25 +228,33 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	char kstr[CAT_MAX_NAME + 96] = "";
 	int64_t kid = 0, knum = 0;
 	size_t n = 0, i, start = 0, shown;
+	struct cat_note_counts nc;
 	char *next = NULL;
+	int rc;
 
 	if (f->cursor && cursor_read(f->cursor, f->sort, f->desc, &kid, &knum, kstr, sizeof(kstr)) != 0) {
 		snprintf(err, errlen, "'cursor' is not one this listing gave (or the sort changed since)");
 		return -1;
 	}
+	/* each trace's notes, and those whose text holds q: asked before the
+	 * lock is taken, as the database never is under it */
+	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0)
+		return rc == CAT_EUNAVAILABLE ? rc : -1;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
 		pthread_mutex_unlock(&c->mu);
+		cat_note_counts_free(&nc);
 		snprintf(err, errlen, "the catalog's database cannot be reached now; try again shortly");
 		return CAT_EUNAVAILABLE;
 	}
 	if ((v = malloc((c->n + 1) * sizeof(*v))) == NULL) {
 		pthread_mutex_unlock(&c->mu);
+		cat_note_counts_free(&nc);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < c->n; i++)
-		if (matches(c->v[i], f))
+		if (matches(c->v[i], f, &nc))
 			v[n++] = c->v[i];
 	g_sorter.sort = f->sort;
 	g_sorter.desc = f->desc;
@@ -261,8 +270,11 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	jb_obj(out);
 	jb_key(out, "traces");
 	jb_arr(out);
-	for (i = start, shown = 0; i < n && shown < f->limit; i++, shown++)
-		cat_rec_json(v[i], out);
+	for (i = start, shown = 0; i < n && shown < f->limit; i++, shown++) {
+		const struct cat_note_count *hit = cat_note_count_find(&nc, v[i]->id);
+
+		cat_rec_json(v[i], hit ? hit->count : 0, out);
+	}
 	jb_arr_end(out);
 	jb_key(out, "total");
 	jb_u64(out, n);
@@ -274,5 +286,6 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	jb_obj_end(out);
 	free(next);
 	free(v);
+	cat_note_counts_free(&nc);
 	return 0;
 }

@@ -148,7 +148,26 @@ static const char *left_out(const struct trace_rec *r)
 	return NULL;
 }
 
-/* Files, then the record, then the name index, of one trace. */
+/* A note of the source, added to the target (where it takes a new id). */
+struct note_move {
+	struct migration *m;
+	char *err;
+	size_t errlen;
+	int rc;
+	unsigned moved;
+};
+
+static int move_note(void *ctx, const struct catdb_note *n)
+{
+	struct note_move *nm = ctx;
+	struct catdb_note copy = *n;
+
+	nm->rc = nm->m->dst->ops->note_add(nm->m->dst, &copy, nm->err, nm->errlen);
+	nm->moved += nm->rc == CATDB_OK;
+	return nm->rc != CATDB_OK;
+}
+
+/* Files, then the record and its notes, then the name index, of one trace. */
 static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_t errlen)
 {
 	const struct trace_rec *t = target_rec(m, r->id);
@@ -172,8 +191,18 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 		return rc == CATDB_EDOWN ? -2 : -1;
 	if ((rc = m->dst->ops->save(m->dst, r, CATDB_ALL, NULL, err, errlen)) != CATDB_OK)
 		return rc == CATDB_EDOWN ? -2 : -1;
-	fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent)\n", r->id, r->name,
-		cat_status_name(r->status), sent);
+	{
+		struct cat_note_query q = { .trace = r->id, .by_time = 1 };
+		struct note_move nm = { m, err, errlen, CATDB_OK, 0 };
+
+		rc = m->src->ops->note_list(m->src, &q, move_note, &nm, err, errlen);
+		if (rc == CATDB_OK)
+			rc = nm.rc;
+		if (rc != CATDB_OK)
+			return rc == CATDB_EDOWN ? -2 : -1;
+		fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent, %u notes)\n", r->id, r->name,
+			cat_status_name(r->status), sent, nm.moved);
+	}
 	m->st.migrated++;
 	return 0;
 }

@@ -99,6 +99,11 @@ int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat 
 		   struct qry_error *err);
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
+/* Where slice_id lies: its track and [ts, end] (an unterminated slice's
+ * end is the trace's); QRY_ENOTFOUND when there is none. */
+int qry_slice_span(sqlite3 *db, int64_t slice_id, int64_t *track, int64_t *ts, int64_t *end, struct qry_error *err);
+/* QRY_OK when track_id is one of the trace's tracks, else QRY_ENOTFOUND. */
+int qry_track_exists(sqlite3 *db, int64_t track_id, struct qry_error *err);
 int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_flows(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf *out, struct qry_error *err);

@@ -170,3 +170,40 @@ int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error 
 	}
 	return qcur_done(rc, qcur_close(&c, failed), err);
 }
+
+int qry_slice_span(sqlite3 *db, int64_t slice_id, int64_t *track, int64_t *ts, int64_t *end, struct qry_error *err)
+{
+	struct qcur c;
+	int rc;
+
+	rc = qcur_open(&c, db,
+		       "SELECT s.track_id, s.ts, CASE WHEN s.dur >= 0 THEN s.ts + s.dur ELSE max(s.ts, coalesce(("
+		       "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns'), s.ts)) END "
+		       "FROM slices s WHERE s.id = ?",
+		       err);
+	if (rc == QRY_OK) {
+		qcur_bind(&c, 1, slice_id);
+		if (qcur_step(&c)) {
+			*track = qcur_int(&c, 0);
+			*ts = qcur_int(&c, 1);
+			*end = qcur_int(&c, 2);
+		} else if (c.err == 0) {
+			rc = qry_fail(err, QRY_ENOTFOUND, "there is no slice with this id in the trace");
+		}
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
+}
+
+int qry_track_exists(sqlite3 *db, int64_t track_id, struct qry_error *err)
+{
+	struct qcur c;
+	int rc;
+
+	rc = qcur_open(&c, db, "SELECT 1 FROM tracks WHERE id = ?", err);
+	if (rc == QRY_OK) {
+		qcur_bind(&c, 1, track_id);
+		if (!qcur_step(&c) && c.err == 0)
+			rc = qry_fail(err, QRY_ENOTFOUND, "there is no track with this id in the trace");
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
+}

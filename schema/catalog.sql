@@ -2,7 +2,7 @@
 -- Each trace's own data lives in traces/<id>/: the uploaded bytes (source),
 -- for XRay the instrumented binary or symbol map (binary), and the database
 -- ingest made of them (trace.db, see trace.sql).
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 CREATE TABLE IF NOT EXISTS traces (
 	id INTEGER PRIMARY KEY,
@@ -66,3 +66,21 @@ CREATE TABLE IF NOT EXISTS sequence (
 	name TEXT PRIMARY KEY,
 	value INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- Notes a team writes on a trace (docs/API.md, Notes): on the whole trace
+-- (start_ns NULL), on a time range [start_ns, end_ns] of the trace's
+-- clock, optionally on one track, or on one slice (slice_id, with the
+-- slice's range and track). Removed with their trace.
+CREATE TABLE IF NOT EXISTS notes (
+	id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused
+	trace_id INTEGER NOT NULL,
+	start_ns INTEGER,
+	end_ns INTEGER,
+	track_id INTEGER,
+	slice_id INTEGER,
+	text TEXT NOT NULL,
+	author TEXT NOT NULL,
+	created_at TEXT NOT NULL,     -- RFC 3339, UTC
+	edited_at TEXT                -- NULL: never edited
+);
+CREATE INDEX IF NOT EXISTS notes_trace ON notes(trace_id, id);

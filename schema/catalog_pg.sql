@@ -5,7 +5,7 @@
 -- at once do not race; every statement is idempotent, and a later version
 -- adds its changes below as more such statements (ALTER TABLE ... ADD
 -- COLUMN IF NOT EXISTS). A server refuses a database of a newer version.
--- schema_version = 2
+-- schema_version = 3
 
 CREATE TABLE IF NOT EXISTS schema_version (
 	version integer NOT NULL
@@ -93,6 +93,22 @@ CREATE TABLE IF NOT EXISTS jobs (
 -- version 2: the file holding a trace's database (NULL = trace.db); a shared
 -- ingest job publishes its result as trace-<token>.db, one object per claim.
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS db_file text;
+
+-- version 3: notes on traces (see catalog.sql), read by every server straight
+-- from here, so that a note saved through one server shows on all at once.
+CREATE TABLE IF NOT EXISTS notes (
+	id bigserial PRIMARY KEY,
+	trace_id bigint NOT NULL,
+	start_ns bigint,
+	end_ns bigint,
+	track_id bigint,
+	slice_id bigint,
+	text text NOT NULL,
+	author text NOT NULL,
+	created_at text NOT NULL,
+	edited_at text
+);
+CREATE INDEX IF NOT EXISTS notes_trace ON notes (trace_id, id);
 
 -- optional: pg_trgm
 -- Search finds names that contain the text in any case (ASCII letters, as

@@ -519,7 +519,8 @@ static enum MHD_Result h_trace(struct call *x)
 	if ((rc = cat_json(x->s->cat, x->ids[0], &b)) != 0) {
 		jb_fini(&b);
 		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN)
-					      : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		       : rc == -2 ? srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be read")
+				  : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	}
 	return srv_send_json(x->c, x->r, 200, &b);
 }
@@ -899,6 +900,12 @@ static const struct route routes[] = {
 	{ "GET", "/api/traces/{id}/search", NULL, q_search, NULL },
 	{ "GET", "/api/traces/{id}/thread_states", NULL, q_thread_states, NULL },
 	{ "POST", "/api/traces/{id}/query", NULL, q_sql, NULL },
+	{ "GET", "/api/traces/{id}/notes", srv_h_notes_of_trace, NULL, NULL },
+	{ "POST", "/api/traces/{id}/notes", srv_h_note_create, NULL, NULL },
+	{ "GET", "/api/notes/?", srv_h_notes, NULL, NULL },
+	{ "GET", "/api/notes/{id}/?", srv_h_note, NULL, NULL },
+	{ "PATCH", "/api/notes/{id}/?", srv_h_note_edit, NULL, NULL },
+	{ "DELETE", "/api/notes/{id}/?", srv_h_note_delete, NULL, NULL },
 	{ "GET", "/api/search", h_search, NULL, NULL },
 	{ "GET", "/api/compare", h_compare, NULL, NULL },
 	{ "GET", "/api/library", h_library, NULL, NULL },

@@ -17,6 +17,7 @@
 
 #include "../capture/capture.h"
 #include "../catalog/catalog.h"
+#include "../catalog/notes.h"
 #include "../query/query.h"
 
 /* ---- reply cache (cache.c) ---- */
@@ -205,6 +206,15 @@ enum MHD_Result srv_h_provider_connect(struct call *x);
 /* Closes a provider's upgraded connection (the manager's close hook; http.c
  * gives it the suspend and resume hooks the catalog uses too). */
 void srv_close_upgraded(void *handle);
+
+/* ---- notes (notes.c) ---- */
+
+enum MHD_Result srv_h_note_create(struct call *x);
+enum MHD_Result srv_h_notes_of_trace(struct call *x);
+enum MHD_Result srv_h_notes(struct call *x);
+enum MHD_Result srv_h_note(struct call *x);
+enum MHD_Result srv_h_note_edit(struct call *x);
+enum MHD_Result srv_h_note_delete(struct call *x);
 
 /* ---- static files (static.c) ---- */
 

@@ -387,6 +387,137 @@ static void test_search(void **state)
 	cat_close(c);
 }
 
+static char *notes_json(struct catalog *c, const struct cat_note_query *q, int *rc)
+{
+	char err[256];
+	struct jbuf b;
+
+	jb_init(&b);
+	*rc = cat_notes_json(c, q, &b, err, sizeof(err));
+	jb_raw(&b, "", 1);
+	return jb_take(&b, NULL);
+}
+
+/* Notes: the same answers from both backends (created_at masked, edited_at
+ * too), every order and filter, the errors, and notes gone with their trace. */
+static void test_notes(void **state)
+{
+	struct backend *b = *state;
+	char dir[256], url[512], f1[300], err[256], *s;
+	struct catalog *c = fresh_cat(b, dir, url);
+	struct cat_note_in in = { 0 };
+	struct cat_note_query q = { 0 };
+	int64_t t1, t2, queued, start, end;
+	struct jbuf j;
+	int rc, i;
+
+	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
+	if (access(f1, R_OK) != 0)
+		gen(f1, 11);
+	assert_int_equal(cat_start(c), 0);
+	t1 = add(c, "one", NULL, f1);
+	t2 = add(c, "two", NULL, f1);
+	wait_ready(c, t1);
+	wait_ready(c, t2);
+	cat_stop(c); /* the next stays queued */
+	queued = add(c, "waiting", NULL, NULL);
+	assert_int_equal(cat_note_target(c, t1, &start, &end), 0);
+	assert_true(start < end);
+	jb_init(&j);
+	in.text = "Whole trace, GC";
+	in.author = "ana";
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), 0);
+	in.has_range = 1;
+	in.start_ns = end;
+	in.end_ns = end;
+	in.text = "at the very end";
+	in.author = NULL;
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), 0);
+	in.start_ns = start;
+	in.end_ns = start + 1;
+	in.track = 1;
+	in.text = "the start\non a track";
+	in.author = "bo";
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), 0);
+	in.track = 0;
+	in.text = "other trace, gc too";
+	assert_int_equal(cat_note_add(c, t2, &in, &j, err, sizeof(err)), 0);
+	/* what is refused changes nothing */
+	in.end_ns = end + 1;
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	in.start_ns = start + 2;
+	in.end_ns = start + 1;
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	in.has_range = 0;
+	in.text = "";
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	in.text = "x";
+	in.author = "a\nb";
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	in.author = NULL;
+	assert_int_equal(cat_note_add(c, queued, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTREADY);
+	assert_int_equal(cat_note_add(c, queued + 100, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTRACE);
+	jb_fini(&j);
+	/* a trace's, by time; every trace's, newest first, filtered, paged */
+	q.trace = t1;
+	q.by_time = 1;
+	s = notes_json(c, &q, &rc);
+	assert_int_equal(rc, 0);
+	assert_true(strstr(s, "Whole trace") < strstr(s, "the start") && strstr(s, "the start") < strstr(s, "very end"));
+	note(b, "notes of a trace", s);
+	free(s);
+	memset(&q, 0, sizeof(q));
+	q.q = "GC";
+	s = notes_json(c, &q, &rc);
+	assert_true(strstr(s, "other trace") < strstr(s, "Whole trace"));
+	assert_null(strstr(s, "the start"));
+	note(b, "notes q", s);
+	free(s);
+	q.q = NULL;
+	q.author = "bo";
+	q.limit = 1;
+	s = notes_json(c, &q, &rc);
+	assert_non_null(strstr(s, "other trace"));
+	assert_null(strstr(s, "the start"));
+	assert_null(strstr(s, "\"next_before\":null"));
+	note(b, "notes page 1", s);
+	free(s);
+	q.before = 4;
+	s = notes_json(c, &q, &rc);
+	assert_non_null(strstr(s, "the start"));
+	assert_non_null(strstr(s, "\"next_before\":null"));
+	note(b, "notes page 2", s);
+	free(s);
+	/* counted in the library, found by its q */
+	s = list_json(c, "very END", NULL, CAT_SORT_CREATED, 1, 10, NULL, &rc);
+	assert_non_null(strstr(s, "\"total\":1"));
+	assert_non_null(strstr(s, "\"notes\":3"));
+	note(b, "library q", s);
+	free(s);
+	/* edits and removals */
+	jb_init(&j);
+	assert_int_equal(cat_note_edit(c, 2, "at the end", NULL, &j, err, sizeof(err)), 0);
+	assert_int_equal(cat_note_edit(c, 99, "x", NULL, &j, err, sizeof(err)), CAT_NOTE_ENONOTE);
+	assert_int_equal(cat_note_edit(c, 2, NULL, NULL, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	jb_fini(&j);
+	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), 0);
+	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), CAT_NOTE_ENONOTE);
+	/* gone with their trace, kept across a reopening otherwise */
+	assert_int_equal(cat_delete(c, t1), 0);
+	cat_close(c);
+	c = open_cat(dir, b->pg ? url : NULL);
+	memset(&q, 0, sizeof(q));
+	s = notes_json(c, &q, &rc);
+	for (i = 0; s[i]; i++) /* edited_at masked as created_at is */
+		if (strncmp(s + i, "\"edited_at\":\"", 13) == 0)
+			memcpy(s + i + 1, "created", 7);
+	assert_null(strstr(s, "Whole trace"));
+	assert_non_null(strstr(s, "other trace"));
+	note(b, "notes after delete", s);
+	free(s);
+	cat_close(c);
+}
+
 enum { SPEED_TRACES = 1000, SPEED_RUNS = 7 };
 
 static int ms_cmp(const void *a, const void *b)
@@ -987,6 +1118,8 @@ int main(void)
 		cmocka_unit_test_prestate(test_records, &g_pg),
 		cmocka_unit_test_prestate(test_search, &g_sqlite),
 		cmocka_unit_test_prestate(test_search, &g_pg),
+		cmocka_unit_test_prestate(test_notes, &g_sqlite),
+		cmocka_unit_test_prestate(test_notes, &g_pg),
 		cmocka_unit_test(test_same_answers),
 		cmocka_unit_test_prestate(test_search_speed, &g_sqlite),
 		cmocka_unit_test_prestate(test_search_speed, &g_pg),

@@ -27,6 +27,7 @@ static struct {
 	int64_t id[NTRACES];
 	char *before[NTRACES][3]; /* trace object, tracks, slices of track 1 */
 	char *search;             /* /api/search?q=frame */
+	char *notes;              /* /api/traces/{id[0]}/notes */
 } T;
 
 /* GET path, parsed, without what a store counts differently (the
@@ -117,8 +118,13 @@ static void t_library(void **state)
 				       "\"description\":\"the first\"}", 200));
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, T.id[2]);
 	cJSON_Delete(t_call("PATCH", path, "{\"labels\":{\"team\":\"b\"},\"name\":\"renamed\"}", 200));
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/notes", T.id[0]);
+	cJSON_Delete(t_call("POST", path, "{\"text\":\"the whole run\",\"author\":\"ana\"}", 201));
+	cJSON_Delete(t_call("POST", path, "{\"text\":\"its first slice\",\"slice_id\":1}", 201));
+	T.notes = sc_body(path, 200, NULL);
 	for (k = 0; k < NTRACES; k++)
 		replies(T.id[k], T.before[k]);
+	assert_non_null(strstr(T.before[0][0], "\"notes\":2"));
 	assert_non_null(strstr(T.before[0][0], "\"pinned\":true"));
 	assert_non_null(strstr(T.before[0][0], "\"team\":\"a\""));
 	T.search = sc_body("/api/search?q=frame", 200, NULL);
@@ -150,6 +156,14 @@ static void t_migrate_and_serve(void **state)
 	s = sc_body("/api/search?q=frame", 200, NULL);
 	assert_string_equal(s, T.search);
 	free(s);
+	{ /* notes move with their trace (into an empty catalog: the same ids) */
+		char path[96];
+
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/notes", T.id[0]);
+		s = sc_body(path, 200, NULL);
+		assert_string_equal(s, T.notes);
+		free(s);
+	}
 	sc_health_all_n(&T.w, 1, 200, 2000);
 }
 
@@ -230,6 +244,7 @@ static int teardown(void **state)
 		for (i = 0; i < 3; i++)
 			free(T.before[k][i]);
 	free(T.search);
+	free(T.notes);
 	return 0;
 }
 

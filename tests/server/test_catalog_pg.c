@@ -120,6 +120,44 @@ static void test_edits_hold(void **state)
 	cJSON_Delete(t_call("PATCH", path, "{\"labels\":{\"team\":\"b\"}}", 200));
 }
 
+/* A note saved through one server is there through the other at once
+ * (both read the catalog's database, no copy), edited and removed the
+ * same way; the library counts it on both, and its q finds it. */
+static void test_notes_shared(void **state)
+{
+	char path[128], body[256], npath[128];
+	cJSON *n, *l;
+	int64_t id;
+
+	(void)state;
+	use(0);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/notes", W.id);
+	n = t_call("POST", path, "{\"text\":\"the GC stalls here, bug 1234\",\"author\":\"ana\"}", 201);
+	id = num(n, "id");
+	cJSON_Delete(n);
+	use(1);
+	l = t_get(path);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "notes")), 1);
+	assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "notes"), 0), "author"), "ana");
+	cJSON_Delete(l);
+	t_fmt(npath, sizeof(npath), "/api/notes/%" PRId64, id);
+	t_fmt(body, sizeof(body), "{\"text\":\"the GC, see bug 1234\"}");
+	cJSON_Delete(t_call("PATCH", npath, body, 200));
+	use(0);
+	n = t_get(npath);
+	assert_string_equal(str(n, "text"), "the GC, see bug 1234");
+	assert_non_null(str(n, "edited_at"));
+	cJSON_Delete(n);
+	l = t_get("/api/traces?q=BUG%201234");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(l, "traces")), 1);
+	assert_int_equal(num(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "traces"), 0), "notes"), 1);
+	cJSON_Delete(l);
+	cJSON_Delete(t_call("DELETE", npath, NULL, 204));
+	use(1);
+	t_error("GET", npath, NULL, 404, "not_found");
+	t_error("DELETE", npath, NULL, 404, "not_found");
+}
+
 static void test_down_and_back(void **state)
 {
 	struct su_req q = { "GET", "/api/traces", NULL, NULL, 0, 0, 0 };
@@ -227,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_edits_hold),
+		cmocka_unit_test(test_notes_shared),
 		cmocka_unit_test(test_down_and_back),
 		cmocka_unit_test(test_clean_stop),
 	};
