@@ -30,10 +30,10 @@ TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
-CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/notes.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
 	capture/fifo.c capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
@@ -171,11 +171,12 @@ $(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_uti
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
-integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/test_library $(B)/tests/server/test_notes $(B)/tests/server/test_live $(B)/tests/server/test_metrics \
+integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/test_library $(B)/tests/server/test_notes $(B)/tests/server/test_trends $(B)/tests/server/test_live $(B)/tests/server/test_metrics \
 	$(B)/tests/server/test_preview $(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_server
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_library
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_notes
+	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_trends
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_live
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_preview
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_metrics

@@ -154,6 +154,34 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  */
 int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
 
+/* The ready traces f selects (its sort, limit and cursor unused), newest
+ * first: for running something on each. 0, -1 or CAT_EUNAVAILABLE (err). */
+struct cat_match {
+	int64_t id;
+	char *name;
+	char *labels_json; /* the trace's labels as a JSON object */
+};
+int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match **out, size_t *n, char *err,
+		 size_t errlen);
+void cat_matching_free(struct cat_match *v, size_t n);
+
+/* Trends (trends.c): one slice name across the traces f selects (its
+ * sort, limit and cursor unused). */
+enum cat_trend_stat { CAT_TREND_P50, CAT_TREND_P95, CAT_TREND_MAX, CAT_TREND_AVG };
+struct cat_trend_opts {
+	const char *name;         /* the slice name, exactly */
+	const char *order_label;  /* order by this label's value; NULL: by upload */
+	enum cat_trend_stat stat; /* what a regression is measured on */
+	double threshold;         /* a point more than this share above the median
+				   * of the points before it is a regression */
+};
+/* "p50", "p95", "max", "avg"; 0, or -1 for another. */
+int cat_trend_stat_parse(const char *s, enum cat_trend_stat *out);
+/* Appends {"name", "order", "stat", "threshold", "points": [...],
+ * "unindexed"}; 0, -1 (err says why) or CAT_EUNAVAILABLE. */
+int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct cat_trend_opts *o, struct jbuf *out,
+		    char *err, size_t errlen);
+
 /*
  * Live traces: a stream ingested while it arrives (docs/API.md, Live
  * traces). cat_live_open records a trace with status "live" and an empty

@@ -148,6 +148,12 @@ struct cat_note_counts {
 int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc, char *err, size_t errlen);
 const struct cat_note_count *cat_note_count_find(const struct cat_note_counts *nc, int64_t trace);
 void cat_note_counts_free(struct cat_note_counts *nc);
+
+/* Whether r passes the library's filters (list.c); notes: cat_note_counts
+ * of f->q. Under mu. */
+int cat_filter_matches(const struct trace_rec *r, const struct cat_filter *f, const struct cat_note_counts *notes);
+/* The value of r's label key; NULL when it has none. */
+const char *cat_label_value(const struct trace_rec *r, const char *key);
 /* The labels object {"key": "value", ...}, keys in byte order. */
 void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
 /* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */

@@ -150,6 +150,9 @@ struct catdb_ops {
 			 int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen);
 	int (*note_counts)(struct catdb *db, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
 			   size_t errlen);
+	/* As search, the rows of exactly this name, in trace order (trends). */
+	int (*name_exact)(struct catdb *db, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
+			  void *ctx, char *err, size_t errlen);
 	void (*close)(struct catdb *db);
 };
 

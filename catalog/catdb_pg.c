@@ -823,31 +823,19 @@ static char *like_pattern(const char *q)
 /* Binary results: the numbers come as 8 big-endian bytes, the sketch as
  * its bytes, the name as text. Rows in trace order only: names.c picks
  * each trace's first names itself, cheaper than a sort by name here. */
-static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
-		     char *err, size_t errlen)
+/* Rows of the name index that sql (its one parameter param) selects. */
+static int name_rows(struct catdb *d, const char *sql, const char *param,
+		     int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx, char *err, size_t errlen)
 {
 	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
 	struct catdb_name_row h;
-	char *pat = like_pattern(q);
-	const char *vals[1] = { pat };
+	const char *vals[1] = { param };
 	PGresult *res;
 	int i, n, rc;
 
-	if (pat == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return CATDB_EFAIL;
-	}
-	if ((rc = pg_enter(p, "BEGIN READ ONLY", "a search", err, errlen)) != CATDB_OK) {
-		free(pat);
+	if ((rc = pg_enter(p, "BEGIN READ ONLY", "a search", err, errlen)) != CATDB_OK)
 		return rc;
-	}
-	res = PQexecParams(p->conn,
-			   "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
-			   "FROM names n JOIN name_stats s ON s.name_id = n.id "
-			   "WHERE translate(n.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE $1 "
-			   "ORDER BY s.trace_id",
-			   1, NULL, vals, NULL, NULL, 1);
-	free(pat);
+	res = PQexecParams(p->conn, sql, 1, NULL, vals, NULL, NULL, 1);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		return pg_leave(p, pg_fail(p, "a search", res, err, errlen), "a search", err, errlen);
 	n = PQntuples(res);
@@ -867,6 +855,35 @@ static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 	}
 	PQclear(res);
 	return pg_leave(p, rc, "a search", err, errlen);
+}
+
+static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
+		     char *err, size_t errlen)
+{
+	char *pat = like_pattern(q);
+	int rc;
+
+	if (pat == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return CATDB_EFAIL;
+	}
+	rc = name_rows(d,
+		       "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+		       "FROM names n JOIN name_stats s ON s.name_id = n.id "
+		       "WHERE translate(n.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE $1 "
+		       "ORDER BY s.trace_id",
+		       pat, row, ctx, err, errlen);
+	free(pat);
+	return rc;
+}
+
+static int pg_name_exact(struct catdb *d, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
+			 void *ctx, char *err, size_t errlen)
+{
+	return name_rows(d,
+			 "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+			 "FROM names n JOIN name_stats s ON s.name_id = n.id WHERE n.name = $1 ORDER BY s.trace_id",
+			 name, row, ctx, err, errlen);
 }
 
 static int pg_ping(struct catdb *d, char *err, size_t errlen)
@@ -1266,7 +1283,7 @@ static void pg_notice_drop(void *arg, const char *message)
 static const struct catdb_ops pg_ops = {
 	pg_load, pg_save, pg_remove, pg_next_id, pg_index, pg_unindex, pg_search, pg_ping,
 	pg_job_queue, pg_job_claim, pg_job_renew, pg_job_done,
-	pg_note_add, pg_note_edit, pg_note_remove, pg_note_list, pg_note_counts, pg_close,
+	pg_note_add, pg_note_edit, pg_note_remove, pg_note_list, pg_note_counts, pg_name_exact, pg_close,
 };
 
 /*

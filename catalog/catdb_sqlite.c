@@ -394,8 +394,9 @@ static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
 
 /* CROSS JOIN keeps names the outer loop: left to itself the planner walks
  * name_stats in trace order to spare the sort, reading every row. */
-static int sq_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
-		     char *err, size_t errlen)
+/* Rows of the name index that sql (its one parameter q) selects. */
+static int name_rows(struct catdb *d, const char *sql, const char *q,
+		     int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	struct catdb_name_row h;
@@ -403,11 +404,7 @@ static int sq_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 	int rc;
 
 	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
-			       "FROM names n CROSS JOIN name_stats s ON s.name_id = n.id "
-			       "WHERE instr(lower(n.name), lower(?1)) > 0 ORDER BY s.trace_id, n.name",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->reader, sql, -1, &st, NULL) != SQLITE_OK) {
 		fail(s->reader, "a search", err, errlen);
 		pthread_mutex_unlock(&s->read_mu);
 		return CATDB_EFAIL;
@@ -432,6 +429,25 @@ static int sq_search(struct catdb *d, const char *q, int (*row)(void *ctx, const
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&s->read_mu);
 	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
+}
+
+static int sq_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
+		     char *err, size_t errlen)
+{
+	return name_rows(d,
+			 "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+			 "FROM names n CROSS JOIN name_stats s ON s.name_id = n.id "
+			 "WHERE instr(lower(n.name), lower(?1)) > 0 ORDER BY s.trace_id, n.name",
+			 q, row, ctx, err, errlen);
+}
+
+static int sq_name_exact(struct catdb *d, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
+			 void *ctx, char *err, size_t errlen)
+{
+	return name_rows(d,
+			 "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
+			 "FROM names n CROSS JOIN name_stats s ON s.name_id = n.id WHERE n.name = ?1 ORDER BY s.trace_id",
+			 name, row, ctx, err, errlen);
 }
 
 static int sq_ping(struct catdb *d, char *err, size_t errlen)
@@ -719,7 +735,7 @@ static int persist_wal(sqlite3 *db)
 static const struct catdb_ops sqlite_ops = {
 	sq_load, sq_save, sq_remove, sq_next_id, sq_index, sq_unindex, sq_search, sq_ping,
 	NULL, NULL, NULL, NULL, /* no shared jobs: one server, its queue in memory */
-	sq_note_add, sq_note_edit, sq_note_remove, sq_note_list, sq_note_counts,
+	sq_note_add, sq_note_edit, sq_note_remove, sq_note_list, sq_note_counts, sq_name_exact,
 	sq_close,
 };
 

@@ -26,7 +26,7 @@ static int contains(const char *hay, const char *needle)
 	return n == 0;
 }
 
-static const char *label_value(const struct trace_rec *r, const char *key)
+const char *cat_label_value(const struct trace_rec *r, const char *key)
 {
 	size_t i;
 
@@ -36,7 +36,7 @@ static const char *label_value(const struct trace_rec *r, const char *key)
 	return NULL;
 }
 
-static int matches(const struct trace_rec *r, const struct cat_filter *f, const struct cat_note_counts *notes)
+int cat_filter_matches(const struct trace_rec *r, const struct cat_filter *f, const struct cat_note_counts *notes)
 {
 	size_t i;
 
@@ -51,7 +51,7 @@ static int matches(const struct trace_rec *r, const struct cat_filter *f, const 
 	if (r->size < f->min_size || r->size > f->max_size)
 		return 0;
 	for (i = 0; i < f->nlabels; i++) {
-		const char *v = label_value(r, f->labels[i].key);
+		const char *v = cat_label_value(r, f->labels[i].key);
 
 		if (v == NULL || (!f->bare[i] && strcmp(v, f->labels[i].value) != 0))
 			return 0;
@@ -254,7 +254,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 		return -1;
 	}
 	for (i = 0; i < c->n; i++)
-		if (matches(c->v[i], f, &nc))
+		if (cat_filter_matches(c->v[i], f, &nc))
 			v[n++] = c->v[i];
 	g_sorter.sort = f->sort;
 	g_sorter.desc = f->desc;
@@ -288,4 +288,64 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	free(v);
 	cat_note_counts_free(&nc);
 	return 0;
+}
+
+int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match **out, size_t *nout, char *err,
+		 size_t errlen)
+{
+	struct cat_note_counts nc;
+	struct cat_match *v = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0)
+		return rc == CAT_EUNAVAILABLE ? rc : -1;
+	pthread_mutex_lock(&c->mu);
+	if (cat_sync_locked(c, 0) != 0) {
+		snprintf(err, errlen, "the catalog's database cannot be reached now; try again shortly");
+		rc = CAT_EUNAVAILABLE;
+	} else if ((v = calloc(c->n + 1, sizeof(*v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	/* newest first, as the library lists them */
+	for (i = c->n; rc == 0 && i > 0; i--) {
+		const struct trace_rec *r = c->v[i - 1];
+		struct jbuf b;
+
+		if (r->status != TS_READY || !cat_filter_matches(r, f, &nc))
+			continue;
+		jb_init(&b);
+		cat_labels_json(r, &b);
+		jb_raw(&b, "", 1);
+		v[n].id = r->id;
+		v[n].name = strdup(r->name);
+		v[n].labels_json = jb_take(&b, NULL);
+		if (v[n++].name == NULL || v[n - 1].labels_json == NULL) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	cat_note_counts_free(&nc);
+	if (rc != 0) {
+		cat_matching_free(v, n);
+		return rc;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+void cat_matching_free(struct cat_match *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++) {
+		free(v[i].name);
+		free(v[i].labels_json);
+	}
+	free(v);
 }

@@ -142,6 +142,9 @@ int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct
 int qry_stats(sqlite3 *db, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 /* Runs one read-only statement with time and row limits. */
 int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err);
+/* The same with a row limit and a time limit of the caller's. */
+int qry_sql_limited(sqlite3 *db, const char *sql, size_t len, int64_t max_rows, int64_t max_ms, struct jbuf *out,
+		    struct qry_error *err);
 
 
 /* Chrome Trace Event JSON export, streamed: open, read until 0, close.

@@ -35,6 +35,8 @@ static int sql_authorizer(void *ctx, int action, const char *a, const char *b, c
 
 struct sql_clock {
 	struct timespec t0;
+	int64_t max_ms;
+	int64_t max_rows;
 	int expired;
 };
 
@@ -44,7 +46,7 @@ static int sql_progress(void *ctx)
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	if ((t.tv_sec - c->t0.tv_sec) * 1000 + (t.tv_nsec - c->t0.tv_nsec) / 1000000 > QRY_SQL_MAX_MS)
+	if ((t.tv_sec - c->t0.tv_sec) * 1000 + (t.tv_nsec - c->t0.tv_nsec) / 1000000 > c->max_ms)
 		c->expired = 1;
 	return c->expired;
 }
@@ -62,7 +64,7 @@ static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct
 	jb_key(out, "rows");
 	jb_arr(out);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (rows++ >= QRY_SQL_MAX_ROWS) {
+		if (rows++ >= clk->max_rows) {
 			truncated = 1;
 			break;
 		}
@@ -77,8 +79,8 @@ static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct
 	jb_obj_end(out);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		if (clk->expired)
-			return qry_fail(err, QRY_ELIMIT, "the query ran longer than the limit of %s and was stopped",
-				    "5 seconds");
+			return qry_fail(err, QRY_ELIMIT, "the query ran longer than the limit of %lld ms and was stopped",
+					(long long)clk->max_ms);
 		return qry_fail(err, QRY_EINVAL, "the query failed: %s", sqlite3_errmsg(db));
 	}
 	return QRY_OK;
@@ -107,7 +109,13 @@ static int tail_is_empty(sqlite3 *db, const char *tail, size_t len)
 
 int qry_sql(sqlite3 *db, const char *sql, size_t len, struct jbuf *out, struct qry_error *err)
 {
-	struct sql_clock clk = { 0 };
+	return qry_sql_limited(db, sql, len, QRY_SQL_MAX_ROWS, QRY_SQL_MAX_MS, out, err);
+}
+
+int qry_sql_limited(sqlite3 *db, const char *sql, size_t len, int64_t max_rows, int64_t max_ms, struct jbuf *out,
+		    struct qry_error *err)
+{
+	struct sql_clock clk = { .max_ms = max_ms, .max_rows = max_rows };
 	sqlite3_stmt *st = NULL;
 	const char *tail = NULL;
 	int rc;

@@ -371,50 +371,10 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 
 /* ---- traces ----------------------------------------------------------------- */
 
-static int parse_time(const char *s, int64_t *out)
-{
-	struct tm tm;
-	const char *end;
-
-	memset(&tm, 0, sizeof(tm));
-	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) == NULL || *end != '\0') {
-		memset(&tm, 0, sizeof(tm));
-		if ((end = strptime(s, "%Y-%m-%d", &tm)) == NULL || *end != '\0')
-			return -1;
-	}
-	*out = (int64_t)timegm(&tm);
-	return 0;
-}
-
-struct label_args {
-	struct cat_filter *f;
-	char err[256];
-};
-
-static enum MHD_Result filter_label(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
-{
-	struct label_args *a = cls;
-	struct cat_filter *f = a->f;
-
-	(void)kind;
-	if (strcmp(k, "label") != 0 || a->err[0])
-		return MHD_YES;
-	if (f->nlabels == CAT_MAX_FILTER_LABELS) {
-		snprintf(a->err, sizeof(a->err), "at most %d 'label' filters", CAT_MAX_FILTER_LABELS);
-		return MHD_NO;
-	}
-	if (cat_label_parse(v ? v : "", 1, &f->labels[f->nlabels], a->err, sizeof(a->err)) != 0)
-		return MHD_NO;
-	f->bare[f->nlabels] = v == NULL || strchr(v, '=') == NULL;
-	f->nlabels++;
-	return MHD_YES;
-}
-
 /* GET /api/traces: filters, sort, pages (docs/API.md). */
 static enum MHD_Result h_list(struct call *x)
 {
 	struct cat_filter *f = calloc(1, sizeof(*f));
-	struct label_args la = { f, "" };
 	const char *s;
 	char err[256];
 	struct jbuf b;
@@ -424,53 +384,8 @@ static enum MHD_Result h_list(struct call *x)
 
 	if (f == NULL)
 		return srv_send_error(x->c, x->r, 500, "out_of_memory", "the server ran out of memory");
-	f->q = arg(x, "q");
-	f->format = arg(x, "format");
-	f->status = -1;
-	f->pinned = -1;
-	f->after = INT64_MIN;
-	f->before = INT64_MAX;
-	f->max_size = UINT64_MAX;
-	MHD_get_connection_values(x->c, MHD_GET_ARGUMENT_KIND, filter_label, &la);
-	if (la.err[0]) {
-		ret = srv_send_error(x->c, x->r, 400, "bad_label", la.err);
-		goto out;
-	}
-	if ((s = arg(x, "status")) != NULL) {
-		for (f->status = 0; f->status < TS_NSTATUS && strcmp(s, cat_status_name(f->status)) != 0; f->status++)
-			;
-		if (f->status == TS_NSTATUS) {
-			ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
-					     "'status' must be queued, ingesting, ready, failed or live");
-			goto out;
-		}
-	}
-	if (f->format && strcmp(f->format, "fxt") != 0 && strcmp(f->format, "xray-fdr") != 0) {
-		ret = srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be fxt or xray-fdr");
-		goto out;
-	}
-	if ((s = arg(x, "pinned")) != NULL) {
-		if (strcmp(s, "true") != 0 && strcmp(s, "false") != 0) {
-			ret = srv_send_error(x->c, x->r, 400, "bad_parameter", "'pinned' must be true or false");
-			goto out;
-		}
-		f->pinned = strcmp(s, "true") == 0;
-	}
-	if (((s = arg(x, "uploaded_after")) != NULL && parse_time(s, &f->after) != 0) ||
-	    ((s = arg(x, "uploaded_before")) != NULL && parse_time(s, &f->before) != 0)) {
-		ret = srv_send_error(x->c, x->r, 400, "bad_parameter",
-				     "'uploaded_after' and 'uploaded_before' are dates: YYYY-MM-DD or "
-				     "YYYY-MM-DDTHH:MM:SSZ (UTC)");
-		goto out;
-	}
-	if ((s = arg(x, "uploaded_before")) != NULL && strchr(s, 'T') == NULL)
-		f->before += 86399; /* a date covers its whole day */
-	if (srv_param_i64(x->c, x->r, "min_size", 0, 0, INT64_MAX, &v, 0) != 0)
+	if (srv_library_filter(x, f) != 0)
 		goto answered;
-	f->min_size = (uint64_t)v;
-	if (srv_param_i64(x->c, x->r, "max_size", INT64_MAX, 0, INT64_MAX, &v, 0) != 0)
-		goto answered;
-	f->max_size = arg(x, "max_size") ? (uint64_t)v : UINT64_MAX;
 	if (srv_param_i64(x->c, x->r, "limit", CAT_LIST_MAX, 1, CAT_LIST_MAX, &v, 0) != 0)
 		goto answered;
 	f->limit = (size_t)v;
@@ -906,6 +821,8 @@ static const struct route routes[] = {
 	{ "GET", "/api/notes/{id}/?", srv_h_note, NULL, NULL },
 	{ "PATCH", "/api/notes/{id}/?", srv_h_note_edit, NULL, NULL },
 	{ "DELETE", "/api/notes/{id}/?", srv_h_note_delete, NULL, NULL },
+	{ "GET", "/api/trends", srv_h_trends, NULL, NULL },
+	{ "POST", "/api/query", srv_h_query_many, NULL, NULL },
 	{ "GET", "/api/search", h_search, NULL, NULL },
 	{ "GET", "/api/compare", h_compare, NULL, NULL },
 	{ "GET", "/api/library", h_library, NULL, NULL },

@@ -207,6 +207,15 @@ enum MHD_Result srv_h_provider_connect(struct call *x);
  * gives it the suspend and resume hooks the catalog uses too). */
 void srv_close_upgraded(void *handle);
 
+/* ---- the library (library.c) ---- */
+
+/* The library's filters of GET /api/traces (docs/API.md) from the query
+ * string into f (sort by creation, no limit); 0, or -1 having answered
+ * 400. */
+int srv_library_filter(struct call *x, struct cat_filter *f);
+enum MHD_Result srv_h_trends(struct call *x);
+enum MHD_Result srv_h_query_many(struct call *x);
+
 /* ---- notes (notes.c) ---- */
 
 enum MHD_Result srv_h_note_create(struct call *x);
