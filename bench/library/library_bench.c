@@ -7,6 +7,10 @@
  *   library_bench inside --port P --trace ID --q TEXT [--samples N]
  *   library_bench base-across --data DIR --q TEXT [--samples N]
  *   library_bench base-inside --db TRACE.DB --q TEXT [--samples N]
+ *   library_bench trend --port P --q NAME [--samples N]
+ *   library_bench many --port P --q SQL [--samples N]
+ *   library_bench base-many --data DIR --q SQL [--samples N]
+ *   library_bench notes --port P --trace ID [--samples N]
  *
  * across: GET /api/search?q=TEXT, N times on one keep-alive connection.
  * inside: GET /api/traces/ID/search?q=TEXT&limit=1000 (the first page), N
@@ -18,6 +22,13 @@
  * catalog's index costs.
  * base-inside: the first page by a scan of the slices table (NOT INDEXED),
  * as the server did before the name index.
+ * trend: GET /api/trends?name=NAME&order=label:build (the catalog's index
+ * alone; rows = points).
+ * many: POST /api/query with the statement SQL on every trace, a worker per
+ * core (rows = traces answered); base-many: the same statement on every
+ * DIR/traces/N/trace.db, opened one after another in this process.
+ * notes: GET /api/traces/ID/notes, a note added before each request (so
+ * that no reply is cached and each sees the one just saved: rows = notes).
  *
  * Prints "<mode> q=TEXT n=N p50_ms=X p95_ms=Y max_ms=Z rows=R". The
  * across/inside figures include the HTTP round trip on loopback.
@@ -69,8 +80,14 @@ static long count_of(const char *body, size_t len, const char *needle)
 	return n;
 }
 
-static int http_mode(int inside, int port, int64_t trace, const char *q, unsigned samples)
+enum http_kind { H_ACROSS, H_INSIDE, H_TREND, H_MANY, H_NOTES };
+
+static int http_mode(enum http_kind kind, int port, int64_t trace, const char *q, unsigned samples)
 {
+	static const char *const names[] = { "across", "inside", "trend", "many", "notes" };
+	static const char *const needles[] = { "\"p95_ns\"", "\"track_id\"", "\"regression\"", "\"labels\"",
+					       "\"author\"" };
+	const int inside = kind == H_INSIDE;
 	double *ms = calloc(samples, sizeof(*ms));
 	char path[512], qq[256];
 	long rows = 0;
@@ -87,6 +104,33 @@ static int http_mode(int inside, int port, int64_t trace, const char *q, unsigne
 		size_t k;
 		double t0;
 
+		if (kind == H_MANY || kind == H_NOTES) {
+			if (kind == H_MANY) {
+				snprintf(path, sizeof(path), "/api/query?n=%u", i);
+				rq.method = "POST";
+				rq.body = q;
+				rq.body_len = strlen(q);
+			} else {
+				struct su_req add = { "POST", path, NULL, "{\"text\":\"bench note\",\"author\":\"b\"}", 0, 0, 1 };
+
+				snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/notes", trace);
+				add.body_len = strlen(add.body);
+				if (su_exchange(fd, &add, &r, 60000) != 0 || r.status != 201) {
+					fprintf(stderr, "library_bench: adding a note failed (status %d)\n", r.status);
+					return 1;
+				}
+				su_resp_free(&r);
+			}
+			t0 = su_now();
+			if (su_exchange(fd, &rq, &r, 600000) != 0 || r.status != 200) {
+				fprintf(stderr, "library_bench: %s failed (status %d)\n", path, r.status);
+				return 1;
+			}
+			ms[i] = (su_now() - t0) * 1e3;
+			rows = count_of(r.body, r.body_len, needles[kind]);
+			su_resp_free(&r);
+			continue;
+		}
 		/* vary the letter case: the same search, never a cached reply */
 		snprintf(qq, sizeof(qq), "%s", q);
 		for (k = 0; qq[k]; k++)
@@ -94,6 +138,8 @@ static int http_mode(int inside, int port, int64_t trace, const char *q, unsigne
 				qq[k] = (char)(qq[k] >= 'a' && qq[k] <= 'z' ? qq[k] - 32 : qq[k]);
 		if (inside)
 			snprintf(path, sizeof(path), "/api/traces/%" PRId64 "/search?q=%s&limit=1000&n=%u", trace, qq, i);
+		else if (kind == H_TREND)
+			snprintf(path, sizeof(path), "/api/trends?name=%s&order=label:build&n=%u", q, i);
 		else
 			snprintf(path, sizeof(path), "/api/search?q=%s&n=%u", qq, i);
 		t0 = su_now();
@@ -102,10 +148,10 @@ static int http_mode(int inside, int port, int64_t trace, const char *q, unsigne
 			return 1;
 		}
 		ms[i] = (su_now() - t0) * 1e3;
-		rows = count_of(r.body, r.body_len, inside ? "\"track_id\"" : "\"p95_ns\"");
+		rows = count_of(r.body, r.body_len, needles[kind]);
 		su_resp_free(&r);
 	}
-	report(inside ? "inside" : "across", q, ms, samples, rows);
+	report(names[kind], kind == H_MANY ? "sql" : kind == H_NOTES ? "-" : q, ms, samples, rows);
 	free(ms);
 	return 0;
 }
@@ -180,6 +226,46 @@ static int base_across(const char *data, const char *q, unsigned samples)
 	return 0;
 }
 
+/* The statement sql on every trace database under data, one after another. */
+static int base_many(const char *data, const char *sql, unsigned samples)
+{
+	double *ms = calloc(samples, sizeof(*ms));
+	char dir[4096], path[4400];
+	long found = 0;
+	unsigned i;
+
+	snprintf(dir, sizeof(dir), "%s/traces", data);
+	for (i = 0; i < samples; i++) {
+		double t0 = su_now();
+		struct dirent *e;
+		DIR *d = opendir(dir);
+
+		found = 0;
+		while (d && (e = readdir(d)) != NULL) {
+			sqlite3 *db = NULL;
+			sqlite3_stmt *st;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/trace.db", dir, e->d_name);
+			if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+			    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+				while (sqlite3_step(st) == SQLITE_ROW)
+					g_sink += sqlite3_column_int64(st, 0);
+				sqlite3_finalize(st);
+				found++;
+			}
+			sqlite3_close(db);
+		}
+		if (d)
+			closedir(d);
+		ms[i] = (su_now() - t0) * 1e3;
+	}
+	report("base-many", "sql", ms, samples, found);
+	free(ms);
+	return 0;
+}
+
 static int base_inside(const char *dbpath, const char *q, unsigned samples)
 {
 	double *ms = calloc(samples, sizeof(*ms));
@@ -234,17 +320,26 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--db") == 0)
 			db = argv[i + 1];
 	}
+	if (strcmp(mode, "notes") == 0 && port && trace && samples)
+		return http_mode(H_NOTES, port, trace, "", samples);
 	if (q == NULL || samples == 0)
 		goto usage;
 	if (strcmp(mode, "across") == 0 && port)
-		return http_mode(0, port, 0, q, samples);
+		return http_mode(H_ACROSS, port, 0, q, samples);
 	if (strcmp(mode, "inside") == 0 && port && trace)
-		return http_mode(1, port, trace, q, samples);
+		return http_mode(H_INSIDE, port, trace, q, samples);
+	if (strcmp(mode, "trend") == 0 && port)
+		return http_mode(H_TREND, port, 0, q, samples);
+	if (strcmp(mode, "many") == 0 && port)
+		return http_mode(H_MANY, port, 0, q, samples);
+	if (strcmp(mode, "base-many") == 0 && data)
+		return base_many(data, q, samples);
 	if (strcmp(mode, "base-across") == 0 && data)
 		return base_across(data, q, samples);
 	if (strcmp(mode, "base-inside") == 0 && db)
 		return base_inside(db, q, samples);
 usage:
-	fprintf(stderr, "usage: library_bench across|inside|base-across|base-inside ... (see the header)\n");
+	fprintf(stderr, "usage: library_bench across|inside|base-across|base-inside|trend|many|base-many|notes ... (see "
+			"the header)\n");
 	return 2;
 }

@@ -15,8 +15,15 @@
 #    GET /api/traces/ID/search?q=TEXT, read through the name_index table
 #    index, next to base-inside: the same page by a scan of the slices
 #    table. speedup = base-inside p50 / inside p50.
+#  - trend: GET /api/trends of one name over the 1,000 traces (the
+#    catalog's index alone).
+#  - many: POST /api/query (one statement on each of the 1,000 traces, a
+#    worker per core) next to base-many: the same statement on each trace
+#    database opened one after another in one process. speedup =
+#    base-many p50 / many p50.
+#  - notes: GET /api/traces/1/notes, each right after a note was saved.
 # Targets: across p95 <= 100 ms over 1,000 traces; inside p95 <= 50 ms on
-# the 10M-slice trace.
+# the 10M-slice trace; trend p95 <= 100 ms; many <= 2 s; notes <= 10 ms.
 #
 # Environment: B, OUT (default build/bench-library), TRACES (default
 # 1000), EVENTS (events of the big trace, default 18000000: about 10.1 M
@@ -82,6 +89,15 @@ for q in Frame load; do
 	"$OUT/library_bench" base-across --data "$OUT/data" --q "$q" --samples 3 | tee -a "$OUT/across.txt"
 done
 
+# ---- the team's memory: trends, one query over the library, notes ---------------
+echo
+echo "== the team's memory over $TRACES traces"
+"$OUT/library_bench" trend --port "$PORT" --q Frame --samples "$SAMPLES" | tee -a "$OUT/memory.txt"
+MSQL="SELECT count(*), sum(dur) FROM slice_view WHERE name = 'Frame'"
+"$OUT/library_bench" many --port "$PORT" --q "$MSQL" --samples 5 | tee -a "$OUT/memory.txt"
+"$OUT/library_bench" base-many --data "$OUT/data" --q "$MSQL" --samples 3 | tee -a "$OUT/memory.txt"
+"$OUT/library_bench" notes --port "$PORT" --trace 1 --samples "$SAMPLES" | tee -a "$OUT/memory.txt"
+
 # ---- the big trace ---------------------------------------------------------------
 BIG=build/bench-query/trace-$EVENTS.fxt
 if [ ! -s "$BIG" ]; then
@@ -110,4 +126,11 @@ I50=$(awk '/^inside/ && $2 == "q=Frame" { split($4, a, "="); print a[2] }' "$OUT
 BI50=$(awk '/^base-inside/ && $2 == "q=Frame" { split($4, a, "="); print a[2] }' "$OUT/inside.txt" | tail -1)
 echo "search across $TRACES traces: worst p95 $P95A ms (target <= 100 ms); q=Frame $A50 ms vs $BA50 ms opening every trace: $(awk -v a="$A50" -v b="$BA50" 'BEGIN { printf "%.0f", b / a }')x"
 echo "search inside the big trace: worst p95 $P95I ms (target <= 50 ms); q=Frame $I50 ms vs $BI50 ms by a scan: $(awk -v a="$I50" -v b="$BI50" 'BEGIN { printf "%.0f", b / a }')x"
-rm -f "$OUT/across.txt" "$OUT/inside.txt"
+T95=$(awk '/^trend/ { split($5, a, "="); print a[2] }' "$OUT/memory.txt")
+M50=$(awk '/^many/ { split($4, a, "="); print a[2] }' "$OUT/memory.txt")
+BM50=$(awk '/^base-many/ { split($4, a, "="); print a[2] }' "$OUT/memory.txt")
+N95=$(awk '/^notes/ { split($5, a, "="); print a[2] }' "$OUT/memory.txt")
+echo "trend of one name across $TRACES traces: p95 $T95 ms (target <= 100 ms)"
+echo "one query over $TRACES traces: p50 $M50 ms (target <= 2000 ms) vs $BM50 ms opening each one after another: $(awk -v a="$M50" -v b="$BM50" 'BEGIN { printf "%.2f", b / a }')x"
+echo "a trace's notes: p95 $N95 ms (target <= 10 ms), each request made right after a note was saved and holding it"
+rm -f "$OUT/across.txt" "$OUT/inside.txt" "$OUT/memory.txt"
