@@ -358,7 +358,7 @@ static int write_db(struct model *m, struct sorter *so, const char *tmp, const s
 	struct store s;
 	int rc = INGEST_OK;
 
-	if (store_open(&s, tmp) != 0) {
+	if (store_open(&s, tmp, tracedb_page_size(res->bytes)) != 0) {
 		rc = set_error(res, INGEST_EDB, s.error);
 		goto out_close;
 	}

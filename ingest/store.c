@@ -400,14 +400,14 @@ int store_drain(struct store *s)
 
 /* ---- the database --------------------------------------------------------- */
 
-int store_open(struct store *s, const char *path)
+int store_open(struct store *s, const char *path, unsigned page_size)
 {
 	memset(s, 0, sizeof(*s));
 	behind_init(&s->behind, -1);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
-	if ((s->db = tracedb_create(path, s->error, sizeof(s->error))) == NULL || store_exec(s, "BEGIN") != 0)
+	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL || store_exec(s, "BEGIN") != 0)
 		return -1;
 	behind_init(&s->behind, open(path, O_RDONLY | O_CLOEXEC)); /* -1: no write-behind, nothing else */
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {

@@ -82,9 +82,10 @@ struct bins {
 	struct bins_val spare[BINS_MAX_COLS]; /* where values go once failed */
 };
 
-/* Creates the file (replacing one there), the schema, opens a transaction
- * and starts the writer thread. */
-int store_open(struct store *s, const char *path);
+/* Creates the file (replacing one there) with pages of page_size bytes
+ * (tracedb_page_size), the schema, opens a transaction and starts the
+ * writer thread. */
+int store_open(struct store *s, const char *path, unsigned page_size);
 /*
  * Statements are prepared, run and finalized by the writer thread, in queue
  * order, so that nothing waits for the connection between tables. The

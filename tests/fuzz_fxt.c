@@ -194,7 +194,7 @@ static void fz_build(struct model *m, size_t n)
 	res.format = "fxt";
 	res.bytes = n;
 	fz_db_path(path, sizeof(path));
-	if (store_open(&s, path) != 0)
+	if (store_open(&s, path, 65536) != 0)
 		fz_fail("store_open %s: %s", path, s.error); /* the environment, not the input */
 	/* attached after decoding: the events are sorted in memory, as an
 	 * input under the budget always is; the budget of a few events makes

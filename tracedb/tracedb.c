@@ -185,17 +185,24 @@ int tracedb_index(sqlite3 *db)
 	return run_schema(db, 1);
 }
 
-sqlite3 *tracedb_create(const char *path, char *err, size_t errlen)
+unsigned tracedb_page_size(uint64_t input_bytes)
+{
+	return input_bytes < ((uint64_t)1 << 20) ? 1024 : input_bytes < ((uint64_t)16 << 20) ? 4096 : 65536;
+}
+
+sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
+	char pragmas[256];
 
 	remove(path);
+	snprintf(pragmas, sizeof(pragmas),
+		 "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;",
+		 page_size);
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		    SQLITE_OK ||
-	    sqlite3_exec(db,
-			 "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;",
-			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
 	    run_schema(db, 0) != 0 || tracedb_stamp(db) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);

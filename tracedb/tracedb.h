@@ -274,7 +274,13 @@ int tracedb_version(sqlite3 *db);
  */
 sqlite3 *tracedb_open_readonly(const char *path, const char **why);
 sqlite3 *tracedb_open_readwrite(const char *path, const char **why);
-sqlite3 *tracedb_create(const char *path, char *err, size_t errlen);
+sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t errlen);
+/* The page size for the database of an input of this many bytes: every
+ * table and index takes a page at least (about 30 of them), so a tiny
+ * trace's database is kept small with small pages (1 KiB under 1 MiB of
+ * input: some 40 KiB in all), a big one's reads and writes large ones
+ * (64 KiB from 16 MiB; 4 KiB between). */
+unsigned tracedb_page_size(uint64_t input_bytes);
 /* Creates the indexes of schema/trace.sql (those after its "@indexes"
  * mark), once the rows are in: 0, or -1. */
 int tracedb_index(sqlite3 *db);

@@ -138,7 +138,7 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(store_open(&s, path), 0);
+	assert_int_equal(store_open(&s, path, 65536), 0);
 	assert_int_equal(lod_writer_init(&w, &s), 0);
 	assert_int_equal(lod_build(&w, &key, it, n, counters, &levels), 0);
 	assert_int_equal(lod_writer_fini(&w), 0);

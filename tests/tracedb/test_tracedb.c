@@ -133,7 +133,7 @@ static void test_door(void **state)
 	(void)state;
 	assert_true((fd = mkstemp(path)) >= 0);
 	close(fd);
-	assert_non_null(db = tracedb_create(path, err, sizeof(err)));
+	assert_non_null(db = tracedb_create(path, 65536, err, sizeof(err)));
 	assert_int_equal(tracedb_version(db), TRACEDB_SCHEMA_VERSION);
 	assert_int_equal(sqlite3_exec(db, "INSERT INTO providers (id, name, ticks_per_second, buffer_overflows) "
 					  "VALUES (3, 'p', 1000, 2)",
