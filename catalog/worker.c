@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +414,10 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	if (rc == INGEST_OK)
 		warm_lod(c, db);
 	free(res);
+	/* what the ingest held (its sort buffers, its slice store, SQLite's
+	 * caches) goes back to the system: the heap keeps freed memory, and a
+	 * server that ingested a big trace would hold its peak for good */
+	malloc_trim(0);
 }
 
 /* ---- shared ingest jobs ------------------------------------------------------ */
