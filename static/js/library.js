@@ -9,7 +9,7 @@
 import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
-import { matchesFilter, parseFilter } from './libfilter.js';
+import { labelWord, matchesFilter, parseFilter } from './libfilter.js';
 import { isDamage } from './pages.js';
 
 const POLL_MS = 400;
@@ -55,7 +55,8 @@ export class LibraryPage {
       type: 'search', className: 'filter', value: this.filterText,
       placeholder: 'Filter: name  build=1234  status:ready', // the rest in the title: it must fit the box
       title: 'Words: text in the name, description or a label · key=value: a label equals · label:key · ' +
-        'status:ready|failed|… · format:fxt|xray · pinned:yes|no · after:/before:YYYY-MM-DD · min:/max:10M · ' +
+        'key="value with spaces" · status:ready|failed|live|… · format:fxt|xray · pinned:yes|no · ' +
+        'after:/before:YYYY-MM-DD · min:/max:10M · size>1MB, size<=10M · "quoted words" · ' +
         'sort:name|size|created|duration (-sort for descending)',
       'aria-label': 'Filter traces',
       oninput: () => this.setFilter(this.filterInput.value, false),
@@ -194,6 +195,7 @@ export class LibraryPage {
   async refresh() {
     clearTimeout(this.pollTimer);
     const shown = Math.max(PAGE, this.traces.length);
+    const asked = this.filter.params.toString();
     try {
       // the pages already shown are read again, so polling keeps them
       let r = await api(this.listUrl(null), { exact: true });
@@ -205,6 +207,7 @@ export class LibraryPage {
       this.traces = traces;
       this.nextCursor = r.next_cursor || null;
       this.total = r.total ?? traces.length;
+      this.totalFor = asked; // the filter the total counts for
       this.loadError = null;
     } catch (e) {
       this.loadError = e.message;
@@ -272,8 +275,11 @@ export class LibraryPage {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
+    } else if (filtered && this.totalFor !== this.filter.params.toString()) {
+      // typed, the server not asked yet: the rows here that match, not a total
+      this.empty.textContent = `${plural(shown.length, 'trace')} here ${shown.length === 1 ? 'matches' : 'match'}, counting…`;
     } else if (filtered) {
-      this.empty.textContent = `${plural(this.total, 'trace')} match` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
+      this.empty.textContent = `${plural(this.total, 'trace')} ${this.total === 1 ? 'matches' : 'match'}` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
     } else {
       this.empty.textContent = this.total > shown.length ? `${fmtCount(shown.length)} of ${fmtCount(this.total)} shown` : '';
     }
@@ -307,10 +313,11 @@ export class LibraryPage {
     this.renderTable();
   }
 
+  // A click on a label chip: the label joins the filter, quoted when its
+  // value holds spaces or quotes (labelWord), so it is read back whole.
   addLabelFilter(k, v) {
-    const word = `${k}=${v}`;
-    if (this.filter.params.getAll('label').includes(word)) return;
-    this.setFilter((this.filterText.trim() + ' ' + word).trim(), true);
+    if (this.filter.params.getAll('label').includes(`${k}=${v}`)) return;
+    this.setFilter((this.filterText.trim() + ' ' + labelWord(k, v)).trim(), true);
   }
 
   // Search across traces: which traces hold slices named like the text.

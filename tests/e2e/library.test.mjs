@@ -82,6 +82,67 @@ describe('library', { timeout: 180000 }, () => {
     await page.waitForFunction(() => document.querySelector('table.traces:not(.find-table) td.name').textContent === 'new-run');
   });
 
+  // The rows shown once they are the ones the API's own filter gives
+  // (query: GET /api/traces parameters), and the status line has no
+  // "Not understood".
+  async function shownAsApi(query) {
+    const want = (await api('/api/traces?' + query)).body.traces.map((t) => String(t.id)).sort();
+    await page.waitForFunction((ids) => {
+      const got = [...document.querySelectorAll('table.traces:not(.find-table) tbody tr[data-id]')].map((tr) => tr.dataset.id).sort();
+      return got.join() === ids.join() && !/Not understood/.test(document.querySelector('.lib-status').textContent);
+    }, want);
+    return want;
+  }
+
+  it('filters by quoted labels with spaces and markup, status:live and size>N, as the API does', async () => {
+    const labels = 'label=' + encodeURIComponent('device=Pixel 7 Pro') + '&label=' + encodeURIComponent('note=<img src=x onerror=alert(1)>');
+    const id = await upload(path.join(work, 'base.fxt'), 'name=pixel-7&' + labels);
+    const other = await upload(path.join(work, 'base.fxt'), 'name=pixel-8&label=' + encodeURIComponent('device=Pixel 8 Pro'));
+    const dialogs = [];
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
+    try {
+      await page.goto(server.url + '/');
+      await page.waitForSelector(`table.traces tr[data-id="${id}"] .chip`);
+      // the chip writes the quoted form, which finds what the API finds
+      await page.click(`table.traces tr[data-id="${id}"] .chip:text-is("device=Pixel 7 Pro")`);
+      assert.equal(await page.inputValue('input.filter'), 'device="Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      await page.waitForFunction(() => document.querySelector('.empty').textContent === '1 trace matches');
+      await page.reload(); // and from the URL
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // typed, the whole word quoted
+      await page.fill('input.filter', '"device=Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // markup in a value: found, and inert
+      await page.fill('input.filter', '');
+      await page.waitForSelector(`table.traces tr[data-id="${other}"]`);
+      await page.click(`table.traces tr[data-id="${id}"] .chip:text-is("note=<img src=x onerror=alert(1)>")`);
+      assert.equal(await page.inputValue('input.filter'), 'note="<img src=x onerror=alert(1)>"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('note=<img src=x onerror=alert(1)>')), [String(id)]);
+      assert.equal(await page.$$eval('img', (x) => x.length), 0);
+      // the API's status and size filters are understood, not searched as text
+      await page.fill('input.filter', 'status:live');
+      await shownAsApi('status=live');
+      await page.fill('input.filter', 'status:ready');
+      await shownAsApi('status=ready');
+      await page.fill('input.filter', 'size>1MB');
+      await shownAsApi('min_size=' + (1024 * 1024 + 1));
+      await page.fill('input.filter', 'size<=1k');
+      await shownAsApi('max_size=1024');
+      await page.fill('input.filter', 'size>lots');
+      await page.waitForFunction(() => /Not understood \(left out\): size>lots/.test(document.querySelector('.lib-status').textContent));
+      await page.fill('input.filter', 'device="Pixel 8 Pro" pixel');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 8 Pro') + '&q=pixel'), [String(other)]);
+      // the count is the server's for this filter, not the last one's
+      await page.waitForFunction(() => document.querySelector('.empty').textContent === '1 trace matches');
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-filter.png') });
+      assert.deepEqual(dialogs, []);
+    } finally {
+      await api(`/api/traces/${id}`, { method: 'DELETE' });
+      await api(`/api/traces/${other}`, { method: 'DELETE' });
+    }
+  });
+
   it('edits labels and pins a trace; shows the space used', async () => {
     await page.goto(server.url + '/');
     await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.edit`);
