@@ -139,6 +139,7 @@ export class LibraryPage {
 
   header(h) {
     const key = SORTABLE[h];
+    if (h === 'Events') return el('th', { title: 'Event records, CPU runs and log records ("so far": counted before ingest ended)' }, h);
     if (!key) return el('th', null, h);
     const th = el('th', {
       className: 'sortable', title: 'Sort by ' + h.toLowerCase(),
@@ -471,7 +472,7 @@ export class LibraryPage {
       el('td', null, t.format || '—'),
       el('td', { className: 'num' }, fmtBytes(t.size_bytes)),
       status,
-      el('td', { className: 'num' }, t.counts ? fmtCount(t.counts.events ?? t.counts.slices) : '—'),
+      eventsCell(t),
       el('td', null, fmtDate(t.created_at)),
       el('td', { className: 'num' }, dur),
       el('td', { className: 'labels-cell' }, ...Object.entries(t.labels || {}).map(([k, v]) => el('button', {
@@ -661,6 +662,23 @@ export async function pairUploads(files) {
 }
 
 // "1 trace", "2 traces".
+// The Events column: what the trace recorded, each kind as the API counts
+// it: `events` (FXT event records: slice begins, ends and instants,
+// counters, flows; XRay entries), `sched` (CPU runs, which FXT writes as
+// scheduling records, not events) and `logs`. Before ingest ends the counts
+// come from a preview or a live snapshot, and say so.
+function eventsCell(t) {
+  const c = t.counts;
+  if (!c) return el('td', { className: 'num events' }, '—');
+  const events = c.events ?? c.slices ?? 0;
+  const partial = t.status !== 'ready';
+  const title = `${fmtCount(events)} event records + ${fmtCount(c.sched || 0)} CPU runs + ${fmtCount(c.logs || 0)} log records` +
+    (partial ? (t.status === 'live' ? ' — partial: the newest snapshot of a trace still being recorded'
+      : ' — partial: counted in the part ingested so far') : '');
+  return el('td', { className: 'num events' + (partial ? ' partial' : ''), title },
+    fmtCount(events + (c.sched || 0) + (c.logs || 0)) + (partial ? ' so far' : ''));
+}
+
 function plural(n, word) {
   return `${fmtCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }

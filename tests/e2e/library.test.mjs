@@ -143,6 +143,37 @@ describe('library', { timeout: 180000 }, () => {
     }
   });
 
+  // The Events column counts what the trace recorded: event records, CPU
+  // runs and log records (sched.fxt has one event record, a wakeup, and its
+  // CPU runs); while a trace is ingested its counts are marked partial.
+  it('counts CPU runs and logs in the Events column, and marks partial counts', async () => {
+    const id = await upload(path.join(ROOT, 'tests/corpus/fxt/sched.fxt'), 'name=sched');
+    try {
+      const c = (await api(`/api/traces/${id}`)).body.counts;
+      assert.ok(c.sched > 0);
+      const cell = `table.traces tr[data-id="${id}"] td.events`;
+      await page.goto(server.url + '/');
+      await page.waitForSelector(cell);
+      assert.equal(await page.textContent(cell), String(c.events + c.sched + c.logs));
+      assert.match(await page.getAttribute(cell, 'title'), new RegExp(`${c.sched} CPU runs`));
+      // an ingest's preview counts: the same trace shown as still ingesting
+      await page.route('**/api/traces?*', async (route) => {
+        const r = await route.fetch();
+        const body = await r.json();
+        for (const t of body.traces) if (t.id === id) Object.assign(t, { status: 'ingesting', progress: { bytes_done: 1, bytes_total: 2 } });
+        await route.fulfill({ response: r, json: body });
+      });
+      await page.reload();
+      await page.waitForSelector(cell);
+      assert.equal(await page.textContent(cell), `${c.events + c.sched + c.logs} so far`);
+      assert.match(await page.getAttribute(cell, 'title'), /partial/);
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-events.png') });
+    } finally {
+      await page.unroute('**/api/traces?*');
+      await api(`/api/traces/${id}`, { method: 'DELETE' });
+    }
+  });
+
   it('edits labels and pins a trace; shows the space used', async () => {
     await page.goto(server.url + '/');
     await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.edit`);
