@@ -278,6 +278,34 @@ describe('trace pages and timeline tools', { timeout: 180000 }, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'sched-state-rows.png') });
   });
 
+  // The hover tooltip tells what the mouse is on: nothing when something
+  // covers the timeline (the keyboard help), and nothing once the mouse has
+  // left. It used to follow the mouse over the help, then stay.
+  it('hides the hover tooltip when the mouse leaves the timeline or something covers it', async () => {
+    await page.goto(`${server.url}/?trace=${ids.damaged}`);
+    await waitIdle(page);
+    const tip = () => page.evaluate(() => !document.querySelector('.tl-body .tooltip').classList.contains('hidden'));
+    const cv = await page.locator('canvas.tl-canvas').boundingBox();
+    let pt = null;
+    for (let y = cv.y + 10; y < cv.y + cv.height && !pt; y += 8) {
+      for (let x = cv.x + 5; x < cv.x + cv.width && !pt; x += 40) {
+        await page.mouse.move(x, y);
+        if (await tip()) pt = { x, y };
+      }
+    }
+    assert.ok(pt, 'something to hover');
+    await page.keyboard.press('?');
+    await page.waitForSelector('.help-overlay');
+    await page.mouse.move(pt.x + 2, pt.y);
+    await page.mouse.move(pt.x + 1, pt.y);
+    assert.equal(await tip(), false, 'no tooltip through the help');
+    await page.keyboard.press('Escape');
+    await page.mouse.move(pt.x, pt.y);
+    await page.waitForFunction(() => !document.querySelector('.tl-body .tooltip').classList.contains('hidden'));
+    await page.mouse.move(cv.x - 100, cv.y - 30, { steps: 4 }); // to the toolbar
+    assert.equal(await tip(), false, 'no tooltip once the mouse left');
+  });
+
   it('gives a trace the same duration in the library and in the viewer, and starts the view at its start', async () => {
     await page.goto(`${server.url}/`);
     const cell = page.locator(`table.traces tr[data-id="${ids.tiny}"] td:nth-child(7)`);
