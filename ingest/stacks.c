@@ -6,8 +6,9 @@
  * query/area.c sums them. Per node, (parent node, name), its parent node
  * being the one of the slice's parent: exactly how query/flame.c merges
  * stacks. A slice without a parent one level up is a root; one at depth > 0
- * is kept apart by its depth (its key's parent is -1 - depth), since a scan
- * finds no parent for it either and the flame graph leaves it out.
+ * (an async operation on a lower lane) is kept apart by its depth (its
+ * key's parent is -1 - depth), and the flame graph merges it with the
+ * roots of its name, as a scan does.
  *
  * A track's nodes stop at STACKS_MAX_NODES: once a depth would pass it, no
  * node of that depth or deeper is kept (the reader then reads the slices),

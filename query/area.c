@@ -8,7 +8,9 @@
  * part that can overlap, however big the track) and hands them to a
  * visitor in batches, each with its clipped wall time and the tag the
  * visitor gave the slice's parent; the parent of a slice in the range is in
- * the range too and was visited one depth earlier. The per-name aggregate
+ * the range too and was visited one depth earlier. A slice without one
+ * (an async operation, on whatever lane) is a root of its own: a lane is a
+ * layout row, not a call depth. The per-name aggregate
  * (qry_area) and the flame graph (flame.c) are visitors.
  *
  * A selection of the whole trace needs no slice: the per-name aggregate
@@ -52,8 +54,9 @@ static int tagged_push(struct tagged *t, int64_t id, int32_t tag)
 	return 0;
 }
 
-/* The tag of slice id in t, or -1. Children come in the order of their
- * parents, so the search starts where the last one ended (*at). */
+/* The tag of slice id in t, or QRY_AREA_ROOT when it is not there.
+ * Children come in the order of their parents, so the search starts where
+ * the last one ended (*at). */
 static int32_t tagged_find(const struct tagged *t, int64_t id, size_t *at)
 {
 	size_t lo = 0, hi = t->n;
@@ -75,7 +78,7 @@ static int32_t tagged_find(const struct tagged *t, int64_t id, size_t *at)
 		*at = lo;
 		return t->tag[lo];
 	}
-	return -1;
+	return QRY_AREA_ROOT;
 }
 
 static void tagged_free(struct tagged *t)
@@ -206,7 +209,7 @@ static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, i
 		s->wall = tracedb_span(a, b);
 		parent = sqlite3_column_int64(sc->range, 4); /* 0 for NULL: asked then only */
 		s->parent_tag = parent == 0 && sqlite3_column_type(sc->range, 4) == SQLITE_NULL
-					? -1
+					? QRY_AREA_ROOT
 					: tagged_find(&sc->prev, parent, &sc->at);
 		if (++sc->nbatch == QRY_AREA_BATCH && scan_flush(sc) != SQLITE_DONE)
 			return SQLITE_NOMEM;

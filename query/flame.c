@@ -1,6 +1,9 @@
 /*
  * Flame graph of an area selection: the call stacks of the chosen tracks
  * inside [start, end], merged by name path (root name, child name, ...).
+ * A slice without a parent is a root whatever its depth: an async track's
+ * lane is a layout row, not a call depth, so each operation on it starts a
+ * stack of its own (as in Perfetto's slice flame graph).
  * A node's total is the wall time its slices spend inside the range, its
  * self the total less its children's totals. Built in one pass over the
  * slices (qry_area_scan): each slice is tagged with its node, so a child
@@ -10,8 +13,9 @@
  * (track_stacks, nodes in the order a scan meets them), and merging the
  * tracks' nodes in that order builds the same graph node by node as the
  * scan of their slices would. A track may keep only its first depths; once
- * the graph is full, deeper nodes can add nothing, else that track's slices
- * are read (and only that track's: the graph is built track by track, each
+ * the graph is full, deeper nodes can add nothing (on a thread track: on an
+ * async one a deeper slice may be a root), else that track's slices are
+ * read (and only that track's: the graph is built track by track, each
  * from its nodes or from its slices).
  */
 #include "../tracedb/tracedb.h"
@@ -77,14 +81,21 @@ static int32_t flame_node(struct flame *f, int32_t parent, int64_t name_id)
 	return (int32_t)f->n++;
 }
 
-/* The node of name at depth under the node parent_tag, made if new; -1
- * when there is none (cut), -2 on oom. */
-static int32_t flame_tag(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id)
+/* The parent node's index for flame_key: -1 for a root. */
+static int32_t flame_parent(int32_t parent_tag)
+{
+	return parent_tag == QRY_AREA_ROOT ? -1 : parent_tag;
+}
+
+/* The node of name under the node parent_tag (QRY_AREA_ROOT: a root, at
+ * whatever depth its slice lies), made if new; -1 when there is none
+ * (cut), -2 on oom. */
+static int32_t flame_tag(struct flame *f, int32_t parent_tag, int64_t name_id)
 {
 	/* a slice whose parent is outside the graph (cut) starts no path */
-	if (depth > 0 && parent_tag < 0)
+	if (parent_tag < 0 && parent_tag != QRY_AREA_ROOT)
 		return -1;
-	return flame_node(f, depth > 0 ? parent_tag : -1, name_id);
+	return flame_node(f, flame_parent(parent_tag), name_id);
 }
 
 /* Adds count slices, wall ns in all, to node (the parents' child_total come
@@ -95,12 +106,11 @@ static void flame_count(struct flame *f, int32_t node, int64_t count, int64_t wa
 	f->node[node].count += count;
 }
 
-/* Adds count slices of name at depth, wall ns in all, under the node
- * parent_tag; returns their node, -1 when they are cut, -2 on oom. */
-static int32_t flame_add(struct flame *f, int64_t depth, int32_t parent_tag, int64_t name_id, int64_t count,
-			 int64_t wall)
+/* Adds count slices of name, wall ns in all, under the node parent_tag
+ * (as flame_tag); returns their node, -1 when they are cut, -2 on oom. */
+static int32_t flame_add(struct flame *f, int32_t parent_tag, int64_t name_id, int64_t count, int64_t wall)
 {
-	int32_t node = flame_tag(f, depth, parent_tag, name_id);
+	int32_t node = flame_tag(f, parent_tag, name_id);
 
 	if (node >= 0)
 		flame_count(f, node, count, wall);
@@ -128,10 +138,10 @@ static int flame_visit(void *ctx, const struct qry_area_slice *s, size_t n, int3
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (s[i].depth == 0 || s[i].parent_tag >= 0)
-			qkm_prefetch(&f->map, flame_key(s[i].depth > 0 ? s[i].parent_tag : -1, s[i].name_id));
+		if (s[i].parent_tag >= 0 || s[i].parent_tag == QRY_AREA_ROOT)
+			qkm_prefetch(&f->map, flame_key(flame_parent(s[i].parent_tag), s[i].name_id));
 	for (i = 0; i < n; i++) {
-		if ((tag[i] = flame_tag(f, s[i].depth, s[i].parent_tag, s[i].name_id)) == -2)
+		if ((tag[i] = flame_tag(f, s[i].parent_tag, s[i].name_id)) == -2)
 			return -1;
 		if (tag[i] >= 0)
 			__builtin_prefetch(&f->node[tag[i]], 1);
@@ -153,13 +163,16 @@ struct stored {
 	struct snode {  /* one row's nodes, decoded */
 		int64_t parent, depth, name, count, total;
 	} row[TRACEDB_STACKS_CHUNK];
+	int lanes;      /* the track is async: its roots lie on every lane, so a
+			 * node's depth in the graph is not its slice's depth */
 };
 
-/* Whether the graph can take no node deeper than depth: it is full, and a
- * node was already refused (so nothing new is left to tell). */
-static int flame_closed_below(const struct flame *f, int64_t depth)
+/* Whether the graph can take no node of the track deeper than depth: it is
+ * full, and a node was already refused (so nothing new is left to tell).
+ * Never on an async track: a deeper slice may be a root, and add to one. */
+static int flame_closed_below(const struct flame *f, const struct stored *sd, int64_t depth)
 {
-	return f->n == f->max_nodes && f->truncated && depth >= f->max_depth;
+	return !sd->lanes && f->n == f->max_nodes && f->truncated && depth >= f->max_depth;
 }
 
 /* Adds the nodes of one track_stacks row (first node i, count of them)
@@ -199,17 +212,17 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	for (k = 0; k < n; k++) {
 		const struct snode *d = &sd->row[k];
 
-		if (d->parent < *i && (d->depth == 0 || (d->parent >= 0 && sd->added[d->parent].tag >= 0)))
-			qkm_prefetch(&f->map, flame_key(d->depth > 0 ? sd->added[d->parent].tag : -1, d->name));
+		if (d->parent < *i && (d->parent < 0 || sd->added[d->parent].tag >= 0))
+			qkm_prefetch(&f->map, flame_key(d->parent < 0 ? -1 : sd->added[d->parent].tag, d->name));
 	}
 	for (k = 0; k < n; k++, ++*i) {
 		const struct snode *d = &sd->row[k];
 		int32_t tag;
 
 		*depth = d->depth;
-		if ((*closed = flame_closed_below(f, *depth - 1)) != 0)
+		if ((*closed = flame_closed_below(f, sd, *depth - 1)) != 0)
 			return QRY_OK; /* and so are the later nodes, deeper still */
-		tag = flame_add(f, d->depth, d->parent >= 0 ? sd->added[d->parent].tag : -1, d->name, d->count,
+		tag = flame_add(f, d->parent >= 0 ? sd->added[d->parent].tag : QRY_AREA_ROOT, d->name, d->count,
 				d->total);
 		if (tag == -2)
 			return QRY_ENOMEM;
@@ -218,7 +231,8 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	return QRY_OK;
 }
 
-/* The track's deepest slice depth (tracks.max_depth), -1 for none. */
+/* The track's deepest slice depth (tracks.max_depth), -1 for none; sets
+ * sd->lanes. */
 static int stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth)
 {
 	int rc;
@@ -229,6 +243,7 @@ static int stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return QRY_EDB;
 	*max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
+	sd->lanes = rc == SQLITE_ROW && sqlite3_column_int(sd->depth, 1);
 	return QRY_OK;
 }
 
@@ -255,7 +270,7 @@ static int stored_track(struct flame *f, struct stored *sd, int64_t track, int64
 	if (rc != SQLITE_DONE)
 		return QRY_EDB;
 	/* no node: no slice (depth 0's nodes are always kept) */
-	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, depth);
+	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, sd, depth);
 	return QRY_OK;
 }
 
@@ -320,7 +335,7 @@ static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *p
 	if (stored_max_depth(sd, track, max_depth) != QRY_OK)
 		return QRY_EDB;
 	/* no node: no slice (depth 0's nodes are always kept) */
-	if (last < 0 || last >= *max_depth || flame_closed_below(f, last))
+	if (last < 0 || last >= *max_depth || flame_closed_below(f, sd, last))
 		*plan = PLAN_NODES;
 	else
 		*plan = f->n + (uint64_t)nodes >= f->max_nodes ? PLAN_TRY_NODES : PLAN_SLICES;
@@ -345,7 +360,7 @@ static int flame_whole(sqlite3 *db, struct flame *f, const int64_t *tracks, size
 			       "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
 			       "ORDER BY first_node DESC LIMIT 1",
 			       -1, &sd->last, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT max_depth FROM tracks WHERE id = ?", -1, &sd->depth, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, "SELECT max_depth, kind = 'async' FROM tracks WHERE id = ?", -1, &sd->depth, NULL) != SQLITE_OK)
 		rc = QRY_EDB;
 	for (i = 0; i < ntracks && rc == QRY_OK; i++) {
 		size_t n0 = f->n;
@@ -406,12 +421,15 @@ static const char *name_get(struct name_cache *nc, sqlite3_stmt *st, int64_t id,
 static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struct qry_error *err)
 {
 	struct name_cache *nc = calloc(1, sizeof(*nc));
+	uint8_t *gone = calloc(f->n + 1, 1); /* by node: left out */
 	sqlite3_stmt *st = NULL;
 	int64_t all = 0;
 	size_t i, hidden = 0;
 	int rc = QRY_OK;
 
-	if (nc == NULL) {
+	if (nc == NULL || gone == NULL) {
+		free(nc);
+		free(gone);
 		err->code = QRY_ENOMEM;
 		snprintf(err->msg, sizeof(err->msg), "out of memory while writing the flame graph");
 		return QRY_ENOMEM;
@@ -424,6 +442,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 		err->code = QRY_EDB;
 		snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read: %s", sqlite3_errmsg(db));
 		free(nc);
+		free(gone);
 		return QRY_EDB;
 	}
 	jb_obj(out);
@@ -434,10 +453,12 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 		const char *name;
 		int step;
 
-		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range (and so
-		 * are its children); in 128 bits, since a total of 5.3 days
-		 * (2^63 / 20000 ns) would overflow 64 */
-		if ((__int128)nd->total * FLAME_MIN_PARTS < (__int128)all) {
+		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range, in 128
+		 * bits, since a total of 5.3 days (2^63 / 20000 ns) would
+		 * overflow 64; and so are its children, even one longer than its
+		 * parent (a slice begun where a zero-length one ends nests in it) */
+		if ((__int128)nd->total * FLAME_MIN_PARTS < (__int128)all || (nd->parent >= 0 && gone[nd->parent])) {
+			gone[i] = 1;
 			hidden++;
 			continue;
 		}
@@ -474,6 +495,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 	for (i = 0; i < 4096; i++)
 		free(nc->str[i]);
 	free(nc);
+	free(gone);
 	return rc;
 }
 

@@ -168,8 +168,12 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 /* One slice of an area scan; wall is the part of it inside the range. */
 struct qry_area_slice {
 	int64_t id, track, ts, dur, depth, name_id, wall;
-	int32_t parent_tag; /* what the visitor returned for the parent; -1 if none */
+	int32_t parent_tag; /* what the visitor returned for the parent (-1 or
+			     * more), or QRY_AREA_ROOT when the slice has no
+			     * parent one level up: a root of its own, at any
+			     * depth (an async operation on a lower lane) */
 };
+enum { QRY_AREA_ROOT = -2 };
 
 /* Visits n slices of one depth of one track, ids ascending, in batches of
  * at most QRY_AREA_BATCH (so a visitor can fetch ahead what they need):

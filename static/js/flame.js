@@ -95,7 +95,7 @@ export class FlameGraph {
         ctx.fillText(s, b.x + 3, b.y + ROW / 2);
       }
     }
-    this.info.textContent = `${fmtCount(this.nodes.length)} frames, ${fmtDur(this.all)} in the range` +
+    this.info.textContent = `${fmtCount(this.nodes.length)} frame${this.nodes.length === 1 ? '' : 's'}, ${fmtDur(this.all)} in the range` +
       (this.focus ? ` · zoomed into ${this.focus.name} (click "all" to zoom out)` : ' · click a frame to zoom into it') +
       (this.note ? ` · ${this.note}` : this.truncated ? ' · graph cut at the node limit' : '');
   }

@@ -117,7 +117,16 @@ export class InputController {
       }
       return;
     }
-    if (p.x < 0 || p.y < 0 || p.x > page.W || p.y > page.H) return;
+    // only what the mouse is on: not through something over the canvas
+    // (the help, a menu), which would leave the tooltip up once the mouse
+    // left it, since the canvas never saw the mouse come in or go
+    if (e.target !== page.canvas || p.x < 0 || p.y < 0 || p.x > page.W || p.y > page.H) {
+      if (this.mouse || this.hover) {
+        this.mouse = null;
+        this.setHover(null);
+      }
+      return;
+    }
     this.mouse = p;
     this.setHover(page.hitTest(p.x, p.y), e);
   }

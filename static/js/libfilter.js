@@ -2,19 +2,80 @@
 // GET /api/traces' filters (docs/API.md), kept in the page's URL.
 //
 //   nightly build=1234 label:branch status:ready format:fxt pinned:yes
-//   after:2026-11-01 before:2026-11-30 min:10M max:1G sort:-size
+//   after:2026-11-01 before:2026-11-30 min:10M max:1G size>1MB sort:-size
+//   device="Pixel 7 Pro"  "device=Pixel 7 Pro"  "two words"
 //
 // Words of the form key=value are labels that must equal; "label:key" asks
-// for the key only; "key:value" with a known key is that filter; every
-// other word is text the name, description or a label must contain (all
-// of them, joined by spaces, as one text).
+// for the key only; "key:value" with a known key is that filter, and
+// size>N, size>=N, size<N, size<=N bound the upload's size; every other
+// word is text the name, description or a label must contain (all of them,
+// joined by spaces, as one text). Double quotes keep spaces in a word,
+// wherever they stand in it (a label's value or the whole word); inside
+// them \" is a quote and \\ a backslash. A word that looks like a filter
+// but is not one is reported, never searched as text.
 
 const SIZE = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
 function parseSize(s) {
-  const m = /^(\d+)([kmg])?i?b?$/i.exec(s);
+  const m = /^(\d+(?:\.\d+)?)([kmg])?i?b?$/i.exec(s);
   if (!m) return null;
-  return String(Number(m[1]) * (m[2] ? SIZE[m[2].toLowerCase()] : 1));
+  return Math.round(Number(m[1]) * (m[2] ? SIZE[m[2].toLowerCase()] : 1));
+}
+
+// The box's words: split at spaces outside double quotes, the quotes taken
+// out. quoted: the word began with a quote (so it is a label or text, never
+// a key:value filter).
+export function splitWords(text) {
+  const words = [];
+  let cur = null;
+  let inQuote = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (!inQuote && /\s/.test(c)) {
+      if (cur) words.push(cur);
+      cur = null;
+      continue;
+    }
+    cur ||= { text: '', quoted: c === '"' };
+    if (c === '"') inQuote = !inQuote;
+    else if (inQuote && c === '\\' && i + 1 < text.length) cur.text += text[++i];
+    else cur.text += c;
+  }
+  if (cur) words.push(cur);
+  return words;
+}
+
+// A label as the box writes it: key=value, the value quoted when it holds
+// a space, a quote or a backslash (or is empty after a quote would be
+// needed), so that splitWords gives it back whole.
+export function labelWord(k, v) {
+  return /^[^\s"\\]*$/.test(v) ? `${k}=${v}` : `${k}="${v.replace(/["\\]/g, '\\$&')}"`;
+}
+
+// size>N and the like: the API's min_size/max_size (inclusive); false when
+// the word is not a size bound.
+function sizeBound(params, op, v) {
+  const n = parseSize(v);
+  if (n === null) return false;
+  if (op === '>') params.set('min_size', String(n + 1));
+  else if (op === '>=') params.set('min_size', String(n));
+  else if (op === '<' && n > 0) params.set('max_size', String(n - 1));
+  else if (op === '<=') params.set('max_size', String(n));
+  else return false;
+  return true;
+}
+
+// key:value: sets the filter and returns true, or false when not one.
+function keyFilter(params, key, v) {
+  if (key === 'status' && /^(queued|ingesting|ready|failed|live)$/.test(v)) params.set('status', v);
+  else if (key === 'format' && /^(fxt|xray|xray-fdr)$/.test(v)) params.set('format', v === 'xray' ? 'xray-fdr' : v);
+  else if (key === 'pinned' && /^(yes|no|true|false)$/.test(v)) params.set('pinned', /^(yes|true)$/.test(v) ? 'true' : 'false');
+  else if ((key === 'after' || key === 'before') && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$/.test(v)) params.set(key === 'after' ? 'uploaded_after' : 'uploaded_before', v);
+  else if ((key === 'min' || key === 'max') && parseSize(v) !== null) params.set(key === 'min' ? 'min_size' : 'max_size', String(parseSize(v)));
+  else if (key === 'sort' && /^-?(created|name|size|duration)$/.test(v)) params.set('sort', v);
+  else if (key === 'label' && v) params.append('label', v);
+  else return false;
+  return true;
 }
 
 // Parses the box into API parameters; errors says which words were not
@@ -23,24 +84,17 @@ export function parseFilter(text) {
   const params = new URLSearchParams();
   const words = [];
   const errors = [];
-  for (const w of text.trim().split(/\s+/).filter(Boolean)) {
-    const colon = /^([a-z_]+):(.*)$/i.exec(w);
-    if (colon) {
-      const [, k, v] = colon;
-      const key = k.toLowerCase();
-      if (key === 'status' && /^(queued|ingesting|ready|failed)$/.test(v)) params.set('status', v);
-      else if (key === 'format' && /^(fxt|xray|xray-fdr)$/.test(v)) params.set('format', v === 'xray' ? 'xray-fdr' : v);
-      else if (key === 'pinned' && /^(yes|no|true|false)$/.test(v)) params.set('pinned', /^(yes|true)$/.test(v) ? 'true' : 'false');
-      else if ((key === 'after' || key === 'before') && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$/.test(v)) params.set(key === 'after' ? 'uploaded_after' : 'uploaded_before', v);
-      else if ((key === 'min' || key === 'max') && parseSize(v) !== null) params.set(key === 'min' ? 'min_size' : 'max_size', parseSize(v));
-      else if (key === 'sort' && /^-?(created|name|size|duration)$/.test(v)) params.set('sort', v);
-      else if (key === 'label' && v) params.append('label', v);
-      else if (/^https?$/.test(key)) words.push(w);
-      else errors.push(w);
+  for (const { text: w, quoted } of splitWords(text)) {
+    const colon = quoted ? null : /^([a-z_]+):(.*)$/i.exec(w);
+    const cmp = quoted ? null : /^([a-z_]+)(<=|>=|<|>)(.*)$/i.exec(w);
+    if (colon && /^https?$/i.test(colon[1])) {
+      words.push(w);
       continue;
     }
+    if (colon && keyFilter(params, colon[1].toLowerCase(), colon[2])) continue;
     if (/^[A-Za-z0-9_.\-/:]+=/.test(w)) params.append('label', w);
-    else words.push(w);
+    else if (colon || (cmp && !(cmp[1].toLowerCase() === 'size' && sizeBound(params, cmp[2], cmp[3])))) errors.push(w);
+    else if (!cmp) words.push(w);
   }
   if (words.length) params.set('q', words.join(' '));
   return { params, errors };
@@ -62,5 +116,7 @@ export function matchesFilter(t, params) {
   if (params.has('status') && t.status !== params.get('status')) return false;
   if (params.has('format') && t.format !== params.get('format')) return false;
   if (params.has('pinned') && Boolean(t.pinned) !== (params.get('pinned') === 'true')) return false;
+  if (params.has('min_size') && t.size_bytes < Number(params.get('min_size'))) return false;
+  if (params.has('max_size') && t.size_bytes > Number(params.get('max_size'))) return false;
   return true;
 }

@@ -9,7 +9,7 @@
 import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
-import { matchesFilter, parseFilter } from './libfilter.js';
+import { labelWord, matchesFilter, parseFilter } from './libfilter.js';
 import { isDamage } from './pages.js';
 
 const POLL_MS = 400;
@@ -55,7 +55,8 @@ export class LibraryPage {
       type: 'search', className: 'filter', value: this.filterText,
       placeholder: 'Filter: name  build=1234  status:ready', // the rest in the title: it must fit the box
       title: 'Words: text in the name, description or a label · key=value: a label equals · label:key · ' +
-        'status:ready|failed|… · format:fxt|xray · pinned:yes|no · after:/before:YYYY-MM-DD · min:/max:10M · ' +
+        'key="value with spaces" · status:ready|failed|live|… · format:fxt|xray · pinned:yes|no · ' +
+        'after:/before:YYYY-MM-DD · min:/max:10M · size>1MB, size<=10M · "quoted words" · ' +
         'sort:name|size|created|duration (-sort for descending)',
       'aria-label': 'Filter traces',
       oninput: () => this.setFilter(this.filterInput.value, false),
@@ -138,6 +139,7 @@ export class LibraryPage {
 
   header(h) {
     const key = SORTABLE[h];
+    if (h === 'Events') return el('th', { title: 'Event records, CPU runs and log records ("so far": counted before ingest ended)' }, h);
     if (!key) return el('th', null, h);
     const th = el('th', {
       className: 'sortable', title: 'Sort by ' + h.toLowerCase(),
@@ -194,6 +196,7 @@ export class LibraryPage {
   async refresh() {
     clearTimeout(this.pollTimer);
     const shown = Math.max(PAGE, this.traces.length);
+    const asked = this.filter.params.toString();
     try {
       // the pages already shown are read again, so polling keeps them
       let r = await api(this.listUrl(null), { exact: true });
@@ -205,6 +208,7 @@ export class LibraryPage {
       this.traces = traces;
       this.nextCursor = r.next_cursor || null;
       this.total = r.total ?? traces.length;
+      this.totalFor = asked; // the filter the total counts for
       this.loadError = null;
     } catch (e) {
       this.loadError = e.message;
@@ -272,8 +276,11 @@ export class LibraryPage {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
+    } else if (filtered && this.totalFor !== this.filter.params.toString()) {
+      // typed, the server not asked yet: the rows here that match, not a total
+      this.empty.textContent = `${plural(shown.length, 'trace')} here ${shown.length === 1 ? 'matches' : 'match'}, counting…`;
     } else if (filtered) {
-      this.empty.textContent = `${plural(this.total, 'trace')} match` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
+      this.empty.textContent = `${plural(this.total, 'trace')} ${this.total === 1 ? 'matches' : 'match'}` + (this.total > shown.length ? `, ${fmtCount(shown.length)} shown` : '');
     } else {
       this.empty.textContent = this.total > shown.length ? `${fmtCount(shown.length)} of ${fmtCount(this.total)} shown` : '';
     }
@@ -307,10 +314,11 @@ export class LibraryPage {
     this.renderTable();
   }
 
+  // A click on a label chip: the label joins the filter, quoted when its
+  // value holds spaces or quotes (labelWord), so it is read back whole.
   addLabelFilter(k, v) {
-    const word = `${k}=${v}`;
-    if (this.filter.params.getAll('label').includes(word)) return;
-    this.setFilter((this.filterText.trim() + ' ' + word).trim(), true);
+    if (this.filter.params.getAll('label').includes(`${k}=${v}`)) return;
+    this.setFilter((this.filterText.trim() + ' ' + labelWord(k, v)).trim(), true);
   }
 
   // Search across traces: which traces hold slices named like the text.
@@ -464,7 +472,7 @@ export class LibraryPage {
       el('td', null, t.format || '—'),
       el('td', { className: 'num' }, fmtBytes(t.size_bytes)),
       status,
-      el('td', { className: 'num' }, t.counts ? fmtCount(t.counts.events ?? t.counts.slices) : '—'),
+      eventsCell(t),
       el('td', null, fmtDate(t.created_at)),
       el('td', { className: 'num' }, dur),
       el('td', { className: 'labels-cell' }, ...Object.entries(t.labels || {}).map(([k, v]) => el('button', {
@@ -654,6 +662,23 @@ export async function pairUploads(files) {
 }
 
 // "1 trace", "2 traces".
+// The Events column: what the trace recorded, each kind as the API counts
+// it: `events` (FXT event records: slice begins, ends and instants,
+// counters, flows; XRay entries), `sched` (CPU runs, which FXT writes as
+// scheduling records, not events) and `logs`. Before ingest ends the counts
+// come from a preview or a live snapshot, and say so.
+function eventsCell(t) {
+  const c = t.counts;
+  if (!c) return el('td', { className: 'num events' }, '—');
+  const events = c.events ?? c.slices ?? 0;
+  const partial = t.status !== 'ready';
+  const title = `${fmtCount(events)} event records + ${fmtCount(c.sched || 0)} CPU runs + ${fmtCount(c.logs || 0)} log records` +
+    (partial ? (t.status === 'live' ? ' — partial: the newest snapshot of a trace still being recorded'
+      : ' — partial: counted in the part ingested so far') : '');
+  return el('td', { className: 'num events' + (partial ? ' partial' : ''), title },
+    fmtCount(events + (c.sched || 0) + (c.logs || 0)) + (partial ? ' so far' : ''));
+}
+
 function plural(n, word) {
   return `${fmtCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }

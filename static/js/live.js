@@ -96,12 +96,12 @@ export class LiveFollow {
       const p = t.progress || {};
       const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
       const held = t.preview.visible_bytes - (t.preview.from_byte || 0);
-      this.badge.textContent = `INGESTING ${pct}% · newest ${mb(held)} MB`;
+      this.badge.textContent = `INGESTING ${pct}%`; // short: the top bar stays one line (the banner says the rest)
       this.badge.title = `The view holds the newest ${mb(held)} MB of the ${mb(t.preview.visible_bytes)} MB ` +
         `ingest has read of ${mb(t.size_bytes)} MB (and every name and thread before them); ` +
         'the whole trace once ingest ends';
     } else if (from > 0 && t.status === 'live') {
-      this.badge.textContent = `LIVE · newest ${mb(t.stream.visible_bytes - from)} MB`;
+      this.badge.textContent = 'LIVE';
       this.badge.title = `The view holds the newest ${mb(t.stream.visible_bytes - from)} MB of the ` +
         `${mb(t.stream.visible_bytes)} MB received (and every name and thread before them); ` +
         'the whole trace once the recording ends';

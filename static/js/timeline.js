@@ -242,10 +242,12 @@ export class TimelinePage {
     const windowed = t.status === 'live' && t.stream && Number(t.stream.from_byte) > 0;
     const p = t.progress || {};
     const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
+    const w = preview ? t.preview : t.stream || {};
+    const held = `${((Number(w.visible_bytes) - Number(w.from_byte || 0)) / 1048576).toFixed(1)} MB`;
     clear(this.banner);
     this.banner.append(el('strong', null,
-      preview ? `This trace is being ingested (${pct}%): the view holds the newest part of what has been read. `
-        : windowed ? 'The live view holds the newest part of the stream. '
+      preview ? `This trace is being ingested (${pct}%): the view holds the newest ${held} of what has been read. `
+        : windowed ? `The live view holds the newest ${held} of the stream. `
           : 'This trace has damaged or dropped data. '),
     el('span', null, preview ? 'Slices begun before it are cut; the whole trace opens when ingest ends' + (parts.length ? ': ' : '.')
       : windowed ? 'Slices begun before it are cut; the whole trace comes when the recording ends: '

@@ -49,11 +49,15 @@ export function processName(p, trace) {
   return bin || `pid ${p.pid}`;
 }
 
-// A thread's state track (thread_states), right under its slices.
-function stateTrack(pid, tid, name) {
-  // the label says only "thread state" (the thread's is right above it);
-  // the track filter still finds it by the thread's name and tid
-  return { kind: 'state', key: `state:${pid}/${tid}`, title: 'thread state', subtitle: '', pid, tid, trackId: null,
+// A thread's state track (thread_states), right under its slices. Under
+// them its label says only "thread state" (the thread's is right above it);
+// alone (a thread seen only in scheduling records has no slice track) it
+// names its thread as a thread row does: the name, or "tid N", then the tid.
+// The track filter finds it by the thread's name and tid either way.
+function stateTrack(pid, tid, name, alone) {
+  const title = !alone ? 'thread state' : name || `tid ${tid}`;
+  const subtitle = !alone ? '' : name ? `tid ${tid} · thread state` : 'thread state';
+  return { kind: 'state', key: `state:${pid}/${tid}`, title, subtitle, pid, tid, trackId: null,
     also: name ? `${name} ${tid}` : `tid ${tid}` };
 }
 
@@ -140,7 +144,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
       addCpu(th.tid, who);
       const key = `${p.pid}/${th.tid}`;
       if (scheduled.has(key)) {
-        add(g, stateTrack(p.pid, th.tid, th.name));
+        add(g, stateTrack(p.pid, th.tid, th.name, th.track_id === null || th.track_id === undefined));
         stated.add(key);
       }
     }
@@ -156,7 +160,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
       g = { kind: 'group', key: 'p:' + pid, title: `pid ${pid}`, subtitle: '', pid, collapsed: many, children: [] };
       groups.push(g);
     }
-    add(g, stateTrack(pid, tid, threadNames.get(key)));
+    add(g, stateTrack(pid, tid, threadNames.get(key), true));
   }
   return { groups, byTrackId, threadNames, processNames };
 }

@@ -478,6 +478,32 @@ describe('the viewer in daily use', { timeout: 300000 }, () => {
     assert.equal(events.filter((e) => e.pid === proc.pid && e.ph === 'M' && e.name === 'thread_name' && /^CPU \d+$/.test(e.args.name)).length, cpus);
   });
 
+  // Issue 43: the flame graph of a whole async track said "1 frames" and
+  // the time of lane 0's operations only. Every operation, on every lane,
+  // is a root of its own: the graph's time is theirs, as SQL sums it.
+  it('the flame graph of an async track counts the operations on every lane', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    const t = (await api(`/api/traces/${ids.demo}`)).body;
+    const [[track, lanes]] = await sql(ids.demo, "SELECT id, max_depth FROM tracks WHERE kind = 'async' ORDER BY max_depth DESC LIMIT 1");
+    assert.ok(lanes > 2, `${lanes} lanes`);
+    const [[roots, wall, all]] = await sql(ids.demo, `SELECT sum(parent_id IS NULL), sum(CASE WHEN parent_id IS NOT NULL THEN 0 WHEN dur < 0 ` +
+      `THEN ${t.end_ns} - ts ELSE dur END), count(*) FROM slices WHERE track_id = ${track}`);
+    await page.evaluate(([s, e, tr]) => window.__viewer.setArea(s, e, [tr]), [t.start_ns, t.end_ns, track]);
+    await waitIdle(page);
+    await page.locator('section.panel .tab[data-tab="flame"]').click();
+    await waitIdle(page);
+    const want = await page.evaluate((w) => window.__viewer.fmtDur(w), wall);
+    await page.waitForFunction((w) => (document.querySelector('.flame-info') || {}).textContent?.includes(`${w} in the range`), want);
+    assert.doesNotMatch(await page.textContent('.flame-info'), /^1 frames/);
+    const fl = (await api(`/api/traces/${ids.demo}/flame?tracks=${track}&start=${t.start_ns}&end=${t.end_ns}`)).body;
+    const rootNodes = fl.nodes.filter((n) => n.parent < 0);
+    assert.equal(rootNodes.reduce((a, n) => a + n.count, 0), roots, 'every parentless slice is under a root');
+    const area = (await api(`/api/traces/${ids.demo}/area?tracks=${track}&start=${t.start_ns}&end=${t.end_ns}`)).body;
+    assert.equal(area.names.reduce((a, n) => a + n.count, 0), all, 'the area table counts every slice too');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'async-flame.png') });
+  });
+
   it('thread state tracks under each thread with runs, and a collapsed process sums up its threads', async () => {
     await page.goto(`${server.url}/?trace=${ids.demo}`);
     await page.evaluate(() => localStorage.removeItem('trace-viewer.drawer'));

@@ -82,6 +82,98 @@ describe('library', { timeout: 180000 }, () => {
     await page.waitForFunction(() => document.querySelector('table.traces:not(.find-table) td.name').textContent === 'new-run');
   });
 
+  // The rows shown once they are the ones the API's own filter gives
+  // (query: GET /api/traces parameters), and the status line has no
+  // "Not understood".
+  async function shownAsApi(query) {
+    const want = (await api('/api/traces?' + query)).body.traces.map((t) => String(t.id)).sort();
+    await page.waitForFunction((ids) => {
+      const got = [...document.querySelectorAll('table.traces:not(.find-table) tbody tr[data-id]')].map((tr) => tr.dataset.id).sort();
+      return got.join() === ids.join() && !/Not understood/.test(document.querySelector('.lib-status').textContent);
+    }, want);
+    return want;
+  }
+
+  it('filters by quoted labels with spaces and markup, status:live and size>N, as the API does', async () => {
+    const labels = 'label=' + encodeURIComponent('device=Pixel 7 Pro') + '&label=' + encodeURIComponent('note=<img src=x onerror=alert(1)>');
+    const id = await upload(path.join(work, 'base.fxt'), 'name=pixel-7&' + labels);
+    const other = await upload(path.join(work, 'base.fxt'), 'name=pixel-8&label=' + encodeURIComponent('device=Pixel 8 Pro'));
+    const dialogs = [];
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
+    try {
+      await page.goto(server.url + '/');
+      await page.waitForSelector(`table.traces tr[data-id="${id}"] .chip`);
+      // the chip writes the quoted form, which finds what the API finds
+      await page.click(`table.traces tr[data-id="${id}"] .chip:text-is("device=Pixel 7 Pro")`);
+      assert.equal(await page.inputValue('input.filter'), 'device="Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      await page.waitForFunction(() => document.querySelector('.empty').textContent === '1 trace matches');
+      await page.reload(); // and from the URL
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // typed, the whole word quoted
+      await page.fill('input.filter', '"device=Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // markup in a value: found, and inert
+      await page.fill('input.filter', '');
+      await page.waitForSelector(`table.traces tr[data-id="${other}"]`);
+      await page.click(`table.traces tr[data-id="${id}"] .chip:text-is("note=<img src=x onerror=alert(1)>")`);
+      assert.equal(await page.inputValue('input.filter'), 'note="<img src=x onerror=alert(1)>"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('note=<img src=x onerror=alert(1)>')), [String(id)]);
+      assert.equal(await page.$$eval('img', (x) => x.length), 0);
+      // the API's status and size filters are understood, not searched as text
+      await page.fill('input.filter', 'status:live');
+      await shownAsApi('status=live');
+      await page.fill('input.filter', 'status:ready');
+      await shownAsApi('status=ready');
+      await page.fill('input.filter', 'size>1MB');
+      await shownAsApi('min_size=' + (1024 * 1024 + 1));
+      await page.fill('input.filter', 'size<=1k');
+      await shownAsApi('max_size=1024');
+      await page.fill('input.filter', 'size>lots');
+      await page.waitForFunction(() => /Not understood \(left out\): size>lots/.test(document.querySelector('.lib-status').textContent));
+      await page.fill('input.filter', 'device="Pixel 8 Pro" pixel');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 8 Pro') + '&q=pixel'), [String(other)]);
+      // the count is the server's for this filter, not the last one's
+      await page.waitForFunction(() => document.querySelector('.empty').textContent === '1 trace matches');
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-filter.png') });
+      assert.deepEqual(dialogs, []);
+    } finally {
+      await api(`/api/traces/${id}`, { method: 'DELETE' });
+      await api(`/api/traces/${other}`, { method: 'DELETE' });
+    }
+  });
+
+  // The Events column counts what the trace recorded: event records, CPU
+  // runs and log records (sched.fxt has one event record, a wakeup, and its
+  // CPU runs); while a trace is ingested its counts are marked partial.
+  it('counts CPU runs and logs in the Events column, and marks partial counts', async () => {
+    const id = await upload(path.join(ROOT, 'tests/corpus/fxt/sched.fxt'), 'name=sched');
+    try {
+      const c = (await api(`/api/traces/${id}`)).body.counts;
+      assert.ok(c.sched > 0);
+      const cell = `table.traces tr[data-id="${id}"] td.events`;
+      await page.goto(server.url + '/');
+      await page.waitForSelector(cell);
+      assert.equal(await page.textContent(cell), String(c.events + c.sched + c.logs));
+      assert.match(await page.getAttribute(cell, 'title'), new RegExp(`${c.sched} CPU runs`));
+      // an ingest's preview counts: the same trace shown as still ingesting
+      await page.route('**/api/traces?*', async (route) => {
+        const r = await route.fetch();
+        const body = await r.json();
+        for (const t of body.traces) if (t.id === id) Object.assign(t, { status: 'ingesting', progress: { bytes_done: 1, bytes_total: 2 } });
+        await route.fulfill({ response: r, json: body });
+      });
+      await page.reload();
+      await page.waitForSelector(cell);
+      assert.equal(await page.textContent(cell), `${c.events + c.sched + c.logs} so far`);
+      assert.match(await page.getAttribute(cell, 'title'), /partial/);
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-events.png') });
+    } finally {
+      await page.unroute('**/api/traces?*');
+      await api(`/api/traces/${id}`, { method: 'DELETE' });
+    }
+  });
+
   it('edits labels and pins a trace; shows the space used', async () => {
     await page.goto(server.url + '/');
     await page.waitForSelector(`table.traces tr[data-id="${ids.base}"] button.edit`);

@@ -75,6 +75,28 @@ describe('a live trace in the viewer', { timeout: 240000 }, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'live-opened.png') });
   });
 
+  // The badge and the Follow button fit in the top bar at 1400 px: it stays
+  // one line, with LIVE and with the longest INGESTING text (an upload's
+  // ingest with a preview shows the same badge; preview.test.mjs checks
+  // it there too), which used to wrap it.
+  it('keeps the top bar on one line while the LIVE or INGESTING badge shows', async () => {
+    const lines = () => page.evaluate(() => {
+      const kids = [...document.querySelector('.topbar').children].filter((c) => c.getBoundingClientRect().width > 0);
+      return new Set(kids.map((c) => { const r = c.getBoundingClientRect(); return Math.round((r.top + r.bottom) / 2 / 8); })).size;
+    });
+    await page.setViewportSize({ width: 1400, height: 900 });
+    try {
+      await waitIdle(page);
+      assert.equal(await lines(), 1, 'with LIVE');
+      await page.evaluate(() => { document.querySelector('.topbar .live-badge').textContent = 'INGESTING 100%'; });
+      assert.equal(await lines(), 1, 'with INGESTING');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'live-topbar.png'), clip: { x: 0, y: 0, width: 1400, height: 60 } });
+      await page.evaluate(() => { document.querySelector('.topbar .live-badge').textContent = 'LIVE'; });
+    } finally {
+      await page.setViewportSize({ width: 1600, height: 1000 });
+    }
+  });
+
   it('grows: new tracks appear and the view follows the live edge', async () => {
     const before = await trackCount();
     stream.write(b);

@@ -243,6 +243,69 @@ describe('trace pages and timeline tools', { timeout: 180000 }, () => {
     await page.setViewportSize({ width: 1400, height: 900 });
   });
 
+  // sched.fxt: threads seen only in scheduling records have CPU runs but no
+  // slice track; their state row is the only row they have, and it names
+  // them (name, tid) like a thread row. A state row under its thread's
+  // slice row says only "thread state".
+  it('names the state row of a thread seen only on CPUs', async () => {
+    fs.copyFileSync(path.join(ROOT, 'tests/corpus/fxt/sched.fxt'), path.join(work, 'sched.fxt'));
+    const id = await upload('sched.fxt');
+    await page.goto(`${server.url}/?trace=${id}`);
+    await waitIdle(page);
+    const q = async (sql) => (await (await fetch(`${server.url}/api/traces/${id}/query`, { method: 'POST', body: sql })).json()).rows;
+    const names = new Map((await q('SELECT pid, tid, name FROM threads')).map(([pid, tid, name]) => [`${pid}/${tid}`, name]));
+    const runs = await q('SELECT DISTINCT pid, tid FROM sched WHERE tid != 0');
+    const tracks = await page.evaluate(() => window.__viewer.tracks());
+    const labels = await page.$$eval('.labels .track-label', (els) => Object.fromEntries(els.map((e) => [e.dataset.key, e.textContent])));
+    let alone = 0;
+    for (const [pid, tid] of runs) {
+      const i = tracks.findIndex((t) => t.key === `state:${pid}/${tid}`);
+      assert.ok(i >= 0, `a state row for ${pid}/${tid}`);
+      const above = tracks[i - 1];
+      if (above.kind === 'thread' && new RegExp(`\\b${tid}\\b`).test(`${above.title} ${above.subtitle}`)) {
+        assert.equal(tracks[i].title, 'thread state');
+        continue;
+      }
+      alone++;
+      const name = names.get(`${pid}/${tid}`);
+      assert.equal(tracks[i].title, name || `tid ${tid}`);
+      assert.match(labels[tracks[i].key], new RegExp(`${name ? name + '.*' : ''}\\btid ${tid}\\b|^tid ${tid}`));
+      assert.match(labels[tracks[i].key], /thread state/);
+      const group = tracks.slice(0, i).reverse().find((t) => t.kind === 'group');
+      assert.match(`${group.title} ${group.subtitle}`, new RegExp(`\\b${pid}\\b`), 'under its process, which names the pid');
+    }
+    assert.ok(alone >= 2, `sched.fxt has threads seen only on CPUs: ${alone}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'sched-state-rows.png') });
+  });
+
+  // The hover tooltip tells what the mouse is on: nothing when something
+  // covers the timeline (the keyboard help), and nothing once the mouse has
+  // left. It used to follow the mouse over the help, then stay.
+  it('hides the hover tooltip when the mouse leaves the timeline or something covers it', async () => {
+    await page.goto(`${server.url}/?trace=${ids.damaged}`);
+    await waitIdle(page);
+    const tip = () => page.evaluate(() => !document.querySelector('.tl-body .tooltip').classList.contains('hidden'));
+    const cv = await page.locator('canvas.tl-canvas').boundingBox();
+    let pt = null;
+    for (let y = cv.y + 10; y < cv.y + cv.height && !pt; y += 8) {
+      for (let x = cv.x + 5; x < cv.x + cv.width && !pt; x += 40) {
+        await page.mouse.move(x, y);
+        if (await tip()) pt = { x, y };
+      }
+    }
+    assert.ok(pt, 'something to hover');
+    await page.keyboard.press('?');
+    await page.waitForSelector('.help-overlay');
+    await page.mouse.move(pt.x + 2, pt.y);
+    await page.mouse.move(pt.x + 1, pt.y);
+    assert.equal(await tip(), false, 'no tooltip through the help');
+    await page.keyboard.press('Escape');
+    await page.mouse.move(pt.x, pt.y);
+    await page.waitForFunction(() => !document.querySelector('.tl-body .tooltip').classList.contains('hidden'));
+    await page.mouse.move(cv.x - 100, cv.y - 30, { steps: 4 }); // to the toolbar
+    assert.equal(await tip(), false, 'no tooltip once the mouse left');
+  });
+
   it('gives a trace the same duration in the library and in the viewer, and starts the view at its start', async () => {
     await page.goto(`${server.url}/`);
     const cell = page.locator(`table.traces tr[data-id="${ids.tiny}"] td:nth-child(7)`);

@@ -57,8 +57,15 @@ describe('an upload viewed while it is ingested', { timeout: 240000 }, () => {
     await page.goto(server.url + '/?trace=' + traceId);
     await page.waitForFunction(() => window.__viewer && window.__viewer.ready);
     await waitIdle(page);
-    assert.match(await page.textContent('.topbar .live-badge'), /^INGESTING \d+% · newest/);
-    assert.match(await page.textContent('.banner.diagnostics'), /being ingested \(\d+%\).*newest part/);
+    assert.match(await page.textContent('.topbar .live-badge'), /^INGESTING \d+%$/);
+    assert.match(await page.getAttribute('.topbar .live-badge', 'title'), /newest [\d.]+ MB/);
+    assert.match(await page.textContent('.banner.diagnostics'), /being ingested \(\d+%\).*newest [\d.]+ MB of what has been read/);
+    // the badge and Follow keep the top bar on one line at 1400 px
+    await page.setViewportSize({ width: 1400, height: 900 });
+    assert.equal(await page.evaluate(() => new Set([...document.querySelector('.topbar').children]
+      .filter((c) => c.getBoundingClientRect().width > 0)
+      .map((c) => { const r = c.getBoundingClientRect(); return Math.round((r.top + r.bottom) / 2 / 8); })).size), 1);
+    await page.setViewportSize({ width: 1600, height: 1000 });
     assert.ok(!(await page.$('.banner.diagnostics.hidden')), 'the banner shows');
     assert.ok((await page.evaluate(() => window.__viewer.tracks().length)) > 0, 'tracks are drawn');
     assert.equal((await api(`/api/traces/${traceId}`)).body.status, 'ingesting', 'still ingesting when looked at');

@@ -24,6 +24,8 @@
  */
 #include <inttypes.h>
 
+#include <cjson/cJSON.h>
+
 #include "../ingest_util.h"
 #include "../xorshift.h"
 
@@ -560,6 +562,264 @@ static void test_flame_long_totals(void **state)
 	tdb_close(&t);
 }
 
+/* ---- every figure against SQL over the same selection ------------------------ */
+
+/*
+ * The selection as SQL sees it: the slices of the tracks in `in` (a SQL
+ * list) meeting [s, e], each with its part inside (an unterminated slice
+ * runs to the trace's end). A slice without a parent is a root, whatever
+ * its depth: an async lane is a layout row, not a call depth (Perfetto's
+ * slice flame graph counts every slice so).
+ */
+#define SEL_SQL                                                                                                        \
+	"WITH sel AS (SELECT s.id, s.parent_id, s.name_id, n.str AS name, "                                           \
+	"max(0, min(CASE WHEN s.dur < 0 THEN (SELECT value FROM meta WHERE key = 'end_ns') ELSE s.ts + s.dur END, "  \
+	"%1$" PRId64 ") - max(s.ts, %2$" PRId64 ")) AS wall FROM slices s JOIN strings n ON n.id = s.name_id "       \
+	"WHERE s.track_id IN (%3$s) AND s.ts <= %1$" PRId64 " AND (s.dur < 0 OR s.ts + s.dur >= %2$" PRId64 ")) "
+
+static char *joined_sorted(char **lines, size_t n);
+
+/* Every row of the statement as "a|b|c" lines, each ended by '\n', sorted
+ * as the replies' lines are (freed by the caller). */
+static char *sql_lines(sqlite3 *d, const char *sql)
+{
+	sqlite3_stmt *st;
+	char **lines = NULL;
+	size_t n = 0, cap = 0;
+
+	if (sqlite3_prepare_v2(d, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("bad SQL: %s: %s", sql, sqlite3_errmsg(d));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&line, &len);
+		int i;
+
+		for (i = 0; i < sqlite3_column_count(st); i++)
+			fprintf(f, "%s%c", (const char *)sqlite3_column_text(st, i),
+				i + 1 < sqlite3_column_count(st) ? '|' : '\n');
+		fclose(f);
+		if (n == cap && (lines = realloc(lines, (cap = cap * 2 + 64) * sizeof(*lines))) == NULL)
+			fail_msg("out of memory");
+		lines[n++] = line;
+	}
+	sqlite3_finalize(st);
+	return joined_sorted(lines, n);
+}
+
+/* Fails with what and the first line where want and got differ. */
+static void lines_equal(const char *what, const char *want, const char *got)
+{
+	size_t i = 0, line = 0;
+
+	for (; want[i] == got[i] && want[i] != '\0'; i++)
+		if (want[i] == '\n')
+			line = i + 1;
+	if (want[i] != '\0' || got[i] != '\0')
+		fail_msg("%s, first difference:\nSQL:   %.200s\nreply: %.200s", what, want + line, got + line);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* lines (n of them, each ending '\n') sorted and joined; frees them. */
+static char *joined_sorted(char **lines, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	for (i = 0; i < n; i++) {
+		fputs(lines[i], f);
+		free(lines[i]);
+	}
+	fclose(f);
+	free(lines);
+	return out;
+}
+
+/* The rows (path, count, total) of the statement, parents first, as
+ * "path|count|total" lines sorted as the reply's are, without the paths
+ * under 1/20000 of all or under one that is (freed by the caller). */
+static char *sql_flame_lines(sqlite3 *d, const char *sql, int64_t all)
+{
+	sqlite3_stmt *st;
+	char **lines = NULL;
+	size_t n = 0, cap = 0, k;
+
+	if (sqlite3_prepare_v2(d, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("bad SQL: %s: %s", sql, sqlite3_errmsg(d));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *up = strrchr(path, '/');
+		int shown = up == NULL;
+
+		for (k = 0; k < n && !shown; k++) /* the parent's line is kept */
+			shown = strncmp(lines[k], path, (size_t)(up - path)) == 0 && lines[k][up - path] == '|';
+		if (!shown || sqlite3_column_int64(st, 2) * 20000 < all)
+			continue;
+		if (n == cap && (lines = realloc(lines, (cap = cap * 2 + 64) * sizeof(*lines))) == NULL)
+			fail_msg("out of memory");
+		assert_true(asprintf(&lines[n++], "%s|%lld|%lld\n", path, (long long)sqlite3_column_int64(st, 1),
+				     (long long)sqlite3_column_int64(st, 2)) > 0);
+	}
+	sqlite3_finalize(st);
+	return joined_sorted(lines, n);
+}
+
+/* /area's rows as "name|count|wall|self|max" lines, by name. */
+static char *area_lines(const char *json)
+{
+	cJSON *root = cJSON_Parse(json), *r;
+	char **lines = calloc(1 + (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(root, "names")), sizeof(*lines));
+	size_t n = 0;
+
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(root, "truncated")));
+	cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "names"))
+	{
+		assert_true(asprintf(&lines[n++], "%s|%.0f|%.0f|%.0f|%.0f\n", cJSON_GetObjectItem(r, "name")->valuestring,
+				     cJSON_GetObjectItem(r, "count")->valuedouble,
+				     cJSON_GetObjectItem(r, "wall")->valuedouble,
+				     cJSON_GetObjectItem(r, "self")->valuedouble,
+				     cJSON_GetObjectItem(r, "max")->valuedouble) > 0);
+	}
+	cJSON_Delete(root);
+	return joined_sorted(lines, n);
+}
+
+/* /flame's nodes as "path|count|total" lines (names joined by '/'), by path;
+ * *hidden: the reply's hidden count. */
+static char *flame_lines(const char *json, int64_t *hidden)
+{
+	cJSON *root = cJSON_Parse(json), *nodes = cJSON_GetObjectItem(root, "nodes"), *r;
+	size_t cap = 1 + (size_t)cJSON_GetArraySize(nodes), n = 0;
+	char **lines = calloc(cap, sizeof(*lines)), **path = calloc(cap, sizeof(*path));
+	int *ids = calloc(cap, sizeof(*ids));
+	size_t i, k;
+
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(root, "truncated")));
+	*hidden = (int64_t)cJSON_GetObjectItem(root, "hidden")->valuedouble;
+	cJSON_ArrayForEach(r, nodes)
+	{
+		int parent = cJSON_GetObjectItem(r, "parent")->valueint;
+		const char *up = "";
+
+		for (k = 0; k < n && parent >= 0; k++) /* parents come first */
+			if (ids[k] == parent)
+				up = path[k];
+		ids[n] = cJSON_GetObjectItem(r, "id")->valueint;
+		assert_true(asprintf(&path[n], "%s%s%s", up, *up ? "/" : "",
+				     cJSON_GetObjectItem(r, "name")->valuestring) > 0);
+		assert_true(asprintf(&lines[n], "%s|%.0f|%.0f\n", path[n], cJSON_GetObjectItem(r, "count")->valuedouble,
+				     cJSON_GetObjectItem(r, "total")->valuedouble) > 0);
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		free(path[i]);
+	free(path);
+	free(ids);
+	cJSON_Delete(root);
+	return joined_sorted(lines, n);
+}
+
+/* area and flame of the tracks `in` (a SQL list) over [s, e] on d, each
+ * against the SQL over the same slices. */
+static void t_panels_as_sql(sqlite3 *d, const char *in, int64_t s, int64_t e)
+{
+	int64_t tracks[64], hidden, all;
+	char sql[4096], *want, *got, *j;
+	size_t n = 0;
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT id FROM tracks WHERE id IN (%s) ORDER BY id", in);
+	assert_int_equal(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && n < 64)
+		tracks[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	assert_true(n > 0);
+
+	snprintf(sql, sizeof(sql),
+		 SEL_SQL "SELECT p.name, count(*), sum(p.wall), sum(p.wall) - ifnull((SELECT sum(c.wall) FROM sel c "
+			 "JOIN sel up ON up.id = c.parent_id WHERE up.name_id = p.name_id), 0), max(p.wall) "
+			 "FROM sel p GROUP BY p.name_id ORDER BY p.name",
+		 e, s, in);
+	want = sql_lines(d, sql);
+	j = run_on(d, 0, tracks, n, s, e, 1000000);
+	got = area_lines(j);
+	snprintf(sql, sizeof(sql), "area of (%s) over [%" PRId64 ", %" PRId64 "]", in, s, e);
+	lines_equal(sql, want, got);
+	free(want);
+	free(got);
+	free(j);
+
+	/* the flame graph: a node per name path from a parentless slice;
+	 * nodes under 1/20000 of the roots' time are hidden, and so are their
+	 * children */
+	snprintf(sql, sizeof(sql), SEL_SQL "SELECT ifnull(sum(wall), 0) FROM sel WHERE parent_id IS NULL", e, s, in);
+	all = tdb_int(&(struct tdb){ .db = d }, "%s", sql);
+	snprintf(sql, sizeof(sql),
+		 SEL_SQL ", p(id, path, wall, depth) AS (SELECT id, name, wall, 0 FROM sel WHERE parent_id IS NULL "
+			 "UNION ALL SELECT sel.id, p.path || '/' || sel.name, sel.wall, p.depth + 1 FROM sel JOIN p "
+			 "ON sel.parent_id = p.id) SELECT path, count(*), sum(wall) FROM p GROUP BY path ORDER BY "
+			 "min(depth)",
+		 e, s, in);
+	want = sql_flame_lines(d, sql, all);
+	j = run_on(d, 1, tracks, n, s, e, 1000000);
+	got = flame_lines(j, &hidden);
+	snprintf(sql, sizeof(sql), "flame of (%s) over [%" PRId64 ", %" PRId64 "], stored %d", in, s, e,
+		 qry_area_stored);
+	lines_equal(sql, want, got);
+	free(want);
+	free(got);
+	free(j);
+}
+
+/*
+ * Thread tracks, async tracks (operations on many lanes, instants inside
+ * them one lane deeper) and both, over the whole trace (from what ingest
+ * stored), over the whole trace read slice by slice, and over a window
+ * inside it: every /area row and /flame node is what SQL says of the same
+ * slices. The flame graph once read lane 0 of an async track only: a
+ * slice on a lower lane has no parent one level up, and was taken for one
+ * whose parent was cut.
+ */
+static void test_panels_as_sql(void **state)
+{
+	static const char *const sets[] = {
+		"SELECT id FROM tracks WHERE kind = 'thread'",
+		"SELECT id FROM tracks WHERE kind = 'async'",
+		"SELECT id FROM tracks WHERE kind IN ('thread', 'async')",
+	};
+	struct fxtw w;
+	struct tdb t;
+	int64_t s, e;
+	size_t k;
+	int stored;
+
+	(void)state;
+	gen_trace(&w, 7, 4, 4000);
+	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	fxtw_fini(&w);
+	assert_int_equal(t.rc, INGEST_OK);
+	/* the generator's async operations overlap: they take several lanes */
+	assert_true(tdb_int(&t, "SELECT count(DISTINCT s.depth) FROM slices s JOIN tracks k ON k.id = s.track_id "
+				"WHERE k.kind = 'async' AND s.parent_id IS NULL") > 2);
+	s = tdb_int(&t, "SELECT value FROM meta WHERE key = 'start_ns'");
+	e = tdb_int(&t, "SELECT value FROM meta WHERE key = 'end_ns'");
+	for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		for (stored = 0; stored <= 1; stored++) {
+			qry_area_stored = stored;
+			t_panels_as_sql(t.db, sets[k], s, e);
+		}
+		t_panels_as_sql(t.db, sets[k], s + (e - s) / 3, e - (e - s) / 3);
+	}
+	qry_area_stored = 1;
+	tdb_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +835,7 @@ int main(void)
 		cmocka_unit_test(test_whole_beyond_stored),
 		cmocka_unit_test(test_whole_mixed),
 		cmocka_unit_test(test_flame_long_totals),
+		cmocka_unit_test(test_panels_as_sql),
 	};
 
 	return cmocka_run_group_tests_name("one extent a depth", tests, setup, teardown) |

@@ -304,8 +304,9 @@ static size_t reference(sqlite3 *db, int by_thread, int64_t s, int64_t e, struct
 /* Threads sharing names (a pool of "worker"s, a "main" in each process),
  * names of a few slices and of thousands (past what a group keeps before
  * its histogram), durations spread over nine decades with repeats, and
- * slices that never end; random windows, by name and by thread: every
- * figure as the reference has it, one row per text. */
+ * slices that never end, async operations on many lanes (thread ""); random
+ * windows, by name and by thread: every figure as the reference has it,
+ * one row per text. */
 static void test_against_reference(void **state)
 {
 	static const char *const threads[] = { "main", "worker", "worker", "", "io", "main" };
@@ -332,9 +333,12 @@ static void test_against_reference(void **state)
 		snprintf(name, sizeof(name), "s%u", (unsigned)(r >> 8) % 4 == 0 ? (unsigned)(r >> 12) % 40 : (unsigned)(r >> 12) % 3);
 		dur = (r >> 20) % 5 == 0 ? (uint64_t)((r >> 24) % 7) * 1000 : (uint64_t)1 << ((r >> 24) % 30);
 		dur += (r >> 40) % 3 == 0 ? 0 : (r >> 44) % (dur + 1);
-		if ((r >> 50) % 97 == 0)
+		if ((r >> 50) % 97 == 0) {
 			fxtw_begin(&w, th, FXTW_INL("c"), FXTW_INL(name), ts, NULL, 0);
-		else
+		} else if ((r >> 50) % 97 < 8) { /* an async operation: they overlap, on many lanes */
+			fxtw_async(&w, 5, th, FXTW_INL("c"), FXTW_INL(name), ts, (uint64_t)i, NULL, 0);
+			fxtw_async(&w, 7, th, FXTW_INL("c"), FXTW_INL(name), ts + dur, (uint64_t)i, NULL, 0);
+		} else
 			fxtw_complete(&w, th, FXTW_INL("c"), FXTW_INL(name), ts, ts + dur, NULL, 0);
 		ts += 1 + (r >> 56);
 	}
@@ -344,6 +348,8 @@ static void test_against_reference(void **state)
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'worker'"), 2);
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'main'"), 2);
 	assert_true(tdb_int(&t, "SELECT max(c) FROM (SELECT count(*) AS c FROM slices GROUP BY name_id)") > 1000);
+	assert_true(tdb_int(&t, "SELECT count(*) FROM slices s JOIN tracks k ON k.id = s.track_id WHERE k.kind = "
+				"'async' AND s.depth > 2") > 0);
 	for (k = 0; k < 40; k++) {
 		int by_thread = k % 2;
 		int64_t s = k < 2 ? INT64_MIN : 1000 + (int64_t)(xorshift64(&rng) % ts);

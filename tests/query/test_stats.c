@@ -22,8 +22,8 @@ static int64_t rnd_in(int64_t lo, int64_t hi)
 }
 
 /* Names n0..n11 in categories c0..c2 on three threads: nested begins and
- * ends, complete events, instants, zero-length slices, and a few never
- * ended. */
+ * ends, complete events, instants, zero-length slices, async operations
+ * (on many lanes), and a few never ended. */
 static void write_trace(struct tdb *t)
 {
 	struct fxtw w;
@@ -41,7 +41,13 @@ static void write_trace(struct tdb *t)
 
 		snprintf(name, sizeof(name), "n%d", (int)rnd_in(0, 11));
 		snprintf(cat, sizeof(cat), "c%d", (int)rnd_in(0, 2));
-		switch (rnd_in(0, 3)) {
+		switch (rnd_in(0, 4)) {
+		case 4: /* an async operation: they overlap, on many lanes */
+			fxtw_async(&w, 5, th, FXTW_INL(cat), FXTW_INL(name), ts, (uint64_t)i, NULL, 0);
+			if (i < 2990)
+				fxtw_async(&w, 7, th, FXTW_INL(cat), FXTW_INL(name), ts + (uint64_t)dur * 3, (uint64_t)i,
+					   NULL, 0);
+			break;
 		case 0:
 			fxtw_instant(&w, th, FXTW_INL(cat), FXTW_INL(name), ts, NULL, 0);
 			break;
@@ -193,6 +199,8 @@ static void test_unterminated(void **state)
 		open += cJSON_GetObjectItemCaseSensitive(x, "count")->valueint;
 	}
 	assert_int_equal(open, tdb_int(&T, "SELECT count(*) FROM slices"));
+	assert_true(tdb_int(&T, "SELECT count(*) FROM slices s JOIN tracks k ON k.id = s.track_id WHERE k.kind = "
+				"'async' AND s.depth > 0") > 0);
 	assert_true(tdb_int(&T, "SELECT count(*) FROM slices WHERE dur < 0") > 0);
 	cJSON_Delete(j);
 	free(got);
