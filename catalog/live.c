@@ -223,12 +223,22 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	struct trace_rec *r;
 	int st;
 
+	int looked = 0;
+
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
-	r = cat_find(c, id);
-	st = r ? r->status : -1;
-	*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED) ||
-			  (st == TS_INGESTING && r->preview == 1));
+	for (;;) {
+		r = cat_find(c, id);
+		st = r ? r->status : -1;
+		*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED) ||
+				  (st == TS_INGESTING && r->preview == 1));
+		/* with a shared catalog, another server may have made it ready (or
+		 * added it) since this one last looked: look now, once, rather
+		 * than answer 404 or 409 for a trace it already answered 201 for */
+		if (*readable || looked || !c->shared || cat_sync_locked(c, 1) != 0)
+			break;
+		looked = 1;
+	}
 	pthread_mutex_unlock(&c->mu);
 	return st;
 }

@@ -153,6 +153,31 @@ static void t_upload_one_read_all(void **state)
 	sc_health_all(&T.w, 200, 2000);
 }
 
+/* Read after write across servers: a trace uploaded through one server
+ * with ?wait=1 is readable through another at once, every time (it looks
+ * at the catalog when its copy says not ready, rather than answering 409
+ * until its next look). */
+static void t_read_after_write(void **state)
+{
+	char path[128];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		int64_t id;
+		char *body;
+
+		sc_use(&T.w, i % SCALE_N);
+		id = upload_ok("raw", T.bytes, T.len);
+		sc_use(&T.w, (i + 1) % SCALE_N);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+		body = sc_body(path, 200, NULL);
+		free(body);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+		cJSON_Delete(t_call("DELETE", path, NULL, 204));
+	}
+}
+
 /* The number of traces the current server lists. */
 static int64_t listed(void)
 {
@@ -480,6 +505,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_upload_one_read_all),
+		cmocka_unit_test(t_read_after_write),
 		cmocka_unit_test(t_empty_upload),
 		cmocka_unit_test(t_one_part),
 		cmocka_unit_test(t_many_parts),
