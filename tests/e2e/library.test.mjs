@@ -113,6 +113,15 @@ describe('library', { timeout: 180000 }, () => {
       // typed, the whole word quoted
       await page.fill('input.filter', '"device=Pixel 7 Pro"');
       assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // typed without quotes: the label device=Pixel and two words, which
+      // match nothing; the page offers the quoted form
+      await page.fill('input.filter', 'device=Pixel 7 Pro');
+      await shownAsApi('label=' + encodeURIComponent('device=Pixel') + '&q=' + encodeURIComponent('7 Pro'));
+      await page.waitForSelector('.empty button.quoted-suggestion');
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-quote-hint.png'), clip: { x: 0, y: 0, width: 1400, height: 330 } });
+      await page.click('.empty button.quoted-suggestion:text-is(\'device="Pixel 7 Pro"\')');
+      assert.equal(await page.inputValue('input.filter'), 'device="Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
       // markup in a value: found, and inert
       await page.fill('input.filter', '');
       await page.waitForSelector(`table.traces tr[data-id="${other}"]`);
