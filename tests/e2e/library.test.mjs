@@ -177,8 +177,17 @@ describe('library', { timeout: 180000 }, () => {
       assert.equal(await page.textContent(cell), `${c.events + c.sched + c.logs} so far`);
       assert.match(await page.getAttribute(cell, 'title'), /partial/);
       await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-events.png') });
+      // and the info page says so of its counts
+      await page.route(`**/api/traces/${id}`, async (route) => {
+        const r = await route.fetch();
+        await route.fulfill({ response: r, json: { ...(await r.json()), status: 'ingesting' } });
+      });
+      await page.goto(`${server.url}/?trace=${id}&page=info`);
+      await page.waitForFunction(() => window.__viewer && window.__viewer.ready);
+      assert.match(await page.textContent('.info-counts h2'), /^Counts \(partial: the part ingested so far\)$/);
     } finally {
       await page.unroute('**/api/traces?*');
+      await page.unroute(`**/api/traces/${id}`);
       await api(`/api/traces/${id}`, { method: 'DELETE' });
     }
   });
