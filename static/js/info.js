@@ -105,7 +105,10 @@ export class InfoPage {
 
   counts(t) {
     const c = t.counts || {};
-    return this.section('Counts', 'info-counts', this.kv(Object.entries(c).map(([k, v]) => [k.replace(/_/g, ' '), fmtCount(v)])));
+    // before ingest ends they come from a preview or a live snapshot
+    const partial = t.counts && t.status !== 'ready'
+      ? (t.status === 'live' ? ' (partial: the newest snapshot of a recording)' : ' (partial: the part ingested so far)') : '';
+    return this.section('Counts' + partial, 'info-counts', this.kv(Object.entries(c).map(([k, v]) => [k.replace(/_/g, ' '), fmtCount(v)])));
   }
 
   diagnostics(t) {

@@ -24,7 +24,7 @@ function parseSize(s) {
 
 // The box's words: split at spaces outside double quotes, the quotes taken
 // out. quoted: the word began with a quote (so it is a label or text, never
-// a key:value filter).
+// a key:value filter); start, end: where it lies in text.
 export function splitWords(text) {
   const words = [];
   let cur = null;
@@ -36,7 +36,8 @@ export function splitWords(text) {
       cur = null;
       continue;
     }
-    cur ||= { text: '', quoted: c === '"' };
+    cur ||= { text: '', quoted: c === '"', start: i };
+    cur.end = i + 1;
     if (c === '"') inQuote = !inQuote;
     else if (inQuote && c === '\\' && i + 1 < text.length) cur.text += text[++i];
     else cur.text += c;
@@ -50,6 +51,23 @@ export function splitWords(text) {
 // needed), so that splitWords gives it back whole.
 export function labelWord(k, v) {
   return /^[^\s"\\]*$/.test(v) ? `${k}=${v}` : `${k}="${v.replace(/["\\]/g, '\\$&')}"`;
+}
+
+// The box as it was likely meant when a label's value goes on past a space
+// unquoted (device=Pixel 7 Pro: the label device=Pixel, then the words 7
+// and Pro): the label with the plain words after it as its quoted value;
+// null when there is no such label.
+export function quotedSuggestion(text) {
+  const words = splitWords(text);
+  const i = words.findIndex((w) => !w.quoted && /^[A-Za-z0-9_.\-/:]+=/.test(w.text));
+  if (i < 0) return null;
+  let j = i + 1;
+  while (j < words.length && !words[j].quoted && !/[:=<>"]/.test(words[j].text)) j++;
+  if (j === i + 1) return null;
+  const w = words[i].text;
+  const eq = w.indexOf('=');
+  const value = [w.slice(eq + 1), ...words.slice(i + 1, j).map((x) => x.text)].join(' ');
+  return text.slice(0, words[i].start) + labelWord(w.slice(0, eq), value) + text.slice(words[j - 1].end);
 }
 
 // size>N and the like: the API's min_size/max_size (inclusive); false when

@@ -9,7 +9,7 @@
 import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
-import { labelWord, matchesFilter, parseFilter } from './libfilter.js';
+import { labelWord, matchesFilter, parseFilter, quotedSuggestion } from './libfilter.js';
 import { isDamage } from './pages.js';
 
 const POLL_MS = 400;
@@ -276,6 +276,14 @@ export class LibraryPage {
       this.empty.textContent = 'No traces yet. Upload an .fxt or XRay file with the button above, or drop files here.';
     } else if (shown.length === 0) {
       this.empty.textContent = 'No trace matches the filter.';
+      // device=Pixel 7 Pro is the label device=Pixel and two words: offer the quoted form
+      const meant = quotedSuggestion(this.filterText);
+      if (meant) {
+        this.empty.append(' A label value with spaces needs quotes: ', el('button', {
+          className: 'link-button quoted-suggestion', title: 'Filter by this instead',
+          onclick: () => this.setFilter(meant, true),
+        }, meant));
+      }
     } else if (filtered && this.totalFor !== this.filter.params.toString()) {
       // typed, the server not asked yet: the rows here that match, not a total
       this.empty.textContent = `${plural(shown.length, 'trace')} here ${shown.length === 1 ? 'matches' : 'match'}, counting…`;

@@ -113,6 +113,15 @@ describe('library', { timeout: 180000 }, () => {
       // typed, the whole word quoted
       await page.fill('input.filter', '"device=Pixel 7 Pro"');
       assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
+      // typed without quotes: the label device=Pixel and two words, which
+      // match nothing; the page offers the quoted form
+      await page.fill('input.filter', 'device=Pixel 7 Pro');
+      await shownAsApi('label=' + encodeURIComponent('device=Pixel') + '&q=' + encodeURIComponent('7 Pro'));
+      await page.waitForSelector('.empty button.quoted-suggestion');
+      await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-quote-hint.png'), clip: { x: 0, y: 0, width: 1400, height: 330 } });
+      await page.click('.empty button.quoted-suggestion:text-is(\'device="Pixel 7 Pro"\')');
+      assert.equal(await page.inputValue('input.filter'), 'device="Pixel 7 Pro"');
+      assert.deepEqual(await shownAsApi('label=' + encodeURIComponent('device=Pixel 7 Pro')), [String(id)]);
       // markup in a value: found, and inert
       await page.fill('input.filter', '');
       await page.waitForSelector(`table.traces tr[data-id="${other}"]`);
@@ -168,8 +177,17 @@ describe('library', { timeout: 180000 }, () => {
       assert.equal(await page.textContent(cell), `${c.events + c.sched + c.logs} so far`);
       assert.match(await page.getAttribute(cell, 'title'), /partial/);
       await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'library-events.png') });
+      // and the info page says so of its counts
+      await page.route(`**/api/traces/${id}`, async (route) => {
+        const r = await route.fetch();
+        await route.fulfill({ response: r, json: { ...(await r.json()), status: 'ingesting' } });
+      });
+      await page.goto(`${server.url}/?trace=${id}&page=info`);
+      await page.waitForFunction(() => window.__viewer && window.__viewer.ready);
+      assert.match(await page.textContent('.info-counts h2'), /^Counts \(partial: the part ingested so far\)$/);
     } finally {
       await page.unroute('**/api/traces?*');
+      await page.unroute(`**/api/traces/${id}`);
       await api(`/api/traces/${id}`, { method: 'DELETE' });
     }
   });

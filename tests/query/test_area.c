@@ -577,7 +577,27 @@ static void test_flame_long_totals(void **state)
 	"%1$" PRId64 ") - max(s.ts, %2$" PRId64 ")) AS wall FROM slices s JOIN strings n ON n.id = s.name_id "       \
 	"WHERE s.track_id IN (%3$s) AND s.ts <= %1$" PRId64 " AND (s.dur < 0 OR s.ts + s.dur >= %2$" PRId64 ")) "
 
-static char *joined_sorted(char **lines, size_t n);
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* lines (n of them, each ending '\n') sorted and joined; frees them. */
+static char *joined_sorted(char **lines, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	for (i = 0; i < n; i++) {
+		fputs(lines[i], f);
+		free(lines[i]);
+	}
+	fclose(f);
+	free(lines);
+	return out;
+}
 
 /* Every row of the statement as "a|b|c" lines, each ended by '\n', sorted
  * as the replies' lines are (freed by the caller). */
@@ -619,37 +639,17 @@ static void lines_equal(const char *what, const char *want, const char *got)
 		fail_msg("%s, first difference:\nSQL:   %.200s\nreply: %.200s", what, want + line, got + line);
 }
 
-static int line_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* lines (n of them, each ending '\n') sorted and joined; frees them. */
-static char *joined_sorted(char **lines, size_t n)
-{
-	char *out = NULL;
-	size_t len = 0, i;
-	FILE *f = open_memstream(&out, &len);
-
-	qsort(lines, n, sizeof(*lines), line_cmp);
-	for (i = 0; i < n; i++) {
-		fputs(lines[i], f);
-		free(lines[i]);
-	}
-	fclose(f);
-	free(lines);
-	return out;
-}
-
 /* The rows (path, count, total) of the statement, parents first, as
  * "path|count|total" lines sorted as the reply's are, without the paths
- * under 1/20000 of all or under one that is (freed by the caller). */
-static char *sql_flame_lines(sqlite3 *d, const char *sql, int64_t all)
+ * under 1/20000 of all or under one that is (freed by the caller);
+ * *hidden: how many were left out. */
+static char *sql_flame_lines(sqlite3 *d, const char *sql, int64_t all, int64_t *hidden)
 {
 	sqlite3_stmt *st;
 	char **lines = NULL;
 	size_t n = 0, cap = 0, k;
 
+	*hidden = 0;
 	if (sqlite3_prepare_v2(d, sql, -1, &st, NULL) != SQLITE_OK)
 		fail_msg("bad SQL: %s: %s", sql, sqlite3_errmsg(d));
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -659,8 +659,10 @@ static char *sql_flame_lines(sqlite3 *d, const char *sql, int64_t all)
 
 		for (k = 0; k < n && !shown; k++) /* the parent's line is kept */
 			shown = strncmp(lines[k], path, (size_t)(up - path)) == 0 && lines[k][up - path] == '|';
-		if (!shown || sqlite3_column_int64(st, 2) * 20000 < all)
+		if (!shown || sqlite3_column_int64(st, 2) * 20000 < all) {
+			++*hidden;
 			continue;
+		}
 		if (n == cap && (lines = realloc(lines, (cap = cap * 2 + 64) * sizeof(*lines))) == NULL)
 			fail_msg("out of memory");
 		assert_true(asprintf(&lines[n++], "%s|%lld|%lld\n", path, (long long)sqlite3_column_int64(st, 1),
@@ -729,7 +731,7 @@ static char *flame_lines(const char *json, int64_t *hidden)
  * against the SQL over the same slices. */
 static void t_panels_as_sql(sqlite3 *d, const char *in, int64_t s, int64_t e)
 {
-	int64_t tracks[64], hidden, all;
+	int64_t tracks[64], hidden, want_hidden, all;
 	char sql[4096], *want, *got, *j;
 	size_t n = 0;
 	sqlite3_stmt *st;
@@ -766,12 +768,13 @@ static void t_panels_as_sql(sqlite3 *d, const char *in, int64_t s, int64_t e)
 			 "ON sel.parent_id = p.id) SELECT path, count(*), sum(wall) FROM p GROUP BY path ORDER BY "
 			 "min(depth)",
 		 e, s, in);
-	want = sql_flame_lines(d, sql, all);
+	want = sql_flame_lines(d, sql, all, &want_hidden);
 	j = run_on(d, 1, tracks, n, s, e, 1000000);
 	got = flame_lines(j, &hidden);
 	snprintf(sql, sizeof(sql), "flame of (%s) over [%" PRId64 ", %" PRId64 "], stored %d", in, s, e,
 		 qry_area_stored);
 	lines_equal(sql, want, got);
+	assert_int_equal(hidden, want_hidden);
 	free(want);
 	free(got);
 	free(j);
