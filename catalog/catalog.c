@@ -542,36 +542,49 @@ static char *binary_name_of(const char *path, const char *filename)
 	return base[0] ? strndup(base, 255) : NULL;
 }
 
-/* Records a new trace in status (queued, or live with stream "receiving"). */
-int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
+/*
+ * What the catalog stores, it checks, whoever asks (an upload, a patch, a
+ * migration): paging and search hold for every value it takes. name and
+ * description may be NULL (unchanged). 0, or -1 with err.
+ */
+static int meta_check(const char *name, const char *description, const struct cat_label *labels, size_t nlabels,
+		      char *err, size_t errlen)
 {
-	char *bname = binary_name_of(nw->binary_spool, nw->binary_filename);
-	struct trace_rec *r;
-	int64_t id = -1;
-	int put;
 	size_t i;
-	int rc = 0;
 
-	/* what the catalog stores, it checks: paging and search hold for every value it takes */
-	if (nw->name == NULL || nw->name[0] == '\0' || strlen(nw->name) > CAT_MAX_NAME) {
+	if (name && (name[0] == '\0' || strlen(name) > CAT_MAX_NAME)) {
 		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
-		free(bname);
-		return -2;
+		return -1;
 	}
-	if (nw->description && cat_text_check("description", nw->description, CAT_MAX_DESCRIPTION, 1, err, errlen) != 0) {
-		free(bname);
-		return -2;
-	}
-	for (i = 0; i < nw->nlabels; i++) {
+	if (description && cat_text_check("description", description, CAT_MAX_DESCRIPTION, 1, err, errlen) != 0)
+		return -1;
+	for (i = 0; i < nlabels; i++) {
 		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
 		struct cat_label l;
 
-		snprintf(kv, sizeof(kv), "%s=%s", nw->labels[i].key, nw->labels[i].value);
-		if (cat_label_parse(kv, 0, &l, err, errlen) != 0) {
-			free(bname);
-			return -2;
-		}
+		snprintf(kv, sizeof(kv), "%s=%s", labels[i].key, labels[i].value);
+		if (cat_label_parse(kv, 0, &l, err, errlen) != 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* Records a new trace in status (queued, or live with stream "receiving"). */
+int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
+{
+	char *bname;
+	struct trace_rec *r;
+	int64_t id = -1;
+	int put;
+	int rc = 0;
+
+	if (nw->name == NULL) {
+		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
+		return -2;
+	}
+	if (meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
+		return -2;
+	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	r = calloc(1, sizeof(*r));
 	pthread_mutex_lock(&c->mu);
 	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
@@ -612,6 +625,8 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 		snprintf(err, errlen, "cannot record the trace in the catalog%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
 		if (cat_find(c, r->id) == r) {
+			size_t i;
+
 			/* not kept: the upload fails */
 			for (i = 0; c->v[i] != r; i++)
 				;
@@ -702,6 +717,8 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 {
 	int rc, tries = 0;
 
+	if (meta_check(p->name, p->description, p->set, p->nset, err, errlen) != 0)
+		return -5;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		if (cat_sync_locked(c, 1) != 0) {

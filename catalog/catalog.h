@@ -113,7 +113,9 @@ struct cat_patch {
 	size_t nunset;
 };
 /* 0; -1 no such trace; -2 too many labels (err says so); -3 the catalog
- * could not be written; CAT_EUNAVAILABLE. Nothing changes on error. */
+ * could not be written; -5 a name, description or label it does not take
+ * (as cat_add; err says which); CAT_EUNAVAILABLE. Nothing changes on
+ * error. */
 int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen);
 
 enum cat_sort { CAT_SORT_CREATED, CAT_SORT_NAME, CAT_SORT_SIZE, CAT_SORT_DURATION };

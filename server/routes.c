@@ -560,6 +560,8 @@ static enum MHD_Result h_patch(struct call *x)
 		ret = srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	else if (rc == -2)
 		ret = srv_send_error(x->c, x->r, 400, "too_many_labels", err);
+	else if (rc == -5)
+		ret = srv_send_error(x->c, x->r, 400, "bad_patch", err);
 	else if (rc == CAT_EUNAVAILABLE)
 		ret = srv_send_error(x->c, x->r, 503, "catalog_unavailable", err);
 	else if (rc != 0)

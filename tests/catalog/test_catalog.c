@@ -1,7 +1,9 @@
 /*
  * Unit tests of the catalog's pure parts: the natural order of names,
  * label and text checks, and the retention plan (oldest first, pinned and
- * unfinished traces never). The duration sketch it adds up has its tests
+ * unfinished traces never); then, on a catalog in a temporary directory,
+ * the listing's pages (ties by id in the sort's direction, every trace
+ * once) and a patch's checks. The duration sketch it adds up has its tests
  * in tests/tracedb/test_sketch.c.
  */
 #include <setjmp.h>
@@ -10,8 +12,11 @@
 
 #include <cmocka.h>
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../catalog/catalog_internal.h"
 
@@ -118,6 +123,167 @@ static void test_retention_plan(void **state)
 	assert_int_equal(cat_retention_plan(v, 5, &o, now, out, 1), 1);
 }
 
+static struct catalog *g_cat;
+static char g_dir[64];
+
+static int64_t add(const char *name, uint64_t size)
+{
+	struct cat_new nw = { 0 };
+	char spool[4096], err[256];
+	static int k;
+	FILE *f;
+	int64_t id;
+
+	cat_spool_dir(g_cat, spool, sizeof(spool));
+	snprintf(spool + strlen(spool), sizeof(spool) - strlen(spool), "/t%d", k++);
+	assert_non_null(f = fopen(spool, "wb"));
+	fputs("not a trace", f);
+	fclose(f);
+	nw.name = name;
+	nw.spool = spool;
+	nw.size = size;
+	if ((id = cat_add(g_cat, &nw, err, sizeof(err))) < 0)
+		fail_msg("cat_add: %s", err);
+	return id;
+}
+
+/* The ids a listing gives, page after page of `limit`, as "1,2,3". */
+static void pages(enum cat_sort sort, int desc, size_t limit, char *out, size_t n)
+{
+	struct cat_filter f;
+	char err[256], *cursor = NULL;
+
+	out[0] = '\0';
+	for (;;) {
+		struct jbuf b;
+		const char *p, *next;
+
+		memset(&f, 0, sizeof(f));
+		f.status = f.pinned = -1;
+		f.after = INT64_MIN;
+		f.before = INT64_MAX;
+		f.max_size = UINT64_MAX;
+		f.sort = sort;
+		f.desc = desc;
+		f.limit = limit;
+		f.cursor = cursor;
+		jb_init(&b);
+		assert_int_equal(cat_list_json(g_cat, &f, &b, err, sizeof(err)), 0);
+		jb_raw(&b, "", 1);
+		for (p = b.p; (p = strstr(p, "{\"id\":")) != NULL; p += 6)
+			snprintf(out + strlen(out), n - strlen(out), "%s%lld", out[0] ? "," : "", atoll(p + 6));
+		free(cursor);
+		cursor = NULL;
+		next = strstr(b.p, "\"next_cursor\":\"");
+		if (next) {
+			next += 15;
+			cursor = strndup(next, strcspn(next, "\""));
+		}
+		jb_fini(&b);
+		if (cursor == NULL)
+			break;
+	}
+}
+
+/* Ties go by id in the sort's direction, and pages of any size give every
+ * trace once, in the order one page of all gives. */
+static void test_paging_ties(void **state)
+{
+	static const struct {
+		enum cat_sort sort;
+		int desc;
+		const char *want;
+	} cases[] = {
+		{ CAT_SORT_NAME, 0, "6,1,2,3,4,5" },  /* "a" < "same" x4 by id < "z" */
+		{ CAT_SORT_NAME, 1, "5,4,3,2,1,6" },
+		{ CAT_SORT_SIZE, 0, "6,1,3,5,2,4" },  /* sizes 10, 20, 10, 20, 10, 5 */
+		{ CAT_SORT_SIZE, 1, "4,2,5,3,1,6" },
+	};
+	char all[256], paged[256];
+	size_t i, limit;
+
+	(void)state;
+	assert_int_equal(add("same", 10), 1);
+	assert_int_equal(add("same", 20), 2);
+	assert_int_equal(add("same", 10), 3);
+	assert_int_equal(add("same", 20), 4);
+	assert_int_equal(add("z", 10), 5);
+	assert_int_equal(add("a", 5), 6);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pages(cases[i].sort, cases[i].desc, 1000, all, sizeof(all));
+		assert_string_equal(all, cases[i].want);
+		for (limit = 1; limit <= 4; limit++) {
+			pages(cases[i].sort, cases[i].desc, limit, paged, sizeof(paged));
+			if (strcmp(paged, all) != 0)
+				fail_msg("sort %d desc %d, pages of %zu: %s, not %s", cases[i].sort, cases[i].desc, limit,
+					 paged, all);
+		}
+	}
+}
+
+/* A patch is checked as an upload is: a name over 1024 bytes, an empty
+ * one, a description with a control character, a bad label key are
+ * refused and change nothing. */
+static void test_patch_checks(void **state)
+{
+	struct cat_patch p = { .pinned = -1 };
+	struct cat_label l;
+	char err[256], big[1100];
+	struct jbuf b;
+
+	(void)state;
+	memset(big, 'n', 1025);
+	big[1025] = '\0';
+	p.name = big;
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	p.name = "";
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	p.name = NULL;
+	p.description = "a bell \a rings";
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	p.description = NULL;
+	memset(&l, 0, sizeof(l));
+	snprintf(l.key, sizeof(l.key), "bad key");
+	snprintf(l.value, sizeof(l.value), "v");
+	p.set = &l;
+	p.nset = 1;
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	jb_init(&b);
+	assert_int_equal(cat_json(g_cat, 1, &b), 0);
+	jb_raw(&b, "", 1);
+	assert_non_null(strstr(b.p, "\"name\":\"same\",\"description\":\"\",\"labels\":{}"));
+	jb_fini(&b);
+	big[1024] = '\0'; /* 1024 bytes: taken */
+	p.name = big;
+	p.set = NULL;
+	p.nset = 0;
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), 0);
+}
+
+static int cat_setup(void **state)
+{
+	struct cat_opts o = { 0 };
+	char err[256];
+
+	(void)state;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/test_catalog.XXXXXX");
+	if (mkdtemp(g_dir) == NULL)
+		return -1;
+	o.keep_failed = 86400;
+	g_cat = cat_open(g_dir, &o, err, sizeof(err));
+	return g_cat ? 0 : -1;
+}
+
+static int cat_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	cat_close(g_cat);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +291,10 @@ int main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_retention_plan),
 	};
+	const struct CMUnitTest on_disk[] = {
+		cmocka_unit_test(test_paging_ties),
+		cmocka_unit_test(test_patch_checks),
+	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL) | cmocka_run_group_tests(on_disk, cat_setup, cat_teardown);
 }
