@@ -330,15 +330,20 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 }
 
 /* Notes in r what a snapshot (or a preview) holds: the bytes, where its
- * window starts, the format, the time range and the summary (taken). */
-static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const struct ingest_result *res,
-		      char **summary)
+ * window starts, the format, the time range and the summary (taken). A
+ * window's time range starts where the trace does (the earliest time the
+ * scan of the whole stream saw, window.h), so that every time the view
+ * shows is measured as in the finished trace. */
+static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const struct live_window *w,
+		      const struct ingest_result *res, char **summary)
 {
 	r->snap_visible = size;
 	r->snap_from = from;
 	snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
 	r->start_ns = res->start_ns;
 	r->end_ns = res->end_ns;
+	if (from > 0 && w->have_first && (res->start_ns != 0 || res->end_ns != 0) && w->first_ns < r->start_ns)
+		r->start_ns = w->first_ns;
 	if (*summary) {
 		free(r->summary);
 		r->summary = *summary;
@@ -348,13 +353,13 @@ static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const s
 
 /* Takes what a snapshot of a live trace found into its record (under mu). */
 static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
-			     const struct ingest_result *res, char **summary)
+			     const struct live_window *w, const struct ingest_result *res, char **summary)
 {
 	struct trace_rec *r = cat_find(c, id);
 
 	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
 		r->snapshot = 1;
-		snap_note(r, size, from, res, summary);
+		snap_note(r, size, from, w, res, summary);
 	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
 		r->status = TS_FAILED;
@@ -374,7 +379,8 @@ static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t siz
  * preview, cat_preview_drop_locked) or the trace went, fresh is removed.
  * 1 when the trace is gone, else 0. */
 static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
-			       const struct ingest_result *res, char **summary, const char *fresh)
+			       const struct live_window *w, const struct ingest_result *res, char **summary,
+			       const char *fresh)
 {
 	struct trace_rec *r = cat_find(c, id);
 	char path[4096];
@@ -391,7 +397,7 @@ static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t s
 		return 0;
 	}
 	r->preview = 1;
-	snap_note(r, size, from, res, summary);
+	snap_note(r, size, from, w, res, summary);
 	return 0;
 }
 
@@ -435,9 +441,9 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	if (rc != INGEST_ECANCEL)
 		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
 	if (s->preview)
-		gone = preview_take_locked(c, s->id, rc, size, o.from_byte, res, &summary, db);
+		gone = preview_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary, db);
 	else
-		live_take_locked(c, s->id, rc, size, o.from_byte, res, &summary);
+		live_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary);
 	pthread_mutex_unlock(&c->mu);
 	if (gone) /* deleted meanwhile: the worker's removal of its files may have met this one's */
 		c->store.ops->remove(&c->store, s->id);

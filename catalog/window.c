@@ -1,6 +1,7 @@
 /*
  * A live FXT trace's view window (window.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,17 +11,21 @@
 
 enum { SCAN_CHUNK = 1 << 20 };
 
+enum { DEFAULT_TPS = 1000000000 }; /* without an initialization record, 1 tick = 1 ns */
+
 void lw_init(struct live_window *w, uint64_t mark_bytes)
 {
 	memset(w, 0, sizeof(*w));
 	w->ctx = w->dctx = LW_NONE;
 	w->mark_bytes = mark_bytes ? mark_bytes : 1;
+	w->tps = DEFAULT_TPS;
 }
 
 void lw_free(struct live_window *w)
 {
 	free(w->durable);
 	free(w->marks);
+	free(w->rates);
 	lw_init(w, w->mark_bytes);
 }
 
@@ -49,14 +54,71 @@ static int durable_add(struct live_window *w, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* The tick rate the provider last set (DEFAULT_TPS when none). */
+static struct lw_rate *rate_of(struct live_window *w, uint64_t provider)
+{
+	size_t i;
+
+	for (i = 0; i < w->nrates; i++)
+		if (w->rates[i].provider == provider)
+			return &w->rates[i];
+	if (grow((void **)&w->rates, &w->rcap, w->nrates + 1, sizeof(*w->rates)) != 0)
+		return NULL;
+	w->rates[w->nrates] = (struct lw_rate){ provider, DEFAULT_TPS };
+	return &w->rates[w->nrates++];
+}
+
+/* Follows the tick rates (docs/API.md, Meaning 1: per provider, set by
+ * its initialization record, reset by its provider info) and notes the
+ * earliest time of a timed record: events, scheduling and log records
+ * have their timestamp in their second word. */
+static int note_time(struct live_window *w, const uint8_t *p, size_t n)
+{
+	unsigned type = fxt_record_type(p);
+	struct lw_rate *r;
+
+	if (fxt_record_is_section(p)) {
+		if ((r = rate_of(w, w->ctx)) == NULL)
+			return -1;
+		if (fxt_metadata_type(p) == 1)
+			r->tps = DEFAULT_TPS;
+		w->tps = r->tps;
+		return 0;
+	}
+	if (n < 16)
+		return 0;
+	if (type == 1) { /* initialization: the current provider's rate */
+		uint64_t tps = fxt_ld64(p + 8);
+
+		if (tps == 0) /* malformed: ingest ignores it too */
+			return 0;
+		if ((r = rate_of(w, w->ctx)) == NULL)
+			return -1;
+		r->tps = w->tps = tps;
+		return 0;
+	}
+	if (type == 4 || type == 8 || type == 9) {
+		unsigned __int128 ns = (unsigned __int128)fxt_ld64(p + 8) * 1000000000u / w->tps;
+		int64_t t = ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+
+		if (!w->have_first || t < w->first_ns)
+			w->first_ns = t;
+		w->have_first = 1;
+	}
+	return 0;
+}
+
 /* One record, whole in p[0..n): its durable bytes kept under the provider
  * it was written for. */
 static int take(struct live_window *w, const uint8_t *p, size_t n)
 {
 	uint8_t sec[8];
 
-	if (fxt_record_is_section(p)) { /* provider info or section: changes the provider */
+	if (fxt_record_is_section(p)) /* provider info or section: changes the provider */
 		w->ctx = fxt_record_provider(p);
+	if (note_time(w, p, n) != 0)
+		return -1;
+	if (fxt_record_is_section(p)) {
 		if (fxt_metadata_type(p) != 1)
 			return 0; /* a section is written again only where a durable record needs it */
 		w->dctx = w->ctx; /* provider info names the provider: kept */

@@ -18,6 +18,11 @@
  * the last, record by record (headers only, and the durable records whole).
  * Memory is the durable records plus a mark (a record boundary where a
  * window may start) per mark_bytes of stream.
+ *
+ * The scan also keeps the earliest time of the timed records it passes
+ * (events, scheduling and log records, at each provider's tick rate), so
+ * that a view of a window still measures time from the trace's own start:
+ * a slice shows the start it has in the finished trace.
  */
 #ifndef CATALOG_WINDOW_H
 #define CATALOG_WINDOW_H
@@ -46,6 +51,12 @@ struct live_window {
 	size_t dlen, dcap;
 	struct lw_mark *marks;
 	size_t nmarks, mcap;
+	/* the earliest time scanned (first_ns valid when have_first) */
+	int have_first;
+	int64_t first_ns;
+	uint64_t tps;      /* ticks per second of the provider at `scanned` */
+	struct lw_rate { uint64_t provider, tps; } *rates; /* each provider's, once set */
+	size_t nrates, rcap;
 };
 
 /* A window with a mark about every mark_bytes (> 0) of stream. */

@@ -512,10 +512,39 @@ static uint8_t *two_providers(size_t *n)
 	return out;
 }
 
+/* The start_ns a file ingest of s[0 .. n) gives: the trace's own clock. */
+static int64_t prefix_start(const uint8_t *s, size_t n)
+{
+	char path[200], db[200], cmd[800];
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int64_t v = -1;
+	FILE *f;
+
+	t_fmt(path, sizeof(path), "%s/prefix.fxt", W.root);
+	t_fmt(db, sizeof(db), "%s/prefix.db", W.root);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(s, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, db);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'", -1, &st,
+					    NULL),
+			 SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
 /* A server with a 64 KB live window: at each pause past it, the snapshot
  * holds exactly what ingesting its window's input as a file gives (every
  * table), the window starts at most 64 KB before the end at a record
- * boundary; once the body ends, the trace is the whole stream's. */
+ * boundary, and the trace's time range starts where the received bytes'
+ * does (times measured on the trace's own clock, not from the window's
+ * first event); once the body ends, the trace is the whole stream's. */
 static void t_window(void **state)
 {
 	size_t n, cuts[5], i, at = 0, k;
@@ -576,6 +605,7 @@ static void t_window(void **state)
 			t_fmt(q, sizeof(q), "/api/traces/%" PRId64, id);
 			tr = t_get(q);
 			assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tr, "providers")), 2);
+			assert_int_equal(num(tr, "start_ns"), prefix_start(s, at));
 			cJSON_Delete(tr);
 		}
 	}
