@@ -806,6 +806,20 @@ void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
 	jb_u64(out, r->status == TS_READY ? r->size : r->bytes_done);
 	jb_key(out, "bytes_total");
 	jb_u64(out, r->size);
+	if (r->status == TS_INGESTING && r->ingest.phase > 0 && r->ingest.phase <= INGEST_PHASES) {
+		/* this server's ingest, phase by phase (docs/API.md) */
+		static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
+		static const char *const units[] = { "bytes", "events", "rows", "steps" };
+
+		jb_key(out, "phase");
+		jb_str(out, phases[r->ingest.phase - 1]);
+		jb_key(out, "phase_unit");
+		jb_str(out, units[r->ingest.phase - 1]);
+		jb_key(out, "phase_done");
+		jb_u64(out, r->ingest.done);
+		jb_key(out, "phase_total");
+		jb_u64(out, r->ingest.total);
+	}
 	jb_obj_end(out);
 	jb_key(out, "preview");
 	if (r->status == TS_INGESTING && r->preview == 1) { /* live.c: read while the ingest runs */

@@ -36,6 +36,10 @@ struct trace_rec {
 	uint64_t stored;      /* bytes on disk, every file; 0 until known */
 	int status;           /* enum trace_status */
 	uint64_t bytes_done;  /* ingest progress */
+	struct {              /* the running ingest's phase (worker.c, job_progress) */
+		uint8_t phase;    /* enum ingest_phase + 1; 0 before the first report */
+		uint64_t done, total;
+	} ingest;
 	char error_code[32];
 	char *error_msg;      /* NULL when none */
 	char created_at[32];

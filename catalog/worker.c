@@ -52,11 +52,15 @@ static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 	struct trace_rec *r;
 	int gone;
 
-	(void)total;
 	(void)events;
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
 	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
+	if (r) {
+		r->ingest.phase = (uint8_t)(phase + 1);
+		r->ingest.done = done;
+		r->ingest.total = total;
+	}
 	if (r && phase == INGEST_PHASE_DECODE) {
 		if (r->bytes_done == 0 && j->c->o.preview_min)
 			pthread_cond_signal(&j->c->live_work); /* a first preview need not wait for the live thread's nap */
@@ -698,6 +702,7 @@ static int claim_run(struct catalog *c)
 	snprintf(cl.db_file, sizeof(cl.db_file), "trace-%" PRId64 ".db", cl.job.token);
 	r->status = TS_INGESTING; /* here only: the record's state is written at the commit */
 	r->bytes_done = 0;
+	memset(&r->ingest, 0, sizeof(r->ingest));
 	c->running = r->id;
 	snprintf(hint, sizeof(hint), "%s", r->format_hint);
 	pthread_mutex_unlock(&c->mu);
@@ -843,6 +848,7 @@ void *cat_worker_main(void *arg)
 		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
 		next->status = TS_INGESTING;
 		next->bytes_done = 0;
+		memset(&next->ingest, 0, sizeof(next->ingest));
 		cat_save(c, next, CATDB_STATE);
 		snprintf(hint, sizeof(hint), "%s", next->format_hint);
 		id = next->id;

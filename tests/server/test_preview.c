@@ -309,13 +309,37 @@ static void t_preview(void **state)
 	free(in);
 }
 
+/* The phase an ingesting trace's progress names: 1 decoding, 2 matching,
+ * 3 writing, 4 indexing; 0 none (checks its figures and unit). */
+static int phase_of(const cJSON *t)
+{
+	static const char *const names[] = { "decoding", "matching", "writing", "indexing" };
+	static const char *const units[] = { "bytes", "events", "rows", "steps" };
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(t, "progress");
+	const char *ph = str(g, "phase");
+	int i;
+
+	if (ph == NULL)
+		return 0;
+	for (i = 0; i < 4 && strcmp(ph, names[i]) != 0; i++)
+		;
+	assert_true(i < 4);
+	assert_string_equal(str(g, "phase_unit"), units[i]);
+	assert_true(num(g, "phase_done") <= num(g, "phase_total") || num(g, "phase_total") == 0);
+	if (i == 0)
+		assert_int_equal(num(g, "phase_done"), num(g, "bytes_done"));
+	return i + 1;
+}
+
 /* An upload below --preview-min: never a preview, and its data is not
- * readable (409 not_ready) until it is ready. */
+ * readable (409 not_ready) until it is ready. While it ingests, its
+ * progress names the phase (decoding is the slowed one here), and a ready
+ * trace names none. */
 static void t_small(void **state)
 {
 	int64_t id = upload(&W.small, "small");
 	double deadline = su_now() + 60;
-	int ingesting = 0, refused = 0;
+	int ingesting = 0, refused = 0, decoding = 0;
 	char path[200], tracks[200];
 
 	(void)state;
@@ -329,6 +353,10 @@ static void t_small(void **state)
 		assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "preview")));
 		assert_false(exists(path));
 		ingesting |= is_status(t, "ingesting");
+		if (is_status(t, "ingesting"))
+			decoding |= phase_of(t) == 1;
+		else
+			assert_int_equal(phase_of(t), 0);
 		cJSON_Delete(t);
 		if (ready)
 			break;
@@ -343,6 +371,7 @@ static void t_small(void **state)
 		su_sleep_ms(20);
 	}
 	assert_true(ingesting); /* seen mid-ingest, which lasts 0.6 s at least */
+	assert_true(decoding);
 	assert_true(refused);
 	cJSON_Delete(wait_status(id, "ready"));
 }
