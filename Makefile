@@ -62,7 +62,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 

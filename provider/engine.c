@@ -681,7 +681,7 @@ void eng_start(int disposition, const char *categories)
 	if (eng.mem == NULL || atomic_load(&eng.recording))
 		return;
 	if (categories)
-		snprintf(eng.categories, sizeof(eng.categories), "%s", categories);
+		utf8_copy(eng.categories, sizeof(eng.categories), categories);
 	eng.pid = (uint64_t)getpid();
 	start_reset(start_disposition(disposition), &doff, &rword);
 	atomic_store(&eng.dropped, 0);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "trace.h"
+#include "utf8.h"
 
 /* ---- The engine ------------------------------------------------------- */
 

@@ -240,7 +240,7 @@ static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
 	switch (pkt->request) {
 	case PKT_DATA:
 		if (pkt->data32 == 1) {
-			size_t n = pkt->data64 < sizeof(eng.categories) ? (size_t)pkt->data64 : sizeof(eng.categories) - 1;
+			size_t n = utf8_cut((const char *)payload, (size_t)pkt->data64, sizeof(eng.categories) - 1);
 
 			pthread_mutex_lock(&eng.lock);
 			memcpy(eng.categories, payload, n);
@@ -568,7 +568,7 @@ static int configure(const struct trace_provider_config *cfg, unsigned *timeout)
 	snprintf(tp.token, sizeof(tp.token), "%s", pick(cfg ? cfg->token : NULL, "TRACE_TOKEN", ""));
 	e = pick(cfg ? cfg->name : NULL, "TRACE_PROVIDER_NAME", NULL);
 	if (e)
-		snprintf(tp.name, sizeof(tp.name), "%s", e);
+		utf8_copy(tp.name, sizeof(tp.name), e);
 	else
 		default_name(tp.name, sizeof(tp.name));
 	*timeout = cfg && cfg->start_timeout_ms ? cfg->start_timeout_ms : 0;
