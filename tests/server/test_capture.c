@@ -960,6 +960,37 @@ static void t_record_example(void **state)
 	}
 }
 
+/* Capture ids outlive the server (docs/API.md, Captures): a capture made
+ * after a restart does not take the id of one made before it, so a client
+ * that made the first (record, whose program outlived the server) and now
+ * stops it by id gets 404 and leaves the new capture alone. */
+static void t_capture_ids_survive_restart(void **state)
+{
+	char path[96], stale[96];
+	int64_t before, after;
+	cJSON *c;
+
+	(void)state;
+	c = t_call("POST", "/api/captures", "{\"name\": \"before-restart\"}", 201);
+	before = num(c, "id");
+	cJSON_Delete(c);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+	c = t_call("POST", "/api/captures", "{\"name\": \"after-restart\"}", 201);
+	after = num(c, "id");
+	cJSON_Delete(c);
+	assert_true(after > before);
+	t_fmt(stale, sizeof(stale), "/api/captures/%" PRId64 "/stop", before);
+	t_error("POST", stale, "{}", 404, "not_found");
+	t_fmt(stale, sizeof(stale), "/api/captures/%" PRId64, before);
+	t_error("DELETE", stale, NULL, 404, "not_found");
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, after);
+	c = t_get(path);
+	assert_string_equal(str(c, "state"), "initialized");
+	cJSON_Delete(c);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -1010,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(t_connect_parameters),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
+		cmocka_unit_test(t_capture_ids_survive_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
