@@ -11,7 +11,9 @@
  *   streaming  as circular, but a full rolling buffer is sent to the server
  *              (with the durable records written since the last save) and
  *              written again only once the server answers BUFFER_SAVED; while
- *              both are full records are dropped and counted.
+ *              both are full records are dropped and counted. Between saves
+ *              the transport flushes what was written since it last sent
+ *              (eng_flush_spans), so a slow program is seen live.
  *   In every mode, once the durable buffer is full tracing stops (as the
  *   spec's notes choose): later records are dropped and counted.
  *
@@ -504,10 +506,44 @@ static size_t add_span(struct eng_span *out, size_t k, const uint8_t *p, uint64_
 	return k + 1;
 }
 
+/* Where the unsent records of the rolling buffer of wrapped count wrap
+ * begin: past what flushes sent of it. */
+static uint64_t flushed_to(uint32_t wrap)
+{
+	return eng.flushed_wrap == wrap + 1 ? eng.flushed_end : 0;
+}
+
+size_t eng_flush_spans(struct eng_span *out)
+{
+	uint64_t v = rolling_word(), dend = durable_end(), end, from, mark;
+	uint32_t wrap = (uint32_t)((v & ENG_WRAP_MASK) >> ENG_OFF_BITS);
+	int b = (int)(wrap & 1);
+	size_t k = 0;
+
+	/* v before save_wrap: a switch to the buffer v names had set it */
+	if (eng.mode != ENG_STREAMING || eng.mem == NULL || atomic_load_explicit(&eng.save_wrap, memory_order_acquire))
+		return 0;
+	from = flushed_to(wrap);
+	end = (v & ENG_OFF_MASK) < eng.rolling_size ? v & ENG_OFF_MASK : eng.rolling_size;
+	if (end <= from && dend <= eng.durable_sent)
+		return 0;
+	eng_quiesce(); /* every record reserved below v and dend is now whole */
+	mark = atomic_load_explicit(&eng.full_mark[b], memory_order_relaxed);
+	if (mark != 0 && mark - 1 < end)
+		end = mark - 1;
+	k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
+	eng.durable_sent = dend;
+	if (end > from)
+		k = add_span(out, k, eng.rolling_buf[b] + from, end - from, 3);
+	eng.flushed_wrap = wrap + 1;
+	eng.flushed_end = end > from ? end : from;
+	return k;
+}
+
 size_t eng_stop_spans(struct eng_span *out)
 {
 	uint32_t wrap = current_wrap();
-	uint64_t dend = eng.mode == ENG_ONESHOT ? 0 : durable_end();
+	uint64_t dend = eng.mode == ENG_ONESHOT ? 0 : durable_end(), from;
 	size_t k = 0;
 
 	if (eng.mem == NULL)
@@ -525,7 +561,9 @@ size_t eng_stop_spans(struct eng_span *out)
 	case ENG_STREAMING:
 		k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
 		eng.durable_sent = dend;
-		k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+		from = flushed_to(wrap);
+		k = add_span(out, k, eng.rolling_buf[wrap & 1] + from, rolling_end((int)(wrap & 1)) - from, 3);
+		eng.flushed_wrap = 0;
 		break;
 	}
 	return k;
@@ -534,12 +572,14 @@ size_t eng_stop_spans(struct eng_span *out)
 size_t eng_save_spans(uint32_t wrap, struct eng_span *out, uint64_t *dend_out)
 {
 	uint64_t dend = durable_end(); /* before waiting: every record below it is then whole */
+	uint64_t from = flushed_to(wrap);
 	size_t k = 0;
 
 	eng_quiesce();
 	k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
 	eng.durable_sent = dend;
-	k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+	k = add_span(out, k, eng.rolling_buf[wrap & 1] + from, rolling_end((int)(wrap & 1)) - from, 3);
+	eng.flushed_wrap = 0;
 	*dend_out = dend;
 	return k;
 }
@@ -597,6 +637,7 @@ int eng_initialize(int mode, uint64_t size)
 		eng.rolling_buf[1] = eng.rolling_buf[0] + eng.rolling_size;
 	}
 	eng.durable_sent = 0;
+	eng.flushed_wrap = 0;
 	eng.fresh = 1;
 	atomic_store(&eng.rolling, ENG_CLOSED);
 	atomic_store(&eng.durable, ENG_CLOSED);
@@ -658,6 +699,7 @@ static void start_reset(int disposition, uint64_t *doff, uint64_t *rword)
 		atomic_store(&eng.ready[0], 1);
 		atomic_store(&eng.ready[1], 1);
 		atomic_store(&eng.save_wrap, 0);
+		eng.flushed_wrap = 0;
 	}
 	if (disposition != ENG_CLEAR_ENTIRE)
 		return;

@@ -79,6 +79,8 @@ struct engine {
 	uint8_t *rolling_buf[2];    /* [1] NULL in oneshot mode */
 	uint64_t rolling_size;
 	uint64_t durable_sent;      /* streaming: durable bytes already sent */
+	uint32_t flushed_wrap;      /* streaming: wrapped count + 1 of the buffer flushed up to flushed_end; 0 none */
+	uint64_t flushed_end;       /* its records below this offset were sent (eng_flush_spans) */
 	uint64_t ticks_per_second;
 	uint64_t pid;
 	char process_name[64];
@@ -149,6 +151,12 @@ size_t eng_stop_spans(struct eng_span *out);
 /* Streaming: the spans a save of `wrap` sends (durable since the last save,
  * then the rolling buffer); *durable_end is SAVE_BUFFER's data64. */
 size_t eng_save_spans(uint32_t wrap, struct eng_span *out, uint64_t *durable_end);
+/* Streaming: the records written since anything was last sent (durable
+ * records, then the current rolling buffer's from where the last flush
+ * ended), so that a buffer that fills slowly still reaches the server.
+ * None while a full buffer waits to be saved (it goes first, to keep the
+ * order) or when nothing is new. The transport's thread only. */
+size_t eng_flush_spans(struct eng_span *out);
 /* Length of the longest prefix of p[0..n) that is whole FXT records. */
 size_t eng_whole_records(const uint8_t *p, size_t n);
 

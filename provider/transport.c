@@ -56,6 +56,8 @@ struct transport {
 	uint8_t *rx;             /* bytes received, not yet a whole frame */
 	size_t rx_len, rx_cap;
 	uint32_t outstanding;    /* wrapped count + 1 of the SAVE_BUFFER awaiting BUFFER_SAVED; 0 none */
+	unsigned flush_ms;       /* streaming: records wait at most this long to be sent; 0 only full buffers */
+	int64_t next_flush;      /* CLOCK_MONOTONIC ms of the next flush */
 	char alerts[ALERTS][14]; /* queued alert names, NUL-padded */
 	unsigned alert_head, alert_tail;
 };
@@ -138,6 +140,41 @@ static int save_pending(void)
 		return -1;
 	tp.outstanding = w1;
 	return 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Streaming: every flush_ms, sends what was written since the last send,
+ * so that a program that fills its buffer slowly is seen live and not
+ * only at STOP (docs/PROVIDER-PROTOCOL.md). 0, or -1 when the connection
+ * failed. */
+static int flush_due(void)
+{
+	struct eng_span spans[2];
+	int64_t now;
+
+	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING || !atomic_load(&eng.recording))
+		return 0;
+	if ((now = mono_ms()) < tp.next_flush)
+		return 0;
+	tp.next_flush = now + tp.flush_ms;
+	return send_spans(spans, eng_flush_spans(spans));
+}
+
+/* How long the session's poll may sleep: until the next flush, 1 s at most. */
+static int poll_ms(void)
+{
+	int64_t left = tp.next_flush - mono_ms();
+
+	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING)
+		return 1000;
+	return left < 0 ? 0 : left > 1000 ? 1000 : (int)left;
 }
 
 /* STOP: every record the buffers hold, then STATS and STOPPED. */
@@ -462,7 +499,7 @@ static void session(void)
 	memmove(tp.rx, tp.rx + off, tp.rx_len - off);
 	tp.rx_len -= off;
 	for (;;) {
-		if (poll(pf, 2, 1000) < 0 && errno != EINTR)
+		if (poll(pf, 2, poll_ms()) < 0 && errno != EINTR)
 			return;
 		if (pf[1].revents & POLLIN)
 			drain_wake();
@@ -477,7 +514,7 @@ static void session(void)
 		}
 		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && receive() != 0)
 			return;
-		if (save_pending() != 0 || send_alerts() != 0)
+		if (save_pending() != 0 || flush_due() != 0 || send_alerts() != 0)
 			return;
 	}
 }
@@ -571,6 +608,8 @@ static int configure(const struct trace_provider_config *cfg, unsigned *timeout)
 		utf8_copy(tp.name, sizeof(tp.name), e);
 	else
 		default_name(tp.name, sizeof(tp.name));
+	e = getenv("TRACE_FLUSH_MS");
+	tp.flush_ms = e && e[0] ? (unsigned)strtoul(e, NULL, 10) : 500;
 	*timeout = cfg && cfg->start_timeout_ms ? cfg->start_timeout_ms : 0;
 	if (*timeout == 0 && (e = getenv("TRACE_START_TIMEOUT_MS")))
 		*timeout = (unsigned)strtoul(e, NULL, 10);

@@ -362,7 +362,8 @@ static void test_circular_wrap_durable_full(void **state)
 /* Streaming: a buffer exactly full sends nothing yet; the next record
  * switches and sends it with SAVE_BUFFER; while BUFFER_SAVED is late the
  * other buffer fills and records are dropped, with no second SAVE_BUFFER;
- * once it comes writing resumes in the saved buffer. */
+ * once it comes writing resumes in the saved buffer. With the periodic
+ * flush off, so that only full buffers are sent. */
 static void test_streaming_late_saved(void **state)
 {
 	struct got g = {0};
@@ -372,6 +373,7 @@ static void test_streaming_late_saved(void **state)
 	size_t n;
 
 	(void)state;
+	setenv("TRACE_FLUSH_MS", "0", 1); /* exact frames: only full buffers are sent */
 	connect_and_begin(ENG_STREAMING, 16384);
 	assert_int_equal(eng.rolling_size, 7680);
 	for (i = 0; i < 320; i++) /* 320 x 24 bytes = 7680: exactly full */
@@ -409,6 +411,62 @@ static void test_streaming_late_saved(void **state)
 	assert_int_equal(n, 710 - 60);
 	for (i = 0; i < n; i++)
 		assert_int_equal(ev[i].seq, i < 640 ? i + 1 : i + 61);
+	got_fini(&g);
+	end_session();
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Streaming, a slow program: a record written into a buffer far from full
+ * reaches the server within about a second (2 s allowed on a busy
+ * machine), without STOP; a slow writer's records keep coming; the save of
+ * the buffer and the stop after it do not send them again. */
+static void test_streaming_flushes_slow_writer(void **state)
+{
+	struct got g = {0};
+	static struct ev ev[512];
+	uint32_t seq = 0, i;
+	double t0;
+	size_t n;
+	int r;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384); /* rolling buffers of 7680 bytes, 320 instants */
+	t0 = mono_s();
+	TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	while (g.ndata[3] == 0)
+		assert_true(got_frame(&g, 2000) == 0x8000);
+	assert_true(mono_s() - t0 < 2.0);
+	assert_int_equal(g.nsaves, 0);
+	for (i = 0; i < 30; i++) { /* 24 bytes every 40 ms: 600 bytes/s */
+		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+		nanosleep(&(struct timespec){0, 40 * 1000 * 1000}, NULL);
+	}
+	t0 = mono_s();
+	while ((got_events(&g, ev, 512)) < seq) {
+		assert_true(got_frame(&g, 2000) == 0x8000);
+		assert_true(mono_s() - t0 < 2.0);
+	}
+	for (i = 0; i < 320; i++) /* past the buffer's end: a save, of what was not sent yet */
+		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	while (g.nsaves == 0)
+		if ((r = got_frame(&g, 5000)) == -1)
+			fail_msg("no SAVE_BUFFER");
+	peer_send(&P, 0x0100, g.saves[0], g.save_dend[0], NULL, 0);
+	TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	assert_int_equal(g.dropped, 0);
+	n = got_events(&g, ev, 512);
+	assert_int_equal(n, seq);
+	for (i = 0; i < n; i++)
+		assert_int_equal(ev[i].seq, i + 1);
 	got_fini(&g);
 	end_session();
 }
@@ -780,6 +838,7 @@ static int setup(void **state)
 static int test_end(void **state)
 {
 	(void)state;
+	unsetenv("TRACE_FLUSH_MS");
 	trace_provider_stop();
 	peer_hangup(&P);
 	while (peer_wait(P.lfd, 50)) /* connections the stopped provider left in the backlog */
@@ -802,6 +861,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_oneshot_one_over, test_end),
 		cmocka_unit_test_teardown(test_circular_wrap_durable_full, test_end),
 		cmocka_unit_test_teardown(test_streaming_late_saved, test_end),
+		cmocka_unit_test_teardown(test_streaming_flushes_slow_writer, test_end),
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
 		cmocka_unit_test_teardown(test_no_server, test_end),
 		cmocka_unit_test_teardown(test_refused_then_accepted, test_end),
