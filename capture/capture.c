@@ -997,6 +997,21 @@ static void stats_json(const struct session *s, struct jbuf *b)
 	jb_arr_end(b);
 }
 
+/* A comma-separated list as a JSON array of its names, as TraceConfig
+ * takes them ("" is []). */
+static void list_json(struct jbuf *b, const char *list)
+{
+	jb_arr(b);
+	while (*list) {
+		size_t n = strcspn(list, ",");
+
+		if (n)
+			jb_strn(b, list, n);
+		list += n + (list[n] == ',');
+	}
+	jb_arr_end(b);
+}
+
 static void session_json(const struct session *s, struct jbuf *b)
 {
 	jb_obj(b);
@@ -1016,7 +1031,7 @@ static void session_json(const struct session *s, struct jbuf *b)
 	jb_key(b, "config");
 	jb_obj(b);
 	jb_key(b, "categories");
-	jb_str(b, s->categories);
+	list_json(b, s->categories);
 	jb_key(b, "buffer_size_megabytes_hint");
 	jb_u64(b, s->cfg.buffer_size_megabytes_hint);
 	jb_key(b, "start_timeout_milliseconds");
