@@ -728,6 +728,7 @@ void eng_start(int disposition, const char *categories)
 	start_reset(start_disposition(disposition), &doff, &rword);
 	atomic_store(&eng.dropped, 0);
 	atomic_store(&eng.sent, 0);
+	atomic_store(&eng.written_final, 0);
 	atomic_store(&eng.recording, 1);
 	/* writers that may have read the old generation finish before we open */
 	eng_quiesce();
@@ -746,10 +747,27 @@ void eng_stop(void)
 	eng_quiesce();
 }
 
+/* Bytes of records written since START, while the buffers exist. */
+static uint64_t bytes_written(void)
+{
+	uint32_t wrap = current_wrap();
+	uint64_t w;
+
+	if (eng.mem == NULL)
+		return atomic_load_explicit(&eng.written_final, memory_order_relaxed);
+	w = rolling_end((int)(wrap & 1)) + (eng.mode == ENG_ONESHOT ? 0 : durable_end());
+	if (wrap > 0)
+		w += (uint64_t)wrap * eng.rolling_size; /* about: each wrap filled a buffer */
+	return w;
+}
+
 void eng_terminate(void)
 {
 	eng_stop();
 	eng_quiesce();
+	/* what trace_get_stats says once the buffers are gone (the server
+	 * vanished, say): beside bytes_sent, not 0 */
+	atomic_store_explicit(&eng.written_final, bytes_written(), memory_order_relaxed);
 	if (eng.mem)
 		munmap(eng.mem, eng.size);
 	eng.mem = NULL;
@@ -766,18 +784,10 @@ void eng_membarrier_init(void)
 
 void trace_get_stats(struct trace_stats *out)
 {
-	uint32_t wrap = current_wrap();
-	uint64_t w = 0;
-
 	memset(out, 0, sizeof(*out));
 	out->records_dropped = atomic_load_explicit(&eng.dropped, memory_order_relaxed);
-	out->wrapped_count = wrap;
-	if (eng.mem) {
-		w = rolling_end((int)(wrap & 1)) + (eng.mode == ENG_ONESHOT ? 0 : durable_end());
-		if (wrap > 0)
-			w += (uint64_t)wrap * eng.rolling_size; /* about: each wrap filled a buffer */
-	}
-	out->bytes_written = w;
+	out->wrapped_count = current_wrap();
+	out->bytes_written = bytes_written();
 	out->bytes_sent = atomic_load_explicit(&eng.sent, memory_order_relaxed);
 }
 

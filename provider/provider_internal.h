@@ -64,6 +64,7 @@ struct engine {
 	_Atomic int ready[2];       /* streaming: 1 when the buffer may be written again */
 	_Atomic uint64_t dropped;   /* records dropped since START */
 	_Atomic uint64_t sent;      /* bytes of records sent to the server since START */
+	_Atomic uint64_t written_final; /* bytes written by the run the last TERMINATE ended (its buffers gone) */
 	_Atomic uint32_t gen;       /* bumped when the string and thread tables restart */
 	_Atomic uint32_t next_string; /* next string index to give out */
 	_Atomic uint32_t next_thread; /* next thread index to give out */

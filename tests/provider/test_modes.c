@@ -498,6 +498,29 @@ static void test_server_disappears_and_returns(void **state)
 	end_session();
 }
 
+/* After the server vanished (tracing off, buffers freed), the statistics
+ * still tell what was written: at least what was sent, not 0 beside it. */
+static void test_stats_after_server_vanished(void **state)
+{
+	struct trace_stats st;
+	struct got g = {0};
+	int i;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384);
+	for (i = 0; i < 100; i++)
+		TRACE_INSTANT("c", "s", TA_U32("seq", (uint32_t)i));
+	while (g.ndata[3] == 0) /* the periodic flush sent them */
+		assert_true(got_frame(&g, 2000) == 0x8000);
+	peer_hangup(&P);
+	WAIT_FOR(!trace_is_enabled() && eng.mem == NULL);
+	trace_get_stats(&st);
+	assert_true(st.bytes_sent >= 2400);
+	assert_true(st.bytes_written >= st.bytes_sent);
+	got_fini(&g);
+	end_session();
+}
+
 /* No server at all: start succeeds, nothing is recorded, stop is quick. */
 static void test_no_server(void **state)
 {
@@ -863,6 +886,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_streaming_late_saved, test_end),
 		cmocka_unit_test_teardown(test_streaming_flushes_slow_writer, test_end),
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
+		cmocka_unit_test_teardown(test_stats_after_server_vanished, test_end),
 		cmocka_unit_test_teardown(test_no_server, test_end),
 		cmocka_unit_test_teardown(test_refused_then_accepted, test_end),
 		cmocka_unit_test_teardown(test_protocol_violations, test_end),
