@@ -704,7 +704,8 @@ static void test_exit_slow_server(void **state)
 
 /* START again after STOP: "clear nondurable" keeps the durable records,
  * which are not sent twice, and the strings the new records refer to still
- * resolve; "clear entire" starts the tables again. */
+ * resolve; "clear entire" starts the tables again. It counts DATA frames:
+ * the periodic flush is off. */
 static void test_restart_dispositions(void **state)
 {
 	struct got g = {0};
@@ -712,6 +713,7 @@ static void test_restart_dispositions(void **state)
 	struct tdb t;
 
 	(void)state;
+	setenv("TRACE_FLUSH_MS", "0", 1);
 	connect_and_begin(ENG_STREAMING, 16384);
 	TRACE_INSTANT("c", "again", TA_U32("seq", 1));
 	peer_send(&P, 0x8102, 0, 0, NULL, 0);
