@@ -49,6 +49,7 @@ struct transport {
 	int wake[2];             /* non-blocking pipe: [1] written to wake the thread */
 	int sock;                /* -1 when not connected */
 	int connected;
+	int unreachable;         /* the last attempt to connect failed (refused, no answer, HTTP error) */
 	char host[256];
 	unsigned port;
 	char token[1100];
@@ -535,6 +536,10 @@ static void *transport_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&tp.stop_req)) {
 		if (connect_upgrade() != 0) {
+			pthread_mutex_lock(&tp.lock);
+			tp.unreachable = 1;
+			pthread_cond_broadcast(&tp.cond); /* a start timeout need not wait it out */
+			pthread_mutex_unlock(&tp.lock);
 			nap(backoff);
 			backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
 			continue;
@@ -545,6 +550,7 @@ static void *transport_main(void *arg)
 		pthread_mutex_unlock(&eng.lock);
 		pthread_mutex_lock(&tp.lock);
 		tp.connected = 1;
+		tp.unreachable = 0;
 		pthread_mutex_unlock(&tp.lock);
 		session();
 		pthread_mutex_lock(&tp.lock);
@@ -630,6 +636,25 @@ static void child_after_fork(void)
 	atomic_fetch_or(&eng.durable, ENG_CLOSED);
 }
 
+static void deadline_in(struct timespec *ts, unsigned ms);
+
+/* Waits up to timeout_ms for the server to start tracing; with
+ * until_unreachable, only until the first attempt to connect failed (the
+ * start timeout: a server that refused the connection will not start us
+ * within it). 1 when recording. */
+static int wait_started(unsigned timeout_ms, int until_unreachable)
+{
+	struct timespec ts;
+
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&tp.lock);
+	while (tp.running && !atomic_load(&eng.recording) && !tp.done && !(until_unreachable && tp.unreachable) &&
+	       pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
+		;
+	pthread_mutex_unlock(&tp.lock);
+	return atomic_load(&eng.recording);
+}
+
 int trace_provider_start(const struct trace_provider_config *cfg)
 {
 	static int atexit_done;
@@ -649,6 +674,7 @@ int trace_provider_start(const struct trace_provider_config *cfg)
 	eng_membarrier_init();
 	atomic_store(&tp.stop_req, 0);
 	tp.done = 0;
+	tp.unreachable = 0;
 	if (pthread_create(&tp.thread, NULL, transport_main, NULL) != 0)
 		goto out_fail;
 	tp.running = 1;
@@ -656,7 +682,7 @@ int trace_provider_start(const struct trace_provider_config *cfg)
 		atexit_done = atexit(at_exit) == 0 && pthread_atfork(NULL, NULL, child_after_fork) == 0;
 	pthread_mutex_unlock(&tp.lock);
 	if (timeout)
-		trace_provider_wait_started(timeout);
+		wait_started(timeout, 1);
 	return 0;
 out_fail:
 	pthread_mutex_unlock(&tp.lock);
@@ -705,15 +731,7 @@ void trace_provider_stop(void)
 
 int trace_provider_wait_started(unsigned timeout_ms)
 {
-	struct timespec ts;
-
-	deadline_in(&ts, timeout_ms);
-	pthread_mutex_lock(&tp.lock);
-	while (tp.running && !atomic_load(&eng.recording) && !tp.done &&
-	       pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
-		;
-	pthread_mutex_unlock(&tp.lock);
-	return atomic_load(&eng.recording);
+	return wait_started(timeout_ms, 0);
 }
 
 /* 1 when name is 1 to 14 bytes of printable ASCII (what the server takes). */

@@ -542,6 +542,27 @@ static void test_no_server(void **state)
 	assert_true(b.tv_sec - a.tv_sec < 2);
 }
 
+/* TRACE_START_TIMEOUT_MS with nothing listening: the connection is refused
+ * at once, so starting does not wait out the 3 s. */
+static void test_start_timeout_refused(void **state)
+{
+	struct peer dead;
+	char url[64];
+	double t0;
+
+	(void)state;
+	assert_int_equal(peer_listen(&dead), 0);
+	snprintf(url, sizeof(url), "%s", dead.url);
+	peer_fini(&dead);
+	setenv("TRACE_START_TIMEOUT_MS", "3000", 1);
+	t0 = mono_s();
+	assert_int_equal(start_provider(url, NULL), 0);
+	unsetenv("TRACE_START_TIMEOUT_MS");
+	assert_true(mono_s() - t0 < 1.0);
+	assert_false(trace_is_enabled());
+	trace_provider_stop();
+}
+
 /* A refused upgrade (401) is retried; the next, accepted, works. */
 static void test_refused_then_accepted(void **state)
 {
@@ -890,6 +911,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
 		cmocka_unit_test_teardown(test_stats_after_server_vanished, test_end),
 		cmocka_unit_test_teardown(test_no_server, test_end),
+		cmocka_unit_test_teardown(test_start_timeout_refused, test_end),
 		cmocka_unit_test_teardown(test_refused_then_accepted, test_end),
 		cmocka_unit_test_teardown(test_protocol_violations, test_end),
 		cmocka_unit_test_teardown(test_alert, test_end),
