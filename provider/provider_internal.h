@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"
 #include "trace.h"
 #include "utf8.h"
 
@@ -180,28 +181,8 @@ size_t fxt_kobj_record(uint64_t *p, unsigned objtype, uint64_t koid, const char 
 
 /* ---- The wire (wire.c) ----------------------------------------------------- */
 
-enum {
-	PKT_STARTED = 0x0001,
-	PKT_SAVE_BUFFER = 0x0002,
-	PKT_STOPPED = 0x0003,
-	PKT_ALERT = 0x0004,
-	PKT_DATA = 0x8000,
-	PKT_STATS = 0x8001,
-	PKT_BUFFER_SAVED = 0x0100,
-	PKT_INITIALIZE = 0x8100,
-	PKT_START = 0x8101,
-	PKT_STOP = 0x8102,
-	PKT_TERMINATE = 0x8103,
-};
-#define WIRE_MAX_PAYLOAD (UINT64_C(64) << 20)
-#define WIRE_FIFO_VERSION 1
-
-struct wire_packet {
-	uint16_t request;
-	uint16_t reserved;
-	uint32_t data32;
-	uint64_t data64;
-};
+/* The packets, their codes and codec are protocol.h's (FIFO_*, struct
+ * fifo_packet), shared with the server. */
 
 enum wire_err {
 	WIRE_OK = 0,
@@ -214,14 +195,13 @@ enum wire_err {
 };
 const char *wire_strerror(int err);
 
-void wire_encode(uint8_t out[16], const struct wire_packet *p);
 /*
  * Decodes one server-to-provider frame from buf[0..n). Returns WIRE_OK with
  * *pkt and *payload (pointing into buf, pkt->data64 bytes for DATA, else
  * NULL) and *used (16 + payload) set; WIRE_MORE when buf holds less than a
  * whole frame; or a negative wire_err (the connection must be closed).
  */
-int wire_decode_server(const uint8_t *buf, size_t n, struct wire_packet *pkt, const uint8_t **payload, size_t *used);
+int wire_decode_server(const uint8_t *buf, size_t n, struct fifo_packet *pkt, const uint8_t **payload, size_t *used);
 /*
  * Parses the reply to the upgrade request in buf[0..n). Returns WIRE_OK with
  * *used (bytes up to and including the blank line) and *provider_id set;

@@ -92,10 +92,10 @@ static int send_all(const void *buf, size_t n)
 
 static int send_packet(uint16_t request, uint32_t data32, uint64_t data64)
 {
-	struct wire_packet pkt = {request, 0, data32, data64};
+	struct fifo_packet pkt = {request, 0, data32, data64};
 	uint8_t b[16];
 
-	wire_encode(b, &pkt);
+	fifo_encode(b, &pkt);
 	return send_all(b, 16);
 }
 
@@ -103,9 +103,9 @@ static int send_packet(uint16_t request, uint32_t data32, uint64_t data64)
 static int send_records(int kind, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		size_t take = n <= WIRE_MAX_PAYLOAD ? n : eng_whole_records(p, (size_t)WIRE_MAX_PAYLOAD);
+		size_t take = n <= FIFO_MAX_PAYLOAD ? n : eng_whole_records(p, (size_t)FIFO_MAX_PAYLOAD);
 
-		if (take == 0 || send_packet(PKT_DATA, (uint32_t)kind, take) != 0 || send_all(p, take) != 0)
+		if (take == 0 || send_packet(FIFO_DATA, (uint32_t)kind, take) != 0 || send_all(p, take) != 0)
 			return -1;
 		atomic_fetch_add_explicit(&eng.sent, take, memory_order_relaxed);
 		p += take;
@@ -137,7 +137,7 @@ static int save_pending(void)
 		return 0;
 	atomic_store_explicit(&eng.save_wrap, 0, memory_order_relaxed);
 	k = eng_save_spans(w1 - 1, spans, &dend);
-	if (send_spans(spans, k) != 0 || send_packet(PKT_SAVE_BUFFER, w1 - 1, dend) != 0)
+	if (send_spans(spans, k) != 0 || send_packet(FIFO_SAVE_BUFFER, w1 - 1, dend) != 0)
 		return -1;
 	tp.outstanding = w1;
 	return 0;
@@ -194,7 +194,7 @@ static int stop_and_send(void)
 	if (send_spans(spans, k) != 0)
 		return -1;
 	trace_get_stats(&st);
-	if (send_packet(PKT_STATS, st.wrapped_count, st.records_dropped) != 0 || send_packet(PKT_STOPPED, 0, 0) != 0)
+	if (send_packet(FIFO_STATS, st.wrapped_count, st.records_dropped) != 0 || send_packet(FIFO_STOPPED, 0, 0) != 0)
 		return -1;
 	return 0;
 }
@@ -213,11 +213,8 @@ static int send_alerts(void)
 		memcpy(name, tp.alerts[tp.alert_head % ALERTS], 14);
 		tp.alert_head++;
 		pthread_mutex_unlock(&tp.lock);
-		memset(b, 0, 16);
-		b[0] = PKT_ALERT & 0xff;
-		b[1] = PKT_ALERT >> 8;
-		memcpy(b + 2, name, 14);
-		if (send_all(b, 16) != 0)
+		fifo_alert_encode(b, name); /* name: NUL-padded, 14 bytes */
+		if (send_all(b, FIFO_PACKET_SIZE) != 0)
 			return -1;
 	}
 }
@@ -273,10 +270,10 @@ static void linger_out(void)
 /* ---- Receiving --------------------------------------------------------------- */
 
 /* One packet from the server. Returns 0, or -1 to close the connection. */
-static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
+static int handle_packet(const struct fifo_packet *pkt, const uint8_t *payload)
 {
 	switch (pkt->request) {
-	case PKT_DATA:
+	case FIFO_DATA:
 		if (pkt->data32 == 1) {
 			size_t n = utf8_cut((const char *)payload, (size_t)pkt->data64, sizeof(eng.categories) - 1);
 
@@ -288,31 +285,31 @@ static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
 				eng_update_sites();
 		}
 		return 0;
-	case PKT_INITIALIZE:
+	case FIFO_INITIALIZE:
 		if (atomic_load(&eng.recording) && stop_and_send() != 0)
 			return -1;
 		tp.outstanding = 0;
 		return eng_initialize((int)pkt->data32, pkt->data64);
-	case PKT_START:
+	case FIFO_START:
 		if (eng.mem == NULL || atomic_load(&eng.recording))
 			return 0;
 		eng_start(pkt->data32 >= 1 && pkt->data32 <= 3 ? (int)pkt->data32 : ENG_CLEAR_ENTIRE, NULL);
 		tp.outstanding = 0;
-		if (send_packet(PKT_STARTED, WIRE_FIFO_VERSION, 0) != 0)
+		if (send_packet(FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0) != 0)
 			return -1;
 		pthread_mutex_lock(&tp.lock);
 		pthread_cond_broadcast(&tp.cond);
 		pthread_mutex_unlock(&tp.lock);
 		return 0;
-	case PKT_STOP:
+	case FIFO_STOP:
 		return atomic_load(&eng.recording) ? stop_and_send() : 0;
-	case PKT_TERMINATE:
+	case FIFO_TERMINATE:
 		if (atomic_load(&eng.recording) && stop_and_send() != 0)
 			return -1;
 		eng_terminate();
 		tp.outstanding = 0;
 		return 0;
-	case PKT_BUFFER_SAVED:
+	case FIFO_BUFFER_SAVED:
 		/* a BUFFER_SAVED that answers no outstanding SAVE_BUFFER is ignored */
 		if (tp.outstanding != pkt->data32 + 1)
 			return 0;
@@ -327,7 +324,7 @@ static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
  * -1 when the connection is closed or broken. */
 static int receive(void)
 {
-	struct wire_packet pkt;
+	struct fifo_packet pkt;
 	const uint8_t *payload;
 	size_t used, off = 0;
 	ssize_t k;
@@ -337,7 +334,7 @@ static int receive(void)
 		size_t cap = tp.rx_cap ? tp.rx_cap * 2 : 65536;
 		uint8_t *p;
 
-		if (cap > 16 + WIRE_MAX_PAYLOAD + 65536 || (p = realloc(tp.rx, cap)) == NULL)
+		if (cap > 16 + FIFO_MAX_PAYLOAD + 65536 || (p = realloc(tp.rx, cap)) == NULL)
 			return -1;
 		tp.rx = p;
 		tp.rx_cap = cap;
@@ -483,7 +480,7 @@ out_close:
 static void session(void)
 {
 	struct pollfd pf[2] = {{tp.sock, POLLIN, 0}, {tp.wake[0], POLLIN, 0}};
-	struct wire_packet pkt;
+	struct fifo_packet pkt;
 	const uint8_t *payload;
 	size_t used, off = 0;
 	int rc;
