@@ -35,6 +35,8 @@ struct pstat {
 	char why[160];                      /* failed: why its data was refused */
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
+	uint64_t overwritten;               /* circular: records the provider's buffers wrote over (OVERWRITTEN) */
+	uint64_t ring_evicted;              /* circular: records the ring let go for newer ones (also in refused) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
 	uint64_t run_base;                  /* oneshot: their sum at the last START */
 	int described;                      /* its provider info record is in the trace */
@@ -336,6 +338,7 @@ static void circular_add(struct pstat *ps, const uint8_t *p, size_t n)
 			while (ps->rlen - ps->roff + k > ps->buffer_bytes) {
 				ps->roff += record_bytes(ps->ring + ps->roff);
 				ps->refused++;
+				ps->ring_evicted++;
 				wrapped = 1;
 			}
 			ps->ring_wraps += (uint64_t)wrapped;
@@ -973,6 +976,8 @@ static void pstat_json(const struct pstat *ps, struct jbuf *b)
 	jb_u64(b, ps->dropped + ps->refused);
 	jb_key(b, "records_dropped_by_server");
 	jb_u64(b, ps->refused);
+	jb_key(b, "records_overwritten");
+	jb_u64(b, ps->overwritten + ps->ring_evicted);
 	jb_key(b, "durable_bytes_written");
 	jb_u64(b, ps->durable_bytes);
 	jb_key(b, "non_durable_bytes_written");
@@ -1226,6 +1231,10 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		rc = send_packet(p, &ack, NULL, 0);
 		break;
 	}
+	case FIFO_OVERWRITTEN:
+		if (ps)
+			ps->overwritten = pk->data64;
+		break;
 	case FIFO_STATS:
 		if (ps) {
 			ps->wrapped = pk->data32;

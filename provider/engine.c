@@ -478,9 +478,12 @@ static uint32_t current_wrap(void)
 	return (uint32_t)((rolling_word() & ENG_WRAP_MASK) >> ENG_OFF_BITS);
 }
 
-size_t eng_whole_records(const uint8_t *p, size_t n)
+/* Length of the longest prefix of p[0..n) that is whole records; their
+ * number in *count when count is not NULL. */
+static size_t walk_records(const uint8_t *p, size_t n, uint64_t *count)
 {
 	size_t off = 0;
+	uint64_t k = 0;
 
 	while (n - off >= 8) {
 		uint64_t h, words;
@@ -490,8 +493,45 @@ size_t eng_whole_records(const uint8_t *p, size_t n)
 		if (words == 0 || words > (n - off) / 8)
 			break;
 		off += (size_t)words * 8;
+		k++;
 	}
+	if (count)
+		*count = k;
 	return off;
+}
+
+size_t eng_whole_records(const uint8_t *p, size_t n)
+{
+	return walk_records(p, n, NULL);
+}
+
+/* The event records every thread placed, ever (their own counters). */
+static uint64_t records_placed(void)
+{
+	struct trace_tls *t;
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&eng.lock);
+	t = eng.threads;
+	pthread_mutex_unlock(&eng.lock);
+	for (; t; t = t->next) /* blocks are pushed at the head, never freed */
+		sum += atomic_load_explicit(&t->records, memory_order_relaxed);
+	return sum;
+}
+
+/* Circular, at stop: the records placed since START that are not in the
+ * spans sent (every one there is an event record) were written over. */
+static void count_overwritten(const struct eng_span *s, size_t k)
+{
+	uint64_t placed = records_placed() - eng.records_base, sent = 0, n;
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		if (s[i].kind == 3) {
+			walk_records(s[i].p, s[i].n, &n);
+			sent += n;
+		}
+	atomic_store(&eng.overwritten, placed > sent ? placed - sent : 0);
 }
 
 static size_t add_span(struct eng_span *out, size_t k, const uint8_t *p, uint64_t n, int kind)
@@ -557,6 +597,7 @@ size_t eng_stop_spans(struct eng_span *out)
 		if (wrap > 0)
 			k = add_span(out, k, eng.rolling_buf[(wrap + 1) & 1], rolling_end((int)((wrap + 1) & 1)), 3);
 		k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+		count_overwritten(out, k);
 		break;
 	case ENG_STREAMING:
 		k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
@@ -729,6 +770,8 @@ void eng_start(int disposition, const char *categories)
 	atomic_store(&eng.dropped, 0);
 	atomic_store(&eng.sent, 0);
 	atomic_store(&eng.written_final, 0);
+	atomic_store(&eng.overwritten, 0);
+	eng.records_base = records_placed(); /* the buffers are closed: no one is placing one */
 	atomic_store(&eng.recording, 1);
 	/* writers that may have read the old generation finish before we open */
 	eng_quiesce();
@@ -788,6 +831,7 @@ void trace_get_stats(struct trace_stats *out)
 	out->records_dropped = atomic_load_explicit(&eng.dropped, memory_order_relaxed);
 	out->wrapped_count = current_wrap();
 	out->bytes_written = bytes_written();
+	out->records_overwritten = atomic_load_explicit(&eng.overwritten, memory_order_relaxed);
 	out->bytes_sent = atomic_load_explicit(&eng.sent, memory_order_relaxed);
 }
 

@@ -33,6 +33,7 @@ enum fifo_request {
 	FIFO_BUFFER_SAVED = 0x0100, /* manager -> provider */
 	FIFO_DATA = 0x8000,         /* data32 = kind, data64 = payload bytes that follow (both ways) */
 	FIFO_STATS = 0x8001,        /* data32 = wrapped count, data64 = records dropped */
+	FIFO_OVERWRITTEN = 0x8002,  /* circular: data64 = records the buffers wrote over; just before STATS */
 	FIFO_INITIALIZE = 0x8100,   /* data32 = buffering mode, data64 = buffer bytes */
 	FIFO_START = 0x8101,        /* data32 = buffer disposition */
 	FIFO_STOP = 0x8102,
@@ -130,6 +131,7 @@ static inline int fifo_provider_packet_ok(const struct fifo_packet *p, const uin
 	case FIFO_SAVE_BUFFER:
 	case FIFO_STOPPED:
 	case FIFO_STATS:
+	case FIFO_OVERWRITTEN:
 		return p->reserved == 0;
 	case FIFO_DATA:
 		return p->reserved == 0 && (p->data32 == FIFO_DATA_DURABLE || p->data32 == FIFO_DATA_ROLLING) &&

@@ -45,6 +45,7 @@ enum eng_disposition { ENG_CLEAR_ENTIRE = 1, ENG_CLEAR_NONDURABLE = 2, ENG_RETAI
 struct trace_tls {
 	_Atomic uint64_t busy;   /* odd while the thread is inside a record */
 	_Atomic int in_use;      /* 1 while a live thread owns the block */
+	_Atomic uint64_t records; /* event records it placed in a rolling buffer, ever; written by the owner only */
 	struct trace_tls *next;  /* the registry's list; written once */
 	uint32_t gen;            /* the engine generation the caches below belong to */
 	uint8_t thread_ref;      /* 0: inline (the 255 indexes ran out) */
@@ -66,6 +67,8 @@ struct engine {
 	_Atomic uint64_t dropped;   /* records dropped since START */
 	_Atomic uint64_t sent;      /* bytes of records sent to the server since START */
 	_Atomic uint64_t written_final; /* bytes written by the run the last TERMINATE ended (its buffers gone) */
+	_Atomic uint64_t overwritten; /* circular: records written over in the last run, counted at its stop */
+	uint64_t records_base;      /* the threads' records summed at START */
 	_Atomic uint32_t gen;       /* bumped when the string and thread tables restart */
 	_Atomic uint32_t next_string; /* next string index to give out */
 	_Atomic uint32_t next_thread; /* next thread index to give out */
@@ -121,6 +124,15 @@ static inline void eng_leave(struct trace_tls *t)
 	uint64_t b = atomic_load_explicit(&t->busy, memory_order_relaxed);
 
 	atomic_store_explicit(&t->busy, b + 1, memory_order_release);
+}
+
+/* Counts an event record t placed (circular mode's overwritten count is
+ * the records placed less those sent): two plain moves, no atomic add. */
+static inline void eng_count_record(struct trace_tls *t)
+{
+	uint64_t n = atomic_load_explicit(&t->records, memory_order_relaxed);
+
+	atomic_store_explicit(&t->records, n + 1, memory_order_relaxed);
 }
 
 /* Space for a record of n bytes (a multiple of 8, at most ENG_MAX_RECORD),

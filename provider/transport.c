@@ -194,6 +194,8 @@ static int stop_and_send(void)
 	if (send_spans(spans, k) != 0)
 		return -1;
 	trace_get_stats(&st);
+	if (eng.mode == ENG_CIRCULAR && send_packet(FIFO_OVERWRITTEN, 0, st.records_overwritten) != 0)
+		return -1;
 	if (send_packet(FIFO_STATS, st.wrapped_count, st.records_dropped) != 0 || send_packet(FIFO_STOPPED, 0, 0) != 0)
 		return -1;
 	return 0;

@@ -411,8 +411,10 @@ void trace_emit_(struct trace_site *site, unsigned type, const char *name, uint6
 		goto out_leave;
 	if ((words = resolve(t, site, name, type, args, nargs, &r)) == 0)
 		goto out_leave;
-	if ((p = eng_alloc_record(words * 8)) != NULL)
+	if ((p = eng_alloc_record(words * 8)) != NULL) {
 		put_event(p, words, t, site, name, type, ts, extra, args, nargs, &r);
+		eng_count_record(t);
+	}
 out_leave:
 	eng_leave(t);
 }

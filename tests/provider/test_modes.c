@@ -27,6 +27,7 @@ struct got {
 	uint64_t save_dend[256];
 	uint32_t wrapped;
 	uint64_t dropped;
+	uint64_t overwritten; /* OVERWRITTEN's count; -1 when none came */
 	int stats, stopped;
 };
 
@@ -60,6 +61,9 @@ static int got_frame(struct got *g, int ms)
 		assert_true(g->nsaves < 256);
 		g->save_dend[g->nsaves] = f.data64;
 		g->saves[g->nsaves++] = f.data32;
+		break;
+	case 0x8002:
+		g->overwritten = f.data64;
 		break;
 	case 0x8001:
 		g->wrapped = f.data32;
@@ -355,6 +359,34 @@ static void test_circular_wrap_durable_full(void **state)
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM slice_view WHERE name = 'w'"), (int64_t)n);
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM slice_view WHERE name LIKE '<unknown%%'"), 0);
 	tdb_close(&t);
+	got_fini(&g);
+	end_session();
+}
+
+/* Circular: what the buffers wrote over is counted in records, sent to
+ * the server (OVERWRITTEN, before STATS) and in trace_get_stats: every
+ * record written that was neither sent nor dropped. */
+static void test_circular_overwritten(void **state)
+{
+	struct got g = {0};
+	static struct ev ev[1024];
+	struct trace_stats st;
+	uint32_t i;
+	size_t n;
+
+	(void)state;
+	connect_and_begin(ENG_CIRCULAR, 16384); /* rolling buffers of 320 instants */
+	for (i = 1; i <= 2000; i++)
+		TRACE_INSTANT("c", "w", TA_U32("seq", i));
+	g.overwritten = (uint64_t)-1;
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	n = got_events(&g, ev, 1024);
+	assert_int_equal(g.dropped, 0);
+	assert_true(n >= 320 && n < 2000);
+	assert_int_equal(g.overwritten, 2000 - n);
+	trace_get_stats(&st);
+	assert_int_equal(st.records_overwritten, 2000 - n);
 	got_fini(&g);
 	end_session();
 }
@@ -907,6 +939,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_oneshot_one_over, test_end),
 		cmocka_unit_test_teardown(test_circular_wrap_durable_full, test_end),
 		cmocka_unit_test_teardown(test_streaming_late_saved, test_end),
+		cmocka_unit_test_teardown(test_circular_overwritten, test_end),
 		cmocka_unit_test_teardown(test_streaming_flushes_slow_writer, test_end),
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
 		cmocka_unit_test_teardown(test_stats_after_server_vanished, test_end),

@@ -356,6 +356,8 @@ static void t_oneshot_and_circular(void **state)
 		c = t_call("POST", path, NULL, 200);
 		dropped = num(stats_of(c, "gamma"), "records_dropped_by_server");
 		assert_true(dropped > 0);
+		/* circular: what the server's buffer let go for newer records was overwritten */
+		assert_int_equal(num(stats_of(c, "gamma"), "records_overwritten"), i == 0 ? 0 : dropped);
 		assert_true(num(stats_of(c, "gamma"), "non_durable_bytes_written") <= (1 << 20));
 		cJSON_Delete(c);
 		t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
@@ -727,6 +729,50 @@ static const char *config_categories(const cJSON *c)
 	return out;
 }
 
+/* A circular provider's OVERWRITTEN (records its buffer wrote over) is in
+ * its ProviderStats as records_overwritten. */
+static void t_circular_overwritten(void **state)
+{
+	uint64_t rec[4] = { 4 | 4u << 4, 1000, 1, 2 };
+	char path[96], stop[96];
+	struct fifo_packet pk;
+	struct stop_call sc;
+	struct peer p;
+	pthread_t th;
+	int64_t id;
+	cJSON *c;
+
+	(void)state;
+	peer_connect(&p, "ring", NULL, 101);
+	c = t_call("POST", "/api/captures", "{\"buffering_mode\": \"circular\", \"start_timeout_milliseconds\": 50}", 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(&p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200));
+	peer_expect(&p, FIFO_START, &pk);
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	memset(&sc, 0, sizeof(sc));
+	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
+	t_fmt(sc.path, sizeof(sc.path), "%s", stop);
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	peer_expect(&p, FIFO_STOP, &pk);
+	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(rec), rec, sizeof(rec));
+	peer_send(&p, FIFO_OVERWRITTEN, 0, 1234, NULL, 0);
+	peer_send(&p, FIFO_STATS, 3, 0, NULL, 0);
+	peer_send(&p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.r.status, 200);
+	su_resp_free(&sc.r);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	assert_int_equal(num(stats_of(c, "ring"), "records_overwritten"), 1234);
+	assert_int_equal(num(stats_of(c, "ring"), "non_durable_bytes_written"), sizeof(rec));
+	cJSON_Delete(c);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 /* Reads the categories DATA and the packet after it, which must be want. */
 static void peer_categories(struct peer *p, const char *cats, uint16_t want)
 {
@@ -1061,6 +1107,7 @@ int main(void)
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
 		cmocka_unit_test(t_capture_ids_survive_restart),
+		cmocka_unit_test(t_circular_overwritten),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
