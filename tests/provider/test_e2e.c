@@ -14,6 +14,7 @@
 #include <fcntl.h>
 
 #include "../server_util.h"
+#include "../../provider/trace.h"
 
 int record_main(int argc, char **argv);
 
@@ -230,6 +231,70 @@ static int run_mode(const char *mode)
 	return 0;
 }
 
+/* A capture request; its reply parsed (the caller deletes it), or NULL
+ * when the status is not want. */
+static cJSON *capture_call(const char *method, const char *path, const char *body, int want)
+{
+	struct su_req q = {method, path, NULL, body, body ? strlen(body) : 0, 0, 0};
+	struct su_resp r = {0};
+	cJSON *j = NULL;
+
+	if (su_request(S.port, &q, &r, 30000) == 0 && r.status == want)
+		j = cJSON_Parse(r.body ? r.body : "");
+	else
+		fprintf(stderr, "test_e2e: %s %s: %d %s\n", method, path, r.status, r.body ? r.body : "");
+	su_resp_free(&r);
+	return j;
+}
+
+/* The capture's first provider's non_durable_bytes_written, or -1. */
+static double capture_rolling_bytes(const char *path)
+{
+	cJSON *c = capture_call("GET", path, NULL, 200);
+	const cJSON *ps = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "provider_stats"), 0);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ps, "non_durable_bytes_written");
+	double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
+
+	cJSON_Delete(c);
+	return n;
+}
+
+/* A slow program in a streaming capture of 4 MB (a buffer fills in a
+ * minute at 40 KB/s): its records show in the capture's statistics within
+ * 2 s of its first one, long before any buffer is full or the capture
+ * stops. This process is the program (the library is linked in). */
+static int run_slow_streaming(void)
+{
+	static const char cfg[] = "{\"name\": \"e2e-slow\", \"buffering_mode\": \"streaming\", "
+				  "\"buffer_size_megabytes_hint\": 4}";
+	struct trace_provider_config pc = {url, NULL, "e2e-slow", 0};
+	static char payload[1001];
+	char path[96];
+	double t0, bytes = 0;
+	cJSON *c;
+	int64_t id;
+
+	memset(payload, 'x', sizeof(payload) - 1);
+	c = capture_call("POST", "/api/captures", cfg, 201);
+	CHECK(c != NULL, "slow: no capture");
+	id = (int64_t)cJSON_GetObjectItemCaseSensitive(c, "id")->valuedouble;
+	cJSON_Delete(c);
+	snprintf(path, sizeof(path), "/api/captures/%lld/start", (long long)id);
+	cJSON_Delete(capture_call("POST", path, "{}", 200));
+	CHECK(trace_provider_start(&pc) == 0 && trace_provider_wait_started(5000), "slow: the provider did not start");
+	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
+	for (t0 = su_now(); su_now() - t0 < 2.0 && bytes <= 0;) {
+		TRACE_INSTANT("slow", "tick", TA_STRING("pad", payload)); /* 1 KB every 25 ms: 40 KB/s */
+		su_sleep_ms(25);
+		bytes = capture_rolling_bytes(path);
+	}
+	trace_provider_stop();
+	cJSON_Delete(capture_call("DELETE", path, NULL, 200));
+	CHECK(bytes > 0, "slow: nothing reached the capture within 2 s (streaming waited for a full buffer)");
+	fprintf(stderr, "test_e2e: slow streaming: records seen after %.2f s\n", su_now() - t0);
+	return 0;
+}
+
 int main(void)
 {
 	const char *bin = getenv("E2E_SERVER"), *p = getenv("E2E_PROG");
@@ -251,6 +316,7 @@ int main(void)
 	run_mode("streaming");
 	run_mode("circular");
 	run_mode("oneshot");
+	run_slow_streaming();
 	su_server_stop(&S, SIGTERM);
 	snprintf(rm, sizeof(rm), "rm -rf %s", tmpdir);
 	if (system(rm) != 0)
