@@ -12,6 +12,7 @@
  */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <pthread.h>
 
 #include "../server_util.h"
 #include "../../provider/trace.h"
@@ -259,6 +260,40 @@ static double capture_rolling_bytes(const char *path)
 	return n;
 }
 
+/* A thread named with 66 bytes whose 63rd and 64th are one character. */
+static void *long_named_thread(void *arg)
+{
+	char name[67];
+
+	(void)arg;
+	memset(name, 'a', 62);
+	memcpy(name + 62, "\xc3\xa9zz", 5);
+	trace_set_thread_name(name);
+	TRACE_INSTANT("slow", "named");
+	return NULL;
+}
+
+/* The trace's /tracks names that thread by its first 62 bytes: the cut
+ * left the whole character out, no lone 0xC3 shown as U+FFFD. */
+static int check_long_name(void)
+{
+	int64_t id = ready_trace("e2e-slow");
+	char path[64], want[80];
+	struct su_req q = {"GET", path, NULL, NULL, 0, 0, 0};
+	struct su_resp r = {0};
+	int ok;
+
+	CHECK(id >= 0, "slow: no ready trace");
+	snprintf(path, sizeof(path), "/api/traces/%lld/tracks", (long long)id);
+	memset(want, 'a', 62);
+	snprintf(want + 62, sizeof(want) - 62, "\"");
+	ok = su_request(S.port, &q, &r, 30000) == 0 && r.status == 200 && r.body && strstr(r.body, want) &&
+	     !strstr(r.body, "\xef\xbf\xbd") && !strstr(r.body, "\\ufffd");
+	su_resp_free(&r);
+	CHECK(ok, "slow: /tracks does not name the thread with its name cut cleanly at 62 bytes");
+	return 0;
+}
+
 /* A slow program in a streaming capture of 4 MB (a buffer fills in a
  * minute at 40 KB/s): its records show in the capture's statistics within
  * 2 s of its first one, long before any buffer is full or the capture
@@ -271,6 +306,7 @@ static int run_slow_streaming(void)
 	static char payload[1001];
 	char path[96];
 	double t0, bytes = 0;
+	pthread_t th;
 	cJSON *c;
 	int64_t id;
 
@@ -283,6 +319,8 @@ static int run_slow_streaming(void)
 	cJSON_Delete(capture_call("POST", path, "{}", 200));
 	CHECK(trace_provider_start(&pc) == 0 && trace_provider_wait_started(5000), "slow: the provider did not start");
 	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
+	pthread_create(&th, NULL, long_named_thread, NULL);
+	pthread_join(th, NULL);
 	for (t0 = su_now(); su_now() - t0 < 2.0 && bytes <= 0;) {
 		TRACE_INSTANT("slow", "tick", TA_STRING("pad", payload)); /* 1 KB every 25 ms: 40 KB/s */
 		su_sleep_ms(25);
@@ -292,7 +330,7 @@ static int run_slow_streaming(void)
 	cJSON_Delete(capture_call("DELETE", path, NULL, 200));
 	CHECK(bytes > 0, "slow: nothing reached the capture within 2 s (streaming waited for a full buffer)");
 	fprintf(stderr, "test_e2e: slow streaming: records seen after %.2f s\n", su_now() - t0);
-	return 0;
+	return check_long_name();
 }
 
 int main(void)
