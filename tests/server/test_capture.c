@@ -493,6 +493,35 @@ static void *stop_thread(void *arg)
 	return NULL;
 }
 
+/* Initializes a capture with config and starts it, p playing its only
+ * provider (which is sent INITIALIZE and START, and does not answer);
+ * returns the capture's id. */
+static int64_t peer_capture(struct peer *p, const char *config)
+{
+	struct fifo_packet pk;
+	char path[96];
+	int64_t id;
+	cJSON *c;
+
+	c = t_call("POST", "/api/captures", config, 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200));
+	peer_expect(p, FIFO_START, &pk);
+	return id;
+}
+
+/* Sends the capture's stop from a thread of its own (it waits for the
+ * provider), into sc; join th for the reply. */
+static void stop_begin(struct stop_call *sc, pthread_t *th, int64_t id)
+{
+	memset(sc, 0, sizeof(*sc));
+	t_fmt(sc->path, sizeof(sc->path), "/api/captures/%" PRId64 "/stop", id);
+	assert_int_equal(pthread_create(th, NULL, stop_thread, sc), 0);
+}
+
 /* A provider whose STARTED the server has not read when the capture is
  * stopped (a program that ends right after it started, its frames all in
  * the socket): the stop sends it STOP and waits for its STOPPED, and what
@@ -511,16 +540,8 @@ static void t_stop_waits_for_late_started(void **state)
 
 	(void)state;
 	peer_connect(&p, "late", NULL, 101);
-	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 100}", 201);
-	id = num(c, "id");
-	cJSON_Delete(c);
-	peer_expect(&p, FIFO_INITIALIZE, &pk);
-	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
-	cJSON_Delete(t_call("POST", path, NULL, 200)); /* at its timeout: not answered */
-	peer_expect(&p, FIFO_START, &pk);
-	memset(&sc, 0, sizeof(sc));
-	t_fmt(sc.path, sizeof(sc.path), "/api/captures/%" PRId64 "/stop", id);
-	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	id = peer_capture(&p, "{\"start_timeout_milliseconds\": 100}"); /* start answered at its timeout */
+	stop_begin(&sc, &th, id);
 	peer_expect(&p, FIFO_STOP, &pk); /* started, so told to stop */
 	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
 	peer_send(&p, FIFO_DATA, FIFO_DATA_DURABLE, sizeof(rec), rec, sizeof(rec));
@@ -734,7 +755,7 @@ static const char *config_categories(const cJSON *c)
 static void t_circular_overwritten(void **state)
 {
 	uint64_t rec[4] = { 4 | 4u << 4, 1000, 1, 2 };
-	char path[96], stop[96];
+	char path[96];
 	struct fifo_packet pk;
 	struct stop_call sc;
 	struct peer p;
@@ -744,18 +765,9 @@ static void t_circular_overwritten(void **state)
 
 	(void)state;
 	peer_connect(&p, "ring", NULL, 101);
-	c = t_call("POST", "/api/captures", "{\"buffering_mode\": \"circular\", \"start_timeout_milliseconds\": 50}", 201);
-	id = num(c, "id");
-	cJSON_Delete(c);
-	peer_expect(&p, FIFO_INITIALIZE, &pk);
-	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
-	cJSON_Delete(t_call("POST", path, NULL, 200));
-	peer_expect(&p, FIFO_START, &pk);
+	id = peer_capture(&p, "{\"buffering_mode\": \"circular\", \"start_timeout_milliseconds\": 50}");
 	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
-	memset(&sc, 0, sizeof(sc));
-	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
-	t_fmt(sc.path, sizeof(sc.path), "%s", stop);
-	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	stop_begin(&sc, &th, id);
 	peer_expect(&p, FIFO_STOP, &pk);
 	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(rec), rec, sizeof(rec));
 	peer_send(&p, FIFO_OVERWRITTEN, 0, 1234, NULL, 0);
