@@ -158,7 +158,8 @@ static void test_record_says_what_failed(void **state)
 	assert_null(strstr(err, "no reason given"));
 	assert_non_null(strstr(err, "stopping capture 5: no answer from http://127.0.0.1:"));
 	assert_non_null(strstr(err, "Connection refused"));
-	assert_int_equal(peer_listen(&S), 0); /* a new port for the next test */
+	peer_fini(&S);
+	assert_int_equal(peer_listen(&S), 0); /* a new port for the next run */
 	record_errors(restarted, err, sizeof(err));
 	assert_null(strstr(err, "no reason given"));
 	assert_non_null(strstr(err, "stopping capture 5: HTTP 404 not_found: there is no capture with this id"));
