@@ -168,12 +168,13 @@ static int flush_due(void)
 	return send_spans(spans, eng_flush_spans(spans));
 }
 
-/* How long the session's poll may sleep: until the next flush, 1 s at most. */
+/* How long the session's poll may sleep: until the next flush while one
+ * can be due (streaming, recording), 1 s at most. */
 static int poll_ms(void)
 {
 	int64_t left = tp.next_flush - mono_ms();
 
-	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING)
+	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING || !atomic_load(&eng.recording))
 		return 1000;
 	return left < 0 ? 0 : left > 1000 ? 1000 : (int)left;
 }

@@ -503,6 +503,33 @@ static void test_streaming_flushes_slow_writer(void **state)
 	end_session();
 }
 
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Streaming, stopped but not terminated: nothing to flush, and the
+ * provider's thread sleeps (it once polled without a timeout, spinning). */
+static void test_streaming_stopped_is_idle(void **state)
+{
+	struct got g = {0};
+	double c0;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384);
+	TRACE_INSTANT("c", "s", TA_U32("seq", 1));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	c0 = cpu_s();
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
+	assert_true(cpu_s() - c0 < 0.1);
+	got_fini(&g);
+	end_session();
+}
+
 /* The server goes away mid-capture: tracing goes off, the program runs on;
  * the provider reconnects when the server is back and records again. */
 static void test_server_disappears_and_returns(void **state)
@@ -940,6 +967,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_circular_wrap_durable_full, test_end),
 		cmocka_unit_test_teardown(test_streaming_late_saved, test_end),
 		cmocka_unit_test_teardown(test_circular_overwritten, test_end),
+		cmocka_unit_test_teardown(test_streaming_stopped_is_idle, test_end),
 		cmocka_unit_test_teardown(test_streaming_flushes_slow_writer, test_end),
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
 		cmocka_unit_test_teardown(test_stats_after_server_vanished, test_end),
