@@ -447,11 +447,12 @@ static void test_streaming_late_saved(void **state)
 	end_session();
 }
 
-static double mono_s(void)
+/* Clock c in seconds. */
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -470,20 +471,20 @@ static void test_streaming_flushes_slow_writer(void **state)
 
 	(void)state;
 	connect_and_begin(ENG_STREAMING, 16384); /* rolling buffers of 7680 bytes, 320 instants */
-	t0 = mono_s();
+	t0 = clock_s(CLOCK_MONOTONIC);
 	TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
 	while (g.ndata[3] == 0)
 		assert_true(got_frame(&g, 2000) == 0x8000);
-	assert_true(mono_s() - t0 < 2.0);
+	assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 2.0);
 	assert_int_equal(g.nsaves, 0);
 	for (i = 0; i < 30; i++) { /* 24 bytes every 40 ms: 600 bytes/s */
 		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
 		nanosleep(&(struct timespec){0, 40 * 1000 * 1000}, NULL);
 	}
-	t0 = mono_s();
+	t0 = clock_s(CLOCK_MONOTONIC);
 	while ((got_events(&g, ev, 512)) < seq) {
 		assert_true(got_frame(&g, 2000) == 0x8000);
-		assert_true(mono_s() - t0 < 2.0);
+		assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 2.0);
 	}
 	for (i = 0; i < 320; i++) /* past the buffer's end: a save, of what was not sent yet */
 		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
@@ -503,14 +504,6 @@ static void test_streaming_flushes_slow_writer(void **state)
 	end_session();
 }
 
-static double cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Streaming, stopped but not terminated: nothing to flush, and the
  * provider's thread sleeps (it once polled without a timeout, spinning). */
 static void test_streaming_stopped_is_idle(void **state)
@@ -523,9 +516,9 @@ static void test_streaming_stopped_is_idle(void **state)
 	TRACE_INSTANT("c", "s", TA_U32("seq", 1));
 	peer_send(&P, 0x8102, 0, 0, NULL, 0);
 	got_until_stopped(&g, 0);
-	c0 = cpu_s();
+	c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
-	assert_true(cpu_s() - c0 < 0.1);
+	assert_true(clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0 < 0.1);
 	got_fini(&g);
 	end_session();
 }
@@ -614,10 +607,10 @@ static void test_start_timeout_refused(void **state)
 	snprintf(url, sizeof(url), "%s", dead.url);
 	peer_fini(&dead);
 	setenv("TRACE_START_TIMEOUT_MS", "3000", 1);
-	t0 = mono_s();
+	t0 = clock_s(CLOCK_MONOTONIC);
 	assert_int_equal(start_provider(url, NULL), 0);
 	unsetenv("TRACE_START_TIMEOUT_MS");
-	assert_true(mono_s() - t0 < 1.0);
+	assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 1.0);
 	assert_false(trace_is_enabled());
 	trace_provider_stop();
 }
