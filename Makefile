@@ -34,7 +34,7 @@ CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/notes.c catalog/trends.c ca
 	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
-	capture/fifo.c capture/capture.c $(CATALOG_SRC)
+	capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog store/test_sigv4
@@ -62,7 +62,7 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h provider/protocol.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
@@ -144,8 +144,8 @@ $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
 
-$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c capture/fifo.c ingest/fxtrec.c
+$(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c ingest/fxtrec.c
 
 $(B)/fuzz_replay_window: tests/fuzz_window.c tests/fuzz_replay.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_window.c tests/fuzz_replay.c catalog/window.c ingest/fxtrec.c
@@ -167,9 +167,9 @@ check: deps
 	$(MAKE) unit B=build/asan SAN="$(SAN_asan)" CFLAGS="-O1 -g"
 
 # The server's integration test: the real binary on a loopback port.
-$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h tests/server_util.h
+$(B)/tests/server/test_capture: tests/server/test_capture.c tests/server/api_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h tests/server_util.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c capture/fifo.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/server/test_capture.c ingest/fxtrec.c $(LIBS) $(CMOCKA_LIBS)
 
 integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/test_library $(B)/tests/server/test_notes $(B)/tests/server/test_trends $(B)/tests/server/test_live $(B)/tests/server/test_metrics \
 	$(B)/tests/server/test_preview $(B)/tests/server/test_capture $(B)/gen_fxt $(B)/examples/hello
@@ -285,9 +285,9 @@ FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo window
 build/fuzz/fuzz_window: tests/fuzz_window.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_window.c catalog/window.c ingest/fxtrec.c
-build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.c capture/fifo.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
+build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c capture/fifo.c ingest/fxtrec.c
+	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c ingest/fxtrec.c
 # fuzz_http reaches only server/params.c (the generic rule links ingest and query)
 build/fuzz/fuzz_http: tests/fuzz_http.c server/params.c server/server_internal.h
 	@mkdir -p $(@D)

@@ -35,6 +35,8 @@ struct pstat {
 	char why[160];                      /* failed: why its data was refused */
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
+	uint64_t overwritten;               /* circular: records the provider's buffers wrote over (OVERWRITTEN) */
+	uint64_t ring_evicted;              /* circular: records the ring let go for newer ones (also in refused) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
 	uint64_t run_base;                  /* oneshot: their sum at the last START */
 	int described;                      /* its provider info record is in the trace */
@@ -92,7 +94,12 @@ struct captures {
 	struct cap_hooks h;
 	struct provider *providers;
 	size_t nproviders;
-	int64_t next_provider, next_session;
+	int64_t next_provider;
+	/* capture ids: ids_mu guards these two only, so that the file is
+	 * written outside mu */
+	pthread_mutex_t ids_mu;
+	int64_t last_session;               /* the last id handed out, as in ids_path */
+	char ids_path[4096];                /* <data>/capture-id: the last id, so that ids outlive a restart */
 	struct session *cur;                /* the session not yet terminated, or NULL */
 	struct session *ended[MAX_ENDED];   /* newest first */
 	size_t nended;
@@ -331,6 +338,7 @@ static void circular_add(struct pstat *ps, const uint8_t *p, size_t n)
 			while (ps->rlen - ps->roff + k > ps->buffer_bytes) {
 				ps->roff += record_bytes(ps->ring + ps->roff);
 				ps->refused++;
+				ps->ring_evicted++;
 				wrapped = 1;
 			}
 			ps->ring_wraps += (uint64_t)wrapped;
@@ -571,6 +579,66 @@ static char *dup0(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* ---- capture ids ---------------------------------------------------------------- */
+
+/* The last capture id handed out before this server started: the number
+ * in path, or 0 when there is none (a new data directory). */
+static int64_t ids_load(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lld", &v) != 1 || v < 0)
+		v = 0;
+	fclose(f);
+	return (int64_t)v;
+}
+
+/* Writes id into path through a file renamed over it (never half
+ * written). 0, or -1 with errno set. */
+static int ids_save(const char *path, int64_t id)
+{
+	char tmp[4200];
+	FILE *f;
+	int ok;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return -1;
+	ok = fprintf(f, "%" PRId64 "\n", id) > 0;
+	ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A capture id never given out before, by this server or an earlier one
+ * on the same data directory: the id is on disk before anyone sees it.
+ * Returns it, or CAP_ESTORAGE (err says why). An id taken by a request
+ * that then fails is not given out again: ids increase, with gaps.
+ */
+static int64_t next_id(struct captures *m, char *err, size_t errlen)
+{
+	int64_t id;
+
+	pthread_mutex_lock(&m->ids_mu);
+	id = m->last_session + 1;
+	if (ids_save(m->ids_path, id) != 0) {
+		pthread_mutex_unlock(&m->ids_mu);
+		snprintf(err, errlen, "cannot record the capture id in %s: %s", m->ids_path, strerror(errno));
+		return CAP_ESTORAGE;
+	}
+	m->last_session = id;
+	pthread_mutex_unlock(&m->ids_mu);
+	return id;
+}
+
 int64_t cap_initialize(struct captures *m, const struct cap_config *cfg, char *err, size_t errlen)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -602,7 +670,19 @@ int64_t cap_initialize(struct captures *m, const struct cap_config *cfg, char *e
 		session_free(s);
 		return CAP_EEXISTS;
 	}
-	s->id = id = ++m->next_session;
+	pthread_mutex_unlock(&m->mu);
+	if ((id = next_id(m, err, errlen)) < 0) {
+		session_free(s);
+		return id;
+	}
+	pthread_mutex_lock(&m->mu);
+	if (m->cur) { /* another request made one meanwhile */
+		pthread_mutex_unlock(&m->mu);
+		snprintf(err, errlen, "another capture is in progress: terminate it first (one session at a time)");
+		session_free(s);
+		return CAP_EEXISTS;
+	}
+	s->id = id;
 	s->state = CAP_INITIALIZED;
 	s->version = 1;
 	m->cur = s;
@@ -896,6 +976,8 @@ static void pstat_json(const struct pstat *ps, struct jbuf *b)
 	jb_u64(b, ps->dropped + ps->refused);
 	jb_key(b, "records_dropped_by_server");
 	jb_u64(b, ps->refused);
+	jb_key(b, "records_overwritten");
+	jb_u64(b, ps->overwritten + ps->ring_evicted);
 	jb_key(b, "durable_bytes_written");
 	jb_u64(b, ps->durable_bytes);
 	jb_key(b, "non_durable_bytes_written");
@@ -920,6 +1002,21 @@ static void stats_json(const struct session *s, struct jbuf *b)
 	jb_arr_end(b);
 }
 
+/* A comma-separated list as a JSON array of its names, as TraceConfig
+ * takes them ("" is []). */
+static void list_json(struct jbuf *b, const char *list)
+{
+	jb_arr(b);
+	while (*list) {
+		size_t n = strcspn(list, ",");
+
+		if (n)
+			jb_strn(b, list, n);
+		list += n + (list[n] == ',');
+	}
+	jb_arr_end(b);
+}
+
 static void session_json(const struct session *s, struct jbuf *b)
 {
 	jb_obj(b);
@@ -939,7 +1036,7 @@ static void session_json(const struct session *s, struct jbuf *b)
 	jb_key(b, "config");
 	jb_obj(b);
 	jb_key(b, "categories");
-	jb_str(b, s->categories);
+	list_json(b, s->categories);
 	jb_key(b, "buffer_size_megabytes_hint");
 	jb_u64(b, s->cfg.buffer_size_megabytes_hint);
 	jb_key(b, "start_timeout_milliseconds");
@@ -1134,6 +1231,10 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		rc = send_packet(p, &ack, NULL, 0);
 		break;
 	}
+	case FIFO_OVERWRITTEN:
+		if (ps)
+			ps->overwritten = pk->data64;
+		break;
 	case FIFO_STATS:
 		if (ps) {
 			ps->wrapped = pk->data32;
@@ -1366,7 +1467,7 @@ void cap_categories_json(struct captures *m, struct jbuf *out)
 
 /* ---- the manager ------------------------------------------------------------------ */
 
-struct captures *cap_open(struct catalog *cat, const struct cap_hooks *h, char *err, size_t errlen)
+struct captures *cap_open(struct catalog *cat, const char *dir, const struct cap_hooks *h, char *err, size_t errlen)
 {
 	struct captures *m = calloc(1, sizeof(*m));
 
@@ -1374,7 +1475,14 @@ struct captures *cap_open(struct catalog *cat, const struct cap_hooks *h, char *
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	if ((size_t)snprintf(m->ids_path, sizeof(m->ids_path), "%s/capture-id", dir) >= sizeof(m->ids_path)) {
+		snprintf(err, errlen, "the data directory's path is too long");
+		free(m);
+		return NULL;
+	}
+	m->last_session = ids_load(m->ids_path);
 	pthread_mutex_init(&m->mu, NULL);
+	pthread_mutex_init(&m->ids_mu, NULL);
 	pthread_cond_init(&m->tick, NULL);
 	m->cat = cat;
 	m->h = *h;
@@ -1416,6 +1524,7 @@ void cap_free(struct captures *m)
 	for (i = 0; i < m->nended; i++)
 		session_free(m->ended[i]);
 	pthread_cond_destroy(&m->tick);
+	pthread_mutex_destroy(&m->ids_mu);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }

@@ -50,7 +50,9 @@ struct cap_hooks {
 	void (*close)(void *handle);
 };
 
-struct captures *cap_open(struct catalog *cat, const struct cap_hooks *h, char *err, size_t errlen);
+/* dir is the data directory: the last capture id given out is kept in
+ * dir/capture-id, so that no id is given out twice (docs/API.md). */
+struct captures *cap_open(struct catalog *cat, const char *dir, const struct cap_hooks *h, char *err, size_t errlen);
 /* Ends every capture (its trace kept as received) and disconnects every
  * provider; requests may still call in (waits then answer at once) until
  * cap_free, once the HTTP server has stopped. */

@@ -16,6 +16,7 @@
 
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
+#include "../provider/utf8.h"
 
 const char *const cat_status_names[TS_NSTATUS] = { "queued", "ingesting", "ready", "failed", "live" };
 
@@ -106,20 +107,11 @@ static int text_ok(const char *s, size_t n, int multiline)
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 
 	while (p < end) {
-		unsigned c = *p, len, i;
+		unsigned c = *p;
+		size_t len = utf8_seq_len(p, (size_t)(end - p));
 
-		if (c < 0x80) {
-			if ((c < 0x20 && !(multiline && (c == '\t' || c == '\n'))) || c == 0x7f)
-				return -1;
-			p++;
-			continue;
-		}
-		len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		if (len == 0 || (size_t)(end - p) < len)
+		if (len == 0 || (c < 0x20 && !(multiline && (c == '\t' || c == '\n'))) || c == 0x7f)
 			return -1;
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				return -1;
 		p += len;
 	}
 	return 0;
@@ -146,7 +138,8 @@ int cat_label_parse(const char *s, int allow_bare, struct cat_label *l, char *er
 	size_t klen = eq ? (size_t)(eq - s) : strlen(s), i;
 
 	if (eq == NULL && !allow_bare) {
-		snprintf(err, errlen, "a label is written key=value (e.g. build=1234), not '%.64s'", s);
+		snprintf(err, errlen, "a label is written key=value (e.g. build=1234), not '%.*s'",
+			 (int)utf8_cut(s, strlen(s), 64), s);
 		return -1;
 	}
 	if (klen == 0 || klen > CAT_MAX_KEY) {

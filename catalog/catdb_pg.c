@@ -24,6 +24,7 @@
 #include "../query/query.h"
 #include "../tracedb/tracedb.h"
 #include "catalog_internal.h"
+#include "../provider/utf8.h"
 
 extern const char schema_catalog_pg_sql[];
 
@@ -610,26 +611,6 @@ struct rows {
 	size_t n, skipped;
 };
 
-/* 1 when s is valid UTF-8 (what a text column of a UTF8 database takes;
- * overlong forms and surrogates are let through to the database, which
- * refuses them with the index of that trace). */
-static int utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned len = *p < 0x80 ? 1 : *p >= 0xc2 && *p < 0xe0 ? 2 : *p >= 0xe0 && *p < 0xf0 ? 3 : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0, i;
-
-		if (len == 0)
-			return 0;
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				return 0;
-		p += len;
-	}
-	return 1;
-}
-
 static void array_i64(struct jbuf *b, int64_t v)
 {
 	char num[24];
@@ -647,7 +628,7 @@ static int row_add(void *ctx, const struct qry_name_stat *s)
 	const unsigned char *p = s->sketch;
 	size_t i;
 
-	if (!utf8_ok(s->name)) {
+	if (!utf8_valid(s->name, strlen(s->name))) { /* what a text column of a UTF8 database takes */
 		k->skipped++;
 		return 0;
 	}

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../provider/utf8.h"
 #include "client.h"
 
 enum { CHUNK = 256 * 1024, POLL_MS = 100, OBJECT_MAX = 1 << 20 };
@@ -270,7 +271,7 @@ int cl_stream_main(int argc, char **argv)
 	if (o.name == NULL) {
 		const char *base = strrchr(o.input, '/');
 
-		snprintf(defname, sizeof(defname), "%s", follow ? (base ? base + 1 : o.input) : "stdin");
+		utf8_copy(defname, sizeof(defname), follow ? (base ? base + 1 : o.input) : "stdin");
 		o.name = defname;
 	}
 	if (o.provider) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "jbuf.h"
+#include "../provider/utf8.h"
 
 void jb_init(struct jbuf *b)
 {
@@ -73,28 +74,6 @@ void jb_key(struct jbuf *b, const char *k)
 	b->need_comma = 0;
 }
 
-/* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t c;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len > n)
-		return 0;
-	c = s[0] & (0x3f >> (len - 1));
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 static void jb_escape(struct jbuf *b, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -108,7 +87,7 @@ static void jb_escape(struct jbuf *b, const unsigned char *s, size_t n)
 		if ((i = run) >= n)
 			break;
 		if (s[i] >= 0x80) {
-			k = utf8_len(s + i, n - i);
+			k = utf8_seq_len(s + i, n - i);
 			if (k)
 				jb_raw(b, (const char *)s + i, k);
 			else

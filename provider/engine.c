@@ -11,7 +11,9 @@
  *   streaming  as circular, but a full rolling buffer is sent to the server
  *              (with the durable records written since the last save) and
  *              written again only once the server answers BUFFER_SAVED; while
- *              both are full records are dropped and counted.
+ *              both are full records are dropped and counted. Between saves
+ *              the transport flushes what was written since it last sent
+ *              (eng_flush_spans), so a slow program is seen live.
  *   In every mode, once the durable buffer is full tracing stops (as the
  *   spec's notes choose): later records are dropped and counted.
  *
@@ -476,9 +478,12 @@ static uint32_t current_wrap(void)
 	return (uint32_t)((rolling_word() & ENG_WRAP_MASK) >> ENG_OFF_BITS);
 }
 
-size_t eng_whole_records(const uint8_t *p, size_t n)
+/* Length of the longest prefix of p[0..n) that is whole records; their
+ * number in *count when count is not NULL. */
+static size_t walk_records(const uint8_t *p, size_t n, uint64_t *count)
 {
 	size_t off = 0;
+	uint64_t k = 0;
 
 	while (n - off >= 8) {
 		uint64_t h, words;
@@ -488,8 +493,45 @@ size_t eng_whole_records(const uint8_t *p, size_t n)
 		if (words == 0 || words > (n - off) / 8)
 			break;
 		off += (size_t)words * 8;
+		k++;
 	}
+	if (count)
+		*count = k;
 	return off;
+}
+
+size_t eng_whole_records(const uint8_t *p, size_t n)
+{
+	return walk_records(p, n, NULL);
+}
+
+/* The event records every thread placed, ever (their own counters). */
+static uint64_t records_placed(void)
+{
+	struct trace_tls *t;
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&eng.lock);
+	t = eng.threads;
+	pthread_mutex_unlock(&eng.lock);
+	for (; t; t = t->next) /* blocks are pushed at the head, never freed */
+		sum += atomic_load_explicit(&t->records, memory_order_relaxed);
+	return sum;
+}
+
+/* Circular, at stop: the records placed since START that are not in the
+ * spans sent (every one there is an event record) were written over. */
+static void count_overwritten(const struct eng_span *s, size_t k)
+{
+	uint64_t placed = records_placed() - eng.records_base, sent = 0, n;
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		if (s[i].kind == 3) {
+			walk_records(s[i].p, s[i].n, &n);
+			sent += n;
+		}
+	atomic_store(&eng.overwritten, placed > sent ? placed - sent : 0);
 }
 
 static size_t add_span(struct eng_span *out, size_t k, const uint8_t *p, uint64_t n, int kind)
@@ -504,10 +546,44 @@ static size_t add_span(struct eng_span *out, size_t k, const uint8_t *p, uint64_
 	return k + 1;
 }
 
+/* Where the unsent records of the rolling buffer of wrapped count wrap
+ * begin: past what flushes sent of it. */
+static uint64_t flushed_to(uint32_t wrap)
+{
+	return eng.flushed_wrap == wrap + 1 ? eng.flushed_end : 0;
+}
+
+size_t eng_flush_spans(struct eng_span *out)
+{
+	uint64_t v = rolling_word(), dend = durable_end(), end, from, mark;
+	uint32_t wrap = (uint32_t)((v & ENG_WRAP_MASK) >> ENG_OFF_BITS);
+	int b = (int)(wrap & 1);
+	size_t k = 0;
+
+	/* v before save_wrap: a switch to the buffer v names had set it */
+	if (eng.mode != ENG_STREAMING || eng.mem == NULL || atomic_load_explicit(&eng.save_wrap, memory_order_acquire))
+		return 0;
+	from = flushed_to(wrap);
+	end = (v & ENG_OFF_MASK) < eng.rolling_size ? v & ENG_OFF_MASK : eng.rolling_size;
+	if (end <= from && dend <= eng.durable_sent)
+		return 0;
+	eng_quiesce(); /* every record reserved below v and dend is now whole */
+	mark = atomic_load_explicit(&eng.full_mark[b], memory_order_relaxed);
+	if (mark != 0 && mark - 1 < end)
+		end = mark - 1;
+	k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
+	eng.durable_sent = dend;
+	if (end > from)
+		k = add_span(out, k, eng.rolling_buf[b] + from, end - from, 3);
+	eng.flushed_wrap = wrap + 1;
+	eng.flushed_end = end > from ? end : from;
+	return k;
+}
+
 size_t eng_stop_spans(struct eng_span *out)
 {
 	uint32_t wrap = current_wrap();
-	uint64_t dend = eng.mode == ENG_ONESHOT ? 0 : durable_end();
+	uint64_t dend = eng.mode == ENG_ONESHOT ? 0 : durable_end(), from;
 	size_t k = 0;
 
 	if (eng.mem == NULL)
@@ -521,11 +597,14 @@ size_t eng_stop_spans(struct eng_span *out)
 		if (wrap > 0)
 			k = add_span(out, k, eng.rolling_buf[(wrap + 1) & 1], rolling_end((int)((wrap + 1) & 1)), 3);
 		k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+		count_overwritten(out, k);
 		break;
 	case ENG_STREAMING:
 		k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
 		eng.durable_sent = dend;
-		k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+		from = flushed_to(wrap);
+		k = add_span(out, k, eng.rolling_buf[wrap & 1] + from, rolling_end((int)(wrap & 1)) - from, 3);
+		eng.flushed_wrap = 0;
 		break;
 	}
 	return k;
@@ -534,12 +613,14 @@ size_t eng_stop_spans(struct eng_span *out)
 size_t eng_save_spans(uint32_t wrap, struct eng_span *out, uint64_t *dend_out)
 {
 	uint64_t dend = durable_end(); /* before waiting: every record below it is then whole */
+	uint64_t from = flushed_to(wrap);
 	size_t k = 0;
 
 	eng_quiesce();
 	k = add_span(out, k, eng.durable_buf + eng.durable_sent, dend - eng.durable_sent, 2);
 	eng.durable_sent = dend;
-	k = add_span(out, k, eng.rolling_buf[wrap & 1], rolling_end((int)(wrap & 1)), 3);
+	k = add_span(out, k, eng.rolling_buf[wrap & 1] + from, rolling_end((int)(wrap & 1)) - from, 3);
+	eng.flushed_wrap = 0;
 	*dend_out = dend;
 	return k;
 }
@@ -597,6 +678,7 @@ int eng_initialize(int mode, uint64_t size)
 		eng.rolling_buf[1] = eng.rolling_buf[0] + eng.rolling_size;
 	}
 	eng.durable_sent = 0;
+	eng.flushed_wrap = 0;
 	eng.fresh = 1;
 	atomic_store(&eng.rolling, ENG_CLOSED);
 	atomic_store(&eng.durable, ENG_CLOSED);
@@ -658,6 +740,7 @@ static void start_reset(int disposition, uint64_t *doff, uint64_t *rword)
 		atomic_store(&eng.ready[0], 1);
 		atomic_store(&eng.ready[1], 1);
 		atomic_store(&eng.save_wrap, 0);
+		eng.flushed_wrap = 0;
 	}
 	if (disposition != ENG_CLEAR_ENTIRE)
 		return;
@@ -681,11 +764,14 @@ void eng_start(int disposition, const char *categories)
 	if (eng.mem == NULL || atomic_load(&eng.recording))
 		return;
 	if (categories)
-		snprintf(eng.categories, sizeof(eng.categories), "%s", categories);
+		utf8_copy(eng.categories, sizeof(eng.categories), categories);
 	eng.pid = (uint64_t)getpid();
 	start_reset(start_disposition(disposition), &doff, &rword);
 	atomic_store(&eng.dropped, 0);
 	atomic_store(&eng.sent, 0);
+	atomic_store(&eng.written_final, 0);
+	atomic_store(&eng.overwritten, 0);
+	eng.records_base = records_placed(); /* the buffers are closed: no one is placing one */
 	atomic_store(&eng.recording, 1);
 	/* writers that may have read the old generation finish before we open */
 	eng_quiesce();
@@ -704,10 +790,27 @@ void eng_stop(void)
 	eng_quiesce();
 }
 
+/* Bytes of records written since START, while the buffers exist. */
+static uint64_t bytes_written(void)
+{
+	uint32_t wrap = current_wrap();
+	uint64_t w;
+
+	if (eng.mem == NULL)
+		return atomic_load_explicit(&eng.written_final, memory_order_relaxed);
+	w = rolling_end((int)(wrap & 1)) + (eng.mode == ENG_ONESHOT ? 0 : durable_end());
+	if (wrap > 0)
+		w += (uint64_t)wrap * eng.rolling_size; /* about: each wrap filled a buffer */
+	return w;
+}
+
 void eng_terminate(void)
 {
 	eng_stop();
 	eng_quiesce();
+	/* what trace_get_stats says once the buffers are gone (the server
+	 * vanished, say): beside bytes_sent, not 0 */
+	atomic_store_explicit(&eng.written_final, bytes_written(), memory_order_relaxed);
 	if (eng.mem)
 		munmap(eng.mem, eng.size);
 	eng.mem = NULL;
@@ -724,18 +827,11 @@ void eng_membarrier_init(void)
 
 void trace_get_stats(struct trace_stats *out)
 {
-	uint32_t wrap = current_wrap();
-	uint64_t w = 0;
-
 	memset(out, 0, sizeof(*out));
 	out->records_dropped = atomic_load_explicit(&eng.dropped, memory_order_relaxed);
-	out->wrapped_count = wrap;
-	if (eng.mem) {
-		w = rolling_end((int)(wrap & 1)) + (eng.mode == ENG_ONESHOT ? 0 : durable_end());
-		if (wrap > 0)
-			w += (uint64_t)wrap * eng.rolling_size; /* about: each wrap filled a buffer */
-	}
-	out->bytes_written = w;
+	out->wrapped_count = current_wrap();
+	out->bytes_written = bytes_written();
+	out->records_overwritten = atomic_load_explicit(&eng.overwritten, memory_order_relaxed);
 	out->bytes_sent = atomic_load_explicit(&eng.sent, memory_order_relaxed);
 }
 

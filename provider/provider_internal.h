@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"
 #include "trace.h"
+#include "utf8.h"
 
 /* ---- The engine ------------------------------------------------------- */
 
@@ -43,6 +45,7 @@ enum eng_disposition { ENG_CLEAR_ENTIRE = 1, ENG_CLEAR_NONDURABLE = 2, ENG_RETAI
 struct trace_tls {
 	_Atomic uint64_t busy;   /* odd while the thread is inside a record */
 	_Atomic int in_use;      /* 1 while a live thread owns the block */
+	_Atomic uint64_t records; /* event records it placed in a rolling buffer, ever; written by the owner only */
 	struct trace_tls *next;  /* the registry's list; written once */
 	uint32_t gen;            /* the engine generation the caches below belong to */
 	uint8_t thread_ref;      /* 0: inline (the 255 indexes ran out) */
@@ -63,6 +66,9 @@ struct engine {
 	_Atomic int ready[2];       /* streaming: 1 when the buffer may be written again */
 	_Atomic uint64_t dropped;   /* records dropped since START */
 	_Atomic uint64_t sent;      /* bytes of records sent to the server since START */
+	_Atomic uint64_t written_final; /* bytes written by the run the last TERMINATE ended (its buffers gone) */
+	_Atomic uint64_t overwritten; /* circular: records written over in the last run, counted at its stop */
+	uint64_t records_base;      /* the threads' records summed at START */
 	_Atomic uint32_t gen;       /* bumped when the string and thread tables restart */
 	_Atomic uint32_t next_string; /* next string index to give out */
 	_Atomic uint32_t next_thread; /* next thread index to give out */
@@ -78,6 +84,8 @@ struct engine {
 	uint8_t *rolling_buf[2];    /* [1] NULL in oneshot mode */
 	uint64_t rolling_size;
 	uint64_t durable_sent;      /* streaming: durable bytes already sent */
+	uint32_t flushed_wrap;      /* streaming: wrapped count + 1 of the buffer flushed up to flushed_end; 0 none */
+	uint64_t flushed_end;       /* its records below this offset were sent (eng_flush_spans) */
 	uint64_t ticks_per_second;
 	uint64_t pid;
 	char process_name[64];
@@ -118,6 +126,15 @@ static inline void eng_leave(struct trace_tls *t)
 	atomic_store_explicit(&t->busy, b + 1, memory_order_release);
 }
 
+/* Counts an event record t placed (circular mode's overwritten count is
+ * the records placed less those sent): two plain moves, no atomic add. */
+static inline void eng_count_record(struct trace_tls *t)
+{
+	uint64_t n = atomic_load_explicit(&t->records, memory_order_relaxed);
+
+	atomic_store_explicit(&t->records, n + 1, memory_order_relaxed);
+}
+
 /* Space for a record of n bytes (a multiple of 8, at most ENG_MAX_RECORD),
  * or NULL when it is dropped (counted unless closed). */
 uint64_t *eng_alloc_record(size_t n);
@@ -148,6 +165,12 @@ size_t eng_stop_spans(struct eng_span *out);
 /* Streaming: the spans a save of `wrap` sends (durable since the last save,
  * then the rolling buffer); *durable_end is SAVE_BUFFER's data64. */
 size_t eng_save_spans(uint32_t wrap, struct eng_span *out, uint64_t *durable_end);
+/* Streaming: the records written since anything was last sent (durable
+ * records, then the current rolling buffer's from where the last flush
+ * ended), so that a buffer that fills slowly still reaches the server.
+ * None while a full buffer waits to be saved (it goes first, to keep the
+ * order) or when nothing is new. The transport's thread only. */
+size_t eng_flush_spans(struct eng_span *out);
 /* Length of the longest prefix of p[0..n) that is whole FXT records. */
 size_t eng_whole_records(const uint8_t *p, size_t n);
 
@@ -170,28 +193,8 @@ size_t fxt_kobj_record(uint64_t *p, unsigned objtype, uint64_t koid, const char 
 
 /* ---- The wire (wire.c) ----------------------------------------------------- */
 
-enum {
-	PKT_STARTED = 0x0001,
-	PKT_SAVE_BUFFER = 0x0002,
-	PKT_STOPPED = 0x0003,
-	PKT_ALERT = 0x0004,
-	PKT_DATA = 0x8000,
-	PKT_STATS = 0x8001,
-	PKT_BUFFER_SAVED = 0x0100,
-	PKT_INITIALIZE = 0x8100,
-	PKT_START = 0x8101,
-	PKT_STOP = 0x8102,
-	PKT_TERMINATE = 0x8103,
-};
-#define WIRE_MAX_PAYLOAD (UINT64_C(64) << 20)
-#define WIRE_FIFO_VERSION 1
-
-struct wire_packet {
-	uint16_t request;
-	uint16_t reserved;
-	uint32_t data32;
-	uint64_t data64;
-};
+/* The packets, their codes and codec are protocol.h's (FIFO_*, struct
+ * fifo_packet), shared with the server. */
 
 enum wire_err {
 	WIRE_OK = 0,
@@ -204,14 +207,13 @@ enum wire_err {
 };
 const char *wire_strerror(int err);
 
-void wire_encode(uint8_t out[16], const struct wire_packet *p);
 /*
  * Decodes one server-to-provider frame from buf[0..n). Returns WIRE_OK with
  * *pkt and *payload (pointing into buf, pkt->data64 bytes for DATA, else
  * NULL) and *used (16 + payload) set; WIRE_MORE when buf holds less than a
  * whole frame; or a negative wire_err (the connection must be closed).
  */
-int wire_decode_server(const uint8_t *buf, size_t n, struct wire_packet *pkt, const uint8_t **payload, size_t *used);
+int wire_decode_server(const uint8_t *buf, size_t n, struct fifo_packet *pkt, const uint8_t **payload, size_t *used);
 /*
  * Parses the reply to the upgrade request in buf[0..n). Returns WIRE_OK with
  * *used (bytes up to and including the blank line) and *provider_id set;

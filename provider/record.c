@@ -51,6 +51,7 @@ struct rec_opts {
 	char host[256];
 	unsigned port;
 	char **cmd;
+	char neterr[160];   /* why the last request got no HTTP reply */
 };
 
 static int rec_usage(FILE *f, int rc)
@@ -64,7 +65,7 @@ static int rec_usage(FILE *f, int rc)
 
 /* ---- A small HTTP client ------------------------------------------------------ */
 
-static int rec_connect(const struct rec_opts *o)
+static int rec_connect(struct rec_opts *o)
 {
 	struct addrinfo hints = {0}, *res, *ai;
 	char port[16];
@@ -73,13 +74,16 @@ static int rec_connect(const struct rec_opts *o)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	snprintf(port, sizeof(port), "%u", o->port);
-	if (getaddrinfo(o->host, port, &hints, &res) != 0)
+	if (getaddrinfo(o->host, port, &hints, &res) != 0) {
+		snprintf(o->neterr, sizeof(o->neterr), "cannot resolve the host name");
 		return -1;
+	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		if ((fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol)) < 0)
 			continue;
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
+		snprintf(o->neterr, sizeof(o->neterr), "%s", strerror(errno));
 		close(fd);
 		fd = -1;
 	}
@@ -119,7 +123,7 @@ static long rec_unchunk(char *b, size_t n)
  * not JSON). Returns the HTTP status, or -1 when the server could not be
  * reached or the reply is not HTTP.
  */
-static int rec_http(const struct rec_opts *o, const char *method, const char *path, const char *body, cJSON **json)
+static int rec_http(struct rec_opts *o, const char *method, const char *path, const char *body, cJSON **json)
 {
 	char head[2048], *buf = NULL, *p;
 	size_t n = 0, blen = body ? strlen(body) : 0;
@@ -134,9 +138,11 @@ static int rec_http(const struct rec_opts *o, const char *method, const char *pa
 		      "Content-Length: %zu\r\n%s%s%s\r\n",
 		      method, path, o->host, o->port, blen, o->token[0] ? "Authorization: Bearer " : "", o->token,
 		      o->token[0] ? "\r\n" : "");
+	snprintf(o->neterr, sizeof(o->neterr), "the connection failed while sending");
 	if (hl <= 0 || (size_t)hl >= sizeof(head) || send(fd, head, (size_t)hl, MSG_NOSIGNAL) != hl ||
 	    (blen && send(fd, body, blen, MSG_NOSIGNAL) != (ssize_t)blen))
 		goto out_close;
+	snprintf(o->neterr, sizeof(o->neterr), "the reply was not HTTP (or the connection closed first)");
 	if ((buf = malloc(REPLY_MAX + 1)) == NULL)
 		goto out_close;
 	for (;;) {
@@ -170,12 +176,40 @@ out_close:
 	return status;
 }
 
-/* The "error" of a JSON reply, or a default. */
-static const char *rec_why(const cJSON *j)
+/*
+ * What failed, for a request that answered st (rec_http's status) and j:
+ * "no answer from URL (why)", or "HTTP st code: message" with the server's
+ * error (docs/API.md: {"error": {"code", "message"}}), or "HTTP st".
+ * Written into buf (cap bytes), which it returns.
+ */
+static const char *rec_why(const struct rec_opts *o, int st, const cJSON *j, char *buf, size_t cap)
 {
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 
-	return cJSON_IsString(e) ? e->valuestring : "no reason given";
+	if (st < 0)
+		snprintf(buf, cap, "no answer from %s (%s)", o->server, o->neterr);
+	else if (cJSON_IsString(code) && cJSON_IsString(msg))
+		snprintf(buf, cap, "HTTP %d %s: %s", st, code->valuestring, msg->valuestring);
+	else
+		snprintf(buf, cap, "HTTP %d", st);
+	return buf;
+}
+
+/* Sends one request of the capture's lifecycle; says on stderr what failed
+ * ("doing" is what the request was for). The reply's status; *j as for
+ * rec_http. */
+static int rec_step(struct rec_opts *o, const char *method, const char *path, const char *body, const char *doing,
+		    int64_t id, cJSON **j)
+{
+	char why[512];
+	int st = rec_http(o, method, path, body, j);
+
+	if (st < 200 || st > 299)
+		fprintf(stderr, "trace-server record: %s capture %lld: %s\n", doing, (long long)id,
+			rec_why(o, st, *j, why, sizeof(why)));
+	return st;
 }
 
 /* ---- The command ------------------------------------------------------------------ */
@@ -330,7 +364,7 @@ static int64_t rec_json_id(const cJSON *j, const char *key)
 int record_main(int argc, char **argv)
 {
 	struct rec_opts o;
-	char path[128], *body;
+	char path[128], why[512], *body;
 	cJSON *j = NULL;
 	int64_t id, trace;
 	int st, rc;
@@ -342,8 +376,8 @@ int record_main(int argc, char **argv)
 	st = rec_http(&o, "POST", "/api/captures", body, &j);
 	free(body);
 	if (st < 200 || st > 299 || (id = rec_json_id(j, "id")) < 0) {
-		fprintf(stderr, "trace-server record: %s: could not start a capture (%d: %s); running %s untraced\n",
-			o.server, st, st < 0 ? "no answer" : rec_why(j), o.cmd[0]);
+		fprintf(stderr, "trace-server record: could not make a capture (%s); running %s untraced\n",
+			rec_why(&o, st, j, why, sizeof(why)), o.cmd[0]);
 		cJSON_Delete(j);
 		return rec_run(&(struct rec_opts){.server = "", .name = o.name, .cmd = o.cmd});
 	}
@@ -352,21 +386,18 @@ int record_main(int argc, char **argv)
 		trace = rec_json_id(j, "trace");
 	cJSON_Delete(j);
 	snprintf(path, sizeof(path), "/api/captures/%lld/start", (long long)id);
-	if ((st = rec_http(&o, "POST", path, "{}", &j)) < 200 || st > 299)
-		fprintf(stderr, "trace-server record: starting capture %lld: %d: %s\n", (long long)id, st, rec_why(j));
+	rec_step(&o, "POST", path, "{}", "starting", id, &j);
 	if (trace < 0)
 		trace = rec_json_id(j, "trace_id");
 	cJSON_Delete(j);
 	rc = rec_run(&o);
 	snprintf(path, sizeof(path), "/api/captures/%lld/stop", (long long)id);
-	if ((st = rec_http(&o, "POST", path, "{\"write_results\": true}", &j)) < 200 || st > 299)
-		fprintf(stderr, "trace-server record: stopping capture %lld: %d: %s\n", (long long)id, st, rec_why(j));
+	rec_step(&o, "POST", path, "{\"write_results\": true}", "stopping", id, &j);
 	if (trace < 0)
 		trace = rec_json_id(j, "trace_id");
 	cJSON_Delete(j);
 	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
-	if ((st = rec_http(&o, "DELETE", path, NULL, &j)) < 200 || st > 299)
-		fprintf(stderr, "trace-server record: ending capture %lld: %d: %s\n", (long long)id, st, rec_why(j));
+	rec_step(&o, "DELETE", path, NULL, "ending", id, &j);
 	if (trace < 0)
 		trace = rec_json_id(j, "trace_id");
 	cJSON_Delete(j);

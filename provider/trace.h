@@ -118,6 +118,7 @@ struct trace_stats {
 	uint32_t wrapped_count;   /* rolling buffer switches */
 	uint64_t bytes_written;   /* bytes of records written into the buffers */
 	uint64_t bytes_sent;      /* bytes of records sent to the server */
+	uint64_t records_overwritten; /* circular mode: records written over by newer ones, counted at stop */
 };
 void trace_get_stats(struct trace_stats *out);
 

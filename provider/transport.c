@@ -49,6 +49,7 @@ struct transport {
 	int wake[2];             /* non-blocking pipe: [1] written to wake the thread */
 	int sock;                /* -1 when not connected */
 	int connected;
+	int unreachable;         /* the last attempt to connect failed (refused, no answer, HTTP error) */
 	char host[256];
 	unsigned port;
 	char token[1100];
@@ -56,6 +57,8 @@ struct transport {
 	uint8_t *rx;             /* bytes received, not yet a whole frame */
 	size_t rx_len, rx_cap;
 	uint32_t outstanding;    /* wrapped count + 1 of the SAVE_BUFFER awaiting BUFFER_SAVED; 0 none */
+	unsigned flush_ms;       /* streaming: records wait at most this long to be sent; 0 only full buffers */
+	int64_t next_flush;      /* CLOCK_MONOTONIC ms of the next flush */
 	char alerts[ALERTS][14]; /* queued alert names, NUL-padded */
 	unsigned alert_head, alert_tail;
 };
@@ -89,10 +92,10 @@ static int send_all(const void *buf, size_t n)
 
 static int send_packet(uint16_t request, uint32_t data32, uint64_t data64)
 {
-	struct wire_packet pkt = {request, 0, data32, data64};
+	struct fifo_packet pkt = {request, 0, data32, data64};
 	uint8_t b[16];
 
-	wire_encode(b, &pkt);
+	fifo_encode(b, &pkt);
 	return send_all(b, 16);
 }
 
@@ -100,9 +103,9 @@ static int send_packet(uint16_t request, uint32_t data32, uint64_t data64)
 static int send_records(int kind, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		size_t take = n <= WIRE_MAX_PAYLOAD ? n : eng_whole_records(p, (size_t)WIRE_MAX_PAYLOAD);
+		size_t take = n <= FIFO_MAX_PAYLOAD ? n : eng_whole_records(p, (size_t)FIFO_MAX_PAYLOAD);
 
-		if (take == 0 || send_packet(PKT_DATA, (uint32_t)kind, take) != 0 || send_all(p, take) != 0)
+		if (take == 0 || send_packet(FIFO_DATA, (uint32_t)kind, take) != 0 || send_all(p, take) != 0)
 			return -1;
 		atomic_fetch_add_explicit(&eng.sent, take, memory_order_relaxed);
 		p += take;
@@ -134,10 +137,46 @@ static int save_pending(void)
 		return 0;
 	atomic_store_explicit(&eng.save_wrap, 0, memory_order_relaxed);
 	k = eng_save_spans(w1 - 1, spans, &dend);
-	if (send_spans(spans, k) != 0 || send_packet(PKT_SAVE_BUFFER, w1 - 1, dend) != 0)
+	if (send_spans(spans, k) != 0 || send_packet(FIFO_SAVE_BUFFER, w1 - 1, dend) != 0)
 		return -1;
 	tp.outstanding = w1;
 	return 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Streaming: every flush_ms, sends what was written since the last send,
+ * so that a program that fills its buffer slowly is seen live and not
+ * only at STOP (docs/PROVIDER-PROTOCOL.md). 0, or -1 when the connection
+ * failed. */
+static int flush_due(void)
+{
+	struct eng_span spans[2];
+	int64_t now;
+
+	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING || !atomic_load(&eng.recording))
+		return 0;
+	if ((now = mono_ms()) < tp.next_flush)
+		return 0;
+	tp.next_flush = now + tp.flush_ms;
+	return send_spans(spans, eng_flush_spans(spans));
+}
+
+/* How long the session's poll may sleep: until the next flush while one
+ * can be due (streaming, recording), 1 s at most. */
+static int poll_ms(void)
+{
+	int64_t left = tp.next_flush - mono_ms();
+
+	if (tp.flush_ms == 0 || eng.mode != ENG_STREAMING || !atomic_load(&eng.recording))
+		return 1000;
+	return left < 0 ? 0 : left > 1000 ? 1000 : (int)left;
 }
 
 /* STOP: every record the buffers hold, then STATS and STOPPED. */
@@ -156,7 +195,9 @@ static int stop_and_send(void)
 	if (send_spans(spans, k) != 0)
 		return -1;
 	trace_get_stats(&st);
-	if (send_packet(PKT_STATS, st.wrapped_count, st.records_dropped) != 0 || send_packet(PKT_STOPPED, 0, 0) != 0)
+	if (eng.mode == ENG_CIRCULAR && send_packet(FIFO_OVERWRITTEN, 0, st.records_overwritten) != 0)
+		return -1;
+	if (send_packet(FIFO_STATS, st.wrapped_count, st.records_dropped) != 0 || send_packet(FIFO_STOPPED, 0, 0) != 0)
 		return -1;
 	return 0;
 }
@@ -175,11 +216,8 @@ static int send_alerts(void)
 		memcpy(name, tp.alerts[tp.alert_head % ALERTS], 14);
 		tp.alert_head++;
 		pthread_mutex_unlock(&tp.lock);
-		memset(b, 0, 16);
-		b[0] = PKT_ALERT & 0xff;
-		b[1] = PKT_ALERT >> 8;
-		memcpy(b + 2, name, 14);
-		if (send_all(b, 16) != 0)
+		fifo_alert_encode(b, name); /* name: NUL-padded, 14 bytes */
+		if (send_all(b, FIFO_PACKET_SIZE) != 0)
 			return -1;
 	}
 }
@@ -235,12 +273,12 @@ static void linger_out(void)
 /* ---- Receiving --------------------------------------------------------------- */
 
 /* One packet from the server. Returns 0, or -1 to close the connection. */
-static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
+static int handle_packet(const struct fifo_packet *pkt, const uint8_t *payload)
 {
 	switch (pkt->request) {
-	case PKT_DATA:
+	case FIFO_DATA:
 		if (pkt->data32 == 1) {
-			size_t n = pkt->data64 < sizeof(eng.categories) ? (size_t)pkt->data64 : sizeof(eng.categories) - 1;
+			size_t n = utf8_cut((const char *)payload, (size_t)pkt->data64, sizeof(eng.categories) - 1);
 
 			pthread_mutex_lock(&eng.lock);
 			memcpy(eng.categories, payload, n);
@@ -250,31 +288,31 @@ static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
 				eng_update_sites();
 		}
 		return 0;
-	case PKT_INITIALIZE:
+	case FIFO_INITIALIZE:
 		if (atomic_load(&eng.recording) && stop_and_send() != 0)
 			return -1;
 		tp.outstanding = 0;
 		return eng_initialize((int)pkt->data32, pkt->data64);
-	case PKT_START:
+	case FIFO_START:
 		if (eng.mem == NULL || atomic_load(&eng.recording))
 			return 0;
 		eng_start(pkt->data32 >= 1 && pkt->data32 <= 3 ? (int)pkt->data32 : ENG_CLEAR_ENTIRE, NULL);
 		tp.outstanding = 0;
-		if (send_packet(PKT_STARTED, WIRE_FIFO_VERSION, 0) != 0)
+		if (send_packet(FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0) != 0)
 			return -1;
 		pthread_mutex_lock(&tp.lock);
 		pthread_cond_broadcast(&tp.cond);
 		pthread_mutex_unlock(&tp.lock);
 		return 0;
-	case PKT_STOP:
+	case FIFO_STOP:
 		return atomic_load(&eng.recording) ? stop_and_send() : 0;
-	case PKT_TERMINATE:
+	case FIFO_TERMINATE:
 		if (atomic_load(&eng.recording) && stop_and_send() != 0)
 			return -1;
 		eng_terminate();
 		tp.outstanding = 0;
 		return 0;
-	case PKT_BUFFER_SAVED:
+	case FIFO_BUFFER_SAVED:
 		/* a BUFFER_SAVED that answers no outstanding SAVE_BUFFER is ignored */
 		if (tp.outstanding != pkt->data32 + 1)
 			return 0;
@@ -289,7 +327,7 @@ static int handle_packet(const struct wire_packet *pkt, const uint8_t *payload)
  * -1 when the connection is closed or broken. */
 static int receive(void)
 {
-	struct wire_packet pkt;
+	struct fifo_packet pkt;
 	const uint8_t *payload;
 	size_t used, off = 0;
 	ssize_t k;
@@ -299,7 +337,7 @@ static int receive(void)
 		size_t cap = tp.rx_cap ? tp.rx_cap * 2 : 65536;
 		uint8_t *p;
 
-		if (cap > 16 + WIRE_MAX_PAYLOAD + 65536 || (p = realloc(tp.rx, cap)) == NULL)
+		if (cap > 16 + FIFO_MAX_PAYLOAD + 65536 || (p = realloc(tp.rx, cap)) == NULL)
 			return -1;
 		tp.rx = p;
 		tp.rx_cap = cap;
@@ -445,7 +483,7 @@ out_close:
 static void session(void)
 {
 	struct pollfd pf[2] = {{tp.sock, POLLIN, 0}, {tp.wake[0], POLLIN, 0}};
-	struct wire_packet pkt;
+	struct fifo_packet pkt;
 	const uint8_t *payload;
 	size_t used, off = 0;
 	int rc;
@@ -462,7 +500,7 @@ static void session(void)
 	memmove(tp.rx, tp.rx + off, tp.rx_len - off);
 	tp.rx_len -= off;
 	for (;;) {
-		if (poll(pf, 2, 1000) < 0 && errno != EINTR)
+		if (poll(pf, 2, poll_ms()) < 0 && errno != EINTR)
 			return;
 		if (pf[1].revents & POLLIN)
 			drain_wake();
@@ -477,7 +515,7 @@ static void session(void)
 		}
 		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && receive() != 0)
 			return;
-		if (save_pending() != 0 || send_alerts() != 0)
+		if (save_pending() != 0 || flush_due() != 0 || send_alerts() != 0)
 			return;
 	}
 }
@@ -498,6 +536,10 @@ static void *transport_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&tp.stop_req)) {
 		if (connect_upgrade() != 0) {
+			pthread_mutex_lock(&tp.lock);
+			tp.unreachable = 1;
+			pthread_cond_broadcast(&tp.cond); /* a start timeout need not wait it out */
+			pthread_mutex_unlock(&tp.lock);
 			nap(backoff);
 			backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
 			continue;
@@ -508,6 +550,7 @@ static void *transport_main(void *arg)
 		pthread_mutex_unlock(&eng.lock);
 		pthread_mutex_lock(&tp.lock);
 		tp.connected = 1;
+		tp.unreachable = 0;
 		pthread_mutex_unlock(&tp.lock);
 		session();
 		pthread_mutex_lock(&tp.lock);
@@ -568,9 +611,11 @@ static int configure(const struct trace_provider_config *cfg, unsigned *timeout)
 	snprintf(tp.token, sizeof(tp.token), "%s", pick(cfg ? cfg->token : NULL, "TRACE_TOKEN", ""));
 	e = pick(cfg ? cfg->name : NULL, "TRACE_PROVIDER_NAME", NULL);
 	if (e)
-		snprintf(tp.name, sizeof(tp.name), "%s", e);
+		utf8_copy(tp.name, sizeof(tp.name), e);
 	else
 		default_name(tp.name, sizeof(tp.name));
+	e = getenv("TRACE_FLUSH_MS");
+	tp.flush_ms = e && e[0] ? (unsigned)strtoul(e, NULL, 10) : 500;
 	*timeout = cfg && cfg->start_timeout_ms ? cfg->start_timeout_ms : 0;
 	if (*timeout == 0 && (e = getenv("TRACE_START_TIMEOUT_MS")))
 		*timeout = (unsigned)strtoul(e, NULL, 10);
@@ -589,6 +634,25 @@ static void child_after_fork(void)
 	atomic_store(&eng.recording, 0);
 	atomic_fetch_or(&eng.rolling, ENG_CLOSED);
 	atomic_fetch_or(&eng.durable, ENG_CLOSED);
+}
+
+static void deadline_in(struct timespec *ts, unsigned ms);
+
+/* Waits up to timeout_ms for the server to start tracing; with
+ * until_unreachable, only until the first attempt to connect failed (the
+ * start timeout: a server that refused the connection will not start us
+ * within it). 1 when recording. */
+static int wait_started(unsigned timeout_ms, int until_unreachable)
+{
+	struct timespec ts;
+
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&tp.lock);
+	while (tp.running && !atomic_load(&eng.recording) && !tp.done && !(until_unreachable && tp.unreachable) &&
+	       pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
+		;
+	pthread_mutex_unlock(&tp.lock);
+	return atomic_load(&eng.recording);
 }
 
 int trace_provider_start(const struct trace_provider_config *cfg)
@@ -610,6 +674,7 @@ int trace_provider_start(const struct trace_provider_config *cfg)
 	eng_membarrier_init();
 	atomic_store(&tp.stop_req, 0);
 	tp.done = 0;
+	tp.unreachable = 0;
 	if (pthread_create(&tp.thread, NULL, transport_main, NULL) != 0)
 		goto out_fail;
 	tp.running = 1;
@@ -617,7 +682,7 @@ int trace_provider_start(const struct trace_provider_config *cfg)
 		atexit_done = atexit(at_exit) == 0 && pthread_atfork(NULL, NULL, child_after_fork) == 0;
 	pthread_mutex_unlock(&tp.lock);
 	if (timeout)
-		trace_provider_wait_started(timeout);
+		wait_started(timeout, 1);
 	return 0;
 out_fail:
 	pthread_mutex_unlock(&tp.lock);
@@ -666,15 +731,7 @@ void trace_provider_stop(void)
 
 int trace_provider_wait_started(unsigned timeout_ms)
 {
-	struct timespec ts;
-
-	deadline_in(&ts, timeout_ms);
-	pthread_mutex_lock(&tp.lock);
-	while (tp.running && !atomic_load(&eng.recording) && !tp.done &&
-	       pthread_cond_timedwait(&tp.cond, &tp.lock, &ts) == 0)
-		;
-	pthread_mutex_unlock(&tp.lock);
-	return atomic_load(&eng.recording);
+	return wait_started(timeout_ms, 0);
 }
 
 /* 1 when name is 1 to 14 bytes of printable ASCII (what the server takes). */

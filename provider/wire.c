@@ -3,14 +3,8 @@
  * that registers it, the reply to it, and the 16-byte packets that follow.
  * Pure functions over bytes, so that the fuzz targets reach everything the
  * library parses from the network (tests/provider/fuzz_*.c).
- *
- * Packet (little-endian, exactly trace_provider_packet_t):
- *   offset size field
- *   0      2    request
- *   2      2    reserved (zero; part of the alert name in ALERT)
- *   4      4    data32
- *   8      8    data64
- * Only DATA (0x8000) carries a payload, data64 bytes, at most 64 MiB.
+ * The packets and their codec are the protocol's one definition,
+ * protocol.h, which the server includes too.
  *
  * Where we knowingly depart from the document: the reply's head is read up
  * to WIRE_MAX_HEAD bytes (8 KiB) and a longer one is refused; header lines
@@ -45,57 +39,20 @@ const char *wire_strerror(int err)
 	return "unknown error";
 }
 
-static uint64_t le(const uint8_t *p, int n)
+int wire_decode_server(const uint8_t *buf, size_t n, struct fifo_packet *pkt, const uint8_t **payload, size_t *used)
 {
-	uint64_t v = 0;
-
-	while (n-- > 0)
-		v = v << 8 | p[n];
-	return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-void wire_encode(uint8_t out[16], const struct wire_packet *p)
-{
-	put_le(out, p->request, 2);
-	put_le(out + 2, p->reserved, 2);
-	put_le(out + 4, p->data32, 4);
-	put_le(out + 8, p->data64, 8);
-}
-
-int wire_decode_server(const uint8_t *buf, size_t n, struct wire_packet *pkt, const uint8_t **payload, size_t *used)
-{
-	if (n < 16)
+	if (n < FIFO_PACKET_SIZE)
 		return WIRE_MORE;
-	pkt->request = (uint16_t)le(buf, 2);
-	pkt->reserved = (uint16_t)le(buf + 2, 2);
-	pkt->data32 = (uint32_t)le(buf + 4, 4);
-	pkt->data64 = le(buf + 8, 8);
-	switch (pkt->request) {
-	case PKT_BUFFER_SAVED:
-	case PKT_DATA:
-	case PKT_INITIALIZE:
-	case PKT_START:
-	case PKT_STOP:
-	case PKT_TERMINATE:
-		break;
-	default:
+	fifo_decode(buf, pkt);
+	if (!fifo_server_request(pkt->request))
 		return WIRE_EUNKNOWN;
-	}
 	if (pkt->reserved != 0)
 		return WIRE_ERESERVED;
 	*payload = NULL;
 	*used = 16;
-	if (pkt->request != PKT_DATA)
+	if (pkt->request != FIFO_DATA)
 		return WIRE_OK;
-	if (pkt->data64 > WIRE_MAX_PAYLOAD)
+	if (pkt->data64 > FIFO_MAX_PAYLOAD)
 		return WIRE_EPAYLOAD;
 	if (n - 16 < pkt->data64)
 		return WIRE_MORE;

@@ -54,17 +54,6 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* n cut to at most max bytes, not inside a UTF-8 sequence. */
-static size_t cut_utf8(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return n;
-}
-
 /* Writes a zero-padded stream at p; returns the words written. */
 static size_t put_stream(uint64_t *p, const char *s, size_t n)
 {
@@ -89,7 +78,7 @@ size_t fxt_init_record(uint64_t *p, uint64_t tps)
 size_t fxt_kobj_record(uint64_t *p, unsigned objtype, uint64_t koid, const char *name, uint64_t process_koid)
 {
 	static const char key[] = "process";
-	size_t n = cut_utf8(name, strlen(name), 63);
+	size_t n = utf8_cut(name, strlen(name), 63);
 	size_t words = 2 + pad8(n) / 8 + (process_koid ? 3 : 0);
 
 	if (p == NULL)
@@ -126,7 +115,7 @@ static uint32_t string_register(const char *s, size_t n)
 
 	if (idx == 0)
 		return 0;
-	n = cut_utf8(s, n, MAX_NAME);
+	n = utf8_cut(s, n, MAX_NAME);
 	words = 1 + pad8(n) / 8;
 	if ((p = eng_alloc_durable(words * 8)) == NULL)
 		return REF_FAIL;
@@ -210,7 +199,7 @@ static uint32_t string_ref(struct trace_tls *t, const char *s)
 	if (idx == REF_FAIL)
 		return REF_FAIL;
 	if (idx == 0)
-		return 0x8000 | (uint32_t)cut_utf8(s, strlen(s), MAX_NAME);
+		return 0x8000 | (uint32_t)utf8_cut(s, strlen(s), MAX_NAME);
 	t->cache[slot].key = s;
 	t->cache[slot].ref = (uint16_t)idx;
 	return idx;
@@ -326,7 +315,7 @@ static size_t resolve(struct trace_tls *t, struct trace_site *site, const char *
 			if (a->interned)
 				r->val[i] = string_ref(t, a->v.s);
 			else if (a->v.s[0])
-				r->val[i] = 0x8000 | (uint32_t)cut_utf8(a->v.s, strlen(a->v.s), MAX_VALUE);
+				r->val[i] = 0x8000 | (uint32_t)utf8_cut(a->v.s, strlen(a->v.s), MAX_VALUE);
 			if (r->val[i] == REF_FAIL)
 				return 0;
 		}
@@ -422,8 +411,10 @@ void trace_emit_(struct trace_site *site, unsigned type, const char *name, uint6
 		goto out_leave;
 	if ((words = resolve(t, site, name, type, args, nargs, &r)) == 0)
 		goto out_leave;
-	if ((p = eng_alloc_record(words * 8)) != NULL)
+	if ((p = eng_alloc_record(words * 8)) != NULL) {
 		put_event(p, words, t, site, name, type, ts, extra, args, nargs, &r);
+		eng_count_record(t);
+	}
 out_leave:
 	eng_leave(t);
 }
@@ -442,7 +433,7 @@ void trace_set_thread_name(const char *name)
 	if (t == NULL || name == NULL)
 		return;
 	eng_enter(t);
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	utf8_copy(t->name, sizeof(t->name), name);
 	gen = atomic_load_explicit(&eng.gen, memory_order_relaxed);
 	if (name[0] && atomic_load_explicit(&eng.recording, memory_order_relaxed)) {
 		if (t->gen != gen)
@@ -462,7 +453,7 @@ void trace_set_process_name(const char *name)
 	if (t == NULL || name == NULL)
 		return;
 	eng_enter(t);
-	snprintf(eng.process_name, sizeof(eng.process_name), "%s", name);
+	utf8_copy(eng.process_name, sizeof(eng.process_name), name);
 	if (atomic_load_explicit(&eng.recording, memory_order_relaxed)) {
 		n = fxt_kobj_record(NULL, 1, eng.pid, eng.process_name, 0);
 		if ((p = eng_alloc_durable(n)) != NULL)

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "server_internal.h"
+#include "../provider/utf8.h"
 
 enum { STOP_TIMEOUT_MS = 5000, MAX_POLL_S = 60 };
 
@@ -122,8 +123,8 @@ static int known_members(const cJSON *o, const char *const *known, size_t n, cha
 		for (i = 0; i < n && strcmp(it->string, known[i]) != 0; i++)
 			;
 		if (i == n) {
-			snprintf(err, errlen, "'%.64s' is not a member of this request (see docs/API.md, Captures)",
-				 it->string);
+			snprintf(err, errlen, "'%.*s' is not a member of this request (see docs/API.md, Captures)",
+				 (int)utf8_cut(it->string, strlen(it->string), 64), it->string);
 			return -1;
 		}
 	}
@@ -543,39 +544,6 @@ static int parse_pid(const char *s, uint64_t *out)
 	return s == NULL || strlen(s) > 20 ? -1 : srv_parse_u64(s, out);
 }
 
-/* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points
- * past U+10FFFF). */
-static int utf8_ok(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	while (*s) {
-		unsigned c = *s, n, cp, i;
-
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
-			return 0;
-		for (i = 1; i <= n; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return 0;
-		s += n + 1;
-	}
-	return 1;
-}
-
 void srv_close_upgraded(void *handle)
 {
 	MHD_upgrade_action(handle, MHD_UPGRADE_ACTION_CLOSE);
@@ -613,7 +581,7 @@ enum MHD_Result srv_h_provider_connect(struct call *x)
 		return srv_send_error(x->c, x->r, 400, "bad_upgrade",
 				      "a provider connects with 'Connection: Upgrade' and 'Upgrade: fxt-provider/1' "
 				      "(docs/PROVIDER-PROTOCOL.md)");
-	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME || !utf8_ok(name))
+	if (name == NULL || name[0] == '\0' || strlen(name) > CAP_MAX_NAME || !utf8_valid(name, strlen(name)))
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'name' must be 1 to 100 bytes of UTF-8");
 	if (parse_pid(pid, &p) != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter",

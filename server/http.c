@@ -359,7 +359,7 @@ int srv_run(const struct srv_opts *o)
 		fprintf(stderr, "trace-server: %s\n", err);
 		return 1;
 	}
-	if ((s.cap = cap_open(s.cat, &cap_hooks, err, sizeof(err))) == NULL) {
+	if ((s.cap = cap_open(s.cat, o->data_dir, &cap_hooks, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "trace-server: %s\n", err);
 		cat_close(s.cat);
 		return 1;

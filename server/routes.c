@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "server_internal.h"
+#include "../provider/utf8.h"
 
 /* The catalog's database cannot be reached (a shared PostgreSQL down):
  * 503, and the server reconnects by itself. */
@@ -483,8 +484,8 @@ static enum MHD_Result h_patch(struct call *x)
 		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(it->string, known[i]) != 0; i++)
 			;
 		if (i == sizeof(known) / sizeof(known[0])) {
-			snprintf(err, sizeof(err), "'%.64s' cannot be changed: send name, description, pinned or labels",
-				 it->string);
+			snprintf(err, sizeof(err), "'%.*s' cannot be changed: send name, description, pinned or labels",
+				 (int)utf8_cut(it->string, strlen(it->string), 64), it->string);
 			goto bad;
 		}
 	}
@@ -539,7 +540,8 @@ static enum MHD_Result h_patch(struct call *x)
 				continue;
 			}
 			if (!cJSON_IsString(l)) {
-				snprintf(err, sizeof(err), "the value of label '%.64s' must be a string or null", l->string);
+				snprintf(err, sizeof(err), "the value of label '%.*s' must be a string or null",
+					 (int)utf8_cut(l->string, strlen(l->string), 64), l->string);
 				goto bad;
 			}
 			snprintf(buf, sizeof(buf), "%s=%s", l->string, l->valuestring);

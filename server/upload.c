@@ -18,6 +18,7 @@
 
 #include "server.h"
 #include "server_internal.h"
+#include "../provider/utf8.h"
 
 /* What one upload or live stream holds while its body comes in; only
  * requests that carry one have it (req->up). */
@@ -48,18 +49,6 @@ struct upload {
 };
 
 /* ---- uploads -------------------------------------------------------------- */
-
-/* The length of s cut to at most max bytes, not inside a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
 
 static int spool_open(struct server *s, struct spool *sp)
 {
@@ -524,7 +513,7 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, 400, "bad_label", r->up->label_err);
 	nw.name = qname ? qname : r->up->name ? r->up->name : r->up->filename ? r->up->filename : "upload";
 	if (nw.name == r->up->filename && strlen(r->up->filename) > CAT_MAX_NAME)
-		r->up->filename[utf8_cut(r->up->filename, CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
+		r->up->filename[utf8_cut(r->up->filename, strlen(r->up->filename), CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
 	nw.description = qdesc ? qdesc : r->up->description;
 	/* a name is taken as it comes (it is only ever shown as text) */
 	if (nw.description &&

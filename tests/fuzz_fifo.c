@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for what the trace manager parses from a provider
- * (capture/fifo.c, docs/PROVIDER-PROTOCOL.md): the 16-byte packets and the
+ * (provider/protocol.h, docs/PROVIDER-PROTOCOL.md): the 16-byte packets and the
  * framing of the FXT records in a DATA payload. The input is read as a
  * provider's byte stream: packets, and after a DATA packet its payload.
  * Properties, not only "no crash":
@@ -15,7 +15,7 @@
  *      same count); success means the good prefix is all of it.
  * Build with libFuzzer (clang):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
- *     tests/fuzz_fifo.c capture/fifo.c
+ *     tests/fuzz_fifo.c ingest/fxtrec.c
  * or replay a corpus without it: link tests/fuzz_replay.c instead.
  */
 #include <stdint.h>

@@ -78,7 +78,7 @@ export class CapturePage {
         el('strong', { className: 'cap-name' }, c.name), ' ',
         el('span', { className: 'cap-state state-' + c.state }, c.state), ' · ',
         c.config.buffering_mode, ', ', c.config.buffer_size_megabytes_hint + ' MB per provider',
-        c.config.categories ? ', categories ' + c.config.categories : ', every category',
+        c.config.categories.length ? ', categories ' + c.config.categories.join(',') : ', every category',
         c.trace_id ? el('a', { className: 'cap-trace', href: '/?trace=' + c.trace_id }, ' · open its trace') : ''),
       el('div', { className: 'cap-actions' },
         act('Start', 'primary cap-start', () => api(`/api/captures/${c.id}/start`, { method: 'POST', body: '{}' }),

@@ -189,7 +189,7 @@ static uint64_t le(const uint8_t *p, int n)
 /* F1 for the frame at buf[0..n); returns the verdict and *used. */
 static int check_frame(const uint8_t *buf, size_t n, size_t *used)
 {
-	struct wire_packet pkt;
+	struct fifo_packet pkt;
 	const uint8_t *payload;
 	uint8_t again[16];
 	int rc = wire_decode_server(buf, n, &pkt, &payload, used), want;
@@ -219,7 +219,7 @@ static int check_frame(const uint8_t *buf, size_t n, size_t *used)
 		fz_fail("F1: used %zu", *used);
 	if ((code == 0x8000) != (payload != NULL) || (payload && payload != buf + 16))
 		fz_fail("F1: payload pointer");
-	wire_encode(again, &pkt);
+	fifo_encode(again, &pkt);
 	if (memcmp(again, buf, 16) != 0)
 		fz_fail("F1: re-encoding differs");
 	return rc;

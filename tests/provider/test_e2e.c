@@ -12,8 +12,10 @@
  */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <pthread.h>
 
 #include "../server_util.h"
+#include "../../provider/trace.h"
 
 int record_main(int argc, char **argv);
 
@@ -230,6 +232,107 @@ static int run_mode(const char *mode)
 	return 0;
 }
 
+/* A capture request; its reply parsed (the caller deletes it), or NULL
+ * when the status is not want. */
+static cJSON *capture_call(const char *method, const char *path, const char *body, int want)
+{
+	struct su_req q = {method, path, NULL, body, body ? strlen(body) : 0, 0, 0};
+	struct su_resp r = {0};
+	cJSON *j = NULL;
+
+	if (su_request(S.port, &q, &r, 30000) == 0 && r.status == want)
+		j = cJSON_Parse(r.body ? r.body : "");
+	else
+		fprintf(stderr, "test_e2e: %s %s: %d %s\n", method, path, r.status, r.body ? r.body : "");
+	su_resp_free(&r);
+	return j;
+}
+
+/* The capture's first provider's non_durable_bytes_written, or -1. */
+static double capture_rolling_bytes(const char *path)
+{
+	cJSON *c = capture_call("GET", path, NULL, 200);
+	const cJSON *ps = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "provider_stats"), 0);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ps, "non_durable_bytes_written");
+	double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
+
+	cJSON_Delete(c);
+	return n;
+}
+
+/* A thread named with 66 bytes whose 63rd and 64th are one character. */
+static void *long_named_thread(void *arg)
+{
+	char name[67];
+
+	(void)arg;
+	memset(name, 'a', 62);
+	memcpy(name + 62, "\xc3\xa9zz", 5);
+	trace_set_thread_name(name);
+	TRACE_INSTANT("slow", "named");
+	return NULL;
+}
+
+/* The trace's /tracks names that thread by its first 62 bytes: the cut
+ * left the whole character out, no lone 0xC3 shown as U+FFFD. */
+static int check_long_name(void)
+{
+	int64_t id = ready_trace("e2e-slow");
+	char path[64], want[80];
+	struct su_req q = {"GET", path, NULL, NULL, 0, 0, 0};
+	struct su_resp r = {0};
+	int ok;
+
+	CHECK(id >= 0, "slow: no ready trace");
+	snprintf(path, sizeof(path), "/api/traces/%lld/tracks", (long long)id);
+	memset(want, 'a', 62);
+	snprintf(want + 62, sizeof(want) - 62, "\"");
+	ok = su_request(S.port, &q, &r, 30000) == 0 && r.status == 200 && r.body && strstr(r.body, want) &&
+	     !strstr(r.body, "\xef\xbf\xbd") && !strstr(r.body, "\\ufffd");
+	su_resp_free(&r);
+	CHECK(ok, "slow: /tracks does not name the thread with its name cut cleanly at 62 bytes");
+	return 0;
+}
+
+/* A slow program in a streaming capture of 4 MB (a buffer fills in a
+ * minute at 40 KB/s): its records show in the capture's statistics within
+ * 2 s of its first one, long before any buffer is full or the capture
+ * stops. This process is the program (the library is linked in). */
+static int run_slow_streaming(void)
+{
+	static const char cfg[] = "{\"name\": \"e2e-slow\", \"buffering_mode\": \"streaming\", "
+				  "\"buffer_size_megabytes_hint\": 4}";
+	struct trace_provider_config pc = {url, NULL, "e2e-slow", 0};
+	static char payload[1001];
+	char path[96];
+	double t0, bytes = 0;
+	pthread_t th;
+	cJSON *c;
+	int64_t id;
+
+	memset(payload, 'x', sizeof(payload) - 1);
+	c = capture_call("POST", "/api/captures", cfg, 201);
+	CHECK(c != NULL, "slow: no capture");
+	id = (int64_t)cJSON_GetObjectItemCaseSensitive(c, "id")->valuedouble;
+	cJSON_Delete(c);
+	snprintf(path, sizeof(path), "/api/captures/%lld/start", (long long)id);
+	cJSON_Delete(capture_call("POST", path, "{}", 200));
+	CHECK(trace_provider_start(&pc) == 0 && trace_provider_wait_started(5000), "slow: the provider did not start");
+	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
+	pthread_create(&th, NULL, long_named_thread, NULL);
+	pthread_join(th, NULL);
+	for (t0 = su_now(); su_now() - t0 < 2.0 && bytes <= 0;) {
+		TRACE_INSTANT("slow", "tick", TA_STRING("pad", payload)); /* 1 KB every 25 ms: 40 KB/s */
+		su_sleep_ms(25);
+		bytes = capture_rolling_bytes(path);
+	}
+	trace_provider_stop();
+	cJSON_Delete(capture_call("DELETE", path, NULL, 200));
+	CHECK(bytes > 0, "slow: nothing reached the capture within 2 s (streaming waited for a full buffer)");
+	fprintf(stderr, "test_e2e: slow streaming: records seen after %.2f s\n", su_now() - t0);
+	return check_long_name();
+}
+
 int main(void)
 {
 	const char *bin = getenv("E2E_SERVER"), *p = getenv("E2E_PROG");
@@ -251,6 +354,7 @@ int main(void)
 	run_mode("streaming");
 	run_mode("circular");
 	run_mode("oneshot");
+	run_slow_streaming();
 	su_server_stop(&S, SIGTERM);
 	snprintf(rm, sizeof(rm), "rm -rf %s", tmpdir);
 	if (system(rm) != 0)

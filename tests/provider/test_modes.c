@@ -27,6 +27,7 @@ struct got {
 	uint64_t save_dend[256];
 	uint32_t wrapped;
 	uint64_t dropped;
+	uint64_t overwritten; /* OVERWRITTEN's count; -1 when none came */
 	int stats, stopped;
 };
 
@@ -60,6 +61,9 @@ static int got_frame(struct got *g, int ms)
 		assert_true(g->nsaves < 256);
 		g->save_dend[g->nsaves] = f.data64;
 		g->saves[g->nsaves++] = f.data32;
+		break;
+	case 0x8002:
+		g->overwritten = f.data64;
 		break;
 	case 0x8001:
 		g->wrapped = f.data32;
@@ -359,10 +363,39 @@ static void test_circular_wrap_durable_full(void **state)
 	end_session();
 }
 
+/* Circular: what the buffers wrote over is counted in records, sent to
+ * the server (OVERWRITTEN, before STATS) and in trace_get_stats: every
+ * record written that was neither sent nor dropped. */
+static void test_circular_overwritten(void **state)
+{
+	struct got g = {0};
+	static struct ev ev[1024];
+	struct trace_stats st;
+	uint32_t i;
+	size_t n;
+
+	(void)state;
+	connect_and_begin(ENG_CIRCULAR, 16384); /* rolling buffers of 320 instants */
+	for (i = 1; i <= 2000; i++)
+		TRACE_INSTANT("c", "w", TA_U32("seq", i));
+	g.overwritten = (uint64_t)-1;
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	n = got_events(&g, ev, 1024);
+	assert_int_equal(g.dropped, 0);
+	assert_true(n >= 320 && n < 2000);
+	assert_int_equal(g.overwritten, 2000 - n);
+	trace_get_stats(&st);
+	assert_int_equal(st.records_overwritten, 2000 - n);
+	got_fini(&g);
+	end_session();
+}
+
 /* Streaming: a buffer exactly full sends nothing yet; the next record
  * switches and sends it with SAVE_BUFFER; while BUFFER_SAVED is late the
  * other buffer fills and records are dropped, with no second SAVE_BUFFER;
- * once it comes writing resumes in the saved buffer. */
+ * once it comes writing resumes in the saved buffer. With the periodic
+ * flush off, so that only full buffers are sent. */
 static void test_streaming_late_saved(void **state)
 {
 	struct got g = {0};
@@ -372,6 +405,7 @@ static void test_streaming_late_saved(void **state)
 	size_t n;
 
 	(void)state;
+	setenv("TRACE_FLUSH_MS", "0", 1); /* exact frames: only full buffers are sent */
 	connect_and_begin(ENG_STREAMING, 16384);
 	assert_int_equal(eng.rolling_size, 7680);
 	for (i = 0; i < 320; i++) /* 320 x 24 bytes = 7680: exactly full */
@@ -413,6 +447,82 @@ static void test_streaming_late_saved(void **state)
 	end_session();
 }
 
+/* Clock c in seconds. */
+static double clock_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Streaming, a slow program: a record written into a buffer far from full
+ * reaches the server within about a second (2 s allowed on a busy
+ * machine), without STOP; a slow writer's records keep coming; the save of
+ * the buffer and the stop after it do not send them again. */
+static void test_streaming_flushes_slow_writer(void **state)
+{
+	struct got g = {0};
+	static struct ev ev[512];
+	uint32_t seq = 0, i;
+	double t0;
+	size_t n;
+	int r;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384); /* rolling buffers of 7680 bytes, 320 instants */
+	t0 = clock_s(CLOCK_MONOTONIC);
+	TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	while (g.ndata[3] == 0)
+		assert_true(got_frame(&g, 2000) == 0x8000);
+	assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 2.0);
+	assert_int_equal(g.nsaves, 0);
+	for (i = 0; i < 30; i++) { /* 24 bytes every 40 ms: 600 bytes/s */
+		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+		nanosleep(&(struct timespec){0, 40 * 1000 * 1000}, NULL);
+	}
+	t0 = clock_s(CLOCK_MONOTONIC);
+	while ((got_events(&g, ev, 512)) < seq) {
+		assert_true(got_frame(&g, 2000) == 0x8000);
+		assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 2.0);
+	}
+	for (i = 0; i < 320; i++) /* past the buffer's end: a save, of what was not sent yet */
+		TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	while (g.nsaves == 0)
+		if ((r = got_frame(&g, 5000)) == -1)
+			fail_msg("no SAVE_BUFFER");
+	peer_send(&P, 0x0100, g.saves[0], g.save_dend[0], NULL, 0);
+	TRACE_INSTANT("c", "s", TA_U32("seq", ++seq));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	assert_int_equal(g.dropped, 0);
+	n = got_events(&g, ev, 512);
+	assert_int_equal(n, seq);
+	for (i = 0; i < n; i++)
+		assert_int_equal(ev[i].seq, i + 1);
+	got_fini(&g);
+	end_session();
+}
+
+/* Streaming, stopped but not terminated: nothing to flush, and the
+ * provider's thread sleeps (it once polled without a timeout, spinning). */
+static void test_streaming_stopped_is_idle(void **state)
+{
+	struct got g = {0};
+	double c0;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384);
+	TRACE_INSTANT("c", "s", TA_U32("seq", 1));
+	peer_send(&P, 0x8102, 0, 0, NULL, 0);
+	got_until_stopped(&g, 0);
+	c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
+	assert_true(clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0 < 0.1);
+	got_fini(&g);
+	end_session();
+}
+
 /* The server goes away mid-capture: tracing goes off, the program runs on;
  * the provider reconnects when the server is back and records again. */
 static void test_server_disappears_and_returns(void **state)
@@ -440,6 +550,29 @@ static void test_server_disappears_and_returns(void **state)
 	end_session();
 }
 
+/* After the server vanished (tracing off, buffers freed), the statistics
+ * still tell what was written: at least what was sent, not 0 beside it. */
+static void test_stats_after_server_vanished(void **state)
+{
+	struct trace_stats st;
+	struct got g = {0};
+	int i;
+
+	(void)state;
+	connect_and_begin(ENG_STREAMING, 16384);
+	for (i = 0; i < 100; i++)
+		TRACE_INSTANT("c", "s", TA_U32("seq", (uint32_t)i));
+	while (g.ndata[3] == 0) /* the periodic flush sent them */
+		assert_true(got_frame(&g, 2000) == 0x8000);
+	peer_hangup(&P);
+	WAIT_FOR(!trace_is_enabled() && eng.mem == NULL);
+	trace_get_stats(&st);
+	assert_true(st.bytes_sent >= 2400);
+	assert_true(st.bytes_written >= st.bytes_sent);
+	got_fini(&g);
+	end_session();
+}
+
 /* No server at all: start succeeds, nothing is recorded, stop is quick. */
 static void test_no_server(void **state)
 {
@@ -459,6 +592,27 @@ static void test_no_server(void **state)
 	trace_provider_stop();
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	assert_true(b.tv_sec - a.tv_sec < 2);
+}
+
+/* TRACE_START_TIMEOUT_MS with nothing listening: the connection is refused
+ * at once, so starting does not wait out the 3 s. */
+static void test_start_timeout_refused(void **state)
+{
+	struct peer dead;
+	char url[64];
+	double t0;
+
+	(void)state;
+	assert_int_equal(peer_listen(&dead), 0);
+	snprintf(url, sizeof(url), "%s", dead.url);
+	peer_fini(&dead);
+	setenv("TRACE_START_TIMEOUT_MS", "3000", 1);
+	t0 = clock_s(CLOCK_MONOTONIC);
+	assert_int_equal(start_provider(url, NULL), 0);
+	unsetenv("TRACE_START_TIMEOUT_MS");
+	assert_true(clock_s(CLOCK_MONOTONIC) - t0 < 1.0);
+	assert_false(trace_is_enabled());
+	trace_provider_stop();
 }
 
 /* A refused upgrade (401) is retried; the next, accepted, works. */
@@ -623,7 +777,8 @@ static void test_exit_slow_server(void **state)
 
 /* START again after STOP: "clear nondurable" keeps the durable records,
  * which are not sent twice, and the strings the new records refer to still
- * resolve; "clear entire" starts the tables again. */
+ * resolve; "clear entire" starts the tables again. It counts DATA frames:
+ * the periodic flush is off. */
 static void test_restart_dispositions(void **state)
 {
 	struct got g = {0};
@@ -631,6 +786,7 @@ static void test_restart_dispositions(void **state)
 	struct tdb t;
 
 	(void)state;
+	setenv("TRACE_FLUSH_MS", "0", 1);
 	connect_and_begin(ENG_STREAMING, 16384);
 	TRACE_INSTANT("c", "again", TA_U32("seq", 1));
 	peer_send(&P, 0x8102, 0, 0, NULL, 0);
@@ -780,6 +936,7 @@ static int setup(void **state)
 static int test_end(void **state)
 {
 	(void)state;
+	unsetenv("TRACE_FLUSH_MS");
 	trace_provider_stop();
 	peer_hangup(&P);
 	while (peer_wait(P.lfd, 50)) /* connections the stopped provider left in the backlog */
@@ -802,8 +959,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_oneshot_one_over, test_end),
 		cmocka_unit_test_teardown(test_circular_wrap_durable_full, test_end),
 		cmocka_unit_test_teardown(test_streaming_late_saved, test_end),
+		cmocka_unit_test_teardown(test_circular_overwritten, test_end),
+		cmocka_unit_test_teardown(test_streaming_stopped_is_idle, test_end),
+		cmocka_unit_test_teardown(test_streaming_flushes_slow_writer, test_end),
 		cmocka_unit_test_teardown(test_server_disappears_and_returns, test_end),
+		cmocka_unit_test_teardown(test_stats_after_server_vanished, test_end),
 		cmocka_unit_test_teardown(test_no_server, test_end),
+		cmocka_unit_test_teardown(test_start_timeout_refused, test_end),
 		cmocka_unit_test_teardown(test_refused_then_accepted, test_end),
 		cmocka_unit_test_teardown(test_protocol_violations, test_end),
 		cmocka_unit_test_teardown(test_alert, test_end),

@@ -94,6 +94,77 @@ static void test_record_no_server(void **state)
 	assert_int_equal(record_main(8, argv), 4);
 }
 
+/* Answers initialize and start, then replies[2] to the stop (NULL: the
+ * server is gone, its port closed) and replies[3] to the terminate. */
+static void *vanishing_server(void *arg)
+{
+	const char **replies = arg;
+	struct peer *p = &S;
+	int i;
+
+	for (i = 0; i < 4 && replies[i]; i++) {
+		if (peer_accept(p, 10000, replies[i]) != 0)
+			return NULL;
+		while (peer_wait(p->fd, 100) && peer_fill(p, 100) == 0)
+			;
+		peer_hangup(p);
+	}
+	if (i < 4) { /* gone: later connections are refused */
+		close(p->lfd);
+		p->lfd = -1;
+	}
+	return NULL;
+}
+
+/* Runs record against vanishing_server with replies; its stderr into err. */
+static void record_errors(const char **replies, char *err, size_t cap)
+{
+	char path[] = "/tmp/record-err-XXXXXX";
+	char *argv[] = {"trace-server", "record", "--server", S.url, "--", "/bin/true", NULL};
+	int fd = mkstemp(path), saved = dup(2);
+	pthread_t th;
+	FILE *f;
+	size_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	pthread_create(&th, NULL, vanishing_server, replies);
+	dup2(fd, 2);
+	record_main(6, argv);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	pthread_join(th, NULL);
+	assert_non_null(f = fopen(path, "r"));
+	n = fread(err, 1, cap - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	remove(path);
+}
+
+/* When a stop or terminate fails, record says what failed: no answer (and
+ * why), or the server's own error, never "-1: no reason given". */
+static void test_record_says_what_failed(void **state)
+{
+	static const char init[] = "HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\n{\"id\": 5}\n";
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+	static const char gone[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 78\r\n\r\n"
+				   "{\"error\":{\"code\":\"not_found\",\"message\":\"there is no capture with this id\"}}";
+	const char *vanish[] = {init, ok, NULL, NULL};
+	const char *restarted[] = {init, ok, gone, gone};
+	char err[4096];
+
+	(void)state;
+	record_errors(vanish, err, sizeof(err));
+	assert_null(strstr(err, "no reason given"));
+	assert_non_null(strstr(err, "stopping capture 5: no answer from http://127.0.0.1:"));
+	assert_non_null(strstr(err, "Connection refused"));
+	peer_fini(&S);
+	assert_int_equal(peer_listen(&S), 0); /* a new port for the next run */
+	record_errors(restarted, err, sizeof(err));
+	assert_null(strstr(err, "no reason given"));
+	assert_non_null(strstr(err, "stopping capture 5: HTTP 404 not_found: there is no capture with this id"));
+}
+
 static void test_record_usage(void **state)
 {
 	char *a1[] = {"trace-server", "record", NULL};
@@ -112,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_record_calls),
 		cmocka_unit_test(test_record_no_server),
 		cmocka_unit_test(test_record_usage),
+		cmocka_unit_test(test_record_says_what_failed),
 	};
 
 	if (peer_listen(&S) != 0)

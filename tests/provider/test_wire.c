@@ -79,28 +79,28 @@ static void test_reply(void **state)
 static void test_packets(void **state)
 {
 	uint8_t b[40] = {0};
-	struct wire_packet p = {PKT_INITIALIZE, 0, 3, 1 << 20}, q;
+	struct fifo_packet p = {FIFO_INITIALIZE, 0, 3, 1 << 20}, q;
 	const uint8_t *payload;
 	size_t used;
 
 	(void)state;
-	wire_encode(b, &p);
+	fifo_encode(b, &p);
 	assert_memory_equal(b, "\x00\x81\x00\x00\x03\x00\x00\x00\x00\x00\x10\x00\x00\x00\x00\x00", 16);
 	assert_int_equal(wire_decode_server(b, 16, &q, &payload, &used), WIRE_OK);
-	assert_int_equal(q.request, PKT_INITIALIZE);
+	assert_int_equal(q.request, FIFO_INITIALIZE);
 	assert_int_equal(q.data32, 3);
 	assert_int_equal(q.data64, 1 << 20);
 	assert_null(payload);
 	assert_int_equal(wire_decode_server(b, 15, &q, &payload, &used), WIRE_MORE);
-	p = (struct wire_packet){PKT_DATA, 0, 1, 3};
-	wire_encode(b, &p);
+	p = (struct fifo_packet){FIFO_DATA, 0, 1, 3};
+	fifo_encode(b, &p);
 	memcpy(b + 16, "a,b", 3);
 	assert_int_equal(wire_decode_server(b, 18, &q, &payload, &used), WIRE_MORE);
 	assert_int_equal(wire_decode_server(b, 19, &q, &payload, &used), WIRE_OK);
 	assert_int_equal(used, 19);
 	assert_memory_equal(payload, "a,b", 3);
-	p = (struct wire_packet){PKT_STARTED, 0, 1, 0}; /* provider-to-server code: unknown here */
-	wire_encode(b, &p);
+	p = (struct fifo_packet){FIFO_STARTED, 0, 1, 0}; /* provider-to-server code: unknown here */
+	fifo_encode(b, &p);
 	assert_int_equal(wire_decode_server(b, 16, &q, &payload, &used), WIRE_EUNKNOWN);
 }
 

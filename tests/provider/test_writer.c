@@ -526,6 +526,65 @@ static void test_long_strings(void **state)
 	tdb_close(&t);
 }
 
+/* provider/utf8.h's cut at each kind of boundary, and its reading. */
+static void test_utf8_helpers(void **state)
+{
+	static const char s[] = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z"; /* a b é € 😀 z: 12 bytes */
+	char out[8];
+
+	(void)state;
+	assert_int_equal(utf8_cut(s, 12, 12), 12);
+	assert_int_equal(utf8_cut(s, 12, 3), 2);   /* inside é */
+	assert_int_equal(utf8_cut(s, 12, 4), 4);   /* after é */
+	assert_int_equal(utf8_cut(s, 12, 6), 4);   /* inside € */
+	assert_int_equal(utf8_cut(s, 12, 10), 7);  /* inside 😀 */
+	assert_int_equal(utf8_cut(s, 12, 11), 11); /* after 😀 */
+	assert_int_equal(utf8_cut("\x80\x80\x80\x80\x80", 5, 4), 4); /* not UTF-8: cut as bytes */
+	assert_int_equal(utf8_copy(out, sizeof(out), s), 7); /* 7 bytes fit: a b é €, not half of 😀 */
+	assert_string_equal(out, "ab\xc3\xa9\xe2\x82\xac");
+	assert_true(utf8_valid(s, 12));
+	assert_false(utf8_valid(s, 3));                  /* é cut short */
+	assert_false(utf8_valid("\xc0\xaf", 2));         /* overlong */
+	assert_false(utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
+	assert_false(utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+}
+
+static void *long_named_worker(void *arg)
+{
+	worker_tid = my_tid();
+	trace_set_thread_name(arg);
+	TRACE_INSTANT("c", "from-long-name");
+	return NULL;
+}
+
+/* A thread or process name longer than 63 bytes with a 2-byte character
+ * across the cut loses the whole character: 62 bytes, no lone 0xC3 for
+ * the server to show as U+FFFD. */
+static void test_long_names_cut_clean(void **state)
+{
+	char name[67];
+	struct tdb t;
+	pthread_t th;
+
+	(void)state;
+	memset(name, 'a', 62);
+	memcpy(name + 62, "\xc3\xa9zz", 5); /* 66 bytes, the 63rd is 0xC3 */
+	trace_set_process_name(name);
+	rec_start(ENG_ONESHOT, 65536, "");
+	assert_int_equal(pthread_create(&th, NULL, long_named_worker, name), 0);
+	pthread_join(th, NULL);
+	rec_stop();
+	rec_ingest(&t);
+	assert_string_equal(tdb_rows(&t, "SELECT length(CAST(name AS BLOB)), instr(CAST(name AS BLOB), X'C3') "
+				     "FROM threads WHERE tid = %llu", (unsigned long long)worker_tid),
+			    "62|0");
+	assert_string_equal(tdb_rows(&t, "SELECT length(CAST(name AS BLOB)), instr(CAST(name AS BLOB), X'C3') "
+				     "FROM processes WHERE pid = %d", (int)getpid()),
+			    "62|0");
+	tdb_close(&t);
+	trace_set_process_name("proc");
+}
+
 static uint64_t mono_now_ns(void)
 {
 	struct timespec ts;
@@ -613,7 +672,9 @@ int main(void)
 		cmocka_unit_test(test_layout_args),    cmocka_unit_test(test_layout_events),
 		cmocka_unit_test(test_ingest_events),  cmocka_unit_test(test_categories),
 		cmocka_unit_test(test_off_no_evaluation), cmocka_unit_test(test_inline_fallback),
-		cmocka_unit_test(test_long_strings),      cmocka_unit_test(test_one_index_per_string),
+		cmocka_unit_test(test_long_strings),      cmocka_unit_test(test_long_names_cut_clean),
+		cmocka_unit_test(test_utf8_helpers),
+		cmocka_unit_test(test_one_index_per_string),
 		cmocka_unit_test(test_quiesce_lets_writers_switch),
 		cmocka_unit_test(test_tsc_times_in_ns),   cmocka_unit_test(test_site_refs),
 	};

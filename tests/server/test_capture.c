@@ -356,6 +356,8 @@ static void t_oneshot_and_circular(void **state)
 		c = t_call("POST", path, NULL, 200);
 		dropped = num(stats_of(c, "gamma"), "records_dropped_by_server");
 		assert_true(dropped > 0);
+		/* circular: what the server's buffer let go for newer records was overwritten */
+		assert_int_equal(num(stats_of(c, "gamma"), "records_overwritten"), i == 0 ? 0 : dropped);
 		assert_true(num(stats_of(c, "gamma"), "non_durable_bytes_written") <= (1 << 20));
 		cJSON_Delete(c);
 		t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
@@ -491,6 +493,35 @@ static void *stop_thread(void *arg)
 	return NULL;
 }
 
+/* Initializes a capture with config and starts it, p playing its only
+ * provider (which is sent INITIALIZE and START, and does not answer);
+ * returns the capture's id. */
+static int64_t peer_capture(struct peer *p, const char *config)
+{
+	struct fifo_packet pk;
+	char path[96];
+	int64_t id;
+	cJSON *c;
+
+	c = t_call("POST", "/api/captures", config, 201);
+	id = num(c, "id");
+	cJSON_Delete(c);
+	peer_expect(p, FIFO_INITIALIZE, &pk);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
+	cJSON_Delete(t_call("POST", path, NULL, 200));
+	peer_expect(p, FIFO_START, &pk);
+	return id;
+}
+
+/* Sends the capture's stop from a thread of its own (it waits for the
+ * provider), into sc; join th for the reply. */
+static void stop_begin(struct stop_call *sc, pthread_t *th, int64_t id)
+{
+	memset(sc, 0, sizeof(*sc));
+	t_fmt(sc->path, sizeof(sc->path), "/api/captures/%" PRId64 "/stop", id);
+	assert_int_equal(pthread_create(th, NULL, stop_thread, sc), 0);
+}
+
 /* A provider whose STARTED the server has not read when the capture is
  * stopped (a program that ends right after it started, its frames all in
  * the socket): the stop sends it STOP and waits for its STOPPED, and what
@@ -509,16 +540,8 @@ static void t_stop_waits_for_late_started(void **state)
 
 	(void)state;
 	peer_connect(&p, "late", NULL, 101);
-	c = t_call("POST", "/api/captures", "{\"start_timeout_milliseconds\": 100}", 201);
-	id = num(c, "id");
-	cJSON_Delete(c);
-	peer_expect(&p, FIFO_INITIALIZE, &pk);
-	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
-	cJSON_Delete(t_call("POST", path, NULL, 200)); /* at its timeout: not answered */
-	peer_expect(&p, FIFO_START, &pk);
-	memset(&sc, 0, sizeof(sc));
-	t_fmt(sc.path, sizeof(sc.path), "/api/captures/%" PRId64 "/stop", id);
-	assert_int_equal(pthread_create(&th, NULL, stop_thread, &sc), 0);
+	id = peer_capture(&p, "{\"start_timeout_milliseconds\": 100}"); /* start answered at its timeout */
+	stop_begin(&sc, &th, id);
 	peer_expect(&p, FIFO_STOP, &pk); /* started, so told to stop */
 	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
 	peer_send(&p, FIFO_DATA, FIFO_DATA_DURABLE, sizeof(rec), rec, sizeof(rec));
@@ -708,6 +731,60 @@ static void t_oneshot_restart(void **state)
 	free(recs);
 }
 
+/* A capture object's config.categories, an array (docs/API.md), joined
+ * with commas ("" when it is empty); fails when it is not an array. */
+static const char *config_categories(const cJSON *c)
+{
+	static char out[16384];
+	const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "config"), "categories"), *it;
+	size_t n = 0;
+
+	if (!cJSON_IsArray(a))
+		fail_msg("config.categories is not an array");
+	out[0] = '\0';
+	cJSON_ArrayForEach(it, a) {
+		assert_true(cJSON_IsString(it));
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", n ? "," : "", it->valuestring);
+		assert_true(n < sizeof(out));
+	}
+	return out;
+}
+
+/* A circular provider's OVERWRITTEN (records its buffer wrote over) is in
+ * its ProviderStats as records_overwritten. */
+static void t_circular_overwritten(void **state)
+{
+	uint64_t rec[4] = { 4 | 4u << 4, 1000, 1, 2 };
+	char path[96];
+	struct fifo_packet pk;
+	struct stop_call sc;
+	struct peer p;
+	pthread_t th;
+	int64_t id;
+	cJSON *c;
+
+	(void)state;
+	peer_connect(&p, "ring", NULL, 101);
+	id = peer_capture(&p, "{\"buffering_mode\": \"circular\", \"start_timeout_milliseconds\": 50}");
+	peer_send(&p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+	stop_begin(&sc, &th, id);
+	peer_expect(&p, FIFO_STOP, &pk);
+	peer_send(&p, FIFO_DATA, FIFO_DATA_ROLLING, sizeof(rec), rec, sizeof(rec));
+	peer_send(&p, FIFO_OVERWRITTEN, 0, 1234, NULL, 0);
+	peer_send(&p, FIFO_STATS, 3, 0, NULL, 0);
+	peer_send(&p, FIFO_STOPPED, 0, 0, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(sc.r.status, 200);
+	su_resp_free(&sc.r);
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
+	c = t_get(path);
+	assert_int_equal(num(stats_of(c, "ring"), "records_overwritten"), 1234);
+	assert_int_equal(num(stats_of(c, "ring"), "non_durable_bytes_written"), sizeof(rec));
+	cJSON_Delete(c);
+	close(p.fd);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 /* Reads the categories DATA and the packet after it, which must be want. */
 static void peer_categories(struct peer *p, const char *cats, uint16_t want)
 {
@@ -746,7 +823,7 @@ static void t_additional_categories(void **state)
 	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
 	t_fmt(stop, sizeof(stop), "/api/captures/%" PRId64 "/stop", id);
 	c = t_call("POST", path, "{\"additional_categories\": [\"b\", \"a\"]}", 200);
-	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a,b");
+	assert_string_equal(config_categories(c), "a,b");
 	cJSON_Delete(c);
 	peer_categories(&p, "a,b", FIFO_START);
 	do_stop(&p, stop, NULL);
@@ -754,7 +831,7 @@ static void t_additional_categories(void **state)
 	peer_categories(&p, "a,c", FIFO_START);
 	do_stop(&p, stop, NULL);
 	c = t_call("POST", path, NULL, 200);
-	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), "a");
+	assert_string_equal(config_categories(c), "a");
 	cJSON_Delete(c);
 	peer_categories(&p, "a", FIFO_START);
 	do_stop(&p, stop, NULL);
@@ -779,12 +856,12 @@ static void t_additional_categories(void **state)
 	strcpy(body + len, "]}");
 	c = t_call("POST", "/api/captures", body, 201);
 	id = num(c, "id");
-	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	assert_string_equal(config_categories(c), want);
 	cJSON_Delete(c);
 	peer_categories(&p, want, FIFO_INITIALIZE);
 	t_fmt(path, sizeof(path), "/api/captures/%" PRId64 "/start", id);
 	c = t_call("POST", path, "{\"additional_categories\": [\"x\"]}", 200);
-	assert_string_equal(str(cJSON_GetObjectItem(c, "config"), "categories"), want);
+	assert_string_equal(config_categories(c), want);
 	cJSON_Delete(c);
 	peer_categories(&p, want, FIFO_START);
 	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, id);
@@ -960,6 +1037,37 @@ static void t_record_example(void **state)
 	}
 }
 
+/* Capture ids outlive the server (docs/API.md, Captures): a capture made
+ * after a restart does not take the id of one made before it, so a client
+ * that made the first (record, whose program outlived the server) and now
+ * stops it by id gets 404 and leaves the new capture alone. */
+static void t_capture_ids_survive_restart(void **state)
+{
+	char path[96], stale[96];
+	int64_t before, after;
+	cJSON *c;
+
+	(void)state;
+	c = t_call("POST", "/api/captures", "{\"name\": \"before-restart\"}", 201);
+	before = num(c, "id");
+	cJSON_Delete(c);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+	c = t_call("POST", "/api/captures", "{\"name\": \"after-restart\"}", 201);
+	after = num(c, "id");
+	cJSON_Delete(c);
+	assert_true(after > before);
+	t_fmt(stale, sizeof(stale), "/api/captures/%" PRId64 "/stop", before);
+	t_error("POST", stale, "{}", 404, "not_found");
+	t_fmt(stale, sizeof(stale), "/api/captures/%" PRId64, before);
+	t_error("DELETE", stale, NULL, 404, "not_found");
+	t_fmt(path, sizeof(path), "/api/captures/%" PRId64, after);
+	c = t_get(path);
+	assert_string_equal(str(c, "state"), "initialized");
+	cJSON_Delete(c);
+	cJSON_Delete(t_call("DELETE", path, NULL, 200));
+}
+
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -1010,6 +1118,8 @@ int main(void)
 		cmocka_unit_test(t_connect_parameters),
 		cmocka_unit_test(t_record_example),
 		cmocka_unit_test(t_token),
+		cmocka_unit_test(t_capture_ids_survive_restart),
+		cmocka_unit_test(t_circular_overwritten),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -461,6 +461,21 @@ static void t_stream_command(void **state)
 	trace_db(id, db, sizeof(db));
 	same_tables(db, ref);
 
+	/* a file name longer than the default name keeps, with a 2-byte
+	 * character across the cut: the name loses the whole character */
+	{
+		char file[300], want[130];
+
+		memset(want, 'a', 126);
+		want[126] = '\0';
+		t_fmt(file, sizeof(file), "%s/%s\xc3\xa9zz.fxt", W.root, want);
+		t_fmt(cmd, sizeof(cmd), "cp %s/g.fxt '%s' && %s stream --server http://127.0.0.1:%d --idle 1 '%s' > /dev/null 2>> %s",
+		      W.root, file, W.exe, W.srv.port, file, W.log);
+		assert_int_equal(system(cmd), 0);
+		id = new_id(want);
+		cJSON_Delete(wait_visible(id, W.n, "ready"));
+	}
+
 	/* a server that is not there: a clear error, exit status 1 */
 	t_fmt(cmd, sizeof(cmd), "%s stream --server http://127.0.0.1:1 - < /dev/null 2>/dev/null", W.exe);
 	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
