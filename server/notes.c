@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "server_internal.h"
+#include "../provider/utf8.h"
 
 static const char *arg(const struct call *x, const char *key)
 {
@@ -144,7 +145,8 @@ static int unknown_member(struct call *x, cJSON *root, const char *const *known,
 		for (i = 0; i < n && strcmp(it->string, known[i]) != 0; i++)
 			;
 		if (i == n) {
-			snprintf(err, sizeof(err), "a note has no member '%.64s': send %s", it->string, list);
+			snprintf(err, sizeof(err), "a note has no member '%.*s': send %s",
+				 (int)utf8_cut(it->string, strlen(it->string), 64), it->string, list);
 			*ret = srv_send_error(x->c, x->r, 400, "bad_note", err);
 			return 1;
 		}
