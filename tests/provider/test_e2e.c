@@ -204,6 +204,18 @@ static int check_trace(const char *mode, int64_t id, const long tids[THREADS])
 		CHECK(v && strcmp(v, sql) == 0, "%s: counter %d: %s, want %s", mode, t, v ? v : "(null)", sql);
 		free(v);
 	}
+	/* each flow from a step to the next step on its thread: the flow's
+	 * events, first statements of their zones, bound inside them */
+	snprintf(sql, sizeof(sql), "%d", THREADS * ((STEPS - 2) / 5 + 1));
+	v = sql_value(id, "SELECT count(*) FROM flows f JOIN slice_view a ON a.id = f.from_slice_id "
+			  "JOIN slice_view b ON b.id = f.to_slice_id WHERE a.name = 'step' AND b.name = 'step' "
+			  "AND a.track_id = b.track_id AND (SELECT value FROM arg_view WHERE arg_set_id = b.arg_set_id "
+			  "AND key = 'seq') = (SELECT value FROM arg_view WHERE arg_set_id = a.arg_set_id AND key = 'seq') + 1");
+	CHECK(v && strcmp(v, sql) == 0, "%s: flows from a step to the next %s, want %s", mode, v ? v : "(null)", sql);
+	free(v);
+	v = sql_value(id, "SELECT count(*) FROM flows");
+	CHECK(v && strcmp(v, sql) == 0, "%s: flows %s, want %s", mode, v ? v : "(null)", sql);
+	free(v);
 	v = sql_value(id, "SELECT name FROM processes WHERE name IS NOT NULL LIMIT 1");
 	CHECK(v && strcmp(v, "e2e_prog") == 0, "%s: process name %s", mode, v ? v : "(null)");
 	free(v);
