@@ -41,16 +41,6 @@ int qry_fail(struct qry_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-int qry_check_schema(sqlite3 *db, struct qry_error *err)
-{
-	int v = tracedb_version(db);
-
-	if (v != TRACEDB_SCHEMA_VERSION)
-		return qry_fail(err, QRY_EDB, "the trace database has schema version %d; this server reads version %d", v,
-			    TRACEDB_SCHEMA_VERSION);
-	return QRY_OK;
-}
-
 int qry_read_begin(sqlite3 *db)
 {
 	return sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;

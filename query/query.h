@@ -78,9 +78,6 @@ enum { QRY_EXACT_RESOLUTION = 1024, QRY_EXACT_MAX = 4096 };
 int qry_read_begin(sqlite3 *db);
 void qry_read_end(sqlite3 *db, int began);
 
-/* Checks that the file is a trace database of our schema version. */
-int qry_check_schema(sqlite3 *db, struct qry_error *err);
-
 int qry_tracks(sqlite3 *db, struct jbuf *out, struct qry_error *err);
 /* Members "providers": [{"id", "name", "ticks_per_second", "buffer_overflows"}]
  * and "processes": [{"pid", "name"}] (the first 64 by pid), for the
