@@ -101,6 +101,14 @@ static int note_read(struct catalog *c, const struct cat_note_query *q, struct n
 	return note_err(rc);
 }
 
+static void i64_or_null(struct jbuf *out, int64_t v, int present)
+{
+	if (present)
+		jb_i64(out, v);
+	else
+		jb_null(out);
+}
+
 /* The note object (docs/API.md, Notes); under mu, for the trace's name. */
 static void note_json_locked(struct catalog *c, const struct catdb_note *n, struct jbuf *out)
 {
@@ -116,25 +124,13 @@ static void note_json_locked(struct catalog *c, const struct catdb_note *n, stru
 	JB_KEY(out, "kind");
 	jb_str(out, n->slice ? "slice" : n->has_range ? "range" : "trace");
 	JB_KEY(out, "start_ns");
-	if (n->has_range)
-		jb_i64(out, n->start_ns);
-	else
-		jb_null(out);
+	i64_or_null(out, n->start_ns, n->has_range);
 	JB_KEY(out, "end_ns");
-	if (n->has_range)
-		jb_i64(out, n->end_ns);
-	else
-		jb_null(out);
+	i64_or_null(out, n->end_ns, n->has_range);
 	JB_KEY(out, "track_id");
-	if (n->track)
-		jb_i64(out, n->track);
-	else
-		jb_null(out);
+	i64_or_null(out, n->track, n->track != 0);
 	JB_KEY(out, "slice_id");
-	if (n->slice)
-		jb_i64(out, n->slice);
-	else
-		jb_null(out);
+	i64_or_null(out, n->slice, n->slice != 0);
 	JB_KEY(out, "text");
 	jb_str(out, n->text);
 	JB_KEY(out, "author");

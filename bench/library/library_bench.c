@@ -193,7 +193,24 @@ static int base_one(sqlite3 *db, const char *q, long *found)
 	return 0;
 }
 
-static int base_across(const char *data, const char *q, unsigned samples)
+/* The statement sql on one trace database: 1 when it ran. */
+static int many_one(sqlite3 *db, const char *sql, long *found)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		g_sink += sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	++*found;
+	return 0;
+}
+
+/* Opens every DIR/traces/N/trace.db one after another, samples times, and
+ * runs one(db, q, &found) on each: what a tool without the server pays. */
+static int base_walk(const char *mode, const char *data, const char *q, unsigned samples,
+		     int (*one)(sqlite3 *db, const char *q, long *found))
 {
 	double *ms = calloc(samples, sizeof(*ms));
 	char dir[4096], path[4400];
@@ -214,54 +231,14 @@ static int base_across(const char *data, const char *q, unsigned samples)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s/trace.db", dir, e->d_name);
 			if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
-				base_one(db, q, &found);
+				one(db, q, &found);
 			sqlite3_close(db);
 		}
 		if (d)
 			closedir(d);
 		ms[i] = (su_now() - t0) * 1e3;
 	}
-	report("base-across", q, ms, samples, found);
-	free(ms);
-	return 0;
-}
-
-/* The statement sql on every trace database under data, one after another. */
-static int base_many(const char *data, const char *sql, unsigned samples)
-{
-	double *ms = calloc(samples, sizeof(*ms));
-	char dir[4096], path[4400];
-	long found = 0;
-	unsigned i;
-
-	snprintf(dir, sizeof(dir), "%s/traces", data);
-	for (i = 0; i < samples; i++) {
-		double t0 = su_now();
-		struct dirent *e;
-		DIR *d = opendir(dir);
-
-		found = 0;
-		while (d && (e = readdir(d)) != NULL) {
-			sqlite3 *db = NULL;
-			sqlite3_stmt *st;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s/trace.db", dir, e->d_name);
-			if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-			    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-				while (sqlite3_step(st) == SQLITE_ROW)
-					g_sink += sqlite3_column_int64(st, 0);
-				sqlite3_finalize(st);
-				found++;
-			}
-			sqlite3_close(db);
-		}
-		if (d)
-			closedir(d);
-		ms[i] = (su_now() - t0) * 1e3;
-	}
-	report("base-many", "sql", ms, samples, found);
+	report(mode, strcmp(mode, "base-many") == 0 ? "sql" : q, ms, samples, found);
 	free(ms);
 	return 0;
 }
@@ -333,9 +310,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "many") == 0 && port)
 		return http_mode(H_MANY, port, 0, q, samples);
 	if (strcmp(mode, "base-many") == 0 && data)
-		return base_many(data, q, samples);
+		return base_walk("base-many", data, q, samples, many_one);
 	if (strcmp(mode, "base-across") == 0 && data)
-		return base_across(data, q, samples);
+		return base_walk("base-across", data, q, samples, base_one);
 	if (strcmp(mode, "base-inside") == 0 && db)
 		return base_inside(db, q, samples);
 usage:
