@@ -47,14 +47,16 @@ struct pg_lane {
 	int64_t retry_ms;      /* monotonic: no reconnect attempt before it */
 };
 
-/* Two connections, as catdb_sqlite.c has: the records' (used under the
- * catalog's lock) and the name index's, searches' and health checks', so
- * that neither a search nor the index of a big trace holds the catalog's
- * lock waiting for the database. */
+/* Three connections: the records' (used under the catalog's lock), the
+ * name index's, searches' and health checks', so that neither a search nor
+ * the index of a big trace holds the catalog's lock waiting for the
+ * database, and the notes', which every listing of the library reads, so
+ * that it never waits behind an index either. */
 struct catdb_pg {
 	struct catdb base;
 	struct pg_lane rec;    /* load, save, remove, next_id */
-	struct pg_lane idx;    /* index, unindex, search, ping */
+	struct pg_lane idx;    /* index, unindex, search, ping, jobs */
+	struct pg_lane notes;  /* notes */
 };
 
 /* libpq's message on one line, without its trailing newline. */
@@ -883,16 +885,18 @@ static void pg_close(struct catdb *d)
 		return;
 	PQfinish(p->rec.conn);
 	PQfinish(p->idx.conn);
+	PQfinish(p->notes.conn);
 	pthread_mutex_destroy(&p->rec.mu);
 	pthread_mutex_destroy(&p->idx.mu);
+	pthread_mutex_destroy(&p->notes.mu);
 	free(p);
 }
 
 /* ---- notes ------------------------------------------------------------------ */
 
-/* Notes go through the index's connection: not the records' one, which
- * the catalog's lock guards. Each call is one statement in a transaction
- * of its own; its result in *out (NULL: cleared). */
+/* Notes go through a connection of their own (struct catdb_pg). Each
+ * call is one statement in a transaction of its own; its result in *out
+ * (NULL: cleared). */
 static int note_exec(struct pg_lane *p, const char *what, const char *sql, int n, const char *const *vals,
 		     ExecStatusType ok, PGresult **out, char *err, size_t errlen)
 {
@@ -913,7 +917,7 @@ static int note_exec(struct pg_lane *p, const char *what, const char *sql, int n
 
 static int pg_note_add(struct catdb *d, struct catdb_note *n, char *err, size_t errlen)
 {
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	struct pg_lane *p = &((struct catdb_pg *)d)->notes;
 	char num[5][24];
 	const char *vals[8];
 	PGresult *res = NULL;
@@ -964,7 +968,7 @@ static int pg_note_edit(struct catdb *d, int64_t id, const char *text, const cha
 	const char *vals[4] = { num, text, author, edited_at };
 
 	i64_text(id, num, sizeof(num));
-	return note_change(&((struct catdb_pg *)d)->idx, "editing a note",
+	return note_change(&((struct catdb_pg *)d)->notes, "editing a note",
 			   "UPDATE notes SET text = coalesce($2, text), author = coalesce($3, author), "
 			   "edited_at = $4 WHERE id = $1",
 			   4, vals, id, err, errlen);
@@ -976,7 +980,7 @@ static int pg_note_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 	const char *vals[1] = { num };
 
 	i64_text(id, num, sizeof(num));
-	return note_change(&((struct catdb_pg *)d)->idx, "removing a note", "DELETE FROM notes WHERE id = $1", 1,
+	return note_change(&((struct catdb_pg *)d)->notes, "removing a note", "DELETE FROM notes WHERE id = $1", 1,
 			   vals, id, err, errlen);
 }
 
@@ -990,7 +994,7 @@ static int pg_note_list(struct catdb *d, const struct cat_note_query *q,
 		"strpos(translate(text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), "
 		"translate($4, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')) > 0) "
 		"AND ($5::bigint = 0 OR id < $5) ";
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
+	struct pg_lane *p = &((struct catdb_pg *)d)->notes;
 	char sql[sizeof(sel) + 96], num[4][24];
 	const char *vals[6] = { num[0], num[1], q->author, q->q, num[2], q->limit > 0 ? num[3] : NULL };
 	struct catdb_note n;
@@ -1033,7 +1037,7 @@ static int pg_note_counts(struct catdb *d, int (*row)(void *ctx, int64_t trace, 
 	PGresult *res = NULL;
 	int i, rows, rc;
 
-	if ((rc = note_exec(&((struct catdb_pg *)d)->idx, "counting notes",
+	if ((rc = note_exec(&((struct catdb_pg *)d)->notes, "counting notes",
 			    "SELECT trace_id, count(*) FROM notes GROUP BY trace_id", 0, NULL, PGRES_TUPLES_OK, &res, err,
 			    errlen)) != CATDB_OK)
 		return rc;
@@ -1289,8 +1293,9 @@ struct catdb *catdb_pg_open(const char *url, char *err, size_t errlen)
 	p->base.ops = &pg_ops;
 	pthread_mutex_init(&p->rec.mu, NULL);
 	pthread_mutex_init(&p->idx.mu, NULL);
-	for (i = 0; i < 2; i++) {
-		struct pg_lane *l = i ? &p->idx : &p->rec;
+	pthread_mutex_init(&p->notes.mu, NULL);
+	for (i = 0; i < 3; i++) {
+		struct pg_lane *l = i == 2 ? &p->notes : i ? &p->idx : &p->rec;
 
 		l->conn = PQconnectdbParams(keys, vals, 1);
 		if (l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK) {
