@@ -418,10 +418,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	if (rc == INGEST_OK)
 		warm_lod(c, db);
 	free(res);
-	/* what the ingest held (its sort buffers, its slice store, SQLite's
-	 * caches) goes back to the system: the heap keeps freed memory, and a
-	 * server that ingested a big trace would hold its peak for good */
-	malloc_trim(0);
+	/* what the ingest held goes back to the system (its threads gave
+	 * theirs as they ended) */
+	heap_release();
 }
 
 /* ---- shared ingest jobs ------------------------------------------------------ */

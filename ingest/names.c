@@ -298,6 +298,7 @@ static void *name_index_main(void *ctx)
 	 * should take the time the build's thread leaves, not the writer's */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	ni->rc = write_names(ni);
+	heap_release(); /* what the names' sort held (util.h) */
 	return NULL;
 }
 

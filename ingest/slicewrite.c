@@ -363,6 +363,7 @@ static void *writer_main(void *arg)
 	so->ended = 1;
 	pthread_cond_broadcast(&so->cv);
 	pthread_mutex_unlock(&so->mu);
+	heap_release(); /* what this thread held (util.h) */
 	return NULL;
 }
 

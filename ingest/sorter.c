@@ -408,6 +408,16 @@ static void *spill_run(void *ctx)
 	return NULL;
 }
 
+/* spill_run on a thread of its own, which gives back what it held as it
+ * ends (util.h, heap_release): a trace's last spill would keep its sort's
+ * memory otherwise. */
+static void *spill_thread(void *ctx)
+{
+	spill_run(ctx);
+	heap_release();
+	return NULL;
+}
+
 /* Waits for the spill in progress, if any; its array becomes the spare.
  * Returns 0, or -1 when it (or one before) failed. */
 static int spill_wait(struct sorter *so)
@@ -454,7 +464,7 @@ static int sorter_spill(void *ctx, struct model *m)
 	m->events.len = 0;
 	memset(&so->spare, 0, sizeof(so->spare));
 	so->busy = 2;
-	if (pthread_create(&so->th, NULL, spill_run, so) != 0) {
+	if (pthread_create(&so->th, NULL, spill_thread, so) != 0) {
 		so->busy = 1; /* no thread: the same work, inline */
 		spill_run(so);
 	}
@@ -745,7 +755,7 @@ static void *merge_main(void *ctx)
 			pthread_cond_wait(&so->mcv, &so->mmu);
 		if (so->stop) {
 			pthread_mutex_unlock(&so->mmu);
-			return NULL;
+			break;
 		}
 		pthread_mutex_unlock(&so->mmu);
 		n = merge_batch(so, &so->outs[k]);
@@ -755,9 +765,11 @@ static void *merge_main(void *ctx)
 		pthread_cond_broadcast(&so->mcv);
 		pthread_mutex_unlock(&so->mmu);
 		if (n <= 0)
-			return NULL;
+			break;
 		k ^= 1;
 	}
+	heap_release(); /* what the merge held (util.h) */
+	return NULL;
 }
 
 /* Starts the merge thread; without one, sorter_next() merges itself. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "util.h"
 #include "../tracedb/tracedb.h"
 
 
@@ -223,6 +224,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
+	heap_release(); /* what the writer held (util.h) */
 	return NULL;
 }
 

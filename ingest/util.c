@@ -4,6 +4,7 @@
  * and no item costs an allocation of its own.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,22 @@ void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
 	until.tv_sec += until.tv_nsec / 1000000000L;
 	until.tv_nsec %= 1000000000L;
 	pthread_cond_timedwait(cv, mu, &until);
+}
+
+void heap_release(void)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	void *p;
+
+	pthread_mutex_lock(&mu);
+	malloc_trim(0);
+	mallopt(M_TRIM_THRESHOLD, 0);
+	if ((p = malloc(256 << 10)) != NULL) {
+		((volatile char *)p)[0] = 0;
+		free(p);
+	}
+	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
+	pthread_mutex_unlock(&mu);
 }
 
 int run_detached(void *(*fn)(void *), void *arg)

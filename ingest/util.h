@@ -68,6 +68,23 @@ struct kmap_entry *kmap_find(const struct kmap *m, uint64_t a, uint64_t b, uint6
  * are invalid after. */
 void kmap_prune(struct kmap *m);
 
+/*
+ * The heap's trim threshold (server/main.c sets it at start, with the mmap
+ * threshold): a thread's arena keeps up to this much freed memory at its
+ * top for the next request, which a reply of megabytes would otherwise pay
+ * in page faults every time.
+ */
+#define HEAP_TRIM_THRESHOLD ((size_t)32 << 20)
+/*
+ * Gives the calling thread's freed memory back to the system, and the free
+ * pages inside every arena (malloc_trim): for the end of an ingest and of
+ * each of its threads, which would otherwise keep what a big trace made
+ * them hold. glibc trims the free top of a thread's arena only on a free
+ * past the threshold: a free with the threshold at 0 for that moment does
+ * it.
+ */
+void heap_release(void);
+
 /* Runs fn(arg) on a detached thread: work ingest need not wait for (a
  * scratch file's close, an upload's writing started). 0, or -1 when no
  * thread could be made and fn was not run. */

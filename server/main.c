@@ -24,6 +24,7 @@
 #include "../catalog/catalog.h"
 #include "../client/client.h"
 #include "../ingest/ingest.h"
+#include "../ingest/util.h"
 #include "server.h"
 
 int record_main(int argc, char **argv); /* provider/record.c */
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 	 * page faults by every request that builds one, the most of a zoomed-out
 	 * viewport's time on this machine. */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
-	mallopt(M_TRIM_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
 	/* SQLite's memory statistics take a global lock on every allocation,
 	 * which every query thread would contend on; we never read them. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
