@@ -3,7 +3,8 @@
 // the time axis and an entry in the notes panel; a note's text stays text
 // (an <img onerror> note draws no image and runs nothing) with its links
 // made clickable; ?note=ID opens the trace at the note; edit and delete
-// from the panel.
+// from the panel; the library counts each trace's notes and finds a trace
+// by the text of its notes.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -232,5 +233,17 @@ describe('notes', { timeout: 180000 }, () => {
     await until('the note is deleted', async () => (await api(`/api/notes/${n.id}`)).status === 404);
     await page.locator(`.notes-panel .note-item[data-id="${n.id}"]`).waitFor({ state: 'detached' });
     assert.equal(await page.locator('button.notes-toggle').textContent(), 'Notes (2)');
+  });
+
+  it('the library counts each trace\'s notes and finds a trace by a note\'s text', async () => {
+    await page.goto(server.url + '/');
+    const count = page.locator(`table.traces tr[data-id="${traceId}"] .note-count`);
+    await count.waitFor();
+    assert.equal(await count.textContent(), '✎ 2');
+    // "stall" is only in a note: the server's q finds it, and the list shows what the server found
+    await page.fill('input.filter', 'stall');
+    await page.waitForFunction(() => /filter=stall/.test(location.search));
+    await page.locator(`table.traces tr[data-id="${traceId}"]`).waitFor();
+    await page.waitForFunction(() => /1 trace matches/.test(document.querySelector('.empty').textContent));
   });
 });
