@@ -1,7 +1,8 @@
 // Entry point: the library page at "/", the timeline at "/?trace=ID", the
 // trace's query and info pages at "/?trace=ID&page=query|info", two traces
 // compared at "/?page=compare&a=ID&b=ID", captures at "/?page=captures",
-// a slice name across traces at "/?page=trends&name=NAME".
+// a slice name across traces at "/?page=trends&name=NAME", one query over
+// the library's traces at "/?page=query" (no trace).
 import { CapturePage } from './capture.js';
 import { ComparePage } from './compare.js';
 import { InfoPage } from './info.js';
@@ -31,6 +32,9 @@ if (page === 'captures') {
 } else if (trace && /^\d+$/.test(trace) && page === 'query') {
   document.body.classList.add('page-query');
   new QueryPage(root, trace, params);
+} else if (page === 'query') {
+  document.body.classList.add('page-query'); // over the library's traces
+  new QueryPage(root, null, params);
 } else if (trace && /^\d+$/.test(trace)) {
   document.body.classList.add('page-timeline');
   new TimelinePage(root, trace, params);

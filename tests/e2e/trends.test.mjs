@@ -1,7 +1,10 @@
 // Trends and the query over many traces in the viewer (issue 44): a slice
 // name charted across the library's traces in a label's numeric order,
 // reached from a slice's details; a click on a point opens that trace at
-// that name's longest slice (checked against SQL on the trace).
+// that name's longest slice (checked against SQL on the trace); the query
+// page switched to "traces matching…" shows one result per trace (checked
+// against each trace's own query), a bar chart of them, and a trace's error
+// as a row of its own.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -35,7 +38,7 @@ async function waitPage(p, name) {
   await p.waitForFunction((n) => window.__viewer && window.__viewer.page === n && window.__viewer.idle(), name, { polling: 50 });
 }
 
-describe('trends', { timeout: 180000 }, () => {
+describe('trends and the query over traces', { timeout: 180000 }, () => {
   before(async () => {
     work = tmpDir('trends-e2e-');
     const bin = buildServer(['build/rel/gen_fxt']);
@@ -105,5 +108,53 @@ describe('trends', { timeout: 180000 }, () => {
     assert.deepEqual(st.selection, { kind: 'slice', id: longest });
     assert.ok(st.end - st.start < dur * 2, 'the view is zoomed to the slice');
     assert.ok(await page.evaluate((id) => window.__viewer.sliceRect(id), longest), 'the slice is on screen');
+  });
+
+  it('runs a query over the library: one result per trace, a bar chart, errors as rows', async () => {
+    await page.goto(`${server.url}/?trace=${ids[8]}&page=query`);
+    await waitPage(page, 'query');
+    await page.click('button.scope-library');
+    await page.fill('input.query-filter', 'branch=main');
+    await page.fill('textarea.sql-editor', `SELECT count(*) AS n, max(dur) AS longest FROM slice_view WHERE name = '${NAME}'`);
+    await page.click('button.run-query');
+    await page.locator('table.multi-table tbody tr').first().waitFor();
+    await waitPage(page, 'query');
+    assert.match(page.url(), /scope=library/);
+    const rows = await page.$$eval('table.multi-table tbody tr.trace-row', (trs) => trs.map((tr) => ({
+      trace: tr.dataset.trace, name: tr.querySelector('.trace-cell').textContent,
+      labels: [...tr.querySelectorAll('.labels-cell .chip')].map((c) => c.textContent),
+      cells: [...tr.querySelectorAll('td')].slice(2).map((td) => td.textContent),
+    })));
+    // newest first, the dev branch left out
+    assert.deepEqual(rows.map((r) => r.name), ['build-8', 'build-11', 'build-9', 'build-10']);
+    for (const r of rows) {
+      const build = r.name.slice(6);
+      assert.deepEqual(r.labels, ['branch=main', `build=${build}`]);
+      const [[n, longest]] = await sql(ids[build], `SELECT count(*), max(dur) FROM slice_view WHERE name = '${NAME}'`);
+      assert.deepEqual(r.cells, [String(n), String(longest)], `the trace's own answer for ${r.name}`);
+    }
+    // one number per trace: bars
+    assert.equal(await page.locator('.query-chart svg.bars rect.bar').count(), 4);
+    assert.deepEqual(await page.$$eval('.query-chart .bars-column option', (o) => o.map((x) => x.textContent)), ['n', 'longest']);
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'query-traces.png') });
+    // a statement that cannot run: a row of its own per trace
+    await page.fill('textarea.sql-editor', 'SELECT no_such_column FROM slices');
+    await page.click('button.run-query');
+    await page.locator('table.multi-table tr.trace-error').first().waitFor();
+    await waitPage(page, 'query');
+    assert.equal(await page.locator('table.multi-table tr.trace-error').count(), 4);
+    assert.match(await page.locator('table.multi-table tr.trace-error').first().textContent(), /bad_query/);
+    assert.equal(await page.locator('.query-chart svg').count(), 0);
+    // the library's own link: no trace, only "traces matching…"
+    await page.goto(server.url + '/');
+    await page.click('a.library-query-link');
+    await waitPage(page, 'query');
+    assert.ok(await page.locator('button.scope-trace').isDisabled());
+    await page.fill('textarea.sql-editor', 'SELECT count(*) FROM threads');
+    await page.click('button.run-query');
+    await page.locator('table.multi-table tbody tr').first().waitFor();
+    await waitPage(page, 'query');
+    assert.equal(await page.locator('table.multi-table tbody tr.trace-row').count(), 5, 'every trace');
+    assert.deepEqual(pageErrors, []);
   });
 });
