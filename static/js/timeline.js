@@ -11,8 +11,9 @@
 // The URL holds the trace, the visible window, the selection and the marks
 // (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E&tracks=T,T; &marks=S_E),
 // so a copied link restores the view; &note=ID opens the trace at one of
-// its notes (notes.js), and a slice= without a window is zoomed to. The track labels are DOM (text only);
-// the tracks themselves are canvas. hooks.js exposes the view for tests.
+// its notes (notes.js), and a slice= without a window is zoomed to. The
+// track labels are DOM (text only); the tracks themselves are canvas.
+// hooks.js exposes the view for tests.
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
