@@ -180,8 +180,8 @@ describe('notes', { timeout: 180000 }, () => {
     await text.waitFor();
     assert.equal(await text.textContent(), XSS);
     assert.equal(await p2.locator('img').count(), 0, 'no img element');
-    // hover its flag: the tooltip is the text too
     await p2.close();
+    await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'notes-slice.png') });
     assert.equal(await page.locator('img').count(), 0);
     assert.deepEqual(dialogs, [], 'no alert');
     assert.deepEqual(pageErrors, []);
