@@ -22,6 +22,7 @@ const BAND = 'rgba(142,36,170,0.10)';
 const BAND_TRACK = 'rgba(142,36,170,0.22)';
 const FLAG_W = 9;      // px: the flag's cloth, right of its pole
 const FLAG_SLOP = 3;   // px either side of a flag that still hit it
+const POLL_MS = 2000;  // how often an open page reads the notes again
 
 export function loadAuthor() {
   try {
@@ -83,9 +84,12 @@ export class Notes {
 
   async load() {
     this.busy++;
+    let changed = true;
     try {
       const r = await api(this.page.base + '/notes', { exact: true });
-      this.list = r.notes || [];
+      const list = r.notes || [];
+      changed = !this.loaded || !!this.error || JSON.stringify(list) !== JSON.stringify(this.list);
+      this.list = list;
       this.error = '';
     } catch (e) {
       this.error = 'Could not load the notes: ' + e.message;
@@ -93,11 +97,24 @@ export class Notes {
       this.busy--;
     }
     this.loaded = true;
+    this.schedulePoll();
+    if (!changed && this.pendingId === null) return;
     if (this.current) this.current = this.list.find((n) => n.id === this.current.id) || null;
     this.button.textContent = `Notes (${this.list.length})`;
     if (this.pendingId !== null) this.goToPending();
-    this.render();
+    if (!this.compose && this.editing === null && this.confirming === null) this.render();
     this.page.invalidate();
+  }
+
+  // What others write shows up while the page is open: the notes are read
+  // again every POLL_MS while the tab is visible. A form being filled in is
+  // not redrawn under the typing (render() waits for it to close).
+  schedulePoll() {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = setTimeout(() => {
+      if (document.hidden || this.busy) this.schedulePoll();
+      else this.load();
+    }, POLL_MS);
   }
 
   goToPending() {

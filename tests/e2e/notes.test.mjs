@@ -2,9 +2,9 @@
 // seen by a second browser (its own profile: another person) as a flag on
 // the time axis and an entry in the notes panel; a note's text stays text
 // (an <img onerror> note draws no image and runs nothing) with its links
-// made clickable; ?note=ID opens the trace at the note; edit and delete
-// from the panel; the library counts each trace's notes and finds a trace
-// by the text of its notes.
+// made clickable; an open page shows what others write meanwhile; ?note=ID
+// opens the trace at the note; edit and delete from the panel; the library
+// counts each trace's notes and finds a trace by the text of its notes.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -129,6 +129,15 @@ describe('notes', { timeout: 180000 }, () => {
       return [d[0], d[1], d[2]];
     }, [flags[0].x]);
     assert.deepEqual(px, [0x8e, 0x24, 0xaa], 'a purple flag');
+    // a note written meanwhile shows up without a reload, and goes when deleted
+    const extra = await api(`/api/traces/${traceId}/notes`, { method: 'POST', body: JSON.stringify({ text: 'meanwhile', start_ns: 6 * MS, end_ns: 7 * MS }) });
+    assert.equal(extra.status, 201, JSON.stringify(extra.body));
+    const t0 = Date.now();
+    await until('the new flag', () => p2.evaluate(() => window.__viewer.noteFlags().length === 2), 5000);
+    assert.ok(Date.now() - t0 < 4000, 'within a poll or two');
+    assert.equal(await p2.locator('button.notes-toggle').textContent(), 'Notes (2)');
+    assert.equal((await api(`/api/notes/${extra.body.id}`, { method: 'DELETE' })).status, 204);
+    await until('the flag gone', () => p2.evaluate(() => window.__viewer.noteFlags().length === 1), 5000);
     await p2.locator('button.notes-toggle').click();
     const item = p2.locator(`.notes-panel .note-item[data-id="${n.id}"]`);
     await item.waitFor();
