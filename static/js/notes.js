@@ -73,8 +73,8 @@ export class Notes {
     this.loaded = false;
     this.busy = 0;           // requests in flight (the tests wait for none)
     this.button = el('button', {
-      className: 'notes-toggle', title: 'The notes on this trace', onclick: () => this.toggle(),
-    }, 'Notes');
+      className: 'notes-toggle', title: 'The notes on this trace', 'aria-label': 'Notes', onclick: () => this.toggle(),
+    }, '✎');
     this.root = el('aside', { className: 'notes-panel hidden', 'aria-label': 'Notes' });
   }
 
@@ -100,7 +100,9 @@ export class Notes {
     this.schedulePoll();
     if (!changed && this.pendingId === null) return;
     if (this.current) this.current = this.list.find((n) => n.id === this.current.id) || null;
-    this.button.textContent = `Notes (${this.list.length})`;
+    // short: the top bar holds one line at 1400 px with a LIVE or INGESTING badge
+    this.button.textContent = `✎ ${this.list.length}`;
+    this.button.title = `Notes: ${this.list.length} on this trace`;
     if (this.pendingId !== null) this.goToPending();
     if (!this.compose && this.editing === null && this.confirming === null) this.render();
     this.page.invalidate();

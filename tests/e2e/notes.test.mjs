@@ -75,7 +75,7 @@ describe('notes', { timeout: 180000 }, () => {
   it('adds a note from an area selection; a second viewer sees its flag and its entry', async () => {
     await page.goto(`${server.url}/?trace=${traceId}&start=0&end=${10 * MS}`);
     await waitIdle(page);
-    assert.equal(await page.locator('button.notes-toggle').textContent(), 'Notes (0)');
+    assert.equal(await page.locator('button.notes-toggle').textContent(), '✎ 0');
     // shift+drag across render-main from 2 ms to 4 ms
     const canvas = await page.locator('canvas.tl-canvas').boundingBox();
     const label = await page.locator('.label[data-key]').filter({ hasText: 'render-main' }).boundingBox();
@@ -108,7 +108,7 @@ describe('notes', { timeout: 180000 }, () => {
     // this browser, reloaded: the flag and the count
     await page.reload();
     await waitIdle(page);
-    assert.equal(await page.locator('button.notes-toggle').textContent(), 'Notes (1)');
+    assert.equal(await page.locator('button.notes-toggle').textContent(), '✎ 1');
     assert.equal((await page.evaluate(() => window.__viewer.noteFlags())).length, 1);
 
     // another viewer (its own profile)
@@ -135,7 +135,7 @@ describe('notes', { timeout: 180000 }, () => {
     const t0 = Date.now();
     await until('the new flag', () => p2.evaluate(() => window.__viewer.noteFlags().length === 2), 5000);
     assert.ok(Date.now() - t0 < 4000, 'within a poll or two');
-    assert.equal(await p2.locator('button.notes-toggle').textContent(), 'Notes (2)');
+    assert.equal(await p2.locator('button.notes-toggle').textContent(), '✎ 2');
     assert.equal((await api(`/api/notes/${extra.body.id}`, { method: 'DELETE' })).status, 204);
     await until('the flag gone', () => p2.evaluate(() => window.__viewer.noteFlags().length === 1), 5000);
     await p2.locator('button.notes-toggle').click();
@@ -241,7 +241,7 @@ describe('notes', { timeout: 180000 }, () => {
     await page.locator(`.notes-panel .note-item[data-id="${n.id}"] button.confirm-delete`).click();
     await until('the note is deleted', async () => (await api(`/api/notes/${n.id}`)).status === 404);
     await page.locator(`.notes-panel .note-item[data-id="${n.id}"]`).waitFor({ state: 'detached' });
-    assert.equal(await page.locator('button.notes-toggle').textContent(), 'Notes (2)');
+    assert.equal(await page.locator('button.notes-toggle').textContent(), '✎ 2');
   });
 
   it('the library counts each trace\'s notes and finds a trace by a note\'s text', async () => {
