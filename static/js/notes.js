@@ -72,6 +72,7 @@ export class Notes {
     this.error = '';
     this.loaded = false;
     this.busy = 0;           // requests in flight (the tests wait for none)
+    this.sliceNames = new Map(); // slice id -> its name, or null while asked
     this.button = el('button', {
       className: 'notes-toggle', title: 'The notes on this trace', 'aria-label': 'Notes', onclick: () => this.toggle(),
     }, '✎');
@@ -188,6 +189,7 @@ export class Notes {
   }
 
   addForSlice(info) {
+    this.sliceNames.set(String(info.id), info.name);
     this.startCompose({ slice_id: info.id }, `the slice ${info.name} (${fmtDur(info.dur)})`);
   }
 
@@ -313,8 +315,22 @@ export class Notes {
   whereText(n) {
     if (n.kind === 'trace') return 'the whole trace';
     const range = this.rangeText(n.start_ns, n.end_ns);
-    if (n.kind === 'slice') return `slice ${n.slice_id} · ${range}`;
+    if (n.kind === 'slice') return `${this.sliceName(n.slice_id)} · ${range}`;
     return n.track_id !== null ? `${range} on ${this.trackTitle(n.track_id)}` : range;
+  }
+
+  // A slice note's slice by name: asked once, the panel redrawn when it comes.
+  sliceName(id) {
+    const key = String(id);
+    if (this.sliceNames.get(key)) return this.sliceNames.get(key);
+    if (!this.sliceNames.has(key)) {
+      this.sliceNames.set(key, null);
+      api(`${this.page.base}/slices/${key}`, { exact: true }).then((s) => {
+        this.sliceNames.set(key, s.name);
+        if (!this.compose && this.editing === null && this.confirming === null) this.render();
+      }, () => {});
+    }
+    return `slice ${key}`;
   }
 
   rangeText(start, end) {

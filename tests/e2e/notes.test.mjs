@@ -189,6 +189,7 @@ describe('notes', { timeout: 180000 }, () => {
     await text.waitFor();
     assert.equal(await text.textContent(), XSS);
     assert.equal(await p2.locator('img').count(), 0, 'no img element');
+    await p2.locator(`.notes-panel .note-item[data-id="${n.id}"] .note-where`, { hasText: /^KnownSlice · / }).waitFor();
     await p2.close();
     await page.screenshot({ path: path.join(E2E_ARTIFACTS, 'notes-slice.png') });
     assert.equal(await page.locator('img').count(), 0);
