@@ -109,15 +109,25 @@ export class AreaPanel {
     }, title);
     const total = this.names.reduce((s, n) => s + n.count, 0);
     return el('div', { className: 'area-head' }, tab('table', 'Slices by name'), tab('flame', 'Flame graph'),
+      this.noteButton(),
       el('span', { className: 'area-note' },
         `${fmtTime(a.start - origin)} – ${fmtTime(a.end - origin)} (${fmtDur(a.end - a.start)}) on ${a.tracks.size} track${a.tracks.size === 1 ? '' : 's'}: ` +
         `${fmtCount(total)} slices, ${this.names.length} names${this.truncated ? ' (list cut)' : ''}. `),
       el('span', { className: 'muted' }, 'Times count only the part inside the range. Click a track\'s name to add or remove it.'));
   }
 
+  // A note on the area's range (on its track when it has exactly one).
+  noteButton() {
+    return el('button', {
+      className: 'add-area-note', onclick: () => this.page.notes.addForArea(this.area),
+      title: 'Write a note on this range (on its track when the area has exactly one), for everyone who opens the trace',
+    }, 'Add a note…');
+  }
+
   render() {
     if (this.area.tracks.size === 0) {
-      this.panel.set('Area', el('div', { className: 'panel-empty' }, 'No slice track in the selection: click a track\'s name to add it.'));
+      this.panel.set('Area', el('div', { className: 'panel-empty' }, 'No slice track in the selection: click a track\'s name to add it. '),
+        this.noteButton());
       return;
     }
     if (this.tab === 'flame' && this.flame) {

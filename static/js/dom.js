@@ -24,3 +24,19 @@ export function el(tag, props, ...children) {
 export function clear(e) {
   while (e.firstChild) e.removeChild(e.firstChild);
 }
+
+// svg('circle', {cx: 1, r: 2}, child...): an SVG element; attributes are
+// set as attributes, texts go in as text nodes (a <title> is a tooltip).
+export function svg(tag, attrs, ...children) {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}

@@ -15,7 +15,7 @@ export function exposeHooks(self) {
     // true when nothing is loading and nothing waits to be drawn
     idle() {
       return self.ready && !self.dirty && self.store && self.store.busy === 0 && !self.selection.busy &&
-        self.search.pending === 0 && !self.summaryWant && !self.areaLoading && self.input.held.size === 0;
+        self.search.pending === 0 && !self.summaryWant && !self.areaLoading && self.input.held.size === 0 && self.notes.busy === 0;
     },
     state() {
       const sel = self.selection.current;
@@ -31,6 +31,11 @@ export function exposeHooks(self) {
         url: self.urlFor(),
         search: { q: search.q, count: search.total, index: search.idx },
       };
+    },
+    // The notes' flags on the axis as drawn: {id, x, y} in page px.
+    noteFlags() {
+      const r = self.axisCanvas.getBoundingClientRect();
+      return self.notes.flags(self.view.mapping(), self.W).map((f) => ({ id: f.note.id, x: r.left + f.x, y: r.top + 5 }));
     },
     geometry() {
       return { labelWidth: LABEL_W, rowHeight: ROW_H, trackPad: TRACK_PAD, groupHeight: GROUP_H, width: self.W, height: self.H };

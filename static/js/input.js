@@ -316,9 +316,17 @@ export class InputController {
     // Dragging on the axis selects an area, as in Perfetto.
     const ac = this.page.axisCanvas;
     const sel = this.selection;
+    this.page.notes.bindAxis(ac);
     ac.addEventListener('mousedown', (e) => {
       e.preventDefault();
       const r = ac.getBoundingClientRect();
+      // a note's flag: a click goes to the note
+      const note = this.page.notes.flagAt(e.clientX - r.left);
+      if (note) {
+        this.page.notes.open();
+        this.page.notes.go(note);
+        return;
+      }
       const v = this.view.mapping();
       const t0 = v.t(e.clientX - r.left);
       let moved = false;

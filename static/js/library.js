@@ -98,7 +98,9 @@ export class LibraryPage {
     this.root.append(
       el('header', { className: 'topbar' }, el('a', { className: 'brand', href: '/' }, 'Trace viewer'),
         el('span', { className: 'topbar-sub' }, 'Fuchsia trace (FXT) and XRay files'),
-        el('a', { className: 'captures-link', href: '/?page=captures', title: 'Record a trace from connected providers' }, 'Captures')),
+        el('a', { className: 'captures-link', href: '/?page=captures', title: 'Record a trace from connected providers' }, 'Captures'),
+        el('a', { className: 'trends-link', href: '/?page=trends', title: 'One slice name\'s durations across the traces' }, 'Trends'),
+        el('a', { className: 'library-query-link', href: '/?page=query', title: 'One SQL query over many traces' }, 'Query traces')),
       el('main', { className: 'library' },
         el('div', { className: 'lib-toolbar' }, this.filterInput, uploadBtn, this.fileInput,
           el('span', { className: 'hint' }, 'or drop files anywhere on this page')),
@@ -259,7 +261,11 @@ export class LibraryPage {
     this.markSort();
     this.status.textContent = this.loadError ? 'Could not load the trace list: ' + this.loadError
       : this.filter.errors.length ? 'Not understood (left out): ' + this.filter.errors.join(' ') : '';
-    const shown = this.traces.filter((t) => matchesFilter(t, this.filter.params));
+    // once the server has answered this filter its list is the answer (its
+    // q also finds the text of notes, which the list does not carry);
+    // before that, the rows here that match follow the typing
+    const answered = this.totalFor === this.filter.params.toString();
+    const shown = answered ? [...this.traces] : this.traces.filter((t) => matchesFilter(t, this.filter.params));
     // The server sorts names in byte order (run-215 before run-99); with
     // the whole list here, the viewer sorts them as people read them.
     const sort = this.filter.params.get('sort');
@@ -476,7 +482,9 @@ export class LibraryPage {
       }, 'Delete'));
     }
     return el('tr', { dataset: { id: t.id } },
-      el('td', { className: 'name' }, name),
+      el('td', { className: 'name' }, name, t.notes > 0 ? el('a', {
+        className: 'note-count', href: `/?trace=${encodeURIComponent(t.id)}&notes=1`, title: `${t.notes} note${t.notes === 1 ? '' : 's'} on this trace`,
+      }, `✎ ${t.notes}`) : null),
       el('td', null, t.format || '—'),
       el('td', { className: 'num' }, fmtBytes(t.size_bytes)),
       status,

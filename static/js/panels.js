@@ -193,8 +193,12 @@ export class DetailsPanel {
     const flows = info.flows || [];
     if (flows.length === 0) this.flowsBox.append(el('div', { className: 'muted' }, 'no flows'));
     else this.showFlowIds(flows, info.id);
+    // a note on it; the same name in the other traces of the library (trends.js)
+    const actions = el('div', { className: 'slice-actions' },
+      el('button', { className: 'add-slice-note', title: 'Write a note on this slice, for everyone who opens the trace', onclick: () => page.notes.addForSlice(info) }, 'Add a note…'),
+      el('a', { className: 'trend-link', href: '/?page=trends&name=' + encodeURIComponent(info.name), title: 'A chart of this name\'s durations across the traces of the library' }, 'this name across traces'));
     this.set('Slice', el('div', { className: 'panel-cols' },
-      el('div', { className: 'col' }, el('table', { className: 'kv slice-info' }, ...rows)),
+      el('div', { className: 'col' }, el('table', { className: 'kv slice-info' }, ...rows), actions),
       el('div', { className: 'col' }, el('h3', null, 'Arguments'), args),
       el('div', { className: 'col' }, el('h3', null, `Flows (${flows.length})`), this.flowsBox)));
   }

@@ -96,8 +96,8 @@ export class Selection {
   }
 
   // Picks slice id. opts: reveal (move the view to it), scroll (to its
-  // track), keepArea (a slice picked from the area's own list leaves the
-  // area as it is).
+  // track), fit (zoom the view to it), keepArea (a slice picked from the
+  // area's own list leaves the area as it is).
   async selectSlice(id, opts = {}) {
     const page = this.page;
     const token = ++this.token;
@@ -120,6 +120,7 @@ export class Selection {
     }
     if (token !== this.token) return;
     this.current = { kind: 'slice', id, info };
+    if (opts.fit) page.view.fitRange(info.ts, sliceEnd(info, page.view.end));
     if (opts.reveal) page.reveal(info);
     else if (opts.scroll) page.scrollToTrack(info.track_id);
     page.details.showSlice(info);

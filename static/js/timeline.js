@@ -10,8 +10,10 @@
 //
 // The URL holds the trace, the visible window, the selection and the marks
 // (?trace=ID&start=NS&end=NS&slice=ID or &area=S,E&tracks=T,T; &marks=S_E),
-// so a copied link restores the view. The track labels are DOM (text only);
-// the tracks themselves are canvas. hooks.js exposes the view for tests.
+// so a copied link restores the view; &note=ID opens the trace at one of
+// its notes (notes.js), and a slice= without a window is zoomed to. The
+// track labels are DOM (text only); the tracks themselves are canvas.
+// hooks.js exposes the view for tests.
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
@@ -30,6 +32,7 @@ import { activityRange } from './activity.js';
 import { exposeHooks } from './hooks.js';
 import { InputController } from './input.js';
 import { Marks } from './marks.js';
+import { Notes } from './notes.js';
 import { Search } from './search.js';
 import { TimeView } from './view.js';
 import { LiveFollow } from './live.js';
@@ -71,6 +74,7 @@ export class TimelinePage {
     this.selection = new Selection(this);
     this.search = new Search(this, OVERVIEW_BUCKETS);
     this.marks = new Marks();
+    this.notes = new Notes(this);
     this.input = new InputController(this, { view: this.view, selection: this.selection, search: this.search, marks: this.marks });
     this.dirty = false;
     this.overview = null;
@@ -139,6 +143,7 @@ export class TimelinePage {
     this.ready = true;
     this.invalidate();
     this.loadOverview();
+    this.notes.load();
     if (streaming && trace.status !== 'ready') this.live = new LiveFollow(this);
     if (trace.format === 'xray-fdr') this.offerActivity();
     // ?q=: opened from a search across traces: find it here
@@ -192,6 +197,7 @@ export class TimelinePage {
       this.titleEl,
       this.search.box(),
       this.areaToggle,
+      this.notes.button,
       el('div', { className: 'track-tools' }, this.trackFilter,
         el('button', { className: 'collapse-all', title: 'Collapse every process', onclick: () => this.setAllCollapsed(true) }, 'Collapse all'),
         el('button', { className: 'expand-all', title: 'Expand every process', onclick: () => this.setAllCollapsed(false) }, 'Expand all')),
@@ -208,7 +214,7 @@ export class TimelinePage {
     this.scroller = el('div', { className: 'tl-scroll' }, this.inner);
     this.canvas = el('canvas', { className: 'tl-canvas' });
     this.tooltip = el('div', { className: 'tooltip hidden' });
-    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.pinnedLabels, this.tooltip);
+    this.body = el('div', { className: 'tl-body' }, this.scroller, this.canvas, this.pinnedLabels, this.tooltip, this.notes.root);
     this.details = new DetailsPanel(this);
     this.root.append(this.toolbar, this.banner, this.symbolsBanner,
       el('div', { className: 'tl-overview' }, this.overviewLabel, this.overviewCanvas),
@@ -356,8 +362,11 @@ export class TimelinePage {
   resize() {
     const dpr = window.devicePixelRatio || 1;
     const bodyRect = this.body.getBoundingClientRect();
+    // the notes panel, when open, takes the right of the tracks: nothing is drawn under it
+    const side = this.notes.isOpen ? this.notes.root.offsetWidth : 0;
+    this.scroller.style.right = side + 'px';
     const sbw = this.scroller.offsetWidth - this.scroller.clientWidth;
-    const W = Math.max(50, Math.floor(bodyRect.width - LABEL_W - sbw));
+    const W = Math.max(50, Math.floor(bodyRect.width - LABEL_W - sbw - side));
     const H = Math.max(50, Math.floor(bodyRect.height));
     this.W = W;
     this.H = H;
@@ -411,13 +420,18 @@ export class TimelinePage {
     const p = this.params;
     const s = Number(p.get('start'));
     const e = Number(p.get('end'));
-    if (p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s) this.view.set(s, e);
+    const windowed = p.has('start') && p.has('end') && Number.isFinite(s) && Number.isFinite(e) && e > s;
+    if (windowed) this.view.set(s, e);
     else this.view.fitAll();
     this.marks.fromUrl(p);
     const area = AreaSelection.fromUrl(p, this.sliceTrackIds());
     if (area) this.selection.setArea(area.start, area.end, area.ids());
     const slice = p.get('slice');
-    if (slice && /^\d+$/.test(slice)) this.selection.selectSlice(Number(slice), { reveal: false, scroll: true });
+    // a link without a window (a trend's point, a query's slice id) shows the slice
+    if (slice && /^\d+$/.test(slice)) this.selection.selectSlice(Number(slice), { fit: !windowed, scroll: true });
+    const note = p.get('note');
+    if (note && /^\d+$/.test(note)) this.notes.pendingId = note;
+    else if (p.get('notes') === '1') this.notes.open(); // from the library's count
   }
 
   urlFor() {
@@ -645,6 +659,7 @@ export class TimelinePage {
     if (xs > 0) ctx.fillRect(0, 0, xs, H);
     if (xe < W) ctx.fillRect(xe, 0, W - xe, H);
     this.marks.draw(ctx, v, W, H);
+    this.notes.drawBand(ctx, v, W, H);
     this.drawSelection(ctx, v, top);
     this.drawAxisAndOverview(v);
   }
@@ -795,6 +810,7 @@ export class TimelinePage {
     const spans = this.spanLabelBoxes(a, v);
     this.tickTexts = drawAxis(a, v, view.start, AXIS_H, this.selection.area, spans);
     this.drawSpanLabels(a, spans);
+    this.notes.drawFlags(a, v, AXIS_H);
     const o = this.overviewCanvas.getContext('2d', { alpha: false });
     o.setTransform(dpr, 0, 0, dpr, 0, 0);
     const ticks = drawOverview(o, this.W, OVERVIEW_H, this.overview, view.start, view.end, view.vs, view.ve,
