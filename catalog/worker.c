@@ -219,6 +219,65 @@ static const char *error_code_of(int rc)
 	}
 }
 
+/* The state a finished ingest gives record r, in out: a copy of r whose
+ * strings are r's but summary (taken), error_msg and symbols_error, which
+ * are out's own (rec_state_take). The one mapping of an ingest's outcome
+ * onto a record, for this server's jobs (job_finish) and shared ones
+ * (job_commit, whose claim names the database file; cl NULL: r's). */
+static void rec_state(struct trace_rec *out, const struct trace_rec *r, const struct claim *cl, int rc,
+		      const struct ingest_result *res, char *summary, int indexed)
+{
+	*out = *r;
+	out->waiters = NULL;
+	out->summary = NULL;
+	out->error_msg = NULL;
+	out->symbols_error = NULL;
+	if (rc == INGEST_OK) {
+		out->status = TS_READY;
+		snprintf(out->format, sizeof(out->format), "%s", res->format ? res->format : "");
+		out->start_ns = res->start_ns;
+		out->end_ns = res->end_ns;
+		out->summary = summary;
+		out->symbols_named = (int64_t)res->symbols_named;
+		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
+		if (res->symbols_error[0])
+			out->binary_name = NULL; /* refused: it names nothing, nor the process (r's string) */
+		out->indexed = indexed;
+		if (cl)
+			snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
+		out->error_code[0] = '\0';
+	} else {
+		free(summary);
+		out->status = TS_FAILED;
+		snprintf(out->error_code, sizeof(out->error_code), "%s", error_code_of(rc));
+		out->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
+	}
+}
+
+/* Moves the committed state into r (under mu); out's strings become r's. */
+static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
+{
+	free(r->summary);
+	free(r->error_msg);
+	free(r->symbols_error);
+	r->summary = st->summary;
+	r->error_msg = st->error_msg;
+	r->symbols_error = st->symbols_error;
+	r->status = st->status;
+	memcpy(r->format, st->format, sizeof(r->format));
+	memcpy(r->error_code, st->error_code, sizeof(r->error_code));
+	memcpy(r->db_file, st->db_file, sizeof(r->db_file));
+	r->start_ns = st->start_ns;
+	r->end_ns = st->end_ns;
+	r->symbols_named = st->symbols_named;
+	if (st->binary_name == NULL) { /* symbols refused (rec_state): no binary names the process */
+		free(r->binary_name);
+		r->binary_name = NULL;
+	}
+	r->indexed = st->indexed;
+	r->stored = st->stored;
+}
+
 /* Counts an ingest that ended (under mu): in /metrics' figures. */
 static void ingest_counted(struct catalog *c, int rc, const struct ingest_result *res, double seconds)
 {
@@ -245,29 +304,14 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 	if (r == NULL) {
 		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
 		cat_unindex_locked(c, id);
-	} else if (rc == INGEST_OK) {
-		r->status = TS_READY;
-		snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
-		r->start_ns = res->start_ns;
-		r->end_ns = res->end_ns;
-		free(r->summary);
-		r->summary = summary;
-		summary = NULL;
-		r->symbols_named = (int64_t)res->symbols_named;
-		free(r->symbols_error);
-		r->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
-		if (res->symbols_error[0]) { /* refused: it names nothing, nor the process */
-			free(r->binary_name);
-			r->binary_name = NULL;
-		}
-		r->indexed = indexed;
 	} else if (rc == INGEST_ECANCEL && c->stop) {
 		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
 	} else {
-		r->status = TS_FAILED;
-		snprintf(r->error_code, sizeof(r->error_code), "%s", error_code_of(rc));
-		free(r->error_msg);
-		r->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
+		struct trace_rec st;
+
+		rec_state(&st, r, NULL, rc, res, summary, indexed);
+		summary = NULL;
+		rec_state_take(r, &st);
 	}
 	if (r) {
 		r->stored = c->store.ops->usage(&c->store, id);
@@ -505,62 +549,6 @@ static void claim_wait_store(struct catalog *c, struct claim *cl, const char *wh
 	pthread_mutex_lock(&c->mu);
 	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
 	pthread_mutex_unlock(&c->mu);
-}
-
-/* The state a finished ingest gives record r, in out: a copy of r whose
- * strings are r's but summary, error_msg and symbols_error, which are
- * out's own (rec_state_free). */
-static void rec_state(struct trace_rec *out, const struct trace_rec *r, const struct claim *cl, int rc,
-		      const struct ingest_result *res, char *summary, int indexed)
-{
-	*out = *r;
-	out->waiters = NULL;
-	out->summary = NULL;
-	out->error_msg = NULL;
-	out->symbols_error = NULL;
-	if (rc == INGEST_OK) {
-		out->status = TS_READY;
-		snprintf(out->format, sizeof(out->format), "%s", res->format ? res->format : "");
-		out->start_ns = res->start_ns;
-		out->end_ns = res->end_ns;
-		out->summary = summary;
-		out->symbols_named = (int64_t)res->symbols_named;
-		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
-		if (res->symbols_error[0])
-			out->binary_name = NULL; /* refused: it names nothing, nor the process (r's string) */
-		out->indexed = indexed;
-		snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
-		out->error_code[0] = '\0';
-	} else {
-		free(summary);
-		out->status = TS_FAILED;
-		snprintf(out->error_code, sizeof(out->error_code), "%s", error_code_of(rc));
-		out->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
-	}
-}
-
-/* Moves the committed state into r (under mu); out's strings become r's. */
-static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
-{
-	free(r->summary);
-	free(r->error_msg);
-	free(r->symbols_error);
-	r->summary = st->summary;
-	r->error_msg = st->error_msg;
-	r->symbols_error = st->symbols_error;
-	r->status = st->status;
-	memcpy(r->format, st->format, sizeof(r->format));
-	memcpy(r->error_code, st->error_code, sizeof(r->error_code));
-	memcpy(r->db_file, st->db_file, sizeof(r->db_file));
-	r->start_ns = st->start_ns;
-	r->end_ns = st->end_ns;
-	r->symbols_named = st->symbols_named;
-	if (st->binary_name == NULL) { /* symbols refused (rec_state): no binary names the process */
-		free(r->binary_name);
-		r->binary_name = NULL;
-	}
-	r->indexed = st->indexed;
-	r->stored = st->stored;
 }
 
 /* Bytes of trace id's files, its claim's database among them (usage knows
