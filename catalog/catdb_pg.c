@@ -4,7 +4,10 @@
  * same answers, plus versions so that each server can read what the others
  * changed (sync.c).
  *
- * Two connections (struct catdb_pg), each used by one thread at a time.
+ * Three connections (struct catdb_pg, catdb_pg.h), each used by one thread
+ * at a time. This file holds them and the records; the name index is in
+ * catdb_pg_index.c, notes in catdb_pg_notes.c, shared ingest jobs in
+ * catdb_pg_jobs.c.
  * Every statement that carries a value is parameterized (PQexecParams);
  * the schema's DDL, which carries none, runs as plain text. Writes of several statements run in a
  * transaction. When the server goes away (a restart, a network cut) the
@@ -23,44 +26,23 @@
 #include "../json/jbuf.h"
 #include "../query/query.h"
 #include "../tracedb/tracedb.h"
-#include "catalog_internal.h"
+#include "catdb_pg.h"
 #include "../provider/utf8.h"
 
 extern const char schema_catalog_pg_sql[];
 
-enum { RECONNECT_MS = 500 };
 #define CONNECT_TIMEOUT "3"
 
 
 /* Advisory lock keys (any numbers no other user of the database takes):
- * one held by the writers of versions to their commit, one by a server
- * applying the schema. */
-#define LOCK_VERSIONS "SELECT pg_advisory_xact_lock(7975436174951201)"
+ * one held by the writers of versions to their commit (catdb_pg.h), one by
+ * a server applying the schema. */
 #define LOCK_SCHEMA "SELECT pg_advisory_lock(7975436174951202)"
 #define UNLOCK_SCHEMA "SELECT pg_advisory_unlock(7975436174951202)"
 
 
-/* A connection and the lock of the one thread using it. */
-struct pg_lane {
-	PGconn *conn;          /* under mu */
-	pthread_mutex_t mu;
-	int64_t retry_ms;      /* monotonic: no reconnect attempt before it */
-};
-
-/* Three connections: the records' (used under the catalog's lock), the
- * name index's, searches' and health checks', so that neither a search nor
- * the index of a big trace holds the catalog's lock waiting for the
- * database, and the notes', which every listing of the library reads, so
- * that it never waits behind an index either. */
-struct catdb_pg {
-	struct catdb base;
-	struct pg_lane rec;    /* load, save, remove, next_id */
-	struct pg_lane idx;    /* index, unindex, search, ping, jobs */
-	struct pg_lane notes;  /* notes */
-};
-
 /* libpq's message on one line, without its trailing newline. */
-static void pg_message(const char *m, char *out, size_t n)
+void pg_message(const char *m, char *out, size_t n)
 {
 	size_t len;
 
@@ -78,7 +60,7 @@ static void pg_message(const char *m, char *out, size_t n)
  * an open transaction and clears res. CATDB_EDOWN when the connection is
  * gone, else CATDB_EFAIL.
  */
-static int pg_fail(struct pg_lane *p, const char *what, PGresult *res, char *err, size_t errlen)
+int pg_fail(struct pg_lane *p, const char *what, PGresult *res, char *err, size_t errlen)
 {
 	char msg[400];
 	int down = PQstatus(p->conn) != CONNECTION_OK;
@@ -94,13 +76,13 @@ static int pg_fail(struct pg_lane *p, const char *what, PGresult *res, char *err
 }
 
 /* A statement with text parameters (NULL = SQL NULL); its result. */
-static PGresult *pg_run(struct pg_lane *p, const char *sql, int n, const char *const *vals, int binary)
+PGresult *pg_run(struct pg_lane *p, const char *sql, int n, const char *const *vals, int binary)
 {
 	return PQexecParams(p->conn, sql, n, NULL, vals, NULL, NULL, binary);
 }
 
 /* Runs sql (no parameters), expecting ok; 0 or -1 (res kept in *out). */
-static int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **out)
+int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **out)
 {
 	PGresult *res = PQexec(p->conn, sql);
 
@@ -118,7 +100,7 @@ static int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGre
  * here is reset and first run again: nothing was done yet. CATDB_OK with
  * mu held, or an error with mu released and err set.
  */
-static int pg_enter(struct pg_lane *p, const char *first, const char *what, char *err, size_t errlen)
+int pg_enter(struct pg_lane *p, const char *first, const char *what, char *err, size_t errlen)
 {
 	PGresult *res = NULL;
 	int tries;
@@ -155,7 +137,7 @@ static int pg_enter(struct pg_lane *p, const char *first, const char *what, char
 
 /* Ends a call: commits when rc is CATDB_OK (a failed commit becomes the
  * error), else leaves the rollback done by pg_fail; releases mu. */
-static int pg_leave(struct pg_lane *p, int rc, const char *what, char *err, size_t errlen)
+int pg_leave(struct pg_lane *p, int rc, const char *what, char *err, size_t errlen)
 {
 	PGresult *res = NULL;
 
@@ -170,19 +152,19 @@ static int pg_leave(struct pg_lane *p, int rc, const char *what, char *err, size
 
 /* ---- text forms of values --------------------------------------------------- */
 
-static void i64_text(int64_t v, char *out, size_t n)
+void i64_text(int64_t v, char *out, size_t n)
 {
 	snprintf(out, n, "%" PRId64, v);
 }
 
-static const char *empty_null(const char *s)
+const char *empty_null(const char *s)
 {
 	return s && s[0] ? s : NULL;
 }
 
 /* Appends s as an element of a text array literal: "..." with " and \
  * escaped. */
-static void array_text(struct jbuf *b, const char *s)
+void array_text(struct jbuf *b, const char *s)
 {
 	const char *p;
 
@@ -334,7 +316,7 @@ static int64_t row_version(struct pg_lane *p, const char *id, PGresult **out)
  * back (pg_fail). Versions are taken in commit order: the lock is held
  * until COMMIT. *version as catdb.h's save says (may be NULL).
  */
-static int save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+int pg_save_tx(struct pg_lane *p, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
 		   size_t errlen)
 {
 	const char *all[21], *vals[21];
@@ -377,7 +359,7 @@ static int pg_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 
 	if ((rc = pg_enter(p, "BEGIN", "saving a trace", err, errlen)) != CATDB_OK)
 		return rc;
-	return pg_leave(p, save_tx(p, r, part, version, err, errlen), "saving a trace", err, errlen);
+	return pg_leave(p, pg_save_tx(p, r, part, version, err, errlen), "saving a trace", err, errlen);
 }
 
 static int pg_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
@@ -439,17 +421,17 @@ static int pg_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
 
 /* ---- loading ---------------------------------------------------------------- */
 
-static char *col_dup(const PGresult *res, int row, int col)
+char *col_dup(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) ? NULL : strdup(PQgetvalue(res, row, col));
 }
 
-static const char *col_text(const PGresult *res, int row, int col)
+const char *col_text(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col);
 }
 
-static int64_t col_i64(const PGresult *res, int row, int col)
+int64_t col_i64(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
 }
@@ -605,270 +587,6 @@ static int pg_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 	return pg_leave(p, rc, "reading the catalog", err, errlen);
 }
 
-/* ---- the name index ------------------------------------------------------- */
-
-/* A trace's name statistics as array literals, one element per name. */
-struct rows {
-	struct jbuf names, count, ended, total, max, sketch;
-	size_t n, skipped;
-};
-
-static void array_i64(struct jbuf *b, int64_t v)
-{
-	char num[24];
-
-	if (b->len > 1)
-		jb_raw(b, ",", 1);
-	i64_text(v, num, sizeof(num));
-	jb_raw(b, num, strlen(num));
-}
-
-static int row_add(void *ctx, const struct qry_name_stat *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	struct rows *k = ctx;
-	const unsigned char *p = s->sketch;
-	size_t i;
-
-	if (!utf8_valid(s->name, strlen(s->name))) { /* what a text column of a UTF8 database takes */
-		k->skipped++;
-		return 0;
-	}
-	array_text(&k->names, s->name);
-	array_i64(&k->count, s->count);
-	array_i64(&k->ended, s->ended);
-	array_i64(&k->total, s->total_ns);
-	array_i64(&k->max, s->max_ns);
-	/* bytea in hex, inside an array literal: "\\x0a1b..." */
-	jb_raw(&k->sketch, k->sketch.len > 1 ? ",\"\\\\x" : "\"\\\\x", k->sketch.len > 1 ? 5 : 4);
-	for (i = 0; i < s->sketch_len; i++) {
-		char two[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
-
-		jb_raw(&k->sketch, two, 2);
-	}
-	jb_raw(&k->sketch, "\"", 1);
-	k->n++;
-	return 0;
-}
-
-static int rows_read(const char *db_path, struct rows *k, char *err, size_t errlen)
-{
-	struct qry_error qe = { 0 };
-	struct jbuf *all[] = { &k->names, &k->count, &k->ended, &k->total, &k->max, &k->sketch };
-	const char *why;
-	sqlite3 *db;
-	size_t i;
-	int rc;
-
-	if ((db = tracedb_open_readonly(db_path, &why)) == NULL) {
-		snprintf(err, errlen, "the trace's database cannot be read: %s", why);
-		return -1;
-	}
-	for (i = 0; i < 6; i++)
-		jb_raw(all[i], "{", 1);
-	rc = qry_name_stats(db, row_add, k, &qe);
-	sqlite3_close(db);
-	for (i = 0; i < 6; i++) {
-		jb_raw(all[i], "}", 1);
-		jb_raw(all[i], "", 1);
-		if (all[i]->oom)
-			rc = QRY_EDB;
-	}
-	if (rc != QRY_OK)
-		snprintf(err, errlen, "the trace's names cannot be read: %s", qe.msg[0] ? qe.msg : "out of memory");
-	return rc == QRY_OK ? 0 : -1;
-}
-
-static void rows_fini(struct rows *k)
-{
-	jb_fini(&k->names);
-	jb_fini(&k->count);
-	jb_fini(&k->ended);
-	jb_fini(&k->total);
-	jb_fini(&k->max);
-	jb_fini(&k->sketch);
-}
-
-/*
- * Three statements in one transaction: the old rows out, the new names in
- * (a name another server adds at the same time is taken as it is), then
- * the statistics joined to the names' ids. The names go in sorted (byte
- * order) so that two servers indexing at once lock them in the same order.
- * Runs inside the open transaction; rolled back on failure.
- */
-static int index_tx(struct pg_lane *p, const char *id, const struct rows *k, char *err, size_t errlen)
-{
-	static const char *const sql[] = {
-		"DELETE FROM name_stats WHERE trace_id = $1",
-		"INSERT INTO names (name) SELECT u FROM unnest($1::text[]) AS u ORDER BY u COLLATE \"C\" "
-		"ON CONFLICT (name) DO NOTHING",
-		"INSERT INTO name_stats (name_id, trace_id, count, ended, total_ns, max_ns, sketch) "
-		"SELECT n.id, $2, u.c, u.e, u.t, u.m, u.s FROM unnest($1::text[], $3::bigint[], $4::bigint[], "
-		"$5::bigint[], $6::bigint[], $7::bytea[]) AS u(name, c, e, t, m, s) JOIN names n ON n.name = u.name",
-	};
-	const char *vals[7] = { k->names.p, id, k->count.p, k->ended.p, k->total.p, k->max.p, k->sketch.p };
-	/* each statement takes the parameters it names: the first only the id */
-	static const int first[] = { 1, 0, 0 }, count[] = { 1, 1, 7 };
-	PGresult *res;
-	size_t i;
-
-	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
-		res = pg_run(p, sql[i], count[i], vals + first[i], 0);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
-			return pg_fail(p, "indexing a trace's names", res, err, errlen);
-		PQclear(res);
-	}
-	return CATDB_OK;
-}
-
-static int pg_index(struct catdb *d, int64_t id, const char *db_path, char *err, size_t errlen)
-{
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
-	struct rows k;
-	char num[24];
-	int rc;
-
-	memset(&k, 0, sizeof(k));
-	jb_init(&k.names);
-	jb_init(&k.count);
-	jb_init(&k.ended);
-	jb_init(&k.total);
-	jb_init(&k.max);
-	jb_init(&k.sketch);
-	if (rows_read(db_path, &k, err, errlen) != 0) {
-		rows_fini(&k);
-		return CATDB_EFAIL;
-	}
-	i64_text(id, num, sizeof(num));
-	if ((rc = pg_enter(p, "BEGIN", "indexing a trace's names", err, errlen)) == CATDB_OK)
-		rc = pg_leave(p, index_tx(p, num, &k, err, errlen), "indexing a trace's names", err, errlen);
-	if (rc == CATDB_OK && k.skipped > 0)
-		fprintf(stderr, "trace-server: trace %" PRId64 ": %zu names that are not UTF-8 text are left out of "
-				"the name index (PostgreSQL keeps text as UTF-8)\n", id, k.skipped);
-	rows_fini(&k);
-	return rc;
-}
-
-static int pg_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
-{
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
-	const char *vals[1];
-	char num[24];
-	PGresult *res;
-	int rc;
-
-	if ((rc = pg_enter(p, "BEGIN", "dropping a trace's name index", err, errlen)) != CATDB_OK)
-		return rc;
-	i64_text(id, num, sizeof(num));
-	vals[0] = num;
-	res = pg_run(p, "DELETE FROM name_stats WHERE trace_id = $1", 1, vals, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		rc = pg_fail(p, "dropping a trace's name index", res, err, errlen);
-	else
-		PQclear(res);
-	return pg_leave(p, rc, "dropping a trace's name index", err, errlen);
-}
-
-static int64_t be64(const char *p)
-{
-	const unsigned char *u = (const unsigned char *)p;
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | u[i];
-	return (int64_t)v;
-}
-
-/* q as a LIKE pattern "%q%", ASCII letters lowered as SQLite's lower()
- * does, the pattern's own characters (% _ \) escaped. NULL when out of
- * memory. */
-static char *like_pattern(const char *q)
-{
-	size_t n = strlen(q), i, j = 0;
-	char *s = malloc(2 * n + 3);
-
-	if (s == NULL)
-		return NULL;
-	s[j++] = '%';
-	for (i = 0; i < n; i++) {
-		char ch = q[i];
-
-		if (ch == '%' || ch == '_' || ch == '\\')
-			s[j++] = '\\';
-		s[j++] = ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
-	}
-	s[j++] = '%';
-	s[j] = '\0';
-	return s;
-}
-
-/* Binary results: the numbers come as 8 big-endian bytes, the sketch as
- * its bytes, the name as text. Rows in trace order only: names.c picks
- * each trace's first names itself, cheaper than a sort by name here. */
-/* Rows of the name index that sql (its one parameter param) selects. */
-static int name_rows(struct catdb *d, const char *sql, const char *param,
-		     int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx, char *err, size_t errlen)
-{
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
-	struct catdb_name_row h;
-	const char *vals[1] = { param };
-	PGresult *res;
-	int i, n, rc;
-
-	if ((rc = pg_enter(p, "BEGIN READ ONLY", "a search", err, errlen)) != CATDB_OK)
-		return rc;
-	res = PQexecParams(p->conn, sql, 1, NULL, vals, NULL, NULL, 1);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		return pg_leave(p, pg_fail(p, "a search", res, err, errlen), "a search", err, errlen);
-	n = PQntuples(res);
-	for (i = 0; i < n && rc == CATDB_OK; i++) {
-		h.trace = be64(PQgetvalue(res, i, 0));
-		h.name = PQgetvalue(res, i, 1);
-		h.count = be64(PQgetvalue(res, i, 2));
-		h.ended = be64(PQgetvalue(res, i, 3));
-		h.total_ns = be64(PQgetvalue(res, i, 4));
-		h.max_ns = be64(PQgetvalue(res, i, 5));
-		h.sketch = PQgetvalue(res, i, 6);
-		h.sketch_len = (size_t)PQgetlength(res, i, 6);
-		if (row(ctx, &h) != 0) {
-			snprintf(err, errlen, "a row of the name index is damaged or memory ran out");
-			rc = CATDB_EFAIL;
-		}
-	}
-	PQclear(res);
-	return pg_leave(p, rc, "a search", err, errlen);
-}
-
-static int pg_search(struct catdb *d, const char *q, int (*row)(void *ctx, const struct catdb_name_row *r), void *ctx,
-		     char *err, size_t errlen)
-{
-	char *pat = like_pattern(q);
-	int rc;
-
-	if (pat == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return CATDB_EFAIL;
-	}
-	rc = name_rows(d,
-		       "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
-		       "FROM names n JOIN name_stats s ON s.name_id = n.id "
-		       "WHERE translate(n.name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE $1 "
-		       "ORDER BY s.trace_id",
-		       pat, row, ctx, err, errlen);
-	free(pat);
-	return rc;
-}
-
-static int pg_name_exact(struct catdb *d, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
-			 void *ctx, char *err, size_t errlen)
-{
-	return name_rows(d,
-			 "SELECT s.trace_id, n.name, s.count, s.ended, s.total_ns, s.max_ns, s.sketch "
-			 "FROM names n JOIN name_stats s ON s.name_id = n.id WHERE n.name = $1 ORDER BY s.trace_id",
-			 name, row, ctx, err, errlen);
-}
-
 static int pg_ping(struct catdb *d, char *err, size_t errlen)
 {
 	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
@@ -890,276 +608,6 @@ static void pg_close(struct catdb *d)
 	pthread_mutex_destroy(&p->idx.mu);
 	pthread_mutex_destroy(&p->notes.mu);
 	free(p);
-}
-
-/* ---- notes ------------------------------------------------------------------ */
-
-/* Notes go through a connection of their own (struct catdb_pg). Each
- * call is one statement in a transaction of its own; its result in *out
- * (NULL: cleared). */
-static int note_exec(struct pg_lane *p, const char *what, const char *sql, int n, const char *const *vals,
-		     ExecStatusType ok, PGresult **out, char *err, size_t errlen)
-{
-	PGresult *res;
-	int rc;
-
-	if ((rc = pg_enter(p, "BEGIN", what, err, errlen)) != CATDB_OK)
-		return rc;
-	res = pg_run(p, sql, n, vals, 0);
-	if (PQresultStatus(res) != ok)
-		return pg_leave(p, pg_fail(p, what, res, err, errlen), what, err, errlen);
-	if (out)
-		*out = res;
-	else
-		PQclear(res);
-	return pg_leave(p, CATDB_OK, what, err, errlen);
-}
-
-static int pg_note_add(struct catdb *d, struct catdb_note *n, char *err, size_t errlen)
-{
-	struct pg_lane *p = &((struct catdb_pg *)d)->notes;
-	char num[5][24];
-	const char *vals[8];
-	PGresult *res = NULL;
-	int rc;
-
-	i64_text(n->trace, num[0], sizeof(num[0]));
-	i64_text(n->start_ns, num[1], sizeof(num[1]));
-	i64_text(n->end_ns, num[2], sizeof(num[2]));
-	i64_text(n->track, num[3], sizeof(num[3]));
-	i64_text(n->slice, num[4], sizeof(num[4]));
-	vals[0] = num[0];
-	vals[1] = n->has_range ? num[1] : NULL;
-	vals[2] = n->has_range ? num[2] : NULL;
-	vals[3] = n->track ? num[3] : NULL;
-	vals[4] = n->slice ? num[4] : NULL;
-	vals[5] = n->text;
-	vals[6] = n->author;
-	vals[7] = n->created_at;
-	rc = note_exec(p, "saving a note",
-		       "INSERT INTO notes (trace_id, start_ns, end_ns, track_id, slice_id, text, author, created_at) "
-		       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-		       8, vals, PGRES_TUPLES_OK, &res, err, errlen);
-	if (rc == CATDB_OK)
-		n->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
-	return rc;
-}
-
-/* An UPDATE or DELETE of one note: CATDB_ENOENT when it was not there. */
-static int note_change(struct pg_lane *p, const char *what, const char *sql, int n, const char *const *vals,
-		       int64_t id, char *err, size_t errlen)
-{
-	PGresult *res = NULL;
-	int rc = note_exec(p, what, sql, n, vals, PGRES_COMMAND_OK, &res, err, errlen);
-
-	if (rc == CATDB_OK && strcmp(PQcmdTuples(res), "0") == 0) {
-		snprintf(err, errlen, "there is no note %" PRId64, id);
-		rc = CATDB_ENOENT;
-	}
-	PQclear(res);
-	return rc;
-}
-
-static int pg_note_edit(struct catdb *d, int64_t id, const char *text, const char *author, const char *edited_at,
-			char *err, size_t errlen)
-{
-	char num[24];
-	const char *vals[4] = { num, text, author, edited_at };
-
-	i64_text(id, num, sizeof(num));
-	return note_change(&((struct catdb_pg *)d)->notes, "editing a note",
-			   "UPDATE notes SET text = coalesce($2, text), author = coalesce($3, author), "
-			   "edited_at = $4 WHERE id = $1",
-			   4, vals, id, err, errlen);
-}
-
-static int pg_note_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
-{
-	char num[24];
-	const char *vals[1] = { num };
-
-	i64_text(id, num, sizeof(num));
-	return note_change(&((struct catdb_pg *)d)->notes, "removing a note", "DELETE FROM notes WHERE id = $1", 1,
-			   vals, id, err, errlen);
-}
-
-static int pg_note_list(struct catdb *d, const struct cat_note_query *q,
-			int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen)
-{
-	static const char sel[] =
-		"SELECT id, trace_id, start_ns, end_ns, track_id, slice_id, text, author, created_at, edited_at "
-		"FROM notes WHERE ($1::bigint = 0 OR id = $1) AND ($2::bigint = 0 OR trace_id = $2) "
-		"AND ($3::text IS NULL OR author = $3) AND ($4::text IS NULL OR "
-		"strpos(translate(text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), "
-		"translate($4, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')) > 0) "
-		"AND ($5::bigint = 0 OR id < $5) ";
-	struct pg_lane *p = &((struct catdb_pg *)d)->notes;
-	char sql[sizeof(sel) + 96], num[4][24];
-	const char *vals[6] = { num[0], num[1], q->author, q->q, num[2], q->limit > 0 ? num[3] : NULL };
-	struct catdb_note n;
-	PGresult *res = NULL;
-	int i, rows, rc;
-
-	snprintf(sql, sizeof(sql), "%s%s", sel,
-		 q->by_time ? "ORDER BY start_ns NULLS FIRST, id LIMIT $6" : "ORDER BY id DESC LIMIT $6");
-	i64_text(q->id, num[0], sizeof(num[0]));
-	i64_text(q->trace, num[1], sizeof(num[1]));
-	i64_text(q->before, num[2], sizeof(num[2]));
-	i64_text(q->limit, num[3], sizeof(num[3]));
-	if ((rc = note_exec(p, "reading notes", sql, 6, vals, PGRES_TUPLES_OK, &res, err, errlen)) != CATDB_OK)
-		return rc;
-	rows = PQntuples(res);
-	for (i = 0; i < rows && rc == CATDB_OK; i++) {
-		n.id = col_i64(res, i, 0);
-		n.trace = col_i64(res, i, 1);
-		n.has_range = !PQgetisnull(res, i, 2);
-		n.start_ns = col_i64(res, i, 2);
-		n.end_ns = col_i64(res, i, 3);
-		n.track = col_i64(res, i, 4);
-		n.slice = col_i64(res, i, 5);
-		n.text = PQgetvalue(res, i, 6);
-		n.author = PQgetvalue(res, i, 7);
-		n.created_at = PQgetvalue(res, i, 8);
-		n.edited_at = PQgetisnull(res, i, 9) ? NULL : PQgetvalue(res, i, 9);
-		if (row(ctx, &n) != 0) {
-			snprintf(err, errlen, "out of memory");
-			rc = CATDB_EFAIL;
-		}
-	}
-	PQclear(res);
-	return rc;
-}
-
-static int pg_note_counts(struct catdb *d, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
-			  size_t errlen)
-{
-	PGresult *res = NULL;
-	int i, rows, rc;
-
-	if ((rc = note_exec(&((struct catdb_pg *)d)->notes, "counting notes",
-			    "SELECT trace_id, count(*) FROM notes GROUP BY trace_id", 0, NULL, PGRES_TUPLES_OK, &res, err,
-			    errlen)) != CATDB_OK)
-		return rc;
-	rows = PQntuples(res);
-	for (i = 0; i < rows && rc == CATDB_OK; i++)
-		if (row(ctx, col_i64(res, i, 0), col_i64(res, i, 1)) != 0) {
-			snprintf(err, errlen, "out of memory");
-			rc = CATDB_EFAIL;
-		}
-	PQclear(res);
-	return rc;
-}
-
-/* ---- shared ingest jobs ----------------------------------------------------- */
-
-/* Runs one statement of text parameters on the index's connection, in a
- * transaction of its own; its result in *out when it returns rows. */
-static int job_exec(struct pg_lane *p, const char *what, const char *sql, int n, const char *const *vals,
-		    PGresult **out, char *err, size_t errlen)
-{
-	PGresult *res;
-	int rc;
-
-	if ((rc = pg_enter(p, "BEGIN", what, err, errlen)) != CATDB_OK)
-		return rc;
-	res = pg_run(p, sql, n, vals, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-		return pg_leave(p, pg_fail(p, what, res, err, errlen), what, err, errlen);
-	rc = strcmp(PQcmdTuples(res), "0") == 0 ? CATDB_ENOENT : CATDB_OK;
-	if (out)
-		*out = res;
-	else
-		PQclear(res);
-	if (rc == CATDB_ENOENT) /* nothing done: nothing to commit */
-		PQclear(PQexec(p->conn, "ROLLBACK"));
-	return pg_leave(p, rc, what, err, errlen);
-}
-
-static int pg_job_queue(struct catdb *d, int64_t trace, char *err, size_t errlen)
-{
-	char num[24];
-	const char *vals[1] = { num };
-	int rc;
-
-	i64_text(trace, num, sizeof(num));
-	rc = job_exec(&((struct catdb_pg *)d)->idx, "queueing an ingest job",
-		      "INSERT INTO jobs (trace_id) VALUES ($1) ON CONFLICT (trace_id) DO NOTHING", 1, vals, NULL, err,
-		      errlen);
-	return rc == CATDB_ENOENT ? CATDB_OK : rc; /* queued already: still once */
-}
-
-/* The oldest job nobody holds (never claimed, or its lease over), locked
- * so that a server claiming at the same time takes the next one. */
-static int pg_job_claim(struct catdb *d, const char *owner, int lease_ms, struct catdb_job *out, char *err,
-			size_t errlen)
-{
-	char ms[24];
-	const char *vals[2] = { owner, ms };
-	PGresult *res = NULL;
-	int rc;
-
-	i64_text(lease_ms, ms, sizeof(ms));
-	rc = job_exec(&((struct catdb_pg *)d)->idx, "claiming an ingest job",
-		      "UPDATE jobs SET owner = $1, lease_until = clock_timestamp() + $2 * interval '1 millisecond', "
-		      "token = nextval('job_tokens'), attempts = attempts + 1 "
-		      "WHERE trace_id = (SELECT trace_id FROM jobs WHERE lease_until IS NULL "
-		      "OR lease_until < clock_timestamp() ORDER BY trace_id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-		      "RETURNING trace_id, token, attempts",
-		      2, vals, &res, err, errlen);
-	if (rc == CATDB_OK) {
-		out->trace = col_i64(res, 0, 0);
-		out->token = col_i64(res, 0, 1);
-		out->attempts = (int)col_i64(res, 0, 2);
-	}
-	PQclear(res);
-	return rc;
-}
-
-/* Renewed while the claim's token is the job's, even past its lease when
- * nobody claimed it since: the token, not the clock, says whose it is. */
-static int pg_job_renew(struct catdb *d, const struct catdb_job *j, int lease_ms, char *err, size_t errlen)
-{
-	char id[24], token[24], ms[24];
-	const char *vals[3] = { id, token, ms };
-
-	i64_text(j->trace, id, sizeof(id));
-	i64_text(j->token, token, sizeof(token));
-	i64_text(lease_ms, ms, sizeof(ms));
-	return job_exec(&((struct catdb_pg *)d)->idx, "renewing an ingest job's lease",
-			"UPDATE jobs SET lease_until = clock_timestamp() + $3 * interval '1 millisecond' "
-			"WHERE trace_id = $1 AND token = $2",
-			3, vals, NULL, err, errlen);
-}
-
-/* The fencing check and the result in one transaction: the job's row goes
- * only with the claim's token, and the trace's state is written only then. */
-static int pg_job_done(struct catdb *d, const struct catdb_job *j, const struct trace_rec *r, char *err,
-		       size_t errlen)
-{
-	struct pg_lane *p = &((struct catdb_pg *)d)->idx;
-	char id[24], token[24];
-	const char *vals[2] = { id, token };
-	PGresult *res;
-	int rc;
-
-	i64_text(j->trace, id, sizeof(id));
-	i64_text(j->token, token, sizeof(token));
-	if ((rc = pg_enter(p, "BEGIN", "ending an ingest job", err, errlen)) != CATDB_OK)
-		return rc;
-	res = pg_run(p, "DELETE FROM jobs WHERE trace_id = $1 AND token = $2", 2, vals, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		return pg_leave(p, pg_fail(p, "ending an ingest job", res, err, errlen), "ending an ingest job", err,
-				errlen);
-	if (strcmp(PQcmdTuples(res), "1") != 0) {
-		PQclear(res);
-		PQclear(PQexec(p->conn, "ROLLBACK"));
-		snprintf(err, errlen, "the ingest job of trace %" PRId64 " was claimed by another server since "
-				      "(its lease ran out): this result is not kept", j->trace);
-		return pg_leave(p, CATDB_ENOENT, "ending an ingest job", err, errlen);
-	}
-	PQclear(res);
-	return pg_leave(p, save_tx(p, r, CATDB_STATE, NULL, err, errlen), "ending an ingest job", err, errlen);
 }
 
 /* ---- the schema ------------------------------------------------------------- */
