@@ -40,27 +40,27 @@ async function upload(name, file) {
 
 const tracks = () => page.evaluate(() => window.__viewer.tracks());
 
+before(async () => {
+  work = tmpDir('readable-e2e-');
+  const bin = buildServer(['build/rel/gen_fxt']);
+  const demo = path.join(work, 'demo.fxt');
+  execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '200000', '--threads', '12', '--seed', '7', demo]);
+  const tool = buildFixtureTool(work);
+  execFileSync(tool, [path.join(work, 'fixture.fxt')]);
+  fs.mkdirSync(path.join(work, 'data'));
+  server = await startServer(bin, path.join(work, 'data'));
+  ids.demo = await upload('demo', demo);
+  ids.again = await upload('demo-again', demo);
+  ids.fixture = await upload('fixture', path.join(work, 'fixture.fxt'));
+  browser = await launchBrowser([], { width: 1600, height: H });
+  page = await browser.context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+});
+
+after(() => closeAll(browser, server, work));
+
 describe('a big trace reads well', { timeout: 300000 }, () => {
-  before(async () => {
-    work = tmpDir('readable-e2e-');
-    const bin = buildServer(['build/rel/gen_fxt']);
-    const demo = path.join(work, 'demo.fxt');
-    execFileSync(path.join(ROOT, 'build/rel/gen_fxt'), ['--events', '200000', '--threads', '12', '--seed', '7', demo]);
-    const tool = buildFixtureTool(work);
-    execFileSync(tool, [path.join(work, 'fixture.fxt')]);
-    fs.mkdirSync(path.join(work, 'data'));
-    server = await startServer(bin, path.join(work, 'data'));
-    ids.demo = await upload('demo', demo);
-    ids.again = await upload('demo-again', demo);
-    ids.fixture = await upload('fixture', path.join(work, 'fixture.fxt'));
-    browser = await launchBrowser([], { width: 1600, height: H });
-    page = await browser.context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-  });
-
-  after(() => closeAll(browser, server, work));
-
   it('folds the 85-lane async track to a row its arrow unfolds, so the threads are on the first screen', async () => {
     await page.goto(`${server.url}/?trace=${ids.demo}`);
     await waitIdle(page);
@@ -154,5 +154,56 @@ describe('a big trace reads well', { timeout: 300000 }, () => {
     assert.ok(labels.some((t) => /^[A-Z][a-z]/.test(t)), 'names on the zoomed-out tracks: ' + labels.slice(0, 10).join(', '));
     assert.deepEqual(labels.filter((t) => t.startsWith('×')), [], 'a count is no name');
     await page.fill('.track-filter', '');
+  });
+});
+
+describe('compare reads well', { timeout: 300000 }, () => {
+  it('pairs threads by process and thread name, as SQL counts them', async () => {
+    const r = await api(`/api/compare?a=${ids.demo}&b=${ids.again}&by=thread&limit=5000`);
+    assert.equal(r.status, 200);
+    const rows = r.body.rows;
+    const count = async (proc, thread, name) => (await api(`/api/traces/${ids.demo}/query`, {
+      method: 'POST',
+      body: 'SELECT count(*) FROM slices s JOIN tracks k ON k.id = s.track_id JOIN threads t ON t.id = k.thread_id ' +
+        `JOIN processes p ON p.pid = t.pid JOIN strings n ON n.id = s.name_id WHERE p.name = '${proc}' AND t.name = '${thread}' ` +
+        `AND n.str = '${name}'`,
+    })).body.rows[0][0];
+    // "main" is a thread of both compositor and app-1: two rows, each its own process's
+    for (const proc of ['compositor', 'app-1']) {
+      const row = rows.find((x) => x.process === proc && x.thread === 'main' && x.name === 'Frame');
+      assert.ok(row, `a row for ${proc} › main › Frame: ` + JSON.stringify(rows.slice(0, 3)));
+      assert.equal(row.a.count, await count(proc, 'main', 'Frame'));
+      assert.equal(row.b.count, row.a.count);
+    }
+    assert.equal(new Set(rows.map((x) => `${x.process}\u001f${x.thread}\u001f${x.name}`)).size, rows.length, 'one row per place and name');
+  });
+
+  it('gives the table the page\'s height', async () => {
+    await page.goto(`${server.url}/?page=compare&a=${ids.demo}&b=${ids.again}`);
+    await page.waitForSelector('table.cmp-table tr.cmp-row');
+    const got = await page.evaluate(() => {
+      const w = document.querySelector('.cmp-table-wrap');
+      const r = w.getBoundingClientRect();
+      const rows = [...w.querySelectorAll('tr.cmp-row')];
+      const shown = rows.filter((tr) => tr.getBoundingClientRect().bottom <= r.bottom).length;
+      return { bottom: r.bottom, inner: innerHeight, rows: rows.length, shown };
+    });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readable-compare.png') });
+    assert.ok(got.rows >= 30, `${got.rows} rows`);
+    // the box ends at the foot of the window (it was 45% of it: 14 rows of 35)
+    assert.ok(got.bottom >= got.inner - 40 && got.bottom <= got.inner + 1, `the table ends at ${got.bottom} px of ${got.inner}`);
+    assert.ok(got.shown >= Math.min(got.rows, 25), `${got.shown} of ${got.rows} rows shown`);
+    assert.equal(await page.locator('.cmp-procs').count(), 0, 'the same processes: nothing said');
+  });
+
+  it('says when the two traces\' processes differ', async () => {
+    await page.goto(`${server.url}/?page=compare&a=${ids.demo}&b=${ids.fixture}&by=thread`);
+    await page.waitForSelector('.cmp-procs');
+    const text = await page.textContent('.cmp-procs');
+    assert.match(text, /processes differ/);
+    assert.match(text, /compositor/);
+    assert.match(text, /app-1/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readable-compare-processes.png') });
+    assert.deepEqual(pageErrors, []);
   });
 });
