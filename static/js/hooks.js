@@ -80,8 +80,8 @@ export function exposeHooks(self) {
     },
     // The level-of-detail summaries ("merged") of the slice tracks on
     // screen, as drawn: {trackId, name, merged, x0, x1, y} in page px (y:
-    // the middle of the summary's row).
-    summaries() {
+    // the middle of the summary's row); with all, the slices too.
+    summaries(all = false) {
       const v = self.view.mapping();
       const cr = self.canvas.getBoundingClientRect();
       const out = [];
@@ -93,7 +93,7 @@ export function exposeHooks(self) {
         for (const D of c.data.depths) {
           if (!D || (t.folded ? 0 : D.depth) * ROW_H >= r.h) continue;
           for (let i = 0; i < D.n; i++) {
-            if (!D.merged[i]) continue;
+            if (!D.merged[i] && !all) continue;
             const x0 = Math.max(v.x(D.ts[i]), 0);
             const x1 = Math.min(v.x(D.end[i]), self.W);
             if (x1 <= x0) continue;

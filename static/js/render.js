@@ -157,9 +157,12 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
         endRun();
       }
       if (w < 1.5) {
-        // Sub-pixel: extend the pending run when it touches, else flush it.
-        if (x0 <= px1 + 0.5) {
-          if (x0 + 1 > px1) px1 = x0 + 1;
+        // Sub-pixel: extend the pending run when it touches and has the
+        // same colour; another colour under the run's last pixel is
+        // hidden by it, one past it flushes the run (a run of one colour
+        // over many columns of other names would read as a long slice).
+        if (x0 <= px1 + 0.5 && (col.fill === pcol || x0 < px1)) {
+          if (col.fill === pcol && x0 + 1 > px1) px1 = x0 + 1;
           continue;
         }
         if (pcol) {

@@ -149,6 +149,47 @@ describe('a big trace reads well', { timeout: 300000 }, () => {
     }, sums);
     assert.ok(bad.checked > 50, `${bad.checked} summaries wide enough to check`);
     assert.ok(bad.out.length <= bad.checked / 20, `summaries not in their name's colour: ${JSON.stringify(bad.out.slice(0, 5))} of ${bad.checked}`);
+    // no box of one colour is longer than the slices and summaries under
+    // it: sub-pixel boxes of other names are never painted in the colour
+    // of the first of them (a run of them read as one long slice). In a
+    // narrow window, where the demo's summaries touch as a big trace's do.
+    await page.setViewportSize({ width: 640, height: H });
+    await waitIdle(page);
+    const long = await page.evaluate(() => {
+      const boxes = window.__viewer.summaries(true).filter((b) => b.x1 > b.x0);
+      const cv = document.querySelector('.tl-canvas');
+      const cr = cv.getBoundingClientRect();
+      const ctx = cv.getContext('2d');
+      const byRow = new Map();
+      for (const b of boxes) (byRow.get(b.y) || byRow.set(b.y, []).get(b.y)).push(b);
+      const out = [];
+      for (const [y, row] of byRow) {
+        if (y - cr.top < 0 || y - cr.top >= cr.height) continue;
+        row.sort((a, b) => a.x0 - b.x0);
+        // the longest chain of touching boxes of one name
+        let chain = 0;
+        for (let i = 0, j = 0; i < row.length; i = j) {
+          let x1 = row[i].x1;
+          for (j = i + 1; j < row.length && row[j].name === row[i].name && row[j].x0 <= x1 + 1; j++) x1 = Math.max(x1, row[j].x1);
+          chain = Math.max(chain, x1 - row[i].x0);
+        }
+        const px = ctx.getImageData(0, Math.floor(y - cr.top), cv.width, 1).data;
+        let run = 0;
+        let most = 0;
+        for (let x = 1; x < cv.width; x++) {
+          const same = px[4 * x] === px[4 * x - 4] && px[4 * x + 1] === px[4 * x - 3] && px[4 * x + 2] === px[4 * x - 2];
+          const white = px[4 * x] > 245 && px[4 * x + 1] > 245 && px[4 * x + 2] > 245;
+          run = same && !white ? run + 1 : 0;
+          most = Math.max(most, run);
+        }
+        if (most > chain + 4) out.push({ y, most, chain });
+      }
+      return out;
+    });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'readable-demo-narrow.png') });
+    await page.setViewportSize({ width: 1600, height: H });
+    assert.deepEqual(long, [], 'rows with a box of one colour longer than what it stands for');
+    await waitIdle(page);
     // names, not counts, are written on the zoomed-out threads
     const labels = Object.values(await page.evaluate(() => window.__viewer.labels())).flat();
     assert.ok(labels.some((t) => /^[A-Z][a-z]/.test(t)), 'names on the zoomed-out tracks: ' + labels.slice(0, 10).join(', '));
