@@ -17,10 +17,12 @@ export const FOLD_ROWS = 8;     // a slice track of more rows opens folded
 export const FOLD_PROCESSES = 8; // a trace of more processes opens them collapsed
 
 // Every depth is shown, as Perfetto does: a deep stack is never cut. A
-// track of more than FOLD_ROWS rows (the demo's async track has 85 lanes,
-// 1.5k px that push every thread below the fold) opens folded, as
-// Perfetto's tall tracks do: one summary row where every depth is drawn
-// over the next, depth 0 on top, until its label's arrow unfolds it.
+// slice track of more than FOLD_ROWS rows can be folded by its label's
+// arrow to one summary row where every depth is drawn over the next,
+// depth 0 on top. An async track that tall opens folded, as Perfetto's
+// tall track groups do: its lanes are a layout, not a call stack, and the
+// demo's 85 of them took 1.5k px that pushed every thread below the fold.
+// A thread opens with its whole stack (issue 9: deep stacks are shown).
 function rowsOf(t) {
   return (t.maxDepth ?? 0) + 1;
 }
@@ -91,7 +93,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
   const processNames = new Map(); // pid -> its name (processName)
   const add = (g, t) => {
     t.group = g;
-    t.folded = foldable(t);
+    t.folded = t.kind === 'async' && foldable(t);
     g.children.push(t);
     if (t.trackId !== null && t.trackId !== undefined) byTrackId.set(Number(t.trackId), t);
   };

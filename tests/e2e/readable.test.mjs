@@ -91,12 +91,12 @@ describe('a big trace reads well', { timeout: 300000 }, () => {
     await waitIdle(page);
     a = (await tracks()).find((r) => r.key === key);
     assert.ok(a.h <= 30);
-    // threads of at most 8 depths are never folded
+    // threads open with their whole stack (the demo's have at most 8 depths)
     assert.ok(threads.every((t) => t.h === Math.round(t.h) && t.h > 30));
     assert.deepEqual(pageErrors, []);
   });
 
-  it('collapses the processes of a trace that has more than 8 of them', async () => {
+  it('collapses the processes of a trace that has more than 8 of them, and folds only tall async tracks', async () => {
     await page.goto(`${server.url}/?trace=${ids.demo}`);
     await waitIdle(page);
     const got = await page.evaluate(async () => {
@@ -107,10 +107,15 @@ describe('a big trace reads well', { timeout: 300000 }, () => {
         })),
       });
       const collapsed = (n) => buildTracks(reply(n), { format: 'fxt', counts: {} }).groups.map((g) => g.collapsed);
-      return { eight: collapsed(8), nine: collapsed(9) };
+      // a 25-deep thread opens with its whole stack (issue 9), a 25-lane async track folded
+      const tall = buildTracks({ processes: [{ pid: 1, name: 'p', threads: [{ tid: 2, name: 'deep', track_id: 1, max_depth: 24 }],
+        async_tracks: [{ track_id: 2, name: 'lanes', max_depth: 24 }, { track_id: 3, name: 'few', max_depth: 7 }] }] },
+      { format: 'fxt', counts: {} }).groups[0].children.map((t) => [t.title, t.folded]);
+      return { eight: collapsed(8), nine: collapsed(9), tall };
     });
     assert.ok(got.eight.every((c) => !c), '8 processes open expanded');
     assert.ok(got.nine.every((c) => c), '9 processes open collapsed');
+    assert.deepEqual(got.tall, [['lanes', true], ['few', false], ['deep', false]]);
   });
 
   it('draws a zoomed-out trace\'s summaries in their name\'s colour, with names where they are wide enough', async () => {
