@@ -1,11 +1,13 @@
 /*
- * Comparing two traces: per slice name (or per thread name and slice
- * name), the count, total, p50, p95 and max duration in each trace and the
+ * Comparing two traces: per slice name (or per process name, thread name
+ * and slice name), the count, total, p50, p95 and max duration in each trace and the
  * difference b - a, largest regression first.
  *
- * A side's groups are keyed by text: the slice's name, or its thread's
- * name and its name, so that the threads of one name (a pool's workers,
- * every process's "main") make one row. The slices starting inside the
+ * A side's groups are keyed by text: the slice's name, or its process's
+ * name, its thread's name and its name, so that the threads of one name in
+ * a process of one name (a pool's workers) make one row, and run 2's
+ * "app-1 > main" meets run 1's "app-1 > main" whatever their pids, but not
+ * "compositor > main". The slices starting inside the
  * window are read once into their groups: count, ended, total, longest,
  * and the ended durations, kept as they come while a group has few of
  * them and counted in a histogram past that. A group's percentiles are
@@ -25,7 +27,7 @@
 #include "keymap.h"
 
 struct group {
-	char *text;   /* "name", or "thread\x1fname" */
+	char *text;   /* "name", or "process\x1fthread\x1fname" */
 	uint64_t count, ended;
 	int64_t total, p50, p95, max;
 	int64_t slowest; /* slice id, 0 when none ended */
@@ -78,7 +80,7 @@ static uint64_t rank_of(uint64_t n, unsigned pct)
 }
 
 struct acc {
-	uint64_t key;        /* thread name << 32 | name id */
+	uint64_t key;        /* place (struct places) << 32 | name id */
 	uint64_t count, ended;
 	int64_t total, max, slowest;
 	int64_t *v;          /* the durations while ended <= ACC_SMALL; then those
@@ -243,20 +245,25 @@ static void acc_percentiles(struct acc *g, struct group *out)
 
 /* ---- reading a side ---------------------------------------------------- */
 
-/* Thread names, each once: a thread's row id to its name's index. */
-struct thread_name {
-	int64_t id;        /* threads.id */
-	uint32_t name;     /* its name's index in text */
+/* Where a slice is, by name, each once: "process\x1fthread" for a thread
+ * track's slices, "process\x1f" for an async track's (a track of no
+ * process, or a process or thread without a name, has "" there). A
+ * thread's row id, and an async track's pid, to that text's index. */
+struct place {
+	int64_t id;        /* threads.id, or processes.pid */
+	uint32_t name;     /* its text's index in text */
 };
 
-struct thread_names {
-	struct thread_name *th; /* by id */
-	char **text;       /* the distinct names; index 0 is "" (async tracks,
-			    * threads without a name) */
-	size_t n, ntext;
+struct places {
+	struct place *th;  /* threads, by id */
+	struct place *pr;  /* processes, by pid */
+	char **text;       /* the distinct texts; index 0 is "\x1f" (no
+			    * process, no thread) */
+	size_t nth, npr, ntext;
+	size_t capth, cappr;
 };
 
-static void thread_names_free(struct thread_names *t)
+static void places_free(struct places *t)
 {
 	size_t i;
 
@@ -264,36 +271,59 @@ static void thread_names_free(struct thread_names *t)
 		free(t->text[i]);
 	free(t->text);
 	free(t->th);
+	free(t->pr);
 }
 
-static int thread_id_cmp(const void *a, const void *b)
+static int place_cmp(const void *a, const void *b)
 {
-	const struct thread_name *x = a, *y = b;
+	const struct place *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Reads every thread's name, in name order so that a new name is one
- * unlike the last. QRY_OK, QRY_EDB (failed holds the error) or QRY_ENOMEM;
- * the caller frees t either way. */
-static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
+/* Adds (id, the last text) to threads (kind 0) or processes (kind 1).
+ * 0, or -1 when out of memory. */
+static int places_add(struct places *t, int kind, int64_t id)
+{
+	struct place **a = kind ? &t->pr : &t->th;
+	size_t *n = kind ? &t->npr : &t->nth, *cap = kind ? &t->cappr : &t->capth;
+
+	if (*n == *cap) {
+		struct place *grown = realloc(*a, (*cap = *cap ? *cap * 2 : 64) * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		*a = grown;
+	}
+	(*a)[*n].id = id;
+	(*a)[(*n)++].name = (uint32_t)(t->ntext - 1);
+	return 0;
+}
+
+/* Reads every thread's and process's text, in text order so that a new
+ * text is one unlike the last. QRY_OK, QRY_EDB (failed holds the error)
+ * or QRY_ENOMEM; the caller frees t either way. */
+static int places_read(sqlite3 *db, struct places *t, int *failed)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, tcap = 1;
+	size_t tcap = 1;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((t->text = malloc(tcap * sizeof(*t->text))) == NULL || (t->text[0] = strdup("")) == NULL)
+	if ((t->text = malloc(tcap * sizeof(*t->text))) == NULL || (t->text[0] = strdup("\x1f")) == NULL)
 		return QRY_ENOMEM;
 	t->ntext = 1;
-	if ((rc = sqlite3_prepare_v2(db, "SELECT id, coalesce(name, '') FROM threads ORDER BY 2, 1", -1, &st, NULL)) !=
-	    SQLITE_OK) {
+	if ((rc = sqlite3_prepare_v2(db,
+				     "SELECT 0, t.id, coalesce(p.name, '') || char(31) || coalesce(t.name, '') AS k "
+				     "FROM threads t LEFT JOIN processes p ON p.pid = t.pid UNION ALL SELECT 1, pid, "
+				     "coalesce(name, '') || char(31) FROM processes ORDER BY 3, 1, 2",
+				     -1, &st, NULL)) != SQLITE_OK) {
 		*failed = rc;
 		return QRY_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *u = sqlite3_column_text(st, 1);
-		const char *s = u ? (const char *)u : "";
+		const unsigned char *u = sqlite3_column_text(st, 2);
+		const char *s = u ? (const char *)u : "\x1f";
 
 		if (strcmp(s, t->text[t->ntext - 1]) != 0) {
 			if (t->ntext == tcap) {
@@ -307,48 +337,54 @@ static int thread_names_read(sqlite3 *db, struct thread_names *t, int *failed)
 				goto nomem;
 			t->ntext++;
 		}
-		if (t->n == cap) {
-			struct thread_name *grown = realloc(t->th, (cap = cap ? cap * 2 : 64) * sizeof(*grown));
-
-			if (grown == NULL)
-				goto nomem;
-			t->th = grown;
-		}
-		t->th[t->n].id = sqlite3_column_int64(st, 0);
-		t->th[t->n++].name = (uint32_t)(t->ntext - 1);
+		if (places_add(t, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1)) != 0)
+			goto nomem;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		*failed = rc;
 		return QRY_EDB;
 	}
-	if (t->n > 1) /* th is NULL without threads: qsort may not be given it */
-		qsort(t->th, t->n, sizeof(*t->th), thread_id_cmp);
+	if (t->nth > 1) /* th is NULL without threads: qsort may not be given it */
+		qsort(t->th, t->nth, sizeof(*t->th), place_cmp);
+	if (t->npr > 1)
+		qsort(t->pr, t->npr, sizeof(*t->pr), place_cmp);
 	return QRY_OK;
 nomem:
 	sqlite3_finalize(st);
 	return QRY_ENOMEM;
 }
 
-/* The name index of thread row id: 0 ("") when there is none. */
-static uint32_t thread_name_of(const struct thread_names *t, int64_t id)
+/* The text index of id in a (n places by id): 0 ("\x1f") when absent. */
+static uint32_t place_of(const struct place *a, size_t n, int64_t id)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (t->th[mid].id < id)
+		if (a[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < t->n && t->th[lo].id == id ? t->th[lo].name : 0;
+	return lo < n && a[lo].id == id ? a[lo].name : 0;
+}
+
+/* The text index of the slice row st is on: its thread's, else (an async
+ * track) its process's. Columns: 0 thread id, 4 pid (NULL when none). */
+static uint32_t place_of_row(const struct places *t, sqlite3_stmt *st)
+{
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+		return place_of(t->th, t->nth, sqlite3_column_int64(st, 0));
+	if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+		return place_of(t->pr, t->npr, sqlite3_column_int64(st, 4));
+	return 0;
 }
 
 /* The text of a group (the caller frees it); NULL when out of memory or
  * when a read failed (then *failed holds its error). */
-static char *group_text(sqlite3_stmt *name, const struct thread_names *th, uint64_t key, int by_thread,
+static char *group_text(sqlite3_stmt *name, const struct places *th, uint64_t key, int by_thread,
 			int *failed)
 {
 	const char *t = by_thread ? th->text[key >> 32] : "";
@@ -380,13 +416,13 @@ static char *group_text(sqlite3_stmt *name, const struct thread_names *th, uint6
 /* Reads the window's slices through st into t: the first read (collect
  * 0), or the second, keeping the percentiles' buckets (collect 1).
  * Returns 0, an SQLite error, or -1 when out of memory. */
-static int read_slices(sqlite3_stmt *st, const struct thread_names *th, int by_thread, struct accs *t,
+static int read_slices(sqlite3_stmt *st, const struct places *th, int by_thread, struct accs *t,
 		       int collect)
 {
 	int rc;
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t tn = by_thread ? thread_name_of(th, sqlite3_column_int64(st, 0)) : 0;
+		uint64_t tn = by_thread ? place_of_row(th, st) : 0;
 		uint64_t key = tn << 32 | (uint32_t)sqlite3_column_int64(st, 1);
 		int64_t dur = sqlite3_column_int64(st, 2);
 		struct acc *g = acc_of(t, key, !collect);
@@ -406,20 +442,20 @@ static int read_slices(sqlite3_stmt *st, const struct thread_names *th, int by_t
 static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, struct side *out, struct qry_error *err)
 {
 	sqlite3_stmt *st = NULL, *name = NULL;
-	struct thread_names th = { 0 };
+	struct places th = { 0 };
 	struct accs t = { 0 };
 	size_t i;
 	int rc, failed = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db,
-			       by_thread ? "SELECT k.thread_id, s.name_id, s.dur, s.id FROM slices s JOIN "
+			       by_thread ? "SELECT k.thread_id, s.name_id, s.dur, s.id, k.pid FROM slices s JOIN "
 					   "tracks k ON k.id = s.track_id WHERE s.ts BETWEEN ?1 AND ?2"
 					 : "SELECT 0, name_id, dur, id FROM slices WHERE ts BETWEEN ?1 AND ?2",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &name, NULL) != SQLITE_OK)
 		goto db_fail;
-	if (by_thread && (rc = thread_names_read(db, &th, &failed)) != QRY_OK) {
+	if (by_thread && (rc = places_read(db, &th, &failed)) != QRY_OK) {
 		if (rc == QRY_ENOMEM)
 			goto nomem;
 		goto out_fail;
@@ -462,7 +498,7 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
-	thread_names_free(&th);
+	places_free(&th);
 	accs_free(&t);
 	if (out->n > 1) /* g is NULL without groups */
 		qsort(out->g, out->n, sizeof(*out->g), group_cmp);
@@ -480,7 +516,7 @@ nomem:
 out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(name);
-	thread_names_free(&th);
+	places_free(&th);
 	accs_free(&t);
 	side_free(out);
 	return err->code;
@@ -628,7 +664,11 @@ int qry_compare(sqlite3 *a, sqlite3 *b, const struct qry_compare_opts *o, struct
 		const char *text = p[k].a ? p[k].a->text : p[k].b->text, *sep = strchr(text, '\x1f');
 
 		jb_obj(out);
-		if (o->by_thread) {
+		if (o->by_thread) { /* "process\x1fthread\x1fname" */
+			jb_key(out, "process");
+			jb_strn(out, text, (size_t)(sep - text));
+			text = sep + 1;
+			sep = strchr(text, '\x1f');
 			jb_key(out, "thread");
 			jb_strn(out, text, (size_t)(sep - text));
 			text = sep + 1;

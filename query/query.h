@@ -125,11 +125,11 @@ struct qry_search_page {
 int qry_search(sqlite3 *db, const char *text, const struct qry_search_page *pg, struct jbuf *out,
 	       struct qry_error *err);
 
-/* Comparing two traces (compare.c): per name (or thread and name). */
+/* Comparing two traces (compare.c): per name (or process, thread and name). */
 enum qry_compare_sort { QRY_CMP_TOTAL, QRY_CMP_COUNT, QRY_CMP_P50, QRY_CMP_P95, QRY_CMP_MAX };
 struct qry_compare_opts {
 	struct qry_window wa, wb; /* the slices of each trace that start inside its window */
-	int by_thread;            /* key rows by (thread name, name) */
+	int by_thread;            /* key rows by (process name, thread name, name) */
 	enum qry_compare_sort sort;
 	uint32_t limit;
 };

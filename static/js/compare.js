@@ -34,6 +34,33 @@ function trackPlaces(tracks) {
   return m;
 }
 
+// The processes of a trace by name ({named: Map name -> count, unnamed}),
+// from GET /tracks: what two traces' rows per thread are paired by.
+function processNames(tracks) {
+  const named = new Map();
+  let unnamed = 0;
+  for (const p of tracks.processes || []) {
+    if (p.name) named.set(p.name, (named.get(p.name) || 0) + 1);
+    else unnamed++;
+  }
+  return { named, unnamed };
+}
+
+// What differs between a's and b's processes, in words, or '' when they
+// have the same names (as many of each, and as many unnamed).
+export function processDifference(a, b) {
+  const only = (x, y) => [...x.named.keys()].filter((n) => !y.named.has(n));
+  const parts = [];
+  const onlyA = only(a, b);
+  const onlyB = only(b, a);
+  if (onlyA.length) parts.push(`only in a: ${onlyA.join(', ')}`);
+  if (onlyB.length) parts.push(`only in b: ${onlyB.join(', ')}`);
+  const twice = [...a.named].filter(([n, c]) => b.named.has(n) && b.named.get(n) !== c).map(([n, c]) => `${n} (${c} in a, ${b.named.get(n)} in b)`);
+  if (twice.length) parts.push(`not as many: ${twice.join(', ')}`);
+  if (a.unnamed !== b.unnamed) parts.push(`unnamed: ${a.unnamed} in a, ${b.unnamed} in b`);
+  return parts.join('; ');
+}
+
 // A window around a slice: the slice in the middle half of the view.
 function around(s) {
   const dur = Math.max(s.dur, 1000);
@@ -69,6 +96,7 @@ export class ComparePage {
       ...FIGURES.map(([k, t]) => el('option', { value: k }, `largest ${t} regression first`)));
     this.sortSel.value = this.sort;
     this.status = el('div', { className: 'cmp-status' });
+    this.procNote = el('div', { className: 'cmp-procs-slot' });
     this.tbody = el('tbody');
     this.head = el('tr');
     this.split = el('div', { className: 'cmp-split' });
@@ -77,9 +105,17 @@ export class ComparePage {
       el('main', { className: 'compare' },
         el('div', { className: 'lib-toolbar' }, this.bySel, this.sortSel,
           el('span', { className: 'hint' }, 'b − a: red is slower in b. Click a row to open both timelines on its slowest slice.')),
-        this.status,
-        el('div', { className: 'cmp-table-wrap' }, el('table', { className: 'traces cmp-table' }, el('thead', null, this.head), this.tbody)),
+        this.status, this.procNote,
+        this.wrap = el('div', { className: 'cmp-table-wrap' }, el('table', { className: 'traces cmp-table' }, el('thead', null, this.head), this.tbody)),
         this.split));
+    window.addEventListener('resize', () => this.fit());
+  }
+
+  // The table takes the window's height below its top (it was 45% of it,
+  // 14 rows of 35 over a blank half); the timelines of a row open under it.
+  fit() {
+    const top = this.wrap.getBoundingClientRect().top + window.scrollY;
+    this.wrap.style.maxHeight = Math.max(200, Math.floor(window.innerHeight - top - 12)) + 'px';
   }
 
   setOpt(k, v) {
@@ -110,7 +146,8 @@ export class ComparePage {
       const w = this.windows.toString();
       const r = await api(`/api/compare?a=${this.a}&b=${this.b}&by=${this.by}&sort=${this.sort}&limit=2000${w ? '&' + w : ''}`, { exact: true });
       this.rows = r.rows;
-      if (this.by === 'thread') await this.loadPlaces();
+      await this.loadPlaces();
+      this.showProcesses();
       this.status.textContent = r.truncated ? `The first ${fmtCount(r.rows.length)} rows.` : `${fmtCount(r.rows.length)} row${r.rows.length === 1 ? '' : 's'}.`;
       this.status.classList.remove('error-text');
     } catch (e) {
@@ -121,12 +158,25 @@ export class ComparePage {
     this.render();
   }
 
-  // A row keyed by thread name joins threads of that name in any process:
-  // each side's slowest slice says which thread (and process) it is.
+  // A row per thread joins the threads of one name in processes of one
+  // name: each side's slowest slice says which thread (pid and tid) it is.
+  // The processes' names say whether the two traces can be paired so.
   async loadPlaces() {
     if (this.places) return;
     const [a, b] = await Promise.all([api(`/api/traces/${this.a}/tracks`, { exact: true }), api(`/api/traces/${this.b}/tracks`, { exact: true })]);
     this.places = { a: trackPlaces(a), b: trackPlaces(b) };
+    this.processes = { a: processNames(a), b: processNames(b) };
+  }
+
+  // Says, over the table, when the traces' processes are not the same.
+  showProcesses() {
+    clear(this.procNote);
+    const diff = this.processes ? processDifference(this.processes.a, this.processes.b) : '';
+    if (!diff) return;
+    this.procNote.append(el('div', { className: 'cmp-procs' },
+      el('strong', null, 'The two traces\' processes differ'), ` (${diff}). `,
+      this.by === 'thread' ? 'Threads pair by process and thread name: a process in one trace only has rows of its own.'
+        : 'Rows per slice name add up every process\'s slices.'));
   }
 
   // The thread cell of a row: where a's slowest slice is, and b's when it
@@ -135,7 +185,7 @@ export class ComparePage {
     const at = (side) => row[side] && row[side].slowest && this.places ? this.places[side].get(Number(row[side].slowest.track_id)) : null;
     const pa = at('a');
     const pb = at('b');
-    if (!pa && !pb) return el('td', null, row.thread || '(async)');
+    if (!pa && !pb) return el('td', null, `${row.process || 'unnamed process'} › ${row.thread || '(async)'}`);
     if (!pa || !pb || pa === pb) return el('td', { className: 'cmp-thread' }, pa || pb);
     return el('td', { className: 'cmp-thread' }, pa, el('div', { className: 'muted' }, 'b: ' + pb));
   }
@@ -162,6 +212,7 @@ export class ComparePage {
         }));
       this.tbody.append(tr);
     }
+    this.fit();
   }
 
   frame(side, trace, row) {

@@ -83,6 +83,41 @@ export function exposeHooks(self) {
       const m = self.searchMarks;
       return { slices: m ? [...new Set(m.ids)] : [], ticks: m ? m.ticks : 0, overview: self.search.result.histogram ? [...self.search.result.histogram] : [] };
     },
+    // The level-of-detail summaries ("merged") of the slice tracks on
+    // screen, as drawn: {trackId, name, merged, x0, x1, y} in page px (y:
+    // the middle of the summary's row); with all, the slices too.
+    summaries(all = false) {
+      const v = self.view.mapping();
+      const cr = self.canvas.getBoundingClientRect();
+      const out = [];
+      for (const r of self.rows) {
+        const t = r.item;
+        const c = (t.kind === 'thread' || t.kind === 'async') && self.store.get(t);
+        const top = self.rowTop(r);
+        if (!c || !c.data || top + r.h < 0 || top > self.H) continue;
+        for (const D of c.data.depths) {
+          if (!D || (t.folded ? 0 : D.depth) * ROW_H >= r.h) continue;
+          for (let i = 0; i < D.n; i++) {
+            if (!D.merged[i] && !all) continue;
+            const x0 = Math.max(v.x(D.ts[i]), 0);
+            const x1 = Math.min(v.x(D.end[i]), self.W);
+            if (x1 <= x0) continue;
+            out.push({ trackId: t.trackId, name: c.data.names[D.name[i]], merged: D.merged[i], x0: cr.left + x0, x1: cr.left + x1,
+              y: cr.top + top + TRACK_PAD + (t.folded ? 0 : D.depth) * ROW_H + ROW_H / 2 - 1 });
+          }
+        }
+      }
+      return out;
+    },
+    // The names written on slice tracks in the last frame, per track id.
+    labels() {
+      return Object.fromEntries([...(self.drawnLabels || new Map())].map(([k, v]) => [k, [...v]]));
+    },
+    // Folds (true) or unfolds a tall slice track, as its label's arrow does.
+    fold(trackId, on) {
+      const t = self.byTrackId.get(Number(trackId));
+      if (t) self.setFolded(t, on);
+    },
     // A collapsed process's summary as drawn: {start, end, counts} or null.
     groupSummary(key) {
       const g = self.groups.find((x) => x.key === key);

@@ -8,7 +8,7 @@
 
 import { fmtTick, hashString, tickStep } from './format.js';
 import { lowerBound, upperBound } from './data.js';
-import { ROW_H, TRACK_PAD, visibleRows } from './tracks.js';
+import { ROW_H, TRACK_PAD, sliceRow, visibleRows } from './tracks.js';
 
 export const FONT = '11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
 export const FONT_BOLD = 'bold 11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
@@ -41,7 +41,7 @@ export function fitText(ctx, s, maxW) {
   return n >= 1 ? t : '';
 }
 
-const SUMMARY_FILL = '#c9ced6'; // summaries of many slices: no slice's colour
+const SUMMARY_FILL = '#c9ced6'; // summaries of many CPU runs: no thread's colour
 let hatch = null;
 
 function hatchPattern(ctx) {
@@ -69,27 +69,51 @@ export function makeView(vs, ve, W) {
   return { vs, ve, W, k, x: (t) => (t - vs) * k, t: (x) => vs + x / k };
 }
 
+const LABEL_MIN_W = 22; // px: a box narrower than this is not named
+
 // Slices of one thread or async track, top at y. mark: null, or the
 // search {q (lower case), ids}: slices whose name holds q are outlined and
-// their ids pushed on ids.
+// their ids pushed on ids. Returns the names written.
+//
+// A level-of-detail summary (docs/API.md: the slices under a pixel of one
+// depth, named after the longest of them) is drawn as Perfetto draws its
+// mipmap buckets: in that name's colour, as a slice. Names go wherever a
+// box is wide enough: a slice's or a summary's, or a run of touching boxes
+// too narrow for a name of their own that all bear the same one (zoomed
+// out, a depth of many short "Layout"s reads "Layout", not a grey wall).
+// A folded track (tracks.js) draws every depth in its one row, the
+// deepest first, so that depth 0 is on top and only depth 0 is named.
 export function drawSlices(ctx, v, track, cache, y, mark) {
-  if (!cache || !cache.data) return;
+  const written = [];
+  if (!cache || !cache.data) return written;
   const { depths, names, colors } = cache.data;
-  const rows = visibleRows(track);
+  const folded = !!track.folded;
+  const rows = folded ? depths.length : Math.min(visibleRows(track), depths.length);
   const { vs, ve, W, k } = v;
   const h = ROW_H - 2;
   const labels = [];
-  const hatchFill = hatchPattern(ctx);
-  for (let d = 0; d < rows && d < depths.length; d++) {
+  for (let dd = 0; dd < rows; dd++) {
+    const d = folded ? rows - 1 - dd : dd;
     const D = depths[d];
     if (!D) continue;
-    const yy = y + TRACK_PAD + d * ROW_H;
+    const named = !folded || d === 0;
+    const yy = y + TRACK_PAD + sliceRow(track, d) * ROW_H;
     let i = lowerBound(D.maxEnd, vs, D.n);
     const stop = upperBound(D.ts, ve, D.n);
     let px0 = -1e9;
     let px1 = -1e9;
     let pcol = null;
     let last = null;
+    // the run of touching unnamed boxes of one name: [name, x0, x1, boxes]
+    let run = null;
+    const endRun = () => {
+      if (run && named && run[3] > 1) {
+        const lx = Math.max(run[1], 0) + 4;
+        const t = fitText(ctx, names[run[0]], Math.min(run[2], W) - lx - 3);
+        if (t) labels.push(t, lx, yy + h / 2 + 0.5);
+      }
+      run = null;
+    };
     for (; i < stop; i++) {
       const e = D.end[i];
       if (e < vs) continue;
@@ -100,9 +124,11 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
       if (x0 < -5) x0 = -5;
       if (x1 > W + 5) x1 = W + 5;
       const w = x1 - x0;
-      const col = colors[D.name[i]];
+      const nm = D.name[i];
+      const col = colors[nm];
       if (dur === 0 && !merged && x0 > px1 + 5 && (i + 1 >= stop || (D.ts[i + 1] - vs) * k > x0 + 5)) {
         // an isolated instant: a diamond
+        endRun();
         if (pcol) {
           if (pcol !== last) ctx.fillStyle = last = pcol;
           ctx.fillRect(px0, yy, Math.max(px1 - px0, 1), h);
@@ -119,10 +145,24 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
         px1 = x0 + 4;
         continue;
       }
+      if (w <= LABEL_MIN_W) {
+        if (run && run[0] === nm && x0 <= run[2] + 1) {
+          if (x1 > run[2]) run[2] = x1;
+          run[3]++;
+        } else {
+          endRun();
+          run = [nm, x0, Math.max(x1, x0 + 1), 1];
+        }
+      } else {
+        endRun();
+      }
       if (w < 1.5) {
-        // Sub-pixel: extend the pending run when it touches, else flush it.
-        if (x0 <= px1 + 0.5) {
-          if (x0 + 1 > px1) px1 = x0 + 1;
+        // Sub-pixel: extend the pending run when it touches and has the
+        // same colour; another colour under the run's last pixel is
+        // hidden by it, one past it flushes the run (a run of one colour
+        // over many columns of other names would read as a long slice).
+        if (x0 <= px1 + 0.5 && (col.fill === pcol || x0 < px1)) {
+          if (col.fill === pcol && x0 + 1 > px1) px1 = x0 + 1;
           continue;
         }
         if (pcol) {
@@ -131,7 +171,7 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
         }
         px0 = x0;
         px1 = x0 + Math.max(w, 1);
-        pcol = merged ? SUMMARY_FILL : col.fill;
+        pcol = col.fill;
         continue;
       }
       if (pcol) {
@@ -140,26 +180,22 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
         pcol = null;
         px1 = -1e9;
       }
-      const fill = merged ? SUMMARY_FILL : col.fill;
-      if (fill !== last) ctx.fillStyle = last = fill;
+      if (col.fill !== last) ctx.fillStyle = last = col.fill;
       ctx.fillRect(x0, yy, w, h);
-      if (merged) {
-        // a summary is drawn as one: hatched, grey, labelled with its count
-        ctx.fillStyle = last = hatchFill;
-        ctx.fillRect(x0, yy, w, h);
-      } else if (dur < 0) {
+      if (dur < 0 && !merged) {
         // never ended: a pale right edge says so
         ctx.fillStyle = last = 'rgba(255,255,255,0.6)';
         ctx.fillRect(x1 - 3, yy, 3, h);
       }
-      if (w > 22) {
+      if (w > LABEL_MIN_W && named) {
         const lx = Math.max(x0, 0) + 4;
         const room = Math.min(x1, W) - lx - 3;
-        const s = fitText(ctx, merged ? `×${merged}` : names[D.name[i]], room);
-        if (s) labels.push(s, lx, yy + h / 2 + 0.5);
+        const t = fitText(ctx, names[nm], room);
+        if (t) labels.push(t, lx, yy + h / 2 + 0.5);
       }
       px1 = x1;
     }
+    endRun();
     if (pcol) {
       if (pcol !== last) ctx.fillStyle = last = pcol;
       ctx.fillRect(px0, yy, Math.max(px1 - px0, 1), h);
@@ -167,10 +203,14 @@ export function drawSlices(ctx, v, track, cache, y, mark) {
   }
   if (labels.length) {
     ctx.fillStyle = '#111';
-    for (let i = 0; i < labels.length; i += 3) ctx.fillText(labels[i], labels[i + 1], labels[i + 2]);
+    for (let i = 0; i < labels.length; i += 3) {
+      ctx.fillText(labels[i], labels[i + 1], labels[i + 2]);
+      written.push(labels[i]);
+    }
   }
   if (mark) drawMatches(ctx, v, track, cache, y, mark);
   if (cache.truncated) drawNote(ctx, W, y, 'data cut at the reply limit: zoom in');
+  return written;
 }
 
 const MATCH_COLOR = '#ff9800';
@@ -187,7 +227,8 @@ function nameMatches(data, q) {
 }
 
 // Outlines the slices of the view whose name holds mark.q (summaries of
-// several slices are not, having no one name), at least 3 px wide.
+// several slices are not: their name is only the longest's), at least 3
+// px wide.
 function drawMatches(ctx, v, track, cache, y, mark) {
   const { depths } = cache.data;
   const of = nameMatches(cache.data, mark.q);
@@ -197,10 +238,11 @@ function drawMatches(ctx, v, track, cache, y, mark) {
   ctx.strokeStyle = MATCH_COLOR;
   ctx.lineWidth = 2;
   ctx.beginPath();
-  for (let d = 0; d < visibleRows(track) && d < depths.length; d++) {
+  const rows = track.folded ? depths.length : Math.min(visibleRows(track), depths.length);
+  for (let d = 0; d < rows; d++) {
     const D = depths[d];
     if (!D) continue;
-    const yy = y + TRACK_PAD + d * ROW_H;
+    const yy = y + TRACK_PAD + sliceRow(track, d) * ROW_H;
     const stop = upperBound(D.ts, ve, D.n);
     let lastX = -1e9;
     for (let i = lowerBound(D.maxEnd, vs, D.n); i < stop && n < MAX_MATCH_BOXES; i++) {
@@ -242,6 +284,18 @@ export function drawNote(ctx, W, y, s) {
 // one at the same distance; null if none within tolPx.
 export function hitSlice(v, track, cache, depth, x, tolPx) {
   if (!cache || !cache.data || depth < 0 || depth >= visibleRows(track)) return null;
+  if (track.folded) {
+    // one row for every depth: the lowest depth under x, as drawn on top
+    for (let d = 0; d < cache.data.depths.length; d++) {
+      const s = hitDepth(v, cache, d, x, tolPx);
+      if (s) return s;
+    }
+    return null;
+  }
+  return hitDepth(v, cache, depth, x, tolPx);
+}
+
+function hitDepth(v, cache, depth, x, tolPx) {
   const D = cache.data.depths[depth];
   if (!D) return null;
   const t = v.t(x);

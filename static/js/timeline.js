@@ -24,7 +24,7 @@ import {
   drawStates,
   hitInterval, hitSlice,
 } from './render.js';
-import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, layout, rowAt, visibleRows } from './tracks.js';
+import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, depthCount, foldable, layout, rowAt, sliceRow, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
 import { AreaSelection, Selection, isSliceTrack, sliceEnd } from './selection.js';
 import { isDamage, pageLinks, traceDuration } from './pages.js';
@@ -323,6 +323,13 @@ export class TimelinePage {
     this.relayout();
   }
 
+  // Folds a tall slice track to its summary row (on) or shows every depth.
+  setFolded(t, on) {
+    t.folded = on;
+    this.relayout();
+    this.invalidate();
+  }
+
   setAllCollapsed(on) {
     for (const g of this.groups) g.collapsed = on;
     this.relayout();
@@ -345,11 +352,18 @@ export class TimelinePage {
         },
       }, arrow, el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle));
     }
-    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle),
+    const kids = [el('span', { className: 'name' }, it.title), el('span', { className: 'sub' }, it.subtitle + this.foldNote(it)),
       el('button', {
         className: 'pin' + (it.pin ? ' pinned' : ''), title: it.pin ? 'Unpin this track' : 'Pin this track to the top',
         onclick: (e) => { e.stopPropagation(); this.togglePin(it); },
       }, it.pin ? 'unpin' : 'pin')];
+    if (foldable(it)) {
+      kids.unshift(el('button', {
+        className: 'fold', title: it.folded ? 'Show every row of this track' : 'Fold this track to one summary row',
+        'aria-expanded': String(!it.folded),
+        onclick: (e) => { e.stopPropagation(); this.setFolded(it, !it.folded); },
+      }, it.folded ? '▸' : '▾'));
+    }
     const area = this.selection.area;
     const inArea = area && area.has(it);
     return el('div', {
@@ -357,6 +371,13 @@ export class TimelinePage {
       dataset: { key: it.key, trackId: it.trackId ?? '' },
       onclick: () => this.selection.toggleAreaTrack(it),
     }, ...kids);
+  }
+
+  // How many rows a tall track holds, on its label: " · 85 lanes".
+  foldNote(it) {
+    if (!foldable(it)) return '';
+    const n = depthCount(it);
+    return `${it.subtitle ? ' · ' : ''}${n} ${it.kind === 'async' ? 'lanes' : 'depths'}`;
   }
 
   resize() {
@@ -642,6 +663,7 @@ export class TimelinePage {
     drawGrid(ctx, v, view.start, H);
     // matches of the search are outlined where slices are drawn
     this.searchMarks = this.search.marksForDraw();
+    this.drawnLabels = new Map(); // track id -> the names written on it (for tests)
     // tracks
     let i = 0;
     while (i < this.rows.length && this.rows[i].y + this.rows[i].h < top) i++;
@@ -683,7 +705,10 @@ export class TimelinePage {
     ctx.beginPath();
     ctx.rect(0, y, W, r.h - 1);
     ctx.clip();
-    if (it.kind === 'thread' || it.kind === 'async') drawSlices(ctx, v, it, c, y, this.searchMarks);
+    if (it.kind === 'thread' || it.kind === 'async') {
+      const labels = drawSlices(ctx, v, it, c, y, this.searchMarks);
+      if (labels.length) this.drawnLabels.set(it.trackId, labels);
+    }
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
     else if (it.kind === 'log') drawLogs(ctx, v, c, y, r.h);
@@ -729,11 +754,11 @@ export class TimelinePage {
   sliceBox(info, v, top) {
     const t = this.byTrackId.get(Number(info.track_id));
     if (!t || !t.visible) return null;
-    const depth = info.depth ?? 0;
-    if (depth >= visibleRows(t)) return null;
+    const row = sliceRow(t, info.depth ?? 0);
+    if (row >= visibleRows(t)) return null;
     const x0 = v.x(info.ts);
     const x1 = v.x(sliceEnd(info, this.view.end));
-    return { x: x0, y: this.rowTop(t) + TRACK_PAD + depth * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
+    return { x: x0, y: this.rowTop(t) + TRACK_PAD + row * ROW_H, w: Math.max(x1 - x0, 1), h: ROW_H - 2 };
   }
 
   drawSelection(ctx, v, top) {

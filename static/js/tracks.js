@@ -13,17 +13,34 @@ export const COUNTER_H = 46;
 export const CPU_H = 24;
 export const LOG_H = 24;
 export const STATE_H = 16;      // a thread's state track
+export const FOLD_ROWS = 8;     // a slice track of more rows opens folded
+export const FOLD_PROCESSES = 8; // a trace of more processes opens them collapsed
 
-// Every depth is shown, as Perfetto does: a deep stack is never cut.
+// Every depth is shown, as Perfetto does: a deep stack is never cut. A
+// slice track of more than FOLD_ROWS rows can be folded by its label's
+// arrow to one summary row where every depth is drawn over the next,
+// depth 0 on top. An async track that tall opens folded, as Perfetto's
+// tall track groups do: its lanes are a layout, not a call stack, and the
+// demo's 85 of them took 1.5k px that pushed every thread below the fold.
+// A thread opens with its whole stack (issue 9: deep stacks are shown).
 function rowsOf(t) {
   return (t.maxDepth ?? 0) + 1;
+}
+
+export function foldable(t) {
+  return (t.kind === 'thread' || t.kind === 'async') && rowsOf(t) > FOLD_ROWS;
+}
+
+// The row (from 0) where depth is drawn on track t.
+export function sliceRow(t, depth) {
+  return t.folded ? 0 : depth;
 }
 
 export function trackHeight(t) {
   switch (t.kind) {
     case 'thread':
     case 'async':
-      return rowsOf(t) * ROW_H + 2 * TRACK_PAD;
+      return visibleRows(t) * ROW_H + 2 * TRACK_PAD;
     case 'counter':
       return COUNTER_H;
     case 'cpu':
@@ -37,7 +54,13 @@ export function trackHeight(t) {
   }
 }
 
+// The rows track t takes: all its depths, or one when folded.
 export function visibleRows(t) {
+  return t.folded ? 1 : rowsOf(t);
+}
+
+// All the depths track t has (drawn in visibleRows(t) rows).
+export function depthCount(t) {
   return rowsOf(t);
 }
 
@@ -70,6 +93,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
   const processNames = new Map(); // pid -> its name (processName)
   const add = (g, t) => {
     t.group = g;
+    t.folded = t.kind === 'async' && foldable(t);
     g.children.push(t);
     if (t.trackId !== null && t.trackId !== undefined) byTrackId.set(Number(t.trackId), t);
   };
@@ -93,7 +117,7 @@ export function buildTracks(tr, trace, scheduled = new Set()) {
     add(g, { kind: 'log', key: 'log', title: 'Log messages', subtitle: '', trackId: null });
     groups.push(g);
   }
-  const many = processes.length > 12;
+  const many = processes.length > FOLD_PROCESSES;
   const stated = new Set(); // threads given a state track
   for (const p of processes) {
     const g = {

@@ -240,8 +240,9 @@ struct ref {
 	int64_t total, p50, p95, max, slowest;
 };
 
-/* The groups of db's slices starting in [s, e] (by thread name and name
- * when by_thread), as docs/API.md defines them, read the plain way. */
+/* The groups of db's slices starting in [s, e] (by process name, thread
+ * name and name when by_thread), as docs/API.md defines them, read the
+ * plain way. */
 static size_t reference(sqlite3 *db, int by_thread, int64_t s, int64_t e, struct ref *out, size_t max)
 {
 	sqlite3_stmt *st;
@@ -252,10 +253,11 @@ static size_t reference(sqlite3 *db, int by_thread, int64_t s, int64_t e, struct
 
 	assert_non_null(d);
 	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT CASE WHEN ?3 THEN coalesce(th.name, '') || char(31) ELSE '' END || "
-					    "n.str AS k, s.dur, s.id FROM slices s JOIN tracks t ON t.id = s.track_id "
-					    "LEFT JOIN threads th ON th.id = t.thread_id JOIN strings n ON n.id = "
-					    "s.name_id WHERE s.ts BETWEEN ?1 AND ?2 ORDER BY k, s.dur, s.id",
+					    "SELECT CASE WHEN ?3 THEN coalesce(p.name, '') || char(31) || "
+					    "coalesce(th.name, '') || char(31) ELSE '' END || n.str AS k, s.dur, s.id "
+					    "FROM slices s JOIN tracks t ON t.id = s.track_id LEFT JOIN threads th ON "
+					    "th.id = t.thread_id LEFT JOIN processes p ON p.pid = t.pid JOIN strings n ON "
+					    "n.id = s.name_id WHERE s.ts BETWEEN ?1 AND ?2 ORDER BY k, s.dur, s.id",
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	sqlite3_bind_int64(st, 1, s);
@@ -301,12 +303,13 @@ static size_t reference(sqlite3 *db, int by_thread, int64_t s, int64_t e, struct
 	return n;
 }
 
-/* Threads sharing names (a pool of "worker"s, a "main" in each process),
- * names of a few slices and of thousands (past what a group keeps before
- * its histogram), durations spread over nine decades with repeats, and
- * slices that never end, async operations on many lanes (thread ""); random
- * windows, by name and by thread: every figure as the reference has it,
- * one row per text. */
+/* Threads sharing names (a pool of "worker"s in one process, a "main" in
+ * each of two: two rows by thread, not one), names of a few slices and of
+ * thousands (past what a group keeps before its histogram), durations
+ * spread over nine decades with repeats, and slices that never end, async
+ * operations on many lanes (thread "", in their process); random windows,
+ * by name and by thread: every figure as the reference has it, one row per
+ * text. */
 static void test_against_reference(void **state)
 {
 	static const char *const threads[] = { "main", "worker", "worker", "", "io", "main" };
@@ -320,6 +323,8 @@ static void test_against_reference(void **state)
 	fxtw_init(&w, 0);
 	fxtw_magic(&w);
 	fxtw_init_record(&w, 1000000000);
+	fxtw_kernel_object(&w, 1, FXTW_INL("app"), 1, NULL, 0);
+	fxtw_kernel_object(&w, 1, FXTW_INL("compositor"), 2, NULL, 0);
 	for (i = 0; i < 6; i++) {
 		fxtw_thread(&w, (uint8_t)(i + 1), (uint64_t)(1 + i / 3), (uint64_t)(10 + i));
 		if (threads[i][0])
@@ -347,6 +352,8 @@ static void test_against_reference(void **state)
 	assert_int_equal(t.rc, INGEST_OK);
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'worker'"), 2);
 	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM threads WHERE name = 'main'"), 2);
+	assert_int_equal(tdb_int(&t, "SELECT count(DISTINCT pid) FROM threads WHERE name = 'main'"), 2);
+	assert_int_equal(tdb_int(&t, "SELECT count(*) FROM processes WHERE name IN ('app', 'compositor')"), 2);
 	assert_true(tdb_int(&t, "SELECT max(c) FROM (SELECT count(*) AS c FROM slices GROUP BY name_id)") > 1000);
 	assert_true(tdb_int(&t, "SELECT count(*) FROM slices s JOIN tracks k ON k.id = s.track_id WHERE k.kind = "
 				"'async' AND s.depth > 2") > 0);
@@ -373,9 +380,13 @@ static void test_against_reference(void **state)
 		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(got, "rows")) {
 			const cJSON *a = cJSON_GetObjectItemCaseSensitive(row, "a");
 			const cJSON *th = cJSON_GetObjectItemCaseSensitive(row, "thread");
+			const cJSON *pr = cJSON_GetObjectItemCaseSensitive(row, "process");
 			char text[64];
 
-			snprintf(text, sizeof(text), "%s%s%s", by_thread ? th->valuestring : "", by_thread ? "\x1f" : "",
+			if (by_thread && (!cJSON_IsString(th) || !cJSON_IsString(pr)))
+				fail_msg("a row by thread without its process and thread");
+			snprintf(text, sizeof(text), "%s%s%s%s%s", by_thread ? pr->valuestring : "", by_thread ? "\x1f" : "",
+				 by_thread ? th->valuestring : "", by_thread ? "\x1f" : "",
 				 cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring);
 			for (j = 0; j < n && strcmp(want[j].text, text) != 0; j++)
 				;
