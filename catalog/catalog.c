@@ -92,126 +92,6 @@ void cat_rec_free(struct trace_rec *r)
 	free(r);
 }
 
-/* ---- labels and text ------------------------------------------------------ */
-
-static int key_char(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
-	       ch == '.' || ch == '-' || ch == '/' || ch == ':';
-}
-
-/* 0 when s (n bytes) is valid UTF-8 without control bytes (tab and
- * newline allowed when multiline). */
-static int text_ok(const char *s, size_t n, int multiline)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-
-	while (p < end) {
-		unsigned c = *p;
-		size_t len = utf8_seq_len(p, (size_t)(end - p));
-
-		if (len == 0 || (c < 0x20 && !(multiline && (c == '\t' || c == '\n'))) || c == 0x7f)
-			return -1;
-		p += len;
-	}
-	return 0;
-}
-
-int cat_text_check(const char *what, const char *s, size_t max, int multiline, char *err, size_t errlen)
-{
-	size_t n = strlen(s);
-
-	if (n > max) {
-		snprintf(err, errlen, "the %s is longer than %zu bytes", what, max);
-		return -1;
-	}
-	if (text_ok(s, n, multiline) != 0) {
-		snprintf(err, errlen, "the %s must be UTF-8 text without control characters", what);
-		return -1;
-	}
-	return 0;
-}
-
-int cat_label_parse(const char *s, int allow_bare, struct cat_label *l, char *err, size_t errlen)
-{
-	const char *eq = strchr(s, '=');
-	size_t klen = eq ? (size_t)(eq - s) : strlen(s), i;
-
-	if (eq == NULL && !allow_bare) {
-		snprintf(err, errlen, "a label is written key=value (e.g. build=1234), not '%.*s'",
-			 (int)utf8_cut(s, strlen(s), 64), s);
-		return -1;
-	}
-	if (klen == 0 || klen > CAT_MAX_KEY) {
-		snprintf(err, errlen, "a label key has 1 to %d characters", CAT_MAX_KEY);
-		return -1;
-	}
-	for (i = 0; i < klen; i++) {
-		if (!key_char((unsigned char)s[i])) {
-			snprintf(err, errlen, "a label key holds only letters, digits and _ . - / :, not '%.*s'",
-				 (int)(klen > 64 ? 64 : klen), s);
-			return -1;
-		}
-	}
-	memcpy(l->key, s, klen);
-	l->key[klen] = '\0';
-	l->value[0] = '\0';
-	if (eq == NULL)
-		return 0;
-	if (strlen(eq + 1) > CAT_MAX_VALUE || text_ok(eq + 1, strlen(eq + 1), 0) != 0) {
-		snprintf(err, errlen, "the value of label '%s' must be at most %d bytes of text without control "
-				      "characters", l->key, CAT_MAX_VALUE);
-		return -1;
-	}
-	snprintf(l->value, sizeof(l->value), "%s", eq + 1);
-	return 0;
-}
-
-static int label_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct cat_label *)a)->key, ((const struct cat_label *)b)->key);
-}
-
-/*
- * Applies set and unset to a label array (sorted by key); returns the new
- * array in *out (sorted, a key at most once: the last set wins) or -1 when
- * out of memory, -2 when more than CAT_MAX_LABELS would remain.
- */
-static int labels_apply(const struct cat_label *cur, size_t ncur, const struct cat_label *set, size_t nset,
-			const char *const *unset, size_t nunset, struct cat_label **out, size_t *nout)
-{
-	struct cat_label *v = malloc((ncur + nset + 1) * sizeof(*v));
-	size_t n = 0, i, j;
-
-	if (v == NULL)
-		return -1;
-	for (i = 0; i < ncur; i++)
-		v[n++] = cur[i];
-	for (i = 0; i < nset; i++) {
-		for (j = 0; j < n && strcmp(v[j].key, set[i].key) != 0; j++)
-			;
-		v[j] = set[i];
-		if (j == n)
-			n++;
-	}
-	for (i = 0; i < nunset; i++) {
-		for (j = 0; j < n; j++) {
-			if (strcmp(v[j].key, unset[i]) == 0) {
-				v[j] = v[--n];
-				break;
-			}
-		}
-	}
-	if (n > CAT_MAX_LABELS) {
-		free(v);
-		return -2;
-	}
-	qsort(v, n, sizeof(*v), label_cmp);
-	*out = v;
-	*nout = n;
-	return 0;
-}
-
 /* ---- the records ----------------------------------------------------------- */
 
 enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
@@ -535,33 +415,6 @@ static char *binary_name_of(const char *path, const char *filename)
 	return base[0] ? strndup(base, 255) : NULL;
 }
 
-/*
- * What the catalog stores, it checks, whoever asks (an upload, a patch, a
- * migration): paging and search hold for every value it takes. name and
- * description may be NULL (unchanged). 0, or -1 with err.
- */
-static int meta_check(const char *name, const char *description, const struct cat_label *labels, size_t nlabels,
-		      char *err, size_t errlen)
-{
-	size_t i;
-
-	if (name && (name[0] == '\0' || strlen(name) > CAT_MAX_NAME)) {
-		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
-		return -1;
-	}
-	if (description && cat_text_check("description", description, CAT_MAX_DESCRIPTION, 1, err, errlen) != 0)
-		return -1;
-	for (i = 0; i < nlabels; i++) {
-		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
-		struct cat_label l;
-
-		snprintf(kv, sizeof(kv), "%s=%s", labels[i].key, labels[i].value);
-		if (cat_label_parse(kv, 0, &l, err, errlen) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Records a new trace in status (queued, or live with stream "receiving"). */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
@@ -575,14 +428,14 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
 		return -2;
 	}
-	if (meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
+	if (cat_meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
 		return -2;
 	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	r = calloc(1, sizeof(*r));
 	pthread_mutex_lock(&c->mu);
 	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
 	    (r->description = strdup(nw->description ? nw->description : "")) == NULL ||
-	    labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->labels, &r->nlabels) != 0) {
+	    cat_labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->labels, &r->nlabels) != 0) {
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
 		goto out_unlock;
 	}
@@ -659,7 +512,7 @@ static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p
 
 	if ((r = cat_find(c, id)) == NULL)
 		return -1;
-	rc = labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
+	rc = cat_labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
 	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
 			(p->description && (desc = strdup(p->description)) == NULL)))
 		rc = -1;
@@ -710,7 +563,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 {
 	int rc, tries = 0;
 
-	if (meta_check(p->name, p->description, p->set, p->nset, err, errlen) != 0)
+	if (cat_meta_check(p->name, p->description, p->set, p->nset, err, errlen) != 0)
 		return -5;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
@@ -733,163 +586,6 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		rc = -3;
 	}
 	return rc;
-}
-
-/* XRay traces say whether their functions have names and how to add them. */
-static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
-{
-	jb_key(out, "symbols");
-	jb_obj(out);
-	jb_key(out, "named");
-	jb_i64(out, r->symbols_named < 0 ? 0 : r->symbols_named);
-	jb_key(out, "error");
-	jb_str(out, r->symbols_error);
-	jb_key(out, "binary");
-	jb_str(out, r->binary_name);
-	if (r->symbols_named <= 0) {
-		jb_key(out, "hint");
-		jb_str(out, "functions are named fn#<id>: POST the instrumented binary (or the YAML of "
-			    "'llvm-xray extract --symbolize') to /api/traces/{id}/symbols, or upload it with the "
-			    "trace as multipart field 'binary'");
-	}
-	jb_obj_end(out);
-}
-
-void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
-{
-	size_t i;
-
-	jb_obj(out);
-	for (i = 0; i < r->nlabels; i++) {
-		jb_key(out, r->labels[i].key);
-		jb_str(out, r->labels[i].value);
-	}
-	jb_obj_end(out);
-}
-
-/* The trace object of docs/API.md, with notes the count of its notes;
- * called with mu held. */
-void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
-{
-	jb_obj(out);
-	jb_key(out, "id");
-	jb_i64(out, r->id);
-	jb_key(out, "name");
-	jb_str(out, r->name);
-	jb_key(out, "description");
-	jb_str(out, r->description);
-	jb_key(out, "labels");
-	cat_labels_json(r, out);
-	jb_key(out, "pinned");
-	jb_bool(out, r->pinned);
-	jb_key(out, "format");
-	if (r->format[0])
-		jb_str(out, r->format);
-	else
-		jb_null(out);
-	jb_key(out, "size_bytes");
-	jb_u64(out, r->size);
-	jb_key(out, "stored_bytes");
-	jb_u64(out, r->stored);
-	jb_key(out, "status");
-	jb_str(out, cat_status_names[r->status]);
-	jb_key(out, "progress");
-	jb_obj(out);
-	jb_key(out, "bytes_done");
-	jb_u64(out, r->status == TS_READY ? r->size : r->bytes_done);
-	jb_key(out, "bytes_total");
-	jb_u64(out, r->size);
-	if (r->status == TS_INGESTING && r->ingest.phase > 0 && r->ingest.phase <= INGEST_PHASES) {
-		/* this server's ingest, phase by phase (docs/API.md) */
-		static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
-		static const char *const units[] = { "bytes", "events", "rows", "steps" };
-
-		jb_key(out, "phase");
-		jb_str(out, phases[r->ingest.phase - 1]);
-		jb_key(out, "phase_unit");
-		jb_str(out, units[r->ingest.phase - 1]);
-		jb_key(out, "phase_done");
-		jb_u64(out, r->ingest.done);
-		jb_key(out, "phase_total");
-		jb_u64(out, r->ingest.total);
-	}
-	jb_obj_end(out);
-	jb_key(out, "preview");
-	if (r->status == TS_INGESTING && r->preview == 1) { /* live.c: read while the ingest runs */
-		jb_obj(out);
-		jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
-		jb_u64(out, r->snap_visible);
-		jb_key(out, "from_byte"); /* where its window starts */
-		jb_u64(out, r->snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	jb_key(out, "error");
-	if (r->status == TS_FAILED) {
-		jb_obj(out);
-		jb_key(out, "code");
-		jb_str(out, r->error_code);
-		jb_key(out, "message");
-		jb_str(out, r->error_msg ? r->error_msg : "");
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	jb_key(out, "created_at");
-	jb_str(out, r->created_at);
-	jb_key(out, "notes");
-	jb_i64(out, notes);
-	jb_key(out, "stream");
-	if (r->stream[0]) {
-		jb_obj(out);
-		jb_key(out, "state");
-		jb_str(out, r->stream);
-		jb_key(out, "visible_bytes"); /* what the database being served holds */
-		jb_u64(out, r->status == TS_READY ? r->size : r->snap_visible);
-		jb_key(out, "from_byte"); /* where its window of the stream starts */
-		jb_u64(out, r->status == TS_READY ? 0 : r->snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
-		rec_symbols_json(r, out);
-	jb_key(out, "start_ns");
-	jb_i64(out, r->start_ns);
-	jb_key(out, "end_ns");
-	jb_i64(out, r->end_ns);
-	if (r->summary && r->summary[0]) {
-		jb_raw(out, ",", 1);
-		jb_raw(out, r->summary, strlen(r->summary));
-	} else {
-		static const char none[] = ",\"counts\":null,\"providers\":[],\"diagnostics\":{}";
-
-		jb_raw(out, none, sizeof(none) - 1);
-	}
-	jb_obj_end(out);
-}
-
-int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
-{
-	struct cat_note_counts nc;
-	const struct cat_note_count *hit;
-	struct trace_rec *r;
-	char err[256];
-	int rc;
-
-	/* asked before the lock is taken: the database is never asked under it */
-	if ((rc = cat_note_counts(c, NULL, &nc, err, sizeof(err))) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -2;
-	hit = cat_note_count_find(&nc, id);
-	pthread_mutex_lock(&c->mu);
-	rc = cat_sync_locked(c, 0);
-	r = rc == 0 ? cat_find(c, id) : NULL;
-	if (r)
-		cat_rec_json(r, hit ? hit->count : 0, out);
-	pthread_mutex_unlock(&c->mu);
-	cat_note_counts_free(&nc);
-	return rc ? rc : r ? 0 : -1;
 }
 
 int cat_status(struct catalog *c, int64_t id)

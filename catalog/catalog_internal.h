@@ -153,6 +153,17 @@ int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc
 const struct cat_note_count *cat_note_count_find(const struct cat_note_counts *nc, int64_t trace);
 void cat_note_counts_free(struct cat_note_counts *nc);
 
+/* meta.c: what the catalog stores, it checks, whoever asks (an upload, a
+ * patch, a migration), so that paging and search hold for every value it
+ * takes: name and description may be NULL (unchanged). 0, or -1 with err. */
+int cat_meta_check(const char *name, const char *description, const struct cat_label *labels, size_t nlabels,
+		   char *err, size_t errlen);
+/* Labels cur with set added (or replaced) and the keys unset removed, into
+ * a new sorted array *out (*nout); 0, -1 when out of memory, -2 when more
+ * than CAT_MAX_LABELS would remain. */
+int cat_labels_apply(const struct cat_label *cur, size_t ncur, const struct cat_label *set, size_t nset,
+		     const char *const *unset, size_t nunset, struct cat_label **out, size_t *nout);
+
 /* Whether r passes the library's filters (list.c); notes: cat_note_counts
  * of f->q. Under mu. */
 int cat_filter_matches(const struct trace_rec *r, const struct cat_filter *f, const struct cat_note_counts *notes);
