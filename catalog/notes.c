@@ -339,7 +339,8 @@ int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc
 		cat_note_counts_free(nc);
 		return note_err(rc);
 	}
-	qsort(nc->v, nc->n, sizeof(*nc->v), count_cmp);
+	if (nc->n > 1)
+		qsort(nc->v, nc->n, sizeof(*nc->v), count_cmp);
 	if (q == NULL || q[0] == '\0')
 		return 0;
 	if ((rc = note_read(c, &nq, &rows, err, errlen)) != 0) {
@@ -349,7 +350,7 @@ int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc
 	for (i = 0; i < rows.n; i++) {
 		struct cat_note_count key = { rows.v[i].n.trace, 0, 0 }, *hit;
 
-		if ((hit = bsearch(&key, nc->v, nc->n, sizeof(*nc->v), count_cmp)) != NULL)
+		if (nc->n > 0 && (hit = bsearch(&key, nc->v, nc->n, sizeof(*nc->v), count_cmp)) != NULL)
 			hit->matches = 1;
 	}
 	note_rows_free(&rows);

@@ -271,7 +271,8 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 		free(rows.v);
 		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
 	}
-	qsort(rows.v, rows.n, sizeof(*rows.v), row_cmp);
+	if (rows.n > 1)
+		qsort(rows.v, rows.n, sizeof(*rows.v), row_cmp);
 	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0) {
 		free(rows.v);
 		return rc == CAT_EUNAVAILABLE ? rc : -1;
