@@ -9,12 +9,15 @@
 // filter in the library's syntax selects (POST /api/query), each row with
 // its trace's name and labels in front, a trace's error a row of its own,
 // and a bar chart when every trace answers one row with a number in it.
+//
+// Beside the editor, the trace's tables and their columns (schemalist.js).
 
 import { api } from './api.js';
 import { el, clear, svg } from './dom.js';
 import { fmtCount } from './format.js';
 import { parseFilter } from './libfilter.js';
 import { pageUrl, topbar } from './pages.js';
+import { SchemaList, insertAtCursor } from './schemalist.js';
 
 const HISTORY_KEY = 'trace-viewer.queries';
 const HISTORY_MAX = 20;
@@ -90,7 +93,7 @@ export class QueryPage {
         this.scopeBar,
         el('div', { className: 'muted' }, 'Tables: see docs/SCHEMA.md (slice_view joins names; slices, threads, tracks, args, counters, sched, flows ...).'),
         this.editor, el('div', { className: 'query-bar' }, this.runBtn, this.status), this.error, this.chart, this.results),
-      el('aside', { className: 'query-side' }, el('h3', null, 'Last queries'), this.history)));
+      el('aside', { className: 'query-side' }, el('h3', null, 'Last queries'), this.history, this.schemaSide())));
     this.running = false;
     window.__viewer = { page: 'query', idle: () => !this.running };
     this.showHistory();
@@ -104,6 +107,14 @@ export class QueryPage {
       document.title = 'Query across traces — trace viewer';
     }
     this.editor.focus();
+  }
+
+  // The tables and their columns (of this trace: every trace has the same).
+  schemaSide() {
+    if (!this.traceId) return null;
+    this.schema = new SchemaList(this.base, (c) => insertAtCursor(this.editor, c));
+    this.schema.load();
+    return el('div', { className: 'query-schema' }, el('h3', null, 'Tables'), this.schema.root);
   }
 
   // "This trace" | "Traces matching…" [filter], kept in the URL.
