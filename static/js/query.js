@@ -18,6 +18,7 @@ import { fmtCount } from './format.js';
 import { parseFilter } from './libfilter.js';
 import { pageUrl, topbar } from './pages.js';
 import { SchemaList, insertAtCursor } from './schemalist.js';
+import { debugColumns } from './debugtracks.js';
 
 const HISTORY_KEY = 'trace-viewer.queries';
 const HISTORY_MAX = 20;
@@ -178,7 +179,26 @@ export class QueryPage {
     const rows = r.rows || [];
     this.status.textContent = `${fmtCount(rows.length)} rows${r.truncated ? ' (cut at the row limit)' : ''} in ${ms.toFixed(0)} ms`;
     this.renderTable(r.columns || [], rows, sql);
+    this.offerDebugTracks(r.columns || [], sql);
     this.running = false;
+  }
+
+  // A result with ts and dur can be drawn on the timeline (debugtracks.js):
+  // a track per value of the chosen column, or one track.
+  offerDebugTracks(columns, sql) {
+    if (!debugColumns(columns)) return;
+    const pick = el('select', { className: 'debug-group', 'aria-label': 'One track per value of' },
+      el('option', { value: '' }, '(one track)'),
+      ...columns.filter((c) => !['ts', 'dur'].includes(String(c).toLowerCase())).map((c) => el('option', { value: c }, c)));
+    const go = el('button', {
+      className: 'show-debug', title: 'Open the timeline with these rows drawn as tracks on top (the link keeps the query)',
+      onclick: () => {
+        const q = new URLSearchParams({ debug: sql });
+        if (pick.value) q.set('debug_group', pick.value);
+        location.href = `${pageUrl(this.traceId, 'timeline')}&${q.toString()}`;
+      },
+    }, 'Show on timeline');
+    this.chart.append(el('div', { className: 'debug-offer' }, go, ' one track per ', pick));
   }
 
   // The cells of a result's row in trace traceId: ts opens the timeline
