@@ -10,7 +10,7 @@
 // the rest share one more track); without, one track holds all. Rows that
 // overlap go on lanes below one another, each on the first lane free at
 // its start. A row whose `id` (or `slice_id`) names a slice is that slice:
-// a click selects it. The URL keeps the query, so a reload draws it again.
+// a click selects it (others answer no click yet). The URL keeps the query, so a reload draws it again.
 //
 // The timeline's hooks are few: loadDebugTracks() once the tracks are
 // built, a 'debug' kind that draws like a slice track (tracks.js, the
@@ -30,14 +30,15 @@ export function keepDebug(params, q) {
   for (const k of ['debug', 'debug_group']) if (params.get(k)) q.set(k, params.get(k));
 }
 
-// The columns a result needs to be drawn: their indexes, or null.
-export function debugColumns(columns) {
+// The columns a result needs to be drawn: their indexes, or null. Its
+// slice ids: slice_id, or id in a statement over slices (as query.js links them).
+export function debugColumns(columns, sql = '') {
   const at = (n) => columns.findIndex((c) => String(c).toLowerCase() === n);
   const ts = at('ts');
   const dur = at('dur');
   if (ts < 0 || dur < 0) return null;
   let id = at('slice_id');
-  if (id < 0) id = at('id');
+  if (id < 0 && /\bfrom\s+(slices|slice_view)\b/i.test(sql)) id = at('id');
   return { ts, dur, name: at('name'), id };
 }
 
@@ -122,7 +123,7 @@ export async function loadDebugTracks(page) {
   page.relayout();
   try {
     const r = await api(page.base + '/query', { method: 'POST', body: sql, exact: true });
-    const cols = debugColumns(r.columns || []);
+    const cols = debugColumns(r.columns || [], sql);
     if (!cols) throw new Error('the query has no ts and dur columns');
     const groupBy = page.params.get('debug_group') || '';
     const groupAt = groupBy ? (r.columns || []).indexOf(groupBy) : -1;

@@ -115,6 +115,19 @@ describe('schema list, debug tracks, pivot table', { timeout: 180000 }, () => {
     await page.reload();
     await waitIdle(page);
     await check();
+    // a row whose id is a slice's is that slice: a click selects it
+    const known = `SELECT id, ts, dur, name FROM slice_view WHERE name = 'KnownSlice'`;
+    await page.goto(`${server.url}/?trace=${id}&debug=${encodeURIComponent(known)}`);
+    await waitIdle(page);
+    await page.waitForFunction(() => window.__viewer.debugTracks() && window.__viewer.debugTracks().ready);
+    const [[sliceId]] = await sql(known);
+    const track = (await page.evaluate(() => window.__viewer.tracks())).find((t) => t.kind === 'debug');
+    const { start, end } = await page.evaluate(() => window.__viewer.state());
+    const { width } = await page.evaluate(() => window.__viewer.geometry());
+    const box = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.mouse.click(box.x + ((2 * MS - start) * width) / (end - start), box.y + track.top + 10);
+    await waitIdle(page);
+    assert.deepEqual((await page.evaluate(() => window.__viewer.state())).selection, { kind: 'slice', id: sliceId });
     assert.deepEqual(pageErrors, []);
   });
 
