@@ -2,12 +2,14 @@
 // chosen tracks (count, wall time, self time, average, max; sortable; a
 // click on a name lists its slices, a click on a slice selects it), and the
 // flame graph of the same selection. Both are computed by the server
-// (/area, /flame); this module only shows them.
+// (/area, /flame); this module only shows them. A third tab pivots the
+// selection by name, thread, process, category or an argument (pivot.js).
 
 import { api } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtCount, fmtDur, fmtTime } from './format.js';
 import { FlameGraph } from './flame.js';
+import { PivotTable } from './pivot.js';
 
 // Nodes of the flame graph's first answer (the server's default limit).
 const FLAME_FIRST = 10000;
@@ -31,6 +33,7 @@ export class AreaPanel {
     this.token = 0;
     this.names = [];
     this.flame = null;
+    this.pivot = new PivotTable(page.base, () => { if (this.tab === 'pivot') this.render(); });
   }
 
   cancel() {
@@ -57,6 +60,8 @@ export class AreaPanel {
       this.names = r.names || [];
       this.truncated = !!r.truncated;
       if (this.tab === 'flame') await this.loadFlame(token);
+      if (this.tab === 'pivot') await this.pivot.load(area);
+      else this.pivot.tree = null; // asked again when its tab opens
     } catch (err) {
       if (token === this.token) this.panel.showError('Could not aggregate: ' + err.message);
       if (token === this.token) page.areaLoading = false;
@@ -98,6 +103,14 @@ export class AreaPanel {
       if (token !== this.token) return;
       this.page.areaLoading = false;
     }
+    if (tab === 'pivot' && !this.pivot.tree && this.area.tracks.size) {
+      const token = ++this.token;
+      this.page.areaLoading = true;
+      this.render();
+      await this.pivot.load(this.area);
+      if (token !== this.token) return;
+      this.page.areaLoading = false;
+    }
     this.render();
   }
 
@@ -108,7 +121,7 @@ export class AreaPanel {
       className: 'tab' + (this.tab === id ? ' active' : ''), dataset: { tab: id }, onclick: () => this.setTab(id),
     }, title);
     const total = this.names.reduce((s, n) => s + n.count, 0);
-    return el('div', { className: 'area-head' }, tab('table', 'Slices by name'), tab('flame', 'Flame graph'),
+    return el('div', { className: 'area-head' }, tab('table', 'Slices by name'), tab('pivot', 'Pivot'), tab('flame', 'Flame graph'),
       this.noteButton(),
       el('span', { className: 'area-note' },
         `${fmtTime(a.start - origin)} – ${fmtTime(a.end - origin)} (${fmtDur(a.end - a.start)}) on ${a.tracks.size} track${a.tracks.size === 1 ? '' : 's'}: ` +
@@ -133,6 +146,10 @@ export class AreaPanel {
     if (this.tab === 'flame' && this.flame) {
       this.panel.set('Area', this.header(), this.flame.root);
       this.flame.draw(Math.max(200, this.panel.content.clientWidth - 24));
+      return;
+    }
+    if (this.tab === 'pivot') {
+      this.panel.set('Area', this.header(), this.pivot.view(this.area));
       return;
     }
     const { key, desc } = this.sort;

@@ -37,6 +37,10 @@ export function exposeHooks(self) {
       const r = self.axisCanvas.getBoundingClientRect();
       return self.notes.flags(self.view.mapping(), self.W).map((f) => ({ id: f.note.id, x: r.left + f.x, y: r.top + 5 }));
     },
+    // The query's tracks (debugtracks.js): {ready, error, tracks: [{title, slices}]}, or null.
+    debugTracks() {
+      return self.debugTracks || null;
+    },
     geometry() {
       return { labelWidth: LABEL_W, rowHeight: ROW_H, trackPad: TRACK_PAD, groupHeight: GROUP_H, width: self.W, height: self.H };
     },

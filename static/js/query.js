@@ -9,12 +9,16 @@
 // filter in the library's syntax selects (POST /api/query), each row with
 // its trace's name and labels in front, a trace's error a row of its own,
 // and a bar chart when every trace answers one row with a number in it.
+//
+// Beside the editor, the trace's tables and their columns (schemalist.js).
 
 import { api } from './api.js';
 import { el, clear, svg } from './dom.js';
 import { fmtCount } from './format.js';
 import { parseFilter } from './libfilter.js';
 import { pageUrl, topbar } from './pages.js';
+import { SchemaList, insertAtCursor } from './schemalist.js';
+import { debugColumns } from './debugtracks.js';
 
 const HISTORY_KEY = 'trace-viewer.queries';
 const HISTORY_MAX = 20;
@@ -90,7 +94,7 @@ export class QueryPage {
         this.scopeBar,
         el('div', { className: 'muted' }, 'Tables: see docs/SCHEMA.md (slice_view joins names; slices, threads, tracks, args, counters, sched, flows ...).'),
         this.editor, el('div', { className: 'query-bar' }, this.runBtn, this.status), this.error, this.chart, this.results),
-      el('aside', { className: 'query-side' }, el('h3', null, 'Last queries'), this.history)));
+      el('aside', { className: 'query-side' }, el('h3', null, 'Last queries'), this.history, this.schemaSide())));
     this.running = false;
     window.__viewer = { page: 'query', idle: () => !this.running };
     this.showHistory();
@@ -104,6 +108,14 @@ export class QueryPage {
       document.title = 'Query across traces — trace viewer';
     }
     this.editor.focus();
+  }
+
+  // The tables and their columns (of this trace: every trace has the same).
+  schemaSide() {
+    if (!this.traceId) return null;
+    this.schema = new SchemaList(this.base, (c) => insertAtCursor(this.editor, c));
+    this.schema.load();
+    return el('div', { className: 'query-schema' }, el('h3', null, 'Tables'), this.schema.root);
   }
 
   // "This trace" | "Traces matching…" [filter], kept in the URL.
@@ -167,7 +179,26 @@ export class QueryPage {
     const rows = r.rows || [];
     this.status.textContent = `${fmtCount(rows.length)} rows${r.truncated ? ' (cut at the row limit)' : ''} in ${ms.toFixed(0)} ms`;
     this.renderTable(r.columns || [], rows, sql);
+    this.offerDebugTracks(r.columns || [], sql);
     this.running = false;
+  }
+
+  // A result with ts and dur can be drawn on the timeline (debugtracks.js):
+  // a track per value of the chosen column, or one track.
+  offerDebugTracks(columns, sql) {
+    if (!debugColumns(columns)) return;
+    const pick = el('select', { className: 'debug-group', 'aria-label': 'One track per value of' },
+      el('option', { value: '' }, '(one track)'),
+      ...columns.filter((c) => !['ts', 'dur'].includes(String(c).toLowerCase())).map((c) => el('option', { value: c }, c)));
+    const go = el('button', {
+      className: 'show-debug', title: 'Open the timeline with these rows drawn as tracks on top (the link keeps the query)',
+      onclick: () => {
+        const q = new URLSearchParams({ debug: sql });
+        if (pick.value) q.set('debug_group', pick.value);
+        location.href = `${pageUrl(this.traceId, 'timeline')}&${q.toString()}`;
+      },
+    }, 'Show on timeline');
+    this.chart.append(el('div', { className: 'debug-offer' }, go, ' one track per ', pick));
   }
 
   // The cells of a result's row in trace traceId: ts opens the timeline

@@ -34,6 +34,7 @@ import { InputController } from './input.js';
 import { Marks } from './marks.js';
 import { Notes } from './notes.js';
 import { Search } from './search.js';
+import { debugHit, keepDebug, loadDebugTracks } from './debugtracks.js';
 import { TimeView } from './view.js';
 import { LiveFollow } from './live.js';
 
@@ -144,6 +145,7 @@ export class TimelinePage {
     this.invalidate();
     this.loadOverview();
     this.notes.load();
+    loadDebugTracks(this);
     if (streaming && trace.status !== 'ready') this.live = new LiveFollow(this);
     if (trace.format === 'xray-fdr') this.offerActivity();
     // ?q=: opened from a search across traces: find it here
@@ -464,6 +466,7 @@ export class TimelinePage {
     if (sel && sel.kind === 'slice') q.set('slice', String(sel.id));
     if (this.selection.area) this.selection.area.toUrl(q);
     this.marks.toUrl(q);
+    keepDebug(this.params, q);
     return '/?' + q.toString();
   }
 
@@ -705,9 +708,9 @@ export class TimelinePage {
     ctx.beginPath();
     ctx.rect(0, y, W, r.h - 1);
     ctx.clip();
-    if (it.kind === 'thread' || it.kind === 'async') {
+    if (it.kind === 'thread' || it.kind === 'async' || it.kind === 'debug') {
       const labels = drawSlices(ctx, v, it, c, y, this.searchMarks);
-      if (labels.length) this.drawnLabels.set(it.trackId, labels);
+      if (labels.length && it.trackId != null) this.drawnLabels.set(it.trackId, labels);
     }
     else if (it.kind === 'counter') this.drawCounterTrack(ctx, v, it, c, y, r.h);
     else if (it.kind === 'cpu') drawCpu(ctx, v, c, y, r.h, this.threadNames);
@@ -892,6 +895,7 @@ export class TimelinePage {
     const rowY = this.rowTop(r);
     const v = this.view.mapping();
     const c = this.store.get(it);
+    if (it.kind === 'debug') return debugHit(v, it, x, y - rowY);
     if (it.kind === 'thread' || it.kind === 'async') {
       const depth = Math.floor((y - rowY - TRACK_PAD) / ROW_H);
       const s = hitSlice(v, it, c, depth, x, 3);

@@ -40,6 +40,7 @@ export function trackHeight(t) {
   switch (t.kind) {
     case 'thread':
     case 'async':
+    case 'debug': // a query's rows (debugtracks.js), on lanes
       return visibleRows(t) * ROW_H + 2 * TRACK_PAD;
     case 'counter':
       return COUNTER_H;
