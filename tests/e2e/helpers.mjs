@@ -119,6 +119,23 @@ export async function waitIdle(page, timeout = 20000) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
+// The JSON API of a started server: {status, body} (body null for 204).
+export async function apiJson(server, p, opts) {
+  const r = await fetch(server.url + p, opts);
+  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+}
+
+// Keeps a page's dialogs (dismissed) and uncaught errors in the arrays
+// given, for a test to check that none came; returns the page.
+export function watchPage(p, dialogs, pageErrors) {
+  p.on('dialog', (d) => {
+    dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  return p;
+}
+
 // Closes what a test file's before() opened: the browser, the server, the
 // work directory (each may be missing when before() failed half-way).
 export async function closeAll(browser, server, work) {

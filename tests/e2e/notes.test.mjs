@@ -11,9 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import {
-  ROOT, buildFixtureTool, buildServer, closeAll, launchBrowser, startServer, tmpDir, until, waitIdle,
-} from './helpers.mjs';
+import { ROOT, buildFixtureTool, buildServer, closeAll, launchBrowser, startServer, tmpDir, until, waitIdle, apiJson, watchPage } from './helpers.mjs';
 
 const MS = 1000000;
 const XSS = '<img src=x onerror=alert(1)>';
@@ -28,18 +26,12 @@ let traceId;
 const dialogs = [];
 const pageErrors = [];
 
-async function api(p, opts) {
-  const r = await fetch(server.url + p, opts);
-  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+function api(p, opts) {
+  return apiJson(server, p, opts);
 }
 
 function watch(p) {
-  p.on('dialog', (d) => {
-    dialogs.push(d.message());
-    d.dismiss().catch(() => {});
-  });
-  p.on('pageerror', (e) => pageErrors.push(e.message));
-  return p;
+  return watchPage(p, dialogs, pageErrors);
 }
 
 async function notesOnServer() {

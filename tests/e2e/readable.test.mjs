@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll } from './helpers.mjs';
+import { ROOT, buildFixtureTool, buildServer, launchBrowser, startServer, tmpDir, waitIdle, closeAll, apiJson } from './helpers.mjs';
 
 const ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
 const H = 1000;
@@ -27,9 +27,8 @@ let work;
 const ids = {};
 const pageErrors = [];
 
-async function api(p, opts) {
-  const r = await fetch(server.url + p, opts);
-  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+function api(p, opts) {
+  return apiJson(server, p, opts);
 }
 
 async function upload(name, file) {

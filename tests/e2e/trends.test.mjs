@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, buildServer, closeAll, launchBrowser, startServer, tmpDir, waitIdle } from './helpers.mjs';
+import { ROOT, buildServer, closeAll, launchBrowser, startServer, tmpDir, waitIdle, apiJson } from './helpers.mjs';
 
 const E2E_ARTIFACTS = path.join(ROOT, 'build', 'e2e-artifacts');
 const NAME = 'Serialize';
@@ -23,9 +23,8 @@ let work;
 const ids = {}; // by build label
 const pageErrors = [];
 
-async function api(p, opts) {
-  const r = await fetch(server.url + p, opts);
-  return { status: r.status, body: r.status === 204 ? null : await r.json() };
+function api(p, opts) {
+  return apiJson(server, p, opts);
 }
 
 async function sql(id, q) {
