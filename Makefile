@@ -33,7 +33,7 @@ STORE_SRC = store/sigv4.c store/s3.c
 CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c build/gen/catalog.c build/gen/catalog_pg.c
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/http.c client/stream.c client/provide.c client/record.c \
 	capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \

@@ -29,11 +29,15 @@ $(B)/tests/provider/%: tests/provider/%.c tests/provider/*.h $(PROVIDER_LIB) $(B
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
-# record.c belongs to the trace-server binary (it uses cJSON), not to the
-# library; its test links it alone.
-$(B)/tests/provider/test_record: tests/provider/test_record.c provider/record.c tests/provider/peer.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) $(PROVIDER_HDR)
+# `trace-server record` is a command-line client (client/record.c, over
+# client/http.c: libcurl and cJSON), not part of the library; its tests
+# link it alone.
+RECORD_SRC = client/record.c client/http.c
+RECORD_HDR = client/client.h client/client_internal.h
+
+$(B)/tests/provider/test_record: tests/provider/test_record.c $(RECORD_SRC) $(RECORD_HDR) tests/provider/peer.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) $(PROVIDER_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< provider/record.c $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(RECORD_SRC) $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 # trace.h from C++.
 CXX ?= c++
@@ -97,9 +101,9 @@ $(B)/tests/provider/e2e_prog: tests/provider/e2e_prog.c $(PROVIDER_LIB) provider
 	@mkdir -p $(@D)
 	$(CC) $(PROVIDER_CFLAGS) $(SAN) -o $@ $< $(PROVIDER_LIB) -lpthread
 
-$(B)/tests/provider/test_e2e: tests/provider/test_e2e.c provider/record.c tests/server_util.h $(PROVIDER_LIB) $(PROVIDER_HDR)
+$(B)/tests/provider/test_e2e: tests/provider/test_e2e.c $(RECORD_SRC) $(RECORD_HDR) tests/server_util.h $(PROVIDER_LIB) $(PROVIDER_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< provider/record.c $(PROVIDER_LIB) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(RECORD_SRC) $(PROVIDER_LIB) $(LIBS)
 
 .PHONY: provider-e2e
 provider-e2e: $(B)/trace-server $(B)/tests/provider/e2e_prog $(B)/tests/provider/test_e2e

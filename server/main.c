@@ -26,8 +26,6 @@
 #include "../ingest/ingest.h"
 #include "server.h"
 
-int record_main(int argc, char **argv); /* provider/record.c */
-
 struct bar {
 	int tty;
 	double t0;
@@ -220,7 +218,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "migrate") == 0)
 		return cmd_migrate(argc, argv);
 	if (strcmp(argv[1], "record") == 0)
-		return record_main(argc, argv); /* argv[1] is "record" */
+		return cl_record_main(argc, argv); /* argv[1] is "record" */
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, 0);
 	return usage(stderr, 2);
