@@ -215,19 +215,27 @@ static int cl_perform(CURL *h, const struct cl_server *s, const char *method, co
 	return rc == CURLE_OK ? x->r->status : -1;
 }
 
+/* Clears r for a new request; a new handle, or NULL with r saying why. */
+static CURL *cl_begin(struct cl_reply *r)
+{
+	CURL *h = curl_easy_init();
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (h == NULL)
+		snprintf(r->why, sizeof(r->why), "out of memory");
+	return h;
+}
+
 int cl_request(const struct cl_server *s, const char *method, const char *path, const char *json,
 	       struct cl_reply *r)
 {
 	struct cl_xfer x = { r, 0, NULL, NULL, 0, 0 };
 	struct curl_slist *hdrs = NULL;
-	CURL *h = curl_easy_init();
+	CURL *h = cl_begin(r);
 
-	memset(r, 0, sizeof(*r));
-	r->status = -1;
-	if (h == NULL) {
-		snprintf(r->why, sizeof(r->why), "out of memory");
+	if (h == NULL)
 		return -1;
-	}
 	if (json != NULL) {
 		hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
@@ -242,14 +250,10 @@ int cl_upload(const struct cl_server *s, const char *path, const char *content_t
 	struct cl_xfer x = { r, 0, read, arg, 0, 0 };
 	struct curl_slist *hdrs;
 	char type[256];
-	CURL *h = curl_easy_init();
+	CURL *h = cl_begin(r);
 
-	memset(r, 0, sizeof(*r));
-	r->status = -1;
-	if (h == NULL) {
-		snprintf(r->why, sizeof(r->why), "out of memory");
+	if (h == NULL)
 		return -1;
-	}
 	snprintf(type, sizeof(type), "Content-Type: %s", content_type);
 	hdrs = curl_slist_append(NULL, type);
 	hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");

@@ -5,7 +5,7 @@
  *   trace-server info FILE                 record statistics, nothing stored
  *   trace-server serve [options]           the HTTP server (server/http.c)
  *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
- *   trace-server record -- cmd args        a program linking provider/ recorded (provider/record.c)
+ *   trace-server record -- cmd args        a program linking provider/ recorded (client/)
  *   trace-server migrate --from DIR --catalog URL --store URL
  *                                          a --data library into PostgreSQL and S3 (catalog/migrate.c)
  *
