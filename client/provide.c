@@ -227,7 +227,7 @@ static int read_input(struct prov *p)
 /* Connects and upgrades; 0, or -1 with a message printed. */
 static int provider_connect(struct prov *p, const struct cl_server *srv, const char *name, const char *cats)
 {
-	char path[1024] = "/api/providers/connect?name=", head[2048], err[512], buf[4096];
+	char path[1024] = "/api/providers/connect?name=", head[4096], err[512], buf[4096];
 	size_t len = 0;
 	char *end;
 

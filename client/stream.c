@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,9 +155,11 @@ static double now_s(void)
  * the idle time. */
 struct pump {
 	const struct opts *o;
+	atomic_int announced; /* announce() is done: until then the body waits, so the trace is live */
 	int in;
 	int follow;    /* a file followed as it grows: its end is not the body's */
-	double last;   /* when the input last gave bytes (now_s) */
+	int reading;   /* the input has been read (after the announcement) */
+	double last;   /* when the input last gave bytes, or was first read (now_s) */
 	int64_t sent;  /* bytes given to the request */
 };
 
@@ -169,6 +172,12 @@ static long pump_read(void *arg, char *buf, size_t cap)
 
 	if (g_stop)
 		return 0;
+	if (!atomic_load(&p->announced))
+		return CL_READ_AGAIN;
+	if (!p->reading) {
+		p->reading = 1;
+		p->last = now_s();
+	}
 	while ((k = read(p->in, buf, cap)) < 0 && errno == EINTR)
 		;
 	if (k < 0) {
@@ -186,17 +195,16 @@ static long pump_read(void *arg, char *buf, size_t cap)
 }
 
 /* Says where the live trace can be watched: the newest live trace of this
- * name (made when the request's headers arrived). Best effort; it runs
- * beside the upload, on a thread of its own. */
-static void *announce(void *arg)
+ * name (made when the request's headers arrived). Best effort; it runs on
+ * a thread of its own while the upload, its headers sent, waits for it. */
+static void announce(const struct opts *o)
 {
-	const struct opts *o = arg;
 	char path[2048] = "/api/traces?status=live&limit=1&q=";
 	struct cl_reply r;
 	int tries;
 
 	if (cl_query_escape(path, sizeof(path), o->name) != 0)
-		return NULL;
+		return;
 	for (tries = 0; tries < 20 && !g_stop; tries++) {
 		const cJSON *t, *id;
 
@@ -208,11 +216,19 @@ static void *announce(void *arg)
 				o->srv.port, id->valuedouble);
 		if ((r.status == 200 && cJSON_IsNumber(id)) || r.unreachable) {
 			cl_reply_fini(&r);
-			return NULL;
+			return;
 		}
 		cl_reply_fini(&r);
 		sleep_ms(50);
 	}
+}
+
+static void *announce_thread(void *arg)
+{
+	struct pump *p = arg;
+
+	announce(p->o);
+	atomic_store(&p->announced, 1);
 	return NULL;
 }
 
@@ -241,7 +257,7 @@ static void print_trace(const struct opts *o, const struct cl_reply *reply)
 static int stream_live(struct opts *o, int in, int follow)
 {
 	char path[8192];
-	struct pump p = { o, in, follow, now_s(), 0 };
+	struct pump p = { o, 0, in, follow, 0, 0, 0 };
 	struct cl_reply r;
 	pthread_t th;
 	int st, announcing;
@@ -252,7 +268,8 @@ static int stream_live(struct opts *o, int in, int follow)
 	}
 	fprintf(stderr, "trace-server stream: streaming %s to http://%s:%d/ as \"%s\"%s\n", o->input, o->srv.host,
 		o->srv.port, o->name, follow ? (o->idle > 0 ? "" : " (Ctrl-C ends it)") : "");
-	announcing = pthread_create(&th, NULL, announce, o) == 0;
+	if (!(announcing = pthread_create(&th, NULL, announce_thread, &p) == 0))
+		atomic_store(&p.announced, 1);
 	st = cl_upload(&o->srv, path, "application/octet-stream", pump_read, &p, &r);
 	if (announcing)
 		pthread_join(th, NULL);
