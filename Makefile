@@ -37,7 +37,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	capture/capture.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
-	catalog/test_catalog store/test_sigv4
+	catalog/test_catalog store/test_sigv4 client/test_http
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -116,6 +116,11 @@ test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/t
 $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The command line's HTTP client against a fake server (tests/provider/peer.h).
+$(B)/tests/client/test_http: tests/client/test_http.c client/http.c client/client_internal.h tests/provider/peer.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/client/test_http.c client/http.c $(LIBS) $(CMOCKA_LIBS)
 
 # The storage contract against the directory and s3rver (node, make deps-e2e).
 $(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h tests/store/s3rver_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \
