@@ -8,7 +8,7 @@
 PROVIDER_SRC = provider/engine.c provider/writer.c provider/wire.c provider/transport.c
 PROVIDER_HDR = provider/trace.h provider/provider_internal.h provider/utf8.h provider/protocol.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
-PROVIDER_TESTS = test_writer test_modes test_wire test_record test_cxx
+PROVIDER_TESTS = test_writer test_modes test_wire test_cxx
 
 .PHONY: provider provider-unit provider-check bench-provider install-provider examples
 
@@ -28,16 +28,6 @@ PROVIDER_LIB = $(B)/libtrace-provider.a
 $(B)/tests/provider/%: tests/provider/%.c tests/provider/*.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) tests/*.h $(PROVIDER_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
-
-# `trace-server record` is a command-line client (client/record.c, over
-# client/http.c: libcurl and cJSON), not part of the library; its tests
-# link it alone.
-RECORD_SRC = client/record.c client/http.c
-RECORD_HDR = client/client.h client/client_internal.h
-
-$(B)/tests/provider/test_record: tests/provider/test_record.c $(RECORD_SRC) $(RECORD_HDR) tests/provider/peer.h $(PROVIDER_LIB) $(B)/libtrace.a $(WRITER) $(PROVIDER_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(RECORD_SRC) $(WRITER) $(PROVIDER_LIB) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 # trace.h from C++.
 CXX ?= c++
@@ -101,6 +91,8 @@ $(B)/tests/provider/e2e_prog: tests/provider/e2e_prog.c $(PROVIDER_LIB) provider
 	@mkdir -p $(@D)
 	$(CC) $(PROVIDER_CFLAGS) $(SAN) -o $@ $< $(PROVIDER_LIB) -lpthread
 
+# `trace-server record` is a command-line client (RECORD_SRC, in the
+# Makefile), not part of the library: the test links it alone.
 $(B)/tests/provider/test_e2e: tests/provider/test_e2e.c $(RECORD_SRC) $(RECORD_HDR) tests/server_util.h $(PROVIDER_LIB) $(PROVIDER_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(RECORD_SRC) $(PROVIDER_LIB) $(LIBS)

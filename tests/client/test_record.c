@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "../ingest_util.h"
-#include "peer.h"
+#include "../provider/peer.h"
 
 #include "../../client/client.h"
 
