@@ -1,6 +1,7 @@
 /*
  * The trace manager (capture.h): sessions, providers and their reader
- * threads, and the capture's trace.
+ * threads, and the capture's trace. The buffering modes it enforces on
+ * what arrives are pure functions of their own (modes.c).
  *
  * One lock (mu) guards everything here; the trace file is written under
  * it, so records of different providers interleave a DATA frame at a time
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_internal.h"
 #include "../ingest/util.h"
 
 enum { MAX_ALERTS = 64, MAX_ENDED = 16, TICK_MS = 100 };
@@ -36,16 +38,11 @@ struct pstat {
 	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
 	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
 	uint64_t overwritten;               /* circular: records the provider's buffers wrote over (OVERWRITTEN) */
-	uint64_t ring_evicted;              /* circular: records the ring let go for newer ones (also in refused) */
 	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
 	uint64_t run_base;                  /* oneshot: their sum at the last START */
 	int described;                      /* its provider info record is in the trace */
-	/* circular mode: held until the provider stops */
-	uint8_t *durable;
-	size_t dlen, dcap;
-	uint8_t *ring;                      /* whole rolling records, oldest first from roff */
-	size_t roff, rlen, rcap;
-	uint64_t ring_wraps;
+	struct cap_ring ring;               /* circular mode: held until the provider stops (modes.c); its
+					       evictions are also in refused */
 	int full;                           /* oneshot: the buffer's worth was received */
 };
 
@@ -296,101 +293,16 @@ static void trace_records(struct captures *m, struct session *s, struct pstat *p
 	trace_grew(m, s);
 }
 
-/* ---- buffering modes at the manager ----------------------------------------- */
-
-static int buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n)
-{
-	if (*len + n > *cap) {
-		size_t c = *cap ? *cap : 65536;
-		uint8_t *q;
-
-		while (c < *len + n)
-			c *= 2;
-		if ((q = realloc(*b, c)) == NULL)
-			return -1;
-		*b = q;
-		*cap = c;
-	}
-	if (n > 0) /* *b may still be NULL: memcpy may not be given it */
-		memcpy(*b + *len, p, n);
-	*len += n;
-	return 0;
-}
-
-
-/* Circular: durable records are all kept; rolling ones in a ring of the
- * buffer's size, the oldest whole records going first. */
-static void circular_add(struct pstat *ps, const uint8_t *p, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		size_t k = record_bytes(p + off);
-
-		if (fxt_record_durable(p + off)) {
-			if (buf_add(&ps->durable, &ps->dlen, &ps->dcap, p + off, k) != 0)
-				ps->refused++;
-		} else if (k > ps->buffer_bytes) {
-			ps->refused++;
-		} else {
-			int wrapped = 0;
-
-			while (ps->rlen - ps->roff + k > ps->buffer_bytes) {
-				ps->roff += record_bytes(ps->ring + ps->roff);
-				ps->refused++;
-				ps->ring_evicted++;
-				wrapped = 1;
-			}
-			ps->ring_wraps += (uint64_t)wrapped;
-			if (ps->roff > ps->rcap / 2) {
-				memmove(ps->ring, ps->ring + ps->roff, ps->rlen - ps->roff);
-				ps->rlen -= ps->roff;
-				ps->roff = 0;
-			}
-			if (buf_add(&ps->ring, &ps->rlen, &ps->rcap, p + off, k) != 0)
-				ps->refused++;
-		}
-		off += k;
-	}
-}
+/* ---- buffering modes at the manager (modes.c) ------------------------------ */
 
 /* Writes what a circular provider's buffers hold (under mu). */
 static void circular_flush(struct captures *m, struct session *s, struct pstat *ps)
 {
 	if (s->write_results) {
-		trace_records(m, s, ps, ps->durable, ps->dlen, 1);
-		trace_records(m, s, ps, ps->ring + ps->roff, ps->rlen - ps->roff, 0);
+		trace_records(m, s, ps, ps->ring.durable, ps->ring.dlen, 1);
+		trace_records(m, s, ps, ps->ring.ring + ps->ring.roff, ps->ring.rlen - ps->ring.roff, 0);
 	}
-	ps->dlen = 0;
-	ps->roff = ps->rlen = 0;
-}
-
-/* Oneshot: records are taken until the buffer's worth arrived since the
- * last START (the provider's buffer holds one run); the rest are dropped
- * and counted. Returns the bytes of whole records to keep. */
-static size_t oneshot_take(struct pstat *ps, const uint8_t *p, size_t n)
-{
-	uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
-	size_t off = 0;
-
-	while (off < n && !ps->full) {
-		size_t k = record_bytes(p + off);
-
-		if (have + off + k > ps->buffer_bytes) {
-			ps->full = 1;
-			break;
-		}
-		off += k;
-	}
-	if (off < n) {
-		size_t rest = off;
-
-		while (rest < n) {
-			rest += record_bytes(p + rest);
-			ps->refused++;
-		}
-	}
-	return off;
+	cap_ring_clear(&ps->ring);
 }
 
 /* ---- sessions ----------------------------------------------------------------- */
@@ -557,10 +469,8 @@ static void start_one(struct provider *p, struct pstat *ps, int disposition)
 	ps->stopped = 0;
 	ps->full = 0;
 	ps->run_base = ps->durable_bytes + ps->rolling_bytes; /* each run has a buffer's worth */
-	if (disposition != FIFO_RETAIN) {
-		ps->dlen = 0;
-		ps->roff = ps->rlen = 0;
-	}
+	if (disposition != FIFO_RETAIN)
+		cap_ring_clear(&ps->ring);
 	send_packet(p, &pk, NULL, 0);
 }
 
@@ -902,12 +812,8 @@ static void end_session(struct captures *m, struct session *s)
 		s->fd = -1;
 		cat_live_close(m->cat, s->trace, 1);
 	}
-	for (i = 0; i < s->nps; i++) {
-		free(s->ps[i].durable);
-		free(s->ps[i].ring);
-		s->ps[i].durable = s->ps[i].ring = NULL;
-		s->ps[i].dcap = s->ps[i].rcap = 0;
-	}
+	for (i = 0; i < s->nps; i++)
+		cap_ring_free(&s->ps[i].ring);
 	set_state(m, s, CAP_READY);
 	if (m->nended == MAX_ENDED)
 		session_free(m->ended[--m->nended]);
@@ -971,13 +877,13 @@ static void pstat_json(const struct pstat *ps, struct jbuf *b)
 	jb_key(b, "connected");
 	jb_bool(b, !ps->gone);
 	jb_key(b, "buffer_wrapped_count");
-	jb_u64(b, ps->mode == FIFO_MODE_CIRCULAR ? ps->wrapped + ps->ring_wraps : ps->wrapped);
+	jb_u64(b, ps->mode == FIFO_MODE_CIRCULAR ? ps->wrapped + ps->ring.wraps : ps->wrapped);
 	jb_key(b, "records_dropped");
 	jb_u64(b, ps->dropped + ps->refused);
 	jb_key(b, "records_dropped_by_server");
 	jb_u64(b, ps->refused);
 	jb_key(b, "records_overwritten");
-	jb_u64(b, ps->overwritten + ps->ring_evicted);
+	jb_u64(b, ps->overwritten + ps->ring.evicted);
 	jb_key(b, "durable_bytes_written");
 	jb_u64(b, ps->durable_bytes);
 	jb_key(b, "non_durable_bytes_written");
@@ -1182,9 +1088,12 @@ static void on_data(struct captures *m, struct session *s, struct pstat *ps, con
 		n = good; /* what came before stays */
 	}
 	if (ps->mode == FIFO_MODE_CIRCULAR) {
-		circular_add(ps, p, n);
+		ps->refused += cap_ring_add(&ps->ring, ps->buffer_bytes, p, n);
 	} else if (ps->mode == FIFO_MODE_ONESHOT) {
-		trace_records(m, s, ps, p, oneshot_take(ps, p, n), durable);
+		uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
+
+		n = cap_oneshot_take(have, ps->buffer_bytes, &ps->full, &ps->refused, p, n);
+		trace_records(m, s, ps, p, n, durable);
 	} else {
 		trace_records(m, s, ps, p, n, durable);
 	}
