@@ -7,6 +7,7 @@
  * (the live trace is made then), and why a refused connection failed.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@
 
 static struct peer S;
 static char body[4096]; /* the request body the fake server read, decoded */
-static volatile int head_seen;
+static atomic_int head_seen, reader_called; /* set by the server thread, read by the source */
 
 static void test_parse_url(void **state)
 {
@@ -126,12 +127,16 @@ static void test_request(void **state)
 	cl_reply_fini(&r);
 }
 
-/* Reads a chunked upload (its head first), then answers 202. */
+/* Once the client has asked its source for bytes (and got none), reads a
+ * chunked upload, its head first, then answers 202. */
 static void *upload_server(void *arg)
 {
 	static const char reply[] = "HTTP/1.1 202 Accepted\r\nContent-Length: 9\r\n\r\n{\"id\":3}\n";
+	int i;
 
 	(void)arg;
+	for (i = 0; i < 1000 && !reader_called; i++)
+		usleep(10000);
 	if (peer_accept(&S, 10000, "") != 0)
 		return NULL;
 	head_seen = 1;
@@ -146,14 +151,16 @@ struct src {
 	int waits; /* CL_READ_AGAIN answers */
 };
 
-/* Nothing until the server has the request's head (at most 5 s), then two
- * pieces, then the end. */
+/* Nothing until the server has the request's head (at most 50 asks, about
+ * 5 s), then two pieces, then the end. */
 static long src_read(void *arg, char *buf, size_t cap)
 {
 	static const char *const pieces[] = { "hello ", "world" };
 	struct src *x = arg;
+	int seen = head_seen; /* before reader_called: the first call always finds none */
 
-	if (!head_seen)
+	reader_called = 1;
+	if (!seen)
 		return ++x->waits > 50 ? CL_READ_FAIL : CL_READ_AGAIN;
 	if (x->calls >= 2)
 		return 0;
@@ -171,7 +178,7 @@ static void test_upload_headers_first(void **state)
 
 	(void)state;
 	s.port = (int)S.port;
-	head_seen = 0;
+	head_seen = reader_called = 0;
 	body[0] = '\0';
 	pthread_create(&th, NULL, upload_server, NULL);
 	assert_int_equal(cl_upload(&s, "/api/traces?live=1", "application/octet-stream", src_read, &x, &r), 202);
