@@ -32,12 +32,17 @@ LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema
 STORE_SRC = store/sigv4.c store/s3.c
 CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c build/gen/catalog.c build/gen/catalog_pg.c
+# `trace-server record` (client/record.c over the one HTTP client, libcurl
+# and cJSON), which tests/client/test_record.c and the provider's end-to-end
+# test link alone.
+RECORD_SRC = client/record.c client/http.c
+RECORD_HDR = client/client.h client/client_internal.h
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
-	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/conn.c client/stream.c client/provide.c provider/record.c provider/wire.c \
-	capture/capture.c $(CATALOG_SRC)
+	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/http.c client/stream.c client/provide.c client/record.c \
+	capture/capture.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
-	catalog/test_catalog store/test_sigv4
+	catalog/test_catalog store/test_sigv4 client/test_http client/test_record capture/test_modes
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -116,6 +121,21 @@ test-pg-run: $(B)/tests/catalog/test_catdb $(B)/gen_fxt $(B)/trace-server $(B)/t
 $(B)/tests/store/test_sigv4: tests/store/test_sigv4.c $(B)/store/sigv4.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# The command line's HTTP client against a fake server (tests/provider/peer.h).
+$(B)/tests/client/test_http: tests/client/test_http.c client/http.c client/client_internal.h tests/provider/peer.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/client/test_http.c client/http.c $(LIBS) $(CMOCKA_LIBS)
+
+# The trace manager's buffering modes, pure functions (capture/modes.c).
+$(B)/tests/capture/test_modes: tests/capture/test_modes.c capture/modes.c capture/capture_internal.h capture/capture.h ingest/fxtrec.c ingest/fxtrec.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/capture/test_modes.c capture/modes.c ingest/fxtrec.c $(CMOCKA_LIBS)
+
+# trace-server record against a fake capture API.
+$(B)/tests/client/test_record: tests/client/test_record.c $(RECORD_SRC) $(RECORD_HDR) tests/provider/peer.h tests/ingest_util.h $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(RECORD_SRC) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
 # The storage contract against the directory and s3rver (node, make deps-e2e).
 $(B)/tests/store/test_storage: tests/store/test_storage.c tests/server_util.h tests/store/s3rver_util.h $(B)/catalog/storage.o $(B)/catalog/storage_s3.o \

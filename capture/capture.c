@@ -1,6 +1,8 @@
 /*
  * The trace manager (capture.h): sessions, providers and their reader
- * threads, and the capture's trace.
+ * threads, and the capture's trace. The buffering modes it enforces on
+ * what arrives are pure functions of their own (modes.c), and a capture's
+ * JSON is rendered by json.c from the session record (capture_internal.h).
  *
  * One lock (mu) guards everything here; the trace file is written under
  * it, so records of different providers interleave a DATA frame at a time
@@ -19,55 +21,10 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_internal.h"
 #include "../ingest/util.h"
 
-enum { MAX_ALERTS = 64, MAX_ENDED = 16, TICK_MS = 100 };
-
-/* What one provider did in one capture (ProviderStats). */
-struct pstat {
-	int64_t provider;
-	char name[CAP_MAX_NAME + 1];
-	uint64_t pid;
-	int mode;
-	uint64_t buffer_bytes;
-	int start_sent;                     /* it was sent START: it owes STARTED, and STOPPED once stopped */
-	int started, stopped, gone, failed;
-	char why[160];                      /* failed: why its data was refused */
-	uint64_t wrapped, dropped;          /* as the provider reported them (STATS) */
-	uint64_t refused;                   /* records the manager dropped (oneshot full, circular wrap) */
-	uint64_t overwritten;               /* circular: records the provider's buffers wrote over (OVERWRITTEN) */
-	uint64_t ring_evicted;              /* circular: records the ring let go for newer ones (also in refused) */
-	uint64_t durable_bytes, rolling_bytes; /* written to the trace */
-	uint64_t run_base;                  /* oneshot: their sum at the last START */
-	int described;                      /* its provider info record is in the trace */
-	/* circular mode: held until the provider stops */
-	uint8_t *durable;
-	size_t dlen, dcap;
-	uint8_t *ring;                      /* whole rolling records, oldest first from roff */
-	size_t roff, rlen, rcap;
-	uint64_t ring_wraps;
-	int full;                           /* oneshot: the buffer's worth was received */
-};
-
-struct session {
-	int64_t id;
-	int state;
-	uint64_t version;
-	struct cap_config cfg;              /* strings below owned */
-	char *name, *description;
-	struct cat_label *labels;
-	char categories[CAP_CATEGORIES_SIZE]; /* this start's: the config's and additional_categories */
-	int extended;                       /* the last start added additional_categories */
-	int64_t trace;                      /* the live trace; 0 before the first start */
-	int fd;                             /* its source, appended to; -1 */
-	uint64_t size;
-	int write_results;
-	struct pstat *ps;
-	size_t nps, cap_ps;
-	char alerts[MAX_ALERTS][FIFO_ALERT_MAX + 1];
-	size_t alert_head, nalerts;
-	char error[256];
-};
+enum { MAX_ENDED = 16, TICK_MS = 100 };
 
 struct provider {
 	int64_t id;
@@ -296,101 +253,16 @@ static void trace_records(struct captures *m, struct session *s, struct pstat *p
 	trace_grew(m, s);
 }
 
-/* ---- buffering modes at the manager ----------------------------------------- */
-
-static int buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n)
-{
-	if (*len + n > *cap) {
-		size_t c = *cap ? *cap : 65536;
-		uint8_t *q;
-
-		while (c < *len + n)
-			c *= 2;
-		if ((q = realloc(*b, c)) == NULL)
-			return -1;
-		*b = q;
-		*cap = c;
-	}
-	if (n > 0) /* *b may still be NULL: memcpy may not be given it */
-		memcpy(*b + *len, p, n);
-	*len += n;
-	return 0;
-}
-
-
-/* Circular: durable records are all kept; rolling ones in a ring of the
- * buffer's size, the oldest whole records going first. */
-static void circular_add(struct pstat *ps, const uint8_t *p, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		size_t k = record_bytes(p + off);
-
-		if (fxt_record_durable(p + off)) {
-			if (buf_add(&ps->durable, &ps->dlen, &ps->dcap, p + off, k) != 0)
-				ps->refused++;
-		} else if (k > ps->buffer_bytes) {
-			ps->refused++;
-		} else {
-			int wrapped = 0;
-
-			while (ps->rlen - ps->roff + k > ps->buffer_bytes) {
-				ps->roff += record_bytes(ps->ring + ps->roff);
-				ps->refused++;
-				ps->ring_evicted++;
-				wrapped = 1;
-			}
-			ps->ring_wraps += (uint64_t)wrapped;
-			if (ps->roff > ps->rcap / 2) {
-				memmove(ps->ring, ps->ring + ps->roff, ps->rlen - ps->roff);
-				ps->rlen -= ps->roff;
-				ps->roff = 0;
-			}
-			if (buf_add(&ps->ring, &ps->rlen, &ps->rcap, p + off, k) != 0)
-				ps->refused++;
-		}
-		off += k;
-	}
-}
+/* ---- buffering modes at the manager (modes.c) ------------------------------ */
 
 /* Writes what a circular provider's buffers hold (under mu). */
 static void circular_flush(struct captures *m, struct session *s, struct pstat *ps)
 {
 	if (s->write_results) {
-		trace_records(m, s, ps, ps->durable, ps->dlen, 1);
-		trace_records(m, s, ps, ps->ring + ps->roff, ps->rlen - ps->roff, 0);
+		trace_records(m, s, ps, ps->ring.durable, ps->ring.dlen, 1);
+		trace_records(m, s, ps, ps->ring.ring + ps->ring.roff, ps->ring.rlen - ps->ring.roff, 0);
 	}
-	ps->dlen = 0;
-	ps->roff = ps->rlen = 0;
-}
-
-/* Oneshot: records are taken until the buffer's worth arrived since the
- * last START (the provider's buffer holds one run); the rest are dropped
- * and counted. Returns the bytes of whole records to keep. */
-static size_t oneshot_take(struct pstat *ps, const uint8_t *p, size_t n)
-{
-	uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
-	size_t off = 0;
-
-	while (off < n && !ps->full) {
-		size_t k = record_bytes(p + off);
-
-		if (have + off + k > ps->buffer_bytes) {
-			ps->full = 1;
-			break;
-		}
-		off += k;
-	}
-	if (off < n) {
-		size_t rest = off;
-
-		while (rest < n) {
-			rest += record_bytes(p + rest);
-			ps->refused++;
-		}
-	}
-	return off;
+	cap_ring_clear(&ps->ring);
 }
 
 /* ---- sessions ----------------------------------------------------------------- */
@@ -557,10 +429,8 @@ static void start_one(struct provider *p, struct pstat *ps, int disposition)
 	ps->stopped = 0;
 	ps->full = 0;
 	ps->run_base = ps->durable_bytes + ps->rolling_bytes; /* each run has a buffer's worth */
-	if (disposition != FIFO_RETAIN) {
-		ps->dlen = 0;
-		ps->roff = ps->rlen = 0;
-	}
+	if (disposition != FIFO_RETAIN)
+		cap_ring_clear(&ps->ring);
 	send_packet(p, &pk, NULL, 0);
 }
 
@@ -902,12 +772,8 @@ static void end_session(struct captures *m, struct session *s)
 		s->fd = -1;
 		cat_live_close(m->cat, s->trace, 1);
 	}
-	for (i = 0; i < s->nps; i++) {
-		free(s->ps[i].durable);
-		free(s->ps[i].ring);
-		s->ps[i].durable = s->ps[i].ring = NULL;
-		s->ps[i].dcap = s->ps[i].rcap = 0;
-	}
+	for (i = 0; i < s->nps; i++)
+		cap_ring_free(&s->ps[i].ring);
 	set_state(m, s, CAP_READY);
 	if (m->nended == MAX_ENDED)
 		session_free(m->ended[--m->nended]);
@@ -946,114 +812,7 @@ int cap_terminate(struct captures *m, int64_t id, char *err, size_t errlen)
 	return rc;
 }
 
-/* ---- JSON --------------------------------------------------------------------- */
-
-static const char *mode_name(int mode)
-{
-	return mode == FIFO_MODE_ONESHOT ? "oneshot" : mode == FIFO_MODE_CIRCULAR ? "circular" : "streaming";
-}
-
-static void pstat_json(const struct pstat *ps, struct jbuf *b)
-{
-	jb_obj(b);
-	jb_key(b, "provider_id");
-	jb_i64(b, ps->provider);
-	jb_key(b, "name");
-	jb_str(b, ps->name);
-	jb_key(b, "pid");
-	jb_u64(b, ps->pid);
-	jb_key(b, "buffering_mode");
-	jb_str(b, mode_name(ps->mode));
-	jb_key(b, "started");
-	jb_bool(b, ps->started);
-	jb_key(b, "stopped");
-	jb_bool(b, ps->stopped);
-	jb_key(b, "connected");
-	jb_bool(b, !ps->gone);
-	jb_key(b, "buffer_wrapped_count");
-	jb_u64(b, ps->mode == FIFO_MODE_CIRCULAR ? ps->wrapped + ps->ring_wraps : ps->wrapped);
-	jb_key(b, "records_dropped");
-	jb_u64(b, ps->dropped + ps->refused);
-	jb_key(b, "records_dropped_by_server");
-	jb_u64(b, ps->refused);
-	jb_key(b, "records_overwritten");
-	jb_u64(b, ps->overwritten + ps->ring_evicted);
-	jb_key(b, "durable_bytes_written");
-	jb_u64(b, ps->durable_bytes);
-	jb_key(b, "non_durable_bytes_written");
-	jb_u64(b, ps->rolling_bytes);
-	jb_key(b, "error");
-	if (ps->failed)
-		jb_str(b, ps->why[0] ? ps->why
-				     : "the provider sent records whose framing is broken; the rest of its data was refused");
-	else
-		jb_null(b);
-	jb_obj_end(b);
-}
-
-static void stats_json(const struct session *s, struct jbuf *b)
-{
-	size_t i;
-
-	jb_key(b, "provider_stats");
-	jb_arr(b);
-	for (i = 0; i < s->nps; i++)
-		pstat_json(&s->ps[i], b);
-	jb_arr_end(b);
-}
-
-/* A comma-separated list as a JSON array of its names, as TraceConfig
- * takes them ("" is []). */
-static void list_json(struct jbuf *b, const char *list)
-{
-	jb_arr(b);
-	while (*list) {
-		size_t n = strcspn(list, ",");
-
-		if (n)
-			jb_strn(b, list, n);
-		list += n + (list[n] == ',');
-	}
-	jb_arr_end(b);
-}
-
-static void session_json(const struct session *s, struct jbuf *b)
-{
-	jb_obj(b);
-	jb_key(b, "id");
-	jb_i64(b, s->id);
-	jb_key(b, "name");
-	jb_str(b, s->name);
-	jb_key(b, "state");
-	jb_str(b, cap_state_name(s->state));
-	jb_key(b, "state_version");
-	jb_u64(b, s->version);
-	jb_key(b, "trace_id");
-	if (s->trace > 0)
-		jb_i64(b, s->trace);
-	else
-		jb_null(b);
-	jb_key(b, "config");
-	jb_obj(b);
-	jb_key(b, "categories");
-	list_json(b, s->categories);
-	jb_key(b, "buffer_size_megabytes_hint");
-	jb_u64(b, s->cfg.buffer_size_megabytes_hint);
-	jb_key(b, "start_timeout_milliseconds");
-	jb_u64(b, s->cfg.start_timeout_milliseconds);
-	jb_key(b, "buffering_mode");
-	jb_str(b, mode_name(s->cfg.buffering_mode));
-	jb_obj_end(b);
-	stats_json(s, b);
-	jb_key(b, "alerts_pending");
-	jb_u64(b, s->nalerts);
-	jb_key(b, "error");
-	if (s->error[0])
-		jb_str(b, s->error);
-	else
-		jb_null(b);
-	jb_obj_end(b);
-}
+/* ---- JSON (the renderers are json.c) --------------------------------------- */
 
 int cap_json(struct captures *m, int64_t id, struct jbuf *out)
 {
@@ -1061,7 +820,7 @@ int cap_json(struct captures *m, int64_t id, struct jbuf *out)
 
 	pthread_mutex_lock(&m->mu);
 	if ((s = find_session(m, id)) != NULL)
-		session_json(s, out);
+		cap_session_json(s, out);
 	pthread_mutex_unlock(&m->mu);
 	return s ? CAP_OK : CAP_ENOENT;
 }
@@ -1075,9 +834,9 @@ void cap_list_json(struct captures *m, struct jbuf *out)
 	jb_key(out, "captures");
 	jb_arr(out);
 	if (m->cur)
-		session_json(m->cur, out);
+		cap_session_json(m->cur, out);
 	for (i = 0; i < m->nended; i++)
-		session_json(m->ended[i], out);
+		cap_session_json(m->ended[i], out);
 	jb_arr_end(out);
 	jb_obj_end(out);
 	pthread_mutex_unlock(&m->mu);
@@ -1090,7 +849,7 @@ int cap_stats_json(struct captures *m, int64_t id, struct jbuf *out)
 	pthread_mutex_lock(&m->mu);
 	if ((s = find_session(m, id)) != NULL) {
 		jb_obj(out);
-		stats_json(s, out);
+		cap_stats_json_of(s, out);
 		jb_key(out, "trace_id");
 		if (s->trace > 0)
 			jb_i64(out, s->trace);
@@ -1112,7 +871,7 @@ int cap_alert_take(struct captures *m, int64_t id, char name[FIFO_ALERT_MAX + 1]
 		rc = CAP_ENOENT;
 	} else if (s->nalerts) {
 		memcpy(name, s->alerts[s->alert_head], FIFO_ALERT_MAX + 1);
-		s->alert_head = (s->alert_head + 1) % MAX_ALERTS;
+		s->alert_head = (s->alert_head + 1) % CAP_MAX_ALERTS;
 		s->nalerts--;
 		rc = 1;
 	}
@@ -1182,9 +941,12 @@ static void on_data(struct captures *m, struct session *s, struct pstat *ps, con
 		n = good; /* what came before stays */
 	}
 	if (ps->mode == FIFO_MODE_CIRCULAR) {
-		circular_add(ps, p, n);
+		ps->refused += cap_ring_add(&ps->ring, ps->buffer_bytes, p, n);
 	} else if (ps->mode == FIFO_MODE_ONESHOT) {
-		trace_records(m, s, ps, p, oneshot_take(ps, p, n), durable);
+		uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
+
+		n = cap_oneshot_take(have, ps->buffer_bytes, &ps->full, &ps->refused, p, n);
+		trace_records(m, s, ps, p, n, durable);
 	} else {
 		trace_records(m, s, ps, p, n, durable);
 	}
@@ -1250,8 +1012,8 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		}
 		break;
 	case FIFO_ALERT:
-		if (s && fifo_alert_name(raw, name) == 0 && s->nalerts < MAX_ALERTS) {
-			memcpy(s->alerts[(s->alert_head + s->nalerts) % MAX_ALERTS], name, sizeof(name));
+		if (s && fifo_alert_name(raw, name) == 0 && s->nalerts < CAP_MAX_ALERTS) {
+			memcpy(s->alerts[(s->alert_head + s->nalerts) % CAP_MAX_ALERTS], name, sizeof(name));
 			s->nalerts++;
 		}
 		break;

@@ -9,9 +9,17 @@
  * for the next START; TERMINATE ends it. The input's own provider records
  * are left to the server, which places everything in this provider's
  * section: an input holding several providers' records is not split.
+ *
+ * Its socket is written by hand, unlike every other request of client/
+ * (http.c): the provider protocol runs on the connection after an HTTP
+ * Upgrade (101), which libcurl does not hand over, so this file makes the
+ * connection, sends the upgrade request and reads the 101 itself.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +29,7 @@
 #include <unistd.h>
 
 #include "../capture/fifo.h"
-#include "client.h"
+#include "client_internal.h"
 
 enum { FRAME_MAX = 1 << 20, FRAME_MIN = 64 * 1024, PEND_MAX = 8 << 20 };
 
@@ -35,6 +43,58 @@ struct prov {
 	size_t nrx;
 	uint64_t sent;
 };
+
+/* A connected TCP socket to the server, or -1 with err set. */
+static int cl_connect(const struct cl_server *s, char *err, size_t errlen)
+{
+	struct addrinfo hints = { 0 }, *res = NULL, *a;
+	char port[16], host[256];
+	int fd = -1, rc, one = 1;
+
+	/* a URL's "[::1]" is getaddrinfo's "::1" */
+	snprintf(host, sizeof(host), "%.*s", (int)strcspn(s->host + (s->host[0] == '['), "]"),
+		 s->host + (s->host[0] == '['));
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%d", s->port);
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s: %s", s->host, gai_strerror(rc));
+		return -1;
+	}
+	for (a = res; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+			rc = errno;
+			close(fd);
+			fd = -1;
+			errno = rc;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot connect to %s:%d: %s", s->host, s->port, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* Writes all n bytes; 0, or -1. */
+static int cl_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
 
 static int send_packet(struct prov *p, uint16_t req, uint32_t d32, uint64_t d64, const void *pay, size_t n)
 {
@@ -167,7 +227,7 @@ static int read_input(struct prov *p)
 /* Connects and upgrades; 0, or -1 with a message printed. */
 static int provider_connect(struct prov *p, const struct cl_server *srv, const char *name, const char *cats)
 {
-	char path[1024] = "/api/providers/connect?name=", head[2048], err[256], buf[4096];
+	char path[1024] = "/api/providers/connect?name=", head[4096], err[512], buf[4096];
 	size_t len = 0;
 	char *end;
 

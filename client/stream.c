@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +24,7 @@
 
 #include "../provider/utf8.h"
 #include "client.h"
-
-enum { CHUNK = 256 * 1024, POLL_MS = 100, OBJECT_MAX = 1 << 20 };
+#include "client_internal.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -135,14 +136,6 @@ static int request_path(const struct opts *o, char *out, size_t n)
 	return rc;
 }
 
-static int send_chunk(int fd, const void *p, size_t n)
-{
-	char h[32];
-
-	snprintf(h, sizeof(h), "%zx\r\n", n);
-	return cl_write_all(fd, h, strlen(h)) || cl_write_all(fd, p, n) || cl_write_all(fd, "\r\n", 2) ? -1 : 0;
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec t = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
@@ -150,115 +143,157 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&t, NULL);
 }
 
-/* Sends the input until its end (stdin), the stop signal or the idle time.
- * Returns the bytes sent, or -1 when the connection failed. */
-static int64_t pump(const struct opts *o, int in, int sock, int follow)
+static double now_s(void)
 {
-	char *buf = malloc(CHUNK);
-	int64_t sent = 0;
-	double idle = 0;
+	struct timespec t;
 
-	if (buf == NULL)
-		return -1;
-	while (!g_stop) {
-		ssize_t k = read(in, buf, CHUNK);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			fprintf(stderr, "trace-server stream: reading %s: %s\n", o->input, strerror(errno));
-			break;
-		}
-		if (k == 0) {
-			if (!follow)
-				break;
-			if (o->idle > 0 && (idle += POLL_MS / 1000.0) >= o->idle)
-				break;
-			sleep_ms(POLL_MS);
-			continue;
-		}
-		idle = 0;
-		if (send_chunk(sock, buf, (size_t)k) != 0) {
-			free(buf);
-			return -1;
-		}
-		sent += k;
+/* The body's source: the input, until its end (stdin), the stop signal or
+ * the idle time. */
+struct pump {
+	const struct opts *o;
+	atomic_int announced; /* announce() is done: until then the body waits, so the trace is live */
+	int in;
+	int follow;    /* a file followed as it grows: its end is not the body's */
+	int reading;   /* the input has been read (after the announcement) */
+	double last;   /* when the input last gave bytes, or was first read (now_s) */
+	int64_t sent;  /* bytes given to the request */
+};
+
+/* cl_read_fn: bytes read, 0 at the body's end, or CL_READ_AGAIN while a
+ * followed file has not grown. */
+static long pump_read(void *arg, char *buf, size_t cap)
+{
+	struct pump *p = arg;
+	ssize_t k;
+
+	if (g_stop)
+		return 0;
+	if (!atomic_load(&p->announced))
+		return CL_READ_AGAIN;
+	if (!p->reading) {
+		p->reading = 1;
+		p->last = now_s();
 	}
-	free(buf);
-	return sent;
+	while ((k = read(p->in, buf, cap)) < 0 && errno == EINTR)
+		;
+	if (k < 0) {
+		fprintf(stderr, "trace-server stream: reading %s: %s\n", p->o->input, strerror(errno));
+		return 0;
+	}
+	if (k > 0) {
+		p->last = now_s();
+		p->sent += k;
+		return (long)k;
+	}
+	if (!p->follow || (p->o->idle > 0 && now_s() - p->last >= p->o->idle))
+		return 0;
+	return CL_READ_AGAIN;
 }
 
 /* Says where the live trace can be watched: the newest live trace of this
- * name (made when the request's headers arrived). Best effort. */
+ * name (made when the request's headers arrived). Best effort; it runs on
+ * a thread of its own while the upload, its headers sent, waits for it. */
 static void announce(const struct opts *o)
 {
-	char path[2048] = "/api/traces?status=live&limit=1&q=", reply[8192], err[256];
-	const char *id;
+	char path[2048] = "/api/traces?status=live&limit=1&q=";
+	struct cl_reply r;
 	int tries;
 
 	if (cl_query_escape(path, sizeof(path), o->name) != 0)
 		return;
-	for (tries = 0; tries < 20; tries++) {
-		if (cl_get(&o->srv, "GET", path, reply, sizeof(reply), err, sizeof(err)) == 200 &&
-		    (id = strstr(reply, "\"id\":")) != NULL) {
-			fprintf(stderr, "trace-server stream: watch it at http://%s:%d/?trace=%ld\n", o->srv.host,
-				o->srv.port, strtol(id + 5, NULL, 10));
+	for (tries = 0; tries < 20 && !g_stop; tries++) {
+		const cJSON *t, *id;
+
+		cl_request(&o->srv, "GET", path, NULL, &r);
+		t = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r.json, "traces"), 0);
+		id = cJSON_GetObjectItemCaseSensitive(t, "id");
+		if (r.status == 200 && cJSON_IsNumber(id))
+			fprintf(stderr, "trace-server stream: watch it at http://%s:%d/?trace=%.0f\n", o->srv.host,
+				o->srv.port, id->valuedouble);
+		if ((r.status == 200 && cJSON_IsNumber(id)) || r.unreachable) {
+			cl_reply_fini(&r);
 			return;
 		}
+		cl_reply_fini(&r);
 		sleep_ms(50);
 	}
 }
 
-/* Reads the reply to the end; its status, and its body in out. */
-static int read_reply(int sock, char *out, size_t n)
+static void *announce_thread(void *arg)
 {
-	char buf[8192], *body;
-	size_t len = 0;
-	int status = -1;
+	struct pump *p = arg;
 
-	for (;;) {
-		ssize_t k = read(sock, buf + len, sizeof(buf) - 1 - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0 || (len += (size_t)k) == sizeof(buf) - 1)
-			break;
-	}
-	buf[len] = '\0';
-	if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
-		status = -1;
-	body = strstr(buf, "\r\n\r\n");
-	snprintf(out, n, "%s", body ? body + 4 : "");
-	return status;
+	announce(p->o);
+	atomic_store(&p->announced, 1);
+	return NULL;
 }
 
-/* Prints the trace object of the trace the reply at the body's end names
- * ({"id", "status"}), as docs/API.md promises; the reply itself when the
- * object cannot be read. */
-static void print_trace(const struct opts *o, const char *reply)
+/* Prints the trace object of the trace the upload's reply names ({"id",
+ * "status"}), as docs/API.md promises; the reply itself when the object
+ * cannot be read. */
+static void print_trace(const struct opts *o, const struct cl_reply *reply)
 {
-	const char *id = strstr(reply, "\"id\":");
-	char path[64], err[256], *obj = malloc(OBJECT_MAX);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(reply->json, "id");
+	struct cl_reply r = { 0 };
+	char path[64];
 
-	if (id != NULL && obj != NULL) {
-		snprintf(path, sizeof(path), "/api/traces/%ld", strtol(id + 5, NULL, 10));
-		if (cl_get(&o->srv, "GET", path, obj, OBJECT_MAX, err, sizeof(err)) == 200 && obj[0] == '{') {
-			printf("%s\n", obj);
-			free(obj);
+	if (cJSON_IsNumber(id)) {
+		snprintf(path, sizeof(path), "/api/traces/%.0f", id->valuedouble);
+		if (cl_request(&o->srv, "GET", path, NULL, &r) == 200 && r.body[0] == '{') {
+			printf("%s\n", r.body);
+			cl_reply_fini(&r);
 			return;
 		}
 	}
-	free(obj);
-	printf("%s\n", reply);
+	cl_reply_fini(&r);
+	printf("%s\n", reply->body);
+}
+
+/* Sends the input as a live trace; the exit status. */
+static int stream_live(struct opts *o, int in, int follow)
+{
+	char path[8192];
+	struct pump p = { o, 0, in, follow, 0, 0, 0 };
+	struct cl_reply r;
+	pthread_t th;
+	int st, announcing;
+
+	if (request_path(o, path, sizeof(path)) != 0) {
+		fprintf(stderr, "trace-server stream: the name, labels and description are too long\n");
+		return 2;
+	}
+	fprintf(stderr, "trace-server stream: streaming %s to http://%s:%d/ as \"%s\"%s\n", o->input, o->srv.host,
+		o->srv.port, o->name, follow ? (o->idle > 0 ? "" : " (Ctrl-C ends it)") : "");
+	if (!(announcing = pthread_create(&th, NULL, announce_thread, &p) == 0))
+		atomic_store(&p.announced, 1);
+	st = cl_upload(&o->srv, path, "application/octet-stream", pump_read, &p, &r);
+	if (announcing)
+		pthread_join(th, NULL);
+	if (r.unreachable)
+		fprintf(stderr, "trace-server stream: cannot connect to %s:%d: %s\n", o->srv.host, o->srv.port, r.why);
+	else if (st < 0) /* the server answered early (an error) or went away */
+		fprintf(stderr, "trace-server stream: the stream was cut%s%s\n", r.status > 0 ? ": " : "",
+			r.status > 0 ? r.body : "");
+	else if (st < 200 || st > 299)
+		fprintf(stderr, "trace-server stream: the server answered %d: %s\n", st, r.body);
+	else {
+		print_trace(o, &r);
+		fprintf(stderr, "trace-server stream: sent %" PRId64 " bytes\n", p.sent);
+	}
+	cl_reply_fini(&r);
+	return st >= 200 && st <= 299 ? 0 : 1;
 }
 
 int cl_stream_main(int argc, char **argv)
 {
-	char path[8192], head[9000], reply[4096], err[512], defname[128];
+	char defname[128];
 	struct sigaction sa = { 0 };
 	struct opts o;
-	int in, sock, status, follow, rc = parse(argc, argv, &o);
-	int64_t sent;
+	int in, follow, rc = parse(argc, argv, &o);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -274,60 +309,19 @@ int cl_stream_main(int argc, char **argv)
 		utf8_copy(defname, sizeof(defname), follow ? (base ? base + 1 : o.input) : "stdin");
 		o.name = defname;
 	}
-	if (o.provider) {
-		struct sigaction pa = { 0 };
-
-		pa.sa_handler = on_stop;
-		sigaction(SIGINT, &pa, NULL);
-		sigaction(SIGTERM, &pa, NULL);
-		signal(SIGPIPE, SIG_IGN);
-		rc = cl_provide(&o.srv, o.name, o.categories, in, follow, &g_stop);
-		if (follow)
-			close(in);
-		return rc;
-	}
-	if (request_path(&o, path, sizeof(path)) != 0) {
-		fprintf(stderr, "trace-server stream: the name, labels and description are too long\n");
-		return 2;
-	}
-	if ((sock = cl_connect(&o.srv, err, sizeof(err))) < 0) {
-		fprintf(stderr, "trace-server stream: %s\n", err);
-		return 1;
-	}
-	snprintf(head, sizeof(head),
-		 "POST %s HTTP/1.1\r\nHost: %s:%d\r\nTransfer-Encoding: chunked\r\n"
-		 "Content-Type: application/octet-stream\r\nConnection: close\r\n%s%s%s\r\n",
-		 path, o.srv.host, o.srv.port, o.srv.token[0] ? "Authorization: Bearer " : "", o.srv.token,
-		 o.srv.token[0] ? "\r\n" : "");
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (cl_write_all(sock, head, strlen(head)) != 0) {
-		fprintf(stderr, "trace-server stream: the server closed the connection\n");
-		return 1;
+	if (cl_global_init() != 0) {
+		fprintf(stderr, "trace-server stream: libcurl would not start\n");
+		rc = 1;
+	} else {
+		rc = o.provider ? cl_provide(&o.srv, o.name, o.categories, in, follow, &g_stop)
+				: stream_live(&o, in, follow);
+		cl_global_fini();
 	}
-	fprintf(stderr, "trace-server stream: streaming %s to http://%s:%d/ as \"%s\"%s\n", o.input, o.srv.host,
-		o.srv.port, o.name, follow ? (o.idle > 0 ? "" : " (Ctrl-C ends it)") : "");
-	announce(&o);
-	sent = pump(&o, in, sock, follow);
 	if (follow)
 		close(in);
-	if (sent < 0 || cl_write_all(sock, "0\r\n\r\n", 5) != 0) {
-		/* the server answered early (an error) or went away */
-		status = read_reply(sock, reply, sizeof(reply));
-		fprintf(stderr, "trace-server stream: the stream was cut%s%s\n", status > 0 ? ": " : "",
-			status > 0 ? reply : "");
-		close(sock);
-		return 1;
-	}
-	status = read_reply(sock, reply, sizeof(reply));
-	close(sock);
-	if (status < 200 || status > 299) {
-		fprintf(stderr, "trace-server stream: the server answered %d: %s\n", status, reply);
-		return 1;
-	}
-	print_trace(&o, reply);
-	fprintf(stderr, "trace-server stream: sent %" PRId64 " bytes\n", sent);
-	return 0;
+	return rc;
 }

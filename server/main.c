@@ -5,7 +5,7 @@
  *   trace-server info FILE                 record statistics, nothing stored
  *   trace-server serve [options]           the HTTP server (server/http.c)
  *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
- *   trace-server record -- cmd args        a program linking provider/ recorded (provider/record.c)
+ *   trace-server record -- cmd args        a program linking provider/ recorded (client/)
  *   trace-server migrate --from DIR --catalog URL --store URL
  *                                          a --data library into PostgreSQL and S3 (catalog/migrate.c)
  *
@@ -26,8 +26,6 @@
 #include "../ingest/ingest.h"
 #include "../ingest/util.h"
 #include "server.h"
-
-int record_main(int argc, char **argv); /* provider/record.c */
 
 struct bar {
 	int tty;
@@ -221,7 +219,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "migrate") == 0)
 		return cmd_migrate(argc, argv);
 	if (strcmp(argv[1], "record") == 0)
-		return record_main(argc, argv); /* argv[1] is "record" */
+		return cl_record_main(argc, argv); /* argv[1] is "record" */
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, 0);
 	return usage(stderr, 2);

@@ -3,7 +3,8 @@
  * a loopback port: it accepts the provider's upgrade request, answers 101,
  * sends the server's packets and reads the provider's frames. Written from
  * the document, not from provider/wire.c, so that the tests check the
- * library against the contract. Header-only, for the tests in tests/provider/.
+ * library against the contract. Header-only, for the tests in tests/provider/
+ * (and tests/client/, whose fake servers answer plain HTTP through it).
  */
 #ifndef TESTS_PROVIDER_PEER_H
 #define TESTS_PROVIDER_PEER_H

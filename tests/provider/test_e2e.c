@@ -1,7 +1,7 @@
 /*
  * End to end: a multi-threaded program (e2e_prog.c) linked with the
  * provider library is recorded through the real server by `trace-server
- * record` (record_main, in this process), and its trace in the library must
+ * record` (cl_record_main, in this process), and its trace in the library must
  * be what the program did: every event, on its thread, in order, with its
  * names and arguments, and every counter sample.
  *
@@ -17,7 +17,7 @@
 #include "../server_util.h"
 #include "../../provider/trace.h"
 
-int record_main(int argc, char **argv);
+#include "../../client/client.h"
 
 #define THREADS 4
 #define STEPS 300
@@ -113,7 +113,7 @@ static int record_prog(const char *mode, const char *name, long tids[THREADS])
 	snprintf(steps, sizeof(steps), "%d", STEPS);
 	fflush(stdout);
 	dup2(fd, 1);
-	rc = record_main(14, argv);
+	rc = cl_record_main(14, argv);
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);

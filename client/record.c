@@ -19,27 +19,20 @@
  * The server URL comes from --server, else TRACE_SERVER_URL (as for
  * `trace-server stream`), else TRACE_SERVER when it is a URL, else
  * http://127.0.0.1:8080; the token from --token-file, else TRACE_TOKEN.
- * Replies are read with a bounded reader: at most 1 MiB, Content-Length
- * or chunked.
+ * Its requests go through client/http.c (libcurl; replies read with cJSON).
  */
 #include <errno.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "provider_internal.h"
-
-int record_main(int argc, char **argv);
-
-#define REPLY_MAX (1u << 20)
+#include "client.h"
+#include "client_internal.h"
 
 struct rec_opts {
 	const char *server;
@@ -47,11 +40,8 @@ struct rec_opts {
 	const char *categories;
 	const char *name;
 	unsigned buffer_mb;
-	char token[1024];
-	char host[256];
-	unsigned port;
+	struct cl_server srv; /* from server; its token from --token-file or TRACE_TOKEN */
 	char **cmd;
-	char neterr[160];   /* why the last request got no HTTP reply */
 };
 
 static int rec_usage(FILE *f, int rc)
@@ -63,152 +53,39 @@ static int rec_usage(FILE *f, int rc)
 	return rc;
 }
 
-/* ---- A small HTTP client ------------------------------------------------------ */
-
-static int rec_connect(struct rec_opts *o)
-{
-	struct addrinfo hints = {0}, *res, *ai;
-	char port[16];
-	int fd = -1;
-
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%u", o->port);
-	if (getaddrinfo(o->host, port, &hints, &res) != 0) {
-		snprintf(o->neterr, sizeof(o->neterr), "cannot resolve the host name");
-		return -1;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		if ((fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol)) < 0)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		snprintf(o->neterr, sizeof(o->neterr), "%s", strerror(errno));
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-/* Decodes a chunked body in place; returns its length, or -1. */
-static long rec_unchunk(char *b, size_t n)
-{
-	size_t in = 0, out = 0;
-
-	for (;;) {
-		char *end;
-		unsigned long len = strtoul(b + in, &end, 16);
-		char *eol = memchr(b + in, '\n', n - in);
-
-		if (end == b + in || eol == NULL)
-			return -1;
-		in = (size_t)(eol - b) + 1;
-		if (len == 0)
-			return (long)out;
-		if (len > n - in)
-			return -1;
-		memmove(b + out, b + in, len);
-		out += len;
-		in += len;
-		if (in < n && b[in] == '\r')
-			in++;
-		if (in < n && b[in] == '\n')
-			in++;
-	}
-}
-
 /*
- * One request; the reply's JSON body parsed into *json (NULL when it is
- * not JSON). Returns the HTTP status, or -1 when the server could not be
- * reached or the reply is not HTTP.
+ * What failed, for the reply r: "no answer from URL (why)", or "HTTP st
+ * code: message" with the server's error (docs/API.md: {"error": {"code",
+ * "message"}}), or "HTTP st". Written into buf (cap bytes), which it
+ * returns.
  */
-static int rec_http(struct rec_opts *o, const char *method, const char *path, const char *body, cJSON **json)
+static const char *rec_why(const struct rec_opts *o, const struct cl_reply *r, char *buf, size_t cap)
 {
-	char head[2048], *buf = NULL, *p;
-	size_t n = 0, blen = body ? strlen(body) : 0;
-	int fd, status = -1, hl;
-	long len;
-
-	*json = NULL;
-	if ((fd = rec_connect(o)) < 0)
-		return -1;
-	hl = snprintf(head, sizeof(head),
-		      "%s %s HTTP/1.1\r\nHost: %s:%u\r\nConnection: close\r\nContent-Type: application/json\r\n"
-		      "Content-Length: %zu\r\n%s%s%s\r\n",
-		      method, path, o->host, o->port, blen, o->token[0] ? "Authorization: Bearer " : "", o->token,
-		      o->token[0] ? "\r\n" : "");
-	snprintf(o->neterr, sizeof(o->neterr), "the connection failed while sending");
-	if (hl <= 0 || (size_t)hl >= sizeof(head) || send(fd, head, (size_t)hl, MSG_NOSIGNAL) != hl ||
-	    (blen && send(fd, body, blen, MSG_NOSIGNAL) != (ssize_t)blen))
-		goto out_close;
-	snprintf(o->neterr, sizeof(o->neterr), "the reply was not HTTP (or the connection closed first)");
-	if ((buf = malloc(REPLY_MAX + 1)) == NULL)
-		goto out_close;
-	for (;;) {
-		ssize_t k = recv(fd, buf + n, REPLY_MAX - n, 0);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		if (n == REPLY_MAX)
-			break;
-	}
-	buf[n] = '\0';
-	if (n < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || (p = strstr(buf, "\r\n\r\n")) == NULL)
-		goto out_free;
-	status = atoi(buf + 9);
-	*p = '\0';
-	p += 4;
-	len = (long)(buf + n - p);
-	if (strcasestr(buf, "\r\ntransfer-encoding: chunked"))
-		len = rec_unchunk(p, (size_t)len);
-	if (len > 0) {
-		p[len] = '\0';
-		*json = cJSON_Parse(p);
-	}
-out_free:
-	free(buf);
-out_close:
-	close(fd);
-	return status;
-}
-
-/*
- * What failed, for a request that answered st (rec_http's status) and j:
- * "no answer from URL (why)", or "HTTP st code: message" with the server's
- * error (docs/API.md: {"error": {"code", "message"}}), or "HTTP st".
- * Written into buf (cap bytes), which it returns.
- */
-static const char *rec_why(const struct rec_opts *o, int st, const cJSON *j, char *buf, size_t cap)
-{
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(r->json, "error");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 
-	if (st < 0)
-		snprintf(buf, cap, "no answer from %s (%s)", o->server, o->neterr);
+	if (r->status < 0)
+		snprintf(buf, cap, "no answer from %s (%s)", o->server, r->why);
 	else if (cJSON_IsString(code) && cJSON_IsString(msg))
-		snprintf(buf, cap, "HTTP %d %s: %s", st, code->valuestring, msg->valuestring);
+		snprintf(buf, cap, "HTTP %d %s: %s", r->status, code->valuestring, msg->valuestring);
 	else
-		snprintf(buf, cap, "HTTP %d", st);
+		snprintf(buf, cap, "HTTP %d", r->status);
 	return buf;
 }
 
 /* Sends one request of the capture's lifecycle; says on stderr what failed
- * ("doing" is what the request was for). The reply's status; *j as for
- * rec_http. */
-static int rec_step(struct rec_opts *o, const char *method, const char *path, const char *body, const char *doing,
-		    int64_t id, cJSON **j)
+ * ("doing" is what the request was for). The reply in *r (the caller
+ * finishes it); its status. */
+static int rec_step(const struct rec_opts *o, const char *method, const char *path, const char *body,
+		    const char *doing, int64_t id, struct cl_reply *r)
 {
 	char why[512];
-	int st = rec_http(o, method, path, body, j);
+	int st = cl_request(&o->srv, method, path, body, r);
 
 	if (st < 200 || st > 299)
 		fprintf(stderr, "trace-server record: %s capture %lld: %s\n", doing, (long long)id,
-			rec_why(o, st, *j, why, sizeof(why)));
+			rec_why(o, r, why, sizeof(why)));
 	return st;
 }
 
@@ -216,6 +93,7 @@ static int rec_step(struct rec_opts *o, const char *method, const char *path, co
 
 static int rec_parse(int argc, char **argv, struct rec_opts *o)
 {
+	char err[512];
 	int i;
 
 	memset(o, 0, sizeof(*o));
@@ -228,7 +106,7 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o)
 	o->mode = "streaming";
 	o->categories = "";
 	o->buffer_mb = 4;
-	snprintf(o->token, sizeof(o->token), "%s", getenv("TRACE_TOKEN") ? getenv("TRACE_TOKEN") : "");
+	snprintf(o->srv.token, sizeof(o->srv.token), "%s", getenv("TRACE_TOKEN") ? getenv("TRACE_TOKEN") : "");
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -258,16 +136,10 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o)
 				return -1;
 			o->buffer_mb = (unsigned)mb;
 		} else if (strcmp(a, "--token-file") == 0) {
-			FILE *f = fopen(v, "r");
-
-			if (f == NULL || fgets(o->token, sizeof(o->token), f) == NULL) {
-				fprintf(stderr, "trace-server record: cannot read %s\n", v);
-				if (f)
-					fclose(f);
+			if (cl_read_token(v, &o->srv, err, sizeof(err)) != 0) {
+				fprintf(stderr, "trace-server record: %s\n", err);
 				return -1;
 			}
-			fclose(f);
-			o->token[strcspn(o->token, "\r\n")] = '\0';
 		} else {
 			return -1;
 		}
@@ -281,7 +153,8 @@ static int rec_parse(int argc, char **argv, struct rec_opts *o)
 
 		o->name = slash ? slash + 1 : o->cmd[0];
 	}
-	if (wire_parse_url(o->server, o->host, sizeof(o->host), &o->port) != 0) {
+	/* http:// as the provider library, which is given the same URL, wants */
+	if (strncmp(o->server, "http://", 7) != 0 || cl_parse_url(o->server, &o->srv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "trace-server record: --server must be http://host[:port], not \"%s\"\n", o->server);
 		return -1;
 	}
@@ -334,8 +207,8 @@ static int rec_run(const struct rec_opts *o)
 		setenv("TRACE_SERVER", o->server, 1);
 		setenv("TRACE_PROVIDER_NAME", o->name, 1);
 		setenv("TRACE_START_TIMEOUT_MS", "3000", 1);
-		if (o->token[0])
-			setenv("TRACE_TOKEN", o->token, 1);
+		if (o->srv.token[0])
+			setenv("TRACE_TOKEN", o->srv.token, 1);
 		execvp(o->cmd[0], o->cmd);
 		fprintf(stderr, "trace-server record: %s: %s\n", o->cmd[0], strerror(errno));
 		_exit(127);
@@ -361,46 +234,50 @@ static int64_t rec_json_id(const cJSON *j, const char *key)
 	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
 }
 
-int record_main(int argc, char **argv)
+int cl_record_main(int argc, char **argv)
 {
 	struct rec_opts o;
+	struct cl_reply r;
 	char path[128], why[512], *body;
-	cJSON *j = NULL;
 	int64_t id, trace;
 	int st, rc;
 
 	if (rec_parse(argc, argv, &o) != 0)
 		return rec_usage(stderr, 2);
-	if ((body = rec_config(&o)) == NULL)
+	if ((body = rec_config(&o)) == NULL || cl_global_init() != 0) {
+		free(body);
 		return 1;
-	st = rec_http(&o, "POST", "/api/captures", body, &j);
+	}
+	st = cl_request(&o.srv, "POST", "/api/captures", body, &r);
 	free(body);
-	if (st < 200 || st > 299 || (id = rec_json_id(j, "id")) < 0) {
+	if (st < 200 || st > 299 || (id = rec_json_id(r.json, "id")) < 0) {
 		fprintf(stderr, "trace-server record: could not make a capture (%s); running %s untraced\n",
-			rec_why(&o, st, j, why, sizeof(why)), o.cmd[0]);
-		cJSON_Delete(j);
+			rec_why(&o, &r, why, sizeof(why)), o.cmd[0]);
+		cl_reply_fini(&r);
+		cl_global_fini();
 		return rec_run(&(struct rec_opts){.server = "", .name = o.name, .cmd = o.cmd});
 	}
-	trace = rec_json_id(j, "trace_id");
+	trace = rec_json_id(r.json, "trace_id");
 	if (trace < 0)
-		trace = rec_json_id(j, "trace");
-	cJSON_Delete(j);
+		trace = rec_json_id(r.json, "trace");
+	cl_reply_fini(&r);
 	snprintf(path, sizeof(path), "/api/captures/%lld/start", (long long)id);
-	rec_step(&o, "POST", path, "{}", "starting", id, &j);
+	rec_step(&o, "POST", path, "{}", "starting", id, &r);
 	if (trace < 0)
-		trace = rec_json_id(j, "trace_id");
-	cJSON_Delete(j);
+		trace = rec_json_id(r.json, "trace_id");
+	cl_reply_fini(&r);
 	rc = rec_run(&o);
 	snprintf(path, sizeof(path), "/api/captures/%lld/stop", (long long)id);
-	rec_step(&o, "POST", path, "{\"write_results\": true}", "stopping", id, &j);
+	rec_step(&o, "POST", path, "{\"write_results\": true}", "stopping", id, &r);
 	if (trace < 0)
-		trace = rec_json_id(j, "trace_id");
-	cJSON_Delete(j);
+		trace = rec_json_id(r.json, "trace_id");
+	cl_reply_fini(&r);
 	snprintf(path, sizeof(path), "/api/captures/%lld", (long long)id);
-	rec_step(&o, "DELETE", path, NULL, "ending", id, &j);
+	rec_step(&o, "DELETE", path, NULL, "ending", id, &r);
 	if (trace < 0)
-		trace = rec_json_id(j, "trace_id");
-	cJSON_Delete(j);
+		trace = rec_json_id(r.json, "trace_id");
+	cl_reply_fini(&r);
+	cl_global_fini();
 	if (trace >= 0)
 		fprintf(stderr, "trace-server record: the trace of %s is %s/?trace=%lld\n", o.name, o.server,
 			(long long)trace);

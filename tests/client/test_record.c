@@ -1,5 +1,5 @@
 /*
- * Tests of provider/record.c (trace-server record) against a fake server on
+ * Tests of client/record.c (trace-server record) against a fake server on
  * a loopback port that answers the capture API and keeps the requests: the
  * order of the calls, the TraceConfig sent, the environment the command
  * gets, and the command's exit status passed on.
@@ -7,9 +7,9 @@
 #include <pthread.h>
 
 #include "../ingest_util.h"
-#include "peer.h"
+#include "../provider/peer.h"
 
-int record_main(int argc, char **argv);
+#include "../../client/client.h"
 
 static struct peer S;
 static char requests[8][8192];
@@ -19,7 +19,7 @@ static int nreq;
 static void *fake_server(void *arg)
 {
 	static const char *const replies[] = {
-		"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 28\r\n\r\n"
+		"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 27\r\n\r\n"
 		"{\"id\": 5, \"state\": \"init\"}\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
@@ -60,7 +60,7 @@ static void test_record_calls(void **state)
 	snprintf(cmd, sizeof(cmd), "printf '%%s|%%s|%%s' \"$TRACE_SERVER\" \"$TRACE_PROVIDER_NAME\" "
 		 "\"$TRACE_START_TIMEOUT_MS\" > %s; exit 3", out);
 	pthread_create(&th, NULL, fake_server, NULL);
-	assert_int_equal(record_main(12, argv), 3);
+	assert_int_equal(cl_record_main(12, argv), 3);
 	pthread_join(th, NULL);
 	assert_int_equal(nreq, 4);
 	assert_true(strncmp(requests[0], "POST /api/captures HTTP/1.1\r\n", 29) == 0);
@@ -91,7 +91,7 @@ static void test_record_no_server(void **state)
 	assert_int_equal(peer_listen(&dead), 0);
 	snprintf(url, sizeof(url), "%s", dead.url);
 	peer_fini(&dead);
-	assert_int_equal(record_main(8, argv), 4);
+	assert_int_equal(cl_record_main(8, argv), 4);
 }
 
 /* Answers initialize and start, then replies[2] to the stop (NULL: the
@@ -129,7 +129,7 @@ static void record_errors(const char **replies, char *err, size_t cap)
 	assert_true(fd >= 0 && saved >= 0);
 	pthread_create(&th, NULL, vanishing_server, replies);
 	dup2(fd, 2);
-	record_main(6, argv);
+	cl_record_main(6, argv);
 	dup2(saved, 2);
 	close(saved);
 	close(fd);
@@ -172,9 +172,9 @@ static void test_record_usage(void **state)
 	char *a3[] = {"trace-server", "record", "--buffer-mb", "0", "--", "true", NULL};
 
 	(void)state;
-	assert_int_equal(record_main(2, a1), 2);
-	assert_int_equal(record_main(6, a2), 2);
-	assert_int_equal(record_main(6, a3), 2);
+	assert_int_equal(cl_record_main(2, a1), 2);
+	assert_int_equal(cl_record_main(6, a2), 2);
+	assert_int_equal(cl_record_main(6, a3), 2);
 }
 
 int main(void)
