@@ -153,31 +153,6 @@ static void t_upload_one_read_all(void **state)
 	sc_health_all(&T.w, 200, 2000);
 }
 
-/* Read after write across servers: a trace uploaded through one server
- * with ?wait=1 is readable through another at once, every time (it looks
- * at the catalog when its copy says not ready, rather than answering 409
- * until its next look). */
-static void t_read_after_write(void **state)
-{
-	char path[128];
-	int i;
-
-	(void)state;
-	for (i = 0; i < 6; i++) {
-		int64_t id;
-		char *body;
-
-		sc_use(&T.w, i % SCALE_N);
-		id = upload_ok("raw", T.bytes, T.len);
-		sc_use(&T.w, (i + 1) % SCALE_N);
-		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
-		body = sc_body(path, 200, NULL);
-		free(body);
-		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
-		cJSON_Delete(t_call("DELETE", path, NULL, 204));
-	}
-}
-
 /* The number of traces the current server lists. */
 static int64_t listed(void)
 {
@@ -199,6 +174,39 @@ static int64_t listed_when(int64_t n, int ms)
 	while ((got = listed()) != n && su_now() < until)
 		su_sleep_ms(20);
 	return got;
+}
+
+/* Read after write across servers: a trace uploaded through one server
+ * with ?wait=1 is readable through another at once, every time (it looks
+ * at the catalog when its copy says not ready, rather than answering 409
+ * until its next look). */
+static void t_read_after_write(void **state)
+{
+	char path[128];
+	int64_t n;
+	int i, k;
+
+	(void)state;
+	sc_use(&T.w, 0);
+	n = listed();
+	for (i = 0; i < 6; i++) {
+		int64_t id;
+		char *body;
+
+		sc_use(&T.w, i % SCALE_N);
+		id = upload_ok("raw", T.bytes, T.len);
+		sc_use(&T.w, (i + 1) % SCALE_N);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+		body = sc_body(path, 200, NULL);
+		free(body);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+		cJSON_Delete(t_call("DELETE", path, NULL, 204));
+	}
+	/* every server has seen the deletions before the next test counts */
+	for (k = 0; k < SCALE_N; k++) {
+		sc_use(&T.w, k);
+		assert_int_equal(listed_when(n, 2000), n);
+	}
 }
 
 static void t_empty_upload(void **state)
