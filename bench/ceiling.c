@@ -283,7 +283,7 @@ static void bind_value(sqlite3_stmt *st, int idx, const struct cval *x)
 
 /* Whether x is bound already, where b was: the same number, or NULL. A
  * statement keeps its bindings across a reset, so ingest's writer binds
- * only what changed (ingest/store.c), and so does this loader. */
+ * only what changed (ingest/dbwriter.c), and so does this loader. */
 static int bound_same(const struct cval *b, const struct cval *x)
 {
 	if (b->type != x->type)

@@ -6,7 +6,7 @@
 
 #include "args.h"
 
-int argw_open(struct arg_writer *w, struct store *s, const struct model *m)
+int argw_open(struct arg_writer *w, struct dbwriter *s, const struct model *m)
 {
 	memset(w, 0, sizeof(*w));
 	w->m = m;

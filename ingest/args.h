@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "model.h"
-#include "store.h"
+#include "dbwriter.h"
 
 struct arg_writer {
 	const struct model *m; /* the arguments' values and blob bytes */
@@ -26,7 +26,7 @@ struct arg_writer {
 
 /* Opens the table through s; 0, or -1 (out of memory, or s->error says
  * what failed). */
-int argw_open(struct arg_writer *w, struct store *s, const struct model *m);
+int argw_open(struct arg_writer *w, struct dbwriter *s, const struct model *m);
 
 /*
  * Writes one arg set: the n1 arguments of m->args from first1 on, then the

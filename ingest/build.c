@@ -63,7 +63,7 @@ static int flow_id_cmp(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
-static void build_init(struct build *b, struct model *m, struct sorter *so, struct store *s,
+static void build_init(struct build *b, struct model *m, struct sorter *so, struct dbwriter *s,
 		       struct ingest_result *res)
 {
 	memset(b, 0, sizeof(*b));
@@ -106,7 +106,7 @@ static int match_error(struct build *b)
 	return b->write_failed && !b->oom ? INGEST_EDB : INGEST_ENOMEM;
 }
 
-int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res,
+int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
 		const struct ingest_opts *o)
 {
 	ingest_progress_fn fn = o ? o->progress : NULL;

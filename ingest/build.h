@@ -11,7 +11,7 @@
  * (slicestore.h, packed, spilled past the same budget) and each arg set to
  * the arguments' writer (args.h); its own state stays in match.c. This
  * header holds what the stages hand each other. write.c writes
- * every table in cluster order (store.h, with the level of detail of lod.h),
+ * every table in cluster order (dbwriter.h, with the level of detail of lod.h),
  * slicewrite.c the slices from the store's groups (write.h), stacks.c the
  * stack statistics as slices go by,
  * and names.c the name index and statistics from its notes; build.c runs
@@ -37,7 +37,7 @@
 #include "model.h"
 #include "runsort.h"
 #include "slicestore.h"
-#include "store.h"
+#include "dbwriter.h"
 
 enum track_kind { TK_THREAD, TK_ASYNC, TK_COUNTER, TK_CPU };
 
@@ -104,7 +104,7 @@ struct ingest_opts_view;
 struct build {
 	struct model *m;
 	struct sorter *so;     /* hands the model's events on in order (sorter.h) */
-	struct store *s;
+	struct dbwriter *s;
 	struct ingest_result *res;
 	uint32_t *row_of;      /* model thread -> thread row */
 	struct vec rows;       /* struct thread_row */
@@ -155,7 +155,7 @@ struct ingest_opts_view {
  * (INGEST_EDB: the reason is in s->error; INGEST_EIO: the sorter's spill
  * file failed, sorter_failed() says why). Of o (which may be NULL) it reads
  * the progress callback and extent_rows. */
-int model_build(struct model *m, struct sorter *so, struct store *s, struct ingest_result *res,
+int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
 		const struct ingest_opts *o);
 
 /* resolve.c */

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "store.h"
+#include "dbwriter.h"
 #include "util.h"
 
 /* A table's id counter. rows 0: one extent per group, laid out by the

@@ -15,7 +15,7 @@
 #include "build.h"
 #include "fxt.h"
 #include "sorter.h"
-#include "store.h"
+#include "dbwriter.h"
 #include "symbols.h"
 #include "xray.h"
 
@@ -355,10 +355,10 @@ static int write_db(struct model *m, struct sorter *so, const char *tmp, const s
 		    struct ingest_result *res)
 {
 	const char *why = NULL;
-	struct store s;
+	struct dbwriter s;
 	int rc = INGEST_OK;
 
-	if (store_open(&s, tmp, tracedb_page_size(res->bytes)) != 0) {
+	if (dbw_open(&s, tmp, tracedb_page_size(res->bytes)) != 0) {
 		rc = set_error(res, INGEST_EDB, s.error);
 		goto out_close;
 	}
@@ -369,12 +369,12 @@ static int write_db(struct model *m, struct sorter *so, const char *tmp, const s
 	}
 	if (rc == INGEST_OK && o && o->progress && o->progress(o->progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
 		rc = INGEST_ECANCEL;
-	if (rc == INGEST_OK && (store_index(&s) != 0 || store_commit(&s) != 0))
+	if (rc == INGEST_OK && (dbw_index(&s) != 0 || dbw_commit(&s) != 0))
 		rc = INGEST_EDB;
 	if (rc != INGEST_OK)
 		set_error(res, rc, rc == INGEST_EDB ? s.error : NULL);
 out_close:
-	store_close(&s);
+	dbw_close(&s);
 	return rc;
 }
 

@@ -7,7 +7,7 @@
  * objects (resolve.c), sorts events by (time, file position) and matches
  * durations, async operations, flows and counters (match.c), and writes
  * every table in cluster order with its level of detail (write.c, lod.h)
- * through the store (store.h), whose own thread runs SQLite while the build
+ * through the database writer (dbwriter.h), whose own thread runs SQLite while the build
  * goes on. The layout is schema/trace.sql. The database is written under a
  * temporary name and renamed into place only when complete, so a crash
  * never leaves a half-written trace behind.

@@ -72,11 +72,11 @@ static void group_merge(struct lod_group *g, const struct lod_group *h)
 		g->max = h->max;
 }
 
-int lod_writer_init(struct lod_writer *w, struct store *s)
+int lod_writer_init(struct lod_writer *w, struct dbwriter *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	return (w->st = store_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
+	return (w->st = dbw_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
 /* Hands the chunk to the store's writer thread, which frees it: a full
@@ -111,7 +111,7 @@ static void chunk_flush(struct lod_writer *w)
 	v[5].type = SQLITE_BLOB;
 	v[5].p = copy;
 	v[5].n = (int)w->len;
-	if (store_submit(w->s, w->st, v, 6, copy) != 0)
+	if (dbw_submit(w->s, w->st, v, 6, copy) != 0)
 		w->failed = 1;
 	w->n = 0;
 }
@@ -119,9 +119,9 @@ static void chunk_flush(struct lod_writer *w)
 int lod_writer_fini(struct lod_writer *w)
 {
 	chunk_flush(w);
-	if (store_failed(w->s))
+	if (dbw_failed(w->s))
 		w->failed = 1;
-	store_finalize(w->s, w->st);
+	dbw_finalize(w->s, w->st);
 	w->st = NULL;
 	free(w->buf);
 	w->buf = NULL;

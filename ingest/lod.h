@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "dbwriter.h"
 #include "../tracedb/tracedb.h" /* levels, record layout */
 
 /* One slice (ts, end, name, category) or counter point (ts, value). */
@@ -36,8 +36,8 @@ struct lod_writer {
 	size_t groups_cap;
 	struct lod_item *items;   /* the caller's, from lod_items(), reused likewise */
 	size_t items_cap;
-	struct store_stmt *st;
-	struct store *s;
+	struct dbw_stmt *st;
+	struct dbwriter *s;
 	uint8_t *buf;           /* room for LOD_CHUNK records; a full one goes to the writer as is */
 	int n;                  /* records in buf */
 	size_t len;             /* their bytes */
@@ -48,7 +48,7 @@ struct lod_writer {
 	int failed;             /* sticky; the reason is in s->error */
 };
 
-int lod_writer_init(struct lod_writer *w, struct store *s);
+int lod_writer_init(struct lod_writer *w, struct dbwriter *s);
 /* Returns -1 if any write failed. */
 int lod_writer_fini(struct lod_writer *w);
 /* Room for n items to fill and hand to lod_build, reused from run to run;

@@ -117,7 +117,7 @@ struct name_out {
 	int64_t *durs;       /* NAME_DENSE durations, for a small sketch */
 	struct sketch *sk;   /* for a large one */
 	uint8_t *buf[2];     /* blob bytes, until the writer has them */
-	uint64_t ticket[2];  /* store_ticket() once each buffer's last row went */
+	uint64_t ticket[2];  /* dbw_ticket() once each buffer's last row went */
 	int cur;
 	size_t used;         /* bytes of buf[cur] taken */
 };
@@ -131,9 +131,9 @@ static uint8_t *name_room(struct name_out *o, size_t need)
 		return o->buf[o->cur] + o->used;
 	if (bins_flush(&o->index) != 0 || bins_flush(&o->stats) != 0)
 		return NULL;
-	o->ticket[o->cur] = store_ticket(o->b->s);
+	o->ticket[o->cur] = dbw_ticket(o->b->s);
 	o->cur ^= 1;
-	if (store_wait(o->b->s, o->ticket[o->cur]) != 0)
+	if (dbw_wait(o->b->s, o->ticket[o->cur]) != 0)
 		return NULL;
 	o->used = 0;
 	return o->buf[o->cur];
@@ -278,7 +278,7 @@ static int write_names(struct name_index *ni)
 	rc = bins_fini(&o.index);
 	rc |= bins_fini(&o.stats);
 	/* both buffers are free once the writer has run every row of them */
-	if (store_wait(b->s, store_ticket(b->s)) != 0)
+	if (dbw_wait(b->s, dbw_ticket(b->s)) != 0)
 		rc = -1;
 out_free:
 	free(o.v);

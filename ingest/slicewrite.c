@@ -162,7 +162,7 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n, 
 		extents_write(&eb, r[i].track + 1, r[i].depth, &b->ss.ids, &g->ids, g->first_id, r[i].count);
 	}
 	rc = bins_fini(&db) | bins_fini(&eb);
-	return store_drain(b->s) | rc;
+	return dbw_drain(b->s) | rc;
 }
 
 /* The head flow's from-slice is written, and ends at end. */

@@ -68,9 +68,9 @@ struct sk_level {
 
 struct stacks {
 	struct bins names_rows, stacks_rows; /* track_names, track_stacks */
-	struct store *s;       /* where they go */
+	struct dbwriter *s;       /* where they go */
 	struct vec buf[2];     /* bytes: the last two tracks' packed nodes, until the writer has them */
-	uint64_t ticket[2];    /* store_ticket() once each one's rows went */
+	uint64_t ticket[2];    /* dbw_ticket() once each one's rows went */
 	int next;              /* the buffer the next track takes */
 	int64_t end_ns;        /* where an unterminated slice ends */
 	uint32_t track, depth; /* the group being read */
@@ -170,7 +170,7 @@ static int sk_put_nodes(struct stacks *sk)
 
 	while (n < sk->nodes.len && VEC_AT(&sk->nodes, struct sk_node, n)->depth < sk->stop_depth)
 		n++;
-	if (store_wait(sk->s, sk->ticket[sk->next]) != 0 ||
+	if (dbw_wait(sk->s, sk->ticket[sk->next]) != 0 ||
 	    vec_reserve(&sk->buf[sk->next], n * STACKS_RECORD_MAX) != 0)
 		return -1;
 	buf = sk->buf[sk->next].data;
@@ -199,7 +199,7 @@ static int sk_put_nodes(struct stacks *sk)
 	}
 	if (bins_flush(&sk->stacks_rows) != 0)
 		return -1;
-	sk->ticket[sk->next] = store_ticket(sk->s);
+	sk->ticket[sk->next] = dbw_ticket(sk->s);
 	sk->next ^= 1;
 	return 0;
 }
@@ -400,7 +400,7 @@ int stacks_end(struct build *b)
 	rc = bins_fini(&sk->names_rows);
 	rc |= bins_fini(&sk->stacks_rows);
 	/* the last two tracks' blobs are read by the writer until then */
-	rc |= store_wait(sk->s, store_ticket(sk->s));
+	rc |= dbw_wait(sk->s, dbw_ticket(sk->s));
 	if (sk->oom) {
 		b->oom = 1;
 		rc = -1;

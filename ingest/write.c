@@ -674,7 +674,7 @@ static int write_tracks(struct build *b)
 		write_track(b, &tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
 	b->res->counts.tracks = b->tracks.len;
 	rc = bins_fini(&tb);
-	return store_drain(b->s) | rc; /* the marks' bytes are read until the queue has run */
+	return dbw_drain(b->s) | rc; /* the marks' bytes are read until the queue has run */
 }
 
 static int write_providers(struct build *b)
@@ -724,11 +724,11 @@ static int write_meta(struct build *b)
 	struct ingest_result *r = b->res;
 	int rc = 0;
 
-	rc |= store_meta(b->s, "format", b->m->format, 0);
-	rc |= store_meta(b->s, "start_ns", NULL, r->start_ns);
-	rc |= store_meta(b->s, "end_ns", NULL, r->end_ns);
-	rc |= store_meta(b->s, "events", NULL, (int64_t)r->counts.events);
-	rc |= store_meta(b->s, "input_bytes", NULL, (int64_t)r->bytes);
+	rc |= dbw_meta(b->s, "format", b->m->format, 0);
+	rc |= dbw_meta(b->s, "start_ns", NULL, r->start_ns);
+	rc |= dbw_meta(b->s, "end_ns", NULL, r->end_ns);
+	rc |= dbw_meta(b->s, "events", NULL, (int64_t)r->counts.events);
+	rc |= dbw_meta(b->s, "input_bytes", NULL, (int64_t)r->bytes);
 	return rc;
 }
 

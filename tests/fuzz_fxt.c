@@ -186,7 +186,7 @@ static void fz_build(struct model *m, size_t n)
 {
 	struct ingest_result res;
 	struct sorter *so;
-	struct store s;
+	struct dbwriter s;
 	char path[512];
 	int rc;
 
@@ -194,8 +194,8 @@ static void fz_build(struct model *m, size_t n)
 	res.format = "fxt";
 	res.bytes = n;
 	fz_db_path(path, sizeof(path));
-	if (store_open(&s, path, 65536) != 0)
-		fz_fail("store_open %s: %s", path, s.error); /* the environment, not the input */
+	if (dbw_open(&s, path, 65536) != 0)
+		fz_fail("dbw_open %s: %s", path, s.error); /* the environment, not the input */
 	/* attached after decoding: the events are sorted in memory, as an
 	 * input under the budget always is; the budget of a few events makes
 	 * the slice store, which keeps to it too, spill its packed slices to
@@ -207,10 +207,10 @@ static void fz_build(struct model *m, size_t n)
 	sorter_free(so);
 	if (rc != INGEST_OK)
 		fz_fail("model_build: %s: %s", ingest_strerror(rc), s.error);
-	if (store_index(&s) != 0 || store_commit(&s) != 0)
+	if (dbw_index(&s) != 0 || dbw_commit(&s) != 0)
 		fz_fail("index or commit: %s", s.error);
 	fz_check_db(s.db, &res);
-	store_close(&s);
+	dbw_close(&s);
 	remove(path);
 }
 

@@ -129,7 +129,7 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 	char path[] = "/tmp/test_lod_XXXXXX";
 	struct lod_key key = { 7, counters ? 0 : 3 };
 	struct lod_writer w;
-	struct store s;
+	struct dbwriter s;
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	uint64_t levels = 99, want_set, *want, v[LOD_WORDS];
@@ -138,12 +138,12 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(store_open(&s, path, 65536), 0);
+	assert_int_equal(dbw_open(&s, path, 65536), 0);
 	assert_int_equal(lod_writer_init(&w, &s), 0);
 	assert_int_equal(lod_build(&w, &key, it, n, counters, &levels), 0);
 	assert_int_equal(lod_writer_fini(&w), 0);
-	assert_int_equal(store_commit(&s), 0);
-	store_close(&s);
+	assert_int_equal(dbw_commit(&s), 0);
+	dbw_close(&s);
 
 	want = reference(it, n, counters, &nrec, &want_set);
 	assert_int_equal(levels, want_set);

@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "dbwriter.h"
 #include "util.h"
 #include "../tracedb/tracedb.h"
 
 
-static int store_exec(struct store *s, const char *sql)
+static int dbw_exec(struct dbwriter *s, const char *sql)
 {
 	char *msg = NULL;
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
@@ -43,18 +43,18 @@ static int store_exec(struct store *s, const char *sql)
 enum { JOB_VALS = BINS_ROWS * BINS_MAX_COLS };
 
 /* A statement the writer prepares, runs and finalizes, in queue order, so
- * that the producer never waits for the connection: made by store_prepare,
+ * that the producer never waits for the connection: made by dbw_prepare,
  * freed by the writer at the finalize job. */
-struct store_stmt {
+struct dbw_stmt {
 	sqlite3_stmt *st; /* NULL until prepared, or when preparing failed */
 	char *sql;
 	struct bins_val *bound; /* the writer's: the number values bound last, by parameter */
 	int nbound;
-	struct store_stmt *next_orphan; /* in store.orphans */
+	struct dbw_stmt *next_orphan; /* in store.orphans */
 };
 
 /* Finalizes st and frees it; on the writer thread, or once it has stopped. */
-static void stmt_free(struct store_stmt *st)
+static void stmt_free(struct dbw_stmt *st)
 {
 	sqlite3_finalize(st->st);
 	free(st->bound);
@@ -64,13 +64,13 @@ static void stmt_free(struct store_stmt *st)
 
 enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE };
 
-struct store_job {
+struct dbw_job {
 	int kind;               /* enum job_kind */
-	struct store_stmt *st;
+	struct dbw_stmt *st;
 	int n;                  /* values bound per step; n * steps <= JOB_VALS */
 	int steps;              /* executions of st, each with the next n values */
 	void *owned;            /* freed after the job */
-	struct store_job *next;
+	struct dbw_job *next;
 	struct bins_val vals[JOB_VALS]; /* bound as ?1 .. ?n, step after step */
 };
 
@@ -114,7 +114,7 @@ static int bound_same(const struct bins_val *b, const struct bins_val *x)
 }
 
 /* Records the first failure (the writer's copy in *failed too). */
-static void job_fail(struct store *s, int *failed, const char *what)
+static void job_fail(struct dbwriter *s, int *failed, const char *what)
 {
 	pthread_mutex_lock(&s->mu);
 	if (!s->failed)
@@ -125,7 +125,7 @@ static void job_fail(struct store *s, int *failed, const char *what)
 
 /* Runs one job. After a failure only finalize jobs run: every statement is
  * finalized, so that the connection closes. */
-static void job_run(struct store *s, struct store_job *j, int *failed)
+static void job_run(struct dbwriter *s, struct dbw_job *j, int *failed)
 {
 	const struct bins_val *v = j->vals;
 	sqlite3_stmt *st = j->st->st;
@@ -171,7 +171,7 @@ static void job_run(struct store *s, struct store_job *j, int *failed)
  * STORE_BEHIND jobs, a few MB of rows. */
 enum { STORE_BEHIND = 64 };
 
-static void store_behind(struct store *s)
+static void dbw_behind(struct dbwriter *s)
 {
 	struct stat st;
 
@@ -182,8 +182,8 @@ static void store_behind(struct store *s)
 
 static void *writer_main(void *arg)
 {
-	struct store *s = arg;
-	struct store_job *j, *next;
+	struct dbwriter *s = arg;
+	struct dbw_job *j, *next;
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
@@ -202,7 +202,7 @@ static void *writer_main(void *arg)
 			next = j->next;
 			job_run(s, j, &failed);
 			if (++s->since_behind == STORE_BEHIND)
-				store_behind(s);
+				dbw_behind(s);
 			free(j->owned);
 			j->owned = NULL;
 			/* hand the job back at once: a producer waiting for room
@@ -230,9 +230,9 @@ static void *writer_main(void *arg)
 
 /* An empty job to fill in place: *vals gets room for BINS_ROWS *
  * BINS_MAX_COLS values. NULL when out of memory. */
-static struct store_job *job_take(struct store *s, struct bins_val **vals)
+static struct dbw_job *job_take(struct dbwriter *s, struct bins_val **vals)
 {
-	struct store_job *j;
+	struct dbw_job *j;
 
 	pthread_mutex_lock(&s->mu);
 	if ((j = s->free) != NULL)
@@ -249,7 +249,7 @@ static struct store_job *job_take(struct store *s, struct bins_val **vals)
 }
 
 /* Returns a taken job unused. */
-static void job_drop(struct store *s, struct store_job *j)
+static void job_drop(struct dbwriter *s, struct dbw_job *j)
 {
 	pthread_mutex_lock(&s->mu);
 	j->next = s->free;
@@ -259,7 +259,7 @@ static void job_drop(struct store *s, struct store_job *j)
 
 /* Queues j, waiting while the queue is full; returns -1 once a job has
  * failed (j still runs if it finalizes, and is skipped otherwise). */
-static int job_queue(struct store *s, struct store_job *j)
+static int job_queue(struct dbwriter *s, struct dbw_job *j)
 {
 	int failed;
 
@@ -287,7 +287,7 @@ static int job_queue(struct store *s, struct store_job *j)
 /* Queues a taken job (which then belongs to the store): st runs `steps`
  * times, each binding the next n values. -1 when a job failed before, or
  * on a programmer error (too many values). */
-static int job_submit(struct store *s, struct store_job *j, struct store_stmt *st, int n, int steps)
+static int job_submit(struct dbwriter *s, struct dbw_job *j, struct dbw_stmt *st, int n, int steps)
 {
 	if (n < 0 || steps < 0 || (int64_t)n * steps > JOB_VALS) { /* a programmer error */
 		free(j->owned);
@@ -303,10 +303,10 @@ static int job_submit(struct store *s, struct store_job *j, struct store_stmt *s
 }
 
 /* Queues a prepare or finalize job for st; -1 when out of memory. */
-static int stmt_job(struct store *s, struct store_stmt *st, int kind)
+static int stmt_job(struct dbwriter *s, struct dbw_stmt *st, int kind)
 {
 	struct bins_val *v;
-	struct store_job *j = job_take(s, &v);
+	struct dbw_job *j = job_take(s, &v);
 
 	if (j == NULL)
 		return -1;
@@ -317,9 +317,9 @@ static int stmt_job(struct store *s, struct store_stmt *st, int kind)
 	return 0;
 }
 
-struct store_stmt *store_prepare(struct store *s, const char *sql)
+struct dbw_stmt *dbw_prepare(struct dbwriter *s, const char *sql)
 {
-	struct store_stmt *st = calloc(1, sizeof(*st));
+	struct dbw_stmt *st = calloc(1, sizeof(*st));
 
 	if (st == NULL || (st->sql = strdup(sql)) == NULL || stmt_job(s, st, JOB_PREPARE) != 0) {
 		if (st != NULL)
@@ -331,10 +331,10 @@ struct store_stmt *store_prepare(struct store *s, const char *sql)
 	return st;
 }
 
-void store_finalize(struct store *s, struct store_stmt *st)
+void dbw_finalize(struct dbwriter *s, struct dbw_stmt *st)
 {
 	if (st != NULL && stmt_job(s, st, JOB_FINALIZE) != 0) {
-		/* out of memory: finalized by store_close, once the writer has
+		/* out of memory: finalized by dbw_close, once the writer has
 		 * stopped (another producer may keep it busy until then) */
 		pthread_mutex_lock(&s->mu);
 		st->next_orphan = s->orphans;
@@ -343,7 +343,7 @@ void store_finalize(struct store *s, struct store_stmt *st)
 	}
 }
 
-int store_failed(struct store *s)
+int dbw_failed(struct dbwriter *s)
 {
 	int failed;
 
@@ -353,10 +353,10 @@ int store_failed(struct store *s)
 	return failed;
 }
 
-int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned)
+int dbw_submit(struct dbwriter *s, struct dbw_stmt *st, const struct bins_val *vals, int n, void *owned)
 {
 	struct bins_val *v;
-	struct store_job *j = job_take(s, &v);
+	struct dbw_job *j = job_take(s, &v);
 
 	if (j == NULL) {
 		free(owned);
@@ -368,7 +368,7 @@ int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *
 	return job_submit(s, j, st, n, 1);
 }
 
-uint64_t store_ticket(struct store *s)
+uint64_t dbw_ticket(struct dbwriter *s)
 {
 	uint64_t t;
 
@@ -378,7 +378,7 @@ uint64_t store_ticket(struct store *s)
 	return t;
 }
 
-int store_wait(struct store *s, uint64_t ticket)
+int dbw_wait(struct dbwriter *s, uint64_t ticket)
 {
 	int failed;
 
@@ -395,21 +395,21 @@ int store_wait(struct store *s, uint64_t ticket)
 	return failed ? -1 : 0;
 }
 
-int store_drain(struct store *s)
+int dbw_drain(struct dbwriter *s)
 {
-	return store_wait(s, store_ticket(s));
+	return dbw_wait(s, dbw_ticket(s));
 }
 
 /* ---- the database --------------------------------------------------------- */
 
-int store_open(struct store *s, const char *path, unsigned page_size)
+int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 {
 	memset(s, 0, sizeof(*s));
 	behind_init(&s->behind, -1);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
-	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL || store_exec(s, "BEGIN") != 0)
+	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL || dbw_exec(s, "BEGIN") != 0)
 		return -1;
 	behind_init(&s->behind, open(path, O_RDONLY | O_CLOEXEC)); /* -1: no write-behind, nothing else */
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
@@ -420,14 +420,14 @@ int store_open(struct store *s, const char *path, unsigned page_size)
 	return 0;
 }
 
-int store_commit(struct store *s)
+int dbw_commit(struct dbwriter *s)
 {
-	return store_drain(s) != 0 ? -1 : store_exec(s, "COMMIT");
+	return dbw_drain(s) != 0 ? -1 : dbw_exec(s, "COMMIT");
 }
 
-int store_index(struct store *s)
+int dbw_index(struct dbwriter *s)
 {
-	if (store_drain(s) != 0)
+	if (dbw_drain(s) != 0)
 		return -1;
 	if (tracedb_index(s->db) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot create the indexes: %s", sqlite3_errmsg(s->db));
@@ -436,7 +436,7 @@ int store_index(struct store *s)
 	return 0;
 }
 
-void store_close(struct store *s)
+void dbw_close(struct dbwriter *s)
 {
 	if (s->writer_started) {
 		pthread_mutex_lock(&s->mu);
@@ -447,13 +447,13 @@ void store_close(struct store *s)
 		s->writer_started = 0;
 	}
 	while (s->free != NULL) {
-		struct store_job *j = s->free;
+		struct dbw_job *j = s->free;
 
 		s->free = j->next;
 		free(j);
 	}
 	while (s->orphans != NULL) {
-		struct store_stmt *st = s->orphans;
+		struct dbw_stmt *st = s->orphans;
 
 		s->orphans = st->next_orphan;
 		stmt_free(st);
@@ -470,7 +470,7 @@ void store_close(struct store *s)
 	}
 }
 
-int store_meta(struct store *s, const char *key, const char *text, int64_t num)
+int dbw_meta(struct dbwriter *s, const char *key, const char *text, int64_t num)
 {
 	struct bins b;
 
@@ -485,7 +485,7 @@ int store_meta(struct store *s, const char *key, const char *text, int64_t num)
 	return bins_fini(&b);
 }
 
-static struct store_stmt *bins_prepare(struct bins *b, const char *table, int rows)
+static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows)
 {
 	char sql[16384];
 	size_t n;
@@ -502,10 +502,10 @@ static struct store_stmt *bins_prepare(struct bins *b, const char *table, int ro
 		snprintf(b->s->error, sizeof(b->s->error), "prepare %s: too many columns", table);
 		return NULL;
 	}
-	return store_prepare(b->s, sql);
+	return dbw_prepare(b->s, sql);
 }
 
-int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
+int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols)
 {
 	memset(b, 0, sizeof(*b));
 	b->vals = b->spare;
@@ -518,8 +518,8 @@ int bins_init(struct bins *b, struct store *s, const char *table, int ncols)
 	b->multi = bins_prepare(b, table, BINS_ROWS);
 	b->one = bins_prepare(b, table, 1);
 	if (b->multi == NULL || b->one == NULL || (b->job = job_take(s, &b->vals)) == NULL) {
-		store_finalize(s, b->multi);
-		store_finalize(s, b->one);
+		dbw_finalize(s, b->multi);
+		dbw_finalize(s, b->one);
 		b->multi = b->one = NULL;
 		b->vals = b->spare;
 		return -1;
@@ -592,7 +592,7 @@ void bins_blob(struct bins *b, const void *p, int n)
 
 /* Queues the job being filled (st run `steps` times, n values each) and
  * takes the next one; 0, or -1 (b has failed). */
-static int bins_hand_on(struct bins *b, struct store_stmt *st, int n, int steps)
+static int bins_hand_on(struct bins *b, struct dbw_stmt *st, int n, int steps)
 {
 	if (job_submit(b->s, b->job, st, n, steps) != 0 || (b->job = job_take(b->s, &b->vals)) == NULL) {
 		bins_fail(b);
@@ -624,7 +624,7 @@ int bins_flush(struct bins *b)
 
 /* Queues the rows left (one INSERT each, in one job) and the finalizing
  * of the statements, without waiting for them; returns -1 if an insert has
- * failed so far (store_drain and store_commit see the later ones). Calling
+ * failed so far (dbw_drain and dbw_commit see the later ones). Calling
  * it again does nothing more. */
 int bins_fini(struct bins *b)
 {
@@ -638,9 +638,9 @@ int bins_fini(struct bins *b)
 	}
 	b->rows = 0;
 	if (b->s != NULL) {
-		store_finalize(b->s, b->multi);
-		store_finalize(b->s, b->one);
-		if (store_failed(b->s))
+		dbw_finalize(b->s, b->multi);
+		dbw_finalize(b->s, b->one);
+		if (dbw_failed(b->s))
 			b->failed = 1;
 	}
 	b->multi = b->one = NULL;

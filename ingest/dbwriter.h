@@ -1,9 +1,10 @@
 /*
- * Storage internals of the ingest module: a database being loaded and a
+ * The ingest module's database writer (not the object store of store/, nor
+ * the catalog's storage of trace files): a database being loaded and a
  * batched inserter. Only ingest/ uses this header.
  */
-#ifndef INGEST_STORE_H
-#define INGEST_STORE_H
+#ifndef INGEST_DBWRITER_H
+#define INGEST_DBWRITER_H
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -11,8 +12,8 @@
 
 #include "behind.h"
 
-struct store_job;
-struct store_stmt;
+struct dbw_job;
+struct dbw_stmt;
 
 /*
  * A database being loaded. Inserts run on a writer thread of their own, fed
@@ -22,7 +23,7 @@ struct store_stmt;
  * uses it (preparing, executing, finalizing) drains the queue first. A job
  * owns copies of its values.
  */
-struct store {
+struct dbwriter {
 	sqlite3 *db;
 	char error[512];         /* the first failure, a sentence for the log */
 	int failed;              /* sticky, set by the writer thread; under mu */
@@ -31,9 +32,9 @@ struct store {
 	pthread_mutex_t mu;      /* guards everything below */
 	pthread_cond_t work;     /* jobs queued or stop: the writer wakes */
 	pthread_cond_t done;     /* jobs finished: producers and drains wake */
-	struct store_job *head, *tail;
-	struct store_job *free;  /* finished jobs kept for reuse, each of full size */
-	struct store_stmt *orphans; /* statements finalize could not queue (no memory): store_close's */
+	struct dbw_job *head, *tail;
+	struct dbw_job *free;  /* finished jobs kept for reuse, each of full size */
+	struct dbw_stmt *orphans; /* statements finalize could not queue (no memory): dbw_close's */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
 	uint64_t submitted;      /* jobs queued so far, and finished so far: tickets */
 	uint64_t finished;
@@ -59,7 +60,7 @@ struct bins_val {
 	union {
 		int64_t i;     /* SQLITE_INTEGER; BINS_U64: the bits */
 		double d;      /* SQLITE_FLOAT */
-		const void *p; /* text or blob; must stay valid until the next store_drain() */
+		const void *p; /* text or blob; must stay valid until the next dbw_drain() */
 	};
 };
 
@@ -70,14 +71,14 @@ struct bins_val {
  * to the writer thread whole: nothing is copied on the way.
  */
 struct bins {
-	struct store *s;
-	struct store_stmt *multi; /* BINS_ROWS rows */
-	struct store_stmt *one;   /* one row, for the rest at the end */
+	struct dbwriter *s;
+	struct dbw_stmt *multi; /* BINS_ROWS rows */
+	struct dbw_stmt *one;   /* one row, for the rest at the end */
 	int ncols;
 	int rows;                /* complete rows buffered */
 	int col;                 /* next column of the current row */
 	int failed;              /* sticky; the reason is in s->error */
-	struct store_job *job;   /* the job being filled; NULL once failed */
+	struct dbw_job *job;   /* the job being filled; NULL once failed */
 	struct bins_val *vals;   /* its values, or spare once failed */
 	struct bins_val spare[BINS_MAX_COLS]; /* where values go once failed */
 };
@@ -85,38 +86,38 @@ struct bins {
 /* Creates the file (replacing one there) with pages of page_size bytes
  * (tracedb_page_size), the schema, opens a transaction and starts the
  * writer thread. */
-int store_open(struct store *s, const char *path, unsigned page_size);
+int dbw_open(struct dbwriter *s, const char *path, unsigned page_size);
 /*
  * Statements are prepared, run and finalized by the writer thread, in queue
  * order, so that nothing waits for the connection between tables. The
- * returned handle is valid until store_finalize(); NULL when out of memory.
+ * returned handle is valid until dbw_finalize(); NULL when out of memory.
  * A statement that fails to prepare fails the store (s->error).
  */
-struct store_stmt *store_prepare(struct store *s, const char *sql);
-void store_finalize(struct store *s, struct store_stmt *st);
+struct dbw_stmt *dbw_prepare(struct dbwriter *s, const char *sql);
+void dbw_finalize(struct dbwriter *s, struct dbw_stmt *st);
 /* Whether a job has failed so far (without waiting for the queue). */
-int store_failed(struct store *s);
+int dbw_failed(struct dbwriter *s);
 /* Queues one execution of st with these values (copied; text and blobs are
- * not: they must outlive the job, that is the next store_drain(), except
+ * not: they must outlive the job, that is the next dbw_drain(), except
  * `owned`, freed after it). */
-int store_submit(struct store *s, struct store_stmt *st, const struct bins_val *vals, int n, void *owned);
-/* Waits until every job queued so far has run (store_wait on a ticket
+int dbw_submit(struct dbwriter *s, struct dbw_stmt *st, const struct bins_val *vals, int n, void *owned);
+/* Waits until every job queued so far has run (dbw_wait on a ticket
  * taken now); returns -1 if any failed. */
-int store_drain(struct store *s);
+int dbw_drain(struct dbwriter *s);
 /*
  * A ticket for the jobs queued so far, and a wait until those have run,
  * whatever other producers queue meanwhile. Values the jobs pointed to
- * may then be reused. store_wait returns -1 if a job failed.
+ * may then be reused. dbw_wait returns -1 if a job failed.
  */
-uint64_t store_ticket(struct store *s);
-int store_wait(struct store *s, uint64_t ticket);
-int store_commit(struct store *s);
-int store_index(struct store *s);
+uint64_t dbw_ticket(struct dbwriter *s);
+int dbw_wait(struct dbwriter *s, uint64_t ticket);
+int dbw_commit(struct dbwriter *s);
+int dbw_index(struct dbwriter *s);
 /* Stops the writer thread and closes the database. */
-void store_close(struct store *s);
-int store_meta(struct store *s, const char *key, const char *text, int64_t num);
+void dbw_close(struct dbwriter *s);
+int dbw_meta(struct dbwriter *s, const char *key, const char *text, int64_t num);
 
-int bins_init(struct bins *b, struct store *s, const char *table, int ncols);
+int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols);
 void bins_i64(struct bins *b, int64_t v);
 void bins_dbl(struct bins *b, double v);
 /* A uint64 past INT64_MAX, which SQLite's integers cannot hold: stored as its
