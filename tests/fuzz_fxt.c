@@ -35,7 +35,7 @@
 #include "../ingest/fxt.h"
 #include "../ingest/reader.h"
 #include "../ingest/sorter.h"
-#include "../ingest/store.h"
+#include "../ingest/dbwriter.h"
 #define FZ_NAME "fuzz_fxt"
 #include "fuzz_util.h"
 #include "fuzz_fxt_check.h"
