@@ -138,8 +138,9 @@ int cat_status_parse(const char *s);
 time_t cat_rfc3339_parse(const char *s);
 void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out);
 
-/* Notes per trace (notes.c), for the library's listing: in trace order;
- * with q, matches marks the traces with a note whose text contains q. */
+/* Notes per trace (notes.c), for the library's listing: in trace order,
+ * of every trace (trace 0) or of that one; with q, matches marks the
+ * traces with a note whose text contains q. */
 struct cat_note_count {
 	int64_t trace, count;
 	int matches;
@@ -149,7 +150,8 @@ struct cat_note_counts {
 	size_t n, cap;
 };
 /* 0, or an error of notes.h (err says why); nc is then empty. */
-int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc, char *err, size_t errlen);
+int cat_note_counts(struct catalog *c, int64_t trace, const char *q, struct cat_note_counts *nc, char *err,
+		    size_t errlen);
 const struct cat_note_count *cat_note_count_find(const struct cat_note_counts *nc, int64_t trace);
 void cat_note_counts_free(struct cat_note_counts *nc);
 

@@ -140,7 +140,8 @@ struct catdb_ops {
 	 * note_add sets n->id; note_edit changes text and author where not
 	 * NULL, and edited_at; note_edit and note_remove answer CATDB_ENOENT
 	 * for a note that is not there. note_counts calls row once per
-	 * trace with notes. remove() takes a trace's notes with it.
+	 * trace with notes (trace 0), or for that trace only when it has
+	 * some. remove() takes a trace's notes with it.
 	 */
 	int (*note_add)(struct catdb *db, struct catdb_note *n, char *err, size_t errlen);
 	int (*note_edit)(struct catdb *db, int64_t id, const char *text, const char *author, const char *edited_at,
@@ -148,8 +149,8 @@ struct catdb_ops {
 	int (*note_remove)(struct catdb *db, int64_t id, char *err, size_t errlen);
 	int (*note_list)(struct catdb *db, const struct cat_note_query *q,
 			 int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen);
-	int (*note_counts)(struct catdb *db, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
-			   size_t errlen);
+	int (*note_counts)(struct catdb *db, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count),
+			   void *ctx, char *err, size_t errlen);
 	/* As search, the rows of exactly this name, in trace order (trends). */
 	int (*name_exact)(struct catdb *db, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
 			  void *ctx, char *err, size_t errlen);

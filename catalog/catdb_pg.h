@@ -82,8 +82,8 @@ int pg_note_edit(struct catdb *d, int64_t id, const char *text, const char *auth
 int pg_note_remove(struct catdb *d, int64_t id, char *err, size_t errlen);
 int pg_note_list(struct catdb *d, const struct cat_note_query *q, int (*row)(void *ctx, const struct catdb_note *n),
 		 void *ctx, char *err, size_t errlen);
-int pg_note_counts(struct catdb *d, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
-		   size_t errlen);
+int pg_note_counts(struct catdb *d, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx,
+		   char *err, size_t errlen);
 int pg_job_queue(struct catdb *d, int64_t trace, char *err, size_t errlen);
 int pg_job_claim(struct catdb *d, const char *owner, int lease_ms, struct catdb_job *out, char *err, size_t errlen);
 int pg_job_renew(struct catdb *d, const struct catdb_job *j, int lease_ms, char *err, size_t errlen);

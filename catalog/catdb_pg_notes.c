@@ -148,15 +148,18 @@ int pg_note_list(struct catdb *d, const struct cat_note_query *q,
 	return rc;
 }
 
-int pg_note_counts(struct catdb *d, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
-			  size_t errlen)
+int pg_note_counts(struct catdb *d, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx,
+		   char *err, size_t errlen)
 {
 	PGresult *res = NULL;
+	char num[24];
+	const char *vals[1] = { num };
 	int i, rows, rc;
 
+	i64_text(trace, num, sizeof(num));
 	if ((rc = note_exec(&((struct catdb_pg *)d)->notes, "counting notes",
-			    "SELECT trace_id, count(*) FROM notes GROUP BY trace_id", 0, NULL, PGRES_TUPLES_OK, &res, err,
-			    errlen)) != CATDB_OK)
+			    "SELECT trace_id, count(*) FROM notes WHERE $1::bigint = 0 OR trace_id = $1 GROUP BY trace_id", 1,
+			    vals, PGRES_TUPLES_OK, &res, err, errlen)) != CATDB_OK)
 		return rc;
 	rows = PQntuples(res);
 	for (i = 0; i < rows && rc == CATDB_OK; i++)

@@ -632,19 +632,21 @@ static int sq_note_list(struct catdb *d, const struct cat_note_query *q,
 	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 }
 
-static int sq_note_counts(struct catdb *d, int (*row)(void *ctx, int64_t trace, int64_t count), void *ctx, char *err,
-			  size_t errlen)
+static int sq_note_counts(struct catdb *d, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count),
+			  void *ctx, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	sqlite3_stmt *st;
 	int rc;
 
 	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader, "SELECT trace_id, count(*) FROM notes GROUP BY trace_id", -1, &st, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->reader,
+			       "SELECT trace_id, count(*) FROM notes WHERE ?1 = 0 OR trace_id = ?1 GROUP BY trace_id", -1,
+			       &st, NULL) != SQLITE_OK) {
 		pthread_mutex_unlock(&s->read_mu);
 		return fail(s->reader, "counting notes", err, errlen);
 	}
+	sqlite3_bind_int64(st, 1, trace);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (row(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)) != 0) {
 			snprintf(err, errlen, "out of memory");

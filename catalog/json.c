@@ -154,7 +154,7 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 	int rc;
 
 	/* asked before the lock is taken: the database is never asked under it */
-	if ((rc = cat_note_counts(c, NULL, &nc, err, sizeof(err))) != 0)
+	if ((rc = cat_note_counts(c, id, NULL, &nc, err, sizeof(err))) != 0)
 		return rc == CAT_EUNAVAILABLE ? rc : -2;
 	hit = cat_note_count_find(&nc, id);
 	pthread_mutex_lock(&c->mu);

@@ -238,7 +238,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 	}
 	/* each trace's notes, and those whose text holds q: asked before the
 	 * lock is taken, as the database never is under it */
-	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0)
+	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
 		return rc == CAT_EUNAVAILABLE ? rc : -1;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
@@ -300,7 +300,7 @@ int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match
 
 	*out = NULL;
 	*nout = 0;
-	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0)
+	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
 		return rc == CAT_EUNAVAILABLE ? rc : -1;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {

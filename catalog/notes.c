@@ -327,7 +327,8 @@ static int count_cmp(const void *a, const void *b)
 	return x->trace < y->trace ? -1 : x->trace > y->trace;
 }
 
-int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc, char *err, size_t errlen)
+int cat_note_counts(struct catalog *c, int64_t trace, const char *q, struct cat_note_counts *nc, char *err,
+		    size_t errlen)
 {
 	struct cat_note_query nq = { .q = q };
 	struct note_rows rows;
@@ -335,7 +336,7 @@ int cat_note_counts(struct catalog *c, const char *q, struct cat_note_counts *nc
 	int rc;
 
 	memset(nc, 0, sizeof(*nc));
-	if ((rc = c->db->ops->note_counts(c->db, count_copy, nc, err, errlen)) != CATDB_OK) {
+	if ((rc = c->db->ops->note_counts(c->db, trace, count_copy, nc, err, errlen)) != CATDB_OK) {
 		cat_note_counts_free(nc);
 		return note_err(rc);
 	}

@@ -273,7 +273,7 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 	}
 	if (rows.n > 1)
 		qsort(rows.v, rows.n, sizeof(*rows.v), row_cmp);
-	if ((rc = cat_note_counts(c, f->q, &nc, err, errlen)) != 0) {
+	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0) {
 		free(rows.v);
 		return rc == CAT_EUNAVAILABLE ? rc : -1;
 	}
