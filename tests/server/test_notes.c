@@ -32,23 +32,6 @@ static struct {
 	int64_t trace, failed, slice, track;
 } W;
 
-/* The raw reply to a request with the expected status; the caller frees it. */
-static char *t_raw(const char *method, const char *path, const char *body, int status)
-{
-	struct su_req q = { method, path, body ? "Content-Type: application/json\r\n" : NULL, body,
-			    body ? strlen(body) : 0, 0, 0 };
-	struct su_resp r;
-	char *out;
-
-	if (su_request(api_port, &q, &r, 60000) != 0)
-		fail_msg("%s %s: no well-formed reply (see %s)", method, path, api_log);
-	if (r.status != status)
-		fail_msg("%s %s: status %d, not %d: %.400s", method, path, r.status, status, r.body ? r.body : "");
-	out = strndup(r.body ? r.body : "", r.body_len);
-	su_resp_free(&r);
-	return out;
-}
-
 static int64_t t_upload(const char *name, const void *p, size_t n, int want)
 {
 	char path[256];
@@ -85,7 +68,7 @@ static void test_kinds(void **state)
 	(void)state;
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/notes", W.trace);
 	/* the whole trace; text kept as given, HTML and all */
-	raw = t_raw("POST", path, "{\"text\":\"<img src=x onerror=alert(1)> see https://bugs/1234\",\"author\":\"ana\"}",
+	raw = t_body("POST", path, "{\"text\":\"<img src=x onerror=alert(1)> see https://bugs/1234\",\"author\":\"ana\"}",
 		    201);
 	assert_non_null(strstr(raw, "\"kind\":\"trace\",\"start_ns\":null,\"end_ns\":null,\"track_id\":null"));
 	assert_non_null(strstr(raw, "\"text\":\"<img src=x onerror=alert(1)> see https://bugs/1234\""));
@@ -95,7 +78,7 @@ static void test_kinds(void **state)
 	      "{\"text\":\"the stall\",\"author\":\"bo\",\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64
 	      ",\"track_id\":%" PRId64 "}",
 	      BASE + 101, BASE + 303, W.track);
-	raw = t_raw("POST", path, body, 201);
+	raw = t_body("POST", path, body, 201);
 	t_fmt(want, sizeof(want), "\"kind\":\"range\",\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"track_id\":%" PRId64,
 	      BASE + 101, BASE + 303, W.track);
 	if (strstr(raw, want) == NULL)
@@ -106,7 +89,7 @@ static void test_kinds(void **state)
 	cJSON_Delete(t_call("POST", path, body, 201));
 	/* a slice: its range and track come from the trace */
 	t_fmt(body, sizeof(body), "{\"text\":\"this call\",\"slice_id\":%" PRId64 "}", W.slice);
-	raw = t_raw("POST", path, body, 201);
+	raw = t_body("POST", path, body, 201);
 	t_fmt(want, sizeof(want), "\"kind\":\"slice\",\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64, BASE + 100,
 	      BASE + 400);
 	if (strstr(raw, want) == NULL || strstr(raw, "\"author\":\"\"") == NULL)
