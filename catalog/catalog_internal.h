@@ -57,6 +57,9 @@ struct trace_rec {
 	uint64_t snap_visible;/* bytes the snapshot being served holds */
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
 	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
+	int64_t grew_ms;      /* monotonic time its stream last grew (cat_live_grew) */
+	int64_t pause_ms;     /* the pause before a whole snapshot (live.c, paused());
+			       * 0: --live-pause */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
 	int preview;          /* an upload being ingested here (live.c): 1
 			       * preview.db holds a window of the bytes ingest has

@@ -22,7 +22,12 @@
  * Snapshots are spaced: SNAP_MIN_MS after a window's, and after a whole
  * stream's (whose cost grows with it) no sooner than it took, which keeps
  * the live thread's share of a core near half. A stream that pauses is
- * visible (within its window) in one snapshot's time.
+ * visible (within its window) in one snapshot's time, and once it has sent
+ * nothing for --live-pause, whole: its window's snapshot is followed by
+ * one of every byte received (paused()), so that a stream at rest shows
+ * its whole history, exactly as ingesting those bytes as a file does. The
+ * first byte that arrives meanwhile cancels that one (snap_progress): a
+ * stream that flows again is shown by its window at once.
  *
  * The same thread previews a large FXT upload while the worker ingests it
  * (--preview-min): the bytes ingest has read so far are a stream that
@@ -57,7 +62,7 @@
  * XRay header and its first record's first byte); fewer that are not a
  * trace yet may become one. */
 enum { SNAP_MIN_MS = 100, IDLE_WAIT_MS = 500, DETECT_BYTES = 33, WINDOW_MS = 200, PREVIEW_GAP_MS = 1000,
-       PREVIEW_SHARE = 4 };
+       PREVIEW_SHARE = 4, PAUSE_MAX_MS = 30000 };
 #define WINDOW_MIN ((uint64_t)2 << 20)
 
 /* The live thread's own state of one live trace: its window's scan. */
@@ -190,6 +195,8 @@ int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_
 		snprintf(err, errlen, "%s", r->error_msg ? r->error_msg : "the trace failed");
 		rc = -3;
 	} else if (r->status == TS_LIVE) {
+		if (size != r->size)
+			r->grew_ms = cat_now_ms();
 		r->size = r->bytes_done = size;
 		pthread_cond_signal(&c->live_work);
 	}
@@ -268,10 +275,13 @@ struct snap_job {
 	struct catalog *c;
 	int64_t id;
 	int preview;
+	int whole;     /* a paused stream's whole snapshot (paused()) */
+	uint64_t size; /* the bytes it reads */
 };
 
 /* Stops a snapshot when its trace is deleted, the server stops, or the
- * ingest a preview shows has ended. */
+ * ingest a preview shows has ended; and a paused stream's whole snapshot
+ * when bytes arrive again (the window's comes first then). */
 static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
 	struct snap_job *j = ctx;
@@ -284,7 +294,8 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	(void)events;
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
-	gone = r == NULL || j->c->stop || (j->preview && r->status != TS_INGESTING);
+	gone = r == NULL || j->c->stop || (j->preview && r->status != TS_INGESTING) ||
+	       (j->whole && r->size != j->size);
 	pthread_mutex_unlock(&j->c->mu);
 	return gone;
 }
@@ -401,14 +412,15 @@ static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t s
 	return 0;
 }
 
-/* Ingests the source received so far (or its window, for FXT) into the
- * trace's database, or for a preview (s->preview) the window of what its
+/* Ingests the source received so far (or its window, for FXT, unless
+ * whole: a paused stream's) into the trace's database, or for a preview (s->preview) the window of what its
  * ingest has read into preview.db; returns the ingest's result
  * (INGEST_ENOMEM when none ran; INGEST_ENOTTRACE for a preview of what is
  * not FXT or has no window). */
-static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int64_t *took_ms)
+static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const char *hint, int whole,
+		    int64_t *took_ms)
 {
-	struct snap_job j = { c, s->id, s->preview };
+	struct snap_job j = { c, s->id, s->preview, whole, size };
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	struct ingest_opts o = { 0 };
 	char src[4096], db[4096];
@@ -425,7 +437,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	o.max_bytes = size; /* exactly the bytes the catalog was told of */
-	if (hint[0] == '\0' || strcmp(hint, "fxt") == 0)
+	if (!whole && (hint[0] == '\0' || strcmp(hint, "fxt") == 0))
 		prefix = choose_window(c, s, src, size, &o);
 	if (s->preview && (!s->fxt || s->w.broken))
 		rc = INGEST_ENOTTRACE; /* a preview reads a window, never the whole of a growing input */
@@ -471,6 +483,23 @@ static void stream_ended_locked(struct catalog *c, struct trace_rec *r)
 	pthread_cond_broadcast(&c->work);
 }
 
+/* Whether live trace r has paused (under mu): its view is a window of
+ * every byte received so far, and none came for --live-pause, so that its
+ * next snapshot reads the whole stream. When it will have, *wait_ms is
+ * cut to then. */
+static int paused(const struct catalog *c, const struct trace_rec *r, int64_t now, int64_t *wait_ms)
+{
+	int64_t at = r->grew_ms + (r->pause_ms > 0 ? r->pause_ms : c->o.live_pause_ms);
+
+	if (c->o.live_pause_ms <= 0 || r->snap_from == 0 || r->snap_size != r->size)
+		return 0;
+	if (at <= now)
+		return 1;
+	if (at - now < *wait_ms)
+		*wait_ms = at - now;
+	return 0;
+}
+
 /* The next trace to work on (under mu): a live one whose stream ended
  * (handed to the worker at once), else the one longest due, live or
  * previewed, whose bytes grew. *wait_ms gets how long until one is due
@@ -489,7 +518,7 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 			stream_ended_locked(c, r);
 			continue;
 		}
-		if ((!live && !previewed(c, r)) || snap_bytes(r) == r->snap_size)
+		if ((!live && !previewed(c, r)) || (snap_bytes(r) == r->snap_size && !(live && paused(c, r, now, wait_ms))))
 			continue;
 		if (r->snap_due_ms > now) {
 			if (r->snap_due_ms - now < *wait_ms)
@@ -516,7 +545,7 @@ void *cat_live_main(void *arg)
 		struct live_slot *s;
 		uint64_t size;
 		char hint[16];
-		int rc;
+		int rc, whole;
 
 		slots_sweep(c, &ls);
 		r = next_live(c, cat_now_ms(), &wait_ms);
@@ -532,8 +561,9 @@ void *cat_live_main(void *arg)
 			continue;
 		}
 		s->preview = r->status == TS_INGESTING;
+		whole = !s->preview && size == r->snap_size; /* no new bytes: it paused */
 		pthread_mutex_unlock(&c->mu);
-		rc = snapshot(c, s, size, hint, &took);
+		rc = snapshot(c, s, size, hint, whole, &took);
 		/* what the snapshot's ingest freed goes back to the system: one
 		 * every fraction of a second must not hold a stream's peak, nor a
 		 * heap's scattered holes, for good (trimming only past a slack
@@ -544,12 +574,22 @@ void *cat_live_main(void *arg)
 			/* a snapshot of a window costs the same each time: the
 			 * next may follow at once; a whole one is spaced by
 			 * what it took, as its cost grows with the stream */
-			int64_t gap = r->snap_from > 0 || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
+			int64_t gap = r->snap_from > 0 || whole || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
 
 			if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
 				r->snap_size = size; /* done, or waiting for more bytes */
-			else
+			else if (!(whole && rc == INGEST_ECANCEL)) /* bytes came: a window at once */
 				gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
+			/* a stream whose pauses are shorter than its whole
+			 * snapshot takes would start one at each and cancel it:
+			 * its pause doubles at each cancel, up to PAUSE_MAX_MS,
+			 * and is the server's again once one is made */
+			if (whole && rc == INGEST_ECANCEL)
+				r->pause_ms = 2 * (r->pause_ms > 0 ? r->pause_ms : c->o.live_pause_ms);
+			if (r->pause_ms > PAUSE_MAX_MS)
+				r->pause_ms = PAUSE_MAX_MS;
+			if (whole && rc == INGEST_OK)
+				r->pause_ms = 0;
 			if (s->preview && gap < PREVIEW_GAP_MS)
 				gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
 			if (s->preview && gap < PREVIEW_SHARE * took)

@@ -348,6 +348,7 @@ int srv_run(const struct srv_opts *o)
 	co.retain_bytes = o->retain_bytes;
 	co.live_window = o->live_window;
 	co.preview_min = o->preview_min;
+	co.live_pause_ms = o->live_pause_ms;
 	co.catalog = o->catalog;
 	co.store_url = o->store_url;
 	co.cache_dir = o->cache_dir;

@@ -38,6 +38,8 @@ static const char usage_text[] =
 	"  --live-window SIZE while a live FXT trace streams, its view holds its newest SIZE bytes\n"
 	"                     (and every string, thread and object record before them), e.g. 64M\n"
 	"                     (default: what the server ingests in about 0.2 s, at least 2M)\n"
+	"  --live-pause MS    once such a stream has sent nothing for MS milliseconds, its view\n"
+	"                     holds every byte received (default 300; 0: the window only)\n"
 	"  --preview-min SIZE an FXT upload of SIZE or more is viewable while it is ingested, through\n"
 	"                     a window (as a live trace's) of the bytes read so far (default 64M;\n"
 	"                     0: never)\n"
@@ -138,6 +140,7 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 	o->max_upload = UINT64_C(2) << 30;
 	o->keep_failed = 86400;
 	o->preview_min = UINT64_C(64) << 20;
+	o->live_pause_ms = 300;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -199,6 +202,10 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--live-window") == 0) {
 			if (parse_size(val, &o->live_window) != 0 || o->live_window < 4096)
 				return bad("--live-window (at least 4K)", val);
+		} else if (strcmp(a, "--live-pause") == 0) {
+			if (parse_size(val, &v) != 0 || v > 3600000 || strpbrk(val, "KkMmGg"))
+				return bad("--live-pause (milliseconds, 0 to 3600000)", val);
+			o->live_pause_ms = (int64_t)v;
 		} else if (strcmp(a, "--preview-min") == 0) {
 			if (parse_size(val, &o->preview_min) != 0)
 				return bad("--preview-min", val);

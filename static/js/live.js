@@ -1,4 +1,4 @@
-// A live trace followed as it grows (docs/API.md "Live traces"): a badge in
+// A live trace followed as it grows (docs/API.md "A trace while its bytes arrive"): a badge in
 // the top bar, and a poll of the trace object each second. When the server
 // serves a newer snapshot (stream.visible_bytes moved) the tracks are read
 // again (new ones appear without a reload, groups keep their folding), the
@@ -9,7 +9,7 @@
 // says so. A long FXT stream is served through a window of its newest bytes
 // (stream.from_byte > 0): the badge says how much of it the view holds.
 // A large upload being ingested is followed the same way through its
-// preview (docs/API.md "Previews"), the badge saying how far ingest is.
+// preview (docs/API.md "A trace while its bytes arrive", Previews), the badge saying how far ingest is.
 import { api } from './api.js';
 import { el } from './dom.js';
 import { buildTracks } from './tracks.js';

@@ -102,7 +102,7 @@ export class TimelinePage {
     this.titleEl.textContent = trace.name || 'trace ' + trace.id;
     this.titleEl.title = this.titleEl.textContent;
     // a live trace (or one whose stream ended and is ingested whole) is read from its snapshot,
-    // a large upload being ingested from its preview (docs/API.md "Previews")
+    // a large upload being ingested from its preview (docs/API.md "A trace while its bytes arrive", Previews)
     const streaming = (trace.stream && trace.stream.visible_bytes > 0 && trace.status !== 'failed') ||
       (trace.status === 'ingesting' && trace.preview && trace.preview.visible_bytes > 0);
     if (trace.status === 'live' && !streaming) {
@@ -239,7 +239,7 @@ export class TimelinePage {
     for (const p of t.providers || []) {
       if (Number(p.buffer_overflows) > 0 && !diag.buffer_overflows) parts.push(`provider ${p.name}: ${p.buffer_overflows} buffer overflows`);
     }
-    // an upload's preview while it is ingested (docs/API.md "Previews")
+    // an upload's preview while it is ingested (docs/API.md "A trace while its bytes arrive", Previews)
     const preview = t.status === 'ingesting' && t.preview;
     if (parts.length === 0 && !preview) {
       this.banner.classList.add('hidden'); // a preview's or a window's, once the trace is whole

@@ -578,7 +578,7 @@ static void t_window(void **state)
 	cuts[4] = n;
 	su_server_stop(&W.srv, SIGTERM);
 	{
-		const char *extra[] = { "--live-window", "64K", NULL };
+		const char *extra[] = { "--live-window", "64K", "--live-pause", "0", NULL };
 
 		t_start(extra);
 	}
@@ -651,6 +651,86 @@ static void t_window(void **state)
 	t_start(NULL);
 }
 
+/* The trace object once it shows bytes from the stream's start (a paused
+ * stream's whole snapshot: stream.from_byte 0, visible_bytes bytes). */
+static cJSON *wait_whole(int64_t id, uint64_t bytes)
+{
+	double deadline = su_now() + 60;
+	char path[64];
+
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	while (su_now() < deadline) {
+		cJSON *t = t_get(path);
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "stream");
+
+		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes && num(s, "from_byte") == 0)
+			return t;
+		cJSON_Delete(t);
+		su_sleep_ms(20);
+	}
+	fail_msg("trace %" PRId64 " never showed its first %" PRIu64 " bytes whole", id, bytes);
+	return NULL;
+}
+
+/* A stream far past its window (64 KB) that pauses: once it has sent
+ * nothing for --live-pause, its view is every byte received, equal to
+ * ingesting them as a file, table for table, with the file's time range;
+ * when bytes flow again its window shows them, and a pause shows the
+ * whole again. */
+static void t_paused_whole(void **state)
+{
+	size_t n, cuts[3], i, at = 0;
+	uint8_t *s = two_providers(&n);
+	char ref[200], db[200], path[200], body[2048];
+	uint64_t rng = 7;
+	int64_t id = 0;
+	int fd;
+
+	(void)state;
+	cuts[0] = n / 4 + 3;
+	cuts[1] = n / 2 + 7;
+	cuts[2] = n - 5;
+	su_server_stop(&W.srv, SIGTERM);
+	{
+		const char *extra[] = { "--live-window", "64K", "--live-pause", "200", NULL };
+
+		t_start(extra);
+	}
+	fd = ls_open("/api/traces?live=1&name=paused-whole", NULL);
+	for (i = 0; i < 3; i++) {
+		cJSON *t, *tr;
+		FILE *f;
+		char cmd[800], q[100];
+
+		ls_send_buf(fd, s, at, cuts[i], &rng);
+		at = cuts[i];
+		if (id == 0)
+			id = new_id("paused-whole");
+		t = wait_whole(id, at);
+		assert_string_equal(str(t, "status"), "live");
+		cJSON_Delete(t);
+		t_fmt(path, sizeof(path), "%s/paused-%zu.fxt", W.root, i);
+		assert_non_null(f = fopen(path, "wb"));
+		assert_int_equal(fwrite(s, 1, at, f), at);
+		assert_int_equal(fclose(f), 0);
+		t_fmt(ref, sizeof(ref), "%s/paused-%zu.db", W.root, i);
+		t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, ref);
+		assert_int_equal(system(cmd), 0);
+		trace_db(id, db, sizeof(db));
+		same_tables(db, ref);
+		t_fmt(q, sizeof(q), "/api/traces/%" PRId64, id);
+		tr = t_get(q);
+		assert_int_equal(num(tr, "start_ns"), prefix_start(s, at));
+		cJSON_Delete(tr);
+	}
+	ls_send_buf(fd, s, at, n, &rng);
+	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
+	cJSON_Delete(wait_visible(id, n, "ready"));
+	free(s);
+	su_server_stop(&W.srv, SIGTERM);
+	t_start(NULL);
+}
+
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
@@ -703,7 +783,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_pauses_and_end), cmocka_unit_test(t_dropped), cmocka_unit_test(t_killed),
 		cmocka_unit_test(t_refused),        cmocka_unit_test(t_stream_command), cmocka_unit_test(t_token),
-		cmocka_unit_test(t_window),
+		cmocka_unit_test(t_window),         cmocka_unit_test(t_paused_whole),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
