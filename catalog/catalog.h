@@ -33,6 +33,9 @@ struct cat_opts {
 	uint64_t live_window; /* a live FXT trace's view holds at most its newest
 			       * live_window bytes (window.h); 0 = sized by the
 			       * speed of ingest */
+	const char *ingest_exe; /* ingests run as "<ingest_exe> ingest-child", each in a
+			       * process of its own (ingest/child.h); NULL: in the
+			       * server's own process */
 	int64_t live_pause_ms;/* a live FXT trace whose view is a window and whose
 			       * bytes stopped for this long is snapshotted whole
 			       * (live.c); 0 = never */

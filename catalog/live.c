@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../ingest/child.h"
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
 #include "window.h"
@@ -442,7 +443,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	if (s->preview && (!s->fxt || s->w.broken))
 		rc = INGEST_ENOTTRACE; /* a preview reads a window, never the whole of a growing input */
 	else
-		rc = ingest_file(src, db, &o, res);
+		rc = ingest_file_apart(c->o.ingest_exe, src, db, &o, res);
 	if (rc == INGEST_OK)
 		summary = cat_summary_json(res, db);
 	*took_ms = cat_now_ms() - t0;

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../ingest/child.h"
 #include "../ingest/ingest.h"
 #include "../query/query.h"
 #include "catalog_internal.h"
@@ -406,7 +407,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	if ((store = c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
-		rc = ingest_file(src, db, &o, res);
+		rc = ingest_file_apart(c->o.ingest_exe, src, db, &o, res);
 	t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&

@@ -38,6 +38,8 @@ const char *ingest_strerror(int err)
 		return "cancelled";
 	case INGEST_EEMPTY:
 		return "the input is empty";
+	case INGEST_ECRASH:
+		return "the ingest process ended abnormally";
 	default:
 		return "unknown error";
 	}
@@ -481,7 +483,7 @@ static int ingest_timed(const char *in_path, const char *out_db, const struct in
 	rc = decode_spill_error(so, rc, res);
 	fclose(f);
 	dec_close(&d);
-	if (rc == INGEST_OK && (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", out_db) >= sizeof(tmp))
+	if (rc == INGEST_OK && (size_t)snprintf(tmp, sizeof(tmp), "%s%s", out_db, INGEST_TMP_SUFFIX) >= sizeof(tmp))
 		rc = set_error(res, INGEST_EIO, "output path too long");
 	if (rc == INGEST_OK)
 		rc = write_db(&m, so, tmp, opts, res);

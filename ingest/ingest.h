@@ -56,6 +56,7 @@ enum ingest_err {
 	INGEST_EDB,       /* writing the database failed */
 	INGEST_ECANCEL,   /* the progress callback asked to stop */
 	INGEST_EEMPTY,    /* the input is empty */
+	INGEST_ECRASH,    /* the process ingesting it ended without a result (child.h) */
 };
 
 const char *ingest_strerror(int err);
@@ -118,6 +119,10 @@ struct ingest_opts {
 /* The monotonic clock, in seconds, that phase_seconds are measured on: for
  * callers timing what surrounds an ingest on the same scale. */
 double ingest_now_s(void);
+
+/* The database is written under out_db's name with this added, and renamed
+ * into place only when complete. */
+#define INGEST_TMP_SUFFIX ".tmp"
 
 /*
  * Ingests the trace in file in_path into a new database out_db (replaced if

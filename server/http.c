@@ -349,6 +349,7 @@ int srv_run(const struct srv_opts *o)
 	co.live_window = o->live_window;
 	co.preview_min = o->preview_min;
 	co.live_pause_ms = o->live_pause_ms;
+	co.ingest_exe = "/proc/self/exe"; /* this program: it answers "ingest-child" (main.c) */
 	co.catalog = o->catalog;
 	co.store_url = o->store_url;
 	co.cache_dir = o->cache_dir;

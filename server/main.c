@@ -23,6 +23,7 @@
 
 #include "../catalog/catalog.h"
 #include "../client/client.h"
+#include "../ingest/child.h"
 #include "../ingest/ingest.h"
 #include "../ingest/util.h"
 #include "server.h"
@@ -212,6 +213,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "ingest") == 0)
 		return cmd_ingest(argc, argv);
+	if (strcmp(argv[1], "ingest-child") == 0) /* the server's own ingests (ingest/child.h) */
+		return ingest_child_main();
 	if (strcmp(argv[1], "info") == 0)
 		return cmd_info(argc, argv);
 	if (strcmp(argv[1], "stream") == 0)
