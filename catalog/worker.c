@@ -451,11 +451,11 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		fprintf(stderr,
 			"trace-server: trace %" PRId64 " ingested in %.1f s (%.1f MB/s): seconds decoding %.1f, "
 			"matching %.1f, writing %.1f, indexing %.1f; then storing %.1f, search index %.1f, "
-			"first view %.1f\n",
+			"first view %.1f; its process peaked at %.0f MB\n",
 			id, secs, (double)res->bytes / 1e6 / (secs > 0 ? secs : 1), res->phase_seconds[INGEST_PHASE_DECODE],
 			res->phase_seconds[INGEST_PHASE_BUILD], res->phase_seconds[INGEST_PHASE_WRITE],
 			res->phase_seconds[INGEST_PHASE_INDEX],
-			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm);
+			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm, (double)res->peak_rss / 1048576);
 	if (cl)
 		job_commit(c, cl, rc, res, summary, indexed, secs);
 	else

@@ -10,6 +10,7 @@
  *   p <phase> <done> <total> <events>     a progress report
  *   r <field> <value>                      a field of the result
  *   rc <code>                              the end: ingest_file's return
+ * The result's fields are ingest_result's, and peak_rss the child's own.
  * Values are text to the end of the line; the child replaces newlines in
  * the sentences it sends. A report without "rc" is a child that died.
  */
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +94,7 @@ static void put_result(FILE *out, const struct ingest_result *r)
 	put_text(out, "symbols_error", r->symbols_error);
 	for (i = 0; i < INGEST_PHASES; i++)
 		fprintf(out, "r phase%u %.9g\n", i, r->phase_seconds[i]);
+	fprintf(out, "r peak_rss %" PRIu64 "\n", r->peak_rss);
 }
 
 static uint64_t num(const char *s)
@@ -131,6 +134,8 @@ static void take_result(struct ingest_result *r, char *line)
 		}
 	} else if (strcmp(line, "error") == 0) {
 		snprintf(r->error, sizeof(r->error), "%s", v);
+	} else if (strcmp(line, "peak_rss") == 0) {
+		r->peak_rss = num(v);
 	} else if (strcmp(line, "symbols_named") == 0) {
 		r->symbols_named = num(v);
 	} else if (strcmp(line, "symbols_error") == 0) {
@@ -208,6 +213,12 @@ int ingest_child_main(void)
 	o.progress = child_progress;
 	o.progress_ctx = stdout;
 	rc = ingest_file(in, out_db, &o, res);
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			res->peak_rss = (uint64_t)ru.ru_maxrss * 1024; /* kB */
+	}
 	put_result(stdout, res);
 	fprintf(stdout, "rc %d\n", rc);
 	fflush(stdout);

@@ -86,6 +86,9 @@ struct ingest_result {
 	char error[256];                    /* a sentence for the user when the result is not INGEST_OK */
 	uint64_t symbols_named;             /* XRay: functions named from opts->symbols */
 	char symbols_error[256];            /* why opts->symbols could not be used; "" when it could */
+	uint64_t peak_rss;                  /* bytes: the peak resident size of the process that
+					     * ingested it, when that was a process of its own
+					     * (child.h); 0 in the caller's process */
 	double phase_seconds[INGEST_PHASES]; /* wall time of each phase (ingest_now_s), from its
 					       * first progress report to the next phase's (the
 					       * last to the return) */

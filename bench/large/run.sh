@@ -19,7 +19,10 @@
 #   ingest      archive MB / the server's own ingest seconds (its
 #               /metrics trace_server_ingest_duration_seconds_sum), target
 #               >= 50 MB/s; peak RSS of the server process (VmHWM) over
-#               the whole run, target <= 1 GB; scratch disk: the file
+#               the whole run and of the ingest's own process (the
+#               server logs it), target <= 1 GB; the server's RSS (VmRSS)
+#               before the upload and once the trace is ready, target
+#               within 10%; scratch disk: the file
 #               system's most used bytes during ingest minus its used bytes
 #               once ready (df, every second: ingest's scratch files are
 #               unlinked at once, so no directory listing sees them; other
@@ -105,6 +108,8 @@ echo "baseline: writing 2 GiB to the disk (fdatasync): $WRATE MB/s"
 # bytes the server has had written to storage (less what was dropped unwritten)
 written() { awk '/^write_bytes/ { w = $2 } /^cancelled_write_bytes/ { c = $2 } END { printf "%.0f\n", w - c }' "/proc/$SPID/io"; }
 W0=$(written)
+rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status"; }
+RSS0=$(rss)
 : >"$OUT/disk.txt"
 (while :; do df -B1 --output=used "$OUT" | tail -1 >>"$OUT/disk.txt"; sleep 1; done) &
 MPID=$!
@@ -132,9 +137,14 @@ PEAK=$(sort -n "$OUT/disk.txt" | tail -1)
 ISECS=$(curl -s "http://127.0.0.1:$PORT/metrics" | sed -n 's/^trace_server_ingest_duration_seconds_sum //p')
 W1=$(written)
 HWM=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status")
+RSS1=$(rss)
+# the ingest ran in a process of its own (ingest/child.h), which the server
+# logs with its peak
+CHWM=$(sed -n 's/.*its process peaked at \([0-9]*\) MB.*/\1/p' "$OUT/server.log" | tail -1)
 echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
-awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
-	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), server peak RSS %.0f MB (target <= 1000 MB)\n", m / s, s, h / 1024
+awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v c="${CHWM:-?}" -v r0="$RSS0" -v r1="$RSS1" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
+	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), peak RSS: server %.0f MB, ingest process %s MB (target <= 1000 MB)\n", m / s, s, h / 1024, c
+	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.0f%% (target within 10%%)\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0
 	printf "writes:     %.2f GB to storage during the upload (the archive kept); %.2f GB after it (database, scratch written back); at the baseline'"'"'s %d MB/s those take %.0f s: ingest cannot beat %.0f MB/s here\n", a / 1e9, w / 1e9, r, w / 1e6 / r, m / (w / 1e6 / r)
 	printf "disk:       data directory %.2f GB once ready (archive and database); %.2f GB more used at the peak of ingest (scratch)\n", d / 1e9, (p - f) / 1e9 }'
 echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(grep -o '"tracks":[0-9]*' "$OUT/trace.json" | head -1)"

@@ -140,6 +140,8 @@ static void t_same_as_in_process(void **state)
 	}
 	assert_true(rb.ndiag > 0);
 	assert_true(rb.phase_seconds[INGEST_PHASE_DECODE] >= 0);
+	assert_int_equal(ra.peak_rss, 0);
+	assert_true(rb.peak_rss > 1000000); /* the child's own, at least its program */
 	assert_false(exists(b) && !exists(a));
 }
 
