@@ -1,11 +1,11 @@
 /*
  * The trace manager's JSON (docs/API.md, Captures): a capture object and
  * its providers' statistics (ProviderStats), rendered from a session that
- * capture.c holds under its lock while this runs.
+ * session.c holds under the manager's lock while this runs.
  */
 #include <string.h>
 
-#include "capture_internal.h"
+#include "session.h"
 
 static const char *mode_name(int mode)
 {

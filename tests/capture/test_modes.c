@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../capture/capture_internal.h"
+#include "../../capture/modes.h"
 
 enum { EVENT = 4, STRING = 2 };
 
