@@ -57,7 +57,7 @@ void cap_stats_json_of(const struct session *s, struct jbuf *b)
 	jb_key(b, "provider_stats");
 	jb_arr(b);
 	for (i = 0; i < s->nps; i++)
-		pstat_json(&s->ps[i], b);
+		pstat_json(s->ps[i], b);
 	jb_arr_end(b);
 }
 

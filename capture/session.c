@@ -30,6 +30,10 @@ void cap_session_flush(struct captures *m, struct session *s, struct pstat *ps)
 
 void cap_session_free(struct session *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nps; i++)
+		free(s->ps[i]);
 	free(s->ps);
 	free(s->cfg.specs);
 	free(s->labels);
@@ -55,8 +59,8 @@ struct pstat *cap_session_pstat(struct session *s, int64_t provider)
 	size_t i;
 
 	for (i = 0; s && i < s->nps; i++)
-		if (s->ps[i].provider == provider)
-			return &s->ps[i];
+		if (s->ps[i]->provider == provider)
+			return s->ps[i];
 	return NULL;
 }
 
@@ -140,15 +144,18 @@ struct pstat *cap_session_join(struct session *s, struct provider *p)
 	if (ps == NULL) {
 		if (s->nps == s->cap_ps) {
 			size_t c = s->cap_ps ? s->cap_ps * 2 : 8;
-			struct pstat *v = realloc(s->ps, c * sizeof(*v));
+			struct pstat **v = realloc(s->ps, c * sizeof(*v));
 
 			if (v == NULL)
 				return NULL;
 			s->ps = v;
 			s->cap_ps = c;
 		}
-		ps = &s->ps[s->nps++];
-		memset(ps, 0, sizeof(*ps));
+		/* each entry its own allocation: the array moves as it grows,
+		 * an entry never does (see struct session) */
+		if ((ps = calloc(1, sizeof(*ps))) == NULL)
+			return NULL;
+		s->ps[s->nps++] = ps;
 		ps->provider = p->id;
 		snprintf(ps->name, sizeof(ps->name), "%s", p->name);
 		ps->pid = p->pid;
@@ -309,7 +316,7 @@ static int all_answered(struct captures *m, struct session *s, int stopping)
 	size_t i;
 
 	for (i = 0; i < s->nps; i++) {
-		struct pstat *ps = &s->ps[i];
+		struct pstat *ps = s->ps[i];
 
 		if (ps->gone || ps->failed || cap_provider_find(m, ps->provider) == NULL)
 			continue;
@@ -383,7 +390,7 @@ static void stop_complete(struct captures *m, struct session *s)
 	size_t i;
 
 	for (i = 0; i < s->nps; i++) {
-		struct pstat *ps = &s->ps[i];
+		struct pstat *ps = s->ps[i];
 
 		if (ps->mode == FIFO_MODE_CIRCULAR)
 			cap_session_flush(m, s, ps);
@@ -431,8 +438,8 @@ void cap_session_end(struct captures *m, struct session *s)
 
 	set_state(m, s, CAP_TERMINATING);
 	for (i = 0; i < s->nps; i++)
-		if (s->ps[i].mode == FIFO_MODE_CIRCULAR && s->ps[i].started && !s->ps[i].stopped)
-			cap_session_flush(m, s, &s->ps[i]);
+		if (s->ps[i]->mode == FIFO_MODE_CIRCULAR && s->ps[i]->started && !s->ps[i]->stopped)
+			cap_session_flush(m, s, s->ps[i]);
 	for (p = m->providers; p; p = p->next)
 		if (cap_session_pstat(s, p->id))
 			cap_provider_send(p, &pk, NULL, 0);
@@ -443,7 +450,7 @@ void cap_session_end(struct captures *m, struct session *s)
 		cat_live_close(m->cat, s->trace, 1);
 	}
 	for (i = 0; i < s->nps; i++)
-		cap_ring_free(&s->ps[i].ring);
+		cap_ring_free(&s->ps[i]->ring);
 	set_state(m, s, CAP_READY);
 	if (m->nended == CAP_MAX_ENDED)
 		cap_session_free(m->ended[--m->nended]);

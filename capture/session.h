@@ -52,7 +52,10 @@ struct session {
 	int fd;                             /* its source, appended to; -1 */
 	uint64_t size;
 	int write_results;
-	struct pstat *ps;
+	struct pstat **ps;                  /* nps of cap_ps used, in the order providers joined; each
+					       allocated alone, so that a pstat stays where it is while
+					       the array grows (a reader may hold it) until the session
+					       is freed */
 	size_t nps, cap_ps;
 	char alerts[CAP_MAX_ALERTS][FIFO_ALERT_MAX + 1];
 	size_t alert_head, nalerts;
