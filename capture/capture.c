@@ -5,7 +5,9 @@
  * reader.c's, the capture's trace file writer.c's, the buffering modes
  * modes.c's and a capture's JSON json.c's.
  *
- * One lock (mu) guards the manager, its sessions and its providers. A
+ * One lock (mu) guards the manager, its sessions and its providers; the
+ * trace writer has its own, taken first (capture_internal.h), so that no
+ * file is written while mu is held. A
  * request that waits (StartTracing until the providers have started,
  * StopTracing until they have stopped, WatchAlert, state changes) does not
  * hold a thread: it suspends its connection (cap_wait) and is resumed on
@@ -182,8 +184,10 @@ struct captures *cap_open(struct catalog *cat, const char *dir, const struct cap
 	pthread_cond_init(&m->tick, NULL);
 	m->cat = cat;
 	m->h = *h;
+	cap_writer_init(&m->w, cat);
 	if (pthread_create(&m->ticker, NULL, ticker_main, m) != 0) {
 		snprintf(err, errlen, "cannot start the capture manager's thread");
+		cap_writer_fini(&m->w);
 		free(m);
 		return NULL;
 	}
@@ -197,6 +201,7 @@ void cap_close(struct captures *m)
 
 	if (m == NULL)
 		return;
+	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
 	m->stop = 1;
 	if (m->cur)
@@ -205,6 +210,7 @@ void cap_close(struct captures *m)
 		shutdown(p->sock, SHUT_RDWR);
 	pthread_cond_broadcast(&m->tick);
 	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
 	pthread_join(m->ticker, NULL);
 	/* the readers end as their sockets do */
 	for (i = 0; i < 500 && cap_provider_count(m) > 0; i++)
@@ -219,6 +225,7 @@ void cap_free(struct captures *m)
 		return;
 	for (i = 0; i < m->nended; i++)
 		cap_session_free(m->ended[i]);
+	cap_writer_fini(&m->w);
 	pthread_cond_destroy(&m->tick);
 	pthread_mutex_destroy(&m->ids_mu);
 	pthread_mutex_destroy(&m->mu);

@@ -87,6 +87,21 @@ void cap_ring_free(struct cap_ring *r)
 	r->roff = r->rlen = r->rcap = 0;
 }
 
+void cap_ring_take(struct cap_ring *r, struct cap_ring *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->durable = r->durable;
+	out->dlen = r->dlen;
+	out->dcap = r->dcap;
+	out->ring = r->ring;
+	out->roff = r->roff;
+	out->rlen = r->rlen;
+	out->rcap = r->rcap;
+	r->durable = r->ring = NULL;
+	r->dlen = r->dcap = 0;
+	r->roff = r->rlen = r->rcap = 0;
+}
+
 size_t cap_oneshot_take(uint64_t have, uint64_t buffer_bytes, int *full, uint64_t *refused, const uint8_t *p,
 			size_t n)
 {

@@ -31,6 +31,10 @@ uint64_t cap_ring_add(struct cap_ring *r, uint64_t buffer_bytes, const uint8_t *
 void cap_ring_clear(struct cap_ring *r);
 /* Frees r's memory; r is empty after. */
 void cap_ring_free(struct cap_ring *r);
+/* Moves r's records, and the memory that holds them, into *out (zeroed
+ * first; its counts are zero); r is empty after and keeps its counts.
+ * The caller frees out (cap_ring_free). */
+void cap_ring_take(struct cap_ring *r, struct cap_ring *out);
 
 /* Oneshot mode: of the whole records p[0..n), those that fit in the
  * buffer's worth (buffer_bytes) after the run's have bytes. Returns the

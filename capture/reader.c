@@ -1,9 +1,12 @@
 /*
  * The providers (capture.h, reader.h): each connected provider has a
  * reader thread that reads its packets from the upgraded socket, a packet
- * and its payload whole without the manager's lock, then takes the lock to
- * act on it (the session's part, session.c). Packets to a provider are
- * sent without blocking. GetProviders and GetKnownCategories list them.
+ * and its payload whole without any lock, then takes the manager's lock to
+ * act on it (the session's part, session.c). A packet that may add to the
+ * trace (DATA, STOPPED; and the provider leaving) is taken with the
+ * writer's lock first (writer.h), and its records are written with the
+ * manager's lock let go. Packets to a provider are sent without blocking.
+ * GetProviders and GetKnownCategories list the providers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,11 +77,14 @@ static int read_full(struct provider *p, void *buf, size_t n)
 }
 
 /* One packet from provider p (with its payload read); -1 to disconnect. */
+/* One packet from provider p (with its payload read), under the manager's
+ * lock: what it adds to the trace goes into o, whose ps is p's entry in
+ * the current session (NULL: none). 0, or -1 to disconnect. */
 static int on_packet(struct captures *m, struct provider *p, const struct fifo_packet *pk,
-		     const uint8_t raw[FIFO_PACKET_SIZE], const uint8_t *payload)
+		     const uint8_t raw[FIFO_PACKET_SIZE], const uint8_t *payload, struct cap_out *o)
 {
 	struct session *s = m->cur;
-	struct pstat *ps = cap_session_pstat(s, p->id);
+	struct pstat *ps = o->ps;
 	char name[FIFO_ALERT_MAX + 1];
 	int rc = 0;
 
@@ -102,7 +108,7 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		break;
 	case FIFO_DATA:
 		if (ps && ps->started && !ps->failed && s->trace > 0)
-			cap_session_data(m, s, ps, payload, (size_t)pk->data64, pk->data32 == FIFO_DATA_DURABLE);
+			cap_session_data(ps, payload, (size_t)pk->data64, pk->data32 == FIFO_DATA_DURABLE, o);
 		if (ps && ps->failed)
 			rc = -1;
 		break;
@@ -128,8 +134,8 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		if (ps) {
 			ps->stopped = 1;
 			if (ps->mode == FIFO_MODE_CIRCULAR)
-				cap_session_flush(m, s, ps);
-			cap_writer_grew(m, s);
+				cap_session_flush(s, ps, o);
+			o->grew = 1;
 		}
 		break;
 	case FIFO_ALERT:
@@ -139,7 +145,29 @@ static int on_packet(struct captures *m, struct provider *p, const struct fifo_p
 		}
 		break;
 	}
+	return rc;
+}
+
+/* Acts on one packet: takes the locks it needs, writes what it adds to the
+ * trace. 0, or -1 to disconnect. */
+static int reader_packet(struct captures *m, struct provider *p, const struct fifo_packet *pk,
+			 const uint8_t raw[FIFO_PACKET_SIZE], const uint8_t *payload)
+{
+	int writes = pk->request == FIFO_DATA || pk->request == FIFO_STOPPED;
+	struct cap_out o;
+	int rc;
+
+	if (writes)
+		cap_writer_lock(&m->w);
+	pthread_mutex_lock(&m->mu);
+	cap_out_init(&o, cap_session_pstat(m->cur, p->id));
+	rc = on_packet(m, p, pk, raw, payload, &o);
+	if (writes)
+		cap_session_put(m, m->cur, &o); /* the writer's lock keeps m->cur */
 	cap_changed(m);
+	pthread_mutex_unlock(&m->mu);
+	if (writes)
+		cap_writer_unlock(&m->w);
 	return rc;
 }
 
@@ -150,6 +178,60 @@ static void provider_free(struct provider *p)
 	free(p);
 }
 
+/* Links p in and brings it into the current session, if any. */
+static void reader_join(struct captures *m, struct provider *p)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&m->mu);
+	p->next = m->providers;
+	m->providers = p;
+	m->nproviders++;
+	/* not into a session that is ending: it lets the lock go while it
+	 * writes, and would not send this provider TERMINATE */
+	if ((s = m->cur) != NULL && s->state != CAP_TERMINATING) {
+		struct pstat *ps = cap_session_join(s, p);
+
+		/* a provider that arrives while the capture runs starts at once */
+		if (ps && (s->state == CAP_STARTING || s->state == CAP_STARTED))
+			cap_session_start_one(p, ps, FIFO_CLEAR_ENTIRE);
+	}
+	cap_changed(m);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* Unlinks p, whose connection ended (why: the protocol error that ended
+ * it, or ""): its part in the session is over, and what a circular buffer
+ * held of it is written. */
+static void reader_leave(struct captures *m, struct provider *p, const char *why)
+{
+	struct provider **pp;
+	struct pstat *ps;
+	struct cap_out o;
+
+	cap_writer_lock(&m->w);
+	pthread_mutex_lock(&m->mu);
+	for (pp = &m->providers; *pp && *pp != p;)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	if ((ps = cap_session_pstat(m->cur, p->id)) != NULL) {
+		ps->gone = 1;
+		if (why[0] && !ps->failed) {
+			ps->failed = 1;
+			snprintf(ps->why, sizeof(ps->why), "%s", why);
+		}
+		cap_out_init(&o, ps);
+		if (ps->mode == FIFO_MODE_CIRCULAR && ps->started && !ps->stopped)
+			cap_session_flush(m->cur, ps, &o); /* what it sent is kept */
+		o.grew = 1;
+		cap_session_put(m, m->cur, &o);
+	}
+	cap_changed(m);
+	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
+}
+
 static void *reader_main(void *arg)
 {
 	struct provider *p = arg;
@@ -158,22 +240,9 @@ static void *reader_main(void *arg)
 	size_t cap = 0;
 	char why[160] = "";
 
-	pthread_mutex_lock(&m->mu);
-	p->next = m->providers;
-	m->providers = p;
-	m->nproviders++;
-	if (m->cur) {
-		struct pstat *ps = cap_session_join(m->cur, p);
-
-		/* a provider that arrives while the capture runs starts at once */
-		if (ps && (m->cur->state == CAP_STARTING || m->cur->state == CAP_STARTED))
-			cap_session_start_one(p, ps, FIFO_CLEAR_ENTIRE);
-	}
-	cap_changed(m);
-	pthread_mutex_unlock(&m->mu);
+	reader_join(m, p);
 	for (;;) {
 		struct fifo_packet pk;
-		int rc;
 
 		if (read_full(p, raw, sizeof(raw)) != 0)
 			break;
@@ -198,35 +267,11 @@ static void *reader_main(void *arg)
 			if (read_full(p, payload, (size_t)pk.data64) != 0)
 				break;
 		}
-		pthread_mutex_lock(&m->mu);
-		rc = on_packet(m, p, &pk, raw, payload);
-		pthread_mutex_unlock(&m->mu);
-		if (rc != 0)
+		if (reader_packet(m, p, &pk, raw, payload) != 0)
 			break;
 	}
 	free(payload);
-	pthread_mutex_lock(&m->mu);
-	{
-		struct provider **pp = &m->providers;
-		struct pstat *ps = cap_session_pstat(m->cur, p->id);
-
-		while (*pp && *pp != p)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = p->next;
-		if (ps) {
-			ps->gone = 1;
-			if (why[0] && !ps->failed) {
-				ps->failed = 1;
-				snprintf(ps->why, sizeof(ps->why), "%s", why);
-			}
-			if (ps->mode == FIFO_MODE_CIRCULAR && ps->started && !ps->stopped)
-				cap_session_flush(m, m->cur, ps); /* what it sent is kept */
-			cap_writer_grew(m, m->cur);
-		}
-		cap_changed(m);
-	}
-	pthread_mutex_unlock(&m->mu);
+	reader_leave(m, p, why);
 	m->h.close(p->handle);
 	pthread_detach(pthread_self());
 	pthread_mutex_lock(&m->mu);

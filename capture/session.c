@@ -3,29 +3,80 @@
  * StopTracing and Terminate of the controller's protocol over the
  * providers connected, each provider's part in the session (its stats,
  * INITIALIZE, START, STOP, TERMINATE), the buffering mode applied to what
- * it sends, and the getters the API answers from. Everything here runs
- * under the manager's lock.
+ * it sends, and the getters the API answers from.
+ *
+ * Everything here runs under the manager's lock, but for the writes: what
+ * a provider's records add to the trace is decided under it (a struct
+ * cap_out), written with it let go and the writer's lock held
+ * (cap_session_put), and counted once it is taken again. Every function
+ * that may write takes the writer's lock first (writer.h).
  */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "capture_internal.h"
 #include "reader.h"
 #include "session.h"
 #include "writer.h"
 
-/* Writes what a circular provider's buffers hold (under mu). */
-void cap_session_flush(struct captures *m, struct session *s, struct pstat *ps)
+void cap_out_init(struct cap_out *o, struct pstat *ps)
 {
-	if (s->write_results) {
-		cap_writer_records(m, s, ps, ps->ring.durable, ps->ring.dlen, 1);
-		cap_writer_records(m, s, ps, ps->ring.ring + ps->ring.roff, ps->ring.rlen - ps->ring.roff, 0);
+	memset(o, 0, sizeof(*o));
+	o->ps = ps;
+}
+
+void cap_session_flush(struct session *s, struct pstat *ps, struct cap_out *o)
+{
+	if (s->write_results)
+		cap_ring_take(&ps->ring, &o->ring);
+	else
+		cap_ring_clear(&ps->ring);
+}
+
+/* Writes o to the trace (the writer's lock held, the manager's not): a
+ * circular provider's held records (durable first), then a frame's, then
+ * the buffer-full record; each part counted in o once written whole. */
+static void out_write(struct cap_writer *w, struct cap_out *o)
+{
+	const struct cap_ring *r = &o->ring;
+	uint32_t id = o->ps ? (uint32_t)o->ps->provider : 0;
+	const char *name = o->ps ? o->ps->name : ""; /* set at join, never changed */
+
+	if (r->dlen && cap_writer_records(w, id, name, r->durable, r->dlen) == 0)
+		o->durable_written += r->dlen;
+	if (r->rlen > r->roff && cap_writer_records(w, id, name, r->ring + r->roff, r->rlen - r->roff) == 0)
+		o->rolling_written += r->rlen - r->roff;
+	if (o->n && cap_writer_records(w, id, name, o->p, o->n) == 0) {
+		if (o->durable)
+			o->durable_written += o->n;
+		else
+			o->rolling_written += o->n;
 	}
-	cap_ring_clear(&ps->ring);
+	if (o->ps && o->buffer_full)
+		cap_writer_buffer_full(w, id);
+	if (o->grew)
+		cap_writer_grew(w);
+}
+
+void cap_session_put(struct captures *m, struct session *s, struct cap_out *o)
+{
+	if (o->n == 0 && o->ring.dlen == 0 && o->ring.rlen == o->ring.roff && !o->buffer_full && !o->grew) {
+		cap_ring_free(&o->ring); /* nothing to write (circular DATA, a refused frame): mu stays held */
+		return;
+	}
+	pthread_mutex_unlock(&m->mu);
+	out_write(&m->w, o);
+	pthread_mutex_lock(&m->mu);
+	if (o->ps) {
+		o->ps->durable_bytes += o->durable_written;
+		o->ps->rolling_bytes += o->rolling_written;
+	}
+	cap_ring_free(&o->ring);
+	if (m->w.error[0] && s)
+		snprintf(s->error, sizeof(s->error), "%s", m->w.error);
 }
 
 void cap_session_free(struct session *s)
@@ -197,7 +248,6 @@ int64_t cap_initialize(struct captures *m, const struct cap_config *cfg, char *e
 		return CAP_ESTORAGE;
 	}
 	s->cfg = *cfg;
-	s->fd = -1;
 	s->write_results = 1;
 	s->name = strdup(cfg->name && cfg->name[0] ? cfg->name : "capture");
 	s->description = dup0(cfg->description);
@@ -255,12 +305,41 @@ static int start_error(int state)
 	}
 }
 
+/*
+ * Makes s's live trace at its first start (both locks held; the manager's
+ * is let go while the file is made). Nothing that needs the writer's lock
+ * (another start, a terminate) can run meanwhile, and nothing else moves s
+ * out of its state, so the caller's checks still hold after. 0, or -1
+ * (err says why).
+ */
+static int open_trace(struct captures *m, struct session *s, char *err, size_t errlen)
+{
+	struct cat_new nw = { 0 };
+	int64_t trace;
+	int rc;
+
+	nw.name = s->name; /* owned by s, which lives while the writer's lock is held */
+	nw.description = s->description;
+	nw.labels = s->labels;
+	nw.nlabels = s->cfg.nlabels;
+	nw.format_hint = "fxt";
+	pthread_mutex_unlock(&m->mu);
+	rc = cap_writer_open(&m->w, &nw, &trace, err, errlen);
+	pthread_mutex_lock(&m->mu);
+	if (trace > 0)
+		s->trace = trace;
+	if (m->w.error[0])
+		snprintf(s->error, sizeof(s->error), "%s", m->w.error);
+	return rc;
+}
+
 int cap_start(struct captures *m, int64_t id, int disposition, const char *additional, char *err, size_t errlen)
 {
 	struct session *s;
 	struct provider *p;
 	int rc = CAP_OK;
 
+	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
 	s = cap_session_find(m, id);
 	if (s == NULL) {
@@ -270,7 +349,7 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 		snprintf(err, errlen, "the capture was terminated");
 	} else if ((rc = start_error(s->state)) != CAP_OK) {
 		snprintf(err, errlen, "the capture is %s", cap_state_name(s->state));
-	} else if (cap_writer_open(m, s, err, errlen) != 0) {
+	} else if (s->trace == 0 && open_trace(m, s, err, errlen) != 0) {
 		rc = CAP_ESTORAGE;
 	} else {
 		/* the categories go again when this start's differ from the last's */
@@ -298,6 +377,7 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 		set_state(m, s, CAP_STARTING);
 	}
 	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
 	return rc;
 }
 
@@ -383,25 +463,28 @@ int cap_stop(struct captures *m, int64_t id, int write_results, char *err, size_
 	return rc;
 }
 
-/* The stop is over (under mu): what circular buffers hold is written, even
- * for providers that did not answer in time, and the state moves on. */
+/* The stop is over (both locks held): what circular buffers hold is
+ * written, even for providers that did not answer in time, and the state
+ * moves on. The manager's lock is let go while each provider's records are
+ * written (cap_session_put); providers that join meanwhile are appended to
+ * s->ps, and looked at too. */
 static void stop_complete(struct captures *m, struct session *s)
 {
+	struct cap_out o;
 	size_t i;
 
 	for (i = 0; i < s->nps; i++) {
 		struct pstat *ps = s->ps[i];
 
+		cap_out_init(&o, ps);
 		if (ps->mode == FIFO_MODE_CIRCULAR)
-			cap_session_flush(m, s, ps);
-		if (ps->dropped + ps->refused > 0 && ps->described && s->fd >= 0) {
-			uint8_t rec[8];
-
-			fxt_put_buffer_full(rec, (uint32_t)ps->provider);
-			cap_writer_write(m, s, rec, sizeof(rec));
-		}
+			cap_session_flush(s, ps, &o);
+		o.buffer_full = ps->dropped + ps->refused > 0;
+		cap_session_put(m, s, &o);
 	}
-	cap_writer_grew(m, s);
+	cap_out_init(&o, NULL);
+	o.grew = 1;
+	cap_session_put(m, s, &o);
 	set_state(m, s, CAP_STOPPED);
 }
 
@@ -410,12 +493,14 @@ int cap_stop_done(struct captures *m, int64_t id)
 	struct session *s;
 	int rc;
 
+	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
 	s = cap_session_find(m, id);
 	rc = s == NULL ? CAP_ENOENT : s->state != CAP_STOPPING || all_answered(m, s, 1);
 	if (s && s->state == CAP_STOPPING && rc == 1)
 		stop_complete(m, s);
 	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
 	return rc;
 }
 
@@ -423,32 +508,37 @@ void cap_stop_finish(struct captures *m, int64_t id)
 {
 	struct session *s;
 
+	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
 	if ((s = cap_session_find(m, id)) != NULL && s->state == CAP_STOPPING)
 		stop_complete(m, s);
 	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
 }
 
-/* Ends session s (under mu): providers told, the trace complete. */
 void cap_session_end(struct captures *m, struct session *s)
 {
 	struct fifo_packet pk = { FIFO_TERMINATE, 0, 0, 0 };
 	struct provider *p;
+	struct cap_out o;
 	size_t i;
 
 	set_state(m, s, CAP_TERMINATING);
-	for (i = 0; i < s->nps; i++)
-		if (s->ps[i]->mode == FIFO_MODE_CIRCULAR && s->ps[i]->started && !s->ps[i]->stopped)
-			cap_session_flush(m, s, s->ps[i]);
+	for (i = 0; i < s->nps; i++) {
+		struct pstat *ps = s->ps[i];
+
+		if (ps->mode == FIFO_MODE_CIRCULAR && ps->started && !ps->stopped) {
+			cap_out_init(&o, ps);
+			cap_session_flush(s, ps, &o);
+			cap_session_put(m, s, &o);
+		}
+	}
 	for (p = m->providers; p; p = p->next)
 		if (cap_session_pstat(s, p->id))
 			cap_provider_send(p, &pk, NULL, 0);
-	if (s->fd >= 0) {
-		cap_writer_grew(m, s);
-		close(s->fd);
-		s->fd = -1;
-		cat_live_close(m->cat, s->trace, 1);
-	}
+	pthread_mutex_unlock(&m->mu);
+	cap_writer_close(&m->w, 1);
+	pthread_mutex_lock(&m->mu);
 	for (i = 0; i < s->nps; i++)
 		cap_ring_free(&s->ps[i]->ring);
 	set_state(m, s, CAP_READY);
@@ -466,6 +556,7 @@ int cap_terminate(struct captures *m, int64_t id, char *err, size_t errlen)
 	struct session *s;
 	int rc = CAP_OK;
 
+	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
 	s = cap_session_find(m, id);
 	if (s == NULL) {
@@ -486,6 +577,7 @@ int cap_terminate(struct captures *m, int64_t id, char *err, size_t errlen)
 		cap_session_end(m, s);
 	}
 	pthread_mutex_unlock(&m->mu);
+	cap_writer_unlock(&m->w);
 	return rc;
 }
 
@@ -581,9 +673,7 @@ uint64_t cap_start_timeout(struct captures *m, int64_t id)
 	return t;
 }
 
-/* A DATA frame's records, by the session's buffering mode (under mu). */
-void cap_session_data(struct captures *m, struct session *s, struct pstat *ps, const uint8_t *p, size_t n,
-		    int durable)
+void cap_session_data(struct pstat *ps, const uint8_t *p, size_t n, int durable, struct cap_out *o)
 {
 	uint64_t records;
 	size_t good;
@@ -598,8 +688,10 @@ void cap_session_data(struct captures *m, struct session *s, struct pstat *ps, c
 		uint64_t have = ps->durable_bytes + ps->rolling_bytes - ps->run_base; /* this run's */
 
 		n = cap_oneshot_take(have, ps->buffer_bytes, &ps->full, &ps->refused, p, n);
-		cap_writer_records(m, s, ps, p, n, durable);
-	} else {
-		cap_writer_records(m, s, ps, p, n, durable);
+	}
+	if (ps->mode != FIFO_MODE_CIRCULAR) { /* oneshot's first buffer's worth, or streaming's all */
+		o->p = p;
+		o->n = n;
+		o->durable = durable;
 	}
 }
