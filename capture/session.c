@@ -333,6 +333,24 @@ static int open_trace(struct captures *m, struct session *s, char *err, size_t e
 	return rc;
 }
 
+/* The session id names, if it is the current one (under the manager's
+ * lock); else NULL with *rc CAP_ENOENT (no such capture) or CAP_ENOT_INIT
+ * (it was terminated: err says so, in the words of ended). */
+static struct session *current(struct captures *m, int64_t id, const char *ended, int *rc, char *err, size_t errlen)
+{
+	struct session *s = cap_session_find(m, id);
+
+	*rc = CAP_OK;
+	if (s == NULL) {
+		*rc = CAP_ENOENT;
+	} else if (s != m->cur) {
+		*rc = CAP_ENOT_INIT;
+		snprintf(err, errlen, "%s", ended);
+		s = NULL;
+	}
+	return s;
+}
+
 int cap_start(struct captures *m, int64_t id, int disposition, const char *additional, char *err, size_t errlen)
 {
 	struct session *s;
@@ -341,12 +359,8 @@ int cap_start(struct captures *m, int64_t id, int disposition, const char *addit
 
 	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
-	s = cap_session_find(m, id);
-	if (s == NULL) {
-		rc = CAP_ENOENT;
-	} else if (s != m->cur) {
-		rc = CAP_ENOT_INIT;
-		snprintf(err, errlen, "the capture was terminated");
+	if ((s = current(m, id, "the capture was terminated", &rc, err, errlen)) == NULL) {
+		/* rc and err say why */
 	} else if ((rc = start_error(s->state)) != CAP_OK) {
 		snprintf(err, errlen, "the capture is %s", cap_state_name(s->state));
 	} else if (s->trace == 0 && open_trace(m, s, err, errlen) != 0) {
@@ -437,12 +451,8 @@ int cap_stop(struct captures *m, int64_t id, int write_results, char *err, size_
 	int rc = CAP_OK;
 
 	pthread_mutex_lock(&m->mu);
-	s = cap_session_find(m, id);
-	if (s == NULL) {
-		rc = CAP_ENOENT;
-	} else if (s != m->cur) {
-		rc = CAP_ENOT_INIT;
-		snprintf(err, errlen, "the capture was terminated");
+	if ((s = current(m, id, "the capture was terminated", &rc, err, errlen)) == NULL) {
+		/* rc and err say why */
 	} else if (s->state != CAP_STARTING && s->state != CAP_STARTED) {
 		rc = s->state == CAP_STOPPING ? CAP_OK : CAP_ENOT_STARTED;
 		if (rc)
@@ -558,13 +568,7 @@ int cap_terminate(struct captures *m, int64_t id, char *err, size_t errlen)
 
 	cap_writer_lock(&m->w);
 	pthread_mutex_lock(&m->mu);
-	s = cap_session_find(m, id);
-	if (s == NULL) {
-		rc = CAP_ENOENT;
-	} else if (s != m->cur) {
-		rc = CAP_ENOT_INIT;
-		snprintf(err, errlen, "the capture was terminated already");
-	} else {
+	if ((s = current(m, id, "the capture was terminated already", &rc, err, errlen)) != NULL) {
 		if (s->state == CAP_STARTING || s->state == CAP_STARTED || s->state == CAP_STOPPING) {
 			struct fifo_packet pk = { FIFO_STOP, 0, 0, 0 };
 			struct provider *p;
