@@ -67,14 +67,17 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h provider/protocol.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h provider/protocol.h provider/conn.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 $(B)/libtrace.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a
+# `trace-server stream --provider` (client/provide.c) speaks the provider
+# protocol through the provider library's own connection code
+# (provider/conn.c, wire.c): the link takes those two from the library.
+$(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a $(B)/libtrace-provider.a
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 trace-server: $(B)/trace-server
