@@ -56,7 +56,7 @@ struct captures {
 	char ids_path[4096];                /* <data>/capture-id: the last id, so that ids outlive a restart */
 };
 
-/* Wakes every waiter (under mu): something changed. */
+/* Wakes every waiter (under the manager's lock): something changed. */
 void cap_changed(struct captures *m);
 /*
  * A capture id never given out before, by this server or an earlier one

@@ -183,7 +183,8 @@ static void start_categories(struct session *s, const char *additional)
 	}
 }
 
-/* Brings provider p into session s: its stats entry, INITIALIZE (under mu). */
+/* Brings provider p into session s: its stats entry, INITIALIZE (under the
+ * manager's lock). */
 struct pstat *cap_session_join(struct session *s, struct provider *p)
 {
 	const struct cap_spec *sp = spec_of(s, p->name);
@@ -404,7 +405,8 @@ static int owes_stopped(const struct pstat *ps)
 	return (ps->started || ps->start_sent) && !ps->stopped;
 }
 
-/* 1 when no provider of s still owes the answer want (under mu). */
+/* 1 when no provider of s still owes the answer want (under the manager's
+ * lock). */
 static int all_answered(struct captures *m, struct session *s, int stopping)
 {
 	size_t i;

@@ -97,6 +97,7 @@ struct pstat *cap_session_join(struct session *s, struct provider *p);
 /* Sends START to p, whose stats are ps (under the manager's lock, with the
  * writer's held or ps new: its counts are final). */
 void cap_session_start_one(struct provider *p, struct pstat *ps, int disposition);
+/* An empty o for the records of ps (NULL: none). */
 void cap_out_init(struct cap_out *o, struct pstat *ps);
 /* A DATA frame's records p[0..n) from ps's provider, by the session's
  * buffering mode (under the manager's lock): circular keeps them in
