@@ -39,7 +39,7 @@ RECORD_SRC = client/record.c client/http.c
 RECORD_HDR = client/client.h client/client_internal.h
 SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/upload.c server/static.c server/dbpool.c \
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/http.c client/stream.c client/provide.c client/record.c \
-	capture/capture.c capture/modes.c capture/json.c $(CATALOG_SRC)
+	capture/capture.c capture/session.c capture/reader.c capture/writer.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog store/test_sigv4 client/test_http client/test_record capture/test_modes
@@ -67,14 +67,17 @@ build/gen/schema.c: schema/trace.sql
 	{ echo 'const char schema_trace_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h provider/protocol.h
+$(B)/%.o: %.c tracedb/*.h json/*.h ingest/*.h query/*.h server/*.h catalog/*.h client/*.h capture/*.h store/*.h provider/utf8.h provider/protocol.h provider/conn.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 $(B)/libtrace.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a
+# `trace-server stream --provider` (client/provide.c) speaks the provider
+# protocol through the provider library's own connection code
+# (provider/conn.c, wire.c): the link takes those two from the library.
+$(B)/trace-server: $(patsubst %.c,$(B)/%.o,$(SERVER_SRC)) $(B)/libtrace.a $(B)/libtrace-provider.a
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 trace-server: $(B)/trace-server
@@ -128,7 +131,7 @@ $(B)/tests/client/test_http: tests/client/test_http.c client/http.c client/clien
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/client/test_http.c client/http.c $(LIBS) $(CMOCKA_LIBS)
 
 # The trace manager's buffering modes, pure functions (capture/modes.c).
-$(B)/tests/capture/test_modes: tests/capture/test_modes.c capture/modes.c capture/capture_internal.h capture/capture.h ingest/fxtrec.c ingest/fxtrec.h
+$(B)/tests/capture/test_modes: tests/capture/test_modes.c capture/modes.c capture/modes.h ingest/fxtrec.c ingest/fxtrec.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/capture/test_modes.c capture/modes.c ingest/fxtrec.c $(CMOCKA_LIBS)
 

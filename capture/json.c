@@ -1,11 +1,11 @@
 /*
  * The trace manager's JSON (docs/API.md, Captures): a capture object and
  * its providers' statistics (ProviderStats), rendered from a session that
- * capture.c holds under its lock while this runs.
+ * session.c holds under the manager's lock while this runs.
  */
 #include <string.h>
 
-#include "capture_internal.h"
+#include "session.h"
 
 static const char *mode_name(int mode)
 {
@@ -57,7 +57,7 @@ void cap_stats_json_of(const struct session *s, struct jbuf *b)
 	jb_key(b, "provider_stats");
 	jb_arr(b);
 	for (i = 0; i < s->nps; i++)
-		pstat_json(&s->ps[i], b);
+		pstat_json(s->ps[i], b);
 	jb_arr_end(b);
 }
 

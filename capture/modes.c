@@ -1,16 +1,16 @@
 /*
- * The buffering modes at the trace manager (capture_internal.h), as pure
+ * The buffering modes at the trace manager (modes.h), as pure
  * functions over whole FXT records: circular mode's ring of the newest
  * rolling records beside every durable one, and oneshot mode's first
  * buffer's worth. Streaming mode keeps everything and needs nothing here.
- * Their records were framed on arrival (capture.c, on_data): each size
+ * Their records were framed on arrival (session.c, cap_session_data): each size
  * word is nonzero and each record lies within its frame.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ingest/fxtrec.h"
-#include "capture_internal.h"
+#include "modes.h"
 
 /* Appends p[0..n) to the buffer b (len used of cap); 0, or -1 when memory
  * ran out (b unchanged). */
@@ -82,6 +82,21 @@ void cap_ring_free(struct cap_ring *r)
 {
 	free(r->durable);
 	free(r->ring);
+	r->durable = r->ring = NULL;
+	r->dlen = r->dcap = 0;
+	r->roff = r->rlen = r->rcap = 0;
+}
+
+void cap_ring_take(struct cap_ring *r, struct cap_ring *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->durable = r->durable;
+	out->dlen = r->dlen;
+	out->dcap = r->dcap;
+	out->ring = r->ring;
+	out->roff = r->roff;
+	out->rlen = r->rlen;
+	out->rcap = r->rcap;
 	r->durable = r->ring = NULL;
 	r->dlen = r->dcap = 0;
 	r->roff = r->rlen = r->rcap = 0;

@@ -12,8 +12,11 @@
  *
  * Its socket is written by hand, unlike every other request of client/
  * (http.c): the provider protocol runs on the connection after an HTTP
- * Upgrade (101), which libcurl does not hand over, so this file makes the
- * connection, sends the upgrade request and reads the 101 itself.
+ * Upgrade (101), which libcurl does not hand over. This file makes the TCP
+ * connection; the upgrade and the packets in and out are the provider
+ * library's own (provider/conn.h, conn.c and wire.c, linked from
+ * libtrace-provider.a), so that the two programs that play a provider
+ * speak the protocol through one piece of code.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +31,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../capture/fifo.h"
+#include "../ingest/fxtrec.h"
+#include "../provider/conn.h"
 #include "client_internal.h"
 
 enum { FRAME_MAX = 1 << 20, FRAME_MIN = 64 * 1024, PEND_MAX = 8 << 20 };
@@ -39,8 +43,7 @@ struct prov {
 	uint32_t wraps;
 	uint8_t *pend;          /* input bytes read, whole records first */
 	size_t npend;
-	uint8_t rx[FIFO_PACKET_SIZE + 10240]; /* a category list of 100 names of 100 bytes fits */
-	size_t nrx;
+	struct pconn_rx rx;     /* from the server; a category list of 100 names of 100 bytes fits */
 	uint64_t sent;
 };
 
@@ -78,31 +81,9 @@ static int cl_connect(const struct cl_server *s, char *err, size_t errlen)
 	return fd;
 }
 
-/* Writes all n bytes; 0, or -1. */
-static int cl_write_all(int fd, const void *p, size_t n)
+static int send_packet(struct prov *p, uint16_t req, uint32_t d32, uint64_t d64)
 {
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int send_packet(struct prov *p, uint16_t req, uint32_t d32, uint64_t d64, const void *pay, size_t n)
-{
-	struct fifo_packet pk = { req, 0, d32, d64 };
-	uint8_t raw[FIFO_PACKET_SIZE];
-
-	fifo_encode(raw, &pk);
-	return cl_write_all(p->sock, raw, sizeof(raw)) || (n && cl_write_all(p->sock, pay, n)) ? -1 : 0;
+	return pconn_send_packet(p->sock, req, d32, d64);
 }
 
 /* Bytes of whole records at the front of pend (at most max). */
@@ -131,13 +112,13 @@ static int send_records(struct prov *p, int flush)
 
 		if (n == 0 || (!flush && n < FRAME_MIN && !p->eof))
 			return 0;
-		if (send_packet(p, FIFO_DATA, FIFO_DATA_ROLLING, n, p->pend, n) != 0)
+		if (pconn_send_data(p->sock, FIFO_DATA_ROLLING, p->pend, n) != 0)
 			return -1;
 		p->sent += n;
 		memmove(p->pend, p->pend + n, p->npend - n);
 		p->npend -= n;
 		if (p->mode == FIFO_MODE_STREAMING) {
-			if (send_packet(p, FIFO_SAVE_BUFFER, p->wraps++, 0, NULL, 0) != 0)
+			if (send_packet(p, FIFO_SAVE_BUFFER, p->wraps++, 0) != 0)
 				return -1;
 			p->saving = 1;
 		}
@@ -145,9 +126,13 @@ static int send_records(struct prov *p, int flush)
 	return 0;
 }
 
-/* One packet from the server; -1 to end (TERMINATE, or an error). */
-static int on_packet(struct prov *p, const struct fifo_packet *pk)
+/* One packet from the server (a pconn_packet_fn); -1 to end (TERMINATE,
+ * or an error). */
+static int on_packet(void *arg, const struct fifo_packet *pk, const uint8_t *payload)
 {
+	struct prov *p = arg;
+
+	(void)payload; /* the categories (DATA): the input is sent whole */
 	switch (pk->request) {
 	case FIFO_INITIALIZE:
 		p->mode = (int)pk->data32;
@@ -155,7 +140,7 @@ static int on_packet(struct prov *p, const struct fifo_packet *pk)
 	case FIFO_START:
 		p->started = 1;
 		p->saving = 0;
-		return send_packet(p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0, NULL, 0);
+		return send_packet(p, FIFO_STARTED, FIFO_PROTOCOL_VERSION, 0);
 	case FIFO_BUFFER_SAVED:
 		p->saving = 0;
 		return 0;
@@ -172,7 +157,7 @@ static int on_packet(struct prov *p, const struct fifo_packet *pk)
 		p->mode = mode;
 		p->started = 0;
 	}
-		return send_packet(p, FIFO_STATS, 0, 0, NULL, 0) || send_packet(p, FIFO_STOPPED, 0, 0, NULL, 0) ? -1 : 0;
+		return send_packet(p, FIFO_STATS, 0, 0) || send_packet(p, FIFO_STOPPED, 0, 0) ? -1 : 0;
 	case FIFO_TERMINATE:
 		return -1;
 	default:
@@ -183,29 +168,13 @@ static int on_packet(struct prov *p, const struct fifo_packet *pk)
 /* Reads what the server sent and acts on every whole packet; -1 to end. */
 static int read_server(struct prov *p)
 {
-	ssize_t k = recv(p->sock, p->rx + p->nrx, sizeof(p->rx) - p->nrx, 0);
-	size_t off = 0;
+	const char *why;
 
-	if (k <= 0)
-		return k < 0 && errno == EINTR ? 0 : -1;
-	p->nrx += (size_t)k;
-	while (p->nrx - off >= FIFO_PACKET_SIZE) {
-		struct fifo_packet pk;
-		size_t need;
-
-		fifo_decode(p->rx + off, &pk);
-		need = FIFO_PACKET_SIZE + (pk.request == FIFO_DATA ? (size_t)pk.data64 : 0);
-		if (pk.request == FIFO_DATA && pk.data64 > sizeof(p->rx) - FIFO_PACKET_SIZE)
-			return -1; /* a category list longer than we take */
-		if (p->nrx - off < need)
-			break;
-		if (on_packet(p, &pk) != 0)
-			return -1;
-		off += need;
-	}
-	memmove(p->rx, p->rx + off, p->nrx - off);
-	p->nrx -= off;
-	return 0;
+	if (pconn_receive(&p->rx, p->sock, on_packet, p, &why) == 0)
+		return 0;
+	if (why)
+		fprintf(stderr, "trace-server stream: closing the provider connection: %s\n", why);
+	return -1;
 }
 
 static int read_input(struct prov *p)
@@ -227,67 +196,57 @@ static int read_input(struct prov *p)
 /* Connects and upgrades; 0, or -1 with a message printed. */
 static int provider_connect(struct prov *p, const struct cl_server *srv, const char *name, const char *cats)
 {
-	char path[1024] = "/api/providers/connect?name=", head[4096], err[512], buf[4096];
-	size_t len = 0;
-	char *end;
+	char hostport[300], req[16384], err[512], reason[1024];
+	size_t len;
+	int status;
 
-	if (cl_query_escape(path, sizeof(path), name) != 0)
+	snprintf(hostport, sizeof(hostport), "%s:%d", srv->host, srv->port);
+	len = wire_format_upgrade(req, sizeof(req), hostport, name, (uint64_t)getpid(), cats ? cats : "", srv->token);
+	if (len == 0) {
+		fprintf(stderr, "trace-server stream: a provider's name is 1 to 100 bytes and its categories at most "
+				"4000\n");
 		return -1;
-	snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld&categories=", (long)getpid());
-	if (cl_query_escape(path, sizeof(path), cats ? cats : "") != 0)
-		return -1;
+	}
 	if ((p->sock = cl_connect(srv, err, sizeof(err))) < 0) {
 		fprintf(stderr, "trace-server stream: %s\n", err);
 		return -1;
 	}
-	snprintf(head, sizeof(head),
-		 "GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: Upgrade\r\nUpgrade: fxt-provider/1\r\n%s%s%s\r\n",
-		 path, srv->host, srv->port, srv->token[0] ? "Authorization: Bearer " : "", srv->token,
-		 srv->token[0] ? "\r\n" : "");
-	if (cl_write_all(p->sock, head, strlen(head)) != 0)
-		return -1;
-	while ((end = memmem(buf, len, "\r\n\r\n", 4)) == NULL) {
-		ssize_t k = recv(p->sock, buf + len, sizeof(buf) - 1 - len, 0);
-
-		if (k <= 0 || (len += (size_t)k) >= sizeof(buf) - 1) {
-			fprintf(stderr, "trace-server stream: no reply to the provider connection\n");
-			return -1;
-		}
-	}
-	buf[len] = '\0';
-	if (strncmp(buf, "HTTP/1.1 101", 12) != 0) {
-		fprintf(stderr, "trace-server stream: the server refused the provider: %s\n", end + 4);
-		return -1;
-	}
-	len -= (size_t)(end + 4 - buf);
-	memcpy(p->rx, end + 4, len); /* packets sent right after the reply */
-	p->nrx = len;
-	return 0;
+	if (pconn_upgrade(p->sock, req, len, &p->rx, NULL, NULL, &status, reason, sizeof(reason)) == 0)
+		return 0;
+	if (status == 0)
+		fprintf(stderr, "trace-server stream: no reply to the provider connection\n");
+	else
+		fprintf(stderr, "trace-server stream: the server refused the provider: %s\n", reason);
+	return -1;
 }
 
 int cl_provide(const struct cl_server *srv, const char *name, const char *cats, int in, int follow,
 	       volatile sig_atomic_t *stop)
 {
 	struct prov p = { 0 };
-	int rc = 0;
+	const char *why;
+	int rc = 0, done;
 
 	p.in = in;
 	p.follow = follow;
 	p.mode = FIFO_MODE_STREAMING;
+	p.rx.max = FIFO_PACKET_SIZE + 10240;
 	if ((p.pend = malloc(PEND_MAX)) == NULL || provider_connect(&p, srv, name, cats) != 0) {
 		free(p.pend);
+		pconn_rx_free(&p.rx);
 		return 1;
 	}
 	fprintf(stderr, "trace-server stream: provider \"%s\" registered; waiting for a capture to start it\n", name);
 	if (!follow)
 		fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
-	while (!*stop) {
+	/* the packets that came with the reply (INITIALIZE, perhaps START) */
+	if ((done = pconn_dispatch(&p.rx, on_packet, &p, &why) != 0) && why)
+		fprintf(stderr, "trace-server stream: closing the provider connection: %s\n", why);
+	while (!done && !*stop) {
 		struct pollfd pf = { p.sock, POLLIN, 0 };
 
-		if (p.nrx >= FIFO_PACKET_SIZE || poll(&pf, 1, 100) > 0) {
-			if (read_server(&p) != 0)
-				break;
-		}
+		if (poll(&pf, 1, 100) > 0 && read_server(&p) != 0)
+			break;
 		if (p.started) {
 			read_input(&p);
 			if (send_records(&p, p.mode != FIFO_MODE_STREAMING || p.eof) != 0) {
@@ -299,5 +258,6 @@ int cl_provide(const struct cl_server *srv, const char *name, const char *cats, 
 	fprintf(stderr, "trace-server stream: provider \"%s\" done; %lu bytes sent\n", name, (unsigned long)p.sent);
 	close(p.sock);
 	free(p.pend);
+	pconn_rx_free(&p.rx);
 	return rc;
 }

@@ -5,8 +5,8 @@
 #   make bench-provider    ns per zone and streaming throughput
 #   make install           also installs trace.h, the library and trace-provider.pc
 
-PROVIDER_SRC = provider/engine.c provider/writer.c provider/wire.c provider/transport.c
-PROVIDER_HDR = provider/trace.h provider/provider_internal.h provider/utf8.h provider/protocol.h
+PROVIDER_SRC = provider/engine.c provider/writer.c provider/wire.c provider/conn.c provider/transport.c
+PROVIDER_HDR = provider/trace.h provider/provider_internal.h provider/conn.h provider/utf8.h provider/protocol.h
 PROVIDER_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 PROVIDER_TESTS = test_writer test_modes test_wire test_cxx
 

@@ -1,8 +1,8 @@
 /*
  * What the provider library's files share and trace.h does not show: the
  * engine (engine.c: buffers, reservation, modes, threads' state, sites), the
- * FXT writer (writer.c), the wire format (wire.c) and the transport
- * (transport.c). The tests include it to look inside.
+ * FXT writer (writer.c), the wire format (wire.c, conn.h) and the
+ * transport (transport.c, over conn.c). The tests include it to look inside.
  */
 #ifndef PROVIDER_INTERNAL_H
 #define PROVIDER_INTERNAL_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conn.h"
 #include "protocol.h"
 #include "trace.h"
 #include "utf8.h"
@@ -191,46 +192,10 @@ size_t fxt_init_record(uint64_t *p, uint64_t ticks_per_second);
  * koid argument when process_koid is not 0). name is cut at 63 bytes. */
 size_t fxt_kobj_record(uint64_t *p, unsigned objtype, uint64_t koid, const char *name, uint64_t process_koid);
 
-/* ---- The wire (wire.c) ----------------------------------------------------- */
+/* ---- The wire and the connection ------------------------------------------ */
 
-/* The packets, their codes and codec are protocol.h's (FIFO_*, struct
- * fifo_packet), shared with the server. */
-
-enum wire_err {
-	WIRE_OK = 0,
-	WIRE_MORE = 1,       /* need more bytes */
-	WIRE_EUNKNOWN = -1,  /* unknown request code */
-	WIRE_ERESERVED = -2, /* reserved field not zero */
-	WIRE_EPAYLOAD = -3,  /* payload too large, or on a packet that has none */
-	WIRE_EHTTP = -4,     /* not a 101 upgrade to fxt-provider/1 */
-	WIRE_ETOOBIG = -5,   /* the reply head is larger than we read */
-};
-const char *wire_strerror(int err);
-
-/*
- * Decodes one server-to-provider frame from buf[0..n). Returns WIRE_OK with
- * *pkt and *payload (pointing into buf, pkt->data64 bytes for DATA, else
- * NULL) and *used (16 + payload) set; WIRE_MORE when buf holds less than a
- * whole frame; or a negative wire_err (the connection must be closed).
- */
-int wire_decode_server(const uint8_t *buf, size_t n, struct fifo_packet *pkt, const uint8_t **payload, size_t *used);
-/*
- * Parses the reply to the upgrade request in buf[0..n). Returns WIRE_OK with
- * *used (bytes up to and including the blank line) and *provider_id set;
- * WIRE_MORE when the head is not complete; WIRE_ETOOBIG when n reached
- * max without a complete head; WIRE_EHTTP for any reply other than a 101
- * with Upgrade: fxt-provider/1 (*status then holds the HTTP status, or 0).
- */
-int wire_parse_upgrade(const char *buf, size_t n, size_t max, size_t *used, uint64_t *provider_id, int *status);
-/* Writes the upgrade request into out (size cap). Returns its length, or 0
- * when it does not fit or a field is invalid. */
-size_t wire_format_upgrade(char *out, size_t cap, const char *host, const char *name, uint64_t pid,
-			   const char *token);
-/* 1 when category cat is enabled by list, the categories the server sent
- * (DATA kind 1): "" enables all; else comma-separated names, spaces and
- * tabs around each ignored, a name ending in '*' matching as a prefix. */
-int wire_category_match(const char *list, const char *cat);
-/* Parses "http://host[:port][/]" into host (cap bytes) and port. 0 or -1. */
-int wire_parse_url(const char *url, char *host, size_t cap, unsigned *port);
+/* The upgrade's request and reply, the server's frames (wire.c) and the
+ * packets in and out of the socket (conn.c) are conn.h's, which
+ * `trace-server stream --provider` includes too. */
 
 #endif

@@ -35,7 +35,6 @@
 
 #include "provider_internal.h"
 
-#define MAX_HEAD 8192
 #define ALERTS 16
 
 struct transport {
@@ -54,8 +53,7 @@ struct transport {
 	unsigned port;
 	char token[1100];
 	char name[128];
-	uint8_t *rx;             /* bytes received, not yet a whole frame */
-	size_t rx_len, rx_cap;
+	struct pconn_rx rx;      /* bytes received, not yet a whole frame (conn.h) */
 	uint32_t outstanding;    /* wrapped count + 1 of the SAVE_BUFFER awaiting BUFFER_SAVED; 0 none */
 	unsigned flush_ms;       /* streaming: records wait at most this long to be sent; 0 only full buffers */
 	int64_t next_flush;      /* CLOCK_MONOTONIC ms of the next flush */
@@ -68,35 +66,14 @@ static struct transport tp = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.wake = {-1, -1},
 	.sock = -1,
+	.rx = {.max = FIFO_PACKET_SIZE + FIFO_MAX_PAYLOAD + 65536},
 };
 
-/* ---- Sending ----------------------------------------------------------------- */
-
-/* Writes all n bytes; -1 when the connection failed. */
-static int send_all(const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t k = send(tp.sock, p, n, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
+/* ---- Sending (the packets are conn.c's) ---------------------------------------- */
 
 static int send_packet(uint16_t request, uint32_t data32, uint64_t data64)
 {
-	struct fifo_packet pkt = {request, 0, data32, data64};
-	uint8_t b[16];
-
-	fifo_encode(b, &pkt);
-	return send_all(b, 16);
+	return pconn_send_packet(tp.sock, request, data32, data64);
 }
 
 /* Sends records as DATA frames of at most 64 MiB, cut between records. */
@@ -105,7 +82,7 @@ static int send_records(int kind, const uint8_t *p, size_t n)
 	while (n > 0) {
 		size_t take = n <= FIFO_MAX_PAYLOAD ? n : eng_whole_records(p, (size_t)FIFO_MAX_PAYLOAD);
 
-		if (take == 0 || send_packet(FIFO_DATA, (uint32_t)kind, take) != 0 || send_all(p, take) != 0)
+		if (take == 0 || pconn_send_data(tp.sock, kind, p, take) != 0)
 			return -1;
 		atomic_fetch_add_explicit(&eng.sent, take, memory_order_relaxed);
 		p += take;
@@ -205,7 +182,6 @@ static int stop_and_send(void)
 static int send_alerts(void)
 {
 	char name[14];
-	uint8_t b[16];
 
 	for (;;) {
 		pthread_mutex_lock(&tp.lock);
@@ -216,8 +192,7 @@ static int send_alerts(void)
 		memcpy(name, tp.alerts[tp.alert_head % ALERTS], 14);
 		tp.alert_head++;
 		pthread_mutex_unlock(&tp.lock);
-		fifo_alert_encode(b, name); /* name: NUL-padded, 14 bytes */
-		if (send_all(b, FIFO_PACKET_SIZE) != 0)
+		if (pconn_send_alert(tp.sock, name) != 0) /* name: NUL-padded, 14 bytes */
 			return -1;
 	}
 }
@@ -272,9 +247,11 @@ static void linger_out(void)
 
 /* ---- Receiving --------------------------------------------------------------- */
 
-/* One packet from the server. Returns 0, or -1 to close the connection. */
-static int handle_packet(const struct fifo_packet *pkt, const uint8_t *payload)
+/* One packet from the server (a pconn_packet_fn). Returns 0, or -1 to
+ * close the connection. */
+static int handle_packet(void *arg, const struct fifo_packet *pkt, const uint8_t *payload)
 {
+	(void)arg;
 	switch (pkt->request) {
 	case FIFO_DATA:
 		if (pkt->data32 == 1) {
@@ -327,39 +304,13 @@ static int handle_packet(const struct fifo_packet *pkt, const uint8_t *payload)
  * -1 when the connection is closed or broken. */
 static int receive(void)
 {
-	struct fifo_packet pkt;
-	const uint8_t *payload;
-	size_t used, off = 0;
-	ssize_t k;
-	int rc;
+	const char *why;
 
-	if (tp.rx_cap - tp.rx_len < 4096) {
-		size_t cap = tp.rx_cap ? tp.rx_cap * 2 : 65536;
-		uint8_t *p;
-
-		if (cap > 16 + FIFO_MAX_PAYLOAD + 65536 || (p = realloc(tp.rx, cap)) == NULL)
-			return -1;
-		tp.rx = p;
-		tp.rx_cap = cap;
-	}
-	k = recv(tp.sock, tp.rx + tp.rx_len, tp.rx_cap - tp.rx_len, 0);
-	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+	if (pconn_receive(&tp.rx, tp.sock, handle_packet, NULL, &why) == 0)
 		return 0;
-	if (k <= 0)
-		return -1;
-	tp.rx_len += (size_t)k;
-	while ((rc = wire_decode_server(tp.rx + off, tp.rx_len - off, &pkt, &payload, &used)) == WIRE_OK) {
-		if (handle_packet(&pkt, payload) != 0)
-			return -1;
-		off += used;
-	}
-	if (rc != WIRE_MORE) {
-		fprintf(stderr, "trace: closing the connection to %s:%u: %s\n", tp.host, tp.port, wire_strerror(rc));
-		return -1;
-	}
-	memmove(tp.rx, tp.rx + off, tp.rx_len - off);
-	tp.rx_len -= off;
-	return 0;
+	if (why)
+		fprintf(stderr, "trace: closing the connection to %s:%u: %s\n", tp.host, tp.port, why);
+	return -1;
 }
 
 /* ---- Connecting -------------------------------------------------------------- */
@@ -435,44 +386,30 @@ static int connect_tcp(void)
 	return fd;
 }
 
+/* The reply to the upgrade may be read (a pconn_wait_fn): within 5 s, and
+ * not once the provider stops. */
+static int reply_ready(void *arg, int fd)
+{
+	(void)arg;
+	return wait_fd(fd, POLLIN, 5000);
+}
+
 /* Connects and upgrades. Returns 0 with tp.sock set, or -1. */
 static int connect_upgrade(void)
 {
-	char req[2048], head[MAX_HEAD];
+	char req[2048], reason[1];
 	char hostport[300];
-	size_t n = 0, used = 0, len;
-	uint64_t id;
-	int status, rc = WIRE_MORE;
+	size_t len;
+	int status;
 
 	snprintf(hostport, sizeof(hostport), strchr(tp.host, ':') ? "[%s]:%u" : "%s:%u", tp.host, tp.port);
-	len = wire_format_upgrade(req, sizeof(req), hostport, tp.name, (uint64_t)getpid(), tp.token);
+	len = wire_format_upgrade(req, sizeof(req), hostport, tp.name, (uint64_t)getpid(), NULL, tp.token);
 	if (len == 0 || (tp.sock = connect_tcp()) < 0)
 		return -1;
-	if (send_all(req, len) != 0)
-		goto out_close;
-	while (rc == WIRE_MORE && n < sizeof(head)) {
-		ssize_t k;
-
-		if (wait_fd(tp.sock, POLLIN, 5000) != 1 || (k = recv(tp.sock, head + n, sizeof(head) - n, 0)) <= 0)
-			goto out_close;
-		n += (size_t)k;
-		rc = wire_parse_upgrade(head, n, sizeof(head), &used, &id, &status);
-	}
-	if (rc != WIRE_OK) {
-		if (status)
-			fprintf(stderr, "trace: %s:%u refused the provider: HTTP %d\n", tp.host, tp.port, status);
-		goto out_close;
-	}
-	tp.rx_len = 0;
-	if (tp.rx == NULL) {
-		if ((tp.rx = malloc(65536)) == NULL)
-			goto out_close;
-		tp.rx_cap = 65536;
-	}
-	memcpy(tp.rx, head + used, n - used); /* frames right behind the head */
-	tp.rx_len = n - used;
-	return 0;
-out_close:
+	if (pconn_upgrade(tp.sock, req, len, &tp.rx, reply_ready, NULL, &status, reason, sizeof(reason)) == 0)
+		return 0;
+	if (status)
+		fprintf(stderr, "trace: %s:%u refused the provider: HTTP %d\n", tp.host, tp.port, status);
 	close(tp.sock);
 	tp.sock = -1;
 	return -1;
@@ -483,22 +420,13 @@ out_close:
 static void session(void)
 {
 	struct pollfd pf[2] = {{tp.sock, POLLIN, 0}, {tp.wake[0], POLLIN, 0}};
-	struct fifo_packet pkt;
-	const uint8_t *payload;
-	size_t used, off = 0;
-	int rc;
+	const char *why;
 
-	while ((rc = wire_decode_server(tp.rx + off, tp.rx_len - off, &pkt, &payload, &used)) == WIRE_OK) {
-		if (handle_packet(&pkt, payload) != 0)
-			return;
-		off += used;
-	}
-	if (rc != WIRE_MORE) {
-		fprintf(stderr, "trace: closing the connection to %s:%u: %s\n", tp.host, tp.port, wire_strerror(rc));
+	if (pconn_dispatch(&tp.rx, handle_packet, NULL, &why) != 0) {
+		if (why)
+			fprintf(stderr, "trace: closing the connection to %s:%u: %s\n", tp.host, tp.port, why);
 		return;
 	}
-	memmove(tp.rx, tp.rx + off, tp.rx_len - off);
-	tp.rx_len -= off;
 	for (;;) {
 		if (poll(pf, 2, poll_ms()) < 0 && errno != EINTR)
 			return;

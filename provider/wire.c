@@ -11,6 +11,7 @@
  * may end in LF as well as CRLF; X-Provider-Id is read when present and
  * taken as 0 when not (the id is informational to the provider).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,26 +152,46 @@ int wire_parse_upgrade(const char *buf, size_t n, size_t max, size_t *used, uint
 	return *status == 101 && upgraded && !bad_id ? WIRE_OK : WIRE_EHTTP;
 }
 
-static size_t url_encode(char *out, size_t cap, const char *s)
+/* Appends s percent-encoded (all but A-Z a-z 0-9 - . _ ~, as libcurl's
+ * curl_easy_escape) to out at *o, of cap bytes in all, NUL-terminated.
+ * 0, or -1 when it does not fit. */
+static int put_encoded(char *out, size_t cap, size_t *o, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t o = 0;
 
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (o + 4 > cap)
-			return 0;
+		if (*o + 4 > cap)
+			return -1;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-._~", c)) {
-			out[o++] = (char)c;
+			out[(*o)++] = (char)c;
 		} else {
-			out[o++] = '%';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
+			out[(*o)++] = '%';
+			out[(*o)++] = hex[c >> 4];
+			out[(*o)++] = hex[c & 15];
 		}
 	}
-	out[o] = '\0';
-	return o;
+	if (*o >= cap)
+		return -1;
+	out[*o] = '\0';
+	return 0;
+}
+
+/* Appends formatted text to out at *o, of cap bytes in all. 0, or -1 when
+ * it does not fit. */
+__attribute__((format(printf, 4, 5))) static int put_text(char *out, size_t cap, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out + *o, cap - *o, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *o)
+		return -1;
+	*o += (size_t)n;
+	return 0;
 }
 
 static int printable(const char *s)
@@ -181,25 +202,30 @@ static int printable(const char *s)
 	return 1;
 }
 
-size_t wire_format_upgrade(char *out, size_t cap, const char *host, const char *name, uint64_t pid, const char *token)
+size_t wire_format_upgrade(char *out, size_t cap, const char *host, const char *name, uint64_t pid,
+			   const char *categories, const char *token)
 {
-	char enc[512];
-	size_t nlen = strlen(name);
-	int n;
+	size_t nlen = strlen(name), o = 0;
+	int bearer = token && token[0];
 
-	if (nlen < 1 || nlen > 100 || url_encode(enc, sizeof(enc), name) == 0 || !printable(host) ||
-	    (token && (!printable(token) || strlen(token) > 1024)))
+	if (nlen < 1 || nlen > 100 || (categories && strlen(categories) > 4000) || !printable(host) ||
+	    (token && (!printable(token) || strlen(token) > 1024)) || cap == 0)
 		return 0;
-	n = snprintf(out, cap,
-		     "GET /api/providers/connect?name=%s&pid=%llu HTTP/1.1\r\n"
+	if (put_text(out, cap, &o, "GET /api/providers/connect?name=") != 0 || put_encoded(out, cap, &o, name) != 0 ||
+	    put_text(out, cap, &o, "&pid=%llu", (unsigned long long)pid) != 0)
+		return 0;
+	if (categories && (put_text(out, cap, &o, "&categories=") != 0 || put_encoded(out, cap, &o, categories) != 0))
+		return 0;
+	if (put_text(out, cap, &o,
+		     " HTTP/1.1\r\n"
 		     "Host: %s\r\n"
 		     "Connection: Upgrade\r\n"
 		     "Upgrade: fxt-provider/1\r\n"
 		     "%s%s%s"
 		     "\r\n",
-		     enc, (unsigned long long)pid, host, token && token[0] ? "Authorization: Bearer " : "",
-		     token && token[0] ? token : "", token && token[0] ? "\r\n" : "");
-	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+		     host, bearer ? "Authorization: Bearer " : "", bearer ? token : "", bearer ? "\r\n" : "") != 0)
+		return 0;
+	return o;
 }
 
 int wire_parse_url(const char *url, char *host, size_t cap, unsigned *port)

@@ -2,7 +2,7 @@
  * Captures and providers over HTTP: the controller's session
  * (fuchsia-trace-controller.txt) mapped onto /api/captures, and the
  * providers' upgraded connections (docs/PROVIDER-PROTOCOL.md). The manager
- * itself is capture/capture.c; this file parses, waits and answers.
+ * itself is capture/ (capture.h); this file parses, waits and answers.
  *
  * A request that waits (start, stop, alerts, state) suspends its
  * connection through cap_wait and runs again when resumed: its first run

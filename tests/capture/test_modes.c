@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../capture/capture_internal.h"
+#include "../../capture/modes.h"
 
 enum { EVENT = 4, STRING = 2 };
 
@@ -75,6 +75,41 @@ static void test_circular_keeps_newest(void **state)
 	assert_int_equal(r.wraps, 3);
 	cap_ring_free(&r);
 	assert_null(r.ring);
+}
+
+/* cap_ring_take moves the records out (the session writes them without
+ * the manager's lock) and leaves the counts, which the API reports. */
+static void test_circular_take(void **state)
+{
+	struct cap_ring r = { 0 }, out;
+	uint8_t b[256];
+	size_t n = 0;
+	char tags[16];
+
+	(void)state;
+	n += rec(b + n, STRING, 3, 's');
+	n += rec(b + n, EVENT, 2, 'a');
+	n += rec(b + n, EVENT, 2, 'b');
+	n += rec(b + n, EVENT, 2, 'c');
+	assert_int_equal(cap_ring_add(&r, 32, b, n), 1);
+	cap_ring_take(&r, &out);
+	ring_tags(&out, tags);
+	assert_string_equal(tags, "bc");
+	assert_int_equal(out.dlen, 24);
+	assert_int_equal(out.durable[8], 's');
+	assert_int_equal(out.evicted + out.wraps, 0);
+	assert_null(r.ring);
+	assert_null(r.durable);
+	assert_int_equal(r.dlen + r.rlen + r.roff, 0);
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(r.wraps, 1);
+	/* r takes records again, in memory of its own */
+	n = rec(b, EVENT, 2, 'd');
+	assert_int_equal(cap_ring_add(&r, 32, b, n), 0);
+	ring_tags(&r, tags);
+	assert_string_equal(tags, "d");
+	cap_ring_free(&out);
+	cap_ring_free(&r);
 }
 
 static void test_circular_refuses_larger_than_buffer(void **state)
@@ -146,6 +181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_circular_keeps_newest),
+		cmocka_unit_test(test_circular_take),
 		cmocka_unit_test(test_circular_refuses_larger_than_buffer),
 		cmocka_unit_test(test_circular_long_run),
 		cmocka_unit_test(test_oneshot_first_buffer),

@@ -42,18 +42,28 @@ static void test_request(void **state)
 	char name[102];
 
 	(void)state;
-	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", "my app/ä", 42, NULL) > 0);
+	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", "my app/ä", 42, NULL, NULL) > 0);
 	assert_string_equal(req, "GET /api/providers/connect?name=my%20app%2F%C3%A4&pid=42 HTTP/1.1\r\n"
 				 "Host: h:1\r\nConnection: Upgrade\r\nUpgrade: fxt-provider/1\r\n\r\n");
-	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", "a", 1, "tok") > 0);
+	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", "a", 1, NULL, "tok") > 0);
 	assert_non_null(strstr(req, "\r\nAuthorization: Bearer tok\r\n\r\n"));
-	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", "", 1, NULL), 0);
+	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", "", 1, NULL, NULL), 0);
 	memset(name, 'n', 101);
 	name[101] = '\0';
-	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", name, 1, NULL), 0); /* over 100 bytes */
+	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", name, 1, NULL, NULL), 0); /* over 100 bytes */
 	name[100] = '\0';
-	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", name, 1, NULL) > 0);
-	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", "a", 1, "bad\r\nX: y"), 0);
+	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", name, 1, NULL, NULL) > 0);
+	assert_int_equal(wire_format_upgrade(req, sizeof(req), "h:1", "a", 1, NULL, "bad\r\nX: y"), 0);
+	/* `trace-server stream --provider` announces its categories, encoded
+	 * as libcurl's curl_easy_escape does; "" is sent as "" */
+	assert_true(wire_format_upgrade(req, sizeof(req), "[::1]:8", "gpu", 7, "gfx,in put", "t") > 0);
+	assert_string_equal(req, "GET /api/providers/connect?name=gpu&pid=7&categories=gfx%2Cin%20put HTTP/1.1\r\n"
+				 "Host: [::1]:8\r\nConnection: Upgrade\r\nUpgrade: fxt-provider/1\r\n"
+				 "Authorization: Bearer t\r\n\r\n");
+	assert_true(wire_format_upgrade(req, sizeof(req), "h:1", "a", 1, "", NULL) > 0);
+	assert_non_null(strstr(req, "?name=a&pid=1&categories= HTTP/1.1\r\n"));
+	/* a request that does not fit is refused, never cut */
+	assert_int_equal(wire_format_upgrade(req, 60, "h:1", "a", 1, "gfx", NULL), 0);
 }
 
 static void test_reply(void **state)
