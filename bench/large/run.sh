@@ -109,7 +109,9 @@ echo "baseline: writing 2 GiB to the disk (fdatasync): $WRATE MB/s"
 written() { awk '/^write_bytes/ { w = $2 } /^cancelled_write_bytes/ { c = $2 } END { printf "%.0f\n", w - c }' "/proc/$SPID/io"; }
 W0=$(written)
 rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status"; }
+anon() { sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status"; }
 RSS0=$(rss)
+ANON0=$(anon)
 : >"$OUT/disk.txt"
 (while :; do df -B1 --output=used "$OUT" | tail -1 >>"$OUT/disk.txt"; sleep 1; done) &
 MPID=$!
@@ -137,14 +139,16 @@ PEAK=$(sort -n "$OUT/disk.txt" | tail -1)
 ISECS=$(curl -s "http://127.0.0.1:$PORT/metrics" | sed -n 's/^trace_server_ingest_duration_seconds_sum //p')
 W1=$(written)
 HWM=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SPID/status")
+sleep 2 # what the worker does once the trace is ready (warming its first view) is over
 RSS1=$(rss)
+ANON1=$(anon)
 # the ingest ran in a process of its own (ingest/child.h), which the server
 # logs with its peak
 CHWM=$(sed -n 's/.*its process peaked at \([0-9]*\) MB.*/\1/p' "$OUT/server.log" | tail -1)
 echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
-awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v c="${CHWM:-?}" -v r0="$RSS0" -v r1="$RSS1" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
+awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v c="${CHWM:-?}" -v r0="$RSS0" -v r1="$RSS1" -v a0="$ANON0" -v a1="$ANON1" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
 	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), peak RSS: server %.0f MB, ingest process %s MB (target <= 1000 MB)\n", m / s, s, h / 1024, c
-	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.0f%% (target within 10%%)\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0
+	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.0f%% (target within 10%%); of which anonymous (not the program'"'"'s mapped files) %.1f and %.1f MB\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0, a0 / 1024, a1 / 1024
 	printf "writes:     %.2f GB to storage during the upload (the archive kept); %.2f GB after it (database, scratch written back); at the baseline'"'"'s %d MB/s those take %.0f s: ingest cannot beat %.0f MB/s here\n", a / 1e9, w / 1e9, r, w / 1e6 / r, m / (w / 1e6 / r)
 	printf "disk:       data directory %.2f GB once ready (archive and database); %.2f GB more used at the peak of ingest (scratch)\n", d / 1e9, (p - f) / 1e9 }'
 echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(grep -o '"tracks":[0-9]*' "$OUT/trace.json" | head -1)"
@@ -192,3 +196,9 @@ done
 echo "area:       $(t "$API/traces/$ID/area?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
 echo "flame:      $(t "$API/traces/$ID/flame?tracks=$TRACKS&start=$START&end=$END") s (target <= 1 s)"
 echo "flame:      $(t "$API/traces/$ID/flame?tracks=$TRACKS&start=$START&end=$END&limit=1000000") s as the viewer asks it, limit 1000000 (target <= 1 s)"
+
+# the server's memory once the trace is read and then deleted
+RSS2=$(rss)
+curl -s -o /dev/null -X DELETE "$API/traces/$ID"
+sleep 2
+echo "memory:     server RSS $(awk -v r="$RSS2" 'BEGIN { printf "%.1f", r / 1024 }') MB after the reads above, $(awk -v r="$(rss)" 'BEGIN { printf "%.1f", r / 1024 }') MB once the trace is deleted (anonymous $(awk -v r="$(anon)" 'BEGIN { printf "%.1f", r / 1024 }') MB)"
