@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3 zlib libpq libcrypto libcurl
+PKGS = libmicrohttpd libcjson sqlite3 zlib libpq libcrypto libcurl libzstd
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -31,7 +31,7 @@ LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
 CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c build/gen/catalog.c build/gen/catalog_pg.c
+	catalog/storage_s3.c catalog/source.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c build/gen/catalog.c build/gen/catalog_pg.c
 # `trace-server record` (client/record.c over the one HTTP client, libcurl
 # and cJSON), which tests/client/test_record.c and the provider's end-to-end
 # test link alone.
@@ -55,7 +55,7 @@ all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
 DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time \
-	libpq-dev postgresql libssl-dev libcurl4-openssl-dev
+	libpq-dev postgresql libssl-dev libcurl4-openssl-dev libzstd-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

@@ -389,7 +389,8 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	double t0 = ingest_now_s(), t_ingest, t_index = 0, t_warm = 0, secs;
-	int rc, indexed = 0, store = 0;
+	int rc, indexed = 0, store = 0, restored = 0, squeezed;
+	struct cat_squeeze z = { 0 };
 
 	if (res == NULL)
 		return;
@@ -403,10 +404,13 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	res->error[0] = '\0';
-	if ((store = c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error))) != 0)
+	if ((store = cat_source_restore(c, id, &restored, res->error, sizeof(res->error))) != 0) {
 		rc = INGEST_EDB;
-	else
+	} else {
+		/* the source compressed while ingest reads it: ready no later */
+		cat_source_compress_begin(c, id, restored, &z);
 		rc = ingest_file(src, db, &o, res);
+	}
 	t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
@@ -418,13 +422,18 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
+	/* the source kept compressed from now on, if all went well (a copy
+	 * restored for this ingest goes either way) */
+	squeezed = cat_source_compress_end(c, &z, rc == INGEST_OK);
 	/* stored before the trace is ready, so a ready trace can always be fetched;
 	 * a live trace's source grew after its put, so it is stored again whole
-	 * (with shared jobs its server did so before queueing it, live.c) */
+	 * unless it is kept compressed (with shared jobs its server did so
+	 * before queueing it, live.c) */
 	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
 								   sizeof(res->error))) != 0 ||
-				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
-										     sizeof(res->error))) != 0)))
+				(!cl && !squeezed && was_live(c, id) &&
+				 (store = c->store.ops->publish(&c->store, id, "source", res->error,
+								sizeof(res->error))) != 0)))
 		rc = INGEST_EDB;
 	if (store == -2) {
 		if (cl)
