@@ -638,7 +638,7 @@ static void group_names(void)
 			cJSON *j = rel_json(&r);
 
 			id = rel_int(j, "id");
-			rel_fmt(dir, sizeof(dir), "%s/traces/%" PRId64 "/source", DATA, id);
+			rel_fmt(dir, sizeof(dir), "%s/traces/%" PRId64 "/source.zst", DATA, id); /* kept compressed once ready */
 			rel_check(r.status == 201 && strcmp(rel_str(j, "name"), "../../../../tmp/evil.fxt") == 0 &&
 					  access(dir, F_OK) == 0 && access("/tmp/evil.fxt", F_OK) != 0,
 				  "names: a multipart file name ../../../../tmp/evil.fxt is only a name (status %d)", r.status);
