@@ -42,7 +42,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	capture/capture.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
-	catalog/test_catalog store/test_sigv4 client/test_http client/test_record capture/test_modes
+	catalog/test_catalog catalog/test_source store/test_sigv4 client/test_http client/test_record capture/test_modes
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -96,6 +96,12 @@ $(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c te
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# catalog/source.c's files, included (its catalog glue links from the rest).
+$(B)/tests/catalog/test_source: tests/catalog/test_source.c catalog/source.c $(filter-out $(B)/catalog/source.o,$(patsubst %.c,$(B)/%.o,$(CATALOG_SRC))) $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(filter-out $(B)/catalog/source.o,$(patsubst %.c,$(B)/%.o,$(CATALOG_SRC))) $(B)/libtrace.a \
+	  $(LIBS) $(CMOCKA_LIBS)
 
 # The catalog's contract against catalog.db and a real PostgreSQL (tests/catalog/pg.sh).
 $(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
