@@ -365,6 +365,15 @@ static int source_fill(struct cat_source *s)
 	return 0;
 }
 
+/* Whether the bytes in o (o.pos of them) may be given now: some are there,
+ * and when they are the source's last, its frame has ended well (its
+ * checksum checked), so that a download never ends complete with bytes
+ * that are not the source's. */
+static int source_may_give(const struct cat_source *s, const ZSTD_outBuffer *o)
+{
+	return o->pos > 0 && (s->left == 0 || s->size == UINT64_MAX || s->given + o->pos < s->size);
+}
+
 long cat_source_read(struct cat_source *s, void *buf, size_t n)
 {
 	ZSTD_outBuffer o = { buf, n, 0 };
@@ -375,16 +384,19 @@ long cat_source_read(struct cat_source *s, void *buf, size_t n)
 			;
 		return (long)r;
 	}
-	while (o.pos == 0 && n > 0) {
+	if (n == 0)
+		return 0;
+	while (!source_may_give(s, &o)) {
 		if (s->in.pos == s->in.size && !s->eof && source_fill(s) != 0)
 			return -1;
-		if (s->in.pos == s->in.size && s->eof)
-			/* the end: a whole frame, and every byte it said it held */
-			return s->left == 0 && (s->size == UINT64_MAX || s->given == s->size) ? 0 : -1;
+		if (s->in.pos == s->in.size && s->eof) /* the end: a whole frame, and every byte it said it held */
+			return o.pos == 0 && s->left == 0 && (s->size == UINT64_MAX || s->given == s->size) ? 0 : -1;
 		s->left = ZSTD_decompressStream(s->dc, &o, &s->in);
 		if (ZSTD_isError(s->left))
 			return -1;
 	}
+	if (s->size != UINT64_MAX && s->given + o.pos > s->size)
+		return -1; /* more than the frame said it held */
 	s->given += o.pos;
 	return (long)o.pos;
 }
