@@ -208,6 +208,7 @@ integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/t
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_metrics
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt EXAMPLE_HELLO=$(B)/examples/hello $(B)/tests/server/test_capture
 	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps
+	$(MAKE) $(B)/tests/server/test_disk && TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_disk
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:
