@@ -246,7 +246,8 @@ int cat_source_compress_end(struct catalog *c, struct cat_squeeze *z, int keep)
 			z->id, err);
 	if (!z->stored)
 		fprintf(stderr,
-			"trace-server: trace %" PRId64 "'s source kept compressed: %.1f MB to %.1f MB (%.2f) in %.2f s\n",
+			"trace-server: trace %" PRId64 "'s source kept compressed: %.1f MB to %.1f MB (%.2f) in "
+			"%.2f s\n",
 			z->id, (double)z->in_bytes / 1e6, (double)z->out_bytes / 1e6,
 			z->in_bytes ? (double)z->out_bytes / (double)z->in_bytes : 1.0, z->seconds);
 	return 1;
@@ -455,7 +456,8 @@ int cat_source_restore(struct catalog *c, int64_t id, int *restored, char *err, 
 	int f;
 
 	*restored = 0;
-	if ((f = cat_fetch(c, id, "source", err, errlen)) != -1 || (f = cat_fetch(c, id, "source.zst", err, errlen)) != 0)
+	if ((f = cat_fetch(c, id, "source", err, errlen)) != -1 ||
+	    (f = cat_fetch(c, id, "source.zst", err, errlen)) != 0)
 		return f;
 	cat_path(c, id, "source.zst", path, sizeof(path));
 	if ((s = cat_source_open_file(path, 1, err, errlen)) == NULL)
