@@ -9,7 +9,6 @@
 #define CATALOG_INTERNAL_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sqlite3.h>
 #include <time.h>
 
@@ -216,43 +215,29 @@ void cat_live_recover(struct trace_rec *r);
 void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
 
 /* source.c: a trace's source, kept compressed once ingested. */
-/* A source compressed on a thread of its own while ingest reads it. */
-struct cat_squeeze {
-	struct catalog *c;
-	int64_t id;
-	int stored;            /* "source.zst" is stored already: nothing to compress */
-	int restored;          /* "source" is a copy of it made for this ingest */
-	pthread_t thread;
-	int started;           /* the thread runs: _end joins it */
-	atomic_int stop;       /* set by _end when the result is not wanted */
-	char src[4096];        /* "source" at its local path, read by the thread */
-	char spool[4200];      /* the thread's result, in the spool until put; "" none */
-	int rc;                /* the thread's: 0, or -1 with err */
-	char err[256];
-	uint64_t in_bytes, out_bytes; /* the source's bytes, the result's */
-	double seconds;        /* the thread's wall time */
-};
-/* Starts compressing trace id's "source" (fetched: at its local path, and
- * whole) unless stored says, or the store has, "source.zst" already.
- * Not under mu. */
-void cat_source_compress_begin(struct catalog *c, int64_t id, int stored, struct cat_squeeze *z);
-/* Waits for z's thread. keep (the ingest ended well): its result is put
- * as "source.zst" and "source" is dropped; returns 1 when the source is
- * kept compressed now, 0 when it stays as uploaded (a failure is only
- * logged: the trace is served either way). Not keep: the result is thrown
- * away, 0. Not under mu. */
-int cat_source_compress_end(struct catalog *c, struct cat_squeeze *z, int keep);
+/* Keeps trace id's source compressed, its ingest having ended well (the
+ * trace is ready): "source" (fetched, at its local path) is compressed
+ * and put as "source.zst", then dropped. restored: "source" is a copy of
+ * "source.zst" made for the ingest (cat_source_restore), only dropped.
+ * Stops early when the catalog stops or the trace is deleted. Returns 1
+ * when the source is kept compressed now, 0 when it stays as uploaded (a
+ * failure is only logged: the trace is served either way). Not under mu. */
+int cat_source_compress(struct catalog *c, int64_t id, int restored);
+/* Drops the copy of "source" restored for an ingest that did not end well. */
+void cat_source_drop_copy(struct catalog *c, int64_t id);
 /* Compresses the file at from into a new file in spool_dir (its name in
  * spool, n bytes; "" on failure), synced to the disk. 0, or -1 with err;
- * stop, when not NULL and set, stops it early. */
-int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, const atomic_int *stop,
-			     uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen);
+ * stop(ctx), when stop is not NULL, is asked before each block and stops
+ * it early when it says so. */
+int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
+			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen);
 /* A reader of the file at path, compressed (zst) or as uploaded; NULL
  * with err. */
 struct cat_source *cat_source_open_file(const char *path, int zst, char *err, size_t errlen);
 /* Makes "source" of trace id readable at its local path for an ingest: it
  * is fetched, or when only "source.zst" is kept, decompressed there
- * (*restored set: the copy goes after the ingest, cat_source_compress_end).
+ * (*restored set: the copy goes after the ingest, cat_source_compress or
+ * cat_source_drop_copy).
  * 0, -1 (neither, or a damaged file) or -2 (the store cannot be reached
  * now), with err. Not under mu. */
 int cat_source_restore(struct catalog *c, int64_t id, int *restored, char *err, size_t errlen);

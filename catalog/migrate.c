@@ -165,7 +165,7 @@ static int move_source(struct migration *m, const struct trace_rec *r, int *sent
 		return -2;
 	}
 	m->store.ops->spool_dir(&m->store, dir, sizeof(dir));
-	if (cat_source_compress_file(from, dir, spool, sizeof(spool), NULL, &in, &out, err, errlen) != 0)
+	if (cat_source_compress_file(from, dir, spool, sizeof(spool), NULL, NULL, &in, &out, err, errlen) != 0)
 		return -1;
 	if ((rc = m->store.ops->put(&m->store, r->id, "source.zst", spool, err, errlen)) != 0) {
 		unlink(spool);

@@ -13,14 +13,16 @@
  * a checksum of the content (a damaged file fails its download rather than
  * giving other bytes).
  *
- * Compression runs on a thread of its own while ingest reads the same file
- * (cat_source_compress_begin, _end; worker.c), so the trace is ready no
- * later. Its result is put in the store (and synced to the disk) before
- * the raw file is dropped: a reader that finds no "source" finds
- * "source.zst", and one that opened "source" before the drop reads it to
- * its end (POSIX keeps the inode). Ingest reads a file at a path, so a
- * compressed source is first decompressed back to "source" for it
- * (cat_source_restore) and that copy is dropped after.
+ * Compression runs once the trace is ready, on the worker, before it
+ * takes the next ingest (cat_source_compress; worker.c): run beside the
+ * ingest it took CPU from it, and on this 2-core machine shared with
+ * another build the trace was ready 35% later. Its result is put in the
+ * store (synced to the disk first) before the raw file is dropped: a
+ * reader that finds no "source" finds "source.zst", and one that opened
+ * "source" before the drop reads it to its end (POSIX keeps the inode).
+ * Ingest reads a file at a path, so a compressed source is first
+ * decompressed back to "source" for it (cat_source_restore) and that
+ * copy is dropped after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,9 +101,10 @@ static int squeeze_block(ZSTD_CCtx *cc, ZSTD_inBuffer *in, int end, uint8_t *ob,
 /*
  * Compresses the size bytes of file descriptor in into out as one zstd
  * frame. 0, or -1 with a sentence in err: a read or write that failed, a
- * file whose size is not size (it changed under us), or *stop set.
+ * file whose size is not size (it changed under us), or stop (when not
+ * NULL) said to stop, asked before each block.
  */
-static int squeeze(int in, int out, uint64_t size, const atomic_int *stop, char *err, size_t errlen)
+static int squeeze(int in, int out, uint64_t size, int (*stop)(void *), void *ctx, char *err, size_t errlen)
 {
 	ZSTD_CCtx *cc = ZSTD_createCCtx();
 	size_t ibmax = ZSTD_CStreamInSize(), obmax = ZSTD_CStreamOutSize();
@@ -117,7 +120,7 @@ static int squeeze(int in, int out, uint64_t size, const atomic_int *stop, char 
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
 	ZSTD_CCtx_setPledgedSrcSize(cc, size);
 	do {
-		if (stop && atomic_load(stop)) {
+		if (stop && stop(ctx)) {
 			snprintf(err, errlen, "stopped");
 			goto out_free;
 		}
@@ -144,8 +147,8 @@ out_free:
  * (named in spool, n bytes), synced to the disk. 0, or -1 with err (no file
  * is left then). *in_bytes and *out_bytes get the two sizes.
  */
-int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, const atomic_int *stop,
-			     uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen)
+int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
+			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen)
 {
 	struct stat st;
 	int in, out = -1, rc = -1;
@@ -162,7 +165,7 @@ int cat_source_compress_file(const char *from, const char *spool_dir, char *spoo
 		goto out_close;
 	}
 	posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
-	if (squeeze(in, out, (uint64_t)st.st_size, stop, err, errlen) != 0)
+	if (squeeze(in, out, (uint64_t)st.st_size, stop, ctx, err, errlen) != 0)
 		goto out_close;
 	if (fdatasync(out) != 0 || fstat(out, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
@@ -185,72 +188,77 @@ out_close:
 	return rc;
 }
 
-static void *compress_main(void *arg)
+/* What cat_source_compress asks before each block: whether the catalog
+ * stops or the trace was deleted. */
+struct keep_job {
+	struct catalog *c;
+	int64_t id;
+};
+
+static int keep_stop(void *ctx)
 {
-	struct cat_squeeze *z = arg;
-	char dir[4096];
+	struct keep_job *k = ctx;
+	int stop;
+
+	pthread_mutex_lock(&k->c->mu);
+	stop = k->c->stop || cat_find(k->c, k->id) == NULL;
+	pthread_mutex_unlock(&k->c->mu);
+	return stop;
+}
+
+/* Compresses trace id's "source" (at its local path) into the store as
+ * "source.zst"; 0, or -1 with err (the source stays as it is). */
+static int keep_compressed(struct catalog *c, int64_t id, char *err, size_t errlen)
+{
+	struct keep_job k = { c, id };
+	char src[4096], dir[4096], spool[4200];
+	uint64_t in = 0, out = 0;
 	int64_t t0 = cat_now_ms();
 
-	cat_spool_dir(z->c, dir, sizeof(dir));
-	z->rc = cat_source_compress_file(z->src, dir, z->spool, sizeof(z->spool), &z->stop, &z->in_bytes,
-					 &z->out_bytes, z->err, sizeof(z->err));
-	z->seconds = (double)(cat_now_ms() - t0) / 1e3;
-	return NULL;
-}
-
-void cat_source_compress_begin(struct catalog *c, int64_t id, int stored, struct cat_squeeze *z)
-{
-	memset(z, 0, sizeof(*z));
-	z->c = c;
-	z->id = id;
-	z->rc = -1;
-	z->restored = stored;
-	/* already kept compressed (a restored copy, or a put whose raw file a
-	 * stop left behind); a store that cannot tell now is left alone */
-	if (stored || c->store.ops->has(&c->store, id, "source.zst") != 0) {
-		z->stored = 1;
-		return;
+	cat_path(c, id, "source", src, sizeof(src));
+	cat_spool_dir(c, dir, sizeof(dir));
+	if (cat_source_compress_file(src, dir, spool, sizeof(spool), keep_stop, &k, &in, &out, err, errlen) != 0)
+		return -1;
+	if (c->store.ops->put(&c->store, id, "source.zst", spool, err, errlen) != 0) {
+		unlink(spool);
+		return -1;
 	}
-	cat_path(c, id, "source", z->src, sizeof(z->src));
-	z->started = pthread_create(&z->thread, NULL, compress_main, z) == 0;
+	fprintf(stderr, "trace-server: trace %" PRId64 "'s source kept compressed: %.1f MB to %.1f MB (%.2f) in %.2f s\n",
+		id, (double)in / 1e6, (double)out / 1e6, in ? (double)out / (double)in : 1.0,
+		(double)(cat_now_ms() - t0) / 1e3);
+	return 0;
 }
 
-int cat_source_compress_end(struct catalog *c, struct cat_squeeze *z, int keep)
+int cat_source_compress(struct catalog *c, int64_t id, int restored)
 {
 	char err[512];
-	int put;
+	int zst = restored, gone;
 
-	if (!keep)
-		atomic_store(&z->stop, 1);
-	if (z->started)
-		pthread_join(z->thread, NULL);
-	z->started = 0;
-	if (!keep) {
-		if (z->spool[0])
-			unlink(z->spool);
-		if (z->restored && c->store.ops->drop(&c->store, z->id, "source", err, sizeof(err)) != 0)
-			fprintf(stderr, "trace-server: trace %" PRId64 "'s restored source stays: %s\n", z->id, err);
-		return 0;
+	/* already kept compressed (a restored copy, or a put whose raw file a
+	 * stop left behind); a store that cannot tell now is left alone */
+	if (!zst && (zst = c->store.ops->has(&c->store, id, "source.zst")) == 0) {
+		if (keep_compressed(c, id, err, sizeof(err)) == 0)
+			zst = 1;
+		else if (!keep_stop(&(struct keep_job){ c, id }))
+			fprintf(stderr, "trace-server: trace %" PRId64 "'s source stays uncompressed: %s\n", id, err);
 	}
-	if (!z->stored && z->rc != 0) {
-		fprintf(stderr, "trace-server: trace %" PRId64 "'s source stays uncompressed: %s\n", z->id, z->err);
-		return 0;
-	}
-	if (!z->stored && (put = c->store.ops->put(&c->store, z->id, "source.zst", z->spool, err, sizeof(err))) != 0) {
-		fprintf(stderr, "trace-server: trace %" PRId64 "'s source stays uncompressed: %s\n", z->id, err);
-		unlink(z->spool);
-		return 0;
-	}
-	if (c->store.ops->drop(&c->store, z->id, "source", err, sizeof(err)) != 0)
-		fprintf(stderr, "trace-server: trace %" PRId64 "'s uncompressed source stays in the store: %s\n",
-			z->id, err);
-	if (!z->stored)
-		fprintf(stderr,
-			"trace-server: trace %" PRId64 "'s source kept compressed: %.1f MB to %.1f MB (%.2f) in "
-			"%.2f s\n",
-			z->id, (double)z->in_bytes / 1e6, (double)z->out_bytes / 1e6,
-			z->in_bytes ? (double)z->out_bytes / (double)z->in_bytes : 1.0, z->seconds);
-	return 1;
+	if (zst == 1 && c->store.ops->drop(&c->store, id, "source", err, sizeof(err)) != 0)
+		fprintf(stderr, "trace-server: trace %" PRId64 "'s uncompressed source stays in the store: %s\n", id, err);
+	/* deleted meanwhile: the put may have made its directory again */
+	pthread_mutex_lock(&c->mu);
+	gone = cat_find(c, id) == NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (gone)
+		c->store.ops->remove(&c->store, id);
+	return zst == 1 && !gone;
+}
+
+void cat_source_drop_copy(struct catalog *c, int64_t id)
+{
+	char err[512];
+
+	if (c->store.ops->drop(&c->store, id, "source", err, sizeof(err)) != 0)
+		fprintf(stderr, "trace-server: trace %" PRId64 "'s restored source stays: %s\n", id, err);
 }
 
 /* ---- reading ------------------------------------------------------------ */

@@ -290,10 +290,13 @@ static void ingest_counted(struct catalog *c, int rc, const struct ingest_result
 	}
 }
 
-static void job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds)
+/* Ends this server's own ingest of trace id: its record takes the
+ * outcome. Returns 1 when the trace is ready now. Takes summary. */
+static int job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds)
 {
 	struct trace_rec *r;
+	int ready = 0;
 
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
@@ -317,9 +320,11 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 		r->stored = c->store.ops->usage(&c->store, id);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
+		ready = r->status == TS_READY;
 	}
 	pthread_mutex_unlock(&c->mu);
 	free(summary);
+	return ready;
 }
 
 /* A live trace whose stream did not end cleanly is marked as a damaged
@@ -374,9 +379,10 @@ static int was_live(struct catalog *c, int64_t id)
 	return live;
 }
 
-static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds);
+static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds);
 static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
+static void stored_again(struct catalog *c, int64_t id, const char *dbfile);
 
 /* Ingests trace id into its database: "trace.db" for this server's own
  * queue, the claim's own file for a shared job (cl not NULL). */
@@ -389,8 +395,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	double t0 = ingest_now_s(), t_ingest, t_index = 0, t_warm = 0, secs;
-	int rc, indexed = 0, store = 0, restored = 0, squeezed;
-	struct cat_squeeze z = { 0 };
+	int rc, indexed = 0, store = 0, restored = 0, ready;
 
 	if (res == NULL)
 		return;
@@ -404,13 +409,10 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	res->error[0] = '\0';
-	if ((store = cat_source_restore(c, id, &restored, res->error, sizeof(res->error))) != 0) {
+	if ((store = cat_source_restore(c, id, &restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
-	} else {
-		/* the source compressed while ingest reads it: ready no later */
-		cat_source_compress_begin(c, id, restored, &z);
+	else
 		rc = ingest_file(src, db, &o, res);
-	}
 	t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
@@ -422,18 +424,13 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
-	/* the source kept compressed from now on, if all went well (a copy
-	 * restored for this ingest goes either way) */
-	squeezed = cat_source_compress_end(c, &z, rc == INGEST_OK);
 	/* stored before the trace is ready, so a ready trace can always be fetched;
 	 * a live trace's source grew after its put, so it is stored again whole
-	 * unless it is kept compressed (with shared jobs its server did so
-	 * before queueing it, live.c) */
+	 * (with shared jobs its server did so before queueing it, live.c) */
 	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
 								   sizeof(res->error))) != 0 ||
-				(!cl && !squeezed && was_live(c, id) &&
-				 (store = c->store.ops->publish(&c->store, id, "source", res->error,
-								sizeof(res->error))) != 0)))
+				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
+										     sizeof(res->error))) != 0)))
 		rc = INGEST_EDB;
 	if (store == -2) {
 		if (cl)
@@ -465,11 +462,17 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 			res->phase_seconds[INGEST_PHASE_INDEX],
 			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm);
 	if (cl)
-		job_commit(c, cl, rc, res, summary, indexed, secs);
+		ready = job_commit(c, cl, rc, res, summary, indexed, secs);
 	else
-		job_finish(c, id, rc, res, summary, indexed, secs);
-	if (rc == INGEST_OK)
+		ready = job_finish(c, id, rc, res, summary, indexed, secs);
+	if (ready)
 		warm_lod(c, db);
+	/* the source kept compressed from now on (the next ingest waits for
+	 * it); a copy restored for this ingest goes either way */
+	if (ready && cat_source_compress(c, id, restored))
+		stored_again(c, id, dbfile);
+	else if (restored)
+		cat_source_drop_copy(c, id);
 	free(res);
 	/* what the ingest held goes back to the system (its threads gave
 	 * theirs as they ended) */
@@ -571,28 +574,45 @@ static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
 	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
 }
 
+/* A ready trace's stored bytes counted again (its source compressed since
+ * its ingest ended), dbfile its database's file. */
+static void stored_again(struct catalog *c, int64_t id, const char *dbfile)
+{
+	uint64_t stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
+							   : claim_stored(c, id, dbfile);
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY && r->stored != stored) {
+		r->stored = stored;
+		cat_save(c, r, CATDB_STATE);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 /*
  * Ends a claimed job: the result is committed with job_done, which the
  * catalog refuses when another server claimed the job since (this one's
  * lease ran out); the refused claim's object is removed from the store,
  * and a committed claim removes every other claim's.
  * A commit that fails otherwise (the database down) leaves the job to be
- * claimed again when its lease runs out. Takes summary.
+ * claimed again when its lease runs out. Takes summary. Returns 1 when
+ * this claim committed the trace ready.
  */
-static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds)
+static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds)
 {
 	int64_t id = cl->job.trace;
 	uint64_t stored = claim_stored(c, id, cl->db_file);
 	struct trace_rec *r, st;
 	char err[512];
-	int done;
+	int done, ready = 0;
 
 	if (rc == INGEST_ECANCEL) {
 		/* lost, deleted or stopping: another claim (or the next start) ends it */
 		free(summary);
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return;
+		return 0;
 	}
 	if (c->commit_delay_ms > 0) {
 		/* tests only: a window to pause or kill this server in; a
@@ -613,7 +633,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		pthread_mutex_unlock(&c->mu);
 		free(summary);
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return;
+		return 0;
 	}
 	rec_state(&st, r, cl, rc, res, summary, indexed);
 	st.stored = stored;
@@ -622,6 +642,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		ingest_counted(c, rc, res, seconds);
 		rec_state_take(r, &st);
 		cat_wake(c, r);
+		ready = r->status == TS_READY;
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
 				", attempt %d, %s)\n",
 			id, cl->job.token, cl->job.attempts, cat_status_names[r->status]);
@@ -645,6 +666,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 	} else if (done != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job not committed: %s\n", id, err);
 	}
+	return ready;
 }
 
 /* Ends a claim found with nothing to do: its trace was deleted, or it is

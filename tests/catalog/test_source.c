@@ -71,7 +71,7 @@ static void squeeze_to(const uint8_t *p, size_t size, char *zst, size_t n)
 
 	snprintf(src, sizeof(src), "%s/source", dir);
 	write_file(src, p, size);
-	assert_int_equal(cat_source_compress_file(src, dir, zst, n, NULL, &in, &out, err, sizeof(err)), 0);
+	assert_int_equal(cat_source_compress_file(src, dir, zst, n, NULL, NULL, &in, &out, err, sizeof(err)), 0);
 	assert_int_equal(in, size);
 	assert_true(out > 0);
 	unlink(src);
@@ -227,13 +227,21 @@ static void test_unknown_size(void **state)
 	free(p);
 }
 
+/* Says to stop at its second question: after the first block. */
+static int stop_second(void *ctx)
+{
+	int *asked = ctx;
+
+	return ++*asked >= 2;
+}
+
 /* Told to stop, compression fails and leaves nothing in the spool. */
 static void test_stop(void **state)
 {
 	uint8_t *p = pattern(1u << 20, 11);
 	char src[128], spool[4200], err[256];
 	uint64_t in = 0, out = 0;
-	atomic_int stop = 1;
+	int asked = 0;
 	DIR *d;
 	struct dirent *e;
 	int files = 0;
@@ -241,8 +249,10 @@ static void test_stop(void **state)
 	(void)state;
 	snprintf(src, sizeof(src), "%s/source", dir);
 	write_file(src, p, 1u << 20);
-	assert_int_equal(cat_source_compress_file(src, dir, spool, sizeof(spool), &stop, &in, &out, err, sizeof(err)),
+	assert_int_equal(cat_source_compress_file(src, dir, spool, sizeof(spool), stop_second, &asked, &in, &out, err,
+						  sizeof(err)),
 			 -1);
+	assert_int_equal(asked, 2);
 	assert_string_equal(spool, "");
 	unlink(src);
 	assert_non_null(d = opendir(dir));

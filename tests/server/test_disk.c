@@ -3,8 +3,9 @@
  * what was uploaded (catalog/source.c), over loopback with the real server
  * binary (env TRACE_SERVER, GEN_FXT):
  *
- *  - a ready trace keeps its source compressed (source.zst, no source),
- *    FXT and XRay, tiny and of several MB: GET .../file gives the bytes
+ *  - a ready trace keeps its source compressed (source.zst, no source;
+ *    made just after it is ready), FXT and XRay, tiny and of several MB:
+ *    GET .../file gives the bytes
  *    uploaded with their Content-Length, size_bytes stays the upload's and
  *    stored_bytes counts the files as they are; a tiny trace takes at most
  *    100 KB beyond its source;
@@ -227,19 +228,29 @@ static int64_t disk_bytes(int64_t id)
 	return total;
 }
 
-/* The trace is ready with its source kept compressed, stored_bytes its
- * files, size_bytes the upload's; its download is b. */
+/* The trace is ready with its source kept compressed (done once it is
+ * ready: waited for), stored_bytes its files, size_bytes the upload's;
+ * its download is b. */
 static void expect_compressed(int64_t id, const struct blob *b)
 {
-	cJSON *j = trace(id);
+	double deadline = su_now() + 30;
+	int64_t stored;
+	cJSON *j;
 
-	assert_string_equal(str(j, "status"), "ready");
-	assert_int_equal(num(j, "size_bytes"), b->n);
-	assert_int_equal(num(j, "stored_bytes"), disk_bytes(id));
-	cJSON_Delete(j);
-	if (!has_file(id, "source.zst") || has_file(id, "source"))
-		fail_msg("trace %" PRId64 ": source.zst %d, source %d", id, has_file(id, "source.zst"),
-			 has_file(id, "source"));
+	for (;;) {
+		j = trace(id);
+		assert_string_equal(str(j, "status"), "ready");
+		assert_int_equal(num(j, "size_bytes"), b->n);
+		stored = num(j, "stored_bytes");
+		cJSON_Delete(j);
+		if (has_file(id, "source.zst") && !has_file(id, "source") && stored == disk_bytes(id))
+			break;
+		if (su_now() > deadline)
+			fail_msg("trace %" PRId64 ": source.zst %d, source %d, stored_bytes %" PRId64 " for %" PRId64
+				 " on the disk",
+				 id, has_file(id, "source.zst"), has_file(id, "source"), stored, disk_bytes(id));
+		su_sleep_ms(20);
+	}
 	expect_download(id, b);
 }
 
