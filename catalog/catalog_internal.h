@@ -47,6 +47,9 @@ struct trace_rec {
 	int64_t start_ns, end_ns;
 	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{},"processes":[] */
 	int indexed;          /* the name index holds this trace */
+	int source_seen;      /* the worker has kept this ready trace's source
+			       * compressed, or found it so (worker.c): not
+			       * looked at again until a restart */
 	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
 	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
 	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */

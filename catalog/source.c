@@ -14,9 +14,11 @@
  * giving other bytes).
  *
  * Compression runs once the trace is ready, on the worker, before it
- * takes the next ingest (cat_source_compress; worker.c): run beside the
- * ingest it took CPU from it, and on this 2-core machine shared with
- * another build the trace was ready 35% later. Its result is put in the
+ * takes the next ingest (cat_source_compress; worker.c), and for ready
+ * traces whose source is still as uploaded (an older server's library, a
+ * compression a stop cut short) whenever the worker is idle. Not beside
+ * the ingest: it would take CPU from it (on a 2-core machine shared with
+ * another build, uploads were ready 35% later). Its result is put in the
  * store (synced to the disk first) before the raw file is dropped: a
  * reader that finds no "source" finds "source.zst", and one that opened
  * "source" before the drop reads it to its end (POSIX keeps the inode).

@@ -382,7 +382,7 @@ static int was_live(struct catalog *c, int64_t id)
 static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
 		      int indexed, double seconds);
 static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
-static void stored_again(struct catalog *c, int64_t id, const char *dbfile);
+static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile);
 
 /* Ingests trace id into its database: "trace.db" for this server's own
  * queue, the claim's own file for a shared job (cl not NULL). */
@@ -469,8 +469,8 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		warm_lod(c, db);
 	/* the source kept compressed from now on (the next ingest waits for
 	 * it); a copy restored for this ingest goes either way */
-	if (ready && cat_source_compress(c, id, restored))
-		stored_again(c, id, dbfile);
+	if (ready)
+		source_compress(c, id, restored, dbfile);
 	else if (restored)
 		cat_source_drop_copy(c, id);
 	free(res);
@@ -574,18 +574,25 @@ static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
 	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
 }
 
-/* A ready trace's stored bytes counted again (its source compressed since
- * its ingest ended), dbfile its database's file. */
-static void stored_again(struct catalog *c, int64_t id, const char *dbfile)
+/* Keeps ready trace id's source compressed (restored: "source" is a copy
+ * made for its ingest), then counts its stored bytes again, dbfile its
+ * database's file. Not under mu. */
+static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile)
 {
-	uint64_t stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
-							   : claim_stored(c, id, dbfile);
+	int kept = cat_source_compress(c, id, restored);
+	uint64_t stored = 0;
 	struct trace_rec *r;
 
+	if (kept)
+		stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
+							 : claim_stored(c, id, dbfile);
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY && r->stored != stored) {
-		r->stored = stored;
-		cat_save(c, r, CATDB_STATE);
+	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY) {
+		r->source_seen = 1;
+		if (kept && r->stored != stored) {
+			r->stored = stored;
+			cat_save(c, r, CATDB_STATE);
+		}
 	}
 	pthread_mutex_unlock(&c->mu);
 }
@@ -806,6 +813,42 @@ static struct trace_rec *next_unindexed(struct catalog *c)
 	return NULL;
 }
 
+/*
+ * Sources a ready trace keeps as uploaded although its ingest ended well:
+ * a library an older server wrote, or a server stopped before it had
+ * compressed one. Looks at up to SOURCE_LOOKS ready traces not looked at
+ * since the start and compresses the first whose source is so (called and
+ * returning under mu). 1 when it looked at any, 0 when none is left. Not
+ * with shared jobs: another server may be doing the same.
+ */
+enum { SOURCE_LOOKS = 64 };
+static int source_catch_up(struct catalog *c)
+{
+	int64_t ids[SOURCE_LOOKS];
+	char dbfile[SOURCE_LOOKS][32];
+	struct trace_rec *r;
+	size_t i, n = 0, looked;
+
+	for (i = 0; i < c->n && n < SOURCE_LOOKS; i++) {
+		r = c->v[i];
+		if (r->status == TS_READY && !r->foreign && !r->source_seen) {
+			snprintf(dbfile[n], sizeof(dbfile[n]), "%s", cat_db_file(r));
+			ids[n++] = r->id;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	for (looked = 0; looked < n;)
+		if (c->store.ops->has(&c->store, ids[looked++], "source") == 1) {
+			source_compress(c, ids[looked - 1], 0, dbfile[looked - 1]);
+			break;
+		}
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < looked; i++)
+		if ((r = cat_find(c, ids[i])) != NULL)
+			r->source_seen = 1;
+	return n > 0;
+}
+
 static void index_one(struct catalog *c, struct trace_rec *r)
 {
 	char db[4096];
@@ -849,6 +892,8 @@ void *cat_worker_main(void *arg)
 			jobs_round(c);
 			continue;
 		}
+		if (next == NULL && source_catch_up(c))
+			continue;
 		if (next == NULL) {
 			/* wake at least once a minute (sooner for a short
 			 * --keep-failed) to remove old traces */

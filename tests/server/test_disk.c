@@ -15,8 +15,8 @@
  *  - a live stream's source is kept as it grows, and compressed once the
  *    stream ended and the trace is ready;
  *  - a library written before (sources kept as uploaded) is served as it
- *    is, and a trace of it ingested again (a newer schema) gets its source
- *    compressed;
+ *    is, and its sources are compressed once the worker is idle (a trace
+ *    of it ingested again, for a newer schema, when that ends);
  *  - a trace ingested again from its compressed source (a newer schema)
  *    answers as before and leaves no copy behind, the compressed file
  *    untouched;
@@ -428,8 +428,9 @@ static void t_live(void **state)
 	expect_compressed(id, &W.fxt_big);
 }
 
-/* A library written before: its sources as uploaded. Served as they are;
- * a trace of it ingested again (a newer schema) gets its source compressed. */
+/* A library written before: its sources as uploaded. Served as they are,
+ * and compressed by the worker when it has nothing else to do; a trace of
+ * it ingested again (a newer schema) gets its source compressed too. */
 static void t_old_library(void **state)
 {
 	char raw[256], zst[256];
@@ -451,11 +452,10 @@ static void t_old_library(void **state)
 	assert_int_equal(unlink(zst), 0);
 	make_db_old(W.id_xray_big);
 	api_start(&W.srv, W.exe, W.data, W.log, NULL);
-	expect_download(W.id_tiny, &W.fxt_tiny);
-	assert_true(has_file(W.id_tiny, "source"));
-	assert_false(has_file(W.id_tiny, "source.zst"));
+	expect_download(W.id_tiny, &W.fxt_tiny); /* as it is, or compressed by now */
 	cJSON_Delete(wait_status(W.id_xray_big, "ready"));
 	expect_compressed(W.id_xray_big, &W.xray_big);
+	expect_compressed(W.id_tiny, &W.fxt_tiny); /* the worker's look once idle */
 }
 
 /* Ingested again from its compressed source (a newer schema): the same
