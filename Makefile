@@ -6,7 +6,7 @@
 #   make fuzz       run the libFuzzer targets (FUZZ_SECONDS each)
 
 CC ?= cc
-PKGS = libmicrohttpd libcjson sqlite3 zlib libpq libcrypto libcurl
+PKGS = libmicrohttpd libcjson sqlite3 zlib libpq libcrypto libcurl libzstd
 WARN = -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -31,7 +31,7 @@ LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
 CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
-	catalog/storage_s3.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c build/gen/catalog.c build/gen/catalog_pg.c
+	catalog/storage_s3.c catalog/source.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c build/gen/catalog.c build/gen/catalog_pg.c
 # `trace-server record` (client/record.c over the one HTTP client, libcurl
 # and cJSON), which tests/client/test_record.c and the provider's end-to-end
 # test link alone.
@@ -42,7 +42,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	capture/capture.c capture/session.c capture/reader.c capture/writer.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
 	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
-	catalog/test_catalog store/test_sigv4 client/test_http client/test_record capture/test_modes
+	catalog/test_catalog catalog/test_source store/test_sigv4 client/test_http client/test_record capture/test_modes
 WRITER = tests/fxt_writer.c
 
 B ?= build/rel
@@ -55,7 +55,7 @@ all: trace-server
 
 # Installs the Debian packages the build and tests need, when missing.
 DEB_PKGS = build-essential pkg-config zlib1g-dev libmicrohttpd-dev libsqlite3-dev libcjson-dev libcmocka-dev sqlite3 clang time \
-	libpq-dev postgresql libssl-dev libcurl4-openssl-dev
+	libpq-dev postgresql libssl-dev libcurl4-openssl-dev libzstd-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
@@ -99,6 +99,12 @@ $(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c te
 $(B)/tests/catalog/test_catalog: tests/catalog/test_catalog.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+# catalog/source.c's files, included (its catalog glue links from the rest).
+$(B)/tests/catalog/test_source: tests/catalog/test_source.c catalog/source.c $(filter-out $(B)/catalog/source.o,$(patsubst %.c,$(B)/%.o,$(CATALOG_SRC))) $(B)/libtrace.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(filter-out $(B)/catalog/source.o,$(patsubst %.c,$(B)/%.o,$(CATALOG_SRC))) $(B)/libtrace.a \
+	  $(LIBS) $(CMOCKA_LIBS)
 
 # The catalog's contract against catalog.db and a real PostgreSQL (tests/catalog/pg.sh).
 $(B)/tests/catalog/test_catdb: tests/catalog/test_catdb.c $(patsubst %.c,$(B)/%.o,$(CATALOG_SRC)) $(B)/libtrace.a
@@ -205,6 +211,7 @@ integration: deps trace-server $(B)/tests/server/test_server $(B)/tests/server/t
 	TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_metrics
 	TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt EXAMPLE_HELLO=$(B)/examples/hello $(B)/tests/server/test_capture
 	$(MAKE) $(B)/tests/server/test_gaps && TRACE_SERVER=$(B)/trace-server $(B)/tests/server/test_gaps
+	$(MAKE) $(B)/tests/server/test_disk && TRACE_SERVER=$(B)/trace-server GEN_FXT=$(B)/gen_fxt $(B)/tests/server/test_disk
 
 # The viewer in headless Chromium (Debian's), driven by playwright-core.
 deps-e2e:

@@ -212,7 +212,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 		 * is, and the status stays; queued again in case it was lost */
 		cat_job_queue_locked(c, r);
 	} else if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
-		if (c->store.ops->has(&c->store, r->id, "source") != 0) {
+		if (cat_source_has(c, r->id) != 0) {
 			r->status = TS_QUEUED;
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "

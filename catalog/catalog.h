@@ -264,6 +264,27 @@ void cat_path(struct catalog *c, int64_t id, const char *file, char *out, size_t
  * the local cache lacks it); call right before opening it. 0, -1 (no such
  * file) or -2 (the store cannot be reached now), with err set. */
 int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen);
+/*
+ * A trace's source read as it was uploaded, whether the library keeps it
+ * compressed or not (source.c). cat_source_open gives the reader, or NULL
+ * with *rc -1 (no such file), -2 (the store cannot be reached now) or -3
+ * (it cannot be read; err says why). It takes the catalog's lock: never
+ * call it under it.
+ */
+struct cat_source;
+struct cat_source *cat_source_open(struct catalog *c, int64_t id, int *rc, char *err, size_t errlen);
+/* The bytes as uploaded (a download's Content-Length); UINT64_MAX when
+ * unknown. */
+uint64_t cat_source_size(const struct cat_source *s);
+/* A source kept as uploaded: its descriptor, now the caller's, at offset 0
+ * (for sendfile). -1 for a compressed one, which cat_source_read gives. */
+int cat_source_take_fd(struct cat_source *s);
+/* Reads up to n bytes of the source as uploaded, in order: how many, 0 at
+ * its end, -1 on an error (a read that failed, a damaged or cut file: what
+ * was read is not the whole source). */
+long cat_source_read(struct cat_source *s, void *buf, size_t n);
+/* Frees s and closes its file; s may be NULL. */
+void cat_source_close(struct cat_source *s);
 /* The spool directory for uploads in progress. */
 void cat_spool_dir(const struct catalog *c, char *out, size_t n);
 size_t cat_count(struct catalog *c);

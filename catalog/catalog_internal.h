@@ -47,6 +47,9 @@ struct trace_rec {
 	int64_t start_ns, end_ns;
 	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{},"processes":[] */
 	int indexed;          /* the name index holds this trace */
+	int source_seen;      /* the worker has kept this ready trace's source
+			       * compressed, or found it so (worker.c): not
+			       * looked at again until a restart */
 	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
 	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
 	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */
@@ -216,6 +219,37 @@ void cat_live_recover(struct trace_rec *r);
  * flight puts one back): its file removed, what it told of r cleared. A
  * live trace's own snapshot (trace.db) is left alone. */
 void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
+
+/* source.c: a trace's source, kept compressed once ingested. */
+/* Keeps trace id's source compressed, its ingest having ended well (the
+ * trace is ready): "source" (fetched, at its local path) is compressed
+ * and put as "source.zst", then dropped. restored: "source" is a copy of
+ * "source.zst" made for the ingest (cat_source_restore), only dropped.
+ * Stops early when the catalog stops or the trace is deleted. Returns 1
+ * when the source is kept compressed now, 0 when it stays as uploaded (a
+ * failure is only logged: the trace is served either way). Not under mu. */
+int cat_source_compress(struct catalog *c, int64_t id, int restored);
+/* Drops the copy of "source" restored for an ingest that did not end well. */
+void cat_source_drop_copy(struct catalog *c, int64_t id);
+/* Compresses the file at from into a new file in spool_dir (its name in
+ * spool, n bytes; "" on failure), synced to the disk. 0, or -1 with err;
+ * stop(ctx), when stop is not NULL, is asked before each block and stops
+ * it early when it says so. */
+int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
+			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen);
+/* A reader of the file at path, compressed (zst) or as uploaded; NULL
+ * with err. */
+struct cat_source *cat_source_open_file(const char *path, int zst, char *err, size_t errlen);
+/* Makes "source" of trace id readable at its local path for an ingest: it
+ * is fetched, or when only "source.zst" is kept, decompressed there
+ * (*restored set: the copy goes after the ingest, cat_source_compress or
+ * cat_source_drop_copy).
+ * 0, -1 (neither, or a damaged file) or -2 (the store cannot be reached
+ * now), with err. Not under mu. */
+int cat_source_restore(struct catalog *c, int64_t id, int *restored, char *err, size_t errlen);
+/* Whether trace id's source is stored, compressed or not: 1, 0, or -2
+ * when the store cannot tell now. */
+int cat_source_has(struct catalog *c, int64_t id);
 
 /* names.c: the per-trace name index, kept in the catalog's database. */
 /* Reads a ready trace's database and writes its index rows (not under

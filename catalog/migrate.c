@@ -16,7 +16,9 @@
  * report names them): let the old server finish them, then run it again.
  * The source library is only read: the store's cache lives in a scratch
  * directory in it (files are hard-linked there when they can be, not
- * copied), removed at the end.
+ * copied), removed at the end. A ready trace's upload kept as it came (a
+ * library written before sources were kept compressed) is compressed on
+ * its way, as a server keeps it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,8 @@
 #include "catalog_internal.h"
 #include "storage.h"
 
-static const char *const mig_files[] = { "source", "binary", "trace.db" };
+/* A trace's files but its source as uploaded (move_source). */
+static const char *const mig_files[] = { "source.zst", "binary", "trace.db" };
 
 /* Where the migration is: the source's records, the targets. */
 struct migration {
@@ -138,6 +141,41 @@ static int move_file(struct migration *m, int64_t id, const char *file, int *sen
 	return 0;
 }
 
+/*
+ * The source as uploaded ("source") of trace r: a ready trace's is sent
+ * compressed, as "source.zst", the way a server keeps it once ingested
+ * (source.c), unless the store holds either already; another's is sent as
+ * it is. 0, or -1 / -2 (store down) with err.
+ */
+static int move_source(struct migration *m, const struct trace_rec *r, int *sent, char *err, size_t errlen)
+{
+	char from[4400], spool[4400], dir[4096];
+	uint64_t in, out;
+	int rc;
+
+	snprintf(from, sizeof(from), "%s/traces/%" PRId64 "/source", m->from, r->id);
+	if (r->status != TS_READY || access(from, F_OK) != 0)
+		return move_file(m, r->id, "source", sent, err, errlen);
+	if ((rc = m->store.ops->has(&m->store, r->id, "source.zst")) == 0)
+		rc = m->store.ops->has(&m->store, r->id, "source");
+	if (rc == 1)
+		return 0;
+	if (rc == -2) {
+		snprintf(err, errlen, "the store cannot be reached");
+		return -2;
+	}
+	m->store.ops->spool_dir(&m->store, dir, sizeof(dir));
+	if (cat_source_compress_file(from, dir, spool, sizeof(spool), NULL, NULL, &in, &out, err, errlen) != 0)
+		return -1;
+	if ((rc = m->store.ops->put(&m->store, r->id, "source.zst", spool, err, errlen)) != 0) {
+		unlink(spool);
+		return rc;
+	}
+	(*sent)++;
+	m->st.bytes += out;
+	return 0;
+}
+
 /* The reason a trace is left out, or NULL when it moves. */
 static const char *left_out(const struct trace_rec *r)
 {
@@ -175,6 +213,8 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 	size_t i;
 	int sent = 0, rc;
 
+	if ((rc = move_source(m, r, &sent, err, errlen)) != 0)
+		return rc;
 	for (i = 0; i < sizeof(mig_files) / sizeof(mig_files[0]); i++)
 		if ((rc = move_file(m, r->id, mig_files[i], &sent, err, errlen)) != 0)
 			return rc;

@@ -1,5 +1,6 @@
 /*
- * Where a trace's files live: the uploaded bytes ("source"), for XRay the
+ * Where a trace's files live: the uploaded bytes ("source", and once the
+ * trace is ready "source.zst" in its place: source.c), for XRay the
  * instrumented binary or symbol map ("binary"), and the database ingest
  * made of them ("trace.db").
  *

@@ -35,7 +35,7 @@
 
 struct cached {
 	int64_t id;
-	char file[32];  /* "source", "binary", "trace.db" or a job's "trace-<token>.db" */
+	char file[32];  /* "source", "source.zst", "binary", "trace.db" or a job's "trace-<token>.db" */
 	uint64_t size;
 	time_t used;    /* last put, fetch or publish: for the grace */
 	uint64_t seq;   /* the same as a count of uses: the order of eviction, finer than seconds */
@@ -300,7 +300,7 @@ static void s3s_stats(struct storage *s, struct storage_stats *out)
  * word (HEAD) for what the cache does not hold. */
 static uint64_t s3s_usage(const struct storage *s, int64_t id)
 {
-	static const char *const files[] = { "source", "binary", "trace.db" };
+	static const char *const files[] = { "source", "source.zst", "binary", "trace.db" };
 	char path[4096], key[1024], err[256];
 	uint64_t total = 0, n;
 	struct stat sb;

@@ -291,10 +291,13 @@ static void ingest_counted(struct catalog *c, int rc, const struct ingest_result
 	}
 }
 
-static void job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds)
+/* Ends this server's own ingest of trace id: its record takes the
+ * outcome. Returns 1 when the trace is ready now. Takes summary. */
+static int job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds)
 {
 	struct trace_rec *r;
+	int ready = 0;
 
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
@@ -318,9 +321,11 @@ static void job_finish(struct catalog *c, int64_t id, int rc, const struct inges
 		r->stored = c->store.ops->usage(&c->store, id);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
+		ready = r->status == TS_READY;
 	}
 	pthread_mutex_unlock(&c->mu);
 	free(summary);
+	return ready;
 }
 
 /* A live trace whose stream did not end cleanly is marked as a damaged
@@ -375,9 +380,10 @@ static int was_live(struct catalog *c, int64_t id)
 	return live;
 }
 
-static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds);
+static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds);
 static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
+static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile);
 
 /* Ingests trace id into its database: "trace.db" for this server's own
  * queue, the claim's own file for a shared job (cl not NULL). */
@@ -390,7 +396,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	char src[4096], db[4096], bin[4096];
 	char *summary = NULL;
 	double t0 = ingest_now_s(), t_ingest, t_index = 0, t_warm = 0, secs;
-	int rc, indexed = 0, store = 0;
+	int rc, indexed = 0, store = 0, restored = 0, ready;
 
 	if (res == NULL)
 		return;
@@ -404,7 +410,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	o.progress_ctx = &j;
 	o.format = hint[0] ? hint : NULL;
 	res->error[0] = '\0';
-	if ((store = c->store.ops->fetch(&c->store, id, "source", res->error, sizeof(res->error))) != 0)
+	if ((store = cat_source_restore(c, id, &restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
 		rc = ingest_file_apart(c->o.ingest_exe, src, db, &o, res);
@@ -457,11 +463,17 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 			res->phase_seconds[INGEST_PHASE_INDEX],
 			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm, (double)res->peak_rss / 1048576);
 	if (cl)
-		job_commit(c, cl, rc, res, summary, indexed, secs);
+		ready = job_commit(c, cl, rc, res, summary, indexed, secs);
 	else
-		job_finish(c, id, rc, res, summary, indexed, secs);
-	if (rc == INGEST_OK)
+		ready = job_finish(c, id, rc, res, summary, indexed, secs);
+	if (ready)
 		warm_lod(c, db);
+	/* the source kept compressed from now on (the next ingest waits for
+	 * it); a copy restored for this ingest goes either way */
+	if (ready)
+		source_compress(c, id, restored, dbfile);
+	else if (restored)
+		cat_source_drop_copy(c, id);
 	free(res);
 	/* what the ingest held goes back to the system (its threads gave
 	 * theirs as they ended) */
@@ -563,28 +575,52 @@ static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
 	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
 }
 
+/* Keeps ready trace id's source compressed (restored: "source" is a copy
+ * made for its ingest), then counts its stored bytes again, dbfile its
+ * database's file. Not under mu. */
+static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile)
+{
+	int kept = cat_source_compress(c, id, restored);
+	uint64_t stored = 0;
+	struct trace_rec *r;
+
+	if (kept)
+		stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
+							 : claim_stored(c, id, dbfile);
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY) {
+		r->source_seen = 1;
+		if (kept && r->stored != stored) {
+			r->stored = stored;
+			cat_save(c, r, CATDB_STATE);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 /*
  * Ends a claimed job: the result is committed with job_done, which the
  * catalog refuses when another server claimed the job since (this one's
  * lease ran out); the refused claim's object is removed from the store,
  * and a committed claim removes every other claim's.
  * A commit that fails otherwise (the database down) leaves the job to be
- * claimed again when its lease runs out. Takes summary.
+ * claimed again when its lease runs out. Takes summary. Returns 1 when
+ * this claim committed the trace ready.
  */
-static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		       int indexed, double seconds)
+static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
+		      int indexed, double seconds)
 {
 	int64_t id = cl->job.trace;
 	uint64_t stored = claim_stored(c, id, cl->db_file);
 	struct trace_rec *r, st;
 	char err[512];
-	int done;
+	int done, ready = 0;
 
 	if (rc == INGEST_ECANCEL) {
 		/* lost, deleted or stopping: another claim (or the next start) ends it */
 		free(summary);
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return;
+		return 0;
 	}
 	if (c->commit_delay_ms > 0) {
 		/* tests only: a window to pause or kill this server in; a
@@ -605,7 +641,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		pthread_mutex_unlock(&c->mu);
 		free(summary);
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return;
+		return 0;
 	}
 	rec_state(&st, r, cl, rc, res, summary, indexed);
 	st.stored = stored;
@@ -614,6 +650,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 		ingest_counted(c, rc, res, seconds);
 		rec_state_take(r, &st);
 		cat_wake(c, r);
+		ready = r->status == TS_READY;
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
 				", attempt %d, %s)\n",
 			id, cl->job.token, cl->job.attempts, cat_status_names[r->status]);
@@ -637,6 +674,7 @@ static void job_commit(struct catalog *c, struct claim *cl, int rc, const struct
 	} else if (done != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job not committed: %s\n", id, err);
 	}
+	return ready;
 }
 
 /* Ends a claim found with nothing to do: its trace was deleted, or it is
@@ -776,6 +814,42 @@ static struct trace_rec *next_unindexed(struct catalog *c)
 	return NULL;
 }
 
+/*
+ * Sources a ready trace keeps as uploaded although its ingest ended well:
+ * a library an older server wrote, or a server stopped before it had
+ * compressed one. Looks at up to SOURCE_LOOKS ready traces not looked at
+ * since the start and compresses the first whose source is so (called and
+ * returning under mu). 1 when it looked at any, 0 when none is left. Not
+ * with shared jobs: another server may be doing the same.
+ */
+enum { SOURCE_LOOKS = 64 };
+static int source_catch_up(struct catalog *c)
+{
+	int64_t ids[SOURCE_LOOKS];
+	char dbfile[SOURCE_LOOKS][32];
+	struct trace_rec *r;
+	size_t i, n = 0, looked;
+
+	for (i = 0; i < c->n && n < SOURCE_LOOKS; i++) {
+		r = c->v[i];
+		if (r->status == TS_READY && !r->foreign && !r->source_seen) {
+			snprintf(dbfile[n], sizeof(dbfile[n]), "%s", cat_db_file(r));
+			ids[n++] = r->id;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	for (looked = 0; looked < n;)
+		if (c->store.ops->has(&c->store, ids[looked++], "source") == 1) {
+			source_compress(c, ids[looked - 1], 0, dbfile[looked - 1]);
+			break;
+		}
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < looked; i++)
+		if ((r = cat_find(c, ids[i])) != NULL)
+			r->source_seen = 1;
+	return n > 0;
+}
+
 static void index_one(struct catalog *c, struct trace_rec *r)
 {
 	char db[4096];
@@ -819,6 +893,8 @@ void *cat_worker_main(void *arg)
 			jobs_round(c);
 			continue;
 		}
+		if (next == NULL && source_catch_up(c))
+			continue;
 		if (next == NULL) {
 			/* wake at least once a minute (sooner for a short
 			 * --keep-failed) to remove old traces */

@@ -580,28 +580,62 @@ out:
 	return ret;
 }
 
+static ssize_t source_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = cat_source_read(cls, buf, max);
+
+	(void)pos;
+	return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void source_free(void *cls)
+{
+	cat_source_close(cls);
+}
+
+/* GET /api/traces/{id}/file: the bytes as uploaded, sent from the file
+ * when the source is kept so, else decompressed as they are sent
+ * (constant memory). */
 static enum MHD_Result h_file(struct call *x)
 {
-	char path[4096], disp[320], err[512];
+	char disp[320], err[512];
 	struct MHD_Response *resp;
+	struct cat_source *src = NULL;
 	enum MHD_Result ret;
-	struct stat st;
-	int fd;
+	uint64_t size;
+	int fd, rc = -1;
 
-	cat_path(x->s->cat, x->ids[0], "source", path, sizeof(path));
-	if (cat_status(x->s->cat, x->ids[0]) >= 0 && cat_fetch(x->s->cat, x->ids[0], "source", err, sizeof(err)) == -2)
+	if (cat_status(x->s->cat, x->ids[0]) >= 0)
+		src = cat_source_open(x->s->cat, x->ids[0], &rc, err, sizeof(err));
+	if (src == NULL && rc == -2)
 		return srv_send_retry(x->c, x->r, "store_unavailable", err);
-	if (cat_status(x->s->cat, x->ids[0]) < 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
-	if (fstat(fd, &st) != 0 || (resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd)) == NULL) {
-		close(fd);
+	if (src == NULL && rc == -3)
+		fprintf(stderr, "trace-server: trace %" PRId64 "'s source: %s\n", x->ids[0], err);
+	if (src == NULL && rc == -3)
 		return srv_send_error(x->c, x->r, 500, "io_error", "the trace's file cannot be read");
+	if (src == NULL || cat_status(x->s->cat, x->ids[0]) < 0) {
+		cat_source_close(src);
+		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	}
+	size = cat_source_size(src);
+	if ((fd = cat_source_take_fd(src)) >= 0) {
+		cat_source_close(src);
+		resp = MHD_create_response_from_fd(size, fd);
+		if (resp == NULL)
+			close(fd);
+	} else {
+		resp = MHD_create_response_from_callback(size == UINT64_MAX ? MHD_SIZE_UNKNOWN : size, 65536,
+							 source_read, src, source_free);
+		if (resp == NULL)
+			cat_source_close(src);
+	}
+	if (resp == NULL)
+		return srv_send_error(x->c, x->r, 500, "io_error", "the trace's file cannot be read");
 	snprintf(disp, sizeof(disp), "attachment; filename=\"trace-%" PRId64 ".bin\"", x->ids[0]);
 	MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
 	MHD_add_response_header(resp, "Content-Disposition", disp);
 	x->r->status = 200;
-	x->r->bytes = (size_t)st.st_size;
+	x->r->bytes = (size_t)size;
 	ret = MHD_queue_response(x->c, 200, resp);
 	MHD_destroy_response(resp);
 	return ret;

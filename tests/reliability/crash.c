@@ -270,6 +270,23 @@ static void collect(struct inflight *w, size_t nw)
 
 /* ---- checks after a restart ---------------------------------------------------- */
 
+/* Entries of the spool but a source being compressed there ("source-*":
+ * the worker's, from the start on, catalog/source.c). */
+static int spool_strays(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		     strncmp(e->d_name, "source-", 7) != 0;
+	closedir(d);
+	return n;
+}
+
 /* Directories under traces/ that no listed trace owns; stray files in the
  * spool; temporary databases. Returns the count (reported). */
 static int orphans(const char *data, const int64_t *ids, size_t n, int final)
@@ -281,8 +298,8 @@ static int orphans(const char *data, const int64_t *ids, size_t n, int final)
 	DIR *d;
 
 	rel_fmt(dir, sizeof(dir), "%s/spool", data);
-	if (rel_dir_entries(dir) > 0) {
-		printf("# the spool holds %d entries\n", rel_dir_entries(dir));
+	if (spool_strays(dir) > 0) {
+		printf("# the spool holds %d entries\n", spool_strays(dir));
 		bad++;
 	}
 	rel_fmt(dir, sizeof(dir), "%s/traces", data);
@@ -502,7 +519,7 @@ static void disk_full(void)
 	char mnt[1200], why[512];
 	struct su_server s;
 	struct su_resp r;
-	int64_t first = -1, other = -1;
+	int64_t first = -1, other[2] = { -1, -1 };
 	char *t0 = NULL, *s0 = NULL, *t1 = NULL, *s1 = NULL;
 	int i, full = 0, bad = 0, ready = 0, rc;
 
@@ -526,8 +543,10 @@ static void disk_full(void)
 			ready++;
 			if (first < 0 && fingerprint(s.port, id, &t0, &s0) == 0)
 				first = id;
-			else if (other < 0)
-				other = id;
+			else if (other[0] < 0)
+				other[0] = id;
+			else if (other[1] < 0)
+				other[1] = id;
 		} else {
 			full = o == 1;
 			bad += o < 0;
@@ -557,18 +576,23 @@ static void disk_full(void)
 	free(t1);
 	free(s1);
 	t1 = s1 = NULL;
-	/* deleting makes room */
+	/* deleting makes room: two traces, as a trace kept keeps its upload
+	 * compressed, in less room than a new upload takes while it is
+	 * ingested (its upload as it came, its database) */
 	{
 		char path[64];
 		int64_t id;
+		int k;
 
-		rel_fmt(path, sizeof(path), "/api/traces/%" PRId64, other);
-		rel_req(s.port, "DELETE", path, NULL, NULL, 0, &r, 20000);
-		rc = r.status;
-		su_resp_free(&r);
+		for (k = 0, rc = 204; k < 2; k++) {
+			rel_fmt(path, sizeof(path), "/api/traces/%" PRId64, other[k]);
+			rel_req(s.port, "DELETE", path, NULL, NULL, 0, &r, 20000);
+			rc = rc == 204 ? r.status : rc;
+			su_resp_free(&r);
+		}
 		id = rel_upload(s.port, "?wait=1&name=again", SMALL, SMALL_LEN, NULL, &r, 60000);
-		rel_check(rc == 204 && r.status == 201 && id > 0, "disk full: after a DELETE (%d) an upload fits again (%d)", rc,
-			  r.status);
+		rel_check(rc == 204 && r.status == 201 && id > 0,
+			  "disk full: after two DELETEs (%d) an upload fits again (%d)", rc, r.status);
 		su_resp_free(&r);
 	}
 	/* fill it up again, then restart on the full disk */

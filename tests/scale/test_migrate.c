@@ -1,6 +1,7 @@
 /*
  * `trace-server migrate` (catalog/migrate.c): a --data library of three
- * traces (labels, a description, a pin) moved into PostgreSQL and s3rver,
+ * traces (labels, a description, a pin; one's source uncompressed, as an
+ * older server kept it) moved into PostgreSQL and s3rver,
  * then served by a server on the shared catalog and store with the
  * replies the library's own server gave: the same ids, names, labels,
  * status, what ingest found, the same data and search. A second run
@@ -102,8 +103,49 @@ static int64_t upload(int k)
 	return id;
 }
 
+/* Trace id's source as a library written before sources were kept
+ * compressed holds it: the uploaded file fxt as "source", no source.zst. */
+static void old_source(int64_t id, const char *fxt)
+{
+	char cmd[1024];
+
+	t_fmt(cmd, sizeof(cmd), "cd '%s/traces/%" PRId64 "' && test -f source.zst && rm source.zst && cp '%s' source",
+	      T.w.emb_data, id, fxt);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Every trace's source is in the store compressed alone, and downloads
+ * through the server as it was uploaded (the old library's one was
+ * compressed on its way). */
+static void sources_moved(void)
+{
+	char prefix[64], want[96], path[96], *keys, *body, *bytes;
+	size_t n, len;
+	int k;
+
+	for (k = 0; k < NTRACES; k++) {
+		t_fmt(prefix, sizeof(prefix), "lib/traces/%" PRId64 "/", T.id[k]);
+		keys = sc_bucket_keys(&T.w, prefix);
+		t_fmt(want, sizeof(want), "%ssource.zst\n", prefix);
+		if (strstr(keys, want) == NULL)
+			fail_msg("trace %" PRId64 ": no source.zst in the store: %s", T.id[k], keys);
+		t_fmt(want, sizeof(want), "%ssource\n", prefix);
+		if (strstr(keys, want) != NULL)
+			fail_msg("trace %" PRId64 ": an uncompressed source in the store: %s", T.id[k], keys);
+		free(keys);
+		t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/file", T.id[k]);
+		body = sc_body(path, 200, &n);
+		bytes = sc_read_file(T.fxt[k], &len);
+		assert_int_equal(n, len);
+		assert_memory_equal(body, bytes, len);
+		free(body);
+		free(bytes);
+	}
+}
+
 /* The library under the embedded server: three traces, labelled, one
- * pinned and described; its replies kept. */
+ * pinned and described; its replies kept. Trace 2's source is then made
+ * as an older server kept it (uncompressed). */
 static void t_library(void **state)
 {
 	char path[96];
@@ -130,6 +172,7 @@ static void t_library(void **state)
 	T.search = sc_body("/api/search?q=frame", 200, NULL);
 	assert_non_null(strstr(T.search, "\"renamed\"")); /* it finds names in the traces */
 	assert_int_equal(su_server_stop(&T.w.emb, SIGTERM), 0);
+	old_source(T.id[1], T.fxt[1]);
 }
 
 static void t_migrate_and_serve(void **state)
@@ -142,8 +185,9 @@ static void t_migrate_and_serve(void **state)
 	if (strstr(out, "3 migrated, 0 skipped") == NULL)
 		fail_msg("migrate said: %s", out);
 	free(out);
-	assert_int_equal(sc_bucket_count(&T.w, "lib/"), 2 * NTRACES); /* a source and a trace.db each */
+	assert_int_equal(sc_bucket_count(&T.w, "lib/"), 2 * NTRACES); /* a source.zst and a trace.db each */
 	sc_server_start(&T.w, 0);
+	sources_moved();
 	for (k = 0; k < NTRACES; k++) {
 		replies(T.id[k], after);
 		for (i = 0; i < 3; i++) {

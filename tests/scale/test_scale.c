@@ -253,6 +253,28 @@ static int source_parts(int64_t id)
 	return parts;
 }
 
+/* Waits until trace id's source is kept in the store compressed alone
+ * (source.zst, no source): done once the trace is ready (30 s). */
+static void source_compressed(int64_t id)
+{
+	char prefix[64], zst[96], raw[96], *keys = NULL;
+	double deadline = su_now() + 30;
+
+	t_fmt(prefix, sizeof(prefix), "lib/traces/%" PRId64 "/", id);
+	t_fmt(zst, sizeof(zst), "%ssource.zst\n", prefix);
+	t_fmt(raw, sizeof(raw), "%ssource\n", prefix);
+	for (;;) {
+		free(keys);
+		keys = sc_bucket_keys(&T.w, prefix);
+		if (strstr(keys, zst) != NULL && strstr(keys, raw) == NULL)
+			break;
+		if (su_now() > deadline)
+			fail_msg("trace %" PRId64 "'s source is not kept compressed alone in the store: %s", id, keys);
+		su_sleep_ms(50);
+	}
+	free(keys);
+}
+
 /* The small archive is exactly one part: one PUT, read back whole. */
 static void t_one_part(void **state)
 {
@@ -277,6 +299,8 @@ static void t_many_parts(void **state)
 	assert_true(source_parts(id) > 10);
 	assert_int_equal(source_parts(id), (int)((len + T.len - 1) / T.len));
 	source_through(1, id, big, len);
+	source_compressed(id); /* the claim's server sent it compressed, in parts too */
+	source_through(0, id, big, len);
 	assert_int_equal(sc_bucket_open_uploads(&T.w), 0);
 	free(big);
 	sc_health_all(&T.w, 200, 2000);

@@ -5,7 +5,9 @@
  * trace back from the store and answers exactly as before. The store
  * killed: /healthz says so, an upload answers 503 with Retry-After, a
  * cached trace stays readable; the store back: uploads work again. A
- * large upload has a preview while it is ingested, in the cache only.
+ * large upload has a preview while it is ingested, in the cache only. A
+ * ready trace's source is kept in the store compressed (source.zst), and
+ * downloads as it was uploaded.
  *
  * Env: TRACE_SERVER, GEN_FXT (build/rel/gen_fxt); node and the npm
  * packages (make deps-e2e); run from the repository root.
@@ -164,6 +166,60 @@ static void t_live_stream(void **state)
 		}
 		cJSON_Delete(j);
 		su_sleep_ms(50);
+	}
+}
+
+/* The keys the bucket holds under prefix, one per line (caller frees): the
+ * test's own look, let through unsigned (tests/store/s3rver.mjs). */
+static char *bucket_keys(const char *prefix)
+{
+	struct su_req q = { "GET", NULL, "x-test-inspect: unsigned\r\n", NULL, 0, 0, 0 };
+	struct su_buf out = { 0 };
+	struct su_resp r;
+	char path[256];
+	const char *p, *e;
+
+	t_fmt(path, sizeof(path), "/traces?list-type=2&prefix=%s", prefix);
+	q.path = path;
+	if (su_request((int)W.store.port, &q, &r, 10000) != 0 || r.status != 200)
+		fail_msg("listing the bucket: status %d", r.status);
+	su_buf_add(&out, "", 0);
+	for (p = r.body; (p = strstr(p, "<Key>")) != NULL; p = e) {
+		p += 5;
+		if ((e = strstr(p, "</Key>")) == NULL)
+			break;
+		su_buf_add(&out, p, (size_t)(e - p));
+		su_buf_add(&out, "\n", 1);
+	}
+	su_resp_free(&r);
+	return out.p;
+}
+
+/* Both ready traces keep their source compressed in the store, as the
+ * compressed object alone: an upload's and a live stream's (whose source
+ * grew after its put). */
+static void t_store_objects(void **state)
+{
+	char prefix[64], zst[96], raw[96], *keys;
+	double deadline = su_now() + 30;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		int64_t id = i ? W.live_id : W.id;
+
+		t_fmt(prefix, sizeof(prefix), "lib/traces/%" PRId64 "/", id);
+		t_fmt(zst, sizeof(zst), "%ssource.zst\n", prefix);
+		t_fmt(raw, sizeof(raw), "%ssource\n", prefix);
+		/* compressed once the trace is ready: waited for */
+		while ((keys = bucket_keys(prefix)) != NULL && (strstr(keys, zst) == NULL || strstr(keys, raw) != NULL) &&
+		       su_now() < deadline) {
+			free(keys);
+			su_sleep_ms(50);
+		}
+		if (strstr(keys, zst) == NULL || strstr(keys, raw) != NULL)
+			fail_msg("trace %" PRId64 "'s source is not kept compressed alone in the store: %s", id, keys);
+		free(keys);
 	}
 }
 
@@ -452,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_upload_and_read),
 		cmocka_unit_test(t_live_stream),
+		cmocka_unit_test(t_store_objects),
 		cmocka_unit_test(t_cache_lost),
 		cmocka_unit_test(t_store_down),
 		cmocka_unit_test(t_store_down_during_ingest),

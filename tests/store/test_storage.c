@@ -229,6 +229,37 @@ static void test_publish_usage_remove(void **state)
 	assert_int_equal(fx->s.ops->fetch(&fx->s, 7, "source", err, sizeof(err)), -1);
 }
 
+/* A ready trace's source kept compressed (catalog/source.c): source.zst
+ * put, then source dropped. Usage counts it, the raw one is gone from the
+ * store too, the compressed one comes back after the cache lost it, and a
+ * removal takes it. */
+static void test_source_compressed(void **state)
+{
+	struct fixture *fx = *state;
+	char path[600], err[512];
+
+	assert_int_equal(put_pattern(&fx->s, 30, "source", 5000, 1, err, sizeof(err)), 0);
+	assert_int_equal(put_pattern(&fx->s, 30, "source.zst", 1000, 2, err, sizeof(err)), 0);
+	assert_int_equal(fx->s.ops->drop(&fx->s, 30, "source", err, sizeof(err)), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 30, "source"), 0);
+	assert_int_equal(fx->s.ops->has(&fx->s, 30, "source.zst"), 1);
+	assert_int_equal(fx->s.ops->fetch(&fx->s, 30, "source", err, sizeof(err)), -1);
+	if (fx->kind == S3_STORE)
+		assert_int_equal(fx->s.ops->usage(&fx->s, 30), 1000); /* the objects' sizes */
+	else
+		assert_true(fx->s.ops->usage(&fx->s, 30) >= 1000);
+	fx->s.ops->local_path(&fx->s, 30, "source.zst", path, sizeof(path));
+	if (fx->kind == S3_STORE) {
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(fx->s.ops->usage(&fx->s, 30), 1000); /* the store's word */
+	}
+	assert_int_equal(fx->s.ops->fetch(&fx->s, 30, "source.zst", err, sizeof(err)), 0);
+	assert_true(has_pattern(path, 1000, 2));
+	fx->s.ops->remove(&fx->s, 30);
+	assert_int_equal(fx->s.ops->has(&fx->s, 30, "source.zst"), 0);
+	assert_int_equal(fx->s.ops->usage(&fx->s, 30), 0);
+}
+
 /* A shared ingest job's result under its own name (trace-<token>.db),
  * dropped when its commit is refused: gone from the cache and the store,
  * the trace's other files kept; dropping it again is no error. */
@@ -485,11 +516,13 @@ int main(void)
 		cmocka_unit_test(test_parse_url),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_source_compressed, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_one, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_prune, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sizes, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_usage_remove, setup_s3, teardown),
+		cmocka_unit_test_setup_teardown(test_source_compressed, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_missing, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_one, setup_s3, teardown),
 		cmocka_unit_test_setup_teardown(test_prune, setup_s3, teardown),
