@@ -178,6 +178,7 @@ static int resolve_target(struct call *x, struct cat_note_in *n, enum MHD_Result
 	else
 		rc = qry_track_exists(db, n->track, &e);
 	qry_read_end(db, began);
+	srv_trace_db_done(db);
 	if (rc == QRY_ENOTFOUND) {
 		*ret = srv_send_error(x->c, x->r, 400, "bad_note", e.msg);
 		return -1;

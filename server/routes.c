@@ -363,6 +363,7 @@ static enum MHD_Result run_query(struct call *x, const struct route *rt)
 	began = qry_read_begin(db); /* every statement of the reply reads one snapshot */
 	rc = rt->query(x, db, &b, &err);
 	qry_read_end(db, began);
+	srv_trace_db_done(db);
 	if (rc != QRY_OK) {
 		jb_fini(&b);
 		return rc == ANSWERED ? MHD_YES : srv_send_qry_error(x->c, x->r, &err);
@@ -452,6 +453,7 @@ static enum MHD_Result h_delete(struct call *x)
 	if (rc != 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	rc_drop_trace(&x->s->cache, x->ids[0]);
+	srv_trace_db_forget(x->ids[0]);
 	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
 }
 

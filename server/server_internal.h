@@ -236,6 +236,12 @@ enum MHD_Result srv_static(struct server *s, struct MHD_Connection *c, struct re
  * when it cannot be opened, with *store_down 1 when that is for want of
  * the object store (--store) that holds it. Owned by the thread's pool. */
 sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down);
+/* The request is done with the connection srv_trace_db gave. */
+void srv_trace_db_done(sqlite3 *db);
+/* Trace id was deleted: every thread's connection to it is closed (at
+ * once, or by its thread when it is done with it), and the memory they
+ * held goes back to the system. */
+void srv_trace_db_forget(int64_t id);
 /* A private read-only connection to a trace's database, for the caller to
  * close; NULL when it cannot be opened. */
 sqlite3 *srv_trace_db_open(struct server *s, int64_t id);

@@ -847,6 +847,15 @@ static void test_file_and_delete(void **state)
 	id = t_upload_ready(W.srv.port, "doomed", W.small.buf, W.small.len);
 	t_fmt(dir, sizeof(dir), "%s/traces/%" PRId64, W.data, id);
 	assert_int_equal(stat(dir, &st), 0);
+	{ /* read through the server's connections, several threads' */
+		int i;
+
+		for (i = 0; i < 16; i++) {
+			cJSON_Delete(t_get_json(&r, "/api/traces/%" PRId64 "/slices?track=1&start=0&end=%d", id,
+						1000000000 + i));
+			su_resp_free(&r);
+		}
+	}
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
 	t_req(W.srv.port, "DELETE", path, NULL, NULL, 0, &r);
 	assert_int_equal(r.status, 204);
@@ -861,6 +870,23 @@ static void test_file_and_delete(void **state)
 	assert_int_equal(stat(dir, &st), -1);
 	assert_int_equal(errno, ENOENT);
 	assert_false(t_list_has(W.srv.port, NULL, id));
+	{ /* no connection of any thread holds the deleted database open */
+		char maps[64], line[1024], needle[256];
+		FILE *f;
+
+		t_fmt(maps, sizeof(maps), "/proc/%d/fd", (int)W.srv.pid);
+		t_fmt(needle, sizeof(needle), "/traces/%" PRId64 "/trace.db", id);
+		{
+			char cmd[160];
+
+			t_fmt(cmd, sizeof(cmd), "ls -l %s 2>/dev/null", maps);
+			assert_non_null(f = popen(cmd, "r"));
+		}
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, needle))
+				fail_msg("the server still holds the deleted database: %s", line);
+		pclose(f);
+	}
 }
 
 /* Deleting a trace while it is queued or ingesting: 204 at once, and the
