@@ -165,8 +165,9 @@ static int64_t new_id(const char *name)
 }
 
 /* The trace object once stream.visible_bytes reaches bytes (and, when
- * status is given, the trace has that status). */
-static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
+ * status is given, the trace has that status; when whole, its view holds
+ * the stream from its start: stream.from_byte 0). */
+static cJSON *wait_stream(int64_t id, uint64_t bytes, const char *status, int whole)
 {
 	double deadline = su_now() + 60;
 	char path[64], last[600] = "";
@@ -177,7 +178,7 @@ static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "stream");
 		char *was;
 
-		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes &&
+		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes && (!whole || num(s, "from_byte") == 0) &&
 		    (status == NULL || (str(t, "status") && strcmp(str(t, "status"), status) == 0)))
 			return t;
 		if ((was = cJSON_PrintUnformatted(s)) != NULL) {
@@ -187,9 +188,14 @@ static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
 		cJSON_Delete(t);
 		su_sleep_ms(20);
 	}
-	fail_msg("trace %" PRId64 " never showed %" PRIu64 " bytes%s%s (last: %s)", id, bytes, status ? " as " : "",
-		 status ? status : "", last);
+	fail_msg("trace %" PRId64 " never showed %" PRIu64 " bytes%s%s%s (last: %s)", id, bytes, whole ? " whole" : "",
+		 status ? " as " : "", status ? status : "", last);
 	return NULL;
+}
+
+static cJSON *wait_visible(int64_t id, uint64_t bytes, const char *status)
+{
+	return wait_stream(id, bytes, status, 0);
 }
 
 /* ---- the same bytes ingested by the CLI (compared: window_util.h) -------- */
@@ -651,27 +657,6 @@ static void t_window(void **state)
 	t_start(NULL);
 }
 
-/* The trace object once it shows bytes from the stream's start (a paused
- * stream's whole snapshot: stream.from_byte 0, visible_bytes bytes). */
-static cJSON *wait_whole(int64_t id, uint64_t bytes)
-{
-	double deadline = su_now() + 60;
-	char path[64];
-
-	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
-	while (su_now() < deadline) {
-		cJSON *t = t_get(path);
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "stream");
-
-		if (cJSON_IsObject(s) && (uint64_t)num(s, "visible_bytes") == bytes && num(s, "from_byte") == 0)
-			return t;
-		cJSON_Delete(t);
-		su_sleep_ms(20);
-	}
-	fail_msg("trace %" PRId64 " never showed its first %" PRIu64 " bytes whole", id, bytes);
-	return NULL;
-}
-
 /* A stream far past its window (64 KB) that pauses: once it has sent
  * nothing for --live-pause, its view is every byte received, equal to
  * ingesting them as a file, table for table, with the file's time range;
@@ -706,7 +691,7 @@ static void t_paused_whole(void **state)
 		at = cuts[i];
 		if (id == 0)
 			id = new_id("paused-whole");
-		t = wait_whole(id, at);
+		t = wait_stream(id, at, NULL, 1); /* a paused stream's whole snapshot */
 		assert_string_equal(str(t, "status"), "live");
 		cJSON_Delete(t);
 		t_fmt(path, sizeof(path), "%s/paused-%zu.fxt", W.root, i);
