@@ -637,6 +637,8 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
 			break;
 		}
 	}
+	if (r && c->o.db_gone) /* its readers let its database go now */
+		c->o.db_gone(id);
 	return r;
 }
 

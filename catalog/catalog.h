@@ -44,6 +44,10 @@ struct cat_opts {
 			       * 0 = never */
 	const char *catalog;  /* NULL: catalog.db under the data directory; else a
 			       * PostgreSQL URL (postgres://user@host:port/db) */
+	void (*db_gone)(int64_t id); /* trace id's database is no more the one to read (its
+				      * ingest ended, or the trace was removed): the
+				      * server closes its connections to it. Called under
+				      * the catalog's lock, or not; NULL: nothing to do */
 	void (*resume)(void *conn);  /* wakes a waiting connection */
 	void (*suspend)(void *conn); /* puts a connection to sleep (called under the catalog's lock) */
 	const char *store_url;  /* s3://... (storage.h), or NULL: the files under the data directory */

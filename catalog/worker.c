@@ -475,6 +475,10 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	else if (restored)
 		cat_source_drop_copy(c, id);
 	free(res);
+	/* readers of its preview (or of a database ingested before) open
+	 * the new one at their next request; what they held goes now */
+	if (c->o.db_gone)
+		c->o.db_gone(id);
 	/* what the ingest held goes back to the system (its threads gave
 	 * theirs as they ended) */
 	heap_release();

@@ -355,6 +355,7 @@ int srv_run(const struct srv_opts *o)
 	co.cache_dir = o->cache_dir;
 	co.cache_max = o->cache_max;
 	co.store_part_size = o->store_part_size;
+	co.db_gone = srv_trace_db_forget;
 	co.resume = conn_resume;
 	co.suspend = conn_suspend;
 	if ((s.cat = cat_open(o->data_dir, &co, err, sizeof(err))) == NULL) {

@@ -452,8 +452,7 @@ static enum MHD_Result h_delete(struct call *x)
 		return srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be written");
 	if (rc != 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
-	rc_drop_trace(&x->s->cache, x->ids[0]);
-	srv_trace_db_forget(x->ids[0]);
+	rc_drop_trace(&x->s->cache, x->ids[0]); /* its connections went with its record (db_gone) */
 	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
 }
 

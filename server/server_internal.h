@@ -238,7 +238,8 @@ enum MHD_Result srv_static(struct server *s, struct MHD_Connection *c, struct re
 sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down);
 /* The request is done with the connection srv_trace_db gave. */
 void srv_trace_db_done(sqlite3 *db);
-/* Trace id was deleted: every thread's connection to it is closed (at
+/* Trace id's database is no more the one to read (the catalog's db_gone:
+ * deleted, or ingested anew): every thread's connection to it is closed (at
  * once, or by its thread when it is done with it), and the memory they
  * held goes back to the system. */
 void srv_trace_db_forget(int64_t id);
