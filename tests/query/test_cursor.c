@@ -14,7 +14,9 @@
  * over the whole request, in two ways: every step from there on fails (a
  * database gone bad), or only that one (a transient error, while the other
  * statements read on). Each reply must be the reference or QRY_EDB, and
- * some must be QRY_EDB. The endpoints outside the window engine are swept
+ * some must be QRY_EDB; a request whose read was interrupted must answer
+ * QRY_EDB, even when what it read otherwise would have made the same
+ * reply (a failed read is never taken for "nothing there"). The endpoints outside the window engine are swept
  * the same way: search (through the name index, and without it), area and
  * flame graph (stored and scanned), overview, thread states, the catalog's
  * reads and the export, whose own connection gets the plan through an
@@ -304,12 +306,14 @@ struct plan {
 	int once;
 	int by_stmt;
 	long hit;     /* the statement run last interrupted */
+	long fired;   /* interrupts delivered in this request */
 	int pragma;   /* the statement running sets up the connection (a PRAGMA): not interrupted */
 };
 
 static int plan_tick(void *ctx)
 {
 	struct plan *p = ctx;
+	int stop;
 
 	if (p->pragma)
 		return 0;
@@ -319,10 +323,13 @@ static int plan_tick(void *ctx)
 		if (p->once && p->hit == p->calls)
 			return 0;
 		p->hit = p->calls;
+		p->fired++;
 		return 1;
 	}
 	p->calls++;
-	return p->fail_at > 0 && (p->once ? p->calls == p->fail_at : p->calls >= p->fail_at);
+	stop = p->fail_at > 0 && (p->once ? p->calls == p->fail_at : p->calls >= p->fail_at);
+	p->fired += stop;
+	return stop;
 }
 
 static int plan_trace(unsigned what, void *ctx, void *a, void *b)
@@ -370,6 +377,7 @@ static char *reply_under(sqlite3 *db, const struct req *r, struct plan *p)
 	jb_init(&b);
 	p->calls = 0;
 	p->hit = 0;
+	p->fired = 0;
 	p->pragma = 0;
 	plan_put(db, p);
 	attach_plan = p;
@@ -412,6 +420,9 @@ static int sweep(sqlite3 *db, const struct req *r, int mode)
 			fail_msg("%s: an interrupt at %ld of %ld (%s%s) answered a different reply:\n%.300s\nnot\n%.300s",
 				 r->what, k, total, p.by_stmt ? "statement runs, " : "", p.once ? "once" : "from then on",
 				 got, ref);
+		if (p.fired > 0)
+			fail_msg("%s: an interrupt at %ld of %ld (%s%s) stopped a read, yet the request answered",
+				 r->what, k, total, p.by_stmt ? "statement runs, " : "", p.once ? "once" : "from then on");
 		free(got);
 	}
 	free(ref);
