@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 int qry_overview_pass_rows = 4;
 
@@ -37,7 +37,7 @@ struct ov_proc {
 struct ov_ctx {
 	sqlite3_stmt *raw;   /* ts of slices by id range */
 	sqlite3_stmt *lod;   /* records of one (track, depth, level) */
-	sqlite3_stmt *ext;   /* extents (QEXT_SQL) */
+	struct qcur ext;     /* extents (QEXT_SQL) */
 	struct qextents e;   /* where the current (track, depth)'s slices lie */
 	int64_t start, end;
 	uint32_t buckets;
@@ -168,9 +168,9 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 	int level = c->aligned >= 0 ? ov_level(levels, INT64_C(1) << c->aligned)
 				    : ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
 	int64_t cur = 0, last;
-	int rc = qext_read(&c->e, c->ext, track, depth);
+	int rc = qext_read(&c->e, &c->ext, track, depth) != 0 ? SQLITE_NOMEM : c->ext.err;
 
-	if (rc != SQLITE_DONE) {
+	if (rc != 0) {
 		if (!c->failed)
 			c->failed = rc;
 		return;
@@ -309,7 +309,7 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 				   "FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 AND first_bucket <= ?4), ?4) "
 				   "ORDER BY first_bucket",
 			       -1, &c.lod, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, QEXT_SQL, -1, &c.ext, NULL) != SQLITE_OK ||
+	    qcur_open(&c.ext, db, QEXT_SQL, err) != QRY_OK ||
 	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
 				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id "
 				   "ORDER BY coalesce(t.pid, 0) < 0, 1, 2, 3", /* pids unsigned */
@@ -348,7 +348,7 @@ out_finalize:
 	sqlite3_finalize(runs);
 	sqlite3_finalize(c.raw);
 	sqlite3_finalize(c.lod);
-	sqlite3_finalize(c.ext);
+	qcur_close(&c.ext, 0);
 	qext_free(&c.e);
 	return rc;
 }
