@@ -10,6 +10,10 @@
  * read was all there was. A busy or damaged database thus answers an error
  * and never a short list. Nothing here is kept per thread: a request's
  * cursors are its own.
+ *
+ * Every read of query/ steps its statement here (qcur_step), and only
+ * here, but for the caller's own statement of POST /query (sql.c), whose
+ * failure is the caller's to see, not the database's.
  */
 #ifndef QUERY_CURSOR_H
 #define QUERY_CURSOR_H
