@@ -466,9 +466,9 @@ static void test_a_failed_read_is_never_a_reply(void **state)
 	}
 }
 
-/* A copy of the trace in memory without its name index, which search
- * then answers by statements over slices (search.c); the caller closes it. */
-static sqlite3 *copy_without_index(void)
+/* A copy of the trace in memory with sql run on it (the caller closes
+ * it). */
+static sqlite3 *copy_with(const char *sql)
 {
 	sqlite3 *db = NULL;
 	sqlite3_backup *b;
@@ -478,8 +478,16 @@ static sqlite3 *copy_without_index(void)
 	assert_non_null(b);
 	assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
 	assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE name_index", NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 	return db;
+}
+
+/* The copy without its name index, which search then answers by
+ * statements over slices (search.c). */
+static sqlite3 *copy_without_index(void)
+{
+	return copy_with("DROP TABLE name_index");
 }
 
 /* The endpoints outside the window engine (search, area, flame, overview,
@@ -530,6 +538,48 @@ static void test_a_failed_read_is_never_a_reply_elsewhere(void **state)
 	sqlite3_close(plain);
 }
 
+/* A database that contradicts itself (a chunk, a record or a row of nodes
+ * that does not decode, a slice an extent names that is not there) is
+ * QRY_EDB, never a reply made of what could be read. */
+static void test_a_damaged_database_is_never_a_reply(void **state)
+{
+	const struct qry_window all = { INT64_MIN, INT64_MAX, 0, 1000, 0, 0, 0 };
+	const struct qry_window part = { 50000, 90000, 0, 1000, 0, 0, 0 };
+	const struct qry_search_page after = { 40, QRY_SEARCH_AFTER, 60000, 0, 25, 1000, 250000 };
+	const struct {
+		const char *damage;
+		struct req r;
+	} cases[] = {
+		{ "UPDATE name_index SET data = x'ff' WHERE count > 1",
+		  { "search", ASK_SEARCH, 0, { 0 }, "a", after, 0 } },
+		{ "UPDATE name_index SET count = 0", { "search, counts", ASK_SEARCH, 0, { 0 }, "a", after, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "area, a window", ASK_AREA, 0, part, NULL, { 0 }, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "flame, a window", ASK_FLAME, 0, part, NULL, { 0 }, 0 } },
+		{ "UPDATE track_stacks SET nodes = x'ff'", { "flame, stored", ASK_FLAME, 0, all, NULL, { 0 }, 0 } },
+		{ "UPDATE lod SET buckets = x'ff'", { "overview", ASK_OVERVIEW, 0, all, NULL, { 0 }, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "overview, a window", ASK_OVERVIEW, 0, part, NULL, { 0 }, 0 } },
+	};
+	size_t i;
+
+	(void)state;
+	area_tracks[0] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 10");
+	area_tracks[1] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 11");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sqlite3 *db = copy_with(cases[i].damage);
+		struct qry_error err = { 0 };
+		struct jbuf b;
+		int rc;
+
+		jb_init(&b);
+		rc = ask(db, &cases[i].r, &b, &err);
+		if (rc != QRY_EDB)
+			fail_msg("%s after %s: result %d (%s), not QRY_EDB", cases[i].r.what, cases[i].damage, rc, err.msg);
+		assert_non_null(strstr(err.msg, "cannot be read"));
+		jb_fini(&b);
+		sqlite3_close(db);
+	}
+}
+
 /* The replies the sweep compares hold what they should: summaries where
  * asked, arguments, flows. */
 static void test_the_sweep_reads_what_it_means_to(void **state)
@@ -562,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_the_sweep_reads_what_it_means_to),
 		cmocka_unit_test(test_a_failed_read_is_never_a_reply),
 		cmocka_unit_test(test_a_failed_read_is_never_a_reply_elsewhere),
+		cmocka_unit_test(test_a_damaged_database_is_never_a_reply),
 	};
 
 	return cmocka_run_group_tests_name("the cursor", cursor, NULL, NULL) |
