@@ -18,7 +18,7 @@
  * flame graph the track's merged stacks (track_stacks, flame.c); the
  * figures are the ones a scan would give, slice by slice.
  */
-#include "query_internal.h"
+#include "cursor.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,19 +93,16 @@ int qry_area_stored = 1;
 /* The trace's time meta.key ('start_ns' or 'end_ns'), dflt when missing. */
 static int area_trace_time(sqlite3 *db, const char *key, int64_t dflt, int64_t *t, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct qcur c;
+	int rc = qcur_open(&c, db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", err);
 
-	if (sqlite3_prepare_v2(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	*t = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : dflt;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	return QRY_OK;
+	*t = dflt;
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, key);
+		if (qcur_step(&c))
+			*t = qcur_int(&c, 0);
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
 /* The trace's last time, where unterminated slices end. */
@@ -129,10 +126,13 @@ int qry_area_whole(sqlite3 *db, int64_t start, int64_t end, int *whole, struct q
 	return QRY_OK;
 }
 
-/* The statements of one scan and what it reports to. */
+/* The cursors of one scan and what it reports to. A read error stays in
+ * its cursor and stops the scan, as running out of memory does (oom). */
 struct scan {
-	sqlite3 *db;
-	sqlite3_stmt *depths, *probe, *range, *ext;
+	struct qcur depths;      /* depth, max_dur of a track's depths */
+	struct qcur probe;       /* ts of a slice by id */
+	struct qcur range;       /* the slices of an id range */
+	struct qcur ext;         /* extents (QEXT_SQL) */
 	struct qextents e;       /* where the current depth's slices lie */
 	int64_t start, end, trace_end;
 	qry_area_visit fn;
@@ -142,113 +142,116 @@ struct scan {
 	struct qry_area_slice batch[QRY_AREA_BATCH]; /* for the visitor */
 	int32_t tag[QRY_AREA_BATCH];
 	size_t nbatch;
+	int oom;                 /* out of memory (or a visitor's tag below -1): the scan stopped */
 };
 
-/* Hands the batch to the visitor and keeps the tags it gave. */
-static int scan_flush(struct scan *sc)
+/* Whether the scan must stop: out of memory, or a read failed. */
+static int scan_failed(const struct scan *sc)
+{
+	return sc->oom || sc->depths.err || sc->probe.err || sc->range.err || sc->ext.err;
+}
+
+/* Hands the batch to the visitor and keeps the tags it gave; sets oom when
+ * they cannot be kept. */
+static void scan_flush(struct scan *sc)
 {
 	size_t i;
 
 	if (sc->nbatch == 0)
-		return SQLITE_DONE;
-	if (sc->fn(sc->ctx, sc->batch, sc->nbatch, sc->tag) != 0)
-		return SQLITE_NOMEM;
+		return;
+	if (sc->fn(sc->ctx, sc->batch, sc->nbatch, sc->tag) != 0) {
+		sc->oom = 1;
+		return;
+	}
 	for (i = 0; i < sc->nbatch; i++)
-		if (sc->tag[i] < -1 || tagged_push(&sc->cur, sc->batch[i].id, sc->tag[i]) != 0)
-			return SQLITE_NOMEM;
+		if (sc->tag[i] < -1 || tagged_push(&sc->cur, sc->batch[i].id, sc->tag[i]) != 0) {
+			sc->oom = 1;
+			return;
+		}
 	sc->nbatch = 0;
-	return SQLITE_DONE;
 }
 
 /* The first ordinal in [lo, hi] whose ts >= t (ts never decreases over a
- * depth's ordinals), hi + 1 if none; -1 when the database fails. */
+ * depth's ordinals), hi + 1 if none. A slice that cannot be read, or is
+ * not there (its extent names it), is left as the probe's error. */
 static int64_t first_at(struct scan *sc, int64_t lo, int64_t hi, int64_t t)
 {
 	int64_t a = lo, b = hi + 1;
 
-	while (a < b) {
+	while (a < b && !sc->probe.err) {
 		int64_t mid = a + (b - a) / 2;
 
-		sqlite3_reset(sc->probe);
-		sqlite3_bind_int64(sc->probe, 1, qext_id(&sc->e, mid));
-		if (sqlite3_step(sc->probe) != SQLITE_ROW)
-			return -1;
-		if (sqlite3_column_int64(sc->probe, 0) < t)
+		qcur_bind(&sc->probe, 1, qext_id(&sc->e, mid));
+		if (qcur_step_required(&sc->probe) && qcur_int(&sc->probe, 0) < t)
 			a = mid + 1;
 		else
 			b = mid;
+		qcur_reset(&sc->probe);
 	}
 	return a;
 }
 
 /* Visits the slices with ids [lo, hi] (in one extent) that overlap the range. */
-static int scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, int64_t hi)
+static void scan_ids(struct scan *sc, int64_t track, int64_t depth, int64_t lo, int64_t hi)
 {
-	int rc;
-
-	sqlite3_reset(sc->range);
-	sqlite3_bind_int64(sc->range, 1, lo);
-	sqlite3_bind_int64(sc->range, 2, hi);
-	while ((rc = sqlite3_step(sc->range)) == SQLITE_ROW) {
+	qcur_bind(&sc->range, 1, lo);
+	qcur_bind(&sc->range, 2, hi);
+	while (!sc->oom && qcur_step(&sc->range)) {
 		struct qry_area_slice *s = &sc->batch[sc->nbatch];
 		int64_t e, a, b, parent;
 
 		/* overlapping [start, end]; an unterminated slice runs to the end
 		 * (tested here rather than in the statement: a fifth less work) */
-		s->ts = sqlite3_column_int64(sc->range, 1);
-		s->dur = sqlite3_column_int64(sc->range, 2);
+		s->ts = qcur_int(&sc->range, 1);
+		s->dur = qcur_int(&sc->range, 2);
 		if (!tracedb_slice_meets(s->ts, s->dur, sc->start, sc->end))
 			continue;
-		s->id = sqlite3_column_int64(sc->range, 0);
-		s->name_id = sqlite3_column_int64(sc->range, 3);
+		s->id = qcur_int(&sc->range, 0);
+		s->name_id = qcur_int(&sc->range, 3);
 		s->depth = depth;
 		s->track = track;
 		e = s->dur < 0 ? sc->trace_end : tracedb_slice_end(s->ts, s->dur);
 		a = s->ts > sc->start ? s->ts : sc->start;
 		b = e < sc->end ? e : sc->end;
 		s->wall = tracedb_span(a, b);
-		parent = sqlite3_column_int64(sc->range, 4); /* 0 for NULL: asked then only */
-		s->parent_tag = parent == 0 && sqlite3_column_type(sc->range, 4) == SQLITE_NULL
-					? QRY_AREA_ROOT
-					: tagged_find(&sc->prev, parent, &sc->at);
-		if (++sc->nbatch == QRY_AREA_BATCH && scan_flush(sc) != SQLITE_DONE)
-			return SQLITE_NOMEM;
+		parent = qcur_int(&sc->range, 4); /* 0 for NULL: asked then only */
+		s->parent_tag = parent == 0 && qcur_is_null(&sc->range, 4) ? QRY_AREA_ROOT
+									: tagged_find(&sc->prev, parent, &sc->at);
+		if (++sc->nbatch == QRY_AREA_BATCH)
+			scan_flush(sc);
 	}
-	return rc;
+	qcur_reset(&sc->range);
 }
 
 /* Visits the slices of one depth overlapping the range: only those
  * starting in [start - max_dur, end] can. */
-static int scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t max_dur)
+static void scan_depth(struct scan *sc, int64_t track, int64_t depth, int64_t max_dur)
 {
 	int64_t from = sc->start > INT64_MIN + max_dur ? sc->start - max_dur : INT64_MIN;
 	int64_t lo, past, last, a, b;
-	int rc = qext_read(&sc->e, sc->ext, track, depth);
 
-	if (rc != SQLITE_DONE)
-		return rc;
+	if (qext_read(&sc->e, &sc->ext, track, depth) != 0) {
+		sc->oom = 1;
+		return;
+	}
 	last = sc->e.rows - 1;
 	lo = first_at(sc, 0, last, from);
-	past = lo < 0 || sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
-	if (lo < 0 || past < 0)
-		return SQLITE_ERROR;
+	past = sc->end == INT64_MAX ? last + 1 : first_at(sc, lo, last, sc->end + 1);
 	sc->at = 0;
-	while (qext_piece(&sc->e, &lo, past - 1, &a, &b))
-		if ((rc = scan_ids(sc, track, depth, a, b)) != SQLITE_DONE)
-			return rc;
-	return scan_flush(sc); /* the next depth needs this one's tags */
+	while (!scan_failed(sc) && qext_piece(&sc->e, &lo, past - 1, &a, &b))
+		scan_ids(sc, track, depth, a, b);
+	if (!scan_failed(sc))
+		scan_flush(sc); /* the next depth needs this one's tags */
 }
 
 /* Every depth of the track, parents' depth first. */
-static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
+static void scan_track(struct scan *sc, int64_t track)
 {
 	int64_t last_depth = -2;
-	int rc;
 
-	sqlite3_reset(sc->depths);
-	sqlite3_bind_int64(sc->depths, 1, track);
-	while ((rc = sqlite3_step(sc->depths)) == SQLITE_ROW) {
-		int64_t depth = sqlite3_column_int64(sc->depths, 0);
+	qcur_bind(&sc->depths, 1, track);
+	while (!scan_failed(sc) && qcur_step(&sc->depths)) {
+		int64_t depth = qcur_int(&sc->depths, 0);
 		struct tagged tmp = sc->prev;
 
 		sc->prev = sc->cur;
@@ -257,19 +260,13 @@ static int scan_track(struct scan *sc, int64_t track, struct qry_error *err)
 		if (depth != last_depth + 1)
 			sc->prev.n = 0; /* a gap in depths: no parents known */
 		last_depth = depth;
-		rc = scan_depth(sc, track, depth, sqlite3_column_int64(sc->depths, 1));
-		if (rc != SQLITE_DONE)
-			break;
+		scan_depth(sc, track, depth, qcur_int(&sc->depths, 1));
 	}
+	qcur_reset(&sc->depths);
 	sc->prev.n = sc->cur.n = 0;
-	if (rc == SQLITE_NOMEM)
-		return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
-	if (rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
-	return QRY_OK;
 }
 
-static int prep_all(struct scan *sc, struct qry_error *err)
+static int scan_open(struct scan *sc, sqlite3 *db, struct qry_error *err)
 {
 	static const char depths[] =
 		"SELECT depth, max_dur FROM track_depths WHERE track_id = ? ORDER BY depth";
@@ -277,12 +274,23 @@ static int prep_all(struct scan *sc, struct qry_error *err)
 	static const char range[] = "SELECT id, ts, dur, name_id, parent_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
 				    "ORDER BY id";
 
-	if (sqlite3_prepare_v2(sc->db, depths, -1, &sc->depths, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sc->db, probe, -1, &sc->probe, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sc->db, range, -1, &sc->range, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sc->db, QEXT_SQL, -1, &sc->ext, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(sc->db));
+	if (qcur_open(&sc->depths, db, depths, err) != QRY_OK || qcur_open(&sc->probe, db, probe, err) != QRY_OK ||
+	    qcur_open(&sc->range, db, range, err) != QRY_OK || qcur_open(&sc->ext, db, QEXT_SQL, err) != QRY_OK)
+		return err->code;
 	return QRY_OK;
+}
+
+/* Returns first, or the first error of the scan's cursors. */
+static int scan_close(struct scan *sc, int first)
+{
+	first = qcur_close(&sc->depths, first);
+	first = qcur_close(&sc->probe, first);
+	first = qcur_close(&sc->range, first);
+	first = qcur_close(&sc->ext, first);
+	qext_free(&sc->e);
+	tagged_free(&sc->prev);
+	tagged_free(&sc->cur);
+	return first;
 }
 
 int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t start, int64_t end,
@@ -294,23 +302,17 @@ int qry_area_scan(sqlite3 *db, const int64_t *tracks, size_t ntracks, int64_t st
 
 	if (end < start)
 		return qry_fail(err, QRY_EINVAL, "the range ends before it starts");
-	sc.db = db;
 	sc.start = start;
 	sc.end = end;
 	sc.fn = fn;
 	sc.ctx = ctx;
 	if ((rc = area_trace_end(db, &sc.trace_end, err)) == QRY_OK)
-		rc = prep_all(&sc, err);
-	for (i = 0; i < ntracks && rc == QRY_OK; i++)
-		rc = scan_track(&sc, tracks[i], err);
-	sqlite3_finalize(sc.depths);
-	sqlite3_finalize(sc.probe);
-	sqlite3_finalize(sc.range);
-	sqlite3_finalize(sc.ext);
-	qext_free(&sc.e);
-	tagged_free(&sc.prev);
-	tagged_free(&sc.cur);
-	return rc;
+		rc = scan_open(&sc, db, err);
+	for (i = 0; i < ntracks && rc == QRY_OK && !scan_failed(&sc); i++)
+		scan_track(&sc, tracks[i]);
+	if (rc == QRY_OK && sc.oom)
+		rc = qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+	return qcur_done(rc, scan_close(&sc, 0), err);
 }
 
 /* ---- the per-name table -------------------------------------------------- */
@@ -422,34 +424,29 @@ static int area_visit(void *ctx, const struct qry_area_slice *s, size_t n, int32
  * makes of their slices over the whole trace. */
 static int area_stored(sqlite3 *db, struct area_ctx *a, const int64_t *tracks, size_t ntracks, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
+	struct qcur c;
 	size_t i;
-	int rc = SQLITE_DONE;
+	int rc = qcur_open(&c, db, "SELECT name_id, count, wall_ns, self_ns, max_ns FROM track_names WHERE track_id = ?",
+			   err);
 
-	if (sqlite3_prepare_v2(db, "SELECT name_id, count, wall_ns, self_ns, max_ns FROM track_names WHERE track_id = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	for (i = 0; i < ntracks && rc == SQLITE_DONE; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, tracks[i]);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			struct name_row *r = row_get(a, sqlite3_column_int64(st, 0));
+	for (i = 0; i < ntracks && rc == QRY_OK && !c.err; i++) {
+		qcur_bind(&c, 1, tracks[i]);
+		while (rc == QRY_OK && qcur_step(&c)) {
+			struct name_row *r = row_get(a, qcur_int(&c, 0));
 
 			if (r == NULL) {
-				sqlite3_finalize(st);
-				return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+				rc = qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
+				break;
 			}
-			r->count += sqlite3_column_int64(st, 1);
-			r->wall = tracedb_wrap_add(r->wall, sqlite3_column_int64(st, 2));
-			r->self = tracedb_wrap_add(r->self, sqlite3_column_int64(st, 3));
-			if (sqlite3_column_int64(st, 4) > r->max)
-				r->max = sqlite3_column_int64(st, 4);
+			r->count += qcur_int(&c, 1);
+			r->wall = tracedb_wrap_add(r->wall, qcur_int(&c, 2));
+			r->self = tracedb_wrap_add(r->self, qcur_int(&c, 3));
+			if (qcur_int(&c, 4) > r->max)
+				r->max = qcur_int(&c, 4);
 		}
+		qcur_reset(&c);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	return QRY_OK;
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
 static int row_cmp(const void *x, const void *y)
@@ -463,7 +460,7 @@ static int row_cmp(const void *x, const void *y)
 
 static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
+	struct qcur c;
 	size_t i, n = 0;
 
 	for (i = 0; i < a->cap; i++)
@@ -471,25 +468,19 @@ static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct q
 			a->rows[n++] = a->rows[i];
 	if (n > 1)
 		qsort(a->rows, n, sizeof(*a->rows), row_cmp);
-	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	if (qcur_open(&c, db, "SELECT str FROM strings WHERE id = ?", err) != QRY_OK)
+		return err->code;
 	jb_obj(out);
 	jb_key(out, "names");
 	jb_arr(out);
-	for (i = 0; i < n && i < a->limit; i++) {
+	for (i = 0; i < n && i < a->limit && !c.err; i++) {
 		const struct name_row *r = &a->rows[i];
-		int rc;
 
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, r->name_id);
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			sqlite3_finalize(st);
-			return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		}
+		qcur_bind(&c, 1, r->name_id);
 		jb_obj(out);
 		jb_key(out, "name");
-		jb_str(out, rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : "");
+		jb_str(out, qcur_step(&c) ? qcur_text(&c, 0) : "");
+		qcur_reset(&c);
 		jb_key(out, "count");
 		jb_i64(out, r->count);
 		jb_key(out, "wall");
@@ -506,25 +497,22 @@ static int put_names(sqlite3 *db, struct area_ctx *a, struct jbuf *out, struct q
 	jb_key(out, "truncated");
 	jb_bool(out, n > a->limit);
 	jb_obj_end(out);
-	sqlite3_finalize(st);
-	return QRY_OK;
+	return qcur_done(QRY_OK, qcur_close(&c, 0), err);
 }
 
 /* The name's string id, or QRY_ENOTFOUND-free -1 when no slice has it. */
 static int name_lookup(sqlite3 *db, const char *name, int64_t *id, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct qcur c;
+	int rc = qcur_open(&c, db, "SELECT id FROM strings WHERE str = ? LIMIT 1", err);
 
-	if (sqlite3_prepare_v2(db, "SELECT id FROM strings WHERE str = ? LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	return QRY_OK;
+	*id = -1;
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, name);
+		if (qcur_step(&c))
+			*id = qcur_int(&c, 0);
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
 int qry_area(sqlite3 *db, const int64_t *tracks, size_t ntracks, const struct qry_window *w, const char *name,

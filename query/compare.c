@@ -300,59 +300,61 @@ static int places_add(struct places *t, int kind, int64_t id)
 	return 0;
 }
 
+/* Makes s the last text, unless it is the last one already (the texts
+ * come in order): 0, or -1 when out of memory. */
+static int places_text(struct places *t, size_t *tcap, const char *s)
+{
+	if (strcmp(s, t->text[t->ntext - 1]) == 0)
+		return 0;
+	if (t->ntext == *tcap) {
+		char **grown = realloc(t->text, (*tcap * 2) * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		t->text = grown;
+		*tcap *= 2;
+	}
+	if ((t->text[t->ntext] = strdup(s)) == NULL)
+		return -1;
+	t->ntext++;
+	return 0;
+}
+
 /* Reads every thread's and process's text, in text order so that a new
  * text is one unlike the last. QRY_OK, QRY_EDB (failed holds the error)
  * or QRY_ENOMEM; the caller frees t either way. */
 static int places_read(sqlite3 *db, struct places *t, int *failed)
 {
-	sqlite3_stmt *st = NULL;
+	struct qry_error ignored; /* read_side tells the error */
+	struct qcur c;
 	size_t tcap = 1;
-	int rc;
+	int rc = QRY_OK;
 
 	memset(t, 0, sizeof(*t));
 	if ((t->text = malloc(tcap * sizeof(*t->text))) == NULL || (t->text[0] = strdup("\x1f")) == NULL)
 		return QRY_ENOMEM;
 	t->ntext = 1;
-	if ((rc = sqlite3_prepare_v2(db,
-				     "SELECT 0, t.id, coalesce(p.name, '') || char(31) || coalesce(t.name, '') AS k "
-				     "FROM threads t LEFT JOIN processes p ON p.pid = t.pid UNION ALL SELECT 1, pid, "
-				     "coalesce(name, '') || char(31) FROM processes ORDER BY 3, 1, 2",
-				     -1, &st, NULL)) != SQLITE_OK) {
-		*failed = rc;
+	if (qcur_open(&c, db,
+		      "SELECT 0, t.id, coalesce(p.name, '') || char(31) || coalesce(t.name, '') AS k "
+		      "FROM threads t LEFT JOIN processes p ON p.pid = t.pid UNION ALL SELECT 1, pid, "
+		      "coalesce(name, '') || char(31) FROM processes ORDER BY 3, 1, 2",
+		      &ignored) != QRY_OK) {
+		*failed = c.err;
 		return QRY_EDB;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *u = sqlite3_column_text(st, 2);
-		const char *s = u ? (const char *)u : "\x1f";
-
-		if (strcmp(s, t->text[t->ntext - 1]) != 0) {
-			if (t->ntext == tcap) {
-				char **grown = realloc(t->text, (tcap *= 2) * sizeof(*grown));
-
-				if (grown == NULL)
-					goto nomem;
-				t->text = grown;
-			}
-			if ((t->text[t->ntext] = strdup(s)) == NULL)
-				goto nomem;
-			t->ntext++;
-		}
-		if (places_add(t, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1)) != 0)
-			goto nomem;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		*failed = rc;
-		return QRY_EDB;
-	}
+	while (rc == QRY_OK && qcur_step(&c))
+		if (places_text(t, &tcap, qcur_is_null(&c, 2) ? "\x1f" : qcur_text(&c, 2)) != 0 ||
+		    places_add(t, (int)qcur_int(&c, 0), qcur_int(&c, 1)) != 0)
+			rc = QRY_ENOMEM;
+	if ((*failed = qcur_close(&c, 0)) != 0 && rc == QRY_OK)
+		rc = QRY_EDB;
+	if (rc != QRY_OK)
+		return rc;
 	if (t->nth > 1) /* th is NULL without threads: qsort may not be given it */
 		qsort(t->th, t->nth, sizeof(*t->th), place_cmp);
 	if (t->npr > 1)
 		qsort(t->pr, t->npr, sizeof(*t->pr), place_cmp);
 	return QRY_OK;
-nomem:
-	sqlite3_finalize(st);
-	return QRY_ENOMEM;
 }
 
 /* The text index of id in a (n places by id): 0 ("\x1f") when absent. */
@@ -371,98 +373,90 @@ static uint32_t place_of(const struct place *a, size_t n, int64_t id)
 	return lo < n && a[lo].id == id ? a[lo].name : 0;
 }
 
-/* The text index of the slice row st is on: its thread's, else (an async
+/* The text index of the slice row c is on: its thread's, else (an async
  * track) its process's. Columns: 0 thread id, 4 pid (NULL when none). */
-static uint32_t place_of_row(const struct places *t, sqlite3_stmt *st)
+static uint32_t place_of_row(const struct places *t, struct qcur *c)
 {
-	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-		return place_of(t->th, t->nth, sqlite3_column_int64(st, 0));
-	if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-		return place_of(t->pr, t->npr, sqlite3_column_int64(st, 4));
+	if (!qcur_is_null(c, 0))
+		return place_of(t->th, t->nth, qcur_int(c, 0));
+	if (!qcur_is_null(c, 4))
+		return place_of(t->pr, t->npr, qcur_int(c, 4));
 	return 0;
 }
 
 /* The text of a group (the caller frees it); NULL when out of memory or
- * when a read failed (then *failed holds its error). */
-static char *group_text(sqlite3_stmt *name, const struct places *th, uint64_t key, int by_thread,
-			int *failed)
+ * when a read failed (then name holds its error). */
+static char *group_text(struct qcur *name, const struct places *th, uint64_t key, int by_thread)
 {
 	const char *t = by_thread ? th->text[key >> 32] : "";
-	const unsigned char *n = NULL;
+	const char *n;
 	size_t ln, lt = by_thread ? strlen(t) + 1 : 0;
 	char *out = NULL;
-	int rc;
 
-	sqlite3_bind_int64(name, 1, (int64_t)(key & 0xffffffffu));
-	rc = sqlite3_step(name);
-	if (rc == SQLITE_ROW)
-		n = sqlite3_column_text(name, 0);
-	else if (rc != SQLITE_DONE)
-		*failed = rc;
-	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-		ln = n ? strlen((const char *)n) : 0;
+	qcur_bind(name, 1, (int64_t)(key & 0xffffffffu));
+	n = qcur_step(name) ? qcur_text(name, 0) : "";
+	if (name->err == 0) {
+		ln = strlen(n);
 		if ((out = malloc(lt + ln + 1)) != NULL) {
 			if (by_thread) {
 				memcpy(out, t, lt - 1);
 				out[lt - 1] = '\x1f';
 			}
-			memcpy(out + lt, n ? (const char *)n : "", ln + 1);
+			memcpy(out + lt, n, ln + 1);
 		}
 	}
-	sqlite3_reset(name);
+	qcur_reset(name);
 	return out;
 }
 
-/* Reads the window's slices through st into t: the first read (collect
+/* Reads the window's slices through c into t: the first read (collect
  * 0), or the second, keeping the percentiles' buckets (collect 1).
- * Returns 0, an SQLite error, or -1 when out of memory. */
-static int read_slices(sqlite3_stmt *st, const struct places *th, int by_thread, struct accs *t,
-		       int collect)
+ * Returns 0, c's SQLite error, or -1 when out of memory. */
+static int read_slices(struct qcur *c, const struct places *th, int by_thread, struct accs *t, int collect)
 {
-	int rc;
+	int rc = 0;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t tn = by_thread ? place_of_row(th, st) : 0;
-		uint64_t key = tn << 32 | (uint32_t)sqlite3_column_int64(st, 1);
-		int64_t dur = sqlite3_column_int64(st, 2);
+	while (rc == 0 && qcur_step(c)) {
+		uint64_t tn = by_thread ? place_of_row(th, c) : 0;
+		uint64_t key = tn << 32 | (uint32_t)qcur_int(c, 1);
+		int64_t dur = qcur_int(c, 2);
 		struct acc *g = acc_of(t, key, !collect);
 
 		if (g == NULL) {
-			if (collect)
-				continue; /* not read the first time: the database changed */
-			return -1;
+			if (!collect)
+				rc = -1; /* else not read the first time: the database changed */
+		} else if (collect ? acc_collect(g, dur) : acc_add(t, g, dur, qcur_int(c, 3))) {
+			rc = -1;
 		}
-		if (collect ? acc_collect(g, dur) : acc_add(t, g, dur, sqlite3_column_int64(st, 3)))
-			return -1;
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : rc;
+	qcur_reset(c);
+	return rc != 0 ? rc : c->err;
 }
 
 static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, struct side *out, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL, *name = NULL;
+	struct qcur st = { NULL, 0 }, name = { NULL, 0 };
 	struct places th = { 0 };
 	struct accs t = { 0 };
 	size_t i;
 	int rc, failed = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db,
-			       by_thread ? "SELECT k.thread_id, s.name_id, s.dur, s.id, k.pid FROM slices s JOIN "
-					   "tracks k ON k.id = s.track_id WHERE s.ts BETWEEN ?1 AND ?2"
-					 : "SELECT 0, name_id, dur, id FROM slices WHERE ts BETWEEN ?1 AND ?2",
-			       -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &name, NULL) != SQLITE_OK)
+	if (qcur_open(&st, db,
+		      by_thread ? "SELECT k.thread_id, s.name_id, s.dur, s.id, k.pid FROM slices s JOIN "
+				  "tracks k ON k.id = s.track_id WHERE s.ts BETWEEN ?1 AND ?2"
+				: "SELECT 0, name_id, dur, id FROM slices WHERE ts BETWEEN ?1 AND ?2",
+		      err) != QRY_OK ||
+	    qcur_open(&name, db, "SELECT str FROM strings WHERE id = ?", err) != QRY_OK)
 		goto db_fail;
 	if (by_thread && (rc = places_read(db, &th, &failed)) != QRY_OK) {
 		if (rc == QRY_ENOMEM)
 			goto nomem;
 		goto out_fail;
 	}
-	sqlite3_bind_int64(st, 1, w->start);
-	sqlite3_bind_int64(st, 2, w->end);
-	if ((rc = read_slices(st, &th, by_thread, &t, 0)) != 0) {
+	qcur_bind(&st, 1, w->start);
+	qcur_bind(&st, 2, w->end);
+	if ((rc = read_slices(&st, &th, by_thread, &t, 0)) != 0) {
 		if (rc < 0)
 			goto nomem;
 		failed = rc;
@@ -472,7 +466,7 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 		for (i = 0; i < t.n; i++)
 			if (t.a[i].hist != NULL)
 				acc_locate(&t.a[i]);
-		if ((rc = read_slices(st, &th, by_thread, &t, 1)) != 0) {
+		if ((rc = read_slices(&st, &th, by_thread, &t, 1)) != 0) {
 			if (rc < 0)
 				goto nomem;
 			failed = rc;
@@ -484,8 +478,10 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 	for (i = 0; i < t.n; i++) {
 		struct group *g = &out->g[out->n];
 
-		if ((g->text = group_text(name, &th, t.a[i].key, by_thread, &failed)) == NULL)
+		if ((g->text = group_text(&name, &th, t.a[i].key, by_thread)) == NULL) {
+			failed = name.err;
 			goto out_fail;
+		}
 		out->n++;
 		g->count = t.a[i].count;
 		g->ended = t.a[i].ended;
@@ -496,8 +492,8 @@ static int read_side(sqlite3 *db, const struct qry_window *w, int by_thread, str
 			g->slowest = t.a[i].slowest;
 		}
 	}
-	sqlite3_finalize(st);
-	sqlite3_finalize(name);
+	if ((failed = qcur_close(&name, qcur_close(&st, 0))) != 0)
+		goto out_fail;
 	places_free(&th);
 	accs_free(&t);
 	if (out->n > 1) /* g is NULL without groups */
@@ -514,8 +510,8 @@ db_fail:
 nomem:
 	qry_fail(err, QRY_ENOMEM, "out of memory comparing the traces");
 out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(name);
+	qcur_close(&st, 0);
+	qcur_close(&name, 0);
 	places_free(&th);
 	accs_free(&t);
 	side_free(out);

@@ -197,7 +197,7 @@ int qry_counters(sqlite3 *db, int64_t track, const struct qry_window *w, struct 
 		goto out_close;
 	}
 	level = qlod_level(w->resolution, (uint64_t)qcur_int(&c.track, 0));
-	if (qwin_extents(&c.points, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &c.track, 1, c.points.rows) != 0) {
+	if (qext_read(&c.points, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &c.track, 1, c.points.rows) != 0) {
 		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 		goto out_close;
 	}

@@ -33,6 +33,22 @@ const char *qcur_text(struct qcur *c, int col)
 	return "";
 }
 
+const void *qcur_blob(struct qcur *c, int col, int *len)
+{
+	const void *p = sqlite3_column_blob(c->st, col);
+
+	/* NULL for NULL, an empty blob, or a value SQLite could not convert,
+	 * which only the connection's error code tells apart (sqlite3.h,
+	 * sqlite3_column_blob) */
+	if (p == NULL && sqlite3_errcode(sqlite3_db_handle(c->st)) == SQLITE_NOMEM) {
+		qcur_fail(c, SQLITE_NOMEM);
+		*len = 0;
+		return NULL;
+	}
+	*len = sqlite3_column_bytes(c->st, col);
+	return p;
+}
+
 void qcur_put(struct qcur *c, struct jbuf *out, int col)
 {
 	if (sqlite3_column_type(c->st, col) == SQLITE_TEXT && sqlite3_column_text(c->st, col) == NULL) {

@@ -10,6 +10,10 @@
  * read was all there was. A busy or damaged database thus answers an error
  * and never a short list. Nothing here is kept per thread: a request's
  * cursors are its own.
+ *
+ * Every read of query/ steps its statement here (qcur_step), and only
+ * here, but for the caller's own statement of POST /query (sql.c), whose
+ * failure is the caller's to see, not the database's.
  */
 #ifndef QUERY_CURSOR_H
 #define QUERY_CURSOR_H
@@ -57,10 +61,31 @@ static inline int qcur_step(struct qcur *c)
 	return 0;
 }
 
+/* For a lookup whose row must be there (an id another table gave, an
+ * aggregate): 1 with the row; 0 on an error, or when there is no row,
+ * which is remembered as SQLITE_CORRUPT (the database contradicts itself). */
+static inline int qcur_step_required(struct qcur *c)
+{
+	if (qcur_step(c))
+		return 1;
+	qcur_fail(c, SQLITE_CORRUPT);
+	return 0;
+}
+
 /* Binds parameter i (from 1); a failure is remembered. */
 static inline void qcur_bind(struct qcur *c, int i, int64_t v)
 {
 	int rc = sqlite3_bind_int64(c->st, i, v);
+
+	if (rc != SQLITE_OK)
+		qcur_fail(c, rc);
+}
+
+/* Binds text s (copied; NULL binds NULL) to parameter i; a failure is
+ * remembered. */
+static inline void qcur_bind_text(struct qcur *c, int i, const char *s)
+{
+	int rc = sqlite3_bind_text(c->st, i, s, -1, SQLITE_TRANSIENT);
 
 	if (rc != SQLITE_OK)
 		qcur_fail(c, rc);
@@ -87,6 +112,12 @@ static inline int qcur_is_null(struct qcur *c, int col)
  * memory) is remembered as an error and reads as "". Valid until the
  * cursor steps or resets. */
 const char *qcur_text(struct qcur *c, int col);
+
+/* A blob column and its size in *len: NULL with *len 0 for NULL or an
+ * empty blob; a blob SQLite could not hand over (out of memory) is
+ * remembered as an error and reads as empty. Valid until the cursor steps
+ * or resets. */
+const void *qcur_blob(struct qcur *c, int col, int *len);
 
 /* Writes column col as JSON (jb_column), remembering a value SQLite could
  * not hand over. */

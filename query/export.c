@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
+#include "cursor.h"
 
 enum { EX_HEAD, EX_PROCS, EX_THREADS, EX_CPUS, EX_SLICES, EX_COUNTERS, EX_FLOWS, EX_LOGS, EX_SCHED, EX_TAIL, EX_DONE };
 
@@ -45,9 +45,8 @@ static const char *const ex_sql[] = {
 
 struct qry_export {
 	sqlite3 *db;
-	sqlite3_stmt *st;   /* the current phase's rows */
-	sqlite3_stmt *args; /* arguments of a slice */
-	int failed;         /* the SQLite error of a read of args, 0 while none: the export then fails */
+	struct qcur st;     /* the current phase's rows; closed (st.st NULL) between phases */
+	struct qcur args;   /* arguments of a slice; its error fails the export */
 	int phase;
 	int first;          /* no event written yet: no comma */
 	int cpus;           /* CPU threads named so far */
@@ -91,35 +90,32 @@ static void ex_event(struct qry_export *e, const char *ph, int64_t ts, uint64_t 
 	jb_u64(b, tid);
 }
 
-/* "args" of the slice's argument set; a read error is kept in e->failed. */
+/* "args" of the slice's argument set; a read error is kept in e->args. */
 static void ex_args(struct qry_export *e, int64_t set)
 {
 	struct jbuf *b = &e->out;
-	int rc;
 
 	jb_key(b, "args");
 	jb_obj(b);
-	if (e->args && set > 0) {
-		sqlite3_bind_int64(e->args, 1, set);
-		while ((rc = sqlite3_step(e->args)) == SQLITE_ROW) {
-			int type = sqlite3_column_int(e->args, 2);
+	if (set > 0) {
+		qcur_bind(&e->args, 1, set);
+		while (qcur_step(&e->args)) {
+			int type = (int)qcur_int(&e->args, 2);
 
-			jb_key(b, (const char *)sqlite3_column_text(e->args, 0));
+			jb_key(b, qcur_text(&e->args, 0));
 			if (type == 2 || type == 4 || type == 8) /* u32, u64, koid: stored with their bits */
-				jb_u64(b, (uint64_t)sqlite3_column_int64(e->args, 1));
+				jb_u64(b, (uint64_t)qcur_int(&e->args, 1));
 			else if (type == 9)
-				jb_bool(b, sqlite3_column_int(e->args, 1));
+				jb_bool(b, (int)qcur_int(&e->args, 1));
 			else
-				jb_column(b, e->args, 1);
+				qcur_put(&e->args, b, 1);
 		}
-		if (rc != SQLITE_DONE && e->failed == 0)
-			e->failed = rc;
-		sqlite3_reset(e->args);
+		qcur_reset(&e->args);
 	}
 	jb_obj_end(b);
 }
 
-static void ex_meta(struct qry_export *e, const char *what, uint64_t pid, uint64_t tid, sqlite3_stmt *st, int col)
+static void ex_meta(struct qry_export *e, const char *what, uint64_t pid, uint64_t tid, struct qcur *c, int col)
 {
 	ex_event(e, "M", 0, pid, tid);
 	jb_key(&e->out, "name");
@@ -127,25 +123,25 @@ static void ex_meta(struct qry_export *e, const char *what, uint64_t pid, uint64
 	jb_key(&e->out, "args");
 	jb_obj(&e->out);
 	jb_key(&e->out, "name");
-	jb_column(&e->out, st, col);
+	qcur_put(c, &e->out, col);
 	jb_obj_end(&e->out);
 	jb_obj_end(&e->out);
 }
 
-static void ex_slice(struct qry_export *e, sqlite3_stmt *st)
+static void ex_slice(struct qry_export *e, struct qcur *c)
 {
-	int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
-	int async = strcmp((const char *)sqlite3_column_text(st, 5), "async") == 0;
-	uint64_t pid = (uint64_t)sqlite3_column_int64(st, 6), tid = (uint64_t)sqlite3_column_int64(st, 7);
+	int64_t id = qcur_int(c, 0), ts = qcur_int(c, 1), dur = qcur_int(c, 2);
+	int async = strcmp(qcur_text(c, 5), "async") == 0;
+	uint64_t pid = (uint64_t)qcur_int(c, 6), tid = (uint64_t)qcur_int(c, 7);
 	struct jbuf *b = &e->out;
 	int pass;
 
 	for (pass = 0; pass < (async && dur >= 0 ? 2 : 1); pass++) {
 		ex_event(e, async ? (pass ? "e" : "b") : (dur < 0 ? "B" : "X"), pass ? ts + dur : ts, pid, tid);
 		jb_key(b, "name");
-		jb_column(b, st, 3);
+		qcur_put(c, b, 3);
 		jb_key(b, "cat");
-		jb_column(b, st, 4);
+		qcur_put(c, b, 4);
 		if (async) {
 			jb_key(b, "id");
 			jb_i64(b, id);
@@ -156,48 +152,48 @@ static void ex_slice(struct qry_export *e, sqlite3_stmt *st)
 			b->need_comma = 1;
 		}
 		if (pass == 0)
-			ex_args(e, sqlite3_column_int64(st, 8));
+			ex_args(e, qcur_int(c, 8));
 		jb_obj_end(b);
 	}
 }
 
-static void ex_counter(struct qry_export *e, sqlite3_stmt *st)
+static void ex_counter(struct qry_export *e, struct qcur *c)
 {
 	struct jbuf *b = &e->out;
 	uint64_t u;
 
-	ex_event(e, "C", sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 2), 0);
+	ex_event(e, "C", qcur_int(c, 0), (uint64_t)qcur_int(c, 2), 0);
 	jb_key(b, "name");
-	jb_column(b, st, 3);
-	if (sqlite3_column_int64(st, 5) != 0) {
+	qcur_put(c, b, 3);
+	if (qcur_int(c, 5) != 0) {
 		jb_key(b, "id");
-		jb_u64(b, (uint64_t)sqlite3_column_int64(st, 5));
+		jb_u64(b, (uint64_t)qcur_int(c, 5));
 	}
 	jb_key(b, "args");
 	jb_obj(b);
-	jb_key(b, (const char *)sqlite3_column_text(st, 4));
-	if (tracedb_counter_u64(st, 1, &u))
+	jb_key(b, qcur_text(c, 4));
+	if (tracedb_counter_u64(c->st, 1, &u))
 		jb_u64(b, u);
 	else
-		jb_column(b, st, 1);
+		qcur_put(c, b, 1);
 	jb_obj_end(b);
 	jb_obj_end(b);
 }
 
-static void ex_flow(struct qry_export *e, sqlite3_stmt *st)
+static void ex_flow(struct qry_export *e, struct qcur *c)
 {
 	struct jbuf *b = &e->out;
 	int end;
 
 	for (end = 0; end < 2; end++) {
-		ex_event(e, end ? "f" : "s", sqlite3_column_int64(st, 1 + end),
-			 (uint64_t)sqlite3_column_int64(st, 3 + 2 * end), (uint64_t)sqlite3_column_int64(st, 4 + 2 * end));
+		ex_event(e, end ? "f" : "s", qcur_int(c, 1 + end), (uint64_t)qcur_int(c, 3 + 2 * end),
+			 (uint64_t)qcur_int(c, 4 + 2 * end));
 		jb_key(b, "id");
-		jb_i64(b, sqlite3_column_int64(st, 0));
+		jb_i64(b, qcur_int(c, 0));
 		jb_key(b, "cat");
-		jb_column(b, st, 7);
+		qcur_put(c, b, 7);
 		jb_key(b, "name");
-		jb_column(b, st, 8);
+		qcur_put(c, b, 8);
 		if (end) {
 			jb_key(b, "bp");
 			jb_str(b, "e");
@@ -206,12 +202,11 @@ static void ex_flow(struct qry_export *e, sqlite3_stmt *st)
 	}
 }
 
-static void ex_log(struct qry_export *e, sqlite3_stmt *st)
+static void ex_log(struct qry_export *e, struct qcur *c)
 {
-	ex_event(e, "i", sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
-		 (uint64_t)sqlite3_column_int64(st, 2));
+	ex_event(e, "i", qcur_int(c, 0), (uint64_t)qcur_int(c, 1), (uint64_t)qcur_int(c, 2));
 	jb_key(&e->out, "name");
-	jb_column(&e->out, st, 3);
+	qcur_put(c, &e->out, 3);
 	jb_key(&e->out, "cat");
 	jb_str(&e->out, "log");
 	jb_key(&e->out, "s");
@@ -220,7 +215,7 @@ static void ex_log(struct qry_export *e, sqlite3_stmt *st)
 }
 
 /* A CPU: its thread of the "CPU scheduling" process (named with the first). */
-static void ex_cpu(struct qry_export *e, sqlite3_stmt *st)
+static void ex_cpu(struct qry_export *e, struct qcur *c)
 {
 	char name[32];
 
@@ -235,8 +230,8 @@ static void ex_cpu(struct qry_export *e, sqlite3_stmt *st)
 		jb_obj_end(&e->out);
 		jb_obj_end(&e->out);
 	}
-	snprintf(name, sizeof(name), "CPU %lld", (long long)sqlite3_column_int64(st, 0));
-	ex_event(e, "M", 0, (uint64_t)e->cpu_pid, (uint64_t)sqlite3_column_int64(st, 0));
+	snprintf(name, sizeof(name), "CPU %lld", (long long)qcur_int(c, 0));
+	ex_event(e, "M", 0, (uint64_t)e->cpu_pid, (uint64_t)qcur_int(c, 0));
 	jb_key(&e->out, "name");
 	jb_str(&e->out, "thread_name");
 	jb_key(&e->out, "args");
@@ -249,20 +244,19 @@ static void ex_cpu(struct qry_export *e, sqlite3_stmt *st)
 
 /* A run on a CPU: "X" named after its thread ("B" when still running at the
  * end), with the thread's pid and tid, priority and end state as args. */
-static void ex_sched(struct qry_export *e, sqlite3_stmt *st)
+static void ex_sched(struct qry_export *e, struct qcur *c)
 {
-	int64_t dur = sqlite3_column_int64(st, 1);
+	int64_t dur = qcur_int(c, 1);
 	struct jbuf *b = &e->out;
 	char tname[40];
 
-	ex_event(e, dur < 0 ? "B" : "X", sqlite3_column_int64(st, 0), (uint64_t)e->cpu_pid,
-		 (uint64_t)sqlite3_column_int64(st, 2));
+	ex_event(e, dur < 0 ? "B" : "X", qcur_int(c, 0), (uint64_t)e->cpu_pid, (uint64_t)qcur_int(c, 2));
 	jb_key(b, "name");
-	if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
-		snprintf(tname, sizeof(tname), "tid %" PRIu64, (uint64_t)sqlite3_column_int64(st, 5));
+	if (qcur_is_null(c, 3)) {
+		snprintf(tname, sizeof(tname), "tid %" PRIu64, (uint64_t)qcur_int(c, 5));
 		jb_str(b, tname);
 	} else {
-		jb_column(b, st, 3);
+		qcur_put(c, b, 3);
 	}
 	jb_key(b, "cat");
 	jb_str(b, "sched");
@@ -275,51 +269,51 @@ static void ex_sched(struct qry_export *e, sqlite3_stmt *st)
 	jb_key(b, "args");
 	jb_obj(b);
 	jb_key(b, "pid");
-	jb_u64(b, (uint64_t)sqlite3_column_int64(st, 4));
+	jb_u64(b, (uint64_t)qcur_int(c, 4));
 	jb_key(b, "tid");
-	jb_u64(b, (uint64_t)sqlite3_column_int64(st, 5));
+	jb_u64(b, (uint64_t)qcur_int(c, 5));
 	jb_key(b, "priority");
-	jb_i64(b, sqlite3_column_int64(st, 6));
+	jb_i64(b, qcur_int(c, 6));
 	jb_key(b, "end_state");
-	jb_column(b, st, 7);
+	qcur_put(c, b, 7);
 	jb_obj_end(b);
 	jb_obj_end(b);
 }
 
-static void ex_row(struct qry_export *e, sqlite3_stmt *st)
+static void ex_row(struct qry_export *e, struct qcur *c)
 {
 	switch (e->phase) {
 	case EX_CPUS:
-		ex_cpu(e, st);
+		ex_cpu(e, c);
 		break;
 	case EX_SCHED:
-		ex_sched(e, st);
+		ex_sched(e, c);
 		break;
 	case EX_PROCS:
-		ex_meta(e, "process_name", (uint64_t)sqlite3_column_int64(st, 0), 0, st, 1);
+		ex_meta(e, "process_name", (uint64_t)qcur_int(c, 0), 0, c, 1);
 		break;
 	case EX_THREADS:
-		ex_meta(e, "thread_name", (uint64_t)sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
-			st, 2);
+		ex_meta(e, "thread_name", (uint64_t)qcur_int(c, 0), (uint64_t)qcur_int(c, 1), c, 2);
 		break;
 	case EX_SLICES:
-		ex_slice(e, st);
+		ex_slice(e, c);
 		break;
 	case EX_COUNTERS:
-		ex_counter(e, st);
+		ex_counter(e, c);
 		break;
 	case EX_FLOWS:
-		ex_flow(e, st);
+		ex_flow(e, c);
 		break;
 	default:
-		ex_log(e, st);
+		ex_log(e, c);
 	}
 }
 
 /* Produces the next piece of text into e->out; -1 on a database error. */
 static int ex_fill(struct qry_export *e)
 {
-	int n = 0, rc;
+	struct qry_error err; /* qry_export_read tells no more than -1 */
+	int n = 0;
 
 	if (e->phase == EX_HEAD) {
 		jb_raw(&e->out, "{\"traceEvents\":[\n", 17);
@@ -331,19 +325,17 @@ static int ex_fill(struct qry_export *e)
 		e->phase = EX_DONE;
 		return 0;
 	}
-	if (e->st == NULL) {
-		if (sqlite3_prepare_v2(e->db, ex_sql[e->phase], -1, &e->st, NULL) != SQLITE_OK)
+	if (e->st.st == NULL) {
+		if (qcur_open(&e->st, e->db, ex_sql[e->phase], &err) != QRY_OK)
 			return -1;
 		if (e->phase == EX_PROCS)
-			sqlite3_bind_text(e->st, 1, e->proc_name, -1, SQLITE_STATIC);
+			qcur_bind_text(&e->st, 1, e->proc_name);
 	}
-	while (n++ < 512 && (rc = sqlite3_step(e->st)) == SQLITE_ROW)
-		ex_row(e, e->st);
+	while (n++ < 512 && qcur_step(&e->st))
+		ex_row(e, &e->st);
 	if (n > 512)
 		return 0;
-	sqlite3_finalize(e->st);
-	e->st = NULL;
-	if (rc != SQLITE_DONE)
+	if (qcur_close(&e->st, 0) != 0)
 		return -1;
 	e->phase++;
 	return 0;
@@ -356,32 +348,31 @@ static int ex_fill(struct qry_export *e)
  * has either. 0, or -1 on a database error. */
 static int ex_cpu_pid(struct qry_export *e)
 {
-	sqlite3_stmt *st;
-	int rc;
+	struct qry_error err; /* qry_export_open tells its own */
+	struct qcur c;
+	int rc = qcur_open(&c, e->db,
+			   "SELECT max(CASE WHEN p < 0 THEN p END), max(CASE WHEN p >= 0 THEN p END) FROM "
+			   "(SELECT pid p FROM processes UNION ALL SELECT pid FROM threads UNION ALL "
+			   "SELECT pid FROM tracks UNION ALL SELECT max(pid) FROM sched UNION ALL "
+			   "SELECT min(pid) FROM sched)",
+			   &err);
 
-	if (sqlite3_prepare_v2(e->db,
-			       "SELECT max(CASE WHEN p < 0 THEN p END), max(CASE WHEN p >= 0 THEN p END) FROM "
-			       "(SELECT pid p FROM processes UNION ALL SELECT pid FROM threads UNION ALL "
-			       "SELECT pid FROM tracks UNION ALL SELECT max(pid) FROM sched UNION ALL "
-			       "SELECT min(pid) FROM sched)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t high = (uint64_t)sqlite3_column_int64(st, 0); /* the greatest at or past 2^63 */
-		int64_t low = sqlite3_column_int64(st, 1);              /* the greatest below 2^63 */
+	if (rc == QRY_OK && qcur_step_required(&c)) { /* an aggregate: always a row */
+		uint64_t high = (uint64_t)qcur_int(&c, 0); /* the greatest at or past 2^63 */
+		int64_t low = qcur_int(&c, 1);              /* the greatest below 2^63 */
 
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL && high != UINT64_MAX)
+		if (!qcur_is_null(&c, 0) && high != UINT64_MAX)
 			e->cpu_pid = (int64_t)(high + 1);
 		else
-			e->cpu_pid = sqlite3_column_type(st, 1) == SQLITE_NULL ? 1 : (int64_t)((uint64_t)low + 1);
+			e->cpu_pid = qcur_is_null(&c, 1) ? 1 : (int64_t)((uint64_t)low + 1);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	return qcur_close(&c, 0) == 0 && rc == QRY_OK ? 0 : -1;
 }
 
 struct qry_export *qry_export_open(const char *db_path, const char *process_name, struct qry_error *err)
 {
 	struct qry_export *e = calloc(1, sizeof(*e));
+	struct qry_error scratch; /* the message below is the one told */
 	const char *why = "";
 
 	if (e == NULL || (process_name && (e->proc_name = strdup(process_name)) == NULL)) {
@@ -392,12 +383,12 @@ struct qry_export *qry_export_open(const char *db_path, const char *process_name
 	}
 	e->first = 1;
 	if ((e->db = tracedb_open_readonly(db_path, &why)) == NULL || ex_cpu_pid(e) != 0 ||
-	    sqlite3_prepare_v2(e->db,
-			       "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
-			       "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END, "
-			       "a.type FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
-			       "WHERE a.id BETWEEN ?1 AND ?1 + 511 AND a.arg_set_id = ?1 ORDER BY a.id",
-			       -1, &e->args, NULL) != SQLITE_OK) {
+	    qcur_open(&e->args, e->db,
+		      "SELECT k.str, CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str "
+		      "WHEN 7 THEN printf('0x%x', a.int_value) WHEN 10 THEN a.blob_value ELSE a.int_value END, "
+		      "a.type FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id "
+		      "WHERE a.id BETWEEN ?1 AND ?1 + 511 AND a.arg_set_id = ?1 ORDER BY a.id",
+		      &scratch) != QRY_OK) {
 		if (err->code == QRY_OK) {
 			err->code = QRY_EDB;
 			snprintf(err->msg, sizeof(err->msg), "%s", e->db ? "the trace database cannot be read" : why);
@@ -417,7 +408,7 @@ long qry_export_read(struct qry_export *e, char *buf, size_t max)
 		e->off = 0;
 		if (e->phase == EX_DONE)
 			return 0;
-		if (ex_fill(e) != 0 || e->out.oom || e->failed)
+		if (ex_fill(e) != 0 || e->out.oom || e->args.err)
 			return -1;
 	}
 	n = e->out.len - e->off < max ? e->out.len - e->off : max;
@@ -430,8 +421,8 @@ void qry_export_close(struct qry_export *e)
 {
 	if (e == NULL)
 		return;
-	sqlite3_finalize(e->st);
-	sqlite3_finalize(e->args);
+	qcur_close(&e->st, 0);
+	qcur_close(&e->args, 0);
 	sqlite3_close(e->db);
 	jb_fini(&e->out);
 	free(e->proc_name);

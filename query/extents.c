@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 int qext_add(struct qextents *e, int64_t ord, int64_t id, int64_t count)
 {
@@ -23,21 +23,26 @@ int qext_add(struct qextents *e, int64_t ord, int64_t id, int64_t count)
 	return SQLITE_DONE;
 }
 
-int qext_read(struct qextents *e, sqlite3_stmt *st, int64_t track, int64_t depth)
+int qext_read(struct qextents *e, struct qcur *c, int64_t track, int64_t depth)
 {
-	int rc;
+	int rc = SQLITE_DONE;
 
 	e->n = 0;
 	e->rows = 0;
-	sqlite3_bind_int64(st, 1, track);
-	sqlite3_bind_int64(st, 2, depth);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		rc = qext_add(e, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
-		if (rc != SQLITE_DONE)
-			break;
+	qcur_bind(c, 1, track);
+	qcur_bind(c, 2, depth);
+	while (rc == SQLITE_DONE && qcur_step(c))
+		rc = qext_add(e, qcur_int(c, 0), qcur_int(c, 1), qcur_int(c, 2));
+	qcur_reset(c);
+	if (rc == SQLITE_NOMEM)
+		return -1;
+	if (rc != SQLITE_DONE)
+		qcur_fail(c, rc);
+	if (c->err) {
+		e->n = 0;
+		e->rows = 0;
 	}
-	sqlite3_reset(st);
-	return rc;
+	return 0;
 }
 
 void qext_free(struct qextents *e)

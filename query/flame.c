@@ -19,8 +19,8 @@
  * from its nodes or from its slices).
  */
 #include "../tracedb/tracedb.h"
+#include "cursor.h"
 #include "keymap.h"
-#include "query_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,9 +152,13 @@ static int flame_visit(void *ctx, const struct qry_area_slice *s, size_t n, int3
 	return 0;
 }
 
-/* What reading one track's stored nodes needs. */
+/* What reading one track's stored nodes needs. A read that fails, or a row
+ * not as ingest writes them (SQLITE_CORRUPT), is left in its cursor and
+ * stops the graph (stored_failed). */
 struct stored {
-	sqlite3_stmt *nodes, *last, *depth;
+	struct qcur nodes;  /* a track's rows of nodes, in order */
+	struct qcur last;   /* its last row */
+	struct qcur depth;  /* its deepest slice depth, and whether it is async */
 	struct sadded { /* by node of the track: */
 		int32_t tag;   /* what flame_add returned */
 		int64_t count, total; /* what it added there (stored_undo) */
@@ -181,12 +185,13 @@ static int flame_closed_below(const struct flame *f, const struct stored *sd, in
  * the track's later nodes. */
 static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *depth, int *closed)
 {
-	const uint8_t *p = sqlite3_column_blob(sd->nodes, 2);
-	const uint8_t *end = p + sqlite3_column_bytes(sd->nodes, 2);
-	int64_t k, n = sqlite3_column_int64(sd->nodes, 1);
+	int len;
+	const uint8_t *p = qcur_blob(&sd->nodes, 2, &len);
+	const uint8_t *end = p + len;
+	int64_t k, n = qcur_int(&sd->nodes, 1);
 	uint64_t v[STACKS_WORDS] = { 0 };
 
-	if (sqlite3_column_int64(sd->nodes, 0) != *i || n < 0 || n > TRACEDB_STACKS_CHUNK)
+	if (qcur_int(&sd->nodes, 0) != *i || n < 0 || n > TRACEDB_STACKS_CHUNK)
 		return QRY_EDB; /* not as ingest writes them */
 	if ((size_t)(*i + n) > sd->cap) {
 		size_t cap = (size_t)(*i + n) * 2;
@@ -231,44 +236,49 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	return QRY_OK;
 }
 
+static int stored_failed(const struct stored *sd)
+{
+	return sd->nodes.err || sd->last.err || sd->depth.err;
+}
+
 /* The track's deepest slice depth (tracks.max_depth), -1 for none; sets
  * sd->lanes. */
-static int stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth)
+static void stored_max_depth(struct stored *sd, int64_t track, int64_t *max_depth)
 {
-	int rc;
-
-	sqlite3_reset(sd->depth);
-	sqlite3_bind_int64(sd->depth, 1, track);
-	rc = sqlite3_step(sd->depth);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return QRY_EDB;
-	*max_depth = rc == SQLITE_ROW ? sqlite3_column_int64(sd->depth, 0) : -1;
-	sd->lanes = rc == SQLITE_ROW && sqlite3_column_int(sd->depth, 1);
-	return QRY_OK;
+	*max_depth = -1;
+	sd->lanes = 0;
+	qcur_bind(&sd->depth, 1, track);
+	if (qcur_step(&sd->depth)) {
+		*max_depth = qcur_int(&sd->depth, 0);
+		sd->lanes = qcur_int(&sd->depth, 1) != 0;
+	}
+	qcur_reset(&sd->depth);
 }
 
 /* Adds one track's stored nodes, the first *added of them by the end;
  * *ok = 0 when they do not suffice (the track keeps fewer depths than the
- * graph could use: its slices reach max_depth). QRY_OK, or an error. */
+ * graph could use: its slices reach max_depth). QRY_OK, or QRY_ENOMEM; a
+ * read error or a damaged row is left in sd->nodes. */
 static int stored_track(struct flame *f, struct stored *sd, int64_t track, int64_t max_depth, int *ok,
 			int64_t *added)
 {
 	int64_t i = 0, depth = -1;
-	int rc, closed = 0;
+	int rc = QRY_OK, closed = 0;
 
 	*ok = 1;
 	*added = 0;
-	sqlite3_reset(sd->nodes);
-	sqlite3_bind_int64(sd->nodes, 1, track);
-	while ((rc = sqlite3_step(sd->nodes)) == SQLITE_ROW) {
-		int qrc = stored_row(f, sd, &i, &depth, &closed);
-
+	qcur_bind(&sd->nodes, 1, track);
+	while (rc == QRY_OK && !closed && qcur_step(&sd->nodes)) {
+		rc = stored_row(f, sd, &i, &depth, &closed);
 		*added = i;
-		if (qrc != QRY_OK || closed)
-			return qrc;
 	}
-	if (rc != SQLITE_DONE)
-		return QRY_EDB;
+	qcur_reset(&sd->nodes);
+	if (rc == QRY_EDB) { /* not as ingest writes them */
+		qcur_fail(&sd->nodes, SQLITE_CORRUPT);
+		rc = QRY_OK;
+	}
+	if (rc != QRY_OK || closed || sd->nodes.err)
+		return rc;
 	/* no node: no slice (depth 0's nodes are always kept) */
 	*ok = i == 0 || depth >= max_depth || flame_closed_below(f, sd, depth);
 	return QRY_OK;
@@ -311,35 +321,82 @@ enum { PLAN_SLICES, PLAN_NODES, PLAN_TRY_NODES };
  * graph can take nothing deeper than they reach; else from its slices
  * (PLAN_SLICES), unless its nodes may fill the graph, which then could
  * take nothing deeper (PLAN_TRY_NODES: known once they are added, and
- * taken back if not). *max_depth: the track's deepest slice depth. */
-static int stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan, int64_t *max_depth)
+ * taken back if not). *max_depth: the track's deepest slice depth. A read
+ * error or a damaged row is left in sd's cursors. */
+static void stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan, int64_t *max_depth)
 {
 	uint64_t v[STACKS_WORDS] = { 0 };
 	int64_t last = -1, nodes = 0;
-	int rc;
 
-	sqlite3_reset(sd->last);
-	sqlite3_bind_int64(sd->last, 1, track);
-	if ((rc = sqlite3_step(sd->last)) == SQLITE_ROW) {
-		const uint8_t *p = sqlite3_column_blob(sd->last, 2);
-		const uint8_t *end = p + sqlite3_column_bytes(sd->last, 2);
+	qcur_bind(&sd->last, 1, track);
+	if (qcur_step(&sd->last)) {
+		int len;
+		const uint8_t *p = qcur_blob(&sd->last, 2, &len);
+		const uint8_t *end = p + len;
 
-		nodes = sqlite3_column_int64(sd->last, 0) + sqlite3_column_int64(sd->last, 1);
+		nodes = qcur_int(&sd->last, 0) + qcur_int(&sd->last, 1);
 		while (p < end)
-			if (tracedb_stacks_next(&p, end, v) != 0)
-				return QRY_EDB;
+			if (tracedb_stacks_next(&p, end, v) != 0) {
+				qcur_fail(&sd->last, SQLITE_CORRUPT);
+				break;
+			}
 		last = (int64_t)v[STACKW_DEPTH];
-	} else if (rc != SQLITE_DONE) {
-		return QRY_EDB;
 	}
-	if (stored_max_depth(sd, track, max_depth) != QRY_OK)
-		return QRY_EDB;
+	qcur_reset(&sd->last);
+	stored_max_depth(sd, track, max_depth);
 	/* no node: no slice (depth 0's nodes are always kept) */
 	if (last < 0 || last >= *max_depth || flame_closed_below(f, sd, last))
 		*plan = PLAN_NODES;
 	else
 		*plan = f->n + (uint64_t)nodes >= f->max_nodes ? PLAN_TRY_NODES : PLAN_SLICES;
+}
+
+static int stored_open(struct stored *sd, sqlite3 *db, struct qry_error *err)
+{
+	if (qcur_open(&sd->nodes, db,
+		      "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? ORDER BY first_node",
+		      err) != QRY_OK ||
+	    qcur_open(&sd->last, db,
+		      "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
+		      "ORDER BY first_node DESC LIMIT 1",
+		      err) != QRY_OK ||
+	    qcur_open(&sd->depth, db, "SELECT max_depth, kind = 'async' FROM tracks WHERE id = ?", err) != QRY_OK)
+		return err->code;
 	return QRY_OK;
+}
+
+/* Returns first, or the first error of sd's cursors. */
+static int stored_close(struct stored *sd, int first)
+{
+	first = qcur_close(&sd->nodes, first);
+	first = qcur_close(&sd->last, first);
+	return qcur_close(&sd->depth, first);
+}
+
+/* Builds one track's part of the graph of the whole trace (flame_whole),
+ * from its stored nodes or from its slices. QRY_OK (a read error or a
+ * damaged row is left in sd's cursors), or an error told in err. */
+static int flame_whole_track(sqlite3 *db, struct flame *f, struct stored *sd, int64_t track, int64_t start,
+			     int64_t end, struct qry_error *err)
+{
+	size_t n0 = f->n;
+	int plan = PLAN_SLICES, truncated0 = f->truncated, ok = 1, rc = QRY_OK;
+	int32_t max_depth0 = f->max_depth;
+	int64_t added = 0, max_depth = -1;
+
+	stored_plan(f, sd, track, &plan, &max_depth);
+	if (plan != PLAN_SLICES && !stored_failed(sd) &&
+	    (rc = stored_track(f, sd, track, max_depth, &ok, &added)) == QRY_OK && !stored_failed(sd) && !ok) {
+		if (plan == PLAN_NODES) /* they keep every depth, or the graph was closed */
+			qcur_fail(&sd->nodes, SQLITE_CORRUPT);
+		else if ((rc = stored_undo(f, sd, added, n0, truncated0, max_depth0)) == QRY_OK)
+			plan = PLAN_SLICES;
+	}
+	if (rc != QRY_OK)
+		return qry_fail(err, rc, "out of memory while reading the selection");
+	if (stored_failed(sd) || plan != PLAN_SLICES)
+		return QRY_OK;
+	return qry_area_scan(db, &track, 1, start, end, flame_visit, f, err);
 }
 
 /* The graph of a selection of the whole trace, [start, end], track by
@@ -350,46 +407,17 @@ static int flame_whole(sqlite3 *db, struct flame *f, const int64_t *tracks, size
 {
 	struct stored *sd = calloc(1, sizeof(*sd));
 	size_t i;
-	int rc = QRY_OK, scan_failed = 0;
+	int rc;
 
 	if (sd == NULL)
 		return qry_fail(err, QRY_ENOMEM, "out of memory while reading the selection");
-	if (sqlite3_prepare_v2(db, "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
-				   "ORDER BY first_node", -1, &sd->nodes, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT first_node, count, nodes FROM track_stacks WHERE track_id = ? "
-			       "ORDER BY first_node DESC LIMIT 1",
-			       -1, &sd->last, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT max_depth, kind = 'async' FROM tracks WHERE id = ?", -1, &sd->depth, NULL) != SQLITE_OK)
-		rc = QRY_EDB;
-	for (i = 0; i < ntracks && rc == QRY_OK; i++) {
-		size_t n0 = f->n;
-		int plan = PLAN_SLICES, truncated0 = f->truncated, ok = 1;
-		int32_t max_depth0 = f->max_depth;
-		int64_t added = 0, max_depth = -1;
-
-		if ((rc = stored_plan(f, sd, tracks[i], &plan, &max_depth)) != QRY_OK)
-			break;
-		if (plan != PLAN_SLICES &&
-		    (rc = stored_track(f, sd, tracks[i], max_depth, &ok, &added)) == QRY_OK && !ok) {
-			if (plan == PLAN_NODES) /* they keep every depth, or the graph was closed */
-				rc = QRY_EDB;
-			else if ((rc = stored_undo(f, sd, added, n0, truncated0, max_depth0)) == QRY_OK)
-				plan = PLAN_SLICES;
-		}
-		if (rc == QRY_OK && plan == PLAN_SLICES)
-			scan_failed = (rc = qry_area_scan(db, &tracks[i], 1, start, end, flame_visit, f, err)) != QRY_OK;
-	}
-	sqlite3_finalize(sd->nodes);
-	sqlite3_finalize(sd->last);
-	sqlite3_finalize(sd->depth);
+	rc = stored_open(sd, db, err);
+	for (i = 0; i < ntracks && rc == QRY_OK && !stored_failed(sd); i++)
+		rc = flame_whole_track(db, f, sd, tracks[i], start, end, err);
+	rc = qcur_done(rc, stored_close(sd, 0), err);
 	free(sd->added);
 	free(sd);
-	if (rc == QRY_OK || scan_failed) /* the scan's error is told already */
-		return rc;
-	if (rc == QRY_ENOMEM)
-		return qry_fail(err, rc, "out of memory while reading the selection");
-	return qry_fail(err, rc, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	return rc;
 }
 
 /* Names by string id, looked up once each (a direct-mapped cache). */
@@ -398,23 +426,19 @@ struct name_cache {
 	char *str[4096];
 };
 
-static const char *name_get(struct name_cache *nc, sqlite3_stmt *st, int64_t id, int *step)
+/* The text of string id through c ("" when there is none); a read error
+ * is left in c. */
+static const char *name_get(struct name_cache *nc, struct qcur *c, int64_t id)
 {
 	size_t k = (size_t)id & 4095;
-	const unsigned char *s;
 
-	*step = SQLITE_ROW;
 	if (nc->str[k] != NULL && nc->id[k] == id)
 		return nc->str[k];
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, id);
-	*step = sqlite3_step(st);
-	s = *step == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+	qcur_bind(c, 1, id);
 	free(nc->str[k]);
-	nc->str[k] = strdup(s != NULL ? (const char *)s : "");
+	nc->str[k] = strdup(qcur_step(c) ? qcur_text(c, 0) : "");
 	nc->id[k] = id;
-	if (*step == SQLITE_DONE)
-		*step = SQLITE_ROW;
+	qcur_reset(c);
 	return nc->str[k] != NULL ? nc->str[k] : "";
 }
 
@@ -422,10 +446,10 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 {
 	struct name_cache *nc = calloc(1, sizeof(*nc));
 	uint8_t *gone = calloc(f->n + 1, 1); /* by node: left out */
-	sqlite3_stmt *st = NULL;
+	struct qcur c;
 	int64_t all = 0;
 	size_t i, hidden = 0;
-	int rc = QRY_OK;
+	int rc;
 
 	if (nc == NULL || gone == NULL) {
 		free(nc);
@@ -438,20 +462,17 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 		if (f->node[i].parent < 0)
 			all = tracedb_wrap_add(all, f->node[i].total);
 
-	if (sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		err->code = QRY_EDB;
-		snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	if ((rc = qcur_open(&c, db, "SELECT str FROM strings WHERE id = ?", err)) != QRY_OK) {
 		free(nc);
 		free(gone);
-		return QRY_EDB;
+		return rc;
 	}
 	jb_obj(out);
 	jb_key(out, "nodes");
 	jb_arr(out);
-	for (i = 0; i < f->n; i++) {
+	for (i = 0; i < f->n && !c.err; i++) {
 		const struct fnode *nd = &f->node[i];
 		const char *name;
-		int step;
 
 		/* too narrow to see: under 1/FLAME_MIN_PARTS of the range, in 128
 		 * bits, since a total of 5.3 days (2^63 / 20000 ns) would
@@ -462,12 +483,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 			hidden++;
 			continue;
 		}
-		name = name_get(nc, st, nd->name_id, &step);
-		if (step != SQLITE_ROW) {
-			err->code = rc = QRY_EDB;
-			snprintf(err->msg, sizeof(err->msg), "the trace database cannot be read: %s", sqlite3_errmsg(db));
-			break;
-		}
+		name = name_get(nc, &c, nd->name_id);
 		jb_obj(out);
 		jb_key(out, "id");
 		jb_i64(out, (int64_t)i);
@@ -491,7 +507,7 @@ static int put_flame(sqlite3 *db, const struct flame *f, struct jbuf *out, struc
 	jb_key(out, "truncated");
 	jb_bool(out, f->truncated);
 	jb_obj_end(out);
-	sqlite3_finalize(st);
+	rc = qcur_done(QRY_OK, qcur_close(&c, 0), err);
 	for (i = 0; i < 4096; i++)
 		free(nc->str[i]);
 	free(nc);

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 enum { META_PROCESSES = 64 }; /* processes named in the summary, by pid */
 
@@ -15,29 +15,26 @@ enum { META_PROCESSES = 64 }; /* processes named in the summary, by pid */
 static int rows_json(sqlite3 *db, const char *key, const char *sql, const char *const *members, const int *is_u64,
 		     int ncol, struct jbuf *b, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, i;
+	struct qcur c;
+	int i;
 
 	jb_key(b, key);
 	jb_arr(b);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if (qcur_open(&c, db, sql, err) != QRY_OK)
+		return err->code;
+	while (qcur_step(&c)) {
 		jb_obj(b);
 		for (i = 0; i < ncol; i++) {
 			jb_key(b, members[i]);
 			if (is_u64[i])
-				jb_u64(b, (uint64_t)sqlite3_column_int64(st, i));
+				jb_u64(b, (uint64_t)qcur_int(&c, i));
 			else
-				jb_column(b, st, i);
+				qcur_put(&c, b, i);
 		}
 		jb_obj_end(b);
 	}
-	sqlite3_finalize(st);
 	jb_arr_end(b);
-	if (rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(rc));
-	return QRY_OK;
+	return qcur_done(QRY_OK, qcur_close(&c, 0), err);
 }
 
 int qry_trace_metadata(sqlite3 *db, struct jbuf *b, struct qry_error *err)
@@ -62,32 +59,27 @@ int qry_trace_metadata(sqlite3 *db, struct jbuf *b, struct qry_error *err)
 int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
 		   struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct qcur c;
+	int rc = qcur_open(&c, db,
+			   "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
+			   "JOIN strings s ON s.id = n.name_id",
+			   err);
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
-			       "JOIN strings s ON s.id = n.name_id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (rc == QRY_OK && qcur_step(&c)) {
 		struct qry_name_stat n;
+		int len;
 
-		if ((n.name = (const char *)sqlite3_column_text(st, 0)) == NULL)
+		if (qcur_is_null(&c, 0))
 			continue;
-		n.count = sqlite3_column_int64(st, 1);
-		n.ended = sqlite3_column_int64(st, 2);
-		n.total_ns = sqlite3_column_int64(st, 3);
-		n.max_ns = sqlite3_column_int64(st, 4);
-		n.sketch = sqlite3_column_blob(st, 5);
-		n.sketch_len = (size_t)sqlite3_column_bytes(st, 5);
-		if (fn(ctx, &n) != 0) {
-			sqlite3_finalize(st);
-			return qry_fail(err, QRY_EDB, "the name statistics could not be kept");
-		}
+		n.name = qcur_text(&c, 0);
+		n.count = qcur_int(&c, 1);
+		n.ended = qcur_int(&c, 2);
+		n.total_ns = qcur_int(&c, 3);
+		n.max_ns = qcur_int(&c, 4);
+		n.sketch = qcur_blob(&c, 5, &len);
+		n.sketch_len = (size_t)len;
+		if (c.err == 0 && fn(ctx, &n) != 0) /* a value SQLite could not hand over is not handed on */
+			rc = qry_fail(err, QRY_EDB, "the name statistics could not be kept");
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(rc));
-	return QRY_OK;
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 int qry_overview_pass_rows = 4;
 
@@ -34,18 +34,26 @@ struct ov_proc {
 	uint32_t *counts; /* buckets */
 };
 
+/* What counting reads through, and where. A read that fails, or a record
+ * that does not decode, is left as its cursor's error and stops the count
+ * (ov_failed). */
 struct ov_ctx {
-	sqlite3_stmt *raw;   /* ts of slices by id range */
-	sqlite3_stmt *lod;   /* records of one (track, depth, level) */
-	sqlite3_stmt *ext;   /* extents (QEXT_SQL) */
+	struct qcur runs;    /* every (track, depth) with its process and levels */
+	struct qcur raw;     /* ts of slices by id range */
+	struct qcur lod;     /* records of one (track, depth, level) */
+	struct qcur ext;     /* extents (QEXT_SQL) */
 	struct qextents e;   /* where the current (track, depth)'s slices lie */
 	int64_t start, end;
 	uint32_t buckets;
 	uint32_t *counts;    /* the current process's row */
 	int narrow;          /* the window was given: bound each run's rows to it */
 	int aligned;         /* buckets are 1 << aligned ns starting at a multiple of it; else -1 */
-	int failed;          /* an SQLite error: the sqlite3_step result */
 };
+
+static int ov_failed(const struct ov_ctx *c)
+{
+	return c->runs.err || c->raw.err || c->lod.err || c->ext.err;
+}
 
 /* The overview bucket of ts; -1 before the window, buckets after it. */
 static int64_t ov_bucket(const struct ov_ctx *c, int64_t ts)
@@ -65,47 +73,35 @@ static void ov_add(struct ov_ctx *c, int64_t ts, uint32_t n)
 		c->counts[b] += n;
 }
 
-static int ov_step(struct ov_ctx *c, sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE && !c->failed)
-		c->failed = rc;
-	return rc == SQLITE_ROW;
-}
-
 /* Counts the rows [lo, hi] (ordinals) one by one. */
 static void ov_raw(struct ov_ctx *c, int64_t lo, int64_t hi)
 {
 	int64_t a, b;
 
-	while (qext_piece(&c->e, &lo, hi, &a, &b)) {
-		sqlite3_bind_int64(c->raw, 1, a);
-		sqlite3_bind_int64(c->raw, 2, b);
-		while (ov_step(c, c->raw))
-			ov_add(c, sqlite3_column_int64(c->raw, 0), 1);
-		sqlite3_reset(c->raw);
+	while (!c->raw.err && qext_piece(&c->e, &lo, hi, &a, &b)) {
+		qcur_bind(&c->raw, 1, a);
+		qcur_bind(&c->raw, 2, b);
+		while (qcur_step(&c->raw))
+			ov_add(c, qcur_int(&c->raw, 0), 1);
+		qcur_reset(&c->raw);
 	}
 }
 
-/* The start of the row of ordinal ord; 0 with c->failed set when it
- * cannot be read. */
+/* The start of the row of ordinal ord; 0, with the error left in c->raw,
+ * when it cannot be read. */
 static int64_t ov_ts(struct ov_ctx *c, int64_t ord)
 {
 	int64_t lo = ord, a, b, ts = 0;
 
 	if (!qext_piece(&c->e, &lo, ord, &a, &b)) {
-		if (!c->failed)
-			c->failed = SQLITE_CORRUPT;
+		qcur_fail(&c->raw, SQLITE_CORRUPT);
 		return 0;
 	}
-	sqlite3_bind_int64(c->raw, 1, a);
-	sqlite3_bind_int64(c->raw, 2, a);
-	if (ov_step(c, c->raw))
-		ts = sqlite3_column_int64(c->raw, 0);
-	else if (!c->failed)
-		c->failed = SQLITE_CORRUPT; /* an extent names a row that is not there */
-	sqlite3_reset(c->raw);
+	qcur_bind(&c->raw, 1, a);
+	qcur_bind(&c->raw, 2, a);
+	if (qcur_step_required(&c->raw)) /* an extent names it */
+		ts = qcur_int(&c->raw, 0);
+	qcur_reset(&c->raw);
 	return ts;
 }
 
@@ -115,7 +111,7 @@ static int64_t ov_lower(struct ov_ctx *c, int64_t ts)
 {
 	int64_t lo = 0, hi = c->e.rows;
 
-	while (lo < hi && !c->failed) {
+	while (lo < hi && !ov_failed(c)) {
 		int64_t mid = lo + (hi - lo) / 2;
 
 		if (ov_ts(c, mid) < ts)
@@ -168,13 +164,11 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 	int level = c->aligned >= 0 ? ov_level(levels, INT64_C(1) << c->aligned)
 				    : ov_level(levels, width > (double)(INT64_C(1) << 62) ? INT64_C(1) << 62 : (int64_t)width);
 	int64_t cur = 0, last;
-	int rc = qext_read(&c->e, c->ext, track, depth);
 
-	if (rc != SQLITE_DONE) {
-		if (!c->failed)
-			c->failed = rc;
+	if (qext_read(&c->e, &c->ext, track, depth) != 0)
+		qcur_fail(&c->ext, SQLITE_NOMEM);
+	if (c->ext.err)
 		return;
-	}
 	last = c->e.rows - 1;
 	if (c->narrow) { /* only the rows that start in the window (searched
 			  * for only past the run's ends: the minimap's window
@@ -193,22 +187,22 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 		ov_raw(c, cur, last);
 		return;
 	}
-	sqlite3_bind_int64(c->lod, 1, track);
-	sqlite3_bind_int64(c->lod, 2, depth);
-	sqlite3_bind_int64(c->lod, 3, level);
-	sqlite3_bind_int64(c->lod, 4, c->start >> level);
-	sqlite3_bind_int64(c->lod, 5, c->end >> level);
-	while (ov_step(c, c->lod)) {
-		const uint8_t *p = sqlite3_column_blob(c->lod, 0);
-		const uint8_t *end = p + sqlite3_column_bytes(c->lod, 0);
+	qcur_bind(&c->lod, 1, track);
+	qcur_bind(&c->lod, 2, depth);
+	qcur_bind(&c->lod, 3, level);
+	qcur_bind(&c->lod, 4, c->start >> level);
+	qcur_bind(&c->lod, 5, c->end >> level);
+	while (qcur_step(&c->lod)) {
+		int len;
+		const uint8_t *p = qcur_blob(&c->lod, 0, &len);
+		const uint8_t *end = p + len;
 		uint64_t v[LOD_WORDS] = { 0 };
 
 		while (p < end) {
 			int64_t last_start;
 
 			if (tracedb_lod_next(&p, end, v) != 0) {
-				if (!c->failed)
-					c->failed = SQLITE_CORRUPT;
+				qcur_fail(&c->lod, SQLITE_CORRUPT); /* and the walk ends */
 				break;
 			}
 			if ((int64_t)v[LODW_LAST] < cur)
@@ -227,35 +221,32 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 			cur = (int64_t)v[LODW_LAST] + 1;
 		}
 	}
-	sqlite3_reset(c->lod);
+	qcur_reset(&c->lod);
 	ov_raw(c, cur, last);
 }
 
 /* The ends of the window not asked for (qry_window) become the first and
- * last slice starts (each run's first and last row: no scan). 0, or -1 on
- * an error. */
-static int ov_bounds(sqlite3 *db, struct ov_ctx *c, int def_start, int def_end)
+ * last slice starts (each run's first and last row: no scan). QRY_OK, or
+ * QRY_EDB. */
+static int ov_bounds(sqlite3 *db, struct ov_ctx *c, int def_start, int def_end, struct qry_error *err)
 {
-	sqlite3_stmt *st;
-	int rc;
-
+	struct qcur q;
 	/* a group's first row starts first, its last one last */
-	if (sqlite3_prepare_v2(db, "SELECT min(a.ts), max(b.ts) FROM track_depths d "
-				   "JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
-				   "JOIN slices a ON a.id = x.first_id JOIN slices b ON b.id = x.first_id + x.count - 1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+	int rc = qcur_open(&q, db,
+			   "SELECT min(a.ts), max(b.ts) FROM track_depths d "
+			   "JOIN extents x ON x.track_id = d.track_id AND x.depth = d.depth "
+			   "JOIN slices a ON a.id = x.first_id JOIN slices b ON b.id = x.first_id + x.count - 1",
+			   err);
+
+	if (rc == QRY_OK && qcur_step(&q) && !qcur_is_null(&q, 0)) {
 		if (def_start)
-			c->start = sqlite3_column_int64(st, 0);
+			c->start = qcur_int(&q, 0);
 		if (def_end)
-			c->end = sqlite3_column_int64(st, 1);
+			c->end = qcur_int(&q, 1);
 	}
-	sqlite3_finalize(st);
 	if (c->end < c->start)
 		c->end = c->start;
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	return qcur_done(rc, qcur_close(&q, 0), err);
 }
 
 static void ov_put(const struct ov_proc *v, size_t n, uint32_t buckets, struct jbuf *out)
@@ -283,11 +274,56 @@ static void ov_put(const struct ov_proc *v, size_t n, uint32_t buckets, struct j
 	jb_obj_end(out);
 }
 
+static int ov_open(struct ov_ctx *c, sqlite3 *db, struct qry_error *err)
+{
+	if (qcur_open(&c->raw, db, "SELECT ts FROM slices WHERE id BETWEEN ? AND ?", err) != QRY_OK ||
+	    /* the chunks that meet buckets [?4, ?5]: from the last one starting
+	     * at or before ?4 on (chunks do not overlap) */
+	    qcur_open(&c->lod, db,
+		      "SELECT buckets FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 "
+		      "AND first_bucket <= ?5 AND first_bucket >= coalesce((SELECT max(first_bucket) "
+		      "FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 AND first_bucket <= ?4), ?4) "
+		      "ORDER BY first_bucket",
+		      err) != QRY_OK ||
+	    qcur_open(&c->ext, db, QEXT_SQL, err) != QRY_OK ||
+	    qcur_open(&c->runs, db,
+		      "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
+		      "FROM track_depths d JOIN tracks t ON t.id = d.track_id "
+		      "ORDER BY coalesce(t.pid, 0) < 0, 1, 2, 3", /* pids unsigned */
+		      err) != QRY_OK)
+		return err->code;
+	return QRY_OK;
+}
+
+/* Returns first, or the first error of c's cursors. */
+static int ov_close(struct ov_ctx *c, int first)
+{
+	first = qcur_close(&c->runs, first);
+	first = qcur_close(&c->raw, first);
+	first = qcur_close(&c->lod, first);
+	first = qcur_close(&c->ext, first);
+	qext_free(&c->e);
+	return first;
+}
+
+/* Appends process pid, its counts zeroed: 0, or -1 when out of memory. */
+static int ov_proc_add(struct ov_proc **v, size_t *n, int64_t pid, uint32_t buckets)
+{
+	struct ov_proc *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (nv == NULL)
+		return -1;
+	*v = nv;
+	if ((nv[*n].counts = calloc(buckets, sizeof(uint32_t))) == NULL)
+		return -1;
+	nv[(*n)++].pid = pid;
+	return 0;
+}
+
 int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, struct jbuf *out, struct qry_error *err)
 {
 	struct ov_ctx c = { 0 };
 	struct ov_proc *v = NULL;
-	sqlite3_stmt *runs = NULL;
 	size_t n = 0, i;
 	int rc = QRY_OK, def_start, def_end;
 
@@ -297,58 +333,24 @@ int qry_overview(sqlite3 *db, const struct qry_window *w, uint32_t buckets, stru
 	def_start = c.start == INT64_MIN && !w->start_given;
 	def_end = c.end == INT64_MAX && !w->end_given;
 	c.narrow = !def_start || !def_end;
-	if ((def_start || def_end) && ov_bounds(db, &c, def_start, def_end) != 0) {
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		goto out_finalize;
-	}
-	if (sqlite3_prepare_v2(db, "SELECT ts FROM slices WHERE id BETWEEN ? AND ?", -1, &c.raw, NULL) != SQLITE_OK ||
-	    /* the chunks that meet buckets [?4, ?5]: from the last one starting
-	     * at or before ?4 on (chunks do not overlap) */
-	    sqlite3_prepare_v2(db, "SELECT buckets FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 "
-				   "AND first_bucket <= ?5 AND first_bucket >= coalesce((SELECT max(first_bucket) "
-				   "FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 AND first_bucket <= ?4), ?4) "
-				   "ORDER BY first_bucket",
-			       -1, &c.lod, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, QEXT_SQL, -1, &c.ext, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT coalesce(t.pid, 0), d.track_id, d.depth, d.lod_levels "
-				   "FROM track_depths d JOIN tracks t ON t.id = d.track_id "
-				   "ORDER BY coalesce(t.pid, 0) < 0, 1, 2, 3", /* pids unsigned */
-			       -1, &runs, NULL) != SQLITE_OK) {
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		goto out_finalize;
-	}
+	if ((def_start || def_end) && (rc = ov_bounds(db, &c, def_start, def_end, err)) != QRY_OK)
+		return rc;
+	rc = ov_open(&c, db, err);
 	c.aligned = ov_aligned(&c);
-	while (ov_step(&c, runs)) {
-		int64_t pid = sqlite3_column_int64(runs, 0);
+	while (rc == QRY_OK && !ov_failed(&c) && qcur_step(&c.runs)) {
+		int64_t pid = qcur_int(&c.runs, 0);
 
-		if (n == 0 || v[n - 1].pid != pid) {
-			struct ov_proc *nv = realloc(v, (n + 1) * sizeof(*v));
-
-			if (nv == NULL || (nv[n].counts = calloc(buckets, sizeof(uint32_t))) == NULL) {
-				v = nv ? nv : v;
-				rc = qry_fail(err, QRY_ENOMEM, "out of memory");
-				goto out_free;
-			}
-			v = nv;
-			v[n++].pid = pid;
+		if ((n == 0 || v[n - 1].pid != pid) && ov_proc_add(&v, &n, pid, buckets) != 0) {
+			rc = qry_fail(err, QRY_ENOMEM, "out of memory");
+			break;
 		}
 		c.counts = v[n - 1].counts;
-		ov_run(&c, sqlite3_column_int64(runs, 1), sqlite3_column_int64(runs, 2),
-		       (uint64_t)sqlite3_column_int64(runs, 3));
+		ov_run(&c, qcur_int(&c.runs, 1), qcur_int(&c.runs, 2), (uint64_t)qcur_int(&c.runs, 3));
 	}
-	if (c.failed)
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(c.failed));
-	else
+	if ((rc = qcur_done(rc, ov_close(&c, 0), err)) == QRY_OK)
 		ov_put(v, n, buckets, out);
-out_free:
 	for (i = 0; i < n; i++)
 		free(v[i].counts);
 	free(v);
-out_finalize:
-	sqlite3_finalize(runs);
-	sqlite3_finalize(c.raw);
-	sqlite3_finalize(c.lod);
-	sqlite3_finalize(c.ext);
-	qext_free(&c.e);
 	return rc;
 }

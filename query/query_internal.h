@@ -32,10 +32,13 @@ struct qextents {
 /* The statement qext_read steps: bound to (track_id, depth). */
 #define QEXT_SQL "SELECT first_ord, first_id, count FROM extents WHERE track_id = ?1 AND depth = ?2 ORDER BY first_ord"
 
-/* Reads the extents of (track, depth) into e (emptied first) through st
- * (QEXT_SQL), and resets st. Returns SQLITE_DONE, SQLITE_NOMEM, an error
- * of the step, or SQLITE_CORRUPT when the extents leave a gap. */
-int qext_read(struct qextents *e, sqlite3_stmt *st, int64_t track, int64_t depth);
+struct qcur;
+
+/* Reads the extents of (track, depth) into e (emptied first) through c
+ * (QEXT_SQL, cursor.h), and resets c: 0, or -1 when out of memory. A
+ * database error, or extents that leave a gap (SQLITE_CORRUPT), are left
+ * as c's error, and the group then has no rows. */
+int qext_read(struct qextents *e, struct qcur *c, int64_t track, int64_t depth);
 /* Appends the group's next extent: SQLITE_DONE, SQLITE_NOMEM, or
  * SQLITE_CORRUPT when it does not start at ordinal e->rows. */
 int qext_add(struct qextents *e, int64_t ord, int64_t id, int64_t count);

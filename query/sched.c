@@ -161,7 +161,7 @@ int qry_sched(sqlite3 *db, int64_t cpu, const struct qry_window *w, struct jbuf 
 	if (qcur_step(&t)) {
 		track = qcur_int(&t, 0);
 		level = qlod_level(w->resolution, (uint64_t)qcur_int(&t, 1));
-		if (qwin_extents(&c.runs, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &t, 2, c.runs.rows) != 0) {
+		if (qext_read(&c.runs, &c.ext, track, 0) != 0 || qwin_marks(&c.marks, &t, 2, c.runs.rows) != 0) {
 			rc = qry_fail(err, QRY_ENOMEM, "out of memory");
 			goto out_close;
 		}

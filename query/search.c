@@ -20,18 +20,18 @@
 #include <string.h>
 
 #include "../tracedb/tracedb.h"
-#include "query_internal.h"
+#include "cursor.h"
 
 enum { MERGE_MAX_NAMES = 4096 };
 
 /* One name's slices in (ts, id) order (or its reverse), a chunk at a time. */
 struct stream {
-	sqlite3_stmt *st; /* the name's chunks, in the stream's direction */
+	struct qcur cur;  /* the name's chunks, in the stream's direction */
 	int64_t *ts, *id; /* the current chunk, decoded: TRACEDB_NAMES_CHUNK slots each */
 	int n;            /* pairs in the current chunk */
 	int i;            /* the current pair, 0 <= i < n while live */
 	int backward;     /* walks from the latest slice to the earliest */
-	int live;         /* 0 once every chunk is used up */
+	int live;         /* 0 once every chunk is used up, or a read failed */
 };
 
 /* Decodes a chunk (its first pair, its count n and the packed others, len
@@ -55,31 +55,32 @@ static int chunk_decode_bytes(int64_t first_ts, int64_t first_id, int64_t n, con
 	return (int)n;
 }
 
-/* Decodes the chunk row st stands on (first_ts, first_id, count, data) into
- * ts/id; returns the pairs, or -1 when the row is damaged. */
-static int chunk_decode(sqlite3_stmt *st, int64_t *ts, int64_t *id)
+/* Decodes the chunk row c stands on (first_ts, first_id, count, data) into
+ * ts/id; returns the pairs, or -1 when the row is damaged, which is left as
+ * c's error. */
+static int chunk_decode(struct qcur *c, int64_t *ts, int64_t *id)
 {
-	return chunk_decode_bytes(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				  sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3), ts, id);
+	int len, n;
+	const uint8_t *p = qcur_blob(c, 3, &len);
+
+	n = chunk_decode_bytes(qcur_int(c, 0), qcur_int(c, 1), qcur_int(c, 2), p, len, ts, id);
+	if (n < 0)
+		qcur_fail(c, SQLITE_CORRUPT);
+	return n;
 }
 
-/* Moves to the next slice in the stream's direction; 0, or -1 on a
- * database error or a damaged chunk. */
-static int stream_next(struct stream *s)
+/* Moves to the next slice in the stream's direction. The stream ends (live
+ * 0) after its last chunk, and on a read error or a damaged chunk, which
+ * are left as its cursor's error. */
+static void stream_next(struct stream *s)
 {
-	int rc;
-
 	if (s->live && (s->backward ? --s->i >= 0 : ++s->i < s->n))
-		return 0;
-	if ((rc = sqlite3_step(s->st)) == SQLITE_DONE) {
-		s->live = 0;
-		return 0;
-	}
-	if (rc != SQLITE_ROW || (s->n = chunk_decode(s->st, s->ts, s->id)) < 0)
-		return -1;
+		return;
+	s->live = 0;
+	if (!qcur_step(&s->cur) || (s->n = chunk_decode(&s->cur, s->ts, s->id)) < 0)
+		return;
 	s->i = s->backward ? s->n - 1 : 0;
 	s->live = 1;
-	return 0;
 }
 
 /* (ts, id) against (ts2, id2): <0, 0, >0. */
@@ -94,51 +95,56 @@ static int pos_cmp(int64_t ts, int64_t id, int64_t ts2, int64_t id2)
 	"SELECT first_ts, first_id FROM name_index WHERE name_id = ?1 AND (first_ts, first_id) <= (?2, ?3) "          \
 	"ORDER BY first_ts DESC, first_id DESC LIMIT 1"
 
+/* The first (ts, id) of the chunk of name holding (ts, id), through hold
+ * (HOLDING_CHUNK_SQL), into *ts0, *id0; left as they are when there is
+ * none (or the read failed: hold keeps the error). */
+static void holding_chunk(struct qcur *hold, int64_t name, int64_t ts, int64_t id, int64_t *ts0, int64_t *id0)
+{
+	qcur_bind(hold, 1, name);
+	qcur_bind(hold, 2, ts);
+	qcur_bind(hold, 3, id);
+	if (qcur_step(hold)) {
+		*ts0 = qcur_int(hold, 0);
+		*id0 = qcur_int(hold, 1);
+	}
+	qcur_reset(hold);
+}
+
 /*
  * Positions a stream of a name: forward on its first slice strictly after
  * (ts, id) (everything when from is QRY_SEARCH_FIRST), backward on its last
- * slice strictly before (ts, id). hold is HOLDING_CHUNK_SQL, prepared once
- * for every name. 0, or -1 on a database error or a damaged chunk.
+ * slice strictly before (ts, id). hold is HOLDING_CHUNK_SQL, open once for
+ * every name. QRY_OK, or QRY_EDB when the stream's statement cannot be
+ * prepared; read errors are left in the cursors.
  */
-static int stream_open(sqlite3 *db, sqlite3_stmt *hold, struct stream *s, int64_t name,
-		       enum qry_search_from from, int64_t ts, int64_t id)
+static int stream_open(sqlite3 *db, struct qcur *hold, struct stream *s, int64_t name,
+		       enum qry_search_from from, int64_t ts, int64_t id, struct qry_error *err)
 {
 	int64_t ts0 = INT64_MIN, id0 = INT64_MIN;
-	int rc;
 
 	s->backward = from == QRY_SEARCH_BEFORE;
-	if (from == QRY_SEARCH_AFTER) {
-		sqlite3_reset(hold);
-		sqlite3_bind_int64(hold, 1, name);
-		sqlite3_bind_int64(hold, 2, ts);
-		sqlite3_bind_int64(hold, 3, id);
-		if ((rc = sqlite3_step(hold)) == SQLITE_ROW) {
-			ts0 = sqlite3_column_int64(hold, 0);
-			id0 = sqlite3_column_int64(hold, 1);
-		} else if (rc != SQLITE_DONE) {
-			return -1;
-		}
-	}
-	if (sqlite3_prepare_v2(db,
-			       s->backward ? "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 "
-					     "AND (first_ts, first_id) < (?2, ?3) ORDER BY first_ts DESC, first_id DESC"
-					   : "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 "
-					     "AND (first_ts, first_id) >= (?2, ?3) ORDER BY first_ts, first_id",
-			       -1, &s->st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(s->st, 1, name);
-	sqlite3_bind_int64(s->st, 2, s->backward ? ts : ts0);
-	sqlite3_bind_int64(s->st, 3, s->backward ? id : id0);
-	do {
-		if (stream_next(s) != 0)
-			return -1;
-	} while (s->live && from != QRY_SEARCH_FIRST &&
-		 (s->backward ? pos_cmp(s->ts[s->i], s->id[s->i], ts, id) >= 0
-			      : pos_cmp(s->ts[s->i], s->id[s->i], ts, id) <= 0));
-	return 0;
+	if (from == QRY_SEARCH_AFTER)
+		holding_chunk(hold, name, ts, id, &ts0, &id0);
+	if (qcur_open(&s->cur, db,
+		      s->backward ? "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 "
+				    "AND (first_ts, first_id) < (?2, ?3) ORDER BY first_ts DESC, first_id DESC"
+				  : "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 "
+				    "AND (first_ts, first_id) >= (?2, ?3) ORDER BY first_ts, first_id",
+		      err) != QRY_OK)
+		return err->code;
+	qcur_bind(&s->cur, 1, name);
+	qcur_bind(&s->cur, 2, s->backward ? ts : ts0);
+	qcur_bind(&s->cur, 3, s->backward ? id : id0);
+	do
+		stream_next(s);
+	while (s->live && from != QRY_SEARCH_FIRST &&
+	       (s->backward ? pos_cmp(s->ts[s->i], s->id[s->i], ts, id) >= 0
+			    : pos_cmp(s->ts[s->i], s->id[s->i], ts, id) <= 0));
+	return QRY_OK;
 }
 
-/* Streams for every name, with their chunk buffers; NULL when out of memory. */
+/* Streams for every name, with their chunk buffers and no statement yet;
+ * NULL when out of memory. */
 static struct stream *streams_create(long n)
 {
 	struct stream *s = calloc((size_t)n + 1, sizeof(*s));
@@ -157,52 +163,52 @@ static struct stream *streams_create(long n)
 	return s;
 }
 
-static void streams_destroy(struct stream *s, long n)
+/* Frees the streams; returns first, or the first error of their cursors
+ * (qcur_close). */
+static int streams_destroy(struct stream *s, long n, int first)
 {
 	long i;
 
 	for (i = 0; s && i < n; i++) {
-		sqlite3_finalize(s[i].st);
+		first = qcur_close(&s[i].cur, first);
 		free(s[i].ts);
 	}
 	free(s);
+	return first;
 }
 
-static int has_index(sqlite3 *db)
+/* Whether the trace has the name index: *yes 1 or 0. QRY_OK or QRY_EDB. */
+static int has_index(sqlite3 *db, int *yes, struct qry_error *err)
 {
-	sqlite3_stmt *st;
-	int yes = 0;
+	struct qcur c;
+	int rc = qcur_open(&c, db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'name_index'", err);
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'name_index'", -1, &st,
-			       NULL) == SQLITE_OK) {
-		yes = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-	}
-	return yes;
+	*yes = rc == QRY_OK && qcur_step(&c);
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
-/* The ids of the slice names containing text (at most max + 1 of them);
- * -1 on a database error. */
-static long matching_names(sqlite3 *db, const char *text, int64_t *ids, long max)
+/* The ids of the slice names containing text, at most max + 1 of them,
+ * into ids, and their number into *n. QRY_OK or QRY_EDB. */
+static int matching_names(sqlite3 *db, const char *text, int64_t *ids, long max, long *n, struct qry_error *err)
 {
-	sqlite3_stmt *st;
-	long n = 0;
+	struct qcur c;
 	int rc;
 
+	*n = 0;
 	/* only names that slices carry, one row each in name_stats (written
 	 * with the name index): the strings table also holds log messages and
 	 * argument values, which may match by the thousand, and scanning it
 	 * took 260 ms on the 4 GB bench trace's 466 K strings (35 names) */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT s.id FROM name_stats n CROSS JOIN strings s ON s.id = n.name_id "
-			       "WHERE instr(lower(s.str), lower(?1)) > 0 ORDER BY n.name_id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= max)
-		ids[n++] = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
+	rc = qcur_open(&c, db,
+		       "SELECT s.id FROM name_stats n CROSS JOIN strings s ON s.id = n.name_id "
+		       "WHERE instr(lower(s.str), lower(?1)) > 0 ORDER BY n.name_id",
+		       err);
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, text);
+		while (*n <= max && qcur_step(&c))
+			ids[(*n)++] = qcur_int(&c, 0);
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
 /* What a search reads its matches from. */
@@ -217,21 +223,24 @@ struct search {
 /*
  * The first limit + 1 slice ids of the page from the name index, in the
  * page's direction (latest first for QRY_SEARCH_BEFORE), merged from one
- * stream per name. Returns how many, or -1 on a database error.
+ * stream per name, into out, and their number into *n. QRY_OK, or an
+ * error.
  */
-static long idx_page(const struct search *q, int64_t *out)
+static int idx_page(const struct search *q, int64_t *out, long *n, struct qry_error *err)
 {
 	const struct qry_search_page *pg = q->pg;
 	struct stream *s = streams_create(q->nnames);
-	sqlite3_stmt *hold = NULL;
-	long i, n = 0;
-	int bad = s == NULL || sqlite3_prepare_v2(q->db, HOLDING_CHUNK_SQL, -1, &hold, NULL) != SQLITE_OK;
-	int dir = pg->from == QRY_SEARCH_BEFORE ? -1 : 1;
+	struct qcur hold;
+	long i;
+	int rc, dir = pg->from == QRY_SEARCH_BEFORE ? -1 : 1;
 
-	for (i = 0; i < q->nnames && !bad; i++)
-		bad = stream_open(q->db, hold, &s[i], q->names[i], pg->from, pg->at_ts, pg->at_id) != 0;
-	sqlite3_finalize(hold);
-	while (!bad && n <= (long)pg->limit) {
+	*n = 0;
+	if (s == NULL)
+		return qry_fail(err, QRY_ENOMEM, "out of memory");
+	rc = qcur_open(&hold, q->db, HOLDING_CHUNK_SQL, err);
+	for (i = 0; i < q->nnames && rc == QRY_OK; i++)
+		rc = stream_open(q->db, &hold, &s[i], q->names[i], pg->from, pg->at_ts, pg->at_id, err);
+	while (rc == QRY_OK && *n <= (long)pg->limit) {
 		long best = -1;
 
 		for (i = 0; i < q->nnames; i++)
@@ -240,152 +249,145 @@ static long idx_page(const struct search *q, int64_t *out)
 				best = i;
 		if (best < 0)
 			break;
-		out[n++] = s[best].id[s[best].i];
-		bad = stream_next(&s[best]) != 0;
+		out[(*n)++] = s[best].id[s[best].i];
+		stream_next(&s[best]);
 	}
-	streams_destroy(s, q->nnames);
-	return bad ? -1 : n;
+	return qcur_done(rc, streams_destroy(s, q->nnames, qcur_close(&hold, 0)), err);
 }
 
 /*
- * The slices of one name strictly before (ts, id) into *n: the counts of its
- * chunks before the one holding the position, and that chunk's pairs before
- * it. st[0] is HOLDING_CHUNK_SQL's twin that returns the chunk, st[1] sums
- * counts. 0, or -1 on a database error or a damaged chunk.
+ * The slices of one name strictly before (ts, id): the counts of its
+ * chunks before the one holding the position, and that chunk's pairs
+ * before it. c[0] is HOLDING_CHUNK_SQL's twin that returns the chunk, c[1]
+ * sums counts; a read error or a damaged chunk is left in them.
  */
-static int idx_name_before(sqlite3_stmt *const st[2], int64_t name, int64_t ts, int64_t id, int64_t *ts_buf,
-			   int64_t *id_buf, int64_t *n)
+static int64_t idx_name_before(struct qcur *c, int64_t name, int64_t ts, int64_t id, int64_t *ts_buf,
+			       int64_t *id_buf)
 {
-	int rc, k, i;
+	int64_t n = 0;
+	int k, i;
 
-	*n = 0;
-	sqlite3_reset(st[0]);
-	sqlite3_bind_int64(st[0], 1, name);
-	sqlite3_bind_int64(st[0], 2, ts);
-	sqlite3_bind_int64(st[0], 3, id);
-	if ((rc = sqlite3_step(st[0])) == SQLITE_DONE)
+	qcur_bind(&c[0], 1, name);
+	qcur_bind(&c[0], 2, ts);
+	qcur_bind(&c[0], 3, id);
+	k = qcur_step(&c[0]) ? chunk_decode(&c[0], ts_buf, id_buf) : 0;
+	qcur_reset(&c[0]);
+	if (k <= 0)
 		return 0;
-	if (rc != SQLITE_ROW || (k = chunk_decode(st[0], ts_buf, id_buf)) < 0)
-		return -1;
 	for (i = 0; i < k && pos_cmp(ts_buf[i], id_buf[i], ts, id) < 0; i++)
-		(*n)++;
-	sqlite3_reset(st[1]);
-	sqlite3_bind_int64(st[1], 1, name);
-	sqlite3_bind_int64(st[1], 2, ts_buf[0]);
-	sqlite3_bind_int64(st[1], 3, id_buf[0]);
-	if (sqlite3_step(st[1]) != SQLITE_ROW)
-		return -1;
-	*n += sqlite3_column_int64(st[1], 0);
-	return 0;
+		n++;
+	qcur_bind(&c[1], 1, name);
+	qcur_bind(&c[1], 2, ts_buf[0]);
+	qcur_bind(&c[1], 3, id_buf[0]);
+	if (qcur_step_required(&c[1])) /* an aggregate: always a row */
+		n += qcur_int(&c[1], 0);
+	qcur_reset(&c[1]);
+	return n;
 }
 
-/* How many matches lie strictly before (ts, id), through the name index;
- * -1 on a database error. */
-static int64_t idx_before(const struct search *q, int64_t ts, int64_t id)
+/* How many matches lie strictly before (ts, id), through the name index,
+ * into *total. QRY_OK, or an error. */
+static int idx_before(const struct search *q, int64_t ts, int64_t id, int64_t *total, struct qry_error *err)
 {
-	sqlite3_stmt *st[2] = { NULL, NULL };
-	int64_t *buf = malloc(2 * TRACEDB_NAMES_CHUNK * sizeof(*buf)), total = 0, n;
+	struct qcur c[2] = { { NULL, 0 }, { NULL, 0 } };
+	int64_t *buf = malloc(2 * TRACEDB_NAMES_CHUNK * sizeof(*buf));
 	long i;
-	int bad = buf == NULL ||
-		  sqlite3_prepare_v2(q->db,
-				     "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
-				     "(first_ts, first_id) < (?2, ?3) ORDER BY first_ts DESC, first_id DESC LIMIT 1",
-				     -1, &st[0], NULL) != SQLITE_OK ||
-		  sqlite3_prepare_v2(q->db,
-				     "SELECT coalesce(sum(count), 0) FROM name_index WHERE name_id = ?1 AND "
-				     "(first_ts, first_id) < (?2, ?3)",
-				     -1, &st[1], NULL) != SQLITE_OK;
+	int rc;
 
-	for (i = 0; i < q->nnames && !bad; i++) {
-		bad = idx_name_before(st, q->names[i], ts, id, buf, buf + TRACEDB_NAMES_CHUNK, &n) != 0;
-		total += n;
-	}
-	sqlite3_finalize(st[0]);
-	sqlite3_finalize(st[1]);
+	*total = 0;
+	if (buf == NULL)
+		return qry_fail(err, QRY_ENOMEM, "out of memory");
+	rc = qcur_open(&c[0], q->db,
+		       "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
+		       "(first_ts, first_id) < (?2, ?3) ORDER BY first_ts DESC, first_id DESC LIMIT 1",
+		       err);
+	if (rc == QRY_OK)
+		rc = qcur_open(&c[1], q->db,
+			       "SELECT coalesce(sum(count), 0) FROM name_index WHERE name_id = ?1 AND "
+			       "(first_ts, first_id) < (?2, ?3)",
+			       err);
+	for (i = 0; i < q->nnames && rc == QRY_OK && !c[0].err && !c[1].err; i++)
+		*total += idx_name_before(c, q->names[i], ts, id, buf, buf + TRACEDB_NAMES_CHUNK);
 	free(buf);
-	return bad ? -1 : total;
+	return qcur_done(rc, qcur_close(&c[1], qcur_close(&c[0], 0)), err);
 }
 
 /* The matches by name, for the statements over slices. */
 #define MATCH_SQL "name_id IN (SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0)"
 
 /* The page by one statement that sorts every match; as idx_page. */
-static long sql_page(const struct search *q, int64_t *out)
+static int sql_page(const struct search *q, int64_t *out, long *n, struct qry_error *err)
 {
 	const struct qry_search_page *pg = q->pg;
-	sqlite3_stmt *st;
-	long n = 0;
+	struct qcur c;
 	int rc;
 
-	if (sqlite3_prepare_v2(q->db,
-			       pg->from == QRY_SEARCH_BEFORE
-				       ? "SELECT id FROM slices WHERE " MATCH_SQL " AND (ts, id) < (?2, ?3) "
-					 "ORDER BY ts DESC, id DESC LIMIT ?4"
-				       : "SELECT id FROM slices WHERE " MATCH_SQL " AND (?5 OR (ts, id) > (?2, ?3)) "
-					 "ORDER BY ts, id LIMIT ?4",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, q->text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, pg->at_ts);
-	sqlite3_bind_int64(st, 3, pg->at_id);
-	sqlite3_bind_int64(st, 4, (int64_t)pg->limit + 1);
-	if (pg->from != QRY_SEARCH_BEFORE)
-		sqlite3_bind_int(st, 5, pg->from == QRY_SEARCH_FIRST);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		out[n++] = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? n : -1;
+	*n = 0;
+	rc = qcur_open(&c, q->db,
+		       pg->from == QRY_SEARCH_BEFORE
+			       ? "SELECT id FROM slices WHERE " MATCH_SQL " AND (ts, id) < (?2, ?3) "
+				 "ORDER BY ts DESC, id DESC LIMIT ?4"
+			       : "SELECT id FROM slices WHERE " MATCH_SQL " AND (?5 OR (ts, id) > (?2, ?3)) "
+				 "ORDER BY ts, id LIMIT ?4",
+		       err);
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, q->text);
+		qcur_bind(&c, 2, pg->at_ts);
+		qcur_bind(&c, 3, pg->at_id);
+		qcur_bind(&c, 4, (int64_t)pg->limit + 1);
+		if (pg->from != QRY_SEARCH_BEFORE)
+			qcur_bind(&c, 5, pg->from == QRY_SEARCH_FIRST);
+		while (qcur_step(&c))
+			out[(*n)++] = qcur_int(&c, 0);
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
 /* As idx_before, by counting the matching slices. */
-static int64_t sql_before(const struct search *q, int64_t ts, int64_t id)
+static int sql_before(const struct search *q, int64_t ts, int64_t id, int64_t *n, struct qry_error *err)
 {
-	sqlite3_stmt *st;
-	int64_t n = -1;
+	struct qcur c;
+	int rc = qcur_open(&c, q->db, "SELECT count(*) FROM slices WHERE " MATCH_SQL " AND (ts, id) < (?2, ?3)", err);
 
-	if (sqlite3_prepare_v2(q->db, "SELECT count(*) FROM slices WHERE " MATCH_SQL " AND (ts, id) < (?2, ?3)", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, q->text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, ts);
-	sqlite3_bind_int64(st, 3, id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
-}
-
-/* Every match through the name index: the names' counts in name_stats,
- * not their chunks' (a common name's are megabytes); -1 on a database
- * error. */
-static int64_t idx_total(const struct search *q)
-{
-	sqlite3_stmt *st;
-	int64_t total = 0;
-	long i;
-	int rc = SQLITE_ROW;
-
-	if (sqlite3_prepare_v2(q->db, "SELECT count FROM name_stats WHERE name_id = ?1", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	for (i = 0; i < q->nnames && rc == SQLITE_ROW; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, q->names[i]);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			total += sqlite3_column_int64(st, 0);
+	*n = 0;
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, q->text);
+		qcur_bind(&c, 2, ts);
+		qcur_bind(&c, 3, id);
+		if (qcur_step_required(&c)) /* an aggregate: always a row */
+			*n = qcur_int(&c, 0);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? total : -1;
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
-static int64_t matches_before(const struct search *q, int64_t ts, int64_t id)
+/* Every match through the name index, into *total: the names' counts in
+ * name_stats, not their chunks' (a common name's are megabytes). Each name
+ * came from name_stats, so its row is there. QRY_OK, or an error. */
+static int idx_total(const struct search *q, int64_t *total, struct qry_error *err)
 {
-	return q->names ? idx_before(q, ts, id) : sql_before(q, ts, id);
+	struct qcur c;
+	long i;
+	int rc = qcur_open(&c, q->db, "SELECT count FROM name_stats WHERE name_id = ?1", err);
+
+	*total = 0;
+	for (i = 0; i < q->nnames && rc == QRY_OK && !c.err; i++) {
+		qcur_bind(&c, 1, q->names[i]);
+		if (qcur_step_required(&c))
+			*total += qcur_int(&c, 0);
+		qcur_reset(&c);
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
-/* Every match; -1 on a database error. */
-static int64_t matches_total(const struct search *q)
+static int matches_before(const struct search *q, int64_t ts, int64_t id, int64_t *n, struct qry_error *err)
 {
-	return q->names ? idx_total(q) : sql_before(q, INT64_MAX, INT64_MAX);
+	return q->names ? idx_before(q, ts, id, n, err) : sql_before(q, ts, id, n, err);
+}
+
+/* Every match, into *n. */
+static int matches_total(const struct search *q, int64_t *n, struct qry_error *err)
+{
+	return q->names ? idx_total(q, n, err) : sql_before(q, INT64_MAX, INT64_MAX, n, err);
 }
 
 /* The histogram's bucket of ts (as the overview's): -1 outside the window. */
@@ -427,102 +429,104 @@ static int hist_chunk(const struct qry_search_page *pg, uint32_t *counts, const 
 	return 0;
 }
 
+/* Counts one name's chunks from the one holding the window's start to the
+ * last starting inside it (idx_histogram): hold is HOLDING_CHUNK_SQL, st
+ * the chunks from a position; a read error or a damaged chunk is left in
+ * them. */
+static void hist_name(const struct qry_search_page *pg, struct qcur *hold, struct qcur *st, struct hist_chunk *c,
+		      uint32_t *counts, int64_t name)
+{
+	int64_t ts0 = INT64_MIN, id0 = INT64_MIN;
+	int have = 0, bad = 0;
+
+	holding_chunk(hold, name, pg->hist_start, INT64_MIN /* before every slice at the start */, &ts0, &id0);
+	qcur_bind(st, 1, name);
+	qcur_bind(st, 2, ts0);
+	qcur_bind(st, 3, id0);
+	qcur_bind(st, 4, pg->hist_end);
+	while (!bad && qcur_step(st)) {
+		int len;
+		const void *p = qcur_blob(st, 3, &len);
+
+		if (have)
+			bad = hist_chunk(pg, counts, c, qcur_int(st, 0), 1) != 0;
+		if (len > TRACEDB_NAMES_CHUNK * TRACEDB_NAMES_PAIR_MAX) {
+			bad = 1;
+			break;
+		}
+		c->first_ts = qcur_int(st, 0);
+		c->first_id = qcur_int(st, 1);
+		c->count = qcur_int(st, 2);
+		c->len = len;
+		if (len > 0)
+			memcpy(c->data, p, (size_t)len);
+		have = 1;
+	}
+	if (!bad && have && st->err == 0)
+		bad = hist_chunk(pg, counts, c, 0, 0) != 0;
+	if (bad)
+		qcur_fail(st, SQLITE_CORRUPT);
+	qcur_reset(st);
+}
+
 /*
  * The histogram through the name index: each name's chunks from the one
  * holding the window's start to the last starting inside it, most counted
  * whole (hist_chunk): on the 4 GB bench trace, a name of 12.6 M slices over
- * 1000 buckets took 270 ms decoding every slice (warm). 0, or -1 on a
- * database error or a damaged chunk.
+ * 1000 buckets took 270 ms decoding every slice (warm). QRY_OK, or an
+ * error.
  */
-static int idx_histogram(const struct search *q, uint32_t *counts)
+static int idx_histogram(const struct search *q, uint32_t *counts, struct qry_error *err)
 {
-	const struct qry_search_page *pg = q->pg;
 	struct hist_chunk c = { 0 };
-	sqlite3_stmt *hold = NULL, *st = NULL;
+	struct qcur hold = { NULL, 0 }, st = { NULL, 0 };
 	long i;
-	int bad, rc, have;
+	int rc = QRY_OK;
 
 	c.data = malloc((size_t)TRACEDB_NAMES_CHUNK * TRACEDB_NAMES_PAIR_MAX);
 	c.ts = malloc(2 * TRACEDB_NAMES_CHUNK * sizeof(*c.ts));
 	c.id = c.ts ? c.ts + TRACEDB_NAMES_CHUNK : NULL;
-	bad = c.data == NULL || c.ts == NULL || sqlite3_prepare_v2(q->db, HOLDING_CHUNK_SQL, -1, &hold, NULL) != SQLITE_OK ||
-	      sqlite3_prepare_v2(q->db,
-				 "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
-				 "(first_ts, first_id) >= (?2, ?3) AND first_ts <= ?4 ORDER BY first_ts, first_id",
-				 -1, &st, NULL) != SQLITE_OK;
-	for (i = 0; i < q->nnames && !bad; i++) {
-		int64_t ts0 = INT64_MIN, id0 = INT64_MIN;
-
-		sqlite3_reset(hold);
-		sqlite3_bind_int64(hold, 1, q->names[i]);
-		sqlite3_bind_int64(hold, 2, pg->hist_start);
-		sqlite3_bind_int64(hold, 3, INT64_MIN); /* before every slice at the start */
-		if ((rc = sqlite3_step(hold)) == SQLITE_ROW) {
-			ts0 = sqlite3_column_int64(hold, 0);
-			id0 = sqlite3_column_int64(hold, 1);
-		} else if (rc != SQLITE_DONE) {
-			bad = 1;
-			break;
-		}
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, q->names[i]);
-		sqlite3_bind_int64(st, 2, ts0);
-		sqlite3_bind_int64(st, 3, id0);
-		sqlite3_bind_int64(st, 4, pg->hist_end);
-		have = 0;
-		while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int len = sqlite3_column_bytes(st, 3);
-
-			if (have)
-				bad = hist_chunk(pg, counts, &c, sqlite3_column_int64(st, 0), 1) != 0;
-			if (len > TRACEDB_NAMES_CHUNK * TRACEDB_NAMES_PAIR_MAX) {
-				bad = 1;
-				break;
-			}
-			c.first_ts = sqlite3_column_int64(st, 0);
-			c.first_id = sqlite3_column_int64(st, 1);
-			c.count = sqlite3_column_int64(st, 2);
-			c.len = len;
-			if (len > 0)
-				memcpy(c.data, sqlite3_column_blob(st, 3), (size_t)len);
-			have = 1;
-		}
-		if (!bad && rc != SQLITE_DONE)
-			bad = 1;
-		if (!bad && have)
-			bad = hist_chunk(pg, counts, &c, 0, 0) != 0;
-	}
-	sqlite3_finalize(hold);
-	sqlite3_finalize(st);
+	if (c.data == NULL || c.ts == NULL)
+		rc = qry_fail(err, QRY_ENOMEM, "out of memory");
+	if (rc == QRY_OK)
+		rc = qcur_open(&hold, q->db, HOLDING_CHUNK_SQL, err);
+	if (rc == QRY_OK)
+		rc = qcur_open(&st, q->db,
+			       "SELECT first_ts, first_id, count, data FROM name_index WHERE name_id = ?1 AND "
+			       "(first_ts, first_id) >= (?2, ?3) AND first_ts <= ?4 ORDER BY first_ts, first_id",
+			       err);
+	for (i = 0; i < q->nnames && rc == QRY_OK && !hold.err && !st.err; i++)
+		hist_name(q->pg, &hold, &st, &c, counts, q->names[i]);
 	free(c.data);
 	free(c.ts);
-	return bad ? -1 : 0;
+	return qcur_done(rc, qcur_close(&st, qcur_close(&hold, 0)), err);
 }
 
-static int sql_histogram(const struct search *q, uint32_t *counts)
+static int sql_histogram(const struct search *q, uint32_t *counts, struct qry_error *err)
 {
-	sqlite3_stmt *st;
-	int rc;
+	struct qcur c;
+	int rc = qcur_open(&c, q->db, "SELECT ts FROM slices WHERE " MATCH_SQL " AND ts BETWEEN ?2 AND ?3", err);
 
-	if (sqlite3_prepare_v2(q->db, "SELECT ts FROM slices WHERE " MATCH_SQL " AND ts BETWEEN ?2 AND ?3", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, q->text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, q->pg->hist_start);
-	sqlite3_bind_int64(st, 3, q->pg->hist_end);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		counts[hist_bucket(q->pg, sqlite3_column_int64(st, 0))]++;
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	if (rc == QRY_OK) {
+		qcur_bind_text(&c, 1, q->text);
+		qcur_bind(&c, 2, q->pg->hist_start);
+		qcur_bind(&c, 3, q->pg->hist_end);
+		while (qcur_step(&c))
+			counts[hist_bucket(q->pg, qcur_int(&c, 0))]++;
+	}
+	return qcur_done(rc, qcur_close(&c, 0), err);
 }
 
-/* "histogram": [pg->buckets counts]; 0, or -1 on a database error. */
-static int put_histogram(const struct search *q, struct jbuf *out)
+/* "histogram": [pg->buckets counts]; QRY_OK, or an error. */
+static int put_histogram(const struct search *q, struct jbuf *out, struct qry_error *err)
 {
 	uint32_t *counts = calloc(q->pg->buckets, sizeof(*counts)), i;
-	int rc = counts == NULL ? -1 : q->names ? idx_histogram(q, counts) : sql_histogram(q, counts);
+	int rc;
 
-	if (rc == 0) {
+	if (counts == NULL)
+		return qry_fail(err, QRY_ENOMEM, "out of memory");
+	rc = q->names ? idx_histogram(q, counts, err) : sql_histogram(q, counts, err);
+	if (rc == QRY_OK) {
 		jb_key(out, "histogram");
 		jb_arr(out);
 		for (i = 0; i < q->pg->buckets; i++)
@@ -555,71 +559,69 @@ static void put_cursor(struct jbuf *out, const char *key, int yes, int64_t ts, i
 }
 
 /* "slices": [{id, track_id, ts, dur, name, category}] for ids (ascending);
- * records the first and last in *pl. */
+ * records the first and last in *pl. A slice that is not there is a
+ * damaged database. */
 static int put_slices(sqlite3 *db, const int64_t *ids, long n, struct page_place *pl, struct jbuf *out,
 		      struct qry_error *err)
 {
-	sqlite3_stmt *st;
+	struct qcur c;
 	long i;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT s.id, s.track_id, s.ts, s.dur, n.str, c.str FROM slices s JOIN strings n ON "
-			       "n.id = s.name_id JOIN strings c ON c.id = s.category_id WHERE s.id = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	if (qcur_open(&c, db,
+		      "SELECT s.id, s.track_id, s.ts, s.dur, n.str, c.str FROM slices s JOIN strings n ON "
+		      "n.id = s.name_id JOIN strings c ON c.id = s.category_id WHERE s.id = ?1",
+		      err) != QRY_OK)
+		return err->code;
 	jb_key(out, "slices");
 	jb_arr(out);
 	for (i = 0; i < n; i++) {
-		int rc;
-
-		sqlite3_bind_int64(st, 1, ids[i]);
-		if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-			sqlite3_finalize(st);
-			return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s",
-					rc == SQLITE_DONE ? "a slice is missing" : sqlite3_errstr(rc));
-		}
+		qcur_bind(&c, 1, ids[i]);
+		if (!qcur_step_required(&c))
+			break;
 		jb_obj(out);
 		jb_key(out, "id");
 		jb_i64(out, pl->last_id = ids[i]);
 		jb_key(out, "track_id");
-		jb_i64(out, sqlite3_column_int64(st, 1));
+		jb_i64(out, qcur_int(&c, 1));
 		jb_key(out, "ts");
-		jb_i64(out, pl->last_ts = sqlite3_column_int64(st, 2));
+		jb_i64(out, pl->last_ts = qcur_int(&c, 2));
 		jb_key(out, "dur");
-		jb_i64(out, sqlite3_column_int64(st, 3));
+		jb_i64(out, qcur_int(&c, 3));
 		jb_key(out, "name");
-		jb_column(out, st, 4);
+		qcur_put(&c, out, 4);
 		jb_key(out, "category");
-		jb_column(out, st, 5);
+		qcur_put(&c, out, 5);
 		jb_obj_end(out);
 		if (i == 0) {
 			pl->first_ts = pl->last_ts;
 			pl->first_id = pl->last_id;
 		}
-		sqlite3_reset(st);
+		qcur_reset(&c);
 	}
-	sqlite3_finalize(st);
 	jb_arr_end(out);
-	return QRY_OK;
+	return qcur_done(QRY_OK, qcur_close(&c, 0), err);
 }
 
 /*
  * Where the page lies: its index among all matches (from the position it
  * was asked at: what lies before an AFTER position, what lies before a
- * BEFORE position less the page) and the total. -1 on a database error.
+ * BEFORE position less the page) and the total. QRY_OK, or an error.
  */
-static int page_place(const struct search *q, long shown, struct page_place *pl)
+static int page_place(const struct search *q, long shown, struct page_place *pl, struct qry_error *err)
 {
 	const struct qry_search_page *pg = q->pg;
+	int rc = matches_total(q, &pl->total, err);
 
-	pl->total = matches_total(q);
-	if (pg->from == QRY_SEARCH_FIRST)
-		pl->index = 0;
-	else if (pg->from == QRY_SEARCH_AFTER) /* at or before the position: before the next id */
-		pl->index = matches_before(q, pg->at_ts, pg->at_id == INT64_MAX ? INT64_MAX : pg->at_id + 1);
-	else
-		pl->index = matches_before(q, pg->at_ts, pg->at_id) - shown;
-	return pl->total < 0 || pl->index < 0 ? -1 : 0;
+	pl->index = 0;
+	if (rc != QRY_OK || pg->from == QRY_SEARCH_FIRST)
+		return rc;
+	if (pg->from == QRY_SEARCH_AFTER) /* at or before the position: before the next id */
+		return matches_before(q, pg->at_ts, pg->at_id == INT64_MAX ? INT64_MAX : pg->at_id + 1, &pl->index, err);
+	if ((rc = matches_before(q, pg->at_ts, pg->at_id, &pl->index, err)) != QRY_OK)
+		return rc;
+	if ((pl->index -= shown) < 0) /* the page's matches were not counted before it */
+		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errstr(SQLITE_CORRUPT));
+	return QRY_OK;
 }
 
 /* The reply of a page whose ids (limit + 1 at most) are in out, in the
@@ -629,7 +631,7 @@ static int put_page(const struct search *q, int64_t *ids, long n, struct jbuf *o
 	const struct qry_search_page *pg = q->pg;
 	struct page_place pl = { 0 };
 	long shown = n > (long)pg->limit ? (long)pg->limit : n, i;
-	int more;
+	int more, rc;
 
 	for (i = 0; pg->from == QRY_SEARCH_BEFORE && i < shown / 2; i++) {
 		int64_t t = ids[i];
@@ -637,11 +639,11 @@ static int put_page(const struct search *q, int64_t *ids, long n, struct jbuf *o
 		ids[i] = ids[shown - 1 - i];
 		ids[shown - 1 - i] = t;
 	}
-	if (page_place(q, shown, &pl) != 0)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(q->db));
+	if ((rc = page_place(q, shown, &pl, err)) != QRY_OK)
+		return rc;
 	jb_obj(out);
-	if (put_slices(q->db, ids, shown, &pl, out, err) != QRY_OK)
-		return err->code;
+	if ((rc = put_slices(q->db, ids, shown, &pl, out, err)) != QRY_OK)
+		return rc;
 	more = shown > 0 && pl.index + shown < pl.total;
 	jb_key(out, "truncated");
 	jb_bool(out, more);
@@ -651,8 +653,8 @@ static int put_page(const struct search *q, int64_t *ids, long n, struct jbuf *o
 	jb_i64(out, pl.total);
 	jb_key(out, "index");
 	jb_i64(out, pl.index);
-	if (pg->buckets > 0 && put_histogram(q, out) != 0)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(q->db));
+	if (pg->buckets > 0 && (rc = put_histogram(q, out, err)) != QRY_OK)
+		return rc;
 	jb_obj_end(out);
 	return QRY_OK;
 }
@@ -661,23 +663,20 @@ int qry_search(sqlite3 *db, const char *text, const struct qry_search_page *pg, 
 	       struct qry_error *err)
 {
 	int64_t names[MERGE_MAX_NAMES + 1], *ids;
-	struct search q = { db, text, pg, names, 0 };
+	struct search q = { db, text, pg, names, MERGE_MAX_NAMES + 1 };
 	long n;
-	int rc;
+	int rc, indexed;
 
-	q.nnames = has_index(db) ? matching_names(db, text, names, MERGE_MAX_NAMES) : MERGE_MAX_NAMES + 1;
-	if (q.nnames < 0)
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
+	if ((rc = has_index(db, &indexed, err)) != QRY_OK ||
+	    (indexed && (rc = matching_names(db, text, names, MERGE_MAX_NAMES, &q.nnames, err)) != QRY_OK))
+		return rc;
 	if (q.nnames > MERGE_MAX_NAMES)
 		q.names = NULL;
 	if ((ids = malloc(((size_t)pg->limit + 1) * sizeof(*ids))) == NULL)
 		return qry_fail(err, QRY_ENOMEM, "out of memory");
-	n = q.names ? idx_page(&q, ids) : sql_page(&q, ids);
-	if (n < 0) {
-		free(ids);
-		return qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-	}
-	rc = put_page(&q, ids, n, out, err);
+	rc = q.names ? idx_page(&q, ids, &n, err) : sql_page(&q, ids, &n, err);
+	if (rc == QRY_OK)
+		rc = put_page(&q, ids, n, out, err);
 	free(ids);
 	return rc;
 }

@@ -63,6 +63,14 @@ static int sql_rows(sqlite3 *db, sqlite3_stmt *st, struct sql_clock *clk, struct
 	jb_arr_end(out);
 	jb_key(out, "rows");
 	jb_arr(out);
+	/* The one statement of query/ stepped here rather than through a
+	 * cursor (cursor.h): it is the caller's, prepared from the request
+	 * with its tail and under the authorizer, and a failure to step it is
+	 * the statement's, told back with SQLite's own message as a bad
+	 * request, or as the time limit when the progress handler stopped it
+	 * (QRY_EINVAL, QRY_ELIMIT), where a cursor's error is the trace
+	 * database's (QRY_EDB). Only SQLITE_DONE, or the row limit, ends the
+	 * rows as a reply. */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (rows++ >= clk->max_rows) {
 			truncated = 1;

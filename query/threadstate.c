@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "query_internal.h"
+#include "cursor.h"
 
 /* A run of the thread, as read. */
 struct run {
@@ -36,14 +36,12 @@ struct states {
 
 #define RUN_COLS "SELECT ts, dur, cpu, end_state FROM sched WHERE pid = ?1 AND tid = ?2 "
 
-static void run_read(sqlite3_stmt *st, struct run *r)
+static void run_read(struct qcur *c, struct run *r)
 {
-	const unsigned char *s = sqlite3_column_text(st, 3);
-
-	r->ts = sqlite3_column_int64(st, 0);
-	r->dur = sqlite3_column_int64(st, 1);
-	r->cpu = sqlite3_column_int64(st, 2);
-	snprintf(r->state, sizeof(r->state), "%s", s ? (const char *)s : "");
+	r->ts = qcur_int(c, 0);
+	r->dur = qcur_int(c, 1);
+	r->cpu = qcur_int(c, 2);
+	snprintf(r->state, sizeof(r->state), "%s", qcur_text(c, 3));
 }
 
 /* One state, when it overlaps the window (inclusive) and the limit allows. */
@@ -87,88 +85,75 @@ static void put_run(struct states *o, const struct run *r, const struct run *nex
 		put_state(o, r->ts + r->dur, next->ts - (r->ts + r->dur), gap, -1);
 }
 
-/* The first row of st (bound by the caller) into r: 1, 0 when none, -1 on
- * a database error. */
-static int one_run(sqlite3_stmt *st, struct run *r)
+/* The first row of c (bound by the caller) into r: 1, or 0 when there is
+ * none or the read failed (c keeps the error). */
+static int one_run(struct qcur *c, struct run *r)
 {
-	int rc = sqlite3_step(st);
+	int yes = qcur_step(c);
 
-	if (rc == SQLITE_ROW)
-		run_read(st, r);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+	if (yes)
+		run_read(c, r);
+	return yes;
 }
 
-static sqlite3_stmt *prep_run(sqlite3 *db, const char *sql, int64_t pid, int64_t tid, int64_t a, int64_t b)
+/* Opens c on sql, a RUN_COLS statement, its parameters bound to v (one
+ * value each: pid, tid, then the times). QRY_OK, or QRY_EDB. */
+static int run_open(struct qcur *c, sqlite3 *db, const char *sql, const int64_t *v, struct qry_error *err)
 {
-	sqlite3_stmt *st = NULL;
+	int i;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_int64(st, 2, tid);
-	sqlite3_bind_int64(st, 3, a);
-	if (sqlite3_bind_parameter_count(st) >= 4)
-		sqlite3_bind_int64(st, 4, b);
-	return st;
+	if (qcur_open(c, db, sql, err) != QRY_OK)
+		return err->code;
+	for (i = 0; i < sqlite3_bind_parameter_count(c->st); i++)
+		qcur_bind(c, i + 1, v[i]);
+	return QRY_OK;
 }
 
 /* Writes the states from the runs: the one before (when have_prev), those
- * of the window (st), then the one after (when have_after). 0 or -1. */
-static int put_runs(struct states *o, sqlite3_stmt *st, struct run *prev, int have_prev, const struct run *after,
-		    int have_after)
+ * of the window (c), then the one after (when have_after). A read error is
+ * left in c. */
+static void put_runs(struct states *o, struct qcur *c, struct run *prev, int have_prev, const struct run *after,
+		     int have_after)
 {
 	struct run cur;
-	int rc;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		run_read(st, &cur);
+	while (qcur_step(c)) {
+		run_read(c, &cur);
 		if (have_prev)
 			put_run(o, prev, &cur);
 		*prev = cur;
 		have_prev = 1;
 	}
-	if (rc != SQLITE_DONE)
-		return -1;
-	if (have_prev)
+	if (have_prev && c->err == 0)
 		put_run(o, prev, have_after ? after : NULL);
-	return 0;
 }
 
 int qry_thread_states(sqlite3 *db, int64_t pid, int64_t tid, const struct qry_window *w, struct jbuf *out,
 		      struct qry_error *err)
 {
-	sqlite3_stmt *before = prep_run(db, RUN_COLS "AND ts < ?3 ORDER BY ts DESC LIMIT 1", pid, tid,
-					w->start, 0);
-	sqlite3_stmt *in = prep_run(db, RUN_COLS "AND ts >= ?3 AND ts <= ?4 ORDER BY ts", pid, tid, w->start, w->end);
-	sqlite3_stmt *next = prep_run(db, RUN_COLS "AND ts > ?3 ORDER BY ts LIMIT 1", pid, tid, w->end, 0);
+	const int64_t before_v[] = { pid, tid, w->start }, in_v[] = { pid, tid, w->start, w->end },
+		      next_v[] = { pid, tid, w->end };
+	struct qcur before = { NULL, 0 }, in = { NULL, 0 }, next = { NULL, 0 };
 	struct states o = { out, w, 0, 0 };
 	struct run prev = { 0 }, after = { 0 };
-	int has_prev, has_after, rc = QRY_OK;
+	int has_prev, has_after, rc;
 
-	if (before == NULL || in == NULL || next == NULL) {
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		goto out_finalize;
-	}
-	has_prev = one_run(before, &prev);
-	has_after = one_run(next, &after);
-	if (has_prev < 0 || has_after < 0) {
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		goto out_finalize;
-	}
+	if ((rc = run_open(&before, db, RUN_COLS "AND ts < ?3 ORDER BY ts DESC LIMIT 1", before_v, err)) != QRY_OK ||
+	    (rc = run_open(&in, db, RUN_COLS "AND ts >= ?3 AND ts <= ?4 ORDER BY ts", in_v, err)) != QRY_OK ||
+	    (rc = run_open(&next, db, RUN_COLS "AND ts > ?3 ORDER BY ts LIMIT 1", next_v, err)) != QRY_OK)
+		goto out_close;
+	has_prev = one_run(&before, &prev);
+	has_after = one_run(&next, &after);
+	if (before.err || next.err)
+		goto out_close;
 	jb_obj(out);
 	jb_key(out, "states");
 	jb_arr(out);
-	if (put_runs(&o, in, &prev, has_prev, &after, has_after) != 0) {
-		rc = qry_fail(err, QRY_EDB, "the trace database cannot be read: %s", sqlite3_errmsg(db));
-		goto out_finalize;
-	}
+	put_runs(&o, &in, &prev, has_prev, &after, has_after);
 	jb_arr_end(out);
 	jb_key(out, "truncated");
 	jb_bool(out, o.truncated);
 	jb_obj_end(out);
-out_finalize:
-	sqlite3_finalize(before);
-	sqlite3_finalize(in);
-	sqlite3_finalize(next);
-	return rc;
+out_close:
+	return qcur_done(rc, qcur_close(&next, qcur_close(&in, qcur_close(&before, 0))), err);
 }

@@ -201,26 +201,6 @@ void qwin_rows(struct qprobe *p, const struct qmarks *m, int64_t first, int64_t 
 	}
 }
 
-int qwin_extents(struct qextents *e, struct qcur *c, int64_t track, int64_t depth)
-{
-	int rc;
-
-	if (c->err) {
-		e->n = 0;
-		e->rows = 0;
-		return 0;
-	}
-	rc = qext_read(e, c->st, track, depth);
-	if (rc == SQLITE_NOMEM)
-		return -1;
-	if (rc != SQLITE_DONE) {
-		qcur_fail(c, rc);
-		e->n = 0;
-		e->rows = 0;
-	}
-	return 0;
-}
-
 /* ---- level of detail --------------------------------------------------- */
 
 void qlod_start(struct qlod_iter *it, struct qcur *cur, int64_t track, int64_t depth, int level, int64_t lo,

@@ -82,11 +82,6 @@ int64_t qwin_bound_marked(struct qprobe *p, const struct qmarks *m, int64_t lo, 
 void qwin_rows(struct qprobe *p, const struct qmarks *m, int64_t first, int64_t last, int64_t s, int64_t e,
 	       int disjoint, int64_t max_dur, int64_t *lo, int64_t *hi);
 
-/* Reads the extents of (track, depth) through c (QEXT_SQL): 0, or -1 when
- * out of memory. A database error or damaged extents are left as c's
- * error, and the group then has no rows. */
-int qwin_extents(struct qextents *e, struct qcur *c, int64_t track, int64_t depth);
-
 /* ---- level of detail --------------------------------------------------- */
 
 /*

@@ -14,7 +14,14 @@
  * over the whole request, in two ways: every step from there on fails (a
  * database gone bad), or only that one (a transient error, while the other
  * statements read on). Each reply must be the reference or QRY_EDB, and
- * some must be QRY_EDB.
+ * some must be QRY_EDB; a request whose read was interrupted must answer
+ * QRY_EDB, even when what it read otherwise would have made the same
+ * reply (a failed read is never taken for "nothing there"). The endpoints outside the window engine are swept
+ * the same way: search (through the name index, and without it), area and
+ * flame graph (stored and scanned), overview, thread states, the catalog's
+ * reads and the export, whose own connection gets the plan through an
+ * automatic extension. The statements that only set a connection up
+ * (PRAGMAs) are never interrupted.
  */
 #include "../testutil.h"
 
@@ -148,6 +155,8 @@ static void write_trace(struct fxtw *w)
 
 static struct tdb T;
 
+static int plan_attach(sqlite3 *db, const char **msg, const struct sqlite3_api_routines *api);
+
 static int setup(void **state)
 {
 	struct fxtw w;
@@ -158,12 +167,14 @@ static int setup(void **state)
 	fxtw_fini(&w);
 	if (T.rc != INGEST_OK)
 		fail_msg("ingest failed: %d %s", T.rc, T.res.error);
+	sqlite3_auto_extension((void (*)(void))plan_attach);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	sqlite3_reset_auto_extension();
 	tdb_close(&T);
 	return 0;
 }
@@ -172,11 +183,70 @@ static int teardown(void **state)
 struct req {
 	const char *what;
 	int kind;           /* which endpoint, see ask() */
-	int64_t key;        /* track, cpu or slice id */
+	int64_t key;        /* track, cpu or slice id; a thread's tid (states) */
 	struct qry_window w;
+	const char *text;   /* search: the text; area: the name listed (NULL: none) */
+	struct qry_search_page pg;
+	int plain;          /* read the copy of the trace without its name index */
 };
 
-enum { ASK_TRACKS, ASK_SLICES, ASK_SLICE, ASK_COUNTERS, ASK_SCHED, ASK_FLOWS, ASK_LOGS, ASK_STATS, ASK_COMPARE };
+enum {
+	ASK_TRACKS,
+	ASK_SLICES,
+	ASK_SLICE,
+	ASK_COUNTERS,
+	ASK_SCHED,
+	ASK_FLOWS,
+	ASK_LOGS,
+	ASK_STATS,
+	ASK_COMPARE,
+	ASK_SEARCH,
+	ASK_AREA,
+	ASK_FLAME,
+	ASK_OVERVIEW,
+	ASK_STATES,
+	ASK_META,
+	ASK_NAME_STATS,
+	ASK_EXPORT,
+};
+
+/* The two thread tracks, the areas' and flame graphs' selection (setup). */
+static int64_t area_tracks[2];
+
+/* qry_name_stats's visitor: each name's figures, one line each. */
+static int put_name_stat(void *ctx, const struct qry_name_stat *s)
+{
+	struct jbuf *out = ctx;
+
+	jb_arr(out);
+	jb_str(out, s->name);
+	jb_i64(out, s->count);
+	jb_i64(out, s->ended);
+	jb_i64(out, s->total_ns);
+	jb_i64(out, s->max_ns);
+	jb_u64(out, s->sketch_len);
+	jb_arr_end(out);
+	return 0;
+}
+
+/* The whole export of the trace's file into out: QRY_OK, or QRY_EDB when
+ * it cannot be opened or a read fails. */
+static int ask_export(struct jbuf *out, struct qry_error *err)
+{
+	struct qry_export *e = qry_export_open(T.path, NULL, err);
+	char buf[4096];
+	long n;
+
+	if (e == NULL)
+		return err->code;
+	while ((n = qry_export_read(e, buf, sizeof(buf))) > 0)
+		jb_raw(out, buf, (size_t)n);
+	qry_export_close(e);
+	if (n == 0)
+		return QRY_OK;
+	err->code = QRY_EDB; /* qry_export_read says no more than -1 */
+	return QRY_EDB;
+}
 
 static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_error *err)
 {
@@ -203,6 +273,22 @@ static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_er
 		return qry_flows(db, &r->w, out, err);
 	case ASK_LOGS:
 		return qry_logs(db, &r->w, out, err);
+	case ASK_SEARCH:
+		return qry_search(db, r->text, &r->pg, out, err);
+	case ASK_AREA:
+		return qry_area(db, area_tracks, 2, &r->w, r->text, out, err);
+	case ASK_FLAME:
+		return qry_flame(db, area_tracks, 2, &r->w, out, err);
+	case ASK_OVERVIEW:
+		return qry_overview(db, &r->w, 100, out, err);
+	case ASK_STATES:
+		return qry_thread_states(db, 1, r->key, &r->w, out, err);
+	case ASK_META:
+		return qry_trace_metadata(db, out, err);
+	case ASK_NAME_STATS:
+		return qry_name_stats(db, put_name_stat, out, err);
+	case ASK_EXPORT:
+		return ask_export(out, err);
 	default:
 		return qry_stats(db, &r->w, out, err);
 	}
@@ -220,22 +306,30 @@ struct plan {
 	int once;
 	int by_stmt;
 	long hit;     /* the statement run last interrupted */
+	long fired;   /* interrupts delivered in this request */
+	int pragma;   /* the statement running sets up the connection (a PRAGMA): not interrupted */
 };
 
 static int plan_tick(void *ctx)
 {
 	struct plan *p = ctx;
+	int stop;
 
+	if (p->pragma)
+		return 0;
 	if (p->by_stmt) {
 		if (p->fail_at == 0 || p->calls < p->fail_at || (p->once && p->calls > p->fail_at))
 			return 0;
 		if (p->once && p->hit == p->calls)
 			return 0;
 		p->hit = p->calls;
+		p->fired++;
 		return 1;
 	}
 	p->calls++;
-	return p->fail_at > 0 && (p->once ? p->calls == p->fail_at : p->calls >= p->fail_at);
+	stop = p->fail_at > 0 && (p->once ? p->calls == p->fail_at : p->calls >= p->fail_at);
+	p->fired += stop;
+	return stop;
 }
 
 static int plan_trace(unsigned what, void *ctx, void *a, void *b)
@@ -243,10 +337,33 @@ static int plan_trace(unsigned what, void *ctx, void *a, void *b)
 	struct plan *p = ctx;
 
 	(void)a;
-	(void)b;
-	if (what == SQLITE_TRACE_STMT && p->by_stmt)
+	if (what != SQLITE_TRACE_STMT)
+		return 0;
+	p->pragma = strncmp((const char *)b, "PRAGMA", 6) == 0;
+	if (p->by_stmt && !p->pragma)
 		p->calls++;
 	return 0;
+}
+
+/* The plan of the request running, for the connections it opens itself
+ * (the export's): plan_attach puts it on each. NULL between requests. */
+static struct plan *attach_plan;
+
+static void plan_put(sqlite3 *db, struct plan *p)
+{
+	sqlite3_progress_handler(db, p ? (p->by_stmt ? 1 : 8) : 0, p ? plan_tick : NULL, p);
+	sqlite3_trace_v2(db, p ? SQLITE_TRACE_STMT : 0, p ? plan_trace : NULL, p);
+}
+
+/* An automatic extension (sqlite3_auto_extension): runs on every
+ * connection opened in the process. */
+static int plan_attach(sqlite3 *db, const char **msg, const struct sqlite3_api_routines *api)
+{
+	(void)msg;
+	(void)api;
+	if (attach_plan != NULL)
+		plan_put(db, attach_plan);
+	return SQLITE_OK;
 }
 
 /* The reply of r under plan p: its text (owned), or NULL when it failed
@@ -260,11 +377,13 @@ static char *reply_under(sqlite3 *db, const struct req *r, struct plan *p)
 	jb_init(&b);
 	p->calls = 0;
 	p->hit = 0;
-	sqlite3_progress_handler(db, p->by_stmt ? 1 : 8, plan_tick, p);
-	sqlite3_trace_v2(db, SQLITE_TRACE_STMT, plan_trace, p);
+	p->fired = 0;
+	p->pragma = 0;
+	plan_put(db, p);
+	attach_plan = p;
 	rc = ask(db, r, &b, &err);
-	sqlite3_trace_v2(db, 0, NULL, NULL);
-	sqlite3_progress_handler(db, 0, NULL, NULL);
+	attach_plan = NULL;
+	plan_put(db, NULL);
 	if (rc == QRY_EDB) {
 		jb_fini(&b);
 		return NULL;
@@ -301,6 +420,9 @@ static int sweep(sqlite3 *db, const struct req *r, int mode)
 			fail_msg("%s: an interrupt at %ld of %ld (%s%s) answered a different reply:\n%.300s\nnot\n%.300s",
 				 r->what, k, total, p.by_stmt ? "statement runs, " : "", p.once ? "once" : "from then on",
 				 got, ref);
+		if (p.fired > 0)
+			fail_msg("%s: an interrupt at %ld of %ld (%s%s) stopped a read, yet the request answered",
+				 r->what, k, total, p.by_stmt ? "statement runs, " : "", p.once ? "once" : "from then on");
 		free(got);
 	}
 	free(ref);
@@ -314,22 +436,22 @@ static void test_a_failed_read_is_never_a_reply(void **state)
 	int64_t args = tdb_int(&T, "SELECT min(id) FROM slices WHERE arg_set_id IS NOT NULL");
 	int64_t flow = tdb_int(&T, "SELECT min(from_slice_id) FROM flows");
 	const struct req reqs[] = {
-		{ "tracks", ASK_TRACKS, 0, { 0 } },
-		{ "slices, exact", ASK_SLICES, ta, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
-		{ "slices, summaries", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
-		{ "slices, summaries, columns", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 1, 0, 0 } },
-		{ "slices, a window, cut", ASK_SLICES, ta, { 50000, 90000, 2048, 300, 0, 0, 0 } },
-		{ "slice with arguments", ASK_SLICE, args, { 0 } },
-		{ "slice with a flow", ASK_SLICE, flow, { 0 } },
-		{ "counters, exact", ASK_COUNTERS, tc, { 30000, 60000, 0, 1000000, 0, 0, 0 } },
-		{ "counters, summaries", ASK_COUNTERS, tc, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
-		{ "sched, exact", ASK_SCHED, 0, { 30000, 60000, 0, 1000000, 0, 0, 0 } },
-		{ "sched, summaries", ASK_SCHED, 0, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } },
-		{ "flows", ASK_FLOWS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
-		{ "logs", ASK_LOGS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
-		{ "stats", ASK_STATS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 } },
-		{ "compare", ASK_COMPARE, 0, { 0 } },
-		{ "compare by thread", ASK_COMPARE, 1, { 0 } },
+		{ "tracks", ASK_TRACKS, 0, { 0 }, NULL, { 0 }, 0 },
+		{ "slices, exact", ASK_SLICES, ta, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "slices, summaries", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "slices, summaries, columns", ASK_SLICES, ta, { 0, INT64_MAX, 4096, 1000000, 1, 0, 0 }, NULL, { 0 }, 0 },
+		{ "slices, a window, cut", ASK_SLICES, ta, { 50000, 90000, 2048, 300, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "slice with arguments", ASK_SLICE, args, { 0 }, NULL, { 0 }, 0 },
+		{ "slice with a flow", ASK_SLICE, flow, { 0 }, NULL, { 0 }, 0 },
+		{ "counters, exact", ASK_COUNTERS, tc, { 30000, 60000, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "counters, summaries", ASK_COUNTERS, tc, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "sched, exact", ASK_SCHED, 0, { 30000, 60000, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "sched, summaries", ASK_SCHED, 0, { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "flows", ASK_FLOWS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "logs", ASK_LOGS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "stats", ASK_STATS, 0, { 0, INT64_MAX, 0, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 },
+		{ "compare", ASK_COMPARE, 0, { 0 }, NULL, { 0 }, 0 },
+		{ "compare by thread", ASK_COMPARE, 1, { 0 }, NULL, { 0 }, 0 },
 	};
 	size_t i;
 
@@ -344,6 +466,120 @@ static void test_a_failed_read_is_never_a_reply(void **state)
 	}
 }
 
+/* A copy of the trace in memory with sql run on it (the caller closes
+ * it). */
+static sqlite3 *copy_with(const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_backup *b;
+
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	b = sqlite3_backup_init(db, "main", T.db, "main");
+	assert_non_null(b);
+	assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
+	assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	return db;
+}
+
+/* The copy without its name index, which search then answers by
+ * statements over slices (search.c). */
+static sqlite3 *copy_without_index(void)
+{
+	return copy_with("DROP TABLE name_index");
+}
+
+/* The endpoints outside the window engine (search, area, flame, overview,
+ * thread states, the catalog's reads, export): an interrupt anywhere is
+ * QRY_EDB, never a shorter page, count, histogram, table or file. */
+static void test_a_failed_read_is_never_a_reply_elsewhere(void **state)
+{
+	const struct qry_window all = { INT64_MIN, INT64_MAX, 0, 1000, 0, 0, 0 };
+	const struct qry_window part = { 50000, 90000, 0, 1000, 0, 0, 0 };
+	const struct qry_window few = { INT64_MIN, INT64_MAX, 0, 3, 0, 0, 0 };
+	const struct qry_window ov_part = { 50000, 90000, 0, 0, 0, 1, 1 };
+	const struct qry_search_page first = { 50, QRY_SEARCH_FIRST, 0, 0, 0, 0, 0 };
+	const struct qry_search_page after = { 40, QRY_SEARCH_AFTER, 60000, 0, 25, 1000, 250000 };
+	const struct qry_search_page before = { 40, QRY_SEARCH_BEFORE, 120000, 0, 7, 50000, 90000 };
+	const struct req reqs[] = {
+		{ "search, first page", ASK_SEARCH, 0, { 0 }, "a", first, 0 },
+		{ "search, after, histogram", ASK_SEARCH, 0, { 0 }, "a", after, 0 },
+		{ "search, before, histogram", ASK_SEARCH, 0, { 0 }, "ET", before, 0 },
+		{ "search without the index, after", ASK_SEARCH, 0, { 0 }, "a", after, 1 },
+		{ "search without the index, before", ASK_SEARCH, 0, { 0 }, "ET", before, 1 },
+		{ "area, whole trace (stored)", ASK_AREA, 0, all, NULL, { 0 }, 0 },
+		{ "area, a window (scan)", ASK_AREA, 0, part, NULL, { 0 }, 0 },
+		{ "area, one name", ASK_AREA, 0, part, "beta", { 0 }, 0 },
+		{ "flame, whole trace (stored)", ASK_FLAME, 0, all, NULL, { 0 }, 0 },
+		{ "flame, whole trace, few nodes", ASK_FLAME, 0, few, NULL, { 0 }, 0 },
+		{ "flame, a window (scan)", ASK_FLAME, 0, part, NULL, { 0 }, 0 },
+		{ "overview, whole trace", ASK_OVERVIEW, 0, all, NULL, { 0 }, 0 },
+		{ "overview, a window", ASK_OVERVIEW, 0, ov_part, NULL, { 0 }, 0 },
+		{ "thread states", ASK_STATES, 10, part, NULL, { 0 }, 0 },
+		{ "trace metadata", ASK_META, 0, { 0 }, NULL, { 0 }, 0 },
+		{ "name statistics", ASK_NAME_STATS, 0, { 0 }, NULL, { 0 }, 0 },
+		{ "export", ASK_EXPORT, 0, { 0 }, NULL, { 0 }, 0 },
+	};
+	sqlite3 *plain = copy_without_index();
+	size_t i;
+
+	(void)state;
+	area_tracks[0] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 10");
+	area_tracks[1] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 11");
+	assert_true(area_tracks[0] > 0 && area_tracks[1] > 0);
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		int mode;
+
+		for (mode = 0; mode < 4; mode++)
+			if (sweep(reqs[i].plain ? plain : T.db, &reqs[i], mode) == 0)
+				fail_msg("%s: no interrupt was met (mode %d)", reqs[i].what, mode);
+	}
+	sqlite3_close(plain);
+}
+
+/* A database that contradicts itself (a chunk, a record or a row of nodes
+ * that does not decode, a slice an extent names that is not there) is
+ * QRY_EDB, never a reply made of what could be read. */
+static void test_a_damaged_database_is_never_a_reply(void **state)
+{
+	const struct qry_window all = { INT64_MIN, INT64_MAX, 0, 1000, 0, 0, 0 };
+	const struct qry_window part = { 50000, 90000, 0, 1000, 0, 0, 0 };
+	const struct qry_search_page after = { 40, QRY_SEARCH_AFTER, 60000, 0, 25, 1000, 250000 };
+	const struct {
+		const char *damage;
+		struct req r;
+	} cases[] = {
+		{ "UPDATE name_index SET data = x'ff' WHERE count > 1",
+		  { "search", ASK_SEARCH, 0, { 0 }, "a", after, 0 } },
+		{ "UPDATE name_index SET count = 0", { "search, counts", ASK_SEARCH, 0, { 0 }, "a", after, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "area, a window", ASK_AREA, 0, part, NULL, { 0 }, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "flame, a window", ASK_FLAME, 0, part, NULL, { 0 }, 0 } },
+		{ "UPDATE track_stacks SET nodes = x'ff'", { "flame, stored", ASK_FLAME, 0, all, NULL, { 0 }, 0 } },
+		{ "UPDATE lod SET buckets = x'ff'", { "overview", ASK_OVERVIEW, 0, all, NULL, { 0 }, 0 } },
+		{ "DELETE FROM slices WHERE depth = 1", { "overview, a window", ASK_OVERVIEW, 0, part, NULL, { 0 }, 0 } },
+	};
+	size_t i;
+
+	(void)state;
+	area_tracks[0] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 10");
+	area_tracks[1] = tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id WHERE th.tid = 11");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sqlite3 *db = copy_with(cases[i].damage);
+		struct qry_error err = { 0 };
+		struct jbuf b;
+		int rc;
+
+		jb_init(&b);
+		rc = ask(db, &cases[i].r, &b, &err);
+		if (rc != QRY_EDB)
+			fail_msg("%s after %s: result %d (%s), not QRY_EDB", cases[i].r.what, cases[i].damage, rc, err.msg);
+		assert_non_null(strstr(err.msg, "cannot be read"));
+		jb_fini(&b);
+		sqlite3_close(db);
+	}
+}
+
 /* The replies the sweep compares hold what they should: summaries where
  * asked, arguments, flows. */
 static void test_the_sweep_reads_what_it_means_to(void **state)
@@ -351,7 +587,7 @@ static void test_the_sweep_reads_what_it_means_to(void **state)
 	const struct req r = { "slices", ASK_SLICES,
 			       tdb_int(&T, "SELECT t.id FROM tracks t JOIN threads th ON th.id = t.thread_id "
 					   "WHERE th.tid = 10"),
-			       { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 } };
+			       { 0, INT64_MAX, 4096, 1000000, 0, 0, 0 }, NULL, { 0 }, 0 };
 	struct plan p = { 0 };
 	char *s;
 
@@ -375,6 +611,8 @@ int main(void)
 	const struct CMUnitTest endpoints[] = {
 		cmocka_unit_test(test_the_sweep_reads_what_it_means_to),
 		cmocka_unit_test(test_a_failed_read_is_never_a_reply),
+		cmocka_unit_test(test_a_failed_read_is_never_a_reply_elsewhere),
+		cmocka_unit_test(test_a_damaged_database_is_never_a_reply),
 	};
 
 	return cmocka_run_group_tests_name("the cursor", cursor, NULL, NULL) |
