@@ -5,7 +5,6 @@
  * in every thread when the trace is deleted.
  */
 #include <inttypes.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -197,11 +196,8 @@ void srv_trace_db_forget(int64_t id)
 		}
 	}
 	pthread_mutex_unlock(&g_db_mu);
-	/* what those connections held (page caches; their mapped pages went
-	 * with them) goes back to the system now, not at the arenas' trim
-	 * threshold (main.c) */
-	if (closed)
-		malloc_trim(0);
+	(void)closed; /* their mapped pages went with them; their caches go
+		       * back to the system with the caller's heap_release */
 }
 
 

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "server_internal.h"
+#include "../ingest/util.h"
 #include "../provider/utf8.h"
 
 /* The catalog's database cannot be reached (a shared PostgreSQL down):
@@ -453,6 +454,10 @@ static enum MHD_Result h_delete(struct call *x)
 	if (rc != 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	rc_drop_trace(&x->s->cache, x->ids[0]); /* its connections went with its record (db_gone) */
+	/* what its connections, its cached replies and the requests that read
+	 * it held goes back to the system now, not at the arenas' trim
+	 * threshold (main.c) */
+	heap_release();
 	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
 }
 

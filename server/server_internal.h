@@ -240,8 +240,8 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down);
 void srv_trace_db_done(sqlite3 *db);
 /* Trace id's database is no more the one to read (the catalog's db_gone:
  * deleted, or ingested anew): every thread's connection to it is closed (at
- * once, or by its thread when it is done with it), and the memory they
- * held goes back to the system. */
+ * once, or by its thread when it is done with it); what they held is
+ * free, for the caller's heap_release (ingest/util.h) to give back. */
 void srv_trace_db_forget(int64_t id);
 /* A private read-only connection to a trace's database, for the caller to
  * close; NULL when it cannot be opened. */
