@@ -20,6 +20,43 @@
 
 const char *const cat_status_names[TS_NSTATUS] = { "queued", "ingesting", "ready", "failed", "live" };
 
+const char *cat_strerror(int err)
+{
+	switch (err) {
+	case CAT_OK:
+		return "no error";
+	case CAT_EFAIL:
+		return "a file, the catalog's database or memory failed";
+	case CAT_ENOTRACE:
+		return "there is no such trace";
+	case CAT_EINVAL:
+		return "a name, description, label, cursor or note the catalog does not take";
+	case CAT_ELABELS:
+		return "a trace has at most 64 labels";
+	case CAT_ENOTREADY:
+		return "the trace is not ready";
+	case CAT_ENONOTE:
+		return "there is no such note";
+	case CAT_ENOFILE:
+		return "the trace has no such file";
+	case CAT_EBADTRACE:
+		return "the trace's bytes are not a trace";
+	case CAT_EUNAVAILABLE:
+		return "the catalog's database cannot be reached now";
+	case CAT_ESTOREDOWN:
+		return "the trace store cannot be reached now";
+	case CAT_ECONFLICT:
+		return "another server changed the trace since it was read";
+	default:
+		return "unknown catalog error";
+	}
+}
+
+int cat_storage_err(int rc)
+{
+	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_ENOFILE;
+}
+
 const char *cat_status_name(int status)
 {
 	return status >= 0 && status < TS_NSTATUS ? cat_status_names[status] : "failed";
@@ -70,7 +107,7 @@ int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t
 	char name[32];
 
 	file_name(c, id, file, name, sizeof(name));
-	return c->store.ops->fetch(&c->store, id, name, err, errlen);
+	return cat_storage_err(c->store.ops->fetch(&c->store, id, name, err, errlen));
 }
 
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
@@ -102,7 +139,7 @@ int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 	int rc = c->db->ops->save(c->db, r, part, &r->version, err, sizeof(err));
 
 	if (rc == CATDB_ECONFLICT)
-		return -2; /* the caller reads the record again and retries */
+		return CAT_ECONFLICT; /* the caller reads the record again and retries */
 	if (rc != CATDB_OK)
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
 	if (rc == CATDB_EDOWN) {
@@ -119,7 +156,7 @@ int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 	/* a queued trace is a job every server's worker may claim */
 	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->status == TS_QUEUED)
 		cat_job_queue_locked(c, r);
-	return rc == CATDB_OK ? 0 : -1;
+	return rc == CATDB_OK ? CAT_OK : CAT_EFAIL;
 }
 
 static int rec_push(struct catalog *c, struct trace_rec *r)
@@ -129,7 +166,7 @@ static int rec_push(struct catalog *c, struct trace_rec *r)
 		struct trace_rec **v = realloc(c->v, cap * sizeof(*v));
 
 		if (v == NULL)
-			return -1;
+			return CAT_EFAIL;
 		c->v = v;
 		c->cap = cap;
 	}
@@ -142,7 +179,7 @@ int cat_rec_insert(struct catalog *c, struct trace_rec *r)
 	size_t i;
 
 	if (rec_push(c, r) != 0)
-		return -1;
+		return CAT_EFAIL;
 	for (i = c->n - 1; i > 0 && c->v[i - 1]->id > r->id; i--)
 		c->v[i] = c->v[i - 1];
 	c->v[i] = r;
@@ -249,7 +286,7 @@ static int load(struct catalog *c, char *err, size_t errlen)
 	size_t i;
 
 	if (cat_sync_first(c, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
 
@@ -361,14 +398,14 @@ void cat_close(struct catalog *c)
 int cat_start(struct catalog *c)
 {
 	if (pthread_create(&c->worker, NULL, cat_worker_main, c) != 0)
-		return -1;
+		return CAT_EFAIL;
 	c->worker_started = 1;
 	if (pthread_create(&c->live, NULL, cat_live_main, c) != 0)
-		return -1;
+		return CAT_EFAIL;
 	c->live_started = 1;
 	if (c->shared) {
 		if (pthread_create(&c->syncer, NULL, cat_sync_main, c) != 0)
-			return -1;
+			return CAT_EFAIL;
 		c->syncer_started = 1;
 	}
 	return 0;
@@ -420,16 +457,16 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 {
 	char *bname;
 	struct trace_rec *r;
-	int64_t id = -1;
+	int64_t id = CAT_EFAIL;
 	int put;
 	int rc = 0;
 
 	if (nw->name == NULL) {
 		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
-		return -2;
+		return CAT_EINVAL;
 	}
 	if (cat_meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
-		return -2;
+		return CAT_EINVAL;
 	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
 	r = calloc(1, sizeof(*r));
 	pthread_mutex_lock(&c->mu);
@@ -450,7 +487,7 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
 	    (nw->binary_spool &&
 	     (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
-		id = put == -2 ? -3 : -1;
+		id = put == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
 		c->store.ops->remove(&c->store, r->id);
 		pthread_mutex_lock(&c->mu);
 		goto out_unlock;
@@ -500,8 +537,9 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	return cat_add_as(c, nw, TS_QUEUED, err, errlen);
 }
 
-/* One try of a patch (under mu): cat_patch's codes, or -4 when another
- * server changed the record since this one read it (nothing changed). */
+/* One try of a patch (under mu): cat_patch's codes, or CAT_ECONFLICT when
+ * another server changed the record since this one read it (nothing
+ * changed). */
 static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
 {
 	struct trace_rec *r, old;
@@ -511,14 +549,13 @@ static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p
 	int rc;
 
 	if ((r = cat_find(c, id)) == NULL)
-		return -1;
+		return CAT_ENOTRACE;
 	rc = cat_labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
 	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
 			(p->description && (desc = strdup(p->description)) == NULL)))
-		rc = -1;
+		rc = CAT_EFAIL;
 	if (rc != 0) {
-		snprintf(err, errlen, rc == -2 ? "a trace has at most 64 labels" : "out of memory");
-		rc = rc == -2 ? -2 : -3;
+		snprintf(err, errlen, rc == CAT_ELABELS ? "a trace has at most 64 labels" : "out of memory");
 		goto out;
 	}
 	old = *r;
@@ -540,7 +577,8 @@ static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p
 		*r = old;
 		snprintf(err, errlen, "the catalog could not be written%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		rc = rc == CAT_EUNAVAILABLE ? rc : rc == -2 ? -4 : -3;
+		if (rc != CAT_EUNAVAILABLE && rc != CAT_ECONFLICT)
+			rc = CAT_EFAIL;
 		goto out;
 	}
 	labels = old.labels;
@@ -564,7 +602,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 	int rc, tries = 0;
 
 	if (cat_meta_check(p->name, p->description, p->set, p->nset, err, errlen) != 0)
-		return -5;
+		return CAT_EINVAL;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		if (cat_sync_locked(c, 1) != 0) {
@@ -573,7 +611,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 			break;
 		}
 		rc = patch_locked(c, id, p, err, errlen);
-		if (rc != -4 || ++tries == PATCH_TRIES)
+		if (rc != CAT_ECONFLICT || ++tries == PATCH_TRIES)
 			break;
 		/* another server won the race: let it finish, a little longer each time, not under mu */
 		pthread_mutex_unlock(&c->mu);
@@ -581,9 +619,9 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (rc == -4) {
+	if (rc == CAT_ECONFLICT) {
 		snprintf(err, errlen, "the trace kept changing through other servers; try again");
-		rc = -3;
+		rc = CAT_EFAIL;
 	}
 	return rc;
 }
@@ -596,7 +634,7 @@ int cat_status(struct catalog *c, int64_t id)
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
-	s = r ? r->status : -1;
+	s = r ? r->status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	return s;
 }
@@ -605,7 +643,7 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 {
 	struct trace_rec *r;
 	struct waiter *w;
-	int rc = -1;
+	int waits = 0;
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
@@ -616,10 +654,10 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 		r->waiters = w;
 		if (c->o.suspend)
 			c->o.suspend(conn); /* under mu, so no wake-up can come before it */
-		rc = 0;
+		waits = 1;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return rc;
+	return waits;
 }
 
 static struct trace_rec *rec_take(struct catalog *c, int64_t id)
@@ -662,7 +700,7 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 
 	if (cat_find(c, id) == NULL) {
 		if (rc)
-			*rc = -1;
+			*rc = CAT_ENOTRACE;
 		return NULL;
 	}
 	dbrc = c->db->ops->remove(c->db, id, err, sizeof(err));
@@ -682,13 +720,13 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 	if (dbrc == CATDB_ENOENT) {
 		cat_forget_locked(c, id); /* as the next look at the database would */
 		if (rc)
-			*rc = -1;
+			*rc = CAT_ENOTRACE;
 		return NULL;
 	}
 	if (dbrc != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not removed: %s\n", id, err);
 		if (rc)
-			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -3;
+			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 		return NULL;
 	}
 	r = rec_take(c, id);
@@ -696,7 +734,7 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 	if (r->status != TS_INGESTING && files_here(c, r))
 		c->store.ops->remove(&c->store, id);
 	if (rc)
-		*rc = 0;
+		*rc = CAT_OK;
 	return r;
 }
 
@@ -735,12 +773,12 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	st = r ? r->status : -1;
+	st = r ? r->status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	if (st < 0) {
 		snprintf(err, errlen, "there is no trace with this id");
 		free(bname);
-		return -1;
+		return CAT_ENOTRACE;
 	}
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	file_name(c, id, "trace.db", name, sizeof(name));
@@ -749,11 +787,11 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 			       ingest_symbolize(db, spool, &named, err, errlen) != 0 ||
 			       c->store.ops->publish(&c->store, id, name, err, errlen) != 0)) {
 		free(bname);
-		return -1;
+		return CAT_EFAIL;
 	}
 	if (c->store.ops->put(&c->store, id, "binary", spool, err, errlen) != 0) {
 		free(bname);
-		return -1;
+		return CAT_EFAIL;
 	}
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
@@ -769,8 +807,10 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		r->indexed = 0; /* names changed: index them again */
 		pthread_cond_broadcast(&c->work);
 	}
-	if (r != NULL)
-		rc = cat_save(c, r, CATDB_STATE);
+	if (r != NULL && (rc = cat_save(c, r, CATDB_STATE)) != 0) {
+		snprintf(err, errlen, "the catalog could not be written: %s", cat_strerror(rc));
+		rc = CAT_EFAIL;
+	}
 	pthread_mutex_unlock(&c->mu);
 	free(bname);
 	return rc;

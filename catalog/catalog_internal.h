@@ -133,11 +133,16 @@ struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t i
 const char *cat_db_file(const struct trace_rec *r);
 /* Writes part of a record (with its labels) to the catalog's database;
  * under mu. 0, or CAT_EUNAVAILABLE (then kept as unsaved, written again
- * when the database is back), or -2 (META only: another server changed the
- * record since it was read), or -1; failures are logged. */
+ * when the database is back), or CAT_ECONFLICT (META only: another server
+ * changed the record since it was read), or CAT_EFAIL; failures are
+ * logged. */
 int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part);
-/* Inserts r into the records in id order (under mu); 0 or -1 (no memory). */
+/* Inserts r into the records in id order (under mu); 0 or CAT_EFAIL (no
+ * memory). */
 int cat_rec_insert(struct catalog *c, struct trace_rec *r);
+/* A storage call's result (storage.h) as the catalog's: STORAGE_EDOWN is
+ * CAT_ESTOREDOWN, any other failure CAT_ENOFILE. */
+int cat_storage_err(int rc);
 /* The status named s; TS_FAILED when none is. */
 int cat_status_parse(const char *s);
 /* The time of "YYYY-MM-DDTHH:MM:SSZ"; 0 when it does not parse. */
@@ -155,7 +160,7 @@ struct cat_note_counts {
 	struct cat_note_count *v;
 	size_t n, cap;
 };
-/* 0, or an error of notes.h (err says why); nc is then empty. */
+/* 0, or CAT_EFAIL or CAT_EUNAVAILABLE (err says why); nc is then empty. */
 int cat_note_counts(struct catalog *c, int64_t trace, const char *q, struct cat_note_counts *nc, char *err,
 		    size_t errlen);
 const struct cat_note_count *cat_note_count_find(const struct cat_note_counts *nc, int64_t trace);
@@ -163,12 +168,13 @@ void cat_note_counts_free(struct cat_note_counts *nc);
 
 /* meta.c: what the catalog stores, it checks, whoever asks (an upload, a
  * patch, a migration), so that paging and search hold for every value it
- * takes: name and description may be NULL (unchanged). 0, or -1 with err. */
+ * takes: name and description may be NULL (unchanged). 0, or CAT_EINVAL
+ * with err. */
 int cat_meta_check(const char *name, const char *description, const struct cat_label *labels, size_t nlabels,
 		   char *err, size_t errlen);
 /* Labels cur with set added (or replaced) and the keys unset removed, into
- * a new sorted array *out (*nout); 0, -1 when out of memory, -2 when more
- * than CAT_MAX_LABELS would remain. */
+ * a new sorted array *out (*nout); 0, CAT_EFAIL when out of memory,
+ * CAT_ELABELS when more than CAT_MAX_LABELS would remain. */
 int cat_labels_apply(const struct cat_label *cur, size_t ncur, const struct cat_label *set, size_t nset,
 		     const char *const *unset, size_t nunset, struct cat_label **out, size_t *nout);
 
@@ -184,15 +190,16 @@ void cat_rfc3339(time_t t, char *out, size_t n);
 void cat_rec_free(struct trace_rec *r);
 /* Takes trace id out of the list, the database and storage (under mu);
  * returns the record for the caller to free, NULL when there is none or
- * when the database could not remove it (*rc says which: -1 none,
- * CAT_EUNAVAILABLE or -3 the database failed; rc may be NULL). */
+ * when the database could not remove it (*rc says which: CAT_ENOTRACE,
+ * CAT_EUNAVAILABLE or CAT_EFAIL; rc may be NULL). */
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc);
 /* Takes trace id out of the list only (another server removed it from the
  * database): wakes its waiters and removes its files here (under mu). */
 void cat_forget_locked(struct catalog *c, int64_t id);
 void cat_wake(struct catalog *c, struct trace_rec *r);
 
-/* Records a new trace in status (TS_QUEUED, or TS_LIVE receiving). */
+/* Records a new trace in status (TS_QUEUED, or TS_LIVE receiving); as
+ * cat_add. */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen);
 
 /* worker.c */
@@ -232,7 +239,7 @@ int cat_source_compress(struct catalog *c, int64_t id, int restored);
 /* Drops the copy of "source" restored for an ingest that did not end well. */
 void cat_source_drop_copy(struct catalog *c, int64_t id);
 /* Compresses the file at from into a new file in spool_dir (its name in
- * spool, n bytes; "" on failure), synced to the disk. 0, or -1 with err;
+ * spool, n bytes; "" on failure), synced to the disk. 0, or CAT_EFAIL with err;
  * stop(ctx), when stop is not NULL, is asked before each block and stops
  * it early when it says so. */
 int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
@@ -244,16 +251,16 @@ struct cat_source *cat_source_open_file(const char *path, int zst, char *err, si
  * is fetched, or when only "source.zst" is kept, decompressed there
  * (*restored set: the copy goes after the ingest, cat_source_compress or
  * cat_source_drop_copy).
- * 0, -1 (neither, or a damaged file) or -2 (the store cannot be reached
- * now), with err. Not under mu. */
+ * 0, CAT_ENOFILE (neither), CAT_EFAIL (a damaged file, a failed write) or
+ * CAT_ESTOREDOWN, with err. Not under mu. */
 int cat_source_restore(struct catalog *c, int64_t id, int *restored, char *err, size_t errlen);
-/* Whether trace id's source is stored, compressed or not: 1, 0, or -2
- * when the store cannot tell now. */
+/* Whether trace id's source is stored, compressed or not: 1, 0, or
+ * CAT_ESTOREDOWN when the store cannot tell now. */
 int cat_source_has(struct catalog *c, int64_t id);
 
 /* names.c: the per-trace name index, kept in the catalog's database. */
 /* Reads a ready trace's database and writes its index rows (not under
- * mu: it only touches the index tables). */
+ * mu: it only touches the index tables). 0 or CAT_EFAIL (logged). */
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path);
 /* Drops a trace's index rows; under mu. */
 void cat_unindex_locked(struct catalog *c, int64_t id);
@@ -270,7 +277,8 @@ int cat_sync_locked(struct catalog *c, int force);
 /* The syncer (cat_start, shared catalogs only): a look every CAT_SYNC_MS,
  * the database read without mu. */
 void *cat_sync_main(void *arg);
-/* The records read at the start (under mu, or before any thread runs). */
+/* The records read at the start (under mu, or before any thread runs): 0,
+ * or CAT_EFAIL with err. */
 int cat_sync_first(struct catalog *c, char *err, size_t errlen);
 
 /* retention.c */

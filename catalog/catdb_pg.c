@@ -91,7 +91,7 @@ int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **
 		return 0;
 	}
 	*out = res;
-	return -1;
+	return CATDB_EFAIL;
 }
 
 /*

@@ -48,9 +48,9 @@ static int exec_bound(sqlite3 *db, const char *sql, int64_t id)
 	int rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -64,17 +64,17 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 	int rc = 0;
 
 	if (exec_bound(db, "DELETE FROM labels WHERE trace_id = ?", r->id) != 0)
-		return -1;
+		return CATDB_EFAIL;
 	if (r->nlabels == 0)
 		return 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO labels (trace_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	for (i = 0; i < r->nlabels && rc == 0; i++) {
 		sqlite3_bind_int64(st, 1, r->id);
 		sqlite3_bind_text(st, 2, r->labels[i].key, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, r->labels[i].value, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -124,7 +124,7 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	sqlite3_bind_int(st, 19, r->indexed == 1);
 	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 21, r->db_file[0] ? r->db_file : NULL, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 	sqlite3_finalize(st);
 	if (rc == 0)
 		rc = save_labels(s->db, r);
@@ -181,14 +181,14 @@ static int load_labels(sqlite3 *db, struct catdb_batch *b)
 
 	if (sqlite3_prepare_v2(db, "SELECT trace_id, key, value FROM labels ORDER BY trace_id, key", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cat_label *v;
 
 		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
 			continue;
 		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
-			rc = -1;
+			rc = CATDB_EFAIL;
 			break;
 		}
 		r->labels = v;
@@ -207,7 +207,7 @@ static int batch_push(struct catdb_batch *b, struct trace_rec *r, size_t *cap)
 		struct trace_rec **v = realloc(b->v, ncap * sizeof(*v));
 
 		if (v == NULL)
-			return -1;
+			return CATDB_EFAIL;
 		b->v = v;
 		*cap = ncap;
 	}
@@ -215,7 +215,7 @@ static int batch_push(struct catdb_batch *b, struct trace_rec *r, size_t *cap)
 	return 0;
 }
 
-/* One row of traces into r; -1 when out of memory. */
+/* One row of traces into r; CATDB_EFAIL when out of memory. */
 static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 {
 	r->id = sqlite3_column_int64(st, 0);
@@ -244,7 +244,7 @@ static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 		r->name = strdup("");
 	if (r->description == NULL)
 		r->description = strdup("");
-	return r->name && r->description ? 0 : -1;
+	return r->name && r->description ? CATDB_OK : CATDB_EFAIL;
 }
 
 static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
@@ -308,7 +308,7 @@ static int copy_one(void *ctx, const struct qry_name_stat *n)
 	if (sqlite3_step(k->ins_name) != SQLITE_DONE || sqlite3_step(k->get_name) != SQLITE_ROW) {
 		sqlite3_reset(k->ins_name);
 		sqlite3_reset(k->get_name);
-		return -1;
+		return CATDB_EFAIL;
 	}
 	sqlite3_bind_int64(k->ins, 1, sqlite3_column_int64(k->get_name, 0));
 	sqlite3_reset(k->ins_name);
@@ -328,7 +328,7 @@ static int copy_one(void *ctx, const struct qry_name_stat *n)
 	/* strings are distinct (ingest interns them): one row per name */
 	ok = sqlite3_step(k->ins) == SQLITE_DONE;
 	sqlite3_reset(k->ins);
-	return ok ? 0 : -1;
+	return ok ? CATDB_OK : CATDB_EFAIL;
 }
 
 /* Copies the trace's name statistics (qry_name_stats) into the catalog,
@@ -338,10 +338,10 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 	struct copy k = { NULL, NULL, NULL, trace };
 	struct qry_error err = { 0 };
 	sqlite3_stmt *del = NULL;
-	int rc = -1;
+	int rc = CATDB_EFAIL;
 
 	if (sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	if (sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &k.ins_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &k.get_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
@@ -353,14 +353,14 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 	sqlite3_bind_int64(del, 1, trace);
 	if (sqlite3_step(del) != SQLITE_DONE)
 		goto out;
-	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? 0 : -1;
+	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? CATDB_OK : CATDB_EFAIL;
 out:
 	sqlite3_finalize(k.ins_name);
 	sqlite3_finalize(k.get_name);
 	sqlite3_finalize(k.ins);
 	sqlite3_finalize(del);
 	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
-		rc = -1;
+		rc = CATDB_EFAIL;
 	return rc;
 }
 
@@ -684,13 +684,13 @@ static int upgrade(sqlite3 *db)
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('traces') WHERE name = ?", -1, &st, NULL) !=
 		    SQLITE_OK)
-			return -1;
+			return CATDB_EFAIL;
 		sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
 		found = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 		snprintf(sql, sizeof(sql), "ALTER TABLE traces ADD COLUMN %s %s", cols[i][0], cols[i][1]);
 		if (!found && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			return -1;
+			return CATDB_EFAIL;
 	}
 	return 0;
 }
@@ -712,7 +712,7 @@ static int schema_up(sqlite3 *db)
 	int v = -1;
 
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -720,7 +720,7 @@ static int schema_up(sqlite3 *db)
 		return 0;
 	if (sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(db) != 0 ||
 	    sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	return 0;
 }
 
@@ -731,7 +731,7 @@ static int persist_wal(sqlite3 *db)
 {
 	int on = 1;
 
-	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? 0 : -1;
+	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? CATDB_OK : CATDB_EFAIL;
 }
 
 static const struct catdb_ops sqlite_ops = {

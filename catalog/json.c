@@ -155,7 +155,7 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 
 	/* asked before the lock is taken: the database is never asked under it */
 	if ((rc = cat_note_counts(c, id, NULL, &nc, err, sizeof(err))) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -2;
+		return rc;
 	hit = cat_note_count_find(&nc, id);
 	pthread_mutex_lock(&c->mu);
 	rc = cat_sync_locked(c, 0);
@@ -164,5 +164,5 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 		cat_rec_json(r, hit ? hit->count : 0, out);
 	pthread_mutex_unlock(&c->mu);
 	cat_note_counts_free(&nc);
-	return rc ? rc : r ? 0 : -1;
+	return rc ? rc : r ? CAT_OK : CAT_ENOTRACE;
 }

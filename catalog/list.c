@@ -183,43 +183,43 @@ static char *cursor_make(const struct trace_rec *r, enum cat_sort s, int desc)
 	return hex;
 }
 
-/* Decodes a cursor into (id, key); 0, or -1 when it is not one of the
- * sort s in that direction. */
+/* Decodes a cursor into (id, key); 0, or CAT_EINVAL when it is not one of
+ * the sort s in that direction. */
 static int cursor_read(const char *hex, enum cat_sort s, int desc, int64_t *id, int64_t *knum, char *kstr, size_t kn)
 {
 	size_t n = strlen(hex), i;
 	char plain[CAT_MAX_NAME + 96], *p, *dot, *end;
 
 	if (n % 2 || n / 2 >= sizeof(plain))
-		return -1;
+		return CAT_EINVAL;
 	for (i = 0; i < n / 2; i++) {
 		unsigned v;
 
 		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
 		    !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
-			return -1;
+			return CAT_EINVAL;
 		plain[i] = (char)v;
 	}
 	plain[n / 2] = '\0';
 	if (strlen(plain) != n / 2)
-		return -1;
+		return CAT_EINVAL;
 	p = plain;
 	if (desc && *p++ != '-')
-		return -1;
+		return CAT_EINVAL;
 	n = strlen(sort_names[s]);
 	if (strncmp(p, sort_names[s], n) != 0 || p[n] != '.')
-		return -1;
+		return CAT_EINVAL;
 	p += n + 1;
 	*id = strtoll(p, &end, 10);
 	if (end == p || *end != '.')
-		return -1;
+		return CAT_EINVAL;
 	dot = end + 1;
 	if (s == CAT_SORT_NAME) {
 		snprintf(kstr, kn, "%s", dot);
 		return 0;
 	}
 	*knum = strtoll(dot, &end, 10);
-	return end == dot || *end ? -1 : 0;
+	return end == dot || *end ? CAT_EINVAL : 0;
 }
 
 int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen)
@@ -234,12 +234,12 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 
 	if (f->cursor && cursor_read(f->cursor, f->sort, f->desc, &kid, &knum, kstr, sizeof(kstr)) != 0) {
 		snprintf(err, errlen, "'cursor' is not one this listing gave (or the sort changed since)");
-		return -1;
+		return CAT_EINVAL;
 	}
 	/* each trace's notes, and those whose text holds q: asked before the
 	 * lock is taken, as the database never is under it */
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
 		pthread_mutex_unlock(&c->mu);
@@ -251,7 +251,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 		pthread_mutex_unlock(&c->mu);
 		cat_note_counts_free(&nc);
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return CAT_EFAIL;
 	}
 	for (i = 0; i < c->n; i++)
 		if (cat_filter_matches(c->v[i], f, &nc))
@@ -301,14 +301,14 @@ int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match
 	*out = NULL;
 	*nout = 0;
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
 		snprintf(err, errlen, "the catalog's database cannot be reached now; try again shortly");
 		rc = CAT_EUNAVAILABLE;
 	} else if ((v = calloc(c->n + 1, sizeof(*v))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		rc = -1;
+		rc = CAT_EFAIL;
 	}
 	/* newest first, as the library lists them */
 	for (i = c->n; rc == 0 && i > 0; i--) {
@@ -325,7 +325,7 @@ int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match
 		v[n].labels_json = jb_take(&b, NULL);
 		if (v[n++].name == NULL || v[n - 1].labels_json == NULL) {
 			snprintf(err, errlen, "out of memory");
-			rc = -1;
+			rc = CAT_EFAIL;
 		}
 	}
 	pthread_mutex_unlock(&c->mu);

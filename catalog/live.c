@@ -163,7 +163,7 @@ int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char 
 	snprintf(spool, sizeof(spool), "%s/live-XXXXXX", dir);
 	if ((tmp = mkostemp(spool, O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "cannot create the trace's file: %s", strerror(errno));
-		return -1;
+		return CAT_EFAIL;
 	}
 	close(tmp);
 	nw.spool = spool;
@@ -178,7 +178,7 @@ int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char 
 	if ((*fd = open(src, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "cannot open the trace's file: %s", strerror(errno));
 		cat_delete(c, id);
-		return -1;
+		return CAT_EFAIL;
 	}
 	return id;
 }
@@ -191,10 +191,10 @@ int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
 	if (r == NULL) {
-		rc = -2;
+		rc = CAT_ENOTRACE;
 	} else if (r->status == TS_FAILED) {
 		snprintf(err, errlen, "%s", r->error_msg ? r->error_msg : "the trace failed");
-		rc = -3;
+		rc = CAT_EBADTRACE;
 	} else if (r->status == TS_LIVE) {
 		if (size != r->size)
 			r->grew_ms = cat_now_ms();
@@ -237,7 +237,7 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	for (;;) {
 		r = cat_find(c, id);
-		st = r ? r->status : -1;
+		st = r ? r->status : CAT_ENOTRACE;
 		*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED) ||
 				  (st == TS_INGESTING && r->preview == 1));
 		/* with a shared catalog, another server may have made it ready (or

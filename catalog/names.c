@@ -26,7 +26,7 @@ int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 	if (c->db->ops->index(c->db, id, db_path, err, sizeof(err)) == CATDB_OK)
 		return 0;
 	fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id, err);
-	return -1;
+	return CAT_EFAIL;
 }
 
 void cat_unindex_locked(struct catalog *c, int64_t id)
@@ -167,7 +167,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	rc = search_rows(c, q, &hits, &n, why, sizeof(why));
 	if (rc != CATDB_OK) {
 		snprintf(err, errlen, "the catalog could not be searched: %s", why);
-		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}
 	pthread_mutex_lock(&c->mu);
 	/* the traces the rows name, as they are now (another server may have added them) */

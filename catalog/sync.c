@@ -97,7 +97,7 @@ static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken, int64
 			/* a trace another server added */
 			b->v[i]->foreign = 1;
 			if (cat_rec_insert(c, b->v[i]) != 0)
-				return -1;
+				return CAT_EFAIL;
 			b->v[i] = NULL;
 			continue;
 		}
@@ -231,7 +231,7 @@ int cat_sync_first(struct catalog *c, char *err, size_t errlen)
 	if (rc == CATDB_OK)
 		c->seen = b.version;
 	catdb_batch_free(&b);
-	return rc == CATDB_OK ? 0 : -1;
+	return rc == CATDB_OK ? CAT_OK : CAT_EFAIL;
 }
 
 void catdb_batch_free(struct catdb_batch *b)

@@ -186,7 +186,7 @@ int cat_trend_stat_parse(const char *s, enum cat_trend_stat *out)
 			*out = (enum cat_trend_stat)i;
 			return 0;
 		}
-	return -1;
+	return CAT_EINVAL;
 }
 
 /* Writes the points, under mu. */
@@ -262,20 +262,20 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 
 	if (rows.sk == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return CAT_EFAIL;
 	}
 	/* the database first, without the lock */
 	rc = c->db->ops->name_exact(c->db, o->name, row_add, &rows, err, errlen);
 	free(rows.sk);
 	if (rc != CATDB_OK) {
 		free(rows.v);
-		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}
 	if (rows.n > 1)
 		qsort(rows.v, rows.n, sizeof(*rows.v), row_cmp);
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0) {
 		free(rows.v);
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	}
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
@@ -284,7 +284,7 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 	} else if ((pts = malloc((c->n + 1) * sizeof(*pts))) == NULL ||
 		   (vals = malloc((c->n + 1) * sizeof(*vals))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		rc = -1;
+		rc = CAT_EFAIL;
 	} else {
 		trend_json_locked(c, f, o, &nc, &rows, pts, vals, out);
 	}

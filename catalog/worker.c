@@ -380,6 +380,20 @@ static int was_live(struct catalog *c, int64_t id)
 	return live;
 }
 
+/* Stores what an ingest made before its trace is ready, so that a ready
+ * trace can always be fetched: its database (dbfile), and a live trace's
+ * source, which grew after its put (with shared jobs, its server stored it
+ * whole before queueing it: live.c). 0, or CAT_EFAIL / CAT_ESTOREDOWN with
+ * err. */
+static int job_publish(struct catalog *c, int64_t id, const char *dbfile, int shared, char *err, size_t errlen)
+{
+	int rc = c->store.ops->publish(&c->store, id, dbfile, err, errlen);
+
+	if (rc == STORAGE_OK && !shared && was_live(c, id))
+		rc = c->store.ops->publish(&c->store, id, "source", err, errlen);
+	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
+}
+
 static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
 		      int indexed, double seconds);
 static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
@@ -425,15 +439,9 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
-	/* stored before the trace is ready, so a ready trace can always be fetched;
-	 * a live trace's source grew after its put, so it is stored again whole
-	 * (with shared jobs its server did so before queueing it, live.c) */
-	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
-								   sizeof(res->error))) != 0 ||
-				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
-										     sizeof(res->error))) != 0)))
+	if (rc == INGEST_OK && (store = job_publish(c, id, dbfile, cl != NULL, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
-	if (store == -2) {
+	if (store == CAT_ESTOREDOWN) {
 		if (cl)
 			claim_wait_store(c, cl, res->error);
 		else

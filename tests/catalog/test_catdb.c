@@ -266,7 +266,7 @@ static void test_records(void **state)
 	note(b, "get", s);
 	free(s);
 	s = trace_json(c, cc + 100, &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_ENOTRACE);
 	free(s);
 	s = list_json(c, "RUN", NULL, CAT_SORT_NAME, 0, 10, NULL, &rc);
 	assert_int_equal(rc, 0);
@@ -289,7 +289,7 @@ static void test_records(void **state)
 	free(s);
 	free(cur);
 	s = list_json(c, NULL, NULL, CAT_SORT_NAME, 1, 1, "zz", &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_EINVAL);
 	free(s);
 	/* a patch: renamed, pinned, one label set and one removed */
 	snprintf(set[0].key, sizeof(set[0].key), "owner");
@@ -301,14 +301,14 @@ static void test_records(void **state)
 	p.unset = unset;
 	p.nunset = 1;
 	assert_int_equal(cat_patch(c, a, &p, err, sizeof(err)), 0);
-	assert_int_equal(cat_patch(c, cc + 100, &p, err, sizeof(err)), -1);
+	assert_int_equal(cat_patch(c, cc + 100, &p, err, sizeof(err)), CAT_ENOTRACE);
 	s = trace_json(c, a, &rc);
 	assert_non_null(strstr(s, "\"labels\":{\"device\":\"x64\",\"owner\":\"caf\xc3\xa9 \\\"q\\\" \\\\ {x,y}\"}"));
 	assert_non_null(strstr(s, "\"pinned\":true"));
 	note(b, "patched", s);
 	free(s);
 	assert_int_equal(cat_delete(c, bb), 0);
-	assert_int_equal(cat_delete(c, bb), -1);
+	assert_int_equal(cat_delete(c, bb), CAT_ENOTRACE);
 	cat_close(c);
 	/* all of it kept, and ids never given again */
 	c = open_cat(dir, b->pg ? url : NULL);
@@ -444,19 +444,19 @@ static void test_notes(void **state)
 	assert_int_equal(cat_note_add(c, t2, &in, &j, err, sizeof(err)), 0);
 	/* what is refused changes nothing */
 	in.end_ns = end + 1;
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.start_ns = start + 2;
 	in.end_ns = start + 1;
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.has_range = 0;
 	in.text = "";
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.text = "x";
 	in.author = "a\nb";
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.author = NULL;
-	assert_int_equal(cat_note_add(c, queued, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTREADY);
-	assert_int_equal(cat_note_add(c, queued + 100, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTRACE);
+	assert_int_equal(cat_note_add(c, queued, &in, &j, err, sizeof(err)), CAT_ENOTREADY);
+	assert_int_equal(cat_note_add(c, queued + 100, &in, &j, err, sizeof(err)), CAT_ENOTRACE);
 	jb_fini(&j);
 	/* a trace's, by time; every trace's, newest first, filtered, paged */
 	q.trace = t1;
@@ -497,11 +497,11 @@ static void test_notes(void **state)
 	/* edits and removals */
 	jb_init(&j);
 	assert_int_equal(cat_note_edit(c, 2, "at the end", NULL, &j, err, sizeof(err)), 0);
-	assert_int_equal(cat_note_edit(c, 99, "x", NULL, &j, err, sizeof(err)), CAT_NOTE_ENONOTE);
-	assert_int_equal(cat_note_edit(c, 2, NULL, NULL, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_edit(c, 99, "x", NULL, &j, err, sizeof(err)), CAT_ENONOTE);
+	assert_int_equal(cat_note_edit(c, 2, NULL, NULL, &j, err, sizeof(err)), CAT_EINVAL);
 	jb_fini(&j);
 	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), 0);
-	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), CAT_NOTE_ENONOTE);
+	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), CAT_ENONOTE);
 	/* gone with their trace, kept across a reopening otherwise */
 	assert_int_equal(cat_delete(c, t1), 0);
 	cat_close(c);
@@ -663,11 +663,11 @@ static void test_two_catalogs(void **state)
 	assert_non_null(strstr(s, "\"total\":1"));
 	free(s);
 	s = trace_json(y, a, &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_ENOTRACE);
 	free(s);
 	/* y deletes x's record of its own trace too; a delete of a trace y never listed works */
 	assert_int_equal(cat_delete(x, bb), 0);
-	assert_int_equal(cat_delete(y, bb), -1);
+	assert_int_equal(cat_delete(y, bb), CAT_ENOTRACE);
 	bb = add(y, "fresh", NULL, NULL);
 	assert_int_equal(cat_delete(x, bb), 0); /* x had not looked since: it looks again */
 	cat_close(x);
@@ -783,7 +783,7 @@ static void test_restart(void **state)
 		assert_int_equal(cat_save(c, r, CATDB_STATE), CAT_EUNAVAILABLE);
 		pthread_mutex_unlock(&c->mu);
 	}
-	assert_int_equal(cat_health(c, cat_err, sizeof(cat_err), store_err, sizeof(store_err)), -1);
+	assert_int_equal(cat_health(c, cat_err, sizeof(cat_err), store_err, sizeof(store_err)), CAT_EFAIL);
 	assert_true(strlen(cat_err) > 10);
 	assert_string_equal(store_err, "");
 	{
