@@ -74,7 +74,7 @@ int cat_status_parse(const char *s)
 
 const char *cat_db_file(const struct trace_rec *r)
 {
-	return r->db_file[0] ? r->db_file : "trace.db";
+	return r->state.db_file[0] ? r->state.db_file : "trace.db";
 }
 
 /* The stored name of file: "trace.db" is the trace's database, whichever
@@ -90,7 +90,7 @@ static void file_name(struct catalog *c, int64_t id, const char *file, char *out
 		return;
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) /* an ingest's preview is read until the ingest ends (live.c) */
-		snprintf(out, n, "%s", r->status == TS_INGESTING && r->preview == 1 ? "preview.db" : cat_db_file(r));
+		snprintf(out, n, "%s", r->state.status == TS_INGESTING && r->live.preview == 1 ? "preview.db" : cat_db_file(r));
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -115,28 +115,28 @@ void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 	c->store.ops->spool_dir(&c->store, out, n);
 }
 
-void cat_rec_free(struct trace_rec *r)
-{
-	if (r == NULL)
-		return;
-	free(r->name);
-	free(r->description);
-	free(r->labels);
-	free(r->error_msg);
-	free(r->summary);
-	free(r->symbols_error);
-	free(r->binary_name);
-	free(r);
-}
-
 /* ---- the records ----------------------------------------------------------- */
 
 enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
 
+void cat_unsaved_mark(struct catalog *c, struct trace_rec *r, enum catdb_part part)
+{
+	c->unsaved += r->sync.unsaved == 0;
+	r->sync.unsaved |= 1u << part;
+}
+
+void cat_unsaved_clear(struct catalog *c, struct trace_rec *r, enum catdb_part part)
+{
+	if (r->sync.unsaved & (1u << part)) {
+		r->sync.unsaved &= ~(1u << part);
+		c->unsaved -= r->sync.unsaved == 0;
+	}
+}
+
 int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 {
 	char err[512];
-	int rc = c->db->ops->save(c->db, r, part, &r->version, err, sizeof(err));
+	int rc = c->db->ops->save(c->db, r, part, &r->sync.version, err, sizeof(err));
 
 	if (rc == CATDB_ECONFLICT)
 		return CAT_ECONFLICT; /* the caller reads the record again and retries */
@@ -144,17 +144,13 @@ int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
 	if (rc == CATDB_EDOWN) {
 		/* kept to write again when the database is back (cat_sync_locked) */
-		c->unsaved += r->unsaved == 0;
-		r->unsaved |= 1u << part;
+		cat_unsaved_mark(c, r, part);
 		return CAT_EUNAVAILABLE;
 	}
 	/* written, or refused for good (a constraint, a full disk): not tried again */
-	if (r->unsaved & (1u << part)) {
-		r->unsaved &= ~(1u << part);
-		c->unsaved -= r->unsaved == 0;
-	}
+	cat_unsaved_clear(c, r, part);
 	/* a queued trace is a job every server's worker may claim */
-	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->status == TS_QUEUED)
+	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->state.status == TS_QUEUED)
 		cat_job_queue_locked(c, r);
 	return rc == CATDB_OK ? CAT_OK : CAT_EFAIL;
 }
@@ -186,6 +182,25 @@ int cat_rec_insert(struct catalog *c, struct trace_rec *r)
 	return 0;
 }
 
+/* Takes trace id out of the records (under mu): its record, or NULL. */
+static struct trace_rec *rec_unlink(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r = NULL;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i]->id == id) {
+			r = c->v[i];
+			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
+			c->n--;
+			c->unsaved -= r->sync.unsaved != 0;
+			c->taken++;
+			break;
+		}
+	}
+	return r;
+}
+
 struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id)
 {
 	size_t lo = 0, hi = n;
@@ -207,62 +222,48 @@ struct trace_rec *cat_find(struct catalog *c, int64_t id)
 	return cat_rec_search(c->v, c->n, id);
 }
 
-static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
-{
-	r->status = TS_FAILED;
-	snprintf(r->error_code, sizeof(r->error_code), "%s", code);
-	free(r->error_msg);
-	r->error_msg = strdup(msg);
-}
-
 /* After a restart: a trace caught mid-ingest goes back in the queue when its
  * source is still there; a ready trace without its database has failed, and
  * one whose database an older server wrote is ingested again. */
 static void rec_recover(struct catalog *c, struct trace_rec *r)
 {
-	int status = r->status, indexed = r->indexed;
-	uint64_t stored = r->stored;
+	int status = r->state.status, indexed = r->state.indexed;
+	uint64_t stored = r->state.stored;
 	char path[4096];
 	struct stat st;
 
-	if (r->status == TS_LIVE) {
-		cat_live_recover(r);
-		cat_path(c, r->id, "source", path, sizeof(path));
-		if (stat(path, &st) == 0) /* what it received: the catalog is told of sizes only now and then */
-			r->size = (uint64_t)st.st_size;
-		cat_path(c, r->id, "trace.db", path, sizeof(path));
-		r->snapshot = stat(path, &st) == 0; /* readable while ingested whole */
-	}
-	if (r->status == TS_READY) {
+	if (r->state.status == TS_LIVE)
+		cat_live_recover(c, r);
+	if (r->state.status == TS_READY) {
 		c->store.ops->local_path(&c->store, r->id, cat_db_file(r), path, sizeof(path));
 		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION) {
-			r->status = TS_QUEUED;
-			r->indexed = 0;
+			rec_queue(r);
+			rec_indexed(r, 0);
 		}
 	}
 	/* a preview an ingest left when the server stopped goes: never read again */
-	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
 		cat_preview_drop_locked(c, r);
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
-	if ((r->status == TS_QUEUED || r->status == TS_INGESTING) && c->jobs) {
+	if ((r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) && c->jobs) {
 		/* another server may be ingesting it now: its job says whose it
 		 * is, and the status stays; queued again in case it was lost */
 		cat_job_queue_locked(c, r);
-	} else if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
+	} else if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
 		if (cat_source_has(c, r->id) != 0) {
-			r->status = TS_QUEUED;
+			rec_queue(r);
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "
 						   "upload it again");
 		}
-	} else if (r->status == TS_READY) {
+	} else if (r->state.status == TS_READY) {
 		if (c->store.ops->has(&c->store, r->id, cat_db_file(r)) == 0)
 			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
 	}
-	if (r->stored == 0)
-		r->stored = c->store.ops->usage(&c->store, r->id);
+	if (r->state.stored == 0)
+		rec_stored(r, c->store.ops->usage(&c->store, r->id));
 	/* written back only when it changed: a start-up does not rewrite the catalog */
-	if (r->status != status || r->indexed != indexed || r->stored != stored || status == TS_LIVE)
+	if (r->state.status != status || r->state.indexed != indexed || r->state.stored != stored || status == TS_LIVE)
 		cat_save(c, r, CATDB_STATE);
 }
 
@@ -290,9 +291,7 @@ static int load(struct catalog *c, char *err, size_t errlen)
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
 
-		if (c->shared && c->store.ops->usage(&c->store, r->id) == 0)
-			r->foreign = 1;
-		else
+		if (!r->sync.foreign)
 			rec_recover(c, r);
 	}
 	return 0;
@@ -455,9 +454,10 @@ static char *binary_name_of(const char *path, const char *filename)
 /* Records a new trace in status (queued, or live with stream "receiving"). */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
-	char *bname;
 	struct trace_rec *r;
-	int64_t id = CAT_EFAIL;
+	int64_t id = CAT_EFAIL, new_id;
+	uint64_t stored;
+	char *bname;
 	int put;
 	int rc = 0;
 
@@ -468,15 +468,14 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	if (cat_meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
 		return CAT_EINVAL;
 	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
-	r = calloc(1, sizeof(*r));
+	r = rec_new(nw, status, bname);
 	pthread_mutex_lock(&c->mu);
-	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
-	    (r->description = strdup(nw->description ? nw->description : "")) == NULL ||
-	    cat_labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->labels, &r->nlabels) != 0) {
+	if (r == NULL) {
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
 		goto out_unlock;
 	}
-	if ((rc = c->db->ops->next_id(c->db, &r->id, err, errlen)) != CATDB_OK) {
+	bname = NULL;
+	if ((rc = c->db->ops->next_id(c->db, &new_id, err, errlen)) != CATDB_OK) {
 		if (rc == CATDB_EDOWN)
 			id = CAT_EUNAVAILABLE;
 		goto out_unlock;
@@ -484,39 +483,22 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	/* the files stored without the lock: an upload to a shared store
 	 * takes seconds, and every request needs the lock */
 	pthread_mutex_unlock(&c->mu);
-	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
+	if ((put = c->store.ops->put(&c->store, new_id, "source", nw->spool, err, errlen)) != 0 ||
 	    (nw->binary_spool &&
-	     (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+	     (put = c->store.ops->put(&c->store, new_id, "binary", nw->binary_spool, err, errlen)) != 0)) {
 		id = put == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
-		c->store.ops->remove(&c->store, r->id);
+		c->store.ops->remove(&c->store, new_id);
 		pthread_mutex_lock(&c->mu);
 		goto out_unlock;
 	}
-	r->stored = c->store.ops->usage(&c->store, r->id);
+	stored = c->store.ops->usage(&c->store, new_id);
 	pthread_mutex_lock(&c->mu);
-	r->size = nw->size;
-	r->binary_name = bname;
-	bname = NULL;
-	r->symbols_named = -1;
-	r->status = status;
-	if (status == TS_LIVE)
-		snprintf(r->stream, sizeof(r->stream), "receiving");
-	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
-	r->created = time(NULL);
-	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
+	rec_stamp(r, new_id, stored, time(NULL));
 	if (cat_rec_insert(c, r) != 0 || (rc = cat_save(c, r, CATDB_ALL)) != 0) {
 		snprintf(err, errlen, "cannot record the trace in the catalog%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		if (cat_find(c, r->id) == r) {
-			size_t i;
-
-			/* not kept: the upload fails */
-			for (i = 0; c->v[i] != r; i++)
-				;
-			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
-			c->n--;
-			c->unsaved -= r->unsaved != 0;
-		}
+		if (cat_find(c, r->id) == r)
+			rec_unlink(c, r->id); /* not kept: the upload fails */
 		c->store.ops->remove(&c->store, r->id);
 		if (rc == CAT_EUNAVAILABLE)
 			id = CAT_EUNAVAILABLE;
@@ -542,55 +524,36 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
  * changed). */
 static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
 {
-	struct trace_rec *r, old;
-	struct cat_label *labels = NULL;
-	char *name = NULL, *desc = NULL;
-	size_t nlabels = 0;
+	struct rec_meta m = { 0 };
+	struct trace_rec *r;
 	int rc;
 
 	if ((r = cat_find(c, id)) == NULL)
 		return CAT_ENOTRACE;
-	rc = cat_labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
-	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
-			(p->description && (desc = strdup(p->description)) == NULL)))
+	rc = cat_labels_apply(r->meta.labels, r->meta.nlabels, p->set, p->nset, p->unset, p->nunset, &m.labels,
+			      &m.nlabels);
+	if (rc == 0 && ((m.name = strdup(p->name ? p->name : r->meta.name)) == NULL ||
+			(m.description = strdup(p->description ? p->description : r->meta.description)) == NULL))
 		rc = CAT_EFAIL;
 	if (rc != 0) {
 		snprintf(err, errlen, rc == CAT_ELABELS ? "a trace has at most 64 labels" : "out of memory");
 		goto out;
 	}
-	old = *r;
-	if (name)
-		r->name = name;
-	if (desc)
-		r->description = desc;
-	if (p->pinned >= 0)
-		r->pinned = p->pinned != 0;
-	r->labels = labels;
-	r->nlabels = nlabels;
+	m.pinned = p->pinned >= 0 ? p->pinned != 0 : r->meta.pinned;
+	rec_meta_swap(r, &m); /* m holds the old meta now */
 	if ((rc = cat_save(c, r, CATDB_META)) != 0) {
-		/* nothing changes when it cannot be kept */
-		unsigned unsaved = r->unsaved & ~(1u << CATDB_META);
-
-		if (r->unsaved && !unsaved)
-			c->unsaved--;
-		old.unsaved = unsaved;
-		*r = old;
+		/* nothing changes when it cannot be kept: not even later */
+		cat_unsaved_clear(c, r, CATDB_META);
+		rec_meta_swap(r, &m);
 		snprintf(err, errlen, "the catalog could not be written%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
 		if (rc != CAT_EUNAVAILABLE && rc != CAT_ECONFLICT)
 			rc = CAT_EFAIL;
 		goto out;
 	}
-	labels = old.labels;
-	if (name)
-		name = old.name;
-	if (desc)
-		desc = old.description;
 	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
 out:
-	free(labels);
-	free(name);
-	free(desc);
+	rec_meta_fini(&m);
 	return rc;
 }
 
@@ -634,7 +597,7 @@ int cat_status(struct catalog *c, int64_t id)
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
-	s = r ? r->status : CAT_ENOTRACE;
+	s = r ? r->state.status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	return s;
 }
@@ -647,7 +610,7 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	if (r && (r->status == TS_QUEUED || r->status == TS_INGESTING || r->status == TS_LIVE) &&
+	if (r && (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING || r->state.status == TS_LIVE) &&
 	    (w = calloc(1, sizeof(*w))) != NULL) {
 		w->conn = conn;
 		w->next = r->waiters;
@@ -660,24 +623,6 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 	return waits;
 }
 
-static struct trace_rec *rec_take(struct catalog *c, int64_t id)
-{
-	struct trace_rec *r = NULL;
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		if (c->v[i]->id == id) {
-			r = c->v[i];
-			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
-			c->n--;
-			c->unsaved -= r->unsaved != 0;
-			c->taken++;
-			break;
-		}
-	}
-	return r;
-}
-
 /* Whether this server removes r's files when r goes: its own trace, or
  * any trace with a shared store (docs/DEPLOY.md, "Deleting a trace ...
  * deletes its objects and its cached files"): there every server reaches
@@ -685,7 +630,7 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
  * server would ever remove. The server that uploaded it may be gone. */
 static int files_here(const struct catalog *c, const struct trace_rec *r)
 {
-	return !r->foreign || c->jobs;
+	return !r->sync.foreign || c->jobs;
 }
 
 /* Deleting a trace being ingested leaves its files to the worker: it sees
@@ -704,7 +649,7 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 		return NULL;
 	}
 	dbrc = c->db->ops->remove(c->db, id, err, sizeof(err));
-	if (dbrc == CATDB_EFAIL && !c->shared && cat_find(c, id)->status != TS_INGESTING) {
+	if (dbrc == CATDB_EFAIL && !c->shared && cat_find(c, id)->state.status != TS_INGESTING) {
 		/* catalog.db could not be written, most likely a full disk:
 		 * the trace's files go first, which gives room back, and the
 		 * removal is tried again. Else a full disk could never be
@@ -729,9 +674,9 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 		return NULL;
 	}
-	r = rec_take(c, id);
+	r = rec_unlink(c, id);
 	cat_wake(c, r);
-	if (r->status != TS_INGESTING && files_here(c, r))
+	if (r->state.status != TS_INGESTING && files_here(c, r))
 		c->store.ops->remove(&c->store, id);
 	if (rc)
 		*rc = CAT_OK;
@@ -740,12 +685,12 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 
 void cat_forget_locked(struct catalog *c, int64_t id)
 {
-	struct trace_rec *r = rec_take(c, id);
+	struct trace_rec *r = rec_unlink(c, id);
 
 	if (r == NULL)
 		return;
 	cat_wake(c, r);
-	if (r->status != TS_INGESTING && files_here(c, r))
+	if (r->state.status != TS_INGESTING && files_here(c, r))
 		c->store.ops->remove(&c->store, id);
 	cat_rec_free(r);
 }
@@ -768,12 +713,12 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 {
 	char db[4096], name[32], *bname = binary_name_of(spool, filename);
 	struct trace_rec *r;
-	uint64_t named = 0;
+	uint64_t named = 0, stored;
 	int st, rc = 0;
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	st = r ? r->status : CAT_ENOTRACE;
+	st = r ? r->state.status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	if (st < 0) {
 		snprintf(err, errlen, "there is no trace with this id");
@@ -793,20 +738,15 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		free(bname);
 		return CAT_EFAIL;
 	}
+	stored = c->store.ops->usage(&c->store, id); /* the files' sizes: read before the lock */
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
-		free(r->binary_name);
-		r->binary_name = bname;
+		rec_symbols(r, bname, st == TS_READY, named);
 		bname = NULL;
-		r->stored = c->store.ops->usage(&c->store, id);
+		rec_stored(r, stored);
 	}
-	if (r != NULL && st == TS_READY) {
-		r->symbols_named = (int64_t)named;
-		free(r->symbols_error);
-		r->symbols_error = NULL;
-		r->indexed = 0; /* names changed: index them again */
-		pthread_cond_broadcast(&c->work);
-	}
+	if (r != NULL && st == TS_READY)
+		pthread_cond_broadcast(&c->work); /* to be indexed again */
 	if (r != NULL && (rc = cat_save(c, r, CATDB_STATE)) != 0) {
 		snprintf(err, errlen, "the catalog could not be written: %s", cat_strerror(rc));
 		rc = CAT_EFAIL;

@@ -23,39 +23,67 @@ struct waiter {
 	struct waiter *next;
 };
 
-struct trace_rec {
-	int64_t id;
+/*
+ * A trace's record, its fields grouped by who writes them. Every field is
+ * guarded by the catalog's lock (mu), and each group has one writer:
+ *
+ *   meta, state, progress  record.c, through the changes it names (rec_*):
+ *                          whoever changes a trace (an upload, a patch, an
+ *                          ingest's end, a stream) asks record.c to;
+ *   live                   live.c (snapshots and previews; memory only);
+ *   sync                   sync.c (a shared catalog's bookkeeping);
+ *   waiters                catalog.c (cat_wait, cat_wake);
+ *   source_seen            worker.c.
+ *
+ * A record read from the database is filled whole by its backend's loader
+ * (catdb_*.c) before it joins the records; from then on only the owners
+ * write. json.c, list.c and the others only read.
+ */
+
+/* What a trace's uploader and PATCH say of it: the catalog's database
+ * keeps it as CATDB_META. */
+struct rec_meta {
 	char *name;
 	char *description;    /* "" when none */
 	struct cat_label *labels; /* sorted by key */
 	size_t nlabels;
 	int pinned;
+};
+
+/* What the trace is and what its ingest found: CATDB_STATE. */
+struct rec_state {
+	int status;           /* enum trace_status */
 	char format[16];      /* "" until known */
 	char format_hint[16]; /* "" = detect */
-	uint64_t size;        /* uploaded bytes */
+	uint64_t size;        /* uploaded bytes (a stream's: received so far) */
 	uint64_t stored;      /* bytes on disk, every file; 0 until known */
-	int status;           /* enum trace_status */
-	uint64_t bytes_done;  /* ingest progress */
-	struct {              /* the running ingest's phase (worker.c, job_progress) */
-		uint8_t phase;    /* enum ingest_phase + 1; 0 before the first report */
-		uint64_t done, total;
-	} ingest;
 	char error_code[32];
 	char *error_msg;      /* NULL when none */
 	char created_at[32];
 	time_t created;       /* created_at, parsed */
 	int64_t start_ns, end_ns;
 	char *summary;        /* JSON members: "counts":{},"providers":[],"diagnostics":{},"processes":[] */
-	int indexed;          /* the name index holds this trace */
-	int source_seen;      /* the worker has kept this ready trace's source
-			       * compressed, or found it so (worker.c): not
-			       * looked at again until a restart */
+	int indexed;          /* the name index holds this trace: 1; 0 not yet;
+			       * -1 being indexed, 2 failed (memory only, saved as 0) */
 	int64_t symbols_named;/* XRay: functions named; -1 before ingest */
 	char *symbols_error;  /* XRay: why the symbols given were not usable; NULL when none */
 	char *binary_name;    /* XRay: base name of the ELF binary given as symbols; NULL when none */
-	struct waiter *waiters;
-	/* live traces (live.c) */
 	char stream[16];      /* "" an upload; "receiving", "complete", "dropped", "interrupted" */
+	char db_file[32];     /* the file (object) holding the trace's database:
+			       * "" = "trace.db"; a shared ingest job's result is
+			       * "trace-<token>.db", one object per claim (worker.c) */
+};
+
+/* How far the running ingest is (memory only). */
+struct rec_progress {
+	uint64_t bytes_done;  /* bytes ingest decoded; a live stream's: received */
+	uint8_t phase;        /* enum ingest_phase + 1; 0 before the first report */
+	uint64_t done, total; /* within the phase */
+};
+
+/* A live trace's snapshots, or an upload's preview while it is ingested
+ * (live.c; memory only). */
+struct rec_live {
 	uint64_t snap_size;   /* bytes the newest snapshot tried to hold */
 	uint64_t snap_visible;/* bytes the snapshot being served holds */
 	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
@@ -64,16 +92,16 @@ struct trace_rec {
 	int64_t pause_ms;     /* the pause before a whole snapshot (live.c, paused());
 			       * 0: --live-pause */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
-	int preview;          /* an upload being ingested here (live.c): 1
-			       * preview.db holds a window of the bytes ingest has
-			       * read (snap_visible, snap_from), served while the
-			       * status is ingesting; -1 none is made (not FXT); 0
-			       * none yet. Reset, and the file removed, when an
-			       * ingest starts or ends (cat_preview_drop_locked) */
-	char db_file[32];     /* the file (object) holding the trace's database:
-			       * "" = "trace.db"; a shared ingest job's result is
-			       * "trace-<token>.db", one object per claim (worker.c) */
-	/* a shared catalog (sync.c) */
+	int preview;          /* an upload being ingested here: 1 preview.db holds
+			       * a window of the bytes ingest has read
+			       * (snap_visible, snap_from), served while the status
+			       * is ingesting; -1 none is made (not FXT); 0 none
+			       * yet. Reset, and the file removed, when an ingest
+			       * starts or ends (cat_preview_drop_locked) */
+};
+
+/* The record against a shared catalog (sync.c). */
+struct rec_sync {
 	int foreign;          /* 1: another server's trace, its files not in this
 			       * server's store: never ingested, indexed or removed
 			       * by retention here, its state taken from the database */
@@ -81,6 +109,19 @@ struct trace_rec {
 			       * this record holds (catdb.h save); 0 with catalog.db */
 	unsigned unsaved;     /* bits of 1 << enum catdb_part that could not be
 			       * written (database down): written again by cat_sync */
+};
+
+struct trace_rec {
+	int64_t id;           /* never changes */
+	struct rec_meta meta;
+	struct rec_state state;
+	struct rec_progress progress;
+	struct rec_live live;
+	struct rec_sync sync;
+	struct waiter *waiters;
+	int source_seen;      /* the worker has kept this ready trace's source
+			       * compressed, or found it so: not looked at again
+			       * until a restart */
 };
 
 /* Every field of every record is guarded by mu. */
@@ -137,6 +178,10 @@ const char *cat_db_file(const struct trace_rec *r);
  * changed the record since it was read), or CAT_EFAIL; failures are
  * logged. */
 int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part);
+/* Marks part of r unsaved (the database down: cat_sync writes it again),
+ * or no longer (written, or given up); under mu. */
+void cat_unsaved_mark(struct catalog *c, struct trace_rec *r, enum catdb_part part);
+void cat_unsaved_clear(struct catalog *c, struct trace_rec *r, enum catdb_part part);
 /* Inserts r into the records in id order (under mu); 0 or CAT_EFAIL (no
  * memory). */
 int cat_rec_insert(struct catalog *c, struct trace_rec *r);
@@ -187,7 +232,6 @@ const char *cat_label_value(const struct trace_rec *r, const char *key);
 void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
 /* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */
 void cat_rfc3339(time_t t, char *out, size_t n);
-void cat_rec_free(struct trace_rec *r);
 /* Takes trace id out of the list, the database and storage (under mu);
  * returns the record for the caller to free, NULL when there is none or
  * when the database could not remove it (*rc says which: CAT_ENOTRACE,
@@ -197,6 +241,69 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc);
  * database): wakes its waiters and removes its files here (under mu). */
 void cat_forget_locked(struct catalog *c, int64_t id);
 void cat_wake(struct catalog *c, struct trace_rec *r);
+
+/* ---- record.c: every change of a record's meta, state and progress ---- */
+
+void cat_rec_free(struct trace_rec *r);
+/* A new trace's record from nw, in status (TS_QUEUED, or TS_LIVE with its
+ * stream "receiving"), its binary_name taken; NULL when out of memory. */
+struct trace_rec *rec_new(const struct cat_new *nw, int status, char *binary_name);
+/* The id, the bytes stored and the time of an upload, once stored. */
+void rec_stamp(struct trace_rec *r, int64_t id, uint64_t stored, time_t created);
+void rec_meta_fini(struct rec_meta *m);
+/* Exchanges r's meta with m (a patch puts its new meta in, and the old one
+ * back when it cannot be saved). */
+void rec_meta_swap(struct trace_rec *r, struct rec_meta *m);
+/* Takes what the database holds of part (META, or STATE: both groups) from
+ * src, a record just loaded, into dst; src keeps dst's old groups, to be
+ * freed with it. */
+void rec_take(struct trace_rec *dst, struct trace_rec *src, enum catdb_part part);
+/* The status changes: back to the queue (the next start, a store down, a
+ * stream ended); the worker starts its ingest (progress from zero); it
+ * failed, with a code and message of docs/API.md. */
+void rec_queue(struct trace_rec *r);
+void rec_start_ingest(struct trace_rec *r);
+void rec_fail(struct trace_rec *r, const char *code, const char *msg);
+void rec_stored(struct trace_rec *r, uint64_t bytes);
+void rec_indexed(struct trace_rec *r, int indexed);
+/* A stream's bytes: received (size and progress), or found at a restart. */
+void rec_grew(struct trace_rec *r, uint64_t size);
+void rec_size(struct trace_rec *r, uint64_t size);
+/* A stream's state: "complete", "dropped", "interrupted". */
+void rec_stream(struct trace_rec *r, const char *state);
+/* Symbols given for an XRay trace: the binary's name (taken), and when the
+ * trace is ready, the functions they named (to be indexed again). */
+void rec_symbols(struct trace_rec *r, char *binary_name, int ready, uint64_t named);
+/* The running ingest's progress (enum ingest_phase). */
+void rec_progress(struct trace_rec *r, int phase, uint64_t done, uint64_t total);
+/* What a snapshot or a preview shows of the trace before it is ready
+ * (live.c): its format, time range and summary (*summary taken when not
+ * NULL); rec_view_clear forgets it. */
+void rec_view(struct trace_rec *r, const char *format, int64_t start_ns, int64_t end_ns, char **summary);
+void rec_view_clear(struct trace_rec *r);
+/* The outcome of an ingest, for rec_outcome. */
+struct ingest_result;
+struct rec_outcome {
+	int rc;                           /* enum ingest_err */
+	const struct ingest_result *res;
+	char *summary;                    /* cat_summary_json; taken (freed on failure) */
+	int indexed;                      /* the name index holds it (1) or not */
+	const char *db_file;              /* a shared job's claim's database; NULL: the record's own */
+	uint64_t stored;                  /* bytes of the trace's files now */
+};
+/*
+ * The one mapping of an ingest's outcome onto a record, for this server's
+ * jobs and shared ones (worker.c): the state cur takes, in out, ready or
+ * failed. out's strings are cur's but summary, error_msg and symbols_error,
+ * which are out's own: rec_outcome_take moves them into the record (in the
+ * same hold of mu as the call that made out), rec_outcome_drop frees them
+ * (a commit the database refused).
+ */
+void rec_outcome(struct rec_state *out, const struct rec_state *cur, const struct rec_outcome *o);
+void rec_outcome_take(struct trace_rec *r, struct rec_state *st);
+void rec_outcome_drop(struct rec_state *st);
+
+/* ---- catalog.c: the records ---- */
 
 /* Records a new trace in status (TS_QUEUED, or TS_LIVE receiving); as
  * cat_add. */
@@ -219,8 +326,9 @@ char *cat_summary_json(const struct ingest_result *res, const char *db_path);
 
 /* live.c */
 void *cat_live_main(void *arg);
-/* A live trace caught by a restart: its stream was interrupted (under mu). */
-void cat_live_recover(struct trace_rec *r);
+/* A live trace caught by a restart: its stream was interrupted, what it
+ * received is ingested whole (under mu, or before any thread runs). */
+void cat_live_recover(struct catalog *c, struct trace_rec *r);
 /* Ends the preview of upload r's ingest (under mu, in the same hold as the
  * status change that starts or ends the ingest, so that no snapshot in
  * flight puts one back): its file removed, what it told of r cleared. A
@@ -277,8 +385,8 @@ int cat_sync_locked(struct catalog *c, int force);
 /* The syncer (cat_start, shared catalogs only): a look every CAT_SYNC_MS,
  * the database read without mu. */
 void *cat_sync_main(void *arg);
-/* The records read at the start (under mu, or before any thread runs): 0,
- * or CAT_EFAIL with err. */
+/* The records read at the start (under mu, or before any thread runs),
+ * another server's marked foreign: 0, or CAT_EFAIL with err. */
 int cat_sync_first(struct catalog *c, char *err, size_t errlen);
 
 /* retention.c */

@@ -65,15 +65,15 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 
 	if (exec_bound(db, "DELETE FROM labels WHERE trace_id = ?", r->id) != 0)
 		return CATDB_EFAIL;
-	if (r->nlabels == 0)
+	if (r->meta.nlabels == 0)
 		return 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO labels (trace_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return CATDB_EFAIL;
-	for (i = 0; i < r->nlabels && rc == 0; i++) {
+	for (i = 0; i < r->meta.nlabels && rc == 0; i++) {
 		sqlite3_bind_int64(st, 1, r->id);
-		sqlite3_bind_text(st, 2, r->labels[i].key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, r->labels[i].value, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, r->meta.labels[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, r->meta.labels[i].value, -1, SQLITE_STATIC);
 		rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 		sqlite3_reset(st);
 	}
@@ -104,26 +104,26 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 		return CATDB_EFAIL;
 	}
 	sqlite3_bind_int64(st, 1, r->id);
-	sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, r->format[0] ? r->format : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, r->format_hint[0] ? r->format_hint : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (int64_t)r->size);
-	sqlite3_bind_text(st, 6, cat_status_names[r->status], -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, r->error_code[0] ? r->error_code : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, r->error_msg, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 9, r->created_at, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 10, r->start_ns);
-	sqlite3_bind_int64(st, 11, r->end_ns);
-	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 13, r->symbols_named);
-	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 15, r->binary_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 16, r->description, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 17, r->pinned);
-	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
-	sqlite3_bind_int(st, 19, r->indexed == 1);
-	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 21, r->db_file[0] ? r->db_file : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, r->meta.name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, r->state.format[0] ? r->state.format : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, r->state.format_hint[0] ? r->state.format_hint : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)r->state.size);
+	sqlite3_bind_text(st, 6, cat_status_names[r->state.status], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, r->state.error_code[0] ? r->state.error_code : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, r->state.error_msg, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, r->state.created_at, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 10, r->state.start_ns);
+	sqlite3_bind_int64(st, 11, r->state.end_ns);
+	sqlite3_bind_text(st, 12, r->state.summary, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 13, r->state.symbols_named);
+	sqlite3_bind_text(st, 14, r->state.symbols_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, r->state.binary_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, r->meta.description, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 17, r->meta.pinned);
+	sqlite3_bind_int64(st, 18, (int64_t)r->state.stored);
+	sqlite3_bind_int(st, 19, r->state.indexed == 1);
+	sqlite3_bind_text(st, 20, r->state.stream[0] ? r->state.stream : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 21, r->state.db_file[0] ? r->state.db_file : NULL, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 	sqlite3_finalize(st);
 	if (rc == 0)
@@ -185,16 +185,16 @@ static int load_labels(sqlite3 *db, struct catdb_batch *b)
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cat_label *v;
 
-		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
+		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->meta.nlabels >= CAT_MAX_LABELS)
 			continue;
-		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
+		if ((v = realloc(r->meta.labels, (r->meta.nlabels + 1) * sizeof(*v))) == NULL) {
 			rc = CATDB_EFAIL;
 			break;
 		}
-		r->labels = v;
-		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
-		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-		r->nlabels++;
+		r->meta.labels = v;
+		snprintf(v[r->meta.nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+		snprintf(v[r->meta.nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+		r->meta.nlabels++;
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -219,32 +219,32 @@ static int batch_push(struct catdb_batch *b, struct trace_rec *r, size_t *cap)
 static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 {
 	r->id = sqlite3_column_int64(st, 0);
-	r->name = dup_or_null(sqlite3_column_text(st, 1));
-	snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-	snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
-	r->size = (uint64_t)sqlite3_column_int64(st, 4);
-	r->status = cat_status_parse((const char *)sqlite3_column_text(st, 5));
-	snprintf(r->error_code, sizeof(r->error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
-	r->error_msg = dup_or_null(sqlite3_column_text(st, 7));
-	snprintf(r->created_at, sizeof(r->created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
-	r->created = cat_rfc3339_parse(r->created_at);
-	r->start_ns = sqlite3_column_int64(st, 9);
-	r->end_ns = sqlite3_column_int64(st, 10);
-	r->summary = dup_or_null(sqlite3_column_text(st, 11));
-	r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
-	r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
-	r->binary_name = dup_or_null(sqlite3_column_text(st, 14));
-	r->description = dup_or_null(sqlite3_column_text(st, 15));
-	r->pinned = sqlite3_column_int(st, 16) != 0;
-	r->stored = (uint64_t)sqlite3_column_int64(st, 17);
-	r->indexed = sqlite3_column_int(st, 18) != 0;
-	snprintf(r->stream, sizeof(r->stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
-	snprintf(r->db_file, sizeof(r->db_file), "%s", (const char *)sqlite3_column_text(st, 20) ?: "");
-	if (r->name == NULL)
-		r->name = strdup("");
-	if (r->description == NULL)
-		r->description = strdup("");
-	return r->name && r->description ? CATDB_OK : CATDB_EFAIL;
+	r->meta.name = dup_or_null(sqlite3_column_text(st, 1));
+	snprintf(r->state.format, sizeof(r->state.format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+	snprintf(r->state.format_hint, sizeof(r->state.format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
+	r->state.size = (uint64_t)sqlite3_column_int64(st, 4);
+	r->state.status = cat_status_parse((const char *)sqlite3_column_text(st, 5));
+	snprintf(r->state.error_code, sizeof(r->state.error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
+	r->state.error_msg = dup_or_null(sqlite3_column_text(st, 7));
+	snprintf(r->state.created_at, sizeof(r->state.created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+	r->state.created = cat_rfc3339_parse(r->state.created_at);
+	r->state.start_ns = sqlite3_column_int64(st, 9);
+	r->state.end_ns = sqlite3_column_int64(st, 10);
+	r->state.summary = dup_or_null(sqlite3_column_text(st, 11));
+	r->state.symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+	r->state.symbols_error = dup_or_null(sqlite3_column_text(st, 13));
+	r->state.binary_name = dup_or_null(sqlite3_column_text(st, 14));
+	r->meta.description = dup_or_null(sqlite3_column_text(st, 15));
+	r->meta.pinned = sqlite3_column_int(st, 16) != 0;
+	r->state.stored = (uint64_t)sqlite3_column_int64(st, 17);
+	r->state.indexed = sqlite3_column_int(st, 18) != 0;
+	snprintf(r->state.stream, sizeof(r->state.stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
+	snprintf(r->state.db_file, sizeof(r->state.db_file), "%s", (const char *)sqlite3_column_text(st, 20) ?: "");
+	if (r->meta.name == NULL)
+		r->meta.name = strdup("");
+	if (r->meta.description == NULL)
+		r->meta.description = strdup("");
+	return r->meta.name && r->meta.description ? CATDB_OK : CATDB_EFAIL;
 }
 
 static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)

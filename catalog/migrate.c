@@ -62,7 +62,7 @@ static const struct trace_rec *target_rec(const struct migration *m, int64_t id)
 /* The same trace: what a server never changes after the upload agrees. */
 static int same_trace(const struct trace_rec *a, const struct trace_rec *b)
 {
-	return strcmp(a->created_at, b->created_at) == 0 && a->size == b->size;
+	return strcmp(a->state.created_at, b->state.created_at) == 0 && a->state.size == b->state.size;
 }
 
 /* 0 when no source trace's id is held by another trace in the target;
@@ -78,7 +78,7 @@ static int check_ids(const struct migration *m, char *err, size_t errlen)
 			snprintf(err, errlen,
 				 "the target catalog already holds another trace with id %" PRId64
 				 " (\"%s\", created %s); nothing was migrated",
-				 t->id, t->name, t->created_at);
+				 t->id, t->meta.name, t->state.created_at);
 			return CAT_EFAIL;
 		}
 	}
@@ -155,7 +155,7 @@ static int move_source(struct migration *m, const struct trace_rec *r, int *sent
 	int rc;
 
 	snprintf(from, sizeof(from), "%s/traces/%" PRId64 "/source", m->from, r->id);
-	if (r->status != TS_READY || access(from, F_OK) != 0)
+	if (r->state.status != TS_READY || access(from, F_OK) != 0)
 		return move_file(m, r->id, "source", sent, err, errlen);
 	if ((rc = m->store.ops->has(&m->store, r->id, "source.zst")) == 0)
 		rc = m->store.ops->has(&m->store, r->id, "source");
@@ -180,9 +180,9 @@ static int move_source(struct migration *m, const struct trace_rec *r, int *sent
 /* The reason a trace is left out, or NULL when it moves. */
 static const char *left_out(const struct trace_rec *r)
 {
-	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
 		return "not ingested yet: let the old server ingest it, then migrate again";
-	if (r->status == TS_LIVE)
+	if (r->state.status == TS_LIVE)
 		return "a live stream: let it end, then migrate again";
 	return NULL;
 }
@@ -220,15 +220,15 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 		if ((rc = move_file(m, r->id, mig_files[i], &sent, err, errlen)) != 0)
 			return rc;
 	if (t) {
-		fprintf(m->out, "trace %" PRId64 " \"%s\": skipped, already in the catalog%s\n", r->id, r->name,
+		fprintf(m->out, "trace %" PRId64 " \"%s\": skipped, already in the catalog%s\n", r->id, r->meta.name,
 			sent ? " (its missing files were sent)" : "");
 		m->st.skipped++;
 		return 0;
 	}
-	r->stored = m->store.ops->usage(&m->store, r->id);
+	rec_stored(r, m->store.ops->usage(&m->store, r->id));
 	snprintf(db, sizeof(db), "%s/traces/%" PRId64 "/trace.db", m->from, r->id);
-	r->indexed = r->indexed && r->status == TS_READY;
-	if (r->indexed && (rc = m->dst->ops->index(m->dst, r->id, db, err, errlen)) != CATDB_OK)
+	rec_indexed(r, r->state.indexed && r->state.status == TS_READY);
+	if (r->state.indexed && (rc = m->dst->ops->index(m->dst, r->id, db, err, errlen)) != CATDB_OK)
 		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	if ((rc = m->dst->ops->save(m->dst, r, CATDB_ALL, NULL, err, errlen)) != CATDB_OK)
 		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
@@ -241,8 +241,8 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 			rc = nm.rc;
 		if (rc != CATDB_OK)
 			return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
-		fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent, %u notes)\n", r->id, r->name,
-			cat_status_name(r->status), sent, nm.moved);
+		fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent, %u notes)\n", r->id, r->meta.name,
+			cat_status_name(r->state.status), sent, nm.moved);
 	}
 	m->st.migrated++;
 	return 0;
@@ -331,7 +331,7 @@ int cat_migrate(const char *from, const char *catalog_url, const char *store_url
 		goto out_close;
 	for (i = 0; i < m.have.n; i++) {
 		if ((why = left_out(m.have.v[i])) != NULL) {
-			fprintf(out, "trace %" PRId64 " \"%s\": left out, %s\n", m.have.v[i]->id, m.have.v[i]->name, why);
+			fprintf(out, "trace %" PRId64 " \"%s\": left out, %s\n", m.have.v[i]->id, m.have.v[i]->meta.name, why);
 			m.st.left_out++;
 		} else if (move_trace(&m, m.have.v[i], err, errlen) != 0) {
 			goto out_close;

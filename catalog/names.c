@@ -178,7 +178,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 		return rc;
 	}
 	for (i = 0; i < c->n; i++)
-		unindexed += c->v[i]->status == TS_READY && c->v[i]->indexed != 1;
+		unindexed += c->v[i]->state.status == TS_READY && c->v[i]->state.indexed != 1;
 	jb_obj(out);
 	jb_key(out, "query");
 	jb_str(out, q);
@@ -189,15 +189,15 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 		const struct hit *h = &hits[i - 1];
 		const struct trace_rec *r = cat_find(c, h->trace);
 
-		if (r == NULL || r->status != TS_READY)
+		if (r == NULL || r->state.status != TS_READY)
 			continue;
 		jb_obj(out);
 		jb_key(out, "id");
 		jb_i64(out, r->id);
 		jb_key(out, "name");
-		jb_str(out, r->name);
+		jb_str(out, r->meta.name);
 		jb_key(out, "created_at");
-		jb_str(out, r->created_at);
+		jb_str(out, r->state.created_at);
 		jb_key(out, "labels");
 		cat_labels_json(r, out);
 		jb_key(out, "count");
@@ -227,7 +227,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	for (; i > 0; i--) {
 		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
 
-		if (r != NULL && r->status == TS_READY)
+		if (r != NULL && r->state.status == TS_READY)
 			break;
 	}
 	jb_key(out, "truncated");

@@ -120,7 +120,7 @@ static void note_json_locked(struct catalog *c, const struct catdb_note *n, stru
 	JB_KEY(out, "trace_id");
 	jb_i64(out, n->trace);
 	JB_KEY(out, "trace_name");
-	jb_str(out, r ? r->name : NULL);
+	jb_str(out, r ? r->meta.name : NULL);
 	JB_KEY(out, "kind");
 	jb_str(out, n->slice ? "slice" : n->has_range ? "range" : "trace");
 	JB_KEY(out, "start_ns");
@@ -151,11 +151,11 @@ int cat_note_target(struct catalog *c, int64_t trace, int64_t *start_ns, int64_t
 	cat_sync_locked(c, 0);
 	if ((r = cat_find(c, trace)) == NULL)
 		rc = CAT_ENOTRACE;
-	else if (r->status != TS_READY)
+	else if (r->state.status != TS_READY)
 		rc = CAT_ENOTREADY;
 	else {
-		*start_ns = r->start_ns;
-		*end_ns = r->end_ns;
+		*start_ns = r->state.start_ns;
+		*end_ns = r->state.end_ns;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;

@@ -44,8 +44,8 @@ void cat_stats(struct catalog *c, struct cat_stats *out)
 	memset(out->traces, 0, sizeof(out->traces));
 	out->stored_bytes = 0;
 	for (i = 0; i < c->n; i++) {
-		out->traces[c->v[i]->status]++;
-		out->stored_bytes += c->v[i]->stored;
+		out->traces[c->v[i]->state.status]++;
+		out->stored_bytes += c->v[i]->state.stored;
 	}
 	pthread_mutex_unlock(&c->mu);
 	c->store.ops->stats(&c->store, &ss);

@@ -23,54 +23,15 @@
 
 #include "catalog_internal.h"
 
-#define SWAP(a, b)                      \
-	do {                            \
-		__typeof__(a) t_ = (a); \
-		(a) = (b);              \
-		(b) = t_;               \
-	} while (0)
-
-/* Moves what the database holds of src's part into dst (src keeps dst's
- * old values, to be freed with it). Fields only memory holds (waiters,
- * progress, snapshots) stay. */
-static void rec_take_part(struct trace_rec *dst, struct trace_rec *src, enum catdb_part part)
-{
-	SWAP(dst->name, src->name);
-	SWAP(dst->description, src->description);
-	SWAP(dst->labels, src->labels);
-	SWAP(dst->nlabels, src->nlabels);
-	dst->pinned = src->pinned;
-	if (part == CATDB_META)
-		return;
-	memcpy(dst->format, src->format, sizeof(dst->format));
-	memcpy(dst->format_hint, src->format_hint, sizeof(dst->format_hint));
-	dst->size = src->size;
-	dst->stored = src->stored;
-	dst->status = src->status;
-	memcpy(dst->error_code, src->error_code, sizeof(dst->error_code));
-	SWAP(dst->error_msg, src->error_msg);
-	memcpy(dst->created_at, src->created_at, sizeof(dst->created_at));
-	dst->created = src->created;
-	dst->start_ns = src->start_ns;
-	dst->end_ns = src->end_ns;
-	SWAP(dst->summary, src->summary);
-	dst->indexed = src->indexed;
-	dst->symbols_named = src->symbols_named;
-	SWAP(dst->symbols_error, src->symbols_error);
-	SWAP(dst->binary_name, src->binary_name);
-	memcpy(dst->stream, src->stream, sizeof(dst->stream));
-	memcpy(dst->db_file, src->db_file, sizeof(dst->db_file));
-}
-
 /* Whether r's ingest state is another's to write: another server's trace,
  * or with shared ingest jobs any trace but a live stream this server
  * receives and the one its worker ingests now (whichever server's worker
  * claims a job writes the result, worker.c). */
 static int theirs(const struct catalog *c, const struct trace_rec *r)
 {
-	if (r->foreign)
+	if (r->sync.foreign)
 		return 1;
-	return c->jobs && r->status != TS_LIVE && r->id != c->running;
+	return c->jobs && r->state.status != TS_LIVE && r->id != c->running;
 }
 
 /* Applies what a load read; the batch's records are taken or freed. A
@@ -91,19 +52,19 @@ static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken, int64
 
 		if (r == NULL && !may_add)
 			continue;
-		if (r != NULL && r->version > b->v[i]->version)
+		if (r != NULL && r->sync.version > b->v[i]->sync.version)
 			continue; /* saved here after the load read it */
 		if (r == NULL) {
 			/* a trace another server added */
-			b->v[i]->foreign = 1;
+			b->v[i]->sync.foreign = 1;
 			if (cat_rec_insert(c, b->v[i]) != 0)
 				return CAT_EFAIL;
 			b->v[i] = NULL;
 			continue;
 		}
-		rec_take_part(r, b->v[i], theirs(c, r) ? CATDB_STATE : CATDB_META);
-		r->version = b->v[i]->version; /* it holds all of the row now */
-		if (theirs(c, r) && r->status != TS_QUEUED && r->status != TS_INGESTING && r->status != TS_LIVE)
+		rec_take(r, b->v[i], theirs(c, r) ? CATDB_STATE : CATDB_META);
+		r->sync.version = b->v[i]->sync.version; /* it holds all of the row now */
+		if (theirs(c, r) && r->state.status != TS_QUEUED && r->state.status != TS_INGESTING && r->state.status != TS_LIVE)
 			cat_wake(c, r);
 	}
 	for (i = 0; i < b->ngone; i++)
@@ -122,8 +83,8 @@ static void resave(struct catalog *c)
 	for (i = 0; i < c->n && c->unsaved > 0; i++) {
 		struct trace_rec *r = c->v[i];
 
-		for (part = CATDB_ALL; part <= CATDB_STATE && r->unsaved; part++)
-			if ((r->unsaved & (1 << part)) && cat_save(c, r, (enum catdb_part)part) != 0)
+		for (part = CATDB_ALL; part <= CATDB_STATE && r->sync.unsaved; part++)
+			if ((r->sync.unsaved & (1 << part)) && cat_save(c, r, (enum catdb_part)part) != 0)
 				return;
 	}
 }
@@ -221,6 +182,11 @@ int cat_sync_first(struct catalog *c, char *err, size_t errlen)
 	int rc = c->db->ops->load(c->db, 0, &b, err, errlen);
 
 	for (i = 0; rc == CATDB_OK && i < b.n; i++) {
+		/* in a shared catalog a trace whose files this server's store
+		 * does not hold is another server's: listed and searched here,
+		 * never recovered (its source is elsewhere) */
+		if (c->shared && c->store.ops->usage(&c->store, b.v[i]->id) == 0)
+			b.v[i]->sync.foreign = 1;
 		if (cat_rec_insert(c, b.v[i]) != 0) {
 			snprintf(err, errlen, "out of memory reading the catalog");
 			rc = CATDB_EFAIL;

@@ -95,8 +95,8 @@ static int point_cmp(const void *a, const void *b, void *arg)
 				return c;
 		}
 	}
-	if (x->r->created != y->r->created)
-		return x->r->created < y->r->created ? -1 : 1;
+	if (x->r->state.created != y->r->state.created)
+		return x->r->state.created < y->r->state.created ? -1 : 1;
 	return x->r->id < y->r->id ? -1 : x->r->id > y->r->id;
 }
 
@@ -140,13 +140,13 @@ static void point_json(const struct point *p, const struct cat_trend_opts *o, in
 	JB_KEY(out, "id");
 	jb_i64(out, p->r->id);
 	JB_KEY(out, "name");
-	jb_str(out, p->r->name);
+	jb_str(out, p->r->meta.name);
 	JB_KEY(out, "created_at");
-	jb_str(out, p->r->created_at);
+	jb_str(out, p->r->state.created_at);
 	JB_KEY(out, "labels");
 	cat_labels_json(p->r, out);
 	JB_KEY(out, "order_value");
-	jb_str(out, o->order_label ? p->key : p->r->created_at);
+	jb_str(out, o->order_label ? p->key : p->r->state.created_at);
 	JB_KEY(out, "count");
 	jb_i64(out, t ? t->count : 0);
 	JB_KEY(out, "ended");
@@ -202,9 +202,9 @@ static void trend_json_locked(struct catalog *c, const struct cat_filter *f, con
 		struct point *p;
 		char *end;
 
-		if (r->status != TS_READY || !cat_filter_matches(r, f, nc))
+		if (r->state.status != TS_READY || !cat_filter_matches(r, f, nc))
 			continue;
-		if (r->indexed != 1) {
+		if (r->state.indexed != 1) {
 			unindexed++;
 			continue;
 		}

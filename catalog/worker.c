@@ -57,16 +57,11 @@ static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
 	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
-	if (r) {
-		r->ingest.phase = (uint8_t)(phase + 1);
-		r->ingest.done = done;
-		r->ingest.total = total;
-	}
-	if (r && phase == INGEST_PHASE_DECODE) {
-		if (r->bytes_done == 0 && j->c->o.preview_min)
-			pthread_cond_signal(&j->c->live_work); /* a first preview need not wait for the live thread's nap */
-		r->bytes_done = done;
-	}
+	/* a first preview need not wait for the live thread's nap */
+	if (r && phase == INGEST_PHASE_DECODE && r->progress.bytes_done == 0 && j->c->o.preview_min)
+		pthread_cond_signal(&j->c->live_work);
+	if (r)
+		rec_progress(r, phase, done, total);
 	pthread_mutex_unlock(&j->c->mu);
 	if (j->c->ingest_delay_ms > 0 && phase == INGEST_PHASE_DECODE && !gone) {
 		/* tests only: an ingest slow enough to watch its preview */
@@ -204,81 +199,6 @@ static void warm_lod(struct catalog *c, const char *db_path)
 	sqlite3_close(db);
 }
 
-static const char *error_code_of(int rc)
-{
-	switch (rc) {
-	case INGEST_ENOTTRACE:
-		return "not_a_trace";
-	case INGEST_EEMPTY:
-		return "empty_file";
-	case INGEST_ENOMEM:
-		return "out_of_memory";
-	case INGEST_EDB:
-		return "storage_failed";
-	default:
-		return "ingest_failed";
-	}
-}
-
-/* The state a finished ingest gives record r, in out: a copy of r whose
- * strings are r's but summary (taken), error_msg and symbols_error, which
- * are out's own (rec_state_take). The one mapping of an ingest's outcome
- * onto a record, for this server's jobs (job_finish) and shared ones
- * (job_commit, whose claim names the database file; cl NULL: r's). */
-static void rec_state(struct trace_rec *out, const struct trace_rec *r, const struct claim *cl, int rc,
-		      const struct ingest_result *res, char *summary, int indexed)
-{
-	*out = *r;
-	out->waiters = NULL;
-	out->summary = NULL;
-	out->error_msg = NULL;
-	out->symbols_error = NULL;
-	if (rc == INGEST_OK) {
-		out->status = TS_READY;
-		snprintf(out->format, sizeof(out->format), "%s", res->format ? res->format : "");
-		out->start_ns = res->start_ns;
-		out->end_ns = res->end_ns;
-		out->summary = summary;
-		out->symbols_named = (int64_t)res->symbols_named;
-		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
-		if (res->symbols_error[0])
-			out->binary_name = NULL; /* refused: it names nothing, nor the process (r's string) */
-		out->indexed = indexed;
-		if (cl)
-			snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
-		out->error_code[0] = '\0';
-	} else {
-		free(summary);
-		out->status = TS_FAILED;
-		snprintf(out->error_code, sizeof(out->error_code), "%s", error_code_of(rc));
-		out->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
-	}
-}
-
-/* Moves the committed state into r (under mu); out's strings become r's. */
-static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
-{
-	free(r->summary);
-	free(r->error_msg);
-	free(r->symbols_error);
-	r->summary = st->summary;
-	r->error_msg = st->error_msg;
-	r->symbols_error = st->symbols_error;
-	r->status = st->status;
-	memcpy(r->format, st->format, sizeof(r->format));
-	memcpy(r->error_code, st->error_code, sizeof(r->error_code));
-	memcpy(r->db_file, st->db_file, sizeof(r->db_file));
-	r->start_ns = st->start_ns;
-	r->end_ns = st->end_ns;
-	r->symbols_named = st->symbols_named;
-	if (st->binary_name == NULL) { /* symbols refused (rec_state): no binary names the process */
-		free(r->binary_name);
-		r->binary_name = NULL;
-	}
-	r->indexed = st->indexed;
-	r->stored = st->stored;
-}
-
 /* Counts an ingest that ended (under mu): in /metrics' figures. */
 static void ingest_counted(struct catalog *c, int rc, const struct ingest_result *res, double seconds)
 {
@@ -296,6 +216,7 @@ static void ingest_counted(struct catalog *c, int rc, const struct ingest_result
 static int job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
 		      int indexed, double seconds)
 {
+	struct rec_outcome o = { rc, res, summary, indexed, NULL, c->store.ops->usage(&c->store, id) };
 	struct trace_rec *r;
 	int ready = 0;
 
@@ -309,19 +230,19 @@ static int job_finish(struct catalog *c, int64_t id, int rc, const struct ingest
 		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
 		cat_unindex_locked(c, id);
 	} else if (rc == INGEST_ECANCEL && c->stop) {
-		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
+		rec_queue(r); /* shutting down: ingest again at the next start */
+		rec_stored(r, o.stored);
 	} else {
-		struct trace_rec st;
+		struct rec_state st;
 
-		rec_state(&st, r, NULL, rc, res, summary, indexed);
+		rec_outcome(&st, &r->state, &o);
 		summary = NULL;
-		rec_state_take(r, &st);
+		rec_outcome_take(r, &st);
 	}
 	if (r) {
-		r->stored = c->store.ops->usage(&c->store, id);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
-		ready = r->status == TS_READY;
+		ready = r->state.status == TS_READY;
 	}
 	pthread_mutex_unlock(&c->mu);
 	free(summary);
@@ -337,7 +258,7 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	cut = r && (strcmp(r->stream, "dropped") == 0 || strcmp(r->stream, "interrupted") == 0);
+	cut = r && (strcmp(r->state.stream, "dropped") == 0 || strcmp(r->state.stream, "interrupted") == 0);
 	pthread_mutex_unlock(&c->mu);
 	if (cut && res->ndiag < INGEST_MAX_DIAG) {
 		res->diag_name[res->ndiag] = "stream_incomplete";
@@ -357,7 +278,7 @@ static void job_wait_store(struct catalog *c, int64_t id, const char *why)
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
 		cat_preview_drop_locked(c, r);
-		r->status = TS_QUEUED;
+		rec_queue(r);
 		cat_save(c, r, CATDB_STATE);
 	} else {
 		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
@@ -375,7 +296,7 @@ static int was_live(struct catalog *c, int64_t id)
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	live = r && r->stream[0] != '\0';
+	live = r && r->state.stream[0] != '\0';
 	pthread_mutex_unlock(&c->mu);
 	return live;
 }
@@ -528,8 +449,7 @@ void cat_job_queue_locked(struct catalog *c, struct trace_rec *r)
 	fprintf(stderr, "trace-server: trace %" PRId64 "'s ingest job was not queued: %s\n", r->id, err);
 	if (rc == CATDB_EDOWN) {
 		/* saved and queued again by cat_sync when the database is back */
-		c->unsaved += r->unsaved == 0;
-		r->unsaved |= 1u << CATDB_STATE;
+		cat_unsaved_mark(c, r, CATDB_STATE);
 	}
 }
 
@@ -596,10 +516,10 @@ static void source_compress(struct catalog *c, int64_t id, int restored, const c
 		stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
 							 : claim_stored(c, id, dbfile);
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY) {
+	if ((r = cat_find(c, id)) != NULL && r->state.status == TS_READY) {
 		r->source_seen = 1;
-		if (kept && r->stored != stored) {
-			r->stored = stored;
+		if (kept && r->state.stored != stored) {
+			rec_stored(r, stored);
 			cat_save(c, r, CATDB_STATE);
 		}
 	}
@@ -619,7 +539,7 @@ static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct 
 		      int indexed, double seconds)
 {
 	int64_t id = cl->job.trace;
-	uint64_t stored = claim_stored(c, id, cl->db_file);
+	struct rec_outcome o = { rc, res, summary, indexed, cl->db_file, claim_stored(c, id, cl->db_file) };
 	struct trace_rec *r, st;
 	char err[512];
 	int done, ready = 0;
@@ -651,21 +571,20 @@ static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct 
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
 		return 0;
 	}
-	rec_state(&st, r, cl, rc, res, summary, indexed);
-	st.stored = stored;
+	/* the record as the commit writes it: r with the outcome's state */
+	st = *r;
+	rec_outcome(&st.state, &r->state, &o);
 	done = c->db->ops->job_done(c->db, &cl->job, &st, err, sizeof(err));
 	if (done == CATDB_OK) {
 		ingest_counted(c, rc, res, seconds);
-		rec_state_take(r, &st);
+		rec_outcome_take(r, &st.state);
 		cat_wake(c, r);
-		ready = r->status == TS_READY;
+		ready = r->state.status == TS_READY;
 		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
 				", attempt %d, %s)\n",
-			id, cl->job.token, cl->job.attempts, cat_status_names[r->status]);
+			id, cl->job.token, cl->job.attempts, cat_status_names[r->state.status]);
 	} else {
-		free(st.summary);
-		free(st.error_msg);
-		free(st.symbols_error);
+		rec_outcome_drop(&st.state);
 	}
 	pthread_mutex_unlock(&c->mu);
 	/* the trace is this claim's now: what other claims published (a
@@ -696,7 +615,7 @@ static void claim_drop(struct catalog *c, struct claim *cl, struct trace_rec *r)
 	if (r == NULL) {
 		memset(&gone, 0, sizeof(gone));
 		gone.id = cl->job.trace; /* no row: job_done's write changes nothing */
-		gone.status = TS_FAILED;
+		gone.state.status = TS_FAILED;
 		r = &gone;
 	}
 	if (c->db->ops->job_done(c->db, &cl->job, r, err, sizeof(err)) != CATDB_OK)
@@ -729,16 +648,14 @@ static int claim_run(struct catalog *c)
 	if (cat_sync_locked(c, 1) != 0)
 		return 1; /* unknown: the lease runs out and the job is claimed again */
 	r = cat_find(c, cl.job.trace);
-	if (r == NULL || (r->status != TS_QUEUED && r->status != TS_INGESTING)) {
+	if (r == NULL || (r->state.status != TS_QUEUED && r->state.status != TS_INGESTING)) {
 		claim_drop(c, &cl, r);
 		return 1;
 	}
 	snprintf(cl.db_file, sizeof(cl.db_file), "trace-%" PRId64 ".db", cl.job.token);
-	r->status = TS_INGESTING; /* here only: the record's state is written at the commit */
-	r->bytes_done = 0;
-	memset(&r->ingest, 0, sizeof(r->ingest));
+	rec_start_ingest(r); /* here only: the record's state is written at the commit */
 	c->running = r->id;
-	snprintf(hint, sizeof(hint), "%s", r->format_hint);
+	snprintf(hint, sizeof(hint), "%s", r->state.format_hint);
 	pthread_mutex_unlock(&c->mu);
 	pthread_mutex_init(&cl.mu, NULL);
 	pthread_cond_init(&cl.cv, NULL);
@@ -764,7 +681,7 @@ static int claim_run(struct catalog *c)
 	/* not committed here (refused, lost, failed): the record missed what
 	 * others wrote while it ran (sync.c leaves it alone), so every record
 	 * is read again */
-	if ((r = cat_find(c, cl.job.trace)) != NULL && r->status == TS_INGESTING)
+	if ((r = cat_find(c, cl.job.trace)) != NULL && r->state.status == TS_INGESTING)
 		c->seen = 0;
 	return 1;
 }
@@ -791,8 +708,8 @@ static void prune(struct catalog *c)
 	while (i < c->n) {
 		struct trace_rec *r = c->v[i], *gone;
 
-		if (r->status == TS_FAILED && !r->foreign && r->waiters == NULL &&
-		    (int64_t)(now - r->created) >= c->o.keep_failed) {
+		if (r->state.status == TS_FAILED && !r->sync.foreign && r->waiters == NULL &&
+		    (int64_t)(now - r->state.created) >= c->o.keep_failed) {
 			fprintf(stderr, "trace-server: removing failed trace %" PRId64 " (older than --keep-failed)\n",
 				r->id);
 			if ((gone = cat_remove_locked(c, r->id, NULL)) == NULL)
@@ -817,7 +734,7 @@ static struct trace_rec *next_unindexed(struct catalog *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i]->status == TS_READY && !c->v[i]->indexed && !c->v[i]->foreign)
+		if (c->v[i]->state.status == TS_READY && !c->v[i]->state.indexed && !c->v[i]->sync.foreign)
 			return c->v[i];
 	return NULL;
 }
@@ -840,7 +757,7 @@ static int source_catch_up(struct catalog *c)
 
 	for (i = 0; i < c->n && n < SOURCE_LOOKS; i++) {
 		r = c->v[i];
-		if (r->status == TS_READY && !r->foreign && !r->source_seen) {
+		if (r->state.status == TS_READY && !r->sync.foreign && !r->source_seen) {
 			snprintf(dbfile[n], sizeof(dbfile[n]), "%s", cat_db_file(r));
 			ids[n++] = r->id;
 		}
@@ -865,7 +782,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	int ok;
 
 	c->store.ops->local_path(&c->store, id, cat_db_file(r), db, sizeof(db));
-	r->indexed = -1; /* being indexed: not picked again */
+	rec_indexed(r, -1); /* being indexed: not picked again */
 	pthread_mutex_unlock(&c->mu);
 	ok = cat_fetch(c, id, "trace.db", NULL, 0) == 0 && cat_index_trace(c, id, db) == 0;
 	pthread_mutex_lock(&c->mu);
@@ -873,7 +790,7 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 		cat_unindex_locked(c, id);
 		return;
 	}
-	r->indexed = ok ? 1 : 2; /* 2: failed, not tried again until restart */
+	rec_indexed(r, ok ? 1 : 2); /* 2: failed, not tried again until restart */
 	if (ok)
 		cat_save(c, r, CATDB_STATE);
 }
@@ -891,7 +808,7 @@ void *cat_worker_main(void *arg)
 
 		prune(c);
 		for (i = 0; i < c->n && next == NULL && !c->jobs; i++)
-			if (c->v[i]->status == TS_QUEUED && !c->v[i]->foreign)
+			if (c->v[i]->state.status == TS_QUEUED && !c->v[i]->sync.foreign)
 				next = c->v[i];
 		if (next == NULL && (unindexed = next_unindexed(c)) != NULL) {
 			index_one(c, unindexed);
@@ -918,11 +835,9 @@ void *cat_worker_main(void *arg)
 			continue;
 		}
 		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
-		next->status = TS_INGESTING;
-		next->bytes_done = 0;
-		memset(&next->ingest, 0, sizeof(next->ingest));
+		rec_start_ingest(next);
 		cat_save(c, next, CATDB_STATE);
-		snprintf(hint, sizeof(hint), "%s", next->format_hint);
+		snprintf(hint, sizeof(hint), "%s", next->state.format_hint);
 		id = next->id;
 		pthread_mutex_unlock(&c->mu);
 		job_run(c, id, hint, NULL);

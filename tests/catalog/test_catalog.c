@@ -90,12 +90,12 @@ static void test_retention_plan(void **state)
 	for (i = 0; i < 5; i++) {
 		v[i] = &r[i];
 		r[i].id = (int64_t)i + 1;
-		r[i].status = TS_READY;
-		r[i].stored = 100;
-		r[i].created = now - (time_t)(10 - i) * 86400; /* 10, 9, 8, 7, 6 days old */
+		r[i].state.status = TS_READY;
+		r[i].state.stored = 100;
+		r[i].state.created = now - (time_t)(10 - i) * 86400; /* 10, 9, 8, 7, 6 days old */
 	}
-	r[0].pinned = 1;
-	r[2].status = TS_INGESTING;
+	r[0].meta.pinned = 1;
+	r[2].state.status = TS_INGESTING;
 	/* no bounds: nothing */
 	assert_int_equal(cat_retention_plan(v, 5, &o, now, out, 8), 0);
 	/* by age: 9 days or more, not the pinned one, not the one ingesting */

@@ -561,8 +561,8 @@ static void test_search_speed(void **state)
 		id = add(c, "speed", "build=1", NULL);
 		pthread_mutex_lock(&c->mu);
 		r = cat_find(c, id);
-		r->status = TS_READY;
-		r->indexed = 1;
+		r->state.status = TS_READY;
+		r->state.indexed = 1;
 		assert_int_equal(cat_save(c, r, CATDB_STATE), 0);
 		pthread_mutex_unlock(&c->mu);
 		if (c->db->ops->index(c->db, id, db, err, sizeof(err)) != CATDB_OK)
@@ -778,8 +778,8 @@ static void test_restart(void **state)
 
 		pthread_mutex_lock(&c->mu);
 		r = cat_find(c, a);
-		r->status = TS_FAILED;
-		snprintf(r->error_code, sizeof(r->error_code), "while_down");
+		r->state.status = TS_FAILED;
+		snprintf(r->state.error_code, sizeof(r->state.error_code), "while_down");
 		assert_int_equal(cat_save(c, r, CATDB_STATE), CAT_EUNAVAILABLE);
 		pthread_mutex_unlock(&c->mu);
 	}
@@ -853,11 +853,11 @@ static void job_record(struct catdb *db, int64_t id)
 
 	memset(&r, 0, sizeof(r));
 	r.id = id;
-	r.name = (char *)(uintptr_t)"job";
-	r.description = (char *)(uintptr_t)"";
-	r.status = TS_QUEUED;
-	r.symbols_named = -1;
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.meta.name = (char *)(uintptr_t)"job";
+	r.meta.description = (char *)(uintptr_t)"";
+	r.state.status = TS_QUEUED;
+	r.state.symbols_named = -1;
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	if (db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)) != CATDB_OK)
 		fail_msg("save: %s", err);
 	if (db->ops->job_queue(db, id, err, sizeof(err)) != CATDB_OK)
@@ -875,8 +875,8 @@ static int db_status(struct catdb *db, int64_t id, char *code, size_t n)
 	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
 	for (i = 0; i < b.n; i++)
 		if (b.v[i]->id == id) {
-			st = b.v[i]->status;
-			snprintf(code, n, "%s", b.v[i]->error_code);
+			st = b.v[i]->state.status;
+			snprintf(code, n, "%s", b.v[i]->state.error_code);
 		}
 	catdb_batch_free(&b);
 	return st;
@@ -919,15 +919,15 @@ static void test_jobs_lease(void **state)
 	assert_int_equal(a->ops->job_renew(a, &ja, 300, err, sizeof(err)), CATDB_ENOENT);
 	memset(&r, 0, sizeof(r));
 	r.id = 1;
-	r.status = TS_FAILED;
-	snprintf(r.error_code, sizeof(r.error_code), "from_a");
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.state.status = TS_FAILED;
+	snprintf(r.state.error_code, sizeof(r.state.error_code), "from_a");
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	assert_int_equal(a->ops->job_done(a, &ja, &r, err, sizeof(err)), CATDB_ENOENT);
 	assert_non_null(strstr(err, "claimed by another server"));
 	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_QUEUED);
 	/* b's result is kept, and the job is gone */
-	r.status = TS_READY;
-	snprintf(r.error_code, sizeof(r.error_code), "from_b");
+	r.state.status = TS_READY;
+	snprintf(r.state.error_code, sizeof(r.state.error_code), "from_b");
 	assert_int_equal(b->ops->job_done(b, &jc, &r, err, sizeof(err)), CATDB_OK);
 	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_READY);
 	assert_string_equal(code, "from_b");
@@ -950,7 +950,7 @@ static void db_file_of(struct catdb *db, int64_t id, char *out, size_t n)
 	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
 	for (i = 0; i < b.n; i++)
 		if (b.v[i]->id == id)
-			snprintf(out, n, "%s", b.v[i]->db_file);
+			snprintf(out, n, "%s", b.v[i]->state.db_file);
 	catdb_batch_free(&b);
 }
 
@@ -976,15 +976,15 @@ static void test_db_file(void **state)
 
 		memset(&r, 0, sizeof(r));
 		r.id = 1;
-		r.name = (char *)(uintptr_t)"job";
-		r.description = (char *)(uintptr_t)"";
-		r.status = TS_QUEUED;
-		snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+		r.meta.name = (char *)(uintptr_t)"job";
+		r.meta.description = (char *)(uintptr_t)"";
+		r.state.status = TS_QUEUED;
+		snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 		assert_int_equal(db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));
 		assert_string_equal(got, "");
-		r.status = TS_READY; /* the same record, ingested as trace-7.db */
-		snprintf(r.db_file, sizeof(r.db_file), "trace-7.db");
+		r.state.status = TS_READY; /* the same record, ingested as trace-7.db */
+		snprintf(r.state.db_file, sizeof(r.state.db_file), "trace-7.db");
 		assert_int_equal(db->ops->save(db, &r, CATDB_STATE, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));
 		assert_string_equal(got, "trace-7.db");
@@ -992,10 +992,10 @@ static void test_db_file(void **state)
 	/* a job's commit names its claim's file */
 	assert_int_equal(dbs[1]->ops->job_queue(dbs[1], 1, err, sizeof(err)), CATDB_OK);
 	assert_int_equal(dbs[1]->ops->job_claim(dbs[1], "t", 60000, &j, err, sizeof(err)), CATDB_OK);
-	snprintf(r.db_file, sizeof(r.db_file), "trace-%" PRId64 ".db", j.token);
+	snprintf(r.state.db_file, sizeof(r.state.db_file), "trace-%" PRId64 ".db", j.token);
 	assert_int_equal(dbs[1]->ops->job_done(dbs[1], &j, &r, err, sizeof(err)), CATDB_OK);
 	db_file_of(dbs[1], 1, got, sizeof(got));
-	assert_string_equal(got, r.db_file);
+	assert_string_equal(got, r.state.db_file);
 	dbs[0]->ops->close(dbs[0]);
 	dbs[1]->ops->close(dbs[1]);
 }
@@ -1024,8 +1024,8 @@ static void *claim_all(void *arg)
 		return NULL;
 	}
 	memset(&r, 0, sizeof(r));
-	r.status = TS_READY;
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.state.status = TS_READY;
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	while ((rc = db->ops->job_claim(db, "claimer", 60000, &j, err, sizeof(err))) == CATDB_OK && k->n < JOBS) {
 		k->got[k->n++] = j.trace;
 		r.id = j.trace;
