@@ -119,42 +119,6 @@ void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 
 enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
 
-void cat_unsaved_mark(struct catalog *c, struct trace_rec *r, enum catdb_part part)
-{
-	c->unsaved += r->sync.unsaved == 0;
-	r->sync.unsaved |= 1u << part;
-}
-
-void cat_unsaved_clear(struct catalog *c, struct trace_rec *r, enum catdb_part part)
-{
-	if (r->sync.unsaved & (1u << part)) {
-		r->sync.unsaved &= ~(1u << part);
-		c->unsaved -= r->sync.unsaved == 0;
-	}
-}
-
-int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
-{
-	char err[512];
-	int rc = c->db->ops->save(c->db, r, part, &r->sync.version, err, sizeof(err));
-
-	if (rc == CATDB_ECONFLICT)
-		return CAT_ECONFLICT; /* the caller reads the record again and retries */
-	if (rc != CATDB_OK)
-		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
-	if (rc == CATDB_EDOWN) {
-		/* kept to write again when the database is back (cat_sync_locked) */
-		cat_unsaved_mark(c, r, part);
-		return CAT_EUNAVAILABLE;
-	}
-	/* written, or refused for good (a constraint, a full disk): not tried again */
-	cat_unsaved_clear(c, r, part);
-	/* a queued trace is a job every server's worker may claim */
-	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->state.status == TS_QUEUED)
-		cat_job_queue_locked(c, r);
-	return rc == CATDB_OK ? CAT_OK : CAT_EFAIL;
-}
-
 static int rec_push(struct catalog *c, struct trace_rec *r)
 {
 	if (c->n == c->cap) {
@@ -193,8 +157,7 @@ static struct trace_rec *rec_unlink(struct catalog *c, int64_t id)
 			r = c->v[i];
 			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
 			c->n--;
-			c->unsaved -= r->sync.unsaved != 0;
-			c->taken++;
+			cat_sync_unlinked_locked(c, r);
 			break;
 		}
 	}
@@ -245,7 +208,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
 		cat_preview_drop_locked(c, r);
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
-	if ((r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) && c->jobs) {
+	if ((r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) && c->shared_jobs) {
 		/* another server may be ingesting it now: its job says whose it
 		 * is, and the status stays; queued again in case it was lost */
 		cat_job_queue_locked(c, r);
@@ -306,32 +269,34 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 		return NULL;
 	}
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->work, NULL);
-	pthread_cond_init(&c->live_work, NULL);
-	pthread_cond_init(&c->sync_work, NULL);
 	c->o = *o;
 	c->o.catalog = NULL; /* the caller's string: not kept */
 	c->o.store_url = c->o.cache_dir = NULL; /* likewise */
-	if ((c->dir = strdup(dir)) == NULL ||
-	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, o->store_part_size, err,
-			 errlen) != 0) {
-		if (c->dir == NULL)
-			snprintf(err, errlen, "out of memory");
-		cat_close(c);
-		return NULL;
+	if ((c->sync = cat_sync_create()) == NULL || (c->worker = cat_worker_create()) == NULL ||
+	    (c->live = cat_live_create()) == NULL || (c->dir = strdup(dir)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out_close;
 	}
+	if (storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, o->store_part_size, err, errlen) !=
+	    0)
+		goto out_close;
 	if (o->catalog)
 		c->db = catdb_pg_open(o->catalog, err, errlen);
 	else
 		c->db = catdb_sqlite_open(dir, err, errlen);
 	c->shared = o->catalog != NULL;
-	if (c->db != NULL)
-		cat_jobs_init(c, o->store_url != NULL);
-	if (c->db == NULL || load(c, err, errlen) != 0) {
-		cat_close(c);
-		return NULL;
+	if (c->db == NULL)
+		goto out_close;
+	if ((c->jobs = cat_jobs_create(c, o->store_url != NULL)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out_close;
 	}
+	if (load(c, err, errlen) != 0)
+		goto out_close;
 	return c;
+out_close:
+	cat_close(c);
+	return NULL;
 }
 
 void cat_wake(struct catalog *c, struct trace_rec *r)
@@ -351,21 +316,17 @@ void cat_stop(struct catalog *c)
 {
 	size_t i;
 
+	if (c->sync == NULL || c->worker == NULL || c->live == NULL)
+		return; /* a catalog not opened whole never started */
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
-	pthread_cond_broadcast(&c->work);
-	pthread_cond_broadcast(&c->live_work);
-	pthread_cond_broadcast(&c->sync_work);
+	cat_worker_wake(c);
+	cat_live_wake(c);
+	cat_sync_wake(c);
 	pthread_mutex_unlock(&c->mu);
-	if (c->syncer_started)
-		pthread_join(c->syncer, NULL);
-	c->syncer_started = 0;
-	if (c->worker_started)
-		pthread_join(c->worker, NULL);
-	c->worker_started = 0;
-	if (c->live_started)
-		pthread_join(c->live, NULL);
-	c->live_started = 0;
+	cat_sync_join(c);
+	cat_worker_join(c);
+	cat_live_join(c);
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < c->n; i++)
 		cat_wake(c, c->v[i]);
@@ -387,26 +348,18 @@ void cat_close(struct catalog *c)
 	if (c->store.ops)
 		c->store.ops->close(&c->store);
 	free(c->dir);
+	cat_jobs_destroy(c->jobs);
+	cat_live_destroy(c->live);
+	cat_worker_destroy(c->worker);
+	cat_sync_destroy(c->sync);
 	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->work);
-	pthread_cond_destroy(&c->live_work);
-	pthread_cond_destroy(&c->sync_work);
 	free(c);
 }
 
 int cat_start(struct catalog *c)
 {
-	if (pthread_create(&c->worker, NULL, cat_worker_main, c) != 0)
+	if (cat_worker_start(c) != 0 || cat_live_start(c) != 0 || cat_sync_start(c) != 0)
 		return CAT_EFAIL;
-	c->worker_started = 1;
-	if (pthread_create(&c->live, NULL, cat_live_main, c) != 0)
-		return CAT_EFAIL;
-	c->live_started = 1;
-	if (c->shared) {
-		if (pthread_create(&c->syncer, NULL, cat_sync_main, c) != 0)
-			return CAT_EFAIL;
-		c->syncer_started = 1;
-	}
 	return 0;
 }
 
@@ -451,15 +404,16 @@ static char *binary_name_of(const char *path, const char *filename)
 	return base[0] ? strndup(base, 255) : NULL;
 }
 
-/* Records a new trace in status (queued, or live with stream "receiving"). */
+/* Records a new trace in status (queued, or live with stream "receiving").
+ * Its id, its files and their size are had without the lock (an upload to
+ * a shared store takes seconds, and every request needs the lock), which
+ * is taken only to put the record among the others and save it. */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
 	struct trace_rec *r;
 	int64_t id = CAT_EFAIL, new_id;
 	uint64_t stored;
-	char *bname;
-	int put;
-	int rc = 0;
+	int rc;
 
 	if (nw->name == NULL) {
 		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
@@ -467,50 +421,36 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
 	}
 	if (cat_meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
 		return CAT_EINVAL;
-	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
-	r = rec_new(nw, status, bname);
-	pthread_mutex_lock(&c->mu);
-	if (r == NULL) {
+	if ((r = rec_new(nw, status, binary_name_of(nw->binary_spool, nw->binary_filename))) == NULL) {
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
-		goto out_unlock;
+		return CAT_EFAIL;
 	}
-	bname = NULL;
 	if ((rc = c->db->ops->next_id(c->db, &new_id, err, errlen)) != CATDB_OK) {
-		if (rc == CATDB_EDOWN)
-			id = CAT_EUNAVAILABLE;
-		goto out_unlock;
+		cat_rec_free(r);
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}
-	/* the files stored without the lock: an upload to a shared store
-	 * takes seconds, and every request needs the lock */
-	pthread_mutex_unlock(&c->mu);
-	if ((put = c->store.ops->put(&c->store, new_id, "source", nw->spool, err, errlen)) != 0 ||
+	if ((rc = c->store.ops->put(&c->store, new_id, "source", nw->spool, err, errlen)) != 0 ||
 	    (nw->binary_spool &&
-	     (put = c->store.ops->put(&c->store, new_id, "binary", nw->binary_spool, err, errlen)) != 0)) {
-		id = put == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
-		c->store.ops->remove(&c->store, new_id);
-		pthread_mutex_lock(&c->mu);
-		goto out_unlock;
+	     (rc = c->store.ops->put(&c->store, new_id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+		id = rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
+		goto out_remove;
 	}
 	stored = c->store.ops->usage(&c->store, new_id);
 	pthread_mutex_lock(&c->mu);
 	rec_stamp(r, new_id, stored, time(NULL));
-	if (cat_rec_insert(c, r) != 0 || (rc = cat_save(c, r, CATDB_ALL)) != 0) {
-		snprintf(err, errlen, "cannot record the trace in the catalog%s",
-			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		if (cat_find(c, r->id) == r)
-			rec_unlink(c, r->id); /* not kept: the upload fails */
-		c->store.ops->remove(&c->store, r->id);
-		if (rc == CAT_EUNAVAILABLE)
-			id = CAT_EUNAVAILABLE;
-		goto out_unlock;
-	}
-	id = r->id;
-	r = NULL;
-	pthread_cond_broadcast(&c->work);
-out_unlock:
+	if ((rc = cat_rec_insert(c, r)) == 0 && (rc = cat_save(c, r, CATDB_ALL)) != 0)
+		rec_unlink(c, r->id); /* not kept: the upload fails */
+	if (rc == 0)
+		cat_worker_wake(c);
 	pthread_mutex_unlock(&c->mu);
+	if (rc == 0)
+		return new_id;
+	snprintf(err, errlen, "cannot record the trace in the catalog%s",
+		 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
+	id = rc == CAT_EUNAVAILABLE ? CAT_EUNAVAILABLE : CAT_EFAIL;
+out_remove:
+	c->store.ops->remove(&c->store, new_id);
 	cat_rec_free(r);
-	free(bname);
 	return id;
 }
 
@@ -551,7 +491,7 @@ static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p
 			rc = CAT_EFAIL;
 		goto out;
 	}
-	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
+	cat_worker_wake(c); /* pinning changes what retention removes */
 out:
 	rec_meta_fini(&m);
 	return rc;
@@ -630,29 +570,40 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
  * server would ever remove. The server that uploaded it may be gone. */
 static int files_here(const struct catalog *c, const struct trace_rec *r)
 {
-	return !r->sync.foreign || c->jobs;
+	return !r->sync.foreign || c->shared_jobs;
 }
 
-/* Deleting a trace being ingested leaves its files to the worker: it sees
- * the record gone, throws its result away and removes them. Nothing
- * changes when a shared database cannot remove it: a record kept there but
- * gone here would never come back to the other servers. */
+/* A trace being ingested leaves its files to the worker: it sees the
+ * record gone, throws its result away and removes them. r is out of the
+ * records: no other thread reaches it, and the lock is not needed. */
+void cat_rec_drop(struct catalog *c, struct trace_rec *r)
+{
+	if (r == NULL)
+		return;
+	if (r->state.status != TS_INGESTING && files_here(c, r))
+		c->store.ops->remove(&c->store, r->id);
+	cat_rec_free(r);
+}
+
+/* Nothing changes when a shared database cannot remove it: a record kept
+ * there but gone here would never come back to the other servers. The
+ * database's removal goes in the same hold as the record's, so that no
+ * save of the record can come between them. */
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 {
 	struct trace_rec *r;
 	char err[512];
 	int dbrc;
 
-	if (cat_find(c, id) == NULL) {
-		if (rc)
-			*rc = CAT_ENOTRACE;
+	*rc = CAT_ENOTRACE;
+	if ((r = cat_find(c, id)) == NULL)
 		return NULL;
-	}
 	dbrc = c->db->ops->remove(c->db, id, err, sizeof(err));
-	if (dbrc == CATDB_EFAIL && !c->shared && cat_find(c, id)->state.status != TS_INGESTING) {
+	if (dbrc == CATDB_EFAIL && !c->shared && r->state.status != TS_INGESTING) {
 		/* catalog.db could not be written, most likely a full disk:
 		 * the trace's files go first, which gives room back, and the
-		 * removal is tried again. Else a full disk could never be
+		 * removal is tried again (under the lock: the two go together,
+		 * and a full disk is rare). Else a full disk could never be
 		 * emptied through the API. Still refused, the trace goes from
 		 * the library anyway, as it has no files left: were the record
 		 * found again at a restart, recovery marks it failed. */
@@ -662,37 +613,24 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 			dbrc = CATDB_OK;
 		}
 	}
-	if (dbrc == CATDB_ENOENT) {
-		cat_forget_locked(c, id); /* as the next look at the database would */
-		if (rc)
-			*rc = CAT_ENOTRACE;
-		return NULL;
-	}
+	if (dbrc == CATDB_ENOENT)
+		return cat_forget_locked(c, id); /* as the next look at the database would */
 	if (dbrc != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not removed: %s\n", id, err);
-		if (rc)
-			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
+		*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 		return NULL;
 	}
-	r = rec_unlink(c, id);
-	cat_wake(c, r);
-	if (r->state.status != TS_INGESTING && files_here(c, r))
-		c->store.ops->remove(&c->store, id);
-	if (rc)
-		*rc = CAT_OK;
-	return r;
+	*rc = CAT_OK;
+	return cat_forget_locked(c, id);
 }
 
-void cat_forget_locked(struct catalog *c, int64_t id)
+struct trace_rec *cat_forget_locked(struct catalog *c, int64_t id)
 {
 	struct trace_rec *r = rec_unlink(c, id);
 
-	if (r == NULL)
-		return;
-	cat_wake(c, r);
-	if (r->state.status != TS_INGESTING && files_here(c, r))
-		c->store.ops->remove(&c->store, id);
-	cat_rec_free(r);
+	if (r != NULL)
+		cat_wake(c, r);
+	return r;
 }
 
 int cat_delete(struct catalog *c, int64_t id)
@@ -705,7 +643,7 @@ int cat_delete(struct catalog *c, int64_t id)
 	rc = cat_find(c, id) ? 0 : cat_sync_locked(c, 1);
 	r = rc == 0 ? cat_remove_locked(c, id, &rc) : NULL;
 	pthread_mutex_unlock(&c->mu);
-	cat_rec_free(r);
+	cat_rec_drop(c, r); /* its files, without the lock */
 	return rc;
 }
 
@@ -746,7 +684,7 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 		rec_stored(r, stored);
 	}
 	if (r != NULL && st == TS_READY)
-		pthread_cond_broadcast(&c->work); /* to be indexed again */
+		cat_worker_wake(c); /* to be indexed again */
 	if (r != NULL && (rc = cat_save(c, r, CATDB_STATE)) != 0) {
 		snprintf(err, errlen, "the catalog could not be written: %s", cat_strerror(rc));
 		rc = CAT_EFAIL;

@@ -1,9 +1,22 @@
 /*
- * Inside the catalog: the records, the lock, and the pieces that share
- * them (catalog.c: records; catdb_*.c: the database they are kept in;
- * sync.c: records other servers changed; list.c: filters and pages;
- * worker.c: ingest; names.c: the name index and search across traces;
- * retention.c: what the bounds remove).
+ * Inside the catalog: the records, the lock, and what every piece of the
+ * catalog shares. The pieces, each with what it owns:
+ *
+ *   catalog.c    the records' list, open/close, add, patch, delete (here)
+ *   record.c     every change of a record's meta, state and progress (here)
+ *   sync.c       the records and the database in step (sync.h)
+ *   worker.c     the ingest worker, jobs.c the shared ingest jobs (jobs.h)
+ *   live.c       live traces' snapshots and ingests' previews (live.h)
+ *   catdb_*.c    the database the records are kept in (catdb.h)
+ *   storage*.c   the traces' files (storage.h); source.c their sources
+ *   list.c, json.c, names.c, trends.c, notes.c, retention.c, stats.c:
+ *                what the records answer (they only read them)
+ *
+ * The lock (mu) guards the records and nothing slow: files, the store and
+ * ingest are never touched under it, and the database only where a write
+ * must go with the record's change (sync.h: cat_save) or a removal with
+ * the record's (cat_remove_locked). A function named _locked is called
+ * under mu; the others take it themselves.
  */
 #ifndef CATALOG_INTERNAL_H
 #define CATALOG_INTERNAL_H
@@ -14,7 +27,10 @@
 
 #include "catalog.h"
 #include "catdb.h"
+#include "jobs.h"
+#include "live.h"
 #include "storage.h"
+#include "sync.h"
 #include "../ingest/util.h"
 
 /* Someone waiting for a trace's ingest to end (a suspended connection). */
@@ -81,36 +97,6 @@ struct rec_progress {
 	uint64_t done, total; /* within the phase */
 };
 
-/* A live trace's snapshots, or an upload's preview while it is ingested
- * (live.c; memory only). */
-struct rec_live {
-	uint64_t snap_size;   /* bytes the newest snapshot tried to hold */
-	uint64_t snap_visible;/* bytes the snapshot being served holds */
-	uint64_t snap_from;   /* the first byte of the source it holds (window.h) */
-	int64_t snap_due_ms;  /* monotonic time before which no new snapshot starts */
-	int64_t grew_ms;      /* monotonic time its stream last grew (cat_live_grew) */
-	int64_t pause_ms;     /* the pause before a whole snapshot (live.c, paused());
-			       * 0: --live-pause */
-	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
-	int preview;          /* an upload being ingested here: 1 preview.db holds
-			       * a window of the bytes ingest has read
-			       * (snap_visible, snap_from), served while the status
-			       * is ingesting; -1 none is made (not FXT); 0 none
-			       * yet. Reset, and the file removed, when an ingest
-			       * starts or ends (cat_preview_drop_locked) */
-};
-
-/* The record against a shared catalog (sync.c). */
-struct rec_sync {
-	int foreign;          /* 1: another server's trace, its files not in this
-			       * server's store: never ingested, indexed or removed
-			       * by retention here, its state taken from the database */
-	int64_t version;      /* the version of its row in a shared catalog that
-			       * this record holds (catdb.h save); 0 with catalog.db */
-	unsigned unsaved;     /* bits of 1 << enum catdb_part that could not be
-			       * written (database down): written again by cat_sync */
-};
-
 struct trace_rec {
 	int64_t id;           /* never changes */
 	struct rec_meta meta;
@@ -124,45 +110,27 @@ struct trace_rec {
 			       * until a restart */
 };
 
-/* Every field of every record is guarded by mu. */
 struct catalog {
-	struct storage store;
-	char *dir;
-	struct catdb *db;      /* where the records are kept (catdb.h); its
-				* writes and loads under mu, but the syncer's loads,
-				* index, search and ping not (catdb_pg.c's lanes) */
-	int shared;            /* 1: other servers write db too (PostgreSQL) */
-	int64_t seen;          /* the newest change of db the records hold */
-	int64_t sync_ms;       /* monotonic time of the last look at db's changes */
-	int sync_rc;           /* what it gave: 0 or CAT_EUNAVAILABLE */
-	pthread_t syncer;      /* looks at db's changes off the requests' path (sync.c) */
-	int syncer_started;
-	pthread_cond_t sync_work; /* signalled on stop */
-	uint64_t taken;        /* records taken out of memory so far (deleted or
-				* forgotten): a load read before one may hold it */
-	size_t unsaved;        /* records with unsaved bits */
-	pthread_mutex_t mu;
-	pthread_cond_t work;   /* signalled when a trace is queued or on stop */
-	struct trace_rec **v;  /* oldest first */
+	pthread_mutex_t mu;    /* the records: v, n, cap and every field of every
+				* record; the modules' own state (sync, worker,
+				* jobs, live) besides */
+	struct trace_rec **v;  /* in id order, which is upload order */
 	size_t n, cap;
-	int64_t next_id;
-	int stop;
-	pthread_t worker;
-	int worker_started;
-	pthread_t live;        /* makes live traces' snapshots (live.c) */
-	int live_started;
-	pthread_cond_t live_work; /* signalled when a live trace gets bytes or ends */
-	struct cat_opts o;
-	struct cat_stats stats; /* the work done since the start (stats.c) */
-	time_t store_retry_at;  /* no ingest starts before: the store was down (worker.c) */
-	/* shared ingest jobs (worker.c): a shared catalog and a shared store */
-	int jobs;               /* 1: ingest is a job in the catalog any server claims */
-	int lease_ms;           /* a claim's lease, renewed every lease_ms / 3 */
-	int commit_delay_ms;    /* test only: a pause between publish and commit */
-	int ingest_delay_ms;    /* test only: a pause after each piece a local ingest decodes */
-	char owner[96];         /* this server in the jobs table: "host:pid" */
-	int64_t running;        /* the trace whose job the worker runs (0: none):
-				 * sync leaves its state to the worker */
+	int stop;              /* under mu: the catalog stops; every thread ends */
+	struct storage store;  /* the traces' files (thread-safe on its own) */
+	char *dir;
+	struct catdb *db;      /* where the records are kept (catdb.h; thread-safe
+				* on its own): saves and removals under mu, for
+				* their order (sync.h), the rest without it */
+	int shared;            /* 1: other servers write db too (PostgreSQL) */
+	int shared_jobs;       /* 1: ingest is a job in the catalog any server
+				* claims (a shared catalog and store: jobs.h) */
+	struct cat_opts o;     /* set at the open, read only after */
+	struct cat_stats stats; /* the work done since the start (stats.c), under mu */
+	struct cat_sync *sync;     /* sync.c's */
+	struct cat_worker *worker; /* worker.c's */
+	struct cat_jobs *jobs;     /* jobs.c's */
+	struct cat_live *live;     /* live.c's */
 };
 
 extern const char *const cat_status_names[TS_NSTATUS];
@@ -172,16 +140,6 @@ struct trace_rec *cat_find(struct catalog *c, int64_t id);
 struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id);
 /* The file holding r's database: "trace.db", or a shared ingest job's own. */
 const char *cat_db_file(const struct trace_rec *r);
-/* Writes part of a record (with its labels) to the catalog's database;
- * under mu. 0, or CAT_EUNAVAILABLE (then kept as unsaved, written again
- * when the database is back), or CAT_ECONFLICT (META only: another server
- * changed the record since it was read), or CAT_EFAIL; failures are
- * logged. */
-int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part);
-/* Marks part of r unsaved (the database down: cat_sync writes it again),
- * or no longer (written, or given up); under mu. */
-void cat_unsaved_mark(struct catalog *c, struct trace_rec *r, enum catdb_part part);
-void cat_unsaved_clear(struct catalog *c, struct trace_rec *r, enum catdb_part part);
 /* Inserts r into the records in id order (under mu); 0 or CAT_EFAIL (no
  * memory). */
 int cat_rec_insert(struct catalog *c, struct trace_rec *r);
@@ -232,21 +190,27 @@ const char *cat_label_value(const struct trace_rec *r, const char *key);
 void cat_labels_json(const struct trace_rec *r, struct jbuf *out);
 /* t as "YYYY-MM-DDTHH:MM:SSZ" (UTC), the catalog's time format. */
 void cat_rfc3339(time_t t, char *out, size_t n);
-/* Takes trace id out of the list, the database and storage (under mu);
- * returns the record for the caller to free, NULL when there is none or
- * when the database could not remove it (*rc says which: CAT_ENOTRACE,
- * CAT_EUNAVAILABLE or CAT_EFAIL; rc may be NULL). */
+/* Takes trace id out of the records and the database (under mu), its
+ * waiters woken: the record, for the caller to give to cat_rec_drop once
+ * the lock is released, also when another server had removed it already
+ * (*rc CAT_ENOTRACE); NULL when there is none (CAT_ENOTRACE) or the
+ * database could not remove it (CAT_EUNAVAILABLE or CAT_EFAIL). */
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc);
-/* Takes trace id out of the list only (another server removed it from the
- * database): wakes its waiters and removes its files here (under mu). */
-void cat_forget_locked(struct catalog *c, int64_t id);
+/* Takes trace id out of the records only (another server removed it from
+ * the database), its waiters woken (under mu): the record for
+ * cat_rec_drop, or NULL when there is none. */
+struct trace_rec *cat_forget_locked(struct catalog *c, int64_t id);
+/* Removes the files of a record taken out of the records (when they are
+ * this server's to remove) and frees it; not under mu. r may be NULL. */
+void cat_rec_drop(struct catalog *c, struct trace_rec *r);
 void cat_wake(struct catalog *c, struct trace_rec *r);
 
 /* ---- record.c: every change of a record's meta, state and progress ---- */
 
 void cat_rec_free(struct trace_rec *r);
 /* A new trace's record from nw, in status (TS_QUEUED, or TS_LIVE with its
- * stream "receiving"), its binary_name taken; NULL when out of memory. */
+ * stream "receiving"), its binary_name taken (freed on failure); NULL when
+ * out of memory. */
 struct trace_rec *rec_new(const struct cat_new *nw, int status, char *binary_name);
 /* The id, the bytes stored and the time of an upload, once stored. */
 void rec_stamp(struct trace_rec *r, int64_t id, uint64_t stored, time_t created);
@@ -309,32 +273,6 @@ void rec_outcome_drop(struct rec_state *st);
  * cat_add. */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen);
 
-/* worker.c */
-void *cat_worker_main(void *arg);
-/* Sets c->jobs (a shared catalog and shared_store: files every server
- * reaches) and the jobs' settings; after c->db is open. */
-void cat_jobs_init(struct catalog *c, int shared_store);
-/* Queues trace r's ingest job in the shared catalog (under mu); when the
- * database cannot be reached the record is kept unsaved, so that cat_sync
- * saves it, and queues it, again. */
-void cat_job_queue_locked(struct catalog *c, struct trace_rec *r);
-struct ingest_result;
-/* The JSON members kept in a record's summary column, from ingest's result
- * and the trace's metadata (qry_trace_metadata); NULL when out of memory or
- * when the database cannot be read. */
-char *cat_summary_json(const struct ingest_result *res, const char *db_path);
-
-/* live.c */
-void *cat_live_main(void *arg);
-/* A live trace caught by a restart: its stream was interrupted, what it
- * received is ingested whole (under mu, or before any thread runs). */
-void cat_live_recover(struct catalog *c, struct trace_rec *r);
-/* Ends the preview of upload r's ingest (under mu, in the same hold as the
- * status change that starts or ends the ingest, so that no snapshot in
- * flight puts one back): its file removed, what it told of r cleared. A
- * live trace's own snapshot (trace.db) is left alone. */
-void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
-
 /* source.c: a trace's source, kept compressed once ingested. */
 /* Keeps trace id's source compressed, its ingest having ended well (the
  * trace is ready): "source" (fetched, at its local path) is compressed
@@ -370,24 +308,9 @@ int cat_source_has(struct catalog *c, int64_t id);
 /* Reads a ready trace's database and writes its index rows (not under
  * mu: it only touches the index tables). 0 or CAT_EFAIL (logged). */
 int cat_index_trace(struct catalog *c, int64_t id, const char *db_path);
-/* Drops a trace's index rows; under mu. */
-void cat_unindex_locked(struct catalog *c, int64_t id);
-
-/* sync.c */
-/* Brings the records up to date with what other servers wrote to a shared
- * catalog, at most every CAT_SYNC_MS unless force (under mu); writes again
- * what could not be saved. 0, or CAT_EUNAVAILABLE when the database cannot
- * be reached. Nothing to do (0) with catalog.db. Once the syncer runs, a
- * look that is not forced is its last result: the requests never wait on
- * the database for it. */
-enum { CAT_SYNC_MS = 100 };
-int cat_sync_locked(struct catalog *c, int force);
-/* The syncer (cat_start, shared catalogs only): a look every CAT_SYNC_MS,
- * the database read without mu. */
-void *cat_sync_main(void *arg);
-/* The records read at the start (under mu, or before any thread runs),
- * another server's marked foreign: 0, or CAT_EFAIL with err. */
-int cat_sync_first(struct catalog *c, char *err, size_t errlen);
+/* Drops a deleted trace's index rows (written after its removal); not
+ * under mu. */
+void cat_unindex(struct catalog *c, int64_t id);
 
 /* retention.c */
 struct cat_removal {

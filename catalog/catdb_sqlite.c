@@ -2,12 +2,12 @@
  * The catalog in catalog.db (schema/catalog.sql), the default: one SQLite
  * file under --data, written by this server alone.
  *
- * Two connections: one for the records, used under the catalog's lock, and
- * a reader for searches and health checks (under its own lock), so that a
- * search never waits for ingest's writes. The name index is written
- * through a connection of its own, opened for each trace (worker thread,
- * not under the catalog's lock). There is no other writer: a load with a
- * version reads nothing.
+ * Two connections, each under a lock of its own: one for the records
+ * (write_mu), and a reader for searches, notes and health checks
+ * (read_mu), so that a search never waits for ingest's writes. The name
+ * index is written through a connection of its own, opened for each trace
+ * (worker thread, not under the catalog's lock). There is no other
+ * writer: a load with a version reads nothing.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -18,20 +18,11 @@
 
 #include "../query/query.h"
 #include "../tracedb/tracedb.h"
-#include "catalog_internal.h"
+#include "catdb_sqlite.h"
 
 extern const char schema_catalog_sql[];
 
-struct catdb_sqlite {
-	struct catdb base;
-	char *path;            /* catalog.db */
-	sqlite3 *db;           /* the records, under the catalog's lock */
-	sqlite3 *reader;       /* searches and pings, under read_mu */
-	pthread_mutex_t read_mu;
-	int64_t next_id;       /* the next id to give: past every id loaded and the sequence row */
-};
-
-static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
+int sq_fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s in the catalog failed: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
 	return CATDB_EFAIL;
@@ -82,7 +73,7 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 }
 
 /* The whole record whatever part says: this server is the only writer. */
-static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+static int sq_save_held(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
 		   size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
@@ -92,14 +83,14 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	(void)part;
 	(void)version;
 	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return fail(s->db, "saving a trace", err, errlen);
+		return sq_fail(s->db, "saving a trace", err, errlen);
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
 			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
 			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream, db_file) "
 			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
-		fail(s->db, "saving a trace", err, errlen);
+		sq_fail(s->db, "saving a trace", err, errlen);
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return CATDB_EFAIL;
 	}
@@ -129,13 +120,13 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	if (rc == 0)
 		rc = save_labels(s->db, r);
 	if (rc != 0)
-		fail(s->db, "saving a trace", err, errlen);
+		sq_fail(s->db, "saving a trace", err, errlen);
 	if (sqlite3_exec(s->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-		rc = fail(s->db, "saving a trace", err, errlen);
+		rc = sq_fail(s->db, "saving a trace", err, errlen);
 	return rc == 0 ? CATDB_OK : CATDB_EFAIL;
 }
 
-static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
+static int sq_remove_held(struct catdb *d, int64_t id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 
@@ -143,11 +134,11 @@ static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 	    exec_bound(s->db, "DELETE FROM labels WHERE trace_id = ?", id) != 0 ||
 	    exec_bound(s->db, "DELETE FROM name_stats WHERE trace_id = ?", id) != 0 ||
 	    exec_bound(s->db, "DELETE FROM notes WHERE trace_id = ?", id) != 0)
-		return fail(s->db, "removing a trace", err, errlen);
+		return sq_fail(s->db, "removing a trace", err, errlen);
 	return CATDB_OK;
 }
 
-static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
+static int sq_next_id_held(struct catdb *d, int64_t *id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	char sql[128];
@@ -155,7 +146,7 @@ static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
 	/* written before the trace is: an id given once is never given again */
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO sequence VALUES ('trace', %" PRId64 ")", s->next_id + 1);
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return fail(s->db, "taking a trace id", err, errlen);
+		return sq_fail(s->db, "taking a trace id", err, errlen);
 	*id = s->next_id++;
 	return CATDB_OK;
 }
@@ -247,7 +238,7 @@ static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 	return r->meta.name && r->meta.description ? CATDB_OK : CATDB_EFAIL;
 }
 
-static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
+static int sq_load_held(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	sqlite3_stmt *st;
@@ -262,7 +253,7 @@ static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
 			       "description, pinned, stored_bytes, indexed, stream, db_file FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return fail(s->db, "reading the traces", err, errlen);
+		return sq_fail(s->db, "reading the traces", err, errlen);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct trace_rec *r = calloc(1, sizeof(*r));
 
@@ -282,7 +273,7 @@ static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 	}
 	sqlite3_finalize(st);
 	if (load_labels(s->db, out) != 0)
-		return fail(s->db, "reading the labels", err, errlen);
+		return sq_fail(s->db, "reading the labels", err, errlen);
 	seq = seq_load(s->db);
 	if (seq > s->next_id)
 		s->next_id = seq;
@@ -383,12 +374,12 @@ static int sq_index(struct catdb *d, int64_t id, const char *db_path, char *err,
 	return rc;
 }
 
-static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
+static int sq_unindex_held(struct catdb *d, int64_t id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 
 	if (exec_bound(s->db, "DELETE FROM name_stats WHERE trace_id = ?", id) != 0)
-		return fail(s->db, "dropping a trace's name index", err, errlen);
+		return sq_fail(s->db, "dropping a trace's name index", err, errlen);
 	return CATDB_OK;
 }
 
@@ -405,7 +396,7 @@ static int name_rows(struct catdb *d, const char *sql, const char *q,
 
 	pthread_mutex_lock(&s->read_mu);
 	if (sqlite3_prepare_v2(s->reader, sql, -1, &st, NULL) != SQLITE_OK) {
-		fail(s->reader, "a search", err, errlen);
+		sq_fail(s->reader, "a search", err, errlen);
 		pthread_mutex_unlock(&s->read_mu);
 		return CATDB_EFAIL;
 	}
@@ -425,7 +416,7 @@ static int name_rows(struct catdb *d, const char *sql, const char *q,
 		}
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "a search", err, errlen);
+		sq_fail(s->reader, "a search", err, errlen);
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&s->read_mu);
 	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
@@ -476,187 +467,9 @@ static void sq_close(struct catdb *d)
 	sqlite3_close(s->reader);
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->read_mu);
+	pthread_mutex_destroy(&s->write_mu);
 	free(s->path);
 	free(s);
-}
-
-/* ---- notes ------------------------------------------------------------------ */
-
-/* Notes go through the reader's connection, under read_mu: not the
- * records' one, whose transactions run under the catalog's lock. */
-
-static void bind_i64_or_null(sqlite3_stmt *st, int i, int64_t v, int null)
-{
-	if (null)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, v);
-}
-
-/* Runs a prepared note statement that writes; the rows it changed, or -1. */
-static int note_step(struct catdb_sqlite *s, sqlite3_stmt *st, const char *what, char *err, size_t errlen)
-{
-	int rc = sqlite3_step(st), changed = sqlite3_changes(s->reader);
-
-	if (rc != SQLITE_DONE) {
-		fail(s->reader, what, err, errlen);
-		changed = -1;
-	}
-	sqlite3_finalize(st);
-	return changed;
-}
-
-static int sq_note_add(struct catdb *d, struct catdb_note *n, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int rc = CATDB_OK;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "INSERT INTO notes (trace_id, start_ns, end_ns, track_id, slice_id, text, author, "
-			       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			       -1, &st, NULL) != SQLITE_OK) {
-		rc = fail(s->reader, "saving a note", err, errlen);
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, n->trace);
-	bind_i64_or_null(st, 2, n->start_ns, !n->has_range);
-	bind_i64_or_null(st, 3, n->end_ns, !n->has_range);
-	bind_i64_or_null(st, 4, n->track, n->track == 0);
-	bind_i64_or_null(st, 5, n->slice, n->slice == 0);
-	sqlite3_bind_text(st, 6, n->text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, n->author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, n->created_at, -1, SQLITE_STATIC);
-	if (note_step(s, st, "saving a note", err, errlen) < 0)
-		rc = CATDB_EFAIL;
-	else
-		n->id = sqlite3_last_insert_rowid(s->reader);
-out:
-	pthread_mutex_unlock(&s->read_mu);
-	return rc;
-}
-
-static int sq_note_edit(struct catdb *d, int64_t id, const char *text, const char *author, const char *edited_at,
-			char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int changed;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "UPDATE notes SET text = coalesce(?2, text), author = coalesce(?3, author), "
-			       "edited_at = ?4 WHERE id = ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "editing a note", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, edited_at, -1, SQLITE_STATIC);
-	changed = note_step(s, st, "editing a note", err, errlen);
-	pthread_mutex_unlock(&s->read_mu);
-	if (changed == 0)
-		snprintf(err, errlen, "there is no note %" PRId64, id);
-	return changed < 0 ? CATDB_EFAIL : changed == 0 ? CATDB_ENOENT : CATDB_OK;
-}
-
-static int sq_note_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int changed;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader, "DELETE FROM notes WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "removing a note", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, id);
-	changed = note_step(s, st, "removing a note", err, errlen);
-	pthread_mutex_unlock(&s->read_mu);
-	if (changed == 0)
-		snprintf(err, errlen, "there is no note %" PRId64, id);
-	return changed < 0 ? CATDB_EFAIL : changed == 0 ? CATDB_ENOENT : CATDB_OK;
-}
-
-static int sq_note_list(struct catdb *d, const struct cat_note_query *q,
-			int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen)
-{
-	static const char sel[] =
-		"SELECT id, trace_id, start_ns, end_ns, track_id, slice_id, text, author, created_at, edited_at "
-		"FROM notes WHERE (?1 = 0 OR id = ?1) AND (?2 = 0 OR trace_id = ?2) AND (?3 IS NULL OR author = ?3) "
-		"AND (?4 IS NULL OR instr(lower(text), lower(?4)) > 0) AND (?5 = 0 OR id < ?5) ";
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	char sql[sizeof(sel) + 96];
-	struct catdb_note n;
-	sqlite3_stmt *st;
-	int rc;
-
-	snprintf(sql, sizeof(sql), "%s%s", sel,
-		 q->by_time ? "ORDER BY start_ns IS NOT NULL, start_ns, id LIMIT ?6" : "ORDER BY id DESC LIMIT ?6");
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader, sql, -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "reading notes", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, q->id);
-	sqlite3_bind_int64(st, 2, q->trace);
-	sqlite3_bind_text(st, 3, q->author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, q->q, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, q->before);
-	sqlite3_bind_int64(st, 6, q->limit > 0 ? q->limit : -1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		n.id = sqlite3_column_int64(st, 0);
-		n.trace = sqlite3_column_int64(st, 1);
-		n.has_range = sqlite3_column_type(st, 2) != SQLITE_NULL;
-		n.start_ns = sqlite3_column_int64(st, 2);
-		n.end_ns = sqlite3_column_int64(st, 3);
-		n.track = sqlite3_column_int64(st, 4);
-		n.slice = sqlite3_column_int64(st, 5);
-		n.text = (const char *)sqlite3_column_text(st, 6);
-		n.author = (const char *)sqlite3_column_text(st, 7);
-		n.created_at = (const char *)sqlite3_column_text(st, 8);
-		n.edited_at = (const char *)sqlite3_column_text(st, 9);
-		if (row(ctx, &n) != 0) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "reading notes", err, errlen);
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->read_mu);
-	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
-}
-
-static int sq_note_counts(struct catdb *d, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count),
-			  void *ctx, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int rc;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "SELECT trace_id, count(*) FROM notes WHERE ?1 = 0 OR trace_id = ?1 GROUP BY trace_id", -1,
-			       &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "counting notes", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, trace);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (row(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)) != 0) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "counting notes", err, errlen);
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->read_mu);
-	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 }
 
 /* ---- opening ---------------------------------------------------------------- */
@@ -734,6 +547,47 @@ static int persist_wal(sqlite3 *db)
 	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? CATDB_OK : CATDB_EFAIL;
 }
 
+/* The records' connection, one call at a time: enter() takes write_mu,
+ * leave() gives it back (the call between them is argument evaluation
+ * order: enter before the call, leave after). */
+static struct catdb *enter(struct catdb *d)
+{
+	pthread_mutex_lock(&((struct catdb_sqlite *)d)->write_mu);
+	return d;
+}
+
+static int leave(struct catdb *d, int rc)
+{
+	pthread_mutex_unlock(&((struct catdb_sqlite *)d)->write_mu);
+	return rc;
+}
+
+static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
+{
+	return leave(d, sq_save_held(enter(d), r, part, version, err, errlen));
+}
+
+static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	return leave(d, sq_remove_held(enter(d), id, err, errlen));
+}
+
+static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
+{
+	return leave(d, sq_next_id_held(enter(d), id, err, errlen));
+}
+
+static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	return leave(d, sq_load_held(enter(d), since, out, err, errlen));
+}
+
+static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	return leave(d, sq_unindex_held(enter(d), id, err, errlen));
+}
+
 static const struct catdb_ops sqlite_ops = {
 	sq_load, sq_save, sq_remove, sq_next_id, sq_index, sq_unindex, sq_search, sq_ping,
 	NULL, NULL, NULL, NULL, /* no shared jobs: one server, its queue in memory */
@@ -754,6 +608,7 @@ struct catdb *catdb_sqlite_open(const char *dir, char *err, size_t errlen)
 	s->base.ops = &sqlite_ops;
 	s->next_id = 1;
 	pthread_mutex_init(&s->read_mu, NULL);
+	pthread_mutex_init(&s->write_mu, NULL);
 	snprintf(s->path, n, "%s/catalog.db", dir);
 	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK ||

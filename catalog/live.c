@@ -41,7 +41,7 @@
  * last one took, so that they take at most a fifth of a core from the
  * ingest they show: on the 4 GB benchmark, previews a second apart took
  * 12.6 s of the 24 s of decoding, on a machine of two cores. Shared
- * ingest jobs (c->jobs) have none: another server may be ingesting.
+ * ingest jobs (c->shared_jobs) have none: another server may be ingesting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +58,37 @@
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
 #include "window.h"
+
+/* live.c's state, under mu (each stream's window scan is the thread's
+ * own: struct live_slot below). */
+struct cat_live {
+	pthread_t thread;
+	int started;
+	pthread_cond_t work;   /* signalled when a live trace gets bytes or ends,
+				* an ingest begins decoding, or on stop */
+};
+
+struct cat_live *cat_live_create(void)
+{
+	struct cat_live *l = calloc(1, sizeof(*l));
+
+	if (l != NULL)
+		pthread_cond_init(&l->work, NULL);
+	return l;
+}
+
+void cat_live_destroy(struct cat_live *l)
+{
+	if (l == NULL)
+		return;
+	pthread_cond_destroy(&l->work);
+	free(l);
+}
+
+void cat_live_wake(struct catalog *c)
+{
+	pthread_cond_broadcast(&c->live->work);
+}
 
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
@@ -112,7 +143,7 @@ static struct live_slot *slot_of(struct live_slots *ls, int64_t id, uint64_t mar
  * more, that may be FXT and was not found to be anything else. */
 static int previewed(const struct catalog *c, const struct trace_rec *r)
 {
-	return r->state.status == TS_INGESTING && r->state.stream[0] == '\0' && !r->sync.foreign && !c->jobs && c->o.preview_min > 0 &&
+	return r->state.status == TS_INGESTING && r->state.stream[0] == '\0' && !r->sync.foreign && !c->shared_jobs && c->o.preview_min > 0 &&
 	       r->state.size >= c->o.preview_min && r->live.preview >= 0 &&
 	       (r->state.format_hint[0] == '\0' || strcmp(r->state.format_hint, "fxt") == 0);
 }
@@ -199,7 +230,7 @@ int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_
 		if (size != r->state.size)
 			r->live.grew_ms = cat_now_ms();
 		rec_grew(r, size);
-		pthread_cond_signal(&c->live_work);
+		cat_live_wake(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -214,7 +245,7 @@ void cat_live_close(struct catalog *c, int64_t id, int complete)
 	if (r && strcmp(r->state.stream, "receiving") == 0) {
 		rec_stream(r, complete ? "complete" : "dropped");
 		cat_save(c, r, CATDB_STATE);
-		pthread_cond_signal(&c->live_work);
+		cat_live_wake(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 }
@@ -379,7 +410,7 @@ static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t siz
 		cat_wake(c, r);
 	}
 	/* any other failure (a full disk, say) keeps the last snapshot; the
-	 * same bytes are tried again (cat_live_main) */
+	 * same bytes are tried again (live_main) */
 }
 
 /* Puts a preview made in the file fresh in place (under mu), only while
@@ -461,23 +492,34 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	return rc;
 }
 
-/* A live trace whose stream ended (under mu): handed to the worker, to be
- * ingested whole as an upload is. */
-static void stream_ended_locked(struct catalog *c, struct trace_rec *r)
+/* A live trace whose stream ended: handed to the worker, to be ingested
+ * whole as an upload is (called and returning under mu; the store is
+ * asked without it). With shared jobs any server may ingest it from the
+ * store: its source goes there whole first, and a store that is down keeps
+ * it for a later round. */
+static void stream_ended(struct catalog *c, int64_t id)
 {
+	struct trace_rec *r;
+	uint64_t stored = 0;
 	char err[512];
+	int rc = 0;
 
-	/* with shared jobs any server may ingest it from the store: its
-	 * source goes there whole first (under the lock: a stream ends
-	 * rarely); a store that is down keeps it for the next round */
-	if (c->jobs && c->store.ops->publish(&c->store, r->id, "source", err, sizeof(err)) != 0) {
-		fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", r->id, err);
+	pthread_mutex_unlock(&c->mu);
+	if (c->shared_jobs && (rc = c->store.ops->publish(&c->store, id, "source", err, sizeof(err))) != 0)
+		fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", id, err);
+	else
+		stored = c->store.ops->usage(&c->store, id);
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL || r->state.status != TS_LIVE)
+		return;
+	if (rc != 0) {
+		r->live.handover_ms = cat_now_ms() + IDLE_WAIT_MS;
 		return;
 	}
 	rec_queue(r);
-	rec_stored(r, c->store.ops->usage(&c->store, r->id));
+	rec_stored(r, stored);
 	cat_save(c, r, CATDB_STATE);
-	pthread_cond_broadcast(&c->work);
+	cat_worker_wake(c);
 }
 
 /* Whether live trace r has paused (under mu): its view is a window of
@@ -498,21 +540,27 @@ static int paused(const struct catalog *c, const struct trace_rec *r, int64_t no
 }
 
 /* The next trace to work on (under mu): a live one whose stream ended
- * (handed to the worker at once), else the one longest due, live or
- * previewed, whose bytes grew. *wait_ms gets how long until one is due
- * when none is. */
-static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms)
+ * (*ended: to be handed to the worker at once), else the one longest due,
+ * live or previewed, whose bytes grew. *wait_ms gets how long until one is
+ * due when none is. */
+static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms, int64_t *ended)
 {
 	struct trace_rec *due = NULL;
 	size_t i;
 
 	*wait_ms = IDLE_WAIT_MS;
+	*ended = 0;
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
 		int live = r->state.status == TS_LIVE && !r->sync.foreign; /* not another server's stream */
 
 		if (live && strcmp(r->state.stream, "receiving") != 0) {
-			stream_ended_locked(c, r);
+			if (r->live.handover_ms <= now) {
+				*ended = r->id;
+				return NULL;
+			}
+			if (r->live.handover_ms - now < *wait_ms)
+				*wait_ms = r->live.handover_ms - now;
 			continue;
 		}
 		if ((!live && !previewed(c, r)) || (snap_bytes(r) == r->live.snap_size && !(live && paused(c, r, now, wait_ms))))
@@ -528,7 +576,7 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 	return due;
 }
 
-void *cat_live_main(void *arg)
+static void *live_main(void *arg)
 {
 	struct catalog *c = arg;
 	struct live_slots ls = { 0 };
@@ -537,7 +585,7 @@ void *cat_live_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		int64_t wait_ms, took = 0, id;
+		int64_t wait_ms, took = 0, id, ended;
 		struct trace_rec *r;
 		struct live_slot *s;
 		uint64_t size;
@@ -545,9 +593,13 @@ void *cat_live_main(void *arg)
 		int rc, whole;
 
 		slots_sweep(c, &ls);
-		r = next_live(c, cat_now_ms(), &wait_ms);
+		r = next_live(c, cat_now_ms(), &wait_ms, &ended);
+		if (ended) {
+			stream_ended(c, ended);
+			continue;
+		}
 		if (r == NULL) {
-			cond_wait_ms(&c->live_work, &c->mu, wait_ms);
+			cond_wait_ms(&c->live->work, &c->mu, wait_ms);
 			continue;
 		}
 		id = r->id;
@@ -599,4 +651,19 @@ void *cat_live_main(void *arg)
 		slot_free(&ls.v[i]);
 	free(ls.v);
 	return NULL;
+}
+
+int cat_live_start(struct catalog *c)
+{
+	if (pthread_create(&c->live->thread, NULL, live_main, c) != 0)
+		return CAT_EFAIL;
+	c->live->started = 1;
+	return 0;
+}
+
+void cat_live_join(struct catalog *c)
+{
+	if (c->live->started)
+		pthread_join(c->live->thread, NULL);
+	c->live->started = 0;
 }

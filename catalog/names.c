@@ -29,7 +29,7 @@ int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 	return CAT_EFAIL;
 }
 
-void cat_unindex_locked(struct catalog *c, int64_t id)
+void cat_unindex(struct catalog *c, int64_t id)
 {
 	char err[512];
 

@@ -60,6 +60,7 @@ struct trace_rec *rec_new(const struct cat_new *nw, int status, char *binary_nam
 	    (r->meta.description = strdup(nw->description ? nw->description : "")) == NULL ||
 	    cat_labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->meta.labels, &r->meta.nlabels) != 0) {
 		cat_rec_free(r);
+		free(binary_name);
 		return NULL;
 	}
 	r->state.status = status;
