@@ -146,6 +146,22 @@ uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
 	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
 }
 
+/* Tests only: a window to pause or kill this server in before a commit; a
+ * deadline on the monotonic clock, which runs on while the process is
+ * stopped, so a resumed server commits at once. */
+static void commit_delay(int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 /*
  * Ends a claimed job: the result is committed with job_done, which the
  * catalog refuses when another server claimed the job since (this one's
@@ -170,20 +186,8 @@ int claim_commit(struct catalog *c, struct claim *cl, int rc, const struct inges
 		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
 		return 0;
 	}
-	if (c->jobs->commit_delay_ms > 0) {
-		/* tests only: a window to pause or kill this server in; a
-		 * deadline on the monotonic clock, which runs on while the
-		 * process is stopped, so a resumed server commits at once */
-		struct timespec until;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += c->jobs->commit_delay_ms / 1000;
-		until.tv_nsec += (long)(c->jobs->commit_delay_ms % 1000) * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-			;
-	}
+	if (c->jobs->commit_delay_ms > 0)
+		commit_delay(c->jobs->commit_delay_ms);
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) == NULL) {
 		pthread_mutex_unlock(&c->mu);

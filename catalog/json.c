@@ -42,10 +42,93 @@ void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
 	jb_obj_end(out);
 }
 
+/* "progress": the bytes read of the upload, and this server's ingest
+ * phase by phase (docs/API.md). */
+static void rec_progress_json(const struct trace_rec *r, struct jbuf *out)
+{
+	static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
+	static const char *const units[] = { "bytes", "events", "rows", "steps" };
+	const struct rec_progress *p = &r->progress;
+
+	jb_key(out, "progress");
+	jb_obj(out);
+	jb_key(out, "bytes_done");
+	jb_u64(out, r->state.status == TS_READY ? r->state.size : p->bytes_done);
+	jb_key(out, "bytes_total");
+	jb_u64(out, r->state.size);
+	if (r->state.status == TS_INGESTING && p->phase > 0 && p->phase <= INGEST_PHASES) {
+		jb_key(out, "phase");
+		jb_str(out, phases[p->phase - 1]);
+		jb_key(out, "phase_unit");
+		jb_str(out, units[p->phase - 1]);
+		jb_key(out, "phase_done");
+		jb_u64(out, p->done);
+		jb_key(out, "phase_total");
+		jb_u64(out, p->total);
+	}
+	jb_obj_end(out);
+}
+
+/* "preview": an ingest's preview (live.c), read while the ingest runs, or
+ * null. */
+static void rec_preview_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "preview");
+	if (r->state.status != TS_INGESTING || r->live.preview != 1) {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
+	jb_u64(out, r->live.snap_visible);
+	jb_key(out, "from_byte"); /* where its window starts */
+	jb_u64(out, r->live.snap_from);
+	jb_obj_end(out);
+}
+
+/* "error": a failed trace's code and message, or null. */
+static void rec_error_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "error");
+	if (r->state.status != TS_FAILED) {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "code");
+	jb_str(out, r->state.error_code);
+	jb_key(out, "message");
+	jb_str(out, r->state.error_msg ? r->state.error_msg : "");
+	jb_obj_end(out);
+}
+
+/* "stream": a live trace's state and what its served database holds, or
+ * null for an upload. */
+static void rec_stream_json(const struct trace_rec *r, struct jbuf *out)
+{
+	int ready = r->state.status == TS_READY;
+
+	jb_key(out, "stream");
+	if (r->state.stream[0] == '\0') {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "state");
+	jb_str(out, r->state.stream);
+	jb_key(out, "visible_bytes"); /* what the database being served holds */
+	jb_u64(out, ready ? r->state.size : r->live.snap_visible);
+	jb_key(out, "from_byte"); /* where its window of the stream starts */
+	jb_u64(out, ready ? 0 : r->live.snap_from);
+	jb_obj_end(out);
+}
+
 /* The trace object of docs/API.md, with notes the count of its notes;
  * called with mu held. */
 void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
 {
+	const struct rec_state *s = &r->state;
+
 	jb_obj(out);
 	jb_key(out, "id");
 	jb_i64(out, r->id);
@@ -58,85 +141,33 @@ void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
 	jb_key(out, "pinned");
 	jb_bool(out, r->meta.pinned);
 	jb_key(out, "format");
-	if (r->state.format[0])
-		jb_str(out, r->state.format);
+	if (s->format[0])
+		jb_str(out, s->format);
 	else
 		jb_null(out);
 	jb_key(out, "size_bytes");
-	jb_u64(out, r->state.size);
+	jb_u64(out, s->size);
 	jb_key(out, "stored_bytes");
-	jb_u64(out, r->state.stored);
+	jb_u64(out, s->stored);
 	jb_key(out, "status");
-	jb_str(out, cat_status_names[r->state.status]);
-	jb_key(out, "progress");
-	jb_obj(out);
-	jb_key(out, "bytes_done");
-	jb_u64(out, r->state.status == TS_READY ? r->state.size : r->progress.bytes_done);
-	jb_key(out, "bytes_total");
-	jb_u64(out, r->state.size);
-	if (r->state.status == TS_INGESTING && r->progress.phase > 0 && r->progress.phase <= INGEST_PHASES) {
-		/* this server's ingest, phase by phase (docs/API.md) */
-		static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
-		static const char *const units[] = { "bytes", "events", "rows", "steps" };
-
-		jb_key(out, "phase");
-		jb_str(out, phases[r->progress.phase - 1]);
-		jb_key(out, "phase_unit");
-		jb_str(out, units[r->progress.phase - 1]);
-		jb_key(out, "phase_done");
-		jb_u64(out, r->progress.done);
-		jb_key(out, "phase_total");
-		jb_u64(out, r->progress.total);
-	}
-	jb_obj_end(out);
-	jb_key(out, "preview");
-	if (r->state.status == TS_INGESTING && r->live.preview == 1) { /* live.c: read while the ingest runs */
-		jb_obj(out);
-		jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
-		jb_u64(out, r->live.snap_visible);
-		jb_key(out, "from_byte"); /* where its window starts */
-		jb_u64(out, r->live.snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	jb_key(out, "error");
-	if (r->state.status == TS_FAILED) {
-		jb_obj(out);
-		jb_key(out, "code");
-		jb_str(out, r->state.error_code);
-		jb_key(out, "message");
-		jb_str(out, r->state.error_msg ? r->state.error_msg : "");
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
+	jb_str(out, cat_status_names[s->status]);
+	rec_progress_json(r, out);
+	rec_preview_json(r, out);
+	rec_error_json(r, out);
 	jb_key(out, "created_at");
-	jb_str(out, r->state.created_at);
+	jb_str(out, s->created_at);
 	jb_key(out, "notes");
 	jb_i64(out, notes);
-	jb_key(out, "stream");
-	if (r->state.stream[0]) {
-		jb_obj(out);
-		jb_key(out, "state");
-		jb_str(out, r->state.stream);
-		jb_key(out, "visible_bytes"); /* what the database being served holds */
-		jb_u64(out, r->state.status == TS_READY ? r->state.size : r->live.snap_visible);
-		jb_key(out, "from_byte"); /* where its window of the stream starts */
-		jb_u64(out, r->state.status == TS_READY ? 0 : r->live.snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	if (strcmp(r->state.format, "xray-fdr") == 0 || strcmp(r->state.format_hint, "xray-fdr") == 0)
+	rec_stream_json(r, out);
+	if (strcmp(s->format, "xray-fdr") == 0 || strcmp(s->format_hint, "xray-fdr") == 0)
 		rec_symbols_json(r, out);
 	jb_key(out, "start_ns");
-	jb_i64(out, r->state.start_ns);
+	jb_i64(out, s->start_ns);
 	jb_key(out, "end_ns");
-	jb_i64(out, r->state.end_ns);
-	if (r->state.summary && r->state.summary[0]) {
+	jb_i64(out, s->end_ns);
+	if (s->summary && s->summary[0]) {
 		jb_raw(out, ",", 1);
-		jb_raw(out, r->state.summary, strlen(r->state.summary));
+		jb_raw(out, s->summary, strlen(s->summary));
 	} else {
 		static const char none[] = ",\"counts\":null,\"providers\":[],\"diagnostics\":{}";
 

@@ -393,9 +393,11 @@ static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const s
 	rec_view(r, res->format ? res->format : "", start_ns, res->end_ns, summary);
 }
 
-/* Takes what a snapshot of a live trace found into its record (under mu). */
+/* Takes what a snapshot of a live trace found into its record (under mu);
+ * stored: the bytes of its files, read before the lock. */
 static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
-			     const struct live_window *w, const struct ingest_result *res, char **summary)
+			     const struct live_window *w, const struct ingest_result *res, char **summary,
+			     uint64_t stored)
 {
 	struct trace_rec *r = cat_find(c, id);
 
@@ -405,7 +407,7 @@ static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t siz
 	} else if (r && r->state.status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
 		rec_fail(r, "not_a_trace", res->error[0] ? res->error : ingest_strerror(rc));
-		rec_stored(r, c->store.ops->usage(&c->store, id));
+		rec_stored(r, stored);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
 	}
@@ -455,6 +457,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	char *summary = NULL;
 	int64_t t0 = cat_now_ms();
 	uint8_t *prefix = NULL;
+	uint64_t stored = 0;
 	int rc, gone = 0;
 
 	if (res == NULL)
@@ -477,13 +480,15 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	if (rc == INGEST_OK && *took_ms > 0)
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
+	if (rc == INGEST_ENOTTRACE && !s->preview) /* it may fail for good: its files counted without the lock */
+		stored = c->store.ops->usage(&c->store, s->id);
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
 		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
 	if (s->preview)
 		gone = preview_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary, db);
 	else
-		live_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary);
+		live_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary, stored);
 	pthread_mutex_unlock(&c->mu);
 	if (gone) /* deleted meanwhile: the worker's removal of its files may have met this one's */
 		c->store.ops->remove(&c->store, s->id);
@@ -576,6 +581,37 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 	return due;
 }
 
+/* After a snapshot of size bytes (whole: a paused stream's) that gave rc
+ * and took took ms: when r's next may start (under mu). */
+static void snap_schedule(const struct catalog *c, struct trace_rec *r, int preview, int whole, int rc, uint64_t size,
+			  int64_t took)
+{
+	/* a snapshot of a window costs the same each time: the next may
+	 * follow at once; a whole one is spaced by what it took, as its cost
+	 * grows with the stream */
+	int64_t gap = r->live.snap_from > 0 || whole || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
+
+	if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
+		r->live.snap_size = size; /* done, or waiting for more bytes */
+	else if (!(whole && rc == INGEST_ECANCEL)) /* bytes came: a window at once */
+		gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
+	/* a stream whose pauses are shorter than its whole snapshot takes
+	 * would start one at each and cancel it: its pause doubles at each
+	 * cancel, up to PAUSE_MAX_MS, and is the server's again once one is
+	 * made */
+	if (whole && rc == INGEST_ECANCEL)
+		r->live.pause_ms = 2 * (r->live.pause_ms > 0 ? r->live.pause_ms : c->o.live_pause_ms);
+	if (r->live.pause_ms > PAUSE_MAX_MS)
+		r->live.pause_ms = PAUSE_MAX_MS;
+	if (whole && rc == INGEST_OK)
+		r->live.pause_ms = 0;
+	if (preview && gap < PREVIEW_GAP_MS)
+		gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
+	if (preview && gap < PREVIEW_SHARE * took)
+		gap = PREVIEW_SHARE * took;
+	r->live.snap_due_ms = cat_now_ms() + gap;
+}
+
 static void *live_main(void *arg)
 {
 	struct catalog *c = arg;
@@ -619,32 +655,8 @@ static void *live_main(void *arg)
 		 * of the resident size let it creep: 1.13 over five minutes) */
 		malloc_trim(0);
 		pthread_mutex_lock(&c->mu);
-		if ((r = cat_find(c, id)) != NULL) {
-			/* a snapshot of a window costs the same each time: the
-			 * next may follow at once; a whole one is spaced by
-			 * what it took, as its cost grows with the stream */
-			int64_t gap = r->live.snap_from > 0 || whole || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
-
-			if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
-				r->live.snap_size = size; /* done, or waiting for more bytes */
-			else if (!(whole && rc == INGEST_ECANCEL)) /* bytes came: a window at once */
-				gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
-			/* a stream whose pauses are shorter than its whole
-			 * snapshot takes would start one at each and cancel it:
-			 * its pause doubles at each cancel, up to PAUSE_MAX_MS,
-			 * and is the server's again once one is made */
-			if (whole && rc == INGEST_ECANCEL)
-				r->live.pause_ms = 2 * (r->live.pause_ms > 0 ? r->live.pause_ms : c->o.live_pause_ms);
-			if (r->live.pause_ms > PAUSE_MAX_MS)
-				r->live.pause_ms = PAUSE_MAX_MS;
-			if (whole && rc == INGEST_OK)
-				r->live.pause_ms = 0;
-			if (s->preview && gap < PREVIEW_GAP_MS)
-				gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
-			if (s->preview && gap < PREVIEW_SHARE * took)
-				gap = PREVIEW_SHARE * took;
-			r->live.snap_due_ms = cat_now_ms() + gap;
-		}
+		if ((r = cat_find(c, id)) != NULL)
+			snap_schedule(c, r, s->preview, whole, rc, size, took);
 	}
 	pthread_mutex_unlock(&c->mu);
 	for (i = 0; i < ls.n; i++)
