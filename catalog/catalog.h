@@ -285,7 +285,7 @@ int cat_wait(struct catalog *c, int64_t id, void *conn);
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
 /* A readable path of a trace's file ("source", "trace.db"), once
  * cat_fetch made sure it is there. "trace.db" names the trace's database
- * whichever object holds it (a shared ingest job's own, worker.c). Both
+ * whichever object holds it (a shared ingest job's own, jobs.c). Both
  * take the catalog's lock: never call them under it. */
 void cat_path(struct catalog *c, int64_t id, const char *file, char *out, size_t n);
 /* Makes cat_path's file hold the file (downloaded from a shared store if

@@ -12,10 +12,14 @@
  *   list.c, json.c, names.c, trends.c, notes.c, retention.c, stats.c:
  *                what the records answer (they only read them)
  *
- * The lock (mu) guards the records and nothing slow: files, the store and
- * ingest are never touched under it, and the database only where a write
- * must go with the record's change (sync.h: cat_save) or a removal with
- * the record's (cat_remove_locked). A function named _locked is called
+ * The lock (mu) is held around the records themselves and nothing slow:
+ * ingest, the store and the traces' files are worked on without it, and
+ * the lock taken again to change a record. What does run under it, each
+ * said where it is, is what must go in the same hold as a record's change:
+ * the write of that change to the database (sync.h: cat_save, a shared
+ * job's queueing and commit in jobs.c), a record's removal from it
+ * (cat_remove_locked), and a preview's file put in place or removed with
+ * the status that allows it (live.h). A function named _locked is called
  * under mu; the others take it themselves.
  */
 #ifndef CATALOG_INTERNAL_H
@@ -87,7 +91,7 @@ struct rec_state {
 	char stream[16];      /* "" an upload; "receiving", "complete", "dropped", "interrupted" */
 	char db_file[32];     /* the file (object) holding the trace's database:
 			       * "" = "trace.db"; a shared ingest job's result is
-			       * "trace-<token>.db", one object per claim (worker.c) */
+			       * "trace-<token>.db", one object per claim (jobs.c) */
 };
 
 /* How far the running ingest is (memory only). */
@@ -257,7 +261,7 @@ struct rec_outcome {
 };
 /*
  * The one mapping of an ingest's outcome onto a record, for this server's
- * jobs and shared ones (worker.c): the state cur takes, in out, ready or
+ * jobs and shared ones (worker.c, jobs.c): the state cur takes, in out, ready or
  * failed. out's strings are cur's but summary, error_msg and symbols_error,
  * which are out's own: rec_outcome_take moves them into the record (in the
  * same hold of mu as the call that made out), rec_outcome_drop frees them

@@ -77,7 +77,7 @@ struct storage_ops {
 	/* Removes every file of trace id, from the store and the cache. */
 	void (*remove)(struct storage *s, int64_t id);
 	/* Removes one file of trace id, from the store and the cache: a
-	 * shared ingest job's result whose commit was refused (worker.c).
+	 * shared ingest job's result whose commit was refused (jobs.c).
 	 * 0, or STORAGE_EFAIL / STORAGE_EDOWN with a sentence in err (the
 	 * object stays). */
 	int (*drop)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);

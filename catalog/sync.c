@@ -115,7 +115,7 @@ void cat_sync_reread_locked(struct catalog *c)
 /* Whether r's ingest state is another's to write: another server's trace,
  * or with shared ingest jobs any trace but a live stream this server
  * receives and the one its worker ingests now (whichever server's worker
- * claims a job writes the result, worker.c). */
+ * claims a job writes the result, jobs.c). */
 static int theirs(const struct catalog *c, const struct trace_rec *r)
 {
 	if (r->sync.foreign)
@@ -132,7 +132,7 @@ static int theirs(const struct catalog *c, const struct trace_rec *r)
  * the load's records that memory lacks are not added, as that one may be
  * among them; nor does seen move, so that the next load reads them again.
  * Seen moves only from since, the version the load read after: one set
- * meanwhile (the worker's 0, "read everything again", worker.c) stands. */
+ * meanwhile (the worker's 0, "read everything again", jobs.c) stands. */
 static int apply(struct catalog *c, struct catdb_batch *b, uint64_t taken, int64_t since, struct trace_rec **gone,
 		 size_t *ngone)
 {
