@@ -20,6 +20,43 @@
 
 const char *const cat_status_names[TS_NSTATUS] = { "queued", "ingesting", "ready", "failed", "live" };
 
+const char *cat_strerror(int err)
+{
+	switch (err) {
+	case CAT_OK:
+		return "no error";
+	case CAT_EFAIL:
+		return "a file, the catalog's database or memory failed";
+	case CAT_ENOTRACE:
+		return "there is no such trace";
+	case CAT_EINVAL:
+		return "a name, description, label, cursor or note the catalog does not take";
+	case CAT_ELABELS:
+		return "a trace has at most 64 labels";
+	case CAT_ENOTREADY:
+		return "the trace is not ready";
+	case CAT_ENONOTE:
+		return "there is no such note";
+	case CAT_ENOFILE:
+		return "the trace has no such file";
+	case CAT_EBADTRACE:
+		return "the trace's bytes are not a trace";
+	case CAT_EUNAVAILABLE:
+		return "the catalog's database cannot be reached now";
+	case CAT_ESTOREDOWN:
+		return "the trace store cannot be reached now";
+	case CAT_ECONFLICT:
+		return "another server changed the trace since it was read";
+	default:
+		return "unknown catalog error";
+	}
+}
+
+int cat_storage_err(int rc)
+{
+	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_ENOFILE;
+}
+
 const char *cat_status_name(int status)
 {
 	return status >= 0 && status < TS_NSTATUS ? cat_status_names[status] : "failed";
@@ -37,7 +74,7 @@ int cat_status_parse(const char *s)
 
 const char *cat_db_file(const struct trace_rec *r)
 {
-	return r->db_file[0] ? r->db_file : "trace.db";
+	return r->state.db_file[0] ? r->state.db_file : "trace.db";
 }
 
 /* The stored name of file: "trace.db" is the trace's database, whichever
@@ -53,7 +90,7 @@ static void file_name(struct catalog *c, int64_t id, const char *file, char *out
 		return;
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) /* an ingest's preview is read until the ingest ends (live.c) */
-		snprintf(out, n, "%s", r->status == TS_INGESTING && r->preview == 1 ? "preview.db" : cat_db_file(r));
+		snprintf(out, n, "%s", r->state.status == TS_INGESTING && r->live.preview == 1 ? "preview.db" : cat_db_file(r));
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -70,7 +107,7 @@ int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t
 	char name[32];
 
 	file_name(c, id, file, name, sizeof(name));
-	return c->store.ops->fetch(&c->store, id, name, err, errlen);
+	return cat_storage_err(c->store.ops->fetch(&c->store, id, name, err, errlen));
 }
 
 void cat_spool_dir(const struct catalog *c, char *out, size_t n)
@@ -78,49 +115,9 @@ void cat_spool_dir(const struct catalog *c, char *out, size_t n)
 	c->store.ops->spool_dir(&c->store, out, n);
 }
 
-void cat_rec_free(struct trace_rec *r)
-{
-	if (r == NULL)
-		return;
-	free(r->name);
-	free(r->description);
-	free(r->labels);
-	free(r->error_msg);
-	free(r->summary);
-	free(r->symbols_error);
-	free(r->binary_name);
-	free(r);
-}
-
 /* ---- the records ----------------------------------------------------------- */
 
 enum { PATCH_TRIES = 16 }; /* a patch refused as stale is read again and retried this often */
-
-int cat_save(struct catalog *c, struct trace_rec *r, enum catdb_part part)
-{
-	char err[512];
-	int rc = c->db->ops->save(c->db, r, part, &r->version, err, sizeof(err));
-
-	if (rc == CATDB_ECONFLICT)
-		return -2; /* the caller reads the record again and retries */
-	if (rc != CATDB_OK)
-		fprintf(stderr, "trace-server: trace %" PRId64 " was not saved: %s\n", r->id, err);
-	if (rc == CATDB_EDOWN) {
-		/* kept to write again when the database is back (cat_sync_locked) */
-		c->unsaved += r->unsaved == 0;
-		r->unsaved |= 1u << part;
-		return CAT_EUNAVAILABLE;
-	}
-	/* written, or refused for good (a constraint, a full disk): not tried again */
-	if (r->unsaved & (1u << part)) {
-		r->unsaved &= ~(1u << part);
-		c->unsaved -= r->unsaved == 0;
-	}
-	/* a queued trace is a job every server's worker may claim */
-	if (rc == CATDB_OK && c->jobs && part != CATDB_META && r->status == TS_QUEUED)
-		cat_job_queue_locked(c, r);
-	return rc == CATDB_OK ? 0 : -1;
-}
 
 static int rec_push(struct catalog *c, struct trace_rec *r)
 {
@@ -129,7 +126,7 @@ static int rec_push(struct catalog *c, struct trace_rec *r)
 		struct trace_rec **v = realloc(c->v, cap * sizeof(*v));
 
 		if (v == NULL)
-			return -1;
+			return CAT_EFAIL;
 		c->v = v;
 		c->cap = cap;
 	}
@@ -142,11 +139,31 @@ int cat_rec_insert(struct catalog *c, struct trace_rec *r)
 	size_t i;
 
 	if (rec_push(c, r) != 0)
-		return -1;
+		return CAT_EFAIL;
 	for (i = c->n - 1; i > 0 && c->v[i - 1]->id > r->id; i--)
 		c->v[i] = c->v[i - 1];
 	c->v[i] = r;
 	return 0;
+}
+
+/* Takes trace id out of the records (under mu): its record, or NULL. */
+static struct trace_rec *rec_unlink(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r = NULL;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i]->id == id) {
+			r = c->v[i];
+			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
+			c->n--;
+			cat_sync_unlinked_locked(c, r);
+			break;
+		}
+	}
+	if (r && c->o.db_gone) /* its readers let its database go now */
+		c->o.db_gone(id);
+	return r;
 }
 
 struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id)
@@ -170,62 +187,48 @@ struct trace_rec *cat_find(struct catalog *c, int64_t id)
 	return cat_rec_search(c->v, c->n, id);
 }
 
-static void rec_fail(struct trace_rec *r, const char *code, const char *msg)
-{
-	r->status = TS_FAILED;
-	snprintf(r->error_code, sizeof(r->error_code), "%s", code);
-	free(r->error_msg);
-	r->error_msg = strdup(msg);
-}
-
 /* After a restart: a trace caught mid-ingest goes back in the queue when its
  * source is still there; a ready trace without its database has failed, and
  * one whose database an older server wrote is ingested again. */
 static void rec_recover(struct catalog *c, struct trace_rec *r)
 {
-	int status = r->status, indexed = r->indexed;
-	uint64_t stored = r->stored;
+	int status = r->state.status, indexed = r->state.indexed;
+	uint64_t stored = r->state.stored;
 	char path[4096];
 	struct stat st;
 
-	if (r->status == TS_LIVE) {
-		cat_live_recover(r);
-		cat_path(c, r->id, "source", path, sizeof(path));
-		if (stat(path, &st) == 0) /* what it received: the catalog is told of sizes only now and then */
-			r->size = (uint64_t)st.st_size;
-		cat_path(c, r->id, "trace.db", path, sizeof(path));
-		r->snapshot = stat(path, &st) == 0; /* readable while ingested whole */
-	}
-	if (r->status == TS_READY) {
+	if (r->state.status == TS_LIVE)
+		cat_live_recover(c, r);
+	if (r->state.status == TS_READY) {
 		c->store.ops->local_path(&c->store, r->id, cat_db_file(r), path, sizeof(path));
 		if (stat(path, &st) == 0 && tracedb_file_version(path) != TRACEDB_SCHEMA_VERSION) {
-			r->status = TS_QUEUED;
-			r->indexed = 0;
+			rec_queue(r);
+			rec_indexed(r, 0);
 		}
 	}
 	/* a preview an ingest left when the server stopped goes: never read again */
-	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
 		cat_preview_drop_locked(c, r);
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
-	if ((r->status == TS_QUEUED || r->status == TS_INGESTING) && c->jobs) {
+	if ((r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) && c->shared_jobs) {
 		/* another server may be ingesting it now: its job says whose it
 		 * is, and the status stays; queued again in case it was lost */
 		cat_job_queue_locked(c, r);
-	} else if (r->status == TS_QUEUED || r->status == TS_INGESTING) {
+	} else if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
 		if (cat_source_has(c, r->id) != 0) {
-			r->status = TS_QUEUED;
+			rec_queue(r);
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "
 						   "upload it again");
 		}
-	} else if (r->status == TS_READY) {
+	} else if (r->state.status == TS_READY) {
 		if (c->store.ops->has(&c->store, r->id, cat_db_file(r)) == 0)
 			rec_fail(r, "database_lost", "the trace's database is missing; upload the trace again");
 	}
-	if (r->stored == 0)
-		r->stored = c->store.ops->usage(&c->store, r->id);
+	if (r->state.stored == 0)
+		rec_stored(r, c->store.ops->usage(&c->store, r->id));
 	/* written back only when it changed: a start-up does not rewrite the catalog */
-	if (r->status != status || r->indexed != indexed || r->stored != stored || status == TS_LIVE)
+	if (r->state.status != status || r->state.indexed != indexed || r->state.stored != stored || status == TS_LIVE)
 		cat_save(c, r, CATDB_STATE);
 }
 
@@ -249,13 +252,11 @@ static int load(struct catalog *c, char *err, size_t errlen)
 	size_t i;
 
 	if (cat_sync_first(c, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
 
-		if (c->shared && c->store.ops->usage(&c->store, r->id) == 0)
-			r->foreign = 1;
-		else
+		if (!r->sync.foreign)
 			rec_recover(c, r);
 	}
 	return 0;
@@ -270,32 +271,34 @@ struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, s
 		return NULL;
 	}
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->work, NULL);
-	pthread_cond_init(&c->live_work, NULL);
-	pthread_cond_init(&c->sync_work, NULL);
 	c->o = *o;
 	c->o.catalog = NULL; /* the caller's string: not kept */
 	c->o.store_url = c->o.cache_dir = NULL; /* likewise */
-	if ((c->dir = strdup(dir)) == NULL ||
-	    storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, o->store_part_size, err,
-			 errlen) != 0) {
-		if (c->dir == NULL)
-			snprintf(err, errlen, "out of memory");
-		cat_close(c);
-		return NULL;
+	if ((c->sync = cat_sync_create()) == NULL || (c->worker = cat_worker_create()) == NULL ||
+	    (c->live = cat_live_create()) == NULL || (c->dir = strdup(dir)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out_close;
 	}
+	if (storage_open(&c->store, dir, o->store_url, o->cache_dir, o->cache_max, o->store_part_size, err, errlen) !=
+	    0)
+		goto out_close;
 	if (o->catalog)
 		c->db = catdb_pg_open(o->catalog, err, errlen);
 	else
 		c->db = catdb_sqlite_open(dir, err, errlen);
 	c->shared = o->catalog != NULL;
-	if (c->db != NULL)
-		cat_jobs_init(c, o->store_url != NULL);
-	if (c->db == NULL || load(c, err, errlen) != 0) {
-		cat_close(c);
-		return NULL;
+	if (c->db == NULL)
+		goto out_close;
+	if ((c->jobs = cat_jobs_create(c, o->store_url != NULL)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out_close;
 	}
+	if (load(c, err, errlen) != 0)
+		goto out_close;
 	return c;
+out_close:
+	cat_close(c);
+	return NULL;
 }
 
 void cat_wake(struct catalog *c, struct trace_rec *r)
@@ -315,21 +318,17 @@ void cat_stop(struct catalog *c)
 {
 	size_t i;
 
+	if (c->sync == NULL || c->worker == NULL || c->live == NULL)
+		return; /* a catalog not opened whole never started */
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
-	pthread_cond_broadcast(&c->work);
-	pthread_cond_broadcast(&c->live_work);
-	pthread_cond_broadcast(&c->sync_work);
+	cat_worker_wake(c);
+	cat_live_wake(c);
+	cat_sync_wake(c);
 	pthread_mutex_unlock(&c->mu);
-	if (c->syncer_started)
-		pthread_join(c->syncer, NULL);
-	c->syncer_started = 0;
-	if (c->worker_started)
-		pthread_join(c->worker, NULL);
-	c->worker_started = 0;
-	if (c->live_started)
-		pthread_join(c->live, NULL);
-	c->live_started = 0;
+	cat_sync_join(c);
+	cat_worker_join(c);
+	cat_live_join(c);
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < c->n; i++)
 		cat_wake(c, c->v[i]);
@@ -351,26 +350,18 @@ void cat_close(struct catalog *c)
 	if (c->store.ops)
 		c->store.ops->close(&c->store);
 	free(c->dir);
+	cat_jobs_destroy(c->jobs);
+	cat_live_destroy(c->live);
+	cat_worker_destroy(c->worker);
+	cat_sync_destroy(c->sync);
 	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->work);
-	pthread_cond_destroy(&c->live_work);
-	pthread_cond_destroy(&c->sync_work);
 	free(c);
 }
 
 int cat_start(struct catalog *c)
 {
-	if (pthread_create(&c->worker, NULL, cat_worker_main, c) != 0)
-		return -1;
-	c->worker_started = 1;
-	if (pthread_create(&c->live, NULL, cat_live_main, c) != 0)
-		return -1;
-	c->live_started = 1;
-	if (c->shared) {
-		if (pthread_create(&c->syncer, NULL, cat_sync_main, c) != 0)
-			return -1;
-		c->syncer_started = 1;
-	}
+	if (cat_worker_start(c) != 0 || cat_live_start(c) != 0 || cat_sync_start(c) != 0)
+		return CAT_EFAIL;
 	return 0;
 }
 
@@ -415,83 +406,53 @@ static char *binary_name_of(const char *path, const char *filename)
 	return base[0] ? strndup(base, 255) : NULL;
 }
 
-/* Records a new trace in status (queued, or live with stream "receiving"). */
+/* Records a new trace in status (queued, or live with stream "receiving").
+ * Its id, its files and their size are had without the lock (an upload to
+ * a shared store takes seconds, and every request needs the lock), which
+ * is taken only to put the record among the others and save it. */
 int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char *err, size_t errlen)
 {
-	char *bname;
 	struct trace_rec *r;
-	int64_t id = -1;
-	int put;
-	int rc = 0;
+	int64_t id = CAT_EFAIL, new_id;
+	uint64_t stored;
+	int rc;
 
 	if (nw->name == NULL) {
 		snprintf(err, errlen, "a trace's name is 1 to %d bytes", CAT_MAX_NAME);
-		return -2;
+		return CAT_EINVAL;
 	}
 	if (cat_meta_check(nw->name, nw->description, nw->labels, nw->nlabels, err, errlen) != 0)
-		return -2;
-	bname = binary_name_of(nw->binary_spool, nw->binary_filename);
-	r = calloc(1, sizeof(*r));
-	pthread_mutex_lock(&c->mu);
-	if (r == NULL || (r->name = strdup(nw->name)) == NULL ||
-	    (r->description = strdup(nw->description ? nw->description : "")) == NULL ||
-	    cat_labels_apply(NULL, 0, nw->labels, nw->nlabels, NULL, 0, &r->labels, &r->nlabels) != 0) {
+		return CAT_EINVAL;
+	if ((r = rec_new(nw, status, binary_name_of(nw->binary_spool, nw->binary_filename))) == NULL) {
 		snprintf(err, errlen, "out of memory or more than %d labels", CAT_MAX_LABELS);
-		goto out_unlock;
+		return CAT_EFAIL;
 	}
-	if ((rc = c->db->ops->next_id(c->db, &r->id, err, errlen)) != CATDB_OK) {
-		if (rc == CATDB_EDOWN)
-			id = CAT_EUNAVAILABLE;
-		goto out_unlock;
+	if ((rc = c->db->ops->next_id(c->db, &new_id, err, errlen)) != CATDB_OK) {
+		cat_rec_free(r);
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}
-	/* the files stored without the lock: an upload to a shared store
-	 * takes seconds, and every request needs the lock */
-	pthread_mutex_unlock(&c->mu);
-	if ((put = c->store.ops->put(&c->store, r->id, "source", nw->spool, err, errlen)) != 0 ||
+	if ((rc = c->store.ops->put(&c->store, new_id, "source", nw->spool, err, errlen)) != 0 ||
 	    (nw->binary_spool &&
-	     (put = c->store.ops->put(&c->store, r->id, "binary", nw->binary_spool, err, errlen)) != 0)) {
-		id = put == -2 ? -3 : -1;
-		c->store.ops->remove(&c->store, r->id);
-		pthread_mutex_lock(&c->mu);
-		goto out_unlock;
+	     (rc = c->store.ops->put(&c->store, new_id, "binary", nw->binary_spool, err, errlen)) != 0)) {
+		id = rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
+		goto out_remove;
 	}
-	r->stored = c->store.ops->usage(&c->store, r->id);
+	stored = c->store.ops->usage(&c->store, new_id);
 	pthread_mutex_lock(&c->mu);
-	r->size = nw->size;
-	r->binary_name = bname;
-	bname = NULL;
-	r->symbols_named = -1;
-	r->status = status;
-	if (status == TS_LIVE)
-		snprintf(r->stream, sizeof(r->stream), "receiving");
-	snprintf(r->format_hint, sizeof(r->format_hint), "%s", nw->format_hint ? nw->format_hint : "");
-	r->created = time(NULL);
-	cat_rfc3339(r->created, r->created_at, sizeof(r->created_at));
-	if (cat_rec_insert(c, r) != 0 || (rc = cat_save(c, r, CATDB_ALL)) != 0) {
-		snprintf(err, errlen, "cannot record the trace in the catalog%s",
-			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		if (cat_find(c, r->id) == r) {
-			size_t i;
-
-			/* not kept: the upload fails */
-			for (i = 0; c->v[i] != r; i++)
-				;
-			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
-			c->n--;
-			c->unsaved -= r->unsaved != 0;
-		}
-		c->store.ops->remove(&c->store, r->id);
-		if (rc == CAT_EUNAVAILABLE)
-			id = CAT_EUNAVAILABLE;
-		goto out_unlock;
-	}
-	id = r->id;
-	r = NULL;
-	pthread_cond_broadcast(&c->work);
-out_unlock:
+	rec_stamp(r, new_id, stored, time(NULL));
+	if ((rc = cat_rec_insert(c, r)) == 0 && (rc = cat_save(c, r, CATDB_ALL)) != 0)
+		rec_unlink(c, r->id); /* not kept: the upload fails */
+	if (rc == 0)
+		cat_worker_wake(c);
 	pthread_mutex_unlock(&c->mu);
+	if (rc == 0)
+		return new_id;
+	snprintf(err, errlen, "cannot record the trace in the catalog%s",
+		 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
+	id = rc == CAT_EUNAVAILABLE ? CAT_EUNAVAILABLE : CAT_EFAIL;
+out_remove:
+	c->store.ops->remove(&c->store, new_id);
 	cat_rec_free(r);
-	free(bname);
 	return id;
 }
 
@@ -500,59 +461,41 @@ int64_t cat_add(struct catalog *c, const struct cat_new *nw, char *err, size_t e
 	return cat_add_as(c, nw, TS_QUEUED, err, errlen);
 }
 
-/* One try of a patch (under mu): cat_patch's codes, or -4 when another
- * server changed the record since this one read it (nothing changed). */
+/* One try of a patch (under mu): cat_patch's codes, or CAT_ECONFLICT when
+ * another server changed the record since this one read it (nothing
+ * changed). */
 static int patch_locked(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen)
 {
-	struct trace_rec *r, old;
-	struct cat_label *labels = NULL;
-	char *name = NULL, *desc = NULL;
-	size_t nlabels = 0;
+	struct rec_meta m = { 0 };
+	struct trace_rec *r;
 	int rc;
 
 	if ((r = cat_find(c, id)) == NULL)
-		return -1;
-	rc = cat_labels_apply(r->labels, r->nlabels, p->set, p->nset, p->unset, p->nunset, &labels, &nlabels);
-	if (rc == 0 && ((p->name && (name = strdup(p->name)) == NULL) ||
-			(p->description && (desc = strdup(p->description)) == NULL)))
-		rc = -1;
+		return CAT_ENOTRACE;
+	rc = cat_labels_apply(r->meta.labels, r->meta.nlabels, p->set, p->nset, p->unset, p->nunset, &m.labels,
+			      &m.nlabels);
+	if (rc == 0 && ((m.name = strdup(p->name ? p->name : r->meta.name)) == NULL ||
+			(m.description = strdup(p->description ? p->description : r->meta.description)) == NULL))
+		rc = CAT_EFAIL;
 	if (rc != 0) {
-		snprintf(err, errlen, rc == -2 ? "a trace has at most 64 labels" : "out of memory");
-		rc = rc == -2 ? -2 : -3;
+		snprintf(err, errlen, rc == CAT_ELABELS ? "a trace has at most 64 labels" : "out of memory");
 		goto out;
 	}
-	old = *r;
-	if (name)
-		r->name = name;
-	if (desc)
-		r->description = desc;
-	if (p->pinned >= 0)
-		r->pinned = p->pinned != 0;
-	r->labels = labels;
-	r->nlabels = nlabels;
+	m.pinned = p->pinned >= 0 ? p->pinned != 0 : r->meta.pinned;
+	rec_meta_swap(r, &m); /* m holds the old meta now */
 	if ((rc = cat_save(c, r, CATDB_META)) != 0) {
-		/* nothing changes when it cannot be kept */
-		unsigned unsaved = r->unsaved & ~(1u << CATDB_META);
-
-		if (r->unsaved && !unsaved)
-			c->unsaved--;
-		old.unsaved = unsaved;
-		*r = old;
+		/* nothing changes when it cannot be kept: not even later */
+		cat_unsaved_clear(c, r, CATDB_META);
+		rec_meta_swap(r, &m);
 		snprintf(err, errlen, "the catalog could not be written%s",
 			 rc == CAT_EUNAVAILABLE ? ": its database cannot be reached" : "");
-		rc = rc == CAT_EUNAVAILABLE ? rc : rc == -2 ? -4 : -3;
+		if (rc != CAT_EUNAVAILABLE && rc != CAT_ECONFLICT)
+			rc = CAT_EFAIL;
 		goto out;
 	}
-	labels = old.labels;
-	if (name)
-		name = old.name;
-	if (desc)
-		desc = old.description;
-	pthread_cond_broadcast(&c->work); /* pinning changes what retention removes */
+	cat_worker_wake(c); /* pinning changes what retention removes */
 out:
-	free(labels);
-	free(name);
-	free(desc);
+	rec_meta_fini(&m);
 	return rc;
 }
 
@@ -564,7 +507,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 	int rc, tries = 0;
 
 	if (cat_meta_check(p->name, p->description, p->set, p->nset, err, errlen) != 0)
-		return -5;
+		return CAT_EINVAL;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		if (cat_sync_locked(c, 1) != 0) {
@@ -573,7 +516,7 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 			break;
 		}
 		rc = patch_locked(c, id, p, err, errlen);
-		if (rc != -4 || ++tries == PATCH_TRIES)
+		if (rc != CAT_ECONFLICT || ++tries == PATCH_TRIES)
 			break;
 		/* another server won the race: let it finish, a little longer each time, not under mu */
 		pthread_mutex_unlock(&c->mu);
@@ -581,9 +524,9 @@ int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *er
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (rc == -4) {
+	if (rc == CAT_ECONFLICT) {
 		snprintf(err, errlen, "the trace kept changing through other servers; try again");
-		rc = -3;
+		rc = CAT_EFAIL;
 	}
 	return rc;
 }
@@ -596,7 +539,7 @@ int cat_status(struct catalog *c, int64_t id)
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	r = cat_find(c, id);
-	s = r ? r->status : -1;
+	s = r ? r->state.status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	return s;
 }
@@ -605,41 +548,21 @@ int cat_wait(struct catalog *c, int64_t id, void *conn)
 {
 	struct trace_rec *r;
 	struct waiter *w;
-	int rc = -1;
+	int waits = 0;
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	if (r && (r->status == TS_QUEUED || r->status == TS_INGESTING || r->status == TS_LIVE) &&
+	if (r && (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING || r->state.status == TS_LIVE) &&
 	    (w = calloc(1, sizeof(*w))) != NULL) {
 		w->conn = conn;
 		w->next = r->waiters;
 		r->waiters = w;
 		if (c->o.suspend)
 			c->o.suspend(conn); /* under mu, so no wake-up can come before it */
-		rc = 0;
+		waits = 1;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return rc;
-}
-
-static struct trace_rec *rec_take(struct catalog *c, int64_t id)
-{
-	struct trace_rec *r = NULL;
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		if (c->v[i]->id == id) {
-			r = c->v[i];
-			memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof(*c->v));
-			c->n--;
-			c->unsaved -= r->unsaved != 0;
-			c->taken++;
-			break;
-		}
-	}
-	if (r && c->o.db_gone) /* its readers let its database go now */
-		c->o.db_gone(id);
-	return r;
+	return waits;
 }
 
 /* Whether this server removes r's files when r goes: its own trace, or
@@ -649,29 +572,40 @@ static struct trace_rec *rec_take(struct catalog *c, int64_t id)
  * server would ever remove. The server that uploaded it may be gone. */
 static int files_here(const struct catalog *c, const struct trace_rec *r)
 {
-	return !r->foreign || c->jobs;
+	return !r->sync.foreign || c->shared_jobs;
 }
 
-/* Deleting a trace being ingested leaves its files to the worker: it sees
- * the record gone, throws its result away and removes them. Nothing
- * changes when a shared database cannot remove it: a record kept there but
- * gone here would never come back to the other servers. */
+/* A trace being ingested leaves its files to the worker: it sees the
+ * record gone, throws its result away and removes them. r is out of the
+ * records: no other thread reaches it, and the lock is not needed. */
+void cat_rec_drop(struct catalog *c, struct trace_rec *r)
+{
+	if (r == NULL)
+		return;
+	if (r->state.status != TS_INGESTING && files_here(c, r))
+		c->store.ops->remove(&c->store, r->id);
+	cat_rec_free(r);
+}
+
+/* Nothing changes when a shared database cannot remove it: a record kept
+ * there but gone here would never come back to the other servers. The
+ * database's removal goes in the same hold as the record's, so that no
+ * save of the record can come between them. */
 struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 {
 	struct trace_rec *r;
 	char err[512];
 	int dbrc;
 
-	if (cat_find(c, id) == NULL) {
-		if (rc)
-			*rc = -1;
+	*rc = CAT_ENOTRACE;
+	if ((r = cat_find(c, id)) == NULL)
 		return NULL;
-	}
 	dbrc = c->db->ops->remove(c->db, id, err, sizeof(err));
-	if (dbrc == CATDB_EFAIL && !c->shared && cat_find(c, id)->status != TS_INGESTING) {
+	if (dbrc == CATDB_EFAIL && !c->shared && r->state.status != TS_INGESTING) {
 		/* catalog.db could not be written, most likely a full disk:
 		 * the trace's files go first, which gives room back, and the
-		 * removal is tried again. Else a full disk could never be
+		 * removal is tried again (under the lock: the two go together,
+		 * and a full disk is rare). Else a full disk could never be
 		 * emptied through the API. Still refused, the trace goes from
 		 * the library anyway, as it has no files left: were the record
 		 * found again at a restart, recovery marks it failed. */
@@ -681,37 +615,24 @@ struct trace_rec *cat_remove_locked(struct catalog *c, int64_t id, int *rc)
 			dbrc = CATDB_OK;
 		}
 	}
-	if (dbrc == CATDB_ENOENT) {
-		cat_forget_locked(c, id); /* as the next look at the database would */
-		if (rc)
-			*rc = -1;
-		return NULL;
-	}
+	if (dbrc == CATDB_ENOENT)
+		return cat_forget_locked(c, id); /* as the next look at the database would */
 	if (dbrc != CATDB_OK) {
 		fprintf(stderr, "trace-server: trace %" PRId64 " was not removed: %s\n", id, err);
-		if (rc)
-			*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -3;
+		*rc = dbrc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 		return NULL;
 	}
-	r = rec_take(c, id);
-	cat_wake(c, r);
-	if (r->status != TS_INGESTING && files_here(c, r))
-		c->store.ops->remove(&c->store, id);
-	if (rc)
-		*rc = 0;
-	return r;
+	*rc = CAT_OK;
+	return cat_forget_locked(c, id);
 }
 
-void cat_forget_locked(struct catalog *c, int64_t id)
+struct trace_rec *cat_forget_locked(struct catalog *c, int64_t id)
 {
-	struct trace_rec *r = rec_take(c, id);
+	struct trace_rec *r = rec_unlink(c, id);
 
-	if (r == NULL)
-		return;
-	cat_wake(c, r);
-	if (r->status != TS_INGESTING && files_here(c, r))
-		c->store.ops->remove(&c->store, id);
-	cat_rec_free(r);
+	if (r != NULL)
+		cat_wake(c, r);
+	return r;
 }
 
 int cat_delete(struct catalog *c, int64_t id)
@@ -724,7 +645,7 @@ int cat_delete(struct catalog *c, int64_t id)
 	rc = cat_find(c, id) ? 0 : cat_sync_locked(c, 1);
 	r = rc == 0 ? cat_remove_locked(c, id, &rc) : NULL;
 	pthread_mutex_unlock(&c->mu);
-	cat_rec_free(r);
+	cat_rec_drop(c, r); /* its files, without the lock */
 	return rc;
 }
 
@@ -732,17 +653,17 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 {
 	char db[4096], name[32], *bname = binary_name_of(spool, filename);
 	struct trace_rec *r;
-	uint64_t named = 0;
+	uint64_t named = 0, stored;
 	int st, rc = 0;
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	st = r ? r->status : -1;
+	st = r ? r->state.status : CAT_ENOTRACE;
 	pthread_mutex_unlock(&c->mu);
 	if (st < 0) {
 		snprintf(err, errlen, "there is no trace with this id");
 		free(bname);
-		return -1;
+		return CAT_ENOTRACE;
 	}
 	cat_path(c, id, "trace.db", db, sizeof(db));
 	file_name(c, id, "trace.db", name, sizeof(name));
@@ -751,28 +672,25 @@ int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *fi
 			       ingest_symbolize(db, spool, &named, err, errlen) != 0 ||
 			       c->store.ops->publish(&c->store, id, name, err, errlen) != 0)) {
 		free(bname);
-		return -1;
+		return CAT_EFAIL;
 	}
 	if (c->store.ops->put(&c->store, id, "binary", spool, err, errlen) != 0) {
 		free(bname);
-		return -1;
+		return CAT_EFAIL;
 	}
+	stored = c->store.ops->usage(&c->store, id); /* the files' sizes: read before the lock */
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
-		free(r->binary_name);
-		r->binary_name = bname;
+		rec_symbols(r, bname, st == TS_READY, named);
 		bname = NULL;
-		r->stored = c->store.ops->usage(&c->store, id);
+		rec_stored(r, stored);
 	}
-	if (r != NULL && st == TS_READY) {
-		r->symbols_named = (int64_t)named;
-		free(r->symbols_error);
-		r->symbols_error = NULL;
-		r->indexed = 0; /* names changed: index them again */
-		pthread_cond_broadcast(&c->work);
+	if (r != NULL && st == TS_READY)
+		cat_worker_wake(c); /* to be indexed again */
+	if (r != NULL && (rc = cat_save(c, r, CATDB_STATE)) != 0) {
+		snprintf(err, errlen, "the catalog could not be written: %s", cat_strerror(rc));
+		rc = CAT_EFAIL;
 	}
-	if (r != NULL)
-		rc = cat_save(c, r, CATDB_STATE);
 	pthread_mutex_unlock(&c->mu);
 	free(bname);
 	return rc;

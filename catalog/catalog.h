@@ -57,10 +57,34 @@ struct cat_opts {
 				   * upload; 0 = the client's default (8 MiB) */
 };
 
-/* What the catalog functions below return when the catalog's database
- * cannot be reached now (a shared PostgreSQL down): answer 503 and try
- * again later; the catalog reconnects by itself. */
-enum { CAT_EUNAVAILABLE = -9 };
+/*
+ * What the catalog's functions return besides 0 (or a new trace's id): one
+ * code per thing a caller answers differently. Each function's comment
+ * says which it gives; err, where a function takes one, has the sentence
+ * to show. The HTTP status a code becomes is the caller's (server/): the
+ * same CAT_EFAIL is a 507 for an upload and a 500 for a patch.
+ */
+enum cat_err {
+	CAT_OK = 0,
+	CAT_EFAIL = -1,        /* a file, the catalog's database or memory failed */
+	CAT_ENOTRACE = -2,     /* there is no such trace */
+	CAT_EINVAL = -3,       /* a name, description, label, cursor or note it does
+				* not take */
+	CAT_ELABELS = -4,      /* more than CAT_MAX_LABELS labels would remain */
+	CAT_ENOTREADY = -5,    /* the trace is not ready (notes go on ready traces) */
+	CAT_ENONOTE = -6,      /* there is no such note */
+	CAT_ENOFILE = -7,      /* the trace has no such file */
+	CAT_EBADTRACE = -8,    /* a live stream's bytes are not a trace: it failed */
+	CAT_EUNAVAILABLE = -9, /* the catalog's database cannot be reached now (a
+				* shared PostgreSQL down): answer 503 and try
+				* again later; the catalog reconnects by itself */
+	CAT_ESTOREDOWN = -10,  /* the trace store cannot be reached now: likewise */
+	CAT_ECONFLICT = -11,   /* another server changed the record since this one
+				* read it (inside the catalog: a patch reads it
+				* again and retries) */
+};
+/* A sentence naming err (for logs; replies carry the function's own err). */
+const char *cat_strerror(int err);
 
 /* Limits on what a trace's metadata may hold. */
 enum {
@@ -79,16 +103,17 @@ struct cat_label {
 /*
  * Splits "key=value" into l: key 1 to 64 bytes of letters, digits and
  * "_.-/:", value up to 256 bytes of printable UTF-8 (no control bytes).
- * "key" alone gives an empty value only when allow_bare. 0, or -1 with a
- * sentence in err.
+ * "key" alone gives an empty value only when allow_bare. 0, or CAT_EINVAL
+ * with a sentence in err.
  */
 int cat_label_parse(const char *s, int allow_bare, struct cat_label *l, char *err, size_t errlen);
 /* Checks a name or description: not longer than max bytes, no control
- * bytes other than tab and newline (description) . 0, or -1 with err. */
+ * bytes other than tab and newline (description) . 0, or CAT_EINVAL with
+ * err. */
 int cat_text_check(const char *what, const char *s, size_t max, int multiline, char *err, size_t errlen);
 
 struct catalog *cat_open(const char *dir, const struct cat_opts *o, char *err, size_t errlen);
-/* Starts the ingest worker; 0 or -1. */
+/* Starts the ingest worker; 0 or CAT_EFAIL. */
 int cat_start(struct catalog *c);
 /* Stops the worker and wakes every waiting connection. */
 void cat_stop(struct catalog *c);
@@ -106,10 +131,9 @@ struct cat_new {
 	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
 };
-/* Records and queues it; the id, or -1 (storage), -2 (a name, description
- * or label it does not take), -3 (the store cannot be reached now: try
- * later) or CAT_EUNAVAILABLE (the catalog's database, likewise) with err
- * set. */
+/* Records and queues it; the id, or with err set CAT_EFAIL (storing it
+ * failed), CAT_EINVAL (a name, description or label it does not take),
+ * CAT_ESTOREDOWN or CAT_EUNAVAILABLE. */
 int64_t cat_add(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
 
 /* A change to a trace's metadata; NULL / -1 members are left as they are. */
@@ -122,9 +146,9 @@ struct cat_patch {
 	const char *const *unset;     /* label keys removed */
 	size_t nunset;
 };
-/* 0; -1 no such trace; -2 too many labels (err says so); -3 the catalog
- * could not be written; -5 a name, description or label it does not take
- * (as cat_add; err says which); CAT_EUNAVAILABLE. Nothing changes on
+/* 0; CAT_ENOTRACE; CAT_ELABELS (err says so); CAT_EFAIL (the catalog could
+ * not be written); CAT_EINVAL (a name, description or label it does not
+ * take, as cat_add; err says which); CAT_EUNAVAILABLE. Nothing changes on
  * error. */
 int cat_patch(struct catalog *c, int64_t id, const struct cat_patch *p, char *err, size_t errlen);
 
@@ -149,11 +173,12 @@ struct cat_filter {
 	size_t limit;                 /* 1 .. CAT_LIST_MAX */
 	const char *cursor;           /* from a previous page; NULL = first */
 };
-/* Appends {"traces": [...], "total", "next_cursor"}; 0, or -1 when the
- * cursor is not one of this listing's (err says why), or CAT_EUNAVAILABLE. */
+/* Appends {"traces": [...], "total", "next_cursor"}; 0, or CAT_EINVAL when
+ * the cursor is not one of this listing's, CAT_EFAIL or CAT_EUNAVAILABLE
+ * (err says why). */
 int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen);
-/* Appends the trace object; 0, or -1 when there is no such trace, or
- * CAT_EUNAVAILABLE. */
+/* Appends the trace object; 0, CAT_ENOTRACE, CAT_EFAIL (its notes could not
+ * be counted) or CAT_EUNAVAILABLE. */
 int cat_json(struct catalog *c, int64_t id, struct jbuf *out);
 /* Space used, the retention bounds and what they will remove next. */
 void cat_usage_json(struct catalog *c, struct jbuf *out);
@@ -162,12 +187,13 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  * Search across traces: the ready traces holding slices whose name
  * contains q (any case), per trace the count, total, p50/p95 (estimated
  * from the ingest index, see docs/API.md) and max of their durations.
- * 0, or -1 on a catalog error, CAT_EUNAVAILABLE (err says why).
+ * 0, CAT_EFAIL or CAT_EUNAVAILABLE (err says why).
  */
 int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
 
 /* The ready traces f selects (its sort, limit and cursor unused), newest
- * first: for running something on each. 0, -1 or CAT_EUNAVAILABLE (err). */
+ * first: for running something on each. 0, CAT_EFAIL or CAT_EUNAVAILABLE
+ * (err). */
 struct cat_match {
 	int64_t id;
 	char *name;
@@ -187,10 +213,10 @@ struct cat_trend_opts {
 	double threshold;         /* a point more than this share above the median
 				   * of the points before it is a regression */
 };
-/* "p50", "p95", "max", "avg"; 0, or -1 for another. */
+/* "p50", "p95", "max", "avg"; 0, or CAT_EINVAL for another. */
 int cat_trend_stat_parse(const char *s, enum cat_trend_stat *out);
 /* Appends {"name", "order", "stat", "threshold", "points": [...],
- * "unindexed"}; 0, -1 (err says why) or CAT_EUNAVAILABLE. */
+ * "unindexed"}; 0, CAT_EFAIL or CAT_EUNAVAILABLE (err says why). */
 int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct cat_trend_opts *o, struct jbuf *out,
 		    char *err, size_t errlen);
 
@@ -205,13 +231,13 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
  * complete or dropped; its trace is then ingested whole and becomes ready.
  */
 int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char *err, size_t errlen); /* as cat_add */
-/* 0; -2 the trace was deleted; -3 the trace failed: its bytes are not a
- * trace (err says why). */
+/* 0; CAT_ENOTRACE (deleted); CAT_EBADTRACE, the trace failed: its bytes
+ * are not a trace (err says why). */
 int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen);
 void cat_live_close(struct catalog *c, int64_t id, int complete);
 /* The trace's status, and *readable set when its database can be read now:
  * ready, or a live trace (or one whose stream ended and is ingested whole)
- * with a snapshot. -1 when there is no such trace. */
+ * with a snapshot. CAT_ENOTRACE when there is no such trace. */
 int cat_readable(struct catalog *c, int64_t id, int *readable);
 
 /*
@@ -243,36 +269,38 @@ struct cat_stats {
 	uint64_t store_cache_bytes;        /* bytes the cache holds now */
 };
 void cat_stats(struct catalog *c, struct cat_stats *out);
-/* Whether the catalog's database answers and the trace store takes files: 0, or -1
- * with a sentence in cat_err and/or store_err ("" for the one that is
- * fine). */
+/* Whether the catalog's database answers and the trace store takes files: 0,
+ * or CAT_EFAIL with a sentence in cat_err and/or store_err ("" for the one
+ * that is fine). */
 int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_err, size_t store_errlen);
 
-/* 0; -1 no such trace; -3 the catalog could not be written; CAT_EUNAVAILABLE. */
+/* 0, CAT_ENOTRACE, CAT_EFAIL (the catalog could not be written) or
+ * CAT_EUNAVAILABLE. */
 int cat_delete(struct catalog *c, int64_t id);
-/* Status of a trace, or -1 when unknown. */
+/* Status of a trace, or CAT_ENOTRACE when unknown. */
 int cat_status(struct catalog *c, int64_t id);
-/* Registers a connection to resume when ingest ends and suspends it; 0, or
- * -1 when the trace has already ended (or does not exist): answer at once. */
+/* Registers a connection to resume when ingest ends and suspends it: 1, or
+ * 0 when the trace has already ended (or does not exist): answer at once. */
 int cat_wait(struct catalog *c, int64_t id, void *conn);
 /* Takes a spooled instrumented binary or symbol map for an XRay trace (moved)
  * and names its functions now if the trace is ready, else at ingest.
- * Returns 0, or -1 with err set (the file is then left to the caller). */
+ * Returns 0, or CAT_ENOTRACE or CAT_EFAIL with err set (the file is then
+ * left to the caller). */
 int cat_symbols(struct catalog *c, int64_t id, const char *spool, const char *filename, char *err, size_t errlen);
 /* A readable path of a trace's file ("source", "trace.db"), once
  * cat_fetch made sure it is there. "trace.db" names the trace's database
- * whichever object holds it (a shared ingest job's own, worker.c). Both
+ * whichever object holds it (a shared ingest job's own, jobs.c). Both
  * take the catalog's lock: never call them under it. */
 void cat_path(struct catalog *c, int64_t id, const char *file, char *out, size_t n);
 /* Makes cat_path's file hold the file (downloaded from a shared store if
- * the local cache lacks it); call right before opening it. 0, -1 (no such
- * file) or -2 (the store cannot be reached now), with err set. */
+ * the local cache lacks it); call right before opening it. 0, CAT_ENOFILE
+ * or CAT_ESTOREDOWN, with err set. */
 int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t errlen);
 /*
  * A trace's source read as it was uploaded, whether the library keeps it
  * compressed or not (source.c). cat_source_open gives the reader, or NULL
- * with *rc -1 (no such file), -2 (the store cannot be reached now) or -3
- * (it cannot be read; err says why). It takes the catalog's lock: never
+ * with *rc CAT_ENOFILE, CAT_ESTOREDOWN or CAT_EFAIL (it cannot be read;
+ * err says why). It takes the catalog's lock: never
  * call it under it.
  */
 struct cat_source;
@@ -303,7 +331,7 @@ struct cat_migrate_stats {
 /*
  * Moves the library under from (catalog.db, traces/<id>/) into the
  * PostgreSQL catalog at catalog_url and the store at store_url (migrate.c),
- * a line per trace on out. 0, or -1 with err: a target holding another
+ * a line per trace on out. 0, or CAT_EFAIL with err: a target holding another
  * trace under one of the ids (nothing written), or a failure part way (what
  * was done stays, a new run carries on from there).
  */

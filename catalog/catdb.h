@@ -15,6 +15,11 @@
  * sentence in err; remove also CATDB_ENOENT (another server removed it),
  * save CATDB_ECONFLICT (below), and the jobs' operations CATDB_ENOENT as
  * they say. The catalog maps EDOWN to CAT_EUNAVAILABLE (503).
+ *
+ * Each backend serializes the use of its connections itself (catdb_pg.c's
+ * lanes, catdb_sqlite.c's two locks): any thread may call any operation,
+ * without the catalog's lock. The catalog saves and removes records under
+ * it all the same, for their order (sync.h: cat_save).
  */
 #ifndef CATALOG_CATDB_H
 #define CATALOG_CATDB_H

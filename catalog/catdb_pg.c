@@ -91,7 +91,7 @@ int pg_simple(struct pg_lane *p, const char *sql, ExecStatusType ok, PGresult **
 		return 0;
 	}
 	*out = res;
-	return -1;
+	return CATDB_EFAIL;
 }
 
 /*
@@ -199,15 +199,15 @@ static int save_labels(struct pg_lane *p, const struct trace_rec *r, char *err, 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		return pg_fail(p, "saving a trace's labels", res, err, errlen);
 	PQclear(res);
-	if (r->nlabels == 0)
+	if (r->meta.nlabels == 0)
 		return CATDB_OK;
 	jb_init(&k);
 	jb_init(&v);
 	jb_raw(&k, "{", 1);
 	jb_raw(&v, "{", 1);
-	for (i = 0; i < r->nlabels; i++) {
-		array_text(&k, r->labels[i].key);
-		array_text(&v, r->labels[i].value);
+	for (i = 0; i < r->meta.nlabels; i++) {
+		array_text(&k, r->meta.labels[i].key);
+		array_text(&v, r->meta.labels[i].value);
 	}
 	jb_raw(&k, "}", 1);
 	jb_raw(&v, "}", 1);
@@ -236,32 +236,32 @@ out:
 static void rec_values(const struct trace_rec *r, const char **vals, char num[7][24])
 {
 	i64_text(r->id, num[0], sizeof(num[0]));
-	i64_text((int64_t)r->size, num[1], sizeof(num[1]));
-	i64_text(r->start_ns, num[2], sizeof(num[2]));
-	i64_text(r->end_ns, num[3], sizeof(num[3]));
-	i64_text(r->symbols_named, num[4], sizeof(num[4]));
-	i64_text((int64_t)r->stored, num[5], sizeof(num[5]));
+	i64_text((int64_t)r->state.size, num[1], sizeof(num[1]));
+	i64_text(r->state.start_ns, num[2], sizeof(num[2]));
+	i64_text(r->state.end_ns, num[3], sizeof(num[3]));
+	i64_text(r->state.symbols_named, num[4], sizeof(num[4]));
+	i64_text((int64_t)r->state.stored, num[5], sizeof(num[5]));
 	vals[0] = num[0];
-	vals[1] = r->name;
-	vals[2] = empty_null(r->format);
-	vals[3] = empty_null(r->format_hint);
+	vals[1] = r->meta.name;
+	vals[2] = empty_null(r->state.format);
+	vals[3] = empty_null(r->state.format_hint);
 	vals[4] = num[1];
-	vals[5] = cat_status_names[r->status];
-	vals[6] = empty_null(r->error_code);
-	vals[7] = r->error_msg;
-	vals[8] = r->created_at;
+	vals[5] = cat_status_names[r->state.status];
+	vals[6] = empty_null(r->state.error_code);
+	vals[7] = r->state.error_msg;
+	vals[8] = r->state.created_at;
 	vals[9] = num[2];
 	vals[10] = num[3];
-	vals[11] = r->summary;
+	vals[11] = r->state.summary;
 	vals[12] = num[4];
-	vals[13] = r->symbols_error;
-	vals[14] = r->binary_name;
-	vals[15] = r->description;
-	vals[16] = r->pinned ? "true" : "false";
+	vals[13] = r->state.symbols_error;
+	vals[14] = r->state.binary_name;
+	vals[15] = r->meta.description;
+	vals[16] = r->meta.pinned ? "true" : "false";
 	vals[17] = num[5];
-	vals[18] = r->indexed == 1 ? "true" : "false";
-	vals[19] = empty_null(r->stream);
-	vals[20] = empty_null(r->db_file);
+	vals[18] = r->state.indexed == 1 ? "true" : "false";
+	vals[19] = empty_null(r->state.stream);
+	vals[20] = empty_null(r->state.db_file);
 }
 
 /* Each part's statement and which of rec_values' columns it takes, in
@@ -444,28 +444,28 @@ static struct trace_rec *rec_read(const PGresult *res, int i)
 	if (r == NULL)
 		return NULL;
 	r->id = col_i64(res, i, 0);
-	r->name = strdup(col_text(res, i, 1));
-	snprintf(r->format, sizeof(r->format), "%s", col_text(res, i, 2));
-	snprintf(r->format_hint, sizeof(r->format_hint), "%s", col_text(res, i, 3));
-	r->size = (uint64_t)col_i64(res, i, 4);
-	r->status = cat_status_parse(col_text(res, i, 5));
-	snprintf(r->error_code, sizeof(r->error_code), "%s", col_text(res, i, 6));
-	r->error_msg = col_dup(res, i, 7);
-	snprintf(r->created_at, sizeof(r->created_at), "%s", col_text(res, i, 8));
-	r->created = cat_rfc3339_parse(r->created_at);
-	r->start_ns = col_i64(res, i, 9);
-	r->end_ns = col_i64(res, i, 10);
-	r->summary = col_dup(res, i, 11);
-	r->symbols_named = PQgetisnull(res, i, 12) ? -1 : col_i64(res, i, 12);
-	r->symbols_error = col_dup(res, i, 13);
-	r->binary_name = col_dup(res, i, 14);
-	r->description = strdup(col_text(res, i, 15));
-	r->pinned = strcmp(col_text(res, i, 16), "t") == 0;
-	r->stored = (uint64_t)col_i64(res, i, 17);
-	r->indexed = strcmp(col_text(res, i, 18), "t") == 0;
-	snprintf(r->stream, sizeof(r->stream), "%s", col_text(res, i, 19));
-	snprintf(r->db_file, sizeof(r->db_file), "%s", col_text(res, i, 20));
-	if (r->name == NULL || r->description == NULL) {
+	r->meta.name = strdup(col_text(res, i, 1));
+	snprintf(r->state.format, sizeof(r->state.format), "%s", col_text(res, i, 2));
+	snprintf(r->state.format_hint, sizeof(r->state.format_hint), "%s", col_text(res, i, 3));
+	r->state.size = (uint64_t)col_i64(res, i, 4);
+	r->state.status = cat_status_parse(col_text(res, i, 5));
+	snprintf(r->state.error_code, sizeof(r->state.error_code), "%s", col_text(res, i, 6));
+	r->state.error_msg = col_dup(res, i, 7);
+	snprintf(r->state.created_at, sizeof(r->state.created_at), "%s", col_text(res, i, 8));
+	r->state.created = cat_rfc3339_parse(r->state.created_at);
+	r->state.start_ns = col_i64(res, i, 9);
+	r->state.end_ns = col_i64(res, i, 10);
+	r->state.summary = col_dup(res, i, 11);
+	r->state.symbols_named = PQgetisnull(res, i, 12) ? -1 : col_i64(res, i, 12);
+	r->state.symbols_error = col_dup(res, i, 13);
+	r->state.binary_name = col_dup(res, i, 14);
+	r->meta.description = strdup(col_text(res, i, 15));
+	r->meta.pinned = strcmp(col_text(res, i, 16), "t") == 0;
+	r->state.stored = (uint64_t)col_i64(res, i, 17);
+	r->state.indexed = strcmp(col_text(res, i, 18), "t") == 0;
+	snprintf(r->state.stream, sizeof(r->state.stream), "%s", col_text(res, i, 19));
+	snprintf(r->state.db_file, sizeof(r->state.db_file), "%s", col_text(res, i, 20));
+	if (r->meta.name == NULL || r->meta.description == NULL) {
 		cat_rec_free(r);
 		return NULL;
 	}
@@ -497,7 +497,7 @@ static int load_records(struct pg_lane *p, const char *since, struct catdb_batch
 			snprintf(err, errlen, "out of memory reading the catalog");
 			return CATDB_EFAIL;
 		}
-		out->v[i]->version = v;
+		out->v[i]->sync.version = v;
 		out->n++;
 		if (v > out->version)
 			out->version = v;
@@ -523,17 +523,17 @@ static int load_labels(struct pg_lane *p, const char *since, struct catdb_batch 
 		struct trace_rec *r = catdb_batch_find(out, col_i64(res, i, 0));
 		struct cat_label *v;
 
-		if (r == NULL || r->nlabels >= CAT_MAX_LABELS)
+		if (r == NULL || r->meta.nlabels >= CAT_MAX_LABELS)
 			continue;
-		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
+		if ((v = realloc(r->meta.labels, (r->meta.nlabels + 1) * sizeof(*v))) == NULL) {
 			PQclear(res);
 			snprintf(err, errlen, "out of memory reading the catalog");
 			return CATDB_EFAIL;
 		}
-		r->labels = v;
-		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", col_text(res, i, 1));
-		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", col_text(res, i, 2));
-		r->nlabels++;
+		r->meta.labels = v;
+		snprintf(v[r->meta.nlabels].key, sizeof(v->key), "%s", col_text(res, i, 1));
+		snprintf(v[r->meta.nlabels].value, sizeof(v->value), "%s", col_text(res, i, 2));
+		r->meta.nlabels++;
 	}
 	PQclear(res);
 	return CATDB_OK;

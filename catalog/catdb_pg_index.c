@@ -69,7 +69,7 @@ static int rows_read(const char *db_path, struct rows *k, char *err, size_t errl
 
 	if ((db = tracedb_open_readonly(db_path, &why)) == NULL) {
 		snprintf(err, errlen, "the trace's database cannot be read: %s", why);
-		return -1;
+		return CATDB_EFAIL;
 	}
 	for (i = 0; i < 6; i++)
 		jb_raw(all[i], "{", 1);

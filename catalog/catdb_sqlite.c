@@ -2,12 +2,12 @@
  * The catalog in catalog.db (schema/catalog.sql), the default: one SQLite
  * file under --data, written by this server alone.
  *
- * Two connections: one for the records, used under the catalog's lock, and
- * a reader for searches and health checks (under its own lock), so that a
- * search never waits for ingest's writes. The name index is written
- * through a connection of its own, opened for each trace (worker thread,
- * not under the catalog's lock). There is no other writer: a load with a
- * version reads nothing.
+ * Two connections, each under a lock of its own: one for the records
+ * (write_mu), and a reader for searches, notes and health checks
+ * (read_mu), so that a search never waits for ingest's writes. The name
+ * index is written through a connection of its own, opened for each trace
+ * (worker thread, not under the catalog's lock). There is no other
+ * writer: a load with a version reads nothing.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -18,20 +18,11 @@
 
 #include "../query/query.h"
 #include "../tracedb/tracedb.h"
-#include "catalog_internal.h"
+#include "catdb_sqlite.h"
 
 extern const char schema_catalog_sql[];
 
-struct catdb_sqlite {
-	struct catdb base;
-	char *path;            /* catalog.db */
-	sqlite3 *db;           /* the records, under the catalog's lock */
-	sqlite3 *reader;       /* searches and pings, under read_mu */
-	pthread_mutex_t read_mu;
-	int64_t next_id;       /* the next id to give: past every id loaded and the sequence row */
-};
-
-static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
+int sq_fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s in the catalog failed: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
 	return CATDB_EFAIL;
@@ -48,9 +39,9 @@ static int exec_bound(sqlite3 *db, const char *sql, int64_t id)
 	int rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -64,17 +55,17 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 	int rc = 0;
 
 	if (exec_bound(db, "DELETE FROM labels WHERE trace_id = ?", r->id) != 0)
-		return -1;
-	if (r->nlabels == 0)
+		return CATDB_EFAIL;
+	if (r->meta.nlabels == 0)
 		return 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO labels (trace_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return -1;
-	for (i = 0; i < r->nlabels && rc == 0; i++) {
+		return CATDB_EFAIL;
+	for (i = 0; i < r->meta.nlabels && rc == 0; i++) {
 		sqlite3_bind_int64(st, 1, r->id);
-		sqlite3_bind_text(st, 2, r->labels[i].key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, r->labels[i].value, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		sqlite3_bind_text(st, 2, r->meta.labels[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, r->meta.labels[i].value, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -82,7 +73,7 @@ static int save_labels(sqlite3 *db, const struct trace_rec *r)
 }
 
 /* The whole record whatever part says: this server is the only writer. */
-static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+static int sq_save_held(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
 		   size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
@@ -92,50 +83,50 @@ static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part p
 	(void)part;
 	(void)version;
 	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return fail(s->db, "saving a trace", err, errlen);
+		return sq_fail(s->db, "saving a trace", err, errlen);
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT OR REPLACE INTO traces (id, name, format, format_hint, size_bytes, status, "
 			       "error_code, error_message, created_at, start_ns, end_ns, summary, symbols_named, "
 			       "symbols_error, binary_name, description, pinned, stored_bytes, indexed, stream, db_file) "
 			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
-		fail(s->db, "saving a trace", err, errlen);
+		sq_fail(s->db, "saving a trace", err, errlen);
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return CATDB_EFAIL;
 	}
 	sqlite3_bind_int64(st, 1, r->id);
-	sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, r->format[0] ? r->format : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, r->format_hint[0] ? r->format_hint : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (int64_t)r->size);
-	sqlite3_bind_text(st, 6, cat_status_names[r->status], -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, r->error_code[0] ? r->error_code : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, r->error_msg, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 9, r->created_at, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 10, r->start_ns);
-	sqlite3_bind_int64(st, 11, r->end_ns);
-	sqlite3_bind_text(st, 12, r->summary, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 13, r->symbols_named);
-	sqlite3_bind_text(st, 14, r->symbols_error, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 15, r->binary_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 16, r->description, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 17, r->pinned);
-	sqlite3_bind_int64(st, 18, (int64_t)r->stored);
-	sqlite3_bind_int(st, 19, r->indexed == 1);
-	sqlite3_bind_text(st, 20, r->stream[0] ? r->stream : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 21, r->db_file[0] ? r->db_file : NULL, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	sqlite3_bind_text(st, 2, r->meta.name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, r->state.format[0] ? r->state.format : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, r->state.format_hint[0] ? r->state.format_hint : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)r->state.size);
+	sqlite3_bind_text(st, 6, cat_status_names[r->state.status], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, r->state.error_code[0] ? r->state.error_code : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, r->state.error_msg, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, r->state.created_at, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 10, r->state.start_ns);
+	sqlite3_bind_int64(st, 11, r->state.end_ns);
+	sqlite3_bind_text(st, 12, r->state.summary, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 13, r->state.symbols_named);
+	sqlite3_bind_text(st, 14, r->state.symbols_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, r->state.binary_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, r->meta.description, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 17, r->meta.pinned);
+	sqlite3_bind_int64(st, 18, (int64_t)r->state.stored);
+	sqlite3_bind_int(st, 19, r->state.indexed == 1);
+	sqlite3_bind_text(st, 20, r->state.stream[0] ? r->state.stream : NULL, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 21, r->state.db_file[0] ? r->state.db_file : NULL, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 	sqlite3_finalize(st);
 	if (rc == 0)
 		rc = save_labels(s->db, r);
 	if (rc != 0)
-		fail(s->db, "saving a trace", err, errlen);
+		sq_fail(s->db, "saving a trace", err, errlen);
 	if (sqlite3_exec(s->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-		rc = fail(s->db, "saving a trace", err, errlen);
+		rc = sq_fail(s->db, "saving a trace", err, errlen);
 	return rc == 0 ? CATDB_OK : CATDB_EFAIL;
 }
 
-static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
+static int sq_remove_held(struct catdb *d, int64_t id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 
@@ -143,11 +134,11 @@ static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
 	    exec_bound(s->db, "DELETE FROM labels WHERE trace_id = ?", id) != 0 ||
 	    exec_bound(s->db, "DELETE FROM name_stats WHERE trace_id = ?", id) != 0 ||
 	    exec_bound(s->db, "DELETE FROM notes WHERE trace_id = ?", id) != 0)
-		return fail(s->db, "removing a trace", err, errlen);
+		return sq_fail(s->db, "removing a trace", err, errlen);
 	return CATDB_OK;
 }
 
-static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
+static int sq_next_id_held(struct catdb *d, int64_t *id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	char sql[128];
@@ -155,7 +146,7 @@ static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
 	/* written before the trace is: an id given once is never given again */
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO sequence VALUES ('trace', %" PRId64 ")", s->next_id + 1);
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return fail(s->db, "taking a trace id", err, errlen);
+		return sq_fail(s->db, "taking a trace id", err, errlen);
 	*id = s->next_id++;
 	return CATDB_OK;
 }
@@ -181,20 +172,20 @@ static int load_labels(sqlite3 *db, struct catdb_batch *b)
 
 	if (sqlite3_prepare_v2(db, "SELECT trace_id, key, value FROM labels ORDER BY trace_id, key", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cat_label *v;
 
-		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->nlabels >= CAT_MAX_LABELS)
+		if ((r = catdb_batch_find(b, sqlite3_column_int64(st, 0))) == NULL || r->meta.nlabels >= CAT_MAX_LABELS)
 			continue;
-		if ((v = realloc(r->labels, (r->nlabels + 1) * sizeof(*v))) == NULL) {
-			rc = -1;
+		if ((v = realloc(r->meta.labels, (r->meta.nlabels + 1) * sizeof(*v))) == NULL) {
+			rc = CATDB_EFAIL;
 			break;
 		}
-		r->labels = v;
-		snprintf(v[r->nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
-		snprintf(v[r->nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-		r->nlabels++;
+		r->meta.labels = v;
+		snprintf(v[r->meta.nlabels].key, sizeof(v->key), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+		snprintf(v[r->meta.nlabels].value, sizeof(v->value), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+		r->meta.nlabels++;
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -207,7 +198,7 @@ static int batch_push(struct catdb_batch *b, struct trace_rec *r, size_t *cap)
 		struct trace_rec **v = realloc(b->v, ncap * sizeof(*v));
 
 		if (v == NULL)
-			return -1;
+			return CATDB_EFAIL;
 		b->v = v;
 		*cap = ncap;
 	}
@@ -215,39 +206,39 @@ static int batch_push(struct catdb_batch *b, struct trace_rec *r, size_t *cap)
 	return 0;
 }
 
-/* One row of traces into r; -1 when out of memory. */
+/* One row of traces into r; CATDB_EFAIL when out of memory. */
 static int rec_read(sqlite3_stmt *st, struct trace_rec *r)
 {
 	r->id = sqlite3_column_int64(st, 0);
-	r->name = dup_or_null(sqlite3_column_text(st, 1));
-	snprintf(r->format, sizeof(r->format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
-	snprintf(r->format_hint, sizeof(r->format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
-	r->size = (uint64_t)sqlite3_column_int64(st, 4);
-	r->status = cat_status_parse((const char *)sqlite3_column_text(st, 5));
-	snprintf(r->error_code, sizeof(r->error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
-	r->error_msg = dup_or_null(sqlite3_column_text(st, 7));
-	snprintf(r->created_at, sizeof(r->created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
-	r->created = cat_rfc3339_parse(r->created_at);
-	r->start_ns = sqlite3_column_int64(st, 9);
-	r->end_ns = sqlite3_column_int64(st, 10);
-	r->summary = dup_or_null(sqlite3_column_text(st, 11));
-	r->symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
-	r->symbols_error = dup_or_null(sqlite3_column_text(st, 13));
-	r->binary_name = dup_or_null(sqlite3_column_text(st, 14));
-	r->description = dup_or_null(sqlite3_column_text(st, 15));
-	r->pinned = sqlite3_column_int(st, 16) != 0;
-	r->stored = (uint64_t)sqlite3_column_int64(st, 17);
-	r->indexed = sqlite3_column_int(st, 18) != 0;
-	snprintf(r->stream, sizeof(r->stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
-	snprintf(r->db_file, sizeof(r->db_file), "%s", (const char *)sqlite3_column_text(st, 20) ?: "");
-	if (r->name == NULL)
-		r->name = strdup("");
-	if (r->description == NULL)
-		r->description = strdup("");
-	return r->name && r->description ? 0 : -1;
+	r->meta.name = dup_or_null(sqlite3_column_text(st, 1));
+	snprintf(r->state.format, sizeof(r->state.format), "%s", (const char *)sqlite3_column_text(st, 2) ?: "");
+	snprintf(r->state.format_hint, sizeof(r->state.format_hint), "%s", (const char *)sqlite3_column_text(st, 3) ?: "");
+	r->state.size = (uint64_t)sqlite3_column_int64(st, 4);
+	r->state.status = cat_status_parse((const char *)sqlite3_column_text(st, 5));
+	snprintf(r->state.error_code, sizeof(r->state.error_code), "%s", (const char *)sqlite3_column_text(st, 6) ?: "");
+	r->state.error_msg = dup_or_null(sqlite3_column_text(st, 7));
+	snprintf(r->state.created_at, sizeof(r->state.created_at), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+	r->state.created = cat_rfc3339_parse(r->state.created_at);
+	r->state.start_ns = sqlite3_column_int64(st, 9);
+	r->state.end_ns = sqlite3_column_int64(st, 10);
+	r->state.summary = dup_or_null(sqlite3_column_text(st, 11));
+	r->state.symbols_named = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 12);
+	r->state.symbols_error = dup_or_null(sqlite3_column_text(st, 13));
+	r->state.binary_name = dup_or_null(sqlite3_column_text(st, 14));
+	r->meta.description = dup_or_null(sqlite3_column_text(st, 15));
+	r->meta.pinned = sqlite3_column_int(st, 16) != 0;
+	r->state.stored = (uint64_t)sqlite3_column_int64(st, 17);
+	r->state.indexed = sqlite3_column_int(st, 18) != 0;
+	snprintf(r->state.stream, sizeof(r->state.stream), "%s", (const char *)sqlite3_column_text(st, 19) ?: "");
+	snprintf(r->state.db_file, sizeof(r->state.db_file), "%s", (const char *)sqlite3_column_text(st, 20) ?: "");
+	if (r->meta.name == NULL)
+		r->meta.name = strdup("");
+	if (r->meta.description == NULL)
+		r->meta.description = strdup("");
+	return r->meta.name && r->meta.description ? CATDB_OK : CATDB_EFAIL;
 }
 
-static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
+static int sq_load_held(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 	sqlite3_stmt *st;
@@ -262,7 +253,7 @@ static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 			       "created_at, start_ns, end_ns, summary, symbols_named, symbols_error, binary_name, "
 			       "description, pinned, stored_bytes, indexed, stream, db_file FROM traces ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return fail(s->db, "reading the traces", err, errlen);
+		return sq_fail(s->db, "reading the traces", err, errlen);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct trace_rec *r = calloc(1, sizeof(*r));
 
@@ -282,7 +273,7 @@ static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char
 	}
 	sqlite3_finalize(st);
 	if (load_labels(s->db, out) != 0)
-		return fail(s->db, "reading the labels", err, errlen);
+		return sq_fail(s->db, "reading the labels", err, errlen);
 	seq = seq_load(s->db);
 	if (seq > s->next_id)
 		s->next_id = seq;
@@ -308,7 +299,7 @@ static int copy_one(void *ctx, const struct qry_name_stat *n)
 	if (sqlite3_step(k->ins_name) != SQLITE_DONE || sqlite3_step(k->get_name) != SQLITE_ROW) {
 		sqlite3_reset(k->ins_name);
 		sqlite3_reset(k->get_name);
-		return -1;
+		return CATDB_EFAIL;
 	}
 	sqlite3_bind_int64(k->ins, 1, sqlite3_column_int64(k->get_name, 0));
 	sqlite3_reset(k->ins_name);
@@ -328,7 +319,7 @@ static int copy_one(void *ctx, const struct qry_name_stat *n)
 	/* strings are distinct (ingest interns them): one row per name */
 	ok = sqlite3_step(k->ins) == SQLITE_DONE;
 	sqlite3_reset(k->ins);
-	return ok ? 0 : -1;
+	return ok ? CATDB_OK : CATDB_EFAIL;
 }
 
 /* Copies the trace's name statistics (qry_name_stats) into the catalog,
@@ -338,10 +329,10 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 	struct copy k = { NULL, NULL, NULL, trace };
 	struct qry_error err = { 0 };
 	sqlite3_stmt *del = NULL;
-	int rc = -1;
+	int rc = CATDB_EFAIL;
 
 	if (sqlite3_exec(cat, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	if (sqlite3_prepare_v2(cat, "INSERT OR IGNORE INTO names (name) VALUES (?)", -1, &k.ins_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "SELECT id FROM names WHERE name = ?", -1, &k.get_name, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(cat, "DELETE FROM name_stats WHERE trace_id = ?", -1, &del, NULL) != SQLITE_OK ||
@@ -353,14 +344,14 @@ static int write_rows(sqlite3 *cat, sqlite3 *db, int64_t trace)
 	sqlite3_bind_int64(del, 1, trace);
 	if (sqlite3_step(del) != SQLITE_DONE)
 		goto out;
-	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? 0 : -1;
+	rc = qry_name_stats(db, copy_one, &k, &err) == QRY_OK ? CATDB_OK : CATDB_EFAIL;
 out:
 	sqlite3_finalize(k.ins_name);
 	sqlite3_finalize(k.get_name);
 	sqlite3_finalize(k.ins);
 	sqlite3_finalize(del);
 	if (sqlite3_exec(cat, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
-		rc = -1;
+		rc = CATDB_EFAIL;
 	return rc;
 }
 
@@ -383,12 +374,12 @@ static int sq_index(struct catdb *d, int64_t id, const char *db_path, char *err,
 	return rc;
 }
 
-static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
+static int sq_unindex_held(struct catdb *d, int64_t id, char *err, size_t errlen)
 {
 	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
 
 	if (exec_bound(s->db, "DELETE FROM name_stats WHERE trace_id = ?", id) != 0)
-		return fail(s->db, "dropping a trace's name index", err, errlen);
+		return sq_fail(s->db, "dropping a trace's name index", err, errlen);
 	return CATDB_OK;
 }
 
@@ -405,7 +396,7 @@ static int name_rows(struct catdb *d, const char *sql, const char *q,
 
 	pthread_mutex_lock(&s->read_mu);
 	if (sqlite3_prepare_v2(s->reader, sql, -1, &st, NULL) != SQLITE_OK) {
-		fail(s->reader, "a search", err, errlen);
+		sq_fail(s->reader, "a search", err, errlen);
 		pthread_mutex_unlock(&s->read_mu);
 		return CATDB_EFAIL;
 	}
@@ -425,7 +416,7 @@ static int name_rows(struct catdb *d, const char *sql, const char *q,
 		}
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "a search", err, errlen);
+		sq_fail(s->reader, "a search", err, errlen);
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&s->read_mu);
 	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
@@ -476,187 +467,9 @@ static void sq_close(struct catdb *d)
 	sqlite3_close(s->reader);
 	sqlite3_close(s->db);
 	pthread_mutex_destroy(&s->read_mu);
+	pthread_mutex_destroy(&s->write_mu);
 	free(s->path);
 	free(s);
-}
-
-/* ---- notes ------------------------------------------------------------------ */
-
-/* Notes go through the reader's connection, under read_mu: not the
- * records' one, whose transactions run under the catalog's lock. */
-
-static void bind_i64_or_null(sqlite3_stmt *st, int i, int64_t v, int null)
-{
-	if (null)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, v);
-}
-
-/* Runs a prepared note statement that writes; the rows it changed, or -1. */
-static int note_step(struct catdb_sqlite *s, sqlite3_stmt *st, const char *what, char *err, size_t errlen)
-{
-	int rc = sqlite3_step(st), changed = sqlite3_changes(s->reader);
-
-	if (rc != SQLITE_DONE) {
-		fail(s->reader, what, err, errlen);
-		changed = -1;
-	}
-	sqlite3_finalize(st);
-	return changed;
-}
-
-static int sq_note_add(struct catdb *d, struct catdb_note *n, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int rc = CATDB_OK;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "INSERT INTO notes (trace_id, start_ns, end_ns, track_id, slice_id, text, author, "
-			       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			       -1, &st, NULL) != SQLITE_OK) {
-		rc = fail(s->reader, "saving a note", err, errlen);
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, n->trace);
-	bind_i64_or_null(st, 2, n->start_ns, !n->has_range);
-	bind_i64_or_null(st, 3, n->end_ns, !n->has_range);
-	bind_i64_or_null(st, 4, n->track, n->track == 0);
-	bind_i64_or_null(st, 5, n->slice, n->slice == 0);
-	sqlite3_bind_text(st, 6, n->text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, n->author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, n->created_at, -1, SQLITE_STATIC);
-	if (note_step(s, st, "saving a note", err, errlen) < 0)
-		rc = CATDB_EFAIL;
-	else
-		n->id = sqlite3_last_insert_rowid(s->reader);
-out:
-	pthread_mutex_unlock(&s->read_mu);
-	return rc;
-}
-
-static int sq_note_edit(struct catdb *d, int64_t id, const char *text, const char *author, const char *edited_at,
-			char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int changed;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "UPDATE notes SET text = coalesce(?2, text), author = coalesce(?3, author), "
-			       "edited_at = ?4 WHERE id = ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "editing a note", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, edited_at, -1, SQLITE_STATIC);
-	changed = note_step(s, st, "editing a note", err, errlen);
-	pthread_mutex_unlock(&s->read_mu);
-	if (changed == 0)
-		snprintf(err, errlen, "there is no note %" PRId64, id);
-	return changed < 0 ? CATDB_EFAIL : changed == 0 ? CATDB_ENOENT : CATDB_OK;
-}
-
-static int sq_note_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int changed;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader, "DELETE FROM notes WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "removing a note", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, id);
-	changed = note_step(s, st, "removing a note", err, errlen);
-	pthread_mutex_unlock(&s->read_mu);
-	if (changed == 0)
-		snprintf(err, errlen, "there is no note %" PRId64, id);
-	return changed < 0 ? CATDB_EFAIL : changed == 0 ? CATDB_ENOENT : CATDB_OK;
-}
-
-static int sq_note_list(struct catdb *d, const struct cat_note_query *q,
-			int (*row)(void *ctx, const struct catdb_note *n), void *ctx, char *err, size_t errlen)
-{
-	static const char sel[] =
-		"SELECT id, trace_id, start_ns, end_ns, track_id, slice_id, text, author, created_at, edited_at "
-		"FROM notes WHERE (?1 = 0 OR id = ?1) AND (?2 = 0 OR trace_id = ?2) AND (?3 IS NULL OR author = ?3) "
-		"AND (?4 IS NULL OR instr(lower(text), lower(?4)) > 0) AND (?5 = 0 OR id < ?5) ";
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	char sql[sizeof(sel) + 96];
-	struct catdb_note n;
-	sqlite3_stmt *st;
-	int rc;
-
-	snprintf(sql, sizeof(sql), "%s%s", sel,
-		 q->by_time ? "ORDER BY start_ns IS NOT NULL, start_ns, id LIMIT ?6" : "ORDER BY id DESC LIMIT ?6");
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader, sql, -1, &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "reading notes", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, q->id);
-	sqlite3_bind_int64(st, 2, q->trace);
-	sqlite3_bind_text(st, 3, q->author, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, q->q, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, q->before);
-	sqlite3_bind_int64(st, 6, q->limit > 0 ? q->limit : -1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		n.id = sqlite3_column_int64(st, 0);
-		n.trace = sqlite3_column_int64(st, 1);
-		n.has_range = sqlite3_column_type(st, 2) != SQLITE_NULL;
-		n.start_ns = sqlite3_column_int64(st, 2);
-		n.end_ns = sqlite3_column_int64(st, 3);
-		n.track = sqlite3_column_int64(st, 4);
-		n.slice = sqlite3_column_int64(st, 5);
-		n.text = (const char *)sqlite3_column_text(st, 6);
-		n.author = (const char *)sqlite3_column_text(st, 7);
-		n.created_at = (const char *)sqlite3_column_text(st, 8);
-		n.edited_at = (const char *)sqlite3_column_text(st, 9);
-		if (row(ctx, &n) != 0) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "reading notes", err, errlen);
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->read_mu);
-	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
-}
-
-static int sq_note_counts(struct catdb *d, int64_t trace, int (*row)(void *ctx, int64_t trace, int64_t count),
-			  void *ctx, char *err, size_t errlen)
-{
-	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
-	sqlite3_stmt *st;
-	int rc;
-
-	pthread_mutex_lock(&s->read_mu);
-	if (sqlite3_prepare_v2(s->reader,
-			       "SELECT trace_id, count(*) FROM notes WHERE ?1 = 0 OR trace_id = ?1 GROUP BY trace_id", -1,
-			       &st, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&s->read_mu);
-		return fail(s->reader, "counting notes", err, errlen);
-	}
-	sqlite3_bind_int64(st, 1, trace);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (row(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)) != 0) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		fail(s->reader, "counting notes", err, errlen);
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->read_mu);
-	return rc == SQLITE_DONE ? CATDB_OK : CATDB_EFAIL;
 }
 
 /* ---- opening ---------------------------------------------------------------- */
@@ -684,13 +497,13 @@ static int upgrade(sqlite3 *db)
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('traces') WHERE name = ?", -1, &st, NULL) !=
 		    SQLITE_OK)
-			return -1;
+			return CATDB_EFAIL;
 		sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
 		found = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 		snprintf(sql, sizeof(sql), "ALTER TABLE traces ADD COLUMN %s %s", cols[i][0], cols[i][1]);
 		if (!found && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			return -1;
+			return CATDB_EFAIL;
 	}
 	return 0;
 }
@@ -712,7 +525,7 @@ static int schema_up(sqlite3 *db)
 	int v = -1;
 
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -720,7 +533,7 @@ static int schema_up(sqlite3 *db)
 		return 0;
 	if (sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK || upgrade(db) != 0 ||
 	    sqlite3_exec(db, schema_catalog_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return -1;
+		return CATDB_EFAIL;
 	return 0;
 }
 
@@ -731,7 +544,48 @@ static int persist_wal(sqlite3 *db)
 {
 	int on = 1;
 
-	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? 0 : -1;
+	return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) == SQLITE_OK ? CATDB_OK : CATDB_EFAIL;
+}
+
+/* The records' connection, one call at a time: enter() takes write_mu,
+ * leave() gives it back (the call between them is argument evaluation
+ * order: enter before the call, leave after). */
+static struct catdb *enter(struct catdb *d)
+{
+	pthread_mutex_lock(&((struct catdb_sqlite *)d)->write_mu);
+	return d;
+}
+
+static int leave(struct catdb *d, int rc)
+{
+	pthread_mutex_unlock(&((struct catdb_sqlite *)d)->write_mu);
+	return rc;
+}
+
+static int sq_save(struct catdb *d, const struct trace_rec *r, enum catdb_part part, int64_t *version, char *err,
+		   size_t errlen)
+{
+	return leave(d, sq_save_held(enter(d), r, part, version, err, errlen));
+}
+
+static int sq_remove(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	return leave(d, sq_remove_held(enter(d), id, err, errlen));
+}
+
+static int sq_next_id(struct catdb *d, int64_t *id, char *err, size_t errlen)
+{
+	return leave(d, sq_next_id_held(enter(d), id, err, errlen));
+}
+
+static int sq_load(struct catdb *d, int64_t since, struct catdb_batch *out, char *err, size_t errlen)
+{
+	return leave(d, sq_load_held(enter(d), since, out, err, errlen));
+}
+
+static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
+{
+	return leave(d, sq_unindex_held(enter(d), id, err, errlen));
 }
 
 static const struct catdb_ops sqlite_ops = {
@@ -754,6 +608,7 @@ struct catdb *catdb_sqlite_open(const char *dir, char *err, size_t errlen)
 	s->base.ops = &sqlite_ops;
 	s->next_id = 1;
 	pthread_mutex_init(&s->read_mu, NULL);
+	pthread_mutex_init(&s->write_mu, NULL);
 	snprintf(s->path, n, "%s/catalog.db", dir);
 	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK ||

@@ -16,12 +16,12 @@ static void rec_symbols_json(const struct trace_rec *r, struct jbuf *out)
 	jb_key(out, "symbols");
 	jb_obj(out);
 	jb_key(out, "named");
-	jb_i64(out, r->symbols_named < 0 ? 0 : r->symbols_named);
+	jb_i64(out, r->state.symbols_named < 0 ? 0 : r->state.symbols_named);
 	jb_key(out, "error");
-	jb_str(out, r->symbols_error);
+	jb_str(out, r->state.symbols_error);
 	jb_key(out, "binary");
-	jb_str(out, r->binary_name);
-	if (r->symbols_named <= 0) {
+	jb_str(out, r->state.binary_name);
+	if (r->state.symbols_named <= 0) {
 		jb_key(out, "hint");
 		jb_str(out, "functions are named fn#<id>: POST the instrumented binary (or the YAML of "
 			    "'llvm-xray extract --symbolize') to /api/traces/{id}/symbols, or upload it with the "
@@ -35,10 +35,91 @@ void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
 	size_t i;
 
 	jb_obj(out);
-	for (i = 0; i < r->nlabels; i++) {
-		jb_key(out, r->labels[i].key);
-		jb_str(out, r->labels[i].value);
+	for (i = 0; i < r->meta.nlabels; i++) {
+		jb_key(out, r->meta.labels[i].key);
+		jb_str(out, r->meta.labels[i].value);
 	}
+	jb_obj_end(out);
+}
+
+/* "progress": the bytes read of the upload, and this server's ingest
+ * phase by phase (docs/API.md). */
+static void rec_progress_json(const struct trace_rec *r, struct jbuf *out)
+{
+	static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
+	static const char *const units[] = { "bytes", "events", "rows", "steps" };
+	const struct rec_progress *p = &r->progress;
+
+	jb_key(out, "progress");
+	jb_obj(out);
+	jb_key(out, "bytes_done");
+	jb_u64(out, r->state.status == TS_READY ? r->state.size : p->bytes_done);
+	jb_key(out, "bytes_total");
+	jb_u64(out, r->state.size);
+	if (r->state.status == TS_INGESTING && p->phase > 0 && p->phase <= INGEST_PHASES) {
+		jb_key(out, "phase");
+		jb_str(out, phases[p->phase - 1]);
+		jb_key(out, "phase_unit");
+		jb_str(out, units[p->phase - 1]);
+		jb_key(out, "phase_done");
+		jb_u64(out, p->done);
+		jb_key(out, "phase_total");
+		jb_u64(out, p->total);
+	}
+	jb_obj_end(out);
+}
+
+/* "preview": an ingest's preview (live.c), read while the ingest runs, or
+ * null. */
+static void rec_preview_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "preview");
+	if (r->state.status != TS_INGESTING || r->live.preview != 1) {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
+	jb_u64(out, r->live.snap_visible);
+	jb_key(out, "from_byte"); /* where its window starts */
+	jb_u64(out, r->live.snap_from);
+	jb_obj_end(out);
+}
+
+/* "error": a failed trace's code and message, or null. */
+static void rec_error_json(const struct trace_rec *r, struct jbuf *out)
+{
+	jb_key(out, "error");
+	if (r->state.status != TS_FAILED) {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "code");
+	jb_str(out, r->state.error_code);
+	jb_key(out, "message");
+	jb_str(out, r->state.error_msg ? r->state.error_msg : "");
+	jb_obj_end(out);
+}
+
+/* "stream": a live trace's state and what its served database holds, or
+ * null for an upload. */
+static void rec_stream_json(const struct trace_rec *r, struct jbuf *out)
+{
+	int ready = r->state.status == TS_READY;
+
+	jb_key(out, "stream");
+	if (r->state.stream[0] == '\0') {
+		jb_null(out);
+		return;
+	}
+	jb_obj(out);
+	jb_key(out, "state");
+	jb_str(out, r->state.stream);
+	jb_key(out, "visible_bytes"); /* what the database being served holds */
+	jb_u64(out, ready ? r->state.size : r->live.snap_visible);
+	jb_key(out, "from_byte"); /* where its window of the stream starts */
+	jb_u64(out, ready ? 0 : r->live.snap_from);
 	jb_obj_end(out);
 }
 
@@ -46,97 +127,47 @@ void cat_labels_json(const struct trace_rec *r, struct jbuf *out)
  * called with mu held. */
 void cat_rec_json(const struct trace_rec *r, int64_t notes, struct jbuf *out)
 {
+	const struct rec_state *s = &r->state;
+
 	jb_obj(out);
 	jb_key(out, "id");
 	jb_i64(out, r->id);
 	jb_key(out, "name");
-	jb_str(out, r->name);
+	jb_str(out, r->meta.name);
 	jb_key(out, "description");
-	jb_str(out, r->description);
+	jb_str(out, r->meta.description);
 	jb_key(out, "labels");
 	cat_labels_json(r, out);
 	jb_key(out, "pinned");
-	jb_bool(out, r->pinned);
+	jb_bool(out, r->meta.pinned);
 	jb_key(out, "format");
-	if (r->format[0])
-		jb_str(out, r->format);
+	if (s->format[0])
+		jb_str(out, s->format);
 	else
 		jb_null(out);
 	jb_key(out, "size_bytes");
-	jb_u64(out, r->size);
+	jb_u64(out, s->size);
 	jb_key(out, "stored_bytes");
-	jb_u64(out, r->stored);
+	jb_u64(out, s->stored);
 	jb_key(out, "status");
-	jb_str(out, cat_status_names[r->status]);
-	jb_key(out, "progress");
-	jb_obj(out);
-	jb_key(out, "bytes_done");
-	jb_u64(out, r->status == TS_READY ? r->size : r->bytes_done);
-	jb_key(out, "bytes_total");
-	jb_u64(out, r->size);
-	if (r->status == TS_INGESTING && r->ingest.phase > 0 && r->ingest.phase <= INGEST_PHASES) {
-		/* this server's ingest, phase by phase (docs/API.md) */
-		static const char *const phases[] = { "decoding", "matching", "writing", "indexing" };
-		static const char *const units[] = { "bytes", "events", "rows", "steps" };
-
-		jb_key(out, "phase");
-		jb_str(out, phases[r->ingest.phase - 1]);
-		jb_key(out, "phase_unit");
-		jb_str(out, units[r->ingest.phase - 1]);
-		jb_key(out, "phase_done");
-		jb_u64(out, r->ingest.done);
-		jb_key(out, "phase_total");
-		jb_u64(out, r->ingest.total);
-	}
-	jb_obj_end(out);
-	jb_key(out, "preview");
-	if (r->status == TS_INGESTING && r->preview == 1) { /* live.c: read while the ingest runs */
-		jb_obj(out);
-		jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
-		jb_u64(out, r->snap_visible);
-		jb_key(out, "from_byte"); /* where its window starts */
-		jb_u64(out, r->snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	jb_key(out, "error");
-	if (r->status == TS_FAILED) {
-		jb_obj(out);
-		jb_key(out, "code");
-		jb_str(out, r->error_code);
-		jb_key(out, "message");
-		jb_str(out, r->error_msg ? r->error_msg : "");
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
+	jb_str(out, cat_status_names[s->status]);
+	rec_progress_json(r, out);
+	rec_preview_json(r, out);
+	rec_error_json(r, out);
 	jb_key(out, "created_at");
-	jb_str(out, r->created_at);
+	jb_str(out, s->created_at);
 	jb_key(out, "notes");
 	jb_i64(out, notes);
-	jb_key(out, "stream");
-	if (r->stream[0]) {
-		jb_obj(out);
-		jb_key(out, "state");
-		jb_str(out, r->stream);
-		jb_key(out, "visible_bytes"); /* what the database being served holds */
-		jb_u64(out, r->status == TS_READY ? r->size : r->snap_visible);
-		jb_key(out, "from_byte"); /* where its window of the stream starts */
-		jb_u64(out, r->status == TS_READY ? 0 : r->snap_from);
-		jb_obj_end(out);
-	} else {
-		jb_null(out);
-	}
-	if (strcmp(r->format, "xray-fdr") == 0 || strcmp(r->format_hint, "xray-fdr") == 0)
+	rec_stream_json(r, out);
+	if (strcmp(s->format, "xray-fdr") == 0 || strcmp(s->format_hint, "xray-fdr") == 0)
 		rec_symbols_json(r, out);
 	jb_key(out, "start_ns");
-	jb_i64(out, r->start_ns);
+	jb_i64(out, s->start_ns);
 	jb_key(out, "end_ns");
-	jb_i64(out, r->end_ns);
-	if (r->summary && r->summary[0]) {
+	jb_i64(out, s->end_ns);
+	if (s->summary && s->summary[0]) {
 		jb_raw(out, ",", 1);
-		jb_raw(out, r->summary, strlen(r->summary));
+		jb_raw(out, s->summary, strlen(s->summary));
 	} else {
 		static const char none[] = ",\"counts\":null,\"providers\":[],\"diagnostics\":{}";
 
@@ -155,7 +186,7 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 
 	/* asked before the lock is taken: the database is never asked under it */
 	if ((rc = cat_note_counts(c, id, NULL, &nc, err, sizeof(err))) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -2;
+		return rc;
 	hit = cat_note_count_find(&nc, id);
 	pthread_mutex_lock(&c->mu);
 	rc = cat_sync_locked(c, 0);
@@ -164,5 +195,5 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out)
 		cat_rec_json(r, hit ? hit->count : 0, out);
 	pthread_mutex_unlock(&c->mu);
 	cat_note_counts_free(&nc);
-	return rc ? rc : r ? 0 : -1;
+	return rc ? rc : r ? CAT_OK : CAT_ENOTRACE;
 }

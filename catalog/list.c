@@ -30,9 +30,9 @@ const char *cat_label_value(const struct trace_rec *r, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < r->nlabels; i++)
-		if (strcmp(r->labels[i].key, key) == 0)
-			return r->labels[i].value;
+	for (i = 0; i < r->meta.nlabels; i++)
+		if (strcmp(r->meta.labels[i].key, key) == 0)
+			return r->meta.labels[i].value;
 	return NULL;
 }
 
@@ -40,15 +40,15 @@ int cat_filter_matches(const struct trace_rec *r, const struct cat_filter *f, co
 {
 	size_t i;
 
-	if (f->status >= 0 && r->status != f->status)
+	if (f->status >= 0 && r->state.status != f->status)
 		return 0;
-	if (f->pinned >= 0 && (r->pinned != 0) != (f->pinned != 0))
+	if (f->pinned >= 0 && (r->meta.pinned != 0) != (f->pinned != 0))
 		return 0;
-	if (f->format && strcmp(r->format[0] ? r->format : r->format_hint, f->format) != 0)
+	if (f->format && strcmp(r->state.format[0] ? r->state.format : r->state.format_hint, f->format) != 0)
 		return 0;
-	if ((int64_t)r->created < f->after || (int64_t)r->created > f->before)
+	if ((int64_t)r->state.created < f->after || (int64_t)r->state.created > f->before)
 		return 0;
-	if (r->size < f->min_size || r->size > f->max_size)
+	if (r->state.size < f->min_size || r->state.size > f->max_size)
 		return 0;
 	for (i = 0; i < f->nlabels; i++) {
 		const char *v = cat_label_value(r, f->labels[i].key);
@@ -60,10 +60,10 @@ int cat_filter_matches(const struct trace_rec *r, const struct cat_filter *f, co
 		char kv[CAT_MAX_KEY + CAT_MAX_VALUE + 2];
 		const struct cat_note_count *nc = cat_note_count_find(notes, r->id);
 
-		if (contains(r->name, f->q) || contains(r->description, f->q) || (nc && nc->matches))
+		if (contains(r->meta.name, f->q) || contains(r->meta.description, f->q) || (nc && nc->matches))
 			return 1;
-		for (i = 0; i < r->nlabels; i++) {
-			snprintf(kv, sizeof(kv), "%s=%s", r->labels[i].key, r->labels[i].value);
+		for (i = 0; i < r->meta.nlabels; i++) {
+			snprintf(kv, sizeof(kv), "%s=%s", r->meta.labels[i].key, r->meta.labels[i].value);
 			if (contains(kv, f->q))
 				return 1;
 		}
@@ -76,11 +76,11 @@ static int64_t num_key(const struct trace_rec *r, enum cat_sort s)
 {
 	switch (s) {
 	case CAT_SORT_SIZE:
-		return (int64_t)r->size;
+		return (int64_t)r->state.size;
 	case CAT_SORT_DURATION:
-		return r->status == TS_READY ? r->end_ns - r->start_ns : -1;
+		return r->state.status == TS_READY ? r->state.end_ns - r->state.start_ns : -1;
 	default:
-		return (int64_t)r->created;
+		return (int64_t)r->state.created;
 	}
 }
 
@@ -140,7 +140,7 @@ static int key_cmp(const struct trace_rec *r, enum cat_sort s, int64_t knum, con
 	int c;
 
 	if (s == CAT_SORT_NAME) {
-		c = cat_name_cmp(r->name, kstr);
+		c = cat_name_cmp(r->meta.name, kstr);
 	} else {
 		int64_t v = num_key(r, s);
 
@@ -154,7 +154,7 @@ static _Thread_local struct sorter g_sorter;
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct trace_rec *x = *(struct trace_rec *const *)a, *y = *(struct trace_rec *const *)b;
-	int c = key_cmp(x, g_sorter.sort, num_key(y, g_sorter.sort), y->name, y->id);
+	int c = key_cmp(x, g_sorter.sort, num_key(y, g_sorter.sort), y->meta.name, y->id);
 
 	return g_sorter.desc ? -c : c;
 }
@@ -169,7 +169,7 @@ static char *cursor_make(const struct trace_rec *r, enum cat_sort s, int desc)
 
 	if (s == CAT_SORT_NAME)
 		n = (size_t)snprintf(plain, sizeof(plain), "%s%s.%" PRId64 ".%s", desc ? "-" : "", sort_names[s], r->id,
-				     r->name);
+				     r->meta.name);
 	else
 		n = (size_t)snprintf(plain, sizeof(plain), "%s%s.%" PRId64 ".%" PRId64, desc ? "-" : "", sort_names[s],
 				     r->id, num_key(r, s));
@@ -183,43 +183,43 @@ static char *cursor_make(const struct trace_rec *r, enum cat_sort s, int desc)
 	return hex;
 }
 
-/* Decodes a cursor into (id, key); 0, or -1 when it is not one of the
- * sort s in that direction. */
+/* Decodes a cursor into (id, key); 0, or CAT_EINVAL when it is not one of
+ * the sort s in that direction. */
 static int cursor_read(const char *hex, enum cat_sort s, int desc, int64_t *id, int64_t *knum, char *kstr, size_t kn)
 {
 	size_t n = strlen(hex), i;
 	char plain[CAT_MAX_NAME + 96], *p, *dot, *end;
 
 	if (n % 2 || n / 2 >= sizeof(plain))
-		return -1;
+		return CAT_EINVAL;
 	for (i = 0; i < n / 2; i++) {
 		unsigned v;
 
 		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
 		    !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
-			return -1;
+			return CAT_EINVAL;
 		plain[i] = (char)v;
 	}
 	plain[n / 2] = '\0';
 	if (strlen(plain) != n / 2)
-		return -1;
+		return CAT_EINVAL;
 	p = plain;
 	if (desc && *p++ != '-')
-		return -1;
+		return CAT_EINVAL;
 	n = strlen(sort_names[s]);
 	if (strncmp(p, sort_names[s], n) != 0 || p[n] != '.')
-		return -1;
+		return CAT_EINVAL;
 	p += n + 1;
 	*id = strtoll(p, &end, 10);
 	if (end == p || *end != '.')
-		return -1;
+		return CAT_EINVAL;
 	dot = end + 1;
 	if (s == CAT_SORT_NAME) {
 		snprintf(kstr, kn, "%s", dot);
 		return 0;
 	}
 	*knum = strtoll(dot, &end, 10);
-	return end == dot || *end ? -1 : 0;
+	return end == dot || *end ? CAT_EINVAL : 0;
 }
 
 int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *out, char *err, size_t errlen)
@@ -234,12 +234,12 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 
 	if (f->cursor && cursor_read(f->cursor, f->sort, f->desc, &kid, &knum, kstr, sizeof(kstr)) != 0) {
 		snprintf(err, errlen, "'cursor' is not one this listing gave (or the sort changed since)");
-		return -1;
+		return CAT_EINVAL;
 	}
 	/* each trace's notes, and those whose text holds q: asked before the
 	 * lock is taken, as the database never is under it */
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
 		pthread_mutex_unlock(&c->mu);
@@ -251,7 +251,7 @@ int cat_list_json(struct catalog *c, const struct cat_filter *f, struct jbuf *ou
 		pthread_mutex_unlock(&c->mu);
 		cat_note_counts_free(&nc);
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return CAT_EFAIL;
 	}
 	for (i = 0; i < c->n; i++)
 		if (cat_filter_matches(c->v[i], f, &nc))
@@ -301,31 +301,31 @@ int cat_matching(struct catalog *c, const struct cat_filter *f, struct cat_match
 	*out = NULL;
 	*nout = 0;
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0)
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
 		snprintf(err, errlen, "the catalog's database cannot be reached now; try again shortly");
 		rc = CAT_EUNAVAILABLE;
 	} else if ((v = calloc(c->n + 1, sizeof(*v))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		rc = -1;
+		rc = CAT_EFAIL;
 	}
 	/* newest first, as the library lists them */
 	for (i = c->n; rc == 0 && i > 0; i--) {
 		const struct trace_rec *r = c->v[i - 1];
 		struct jbuf b;
 
-		if (r->status != TS_READY || !cat_filter_matches(r, f, &nc))
+		if (r->state.status != TS_READY || !cat_filter_matches(r, f, &nc))
 			continue;
 		jb_init(&b);
 		cat_labels_json(r, &b);
 		jb_raw(&b, "", 1);
 		v[n].id = r->id;
-		v[n].name = strdup(r->name);
+		v[n].name = strdup(r->meta.name);
 		v[n].labels_json = jb_take(&b, NULL);
 		if (v[n++].name == NULL || v[n - 1].labels_json == NULL) {
 			snprintf(err, errlen, "out of memory");
-			rc = -1;
+			rc = CAT_EFAIL;
 		}
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -41,7 +41,7 @@
  * last one took, so that they take at most a fifth of a core from the
  * ingest they show: on the 4 GB benchmark, previews a second apart took
  * 12.6 s of the 24 s of decoding, on a machine of two cores. Shared
- * ingest jobs (c->jobs) have none: another server may be ingesting.
+ * ingest jobs (c->shared_jobs) have none: another server may be ingesting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +58,37 @@
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
 #include "window.h"
+
+/* live.c's state, under mu (each stream's window scan is the thread's
+ * own: struct live_slot below). */
+struct cat_live {
+	pthread_t thread;
+	int started;
+	pthread_cond_t work;   /* signalled when a live trace gets bytes or ends,
+				* an ingest begins decoding, or on stop */
+};
+
+struct cat_live *cat_live_create(void)
+{
+	struct cat_live *l = calloc(1, sizeof(*l));
+
+	if (l != NULL)
+		pthread_cond_init(&l->work, NULL);
+	return l;
+}
+
+void cat_live_destroy(struct cat_live *l)
+{
+	if (l == NULL)
+		return;
+	pthread_cond_destroy(&l->work);
+	free(l);
+}
+
+void cat_live_wake(struct catalog *c)
+{
+	pthread_cond_broadcast(&c->live->work);
+}
 
 /* DETECT_BYTES: the most a format needs to be told from other bytes (an
  * XRay header and its first record's first byte); fewer that are not a
@@ -112,16 +143,16 @@ static struct live_slot *slot_of(struct live_slots *ls, int64_t id, uint64_t mar
  * more, that may be FXT and was not found to be anything else. */
 static int previewed(const struct catalog *c, const struct trace_rec *r)
 {
-	return r->status == TS_INGESTING && r->stream[0] == '\0' && !r->foreign && !c->jobs && c->o.preview_min > 0 &&
-	       r->size >= c->o.preview_min && r->preview >= 0 &&
-	       (r->format_hint[0] == '\0' || strcmp(r->format_hint, "fxt") == 0);
+	return r->state.status == TS_INGESTING && r->state.stream[0] == '\0' && !r->sync.foreign && !c->shared_jobs && c->o.preview_min > 0 &&
+	       r->state.size >= c->o.preview_min && r->live.preview >= 0 &&
+	       (r->state.format_hint[0] == '\0' || strcmp(r->state.format_hint, "fxt") == 0);
 }
 
 /* The bytes of source a snapshot of r holds: a stream's received, an
  * ingest's read so far. */
 static uint64_t snap_bytes(const struct trace_rec *r)
 {
-	return r->status == TS_LIVE ? r->size : r->bytes_done;
+	return r->state.status == TS_LIVE ? r->state.size : r->progress.bytes_done;
 }
 
 /* Drops the slots of traces no longer live or previewed (under mu). */
@@ -132,7 +163,7 @@ static void slots_sweep(struct catalog *c, struct live_slots *ls)
 	while (i < ls->n) {
 		struct trace_rec *r = cat_find(c, ls->v[i].id);
 
-		if (r != NULL && (r->status == TS_LIVE || previewed(c, r))) {
+		if (r != NULL && (r->state.status == TS_LIVE || previewed(c, r))) {
 			i++;
 			continue;
 		}
@@ -163,7 +194,7 @@ int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char 
 	snprintf(spool, sizeof(spool), "%s/live-XXXXXX", dir);
 	if ((tmp = mkostemp(spool, O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "cannot create the trace's file: %s", strerror(errno));
-		return -1;
+		return CAT_EFAIL;
 	}
 	close(tmp);
 	nw.spool = spool;
@@ -178,7 +209,7 @@ int64_t cat_live_open(struct catalog *c, const struct cat_new *n, int *fd, char 
 	if ((*fd = open(src, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "cannot open the trace's file: %s", strerror(errno));
 		cat_delete(c, id);
-		return -1;
+		return CAT_EFAIL;
 	}
 	return id;
 }
@@ -191,15 +222,15 @@ int cat_live_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
 	if (r == NULL) {
-		rc = -2;
-	} else if (r->status == TS_FAILED) {
-		snprintf(err, errlen, "%s", r->error_msg ? r->error_msg : "the trace failed");
-		rc = -3;
-	} else if (r->status == TS_LIVE) {
-		if (size != r->size)
-			r->grew_ms = cat_now_ms();
-		r->size = r->bytes_done = size;
-		pthread_cond_signal(&c->live_work);
+		rc = CAT_ENOTRACE;
+	} else if (r->state.status == TS_FAILED) {
+		snprintf(err, errlen, "%s", r->state.error_msg ? r->state.error_msg : "the trace failed");
+		rc = CAT_EBADTRACE;
+	} else if (r->state.status == TS_LIVE) {
+		if (size != r->state.size)
+			r->live.grew_ms = cat_now_ms();
+		rec_grew(r, size);
+		cat_live_wake(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -211,19 +242,27 @@ void cat_live_close(struct catalog *c, int64_t id, int complete)
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	if (r && strcmp(r->stream, "receiving") == 0) {
-		snprintf(r->stream, sizeof(r->stream), "%s", complete ? "complete" : "dropped");
+	if (r && strcmp(r->state.stream, "receiving") == 0) {
+		rec_stream(r, complete ? "complete" : "dropped");
 		cat_save(c, r, CATDB_STATE);
-		pthread_cond_signal(&c->live_work);
+		cat_live_wake(c);
 	}
 	pthread_mutex_unlock(&c->mu);
 }
 
-void cat_live_recover(struct trace_rec *r)
+void cat_live_recover(struct catalog *c, struct trace_rec *r)
 {
-	if (strcmp(r->stream, "receiving") == 0)
-		snprintf(r->stream, sizeof(r->stream), "interrupted");
-	r->status = TS_QUEUED; /* ingested whole from what it had received */
+	char path[4096];
+	struct stat st;
+
+	if (strcmp(r->state.stream, "receiving") == 0)
+		rec_stream(r, "interrupted");
+	rec_queue(r); /* ingested whole from what it had received */
+	cat_path(c, r->id, "source", path, sizeof(path));
+	if (stat(path, &st) == 0) /* what it received: the catalog is told of sizes only now and then */
+		rec_size(r, (uint64_t)st.st_size);
+	cat_path(c, r->id, "trace.db", path, sizeof(path));
+	r->live.snapshot = stat(path, &st) == 0; /* readable while ingested whole */
 }
 
 int cat_readable(struct catalog *c, int64_t id, int *readable)
@@ -237,9 +276,9 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	cat_sync_locked(c, 0); /* a trace read goes on from memory while the database is down */
 	for (;;) {
 		r = cat_find(c, id);
-		st = r ? r->status : -1;
-		*readable = r && (st == TS_READY || (r->stream[0] && r->snapshot && st != TS_FAILED) ||
-				  (st == TS_INGESTING && r->preview == 1));
+		st = r ? r->state.status : CAT_ENOTRACE;
+		*readable = r && (st == TS_READY || (r->state.stream[0] && r->live.snapshot && st != TS_FAILED) ||
+				  (st == TS_INGESTING && r->live.preview == 1));
 		/* with a shared catalog, another server may have made it ready (or
 		 * added it) since this one last looked: look now, once, rather
 		 * than answer 404 or 409 for a trace it already answered 201 for */
@@ -255,17 +294,13 @@ void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r)
 {
 	char path[4096];
 
-	if (r->stream[0])
+	if (r->state.stream[0])
 		return;
-	if (r->preview == 1) { /* what the preview told goes with it; a ready trace's own comes next */
-		free(r->summary);
-		r->summary = NULL;
-		r->format[0] = '\0';
-		r->start_ns = r->end_ns = 0;
-	}
-	r->preview = 0;
-	r->snap_size = r->snap_visible = r->snap_from = 0;
-	r->snap_due_ms = 0;
+	if (r->live.preview == 1) /* what the preview told goes with it; a ready trace's own comes next */
+		rec_view_clear(r);
+	r->live.preview = 0;
+	r->live.snap_size = r->live.snap_visible = r->live.snap_from = 0;
+	r->live.snap_due_ms = 0;
 	c->store.ops->local_path(&c->store, r->id, "preview.db", path, sizeof(path));
 	unlink(path);
 	c->store.ops->local_path(&c->store, r->id, "preview-new.db", path, sizeof(path));
@@ -295,8 +330,8 @@ static int snap_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint
 	(void)events;
 	pthread_mutex_lock(&j->c->mu);
 	r = cat_find(j->c, j->id);
-	gone = r == NULL || j->c->stop || (j->preview && r->status != TS_INGESTING) ||
-	       (j->whole && r->size != j->size);
+	gone = r == NULL || j->c->stop || (j->preview && r->state.status != TS_INGESTING) ||
+	       (j->whole && r->state.size != j->size);
 	pthread_mutex_unlock(&j->c->mu);
 	return gone;
 }
@@ -349,41 +384,35 @@ static uint8_t *choose_window(struct catalog *c, struct live_slot *s, const char
 static void snap_note(struct trace_rec *r, uint64_t size, uint64_t from, const struct live_window *w,
 		      const struct ingest_result *res, char **summary)
 {
-	r->snap_visible = size;
-	r->snap_from = from;
-	snprintf(r->format, sizeof(r->format), "%s", res->format ? res->format : "");
-	r->start_ns = res->start_ns;
-	r->end_ns = res->end_ns;
-	if (from > 0 && w->have_first && (res->start_ns != 0 || res->end_ns != 0) && w->first_ns < r->start_ns)
-		r->start_ns = w->first_ns;
-	if (*summary) {
-		free(r->summary);
-		r->summary = *summary;
-		*summary = NULL;
-	}
+	int64_t start_ns = res->start_ns;
+
+	r->live.snap_visible = size;
+	r->live.snap_from = from;
+	if (from > 0 && w->have_first && (res->start_ns != 0 || res->end_ns != 0) && w->first_ns < start_ns)
+		start_ns = w->first_ns;
+	rec_view(r, res->format ? res->format : "", start_ns, res->end_ns, summary);
 }
 
-/* Takes what a snapshot of a live trace found into its record (under mu). */
+/* Takes what a snapshot of a live trace found into its record (under mu);
+ * stored: the bytes of its files, read before the lock. */
 static void live_take_locked(struct catalog *c, int64_t id, int rc, uint64_t size, uint64_t from,
-			     const struct live_window *w, const struct ingest_result *res, char **summary)
+			     const struct live_window *w, const struct ingest_result *res, char **summary,
+			     uint64_t stored)
 {
 	struct trace_rec *r = cat_find(c, id);
 
-	if (r && r->status == TS_LIVE && rc == INGEST_OK) {
-		r->snapshot = 1;
+	if (r && r->state.status == TS_LIVE && rc == INGEST_OK) {
+		r->live.snapshot = 1;
 		snap_note(r, size, from, w, res, summary);
-	} else if (r && r->status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
+	} else if (r && r->state.status == TS_LIVE && rc == INGEST_ENOTTRACE && size >= DETECT_BYTES) {
 		/* not a trace: it will not become one with more bytes */
-		r->status = TS_FAILED;
-		snprintf(r->error_code, sizeof(r->error_code), "not_a_trace");
-		free(r->error_msg);
-		r->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
-		r->stored = c->store.ops->usage(&c->store, id);
+		rec_fail(r, "not_a_trace", res->error[0] ? res->error : ingest_strerror(rc));
+		rec_stored(r, stored);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
 	}
 	/* any other failure (a full disk, say) keeps the last snapshot; the
-	 * same bytes are tried again (cat_live_main) */
+	 * same bytes are tried again (live_main) */
 }
 
 /* Puts a preview made in the file fresh in place (under mu), only while
@@ -397,10 +426,10 @@ static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t s
 	struct trace_rec *r = cat_find(c, id);
 	char path[4096];
 
-	if (r == NULL || r->status != TS_INGESTING || rc != INGEST_OK) {
+	if (r == NULL || r->state.status != TS_INGESTING || rc != INGEST_OK) {
 		unlink(fresh);
-		if (r && r->status == TS_INGESTING && (rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY))
-			r->preview = -1; /* not FXT (or no window): none for this ingest */
+		if (r && r->state.status == TS_INGESTING && (rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY))
+			r->live.preview = -1; /* not FXT (or no window): none for this ingest */
 		return r == NULL; /* any other failure keeps the last preview; tried again with more bytes */
 	}
 	c->store.ops->local_path(&c->store, id, "preview.db", path, sizeof(path));
@@ -408,7 +437,7 @@ static int preview_take_locked(struct catalog *c, int64_t id, int rc, uint64_t s
 		unlink(fresh);
 		return 0;
 	}
-	r->preview = 1;
+	r->live.preview = 1;
 	snap_note(r, size, from, w, res, summary);
 	return 0;
 }
@@ -428,6 +457,7 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	char *summary = NULL;
 	int64_t t0 = cat_now_ms();
 	uint8_t *prefix = NULL;
+	uint64_t stored = 0;
 	int rc, gone = 0;
 
 	if (res == NULL)
@@ -450,13 +480,15 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	if (rc == INGEST_OK && *took_ms > 0)
 		s->bytes_per_ms = (double)(size - o.from_byte + o.prefix_len) / (double)*took_ms;
 	free(prefix);
+	if (rc == INGEST_ENOTTRACE && !s->preview) /* it may fail for good: its files counted without the lock */
+		stored = c->store.ops->usage(&c->store, s->id);
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
 		cat_seconds_note(&c->stats.snapshot, (double)*took_ms / 1e3);
 	if (s->preview)
 		gone = preview_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary, db);
 	else
-		live_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary);
+		live_take_locked(c, s->id, rc, size, o.from_byte, &s->w, res, &summary, stored);
 	pthread_mutex_unlock(&c->mu);
 	if (gone) /* deleted meanwhile: the worker's removal of its files may have met this one's */
 		c->store.ops->remove(&c->store, s->id);
@@ -465,23 +497,34 @@ static int snapshot(struct catalog *c, struct live_slot *s, uint64_t size, const
 	return rc;
 }
 
-/* A live trace whose stream ended (under mu): handed to the worker, to be
- * ingested whole as an upload is. */
-static void stream_ended_locked(struct catalog *c, struct trace_rec *r)
+/* A live trace whose stream ended: handed to the worker, to be ingested
+ * whole as an upload is (called and returning under mu; the store is
+ * asked without it). With shared jobs any server may ingest it from the
+ * store: its source goes there whole first, and a store that is down keeps
+ * it for a later round. */
+static void stream_ended(struct catalog *c, int64_t id)
 {
+	struct trace_rec *r;
+	uint64_t stored = 0;
 	char err[512];
+	int rc = 0;
 
-	/* with shared jobs any server may ingest it from the store: its
-	 * source goes there whole first (under the lock: a stream ends
-	 * rarely); a store that is down keeps it for the next round */
-	if (c->jobs && c->store.ops->publish(&c->store, r->id, "source", err, sizeof(err)) != 0) {
-		fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", r->id, err);
+	pthread_mutex_unlock(&c->mu);
+	if (c->shared_jobs && (rc = c->store.ops->publish(&c->store, id, "source", err, sizeof(err))) != 0)
+		fprintf(stderr, "trace-server: live trace %" PRId64 " waits for the store: %s\n", id, err);
+	else
+		stored = c->store.ops->usage(&c->store, id);
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL || r->state.status != TS_LIVE)
+		return;
+	if (rc != 0) {
+		r->live.handover_ms = cat_now_ms() + IDLE_WAIT_MS;
 		return;
 	}
-	r->status = TS_QUEUED;
-	r->stored = c->store.ops->usage(&c->store, r->id);
+	rec_queue(r);
+	rec_stored(r, stored);
 	cat_save(c, r, CATDB_STATE);
-	pthread_cond_broadcast(&c->work);
+	cat_worker_wake(c);
 }
 
 /* Whether live trace r has paused (under mu): its view is a window of
@@ -490,9 +533,9 @@ static void stream_ended_locked(struct catalog *c, struct trace_rec *r)
  * cut to then. */
 static int paused(const struct catalog *c, const struct trace_rec *r, int64_t now, int64_t *wait_ms)
 {
-	int64_t at = r->grew_ms + (r->pause_ms > 0 ? r->pause_ms : c->o.live_pause_ms);
+	int64_t at = r->live.grew_ms + (r->live.pause_ms > 0 ? r->live.pause_ms : c->o.live_pause_ms);
 
-	if (c->o.live_pause_ms <= 0 || r->snap_from == 0 || r->snap_size != r->size)
+	if (c->o.live_pause_ms <= 0 || r->live.snap_from == 0 || r->live.snap_size != r->state.size)
 		return 0;
 	if (at <= now)
 		return 1;
@@ -502,37 +545,74 @@ static int paused(const struct catalog *c, const struct trace_rec *r, int64_t no
 }
 
 /* The next trace to work on (under mu): a live one whose stream ended
- * (handed to the worker at once), else the one longest due, live or
- * previewed, whose bytes grew. *wait_ms gets how long until one is due
- * when none is. */
-static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms)
+ * (*ended: to be handed to the worker at once), else the one longest due,
+ * live or previewed, whose bytes grew. *wait_ms gets how long until one is
+ * due when none is. */
+static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait_ms, int64_t *ended)
 {
 	struct trace_rec *due = NULL;
 	size_t i;
 
 	*wait_ms = IDLE_WAIT_MS;
+	*ended = 0;
 	for (i = 0; i < c->n; i++) {
 		struct trace_rec *r = c->v[i];
-		int live = r->status == TS_LIVE && !r->foreign; /* not another server's stream */
+		int live = r->state.status == TS_LIVE && !r->sync.foreign; /* not another server's stream */
 
-		if (live && strcmp(r->stream, "receiving") != 0) {
-			stream_ended_locked(c, r);
+		if (live && strcmp(r->state.stream, "receiving") != 0) {
+			if (r->live.handover_ms <= now) {
+				*ended = r->id;
+				return NULL;
+			}
+			if (r->live.handover_ms - now < *wait_ms)
+				*wait_ms = r->live.handover_ms - now;
 			continue;
 		}
-		if ((!live && !previewed(c, r)) || (snap_bytes(r) == r->snap_size && !(live && paused(c, r, now, wait_ms))))
+		if ((!live && !previewed(c, r)) || (snap_bytes(r) == r->live.snap_size && !(live && paused(c, r, now, wait_ms))))
 			continue;
-		if (r->snap_due_ms > now) {
-			if (r->snap_due_ms - now < *wait_ms)
-				*wait_ms = r->snap_due_ms - now;
+		if (r->live.snap_due_ms > now) {
+			if (r->live.snap_due_ms - now < *wait_ms)
+				*wait_ms = r->live.snap_due_ms - now;
 			continue;
 		}
-		if (due == NULL || r->snap_due_ms < due->snap_due_ms)
+		if (due == NULL || r->live.snap_due_ms < due->live.snap_due_ms)
 			due = r;
 	}
 	return due;
 }
 
-void *cat_live_main(void *arg)
+/* After a snapshot of size bytes (whole: a paused stream's) that gave rc
+ * and took took ms: when r's next may start (under mu). */
+static void snap_schedule(const struct catalog *c, struct trace_rec *r, int preview, int whole, int rc, uint64_t size,
+			  int64_t took)
+{
+	/* a snapshot of a window costs the same each time: the next may
+	 * follow at once; a whole one is spaced by what it took, as its cost
+	 * grows with the stream */
+	int64_t gap = r->live.snap_from > 0 || whole || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
+
+	if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
+		r->live.snap_size = size; /* done, or waiting for more bytes */
+	else if (!(whole && rc == INGEST_ECANCEL)) /* bytes came: a window at once */
+		gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
+	/* a stream whose pauses are shorter than its whole snapshot takes
+	 * would start one at each and cancel it: its pause doubles at each
+	 * cancel, up to PAUSE_MAX_MS, and is the server's again once one is
+	 * made */
+	if (whole && rc == INGEST_ECANCEL)
+		r->live.pause_ms = 2 * (r->live.pause_ms > 0 ? r->live.pause_ms : c->o.live_pause_ms);
+	if (r->live.pause_ms > PAUSE_MAX_MS)
+		r->live.pause_ms = PAUSE_MAX_MS;
+	if (whole && rc == INGEST_OK)
+		r->live.pause_ms = 0;
+	if (preview && gap < PREVIEW_GAP_MS)
+		gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
+	if (preview && gap < PREVIEW_SHARE * took)
+		gap = PREVIEW_SHARE * took;
+	r->live.snap_due_ms = cat_now_ms() + gap;
+}
+
+static void *live_main(void *arg)
 {
 	struct catalog *c = arg;
 	struct live_slots ls = { 0 };
@@ -541,7 +621,7 @@ void *cat_live_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		int64_t wait_ms, took = 0, id;
+		int64_t wait_ms, took = 0, id, ended;
 		struct trace_rec *r;
 		struct live_slot *s;
 		uint64_t size;
@@ -549,20 +629,24 @@ void *cat_live_main(void *arg)
 		int rc, whole;
 
 		slots_sweep(c, &ls);
-		r = next_live(c, cat_now_ms(), &wait_ms);
+		r = next_live(c, cat_now_ms(), &wait_ms, &ended);
+		if (ended) {
+			stream_ended(c, ended);
+			continue;
+		}
 		if (r == NULL) {
-			cond_wait_ms(&c->live_work, &c->mu, wait_ms);
+			cond_wait_ms(&c->live->work, &c->mu, wait_ms);
 			continue;
 		}
 		id = r->id;
 		size = snap_bytes(r);
-		snprintf(hint, sizeof(hint), "%s", r->format_hint);
+		snprintf(hint, sizeof(hint), "%s", r->state.format_hint);
 		if ((s = slot_of(&ls, id, mark_bytes)) == NULL) {
-			r->snap_due_ms = cat_now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
+			r->live.snap_due_ms = cat_now_ms() + IDLE_WAIT_MS; /* out of memory: try again later */
 			continue;
 		}
-		s->preview = r->status == TS_INGESTING;
-		whole = !s->preview && size == r->snap_size; /* no new bytes: it paused */
+		s->preview = r->state.status == TS_INGESTING;
+		whole = !s->preview && size == r->live.snap_size; /* no new bytes: it paused */
 		pthread_mutex_unlock(&c->mu);
 		rc = snapshot(c, s, size, hint, whole, &took);
 		/* what the snapshot's ingest freed goes back to the system: one
@@ -571,36 +655,27 @@ void *cat_live_main(void *arg)
 		 * of the resident size let it creep: 1.13 over five minutes) */
 		malloc_trim(0);
 		pthread_mutex_lock(&c->mu);
-		if ((r = cat_find(c, id)) != NULL) {
-			/* a snapshot of a window costs the same each time: the
-			 * next may follow at once; a whole one is spaced by
-			 * what it took, as its cost grows with the stream */
-			int64_t gap = r->snap_from > 0 || whole || took < SNAP_MIN_MS ? SNAP_MIN_MS : took;
-
-			if (rc == INGEST_OK || rc == INGEST_ENOTTRACE || rc == INGEST_EEMPTY)
-				r->snap_size = size; /* done, or waiting for more bytes */
-			else if (!(whole && rc == INGEST_ECANCEL)) /* bytes came: a window at once */
-				gap = IDLE_WAIT_MS * 2; /* it failed: the same bytes again in a while */
-			/* a stream whose pauses are shorter than its whole
-			 * snapshot takes would start one at each and cancel it:
-			 * its pause doubles at each cancel, up to PAUSE_MAX_MS,
-			 * and is the server's again once one is made */
-			if (whole && rc == INGEST_ECANCEL)
-				r->pause_ms = 2 * (r->pause_ms > 0 ? r->pause_ms : c->o.live_pause_ms);
-			if (r->pause_ms > PAUSE_MAX_MS)
-				r->pause_ms = PAUSE_MAX_MS;
-			if (whole && rc == INGEST_OK)
-				r->pause_ms = 0;
-			if (s->preview && gap < PREVIEW_GAP_MS)
-				gap = PREVIEW_GAP_MS; /* the ingest it shows comes first */
-			if (s->preview && gap < PREVIEW_SHARE * took)
-				gap = PREVIEW_SHARE * took;
-			r->snap_due_ms = cat_now_ms() + gap;
-		}
+		if ((r = cat_find(c, id)) != NULL)
+			snap_schedule(c, r, s->preview, whole, rc, size, took);
 	}
 	pthread_mutex_unlock(&c->mu);
 	for (i = 0; i < ls.n; i++)
 		slot_free(&ls.v[i]);
 	free(ls.v);
 	return NULL;
+}
+
+int cat_live_start(struct catalog *c)
+{
+	if (pthread_create(&c->live->thread, NULL, live_main, c) != 0)
+		return CAT_EFAIL;
+	c->live->started = 1;
+	return 0;
+}
+
+void cat_live_join(struct catalog *c)
+{
+	if (c->live->started)
+		pthread_join(c->live->thread, NULL);
+	c->live->started = 0;
 }

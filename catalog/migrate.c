@@ -62,11 +62,11 @@ static const struct trace_rec *target_rec(const struct migration *m, int64_t id)
 /* The same trace: what a server never changes after the upload agrees. */
 static int same_trace(const struct trace_rec *a, const struct trace_rec *b)
 {
-	return strcmp(a->created_at, b->created_at) == 0 && a->size == b->size;
+	return strcmp(a->state.created_at, b->state.created_at) == 0 && a->state.size == b->state.size;
 }
 
 /* 0 when no source trace's id is held by another trace in the target;
- * else -1 with the first such id in err. */
+ * else CAT_EFAIL with the first such id in err. */
 static int check_ids(const struct migration *m, char *err, size_t errlen)
 {
 	const struct trace_rec *t;
@@ -78,18 +78,18 @@ static int check_ids(const struct migration *m, char *err, size_t errlen)
 			snprintf(err, errlen,
 				 "the target catalog already holds another trace with id %" PRId64
 				 " (\"%s\", created %s); nothing was migrated",
-				 t->id, t->name, t->created_at);
-			return -1;
+				 t->id, t->meta.name, t->state.created_at);
+			return CAT_EFAIL;
 		}
 	}
 	return 0;
 }
 
-/* Copies the file at from to a new file at to; 0 or -1 with err. */
+/* Copies the file at from to a new file at to; 0 or CAT_EFAIL with err. */
 static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 {
 	char buf[1 << 16];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = CAT_EFAIL;
 	ssize_t n;
 
 	if (in < 0 || (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
@@ -97,12 +97,12 @@ static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
 			goto out_close;
-	rc = n == 0 ? 0 : -1;
+	rc = n == 0 ? 0 : CAT_EFAIL;
 out_close:
 	if (rc != 0)
 		snprintf(err, errlen, "copying %s: %s", from, strerror(errno));
 	if (out >= 0 && close(out) != 0)
-		rc = -1;
+		rc = CAT_EFAIL;
 	if (in >= 0)
 		close(in);
 	return rc;
@@ -110,7 +110,8 @@ out_close:
 
 /*
  * Sends file of trace id from the source library to the store unless the
- * store has it. *sent counts what went. 0, or -1 / -2 (store down) with err.
+ * store has it. *sent counts what went. 0, or CAT_EFAIL / CAT_ESTOREDOWN
+ * with err.
  */
 static int move_file(struct migration *m, int64_t id, const char *file, int *sent, char *err, size_t errlen)
 {
@@ -123,18 +124,18 @@ static int move_file(struct migration *m, int64_t id, const char *file, int *sen
 		return 0; /* a trace has no binary unless XRay symbols came with it */
 	if ((rc = m->store.ops->has(&m->store, id, file)) == 1)
 		return 0;
-	if (rc == -2) {
+	if (rc == STORAGE_EDOWN) {
 		snprintf(err, errlen, "the store cannot be reached");
-		return -2;
+		return CAT_ESTOREDOWN;
 	}
 	m->store.ops->spool_dir(&m->store, spool, sizeof(spool));
 	snprintf(spool + strlen(spool), sizeof(spool) - strlen(spool), "/migrate-%" PRId64 "-%s", id, file);
 	unlink(spool);
 	if (link(from, spool) != 0 && copy_file(from, spool, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	if ((rc = m->store.ops->put(&m->store, id, file, spool, err, errlen)) != 0) {
 		unlink(spool);
-		return rc;
+		return rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
 	}
 	(*sent)++;
 	m->st.bytes += (uint64_t)st.st_size;
@@ -145,7 +146,7 @@ static int move_file(struct migration *m, int64_t id, const char *file, int *sen
  * The source as uploaded ("source") of trace r: a ready trace's is sent
  * compressed, as "source.zst", the way a server keeps it once ingested
  * (source.c), unless the store holds either already; another's is sent as
- * it is. 0, or -1 / -2 (store down) with err.
+ * it is. 0, or CAT_EFAIL / CAT_ESTOREDOWN with err.
  */
 static int move_source(struct migration *m, const struct trace_rec *r, int *sent, char *err, size_t errlen)
 {
@@ -154,22 +155,22 @@ static int move_source(struct migration *m, const struct trace_rec *r, int *sent
 	int rc;
 
 	snprintf(from, sizeof(from), "%s/traces/%" PRId64 "/source", m->from, r->id);
-	if (r->status != TS_READY || access(from, F_OK) != 0)
+	if (r->state.status != TS_READY || access(from, F_OK) != 0)
 		return move_file(m, r->id, "source", sent, err, errlen);
 	if ((rc = m->store.ops->has(&m->store, r->id, "source.zst")) == 0)
 		rc = m->store.ops->has(&m->store, r->id, "source");
 	if (rc == 1)
 		return 0;
-	if (rc == -2) {
+	if (rc == STORAGE_EDOWN) {
 		snprintf(err, errlen, "the store cannot be reached");
-		return -2;
+		return CAT_ESTOREDOWN;
 	}
 	m->store.ops->spool_dir(&m->store, dir, sizeof(dir));
 	if (cat_source_compress_file(from, dir, spool, sizeof(spool), NULL, NULL, &in, &out, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	if ((rc = m->store.ops->put(&m->store, r->id, "source.zst", spool, err, errlen)) != 0) {
 		unlink(spool);
-		return rc;
+		return rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
 	}
 	(*sent)++;
 	m->st.bytes += out;
@@ -179,9 +180,9 @@ static int move_source(struct migration *m, const struct trace_rec *r, int *sent
 /* The reason a trace is left out, or NULL when it moves. */
 static const char *left_out(const struct trace_rec *r)
 {
-	if (r->status == TS_QUEUED || r->status == TS_INGESTING)
+	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
 		return "not ingested yet: let the old server ingest it, then migrate again";
-	if (r->status == TS_LIVE)
+	if (r->state.status == TS_LIVE)
 		return "a live stream: let it end, then migrate again";
 	return NULL;
 }
@@ -219,18 +220,18 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 		if ((rc = move_file(m, r->id, mig_files[i], &sent, err, errlen)) != 0)
 			return rc;
 	if (t) {
-		fprintf(m->out, "trace %" PRId64 " \"%s\": skipped, already in the catalog%s\n", r->id, r->name,
+		fprintf(m->out, "trace %" PRId64 " \"%s\": skipped, already in the catalog%s\n", r->id, r->meta.name,
 			sent ? " (its missing files were sent)" : "");
 		m->st.skipped++;
 		return 0;
 	}
-	r->stored = m->store.ops->usage(&m->store, r->id);
+	rec_stored(r, m->store.ops->usage(&m->store, r->id));
 	snprintf(db, sizeof(db), "%s/traces/%" PRId64 "/trace.db", m->from, r->id);
-	r->indexed = r->indexed && r->status == TS_READY;
-	if (r->indexed && (rc = m->dst->ops->index(m->dst, r->id, db, err, errlen)) != CATDB_OK)
-		return rc == CATDB_EDOWN ? -2 : -1;
+	rec_indexed(r, r->state.indexed && r->state.status == TS_READY);
+	if (r->state.indexed && (rc = m->dst->ops->index(m->dst, r->id, db, err, errlen)) != CATDB_OK)
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	if ((rc = m->dst->ops->save(m->dst, r, CATDB_ALL, NULL, err, errlen)) != CATDB_OK)
-		return rc == CATDB_EDOWN ? -2 : -1;
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	{
 		struct cat_note_query q = { .trace = r->id, .by_time = 1 };
 		struct note_move nm = { m, err, errlen, CATDB_OK, 0 };
@@ -239,9 +240,9 @@ static int move_trace(struct migration *m, struct trace_rec *r, char *err, size_
 		if (rc == CATDB_OK)
 			rc = nm.rc;
 		if (rc != CATDB_OK)
-			return rc == CATDB_EDOWN ? -2 : -1;
-		fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent, %u notes)\n", r->id, r->name,
-			cat_status_name(r->status), sent, nm.moved);
+			return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
+		fprintf(m->out, "trace %" PRId64 " \"%s\": migrated (%s, %d files sent, %u notes)\n", r->id, r->meta.name,
+			cat_status_name(r->state.status), sent, nm.moved);
 	}
 	m->st.migrated++;
 	return 0;
@@ -259,7 +260,7 @@ static int reserve_ids(struct migration *m, char *err, size_t errlen)
 			max = m->have.v[i]->id;
 	while (id < max)
 		if (m->dst->ops->next_id(m->dst, &id, err, errlen) != CATDB_OK)
-			return -1;
+			return CAT_EFAIL;
 	return 0;
 }
 
@@ -271,25 +272,25 @@ static int open_all(struct migration *m, const char *catalog_url, const char *st
 	snprintf(path, sizeof(path), "%s/catalog.db", m->from);
 	if (stat(path, &st) != 0) {
 		snprintf(err, errlen, "%s: no library there (no catalog.db)", m->from);
-		return -1;
+		return CAT_EFAIL;
 	}
 	if ((m->src = catdb_sqlite_open(m->from, err, errlen)) == NULL ||
 	    (m->dst = catdb_pg_open(catalog_url, err, errlen)) == NULL)
-		return -1;
+		return CAT_EFAIL;
 	snprintf(m->tmp, sizeof(m->tmp), "%s/.migrate-XXXXXX", m->from);
 	if (mkdtemp(m->tmp) == NULL) {
 		snprintf(err, errlen, "cannot make a scratch directory in %s: %s", m->from, strerror(errno));
 		m->tmp[0] = '\0';
-		return -1;
+		return CAT_EFAIL;
 	}
 	snprintf(cache, sizeof(cache), "%s/cache", m->tmp);
 	if (storage_open(&m->store, m->tmp, store_url, cache, 0, 0, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	if (m->store.ops->check(&m->store, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	if (m->src->ops->load(m->src, 0, &m->have, err, errlen) != CATDB_OK ||
 	    m->dst->ops->load(m->dst, 0, &m->there, err, errlen) != CATDB_OK)
-		return -1;
+		return CAT_EFAIL;
 	return 0;
 }
 
@@ -321,7 +322,7 @@ int cat_migrate(const char *from, const char *catalog_url, const char *store_url
 	struct migration m;
 	const char *why;
 	size_t i;
-	int rc = -1;
+	int rc = CAT_EFAIL;
 
 	memset(&m, 0, sizeof(m));
 	m.from = from;
@@ -330,7 +331,7 @@ int cat_migrate(const char *from, const char *catalog_url, const char *store_url
 		goto out_close;
 	for (i = 0; i < m.have.n; i++) {
 		if ((why = left_out(m.have.v[i])) != NULL) {
-			fprintf(out, "trace %" PRId64 " \"%s\": left out, %s\n", m.have.v[i]->id, m.have.v[i]->name, why);
+			fprintf(out, "trace %" PRId64 " \"%s\": left out, %s\n", m.have.v[i]->id, m.have.v[i]->meta.name, why);
 			m.st.left_out++;
 		} else if (move_trace(&m, m.have.v[i], err, errlen) != 0) {
 			goto out_close;

@@ -26,10 +26,10 @@ int cat_index_trace(struct catalog *c, int64_t id, const char *db_path)
 	if (c->db->ops->index(c->db, id, db_path, err, sizeof(err)) == CATDB_OK)
 		return 0;
 	fprintf(stderr, "trace-server: the name index of trace %" PRId64 " was not built: %s\n", id, err);
-	return -1;
+	return CAT_EFAIL;
 }
 
-void cat_unindex_locked(struct catalog *c, int64_t id)
+void cat_unindex(struct catalog *c, int64_t id)
 {
 	char err[512];
 
@@ -156,29 +156,51 @@ static int search_rows(struct catalog *c, const char *q, struct hit **out, size_
 	return CATDB_OK;
 }
 
-int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen)
+/* One trace's element of a search's reply (under mu). */
+static void hit_json(const struct trace_rec *r, const struct hit *h, struct jbuf *out)
 {
-	struct hit *hits = NULL;
-	size_t n = 0, i, j, shown = 0, unindexed = 0;
-	int rc;
+	size_t j;
 
-	char why[512];
+	jb_obj(out);
+	jb_key(out, "id");
+	jb_i64(out, r->id);
+	jb_key(out, "name");
+	jb_str(out, r->meta.name);
+	jb_key(out, "created_at");
+	jb_str(out, r->state.created_at);
+	jb_key(out, "labels");
+	cat_labels_json(r, out);
+	jb_key(out, "count");
+	jb_u64(out, h->count);
+	jb_key(out, "ended");
+	jb_u64(out, h->ended);
+	jb_key(out, "total_ns");
+	jb_i64(out, h->total);
+	jb_key(out, "p50_ns");
+	jb_i64(out, h->p50);
+	jb_key(out, "p95_ns");
+	jb_i64(out, h->p95);
+	jb_key(out, "max_ns");
+	jb_i64(out, h->max);
+	jb_key(out, "names");
+	jb_arr(out);
+	for (j = 0; j < h->nnames; j++)
+		jb_str(out, h->names[j]);
+	jb_arr_end(out);
+	jb_key(out, "more_names");
+	jb_u64(out, h->more_names);
+	jb_obj_end(out);
+}
 
-	rc = search_rows(c, q, &hits, &n, why, sizeof(why));
-	if (rc != CATDB_OK) {
-		snprintf(err, errlen, "the catalog could not be searched: %s", why);
-		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
-	}
-	pthread_mutex_lock(&c->mu);
-	/* the traces the rows name, as they are now (another server may have added them) */
-	if ((rc = cat_sync_locked(c, 0)) != 0) {
-		pthread_mutex_unlock(&c->mu);
-		hit_free(hits, n);
-		snprintf(err, errlen, "the catalog's database cannot be reached");
-		return rc;
-	}
+/* The reply from the hits, newest trace first (under mu): only ready
+ * traces are shown, at most limit. */
+static void hits_json_locked(struct catalog *c, const char *q, const struct hit *hits, size_t n, size_t limit,
+			     struct jbuf *out)
+{
+	size_t i, shown = 0, unindexed = 0;
+
 	for (i = 0; i < c->n; i++)
-		unindexed += c->v[i]->status == TS_READY && c->v[i]->indexed != 1;
+		unindexed += c->v[i]->state.status == TS_READY && c->v[i]->state.indexed != 1;
 	jb_obj(out);
 	jb_key(out, "query");
 	jb_str(out, q);
@@ -186,40 +208,11 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	jb_arr(out);
 	/* newest trace first: rows came in id order */
 	for (i = n; i > 0 && shown < limit; i--) {
-		const struct hit *h = &hits[i - 1];
-		const struct trace_rec *r = cat_find(c, h->trace);
+		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
 
-		if (r == NULL || r->status != TS_READY)
+		if (r == NULL || r->state.status != TS_READY)
 			continue;
-		jb_obj(out);
-		jb_key(out, "id");
-		jb_i64(out, r->id);
-		jb_key(out, "name");
-		jb_str(out, r->name);
-		jb_key(out, "created_at");
-		jb_str(out, r->created_at);
-		jb_key(out, "labels");
-		cat_labels_json(r, out);
-		jb_key(out, "count");
-		jb_u64(out, h->count);
-		jb_key(out, "ended");
-		jb_u64(out, h->ended);
-		jb_key(out, "total_ns");
-		jb_i64(out, h->total);
-		jb_key(out, "p50_ns");
-		jb_i64(out, h->p50);
-		jb_key(out, "p95_ns");
-		jb_i64(out, h->p95);
-		jb_key(out, "max_ns");
-		jb_i64(out, h->max);
-		jb_key(out, "names");
-		jb_arr(out);
-		for (j = 0; j < h->nnames; j++)
-			jb_str(out, h->names[j]);
-		jb_arr_end(out);
-		jb_key(out, "more_names");
-		jb_u64(out, h->more_names);
-		jb_obj_end(out);
+		hit_json(r, &hits[i - 1], out);
 		shown++;
 	}
 	jb_arr_end(out);
@@ -227,7 +220,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	for (; i > 0; i--) {
 		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
 
-		if (r != NULL && r->status == TS_READY)
+		if (r != NULL && r->state.status == TS_READY)
 			break;
 	}
 	jb_key(out, "truncated");
@@ -235,7 +228,27 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	jb_key(out, "unindexed");
 	jb_u64(out, unindexed);
 	jb_obj_end(out);
+}
+
+int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen)
+{
+	struct hit *hits = NULL;
+	char why[512];
+	size_t n = 0;
+	int rc;
+
+	/* the index read without the lock */
+	if ((rc = search_rows(c, q, &hits, &n, why, sizeof(why))) != CATDB_OK) {
+		snprintf(err, errlen, "the catalog could not be searched: %s", why);
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
+	}
+	pthread_mutex_lock(&c->mu);
+	/* the traces the rows name, as they are now (another server may have added them) */
+	if ((rc = cat_sync_locked(c, 0)) == 0)
+		hits_json_locked(c, q, hits, n, limit, out);
+	else
+		snprintf(err, errlen, "the catalog's database cannot be reached");
 	pthread_mutex_unlock(&c->mu);
 	hit_free(hits, n);
-	return 0;
+	return rc;
 }

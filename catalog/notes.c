@@ -70,7 +70,7 @@ static void note_rows_free(struct note_rows *rows)
 	free(rows->v);
 }
 
-/* A catdb error as a note call's, err already set. */
+/* A catdb error as the catalog's (the note calls'), err already set. */
 static int note_err(int rc)
 {
 	switch (rc) {
@@ -79,9 +79,9 @@ static int note_err(int rc)
 	case CATDB_EDOWN:
 		return CAT_EUNAVAILABLE;
 	case CATDB_ENOENT:
-		return CAT_NOTE_ENONOTE;
+		return CAT_ENONOTE;
 	default:
-		return CAT_NOTE_EFAIL;
+		return CAT_EFAIL;
 	}
 }
 
@@ -120,7 +120,7 @@ static void note_json_locked(struct catalog *c, const struct catdb_note *n, stru
 	JB_KEY(out, "trace_id");
 	jb_i64(out, n->trace);
 	JB_KEY(out, "trace_name");
-	jb_str(out, r ? r->name : NULL);
+	jb_str(out, r ? r->meta.name : NULL);
 	JB_KEY(out, "kind");
 	jb_str(out, n->slice ? "slice" : n->has_range ? "range" : "trace");
 	JB_KEY(out, "start_ns");
@@ -150,12 +150,12 @@ int cat_note_target(struct catalog *c, int64_t trace, int64_t *start_ns, int64_t
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0);
 	if ((r = cat_find(c, trace)) == NULL)
-		rc = CAT_NOTE_ENOTRACE;
-	else if (r->status != TS_READY)
-		rc = CAT_NOTE_ENOTREADY;
+		rc = CAT_ENOTRACE;
+	else if (r->state.status != TS_READY)
+		rc = CAT_ENOTREADY;
 	else {
-		*start_ns = r->start_ns;
-		*end_ns = r->end_ns;
+		*start_ns = r->state.start_ns;
+		*end_ns = r->state.end_ns;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -166,13 +166,13 @@ static int text_checks(const char *text, const char *author, int need_text, char
 	if (text != NULL || need_text) {
 		if (text == NULL || text[strspn(text, " \t\r\n")] == '\0') {
 			snprintf(err, errlen, "a note's 'text' must hold something other than spaces");
-			return CAT_NOTE_EINVAL;
+			return CAT_EINVAL;
 		}
 		if (cat_text_check("note's text", text, CAT_MAX_NOTE, 1, err, errlen) != 0)
-			return CAT_NOTE_EINVAL;
+			return CAT_EINVAL;
 	}
 	if (author != NULL && cat_text_check("note's author", author, CAT_MAX_AUTHOR, 0, err, errlen) != 0)
-		return CAT_NOTE_EINVAL;
+		return CAT_EINVAL;
 	return 0;
 }
 
@@ -188,7 +188,7 @@ static int note_one_json(struct catalog *c, int64_t id, struct jbuf *out, char *
 	if (rows.n == 0) {
 		note_rows_free(&rows);
 		snprintf(err, errlen, "there is no note %" PRId64, id);
-		return CAT_NOTE_ENONOTE;
+		return CAT_ENONOTE;
 	}
 	pthread_mutex_lock(&c->mu);
 	note_json_locked(c, &rows.v[0].n, out);
@@ -206,7 +206,7 @@ int cat_note_add(struct catalog *c, int64_t trace, const struct cat_note_in *in,
 	int rc;
 
 	if ((rc = cat_note_target(c, trace, &start, &end)) != 0) {
-		snprintf(err, errlen, rc == CAT_NOTE_ENOTRACE ? "there is no trace with this id" :
+		snprintf(err, errlen, rc == CAT_ENOTRACE ? "there is no trace with this id" :
 			 "notes go on a ready trace; this one is not ready");
 		return rc;
 	}
@@ -217,7 +217,7 @@ int cat_note_add(struct catalog *c, int64_t trace, const struct cat_note_in *in,
 			 "a note's range must lie within the trace, [%" PRId64 ", %" PRId64 "], start before end; "
 			 "not [%" PRId64 ", %" PRId64 "]",
 			 start, end, in->start_ns, in->end_ns);
-		return CAT_NOTE_EINVAL;
+		return CAT_EINVAL;
 	}
 	cat_rfc3339(time(NULL), now, sizeof(now));
 	n.trace = trace;
@@ -235,7 +235,7 @@ int cat_note_add(struct catalog *c, int64_t trace, const struct cat_note_in *in,
 	if (cat_status(c, trace) < 0) {
 		c->db->ops->note_remove(c->db, n.id, err, errlen);
 		snprintf(err, errlen, "there is no trace with this id");
-		return CAT_NOTE_ENOTRACE;
+		return CAT_ENOTRACE;
 	}
 	return note_one_json(c, n.id, out, err, errlen);
 }
@@ -248,7 +248,7 @@ int cat_note_edit(struct catalog *c, int64_t id, const char *text, const char *a
 
 	if (text == NULL && author == NULL) {
 		snprintf(err, errlen, "send the note's new 'text' or 'author'");
-		return CAT_NOTE_EINVAL;
+		return CAT_EINVAL;
 	}
 	if ((rc = text_checks(text, author, 0, err, errlen)) != 0)
 		return rc;

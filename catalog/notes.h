@@ -30,14 +30,9 @@ enum {
 	CAT_NOTES_MAX = 1000,  /* ... and at most */
 };
 
-/* What a note call returns besides 0 (and CAT_EUNAVAILABLE, catalog.h). */
-enum cat_note_err {
-	CAT_NOTE_ENOTRACE = -1,  /* no such trace: 404 */
-	CAT_NOTE_ENOTREADY = -2, /* the trace is not ready: 409 */
-	CAT_NOTE_EINVAL = -3,    /* bad input, err says what: 400 */
-	CAT_NOTE_ENONOTE = -4,   /* no such note: 404 */
-	CAT_NOTE_EFAIL = -5,     /* the database failed: 500 */
-};
+/* A note call returns 0 or the catalog's errors (catalog.h, enum cat_err):
+ * CAT_ENOTRACE, CAT_ENOTREADY, CAT_EINVAL (err says what), CAT_ENONOTE,
+ * CAT_EFAIL (the database failed) and CAT_EUNAVAILABLE. */
 
 /* A new note. has_range 0: on the whole trace; else [start_ns, end_ns]
  * of the trace's clock, on track (0: none) and slice (0: none). */
@@ -62,7 +57,7 @@ struct cat_note_query {
 };
 
 /* The trace's status and time range, for a note about to be added: 0,
- * CAT_NOTE_ENOTRACE or CAT_NOTE_ENOTREADY. */
+ * CAT_ENOTRACE or CAT_ENOTREADY. */
 int cat_note_target(struct catalog *c, int64_t trace, int64_t *start_ns, int64_t *end_ns);
 /* Adds a note on trace (checked: text, author, the range within the
  * trace) and appends it as JSON. 0 or an error, err saying why. */
@@ -72,7 +67,7 @@ int cat_note_add(struct catalog *c, int64_t trace, const struct cat_note_in *n, 
 int cat_note_edit(struct catalog *c, int64_t id, const char *text, const char *author, struct jbuf *out, char *err,
 		  size_t errlen);
 int cat_note_delete(struct catalog *c, int64_t id, char *err, size_t errlen);
-/* One note as JSON: 0 or CAT_NOTE_ENONOTE. */
+/* One note as JSON: 0 or CAT_ENONOTE. */
 int cat_note_json(struct catalog *c, int64_t id, struct jbuf *out, char *err, size_t errlen);
 /* {"notes": [...], "next_before"}: the notes q selects (a trace's, or
  * the library's newest first, paged by next_before). */

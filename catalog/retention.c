@@ -11,7 +11,7 @@
 /* Another server's traces count against its bounds, not this one's. */
 static int removable(const struct trace_rec *r)
 {
-	return !r->pinned && !r->foreign && (r->status == TS_READY || r->status == TS_FAILED);
+	return !r->meta.pinned && !r->sync.foreign && (r->state.status == TS_READY || r->state.status == TS_FAILED);
 }
 
 size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat_opts *o, time_t now,
@@ -21,17 +21,17 @@ size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++)
-		used += v[i]->foreign ? 0 : v[i]->stored;
+		used += v[i]->sync.foreign ? 0 : v[i]->state.stored;
 	/* v is in id order, which is upload order: oldest first */
 	for (i = 0; i < n && k < max; i++) {
 		const struct trace_rec *r = v[i];
 
 		if (!removable(r))
 			continue;
-		if (o->retain_days > 0 && (int64_t)(now - r->created) >= o->retain_days * 86400) {
+		if (o->retain_days > 0 && (int64_t)(now - r->state.created) >= o->retain_days * 86400) {
 			out[k].id = r->id;
 			out[k++].reason = "age";
-			used -= r->stored;
+			used -= r->state.stored;
 		}
 	}
 	for (i = 0; i < n && k < max && o->retain_bytes > 0 && used > o->retain_bytes; i++) {
@@ -46,7 +46,7 @@ size_t cat_retention_plan(struct trace_rec *const *v, size_t n, const struct cat
 			continue; /* already going for its age */
 		out[k].id = r->id;
 		out[k++].reason = "space";
-		used -= r->stored;
+		used -= r->state.stored;
 	}
 	return k;
 }
@@ -62,8 +62,8 @@ void cat_usage_json(struct catalog *c, struct jbuf *out)
 	pthread_mutex_lock(&c->mu);
 	cat_sync_locked(c, 0); /* down: what this server last knew */
 	for (i = 0; i < c->n; i++) {
-		used += c->v[i]->stored;
-		pinned += c->v[i]->pinned != 0;
+		used += c->v[i]->state.stored;
+		pinned += c->v[i]->meta.pinned != 0;
 	}
 	jb_obj(out);
 	jb_key(out, "traces");
@@ -93,14 +93,14 @@ void cat_usage_json(struct catalog *c, struct jbuf *out)
 		jb_key(out, "id");
 		jb_i64(out, r->id);
 		jb_key(out, "name");
-		jb_str(out, r->name);
+		jb_str(out, r->meta.name);
 		jb_key(out, "stored_bytes");
-		jb_u64(out, r->stored);
+		jb_u64(out, r->state.stored);
 		jb_key(out, "remove_at");
 		if (c->o.retain_days > 0) {
 			char at[32];
 
-			cat_rfc3339(r->created + (time_t)(c->o.retain_days * 86400), at, sizeof(at));
+			cat_rfc3339(r->state.created + (time_t)(c->o.retain_days * 86400), at, sizeof(at));
 			jb_str(out, at);
 		} else {
 			jb_null(out);

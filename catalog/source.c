@@ -78,7 +78,7 @@ static int write_all(int fd, const void *p, size_t n)
 /* ---- compressing ------------------------------------------------------- */
 
 /* Compresses what is in `in` (flushing and ending the frame when end is
- * set) into out; 0, or -1 with err. */
+ * set) into out; 0, or CAT_EFAIL with err. */
 static int squeeze_block(ZSTD_CCtx *cc, ZSTD_inBuffer *in, int end, uint8_t *ob, size_t obmax, int out, char *err,
 			 size_t errlen)
 {
@@ -90,11 +90,11 @@ static int squeeze_block(ZSTD_CCtx *cc, ZSTD_inBuffer *in, int end, uint8_t *ob,
 		rem = ZSTD_compressStream2(cc, &o, in, end ? ZSTD_e_end : ZSTD_e_continue);
 		if (ZSTD_isError(rem)) {
 			snprintf(err, errlen, "compressing: %s", ZSTD_getErrorName(rem));
-			return -1;
+			return CAT_EFAIL;
 		}
 		if (write_all(out, ob, o.pos) != 0) {
 			snprintf(err, errlen, "writing the compressed source: %s", strerror(errno));
-			return -1;
+			return CAT_EFAIL;
 		}
 	} while (end ? rem != 0 : in->pos < in->size);
 	return 0;
@@ -102,7 +102,7 @@ static int squeeze_block(ZSTD_CCtx *cc, ZSTD_inBuffer *in, int end, uint8_t *ob,
 
 /*
  * Compresses the size bytes of file descriptor in into out as one zstd
- * frame. 0, or -1 with a sentence in err: a read or write that failed, a
+ * frame. 0, or CAT_EFAIL with a sentence in err: a read or write that failed, a
  * file whose size is not size (it changed under us), or stop (when not
  * NULL) said to stop, asked before each block.
  */
@@ -112,7 +112,7 @@ static int squeeze(int in, int out, uint64_t size, int (*stop)(void *), void *ct
 	size_t ibmax = ZSTD_CStreamInSize(), obmax = ZSTD_CStreamOutSize();
 	uint8_t *ib = malloc(ibmax), *ob = malloc(obmax);
 	ZSTD_inBuffer ibuf;
-	int rc = -1;
+	int rc = CAT_EFAIL;
 	ssize_t n;
 
 	snprintf(err, errlen, "out of memory");
@@ -146,14 +146,14 @@ out_free:
 
 /*
  * Compresses the file at from into a new file in the spool directory
- * (named in spool, n bytes), synced to the disk. 0, or -1 with err (no file
+ * (named in spool, n bytes), synced to the disk. 0, or CAT_EFAIL with err (no file
  * is left then). *in_bytes and *out_bytes get the two sizes.
  */
 int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
 			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen)
 {
 	struct stat st;
-	int in, out = -1, rc = -1;
+	int in, out = -1, rc = CAT_EFAIL;
 
 	spool[0] = '\0';
 	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &st) != 0) {
@@ -179,7 +179,7 @@ int cat_source_compress_file(const char *from, const char *spool_dir, char *spoo
 out_close:
 	if (out >= 0 && close(out) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
-		rc = -1;
+		rc = CAT_EFAIL;
 	}
 	if (rc != 0 && spool[0]) {
 		unlink(spool);
@@ -209,7 +209,7 @@ static int keep_stop(void *ctx)
 }
 
 /* Compresses trace id's "source" (at its local path) into the store as
- * "source.zst"; 0, or -1 with err (the source stays as it is). */
+ * "source.zst"; 0, or CAT_EFAIL with err (the source stays as it is). */
 static int keep_compressed(struct catalog *c, int64_t id, char *err, size_t errlen)
 {
 	struct keep_job k = { c, id };
@@ -220,10 +220,10 @@ static int keep_compressed(struct catalog *c, int64_t id, char *err, size_t errl
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_spool_dir(c, dir, sizeof(dir));
 	if (cat_source_compress_file(src, dir, spool, sizeof(spool), keep_stop, &k, &in, &out, err, errlen) != 0)
-		return -1;
+		return CAT_EFAIL;
 	if (c->store.ops->put(&c->store, id, "source.zst", spool, err, errlen) != 0) {
 		unlink(spool);
-		return -1;
+		return CAT_EFAIL;
 	}
 	fprintf(stderr, "trace-server: trace %" PRId64 "'s source kept compressed: %.1f MB to %.1f MB (%.2f) in %.2f s\n",
 		id, (double)in / 1e6, (double)out / 1e6, in ? (double)out / (double)in : 1.0,
@@ -330,7 +330,7 @@ struct cat_source *cat_source_open(struct catalog *c, int64_t id, int *rc, char 
 
 	for (i = 0; i < 3; i++) {
 		if ((f = cat_fetch(c, id, names[i], err, errlen)) != 0) {
-			down |= f == -2;
+			down |= f == CAT_ESTOREDOWN;
 			continue;
 		}
 		cat_path(c, id, names[i], path, sizeof(path));
@@ -339,10 +339,10 @@ struct cat_source *cat_source_open(struct catalog *c, int64_t id, int *rc, char 
 		err[0] = '\0';
 		if (fd < 0)
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		*rc = -3;
+		*rc = CAT_EFAIL;
 		return fd < 0 ? NULL : source_of(fd, i != 1, err, errlen);
 	}
-	*rc = down ? -2 : -1;
+	*rc = down ? CAT_ESTOREDOWN : CAT_ENOFILE;
 	return NULL;
 }
 
@@ -425,13 +425,13 @@ void cat_source_close(struct cat_source *s)
 
 /* ---- for ingest ---------------------------------------------------------- */
 
-/* Decompresses src into a new file at spool, synced to the disk; 0, or -1
- * with err (spool removed). */
+/* Decompresses src into a new file at spool, synced to the disk; 0, or
+ * CAT_EFAIL with err (spool removed). */
 static int unsqueeze(struct cat_source *src, const char *spool, char *err, size_t errlen)
 {
 	size_t bufmax = ZSTD_DStreamOutSize();
 	uint8_t *buf = malloc(bufmax);
-	int out = open(spool, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = -1;
+	int out = open(spool, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = CAT_EFAIL;
 	long n;
 
 	if (buf == NULL || out < 0) {
@@ -452,7 +452,7 @@ static int unsqueeze(struct cat_source *src, const char *spool, char *err, size_
 	rc = 0;
 out_close:
 	if (out >= 0 && close(out) != 0)
-		rc = -1;
+		rc = CAT_EFAIL;
 	if (rc != 0)
 		unlink(spool);
 	free(buf);
@@ -466,23 +466,23 @@ int cat_source_restore(struct catalog *c, int64_t id, int *restored, char *err, 
 	int f;
 
 	*restored = 0;
-	if ((f = cat_fetch(c, id, "source", err, errlen)) != -1 ||
+	if ((f = cat_fetch(c, id, "source", err, errlen)) != CAT_ENOFILE ||
 	    (f = cat_fetch(c, id, "source.zst", err, errlen)) != 0)
 		return f;
 	cat_path(c, id, "source.zst", path, sizeof(path));
 	if ((s = cat_source_open_file(path, 1, err, errlen)) == NULL)
-		return -1;
+		return CAT_EFAIL;
 	cat_spool_dir(c, dir, sizeof(dir));
 	snprintf(spool, sizeof(spool), "%s/restore-%" PRId64, dir, id);
 	f = unsqueeze(s, spool, err, errlen);
 	cat_source_close(s);
 	if (f != 0)
-		return -1;
+		return CAT_EFAIL;
 	cat_path(c, id, "source", path, sizeof(path));
 	if (rename(spool, path) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		unlink(spool);
-		return -1;
+		return CAT_EFAIL;
 	}
 	*restored = 1;
 	return 0;
@@ -492,5 +492,7 @@ int cat_source_has(struct catalog *c, int64_t id)
 {
 	int raw = c->store.ops->has(&c->store, id, "source");
 
-	return raw == 1 ? 1 : c->store.ops->has(&c->store, id, "source.zst") == 1 ? 1 : raw;
+	if (raw == 1 || c->store.ops->has(&c->store, id, "source.zst") == 1)
+		return 1;
+	return raw == STORAGE_EDOWN ? CAT_ESTOREDOWN : 0;
 }

@@ -44,8 +44,8 @@ void cat_stats(struct catalog *c, struct cat_stats *out)
 	memset(out->traces, 0, sizeof(out->traces));
 	out->stored_bytes = 0;
 	for (i = 0; i < c->n; i++) {
-		out->traces[c->v[i]->status]++;
-		out->stored_bytes += c->v[i]->stored;
+		out->traces[c->v[i]->state.status]++;
+		out->stored_bytes += c->v[i]->state.stored;
 	}
 	pthread_mutex_unlock(&c->mu);
 	c->store.ops->stats(&c->store, &ss);
@@ -64,16 +64,16 @@ int cat_health(struct catalog *c, char *cat_err, size_t cat_errlen, char *store_
 
 	cat_err[0] = store_err[0] = '\0';
 	if (c->db->ops->ping(c->db, cat_err, cat_errlen) != CATDB_OK)
-		rc = -1;
+		rc = CAT_EFAIL;
 	cat_spool_dir(c, spool, sizeof(spool));
 	if (access(spool, W_OK) != 0) {
 		snprintf(store_err, store_errlen, "the trace store cannot be written: %s", strerror(errno));
-		rc = -1;
+		rc = CAT_EFAIL;
 	} else if (statvfs(spool, &vfs) == 0 && vfs.f_bavail == 0) {
 		snprintf(store_err, store_errlen, "the trace store's disk is full");
-		rc = -1;
+		rc = CAT_EFAIL;
 	} else if (c->store.ops->check(&c->store, store_err, store_errlen) != 0) {
-		rc = -1;
+		rc = CAT_EFAIL;
 	}
 	return rc;
 }

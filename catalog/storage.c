@@ -35,7 +35,7 @@ static int dir_put(struct storage *s, int64_t id, const char *file, const char *
 	if (mkdir_p(dir) == 0 && rename(spool, path) == 0)
 		return 0;
 	snprintf(err, errlen, "cannot store %s: %s", path, strerror(errno));
-	return -1;
+	return STORAGE_EFAIL;
 }
 
 /* The directory is its own cache: a file is there or it is not. */
@@ -47,7 +47,7 @@ static int dir_fetch(struct storage *s, int64_t id, const char *file, char *err,
 	if (access(path, R_OK) == 0)
 		return 0;
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	return -1;
+	return STORAGE_EFAIL;
 }
 
 static int dir_publish(struct storage *s, int64_t id, const char *file, char *err, size_t errlen)
@@ -195,17 +195,17 @@ int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errle
 	s->impl = NULL;
 	if ((s->root = strdup(dir)) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	snprintf(path, sizeof(path), "%s/traces", dir);
 	if (mkdir_p(dir) != 0 || mkdir_p(path) != 0) {
 		snprintf(err, errlen, "cannot create the data directory %s: %s", dir, strerror(errno));
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	dir_spool(s, path, sizeof(path));
 	if (mkdir_p(path) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	clean_spool(s);
 	return 0;
@@ -230,11 +230,11 @@ int storage_open(struct storage *s, const char *dir, const char *url, const char
 				      "them: move the library with `trace-server migrate` (docs/DEPLOY.md) and use another --data",
 			 cache);
 		s->ops = NULL;
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	if (mkdir_p(dir) != 0) {
 		snprintf(err, errlen, "cannot create the data directory %s: %s", dir, strerror(errno));
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	o.url = url;

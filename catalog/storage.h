@@ -21,8 +21,9 @@
  * name its trace.db, which is then published again. The local directory is its own cache: fetch
  * only checks that the file is there and publish does nothing.
  *
- * Errors: -1 is a file that does not exist or a local failure, -2 a store
- * that cannot be reached now (the caller may answer 503 and try later).
+ * Errors (enum storage_err): STORAGE_EFAIL is a file that does not exist
+ * or a local failure, STORAGE_EDOWN a store that cannot be reached now (the
+ * caller may answer 503 and try later).
  */
 #ifndef CATALOG_STORAGE_H
 #define CATALOG_STORAGE_H
@@ -31,6 +32,12 @@
 #include <stdint.h>
 
 struct storage;
+
+enum storage_err {
+	STORAGE_OK = 0,
+	STORAGE_EFAIL = -1, /* no such file, or a local failure */
+	STORAGE_EDOWN = -2, /* the store cannot be reached now */
+};
 
 /* What a store counted since the start (all zero for the directory). */
 struct storage_stats {
@@ -43,20 +50,23 @@ struct storage_stats {
 
 struct storage_ops {
 	/* Takes the file at spool (moved, not copied) as file of trace id;
-	 * 0, or -1 / -2 with a sentence in err. On error spool is left where
-	 * it was. */
+	 * 0, or STORAGE_EFAIL / STORAGE_EDOWN with a sentence in err. On
+	 * error spool is left where it was. */
 	int (*put)(struct storage *s, int64_t id, const char *file, const char *spool, char *err, size_t errlen);
 	/* Makes local_path of file of trace id hold the file (and counts it
-	 * as used now, for the cache's eviction); 0, or -1 (no such file) /
-	 * -2 with a sentence in err. */
+	 * as used now, for the cache's eviction); 0, or STORAGE_EFAIL (no
+	 * such file) / STORAGE_EDOWN with a sentence in err. */
 	int (*fetch)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
-	/* Sends the file ingest wrote at local_path to the store; 0, or -1 /
-	 * -2 with a sentence in err. Called once per file: never to replace. */
+	/* Sends the file ingest wrote at local_path to the store; 0, or
+	 * STORAGE_EFAIL / STORAGE_EDOWN with a sentence in err. Called once
+	 * per file: never to replace. */
 	int (*publish)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
 	/* Whether file of trace id is stored, in the cache or not: 1, 0, or
-	 * -2 when the store cannot be reached (the caller cannot tell). */
+	 * STORAGE_EDOWN when the store cannot be reached (the caller cannot
+	 * tell). */
 	int (*has)(struct storage *s, int64_t id, const char *file);
-	/* Whether the store answers now: 0, or -1 / -2 with a sentence in err. */
+	/* Whether the store answers now: 0, or STORAGE_EFAIL / STORAGE_EDOWN
+	 * with a sentence in err. */
 	int (*check)(struct storage *s, char *err, size_t errlen);
 	void (*stats)(struct storage *s, struct storage_stats *out);
 	/* A path where file of trace id can be read (and, for "trace.db",
@@ -67,14 +77,15 @@ struct storage_ops {
 	/* Removes every file of trace id, from the store and the cache. */
 	void (*remove)(struct storage *s, int64_t id);
 	/* Removes one file of trace id, from the store and the cache: a
-	 * shared ingest job's result whose commit was refused (worker.c).
-	 * 0, or -1 / -2 with a sentence in err (the object stays). */
+	 * shared ingest job's result whose commit was refused (jobs.c).
+	 * 0, or STORAGE_EFAIL / STORAGE_EDOWN with a sentence in err (the
+	 * object stays). */
 	int (*drop)(struct storage *s, int64_t id, const char *file, char *err, size_t errlen);
 	/* Removes every file of trace id whose name starts with prefix but
 	 * keep, from the store and the cache: the results of a shared ingest
 	 * job's other claims, once keep's is committed (a server killed between
-	 * its publish and its commit leaves one). 0, or -1 / -2 with a sentence
-	 * in err (what was not removed stays). */
+	 * its publish and its commit leaves one). 0, or STORAGE_EFAIL /
+	 * STORAGE_EDOWN with a sentence in err (what was not removed stays). */
 	int (*prune)(struct storage *s, int64_t id, const char *prefix, const char *keep, char *err, size_t errlen);
 	/* A directory for uploads in progress, on the same file system as
 	 * what put moves them to. */
@@ -89,13 +100,14 @@ struct storage {
 };
 
 /* The default store: traces/<id>/<file> and spool/ under dir (created).
- * 0, or -1 with a sentence in err. */
+ * 0, or STORAGE_EFAIL with a sentence in err. */
 int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errlen);
 
 /* The store the options name: url NULL, the directory dir; else the
  * S3-compatible store at url, cached in cache_dir (NULL = <dir>/cache)
  * up to cache_max bytes (0 = no bound), uploads sent in parts of part_size
- * bytes (0 = the client's default). 0, or -1 with a sentence in err. */
+ * bytes (0 = the client's default). 0, or STORAGE_EFAIL with a sentence
+ * in err. */
 int storage_open(struct storage *s, const char *dir, const char *url, const char *cache_dir, uint64_t cache_max,
 		 uint64_t part_size, char *err, size_t errlen);
 
@@ -107,7 +119,7 @@ struct storage_s3_opts {
 	int64_t cache_grace;    /* seconds after its last use a file may not be evicted */
 	uint64_t part_size;     /* bytes of each part of an upload; 0 = the client's default */
 };
-/* 0, or -1 with a sentence in err (a bad URL, keys missing from the
+/* 0, or STORAGE_EFAIL with a sentence in err (a bad URL, keys missing from the
  * environment, a cache directory that cannot be made). The bucket is not
  * contacted: a store down at start is a store down, not a refusal to start. */
 int storage_open_s3(struct storage *s, const struct storage_s3_opts *o, char *err, size_t errlen);

@@ -83,7 +83,7 @@ static int fail(struct storage *s, int e)
 		st->stats.errors++;
 		pthread_mutex_unlock(&st->mu);
 	}
-	return e == S3_EUNAVAILABLE ? -2 : -1;
+	return e == S3_EUNAVAILABLE ? STORAGE_EDOWN : STORAGE_EFAIL;
 }
 
 /* ---- the cache's index (under mu) --------------------------------------- */
@@ -190,7 +190,7 @@ static int mkdir_trace(const struct storage *s, int64_t id, char *err, size_t er
 	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
 		return 0;
 	snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-	return -1;
+	return STORAGE_EFAIL;
 }
 
 static int s3s_put(struct storage *s, int64_t id, const char *file, const char *spool, char *err, size_t errlen)
@@ -201,12 +201,12 @@ static int s3s_put(struct storage *s, int64_t id, const char *file, const char *
 	object_key(s, id, file, key, sizeof(key));
 	cache_path(s, id, file, path, sizeof(path));
 	if (mkdir_trace(s, id, err, errlen) != 0)
-		return -1;
+		return STORAGE_EFAIL;
 	if ((e = s3_put_file(st_of(s)->s3, key, spool, err, errlen)) != S3_OK)
 		return fail(s, e);
 	if (rename(spool, path) != 0) {
 		snprintf(err, errlen, "cannot keep %s in the cache: %s", path, strerror(errno));
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	cache_added(s, id, file);
 	return 0;
@@ -236,7 +236,7 @@ static int s3s_fetch(struct storage *s, int64_t id, const char *file, char *err,
 	}
 	object_key(s, id, file, key, sizeof(key));
 	if (mkdir_trace(s, id, err, errlen) != 0)
-		return -1;
+		return STORAGE_EFAIL;
 	if ((e = s3_get_file(st->s3, key, path, err, errlen)) != S3_OK)
 		return fail(s, e);
 	cache_added(s, id, file);
@@ -276,7 +276,7 @@ static int s3s_has(struct storage *s, int64_t id, const char *file)
 	if (e == S3_ENOTFOUND)
 		return 0;
 	fail(s, e);
-	return -2; /* refused or unreachable: either way the caller cannot tell */
+	return STORAGE_EDOWN; /* refused or unreachable: either way the caller cannot tell */
 }
 
 static int s3s_check(struct storage *s, char *err, size_t errlen)
@@ -498,7 +498,7 @@ static int make_dirs(const char *root, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "%s%s", root, sub[i]);
 		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
 			snprintf(err, errlen, "cannot create the cache directory %s: %s", path, strerror(errno));
-			return -1;
+			return STORAGE_EFAIL;
 		}
 	}
 	return 0;
@@ -514,18 +514,18 @@ int storage_open_s3(struct storage *s, const struct storage_s3_opts *o, char *er
 	s->impl = NULL;
 	if ((s->root = strdup(o->cache_dir)) == NULL || (st = calloc(1, sizeof(*st))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return STORAGE_EFAIL;
 	}
 	s->impl = st;
 	pthread_mutex_init(&st->mu, NULL);
 	st->max = o->cache_max;
 	st->grace = o->cache_grace;
 	if (s3_parse_url(o->url, &c, err, errlen) != S3_OK)
-		return -1;
+		return STORAGE_EFAIL;
 	if (o->part_size)
 		c.part_size = o->part_size;
 	if ((st->s3 = s3_create(&c, err, errlen)) == NULL || make_dirs(s->root, err, errlen) != 0)
-		return -1;
+		return STORAGE_EFAIL;
 	s3s_spool(s, spool, sizeof(spool));
 	clean_dir(spool, 0);
 	index_load(s);

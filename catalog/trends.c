@@ -95,8 +95,8 @@ static int point_cmp(const void *a, const void *b, void *arg)
 				return c;
 		}
 	}
-	if (x->r->created != y->r->created)
-		return x->r->created < y->r->created ? -1 : 1;
+	if (x->r->state.created != y->r->state.created)
+		return x->r->state.created < y->r->state.created ? -1 : 1;
 	return x->r->id < y->r->id ? -1 : x->r->id > y->r->id;
 }
 
@@ -140,13 +140,13 @@ static void point_json(const struct point *p, const struct cat_trend_opts *o, in
 	JB_KEY(out, "id");
 	jb_i64(out, p->r->id);
 	JB_KEY(out, "name");
-	jb_str(out, p->r->name);
+	jb_str(out, p->r->meta.name);
 	JB_KEY(out, "created_at");
-	jb_str(out, p->r->created_at);
+	jb_str(out, p->r->state.created_at);
 	JB_KEY(out, "labels");
 	cat_labels_json(p->r, out);
 	JB_KEY(out, "order_value");
-	jb_str(out, o->order_label ? p->key : p->r->created_at);
+	jb_str(out, o->order_label ? p->key : p->r->state.created_at);
 	JB_KEY(out, "count");
 	jb_i64(out, t ? t->count : 0);
 	JB_KEY(out, "ended");
@@ -186,7 +186,7 @@ int cat_trend_stat_parse(const char *s, enum cat_trend_stat *out)
 			*out = (enum cat_trend_stat)i;
 			return 0;
 		}
-	return -1;
+	return CAT_EINVAL;
 }
 
 /* Writes the points, under mu. */
@@ -202,9 +202,9 @@ static void trend_json_locked(struct catalog *c, const struct cat_filter *f, con
 		struct point *p;
 		char *end;
 
-		if (r->status != TS_READY || !cat_filter_matches(r, f, nc))
+		if (r->state.status != TS_READY || !cat_filter_matches(r, f, nc))
 			continue;
-		if (r->indexed != 1) {
+		if (r->state.indexed != 1) {
 			unindexed++;
 			continue;
 		}
@@ -262,20 +262,20 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 
 	if (rows.sk == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return CAT_EFAIL;
 	}
 	/* the database first, without the lock */
 	rc = c->db->ops->name_exact(c->db, o->name, row_add, &rows, err, errlen);
 	free(rows.sk);
 	if (rc != CATDB_OK) {
 		free(rows.v);
-		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : -1;
+		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}
 	if (rows.n > 1)
 		qsort(rows.v, rows.n, sizeof(*rows.v), row_cmp);
 	if ((rc = cat_note_counts(c, 0, f->q, &nc, err, errlen)) != 0) {
 		free(rows.v);
-		return rc == CAT_EUNAVAILABLE ? rc : -1;
+		return rc;
 	}
 	pthread_mutex_lock(&c->mu);
 	if (cat_sync_locked(c, 0) != 0) {
@@ -284,7 +284,7 @@ int cat_trends_json(struct catalog *c, const struct cat_filter *f, const struct 
 	} else if ((pts = malloc((c->n + 1) * sizeof(*pts))) == NULL ||
 		   (vals = malloc((c->n + 1) * sizeof(*vals))) == NULL) {
 		snprintf(err, errlen, "out of memory");
-		rc = -1;
+		rc = CAT_EFAIL;
 	} else {
 		trend_json_locked(c, f, o, &nc, &rows, pts, vals, out);
 	}

@@ -1,21 +1,19 @@
 /*
- * The catalog's worker thread: ingests queued traces in upload order,
- * indexes ready traces' names for search across traces, and removes what
- * --keep-failed and the retention bounds say must go.
+ * The catalog's worker thread (jobs.h): ingests queued traces in upload
+ * order, one at a time, each in a process of its own; indexes ready
+ * traces' names for search across traces; keeps their sources compressed;
+ * and removes what --keep-failed and the retention bounds say must go.
+ * With shared jobs (c->shared_jobs) it claims them instead of taking its
+ * own queue (jobs.c).
  *
- * With a shared catalog and a shared store (c->jobs) ingest is a job in
- * the catalog (catdb.h): a queued trace is queued there, and every
- * server's worker claims jobs for a lease, keeps the claim with a
- * heartbeat thread, publishes the database it made as its own object
- * (trace-<token>.db: never one another claim wrote) and commits with
- * job_done, which the catalog refuses when the claim's token is no longer
- * the job's; a refused claim removes its object. docs/DEPLOY.md, "Ingest
- * as shared jobs".
+ * Nothing slow runs under the catalog's lock: an ingest, the index, the
+ * store and the files are worked on with the lock released, and taken
+ * again only to change the record (record.c) and write it through
+ * (cat_save) in one hold.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,54 +26,84 @@
 #include "../query/query.h"
 #include "catalog_internal.h"
 
-/* A claim of a shared ingest job, and its heartbeat. */
-struct claim {
-	struct catdb_job job;
-	char db_file[32];      /* "trace-<token>.db": this claim's object */
-	pthread_t beat;        /* renews the lease every lease_ms / 3 */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;     /* signalled when the job ends */
-	int ended;             /* under mu: the heartbeat stops */
-	atomic_int lost;       /* a renewal found the job claimed by another */
+/* After the store could not be reached, no ingest starts for this long, so
+ * that a store that is down fails no trace and the worker does not spin. */
+enum { STORE_RETRY_SECONDS = 5 };
+
+/* worker.c's state, under mu. */
+struct cat_worker {
+	pthread_t thread;
+	int started;
+	pthread_cond_t work;   /* signalled when a trace is queued or pinned,
+				* its names change, or on stop */
+	time_t store_retry_at; /* no ingest starts before: the store was down */
+	int ingest_delay_ms;   /* test only: a pause after each piece a local
+				* ingest decodes (read once) */
 };
 
-struct job {
-	struct catalog *c;
-	int64_t id;
-	struct claim *cl;      /* NULL: this server's own queue */
-};
-
-/* Progress of the running ingest; asks to stop when the trace was deleted
- * or its claim was lost. */
-static int job_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
+int worker_env_int(const char *name, int def, int lo, int hi)
 {
-	struct job *j = ctx;
-	struct trace_rec *r;
-	int gone;
+	const char *v = getenv(name);
+	char *end;
+	long n;
 
-	(void)events;
-	pthread_mutex_lock(&j->c->mu);
-	r = cat_find(j->c, j->id);
-	gone = r == NULL || j->c->stop || (j->cl && atomic_load(&j->cl->lost));
-	if (r) {
-		r->ingest.phase = (uint8_t)(phase + 1);
-		r->ingest.done = done;
-		r->ingest.total = total;
-	}
-	if (r && phase == INGEST_PHASE_DECODE) {
-		if (r->bytes_done == 0 && j->c->o.preview_min)
-			pthread_cond_signal(&j->c->live_work); /* a first preview need not wait for the live thread's nap */
-		r->bytes_done = done;
-	}
-	pthread_mutex_unlock(&j->c->mu);
-	if (j->c->ingest_delay_ms > 0 && phase == INGEST_PHASE_DECODE && !gone) {
-		/* tests only: an ingest slow enough to watch its preview */
-		struct timespec d = { j->c->ingest_delay_ms / 1000, (long)(j->c->ingest_delay_ms % 1000) * 1000000L };
-
-		nanosleep(&d, NULL);
-	}
-	return gone;
+	if (v == NULL || v[0] == '\0')
+		return def;
+	n = strtol(v, &end, 10);
+	return *end == '\0' && n >= lo && n <= hi ? (int)n : def;
 }
+
+struct cat_worker *cat_worker_create(void)
+{
+	struct cat_worker *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return NULL;
+	pthread_cond_init(&w->work, NULL);
+	w->ingest_delay_ms = worker_env_int("TRACE_SERVER_TEST_INGEST_DELAY_MS", 0, 0, 60000);
+	return w;
+}
+
+void cat_worker_destroy(struct cat_worker *w)
+{
+	if (w == NULL)
+		return;
+	pthread_cond_destroy(&w->work);
+	free(w);
+}
+
+void cat_worker_wake(struct catalog *c)
+{
+	pthread_cond_broadcast(&c->worker->work);
+}
+
+void cat_worker_nap_locked(struct catalog *c, int64_t ms)
+{
+	cond_wait_ms(&c->worker->work, &c->mu, ms);
+}
+
+void worker_store_down_locked(struct catalog *c)
+{
+	c->worker->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
+}
+
+int worker_store_up_locked(const struct catalog *c)
+{
+	return time(NULL) >= c->worker->store_retry_at;
+}
+
+void worker_counted(struct catalog *c, int rc, const struct ingest_result *res, double seconds)
+{
+	cat_seconds_note(&c->stats.ingest, seconds);
+	if (rc == INGEST_OK) {
+		c->stats.ingests_ok++;
+		c->stats.ingest_bytes += res->bytes;
+	} else {
+		c->stats.ingests_failed++;
+	}
+}
+
+/* ---- what an ingest leaves ----------------------------------------------- */
 
 static void summary_counts(struct jbuf *b, const struct ingest_result *res)
 {
@@ -204,126 +232,86 @@ static void warm_lod(struct catalog *c, const char *db_path)
 	sqlite3_close(db);
 }
 
-static const char *error_code_of(int rc)
-{
-	switch (rc) {
-	case INGEST_ENOTTRACE:
-		return "not_a_trace";
-	case INGEST_EEMPTY:
-		return "empty_file";
-	case INGEST_ENOMEM:
-		return "out_of_memory";
-	case INGEST_EDB:
-		return "storage_failed";
-	default:
-		return "ingest_failed";
-	}
-}
+/* ---- one ingest ----------------------------------------------------------- */
 
-/* The state a finished ingest gives record r, in out: a copy of r whose
- * strings are r's but summary (taken), error_msg and symbols_error, which
- * are out's own (rec_state_take). The one mapping of an ingest's outcome
- * onto a record, for this server's jobs (job_finish) and shared ones
- * (job_commit, whose claim names the database file; cl NULL: r's). */
-static void rec_state(struct trace_rec *out, const struct trace_rec *r, const struct claim *cl, int rc,
-		      const struct ingest_result *res, char *summary, int indexed)
-{
-	*out = *r;
-	out->waiters = NULL;
-	out->summary = NULL;
-	out->error_msg = NULL;
-	out->symbols_error = NULL;
-	if (rc == INGEST_OK) {
-		out->status = TS_READY;
-		snprintf(out->format, sizeof(out->format), "%s", res->format ? res->format : "");
-		out->start_ns = res->start_ns;
-		out->end_ns = res->end_ns;
-		out->summary = summary;
-		out->symbols_named = (int64_t)res->symbols_named;
-		out->symbols_error = res->symbols_error[0] ? strdup(res->symbols_error) : NULL;
-		if (res->symbols_error[0])
-			out->binary_name = NULL; /* refused: it names nothing, nor the process (r's string) */
-		out->indexed = indexed;
-		if (cl)
-			snprintf(out->db_file, sizeof(out->db_file), "%s", cl->db_file);
-		out->error_code[0] = '\0';
-	} else {
-		free(summary);
-		out->status = TS_FAILED;
-		snprintf(out->error_code, sizeof(out->error_code), "%s", error_code_of(rc));
-		out->error_msg = strdup(res->error[0] ? res->error : ingest_strerror(rc));
-	}
-}
+/* One ingest: its trace, its files and what it found. */
+struct run {
+	struct catalog *c;
+	int64_t id;
+	struct claim *cl;      /* a shared job's claim; NULL: this server's own queue */
+	const char *dbfile;    /* the database it writes: "trace.db", or the claim's */
+	char src[4096], db[4096], bin[4096];
+	struct ingest_result *res;
+	char *summary;         /* cat_summary_json, once ingested */
+	int restored;          /* "source" is a copy of "source.zst" made for it */
+	double t0, t_ingest, t_index, t_warm; /* when it began; seconds of each step */
+};
 
-/* Moves the committed state into r (under mu); out's strings become r's. */
-static void rec_state_take(struct trace_rec *r, struct trace_rec *st)
+/* Progress of the running ingest; asks to stop when the trace was deleted,
+ * its claim was lost or the catalog stops. */
+static int run_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint64_t total, uint64_t events)
 {
-	free(r->summary);
-	free(r->error_msg);
-	free(r->symbols_error);
-	r->summary = st->summary;
-	r->error_msg = st->error_msg;
-	r->symbols_error = st->symbols_error;
-	r->status = st->status;
-	memcpy(r->format, st->format, sizeof(r->format));
-	memcpy(r->error_code, st->error_code, sizeof(r->error_code));
-	memcpy(r->db_file, st->db_file, sizeof(r->db_file));
-	r->start_ns = st->start_ns;
-	r->end_ns = st->end_ns;
-	r->symbols_named = st->symbols_named;
-	if (st->binary_name == NULL) { /* symbols refused (rec_state): no binary names the process */
-		free(r->binary_name);
-		r->binary_name = NULL;
-	}
-	r->indexed = st->indexed;
-	r->stored = st->stored;
-}
+	struct run *j = ctx;
+	struct catalog *c = j->c;
+	struct trace_rec *r;
+	int gone, delay = c->worker->ingest_delay_ms;
 
-/* Counts an ingest that ended (under mu): in /metrics' figures. */
-static void ingest_counted(struct catalog *c, int rc, const struct ingest_result *res, double seconds)
-{
-	cat_seconds_note(&c->stats.ingest, seconds);
-	if (rc == INGEST_OK) {
-		c->stats.ingests_ok++;
-		c->stats.ingest_bytes += res->bytes;
-	} else {
-		c->stats.ingests_failed++;
+	(void)events;
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, j->id);
+	gone = r == NULL || c->stop || (j->cl && claim_lost(j->cl));
+	/* a first preview need not wait for the live thread's nap */
+	if (r && phase == INGEST_PHASE_DECODE && r->progress.bytes_done == 0 && c->o.preview_min)
+		cat_live_wake(c);
+	if (r)
+		rec_progress(r, phase, done, total);
+	pthread_mutex_unlock(&c->mu);
+	if (delay > 0 && phase == INGEST_PHASE_DECODE && !gone) {
+		/* tests only: an ingest slow enough to watch its preview */
+		struct timespec d = { delay / 1000, (long)(delay % 1000) * 1000000L };
+
+		nanosleep(&d, NULL);
 	}
+	return gone;
 }
 
 /* Ends this server's own ingest of trace id: its record takes the
- * outcome. Returns 1 when the trace is ready now. Takes summary. */
-static int job_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
-		      int indexed, double seconds)
+ * outcome. Returns 1 when the trace is ready now. Takes summary. A trace
+ * deleted while it was ingested leaves its files and index rows to the
+ * worker, removed here without the lock (no other thread touches them:
+ * an id is never given again). */
+static int worker_finish(struct catalog *c, int64_t id, int rc, const struct ingest_result *res, char *summary,
+			 int indexed, double seconds)
 {
+	struct rec_outcome o = { rc, res, summary, indexed, NULL, c->store.ops->usage(&c->store, id) };
 	struct trace_rec *r;
 	int ready = 0;
 
 	pthread_mutex_lock(&c->mu);
 	if (rc != INGEST_ECANCEL)
-		ingest_counted(c, rc, res, seconds);
-	r = cat_find(c, id);
-	if (r != NULL)
+		worker_counted(c, rc, res, seconds);
+	if ((r = cat_find(c, id)) != NULL)
 		cat_preview_drop_locked(c, r); /* before the state below: it clears what the preview told */
-	if (r == NULL) {
-		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
-		cat_unindex_locked(c, id);
-	} else if (rc == INGEST_ECANCEL && c->stop) {
-		r->status = TS_QUEUED; /* shutting down: ingest again at the next start */
-	} else {
-		struct trace_rec st;
+	if (r != NULL && rc == INGEST_ECANCEL && c->stop) {
+		rec_queue(r); /* shutting down: ingest again at the next start */
+		rec_stored(r, o.stored);
+	} else if (r != NULL) {
+		struct rec_state st;
 
-		rec_state(&st, r, NULL, rc, res, summary, indexed);
+		rec_outcome(&st, &r->state, &o);
 		summary = NULL;
-		rec_state_take(r, &st);
+		rec_outcome_take(r, &st);
 	}
 	if (r) {
-		r->stored = c->store.ops->usage(&c->store, id);
 		cat_save(c, r, CATDB_STATE);
 		cat_wake(c, r);
-		ready = r->status == TS_READY;
+		ready = r->state.status == TS_READY;
 	}
 	pthread_mutex_unlock(&c->mu);
+	if (r == NULL) {
+		c->store.ops->remove(&c->store, id);
+		cat_unindex(c, id);
+	}
 	free(summary);
 	return ready;
 }
@@ -337,7 +325,7 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	cut = r && (strcmp(r->stream, "dropped") == 0 || strcmp(r->stream, "interrupted") == 0);
+	cut = r && (strcmp(r->state.stream, "dropped") == 0 || strcmp(r->state.stream, "interrupted") == 0);
 	pthread_mutex_unlock(&c->mu);
 	if (cut && res->ndiag < INGEST_MAX_DIAG) {
 		res->diag_name[res->ndiag] = "stream_incomplete";
@@ -346,10 +334,8 @@ static void mark_stream(struct catalog *c, int64_t id, struct ingest_result *res
 }
 
 /* The store could not be reached for trace id's ingest: it goes back in
- * the queue, and no ingest starts for STORE_RETRY_SECONDS, so that a store
- * that is down fails no trace and the worker does not spin on it. */
-#define STORE_RETRY_SECONDS 5
-static void job_wait_store(struct catalog *c, int64_t id, const char *why)
+ * the queue, and no ingest starts for STORE_RETRY_SECONDS. */
+static void run_wait_store(struct catalog *c, int64_t id, const char *why)
 {
 	struct trace_rec *r;
 
@@ -357,14 +343,15 @@ static void job_wait_store(struct catalog *c, int64_t id, const char *why)
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
 		cat_preview_drop_locked(c, r);
-		r->status = TS_QUEUED;
+		rec_queue(r);
 		cat_save(c, r, CATDB_STATE);
-	} else {
-		c->store.ops->remove(&c->store, id); /* deleted while ingesting */
-		cat_unindex_locked(c, id);
 	}
-	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
+	worker_store_down_locked(c);
 	pthread_mutex_unlock(&c->mu);
+	if (r == NULL) { /* deleted while ingesting: as worker_finish */
+		c->store.ops->remove(&c->store, id);
+		cat_unindex(c, id);
+	}
 }
 
 /* Whether trace id came as a live stream (its stream state is set). */
@@ -375,106 +362,136 @@ static int was_live(struct catalog *c, int64_t id)
 
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, id);
-	live = r && r->stream[0] != '\0';
+	live = r && r->state.stream[0] != '\0';
 	pthread_mutex_unlock(&c->mu);
 	return live;
 }
 
-static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		      int indexed, double seconds);
-static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why);
-static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile);
-
-/* Ingests trace id into its database: "trace.db" for this server's own
- * queue, the claim's own file for a shared job (cl not NULL). */
-static void job_run(struct catalog *c, int64_t id, const char *hint, struct claim *cl)
+/* Stores what an ingest made before its trace is ready, so that a ready
+ * trace can always be fetched: its database, and a live trace's source,
+ * which grew after its put (with shared jobs, its server stored it whole
+ * before queueing it: live.c). 0, or CAT_EFAIL / CAT_ESTOREDOWN with
+ * res->error. */
+static int run_publish(struct run *j)
 {
-	struct ingest_result *res = calloc(1, sizeof(*res));
-	struct ingest_opts o = { 0 };
-	struct job j = { c, id, cl };
-	const char *dbfile = cl ? cl->db_file : "trace.db";
-	char src[4096], db[4096], bin[4096];
-	char *summary = NULL;
-	double t0 = ingest_now_s(), t_ingest, t_index = 0, t_warm = 0, secs;
-	int rc, indexed = 0, store = 0, restored = 0, ready;
+	struct catalog *c = j->c;
+	char *err = j->res->error;
+	int rc = c->store.ops->publish(&c->store, j->id, j->dbfile, err, sizeof(j->res->error));
 
-	if (res == NULL)
-		return;
-	cat_path(c, id, "source", src, sizeof(src));
-	c->store.ops->local_path(&c->store, id, dbfile, db, sizeof(db));
-	cat_path(c, id, "binary", bin, sizeof(bin));
+	if (rc == STORAGE_OK && !j->cl && was_live(c, j->id))
+		rc = c->store.ops->publish(&c->store, j->id, "source", err, sizeof(j->res->error));
+	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
+}
+
+/* Ingests the source into j's database, names it with symbols that came
+ * while it ran, reads back its summary and publishes it: the ingest's
+ * result (enum ingest_err), *store how the store answered (0, or
+ * CAT_ESTOREDOWN: the ingest waits for it). */
+static int run_ingest(struct run *j, const char *hint, int *store)
+{
+	struct ingest_result *res = j->res;
+	struct ingest_opts o = { 0 };
+	struct catalog *c = j->c;
+	int rc;
+
 	/* the cache may have let the files go since the upload (or a restart lost it) */
-	c->store.ops->fetch(&c->store, id, "binary", res->error, sizeof(res->error));
-	o.symbols = access(bin, R_OK) == 0 ? bin : NULL;
-	o.progress = job_progress;
-	o.progress_ctx = &j;
+	c->store.ops->fetch(&c->store, j->id, "binary", res->error, sizeof(res->error));
+	o.symbols = access(j->bin, R_OK) == 0 ? j->bin : NULL;
+	o.progress = run_progress;
+	o.progress_ctx = j;
 	o.format = hint[0] ? hint : NULL;
 	res->error[0] = '\0';
-	if ((store = cat_source_restore(c, id, &restored, res->error, sizeof(res->error))) != 0)
+	if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
-		rc = ingest_file_apart(c->o.ingest_exe, src, db, &o, res);
-	t_ingest = ingest_now_s();
+		rc = ingest_file_apart(c->o.ingest_exe, j->src, j->db, &o, res);
+	j->t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
-	if (rc == INGEST_OK && o.symbols == NULL && access(bin, R_OK) == 0 &&
-	    ingest_symbolize(db, bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
+	if (rc == INGEST_OK && o.symbols == NULL && access(j->bin, R_OK) == 0 &&
+	    ingest_symbolize(j->db, j->bin, &res->symbols_named, res->symbols_error, sizeof(res->symbols_error)) != 0)
 		res->symbols_named = 0;
 	if (rc == INGEST_OK)
-		mark_stream(c, id, res);
-	if (rc == INGEST_OK && (summary = cat_summary_json(res, db)) == NULL) {
+		mark_stream(c, j->id, res);
+	if (rc == INGEST_OK && (j->summary = cat_summary_json(res, j->db)) == NULL) {
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be read back after ingest");
 	}
-	/* stored before the trace is ready, so a ready trace can always be fetched;
-	 * a live trace's source grew after its put, so it is stored again whole
-	 * (with shared jobs its server did so before queueing it, live.c) */
-	if (rc == INGEST_OK && ((store = c->store.ops->publish(&c->store, id, dbfile, res->error,
-								   sizeof(res->error))) != 0 ||
-				(!cl && was_live(c, id) && (store = c->store.ops->publish(&c->store, id, "source", res->error,
-										     sizeof(res->error))) != 0)))
+	if (rc == INGEST_OK && (*store = run_publish(j)) != 0)
 		rc = INGEST_EDB;
-	if (store == -2) {
+	return rc;
+}
+
+/* Indexes a ready trace's names before it is ready, so that search never
+ * misses a ready trace, and warms its first view: 1 when indexed. */
+static int run_index(struct run *j)
+{
+	double t = ingest_now_s();
+	int indexed = cat_index_trace(j->c, j->id, j->db) == 0;
+
+	j->t_index = ingest_now_s() - t;
+	warm_first_view(j->db, j->res);
+	j->t_warm = ingest_now_s() - t - j->t_index;
+	return indexed;
+}
+
+/* Where an ingest's time went, as the CLI's summary says it. */
+static void run_log(const struct run *j, double secs)
+{
+	const struct ingest_result *res = j->res;
+
+	fprintf(stderr,
+		"trace-server: trace %" PRId64 " ingested in %.1f s (%.1f MB/s): seconds decoding %.1f, "
+		"matching %.1f, writing %.1f, indexing %.1f; then storing %.1f, search index %.1f, "
+		"first view %.1f; its process peaked at %.0f MB\n",
+		j->id, secs, (double)res->bytes / 1e6 / (secs > 0 ? secs : 1), res->phase_seconds[INGEST_PHASE_DECODE],
+		res->phase_seconds[INGEST_PHASE_BUILD], res->phase_seconds[INGEST_PHASE_WRITE],
+		res->phase_seconds[INGEST_PHASE_INDEX], secs - (j->t_ingest - j->t0) - j->t_index - j->t_warm,
+		j->t_index, j->t_warm, (double)res->peak_rss / 1048576);
+}
+
+static void source_compress(struct catalog *c, int64_t id, int restored, const char *dbfile);
+
+void worker_run(struct catalog *c, int64_t id, const char *hint, struct claim *cl)
+{
+	struct run j = { .c = c, .id = id, .cl = cl, .dbfile = cl ? claim_db_file(cl) : "trace.db" };
+	int rc, indexed = 0, store = 0, ready;
+	double secs;
+
+	if ((j.res = calloc(1, sizeof(*j.res))) == NULL)
+		return;
+	j.t0 = ingest_now_s();
+	cat_path(c, id, "source", j.src, sizeof(j.src));
+	c->store.ops->local_path(&c->store, id, j.dbfile, j.db, sizeof(j.db));
+	cat_path(c, id, "binary", j.bin, sizeof(j.bin));
+	rc = run_ingest(&j, hint, &store);
+	if (store == CAT_ESTOREDOWN) {
 		if (cl)
-			claim_wait_store(c, cl, res->error);
+			claim_wait_store(c, cl, j.res->error);
 		else
-			job_wait_store(c, id, res->error);
-		free(summary);
-		free(res);
+			run_wait_store(c, id, j.res->error);
+		free(j.summary);
+		free(j.res);
 		return;
 	}
-	/* indexed before the trace is ready, so search never misses a ready trace */
-	if (rc == INGEST_OK) {
-		double t = ingest_now_s();
-
-		indexed = cat_index_trace(c, id, db) == 0;
-		t_index = ingest_now_s() - t;
-		warm_first_view(db, res);
-		t_warm = ingest_now_s() - t - t_index;
-	}
-	secs = ingest_now_s() - t0;
-	/* where an ingest's time went, as the CLI's summary says it */
 	if (rc == INGEST_OK)
-		fprintf(stderr,
-			"trace-server: trace %" PRId64 " ingested in %.1f s (%.1f MB/s): seconds decoding %.1f, "
-			"matching %.1f, writing %.1f, indexing %.1f; then storing %.1f, search index %.1f, "
-			"first view %.1f; its process peaked at %.0f MB\n",
-			id, secs, (double)res->bytes / 1e6 / (secs > 0 ? secs : 1), res->phase_seconds[INGEST_PHASE_DECODE],
-			res->phase_seconds[INGEST_PHASE_BUILD], res->phase_seconds[INGEST_PHASE_WRITE],
-			res->phase_seconds[INGEST_PHASE_INDEX],
-			secs - (t_ingest - t0) - t_index - t_warm, t_index, t_warm, (double)res->peak_rss / 1048576);
+		indexed = run_index(&j);
+	secs = ingest_now_s() - j.t0;
+	if (rc == INGEST_OK)
+		run_log(&j, secs);
 	if (cl)
-		ready = job_commit(c, cl, rc, res, summary, indexed, secs);
+		ready = claim_commit(c, cl, rc, j.res, j.summary, indexed, secs);
 	else
-		ready = job_finish(c, id, rc, res, summary, indexed, secs);
+		ready = worker_finish(c, id, rc, j.res, j.summary, indexed, secs);
+	/* the level of detail warmed, then the source kept compressed from
+	 * now on (the next ingest waits for both); a copy restored for this
+	 * ingest goes either way */
 	if (ready)
-		warm_lod(c, db);
-	/* the source kept compressed from now on (the next ingest waits for
-	 * it); a copy restored for this ingest goes either way */
+		warm_lod(c, j.db);
 	if (ready)
-		source_compress(c, id, restored, dbfile);
-	else if (restored)
+		source_compress(c, id, j.restored, j.dbfile);
+	else if (j.restored)
 		cat_source_drop_copy(c, id);
-	free(res);
+	free(j.res);
 	/* readers of its preview (or of a database ingested before) open
 	 * the new one at their next request; what they held goes now */
 	if (c->o.db_gone)
@@ -484,100 +501,7 @@ static void job_run(struct catalog *c, int64_t id, const char *hint, struct clai
 	heap_release();
 }
 
-/* ---- shared ingest jobs ------------------------------------------------------ */
-
-enum { LEASE_MS = 10000, CLAIM_POLL_MS = 200 };
-
-/* An integer from the environment within [lo, hi], else def. */
-static int env_int(const char *name, int def, int lo, int hi)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (v == NULL || v[0] == '\0')
-		return def;
-	n = strtol(v, &end, 10);
-	return *end == '\0' && n >= lo && n <= hi ? (int)n : def;
-}
-
-void cat_jobs_init(struct catalog *c, int shared_store)
-{
-	char host[64] = "";
-
-	c->jobs = c->shared && shared_store && c->db->ops->job_claim != NULL;
-	/* TRACE_SERVER_JOB_LEASE_MS: docs/DEPLOY.md; the delays are for tests only */
-	c->lease_ms = env_int("TRACE_SERVER_JOB_LEASE_MS", LEASE_MS, 300, 3600000);
-	c->commit_delay_ms = env_int("TRACE_SERVER_TEST_COMMIT_DELAY_MS", 0, 0, 600000);
-	c->ingest_delay_ms = env_int("TRACE_SERVER_TEST_INGEST_DELAY_MS", 0, 0, 60000);
-	gethostname(host, sizeof(host) - 1);
-	snprintf(c->owner, sizeof(c->owner), "%s:%ld", host, (long)getpid());
-}
-
-void cat_job_queue_locked(struct catalog *c, struct trace_rec *r)
-{
-	char err[512];
-	int rc = c->db->ops->job_queue(c->db, r->id, err, sizeof(err));
-
-	if (rc == CATDB_OK)
-		return;
-	fprintf(stderr, "trace-server: trace %" PRId64 "'s ingest job was not queued: %s\n", r->id, err);
-	if (rc == CATDB_EDOWN) {
-		/* saved and queued again by cat_sync when the database is back */
-		c->unsaved += r->unsaved == 0;
-		r->unsaved |= 1u << CATDB_STATE;
-	}
-}
-
-/* The heartbeat: renews the claim's lease every lease / 3 until the job
- * ends, or until a renewal finds the job claimed by another server. */
-static void *beat_main(void *arg)
-{
-	struct job *j = arg;
-	struct claim *cl = j->cl;
-	char err[512];
-	int rc;
-
-	pthread_mutex_lock(&cl->mu);
-	while (!cl->ended) {
-		cond_wait_ms(&cl->cv, &cl->mu, j->c->lease_ms / 3);
-		if (cl->ended)
-			break;
-		pthread_mutex_unlock(&cl->mu);
-		rc = j->c->db->ops->job_renew(j->c->db, &cl->job, j->c->lease_ms, err, sizeof(err));
-		pthread_mutex_lock(&cl->mu);
-		if (rc == CATDB_ENOENT) {
-			fprintf(stderr, "trace-server: trace %" PRId64 ": the ingest job's claim (token %" PRId64
-					") was lost: another server claimed it since\n",
-				cl->job.trace, cl->job.token);
-			atomic_store(&cl->lost, 1);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cl->mu);
-	return NULL;
-}
-
-/* The store could not be reached: the job stays claimed until its lease
- * runs out, then any server's worker (this one too) takes it again. */
-static void claim_wait_store(struct catalog *c, struct claim *cl, const char *why)
-{
-	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", cl->job.trace, why);
-	pthread_mutex_lock(&c->mu);
-	c->store_retry_at = time(NULL) + STORE_RETRY_SECONDS;
-	pthread_mutex_unlock(&c->mu);
-}
-
-/* Bytes of trace id's files, its claim's database among them (usage knows
- * only the fixed names). */
-static uint64_t claim_stored(struct catalog *c, int64_t id, const char *dbfile)
-{
-	char path[4096];
-	struct stat st;
-
-	c->store.ops->local_path(&c->store, id, dbfile, path, sizeof(path));
-	return c->store.ops->usage(&c->store, id) + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
-}
+/* ---- the thread ----------------------------------------------------------- */
 
 /* Keeps ready trace id's source compressed (restored: "source" is a copy
  * made for its ingest), then counts its stored bytes again, dbfile its
@@ -592,217 +516,67 @@ static void source_compress(struct catalog *c, int64_t id, int restored, const c
 		stored = strcmp(dbfile, "trace.db") == 0 ? c->store.ops->usage(&c->store, id)
 							 : claim_stored(c, id, dbfile);
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL && r->status == TS_READY) {
+	if ((r = cat_find(c, id)) != NULL && r->state.status == TS_READY) {
 		r->source_seen = 1;
-		if (kept && r->stored != stored) {
-			r->stored = stored;
+		if (kept && r->state.stored != stored) {
+			rec_stored(r, stored);
 			cat_save(c, r, CATDB_STATE);
 		}
 	}
 	pthread_mutex_unlock(&c->mu);
 }
 
-/*
- * Ends a claimed job: the result is committed with job_done, which the
- * catalog refuses when another server claimed the job since (this one's
- * lease ran out); the refused claim's object is removed from the store,
- * and a committed claim removes every other claim's.
- * A commit that fails otherwise (the database down) leaves the job to be
- * claimed again when its lease runs out. Takes summary. Returns 1 when
- * this claim committed the trace ready.
- */
-static int job_commit(struct catalog *c, struct claim *cl, int rc, const struct ingest_result *res, char *summary,
-		      int indexed, double seconds)
+enum { PRUNE_MAX = 64 };
+
+/* Takes out of the records (under mu) failed traces older than
+ * keep_failed and what the retention bounds give up, at most max of them,
+ * into gone; stops early when the database cannot remove one (the next
+ * round tries again). Returns how many. */
+static size_t prune_locked(struct catalog *c, struct trace_rec **gone, size_t max)
 {
-	int64_t id = cl->job.trace;
-	uint64_t stored = claim_stored(c, id, cl->db_file);
-	struct trace_rec *r, st;
-	char err[512];
-	int done, ready = 0;
-
-	if (rc == INGEST_ECANCEL) {
-		/* lost, deleted or stopping: another claim (or the next start) ends it */
-		free(summary);
-		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return 0;
-	}
-	if (c->commit_delay_ms > 0) {
-		/* tests only: a window to pause or kill this server in; a
-		 * deadline on the monotonic clock, which runs on while the
-		 * process is stopped, so a resumed server commits at once */
-		struct timespec until;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += c->commit_delay_ms / 1000;
-		until.tv_nsec += (long)(c->commit_delay_ms % 1000) * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-			;
-	}
-	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) == NULL) {
-		pthread_mutex_unlock(&c->mu);
-		free(summary);
-		c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err));
-		return 0;
-	}
-	rec_state(&st, r, cl, rc, res, summary, indexed);
-	st.stored = stored;
-	done = c->db->ops->job_done(c->db, &cl->job, &st, err, sizeof(err));
-	if (done == CATDB_OK) {
-		ingest_counted(c, rc, res, seconds);
-		rec_state_take(r, &st);
-		cat_wake(c, r);
-		ready = r->status == TS_READY;
-		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job committed (token %" PRId64
-				", attempt %d, %s)\n",
-			id, cl->job.token, cl->job.attempts, cat_status_names[r->status]);
-	} else {
-		free(st.summary);
-		free(st.error_msg);
-		free(st.symbols_error);
-	}
-	pthread_mutex_unlock(&c->mu);
-	/* the trace is this claim's now: what other claims published (a
-	 * server killed between its publish and its commit) goes; a stale
-	 * claim still running is refused at its commit all the same */
-	if (done == CATDB_OK && c->store.ops->prune(&c->store, id, "trace-", cl->db_file, err, sizeof(err)) != 0)
-		fprintf(stderr, "trace-server: trace %" PRId64 ": other claims' objects stay in the store: %s\n", id, err);
-	if (done == CATDB_ENOENT) {
-		int gone = c->store.ops->drop(&c->store, id, cl->db_file, err, sizeof(err)) == 0;
-
-		fprintf(stderr, "trace-server: trace %" PRId64 ": commit refused (token %" PRId64
-				" lost its lease to another server); its object %s %s\n",
-			id, cl->job.token, cl->db_file, gone ? "was removed" : "stays in the store");
-	} else if (done != CATDB_OK) {
-		fprintf(stderr, "trace-server: trace %" PRId64 ": ingest job not committed: %s\n", id, err);
-	}
-	return ready;
-}
-
-/* Ends a claim found with nothing to do: its trace was deleted, or it is
- * ready or failed already (a job queued again at a start, while another
- * server finished it). job_done writes back the record as read. */
-static void claim_drop(struct catalog *c, struct claim *cl, struct trace_rec *r)
-{
-	struct trace_rec gone;
-	char err[512];
-
-	if (r == NULL) {
-		memset(&gone, 0, sizeof(gone));
-		gone.id = cl->job.trace; /* no row: job_done's write changes nothing */
-		gone.status = TS_FAILED;
-		r = &gone;
-	}
-	if (c->db->ops->job_done(c->db, &cl->job, r, err, sizeof(err)) != CATDB_OK)
-		fprintf(stderr, "trace-server: trace %" PRId64 ": stale ingest job not ended: %s\n", cl->job.trace,
-			err);
-}
-
-/*
- * Claims a job and runs it (called and returning under mu). 1 when a job
- * was claimed, 0 when none was free or the database cannot be reached.
- */
-static int claim_run(struct catalog *c)
-{
-	struct claim cl;
-	struct job beat = { c, 0, &cl };
-	struct trace_rec *r;
-	char err[512], hint[16];
+	struct cat_removal plan[PRUNE_MAX];
+	time_t now = time(NULL);
+	size_t i = 0, n = 0, k;
 	int rc;
 
-	memset(&cl, 0, sizeof(cl));
-	pthread_mutex_unlock(&c->mu);
-	rc = c->db->ops->job_claim(c->db, c->owner, c->lease_ms, &cl.job, err, sizeof(err));
-	pthread_mutex_lock(&c->mu);
-	if (rc != CATDB_OK) {
-		if (rc != CATDB_ENOENT)
-			fprintf(stderr, "trace-server: no ingest job claimed: %s\n", err);
-		return 0;
-	}
-	/* the record as the database holds it now (another server's upload, or a deletion) */
-	if (cat_sync_locked(c, 1) != 0)
-		return 1; /* unknown: the lease runs out and the job is claimed again */
-	r = cat_find(c, cl.job.trace);
-	if (r == NULL || (r->status != TS_QUEUED && r->status != TS_INGESTING)) {
-		claim_drop(c, &cl, r);
-		return 1;
-	}
-	snprintf(cl.db_file, sizeof(cl.db_file), "trace-%" PRId64 ".db", cl.job.token);
-	r->status = TS_INGESTING; /* here only: the record's state is written at the commit */
-	r->bytes_done = 0;
-	memset(&r->ingest, 0, sizeof(r->ingest));
-	c->running = r->id;
-	snprintf(hint, sizeof(hint), "%s", r->format_hint);
-	pthread_mutex_unlock(&c->mu);
-	pthread_mutex_init(&cl.mu, NULL);
-	pthread_cond_init(&cl.cv, NULL);
-	beat.id = cl.job.trace;
-	if (pthread_create(&cl.beat, NULL, beat_main, &beat) != 0) {
-		pthread_mutex_destroy(&cl.mu);
-		pthread_cond_destroy(&cl.cv);
-		pthread_mutex_lock(&c->mu);
-		c->running = 0;
-		c->seen = 0; /* its state here is not the database's: read again */
-		return 1;    /* claimed again when the lease runs out */
-	}
-	job_run(c, cl.job.trace, hint, &cl);
-	pthread_mutex_lock(&cl.mu);
-	cl.ended = 1;
-	pthread_cond_signal(&cl.cv);
-	pthread_mutex_unlock(&cl.mu);
-	pthread_join(cl.beat, NULL);
-	pthread_mutex_destroy(&cl.mu);
-	pthread_cond_destroy(&cl.cv);
-	pthread_mutex_lock(&c->mu);
-	c->running = 0;
-	/* not committed here (refused, lost, failed): the record missed what
-	 * others wrote while it ran (sync.c leaves it alone), so every record
-	 * is read again */
-	if ((r = cat_find(c, cl.job.trace)) != NULL && r->status == TS_INGESTING)
-		c->seen = 0;
-	return 1;
-}
+	while (i < c->n && n < max) {
+		struct trace_rec *r = c->v[i];
 
-/* One round of the worker with shared jobs (under mu): a job claimed and
- * run, or a short wait (jobs are queued by other servers too, so the
- * worker asks the catalog every CLAIM_POLL_MS; what others changed
- * meanwhile is the syncer's to read, sync.c). */
-static void jobs_round(struct catalog *c)
-{
-	if (time(NULL) >= c->store_retry_at && claim_run(c))
-		return;
-	cond_wait_ms(&c->work, &c->mu, CLAIM_POLL_MS);
-}
-
-/* Removes failed traces older than keep_failed and what the retention
- * bounds give up (under mu). */
-static void prune(struct catalog *c)
-{
-	struct cat_removal plan[64];
-	time_t now = time(NULL);
-	size_t i = 0, n;
-
-	while (i < c->n) {
-		struct trace_rec *r = c->v[i], *gone;
-
-		if (r->status == TS_FAILED && !r->foreign && r->waiters == NULL &&
-		    (int64_t)(now - r->created) >= c->o.keep_failed) {
+		if (r->state.status == TS_FAILED && !r->sync.foreign && r->waiters == NULL &&
+		    (int64_t)(now - r->state.created) >= c->o.keep_failed) {
 			fprintf(stderr, "trace-server: removing failed trace %" PRId64 " (older than --keep-failed)\n",
 				r->id);
-			if ((gone = cat_remove_locked(c, r->id, NULL)) == NULL)
-				return; /* the database is down: the next round tries again */
-			cat_rec_free(gone);
+			if ((gone[n] = cat_remove_locked(c, r->id, &rc)) == NULL)
+				return n; /* the database is down: the next round tries again */
+			n++;
 			continue;
 		}
 		i++;
 	}
-	n = cat_retention_plan(c->v, c->n, &c->o, now, plan, sizeof(plan) / sizeof(plan[0]));
-	for (i = 0; i < n; i++) {
+	k = cat_retention_plan(c->v, c->n, &c->o, now, plan, max - n);
+	for (i = 0; i < k; i++) {
 		fprintf(stderr, "trace-server: retention removes trace %" PRId64 " (%s)\n", plan[i].id,
 			strcmp(plan[i].reason, "age") == 0 ? "older than --retain-days" : "over --retain-bytes");
-		cat_rec_free(cat_remove_locked(c, plan[i].id, NULL));
+		if ((gone[n] = cat_remove_locked(c, plan[i].id, &rc)) != NULL)
+			n++;
+	}
+	return n;
+}
+
+/* Removes what prune_locked gives up (called and returning under mu; the
+ * files are removed without it), until nothing more is. */
+static void prune(struct catalog *c)
+{
+	struct trace_rec *gone[PRUNE_MAX];
+	size_t n, i;
+
+	while ((n = prune_locked(c, gone, PRUNE_MAX)) > 0) {
+		pthread_mutex_unlock(&c->mu);
+		for (i = 0; i < n; i++)
+			cat_rec_drop(c, gone[i]);
+		pthread_mutex_lock(&c->mu);
+		if (n < PRUNE_MAX)
+			break;
 	}
 }
 
@@ -813,7 +587,7 @@ static struct trace_rec *next_unindexed(struct catalog *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i]->status == TS_READY && !c->v[i]->indexed && !c->v[i]->foreign)
+		if (c->v[i]->state.status == TS_READY && !c->v[i]->state.indexed && !c->v[i]->sync.foreign)
 			return c->v[i];
 	return NULL;
 }
@@ -836,7 +610,7 @@ static int source_catch_up(struct catalog *c)
 
 	for (i = 0; i < c->n && n < SOURCE_LOOKS; i++) {
 		r = c->v[i];
-		if (r->status == TS_READY && !r->foreign && !r->source_seen) {
+		if (r->state.status == TS_READY && !r->sync.foreign && !r->source_seen) {
 			snprintf(dbfile[n], sizeof(dbfile[n]), "%s", cat_db_file(r));
 			ids[n++] = r->id;
 		}
@@ -861,40 +635,52 @@ static void index_one(struct catalog *c, struct trace_rec *r)
 	int ok;
 
 	c->store.ops->local_path(&c->store, id, cat_db_file(r), db, sizeof(db));
-	r->indexed = -1; /* being indexed: not picked again */
+	rec_indexed(r, -1); /* being indexed: not picked again */
 	pthread_mutex_unlock(&c->mu);
 	ok = cat_fetch(c, id, "trace.db", NULL, 0) == 0 && cat_index_trace(c, id, db) == 0;
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) == NULL) {
-		cat_unindex_locked(c, id);
+	if ((r = cat_find(c, id)) != NULL) {
+		rec_indexed(r, ok ? 1 : 2); /* 2: failed, not tried again until restart */
+		if (ok)
+			cat_save(c, r, CATDB_STATE);
 		return;
 	}
-	r->indexed = ok ? 1 : 2; /* 2: failed, not tried again until restart */
-	if (ok)
-		cat_save(c, r, CATDB_STATE);
+	/* deleted meanwhile: rows written after its removal go */
+	pthread_mutex_unlock(&c->mu);
+	cat_unindex(c, id);
+	pthread_mutex_lock(&c->mu);
 }
 
-void *cat_worker_main(void *arg)
+/* The next trace of this server's own queue (under mu), or NULL. */
+static struct trace_rec *next_queued(struct catalog *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i]->state.status == TS_QUEUED && !c->v[i]->sync.foreign)
+			return c->v[i];
+	return NULL;
+}
+
+static void *worker_main(void *arg)
 {
 	struct catalog *c = arg;
 	char hint[16];
 	int64_t id;
-	size_t i;
 
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		struct trace_rec *next = NULL, *unindexed;
 
 		prune(c);
-		for (i = 0; i < c->n && next == NULL && !c->jobs; i++)
-			if (c->v[i]->status == TS_QUEUED && !c->v[i]->foreign)
-				next = c->v[i];
+		if (!c->shared_jobs)
+			next = next_queued(c);
 		if (next == NULL && (unindexed = next_unindexed(c)) != NULL) {
 			index_one(c, unindexed);
 			continue;
 		}
-		if (c->jobs) {
-			jobs_round(c);
+		if (c->shared_jobs) {
+			cat_jobs_round(c);
 			continue;
 		}
 		if (next == NULL && source_catch_up(c))
@@ -904,26 +690,39 @@ void *cat_worker_main(void *arg)
 			 * --keep-failed) to remove old traces */
 			int64_t keep = c->o.keep_failed;
 
-			cond_wait_ms(&c->work, &c->mu, 1000 * (keep < 60 ? (keep > 0 ? keep : 1) : 60));
+			cat_worker_nap_locked(c, 1000 * (keep < 60 ? (keep > 0 ? keep : 1) : 60));
 			continue;
 		}
-		if (time(NULL) < c->store_retry_at) {
-			struct timespec until = { c->store_retry_at, 0 };
+		if (!worker_store_up_locked(c)) {
+			struct timespec until = { c->worker->store_retry_at, 0 };
 
-			pthread_cond_timedwait(&c->work, &c->mu, &until);
+			pthread_cond_timedwait(&c->worker->work, &c->mu, &until);
 			continue;
 		}
 		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
-		next->status = TS_INGESTING;
-		next->bytes_done = 0;
-		memset(&next->ingest, 0, sizeof(next->ingest));
+		rec_start_ingest(next);
 		cat_save(c, next, CATDB_STATE);
-		snprintf(hint, sizeof(hint), "%s", next->format_hint);
+		snprintf(hint, sizeof(hint), "%s", next->state.format_hint);
 		id = next->id;
 		pthread_mutex_unlock(&c->mu);
-		job_run(c, id, hint, NULL);
+		worker_run(c, id, hint, NULL);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
+}
+
+int cat_worker_start(struct catalog *c)
+{
+	if (pthread_create(&c->worker->thread, NULL, worker_main, c) != 0)
+		return CAT_EFAIL;
+	c->worker->started = 1;
+	return 0;
+}
+
+void cat_worker_join(struct catalog *c)
+{
+	if (c->worker->started)
+		pthread_join(c->worker->thread, NULL);
+	c->worker->started = 0;
 }

@@ -130,7 +130,7 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 	 * and the stat: named again, the file is then the trace's database */
 	for (tries = 0;; tries++) {
 		cat_path(s->cat, id, "trace.db", path, sizeof(path));
-		if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == -2)) {
+		if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == CAT_ESTOREDOWN)) {
 			fprintf(stderr, "trace-server: trace %" PRId64 ": %s\n", id, err);
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;

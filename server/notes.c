@@ -23,13 +23,13 @@ static const char *arg(const struct call *x, const char *key)
 static enum MHD_Result note_error(struct call *x, int rc, const char *err)
 {
 	switch (rc) {
-	case CAT_NOTE_ENOTRACE:
+	case CAT_ENOTRACE:
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
-	case CAT_NOTE_ENONOTE:
+	case CAT_ENONOTE:
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no note with this id");
-	case CAT_NOTE_ENOTREADY:
+	case CAT_ENOTREADY:
 		return srv_send_error(x->c, x->r, 409, "not_ready", err);
-	case CAT_NOTE_EINVAL:
+	case CAT_EINVAL:
 		return srv_send_error(x->c, x->r, 400, "bad_note", err);
 	case CAT_EUNAVAILABLE:
 		return srv_send_error(x->c, x->r, 503, "catalog_unavailable", err);

@@ -414,6 +414,8 @@ static enum MHD_Result h_list(struct call *x)
 	jb_init(&b);
 	if ((rc = cat_list_json(x->s->cat, f, &b, err, sizeof(err))) != 0) {
 		jb_fini(&b);
+		/* CAT_EINVAL, and also (as it always was) CAT_EFAIL: the notes'
+		 * counts that could not be read, or memory */
 		ret = rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", err)
 					     : srv_send_error(x->c, x->r, 400, "bad_cursor", err);
 		goto out;
@@ -437,8 +439,8 @@ static enum MHD_Result h_trace(struct call *x)
 	if ((rc = cat_json(x->s->cat, x->ids[0], &b)) != 0) {
 		jb_fini(&b);
 		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN)
-		       : rc == -2 ? srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be read")
-				  : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		       : rc == CAT_EFAIL ? srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be read")
+					 : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
 	}
 	return srv_send_json(x->c, x->r, 200, &b);
 }
@@ -449,7 +451,7 @@ static enum MHD_Result h_delete(struct call *x)
 
 	if (rc == CAT_EUNAVAILABLE)
 		return srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN);
-	if (rc == -3)
+	if (rc == CAT_EFAIL)
 		return srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be written");
 	if (rc != 0)
 		return srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
@@ -564,11 +566,11 @@ static enum MHD_Result h_patch(struct call *x)
 		p.unset = unset;
 	}
 	rc = cat_patch(x->s->cat, x->ids[0], &p, err, sizeof(err));
-	if (rc == -1)
+	if (rc == CAT_ENOTRACE)
 		ret = srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
-	else if (rc == -2)
+	else if (rc == CAT_ELABELS)
 		ret = srv_send_error(x->c, x->r, 400, "too_many_labels", err);
-	else if (rc == -5)
+	else if (rc == CAT_EINVAL)
 		ret = srv_send_error(x->c, x->r, 400, "bad_patch", err);
 	else if (rc == CAT_EUNAVAILABLE)
 		ret = srv_send_error(x->c, x->r, 503, "catalog_unavailable", err);
@@ -609,15 +611,15 @@ static enum MHD_Result h_file(struct call *x)
 	struct cat_source *src = NULL;
 	enum MHD_Result ret;
 	uint64_t size;
-	int fd, rc = -1;
+	int fd, rc = CAT_ENOTRACE;
 
 	if (cat_status(x->s->cat, x->ids[0]) >= 0)
 		src = cat_source_open(x->s->cat, x->ids[0], &rc, err, sizeof(err));
-	if (src == NULL && rc == -2)
+	if (src == NULL && rc == CAT_ESTOREDOWN)
 		return srv_send_retry(x->c, x->r, "store_unavailable", err);
-	if (src == NULL && rc == -3)
+	if (src == NULL && rc == CAT_EFAIL)
 		fprintf(stderr, "trace-server: trace %" PRId64 "'s source: %s\n", x->ids[0], err);
-	if (src == NULL && rc == -3)
+	if (src == NULL && rc == CAT_EFAIL)
 		return srv_send_error(x->c, x->r, 500, "io_error", "the trace's file cannot be read");
 	if (src == NULL || cat_status(x->s->cat, x->ids[0]) < 0) {
 		cat_source_close(src);
@@ -697,7 +699,7 @@ static enum MHD_Result h_export(struct call *x)
 	if (fmt && strcmp(fmt, "chrome-json") != 0)
 		return srv_send_error(x->c, x->r, 400, "bad_parameter", "'format' must be chrome-json");
 	cat_path(x->s->cat, x->ids[0], "trace.db", path, sizeof(path));
-	if (cat_fetch(x->s->cat, x->ids[0], "trace.db", disp, sizeof(disp)) == -2)
+	if (cat_fetch(x->s->cat, x->ids[0], "trace.db", disp, sizeof(disp)) == CAT_ESTOREDOWN)
 		return srv_send_retry(x->c, x->r, "store_unavailable", disp);
 	program = xray_program(x);
 	e = qry_export_open(path, program, &err);

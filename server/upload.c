@@ -217,8 +217,8 @@ static enum MHD_Result live_begin(struct server *s, struct MHD_Connection *c, st
 		snprintf(r->up->live->err, sizeof(r->up->live->err), "%s", err);
 		if (r->up->live->id == CAT_EUNAVAILABLE)
 			return srv_send_error(c, r, 503, "catalog_unavailable", r->up->live->err);
-		return srv_send_error(c, r, r->up->live->id == -2 ? 400 : 507,
-				      r->up->live->id == -2 ? "bad_parameter" : "storage_failed", r->up->live->err);
+		return srv_send_error(c, r, r->up->live->id == CAT_EINVAL ? 400 : 507,
+				      r->up->live->id == CAT_EINVAL ? "bad_parameter" : "storage_failed", r->up->live->err);
 	}
 	return MHD_YES;
 }
@@ -335,9 +335,9 @@ static void live_chunk(struct server *s, struct req *r, const char *data, size_t
 		lv->size += (uint64_t)k;
 	}
 	rc = cat_live_grew(s->cat, lv->id, lv->size, lv->err, sizeof(lv->err));
-	if (rc == -2)
+	if (rc == CAT_ENOTRACE)
 		upload_fail(r, 404, "not_found", "the trace was deleted while it was streamed");
-	else if (rc == -3)
+	else if (rc == CAT_EBADTRACE)
 		upload_fail(r, 422, "not_a_trace", lv->err);
 }
 
@@ -452,7 +452,7 @@ static enum MHD_Result answer_or_wait(struct server *s, struct MHD_Connection *c
 	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
 		r->up->suspended = 1;
 		r->up->wait_id = id;
-		if (cat_wait(s->cat, id, c) == 0)
+		if (cat_wait(s->cat, id, c))
 			return MHD_YES;
 	}
 	return upload_answer(s, c, r, id);
@@ -527,13 +527,13 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	nw.binary_spool = r->up->binary.size ? r->up->binary.path : NULL;
 	nw.binary_filename = r->up->binary_filename;
 	id = cat_add(s->cat, &nw, err, sizeof(err));
-	if (id == -2)
+	if (id == CAT_EINVAL)
 		return srv_send_error(c, r, 400, "bad_parameter", err);
 	if (id == CAT_EUNAVAILABLE)
 		return srv_send_error(c, r, 503, "catalog_unavailable", err);
-	if (id == -3)
+	if (id == CAT_ESTOREDOWN)
 		return srv_send_retry(c, r, "store_unavailable", err);
-	if (id < 0)
+	if (id < 0) /* CAT_EFAIL */
 		return srv_send_error(c, r, 507, "storage_failed", err);
 	r->up->file.path[0] = '\0'; /* the catalog owns the files now */
 	r->up->binary.path[0] = '\0';

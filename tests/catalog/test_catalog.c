@@ -54,26 +54,26 @@ static void test_labels(void **state)
 	assert_int_equal(cat_label_parse("empty=", 0, &l, err, sizeof(err)), 0);
 	assert_string_equal(l.value, "");
 	assert_int_equal(cat_label_parse("utf=caf\xc3\xa9", 0, &l, err, sizeof(err)), 0);
-	assert_int_equal(cat_label_parse("bare", 0, &l, err, sizeof(err)), -1);
+	assert_int_equal(cat_label_parse("bare", 0, &l, err, sizeof(err)), CAT_EINVAL);
 	assert_int_equal(cat_label_parse("bare", 1, &l, err, sizeof(err)), 0);
-	assert_int_equal(cat_label_parse("=v", 0, &l, err, sizeof(err)), -1);
-	assert_int_equal(cat_label_parse("a b=v", 0, &l, err, sizeof(err)), -1);
-	assert_int_equal(cat_label_parse("k=line\nbreak", 0, &l, err, sizeof(err)), -1);
-	assert_int_equal(cat_label_parse("k=\xc3", 0, &l, err, sizeof(err)), -1); /* cut UTF-8 */
+	assert_int_equal(cat_label_parse("=v", 0, &l, err, sizeof(err)), CAT_EINVAL);
+	assert_int_equal(cat_label_parse("a b=v", 0, &l, err, sizeof(err)), CAT_EINVAL);
+	assert_int_equal(cat_label_parse("k=line\nbreak", 0, &l, err, sizeof(err)), CAT_EINVAL);
+	assert_int_equal(cat_label_parse("k=\xc3", 0, &l, err, sizeof(err)), CAT_EINVAL); /* cut UTF-8 */
 	memset(big, 'k', 65);
 	strcpy(big + 65, "=v");
-	assert_int_equal(cat_label_parse(big, 0, &l, err, sizeof(err)), -1);
+	assert_int_equal(cat_label_parse(big, 0, &l, err, sizeof(err)), CAT_EINVAL);
 	big[64] = '=';
 	assert_int_equal(cat_label_parse(big, 0, &l, err, sizeof(err)), 0);
 	memset(big, 'v', sizeof(big) - 1);
 	big[0] = 'k';
 	big[1] = '=';
 	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(cat_label_parse(big, 0, &l, err, sizeof(err)), -1);
+	assert_int_equal(cat_label_parse(big, 0, &l, err, sizeof(err)), CAT_EINVAL);
 	assert_int_equal(cat_text_check("name", "ok name", 16, 0, err, sizeof(err)), 0);
-	assert_int_equal(cat_text_check("name", "two\nlines", 16, 0, err, sizeof(err)), -1);
+	assert_int_equal(cat_text_check("name", "two\nlines", 16, 0, err, sizeof(err)), CAT_EINVAL);
 	assert_int_equal(cat_text_check("description", "two\nlines", 16, 1, err, sizeof(err)), 0);
-	assert_int_equal(cat_text_check("name", "seventeen bytes!!", 16, 0, err, sizeof(err)), -1);
+	assert_int_equal(cat_text_check("name", "seventeen bytes!!", 16, 0, err, sizeof(err)), CAT_EINVAL);
 }
 
 static void test_retention_plan(void **state)
@@ -90,12 +90,12 @@ static void test_retention_plan(void **state)
 	for (i = 0; i < 5; i++) {
 		v[i] = &r[i];
 		r[i].id = (int64_t)i + 1;
-		r[i].status = TS_READY;
-		r[i].stored = 100;
-		r[i].created = now - (time_t)(10 - i) * 86400; /* 10, 9, 8, 7, 6 days old */
+		r[i].state.status = TS_READY;
+		r[i].state.stored = 100;
+		r[i].state.created = now - (time_t)(10 - i) * 86400; /* 10, 9, 8, 7, 6 days old */
 	}
-	r[0].pinned = 1;
-	r[2].status = TS_INGESTING;
+	r[0].meta.pinned = 1;
+	r[2].state.status = TS_INGESTING;
 	/* no bounds: nothing */
 	assert_int_equal(cat_retention_plan(v, 5, &o, now, out, 8), 0);
 	/* by age: 9 days or more, not the pinned one, not the one ingesting */
@@ -235,19 +235,19 @@ static void test_patch_checks(void **state)
 	memset(big, 'n', 1025);
 	big[1025] = '\0';
 	p.name = big;
-	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), CAT_EINVAL);
 	p.name = "";
-	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), CAT_EINVAL);
 	p.name = NULL;
 	p.description = "a bell \a rings";
-	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), CAT_EINVAL);
 	p.description = NULL;
 	memset(&l, 0, sizeof(l));
 	snprintf(l.key, sizeof(l.key), "bad key");
 	snprintf(l.value, sizeof(l.value), "v");
 	p.set = &l;
 	p.nset = 1;
-	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), -5);
+	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), CAT_EINVAL);
 	jb_init(&b);
 	assert_int_equal(cat_json(g_cat, 1, &b), 0);
 	jb_raw(&b, "", 1);

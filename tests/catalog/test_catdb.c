@@ -266,7 +266,7 @@ static void test_records(void **state)
 	note(b, "get", s);
 	free(s);
 	s = trace_json(c, cc + 100, &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_ENOTRACE);
 	free(s);
 	s = list_json(c, "RUN", NULL, CAT_SORT_NAME, 0, 10, NULL, &rc);
 	assert_int_equal(rc, 0);
@@ -289,7 +289,7 @@ static void test_records(void **state)
 	free(s);
 	free(cur);
 	s = list_json(c, NULL, NULL, CAT_SORT_NAME, 1, 1, "zz", &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_EINVAL);
 	free(s);
 	/* a patch: renamed, pinned, one label set and one removed */
 	snprintf(set[0].key, sizeof(set[0].key), "owner");
@@ -301,14 +301,14 @@ static void test_records(void **state)
 	p.unset = unset;
 	p.nunset = 1;
 	assert_int_equal(cat_patch(c, a, &p, err, sizeof(err)), 0);
-	assert_int_equal(cat_patch(c, cc + 100, &p, err, sizeof(err)), -1);
+	assert_int_equal(cat_patch(c, cc + 100, &p, err, sizeof(err)), CAT_ENOTRACE);
 	s = trace_json(c, a, &rc);
 	assert_non_null(strstr(s, "\"labels\":{\"device\":\"x64\",\"owner\":\"caf\xc3\xa9 \\\"q\\\" \\\\ {x,y}\"}"));
 	assert_non_null(strstr(s, "\"pinned\":true"));
 	note(b, "patched", s);
 	free(s);
 	assert_int_equal(cat_delete(c, bb), 0);
-	assert_int_equal(cat_delete(c, bb), -1);
+	assert_int_equal(cat_delete(c, bb), CAT_ENOTRACE);
 	cat_close(c);
 	/* all of it kept, and ids never given again */
 	c = open_cat(dir, b->pg ? url : NULL);
@@ -444,19 +444,19 @@ static void test_notes(void **state)
 	assert_int_equal(cat_note_add(c, t2, &in, &j, err, sizeof(err)), 0);
 	/* what is refused changes nothing */
 	in.end_ns = end + 1;
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.start_ns = start + 2;
 	in.end_ns = start + 1;
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.has_range = 0;
 	in.text = "";
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.text = "x";
 	in.author = "a\nb";
-	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_add(c, t1, &in, &j, err, sizeof(err)), CAT_EINVAL);
 	in.author = NULL;
-	assert_int_equal(cat_note_add(c, queued, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTREADY);
-	assert_int_equal(cat_note_add(c, queued + 100, &in, &j, err, sizeof(err)), CAT_NOTE_ENOTRACE);
+	assert_int_equal(cat_note_add(c, queued, &in, &j, err, sizeof(err)), CAT_ENOTREADY);
+	assert_int_equal(cat_note_add(c, queued + 100, &in, &j, err, sizeof(err)), CAT_ENOTRACE);
 	jb_fini(&j);
 	/* a trace's, by time; every trace's, newest first, filtered, paged */
 	q.trace = t1;
@@ -497,11 +497,11 @@ static void test_notes(void **state)
 	/* edits and removals */
 	jb_init(&j);
 	assert_int_equal(cat_note_edit(c, 2, "at the end", NULL, &j, err, sizeof(err)), 0);
-	assert_int_equal(cat_note_edit(c, 99, "x", NULL, &j, err, sizeof(err)), CAT_NOTE_ENONOTE);
-	assert_int_equal(cat_note_edit(c, 2, NULL, NULL, &j, err, sizeof(err)), CAT_NOTE_EINVAL);
+	assert_int_equal(cat_note_edit(c, 99, "x", NULL, &j, err, sizeof(err)), CAT_ENONOTE);
+	assert_int_equal(cat_note_edit(c, 2, NULL, NULL, &j, err, sizeof(err)), CAT_EINVAL);
 	jb_fini(&j);
 	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), 0);
-	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), CAT_NOTE_ENONOTE);
+	assert_int_equal(cat_note_delete(c, 3, err, sizeof(err)), CAT_ENONOTE);
 	/* gone with their trace, kept across a reopening otherwise */
 	assert_int_equal(cat_delete(c, t1), 0);
 	cat_close(c);
@@ -561,8 +561,8 @@ static void test_search_speed(void **state)
 		id = add(c, "speed", "build=1", NULL);
 		pthread_mutex_lock(&c->mu);
 		r = cat_find(c, id);
-		r->status = TS_READY;
-		r->indexed = 1;
+		r->state.status = TS_READY;
+		r->state.indexed = 1;
 		assert_int_equal(cat_save(c, r, CATDB_STATE), 0);
 		pthread_mutex_unlock(&c->mu);
 		if (c->db->ops->index(c->db, id, db, err, sizeof(err)) != CATDB_OK)
@@ -663,11 +663,11 @@ static void test_two_catalogs(void **state)
 	assert_non_null(strstr(s, "\"total\":1"));
 	free(s);
 	s = trace_json(y, a, &rc);
-	assert_int_equal(rc, -1);
+	assert_int_equal(rc, CAT_ENOTRACE);
 	free(s);
 	/* y deletes x's record of its own trace too; a delete of a trace y never listed works */
 	assert_int_equal(cat_delete(x, bb), 0);
-	assert_int_equal(cat_delete(y, bb), -1);
+	assert_int_equal(cat_delete(y, bb), CAT_ENOTRACE);
 	bb = add(y, "fresh", NULL, NULL);
 	assert_int_equal(cat_delete(x, bb), 0); /* x had not looked since: it looks again */
 	cat_close(x);
@@ -778,12 +778,12 @@ static void test_restart(void **state)
 
 		pthread_mutex_lock(&c->mu);
 		r = cat_find(c, a);
-		r->status = TS_FAILED;
-		snprintf(r->error_code, sizeof(r->error_code), "while_down");
+		r->state.status = TS_FAILED;
+		snprintf(r->state.error_code, sizeof(r->state.error_code), "while_down");
 		assert_int_equal(cat_save(c, r, CATDB_STATE), CAT_EUNAVAILABLE);
 		pthread_mutex_unlock(&c->mu);
 	}
-	assert_int_equal(cat_health(c, cat_err, sizeof(cat_err), store_err, sizeof(store_err)), -1);
+	assert_int_equal(cat_health(c, cat_err, sizeof(cat_err), store_err, sizeof(store_err)), CAT_EFAIL);
 	assert_true(strlen(cat_err) > 10);
 	assert_string_equal(store_err, "");
 	{
@@ -853,11 +853,11 @@ static void job_record(struct catdb *db, int64_t id)
 
 	memset(&r, 0, sizeof(r));
 	r.id = id;
-	r.name = (char *)(uintptr_t)"job";
-	r.description = (char *)(uintptr_t)"";
-	r.status = TS_QUEUED;
-	r.symbols_named = -1;
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.meta.name = (char *)(uintptr_t)"job";
+	r.meta.description = (char *)(uintptr_t)"";
+	r.state.status = TS_QUEUED;
+	r.state.symbols_named = -1;
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	if (db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)) != CATDB_OK)
 		fail_msg("save: %s", err);
 	if (db->ops->job_queue(db, id, err, sizeof(err)) != CATDB_OK)
@@ -875,8 +875,8 @@ static int db_status(struct catdb *db, int64_t id, char *code, size_t n)
 	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
 	for (i = 0; i < b.n; i++)
 		if (b.v[i]->id == id) {
-			st = b.v[i]->status;
-			snprintf(code, n, "%s", b.v[i]->error_code);
+			st = b.v[i]->state.status;
+			snprintf(code, n, "%s", b.v[i]->state.error_code);
 		}
 	catdb_batch_free(&b);
 	return st;
@@ -919,15 +919,15 @@ static void test_jobs_lease(void **state)
 	assert_int_equal(a->ops->job_renew(a, &ja, 300, err, sizeof(err)), CATDB_ENOENT);
 	memset(&r, 0, sizeof(r));
 	r.id = 1;
-	r.status = TS_FAILED;
-	snprintf(r.error_code, sizeof(r.error_code), "from_a");
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.state.status = TS_FAILED;
+	snprintf(r.state.error_code, sizeof(r.state.error_code), "from_a");
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	assert_int_equal(a->ops->job_done(a, &ja, &r, err, sizeof(err)), CATDB_ENOENT);
 	assert_non_null(strstr(err, "claimed by another server"));
 	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_QUEUED);
 	/* b's result is kept, and the job is gone */
-	r.status = TS_READY;
-	snprintf(r.error_code, sizeof(r.error_code), "from_b");
+	r.state.status = TS_READY;
+	snprintf(r.state.error_code, sizeof(r.state.error_code), "from_b");
 	assert_int_equal(b->ops->job_done(b, &jc, &r, err, sizeof(err)), CATDB_OK);
 	assert_int_equal(db_status(a, 1, code, sizeof(code)), TS_READY);
 	assert_string_equal(code, "from_b");
@@ -950,7 +950,7 @@ static void db_file_of(struct catdb *db, int64_t id, char *out, size_t n)
 	assert_int_equal(db->ops->load(db, 0, &b, err, sizeof(err)), CATDB_OK);
 	for (i = 0; i < b.n; i++)
 		if (b.v[i]->id == id)
-			snprintf(out, n, "%s", b.v[i]->db_file);
+			snprintf(out, n, "%s", b.v[i]->state.db_file);
 	catdb_batch_free(&b);
 }
 
@@ -976,15 +976,15 @@ static void test_db_file(void **state)
 
 		memset(&r, 0, sizeof(r));
 		r.id = 1;
-		r.name = (char *)(uintptr_t)"job";
-		r.description = (char *)(uintptr_t)"";
-		r.status = TS_QUEUED;
-		snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+		r.meta.name = (char *)(uintptr_t)"job";
+		r.meta.description = (char *)(uintptr_t)"";
+		r.state.status = TS_QUEUED;
+		snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 		assert_int_equal(db->ops->save(db, &r, CATDB_ALL, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));
 		assert_string_equal(got, "");
-		r.status = TS_READY; /* the same record, ingested as trace-7.db */
-		snprintf(r.db_file, sizeof(r.db_file), "trace-7.db");
+		r.state.status = TS_READY; /* the same record, ingested as trace-7.db */
+		snprintf(r.state.db_file, sizeof(r.state.db_file), "trace-7.db");
 		assert_int_equal(db->ops->save(db, &r, CATDB_STATE, NULL, err, sizeof(err)), CATDB_OK);
 		db_file_of(db, 1, got, sizeof(got));
 		assert_string_equal(got, "trace-7.db");
@@ -992,10 +992,10 @@ static void test_db_file(void **state)
 	/* a job's commit names its claim's file */
 	assert_int_equal(dbs[1]->ops->job_queue(dbs[1], 1, err, sizeof(err)), CATDB_OK);
 	assert_int_equal(dbs[1]->ops->job_claim(dbs[1], "t", 60000, &j, err, sizeof(err)), CATDB_OK);
-	snprintf(r.db_file, sizeof(r.db_file), "trace-%" PRId64 ".db", j.token);
+	snprintf(r.state.db_file, sizeof(r.state.db_file), "trace-%" PRId64 ".db", j.token);
 	assert_int_equal(dbs[1]->ops->job_done(dbs[1], &j, &r, err, sizeof(err)), CATDB_OK);
 	db_file_of(dbs[1], 1, got, sizeof(got));
-	assert_string_equal(got, r.db_file);
+	assert_string_equal(got, r.state.db_file);
 	dbs[0]->ops->close(dbs[0]);
 	dbs[1]->ops->close(dbs[1]);
 }
@@ -1024,8 +1024,8 @@ static void *claim_all(void *arg)
 		return NULL;
 	}
 	memset(&r, 0, sizeof(r));
-	r.status = TS_READY;
-	snprintf(r.created_at, sizeof(r.created_at), "2026-01-01T00:00:00Z");
+	r.state.status = TS_READY;
+	snprintf(r.state.created_at, sizeof(r.state.created_at), "2026-01-01T00:00:00Z");
 	while ((rc = db->ops->job_claim(db, "claimer", 60000, &j, err, sizeof(err))) == CATDB_OK && k->n < JOBS) {
 		k->got[k->n++] = j.trace;
 		r.id = j.trace;
