@@ -30,9 +30,7 @@ struct captures {
 	struct catalog *cat;                /* set at cap_open */
 	struct cap_hooks h;                 /* set at cap_open */
 	struct provider *providers;         /* connected, newest first (reader.c) */
-	size_t nproviders;                  /* providers added whose reader has not ended (counted from
-					       cap_provider_add, before the reader links them in): cap_close
-					       waits for 0 */
+	size_t nproviders;                  /* reader threads alive: cap_close waits for 0 */
 	int64_t next_provider;              /* the last provider id given out */
 	struct session *cur;                /* the session not yet terminated, or NULL */
 	struct session *ended[CAP_MAX_ENDED]; /* newest first; the oldest is freed (only with w held) */

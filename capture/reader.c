@@ -178,9 +178,7 @@ static void provider_free(struct provider *p)
 	free(p);
 }
 
-/* Links p in and brings it into the current session, if any. When the
- * manager is closing (cap_close ran after cap_provider_add counted p, and
- * did not see it to disconnect it), p's connection ends at once. */
+/* Links p in and brings it into the current session, if any. */
 static void reader_join(struct captures *m, struct provider *p)
 {
 	struct session *s;
@@ -188,8 +186,7 @@ static void reader_join(struct captures *m, struct provider *p)
 	pthread_mutex_lock(&m->mu);
 	p->next = m->providers;
 	m->providers = p;
-	if (m->stop)
-		shutdown(p->sock, SHUT_RDWR);
+	m->nproviders++;
 	/* not into a session that is ending: it lets the lock go while it
 	 * writes, and would not send this provider TERMINATE */
 	if ((s = m->cur) != NULL && s->state != CAP_TERMINATING) {
@@ -299,7 +296,6 @@ int64_t cap_provider_add(struct captures *m, const char *name, uint64_t pid, con
 		return -1;
 	}
 	id = p->id = ++m->next_provider;
-	m->nproviders++; /* from now: cap_close waits for its reader, even one not yet started */
 	pthread_mutex_unlock(&m->mu);
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->pid = pid;
@@ -313,9 +309,6 @@ int64_t cap_provider_add(struct captures *m, const char *name, uint64_t pid, con
 	p->next = (struct provider *)m; /* handed to the reader, which links p in */
 	if (pthread_create(&p->reader, NULL, reader_main, p) != 0) {
 		provider_free(p);
-		pthread_mutex_lock(&m->mu);
-		m->nproviders--;
-		pthread_mutex_unlock(&m->mu);
 		return -1;
 	}
 	return id;
