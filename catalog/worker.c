@@ -36,6 +36,10 @@ struct cat_worker {
 	int started;
 	pthread_cond_t work;   /* signalled when a trace is queued or pinned,
 				* its names change, or on stop */
+	unsigned wakes;        /* cat_worker_wake calls so far */
+	unsigned seen;         /* wakes when the worker's round began: a wake
+				* that came while its round had the lock
+				* released is not lost, the next nap is skipped */
 	time_t store_retry_at; /* no ingest starts before: the store was down */
 	int ingest_delay_ms;   /* test only: a pause after each piece a local
 				* ingest decodes (read once) */
@@ -74,12 +78,14 @@ void cat_worker_destroy(struct cat_worker *w)
 
 void cat_worker_wake(struct catalog *c)
 {
+	c->worker->wakes++;
 	pthread_cond_broadcast(&c->worker->work);
 }
 
 void cat_worker_nap_locked(struct catalog *c, int64_t ms)
 {
-	cond_wait_ms(&c->worker->work, &c->mu, ms);
+	if (c->worker->wakes == c->worker->seen)
+		cond_wait_ms(&c->worker->work, &c->mu, ms);
 }
 
 void worker_store_down_locked(struct catalog *c)
@@ -615,6 +621,8 @@ static int source_catch_up(struct catalog *c)
 			ids[n++] = r->id;
 		}
 	}
+	if (n == 0)
+		return 0;
 	pthread_mutex_unlock(&c->mu);
 	for (looked = 0; looked < n;)
 		if (c->store.ops->has(&c->store, ids[looked++], "source") == 1) {
@@ -672,6 +680,7 @@ static void *worker_main(void *arg)
 	while (!c->stop) {
 		struct trace_rec *next = NULL, *unindexed;
 
+		c->worker->seen = c->worker->wakes;
 		prune(c);
 		if (!c->shared_jobs)
 			next = next_queued(c);
@@ -696,7 +705,8 @@ static void *worker_main(void *arg)
 		if (!worker_store_up_locked(c)) {
 			struct timespec until = { c->worker->store_retry_at, 0 };
 
-			pthread_cond_timedwait(&c->worker->work, &c->mu, &until);
+			if (c->worker->wakes == c->worker->seen)
+				pthread_cond_timedwait(&c->worker->work, &c->mu, &until);
 			continue;
 		}
 		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
