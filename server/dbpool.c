@@ -175,7 +175,6 @@ void srv_trace_db_done(sqlite3 *db)
 void srv_trace_db_forget(int64_t id)
 {
 	struct db_slots *t;
-	int closed = 0;
 
 	pthread_mutex_lock(&g_db_mu);
 	for (t = g_db_all; t; t = t->next) {
@@ -183,10 +182,8 @@ void srv_trace_db_forget(int64_t id)
 		int idle = 0;
 
 		if (__atomic_compare_exchange_n(&slot->busy, &idle, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			if (slot->id == id && slot->db) {
+			if (slot->id == id && slot->db)
 				slot_close(slot);
-				closed++;
-			}
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 		} else {
 			/* its thread is answering with it: a request for this very
@@ -196,8 +193,8 @@ void srv_trace_db_forget(int64_t id)
 		}
 	}
 	pthread_mutex_unlock(&g_db_mu);
-	(void)closed; /* their mapped pages went with them; their caches go
-		       * back to the system with the caller's heap_release */
+	/* their mapped pages went with them; their caches go back to the
+	 * system with the caller's heap_release */
 }
 
 
