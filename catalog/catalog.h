@@ -303,6 +303,9 @@ int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t
  * err says why). It takes the catalog's lock: never
  * call it under it.
  */
+/* The process a server's source compression runs in (source.c): "<exe>
+ * source-child FROM SPOOL", answered by this; its exit status. */
+int cat_source_child_main(int argc, char **argv);
 struct cat_source;
 struct cat_source *cat_source_open(struct catalog *c, int64_t id, int *rc, char *err, size_t errlen);
 /* The bytes as uploaded (a download's Content-Length); UINT64_MAX when

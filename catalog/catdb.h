@@ -160,6 +160,10 @@ struct catdb_ops {
 	int (*name_exact)(struct catdb *db, const char *name, int (*row)(void *ctx, const struct catdb_name_row *r),
 			  void *ctx, char *err, size_t errlen);
 	void (*close)(struct catdb *db);
+	/* Gives back the memory its connections cache, for the end of an
+	 * ingest (worker.c); NULL where the catalog's cache is not this
+	 * process's (PostgreSQL). */
+	void (*release)(struct catdb *db);
 };
 
 struct catdb {

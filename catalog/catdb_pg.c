@@ -717,6 +717,7 @@ static const struct catdb_ops pg_ops = {
 	pg_load, pg_save, pg_remove, pg_next_id, pg_index, pg_unindex, pg_search, pg_ping,
 	pg_job_queue, pg_job_claim, pg_job_renew, pg_job_done,
 	pg_note_add, pg_note_edit, pg_note_remove, pg_note_list, pg_note_counts, pg_name_exact, pg_close,
+	NULL, /* its cache is the PostgreSQL server's */
 };
 
 /*

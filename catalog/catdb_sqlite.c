@@ -588,11 +588,23 @@ static int sq_unindex(struct catdb *d, int64_t id, char *err, size_t errlen)
 	return leave(d, sq_unindex_held(enter(d), id, err, errlen));
 }
 
+static void sq_release(struct catdb *d)
+{
+	struct catdb_sqlite *s = (struct catdb_sqlite *)d;
+
+	pthread_mutex_lock(&s->write_mu);
+	sqlite3_db_release_memory(s->db);
+	pthread_mutex_unlock(&s->write_mu);
+	pthread_mutex_lock(&s->read_mu);
+	sqlite3_db_release_memory(s->reader);
+	pthread_mutex_unlock(&s->read_mu);
+}
+
 static const struct catdb_ops sqlite_ops = {
 	sq_load, sq_save, sq_remove, sq_next_id, sq_index, sq_unindex, sq_search, sq_ping,
 	NULL, NULL, NULL, NULL, /* no shared jobs: one server, its queue in memory */
 	sq_note_add, sq_note_edit, sq_note_remove, sq_note_list, sq_note_counts, sq_name_exact,
-	sq_close,
+	sq_close, sq_release,
 };
 
 struct catdb *catdb_sqlite_open(const char *dir, char *err, size_t errlen)

@@ -158,7 +158,7 @@ static uint64_t snap_bytes(const struct trace_rec *r)
 /* Drops the slots of traces no longer live or previewed (under mu). */
 static void slots_sweep(struct catalog *c, struct live_slots *ls)
 {
-	size_t i = 0;
+	size_t i = 0, freed = 0;
 
 	while (i < ls->n) {
 		struct trace_rec *r = cat_find(c, ls->v[i].id);
@@ -169,7 +169,12 @@ static void slots_sweep(struct catalog *c, struct live_slots *ls)
 		}
 		slot_free(&ls->v[i]);
 		ls->v[i] = ls->v[--ls->n];
+		freed++;
 	}
+	/* a window's buffers went: this thread's arena keeps its top up to
+	 * the trim threshold unless told otherwise (util.h) */
+	if (freed)
+		heap_release();
 }
 
 /* The bytes of stream a snapshot may read. */
@@ -652,8 +657,9 @@ static void *live_main(void *arg)
 		/* what the snapshot's ingest freed goes back to the system: one
 		 * every fraction of a second must not hold a stream's peak, nor a
 		 * heap's scattered holes, for good (trimming only past a slack
-		 * of the resident size let it creep: 1.13 over five minutes) */
-		malloc_trim(0);
+		 * of the resident size let it creep: 1.13 over five minutes), and
+		 * this thread's arena's top too (util.h) */
+		heap_release();
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL)
 			snap_schedule(c, r, s->preview, whole, rc, size, took);

@@ -14,7 +14,8 @@
  * giving other bytes).
  *
  * Compression runs once the trace is ready, on the worker, before it
- * takes the next ingest (cat_source_compress; worker.c), and for ready
+ * takes the next ingest (cat_source_compress; worker.c), in a process of
+ * its own as the ingest did (the server keeps none of its memory), and for ready
  * traces whose source is still as uploaded (an older server's library, a
  * compression a stop cut short) whenever the worker is idle. Not beside
  * the ingest: it would take CPU from it (on a 2-core machine shared with
@@ -29,10 +30,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -149,33 +153,59 @@ out_free:
  * (named in spool, n bytes), synced to the disk. 0, or CAT_EFAIL with err (no file
  * is left then). *in_bytes and *out_bytes get the two sizes.
  */
-int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
-			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen)
+/*
+ * Compresses in, from its start, into out and syncs out: the part of a
+ * compression both sides share (cat_source_compress_file in this
+ * process, cat_source_child_main in a child). 0, or CAT_EFAIL with err.
+ */
+static int compress_fd(int in, int out, const char *out_name, int (*stop)(void *), void *ctx, uint64_t *in_bytes,
+		       uint64_t *out_bytes, char *err, size_t errlen)
 {
 	struct stat st;
-	int in, out = -1, rc = CAT_EFAIL;
 
-	spool[0] = '\0';
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", from, strerror(errno));
-		goto out_close;
-	}
-	snprintf(spool, n, "%s/source-XXXXXX", spool_dir);
-	if ((out = mkostemp(spool, O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
-		spool[0] = '\0';
-		goto out_close;
+	if (fstat(in, &st) != 0) {
+		snprintf(err, errlen, "the source: %s", strerror(errno));
+		return CAT_EFAIL;
 	}
 	posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (squeeze(in, out, (uint64_t)st.st_size, stop, ctx, err, errlen) != 0)
-		goto out_close;
+		return CAT_EFAIL;
 	if (fdatasync(out) != 0 || fstat(out, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
-		goto out_close;
+		snprintf(err, errlen, "%s: %s", out_name, strerror(errno));
+		return CAT_EFAIL;
 	}
 	*in_bytes = (uint64_t)lseek(in, 0, SEEK_CUR);
 	*out_bytes = (uint64_t)st.st_size;
-	rc = 0;
+	return 0;
+}
+
+/* Makes a new file in spool_dir, its name in spool; its descriptor, or -1
+ * with err (spool then ""). */
+static int spool_make(const char *spool_dir, char *spool, size_t n, char *err, size_t errlen)
+{
+	int fd;
+
+	snprintf(spool, n, "%s/source-XXXXXX", spool_dir);
+	if ((fd = mkostemp(spool, O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
+		spool[0] = '\0';
+	}
+	return fd;
+}
+
+int cat_source_compress_file(const char *from, const char *spool_dir, char *spool, size_t n, int (*stop)(void *),
+			     void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err, size_t errlen)
+{
+	int in, out = -1, rc = CAT_EFAIL;
+
+	spool[0] = '\0';
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: %s", from, strerror(errno));
+		goto out_close;
+	}
+	if ((out = spool_make(spool_dir, spool, n, err, errlen)) < 0)
+		goto out_close;
+	rc = compress_fd(in, out, spool, stop, ctx, in_bytes, out_bytes, err, errlen);
 out_close:
 	if (out >= 0 && close(out) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s: %s", spool, strerror(errno));
@@ -187,6 +217,131 @@ out_close:
 	}
 	if (in >= 0)
 		close(in);
+	return rc;
+}
+
+/*
+ * The child's side of compress_apart: "<exe> source-child FROM SPOOL"
+ * compresses FROM into the existing file SPOOL and says on standard
+ * output "ok <in bytes> <out bytes>" or "error <sentence>".
+ */
+int cat_source_child_main(int argc, char **argv)
+{
+	char err[4608]; /* a path and why */
+	uint64_t in_bytes = 0, out_bytes = 0;
+	int in = -1, out = -1, rc = CAT_EFAIL;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: trace-server source-child FROM SPOOL (the server runs it)\n");
+		return 2;
+	}
+	if ((in = open(argv[2], O_RDONLY | O_CLOEXEC)) < 0)
+		snprintf(err, sizeof(err), "%s: %s", argv[2], strerror(errno));
+	else if ((out = open(argv[3], O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+		snprintf(err, sizeof(err), "%s: %s", argv[3], strerror(errno));
+	else
+		rc = compress_fd(in, out, argv[3], NULL, NULL, &in_bytes, &out_bytes, err, sizeof(err));
+	if (out >= 0 && close(out) != 0 && rc == 0) {
+		snprintf(err, sizeof(err), "%s: %s", argv[3], strerror(errno));
+		rc = CAT_EFAIL;
+	}
+	if (in >= 0)
+		close(in);
+	err[strcspn(err, "\n")] = '\0';
+	if (rc == 0)
+		printf("ok %" PRIu64 " %" PRIu64 "\n", in_bytes, out_bytes);
+	else
+		printf("error %s\n", err);
+	return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
+}
+
+/* Reads what a source child says, until it closes its output (n bytes of
+ * buf, NUL-terminated), asking stop every quarter second: 1 when stop said
+ * to, else 0. */
+static int child_said(int fd, char *buf, size_t n, int (*stop)(void *), void *ctx)
+{
+	size_t got = 0;
+	ssize_t k;
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		if (stop && stop(ctx)) {
+			buf[got] = '\0';
+			return 1;
+		}
+		if (poll(&p, 1, 250) <= 0)
+			continue;
+		if ((k = read(fd, buf + got, n - 1 - got)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || (got += (size_t)k) == n - 1)
+			break;
+	}
+	buf[got] = '\0';
+	return 0;
+}
+
+/*
+ * cat_source_compress_file in a process of its own ("<exe> source-child",
+ * exe NULL: in this one), so that the server keeps nothing of it: zstd's
+ * code and its context's memory stay out of the server's resident size
+ * (bench-large measures it before an upload and after). A stop kills it.
+ */
+static int compress_apart(const char *exe, const char *from, const char *spool_dir, char *spool, size_t n,
+			  int (*stop)(void *), void *ctx, uint64_t *in_bytes, uint64_t *out_bytes, char *err,
+			  size_t errlen)
+{
+	static char arg1[] = "source-child";
+	char exe_buf[4096], from_buf[4096], said[600], *argv[] = { exe_buf, arg1, from_buf, spool, NULL };
+	int fd, p[2], status = 0, stopped, rc = CAT_EFAIL;
+	pid_t pid;
+
+	if (exe == NULL)
+		return cat_source_compress_file(from, spool_dir, spool, n, stop, ctx, in_bytes, out_bytes, err, errlen);
+	if ((size_t)snprintf(exe_buf, sizeof(exe_buf), "%s", exe) >= sizeof(exe_buf) ||
+	    (size_t)snprintf(from_buf, sizeof(from_buf), "%s", from) >= sizeof(from_buf)) {
+		snprintf(err, errlen, "a path is too long");
+		spool[0] = '\0';
+		return CAT_EFAIL;
+	}
+	if ((fd = spool_make(spool_dir, spool, n, err, errlen)) < 0)
+		return CAT_EFAIL;
+	close(fd);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "cannot start the compression: %s", strerror(errno));
+		goto out;
+	}
+	pid = spawn_apart(exe, argv, -1, p[1]);
+	close(p[1]);
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot start the compression: %s", strerror(errno));
+		close(p[0]);
+		goto out;
+	}
+	stopped = child_said(p[0], said, sizeof(said), stop, ctx);
+	close(p[0]);
+	if (stopped)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	said[strcspn(said, "\n")] = '\0';
+	if (stopped)
+		snprintf(err, errlen, "stopped");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		 sscanf(said, "ok %" SCNu64 " %" SCNu64, in_bytes, out_bytes) == 2)
+		rc = 0;
+	else if (strncmp(said, "error ", 6) == 0)
+		snprintf(err, errlen, "%s", said + 6);
+	else if (WIFSIGNALED(status))
+		snprintf(err, errlen, "the compressing process ended by signal %d", WTERMSIG(status));
+	else
+		snprintf(err, errlen, "the compressing process ended without a result (status %d)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+out:
+	if (rc != 0) {
+		unlink(spool);
+		spool[0] = '\0';
+	}
 	return rc;
 }
 
@@ -219,7 +374,8 @@ static int keep_compressed(struct catalog *c, int64_t id, char *err, size_t errl
 
 	cat_path(c, id, "source", src, sizeof(src));
 	cat_spool_dir(c, dir, sizeof(dir));
-	if (cat_source_compress_file(src, dir, spool, sizeof(spool), keep_stop, &k, &in, &out, err, errlen) != 0)
+	if (compress_apart(c->o.ingest_exe, src, dir, spool, sizeof(spool), keep_stop, &k, &in, &out, err, errlen) !=
+	    0)
 		return CAT_EFAIL;
 	if (c->store.ops->put(&c->store, id, "source.zst", spool, err, errlen) != 0) {
 		unlink(spool);
@@ -233,7 +389,7 @@ static int keep_compressed(struct catalog *c, int64_t id, char *err, size_t errl
 
 int cat_source_compress(struct catalog *c, int64_t id, int restored)
 {
-	char err[512];
+	char err[4608]; /* a spool path (4200 bytes) and why */
 	int zst = restored, gone;
 
 	/* already kept compressed (a restored copy, or a put whose raw file a

@@ -503,7 +503,10 @@ void worker_run(struct catalog *c, int64_t id, const char *hint, struct claim *c
 	if (c->o.db_gone)
 		c->o.db_gone(id);
 	/* what the ingest held goes back to the system (its threads gave
-	 * theirs as they ended) */
+	 * theirs as they ended), and what the catalog's connections cached of
+	 * the writes it made */
+	if (c->db->ops->release)
+		c->db->ops->release(c->db);
 	heap_release();
 }
 

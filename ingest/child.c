@@ -21,14 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "child.h"
 #include "model.h"
+#include "util.h"
 
 enum { LINE = 8192 };
 
@@ -286,17 +285,9 @@ int ingest_file_apart(const char *exe, const char *in_path, const char *out_db, 
 		snprintf(res->error, sizeof(res->error), "cannot start an ingest: %s", strerror(errno));
 		goto fail_pipes;
 	}
-	if ((pid = fork()) < 0) {
+	if ((pid = spawn_apart(exe, argv, to[0], from[1])) < 0) {
 		snprintf(res->error, sizeof(res->error), "cannot start an ingest: %s", strerror(errno));
 		goto fail_pipes;
-	}
-	if (pid == 0) { /* only async-signal-safe calls until exec */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
-			_exit(127);
-		syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the server's but its log (2) */
-		execv(exe, argv);
-		_exit(127);
 	}
 	close(to[0]);
 	close(from[1]);

@@ -7,8 +7,11 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -296,6 +299,21 @@ void heap_release(void)
 	}
 	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
 	pthread_mutex_unlock(&mu);
+}
+
+pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	/* the child: only async-signal-safe calls until exec */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if ((in_fd >= 0 && dup2(in_fd, 0) < 0) || dup2(out_fd, 1) < 0)
+		_exit(127);
+	syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the parent's but its log (2) */
+	execv(exe, argv);
+	_exit(127);
 }
 
 int run_detached(void *(*fn)(void *), void *arg)

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The value of an absent entry, and "none" wherever a 32-bit index may be. */
 #define MDL_NONE UINT32_MAX
@@ -84,6 +85,15 @@ void kmap_prune(struct kmap *m);
  * it.
  */
 void heap_release(void);
+
+/*
+ * Starts "exe argv[1] ..." in a child process with in_fd (or, when -1,
+ * this process's standard input) as its standard input and out_fd as its
+ * standard output; it keeps standard error (the server's log) and no other
+ * descriptor, and is killed if this process dies. The pid, or -1 with
+ * errno. For work that must give back all it held when it ends (child.h).
+ */
+pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd);
 
 /* Runs fn(arg) on a detached thread: work ingest need not wait for (a
  * scratch file's close, an upload's writing started). 0, or -1 when no

@@ -22,6 +22,7 @@
 
 #include "server.h"
 #include "server_internal.h"
+#include "../ingest/util.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -159,12 +160,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	struct req *r = *con_cls;
 	struct timespec t;
 	double ms;
+	int upload;
 
 	(void)cls;
 	(void)c;
 	if (r == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t);
+	upload = r->up != NULL;
 	srv_upload_cleanup(r);
 	ms = (double)(t.tv_sec - r->t0.tv_sec) * 1e3 + (double)(t.tv_nsec - r->t0.tv_nsec) / 1e6;
 	fprintf(stderr, "%s %s %u %zu %.1fms%s\n", r->method, r->path, r->status, r->bytes, ms,
@@ -173,6 +176,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	free(r->body);
 	free(r);
 	*con_cls = NULL;
+	/* an upload's buffers were freed in this thread's arena, whose top the
+	 * trim threshold keeps for replies (main.c): a big upload's must not
+	 * stay held once it is in */
+	if (upload)
+		heap_release();
 }
 
 /* ---- start and stop ---------------------------------------------------- */

@@ -8,7 +8,8 @@
 # `info` prints its record counts; a big-endian and a truncated trace still
 # ingest; a text file, an empty file and a missing file each fail with a
 # clear message and leave no database behind; serve refuses object store
-# options it cannot use (no keys, no endpoint, a cache without a store). Prints one line per check and
+# options it cannot use (no keys, no endpoint, a cache without a store);
+# the source compression's child process answers. Prints one line per check and
 # "N passed, M failed" last; exits 1 when a check failed.
 
 set -u
@@ -151,6 +152,20 @@ check "serve --help exits 0" [ "$RC" -eq 0 ]
 # docs/API.md: "by default what the server ingests in about 0.2 s, at least 2 MB"
 check "serve --help gives the live window's default as docs/API.md does" \
 	grep -q 'ingests in about 0.2 s, at least 2M)' "$T/out" "$T/err"
+
+# the server compresses a ready trace's source in a process of its own
+# (catalog/source.c): "source-child FROM SPOOL" answers on stdout
+: >"$T/spool.zst"
+run "$SERVER" source-child "$T/gen.fxt" "$T/spool.zst"
+gen_bytes=$(wc -c <"$T/gen.fxt" | tr -d ' ')
+zst_bytes=$(wc -c <"$T/spool.zst" | tr -d ' ')
+check "source-child exits 0" [ "$RC" -eq 0 ]
+check "source-child says 'ok' with both sizes" has_out "^ok $gen_bytes $zst_bytes\$"
+check "source-child wrote a smaller zstd frame ($zst_bytes of $gen_bytes bytes)" \
+	[ "$zst_bytes" -gt 0 ] && [ "$zst_bytes" -lt "$gen_bytes" ] && [ "$(od -An -tx1 -N4 "$T/spool.zst" | tr -d ' ')" = 28b52ffd ]
+run "$SERVER" source-child "$T/missing.fxt" "$T/spool.zst"
+check "source-child of a missing file exits 1" [ "$RC" -eq 1 ]
+check "... and says why on stdout" has_out '^error .*missing.fxt: No such file or directory$'
 
 run "$SERVER"
 check "no arguments: usage on stderr, exit 2" [ "$RC" -eq 2 ]
