@@ -7,54 +7,156 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "tracedb.h"
 
-/* A record of n words after prev (set to v), each the varint of the zigzag
- * of its difference: the layout of lod and track_stacks records. */
-static size_t words_put(uint8_t *out, uint64_t *prev, const uint64_t *v, int n)
-{
-	size_t len = 0;
-	int i;
+/*
+ * Packed rows. The content, before zstd: the varint of the record count n,
+ * then column by column (word 0 of every record, then word 1 ...) the
+ * varint of each word's residual: the zigzag of its difference from what
+ * the records before predict (predict()). A column's words differ little
+ * from one record to the next, and zstd finds what repeats in them.
+ */
+enum { VARINT_MAX = 10 /* bytes */ };
 
-	for (i = 0; i < n; i++) {
-		len += tracedb_put_varint(out + len, tracedb_zigzag(v[i] - prev[i]));
-		prev[i] = v[i];
+struct pack_kind {
+	int words;    /* words a record */
+	size_t max;   /* records a row holds at most */
+	int lod;      /* 1: lod records (predict() knows their words), 0: deltas */
+};
+
+static const struct pack_kind LOD_KIND = { LOD_WORDS, LOD_CHUNK, 1 };
+static const struct pack_kind STACKS_KIND = { STACKS_WORDS, TRACEDB_STACKS_CHUNK, 0 };
+
+/* What record v's word j is predicted to be from the record before it
+ * (prev, zeros for the first) and v's own words before j: lod records
+ * follow one another in ordinals, and start in their bucket and end after
+ * they start; any other word, and every stack node's, is predicted by the
+ * same word of the record before. */
+static uint64_t predict(const struct pack_kind *k, int level, const uint64_t *prev, const uint64_t *v, int j)
+{
+	if (!k->lod)
+		return prev[j];
+	switch (j) {
+	case LODW_FIRST:
+		return prev[LODW_LAST] + 1;
+	case LODW_LAST:
+		return v[LODW_FIRST];
+	case LODW_START:
+		return v[LODW_BUCKET] << level;
+	case LODW_END: /* counters: LODW_LAST_TS */
+		return v[LODW_START];
+	default:
+		return prev[j];
 	}
-	return len;
 }
 
-static int words_next(const uint8_t **p, const uint8_t *end, uint64_t *v, int n)
+/* The content's bytes at most for n records. */
+static size_t pack_content_max(const struct pack_kind *k, size_t n)
 {
-	uint64_t z;
-	int i;
+	return VARINT_MAX + n * (size_t)k->words * VARINT_MAX;
+}
 
+static size_t pack_bound(const struct pack_kind *k, size_t n)
+{
+	return ZSTD_compressBound(pack_content_max(k, n));
+}
+
+static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size_t n, uint8_t *out, size_t cap)
+{
+	static const uint64_t zeros[LOD_WORDS]; /* LOD_WORDS > STACKS_WORDS */
+	uint8_t *content;
+	size_t len, i, w = (size_t)k->words;
+	int j;
+
+	if (n == 0 || n > k->max || level < 0 || level > LOD_MAX_LEVEL ||
+	    (content = malloc(pack_content_max(k, n))) == NULL)
+		return 0;
+	len = tracedb_put_varint(content, n);
+	for (j = 0; j < k->words; j++)
+		for (i = 0; i < n; i++) {
+			const uint64_t *rec = v + i * w, *prev = i == 0 ? zeros : rec - w;
+
+			len += tracedb_put_varint(content + len, tracedb_zigzag(rec[j] - predict(k, level, prev, rec, j)));
+		}
+	len = ZSTD_compress(out, cap, content, len, TRACEDB_PACK_LEVEL);
+	free(content);
+	return ZSTD_isError(len) ? 0 : len;
+}
+
+/* Reads the residuals into v column by column, then turns them into words
+ * record by record (a prediction may use any word of the record before). */
+static int unpack(const struct pack_kind *k, int level, const void *blob, size_t len, uint64_t *v)
+{
+	static const uint64_t zeros[LOD_WORDS]; /* LOD_WORDS > STACKS_WORDS */
+	unsigned long long size = ZSTD_getFrameContentSize(blob, len);
+	size_t got, i, w = (size_t)k->words;
+	const uint8_t *p, *end;
+	uint8_t *content;
+	uint64_t n = 0, z;
+	int j, rc = -1;
+
+	if (level < 0 || level > LOD_MAX_LEVEL || size == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    size == ZSTD_CONTENTSIZE_ERROR || size == 0 || size > pack_content_max(k, k->max) ||
+	    (content = malloc((size_t)size)) == NULL)
+		return -1;
+	got = ZSTD_decompress(content, (size_t)size, blob, len);
+	if (ZSTD_isError(got) || got != size)
+		goto out_free;
+	p = content;
+	end = content + got;
+	if (tracedb_get_varint(&p, end, &n) != 0 || n == 0 || n > k->max)
+		goto out_free;
+	for (j = 0; j < k->words; j++)
+		for (i = 0; i < n; i++) {
+			if (tracedb_get_varint(&p, end, &z) != 0)
+				goto out_free;
+			v[i * w + (size_t)j] = z;
+		}
+	if (p != end)
+		goto out_free;
 	for (i = 0; i < n; i++) {
-		if (tracedb_get_varint(p, end, &z) != 0)
-			return -1;
-		v[i] += tracedb_unzigzag(z);
+		uint64_t *rec = v + i * w;
+		const uint64_t *prev = i == 0 ? zeros : rec - w;
+
+		for (j = 0; j < k->words; j++)
+			rec[j] = tracedb_unzigzag(rec[j]) + predict(k, level, prev, rec, j);
 	}
-	return 0;
+	rc = (int)n;
+out_free:
+	free(content);
+	return rc;
 }
 
-size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
+size_t tracedb_lod_bound(size_t n)
 {
-	return words_put(out, prev, v, LOD_WORDS);
+	return pack_bound(&LOD_KIND, n);
 }
 
-int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS])
+size_t tracedb_lod_pack(uint8_t *out, size_t cap, int level, const uint64_t (*v)[LOD_WORDS], size_t n)
 {
-	return words_next(p, end, v, LOD_WORDS);
+	return pack(&LOD_KIND, level, v[0], n, out, cap);
 }
 
-size_t tracedb_stacks_put(uint8_t *out, uint64_t prev[STACKS_WORDS], const uint64_t v[STACKS_WORDS])
+int tracedb_lod_unpack(const void *blob, size_t len, int level, uint64_t (*v)[LOD_WORDS])
 {
-	return words_put(out, prev, v, STACKS_WORDS);
+	return unpack(&LOD_KIND, level, blob, len, v[0]);
 }
 
-int tracedb_stacks_next(const uint8_t **p, const uint8_t *end, uint64_t v[STACKS_WORDS])
+size_t tracedb_stacks_bound(size_t n)
 {
-	return words_next(p, end, v, STACKS_WORDS);
+	return pack_bound(&STACKS_KIND, n);
+}
+
+size_t tracedb_stacks_pack(uint8_t *out, size_t cap, const uint64_t (*v)[STACKS_WORDS], size_t n)
+{
+	return pack(&STACKS_KIND, 0, v[0], n, out, cap);
+}
+
+int tracedb_stacks_unpack(const void *blob, size_t len, uint64_t (*v)[STACKS_WORDS])
+{
+	return unpack(&STACKS_KIND, 0, blob, len, v[0]);
 }
 
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
