@@ -52,6 +52,42 @@ static uint64_t predict(const struct pack_kind *k, int level, const uint64_t *pr
 	}
 }
 
+/* Whether word j's residual is taken in two halves, each the zigzag of
+ * the difference of its 32 bits, stored as two varints: a lod record's
+ * names are a name and a category id, which change apart. */
+static int split(const struct pack_kind *k, int j)
+{
+	return k->lod && (j == LODW_NAMES || j == LODW_FIRST_NAMES);
+}
+
+static uint32_t zigzag32(uint32_t d)
+{
+	return (d << 1) ^ (uint32_t)((int32_t)d >> 31);
+}
+
+static uint32_t unzigzag32(uint32_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Word x's residual from its prediction p. */
+static uint64_t residual(const struct pack_kind *k, int j, uint64_t x, uint64_t p)
+{
+	if (!split(k, j))
+		return tracedb_zigzag(x - p);
+	return zigzag32((uint32_t)x - (uint32_t)p) |
+	       (uint64_t)zigzag32((uint32_t)(x >> 32) - (uint32_t)(p >> 32)) << 32;
+}
+
+/* The word whose residual from prediction p is r. */
+static uint64_t restore(const struct pack_kind *k, int j, uint64_t r, uint64_t p)
+{
+	if (!split(k, j))
+		return tracedb_unzigzag(r) + p;
+	return (uint32_t)((uint32_t)p + unzigzag32((uint32_t)r)) |
+	       (uint64_t)((uint32_t)(p >> 32) + unzigzag32((uint32_t)(r >> 32))) << 32;
+}
+
 /* The content's bytes at most for n records. */
 static size_t pack_content_max(const struct pack_kind *k, size_t n)
 {
@@ -78,7 +114,13 @@ static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size
 		for (i = 0; i < n; i++) {
 			const uint64_t *rec = v + i * w, *prev = i == 0 ? zeros : rec - w;
 
-			len += tracedb_put_varint(content + len, tracedb_zigzag(rec[j] - predict(k, level, prev, rec, j)));
+			uint64_t r = residual(k, j, rec[j], predict(k, level, prev, rec, j));
+
+			if (split(k, j)) {
+				len += tracedb_put_varint(content + len, (uint32_t)r);
+				r >>= 32;
+			}
+			len += tracedb_put_varint(content + len, r);
 		}
 	len = ZSTD_compress(out, cap, content, len, TRACEDB_PACK_LEVEL);
 	free(content);
@@ -112,6 +154,13 @@ static int unpack(const struct pack_kind *k, int level, const void *blob, size_t
 		for (i = 0; i < n; i++) {
 			if (tracedb_get_varint(&p, end, &z) != 0)
 				goto out_free;
+			if (split(k, j)) {
+				uint64_t hi;
+
+				if (tracedb_get_varint(&p, end, &hi) != 0 || z > UINT32_MAX || hi > UINT32_MAX)
+					goto out_free;
+				z |= hi << 32;
+			}
 			v[i * w + (size_t)j] = z;
 		}
 	if (p != end)
@@ -121,7 +170,7 @@ static int unpack(const struct pack_kind *k, int level, const void *blob, size_t
 		const uint64_t *prev = i == 0 ? zeros : rec - w;
 
 		for (j = 0; j < k->words; j++)
-			rec[j] = tracedb_unzigzag(rec[j]) + predict(k, level, prev, rec, j);
+			rec[j] = restore(k, j, rec[j], predict(k, level, prev, rec, j));
 	}
 	rc = (int)n;
 out_free:

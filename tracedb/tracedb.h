@@ -89,7 +89,10 @@ enum {
  * the last ordinal before + 1, LODW_LAST by LODW_FIRST, LODW_START by the
  * bucket's start (bucket << level) and LODW_END (counters: LODW_LAST_TS)
  * by LODW_START; any other word, and every stack node's, by the same word
- * of the record before. Column by column, the words of one kind follow one
+ * of the record before. A lod record's two name words (a name id | a
+ * category id << 32) are taken in halves: each half's residual is the
+ * zigzag of its 32-bit difference, and the low half's varint comes first,
+ * so those words take two varints each. Column by column, the words of one kind follow one
  * another and zstd (TRACEDB_PACK_LEVEL) finds what repeats in them: on
  * make bench's archive lod rows take 0.64 of the bytes record-by-record
  * varint deltas took, stack rows 0.58.

@@ -108,6 +108,9 @@ static void test_pack_small(void **state)
 	assert_int_equal(tracedb_lod_pack(buf, 8, 10, (const uint64_t(*)[LOD_WORDS])rec, LOD_CHUNK), 0);
 }
 
+/* The varints of a lod record: its two name words take two each. */
+enum { LOD_VARINTS = LOD_WORDS + 2 };
+
 /* Packs a content (as tracedb.c does, before zstd) into buf; its size. */
 static size_t frame(uint8_t *buf, size_t cap, const uint8_t *content, size_t n)
 {
@@ -155,12 +158,19 @@ static void test_pack_damaged(void **state)
 	memset(content + n, 0, (LOD_CHUNK + 1) * LOD_WORDS);
 	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, n + (LOD_CHUNK + 1) * LOD_WORDS), 12, got), -1);
 	content[0] = 1;
-	memset(content + 1, 0xff, LOD_WORDS);
-	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_WORDS), 12, got), -1);
-	memset(content + 1, 0x00, LOD_WORDS + 1);
-	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, LOD_WORDS), 12, got), -1);
-	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 2 + LOD_WORDS), 12, got), -1);
-	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_WORDS), 12, got), 1);
+	memset(content + 1, 0xff, LOD_VARINTS);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS), 12, got), -1);
+	memset(content + 1, 0x00, LOD_VARINTS + 1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, LOD_VARINTS), 12, got), -1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 2 + LOD_VARINTS), 12, got), -1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS), 12, got), 1);
+	/* a name half above 32 bits */
+	content[1 + LODW_NAMES] = 0x80;
+	content[2 + LODW_NAMES] = 0x80;
+	content[3 + LODW_NAMES] = 0x80;
+	content[4 + LODW_NAMES] = 0x80;
+	content[5 + LODW_NAMES] = 0x10;
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS + 4), 12, got), -1);
 	/* the same content in a frame that does not give its size */
 	assert_non_null(cc = ZSTD_createCCtx());
 	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0)));
