@@ -76,7 +76,7 @@ int lod_writer_init(struct lod_writer *w, struct dbwriter *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	return (w->st = dbw_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
+	return (w->st = dbw_prepare(s, "INSERT INTO " TRACEDB_STAGED("lod") " VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
 /* Packs the chunk (tracedb_lod_pack) and hands it to the store's writer

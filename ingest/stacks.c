@@ -254,7 +254,7 @@ int stacks_begin(struct build *b)
 		free(sk);
 		return -1;
 	}
-	if (bins_init(&sk->stacks_rows, b->s, "track_stacks", 4) != 0) {
+	if (bins_init(&sk->stacks_rows, b->s, TRACEDB_STAGED("track_stacks"), 4) != 0) {
 		bins_fini(&sk->names_rows);
 		free(sk->name_at);
 		free(sk);

@@ -308,9 +308,16 @@ sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t 
  * input: some 40 KiB in all), a big one's reads and writes large ones
  * (64 KiB from 16 MiB; 4 KiB between). */
 unsigned tracedb_page_size(uint64_t input_bytes);
-/* Creates the indexes of schema/trace.sql (those after its "@indexes"
- * mark), once the rows are in: 0, or -1. */
+/* Once the rows are in: moves the staged tables (TRACEDB_STAGED) into the
+ * database, then creates the indexes of schema/trace.sql (those after its
+ * "@indexes" mark): 0, or -1. */
 int tracedb_index(sqlite3 *db);
+
+/* Where ingest writes lod, track_stacks and name_index: tracedb_create
+ * makes them in a stage (a file beside the database, removed at once and
+ * gone with the connection), and tracedb_index moves them whole into the
+ * database, their pages full. */
+#define TRACEDB_STAGED(table) "stage." table
 
 /* Sets the schema version on a database being created: 0, or -1. */
 int tracedb_stamp(sqlite3 *db);
