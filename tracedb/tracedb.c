@@ -32,12 +32,13 @@ static const struct pack_kind STACKS_KIND = { STACKS_WORDS, TRACEDB_STACKS_CHUNK
 /* What record v's word j is predicted to be from the record before it
  * (prev, zeros for the first) and v's own words before j: lod records
  * follow one another in ordinals, and start in their bucket and end after
- * they start; any other word, and every stack node's, is predicted by the
- * same word of the record before. */
+ * they start; a stack node's times are its own (its longest is its total
+ * when it has one slice); any other word is predicted by the same word of
+ * the record before. */
 static uint64_t predict(const struct pack_kind *k, int level, const uint64_t *prev, const uint64_t *v, int j)
 {
 	if (!k->lod)
-		return prev[j];
+		return j == STACKW_MAX ? v[STACKW_TOTAL] : j == STACKW_TOTAL || j == STACKW_CHILD ? 0 : prev[j];
 	switch (j) {
 	case LODW_FIRST:
 		return prev[LODW_LAST] + 1;

@@ -88,8 +88,9 @@ enum {
  * own words before it: for lod records, word LODW_FIRST is predicted by
  * the last ordinal before + 1, LODW_LAST by LODW_FIRST, LODW_START by the
  * bucket's start (bucket << level) and LODW_END (counters: LODW_LAST_TS)
- * by LODW_START; any other word, and every stack node's, by the same word
- * of the record before. A lod record's two name words (a name id | a
+ * by LODW_START; a stack node's STACKW_TOTAL and STACKW_CHILD by 0 and
+ * STACKW_MAX by STACKW_TOTAL (equal for a node of one slice); any other
+ * word by the same word of the record before. A lod record's two name words (a name id | a
  * category id << 32) are taken in halves: each half's residual is the
  * zigzag of its 32-bit difference, and the low half's varint comes first,
  * so those words take two varints each. Column by column, the words of one kind follow one

@@ -142,6 +142,7 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 	assert_int_equal(lod_writer_init(&w, &s), 0);
 	assert_int_equal(lod_build(&w, &key, it, n, counters, &levels), 0);
 	assert_int_equal(lod_writer_fini(&w), 0);
+	assert_int_equal(dbw_index(&s), 0); /* moves the staged lod rows in */
 	assert_int_equal(dbw_commit(&s), 0);
 	dbw_close(&s);
 
