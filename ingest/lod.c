@@ -76,28 +76,25 @@ int lod_writer_init(struct lod_writer *w, struct dbwriter *s)
 {
 	memset(w, 0, sizeof(*w));
 	w->s = s;
-	return (w->st = dbw_prepare(s, "INSERT INTO lod VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
+	return (w->st = dbw_prepare(s, "INSERT INTO " TRACEDB_STAGED("lod") " VALUES (?, ?, ?, ?, ?, ?)")) != NULL ? 0 : -1;
 }
 
-/* Hands the chunk to the store's writer thread, which frees it: a full
- * buffer itself (the next record takes a new one), else a copy of the
- * records in it. */
+/* Packs the chunk (tracedb_lod_pack) and hands it to the store's writer
+ * thread, which frees it. */
 static void chunk_flush(struct lod_writer *w)
 {
 	struct bins_val v[6] = { { 0 } };
-	uint8_t *copy;
+	size_t cap = tracedb_lod_bound((size_t)w->n), len;
+	uint8_t *packed;
 	int i;
 
 	if (w->n == 0 || w->failed) {
-		w->n = 0; /* after a failure records are dropped, never written past buf */
+		w->n = 0; /* after a failure records are dropped */
 		return;
 	}
-	if (w->n == LOD_CHUNK) {
-		copy = w->buf;
-		w->buf = NULL;
-	} else if ((copy = malloc(w->len)) != NULL) {
-		memcpy(copy, w->buf, w->len);
-	} else {
+	if ((packed = malloc(cap)) == NULL ||
+	    (len = tracedb_lod_pack(packed, cap, w->level, (const uint64_t(*)[LOD_WORDS])w->recs, (size_t)w->n)) == 0) {
+		free(packed);
 		w->failed = 1;
 		return;
 	}
@@ -109,9 +106,9 @@ static void chunk_flush(struct lod_writer *w)
 	v[3].i = w->first_bucket;
 	v[4].i = w->last_bucket;
 	v[5].type = SQLITE_BLOB;
-	v[5].p = copy;
-	v[5].n = (int)w->len;
-	if (dbw_submit(w->s, w->st, v, 6, copy) != 0)
+	v[5].p = packed;
+	v[5].n = (int)len;
+	if (dbw_submit(w->s, w->st, v, 6, packed) != 0)
 		w->failed = 1;
 	w->n = 0;
 }
@@ -123,8 +120,8 @@ int lod_writer_fini(struct lod_writer *w)
 		w->failed = 1;
 	dbw_finalize(w->s, w->st);
 	w->st = NULL;
-	free(w->buf);
-	w->buf = NULL;
+	free(w->recs);
+	w->recs = NULL;
 	free(w->groups);
 	w->groups = NULL;
 	w->groups_cap = 0;
@@ -163,17 +160,14 @@ static void record(struct lod_writer *w, const uint64_t v[LOD_WORDS])
 {
 	if (w->n == LOD_CHUNK)
 		chunk_flush(w);
-	if (w->buf == NULL && (w->buf = malloc(LOD_CHUNK * LOD_RECORD_MAX)) == NULL) {
+	if (w->recs == NULL && (w->recs = malloc(LOD_CHUNK * sizeof(*w->recs))) == NULL) {
 		w->failed = 1;
 		return;
 	}
-	if (w->n == 0) {
+	if (w->n == 0)
 		w->first_bucket = (int64_t)v[0];
-		w->len = 0;
-		memset(w->prev, 0, sizeof(w->prev));
-	}
 	w->last_bucket = (int64_t)v[0];
-	w->len += tracedb_lod_put(w->buf + w->len, w->prev, v);
+	memcpy(w->recs[w->n], v, sizeof(w->recs[0]));
 	w->n++;
 }
 

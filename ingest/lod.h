@@ -38,10 +38,8 @@ struct lod_writer {
 	size_t items_cap;
 	struct dbw_stmt *st;
 	struct dbwriter *s;
-	uint8_t *buf;           /* room for LOD_CHUNK records; a full one goes to the writer as is */
-	int n;                  /* records in buf */
-	size_t len;             /* their bytes */
-	uint64_t prev[LOD_WORDS]; /* the last record in buf (tracedb_lod_put) */
+	uint64_t (*recs)[LOD_WORDS]; /* room for LOD_CHUNK records, packed into a row when full */
+	int n;                  /* records in recs */
 	int64_t first_bucket, last_bucket;
 	struct lod_key key;
 	int level;

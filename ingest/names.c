@@ -252,7 +252,7 @@ static int write_names(struct name_index *ni)
 		ni->oom = 1;
 		goto out_free;
 	}
-	index_ok = bins_init(&o.index, b->s, "name_index", 5) == 0;
+	index_ok = bins_init(&o.index, b->s, TRACEDB_STAGED("name_index"), 5) == 0;
 	stats_ok = index_ok && bins_init(&o.stats, b->s, "name_stats", 6) == 0;
 	if (!stats_ok) {
 		if (index_ok)

@@ -156,6 +156,20 @@ static struct sk_name *sk_name_get(struct stacks *sk, uint32_t name)
 	return VEC_AT(&sk->names, struct sk_name, sk->name_at[name] - 1);
 }
 
+/* A node's words (tracedb/tracedb.h, "stack statistics"). */
+static void sk_node_words(const struct sk_node *nd, uint64_t v[STACKS_WORDS])
+{
+	int32_t key = (int32_t)(nd->kn >> 32);
+
+	v[STACKW_PARENT] = key >= 0 ? (uint64_t)key + 1 : 0;
+	v[STACKW_DEPTH] = nd->depth;
+	v[STACKW_NAME] = (uint32_t)nd->kn;
+	v[STACKW_COUNT] = (uint64_t)nd->count;
+	v[STACKW_TOTAL] = (uint64_t)nd->total;
+	v[STACKW_CHILD] = (uint64_t)nd->child;
+	v[STACKW_MAX] = (uint64_t)nd->max;
+}
+
 /* The track's nodes above stop_depth, packed TRACEDB_STACKS_CHUNK to a row
  * in the buffer of the track before the last once the writer has run its
  * rows (long since, as a whole track's slices went after them: waiting for
@@ -163,45 +177,40 @@ static struct sk_name *sk_name_get(struct stacks *sk, uint32_t name)
  * memory or an insert failed. */
 static int sk_put_nodes(struct stacks *sk)
 {
-	uint64_t prev[STACKS_WORDS], v[STACKS_WORDS];
-	size_t i, n = 0, len = 0, start = 0;
-
+	uint64_t(*v)[STACKS_WORDS];
+	size_t i, n = 0, len = 0, k, packed, chunks;
 	uint8_t *buf;
+	int rc = -1;
 
 	while (n < sk->nodes.len && VEC_AT(&sk->nodes, struct sk_node, n)->depth < sk->stop_depth)
 		n++;
+	chunks = (n + TRACEDB_STACKS_CHUNK - 1) / TRACEDB_STACKS_CHUNK;
 	if (dbw_wait(sk->s, sk->ticket[sk->next]) != 0 ||
-	    vec_reserve(&sk->buf[sk->next], n * STACKS_RECORD_MAX) != 0)
+	    vec_reserve(&sk->buf[sk->next], chunks * tracedb_stacks_bound(TRACEDB_STACKS_CHUNK)) != 0 ||
+	    (v = malloc(TRACEDB_STACKS_CHUNK * sizeof(*v))) == NULL)
 		return -1;
 	buf = sk->buf[sk->next].data;
-	for (i = 0; i < n; i++) {
-		const struct sk_node *nd = VEC_AT(&sk->nodes, struct sk_node, i);
-		int32_t key = (int32_t)(nd->kn >> 32);
-
-		if (i % TRACEDB_STACKS_CHUNK == 0)
-			memset(prev, 0, sizeof(prev));
-		v[STACKW_PARENT] = key >= 0 ? (uint64_t)key + 1 : 0;
-		v[STACKW_DEPTH] = nd->depth;
-		v[STACKW_NAME] = (uint32_t)nd->kn;
-		v[STACKW_COUNT] = (uint64_t)nd->count;
-		v[STACKW_TOTAL] = (uint64_t)nd->total;
-		v[STACKW_CHILD] = (uint64_t)nd->child;
-		v[STACKW_MAX] = (uint64_t)nd->max;
-		len += tracedb_stacks_put(buf + len, prev, v);
-		if (i + 1 == n || (i + 1) % TRACEDB_STACKS_CHUNK == 0) {
-			bins_i64(&sk->stacks_rows, (int64_t)sk->track + 1);
-			bins_i64(&sk->stacks_rows, (int64_t)(i - i % TRACEDB_STACKS_CHUNK));
-			bins_i64(&sk->stacks_rows, (int64_t)(i % TRACEDB_STACKS_CHUNK + 1));
-			bins_blob(&sk->stacks_rows, buf + start, (int)(len - start));
-			bins_row(&sk->stacks_rows);
-			start = len;
-		}
+	for (i = 0; i < n; i += k) {
+		for (k = 0; k < TRACEDB_STACKS_CHUNK && i + k < n; k++)
+			sk_node_words(VEC_AT(&sk->nodes, struct sk_node, i + k), v[k]);
+		packed = tracedb_stacks_pack(buf + len, tracedb_stacks_bound(TRACEDB_STACKS_CHUNK), (const uint64_t(*)[STACKS_WORDS])v, k);
+		if (packed == 0)
+			goto out_free;
+		bins_i64(&sk->stacks_rows, (int64_t)sk->track + 1);
+		bins_i64(&sk->stacks_rows, (int64_t)i);
+		bins_i64(&sk->stacks_rows, (int64_t)k);
+		bins_blob(&sk->stacks_rows, buf + len, (int)packed);
+		bins_row(&sk->stacks_rows);
+		len += packed;
 	}
 	if (bins_flush(&sk->stacks_rows) != 0)
-		return -1;
+		goto out_free;
 	sk->ticket[sk->next] = dbw_ticket(sk->s);
 	sk->next ^= 1;
-	return 0;
+	rc = 0;
+out_free:
+	free(v);
+	return rc;
 }
 
 /* The track's rows, then nothing kept for the next track. */
@@ -245,7 +254,7 @@ int stacks_begin(struct build *b)
 		free(sk);
 		return -1;
 	}
-	if (bins_init(&sk->stacks_rows, b->s, "track_stacks", 4) != 0) {
+	if (bins_init(&sk->stacks_rows, b->s, TRACEDB_STAGED("track_stacks"), 4) != 0) {
 		bins_fini(&sk->names_rows);
 		free(sk->name_at);
 		free(sk);

@@ -167,6 +167,7 @@ struct stored {
 	struct snode {  /* one row's nodes, decoded */
 		int64_t parent, depth, name, count, total;
 	} row[TRACEDB_STACKS_CHUNK];
+	uint64_t rec[TRACEDB_STACKS_CHUNK][STACKS_WORDS]; /* a row's nodes, unpacked */
 	int lanes;      /* the track is async: its roots lie on every lane, so a
 			 * node's depth in the graph is not its slice's depth */
 };
@@ -186,12 +187,11 @@ static int flame_closed_below(const struct flame *f, const struct stored *sd, in
 static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *depth, int *closed)
 {
 	int len;
-	const uint8_t *p = qcur_blob(&sd->nodes, 2, &len);
-	const uint8_t *end = p + len;
+	const void *blob = qcur_blob(&sd->nodes, 2, &len);
 	int64_t k, n = qcur_int(&sd->nodes, 1);
-	uint64_t v[STACKS_WORDS] = { 0 };
 
-	if (qcur_int(&sd->nodes, 0) != *i || n < 0 || n > TRACEDB_STACKS_CHUNK)
+	if (qcur_int(&sd->nodes, 0) != *i || n < 1 || n > TRACEDB_STACKS_CHUNK ||
+	    tracedb_stacks_unpack(blob, (size_t)len, sd->rec) != n)
 		return QRY_EDB; /* not as ingest writes them */
 	if ((size_t)(*i + n) > sd->cap) {
 		size_t cap = (size_t)(*i + n) * 2;
@@ -204,8 +204,9 @@ static int stored_row(struct flame *f, struct stored *sd, int64_t *i, int64_t *d
 	}
 	for (k = 0; k < n; k++) {
 		struct snode *d = &sd->row[k];
+		const uint64_t *v = sd->rec[k];
 
-		if (tracedb_stacks_next(&p, end, v) != 0 || (d->parent = (int64_t)v[STACKW_PARENT] - 1) >= *i + k)
+		if ((d->parent = (int64_t)v[STACKW_PARENT] - 1) >= *i + k)
 			return QRY_EDB;
 		d->depth = (int64_t)v[STACKW_DEPTH];
 		d->name = (int64_t)v[STACKW_NAME];
@@ -325,22 +326,18 @@ enum { PLAN_SLICES, PLAN_NODES, PLAN_TRY_NODES };
  * error or a damaged row is left in sd's cursors. */
 static void stored_plan(struct flame *f, struct stored *sd, int64_t track, int *plan, int64_t *max_depth)
 {
-	uint64_t v[STACKS_WORDS] = { 0 };
 	int64_t last = -1, nodes = 0;
 
 	qcur_bind(&sd->last, 1, track);
 	if (qcur_step(&sd->last)) {
-		int len;
-		const uint8_t *p = qcur_blob(&sd->last, 2, &len);
-		const uint8_t *end = p + len;
+		int len, n;
+		const void *blob = qcur_blob(&sd->last, 2, &len);
 
 		nodes = qcur_int(&sd->last, 0) + qcur_int(&sd->last, 1);
-		while (p < end)
-			if (tracedb_stacks_next(&p, end, v) != 0) {
-				qcur_fail(&sd->last, SQLITE_CORRUPT);
-				break;
-			}
-		last = (int64_t)v[STACKW_DEPTH];
+		if ((n = tracedb_stacks_unpack(blob, (size_t)len, sd->rec)) < 0)
+			qcur_fail(&sd->last, SQLITE_CORRUPT);
+		else
+			last = (int64_t)sd->rec[n - 1][STACKW_DEPTH];
 	}
 	qcur_reset(&sd->last);
 	stored_max_depth(sd, track, max_depth);

@@ -48,6 +48,7 @@ struct ov_ctx {
 	uint32_t *counts;    /* the current process's row */
 	int narrow;          /* the window was given: bound each run's rows to it */
 	int aligned;         /* buckets are 1 << aligned ns starting at a multiple of it; else -1 */
+	uint64_t rec[LOD_CHUNK][LOD_WORDS]; /* the lod row being read, unpacked */
 };
 
 static int ov_failed(const struct ov_ctx *c)
@@ -193,18 +194,17 @@ static void ov_run(struct ov_ctx *c, int64_t track, int64_t depth, uint64_t leve
 	qcur_bind(&c->lod, 4, c->start >> level);
 	qcur_bind(&c->lod, 5, c->end >> level);
 	while (qcur_step(&c->lod)) {
-		int len;
-		const uint8_t *p = qcur_blob(&c->lod, 0, &len);
-		const uint8_t *end = p + len;
-		uint64_t v[LOD_WORDS] = { 0 };
+		int len, n, k;
+		const void *blob = qcur_blob(&c->lod, 0, &len);
 
-		while (p < end) {
+		if ((n = tracedb_lod_unpack(blob, (size_t)len, level, c->rec)) < 0) {
+			qcur_fail(&c->lod, SQLITE_CORRUPT); /* and the walk ends */
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			const uint64_t *v = c->rec[k];
 			int64_t last_start;
 
-			if (tracedb_lod_next(&p, end, v) != 0) {
-				qcur_fail(&c->lod, SQLITE_CORRUPT); /* and the walk ends */
-				break;
-			}
 			if ((int64_t)v[LODW_LAST] < cur)
 				continue; /* before the window (or counted) */
 			if ((int64_t)v[LODW_FIRST] > last)

@@ -206,9 +206,11 @@ void qwin_rows(struct qprobe *p, const struct qmarks *m, int64_t first, int64_t 
 void qlod_start(struct qlod_iter *it, struct qcur *cur, int64_t track, int64_t depth, int level, int64_t lo,
 		int64_t hi)
 {
-	memset(it, 0, sizeof(*it));
 	it->cur = cur;
+	it->level = level;
+	it->n = it->k = 0;
 	it->hi = hi;
+	it->done = 0;
 	qcur_bind(cur, 1, track);
 	qcur_bind(cur, 2, depth);
 	qcur_bind(cur, 3, level);
@@ -224,22 +226,22 @@ void qlod_stop(struct qlod_iter *it)
 
 int qlod_next(struct qlod_iter *it, struct qlod_rec *r)
 {
-	while (!it->done && it->p >= it->end) {
+	while (!it->done && it->k >= it->n) {
 		if (!qcur_step(it->cur)) {
 			it->done = 1;
 			break;
 		}
-		it->p = sqlite3_column_blob(it->cur->st, 0);
-		it->end = it->p + sqlite3_column_bytes(it->cur->st, 0);
-		memset(it->v, 0, sizeof(it->v));
+		it->k = 0;
+		it->n = tracedb_lod_unpack(sqlite3_column_blob(it->cur->st, 0),
+					   (size_t)sqlite3_column_bytes(it->cur->st, 0), it->level, it->rec);
+		if (it->n < 0) {
+			qcur_fail(it->cur, SQLITE_CORRUPT);
+			goto out_end;
+		}
 	}
 	if (it->done)
 		goto out_end;
-	if (tracedb_lod_next(&it->p, it->end, it->v) != 0) {
-		qcur_fail(it->cur, SQLITE_CORRUPT);
-		goto out_end;
-	}
-	memcpy(r->v, it->v, sizeof(it->v));
+	memcpy(r->v, it->rec[it->k++], sizeof(r->v));
 	if ((int64_t)r->v[LODW_BUCKET] > it->hi)
 		goto out_end;
 	return 1;

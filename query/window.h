@@ -122,10 +122,11 @@ static inline int64_t qlod_last(const struct qlod_rec *r)
 /* Walks the records of one (track, depth, level) from bucket lo to hi. */
 struct qlod_iter {
 	struct qcur *cur;       /* QLOD_SQL; the caller's, reset when the walk stops */
-	const uint8_t *p, *end; /* the rest of the current chunk; p <= end */
-	uint64_t v[LOD_WORDS];  /* the record before (tracedb_lod_next) */
+	int level;              /* of the rows read (tracedb_lod_unpack) */
+	int n, k;               /* records in rec, and the next one to return; k <= n */
 	int64_t hi;             /* the last bucket wanted */
 	int done;               /* stopped: no more records are read */
+	uint64_t rec[LOD_CHUNK][LOD_WORDS]; /* the current row's records, unpacked */
 };
 
 void qlod_start(struct qlod_iter *it, struct qcur *cur, int64_t track, int64_t depth, int level, int64_t lo,

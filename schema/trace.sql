@@ -240,6 +240,10 @@ SELECT a.arg_set_id, a.seq, k.str AS key, a.type,
        CASE a.type WHEN 5 THEN a.real_value WHEN 6 THEN v.str WHEN 10 THEN a.blob_value ELSE a.int_value END AS value
 FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.string_id;
 
+-- Ingest writes lod, track_stacks and name_index into a stage beside the
+-- database and moves them in whole once every row is in (tracedb.h,
+-- TRACEDB_STAGED), so that their pages are full.
+
 -- The name index, which search by name reads: for each slice name, every
 -- slice of that name in (ts, id) order, in chunks of up to 256. first_ts
 -- and first_id are the chunk's first slice; the others are packed in data
@@ -289,9 +293,10 @@ CREATE TABLE name_stats (
 -- parent comes before its children. Each node has its parent, depth,
 -- name_id, count, total wall time, the children's part of it and the
 -- longest, as in track_names; they are packed, up to 1024 nodes a row
--- from node first_node on, in records whose layout and encoding have one
--- owner, tracedb/tracedb.h (a trace of random stacks has about a node for
--- every two slices, and a row each cost ingest about a tenth more time).
+-- from node first_node on, column by column and zstd-compressed, in a
+-- layout and encoding that have one owner, tracedb/tracedb.h ("Packed
+-- rows"; a trace of random stacks has about a node for every two slices,
+-- and a row each cost ingest about a tenth more time).
 -- A track keeps the nodes of depths 0 .. D:
 -- every depth (D = tracks.max_depth) unless they are more than 65536, then
 -- the first depths that fit (depth 0 always); a reader needing deeper ones
@@ -323,8 +328,8 @@ CREATE TABLE track_stacks (
 -- holding one slice are not stored; a reader takes that slice from `slices`.
 --
 -- Summaries are packed, up to 256 per row, in bucket order, as records of
--- ten 64-bit words, each a varint delta from the record before; the layout
--- and its encoding have one owner, the table in
+-- ten 64-bit words, column by column and zstd-compressed; the layout and
+-- its encoding have one owner, the table and "Packed rows" in
 -- tracedb/tracedb.h (slices and cpu runs: ordinal range, start, end,
 -- longest, whether one never ended, names; counters: ordinal range, first
 -- and last point, min and max).

@@ -7,54 +7,206 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "tracedb.h"
 
-/* A record of n words after prev (set to v), each the varint of the zigzag
- * of its difference: the layout of lod and track_stacks records. */
-static size_t words_put(uint8_t *out, uint64_t *prev, const uint64_t *v, int n)
-{
-	size_t len = 0;
-	int i;
+/*
+ * Packed rows. The content, before zstd: the varint of the record count n,
+ * then column by column (word 0 of every record, then word 1 ...) the
+ * varint of each word's residual: the zigzag of its difference from what
+ * the records before predict (predict()). A column's words differ little
+ * from one record to the next, and zstd finds what repeats in them.
+ */
+enum { VARINT_MAX = 10 /* bytes */ };
 
-	for (i = 0; i < n; i++) {
-		len += tracedb_put_varint(out + len, tracedb_zigzag(v[i] - prev[i]));
-		prev[i] = v[i];
+struct pack_kind {
+	int words;    /* words a record */
+	size_t max;   /* records a row holds at most */
+	int lod;      /* 1: lod records (predict() knows their words), 0: deltas */
+};
+
+static const struct pack_kind LOD_KIND = { LOD_WORDS, LOD_CHUNK, 1 };
+static const struct pack_kind STACKS_KIND = { STACKS_WORDS, TRACEDB_STACKS_CHUNK, 0 };
+
+/* What record v's word j is predicted to be from the record before it
+ * (prev, zeros for the first) and v's own words before j: lod records
+ * follow one another in ordinals, and start in their bucket and end after
+ * they start; a stack node's times are its own (its longest is its total
+ * when it has one slice); any other word is predicted by the same word of
+ * the record before. */
+static uint64_t predict(const struct pack_kind *k, int level, const uint64_t *prev, const uint64_t *v, int j)
+{
+	if (!k->lod)
+		return j == STACKW_MAX ? v[STACKW_TOTAL] : j == STACKW_TOTAL || j == STACKW_CHILD ? 0 : prev[j];
+	switch (j) {
+	case LODW_FIRST:
+		return prev[LODW_LAST] + 1;
+	case LODW_LAST:
+		return v[LODW_FIRST];
+	case LODW_START:
+		return v[LODW_BUCKET] << level;
+	case LODW_END: /* counters: LODW_LAST_TS */
+		return v[LODW_START];
+	default:
+		return prev[j];
 	}
-	return len;
 }
 
-static int words_next(const uint8_t **p, const uint8_t *end, uint64_t *v, int n)
+/* Whether word j's residual is taken in two halves, each the zigzag of
+ * the difference of its 32 bits, stored as two varints: a lod record's
+ * names are a name and a category id, which change apart. */
+static int split(const struct pack_kind *k, int j)
 {
-	uint64_t z;
-	int i;
+	return k->lod && (j == LODW_NAMES || j == LODW_FIRST_NAMES);
+}
 
+static uint32_t zigzag32(uint32_t d)
+{
+	return (d << 1) ^ (uint32_t)((int32_t)d >> 31);
+}
+
+static uint32_t unzigzag32(uint32_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Word x's residual from its prediction p. */
+static uint64_t residual(const struct pack_kind *k, int j, uint64_t x, uint64_t p)
+{
+	if (!split(k, j))
+		return tracedb_zigzag(x - p);
+	return zigzag32((uint32_t)x - (uint32_t)p) |
+	       (uint64_t)zigzag32((uint32_t)(x >> 32) - (uint32_t)(p >> 32)) << 32;
+}
+
+/* The word whose residual from prediction p is r. */
+static uint64_t restore(const struct pack_kind *k, int j, uint64_t r, uint64_t p)
+{
+	if (!split(k, j))
+		return tracedb_unzigzag(r) + p;
+	return (uint32_t)((uint32_t)p + unzigzag32((uint32_t)r)) |
+	       (uint64_t)((uint32_t)(p >> 32) + unzigzag32((uint32_t)(r >> 32))) << 32;
+}
+
+/* The content's bytes at most for n records. */
+static size_t pack_content_max(const struct pack_kind *k, size_t n)
+{
+	return VARINT_MAX + n * (size_t)k->words * VARINT_MAX;
+}
+
+static size_t pack_bound(const struct pack_kind *k, size_t n)
+{
+	return ZSTD_compressBound(pack_content_max(k, n));
+}
+
+static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size_t n, uint8_t *out, size_t cap)
+{
+	static const uint64_t zeros[LOD_WORDS]; /* LOD_WORDS > STACKS_WORDS */
+	uint8_t *content;
+	size_t len, i, w = (size_t)k->words;
+	int j;
+
+	if (n == 0 || n > k->max || level < 0 || level > LOD_MAX_LEVEL ||
+	    (content = malloc(pack_content_max(k, n))) == NULL)
+		return 0;
+	len = tracedb_put_varint(content, n);
+	for (j = 0; j < k->words; j++)
+		for (i = 0; i < n; i++) {
+			const uint64_t *rec = v + i * w, *prev = i == 0 ? zeros : rec - w;
+
+			uint64_t r = residual(k, j, rec[j], predict(k, level, prev, rec, j));
+
+			if (split(k, j)) {
+				len += tracedb_put_varint(content + len, (uint32_t)r);
+				r >>= 32;
+			}
+			len += tracedb_put_varint(content + len, r);
+		}
+	len = ZSTD_compress(out, cap, content, len, TRACEDB_PACK_LEVEL);
+	free(content);
+	return ZSTD_isError(len) ? 0 : len;
+}
+
+/* Reads the residuals into v column by column, then turns them into words
+ * record by record (a prediction may use any word of the record before). */
+static int unpack(const struct pack_kind *k, int level, const void *blob, size_t len, uint64_t *v)
+{
+	static const uint64_t zeros[LOD_WORDS]; /* LOD_WORDS > STACKS_WORDS */
+	unsigned long long size = ZSTD_getFrameContentSize(blob, len);
+	size_t got, i, w = (size_t)k->words;
+	const uint8_t *p, *end;
+	uint8_t *content;
+	uint64_t n = 0, z;
+	int j, rc = -1;
+
+	if (level < 0 || level > LOD_MAX_LEVEL || size == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    size == ZSTD_CONTENTSIZE_ERROR || size == 0 || size > pack_content_max(k, k->max) ||
+	    (content = malloc((size_t)size)) == NULL)
+		return -1;
+	got = ZSTD_decompress(content, (size_t)size, blob, len);
+	if (ZSTD_isError(got) || got != size)
+		goto out_free;
+	p = content;
+	end = content + got;
+	if (tracedb_get_varint(&p, end, &n) != 0 || n == 0 || n > k->max)
+		goto out_free;
+	for (j = 0; j < k->words; j++)
+		for (i = 0; i < n; i++) {
+			if (tracedb_get_varint(&p, end, &z) != 0)
+				goto out_free;
+			if (split(k, j)) {
+				uint64_t hi;
+
+				if (tracedb_get_varint(&p, end, &hi) != 0 || z > UINT32_MAX || hi > UINT32_MAX)
+					goto out_free;
+				z |= hi << 32;
+			}
+			v[i * w + (size_t)j] = z;
+		}
+	if (p != end)
+		goto out_free;
 	for (i = 0; i < n; i++) {
-		if (tracedb_get_varint(p, end, &z) != 0)
-			return -1;
-		v[i] += tracedb_unzigzag(z);
+		uint64_t *rec = v + i * w;
+		const uint64_t *prev = i == 0 ? zeros : rec - w;
+
+		for (j = 0; j < k->words; j++)
+			rec[j] = restore(k, j, rec[j], predict(k, level, prev, rec, j));
 	}
-	return 0;
+	rc = (int)n;
+out_free:
+	free(content);
+	return rc;
 }
 
-size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS])
+size_t tracedb_lod_bound(size_t n)
 {
-	return words_put(out, prev, v, LOD_WORDS);
+	return pack_bound(&LOD_KIND, n);
 }
 
-int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS])
+size_t tracedb_lod_pack(uint8_t *out, size_t cap, int level, const uint64_t (*v)[LOD_WORDS], size_t n)
 {
-	return words_next(p, end, v, LOD_WORDS);
+	return pack(&LOD_KIND, level, v[0], n, out, cap);
 }
 
-size_t tracedb_stacks_put(uint8_t *out, uint64_t prev[STACKS_WORDS], const uint64_t v[STACKS_WORDS])
+int tracedb_lod_unpack(const void *blob, size_t len, int level, uint64_t (*v)[LOD_WORDS])
 {
-	return words_put(out, prev, v, STACKS_WORDS);
+	return unpack(&LOD_KIND, level, blob, len, v[0]);
 }
 
-int tracedb_stacks_next(const uint8_t **p, const uint8_t *end, uint64_t v[STACKS_WORDS])
+size_t tracedb_stacks_bound(size_t n)
 {
-	return words_next(p, end, v, STACKS_WORDS);
+	return pack_bound(&STACKS_KIND, n);
+}
+
+size_t tracedb_stacks_pack(uint8_t *out, size_t cap, const uint64_t (*v)[STACKS_WORDS], size_t n)
+{
+	return pack(&STACKS_KIND, 0, v[0], n, out, cap);
+}
+
+int tracedb_stacks_unpack(const void *blob, size_t len, uint64_t (*v)[STACKS_WORDS])
+{
+	return unpack(&STACKS_KIND, 0, blob, len, v[0]);
 }
 
 size_t tracedb_names_put(uint8_t *out, int64_t prev_ts, int64_t prev_id, int64_t ts, int64_t id)
@@ -168,6 +320,67 @@ static int run_schema(sqlite3 *db, int indexes)
 }
 
 /*
+ * The staged tables (tracedb.h, TRACEDB_STAGED): each made in the stage
+ * with the layout schema/trace.sql gives it in main, so that
+ * "INSERT INTO main.t SELECT * FROM stage.t" copies cells as they are
+ * into pages filled to the brim (SQLite's transfer optimization loads an
+ * empty table in bulk). Rows inserted one by one, even in key order,
+ * leave a WITHOUT ROWID table's pages an eighth empty: on make bench's
+ * archive the three tables took 1.4 MB more that way.
+ */
+static const char *const STAGED[] = { "lod", "track_stacks", "name_index" };
+
+static int stage(sqlite3 *db, const char *path, unsigned page_size)
+{
+	char *sql;
+	size_t i;
+	int rc = 0;
+
+	if ((sql = sqlite3_mprintf("%s-stage", path)) == NULL)
+		return -1;
+	remove(sql);
+	sqlite3_free(sql);
+	if ((sql = sqlite3_mprintf("ATTACH '%q-stage' AS stage; PRAGMA stage.page_size=%u; "
+				   "PRAGMA stage.journal_mode=OFF; PRAGMA stage.synchronous=OFF; "
+				   "PRAGMA stage.cache_size=-2048",
+				   path, page_size)) == NULL)
+		return -1;
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	sqlite3_free(sql);
+	/* the stage lives while the connection does, and no crash leaves it */
+	if ((sql = sqlite3_mprintf("%s-stage", path)) == NULL)
+		return -1;
+	remove(sql);
+	sqlite3_free(sql);
+	for (i = 0; i < sizeof(STAGED) / sizeof(STAGED[0]) && rc == 0; i++) {
+		sqlite3_stmt *st = NULL;
+
+		rc = -1;
+		if (sqlite3_prepare_v2(db, "SELECT 'CREATE TABLE stage.' || substr(sql, 14) FROM main.sqlite_schema "
+					   "WHERE name = ?1 AND sql LIKE 'CREATE TABLE ' || ?1 || ' %'",
+				       -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_bind_text(st, 1, STAGED[i], -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			rc = sqlite3_exec(db, (const char *)sqlite3_column_text(st, 0), NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+static int unstage(sqlite3 *db)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(STAGED) / sizeof(STAGED[0]) && rc == 0; i++) {
+		char *sql = sqlite3_mprintf("INSERT INTO main.%s SELECT * FROM stage.%s", STAGED[i], STAGED[i]);
+
+		rc = sql != NULL && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+		sqlite3_free(sql);
+	}
+	return rc;
+}
+
+/*
  * The indexes are built with their sort spilled to temporary files
  * (SQLite's temporary directory), not held in memory: with
  * temp_store=MEMORY SQLite keeps every key and merges its runs from
@@ -180,7 +393,8 @@ static int run_schema(sqlite3 *db, int indexes)
  */
 int tracedb_index(sqlite3 *db)
 {
-	if (sqlite3_exec(db, "PRAGMA temp_store=FILE; PRAGMA threads=2", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(db, "PRAGMA temp_store=FILE; PRAGMA threads=2", NULL, NULL, NULL) != SQLITE_OK ||
+	    unstage(db) != 0)
 		return -1;
 	return run_schema(db, 1);
 }
@@ -203,7 +417,7 @@ sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t 
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_exec(db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
-	    run_schema(db, 0) != 0 || tracedb_stamp(db) != 0) {
+	    run_schema(db, 0) != 0 || tracedb_stamp(db) != 0 || stage(db, path, page_size) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;

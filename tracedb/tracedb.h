@@ -5,10 +5,8 @@
  * level-of-detail records (table lod) and stack nodes (track_stacks).
  *
  * Level-of-detail record: LOD_WORDS 64-bit words, up to LOD_CHUNK records
- * to a row (lod.buckets), read in order: each word is stored as the LEB128
- * varint of the zigzag of its difference from the same word of the record
- * before it in the row (from zero for the first). Neighbouring records
- * share most of their bits, so a record takes about 15 bytes, not 80.
+ * to a row (lod.buckets), packed together (tracedb_lod_pack, "Packed rows"
+ * below): on make bench's archive a record takes about 15 bytes, not 80.
  * For one (track, depth) and level L, a record summarises the group of two
  * or more consecutive rows (slices, counter points, cpu runs) whose start
  * falls in bucket ts >> L. Rows are named by ordinal, their place in the
@@ -53,12 +51,12 @@
  * over the whole trace read instead of every slice.
  * 9: time marks (below) in track_depths and tracks, where a viewport's
  * search by time starts.
+ * 10: lod and track_stacks rows are packed (column by column, then zstd).
  */
-#define TRACEDB_SCHEMA_VERSION 9
+#define TRACEDB_SCHEMA_VERSION 10
 
 enum {
 	LOD_WORDS = 10,
-	LOD_RECORD_MAX = 10 * LOD_WORDS, /* bytes a record takes at most */
 	LOD_CHUNK = 256,            /* records per lod row */
 	LOD_MIN_LEVEL = 10,         /* buckets of 1 us, 4 us, 16 us ... */
 	LOD_STEP = 2,
@@ -74,21 +72,52 @@ enum {
 	LODW_LAST_TS = 4, LODW_MIN = 5, LODW_MAX = 6, LODW_LAST_VALUE = 7, LODW_INT_FLAGS = 8, LODW_FIRST_VALUE = 9,
 };
 
-/* Writes the record v after the record prev at out and sets prev to v;
- * returns the bytes written (at most LOD_RECORD_MAX). A row's first record
- * follows a prev of zeros. */
-size_t tracedb_lod_put(uint8_t *out, uint64_t prev[LOD_WORDS], const uint64_t v[LOD_WORDS]);
-/* Reads the record after v from *p (below end) into v, moving *p past it;
- * 0, or -1 when the bytes end first or are damaged. */
-int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS]);
+/*
+ * Packed rows: the blob of a lod row or a track_stacks row holds its
+ * records, 1 to LOD_CHUNK (TRACEDB_STACKS_CHUNK), as one zstd frame whose
+ * header gives its content's size. The content:
+ *
+ *   size      meaning
+ *   varint    n, the count of records (1 .. the chunk)
+ *   varints   the residuals of word 0 of records 0 .. n - 1, then of word
+ *             1 ... then of the last word: n * words varints, the last
+ *             ending the content
+ *
+ * A residual is the zigzag of the word's difference from its prediction,
+ * taken from the record before (zeros before the first) and the record's
+ * own words before it: for lod records, word LODW_FIRST is predicted by
+ * the last ordinal before + 1, LODW_LAST by LODW_FIRST, LODW_START by the
+ * bucket's start (bucket << level) and LODW_END (counters: LODW_LAST_TS)
+ * by LODW_START; a stack node's STACKW_TOTAL and STACKW_CHILD by 0 and
+ * STACKW_MAX by STACKW_TOTAL (equal for a node of one slice); any other
+ * word by the same word of the record before. A lod record's two name words (a name id | a
+ * category id << 32) are taken in halves: each half's residual is the
+ * zigzag of its 32-bit difference, and the low half's varint comes first,
+ * so those words take two varints each. Column by column, the words of one kind follow one
+ * another and zstd (TRACEDB_PACK_LEVEL) finds what repeats in them: on
+ * make bench's archive lod rows take 0.64 of the bytes record-by-record
+ * varint deltas took, stack rows 0.58.
+ */
+enum { TRACEDB_PACK_LEVEL = 3 };
+
+/* The room tracedb_lod_pack needs for n records. */
+size_t tracedb_lod_bound(size_t n);
+/* Packs records v[0 .. n) (n from 1 to LOD_CHUNK) of a row of level `level`
+ * at out (cap bytes); returns the bytes written, 0 when n or level is out
+ * of range, memory ran out or cap is short. */
+size_t tracedb_lod_pack(uint8_t *out, size_t cap, int level, const uint64_t (*v)[LOD_WORDS], size_t n);
+/* Unpacks a lod row's blob of level `level` into v (room for LOD_CHUNK
+ * records); returns the count of records, or -1 when the blob is damaged
+ * (any length or count out of bounds, bytes left over or missing) or
+ * memory ran out. */
+int tracedb_lod_unpack(const void *blob, size_t len, int level, uint64_t (*v)[LOD_WORDS]);
 
 /*
  * The stack statistics' nodes (table track_stacks, schema/trace.sql): a
  * track's nodes in order, up to TRACEDB_STACKS_CHUNK to a row, each a
- * record of STACKS_WORDS words encoded as lod records are (each word the
- * varint of the zigzag of its difference from the record before in the
- * row, from zeros for the first). Node i of a track is the row's
- * first_node plus its place in the row.
+ * record of STACKS_WORDS words, packed as lod records are ("Packed rows"
+ * above). Node i of a track is the row's first_node plus its place in the
+ * row.
  *
  *   word  meaning
  *   0     parent node + 1 (0: none)
@@ -99,15 +128,14 @@ int tracedb_lod_next(const uint8_t **p, const uint8_t *end, uint64_t v[LOD_WORDS
  *   5     the children's part of it, ns
  *   6     the longest slice's wall time, ns
  */
-enum { STACKS_WORDS = 7, STACKS_RECORD_MAX = 10 * STACKS_WORDS, TRACEDB_STACKS_CHUNK = 1024 };
+enum { STACKS_WORDS = 7, TRACEDB_STACKS_CHUNK = 1024 };
 enum { STACKW_PARENT, STACKW_DEPTH, STACKW_NAME, STACKW_COUNT, STACKW_TOTAL, STACKW_CHILD, STACKW_MAX };
 
-/* Writes the node v after prev at out and sets prev to v; returns the bytes
- * written (at most STACKS_RECORD_MAX). */
-size_t tracedb_stacks_put(uint8_t *out, uint64_t prev[STACKS_WORDS], const uint64_t v[STACKS_WORDS]);
-/* Reads the node after v from *p (below end) into v, moving *p past it;
- * 0, or -1 when the bytes end first or are damaged. */
-int tracedb_stacks_next(const uint8_t **p, const uint8_t *end, uint64_t v[STACKS_WORDS]);
+/* As tracedb_lod_bound, _pack and _unpack, for stack nodes (n from 1 to
+ * TRACEDB_STACKS_CHUNK; v of unpack has room for TRACEDB_STACKS_CHUNK). */
+size_t tracedb_stacks_bound(size_t n);
+size_t tracedb_stacks_pack(uint8_t *out, size_t cap, const uint64_t (*v)[STACKS_WORDS], size_t n);
+int tracedb_stacks_unpack(const void *blob, size_t len, uint64_t (*v)[STACKS_WORDS]);
 
 /*
  * Time marks (track_depths.marks, and tracks.marks of counter and cpu
@@ -281,9 +309,16 @@ sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t 
  * input: some 40 KiB in all), a big one's reads and writes large ones
  * (64 KiB from 16 MiB; 4 KiB between). */
 unsigned tracedb_page_size(uint64_t input_bytes);
-/* Creates the indexes of schema/trace.sql (those after its "@indexes"
- * mark), once the rows are in: 0, or -1. */
+/* Once the rows are in: moves the staged tables (TRACEDB_STAGED) into the
+ * database, then creates the indexes of schema/trace.sql (those after its
+ * "@indexes" mark): 0, or -1. */
 int tracedb_index(sqlite3 *db);
+
+/* Where ingest writes lod, track_stacks and name_index: tracedb_create
+ * makes them in a stage (a file beside the database, removed at once and
+ * gone with the connection), and tracedb_index moves them whole into the
+ * database, their pages full. */
+#define TRACEDB_STAGED(table) "stage." table
 
 /* Sets the schema version on a database being created: 0, or -1. */
 int tracedb_stamp(sqlite3 *db);

@@ -142,6 +142,7 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 	assert_int_equal(lod_writer_init(&w, &s), 0);
 	assert_int_equal(lod_build(&w, &key, it, n, counters, &levels), 0);
 	assert_int_equal(lod_writer_fini(&w), 0);
+	assert_int_equal(dbw_index(&s), 0); /* moves the staged lod rows in */
 	assert_int_equal(dbw_commit(&s), 0);
 	dbw_close(&s);
 
@@ -154,21 +155,21 @@ static void check_run(const struct lod_item *it, size_t n, int counters)
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const uint8_t *p = sqlite3_column_blob(st, 5), *end = p + sqlite3_column_bytes(st, 5);
+		static uint64_t rec[LOD_CHUNK][LOD_WORDS];
 		int level = sqlite3_column_int(st, 2);
-		int first = 1;
+		int rows = tracedb_lod_unpack(sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), level, rec);
+		int k;
 
 		assert_int_equal(sqlite3_column_int64(st, 0), key.track_id);
 		assert_int_equal(sqlite3_column_int64(st, 1), key.depth);
 		assert_true(want_set >> level & 1);
-		memset(v, 0, sizeof(v));
-		while (p < end) {
-			assert_int_equal(tracedb_lod_next(&p, end, v), 0);
+		assert_true(rows >= 1 && rows <= LOD_CHUNK);
+		for (k = 0; k < rows; k++) {
+			memcpy(v, rec[k], sizeof(v));
 			assert_true(got < nrec);
 			assert_memory_equal(v, want + got * LOD_WORDS, sizeof(v));
-			if (first)
+			if (k == 0)
 				assert_int_equal(sqlite3_column_int64(st, 3), (int64_t)v[LODW_BUCKET]);
-			first = 0;
 			got++;
 		}
 		assert_int_equal(sqlite3_column_int64(st, 4), (int64_t)v[LODW_BUCKET]);

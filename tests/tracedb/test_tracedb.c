@@ -1,8 +1,9 @@
 /*
  * Unit tests for the trace database's record codecs (tracedb/tracedb.c):
- * level-of-detail records and name index pairs come back exactly, 64-bit
- * extremes and double bits included, and bytes that end early or never
- * end a varint are refused instead of read past.
+ * packed rows (level-of-detail records, stack nodes) and name index pairs
+ * come back exactly, 64-bit extremes and double bits included, and bytes
+ * that end early, never end a varint or hold counts out of range are
+ * refused instead of read past.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,77 +45,142 @@ static uint64_t any_word(uint64_t prev)
 	}
 }
 
-/* A row of LOD_CHUNK random records reads back record for record. */
-static void test_lod_round_trip(void **state)
+/* Rows of 1 .. LOD_CHUNK random records, at every level, read back record
+ * for record, and so do rows of stack nodes. */
+static void test_pack_round_trip(void **state)
 {
-	static uint64_t rec[LOD_CHUNK][LOD_WORDS];
-	static uint8_t buf[LOD_CHUNK * LOD_RECORD_MAX];
-	uint64_t prev[LOD_WORDS] = { 0 }, v[LOD_WORDS] = { 0 };
-	const uint8_t *p = buf;
-	size_t len = 0, n;
+	static uint64_t rec[LOD_CHUNK][LOD_WORDS], got[LOD_CHUNK][LOD_WORDS];
+	static uint64_t nodes[TRACEDB_STACKS_CHUNK][STACKS_WORDS], gotn[TRACEDB_STACKS_CHUNK][STACKS_WORDS];
+	static uint8_t buf[1 << 17];
+	size_t len, n;
 	int i, w, round;
 
 	(void)state;
-	for (round = 0; round < 20; round++) {
-		memset(prev, 0, sizeof(prev));
-		len = 0;
-		for (i = 0; i < LOD_CHUNK; i++) {
+	assert_true(tracedb_lod_bound(LOD_CHUNK) <= sizeof(buf) && tracedb_stacks_bound(TRACEDB_STACKS_CHUNK) <= sizeof(buf));
+	for (round = 0; round < 40; round++) {
+		int level = round % (LOD_MAX_LEVEL + 1);
+
+		n = round == 0 ? 1 : round == 1 ? LOD_CHUNK : 1 + next_rand() % LOD_CHUNK;
+		for (i = 0; i < (int)n; i++)
 			for (w = 0; w < LOD_WORDS; w++)
 				rec[i][w] = any_word(i ? rec[i - 1][w] : 0);
-			n = tracedb_lod_put(buf + len, prev, rec[i]);
-			assert_true(n >= LOD_WORDS && n <= LOD_RECORD_MAX);
-			len += n;
-		}
-		p = buf;
-		memset(v, 0, sizeof(v));
-		for (i = 0; i < LOD_CHUNK; i++) {
-			assert_int_equal(tracedb_lod_next(&p, buf + len, v), 0);
-			assert_memory_equal(v, rec[i], sizeof(v));
-		}
-		assert_ptr_equal(p, buf + len);
+		len = tracedb_lod_pack(buf, sizeof(buf), level, (const uint64_t(*)[LOD_WORDS])rec, n);
+		assert_true(len > 0 && len <= tracedb_lod_bound(n));
+		memset(got, 0, sizeof(got));
+		assert_int_equal(tracedb_lod_unpack(buf, len, level, got), (int)n);
+		assert_memory_equal(got, rec, n * sizeof(rec[0]));
+
+		n = round == 0 ? 1 : round == 1 ? TRACEDB_STACKS_CHUNK : 1 + next_rand() % TRACEDB_STACKS_CHUNK;
+		for (i = 0; i < (int)n; i++)
+			for (w = 0; w < STACKS_WORDS; w++)
+				nodes[i][w] = any_word(i ? nodes[i - 1][w] : 0);
+		len = tracedb_stacks_pack(buf, sizeof(buf), (const uint64_t(*)[STACKS_WORDS])nodes, n);
+		assert_true(len > 0 && len <= tracedb_stacks_bound(n));
+		assert_int_equal(tracedb_stacks_unpack(buf, len, gotn), (int)n);
+		assert_memory_equal(gotn, nodes, n * sizeof(nodes[0]));
 	}
 }
 
-/* Neighbouring records of a run take far fewer bytes than fixed words. */
-static void test_lod_small(void **state)
+/* A run of neighbouring records takes far fewer bytes than fixed words;
+ * a count out of range, a level out of range or a short buffer packs
+ * nothing. */
+static void test_pack_small(void **state)
 {
-	uint64_t prev[LOD_WORDS] = { 0 }, v[LOD_WORDS] = { 0 };
-	uint8_t buf[LOD_RECORD_MAX];
-	size_t total = 0;
+	static uint64_t rec[LOD_CHUNK][LOD_WORDS];
+	static uint8_t buf[1 << 17];
+	size_t len;
 	int i;
 
 	(void)state;
-	for (i = 0; i < 100; i++) {
-		v[LODW_BUCKET] = 1000 + (uint64_t)i;
-		v[LODW_FIRST] = 5000 + 3 * (uint64_t)i;
-		v[LODW_LAST] = v[LODW_FIRST] + 2;
-		v[LODW_START] = (1000 + (uint64_t)i) << 10;
-		v[LODW_END] = v[LODW_START] + 900;
-		total += tracedb_lod_put(buf, prev, v);
+	for (i = 0; i < LOD_CHUNK; i++) {
+		rec[i][LODW_BUCKET] = 1000 + (uint64_t)i * 2;
+		rec[i][LODW_FIRST] = 5000 + 3 * (uint64_t)i;
+		rec[i][LODW_LAST] = rec[i][LODW_FIRST] + 2;
+		rec[i][LODW_START] = (rec[i][LODW_BUCKET] << 10) + next_rand() % 1024;
+		rec[i][LODW_END] = rec[i][LODW_START] + 900 + next_rand() % 64;
+		rec[i][LODW_NAMES] = 7 | (uint64_t)3 << 32;
 	}
-	assert_true(total < 100 * 16);
+	len = tracedb_lod_pack(buf, sizeof(buf), 10, (const uint64_t(*)[LOD_WORDS])rec, LOD_CHUNK);
+	assert_true(len > 0 && len < LOD_CHUNK * 5);
+	assert_int_equal(tracedb_lod_pack(buf, sizeof(buf), 10, (const uint64_t(*)[LOD_WORDS])rec, 0), 0);
+	assert_int_equal(tracedb_lod_pack(buf, sizeof(buf), 10, (const uint64_t(*)[LOD_WORDS])rec, LOD_CHUNK + 1), 0);
+	assert_int_equal(tracedb_lod_pack(buf, sizeof(buf), 63, (const uint64_t(*)[LOD_WORDS])rec, 1), 0);
+	assert_int_equal(tracedb_lod_pack(buf, 8, 10, (const uint64_t(*)[LOD_WORDS])rec, LOD_CHUNK), 0);
 }
 
-/* A record cut short, or a varint that never ends, is refused. */
-static void test_lod_damaged(void **state)
+/* The varints of a lod record: its two name words take two each. */
+enum { LOD_VARINTS = LOD_WORDS + 2 };
+
+/* Packs a content (as tracedb.c does, before zstd) into buf; its size. */
+static size_t frame(uint8_t *buf, size_t cap, const uint8_t *content, size_t n)
 {
-	uint64_t prev[LOD_WORDS] = { 0 }, v[LOD_WORDS] = { 0 }, w[LOD_WORDS];
-	uint8_t buf[LOD_RECORD_MAX], ones[LOD_RECORD_MAX];
-	const uint8_t *p;
-	size_t n;
+	size_t len = ZSTD_compress(buf, cap, content, n, 1);
+
+	assert_false(ZSTD_isError(len));
+	return len;
+}
+
+/* Damaged blobs are refused, never read past: cut short anywhere, bytes
+ * flipped, not zstd, a frame without its size, and contents whose count
+ * is 0 or above the chunk, whose varints end early or never end, or with
+ * bytes left over. */
+static void test_pack_damaged(void **state)
+{
+	static uint64_t rec[LOD_CHUNK][LOD_WORDS], got[LOD_CHUNK][LOD_WORDS];
+	static uint8_t buf[1 << 17], content[4096];
+	size_t len, cut, n;
+	int i, w;
+	ZSTD_CCtx *cc;
 
 	(void)state;
-	memset(v, 0xab, sizeof(v));
-	n = tracedb_lod_put(buf, prev, v);
-	memset(w, 0, sizeof(w));
-	p = buf;
-	assert_int_equal(tracedb_lod_next(&p, buf + n - 1, w), -1);
-	assert_true(p <= buf + n - 1);
-	memset(ones, 0xff, sizeof(ones));
-	p = ones;
-	memset(w, 0, sizeof(w));
-	assert_int_equal(tracedb_lod_next(&p, ones + sizeof(ones), w), -1);
-	assert_true(p <= ones + sizeof(ones));
+	for (i = 0; i < 40; i++)
+		for (w = 0; w < LOD_WORDS; w++)
+			rec[i][w] = any_word(i ? rec[i - 1][w] : 0);
+	len = tracedb_lod_pack(buf, sizeof(buf), 12, (const uint64_t(*)[LOD_WORDS])rec, 40);
+	assert_true(len > 0);
+	for (cut = 0; cut < len; cut++)
+		assert_int_equal(tracedb_lod_unpack(buf, cut, 12, got), -1);
+	for (cut = 0; cut < len; cut++) { /* a flipped byte: refused, or read as other words, never past */
+		buf[cut] ^= 0x5a;
+		assert_true(tracedb_lod_unpack(buf, len, 12, got) <= 40);
+		buf[cut] ^= 0x5a;
+	}
+	assert_int_equal(tracedb_lod_unpack(buf, len, 12, got), 40);
+	assert_int_equal(tracedb_lod_unpack(buf, len, -1, got), -1);
+	assert_int_equal(tracedb_lod_unpack(buf, len, 64, got), -1);
+	memset(content, 0x01, sizeof(content));
+	assert_int_equal(tracedb_lod_unpack(content, sizeof(content), 12, got), -1);
+	/* count 0; count LOD_CHUNK + 1 with its words; a varint that never ends;
+	 * one record short of a word; one byte left over */
+	content[0] = 0;
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1), 12, got), -1);
+	n = tracedb_put_varint(content, LOD_CHUNK + 1);
+	memset(content + n, 0, (LOD_CHUNK + 1) * LOD_WORDS);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, n + (LOD_CHUNK + 1) * LOD_WORDS), 12, got), -1);
+	content[0] = 1;
+	memset(content + 1, 0xff, LOD_VARINTS);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS), 12, got), -1);
+	memset(content + 1, 0x00, LOD_VARINTS + 1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, LOD_VARINTS), 12, got), -1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 2 + LOD_VARINTS), 12, got), -1);
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS), 12, got), 1);
+	/* a name half above 32 bits */
+	content[1 + LODW_NAMES] = 0x80;
+	content[2 + LODW_NAMES] = 0x80;
+	content[3 + LODW_NAMES] = 0x80;
+	content[4 + LODW_NAMES] = 0x80;
+	content[5 + LODW_NAMES] = 0x10;
+	assert_int_equal(tracedb_lod_unpack(buf, frame(buf, sizeof(buf), content, 1 + LOD_VARINTS + 4), 12, got), -1);
+	/* the same content in a frame that does not give its size */
+	assert_non_null(cc = ZSTD_createCCtx());
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0)));
+	len = ZSTD_compress2(cc, buf, sizeof(buf), content, 1 + LOD_WORDS);
+	assert_false(ZSTD_isError(len));
+	assert_int_equal(tracedb_lod_unpack(buf, len, 12, got), -1);
+	ZSTD_freeCCtx(cc);
+	/* a stack row whose count is above its chunk */
+	n = tracedb_put_varint(content, TRACEDB_STACKS_CHUNK + 1);
+	assert_int_equal(tracedb_stacks_unpack(buf, frame(buf, sizeof(buf), content, n), (uint64_t(*)[STACKS_WORDS])got), -1);
 }
 
 /* Name index pairs at 64-bit extremes. */
@@ -187,9 +254,9 @@ static void test_names_pairs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lod_round_trip),
-		cmocka_unit_test(test_lod_small),
-		cmocka_unit_test(test_lod_damaged),
+		cmocka_unit_test(test_pack_round_trip),
+		cmocka_unit_test(test_pack_small),
+		cmocka_unit_test(test_pack_damaged),
 		cmocka_unit_test(test_names_pairs),
 		cmocka_unit_test(test_door),
 	};
