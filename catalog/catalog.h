@@ -306,6 +306,9 @@ int cat_fetch(struct catalog *c, int64_t id, const char *file, char *err, size_t
 /* The process a server's source compression runs in (source.c): "<exe>
  * source-child FROM SPOOL", answered by this; its exit status. */
 int cat_source_child_main(int argc, char **argv);
+/* The process a server warms a ready trace's pages in (warm.c): "<exe>
+ * warm-child first DB START_NS END_NS | lod DB"; its exit status. */
+int cat_warm_child_main(int argc, char **argv);
 struct cat_source;
 struct cat_source *cat_source_open(struct catalog *c, int64_t id, int *rc, char *err, size_t errlen);
 /* The bytes as uploaded (a download's Content-Length); UINT64_MAX when

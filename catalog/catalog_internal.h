@@ -286,6 +286,11 @@ int64_t cat_add_as(struct catalog *c, const struct cat_new *nw, int status, char
  * when the source is kept compressed now, 0 when it stays as uploaded (a
  * failure is only logged: the trace is served either way). Not under mu. */
 int cat_source_compress(struct catalog *c, int64_t id, int restored);
+/* Reads what a ready trace's first view reads (before it is ready), and
+ * its level of detail (after), into the page cache: in a process of its
+ * own when c->o.ingest_exe is set (warm.c). */
+void cat_warm_first_view(struct catalog *c, const char *db_path, int64_t start_ns, int64_t end_ns);
+void cat_warm_lod(struct catalog *c, const char *db_path);
 /* Drops the copy of "source" restored for an ingest that did not end well. */
 void cat_source_drop_copy(struct catalog *c, int64_t id);
 /* Compresses the file at from into a new file in spool_dir (its name in

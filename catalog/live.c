@@ -659,7 +659,7 @@ static void *live_main(void *arg)
 		 * heap's scattered holes, for good (trimming only past a slack
 		 * of the resident size let it creep: 1.13 over five minutes), and
 		 * this thread's arena's top too (util.h) */
-		heap_release();
+		heap_release_own();
 		pthread_mutex_lock(&c->mu);
 		if ((r = cat_find(c, id)) != NULL)
 			snap_schedule(c, r, s->preview, whole, rc, size, took);

@@ -30,8 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,32 +255,6 @@ int cat_source_child_main(int argc, char **argv)
 	return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
 }
 
-/* Reads what a source child says, until it closes its output (n bytes of
- * buf, NUL-terminated), asking stop every quarter second: 1 when stop said
- * to, else 0. */
-static int child_said(int fd, char *buf, size_t n, int (*stop)(void *), void *ctx)
-{
-	size_t got = 0;
-	ssize_t k;
-
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-
-		if (stop && stop(ctx)) {
-			buf[got] = '\0';
-			return 1;
-		}
-		if (poll(&p, 1, 250) <= 0)
-			continue;
-		if ((k = read(fd, buf + got, n - 1 - got)) < 0 && errno == EINTR)
-			continue;
-		if (k <= 0 || (got += (size_t)k) == n - 1)
-			break;
-	}
-	buf[got] = '\0';
-	return 0;
-}
-
 /*
  * cat_source_compress_file in a process of its own ("<exe> source-child",
  * exe NULL: in this one), so that the server keeps nothing of it: zstd's
@@ -295,8 +267,7 @@ static int compress_apart(const char *exe, const char *from, const char *spool_d
 {
 	static char arg1[] = "source-child";
 	char exe_buf[4096], from_buf[4096], said[600], *argv[] = { exe_buf, arg1, from_buf, spool, NULL };
-	int fd, p[2], status = 0, stopped, rc = CAT_EFAIL;
-	pid_t pid;
+	int fd, status = 0, rc = CAT_EFAIL, ran;
 
 	if (exe == NULL)
 		return cat_source_compress_file(from, spool_dir, spool, n, stop, ctx, in_bytes, out_bytes, err, errlen);
@@ -309,25 +280,11 @@ static int compress_apart(const char *exe, const char *from, const char *spool_d
 	if ((fd = spool_make(spool_dir, spool, n, err, errlen)) < 0)
 		return CAT_EFAIL;
 	close(fd);
-	if (pipe2(p, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "cannot start the compression: %s", strerror(errno));
-		goto out;
-	}
-	pid = spawn_apart(exe, argv, -1, p[1]);
-	close(p[1]);
-	if (pid < 0) {
-		snprintf(err, errlen, "cannot start the compression: %s", strerror(errno));
-		close(p[0]);
-		goto out;
-	}
-	stopped = child_said(p[0], said, sizeof(said), stop, ctx);
-	close(p[0]);
-	if (stopped)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	ran = run_apart(exe, argv, stop, ctx, said, sizeof(said), &status);
 	said[strcspn(said, "\n")] = '\0';
-	if (stopped)
+	if (ran < 0)
+		snprintf(err, errlen, "cannot start the compression: %s", strerror(errno));
+	else if (ran == 1)
 		snprintf(err, errlen, "stopped");
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 		 sscanf(said, "ok %" SCNu64 " %" SCNu64, in_bytes, out_bytes) == 2)
@@ -339,7 +296,6 @@ static int compress_apart(const char *exe, const char *from, const char *spool_d
 	else
 		snprintf(err, errlen, "the compressing process ended without a result (status %d)",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-out:
 	if (rc != 0) {
 		unlink(spool);
 		spool[0] = '\0';

@@ -163,81 +163,6 @@ char *cat_summary_json(const struct ingest_result *res, const char *db_path)
 	return jb_take(&b, NULL);
 }
 
-/*
- * Reads what the first view of the whole trace reads, so that it finds it
- * in the page cache: ingest sent the database to the disk and out of the
- * cache as it wrote it (ingest/behind.h). The minimap's overview reads the
- * most (besides the level of detail, the slices of buckets that hold one,
- * a page per track and depth): on bench-large's 4 GB archive, 1.0 s from
- * the disk, 0.1 s from the cache. The window is the viewer's
- * (static/js/timeline.js: alignedWindow, OVERVIEW_MAX_BUCKETS): at most
- * 512 buckets of 2^L ns, the first at a multiple of 2^L. The reply is not
- * kept; a failure only leaves the pages where they were.
- */
-enum { FIRST_VIEW_BUCKETS = 512 };
-
-static void warm_first_view(const char *db_path, const struct ingest_result *res)
-{
-	int64_t s = res->start_ns, e = res->end_ns > res->start_ns ? res->end_ns : res->start_ns;
-	struct qry_window w = { 0 };
-	struct qry_error err = { 0 };
-	const char *why;
-	int64_t n, width;
-	struct jbuf b;
-	sqlite3 *db;
-	int level = 10;
-
-	while (level < 62 && (e >> level) - (s >> level) + 1 > FIRST_VIEW_BUCKETS)
-		level++;
-	width = INT64_C(1) << level;
-	n = (e >> level) - (s >> level) + 1;
-	w.start = s - (s & (width - 1));
-	if (__builtin_mul_overflow(n, width, &w.end) || __builtin_add_overflow(w.start, w.end - 1, &w.end))
-		w.end = INT64_MAX;
-	w.start_given = w.end_given = 1; /* as the viewer asks: both ends */
-	if ((db = tracedb_open_readonly(db_path, &why)) == NULL)
-		return;
-	jb_init(&b);
-	qry_overview(db, &w, (uint32_t)n, &b, &err);
-	jb_fini(&b);
-	sqlite3_close(db);
-}
-
-/*
- * Reads the trace's level of detail once the trace is ready, so that the
- * first requests of each zoom find it in the page cache too. Measured on
- * the 1 GB bench archive with the page cache emptied: the first viewport
- * requests of a zoom took 20 to 90 ms (a 140 ms window: 35 to 40 ms for
- * one in twenty at random places), where with the lod table read first
- * (300 MB, 1.1 s) none above 15 ms but for noise. On bench-large's 4 GB
- * archive the table is 1.1 GB. It runs on the worker after the trace is
- * ready (the next queued ingest waits for it), and stops when the
- * catalog does; a failure only leaves the pages where they were.
- */
-static int warm_stop(void *ctx)
-{
-	struct catalog *c = ctx;
-	int stop;
-
-	pthread_mutex_lock(&c->mu);
-	stop = c->stop;
-	pthread_mutex_unlock(&c->mu);
-	return stop;
-}
-
-static void warm_lod(struct catalog *c, const char *db_path)
-{
-	const char *why;
-	sqlite3 *db = tracedb_open_readonly(db_path, &why);
-
-	if (db == NULL)
-		return;
-	sqlite3_progress_handler(db, 100000, warm_stop, c);
-	/* whole pages read, not just the bytes a memory map would touch */
-	sqlite3_exec(db, "PRAGMA mmap_size=0; SELECT sum(length(buckets)) FROM lod", NULL, NULL, NULL);
-	sqlite3_close(db);
-}
-
 /* ---- one ingest ----------------------------------------------------------- */
 
 /* One ingest: its trace, its files and what it found. */
@@ -435,7 +360,7 @@ static int run_index(struct run *j)
 	int indexed = cat_index_trace(j->c, j->id, j->db) == 0;
 
 	j->t_index = ingest_now_s() - t;
-	warm_first_view(j->db, j->res);
+	cat_warm_first_view(j->c, j->db, j->res->start_ns, j->res->end_ns);
 	j->t_warm = ingest_now_s() - t - j->t_index;
 	return indexed;
 }
@@ -492,7 +417,7 @@ void worker_run(struct catalog *c, int64_t id, const char *hint, struct claim *c
 	 * now on (the next ingest waits for both); a copy restored for this
 	 * ingest goes either way */
 	if (ready)
-		warm_lod(c, j.db);
+		cat_warm_lod(c, j.db);
 	if (ready)
 		source_compress(c, id, j.restored, j.dbfile);
 	else if (j.restored)

@@ -3,15 +3,18 @@
  * open-addressing hash map, so that memory stays proportional to the items
  * and no item costs an allocation of its own.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,20 +288,66 @@ void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
 	pthread_cond_timedwait(cv, mu, &until);
 }
 
-void heap_release(void)
+/*
+ * Arena probes: glibc trims the free top of a thread's arena only on a
+ * free into that arena while the trim threshold allows it, and a thread
+ * cannot free into another's arena but what that arena gave. So each
+ * thread that may hold much (heap_probe: a request's, the worker's) keeps
+ * one block of its own arena here, and heap_release frees them all with
+ * the threshold at 0: every arena's top is trimmed, not only the caller's.
+ */
+enum { PROBES = 64, PROBE_BYTES = 128 << 10 };
+static pthread_mutex_t heap_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *probes[PROBES];
+static unsigned nprobes;
+static __thread int probe_slot = -1;
+
+void heap_probe(void)
 {
-	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&heap_mu);
+	if (probe_slot < 0 && nprobes < PROBES)
+		probe_slot = (int)nprobes++;
+	if (probe_slot >= 0 && probes[probe_slot] == NULL)
+		probes[probe_slot] = malloc(PROBE_BYTES); /* from this thread's arena; NULL: none this time */
+	pthread_mutex_unlock(&heap_mu);
+}
+
+/* Trims the caller's arena's top: a free past the threshold, with the
+ * threshold at 0 for that moment (heap_mu held). */
+static void trim_own_top(void)
+{
 	void *p;
 
-	pthread_mutex_lock(&mu);
-	malloc_trim(0);
-	mallopt(M_TRIM_THRESHOLD, 0);
 	if ((p = malloc(256 << 10)) != NULL) {
 		((volatile char *)p)[0] = 0;
 		free(p);
 	}
+}
+
+void heap_release_own(void)
+{
+	pthread_mutex_lock(&heap_mu);
+	malloc_trim(0);
+	mallopt(M_TRIM_THRESHOLD, 0);
+	trim_own_top();
 	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&heap_mu);
+}
+
+void heap_release(void)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&heap_mu);
+	mallopt(M_TRIM_THRESHOLD, 0);
+	for (i = 0; i < nprobes; i++) {
+		free(probes[i]); /* into its arena, which trims its top now */
+		probes[i] = NULL;
+	}
+	trim_own_top();
+	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
+	malloc_trim(0); /* and the free pages inside every arena */
+	pthread_mutex_unlock(&heap_mu);
 }
 
 pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd)
@@ -314,6 +363,53 @@ pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd)
 	syscall(SYS_close_range, 3U, ~0U, 0U); /* nothing of the parent's but its log (2) */
 	execv(exe, argv);
 	_exit(127);
+}
+
+int run_apart(const char *exe, char *const argv[], int (*stop)(void *), void *ctx, char *said, size_t n,
+	      int *status)
+{
+	int p[2], stopped = 0, e;
+	size_t got = 0;
+	char drop[256];
+	pid_t pid;
+	ssize_t k;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	pid = spawn_apart(exe, argv, -1, p[1]);
+	e = errno;
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		errno = e;
+		return -1;
+	}
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+
+		if (stop && stop(ctx)) {
+			stopped = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&pf, 1, 250) <= 0)
+			continue;
+		if (got < n - 1)
+			k = read(p[0], said + got, n - 1 - got);
+		else
+			k = read(p[0], drop, sizeof(drop));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (got < n - 1)
+			got += (size_t)k;
+	}
+	said[got] = '\0';
+	close(p[0]);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return stopped;
 }
 
 int run_detached(void *(*fn)(void *), void *arg)

@@ -77,14 +77,24 @@ void kmap_prune(struct kmap *m);
  */
 #define HEAP_TRIM_THRESHOLD ((size_t)32 << 20)
 /*
- * Gives the calling thread's freed memory back to the system, and the free
- * pages inside every arena (malloc_trim): for the end of an ingest and of
- * each of its threads, which would otherwise keep what a big trace made
- * them hold. glibc trims the free top of a thread's arena only on a free
- * past the threshold: a free with the threshold at 0 for that moment does
- * it.
+ * Gives freed memory back to the system: the free pages inside every arena
+ * (malloc_trim), and the free tops of the caller's arena and of the arenas
+ * of threads that called heap_probe since the last heap_release: for the
+ * end of an ingest, of each of its threads and of a trace's deletion,
+ * which would otherwise keep what a big trace made them hold. glibc trims
+ * the free top of a thread's arena only on a free into it past the trim
+ * threshold: frees with the threshold at 0 for that moment do it.
  */
 void heap_release(void);
+
+/* heap_release, but of the arenas' tops only the caller's: for work that
+ * ends often (a live snapshot, an upload), where the other threads' tops
+ * are worth keeping for their next replies. */
+void heap_release_own(void);
+
+/* Lets heap_release reach the calling thread's arena, whichever thread
+ * calls it: each request calls it as it ends. */
+void heap_probe(void);
 
 /*
  * Starts "exe argv[1] ..." in a child process with in_fd (or, when -1,
@@ -94,6 +104,17 @@ void heap_release(void);
  * errno. For work that must give back all it held when it ends (child.h).
  */
 pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd);
+
+/*
+ * Runs "exe argv[1] ..." in a child process (spawn_apart, standard input
+ * this process's) to its end, with what it wrote on standard output in
+ * said (n bytes, NUL-terminated, the rest dropped) and its wait status in
+ * *status. stop(ctx), when stop is not NULL, is asked every quarter second:
+ * when it says so the child is killed. 0 when it ran to its end, 1 when
+ * stopped, -1 with errno when it could not start.
+ */
+int run_apart(const char *exe, char *const argv[], int (*stop)(void *), void *ctx, char *said, size_t n,
+	      int *status);
 
 /* Runs fn(arg) on a detached thread: work ingest need not wait for (a
  * scratch file's close, an upload's writing started). 0, or -1 when no

@@ -178,9 +178,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	*con_cls = NULL;
 	/* an upload's buffers were freed in this thread's arena, whose top the
 	 * trim threshold keeps for replies (main.c): a big upload's must not
-	 * stay held once it is in */
+	 * stay held once it is in; and the next heap_release (an ingest's end,
+	 * a deletion) trims what this thread's replies left (util.h) */
 	if (upload)
-		heap_release();
+		heap_release_own();
+	heap_probe();
 }
 
 /* ---- start and stop ---------------------------------------------------- */

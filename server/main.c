@@ -217,6 +217,8 @@ int main(int argc, char **argv)
 		return ingest_child_main();
 	if (strcmp(argv[1], "source-child") == 0) /* the server's compression of a source (catalog/source.c) */
 		return cat_source_child_main(argc, argv);
+	if (strcmp(argv[1], "warm-child") == 0) /* the server's warming of a ready trace (catalog/warm.c) */
+		return cat_warm_child_main(argc, argv);
 	if (strcmp(argv[1], "info") == 0)
 		return cmd_info(argc, argv);
 	if (strcmp(argv[1], "stream") == 0)

@@ -167,6 +167,14 @@ run "$SERVER" source-child "$T/missing.fxt" "$T/spool.zst"
 check "source-child of a missing file exits 1" [ "$RC" -eq 1 ]
 check "... and says why on stdout" has_out '^error .*missing.fxt: No such file or directory$'
 
+# ... and warms a ready trace's pages in another (catalog/warm.c)
+run "$SERVER" warm-child first "$T/gen.db" 0 1000000000
+check "warm-child first exits 0" [ "$RC" -eq 0 ]
+run "$SERVER" warm-child lod "$T/gen.db"
+check "warm-child lod exits 0" [ "$RC" -eq 0 ]
+run "$SERVER" warm-child lod
+check "warm-child without its database: usage, exit 2" [ "$RC" -eq 2 ] && has_err 'usage: trace-server warm-child'
+
 run "$SERVER"
 check "no arguments: usage on stderr, exit 2" [ "$RC" -eq 2 ]
 check "the usage names the ingest command" has_err 'trace-server ingest FILE'

@@ -154,7 +154,7 @@ CHWM=$(sed -n 's/.*its process peaked at \([0-9]*\) MB.*/\1/p' "$OUT/server.log"
 echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
 awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v c="${CHWM:-?}" -v r0="$RSS0" -v r1="$RSS1" -v a0="$ANON0" -v a1="$ANON1" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
 	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), peak RSS: server %.0f MB, ingest process %s MB (target <= 1000 MB)\n", m / s, s, h / 1024, c
-	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.0f%% (target within 10%%); of which anonymous (not the program'"'"'s mapped files) %.1f and %.1f MB\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0, a0 / 1024, a1 / 1024
+	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.1f%% (target within 10%%: %s); of which anonymous (not the program'"'"'s mapped files) %.1f and %.1f MB\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0, (r1 - r0) * 100 / r0 <= 10 ? "met" : "MISSED", a0 / 1024, a1 / 1024
 	printf "writes:     %.2f GB to storage during the upload (the archive kept); %.2f GB after it (database, scratch written back); at the baseline'"'"'s %d MB/s those take %.0f s: ingest cannot beat %.0f MB/s here\n", a / 1e9, w / 1e9, r, w / 1e6 / r, m / (w / 1e6 / r)
 	printf "disk:       data directory %.2f GB once ready and its source compressed (source and database); %.2f GB more used at the peak of ingest (scratch)\n", d / 1e9, (p - f) / 1e9 }'
 echo "trace:      $(grep -o '"slices":[0-9]*' "$OUT/trace.json" | head -1), $(grep -o '"tracks":[0-9]*' "$OUT/trace.json" | head -1)"
