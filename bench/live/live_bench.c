@@ -21,7 +21,9 @@
  *
  * Printed: the rate achieved (MB sent / seconds sent), visibility latency
  * p50/p95/max over the samples (each sample: the seconds from a byte
- * offset being sent to it being visible), viewport p50/p99 (each sample
+ * offset being sent to it being visible), how many of the watcher's polls
+ * found the view beginning at byte 0 (`stream.from_byte`: the whole
+ * history; issue 41 wants all of them) and the furthest it began, viewport p50/p99 (each sample
  * one request, from sent to its whole reply received), the largest RSS
  * early and late and their ratio (late / early). Figures, not pass/fail.
  */
@@ -50,6 +52,9 @@ static struct {
 	_Atomic size_t nviews;
 	double sent_secs;
 	_Atomic int ending; /* the sender is about to end the body: stop sampling */
+	size_t polls, polls_whole;      /* the watcher's polls with a stream object, and of them
+					 * those whose view began at byte 0 */
+	double from_max, from_last;     /* the largest stream.from_byte seen, and the last */
 } B;
 
 static int cmp_double(const void *a, const void *b)
@@ -180,6 +185,17 @@ static void *watcher(void *arg)
 		cJSON *v = s ? cJSON_GetObjectItem(s, "visible_bytes") : NULL;
 		double now = su_now();
 
+		cJSON *f = s ? cJSON_GetObjectItem(s, "from_byte") : NULL;
+
+		if (cJSON_IsNumber(v) && !atomic_load(&B.ending)) {
+			double from = cJSON_IsNumber(f) ? f->valuedouble : 0;
+
+			B.polls++;
+			B.polls_whole += from == 0;
+			B.from_last = from;
+			if (from > B.from_max)
+				B.from_max = from;
+		}
 		if (cJSON_IsNumber(v)) {
 			size_t marks = (size_t)(v->valuedouble / MARK);
 
@@ -309,6 +325,10 @@ int main(int argc, char **argv)
 		       "p95 %.2f s, max %.2f s (target: p95 <= 1 s, max 2 s)\n",
 		       nlat, marks, MARK / 1024, p50, p95, nlat ? lat[nlat - 1] : 0.0);
 	}
+	printf("history:    the view began at byte 0 in %zu of %zu polls; it began at most %.1f MB in, %.1f MB in at "
+	       "the last (target: byte 0 throughout: %s)\n",
+	       B.polls_whole, B.polls, B.from_max / 1e6, B.from_last / 1e6,
+	       B.polls > 0 && B.polls_whole == B.polls ? "met" : "MISSED");
 	printf("viewport:   %zu requests on the growing trace; p50 %.2f ms, p99 %.2f ms (target: p99 <= 20 ms)\n",
 	       atomic_load(&B.nviews), pct(B.views, atomic_load(&B.nviews), 0.5),
 	       pct(B.views, atomic_load(&B.nviews), 0.99));
