@@ -432,6 +432,7 @@ void worker_run(struct catalog *c, int64_t id, const char *hint, struct claim *c
 	 * the writes it made */
 	if (c->db->ops->release)
 		c->db->ops->release(c->db);
+	tracedb_release_cache();
 	heap_release();
 }
 

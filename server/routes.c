@@ -459,6 +459,7 @@ static enum MHD_Result h_delete(struct call *x)
 	/* what its connections, its cached replies and the requests that read
 	 * it held goes back to the system now, not at the arenas' trim
 	 * threshold (main.c) */
+	tracedb_release_cache();
 	heap_release();
 	return srv_send_body(x->c, x->r, 204, strdup(""), 0, "application/json");
 }

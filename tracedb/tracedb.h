@@ -106,6 +106,9 @@ size_t tracedb_lod_bound(size_t n);
  * at out (cap bytes); returns the bytes written, 0 when n or level is out
  * of range, memory ran out or cap is short. */
 size_t tracedb_lod_pack(uint8_t *out, size_t cap, int level, const uint64_t (*v)[LOD_WORDS], size_t n);
+/* Frees the decompression contexts unpacking keeps for the next row: for
+ * the end of an ingest and a deletion, with heap_release (ingest/util.h). */
+void tracedb_release_cache(void);
 /* Unpacks a lod row's blob of level `level` into v (room for LOD_CHUNK
  * records); returns the count of records, or -1 when the blob is damaged
  * (any length or count out of bounds, bytes left over or missing) or
