@@ -40,7 +40,7 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/reliability.XXXXXX")
 WARN="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 PKG_CFLAGS=$(pkg-config --cflags libmicrohttpd libcjson sqlite3)
-PKG_LIBS="$(pkg-config --libs libmicrohttpd libcjson sqlite3) -lstdc++ -lpthread -lm"
+PKG_LIBS="$(pkg-config --libs libmicrohttpd libcjson sqlite3 libzstd) -lstdc++ -lpthread -lm"
 
 pass=0
 fail=0
