@@ -362,6 +362,16 @@ static void group_token(void)
 	id = rel_upload(s.port, "?wait=1&name=guarded", SMALL, SMALL_LEN, good, &r, 60000);
 	su_resp_free(&r);
 	rel_check(id > 0, "token: an upload with the token works");
+	/* the server compresses its source once it is ready, through a file in
+	 * the spool: done before the refused uploads, whose spool is checked */
+	{
+		char zst[1500];
+		double deadline = su_now() + 60;
+
+		rel_fmt(zst, sizeof(zst), "%s/traces/%" PRId64 "/source.zst", data, id);
+		while (access(zst, F_OK) != 0 && su_now() < deadline)
+			su_sleep_ms(20);
+	}
 	/* wrong tokens: same length one byte off, first byte off, none, query string, lower-case scheme, two spaces */
 	rel_fmt(bad_buf[0], 256, "Authorization: Bearer %.*sX\r\n", (int)strlen(token) - 1, token);
 	rel_fmt(bad_buf[1], 256, "Authorization: Bearer X%s\r\n", token + 1);
