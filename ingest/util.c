@@ -276,15 +276,20 @@ struct kmap_entry *kmap_get(struct kmap *m, uint64_t a, uint64_t b, uint64_t c, 
 	return e;
 }
 
+void deadline_ms(clockid_t clock, int64_t ms, struct timespec *until)
+{
+	clock_gettime(clock, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (long)(ms % 1000) * 1000000L;
+	until->tv_sec += until->tv_nsec / 1000000000L;
+	until->tv_nsec %= 1000000000L;
+}
+
 void cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t ms)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	deadline_ms(CLOCK_REALTIME, ms, &until);
 	pthread_cond_timedwait(cv, mu, &until);
 }
 
@@ -304,50 +309,49 @@ static __thread int probe_slot = -1;
 
 void heap_probe(void)
 {
+	/* each request ends here: no lock once this thread's probe is in
+	 * place (heap_release takes it back under heap_mu) */
+	if (probe_slot >= 0 && __atomic_load_n(&probes[probe_slot], __ATOMIC_ACQUIRE) != NULL)
+		return;
 	pthread_mutex_lock(&heap_mu);
 	if (probe_slot < 0 && nprobes < PROBES)
 		probe_slot = (int)nprobes++;
-	if (probe_slot >= 0 && probes[probe_slot] == NULL)
-		probes[probe_slot] = malloc(PROBE_BYTES); /* from this thread's arena; NULL: none this time */
+	if (probe_slot >= 0 && probes[probe_slot] == NULL) /* from this thread's arena; NULL: none this time */
+		__atomic_store_n(&probes[probe_slot], malloc(PROBE_BYTES), __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&heap_mu);
 }
 
-/* Trims the caller's arena's top: a free past the threshold, with the
- * threshold at 0 for that moment (heap_mu held). */
-static void trim_own_top(void)
+/* heap_release and heap_release_own: all, whether the probed arenas'
+ * tops are trimmed too. The caller's own arena's top is trimmed by a free
+ * past the threshold, with the threshold at 0 for that moment. */
+static void release(int all)
 {
+	unsigned i;
 	void *p;
 
+	pthread_mutex_lock(&heap_mu);
+	mallopt(M_TRIM_THRESHOLD, 0);
+	for (i = 0; all && i < nprobes; i++) {
+		free(probes[i]); /* into its arena, which trims its top now */
+		__atomic_store_n(&probes[i], NULL, __ATOMIC_RELEASE);
+	}
 	if ((p = malloc(256 << 10)) != NULL) {
 		((volatile char *)p)[0] = 0;
 		free(p);
 	}
-}
-
-void heap_release_own(void)
-{
-	pthread_mutex_lock(&heap_mu);
-	malloc_trim(0);
-	mallopt(M_TRIM_THRESHOLD, 0);
-	trim_own_top();
 	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
+	malloc_trim(0); /* and the free pages inside every arena */
 	pthread_mutex_unlock(&heap_mu);
 }
 
 void heap_release(void)
 {
-	unsigned i;
+	release(1);
+}
 
-	pthread_mutex_lock(&heap_mu);
-	mallopt(M_TRIM_THRESHOLD, 0);
-	for (i = 0; i < nprobes; i++) {
-		free(probes[i]); /* into its arena, which trims its top now */
-		probes[i] = NULL;
-	}
-	trim_own_top();
-	mallopt(M_TRIM_THRESHOLD, (int)HEAP_TRIM_THRESHOLD);
-	malloc_trim(0); /* and the free pages inside every arena */
-	pthread_mutex_unlock(&heap_mu);
+void heap_release_own(void)
+{
+	release(0);
 }
 
 pid_t spawn_apart(const char *exe, char *const argv[], int in_fd, int out_fd)

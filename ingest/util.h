@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* The value of an absent entry, and "none" wherever a 32-bit index may be. */
 #define MDL_NONE UINT32_MAX
@@ -120,6 +121,10 @@ int run_apart(const char *exe, char *const argv[], int (*stop)(void *), void *ct
  * scratch file's close, an upload's writing started). 0, or -1 when no
  * thread could be made and fn was not run. */
 int run_detached(void *(*fn)(void *), void *arg);
+
+/* The time ms milliseconds from now on clock, as an absolute deadline for
+ * pthread_cond_timedwait or clock_nanosleep. */
+void deadline_ms(clockid_t clock, int64_t ms, struct timespec *until);
 
 /* Waits on cv (mu held, as pthread_cond_timedwait) for at most ms
  * milliseconds; what woke it is the caller's to look at. */
