@@ -155,8 +155,9 @@ static uint64_t snap_bytes(const struct trace_rec *r)
 	return r->state.status == TS_LIVE ? r->state.size : r->progress.bytes_done;
 }
 
-/* Drops the slots of traces no longer live or previewed (under mu). */
-static void slots_sweep(struct catalog *c, struct live_slots *ls)
+/* Drops the slots of traces no longer live or previewed (under mu); how
+ * many. */
+static size_t slots_sweep(struct catalog *c, struct live_slots *ls)
 {
 	size_t i = 0, freed = 0;
 
@@ -171,10 +172,7 @@ static void slots_sweep(struct catalog *c, struct live_slots *ls)
 		ls->v[i] = ls->v[--ls->n];
 		freed++;
 	}
-	/* a window's buffers went: this thread's arena keeps its top up to
-	 * the trim threshold unless told otherwise (util.h) */
-	if (freed)
-		heap_release();
+	return freed;
 }
 
 /* The bytes of stream a snapshot may read. */
@@ -633,7 +631,15 @@ static void *live_main(void *arg)
 		char hint[16];
 		int rc, whole;
 
-		slots_sweep(c, &ls);
+		if (slots_sweep(c, &ls) > 0) {
+			/* a window's buffers went: this thread's arena keeps its
+			 * top up to the trim threshold unless told otherwise
+			 * (util.h); trimmed without the catalog's lock */
+			pthread_mutex_unlock(&c->mu);
+			heap_release();
+			pthread_mutex_lock(&c->mu);
+			continue;
+		}
 		r = next_live(c, cat_now_ms(), &wait_ms, &ended);
 		if (ended) {
 			stream_ended(c, ended);
