@@ -74,6 +74,11 @@ uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t f
 	return (uint32_t)set;
 }
 
+int argw_flush(struct arg_writer *w)
+{
+	return w->rows != NULL ? bins_flush(w->rows) : 0;
+}
+
 int argw_close(struct arg_writer *w)
 {
 	int rc = 0;

@@ -35,6 +35,10 @@ int argw_open(struct arg_writer *w, struct dbwriter *s, const struct model *m);
  */
 uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
 
+/* Hands the rows buffered so far to the store (a growing trace's commit,
+ * commit.h); 0, or -1 when a write failed. */
+int argw_flush(struct arg_writer *w);
+
 /* Hands the last rows to the store and closes the table; 0, or -1 when a
  * write failed. A second call does nothing. */
 int argw_close(struct arg_writer *w);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "commit.h"
 #include "sorter.h"
 
 static void build_fini(struct build *b)
@@ -122,16 +123,26 @@ int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct i
 		b.point_chunks.next = 1;
 		ss_extents(&b.ss, o->extent_rows);
 	}
+	if (o && o->extent_rows && o->commit_every && !m->by_thread) {
+		if ((b.commit = commit_new(&b)) == NULL)
+			rc = INGEST_ENOMEM;
+		b.commit_every = o->commit_every;
+	}
 	res->counts.events = m->events_total;
 	b.pv = &pv;
 	pv.total = m->events_total; /* by_thread: writing begins before the slices are counted */
-	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
+	if (rc != INGEST_OK)
+		;
+	else if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
 		rc = INGEST_ECANCEL;
 	else if (argw_open(&b.args, s, m) != 0)
 		rc = INGEST_EDB;
 	else if (build_memory(&b) != 0)
 		rc = match_error(&b);
+	if (rc == INGEST_OK && b.commit != NULL && commit_write(b.commit) != 0) /* the last: every slice is final */
+		rc = b.oom ? INGEST_ENOMEM : INGEST_EDB;
 	if (rc == INGEST_OK) {
+		b.strings_written = b.commit != NULL ? m->soff.len : 0;
 		pv.total = b.ss.count + b.points.count;
 		if (build_write(&b, &pv) != 0)
 			rc = sorter_failed(so, NULL) ? INGEST_EIO : b.oom ? INGEST_ENOMEM : INGEST_EDB;
@@ -139,6 +150,7 @@ int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct i
 			rc = INGEST_ECANCEL;
 	}
 	res->counts.args = b.args.count;
+	commit_free(b.commit);
 	build_fini(&b);
 	return rc;
 }

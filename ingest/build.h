@@ -99,6 +99,7 @@ struct thread_row {
 struct sorter;
 struct stacks;
 struct slice_out;
+struct commit;
 struct ingest_opts_view;
 
 struct build {
@@ -136,6 +137,14 @@ struct build {
 				* (tracedb.h), one track's after another */
 	struct slice_out *out; /* slicewrite.c: the slices' writing, from their ordering on */
 	struct ingest_opts_view *pv; /* progress, for writing during matching */
+	struct vec *journal_points; /* NULL, or where counter points go instead
+				* of b->points: a growing trace's (commit.h) */
+	int committed;         /* a growing trace's: slices, counter points and
+				* their groups' facts are written by its commits
+				* (commit.h); the write stage writes the rest */
+	size_t strings_written; /* strings in the database already (committed) */
+	struct commit *commit; /* a growing trace's commits (commit.h), or NULL */
+	uint64_t commit_every; /* events matched between two commits */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 	int write_failed; /* writing during matching failed (not for memory): the store says why */

@@ -363,7 +363,7 @@ int dbw_submit(struct dbwriter *s, struct dbw_stmt *st, const struct bins_val *v
 		return -1;
 	}
 	j->owned = owned;
-	if (n >= 0 && n <= JOB_VALS)
+	if (n > 0 && n <= JOB_VALS)
 		memcpy(v, vals, (size_t)n * sizeof(*vals));
 	return job_submit(s, j, st, n, 1);
 }
@@ -418,6 +418,41 @@ int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 	}
 	s->writer_started = 1;
 	return 0;
+}
+
+int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
+{
+	memset(s, 0, sizeof(*s));
+	behind_init(&s->behind, -1);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
+	/* readers open the file while it grows: a write-ahead log and shared
+	 * locks, each commit a consistent prefix (the log is not synced: a
+	 * crash of the machine, unlike one of the process, may lose the
+	 * last commits, which the source still holds) */
+	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL ||
+	    dbw_exec(s, "PRAGMA main.locking_mode=NORMAL") != 0 || dbw_exec(s, "PRAGMA main.journal_mode=WAL") != 0 ||
+	    dbw_exec(s, "PRAGMA main.synchronous=OFF") != 0 || dbw_exec(s, "BEGIN") != 0)
+		return -1;
+	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
+		return -1;
+	}
+	s->writer_started = 1;
+	return 0;
+}
+
+int dbw_queue_sql(struct dbwriter *s, const char *sql)
+{
+	struct dbw_stmt *st = dbw_prepare(s, sql);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = dbw_submit(s, st, NULL, 0, NULL);
+	dbw_finalize(s, st);
+	return rc;
 }
 
 int dbw_commit(struct dbwriter *s)
@@ -491,7 +526,7 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 	size_t n;
 	int r, c;
 
-	n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES ", table);
+	n = (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s VALUES ", b->replace ? "OR REPLACE " : "", table);
 	for (r = 0; r < rows && n < sizeof(sql) - 8; r++) {
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s(", r ? "," : "");
 		for (c = 0; c < b->ncols && n < sizeof(sql) - 8; c++)
@@ -505,9 +540,10 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 	return dbw_prepare(b->s, sql);
 }
 
-int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols)
+static int bins_open(struct bins *b, struct dbwriter *s, const char *table, int ncols, int replace)
 {
 	memset(b, 0, sizeof(*b));
+	b->replace = replace;
 	b->vals = b->spare;
 	b->s = s;
 	b->ncols = ncols;
@@ -525,6 +561,16 @@ int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols)
 		return -1;
 	}
 	return 0;
+}
+
+int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols)
+{
+	return bins_open(b, s, table, ncols, 0);
+}
+
+int bins_init_replace(struct bins *b, struct dbwriter *s, const char *table, int ncols)
+{
+	return bins_open(b, s, table, ncols, 1);
 }
 
 /* Once an insert has failed, values go to the spare row and nowhere. */

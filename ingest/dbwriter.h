@@ -78,6 +78,7 @@ struct bins {
 	int rows;                /* complete rows buffered */
 	int col;                 /* next column of the current row */
 	int failed;              /* sticky; the reason is in s->error */
+	int replace;             /* INSERT OR REPLACE (bins_init_replace) */
 	struct dbw_job *job;   /* the job being filled; NULL once failed */
 	struct bins_val *vals;   /* its values, or spare once failed */
 	struct bins_val spare[BINS_MAX_COLS]; /* where values go once failed */
@@ -112,12 +113,21 @@ int dbw_drain(struct dbwriter *s);
 uint64_t dbw_ticket(struct dbwriter *s);
 int dbw_wait(struct dbwriter *s, uint64_t ticket);
 int dbw_commit(struct dbwriter *s);
+/* As dbw_open, for a database read while it grows (a growing trace,
+ * commit.h): in WAL mode with shared locks, so that readers read the last
+ * commit while the writer writes the next. */
+int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size);
+/* Queues one run of a statement without values (a DELETE, COMMIT, BEGIN):
+ * it runs in queue order on the writer thread. 0, or -1 (out of memory). */
+int dbw_queue_sql(struct dbwriter *s, const char *sql);
 int dbw_index(struct dbwriter *s);
 /* Stops the writer thread and closes the database. */
 void dbw_close(struct dbwriter *s);
 int dbw_meta(struct dbwriter *s, const char *key, const char *text, int64_t num);
 
 int bins_init(struct bins *b, struct dbwriter *s, const char *table, int ncols);
+/* The same with INSERT OR REPLACE: a row whose key is there replaces it. */
+int bins_init_replace(struct bins *b, struct dbwriter *s, const char *table, int ncols);
 void bins_i64(struct bins *b, int64_t v);
 void bins_dbl(struct bins *b, double v);
 /* A uint64 past INT64_MAX, which SQLite's integers cannot hold: stored as its

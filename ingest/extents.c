@@ -57,8 +57,8 @@ void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struc
 		extent_row(eb, track_id, depth, 0, first_id, count);
 		return;
 	}
-	for (ord = 0; ord < g->count; ord += c->rows) {
-		uint64_t n = g->count - ord < c->rows ? g->count - ord : c->rows;
+	for (ord = 0; ord < count; ord += c->rows) {
+		uint64_t n = count - ord < c->rows ? count - ord : c->rows;
 
 		extent_row(eb, track_id, depth, ord, idg_id(c, g, ord), n);
 	}

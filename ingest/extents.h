@@ -52,9 +52,10 @@ static inline uint64_t idg_id(const struct id_chunks *c, const struct id_group *
 	return ((const uint64_t *)g->first.data)[ord / c->rows] + ord % c->rows;
 }
 
-/* Writes a group's extents to eb (table extents) under (track_id, depth):
- * with chunks (c->rows > 0), g's; else the one extent of count rows from
- * first_id (g is not read, and may be NULL). */
+/* Writes the extents of a group's first count rows to eb (table extents)
+ * under (track_id, depth): with chunks (c->rows > 0), g's (count <=
+ * g->count: a growing trace's rows so far); else the one extent of count
+ * rows from first_id (g is not read, and may be NULL). */
 void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
 		   const struct id_group *g, uint64_t first_id, uint64_t count);
 

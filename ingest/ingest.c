@@ -360,7 +360,8 @@ static int write_db(struct model *m, struct sorter *so, const char *tmp, const s
 	struct dbwriter s;
 	int rc = INGEST_OK;
 
-	if (dbw_open(&s, tmp, tracedb_page_size(res->bytes)) != 0) {
+	if ((o && o->commit_every && o->extent_rows ? dbw_open_growing : dbw_open)(&s, tmp, tracedb_page_size(res->bytes)) !=
+	    0) {
 		rc = set_error(res, INGEST_EDB, s.error);
 		goto out_close;
 	}

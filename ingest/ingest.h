@@ -112,6 +112,11 @@ struct ingest_opts {
 	uint64_t max_bytes;          /* 0: the whole input; else only its first max_bytes
 				      * (a live trace's snapshot of the bytes received,
 				      * while more are appended) */
+	uint64_t commit_every;       /* FXT with extent_rows: 0, one database written at the
+				      * end; else it grows, committed every this many
+				      * events matched (commit.h), as a trace read while
+				      * its bytes arrive is; tests set it to check that the
+				      * commits end where the batch does */
 	const uint8_t *prefix;       /* FXT only: bytes decoded before the input (a live
 				      * view window's durable records), may be NULL; */
 	size_t prefix_len;

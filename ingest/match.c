@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "build.h"
+#include "commit.h"
 #include "sorter.h"
 
 /*
@@ -83,6 +84,7 @@ struct matcher {
 	uint32_t thread;       /* by_thread (model.h): the model thread being
 				* matched, MDL_NONE before the first */
 	uint64_t matched;      /* by_thread: events matched, for progress */
+	uint64_t since_commit; /* events matched since the last commit (commit.h) */
 };
 
 /* 0, or -1 when out of memory (then matcher_fini frees what was made). */
@@ -697,7 +699,8 @@ static void on_counter(struct matcher *mt, const struct mdl_ev *e)
 		proto.series = a->key;
 		pt.ts = e->ts;
 		pt.track = build_track(b, &proto, e->name, a->key, e->extra);
-		if (b->oom || (pt.order = point_order(b, pt.track)) == 0 || (p = rs_push(&b->points)) == NULL) {
+		if (b->oom || (pt.order = point_order(b, pt.track)) == 0 ||
+		    (p = b->journal_points != NULL ? vec_push(b->journal_points) : rs_push(&b->points)) == NULL) {
 			b->oom = 1; /* or the scratch file failed: sorter_failed() tells */
 			return;
 		}
@@ -868,6 +871,33 @@ static void time_records(struct matcher *mt)
 		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }
 
+/* A growing trace's commit between two batches (commit.h): with the
+ * slices open on the threads' stacks now. 0, or -1. */
+static int match_commit(struct matcher *mt)
+{
+	struct build *b = mt->b;
+	size_t i, j;
+
+	for (i = 0; i < mt->stacks.len; i++) {
+		const struct vec *st = VEC_AT(&mt->stacks, struct vec, i);
+
+		for (j = 0; j < st->len; j++) {
+			const struct open_slice *o = VEC_AT(st, struct open_slice, j);
+			struct commit_open co = { o->ref, o->parent, o->ts, o->name, o->cat };
+
+			if (!o->complete && commit_open_slice(b->commit, &co) != 0) {
+				b->oom = 1;
+				return -1;
+			}
+		}
+	}
+	if (commit_write(b->commit) != 0) {
+		b->write_failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Matches the events as the sorter hands them on, a batch at a time: a
  * batch ends at a change of ts, so the ties order_complete_ties reorders
@@ -893,6 +923,11 @@ int build_match(struct build *b)
 			match_events(&mt, ev, (size_t)n);
 		else if (match_by_thread(&mt, ev, (size_t)n) != 0)
 			goto out;
+		if (b->commit != NULL && (mt.since_commit += (uint64_t)n) >= b->commit_every) {
+			mt.since_commit = 0;
+			if (match_commit(&mt) != 0)
+				goto out;
+		}
 	}
 	if (!b->oom && n < 0)
 		goto out;

@@ -309,11 +309,23 @@ out_oom:
 }
 
 /* Packs s after g's last slice; 0, or -1 when out of memory. */
-static int pack(struct slicestore *st, struct ss_group *g, const struct ss_slice *s)
+static int pack(struct slicestore *st, uint32_t group, struct ss_group *g, const struct ss_slice *s)
 {
 	struct ss_slice *l = &g->last;
 	uint8_t *o;
 	size_t n;
+
+	if (st->journal != NULL) {
+		struct ss_packed *j = vec_push(st->journal);
+
+		if (j == NULL) {
+			st->oom = 1;
+			return -1;
+		}
+		j->group = group;
+		j->ord = g->packed;
+		j->s = *s;
+	}
 
 	if (bytes_room(&g->data, SLICE_MAX_BYTES, 64) != 0) {
 		st->oom = 1;
@@ -364,11 +376,11 @@ int ss_finish(struct slicestore *st, struct ss_ref r, const struct ss_slice *s)
 		return 0;
 	}
 	/* packing may spill every stream: g's bytes among them */
-	if (pack(st, g, s) != 0)
+	if (pack(st, r.group, g, s) != 0)
 		goto out_fail;
 	e = g->early.data;
 	for (i = 0; i < g->early.len && e[i].ord == g->packed; i++)
-		if (pack(st, g, &e[i].s) != 0)
+		if (pack(st, r.group, g, &e[i].s) != 0)
 			goto out_fail;
 	if (i > 0) {
 		memmove(e, e + i, (g->early.len - i) * sizeof(*e));

@@ -117,6 +117,15 @@ struct slicestore {
 	size_t sealed;         /* packed bytes of sealed groups not yet freed: in
 				* the budget too (atomic: another thread frees them) */
 	struct id_chunks ids;  /* rows 0: one extent per group (ss_order) */
+	struct vec *journal;   /* NULL, or where every slice packed is noted as
+				* well (struct ss_packed), in the order packed:
+				* a growing trace's commits read it (commit.h) */
+};
+
+/* A slice as it was packed: its group's ordinals up to ord are packed. */
+struct ss_packed {
+	uint32_t group, ord;
+	struct ss_slice s;
 };
 
 void ss_init(struct slicestore *st);

@@ -217,7 +217,8 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
 		while (so->fc.head != NULL && so->fc.head->from.group == r->group && so->fc.head->from.ord == i)
 			flow_pass(b, &so->fc, tracedb_flow_from_ts(s.ts, s.dur));
-		write_slice(b, so, g, i, &s);
+		if (!b->committed) /* else a growing trace's commits wrote it (commit.h) */
+			write_slice(b, so, g, i, &s);
 		stacks_slice(b->stacks, &s);
 		if (((r->first + i) & 0xffff) == 0) {
 			if (pv != NULL)
@@ -228,6 +229,8 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 	}
 	ss_read_done(&rd);
 	ss_drop(&b->ss, g);
+	if (b->committed) /* its facts and level of detail too */
+		return 0;
 	if (write_marks(&so->mb, it, r->count, &r->marks_off, &r->marks_len) != 0) {
 		so->oom = 1;
 		return -1;
@@ -515,7 +518,7 @@ static int slices_close(struct build *b, struct ingest_opts_view *pv, int rc)
 	}
 	if (so->oom)
 		b->oom = 1;
-	if (rc == 0)
+	if (rc == 0 && !b->committed)
 		rc = write_depths(b, so->ranges.data, so->ranges.len, &so->mb);
 	if (pv != NULL)
 		pv->base += b->ss.count;

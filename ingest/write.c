@@ -140,6 +140,9 @@ static int write_counters(struct build *b, struct ingest_opts_view *pv)
 	uint64_t i = 0;
 	int rc = -1;
 
+	if (b->committed) /* the commits wrote them */
+		return 0;
+
 	memset(&o, 0, sizeof(o));
 	vec_init(&o.items, sizeof(struct lod_item));
 	if ((o.lw = calloc(1, sizeof(*o.lw))) == NULL || lod_writer_init(o.lw, b->s) != 0)
@@ -545,14 +548,14 @@ static int write_objects(struct build *b)
 	return rc | write_profiler(b);
 }
 
-static int write_strings(struct build *b)
+int write_strings_from(struct build *b, size_t from)
 {
 	struct bins sb;
 	size_t i;
 
 	if (bins_init(&sb, b->s, "strings", 2) != 0)
 		return -1;
-	for (i = 0; i < b->m->soff.len; i++) {
+	for (i = from; i < b->m->soff.len; i++) {
 		bins_i64(&sb, (int64_t)i);
 		bins_text(&sb, model_str(b->m, (uint32_t)i), -1);
 		bins_row(&sb);
@@ -732,6 +735,27 @@ static int write_meta(struct build *b)
 	return rc;
 }
 
+/* The tables written whole each time (a growing trace's commits write
+ * them again: again, then each is emptied first). */
+int write_small_tables(struct build *b, int again)
+{
+	static const char *const tables[] = { "DELETE FROM threads", "DELETE FROM processes", "DELETE FROM tracks",
+					      "DELETE FROM providers", "DELETE FROM diagnostics", "DELETE FROM meta" };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]) && again && rc == 0; i++)
+		rc = dbw_queue_sql(b->s, tables[i]);
+	b->res->start_ns = b->start_ns;
+	b->res->end_ns = b->end_ns;
+	rc = rc ? rc : write_threads(b);
+	rc = rc ? rc : write_tracks(b);
+	rc = rc ? rc : write_providers(b);
+	rc = rc ? rc : write_diagnostics(b);
+	rc = rc ? rc : write_meta(b);
+	return rc;
+}
+
 int build_write(struct build *b, struct ingest_opts_view *pv)
 {
 	/* slices already being written (by_thread) are written first */
@@ -751,15 +775,9 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 	rc = rc ? rc : write_sched(b);
 	rc = rc ? rc : write_logs(b);
 	rc = rc ? rc : write_objects(b);
-	rc = rc ? rc : write_threads(b);
-	rc = rc ? rc : write_tracks(b);
-	rc = rc ? rc : write_providers(b);
-	rc = rc ? rc : write_strings(b);
+	rc = rc ? rc : write_strings_from(b, b->strings_written);
 	nrc = name_index_end(&ni); /* waited for whatever happened before */
 	rc = rc ? rc : nrc;
-	b->res->start_ns = b->start_ns;
-	b->res->end_ns = b->end_ns;
-	rc = rc ? rc : write_diagnostics(b);
-	rc = rc ? rc : write_meta(b);
+	rc = rc ? rc : write_small_tables(b, b->committed);
 	return rc || b->oom ? -1 : 0;
 }

@@ -22,6 +22,13 @@ int write_progress(struct build *b, struct ingest_opts_view *v, uint64_t done);
  * memory (b->oom). 0, or -1. */
 int write_sorted_failed(struct build *b, const struct runsort *rs);
 
+/* Writes strings from id `from` on; 0, or -1 as build_write. */
+int write_strings_from(struct build *b, size_t from);
+/* Writes threads, processes, tracks, providers, diagnostics and meta whole
+ * (again: each emptied first, as a growing trace's commits write them);
+ * 0, or -1 as build_write. */
+int write_small_tables(struct build *b, int again);
+
 /* slicewrite.c */
 /* Puts the groups made since the last call in order and gives them their
  * ids (ss_order); 0, or -1 when out of memory. */

@@ -224,4 +224,37 @@ static inline void t_check_layout(struct tdb *t)
 	t_check_layout_of(t, 1);
 }
 
+/* Every table of a equals b's, row for row. */
+static inline void t_same_db(const char *a, const char *b)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[512];
+	int tables = 0;
+
+	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "ATTACH '%s' AS b", b);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name FROM main.sqlite_master WHERE type = 'table'", -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		sqlite3_stmt *q;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT (SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")) + "
+			 "(SELECT count(*) FROM (SELECT * FROM b.\"%s\" EXCEPT SELECT * FROM main.\"%s\"))",
+			 t, t, t, t);
+		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		if (sqlite3_column_int64(q, 0) != 0)
+			fail_msg("table %s differs", t);
+		sqlite3_finalize(q);
+		tables++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_true(tables >= 10);
+}
+
 #endif

@@ -1,0 +1,591 @@
+/*
+ * A growing trace's commits (commit.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tracedb/tracedb.h"
+#include "commit.h"
+#include "extents.h"
+#include "lod.h"
+#include "write.h"
+
+/* What the commits know of one group of the slice store. */
+struct cm_group {
+	uint64_t done;        /* ordinals 0 .. done - 1 are final and written */
+	int64_t max_dur;      /* the longest final one's end - ts */
+	int64_t prev_end;     /* where the last final one ends (INT64_MAX: never) */
+	int overlap;          /* a final one starts before the one before it ends */
+	int64_t last_ts;      /* the last final one's ts */
+	struct vec marks;     /* int64_t: the ts of ordinals 0, 1024, 2048 ... */
+	int open;             /* ordinal done is open, written as such this commit */
+	int was_open;         /* ... at the last commit */
+	struct commit_open o; /* the open one */
+	int touched;          /* to write at this commit */
+	uint64_t lod_levels;
+	struct vec items;     /* struct lod_item: the final ones, for the level of detail */
+};
+
+/* What the commits know of one counter track. */
+struct cm_counter {
+	uint64_t count;       /* points written */
+	struct vec marks;     /* int64_t: the ts of points 0, 1024, 2048 ... */
+	int64_t last_ts;
+	int touched;
+	struct vec items;     /* struct lod_item */
+};
+
+/* A slice's row, until the commit's rows are in id order. */
+struct cm_row {
+	uint64_t id, parent;  /* parent 0: none */
+	uint32_t track, depth;
+	int64_t ts, dur;
+	uint32_t name, cat, set;
+};
+
+struct commit {
+	struct build *b;
+	struct vec journal;   /* struct ss_packed: the store's (slicestore.h) */
+	struct vec points;    /* struct bpoint: matching's, made since the last commit */
+	struct vec groups;    /* struct cm_group, by store group */
+	struct vec counters;  /* struct cm_counter, by track index */
+	struct vec rows;      /* struct cm_row: this commit's slices */
+	struct vec touched;   /* uint32_t: groups touched, in the order touched */
+	struct vec touched_counters; /* uint32_t: counter tracks touched */
+	size_t strings;       /* strings written */
+	uint64_t commits;
+	struct lod_writer lw;
+	int lw_open;
+};
+
+struct commit *commit_new(struct build *b)
+{
+	struct commit *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->b = b;
+	vec_init(&c->journal, sizeof(struct ss_packed));
+	vec_init(&c->points, sizeof(struct bpoint));
+	vec_init(&c->groups, sizeof(struct cm_group));
+	vec_init(&c->counters, sizeof(struct cm_counter));
+	vec_init(&c->rows, sizeof(struct cm_row));
+	vec_init(&c->touched, sizeof(uint32_t));
+	vec_init(&c->touched_counters, sizeof(uint32_t));
+	b->ss.journal = &c->journal;
+	b->journal_points = &c->points;
+	b->committed = 1;
+	return c;
+}
+
+void commit_free(struct commit *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	if (c->b->ss.journal == &c->journal)
+		c->b->ss.journal = NULL;
+	if (c->b->journal_points == &c->points)
+		c->b->journal_points = NULL;
+	for (i = 0; i < c->groups.len; i++) {
+		vec_fini(&VEC_AT(&c->groups, struct cm_group, i)->marks);
+		vec_fini(&VEC_AT(&c->groups, struct cm_group, i)->items);
+	}
+	for (i = 0; i < c->counters.len; i++) {
+		vec_fini(&VEC_AT(&c->counters, struct cm_counter, i)->marks);
+		vec_fini(&VEC_AT(&c->counters, struct cm_counter, i)->items);
+	}
+	if (c->lw_open)
+		lod_writer_fini(&c->lw);
+	vec_fini(&c->journal);
+	vec_fini(&c->points);
+	vec_fini(&c->groups);
+	vec_fini(&c->counters);
+	vec_fini(&c->rows);
+	vec_fini(&c->touched);
+	vec_fini(&c->touched_counters);
+	free(c);
+}
+
+uint64_t commit_commits(const struct commit *c)
+{
+	return c->commits;
+}
+
+/* The commits' facts of group g, made when new; NULL when out of memory. */
+static struct cm_group *group_at(struct commit *c, uint32_t g)
+{
+	while (c->groups.len <= g) {
+		struct cm_group *x = vec_push(&c->groups);
+
+		if (x == NULL)
+			return NULL;
+		memset(x, 0, sizeof(*x));
+		x->prev_end = INT64_MIN;
+		vec_init(&x->marks, sizeof(int64_t));
+		vec_init(&x->items, sizeof(struct lod_item));
+	}
+	return VEC_AT(&c->groups, struct cm_group, g);
+}
+
+static struct cm_counter *counter_at(struct commit *c, uint32_t t)
+{
+	while (c->counters.len <= t) {
+		struct cm_counter *x = vec_push(&c->counters);
+
+		if (x == NULL)
+			return NULL;
+		memset(x, 0, sizeof(*x));
+		vec_init(&x->marks, sizeof(int64_t));
+		vec_init(&x->items, sizeof(struct lod_item));
+	}
+	return VEC_AT(&c->counters, struct cm_counter, t);
+}
+
+static int touch(struct vec *list, int *flag, uint32_t i)
+{
+	uint32_t *x;
+
+	if (*flag)
+		return 0;
+	if ((x = vec_push(list)) == NULL)
+		return -1;
+	*x = i;
+	*flag = 1;
+	return 0;
+}
+
+/* Where an item ends for the level of detail and the longest slice: an
+ * open one at the trace's end (as write_range has it). */
+static int64_t item_end(const struct build *b, int64_t ts, int64_t dur)
+{
+	return dur < 0 ? (b->end_ns > ts ? b->end_ns : ts) : tracedb_slice_end(ts, dur);
+}
+
+static int add_row(struct commit *c, uint32_t group, uint32_t ord, const struct ss_slice *s)
+{
+	struct build *b = c->b;
+	const struct ss_group *g = ss_group(&b->ss, group);
+	struct cm_row *r = vec_push(&c->rows);
+
+	if (r == NULL)
+		return -1;
+	r->id = ss_id(&b->ss, (struct ss_ref){ group, ord });
+	r->parent = s->parent.group == MDL_NONE ? 0 : ss_id(&b->ss, s->parent);
+	r->track = g->track;
+	r->depth = g->depth;
+	r->ts = s->ts;
+	r->dur = s->dur;
+	r->name = s->name;
+	r->cat = s->cat;
+	r->set = s->set;
+	return 0;
+}
+
+/* The slices packed since the last commit: final rows, and their groups'
+ * facts. */
+static int take_journal(struct commit *c)
+{
+	struct build *b = c->b;
+	size_t i;
+
+	for (i = 0; i < c->journal.len; i++) {
+		const struct ss_packed *j = VEC_AT(&c->journal, struct ss_packed, i);
+		struct cm_group *cg = group_at(c, j->group);
+		struct lod_item *it;
+		int64_t end;
+
+		if (cg == NULL || add_row(c, j->group, j->ord, &j->s) != 0 ||
+		    touch(&c->touched, &cg->touched, j->group) != 0)
+			return -1;
+		if (j->ord % TRACEDB_MARK_ROWS == 0) {
+			int64_t *m = vec_push(&cg->marks);
+
+			if (m == NULL)
+				return -1;
+			*m = j->s.ts;
+		}
+		end = item_end(b, j->s.ts, j->s.dur);
+		if (end - j->s.ts > cg->max_dur)
+			cg->max_dur = end - j->s.ts;
+		if (j->s.ts < cg->prev_end)
+			cg->overlap = 1;
+		cg->prev_end = j->s.dur < 0 ? INT64_MAX : end;
+		cg->last_ts = j->s.ts;
+		cg->done = (uint64_t)j->ord + 1;
+		if ((it = vec_push(&cg->items)) == NULL)
+			return -1;
+		*it = (struct lod_item){ .ts = j->s.ts, .end = end, .name = j->s.name, .cat = j->s.cat, .open = j->s.dur < 0 };
+	}
+	c->journal.len = 0;
+	return 0;
+}
+
+int commit_open_slice(struct commit *c, const struct commit_open *o)
+{
+	struct cm_group *cg = group_at(c, o->ref.group);
+
+	if (cg == NULL)
+		return -1;
+	cg->open = 1;
+	cg->o = *o;
+	return touch(&c->touched, &cg->touched, o->ref.group);
+}
+
+/* The open slices given: rows with dur -1, when each is its group's next
+ * ordinal (a slice of a group whose earlier ones are not all finished
+ * waits: it is not there yet). A group open at the last commit is
+ * touched again: its open slice's length grows with the trace. */
+static int take_open(struct commit *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->groups.len; i++) {
+		struct cm_group *cg = VEC_AT(&c->groups, struct cm_group, i);
+
+		if (cg->was_open && touch(&c->touched, &cg->touched, (uint32_t)i) != 0)
+			return -1;
+		if (!cg->open)
+			continue;
+		if (cg->o.ref.ord != cg->done) {
+			cg->open = 0;
+			continue;
+		}
+		{
+			struct ss_slice s = { cg->o.ts, -1, cg->o.name, cg->o.cat, 0, cg->o.parent };
+
+			if (add_row(c, cg->o.ref.group, cg->o.ref.ord, &s) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct cm_row *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int write_rows(struct commit *c)
+{
+	struct bins sb;
+	size_t i;
+
+	if (c->rows.len > 1)
+		qsort(c->rows.data, c->rows.len, sizeof(struct cm_row), row_cmp);
+	if (bins_init_replace(&sb, c->b->s, "slices", 9) != 0)
+		return -1;
+	for (i = 0; i < c->rows.len; i++) {
+		const struct cm_row *r = VEC_AT(&c->rows, struct cm_row, i);
+
+		bins_i64(&sb, (int64_t)r->id);
+		bins_i64(&sb, r->track + 1);
+		bins_i64(&sb, r->ts);
+		bins_i64(&sb, r->dur);
+		bins_i64(&sb, r->depth);
+		bins_i64(&sb, r->name);
+		bins_i64(&sb, r->cat);
+		if (r->parent)
+			bins_i64(&sb, (int64_t)r->parent);
+		else
+			bins_null(&sb);
+		if (r->set)
+			bins_i64(&sb, r->set);
+		else
+			bins_null(&sb);
+		bins_row(&sb);
+	}
+	c->rows.len = 0;
+	return bins_fini(&sb);
+}
+
+/* Runs sql with two integers bound, in queue order. */
+static int queue_del(struct commit *c, const char *sql, int64_t a, int64_t b)
+{
+	struct dbw_stmt *st = dbw_prepare(c->b->s, sql);
+	struct bins_val v[2] = { { 0 } };
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	v[0].type = v[1].type = SQLITE_INTEGER;
+	v[0].i = a;
+	v[1].i = b;
+	rc = dbw_submit(c->b->s, st, v, 2, NULL);
+	dbw_finalize(c->b->s, st);
+	return rc;
+}
+
+/* The time marks of n items whose every 1024th ts is in marks and whose
+ * last ts is last, as write_marks puts them; the bytes go to mb. */
+static int marks_put(struct vec *mb, const struct vec *marks, uint64_t n, int64_t last, size_t *off, size_t *len)
+{
+	uint64_t k, count = tracedb_marks(n);
+	int64_t prev = 0;
+
+	if (vec_reserve(mb, mb->len + (size_t)count * TRACEDB_MARK_MAX) != 0)
+		return -1;
+	*off = mb->len;
+	for (k = 0; k < count; k++) {
+		uint64_t ord = tracedb_mark_ord(n, k);
+		int64_t ts = ord == n - 1 ? last : *VEC_AT(marks, int64_t, ord / TRACEDB_MARK_ROWS);
+
+		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, ts);
+	}
+	*len = mb->len - *off;
+	return 0;
+}
+
+/* The level of detail of a group's items, written again whole. */
+static int group_lod(struct commit *c, int64_t track_id, int64_t depth, const struct vec *items,
+		     const struct lod_item *open, int counters, uint64_t *levels)
+{
+	struct lod_key key = { track_id, depth };
+	size_t n = items->len + (open != NULL);
+	struct lod_item *it;
+
+	if (queue_del(c, "DELETE FROM " TRACEDB_STAGED("lod") " WHERE track_id = ?1 AND depth = ?2", track_id, depth) != 0 ||
+	    (it = lod_items(&c->lw, n)) == NULL)
+		return -1;
+	if (items->len)
+		memcpy(it, items->data, items->len * sizeof(*it));
+	if (open != NULL)
+		it[items->len] = *open;
+	return lod_build(&c->lw, &key, it, n, counters, levels);
+}
+
+/* A touched group's row of track_depths, until the marks' bytes are all made. */
+struct cm_depth {
+	uint32_t group;
+	uint64_t n;
+	int64_t max_dur;
+	int overlap;
+	size_t off, len;      /* its marks in the commit's marks bytes */
+};
+
+/* One touched group's facts and level of detail; its marks go to mb. */
+static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_depth *d)
+{
+	struct build *b = c->b;
+	struct cm_group *cg = VEC_AT(&c->groups, struct cm_group, gi);
+	const struct ss_group *g = ss_group(&b->ss, gi);
+	struct btrack *t = VEC_AT(&b->tracks, struct btrack, g->track);
+	int64_t last = cg->last_ts;
+	struct lod_item open;
+	int rc;
+
+	d->group = gi;
+	d->n = cg->done + (cg->open != 0);
+	d->max_dur = cg->max_dur;
+	d->overlap = cg->overlap;
+	cg->touched = 0;
+	cg->was_open = cg->open;
+	if (d->n == 0)
+		return 0;
+	if (cg->open) {
+		int64_t end = item_end(b, cg->o.ts, -1);
+
+		if (end - cg->o.ts > d->max_dur)
+			d->max_dur = end - cg->o.ts;
+		if (cg->o.ts < cg->prev_end)
+			d->overlap = 1;
+		last = cg->o.ts;
+		open = (struct lod_item){ .ts = cg->o.ts, .end = end, .name = cg->o.name, .cat = cg->o.cat, .open = 1 };
+		if (cg->done % TRACEDB_MARK_ROWS == 0) { /* a mark of its own while it is open */
+			int64_t *m = vec_push(&cg->marks);
+
+			if (m == NULL)
+				return -1;
+			*m = cg->o.ts;
+		}
+	}
+	if (g->depth > t->max_depth)
+		t->max_depth = g->depth;
+	rc = group_lod(c, g->track + 1, g->depth, &cg->items, cg->open ? &open : NULL, 0, &cg->lod_levels);
+	if (rc == 0 && marks_put(mb, &cg->marks, d->n, last, &d->off, &d->len) != 0)
+		rc = -1;
+	if (cg->open && cg->done % TRACEDB_MARK_ROWS == 0)
+		cg->marks.len--; /* the open one's mark goes until it is final */
+	return rc;
+}
+
+/* Each touched group's row of track_depths, extents and level of detail. */
+static int write_groups(struct commit *c)
+{
+	struct build *b = c->b;
+	struct vec mb, depths;
+	struct bins db, eb;
+	size_t i;
+	int rc = 0;
+
+	vec_init(&mb, 1);
+	vec_init(&depths, sizeof(struct cm_depth));
+	for (i = 0; i < c->touched.len && rc == 0; i++) {
+		struct cm_depth *d = vec_push(&depths);
+
+		rc = d == NULL ? -1 : group_facts(c, *VEC_AT(&c->touched, uint32_t, i), &mb, d);
+	}
+	c->touched.len = 0;
+	if (rc != 0 || bins_init_replace(&db, b->s, "track_depths", 7) != 0) {
+		rc = -1;
+		goto out;
+	}
+	if (bins_init(&eb, b->s, "extents", 5) != 0) {
+		bins_fini(&db);
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < depths.len && rc == 0; i++) {
+		const struct cm_depth *d = VEC_AT(&depths, struct cm_depth, i);
+		const struct ss_group *g = ss_group(&b->ss, d->group);
+
+		if (d->n == 0)
+			continue;
+		bins_i64(&db, g->track + 1);
+		bins_i64(&db, g->depth);
+		bins_i64(&db, d->max_dur);
+		bins_i64(&db, (int64_t)d->n);
+		bins_i64(&db, !d->overlap);
+		bins_i64(&db, (int64_t)VEC_AT(&c->groups, struct cm_group, d->group)->lod_levels);
+		bins_blob(&db, (const uint8_t *)mb.data + d->off, (int)d->len);
+		bins_row(&db);
+		/* a group's extents are written again whole: its last one grew */
+		rc = bins_flush(&eb) | queue_del(c, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", g->track + 1,
+						 g->depth);
+		extents_write(&eb, g->track + 1, g->depth, &b->ss.ids, &g->ids, 0, d->n);
+	}
+	rc |= bins_fini(&db);
+	rc |= bins_fini(&eb);
+	rc |= dbw_drain(b->s); /* the marks' bytes are read until the rows ran */
+out:
+	vec_fini(&mb);
+	vec_fini(&depths);
+	return rc;
+}
+
+static int point_cmp(const void *x, const void *y)
+{
+	const struct bpoint *a = x, *b = y;
+
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Counter points made since the last commit, and their tracks' extents,
+ * marks and level of detail (the marks go to the track, written with the
+ * small tables). */
+static int write_points(struct commit *c)
+{
+	struct build *b = c->b;
+	struct bins cb, eb;
+	size_t i;
+	int rc = 0;
+
+	if (c->points.len > 1)
+		qsort(c->points.data, c->points.len, sizeof(struct bpoint), point_cmp);
+	if (bins_init(&cb, b->s, "counters", 4) != 0)
+		return -1;
+	for (i = 0; i < c->points.len && rc == 0; i++) {
+		const struct bpoint *p = VEC_AT(&c->points, struct bpoint, i);
+		struct cm_counter *ct = counter_at(c, p->track);
+		struct lod_item *it;
+
+		if (ct == NULL || touch(&c->touched_counters, &ct->touched, p->track) != 0 ||
+		    (it = vec_push(&ct->items)) == NULL) {
+			rc = -1;
+			break;
+		}
+		*it = (struct lod_item){ .ts = p->ts, .end = p->ts, .is_int = p->is_int,
+					 .ivalue = p->is_int ? p->v.i : 0, .value = bpoint_value(p) };
+		bins_i64(&cb, (int64_t)p->order);
+		bins_i64(&cb, p->track + 1);
+		bins_i64(&cb, p->ts);
+		if (p->is_int)
+			bins_i64(&cb, p->v.i);
+		else if (p->is_u64)
+			bins_u64(&cb, (uint64_t)p->v.i);
+		else
+			bins_dbl(&cb, p->v.d);
+		bins_row(&cb);
+	}
+	b->res->counts.counters += c->points.len;
+	c->points.len = 0;
+	rc |= bins_fini(&cb);
+	if (rc != 0 || bins_init(&eb, b->s, "extents", 5) != 0)
+		return -1;
+	for (i = 0; i < c->touched_counters.len && rc == 0; i++) {
+		uint32_t ti = *VEC_AT(&c->touched_counters, uint32_t, i);
+		struct cm_counter *ct = VEC_AT(&c->counters, struct cm_counter, ti);
+		struct btrack *t = VEC_AT(&b->tracks, struct btrack, ti);
+		const struct id_group *ids = VEC_AT(&b->point_ids, struct id_group, ti);
+		uint64_t k;
+
+		ct->touched = 0;
+		for (k = ct->count; k < ct->items.len; k++)
+			if (k % TRACEDB_MARK_ROWS == 0) {
+				int64_t *m = vec_push(&ct->marks);
+
+				if (m == NULL)
+					return -1;
+				*m = VEC_AT(&ct->items, struct lod_item, k)->ts;
+			}
+		ct->count = ct->items.len;
+		ct->last_ts = VEC_AT(&ct->items, struct lod_item, ct->count - 1)->ts;
+		rc = group_lod(c, (int64_t)ti + 1, 0, &ct->items, NULL, 1, &t->lod_levels);
+		if (rc == 0)
+			rc = queue_del(c, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", (int64_t)ti + 1, 0);
+		if (rc == 0) {
+			extents_write(&eb, (int64_t)ti + 1, 0, &b->point_chunks, ids, 0, ct->count);
+			rc = bins_flush(&eb);
+		}
+	}
+	c->touched_counters.len = 0;
+	rc |= bins_fini(&eb);
+	/* every counter track's marks, where write_tracks reads them */
+	b->track_marks.len = 0;
+	for (i = 0; i < c->counters.len && rc == 0; i++) {
+		struct cm_counter *ct = VEC_AT(&c->counters, struct cm_counter, i);
+		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
+
+		if (ct->count > 0 && marks_put(&b->track_marks, &ct->marks, ct->count, ct->last_ts, &t->marks_off,
+					       &t->marks_len) != 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+int commit_write(struct commit *c)
+{
+	struct build *b = c->b;
+	int rc;
+
+	if (!c->lw_open) {
+		if (lod_writer_init(&c->lw, b->s) != 0)
+			return -1;
+		c->lw_open = 1;
+	}
+	rc = take_journal(c);
+	rc = rc ? rc : take_open(c);
+	rc = rc ? rc : write_rows(c);
+	rc = rc ? rc : write_groups(c);
+	rc = rc ? rc : write_points(c);
+	rc = rc ? rc : argw_flush(&b->args);
+	rc = rc ? rc : write_strings_from(b, c->strings);
+	if (rc == 0)
+		c->strings = b->m->soff.len;
+	rc = rc ? rc : write_small_tables(b, 1);
+	if (rc == 0 && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
+		rc = -1;
+	rc |= dbw_drain(b->s);
+	if (rc == 0)
+		c->commits++;
+	{
+		size_t i;
+
+		for (i = 0; i < c->groups.len; i++)
+			VEC_AT(&c->groups, struct cm_group, i)->open = 0;
+	}
+	return rc || b->oom ? -1 : 0;
+}
