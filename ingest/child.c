@@ -76,7 +76,7 @@ static void put_text(FILE *out, const char *key, const char *s)
 	fputc('\n', out);
 }
 
-static void put_result(FILE *out, const struct ingest_result *r)
+void ingest_result_put(FILE *out, const struct ingest_result *r)
 {
 	unsigned i;
 
@@ -96,13 +96,13 @@ static void put_result(FILE *out, const struct ingest_result *r)
 	fprintf(out, "r peak_rss %" PRIu64 "\n", r->peak_rss);
 }
 
-static uint64_t num(const char *s)
+uint64_t ingest_child_num(const char *s)
 {
 	return strtoull(s, NULL, 10);
 }
 
 /* Takes one "r <field> <value>" line (without "r ") into r. */
-static void take_result(struct ingest_result *r, char *line)
+void ingest_result_take(struct ingest_result *r, char *line)
 {
 	char *v = strchr(line, ' ');
 	unsigned i;
@@ -117,9 +117,9 @@ static void take_result(struct ingest_result *r, char *line)
 	} else if (strcmp(line, "end_ns") == 0) {
 		r->end_ns = strtoll(v, NULL, 10);
 	} else if (strcmp(line, "bytes") == 0) {
-		r->bytes = num(v);
+		r->bytes = ingest_child_num(v);
 	} else if (strcmp(line, "nproviders") == 0) {
-		r->nproviders = (unsigned)num(v);
+		r->nproviders = (unsigned)ingest_child_num(v);
 	} else if (strcmp(line, "diag") == 0) {
 		char *val = strchr(v, ' ');
 		const char *name;
@@ -129,21 +129,21 @@ static void take_result(struct ingest_result *r, char *line)
 		*val++ = '\0';
 		if ((name = diag_intern(v)) != NULL) {
 			r->diag_name[r->ndiag] = name;
-			r->diag_value[r->ndiag++] = num(val);
+			r->diag_value[r->ndiag++] = ingest_child_num(val);
 		}
 	} else if (strcmp(line, "error") == 0) {
 		snprintf(r->error, sizeof(r->error), "%s", v);
 	} else if (strcmp(line, "peak_rss") == 0) {
-		r->peak_rss = num(v);
+		r->peak_rss = ingest_child_num(v);
 	} else if (strcmp(line, "symbols_named") == 0) {
-		r->symbols_named = num(v);
+		r->symbols_named = ingest_child_num(v);
 	} else if (strcmp(line, "symbols_error") == 0) {
 		snprintf(r->symbols_error, sizeof(r->symbols_error), "%s", v);
-	} else if (strncmp(line, "phase", 5) == 0 && (i = (unsigned)num(line + 5)) < INGEST_PHASES) {
+	} else if (strncmp(line, "phase", 5) == 0 && (i = (unsigned)ingest_child_num(line + 5)) < INGEST_PHASES) {
 		r->phase_seconds[i] = strtod(v, NULL);
 	}
 #define X(n)                                                                                                           \
-	else if (strcmp(line, "count_" #n) == 0) r->counts.n = num(v);
+	else if (strcmp(line, "count_" #n) == 0) r->counts.n = ingest_child_num(v);
 	COUNT_LIST(X)
 #undef X
 }
@@ -191,15 +191,15 @@ int ingest_child_main(void)
 		else if (strcmp(line, "symbols") == 0)
 			snprintf(symbols, sizeof(symbols), "%s", v), o.symbols = symbols;
 		else if (strcmp(line, "sort_budget") == 0)
-			o.sort_budget = (size_t)num(v);
+			o.sort_budget = (size_t)ingest_child_num(v);
 		else if (strcmp(line, "extent_rows") == 0)
-			o.extent_rows = (size_t)num(v);
+			o.extent_rows = (size_t)ingest_child_num(v);
 		else if (strcmp(line, "max_bytes") == 0)
-			o.max_bytes = num(v);
+			o.max_bytes = ingest_child_num(v);
 		else if (strcmp(line, "from_byte") == 0)
-			o.from_byte = num(v);
+			o.from_byte = ingest_child_num(v);
 		else if (strcmp(line, "prefix_len") == 0)
-			plen = (size_t)num(v);
+			plen = (size_t)ingest_child_num(v);
 	}
 	if (in[0] == '\0' || out_db[0] == '\0')
 		return 2;
@@ -218,7 +218,7 @@ int ingest_child_main(void)
 		if (getrusage(RUSAGE_SELF, &ru) == 0)
 			res->peak_rss = (uint64_t)ru.ru_maxrss * 1024; /* kB */
 	}
-	put_result(stdout, res);
+	ingest_result_put(stdout, res);
 	fprintf(stdout, "rc %d\n", rc);
 	fflush(stdout);
 	free(prefix);
@@ -320,7 +320,7 @@ int ingest_file_apart(const char *exe, const char *in_path, const char *out_db, 
 				break;
 			}
 		} else if (line[0] == 'r' && line[1] == ' ') {
-			take_result(res, line + 2);
+			ingest_result_take(res, line + 2);
 		} else if (strncmp(line, "rc ", 3) == 0) {
 			rc = atoi(line + 3);
 		}

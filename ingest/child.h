@@ -17,6 +17,8 @@
 #ifndef INGEST_CHILD_H
 #define INGEST_CHILD_H
 
+#include <stdio.h>
+
 #include "ingest.h"
 
 /*
@@ -33,5 +35,12 @@ int ingest_file_apart(const char *exe, const char *in_path, const char *out_db, 
 /* The child's side: reads a request on standard input, ingests, and
  * reports on standard output. Returns the process's exit status. */
 int ingest_child_main(void);
+
+/* The protocol's result lines ("r <field> <value>"), shared with grow.c:
+ * writes every field of r; takes one line (without "r ") into r. */
+void ingest_result_put(FILE *out, const struct ingest_result *r);
+void ingest_result_take(struct ingest_result *r, char *line);
+/* A number of the protocol. */
+uint64_t ingest_child_num(const char *s);
 
 #endif

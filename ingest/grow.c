@@ -1,0 +1,422 @@
+/*
+ * A trace that grows as its bytes arrive, in a process of its own
+ * (grow.h): both sides of its protocol.
+ *
+ * The request, parent to child, is child.c's: lines "<key> <value>" up to
+ * "go" (in, out, format, sort_budget, extent_rows, commit_ms); then, for
+ * as long as the source grows, lines "size <N>" and at last "end". The
+ * child reports each commit as the result's lines ("r <field> <value>",
+ * child.c) then "c <bytes>", the source's bytes the commit holds; and at
+ * the end the result's lines then "rc <code>".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "grow.h"
+#include "util.h"
+
+enum {
+	LINE = 8192,
+	PIECE = 1 << 20,        /* bytes fed at a time */
+	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
+};
+
+/* Lines read from a descriptor without blocking: what came is kept until
+ * its line is whole. */
+struct lines {
+	int fd;
+	char buf[LINE];
+	size_t len;
+	size_t used;   /* the line handed out last, which the next call drops */
+	int eof;
+};
+
+/* The next whole line (its newline cut), valid until the next call; or
+ * NULL: none whole yet (or the descriptor ended, l->eof). Reads what is
+ * there first, without waiting. */
+static char *line_next(struct lines *l)
+{
+	char *nl;
+
+	if (l->used > 0) {
+		memmove(l->buf, l->buf + l->used, l->len - l->used);
+		l->len -= l->used;
+		l->used = 0;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if ((nl = memchr(l->buf, '\n', l->len)) != NULL) {
+			*nl = '\0';
+			l->used = (size_t)(nl - l->buf) + 1;
+			return l->buf;
+		}
+		if (l->eof || l->len == sizeof(l->buf)) /* a line too long for the protocol ends it */
+			return NULL;
+		n = read(l->fd, l->buf + l->len, sizeof(l->buf) - l->len);
+		if (n > 0) {
+			l->len += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			l->eof = 1;
+		return NULL;
+	}
+}
+
+/* Waits up to ms (-1: for ever) for fd to be readable. */
+static void wait_readable(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	while (poll(&p, 1, ms) < 0 && errno == EINTR)
+		;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- the child -------------------------------------------------------------- */
+
+struct follow {
+	struct ingest_stream *s;
+	struct ingest_result *res;
+	int src;              /* the source, read with pread */
+	uint64_t size;        /* bytes the parent said it holds */
+	uint64_t fed;         /* bytes fed to the stream */
+	uint64_t committed;   /* bytes fed at the last commit */
+	int ended;            /* the parent said it ends at size */
+	int64_t commit_ms, last_commit;
+	uint8_t *buf;
+};
+
+/* Takes the parent's lines that came: 0, or -1 when its pipe closed (it is
+ * gone: nothing more will come). */
+static int take_orders(struct follow *f, struct lines *in)
+{
+	char *l;
+
+	while ((l = line_next(in)) != NULL) {
+		if (strncmp(l, "size ", 5) == 0) {
+			uint64_t n = ingest_child_num(l + 5);
+
+			if (n > f->size)
+				f->size = n;
+		} else if (strcmp(l, "end") == 0) {
+			f->ended = 1;
+		}
+	}
+	return in->eof && !f->ended ? -1 : 0;
+}
+
+/* Feeds up to one piece of the bytes not fed yet; INGEST_OK or an error. */
+static int feed_piece(struct follow *f)
+{
+	size_t n = f->size - f->fed > PIECE ? PIECE : (size_t)(f->size - f->fed);
+	ssize_t got = pread(f->src, f->buf, n, (off_t)f->fed);
+
+	if (got <= 0) {
+		snprintf(f->res->error, sizeof(f->res->error), "cannot read the trace's file: %s",
+			 got == 0 ? "it is shorter than its size" : strerror(errno));
+		return INGEST_EIO;
+	}
+	f->fed += (uint64_t)got;
+	return ingest_stream_feed(f->s, f->buf, (size_t)got);
+}
+
+static int commit_now(struct follow *f)
+{
+	int rc = ingest_stream_commit(f->s);
+
+	if (rc != INGEST_OK)
+		return rc;
+	f->committed = f->fed;
+	f->last_commit = now_ms();
+	ingest_result_put(stdout, f->res);
+	fprintf(stdout, "c %" PRIu64 "\n", f->committed);
+	fflush(stdout);
+	return INGEST_OK;
+}
+
+/* Follows the source until it ends; INGEST_OK or an error. */
+static int follow(struct follow *f, struct lines *in)
+{
+	int rc = INGEST_OK;
+
+	while (rc == INGEST_OK) {
+		int64_t due = f->last_commit + f->commit_ms - now_ms();
+
+		if (take_orders(f, in) != 0)
+			return INGEST_ECANCEL; /* the parent went away */
+		if (f->fed < f->size) {
+			rc = feed_piece(f);
+			if (rc == INGEST_OK && (due <= 0 || f->fed == f->size))
+				rc = ingest_stream_match(f->s);
+			if (rc == INGEST_OK && due <= 0)
+				rc = commit_now(f);
+			continue;
+		}
+		if (f->ended)
+			return INGEST_OK;
+		/* caught up: what came is committed at once, unless one was
+		 * made a moment ago (then when it is due) */
+		if (f->committed != f->fed && due <= 0) {
+			rc = commit_now(f);
+			continue;
+		}
+		wait_readable(in->fd, f->committed != f->fed ? (int)due : -1);
+	}
+	return rc;
+}
+
+int ingest_grow_child_main(void)
+{
+	static char in_path[LINE], out_db[LINE], format[64];
+	struct ingest_opts o = { 0 };
+	struct follow f = { 0 };
+	struct lines in = { 0 };
+	char *l;
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	f.commit_ms = COMMIT_MS;
+	in.fd = 0;
+	for (;;) {
+		if ((l = line_next(&in)) == NULL) {
+			if (in.eof)
+				return 2;
+			wait_readable(0, -1);
+			continue;
+		}
+		if (strcmp(l, "go") == 0)
+			break;
+		if (strncmp(l, "in ", 3) == 0)
+			snprintf(in_path, sizeof(in_path), "%s", l + 3);
+		else if (strncmp(l, "out ", 4) == 0)
+			snprintf(out_db, sizeof(out_db), "%s", l + 4);
+		else if (strncmp(l, "format ", 7) == 0)
+			snprintf(format, sizeof(format), "%s", l + 7), o.format = format;
+		else if (strncmp(l, "sort_budget ", 12) == 0)
+			o.sort_budget = (size_t)ingest_child_num(l + 12);
+		else if (strncmp(l, "extent_rows ", 12) == 0)
+			o.extent_rows = (size_t)ingest_child_num(l + 12);
+		else if (strncmp(l, "commit_ms ", 10) == 0)
+			f.commit_ms = (int64_t)ingest_child_num(l + 10);
+	}
+	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+	if (in_path[0] == '\0' || out_db[0] == '\0' || (f.res = calloc(1, sizeof(*f.res))) == NULL ||
+	    (f.buf = malloc(PIECE)) == NULL)
+		return 2;
+	o.growing = 1;
+	if ((f.src = open(in_path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(f.res->error, sizeof(f.res->error), "cannot open the trace's file: %s", strerror(errno));
+		rc = INGEST_EIO;
+	} else if ((f.s = ingest_stream_open(out_db, &o, f.res)) == NULL) {
+		rc = INGEST_EDB;
+	} else {
+		rc = follow(&f, &in);
+		if (rc == INGEST_OK)
+			rc = ingest_stream_end(f.s);
+	}
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			f.res->peak_rss = (uint64_t)ru.ru_maxrss * 1024; /* kB */
+	}
+	ingest_result_put(stdout, f.res);
+	fprintf(stdout, "rc %d\n", rc);
+	fflush(stdout);
+	ingest_stream_free(f.s);
+	if (f.src >= 0)
+		close(f.src);
+	free(f.buf);
+	free(f.res);
+	return 0;
+}
+
+/* ---- the parent ------------------------------------------------------------- */
+
+struct ingest_grow {
+	pid_t pid;
+	FILE *w;               /* its standard input */
+	struct lines out;      /* its standard output */
+	struct ingest_result res; /* the report being read */
+	char db[4096];
+	int done;
+};
+
+struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
+				      char *err, size_t errlen)
+{
+	static char arg1[] = "grow-child";
+	char exe_buf[4096], *argv[] = { exe_buf, arg1, NULL };
+	int to[2] = { -1, -1 }, from[2] = { -1, -1 };
+	struct ingest_grow *g;
+
+	if (strchr(src, '\n') || strchr(db, '\n') || (o && o->format && strchr(o->format, '\n'))) {
+		snprintf(err, errlen, "a path holds a line break");
+		return NULL;
+	}
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(exe_buf, sizeof(exe_buf), "%s", exe);
+	snprintf(g->db, sizeof(g->db), "%s", db);
+	if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0 ||
+	    (g->pid = spawn_apart(exe, argv, to[0], from[1])) < 0) {
+		snprintf(err, errlen, "cannot start an ingest: %s", strerror(errno));
+		goto fail;
+	}
+	close(to[0]);
+	close(from[1]);
+	to[0] = from[1] = -1;
+	if ((g->w = fdopen(to[1], "w")) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	to[1] = -1;
+	g->out.fd = from[0];
+	fcntl(from[0], F_SETFL, fcntl(from[0], F_GETFL) | O_NONBLOCK);
+	fprintf(g->w, "in %s\nout %s\n", src, db);
+	if (o && o->format)
+		fprintf(g->w, "format %s\n", o->format);
+	if (o)
+		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\n", o->sort_budget, o->extent_rows);
+	fputs("go\n", g->w);
+	fflush(g->w);
+	g->res.format = "unknown";
+	return g;
+fail:
+	if (g->pid > 0) {
+		kill(g->pid, SIGKILL);
+		waitpid(g->pid, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (to[i] >= 0)
+			close(to[i]);
+		if (from[i] >= 0)
+			close(from[i]);
+	}
+	free(g);
+	return NULL;
+}
+
+int ingest_grow_size(struct ingest_grow *g, uint64_t size)
+{
+	fprintf(g->w, "size %" PRIu64 "\n", size);
+	return fflush(g->w) == 0 ? 0 : -1;
+}
+
+int ingest_grow_end(struct ingest_grow *g)
+{
+	fputs("end\n", g->w);
+	return fflush(g->w) == 0 ? 0 : -1;
+}
+
+int ingest_grow_fd(const struct ingest_grow *g)
+{
+	return g->out.fd;
+}
+
+/* The process ended without a result: why, as ingest_file_apart says it. */
+static enum grow_report died(struct ingest_grow *g, struct ingest_result *res, int *rc)
+{
+	int status = 0;
+
+	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	g->pid = 0;
+	g->done = 1;
+	memset(res, 0, sizeof(*res));
+	res->format = "unknown";
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		snprintf(res->error, sizeof(res->error), "out of memory: the ingest process was killed (by the system, for memory)");
+		*rc = INGEST_ENOMEM;
+	} else {
+		snprintf(res->error, sizeof(res->error), "%s (%s %d): the file is damaged in a way this server does not handle",
+			 ingest_strerror(INGEST_ECRASH), WIFSIGNALED(status) ? "signal" : "exit status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		*rc = INGEST_ECRASH;
+	}
+	return GROW_DIED;
+}
+
+enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
+				  int *rc)
+{
+	char *l;
+
+	if (g->done)
+		return GROW_NONE;
+	for (;;) {
+		if ((l = line_next(&g->out)) == NULL) {
+			if (g->out.eof)
+				return died(g, res, rc);
+			if (wait_ms <= 0)
+				return GROW_NONE;
+			wait_readable(g->out.fd, wait_ms);
+			wait_ms = 0;
+			continue;
+		}
+		if (l[0] == 'r' && l[1] == ' ') {
+			ingest_result_take(&g->res, l + 2);
+		} else if (l[0] == 'c' && l[1] == ' ') {
+			*bytes = ingest_child_num(l + 2);
+			*res = g->res;
+			memset(&g->res, 0, sizeof(g->res));
+			g->res.format = "unknown";
+			return GROW_COMMIT;
+		} else if (strncmp(l, "rc ", 3) == 0) {
+			*rc = atoi(l + 3);
+			*res = g->res;
+			g->done = 1;
+			while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			g->pid = 0;
+			return GROW_DONE;
+		}
+	}
+}
+
+void ingest_grow_free(struct ingest_grow *g, int kill_it)
+{
+	char path[4200];
+
+	if (g == NULL)
+		return;
+	if (g->pid > 0) {
+		kill(g->pid, SIGKILL);
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (g->w)
+		fclose(g->w);
+	if (g->out.fd >= 0)
+		close(g->out.fd);
+	if (kill_it) {
+		remove(g->db);
+		snprintf(path, sizeof(path), "%s-wal", g->db);
+		remove(path);
+		snprintf(path, sizeof(path), "%s-shm", g->db);
+		remove(path);
+	}
+	free(g);
+}

@@ -1,0 +1,60 @@
+/*
+ * A trace that grows as its bytes arrive, ingested once, in a process of
+ * its own (issue 41; docs/API.md, "A trace while its bytes arrive").
+ *
+ * "<exe> grow-child" follows a source file that another process appends
+ * to: its parent tells it how long the file is ("size N") and when it
+ * ends ("end"), and it feeds the new bytes to a stream (ingest.h,
+ * ingest_stream_*) that decodes, orders and matches them as they come and
+ * commits the database in place, in WAL mode, so that readers read each
+ * commit whole (commit.h) while the next is written. It reports each
+ * commit (what the trace holds then: its time range, counts and the
+ * source's bytes it holds), and at the end the ingest's result, in
+ * child.c's line protocol. The database it ends with is the one ingesting
+ * the same bytes as a file with the same options gives, row for row.
+ *
+ * Commits come at most every commit_ms while bytes arrive, and at once when
+ * they stop: a trace that paused holds every event received (an event
+ * still held back by the order's window, sorter.h, is matched then).
+ */
+#ifndef INGEST_GROW_H
+#define INGEST_GROW_H
+
+#include <stdint.h>
+
+#include "ingest.h"
+
+struct ingest_grow;
+
+/* What ingest_grow_read found. */
+enum grow_report {
+	GROW_NONE = 0,  /* nothing new yet */
+	GROW_COMMIT,    /* a commit: *res and *bytes say what the trace holds */
+	GROW_DONE,      /* the end: *res is the result, *rc ingest_file's return */
+	GROW_DIED,      /* the process ended without a result (*rc says how, res->error why) */
+};
+
+/* Starts following src into db (created; opts as for ingest_file, of
+ * which it reads format, sort_budget and extent_rows); exe as for
+ * ingest_file_apart. NULL with a sentence in err on failure. */
+struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
+				      char *err, size_t errlen);
+/* The source now holds size bytes; 0, or -1 when the process is gone. */
+int ingest_grow_size(struct ingest_grow *g, uint64_t size);
+/* The source ends at the size told last; 0, or -1. */
+int ingest_grow_end(struct ingest_grow *g);
+/* The file descriptor its reports come on (poll it for reading). */
+int ingest_grow_fd(const struct ingest_grow *g);
+/* Reads what the process reported: GROW_NONE (nothing whole yet), a commit
+ * (GROW_COMMIT), or its end (GROW_DONE, GROW_DIED). Does not block unless
+ * wait_ms > 0, then waits up to that for a report. */
+enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
+				  int *rc);
+/* Stops it (killed unless it ended) and frees it; kill: the database is
+ * removed too, else left as it is. */
+void ingest_grow_free(struct ingest_grow *g, int kill);
+
+/* The child's side ("grow-child"): returns the process's exit status. */
+int ingest_grow_child_main(void);
+
+#endif
