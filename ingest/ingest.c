@@ -507,7 +507,7 @@ static struct ingest_stream *stream_create(const char *out_db, const struct inge
 	s->keep_fd = -1;
 	s->batch = batch;
 	s->forced = s->o.format != NULL;
-	s->window = STREAM_WINDOW;
+	s->window = s->o.order_window ? s->o.order_window : STREAM_WINDOW;
 	if (out_db != NULL) {
 		dir_of(out_db, s->dir, sizeof(s->dir));
 		snprintf(s->out, sizeof(s->out), "%s", out_db);
@@ -595,6 +595,8 @@ int ingest_stream_match(struct ingest_stream *s)
 		s->b = model_build_open(&s->m, s->so, &s->s, s->res, &s->o, &rc);
 	if (rc == INGEST_OK)
 		rc = model_build_step(s->b);
+	if (s->so != NULL)
+		s->res->order_streamed = sorter_handed(s->so);
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 

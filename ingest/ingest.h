@@ -96,6 +96,8 @@ struct ingest_result {
 					     * its first byte: late events (sorter.h), or a
 					     * thread's pid revised under matched slices */
 	uint64_t order_late;                /* the late events that made it start again */
+	uint64_t order_streamed;            /* events a stream matched before its input
+					     * ended (in its last start) */
 };
 
 struct ingest_opts {
@@ -121,6 +123,9 @@ struct ingest_opts {
 	size_t prefix_len;
 	uint64_t from_byte;          /* ... and the input read from this byte on (a record
 				      * boundary); 0: from its start */
+	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
+				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
+				      * small */
 };
 
 /* The monotonic clock, in seconds, that phase_seconds are measured on: for

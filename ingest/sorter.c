@@ -129,6 +129,7 @@ struct sorter {
 	int64_t ts_max;          /* the highest ts decoded */
 	int have_max;
 	uint64_t late;           /* late events seen by the releases */
+	uint64_t handed;         /* events handed on by next_stream */
 };
 
 /* ---- sorting ---------------------------------------------------------- */
@@ -1122,6 +1123,7 @@ static long next_stream(struct sorter *so, struct mdl_ev **ev)
 	if (n > 0) {
 		so->last_ts = so->out[n - 1].ts;
 		so->have_last = 1;
+		so->handed += n;
 	}
 	*ev = b->ev;
 	return (long)n;
@@ -1130,6 +1132,11 @@ static long next_stream(struct sorter *so, struct mdl_ev **ev)
 int sorter_streaming(const struct sorter *so)
 {
 	return so->streaming;
+}
+
+uint64_t sorter_handed(const struct sorter *so)
+{
+	return so->handed;
 }
 
 /* Frees the streaming merge's sources and the array held. */

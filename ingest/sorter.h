@@ -136,6 +136,8 @@ void sorter_mark(struct sorter *so, uint64_t end);
 int sorter_release(struct sorter *so, int final, uint64_t *late);
 /* Whether sorter_release was called: then sorter_finish is not. */
 int sorter_streaming(const struct sorter *so);
+/* Streaming: the events handed on so far. */
+uint64_t sorter_handed(const struct sorter *so);
 /* Tests only: hand on events up to W + sorter_test_skew, and (when
  * sorter_test_no_late) hand on late events as if they were not: breaks the
  * order on purpose, to see the comparison with a batch fail. */

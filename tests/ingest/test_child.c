@@ -54,39 +54,6 @@ static int exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
-/* Every table of a equals b's, row for row. */
-static void same_db(const char *a, const char *b)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char sql[512];
-	int tables = 0;
-
-	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	snprintf(sql, sizeof(sql), "ATTACH '%s' AS b", b);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name FROM main.sqlite_master WHERE type = 'table'", -1, &st, NULL),
-			 SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-		sqlite3_stmt *q;
-
-		snprintf(sql, sizeof(sql),
-			 "SELECT (SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")) + "
-			 "(SELECT count(*) FROM (SELECT * FROM b.\"%s\" EXCEPT SELECT * FROM main.\"%s\"))",
-			 t, t, t, t);
-		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
-		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-		if (sqlite3_column_int64(q, 0) != 0)
-			fail_msg("table %s differs", t);
-		sqlite3_finalize(q);
-		tables++;
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	assert_true(tables >= 10);
-}
-
 struct progress {
 	int calls;
 	int cancel_at; /* 0: never */
@@ -125,7 +92,7 @@ static void t_same_as_in_process(void **state)
 	assert_int_equal(ingest_file_apart(SELF, in, b, &o, &rb), INGEST_OK);
 	assert_true(p.calls > 0);
 	assert_int_equal(p.last_events, ra.counts.events);
-	same_db(a, b);
+	same_tables(a, b);
 	assert_string_equal(ra.format, rb.format);
 	assert_int_equal(ra.start_ns, rb.start_ns);
 	assert_int_equal(ra.end_ns, rb.end_ns);
