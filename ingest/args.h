@@ -22,6 +22,7 @@ struct arg_writer {
 	struct bins *rows;     /* the args table */
 	uint64_t count;        /* rows written */
 	int overflow;          /* ids ran past 32 bits: nothing more was written */
+	int blobs;             /* rows queued since argw_settle point into m->bytes */
 };
 
 /* Opens the table through s; 0, or -1 (out of memory, or s->error says
@@ -34,6 +35,11 @@ int argw_open(struct arg_writer *w, struct dbwriter *s, const struct model *m);
  * ids would pass 32 bits (w->overflow is then set).
  */
 uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t first2, unsigned n2);
+
+/* Before the model's byte arena may move (a stream decodes on while its
+ * args are written: ingest.h): the rows that point into it are queued and
+ * written. 0, or -1 when a write failed. */
+int argw_settle(struct arg_writer *w);
 
 /* Hands the last rows to the store and closes the table; 0, or -1 when a
  * write failed. A second call does nothing. */

@@ -146,6 +146,8 @@ int model_build_step(struct build *b)
 {
 	if (build_kobjs(b) != 0 || build_threads(b) != 0 || build_match_more(b) != 0)
 		return match_error(b);
+	if (argw_settle(&b->args) != 0) /* decoding goes on: m->bytes may move */
+		return INGEST_EDB;
 	return INGEST_OK;
 }
 

@@ -997,31 +997,45 @@ static int stream_take_runs(struct sorter *so)
 	return 0;
 }
 
-/* The events held and those the model decoded since, sorted, become the
- * one array held; 0, or -1 when out of memory. */
+/*
+ * The events kept and those the model decoded since (sorted) become the
+ * one sorted array kept, in place: what was handed on is dropped from its
+ * front (once it is the larger part), the array grows by doubling, and
+ * the new events are merged in from the back, so that events newer than
+ * every one kept (the common case) cost a copy each and the kept ones
+ * none. 0, or -1 when out of memory.
+ */
 static int stream_take_events(struct sorter *so)
 {
 	struct model *m = so->m;
-	const struct mdl_ev *a = so->mem.cur, *ae = so->mem.end;
-	const struct mdl_ev *b = m->events.data, *be = b + m->events.len;
-	size_t n = (size_t)(ae - a) + m->events.len, k = 0;
-	struct mdl_ev *out = NULL;
+	const struct mdl_ev *nv = m->events.data;
+	size_t q = m->events.len, c = 0, r = 0, cap, i, j, out;
+	struct mdl_ev *a = so->kept.ev, *grown;
 
-	if (m->events.len == 0)
+	if (q == 0)
 		return 0;
-	if ((out = malloc(n * sizeof(*out))) == NULL)
-		return -1;
-	while (a < ae && b < be)
-		out[k++] = ev_before(b, a, 0) ? *b++ : *a++;
-	while (a < ae)
-		out[k++] = *a++;
-	while (b < be)
-		out[k++] = *b++;
-	free(so->kept.ev);
-	so->kept.ev = out;
-	so->kept.n = so->kept.cap = n;
-	so->mem.cur = out;
-	so->mem.end = out + n;
+	if (a != NULL) {
+		c = (size_t)(so->mem.cur - a);
+		r = (size_t)(so->mem.end - so->mem.cur);
+	}
+	if (c > 0 && (c >= r || c + r + q > so->kept.cap)) {
+		memmove(a, a + c, r * sizeof(*a));
+		c = 0;
+	}
+	if (c + r + q > so->kept.cap) {
+		cap = so->kept.cap ? so->kept.cap : 4096;
+		while (cap < r + q)
+			cap *= 2;
+		if ((grown = realloc(a, cap * sizeof(*a))) == NULL)
+			return -1;
+		so->kept.ev = a = grown;
+		so->kept.cap = cap;
+	}
+	for (i = c + r, j = q, out = c + r + q; j > 0;) /* out > i: never overtakes */
+		a[--out] = i > c && ev_before(&nv[j - 1], &a[i - 1], 0) ? a[--i] : nv[--j];
+	so->kept.n = c + r + q;
+	so->mem.cur = a + c;
+	so->mem.end = a + c + r + q;
 	so->mem.gone = 0;
 	m->events.len = 0;
 	so->mark_pos = 0;
@@ -1047,7 +1061,8 @@ static int stream_heap(struct sorter *so)
 	if ((h = realloc(so->heap, (k + 1) * sizeof(*h))) == NULL)
 		return -1;
 	so->heap = h;
-	memcpy(h, v, k * sizeof(*h));
+	if (k > 0)
+		memcpy(h, v, k * sizeof(*h));
 	so->nheap = k;
 	if (so->mem.cur != NULL && so->mem.cur != so->mem.end)
 		h[so->nheap++] = &so->mem;
