@@ -22,7 +22,7 @@ FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/runsort.c ingest/spill.c in
 XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/runsort.c ingest/spill.c ingest/behind.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
 	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/behind.c ingest/runsort.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/slicewrite.c ingest/names.c ingest/stacks.c ingest/build.c ingest/commit.c ingest/dbwriter.c \
-	ingest/lod.c ingest/ingest.c ingest/child.c
+	ingest/lod.c ingest/ingest.c ingest/child.c ingest/grow.c
 QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/slice.c query/counters.c query/sched.c \
 	query/lists.c query/keymap.c query/stats.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \
 	query/compare.c query/meta.c query/threadstate.c
@@ -41,7 +41,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/http.c client/stream.c client/provide.c client/record.c \
 	capture/capture.c capture/session.c capture/reader.c capture/writer.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
-	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_commit ingest/test_reader ingest/test_xray query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
+	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_commit ingest/test_reader ingest/test_xray ingest/test_stream query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog catalog/test_source store/test_sigv4 client/test_http client/test_record capture/test_modes
 WRITER = tests/fxt_writer.c
 

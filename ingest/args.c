@@ -43,10 +43,12 @@ static void put_arg(struct arg_writer *w, uint64_t set, uint32_t seq, const stru
 		bins_i64(a, x->v.str);
 	else
 		bins_null(a);
-	if (x->type == MDL_ARG_BLOB)
+	if (x->type == MDL_ARG_BLOB) {
 		bins_blob(a, (const char *)w->m->bytes.data + x->v.u, (int)x->len);
-	else
+		w->blobs = 1;
+	} else {
 		bins_null(a);
+	}
 	bins_row(a);
 }
 
@@ -77,6 +79,16 @@ uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t f
 int argw_flush(struct arg_writer *w)
 {
 	return w->rows != NULL ? bins_flush(w->rows) : 0;
+}
+
+int argw_settle(struct arg_writer *w)
+{
+	if (!w->blobs || w->rows == NULL)
+		return 0;
+	w->blobs = 0;
+	if (bins_flush(w->rows) != 0)
+		return -1;
+	return dbw_drain(w->rows->s) != 0 ? -1 : 0;
 }
 
 int argw_close(struct arg_writer *w)

@@ -22,6 +22,7 @@ struct arg_writer {
 	struct bins *rows;     /* the args table */
 	uint64_t count;        /* rows written */
 	int overflow;          /* ids ran past 32 bits: nothing more was written */
+	int blobs;             /* rows queued since argw_settle point into m->bytes */
 };
 
 /* Opens the table through s; 0, or -1 (out of memory, or s->error says
@@ -38,6 +39,10 @@ uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t f
 /* Hands the rows buffered so far to the store (a growing trace's commit,
  * commit.h); 0, or -1 when a write failed. */
 int argw_flush(struct arg_writer *w);
+/* Before the model's byte arena may move (a stream decodes on while its
+ * args are written: ingest.h): the rows that point into it are queued and
+ * written. 0, or -1 when a write failed. */
+int argw_settle(struct arg_writer *w);
 
 /* Hands the last rows to the store and closes the table; 0, or -1 when a
  * write failed. A second call does nothing. */

@@ -89,13 +89,11 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	vec_init(&b->track_marks, 1);
 }
 
-/* Resolve, then match the events in order. */
-static int build_memory(struct build *b)
-{
-	if (build_kobjs(b) != 0 || build_threads(b) != 0)
-		return -1;
-	return build_match(b);
-}
+/* A build and the progress view it reports to, made and freed together. */
+struct build_job {
+	struct build b; /* first: a build's address is its job's */
+	struct ingest_opts_view pv;
+};
 
 /* Why matching failed (writing during it included: model.h, by_thread). */
 static int match_error(struct build *b)
@@ -107,50 +105,109 @@ static int match_error(struct build *b)
 	return b->write_failed && !b->oom ? INGEST_EDB : INGEST_ENOMEM;
 }
 
-int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
-		const struct ingest_opts *o)
+struct build *model_build_open(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
+			       const struct ingest_opts *o, int *rc)
 {
 	ingest_progress_fn fn = o ? o->progress : NULL;
 	void *ctx = o ? o->progress_ctx : NULL;
-	struct ingest_opts_view pv = { fn, ctx, 0, 0 };
-	struct build b;
-	int rc = INGEST_OK;
+	struct build_job *j = malloc(sizeof(*j));
+	struct build *b;
 
-	build_init(&b, m, so, s, res);
+	*rc = INGEST_ENOMEM;
+	if (j == NULL)
+		return NULL;
+	b = &j->b;
+	build_init(b, m, so, s, res);
 	if (o && o->extent_rows) {
-		b.extent_rows = o->extent_rows;
-		b.point_chunks.rows = o->extent_rows;
-		b.point_chunks.next = 1;
-		ss_extents(&b.ss, o->extent_rows);
+		b->extent_rows = o->extent_rows;
+		b->point_chunks.rows = o->extent_rows;
+		b->point_chunks.next = 1;
+		ss_extents(&b->ss, o->extent_rows);
 	}
-	if (o && o->extent_rows && o->commit_every && !m->by_thread) {
-		if ((b.commit = commit_new(&b)) == NULL)
-			rc = INGEST_ENOMEM;
-		b.commit_every = o->commit_every;
+	if (o && o->extent_rows && (o->commit_every || o->growing) && !m->by_thread) {
+		if ((b->commit = commit_new(b)) == NULL) {
+			build_fini(b);
+			free(j);
+			return NULL;
+		}
+		b->commit_every = o->commit_every;
 	}
-	res->counts.events = m->events_total;
-	b.pv = &pv;
-	pv.total = m->events_total; /* by_thread: writing begins before the slices are counted */
-	if (rc != INGEST_OK)
-		;
-	else if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
-		rc = INGEST_ECANCEL;
-	else if (argw_open(&b.args, s, m) != 0)
-		rc = INGEST_EDB;
-	else if (build_memory(&b) != 0)
-		rc = match_error(&b);
-	if (rc == INGEST_OK && b.commit != NULL && commit_write(b.commit) != 0) /* the last: every slice is final */
-		rc = b.oom ? INGEST_ENOMEM : INGEST_EDB;
-	if (rc == INGEST_OK) {
-		b.strings_written = b.commit != NULL ? m->soff.len : 0;
-		pv.total = b.ss.count + b.points.count;
-		if (build_write(&b, &pv) != 0)
-			rc = sorter_failed(so, NULL) ? INGEST_EIO : b.oom ? INGEST_ENOMEM : INGEST_EDB;
-		else if (b.cancel)
+	j->pv.fn = fn;
+	j->pv.ctx = ctx;
+	j->pv.total = m->events_total; /* by_thread: writing begins before the slices are counted */
+	j->pv.base = 0;
+	b->pv = &j->pv;
+	*rc = INGEST_OK;
+	if (fn && fn(ctx, INGEST_PHASE_BUILD, 0, m->events_total, m->events_total) != 0)
+		*rc = INGEST_ECANCEL;
+	else if (argw_open(&b->args, s, m) != 0)
+		*rc = INGEST_EDB;
+	else if (build_kobjs(b) != 0 || build_threads(b) != 0 || build_match_begin(b) != 0)
+		*rc = match_error(b);
+	if (*rc == INGEST_OK)
+		return b;
+	build_fini(b);
+	free(j);
+	return NULL;
+}
+
+int model_build_step(struct build *b)
+{
+	if (build_kobjs(b) != 0 || build_threads(b) != 0 || build_match_more(b) != 0)
+		return match_error(b);
+	if (argw_settle(&b->args) != 0) /* decoding goes on: m->bytes may move */
+		return INGEST_EDB;
+	return INGEST_OK;
+}
+
+int model_build_close(struct build *b, int *restart)
+{
+	struct build_job *j = (struct build_job *)b;
+	int rc = INGEST_OK, fin;
+
+	*restart = 0;
+	b->res->counts.events = b->m->events_total;
+	j->pv.total = b->m->events_total;
+	if (build_kobjs(b) != 0 || build_threads(b) != 0 ||
+	    (!sorter_streaming(b->so) && sorter_finish(b->so) != 0) || build_match_end(b) != 0)
+		rc = match_error(b);
+	else if ((fin = build_threads_final(b)) != 0)
+		rc = fin > 0 ? (*restart = 1, INGEST_OK) : INGEST_ENOMEM;
+	if (rc == INGEST_OK && !*restart && b->commit != NULL) { /* the last commit: every slice is final */
+		if (commit_write(b->commit) != 0)
+			rc = b->oom ? INGEST_ENOMEM : INGEST_EDB;
+		b->strings_written = b->m->soff.len;
+	}
+	if (rc == INGEST_OK && !*restart) {
+		j->pv.total = b->ss.count + b->points.count;
+		if (build_write(b, &j->pv) != 0)
+			rc = sorter_failed(b->so, NULL) ? INGEST_EIO : b->oom ? INGEST_ENOMEM : INGEST_EDB;
+		else if (b->cancel)
 			rc = INGEST_ECANCEL;
 	}
-	res->counts.args = b.args.count;
-	commit_free(b.commit);
-	build_fini(&b);
+	b->res->counts.args = b->args.count;
+	model_build_free(b);
 	return rc;
+}
+
+void model_build_free(struct build *b)
+{
+	if (b == NULL)
+		return;
+	build_match_abandon(b);
+	commit_free(b->commit);
+	build_fini(b);
+	free(b); /* its job: the build is its first member */
+}
+
+int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
+		const struct ingest_opts *o)
+{
+	int rc, restart;
+	struct build *b = model_build_open(m, so, s, res, o, &rc);
+
+	if (b == NULL)
+		return rc;
+	rc = model_build_close(b, &restart);
+	return rc == INGEST_OK && restart ? INGEST_ENOMEM : rc; /* decoded whole first: nothing is revised */
 }

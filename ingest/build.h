@@ -97,6 +97,7 @@ struct thread_row {
 };
 
 struct sorter;
+struct matcher;
 struct stacks;
 struct slice_out;
 struct commit;
@@ -145,6 +146,11 @@ struct build {
 	size_t strings_written; /* strings in the database already (committed) */
 	struct commit *commit; /* a growing trace's commits (commit.h), or NULL */
 	uint64_t commit_every; /* events matched between two commits */
+	struct matcher *mt;    /* match.c's state, between build_match_begin
+				* and build_match_end */
+	size_t kobjs_done;     /* m->kobjs indexed so far (build_kobjs) */
+	size_t threads_done;   /* m->threads given rows so far (build_threads) */
+	size_t row_cap;        /* row_of's room, in threads */
 	int oom;
 	int cancel;    /* the progress callback asked to stop; read by the name index's thread */
 	int write_failed; /* writing during matching failed (not for memory): the store says why */
@@ -167,13 +173,36 @@ struct ingest_opts_view {
 int model_build(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
 		const struct ingest_opts *o);
 
+/*
+ * The same in steps, for an input still arriving (ingest.h, streams):
+ * open makes the build (NULL, with *rc the error, on failure) and resolves
+ * what is decoded; step resolves the threads and kernel objects decoded
+ * since and matches the events the sorter has released (sorter.h); close
+ * matches the rest (the sorter released for the last time, or not
+ * streaming), settles the threads' rows and writes everything, then frees
+ * the build. step and close return INGEST_OK or an error as model_build;
+ * *restart is set (with INGEST_OK, nothing written) when a thread's pid
+ * that matching drew on was revised by a later record (resolve.c,
+ * build_threads_final): the caller starts again from the first byte. free
+ * frees a build that is not closed.
+ */
+struct build *model_build_open(struct model *m, struct sorter *so, struct dbwriter *s, struct ingest_result *res,
+			       const struct ingest_opts *o, int *rc);
+int model_build_step(struct build *b);
+int model_build_close(struct build *b, int *restart);
+void model_build_free(struct build *b);
+
 /* resolve.c */
 /* The last kernel object record for koid, or NULL. */
 const struct mdl_kobj *build_kobj_find(const struct build *b, uint64_t koid);
 /* Indexes kernel objects by koid; returns 0, or -1 when out of memory. */
 int build_kobjs(struct build *b);
-/* Gives every model thread its row; returns 0, or -1 when out of memory. */
+/* Gives every model thread decoded since the last call its row; returns 0,
+ * or -1 when out of memory. */
 int build_threads(struct build *b);
+/* After matching, the rows a batch makes; 0, 1 when matching drew on a
+ * row whose pid the end revised (start again), -1 when out of memory. */
+int build_threads_final(struct build *b);
 /* The track for proto's kind and the keys, made from proto when new; sets
  * b->oom (and returns 0) when out of memory. */
 uint32_t build_track(struct build *b, struct btrack *proto, uint64_t k1, uint64_t k2, uint64_t k3);
@@ -182,9 +211,23 @@ uint32_t build_thread_track(struct build *b, uint32_t row);
 
 /* match.c */
 /* Matches the events, in order from b->so, into slices, flows and counter
- * points, and sets the time range; returns 0, or -1 when out of memory or
- * the sorter failed. */
-int build_match(struct build *b);
+ * points, and sets the time range, in steps, its state kept in b->mt
+ * between them (a batch: begin, sorter_finish, end): begin (0, or
+ * -1 when out of memory); more matches every event the sorter hands on
+ * now (sorter.h: streaming, those below the watermark of the last
+ * release), and may be called again once more are released; end matches
+ * the rest (the sorter finished, or released for the last time), then
+ * finishes what never closed, flushes the async operations and notes the
+ * time records. more and end return 0, or -1 when out of memory, the
+ * sorter failed or writing failed (b->write_failed); end frees the state
+ * either way, and abandon frees it after a failure elsewhere. */
+int build_match_begin(struct build *b);
+int build_match_more(struct build *b);
+int build_match_end(struct build *b);
+/* A growing trace's commit (commit.h) of what matching made so far, with
+ * the slices open now; 0, or -1 (b->write_failed, or out of memory). */
+int build_commit(struct build *b);
+void build_match_abandon(struct build *b);
 
 /* write.c, slicewrite.c (write.h) */
 /* Writes every table; returns 0, or -1 (b->oom: out of memory, else the

@@ -575,6 +575,17 @@ int commit_write(struct commit *c)
 	rc = rc ? rc : write_strings_from(b, c->strings);
 	if (rc == 0)
 		c->strings = b->m->soff.len;
+	if (rc == 0) { /* what the commit holds: the rows of the small tables tell the rest */
+		size_t i;
+		uint64_t n = 0;
+
+		for (i = 0; i < c->groups.len; i++) {
+			const struct cm_group *cg = VEC_AT(&c->groups, struct cm_group, i);
+
+			n += cg->done + (cg->open != 0);
+		}
+		b->res->counts.slices = n;
+	}
 	rc = rc ? rc : write_small_tables(b, 1);
 	if (rc == 0 && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;

@@ -10,11 +10,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "behind.h"
 #include "build.h"
 #include "fxt.h"
 #include "sorter.h"
+#include "spill.h"
 #include "dbwriter.h"
 #include "symbols.h"
 #include "xray.h"
@@ -116,112 +118,6 @@ static int set_error(struct ingest_result *res, int rc, const char *detail)
 			 detail ? detail : "");
 	}
 	return rc;
-}
-
-/* Feeds one piece of the input and reports progress; returns INGEST_OK or
- * an error. */
-static int decode_piece(struct decoder *d, struct model *m, const struct ingest_opts *o, const uint8_t *p, size_t n,
-			uint64_t *done, uint64_t size)
-{
-	int rc = dec_feed(d, p, n);
-
-	*done += n;
-	if (rc == INGEST_OK && o && o->progress &&
-	    o->progress(o->progress_ctx, INGEST_PHASE_DECODE, *done, size, m->events_total) != 0)
-		rc = INGEST_ECANCEL;
-	return rc;
-}
-
-/*
- * Decodes a regular file through a read-only mapping, CHUNK bytes at a
- * time, without copying it: the decoders read the mapped pages directly,
- * and the pages decoded are dropped behind them so that the input never
- * sits in memory whole. Returns INGEST_OK or an error; -1 when the file
- * cannot be mapped (then it is read instead).
- */
-static int decode_mapped(FILE *f, uint64_t size, struct decoder *d, struct model *m, const struct ingest_opts *o,
-			 struct ingest_result *res)
-{
-	const char *format = o ? o->format : NULL;
-	uint64_t from = o && o->from_byte < size ? o->from_byte : 0;
-	size_t plen = o && o->prefix ? o->prefix_len : 0;
-	uint64_t done = 0, off, dropped = from;
-	int whole = from == 0 && !(o && o->max_bytes); /* a live trace's snapshots read it again */
-	uint8_t *map;
-	int rc = INGEST_OK;
-
-	if (size == 0 || size > SIZE_MAX ||
-	    (map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0)) == MAP_FAILED)
-		return -1;
-	madvise(map, (size_t)size, MADV_SEQUENTIAL);
-	if (format == NULL && plen > 0)
-		format = ingest_detect(o->prefix, plen < CHUNK ? plen : CHUNK);
-	else if (format == NULL)
-		format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK);
-	if (format == NULL)
-		rc = INGEST_ENOTTRACE;
-	if (rc == INGEST_OK && (rc = dec_open(d, m, format, o && o->format)) == INGEST_OK)
-		res->format = d->format;
-	if (rc == INGEST_OK && d->xray && (plen > 0 || from > 0))
-		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
-	if (rc == INGEST_OK && d->xray) /* its buffers are read in place, until dec_finish */
-		xray_stable_file(d->xray, map);
-	if (rc == INGEST_OK && plen > 0)
-		rc = decode_piece(d, m, o, o->prefix, plen, &done, size);
-	for (off = from; rc == INGEST_OK && off < size; off += CHUNK) {
-		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
-
-		rc = decode_piece(d, m, o, map + off, n, &done, size);
-		if (!d->xray && off - dropped >= 4 * (uint64_t)CHUNK) { /* the FXT decoder copies what it keeps */
-			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
-			if (whole) /* read once: out of the page cache too (behind.h) */
-				behind_forget(fileno(f), dropped, off);
-			dropped = off;
-		}
-	}
-	if (rc == INGEST_OK)
-		rc = dec_finish(d);
-	munmap(map, (size_t)size);
-	res->bytes = done;
-	return rc == INGEST_OK ? rc : set_error(res, rc, NULL);
-}
-
-/* Decodes the whole file into the model; the format comes from the first
- * chunk unless the caller forced one. A regular file is mapped; anything
- * else (a pipe, a file that cannot be mapped) is read in chunks. */
-static int decode_file(FILE *f, uint64_t size, struct decoder *d, struct model *m, const struct ingest_opts *o,
-		       struct ingest_result *res)
-{
-	uint8_t *buf;
-	const char *format = o ? o->format : NULL;
-	uint64_t done = 0;
-	size_t n;
-	int rc = INGEST_OK;
-
-	if ((rc = decode_mapped(f, size, d, m, o, res)) != -1)
-		return rc;
-	rc = INGEST_OK;
-	if (o && (o->prefix || o->from_byte)) /* windows are read from regular files only */
-		return set_error(res, INGEST_EIO, "the input cannot be mapped");
-	if ((buf = malloc(CHUNK)) == NULL)
-		return set_error(res, INGEST_ENOMEM, NULL);
-	n = fread(buf, 1, CHUNK, f);
-	if (format == NULL && (format = ingest_detect(buf, n)) == NULL)
-		rc = ferror(f) ? INGEST_EIO : n == 0 ? INGEST_EEMPTY : INGEST_ENOTTRACE;
-	if (rc == INGEST_OK && (rc = dec_open(d, m, format, o && o->format)) == INGEST_OK)
-		res->format = d->format;
-	while (rc == INGEST_OK && n > 0) {
-		rc = decode_piece(d, m, o, buf, n, &done, size);
-		if (rc == INGEST_OK)
-			n = fread(buf, 1, CHUNK, f);
-	}
-	if (rc == INGEST_OK && ferror(f))
-		rc = INGEST_EIO;
-	if (rc == INGEST_OK)
-		rc = dec_finish(d);
-	free(buf);
-	res->bytes = done;
-	return rc == INGEST_OK ? rc : set_error(res, rc, rc == INGEST_EIO ? strerror(errno) : NULL);
 }
 
 /* Reads a whole small file (a symbol map) into memory. */
@@ -345,40 +241,13 @@ static void symbolize_result(const char *db, const char *symbols, struct ingest_
 		res->symbols_named = named;
 }
 
+
 /* The sorter's spill file failed: its sentence says which and why (the
  * input itself was read). */
 static int spill_error(struct ingest_result *res, const char *why)
 {
 	snprintf(res->error, sizeof(res->error), "%s", why);
 	return INGEST_EIO;
-}
-
-static int write_db(struct model *m, struct sorter *so, const char *tmp, const struct ingest_opts *o,
-		    struct ingest_result *res)
-{
-	const char *why = NULL;
-	struct dbwriter s;
-	int rc = INGEST_OK;
-
-	if ((o && o->commit_every && o->extent_rows ? dbw_open_growing : dbw_open)(&s, tmp, tracedb_page_size(res->bytes)) !=
-	    0) {
-		rc = set_error(res, INGEST_EDB, s.error);
-		goto out_close;
-	}
-	rc = model_build(m, so, &s, res, o);
-	if (rc == INGEST_EIO && sorter_failed(so, &why)) {
-		rc = spill_error(res, why);
-		goto out_close;
-	}
-	if (rc == INGEST_OK && o && o->progress && o->progress(o->progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
-		rc = INGEST_ECANCEL;
-	if (rc == INGEST_OK && (dbw_index(&s) != 0 || dbw_commit(&s) != 0))
-		rc = INGEST_EDB;
-	if (rc != INGEST_OK)
-		set_error(res, rc, rc == INGEST_EDB ? s.error : NULL);
-out_close:
-	dbw_close(&s);
-	return rc;
 }
 
 /* The directory of path, where the spill file goes: next to the database,
@@ -395,16 +264,557 @@ static void dir_of(const char *path, char *dir, size_t n)
 		snprintf(dir, n, "%.*s", (int)(slash - path), path);
 }
 
-/* Decoding ended; a spill that failed during it is the error to report. */
-static int decode_spill_error(struct sorter *so, int rc, struct ingest_result *res)
-{
-	const char *why;
+/* ---- the stream: one ingest, fed in pieces (ingest.h) ----------------- */
 
-	if (!sorter_failed(so, &why))
-		return rc;
-	return spill_error(res, why);
+enum { DETECT = 64 }; /* bytes the format is told from (ingest_detect needs 33) */
+
+/* The window B a stream starts with (sorter.h); doubled at each restart. */
+#define STREAM_WINDOW ((uint64_t)4 << 20)
+
+struct ingest_stream {
+	struct ingest_opts o;      /* the caller's (progress may be NULL) */
+	struct ingest_result *res;
+	char tmp[4096];            /* out_db + INGEST_TMP_SUFFIX; "" when only decoding (ingest_info) */
+	char out[4096];            /* out_db */
+	char dir[4096];            /* scratch files go here: out_db's directory */
+	struct decoder d;          /* d.format NULL until the format is known */
+	struct model m;            /* valid while so is, or when only decoding */
+	struct sorter *so;         /* NULL when only decoding */
+	struct dbwriter s;         /* the database under tmp, while s_open */
+	int s_open;
+	struct build *b;           /* matching so far: from the first ingest_stream_match
+				    * of an FXT input on, until the end */
+	uint64_t fed;              /* input bytes decoded */
+	uint64_t size;             /* the whole input's size when known (progress,
+				    * page size); 0 when not */
+	uint64_t window;           /* B (sorter.h) */
+	const uint8_t *stable;     /* the input is this mapped file (XRay reads it in place) */
+	int keep_fd;               /* every byte fed, copied, to start again from; -1: none */
+	int batch;                 /* ingest_file: never matched before the end, so never
+				    * started again, and no copy kept */
+	int forced;                /* the caller named the format */
+	uint8_t head[DETECT];      /* the first bytes, while fewer than DETECT came */
+	size_t head_len;
+	int rc;                    /* sticky: the first error, or INGEST_ECANCEL after the end */
+};
+
+/* A fresh model and sorter for the stream; INGEST_OK or INGEST_ENOMEM. */
+static int stream_begin(struct ingest_stream *s)
+{
+	if (model_init(&s->m) != 0) {
+		model_fini(&s->m);
+		return INGEST_ENOMEM;
+	}
+	if (!s->tmp[0])
+		return INGEST_OK;
+	s->so = sorter_attach(&s->m, s->dir, s->o.sort_budget ? s->o.sort_budget : SORTER_BUDGET);
+	if (s->so == NULL) {
+		model_fini(&s->m);
+		return INGEST_ENOMEM;
+	}
+	if (!s->batch)
+		sorter_window(s->so, s->window);
+	return INGEST_OK;
 }
 
+/* Opens the decoder of format (forced: the caller named it). */
+static int stream_decoder(struct ingest_stream *s, const char *format, int forced)
+{
+	int rc;
+
+	if (format == NULL)
+		return INGEST_ENOTTRACE;
+	if ((rc = dec_open(&s->d, &s->m, format, forced)) != INGEST_OK)
+		return rc;
+	s->res->format = s->d.format;
+	if (s->d.xray && s->stable) /* its buffers are read in place, until dec_finish */
+		xray_stable_file(s->d.xray, s->stable);
+	return INGEST_OK;
+}
+
+/* Feeds the decoder, cut where the sorter's window slots end so that each
+ * event is noted in the slot where its record ends (sorter_mark). */
+static int stream_decode(struct ingest_stream *s, const uint8_t *p, size_t n)
+{
+	uint64_t slot = s->so ? sorter_slot_bytes(s->so) : 0;
+	size_t k;
+	int rc;
+
+	while (n > 0) {
+		k = n;
+		if (slot && k > slot - s->fed % slot)
+			k = (size_t)(slot - s->fed % slot);
+		if ((rc = dec_feed(&s->d, p, k)) != INGEST_OK)
+			return rc;
+		s->fed += k;
+		if (slot)
+			sorter_mark(s->so, s->fed);
+		p += k;
+		n -= k;
+	}
+	return INGEST_OK;
+}
+
+/* Decodes a piece, telling the format from the first DETECT bytes (held
+ * back until that many came) unless it is known. */
+static int stream_take(struct ingest_stream *s, const uint8_t *p, size_t n)
+{
+	size_t k;
+	int rc;
+
+	if (s->d.format != NULL)
+		return stream_decode(s, p, n);
+	if (s->head_len == 0 && n >= DETECT) {
+		rc = stream_decoder(s, s->o.format ? s->o.format : ingest_detect(p, n), s->forced);
+		return rc != INGEST_OK ? rc : stream_decode(s, p, n);
+	}
+	k = n < DETECT - s->head_len ? n : DETECT - s->head_len;
+	memcpy(s->head + s->head_len, p, k);
+	s->head_len += k;
+	if (s->head_len < DETECT)
+		return INGEST_OK;
+	rc = stream_decoder(s, s->o.format ? s->o.format : ingest_detect(s->head, DETECT), s->forced);
+	if (rc == INGEST_OK)
+		rc = stream_decode(s, s->head, s->head_len);
+	s->head_len = 0;
+	return rc != INGEST_OK ? rc : stream_decode(s, p + k, n - k);
+}
+
+/* Decodes a piece and reports progress; INGEST_OK or an error. */
+static int stream_piece(struct ingest_stream *s, const uint8_t *p, size_t n)
+{
+	int rc = stream_take(s, p, n);
+
+	if (rc == INGEST_OK && s->o.progress &&
+	    s->o.progress(s->o.progress_ctx, INGEST_PHASE_DECODE, s->fed + s->head_len, s->size,
+			  s->m.events_total) != 0)
+		rc = INGEST_ECANCEL;
+	return rc;
+}
+
+/* Records the error rc in res (the sentence for the sorter's or the
+ * database's failures from them) and makes it the stream's. */
+static int stream_fail(struct ingest_stream *s, int rc)
+{
+	const char *why = NULL;
+
+	if (s->rc != INGEST_OK)
+		return s->rc;
+	if (rc == INGEST_EIO && s->so && sorter_failed(s->so, &why))
+		spill_error(s->res, why);
+	else if (s->res->error[0] == '\0') /* else a sentence of its own was given */
+		set_error(s->res, rc, rc == INGEST_EDB && s->s_open ? s->s.error : NULL);
+	return s->rc = rc;
+}
+
+/* Opens the database under its temporary name, sized for the input. */
+static int stream_open_db(struct ingest_stream *s)
+{
+	if (s->s_open)
+		return INGEST_OK;
+	s->s_open = 1;
+	if ((s->o.growing || s->o.commit_every ? dbw_open_growing : dbw_open)(&s->s, s->tmp,
+									     tracedb_page_size(s->size ? s->size : s->fed)) != 0)
+		return INGEST_EDB;
+	return INGEST_OK;
+}
+
+/* Removes a database and what WAL mode keeps beside it. */
+static void remove_db(const char *path)
+{
+	char side[4200];
+
+	remove(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	remove(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	remove(side);
+}
+
+/* Throws away everything made from the input: the build, the database
+ * (removed), the sorter, the model and the decoder. */
+static void stream_drop(struct ingest_stream *s)
+{
+	model_build_free(s->b);
+	s->b = NULL;
+	if (s->s_open) {
+		dbw_close(&s->s);
+		remove_db(s->tmp);
+		s->s_open = 0;
+	}
+	sorter_free(s->so);
+	s->so = NULL;
+	dec_close(&s->d);
+	model_fini(&s->m);
+}
+
+/* Decodes the copy of the input again, from its first byte. */
+static int stream_refeed(struct ingest_stream *s, uint64_t upto)
+{
+	enum { PIECE = 1 << 20 };
+	uint8_t *buf = malloc(PIECE);
+	uint64_t off;
+	ssize_t got;
+	int rc = INGEST_OK;
+
+	if (buf == NULL)
+		return INGEST_ENOMEM;
+	for (off = 0; rc == INGEST_OK && off < upto; off += (uint64_t)got) {
+		size_t want = upto - off < PIECE ? (size_t)(upto - off) : PIECE;
+
+		if ((got = pread(s->keep_fd, buf, want, (off_t)off)) <= 0) {
+			rc = INGEST_EIO;
+			break;
+		}
+		rc = stream_decode(s, buf, (size_t)got);
+	}
+	free(buf);
+	return rc;
+}
+
+/*
+ * Late events (sorter.h), or a thread's pid revised under slices already
+ * matched (build.h): starts again from the input's first byte, with the
+ * window doubled, into a fresh model, sorter and database, counted in
+ * res->order_restarts. The bytes come from the copy kept of them; nothing
+ * is handed on until the next release. final: the input has ended (it is
+ * finished decoding too). INGEST_OK or an error.
+ */
+static int stream_restart(struct ingest_stream *s, uint64_t late, int final)
+{
+	const char *format = s->d.format;
+	uint64_t upto = s->fed;
+	int rc;
+
+	if (s->keep_fd < 0) /* a batch never hands on early */
+		return INGEST_EIO;
+	s->res->order_restarts++;
+	s->res->order_late += late;
+	stream_drop(s);
+	if (s->window < UINT64_MAX / 2)
+		s->window *= 2;
+	s->fed = 0;
+	if ((rc = stream_begin(s)) != INGEST_OK)
+		return rc;
+	if ((rc = stream_decoder(s, format, 1)) != INGEST_OK || (rc = stream_refeed(s, upto)) != INGEST_OK)
+		return rc;
+	return final ? dec_finish(&s->d) : INGEST_OK;
+}
+
+/* A new stream; NULL with *rc the error (and res->error) on failure. */
+static struct ingest_stream *stream_create(const char *out_db, const struct ingest_opts *o,
+					   struct ingest_result *res, int batch, int *rc)
+{
+	struct ingest_stream *s;
+
+	*rc = INGEST_ENOMEM;
+	memset(res, 0, sizeof(*res));
+	res->format = "unknown";
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		set_error(res, INGEST_ENOMEM, NULL);
+		return NULL;
+	}
+	if (o)
+		s->o = *o;
+	s->res = res;
+	s->keep_fd = -1;
+	s->batch = batch;
+	s->forced = s->o.format != NULL;
+	s->window = s->o.order_window ? s->o.order_window : STREAM_WINDOW;
+	if (out_db != NULL) {
+		dir_of(out_db, s->dir, sizeof(s->dir));
+		snprintf(s->out, sizeof(s->out), "%s", out_db);
+		/* a growing trace is read where it is written */
+		if ((size_t)snprintf(s->tmp, sizeof(s->tmp), "%s%s", out_db,
+				     s->o.growing && !batch ? "" : INGEST_TMP_SUFFIX) >= sizeof(s->tmp)) {
+			*rc = set_error(res, INGEST_EIO, "output path too long");
+			free(s);
+			return NULL;
+		}
+	}
+	if (!batch && out_db != NULL && (s->keep_fd = spill_tmpfile(s->dir)) < 0) {
+		*rc = set_error(res, INGEST_EIO, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	if (stream_begin(s) != INGEST_OK) {
+		if (s->keep_fd >= 0)
+			close(s->keep_fd);
+		free(s);
+		set_error(res, INGEST_ENOMEM, NULL);
+		return NULL;
+	}
+	*rc = INGEST_OK;
+	return s;
+}
+
+struct ingest_stream *ingest_stream_open(const char *out_db, const struct ingest_opts *o, struct ingest_result *res)
+{
+	int rc;
+
+	return stream_create(out_db, o, res, 0, &rc);
+}
+
+/* Appends a piece to the copy kept for a restart; 0, or -1. */
+static int stream_keep(struct ingest_stream *s, const uint8_t *p, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		if ((k = write(s->keep_fd, p, n)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int ingest_stream_feed(struct ingest_stream *s, const uint8_t *p, size_t n)
+{
+	int rc;
+
+	if (s->rc != INGEST_OK)
+		return s->rc;
+	if (s->keep_fd >= 0 && stream_keep(s, p, n) != 0)
+		return stream_fail(s, INGEST_EIO);
+	if ((rc = stream_piece(s, p, n)) != INGEST_OK)
+		return stream_fail(s, rc);
+	return INGEST_OK;
+}
+
+/*
+ * XRay stays one batch: its model is ordered thread after thread (model.h,
+ * by_thread), and a thread's events are only whole once every buffer of
+ * the log is read (buffers of one thread come anywhere in the file, and a
+ * call's end patches the event of its start, m->ends); no watermark on
+ * time says when a thread is complete. So ingest_stream_match does nothing
+ * for it, and all of it is matched at the end.
+ */
+int ingest_stream_match(struct ingest_stream *s)
+{
+	uint64_t late;
+	int rc;
+
+	if (s->rc != INGEST_OK)
+		return s->rc;
+	if (s->batch || s->so == NULL || s->d.format == NULL || s->d.xray)
+		return INGEST_OK;
+	while ((rc = sorter_release(s->so, 0, &late)) > 0)
+		if ((rc = stream_restart(s, late, 0)) != INGEST_OK)
+			return stream_fail(s, rc);
+	if (rc < 0)
+		return stream_fail(s, INGEST_EIO);
+	if (s->b == NULL && (rc = stream_open_db(s)) == INGEST_OK)
+		s->b = model_build_open(&s->m, s->so, &s->s, s->res, &s->o, &rc);
+	if (rc == INGEST_OK)
+		rc = model_build_step(s->b);
+	if (s->so != NULL)
+		s->res->order_streamed = sorter_handed(s->so);
+	return rc == INGEST_OK ? rc : stream_fail(s, rc);
+}
+
+int ingest_stream_commit(struct ingest_stream *s)
+{
+	int rc;
+
+	if (!s->o.growing || s->batch)
+		return s->rc;
+	if ((rc = ingest_stream_match(s)) != INGEST_OK || s->b == NULL)
+		return rc;
+	if (build_commit(s->b) != 0)
+		return stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB);
+	s->res->bytes = s->fed;
+	s->res->counts.events = s->m.events_total;
+	return INGEST_OK;
+}
+
+/* The input has ended: the format is told from what came, and the decoder
+ * finishes. INGEST_OK or an error. */
+static int stream_end_decode(struct ingest_stream *s)
+{
+	const char *why;
+	int rc = INGEST_OK;
+
+	if (s->d.format == NULL && s->head_len == 0)
+		rc = INGEST_EEMPTY;
+	else if (s->d.format == NULL &&
+		 (rc = stream_decoder(s, s->o.format ? s->o.format : ingest_detect(s->head, s->head_len),
+				      s->forced)) == INGEST_OK)
+		rc = stream_decode(s, s->head, s->head_len);
+	s->head_len = 0;
+	if (rc == INGEST_OK)
+		rc = dec_finish(&s->d);
+	s->res->bytes = s->fed;
+	if (s->so && sorter_failed(s->so, &why)) /* a spill while decoding */
+		return spill_error(s->res, why);
+	return rc;
+}
+
+/* Matches what is left and writes every table: through the build already
+ * streaming, or the batch's model_build; the late and the revised start
+ * again and end as a batch. INGEST_OK or an error. */
+static int stream_write(struct ingest_stream *s)
+{
+	int rc = INGEST_OK, restart = 0, written = 0;
+	uint64_t late;
+
+	if (s->b != NULL) {
+		if ((rc = sorter_release(s->so, 1, &late)) > 0) {
+			rc = stream_restart(s, late, 1);
+		} else if (rc < 0) {
+			rc = INGEST_EIO;
+		} else {
+			rc = model_build_close(s->b, &restart);
+			s->b = NULL;
+			written = rc == INGEST_OK && !restart;
+			if (rc == INGEST_OK && restart)
+				rc = stream_restart(s, 0, 1);
+		}
+	}
+	if (rc == INGEST_OK && !written && (rc = stream_open_db(s)) == INGEST_OK)
+		rc = model_build(&s->m, s->so, &s->s, s->res, &s->o);
+	if (rc == INGEST_OK && s->o.progress && s->o.progress(s->o.progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
+		rc = INGEST_ECANCEL;
+	if (rc == INGEST_OK && (dbw_index(&s->s) != 0 || dbw_commit(&s->s) != 0))
+		rc = INGEST_EDB;
+	return rc;
+}
+
+/* ingest_stream_end in two halves, so that ingest_file can unmap its
+ * input between them. */
+static int stream_end_write(struct ingest_stream *s)
+{
+	int rc = stream_write(s);
+
+	if (rc != INGEST_OK)
+		stream_fail(s, rc);
+	if (s->s_open) {
+		dbw_close(&s->s);
+		s->s_open = 0;
+	}
+	sorter_free(s->so); /* the scratch files go before the rename */
+	s->so = NULL;
+	model_fini(&s->m);
+	dec_close(&s->d);
+	if (rc == INGEST_OK && s->o.symbols)
+		symbolize_result(s->tmp, s->o.symbols, s->res);
+	if (rc == INGEST_OK && rename(s->tmp, s->out) != 0)
+		rc = stream_fail(s, set_error(s->res, INGEST_EDB, strerror(errno)));
+	if (rc != INGEST_OK)
+		remove_db(s->tmp);
+	if (rc == INGEST_OK)
+		s->rc = INGEST_ECANCEL; /* nothing more: it ended */
+	return rc;
+}
+
+int ingest_stream_end(struct ingest_stream *s)
+{
+	int rc;
+
+	if (s->rc != INGEST_OK)
+		return s->rc;
+	if ((rc = stream_end_decode(s)) != INGEST_OK)
+		return stream_fail(s, rc);
+	return stream_end_write(s);
+}
+
+void ingest_stream_free(struct ingest_stream *s)
+{
+	if (s == NULL)
+		return;
+	if (s->rc == INGEST_OK || s->s_open || s->so) { /* not ended: nothing is left behind */
+		stream_drop(s);
+		s->so = NULL;
+	} else {
+		dec_close(&s->d);
+	}
+	if (s->keep_fd >= 0)
+		close(s->keep_fd);
+	free(s);
+}
+
+/*
+ * Feeds a regular file through a read-only mapping, CHUNK bytes at a time,
+ * without copying it: the decoders read the mapped pages directly, and the
+ * pages decoded are dropped behind them so that the input never sits in
+ * memory whole. The format is told from the mapping's (or the prefix's)
+ * first chunk. Returns INGEST_OK or an error; -1 when the file cannot be
+ * mapped (then it is read instead). *map is left mapped (XRay reads it
+ * until its decoder finishes): the caller unmaps *map_len bytes.
+ */
+static int feed_mapped(struct ingest_stream *s, FILE *f, uint64_t size, uint8_t **mapp, size_t *map_len)
+{
+	const struct ingest_opts *o = &s->o;
+	const char *format = o->format;
+	uint64_t from = o->from_byte < size ? o->from_byte : 0;
+	size_t plen = o->prefix ? o->prefix_len : 0;
+	uint64_t off, dropped = from;
+	int whole = from == 0 && !o->max_bytes; /* a live trace's snapshots read it again */
+	uint8_t *map;
+	int rc = INGEST_OK;
+
+	if (size == 0 || size > SIZE_MAX ||
+	    (map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0)) == MAP_FAILED)
+		return -1;
+	*mapp = map;
+	*map_len = (size_t)size;
+	madvise(map, (size_t)size, MADV_SEQUENTIAL);
+	if (format == NULL && plen > 0)
+		format = ingest_detect(o->prefix, plen < CHUNK ? plen : CHUNK);
+	else if (format == NULL)
+		format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK);
+	s->stable = map;
+	rc = stream_decoder(s, format, s->forced);
+	if (rc == INGEST_OK && s->d.xray && (plen > 0 || from > 0))
+		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
+	if (rc == INGEST_OK && plen > 0)
+		rc = stream_piece(s, o->prefix, plen);
+	for (off = from; rc == INGEST_OK && off < size; off += CHUNK) {
+		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+
+		rc = stream_piece(s, map + off, n);
+		if (!s->d.xray && off - dropped >= 4 * (uint64_t)CHUNK) { /* the FXT decoder copies what it keeps */
+			madvise(map + dropped, (size_t)(off - dropped), MADV_DONTNEED);
+			if (whole) /* read once: out of the page cache too (behind.h) */
+				behind_forget(fileno(f), dropped, off);
+			dropped = off;
+		}
+	}
+	return rc;
+}
+
+/* Feeds the whole file; a regular file is mapped, anything else (a pipe, a
+ * file that cannot be mapped) read in chunks. */
+static int feed_file(struct ingest_stream *s, FILE *f, uint64_t size, uint8_t **map, size_t *map_len)
+{
+	uint8_t *buf;
+	size_t n;
+	int rc;
+
+	if ((rc = feed_mapped(s, f, size, map, map_len)) != -1)
+		return rc;
+	if (s->o.prefix || s->o.from_byte) /* windows are read from regular files only */
+		return set_error(s->res, INGEST_EIO, "the input cannot be mapped");
+	if ((buf = malloc(CHUNK)) == NULL)
+		return INGEST_ENOMEM;
+	rc = INGEST_OK;
+	n = fread(buf, 1, CHUNK, f);
+	if (n > 0)
+		rc = stream_decoder(s, s->o.format ? s->o.format : ingest_detect(buf, n), s->forced);
+	else if (ferror(f))
+		rc = INGEST_EIO;
+	while (rc == INGEST_OK && n > 0) {
+		rc = stream_piece(s, buf, n);
+		if (rc == INGEST_OK)
+			n = fread(buf, 1, CHUNK, f);
+	}
+	if (rc == INGEST_OK && ferror(f))
+		rc = INGEST_EIO;
+	free(buf);
+	return rc;
+}
 /* Times the phases as they are reported, for res->phase_seconds, and
  * hands every report on to the caller's progress function. */
 struct phase_clock {
@@ -446,56 +856,44 @@ static int timed_progress(void *ctx, enum ingest_phase phase, uint64_t done, uin
 	return c->fn ? c->fn(c->ctx, phase, done, total, events) : 0;
 }
 
-/* ingest_file's work; ingest_file times its phases. */
+/* ingest_file's work, through a stream fed the file and ended (one path
+ * with ingest_stream_*); ingest_file times its phases. */
 static int ingest_timed(const char *in_path, const char *out_db, const struct ingest_opts *opts,
 			struct ingest_result *res)
 {
-	struct decoder d = { 0 };
-	struct sorter *so;
-	struct model m;
+	struct ingest_stream *s;
 	struct stat st;
-	char tmp[4096] = "";
-	uint64_t size;
+	uint8_t *map = NULL;
+	size_t map_len = 0;
 	FILE *f;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
-	res->format = "unknown";
+	if ((s = stream_create(out_db, opts, res, 1, &rc)) == NULL)
+		return rc;
 	if ((f = fopen(in_path, "rb")) == NULL || fstat(fileno(f), &st) != 0) {
 		snprintf(res->error, sizeof(res->error), "cannot open %s: %s", in_path, strerror(errno));
 		if (f)
 			fclose(f);
+		ingest_stream_free(s);
 		return INGEST_EIO;
 	}
-	dir_of(out_db, tmp, sizeof(tmp));
-	if (model_init(&m) != 0 ||
-	    (so = sorter_attach(&m, tmp, opts && opts->sort_budget ? opts->sort_budget : SORTER_BUDGET)) == NULL) {
-		model_fini(&m);
-		fclose(f);
-		return set_error(res, INGEST_ENOMEM, NULL);
-	}
-	tmp[0] = '\0';
 	if (!(opts && (opts->max_bytes || opts->from_byte))) /* an archive read whole, maybe just uploaded */
 		behind_settle(fileno(f), 0);
-	size = (uint64_t)st.st_size;
-	if (opts && opts->max_bytes && opts->max_bytes < size)
-		size = opts->max_bytes;
-	rc = decode_file(f, size, &d, &m, opts, res);
-	rc = decode_spill_error(so, rc, res);
-	fclose(f);
-	dec_close(&d);
-	if (rc == INGEST_OK && (size_t)snprintf(tmp, sizeof(tmp), "%s%s", out_db, INGEST_TMP_SUFFIX) >= sizeof(tmp))
-		rc = set_error(res, INGEST_EIO, "output path too long");
+	s->size = (uint64_t)st.st_size;
+	if (opts && opts->max_bytes && opts->max_bytes < s->size)
+		s->size = opts->max_bytes;
+	rc = feed_file(s, f, s->size, &map, &map_len);
 	if (rc == INGEST_OK)
-		rc = write_db(&m, so, tmp, opts, res);
-	sorter_free(so);
-	model_fini(&m);
-	if (rc == INGEST_OK && opts && opts->symbols)
-		symbolize_result(tmp, opts->symbols, res);
-	if (rc == INGEST_OK && rename(tmp, out_db) != 0)
-		rc = set_error(res, INGEST_EDB, strerror(errno));
-	if (rc != INGEST_OK && tmp[0])
-		remove(tmp); /* only what this call made: tmp is empty when decoding failed */
+		rc = stream_end_decode(s);
+	if (map != NULL)
+		munmap(map, map_len);
+	fclose(f);
+	if (rc != INGEST_OK) {
+		rc = stream_fail(s, rc);
+	} else {
+		rc = stream_end_write(s);
+	}
+	ingest_stream_free(s);
 	return rc;
 }
 
@@ -573,28 +971,31 @@ out_diag:
 int ingest_info(const char *in_path, void *out_file, char *err, size_t errlen)
 {
 	struct ingest_result res;
-	struct decoder d = { 0 };
-	struct model m;
+	struct ingest_stream *s;
+	uint8_t *map = NULL;
+	size_t map_len = 0;
 	FILE *f;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
-	if ((f = fopen(in_path, "rb")) == NULL) {
-		snprintf(err, errlen, "cannot open %s: %s", in_path, strerror(errno));
-		return INGEST_EIO;
-	}
-	if (model_init(&m) != 0) {
-		fclose(f);
+	if ((s = stream_create(NULL, NULL, &res, 1, &rc)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return INGEST_ENOMEM;
 	}
-	rc = decode_file(f, 0, &d, &m, NULL, &res);
+	if ((f = fopen(in_path, "rb")) == NULL) {
+		snprintf(err, errlen, "cannot open %s: %s", in_path, strerror(errno));
+		ingest_stream_free(s);
+		return INGEST_EIO;
+	}
+	rc = feed_file(s, f, 0, &map, &map_len); /* size 0: read, not mapped */
+	if (rc == INGEST_OK)
+		rc = stream_end_decode(s);
 	fclose(f);
 	if (rc == INGEST_OK)
-		info_print(out_file, &d, &m, res.bytes);
+		info_print(out_file, &s->d, &s->m, res.bytes);
 	else
-		snprintf(err, errlen, "%s", res.error);
-	dec_close(&d);
-	model_fini(&m);
+		snprintf(err, errlen, "%s", res.error[0] ? res.error : ingest_strerror(rc));
+	s->rc = INGEST_ECANCEL; /* ended: free drops what is left */
+	stream_drop(s);
+	ingest_stream_free(s);
 	return rc;
 }

@@ -92,6 +92,12 @@ struct ingest_result {
 	double phase_seconds[INGEST_PHASES]; /* wall time of each phase (ingest_now_s), from its
 					       * first progress report to the next phase's (the
 					       * last to the return) */
+	uint64_t order_restarts;            /* a stream (ingest_stream_*) started again from
+					     * its first byte: late events (sorter.h), or a
+					     * thread's pid revised under matched slices */
+	uint64_t order_late;                /* the late events that made it start again */
+	uint64_t order_streamed;            /* events a stream matched before its input
+					     * ended (in its last start) */
 };
 
 struct ingest_opts {
@@ -112,6 +118,11 @@ struct ingest_opts {
 	uint64_t max_bytes;          /* 0: the whole input; else only its first max_bytes
 				      * (a live trace's snapshot of the bytes received,
 				      * while more are appended) */
+	int growing;                 /* a stream (ingest_stream_*) of FXT with extent_rows:
+				      * the database is written in place at out_db, in WAL
+				      * mode, and readable from its first commit on
+				      * (ingest_stream_commit); else under a temporary name,
+				      * renamed into place at the end */
 	uint64_t commit_every;       /* FXT with extent_rows: 0, one database written at the
 				      * end; else it grows, committed every this many
 				      * events matched (commit.h), as a trace read while
@@ -122,6 +133,9 @@ struct ingest_opts {
 	size_t prefix_len;
 	uint64_t from_byte;          /* ... and the input read from this byte on (a record
 				      * boundary); 0: from its start */
+	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
+				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
+				      * small */
 };
 
 /* The monotonic clock, in seconds, that phase_seconds are measured on: for
@@ -138,6 +152,49 @@ double ingest_now_s(void);
  * sentence for the user. On error no file is left at out_db.
  */
 int ingest_file(const char *in_path, const char *out_db, const struct ingest_opts *opts, struct ingest_result *res);
+
+/*
+ * The same ingest, fed the input in pieces as it arrives, so that
+ * matching runs while bytes still come (issue 41): decoding, ordering by
+ * a watermark (sorter.h), resolving and matching go on as pieces come;
+ * the database is written at the end.
+ *
+ * ingest_stream_open makes a stream writing out_db (under its temporary
+ * name; of o it reads what ingest_file does, but max_bytes, prefix and
+ * from_byte, which are a file's); NULL on failure, with res->error set.
+ * res is the stream's until ingest_stream_free. A copy of every byte fed
+ * is kept in a scratch file next to out_db (unlinked), to start again
+ * from when the order needs it (below).
+ *
+ * ingest_stream_feed decodes the next n bytes: any cut, records may be
+ * split across pieces. ingest_stream_match orders and matches what the
+ * watermark allows now (sorter.h): call it as often as wanted, e.g.
+ * between pieces. An event that arrives behind what was matched (LATE,
+ * sorter.h), or a thread whose pid a later record revises under slices
+ * already matched (build.h), makes the stream start again from the first
+ * byte with the window doubled (res->order_restarts, order_late): it is
+ * never dropped nor misplaced. For XRay it does nothing (ingest.c says
+ * why): that format is matched at the end.
+ *
+ * ingest_stream_end decodes and matches the rest, writes every table and
+ * renames the database into place: out_db then equals ingest_file's of
+ * the same bytes, row for row. Each returns INGEST_OK or an error (the
+ * sentence in res->error); after an error, every later call returns it.
+ * ingest_stream_free frees the stream, and removes the temporary
+ * database unless ingest_stream_end succeeded.
+ */
+struct ingest_stream;
+struct ingest_stream *ingest_stream_open(const char *out_db, const struct ingest_opts *o, struct ingest_result *res);
+int ingest_stream_feed(struct ingest_stream *s, const uint8_t *p, size_t n);
+int ingest_stream_match(struct ingest_stream *s);
+int ingest_stream_end(struct ingest_stream *s);
+/* A growing stream's commit (o->growing; commit.h): matches what the
+ * watermark allows and commits it, with the slices still open, so that
+ * readers of out_db see it; res then says what the database holds (time
+ * range, counts; bytes: the input fed so far). INGEST_OK or an error, as
+ * the others; nothing for a stream not growing, or not matching yet. */
+int ingest_stream_commit(struct ingest_stream *s);
+void ingest_stream_free(struct ingest_stream *s);
 
 /*
  * Names the XRay functions ("fn#<id>") of an ingested trace from an

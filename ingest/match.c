@@ -898,47 +898,90 @@ static int match_commit(struct matcher *mt)
 	return 0;
 }
 
+/* One stack per thread row: rows are made as threads are decoded
+ * (resolve.c), so a call may find new ones. 0, or -1 when out of memory. */
+static int grow_stacks(struct matcher *mt)
+{
+	struct vec *st;
+
+	while (mt->stacks.len < mt->b->rows.len) {
+		if ((st = vec_push(&mt->stacks)) == NULL)
+			return -1;
+		vec_init(st, sizeof(struct open_slice));
+	}
+	return 0;
+}
+
+int build_match_begin(struct build *b)
+{
+	if ((b->mt = malloc(sizeof(*b->mt))) == NULL)
+		return -1;
+	if (matcher_init(b->mt, b) != 0) {
+		build_match_abandon(b);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Matches the events as the sorter hands them on, a batch at a time: a
  * batch ends at a change of ts, so the ties order_complete_ties reorders
- * are all in one. Returns 0, or -1 when out of memory or the sorter fails
- * (sorter_failed() then says why).
+ * are all in one. Streaming, it stops where the sorter's release does.
  */
-int build_match(struct build *b)
+int build_match_more(struct build *b)
 {
-	struct matcher mt;
+	struct matcher *mt = b->mt;
 	struct mdl_ev *ev;
 	long n = 0;
-	int rc = -1;
 
-	if (sorter_finish(b->so) != 0)
+	if (grow_stacks(mt) != 0)
 		return -1;
-	if (matcher_init(&mt, b) != 0)
-		goto out;
 	while (!b->oom && (n = sorter_next(b->so, &ev)) > 0) {
 		resolve_calls(b, ev, (size_t)n);
 		if (order_complete_ties(b, ev, (size_t)n) != 0)
-			goto out;
+			return -1;
 		if (!b->m->by_thread)
-			match_events(&mt, ev, (size_t)n);
-		else if (match_by_thread(&mt, ev, (size_t)n) != 0)
-			goto out;
-		if (b->commit != NULL && (mt.since_commit += (uint64_t)n) >= b->commit_every) {
-			mt.since_commit = 0;
-			if (match_commit(&mt) != 0)
-				goto out;
+			match_events(mt, ev, (size_t)n);
+		else if (match_by_thread(mt, ev, (size_t)n) != 0)
+			return -1;
+		if (b->commit != NULL && b->commit_every && (mt->since_commit += (uint64_t)n) >= b->commit_every) {
+			mt->since_commit = 0; /* tests: a commit every so many events */
+			if (match_commit(mt) != 0)
+				return -1;
 		}
 	}
-	if (!b->oom && n < 0)
+	return b->oom || n < 0 ? -1 : 0;
+}
+
+int build_commit(struct build *b)
+{
+	return b->mt != NULL && b->commit != NULL ? match_commit(b->mt) : 0;
+}
+
+int build_match_end(struct build *b)
+{
+	struct matcher *mt = b->mt;
+	int rc = -1;
+
+	if (build_match_more(b) != 0)
 		goto out;
 	sorter_done(b->so);
-	if (thread_done(&mt) != 0) /* the last thread's */
+	if (thread_done(mt) != 0) /* the last thread's */
 		goto out;
-	time_records(&mt);
-	if (b->oom || match_unterminated(&mt, MDL_NONE) != 0 || async_flush(&mt, 1) != 0)
+	time_records(mt);
+	if (b->oom || match_unterminated(mt, MDL_NONE) != 0 || async_flush(mt, 1) != 0)
 		goto out;
 	rc = b->oom ? -1 : 0;
 out:
-	matcher_fini(&mt);
+	build_match_abandon(b);
 	return rc;
+}
+
+void build_match_abandon(struct build *b)
+{
+	if (b->mt == NULL)
+		return;
+	matcher_fini(b->mt);
+	free(b->mt);
+	b->mt = NULL;
 }

@@ -50,6 +50,8 @@ struct sorter_run {
 	uint64_t off;   /* byte offset of its first event */
 	uint64_t bytes; /* its packed length */
 	size_t n;       /* its events */
+	size_t late;    /* streaming: its events at or before the last one
+			 * handed on when it was spilled (sorter.h, LATE) */
 };
 
 /* A run being merged: its next event, and what is left of it. */
@@ -63,6 +65,7 @@ struct merge_src {
 	uint64_t next;       /* file offset of the first byte not yet read */
 	uint64_t bytes_left; /* bytes of the run not yet read */
 	size_t left;         /* events of the run not yet unpacked */
+	int gone;            /* its last event was taken: out of the heap */
 };
 
 /* An array of events: the one being spilled, or the spare. */
@@ -106,6 +109,27 @@ struct sorter {
 	int cons;                /* the batch the caller takes next */
 	int held;                /* the batch the caller holds, or -1 */
 	int stop;                /* sorter_free: the merge thread ends */
+	/* streaming (sorter_release): the decoding thread's alone */
+	int streaming;           /* sorter_release was called: no full merge */
+	int final;               /* the last release: every event goes */
+	int have_last;           /* an event was handed on: last_ts is set */
+	int64_t last_ts;         /* the ts of the last event handed on */
+	int64_t limit;           /* events below it are handed on */
+	struct ev_array kept;    /* events decoded and not handed on, sorted */
+	struct merge_src mem;    /* held as a source of the merge */
+	struct vec ssrc;         /* struct merge_src *: spilled runs being merged */
+	size_t runs_taken;       /* runs already among ssrc */
+	uint64_t window;         /* B, bytes (sorter_window); 0: none yet */
+	uint64_t slot_bytes;     /* window / SLOTS: the ring's grain */
+	struct ev_slot *slots;   /* SLOTS + 1 of them, by slot number mod */
+	size_t mark_pos;         /* m->events before it are folded into pend */
+	uint64_t mark_end;       /* input bytes decoded at the last mark */
+	int64_t pend_min;        /* the lowest ts since the last mark */
+	int pend_has;
+	int64_t ts_max;          /* the highest ts decoded */
+	int have_max;
+	uint64_t late;           /* late events seen by the releases */
+	uint64_t handed;         /* events handed on by next_stream */
 };
 
 /* ---- sorting ---------------------------------------------------------- */
@@ -126,6 +150,19 @@ static inline int ev_before(const struct mdl_ev *x, const struct mdl_ev *y, int 
 		return x->ts < y->ts;
 	return x->sub < y->sub || (x->sub == y->sub && x->seq < y->seq);
 }
+
+/* Streaming: the lowest ts of the events whose records end in a slot of
+ * the input (sorter_mark). */
+struct ev_slot {
+	uint64_t no;  /* the slot's number: its first byte / slot_bytes */
+	int64_t min;
+	int has;      /* an event ended in it */
+};
+
+enum { SLOTS = 16 };
+
+int64_t sorter_test_skew;
+int sorter_test_no_late;
 
 static int ev_cmp(const void *a, const void *b)
 {
@@ -390,6 +427,9 @@ static void *spill_run(void *ctx)
 	run->off = so->sp.len;
 	run->bytes = 0;
 	run->n = so->job.n;
+	run->late = 0;
+	for (i = 0; so->have_last && i < so->job.n && so->job.ev[i].ts <= so->last_ts; i++)
+		run->late++;
 	for (i = 0; i <= so->job.n; i++) {
 		if (len > 0 && (i == so->job.n || len > SORTER_WRITE - RUN_EV_MAX)) {
 			if (spill_write(&so->sp, so->pack, len, &off) != 0) {
@@ -435,6 +475,26 @@ static int spill_wait(struct sorter *so)
 	return so->failed ? -1 : 0;
 }
 
+/* Folds the lowest ts of the events appended since the last fold into
+ * pend_min (streaming's watermark, sorter_mark). */
+static void fold_marks(struct sorter *so)
+{
+	const struct mdl_ev *ev = so->m->events.data;
+	size_t i, n = so->m->events.len;
+
+	if (so->window == 0)
+		return;
+	for (i = so->mark_pos; i < n; i++) {
+		if (!so->pend_has || ev[i].ts < so->pend_min)
+			so->pend_min = ev[i].ts;
+		so->pend_has = 1;
+		if (!so->have_max || ev[i].ts > so->ts_max)
+			so->ts_max = ev[i].ts;
+		so->have_max = 1;
+	}
+	so->mark_pos = n; /* back to 0 whenever the array is emptied */
+}
+
 /* The model's spill hook: hands its full array to the spill thread and
  * gives it the spare to fill. */
 static int sorter_spill(void *ctx, struct model *m)
@@ -443,6 +503,7 @@ static int sorter_spill(void *ctx, struct model *m)
 
 	if (m->events.len == 0 || spill_wait(so) != 0)
 		return so->failed ? -1 : 0;
+	fold_marks(so); /* before the events leave the array */
 	vec_drop(&m->args); /* nothing before this point changes again */
 	if (so->spare.ev == NULL && (so->spare.ev = malloc(m->events.cap * sizeof(struct mdl_ev))) != NULL)
 		so->spare.cap = m->events.cap;
@@ -452,6 +513,7 @@ static int sorter_spill(void *ctx, struct model *m)
 		spill_run(so);
 		memset(&so->job, 0, sizeof(so->job));
 		m->events.len = 0;
+		so->mark_pos = 0;
 		if (so->job_failed)
 			sorter_fail(so, so->sp.why);
 		return so->failed ? -1 : 0;
@@ -462,6 +524,7 @@ static int sorter_spill(void *ctx, struct model *m)
 	m->events.data = so->spare.ev;
 	m->events.cap = so->spare.cap;
 	m->events.len = 0;
+	so->mark_pos = 0;
 	memset(&so->spare, 0, sizeof(so->spare));
 	so->busy = 2;
 	if (pthread_create(&so->th, NULL, spill_thread, so) != 0) {
@@ -507,6 +570,7 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 	rs_spill_to(&m->sched, &so->side, sorter_run_bytes(so));
 	map_scratch(&m->args, dir);
 	vec_init(&so->runs, sizeof(struct sorter_run));
+	vec_init(&so->ssrc, sizeof(struct merge_src *));
 	m->spill = sorter_spill;
 	m->spill_ctx = so;
 	m->spill_at = budget ? budget : 1;
@@ -706,8 +770,10 @@ static int merge_take(struct sorter *so, size_t n)
 	struct merge_src *s = so->heap[0];
 
 	so->out[n] = *s->cur;
-	if (s->buf == NULL ? ++s->cur == s->end : s->left == 0)
+	if (s->buf == NULL ? ++s->cur == s->end : s->left == 0) {
+		s->gone = 1;
 		so->heap[0] = so->heap[--so->nheap];
+	}
 	else if (s->buf != NULL && src_next(so, s) != 0)
 		return -1;
 	if (so->nheap > 1)
@@ -831,13 +897,289 @@ static void drop_pages(struct sorter *so, long n)
 	so->dropped = 0;
 }
 
+/* ---- streaming (sorter.h, the watermark) -------------------------------- */
+
+void sorter_window(struct sorter *so, uint64_t bytes)
+{
+	if (so->slots == NULL && (so->slots = calloc(SLOTS + 1, sizeof(*so->slots))) == NULL)
+		return; /* no window: nothing is handed on before the last release */
+	so->window = bytes ? bytes : 1;
+	so->slot_bytes = so->window / SLOTS ? so->window / SLOTS : 1;
+}
+
+uint64_t sorter_slot_bytes(const struct sorter *so)
+{
+	return so->window ? so->slot_bytes : 0;
+}
+
+void sorter_mark(struct sorter *so, uint64_t end)
+{
+	struct ev_slot *sl;
+	uint64_t no;
+
+	if (so->window == 0 || end == 0)
+		return;
+	fold_marks(so);
+	so->mark_end = end;
+	if (!so->pend_has)
+		return;
+	no = (end - 1) / so->slot_bytes;
+	sl = &so->slots[no % (SLOTS + 1)];
+	if (!sl->has || sl->no != no) {
+		sl->no = no;
+		sl->min = so->pend_min;
+		sl->has = 1;
+	} else if (so->pend_min < sl->min) {
+		sl->min = so->pend_min;
+	}
+	so->pend_has = 0;
+}
+
+/* The rule of sorter.h: the lowest ts among the events whose records end
+ * in the last SLOTS + 1 slots of the input (the current one and the SLOTS
+ * before: B to B + B / SLOTS bytes); with none there, the highest ts
+ * decoded; INT64_MIN when nothing is known. */
+static int64_t watermark(const struct sorter *so)
+{
+	uint64_t cur;
+	int64_t w = 0;
+	int has = 0, i;
+
+	if (so->window == 0 || so->mark_end == 0)
+		return INT64_MIN;
+	cur = (so->mark_end - 1) / so->slot_bytes;
+	for (i = 0; i <= SLOTS; i++) {
+		const struct ev_slot *sl = &so->slots[i];
+
+		if (!sl->has || sl->no > cur || sl->no + SLOTS < cur)
+			continue;
+		if (!has || sl->min < w)
+			w = sl->min;
+		has = 1;
+	}
+	if (so->pend_has && (!has || so->pend_min < w)) /* decoded since the last mark */
+		w = so->pend_min, has = 1;
+	if (!has)
+		return so->have_max ? so->ts_max : INT64_MIN;
+	if (sorter_test_skew > 0 && w < INT64_MAX - sorter_test_skew)
+		w += sorter_test_skew;
+	return w;
+}
+
+/* The runs spilled since the last release join the merge; 0, or -1. */
+static int stream_take_runs(struct sorter *so)
+{
+	struct sorter_run *runs = so->runs.data;
+	struct merge_src *src, **slot;
+
+	for (; so->runs_taken < so->runs.len; so->runs_taken++) {
+		const struct sorter_run *r = &runs[so->runs_taken];
+
+		if (r->n == 0)
+			continue;
+		if ((src = calloc(1, sizeof(*src))) == NULL)
+			return -1;
+		if ((slot = vec_push(&so->ssrc)) == NULL) {
+			free(src);
+			return -1;
+		}
+		*slot = src;
+		src->cap = r->bytes < SORTER_READ ? (size_t)r->bytes : SORTER_READ;
+		if ((src->buf = malloc(src->cap)) == NULL)
+			return -1;
+		src->next = r->off;
+		src->bytes_left = r->bytes;
+		src->left = r->n;
+		src->cur = &src->head;
+		if (src_next(so, src) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The events kept and those the model decoded since (sorted) become the
+ * one sorted array kept, in place: what was handed on is dropped from its
+ * front (once it is the larger part), the array grows by doubling, and
+ * the new events are merged in from the back, so that events newer than
+ * every one kept (the common case) cost a copy each and the kept ones
+ * none. 0, or -1 when out of memory.
+ */
+static int stream_take_events(struct sorter *so)
+{
+	struct model *m = so->m;
+	const struct mdl_ev *nv = m->events.data;
+	size_t q = m->events.len, c = 0, r = 0, cap, i, j, out;
+	struct mdl_ev *a = so->kept.ev, *grown;
+
+	if (q == 0)
+		return 0;
+	if (a != NULL) {
+		c = (size_t)(so->mem.cur - a);
+		r = (size_t)(so->mem.end - so->mem.cur);
+	}
+	if (c > 0 && (c >= r || c + r + q > so->kept.cap)) {
+		memmove(a, a + c, r * sizeof(*a));
+		c = 0;
+	}
+	if (c + r + q > so->kept.cap) {
+		cap = so->kept.cap ? so->kept.cap : 4096;
+		while (cap < r + q)
+			cap *= 2;
+		if ((grown = realloc(a, cap * sizeof(*a))) == NULL)
+			return -1;
+		so->kept.ev = a = grown;
+		so->kept.cap = cap;
+	}
+	for (i = c + r, j = q, out = c + r + q; j > 0;) /* out > i: never overtakes */
+		a[--out] = i > c && ev_before(&nv[j - 1], &a[i - 1], 0) ? a[--i] : nv[--j];
+	so->kept.n = c + r + q;
+	so->mem.cur = a + c;
+	so->mem.end = a + c + r + q;
+	so->mem.gone = 0;
+	m->events.len = 0;
+	so->mark_pos = 0;
+	return 0;
+}
+
+/* The heap of the merge, remade from the sources with events left: the
+ * runs not used up (those used up are freed) and the array held. 0, or -1. */
+static int stream_heap(struct sorter *so)
+{
+	struct merge_src **v = so->ssrc.data, **h;
+	size_t i, k = 0;
+
+	for (i = 0; i < so->ssrc.len; i++) {
+		if (v[i]->gone) {
+			free(v[i]->buf);
+			free(v[i]);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	so->ssrc.len = k;
+	if ((h = realloc(so->heap, (k + 1) * sizeof(*h))) == NULL)
+		return -1;
+	so->heap = h;
+	if (k > 0)
+		memcpy(h, v, k * sizeof(*h));
+	so->nheap = k;
+	if (so->mem.cur != NULL && so->mem.cur != so->mem.end)
+		h[so->nheap++] = &so->mem;
+	for (i = so->nheap / 2; i-- > 0;)
+		heap_down(h, so->nheap, i, 0);
+	return 0;
+}
+
+int sorter_release(struct sorter *so, int final, uint64_t *late)
+{
+	struct model *m = so->m;
+	const struct mdl_ev *ev = m->events.data;
+	const struct sorter_run *runs = so->runs.data;
+	size_t i, n = 0;
+
+	*late = 0;
+	if (so->finished && !so->streaming) /* sorter_finish came first */
+		return -1;
+	if (spill_wait(so) != 0)
+		return -1;
+	fold_marks(so);
+	sort_events(m->events.data, m->events.len, 0);
+	for (i = 0; so->have_last && i < m->events.len && ev[i].ts <= so->last_ts; i++)
+		n++;
+	for (i = so->runs_taken; i < so->runs.len; i++)
+		n += runs[i].late;
+	so->late += n;
+	if (n > 0 && !sorter_test_no_late) {
+		*late = n;
+		return 1;
+	}
+	if (stream_take_runs(so) != 0 || stream_take_events(so) != 0 || stream_heap(so) != 0) {
+		sorter_fail(so, "out of memory ordering the events");
+		return -1;
+	}
+	so->streaming = so->finished = 1;
+	so->final = final;
+	if (final)
+		m->spill_at = SIZE_MAX; /* nothing more comes */
+	so->limit = final ? INT64_MAX : watermark(so);
+	return 0;
+}
+
+/* Streaming: the next batch of the events below the watermark. */
+static long next_stream(struct sorter *so, struct mdl_ev **ev)
+{
+	struct ev_array *b = &so->outs[0];
+	struct mdl_ev *grown;
+	size_t n = 0;
+
+	if (so->failed)
+		return -1;
+	if (b->ev == NULL && (b->ev = malloc(SORTER_BATCH * sizeof(*b->ev))) != NULL)
+		b->cap = SORTER_BATCH;
+	if (b->ev == NULL)
+		return -1;
+	so->out = b->ev;
+	so->out_cap = b->cap;
+	while (so->nheap > 0) {
+		const struct mdl_ev *h = so->heap[0]->cur;
+
+		if ((n >= SORTER_BATCH && h->ts != so->out[n - 1].ts) || (!so->final && h->ts >= so->limit))
+			break; /* a batch ends at a change of ts, all of it below the limit */
+		if (n == so->out_cap) {
+			if ((grown = realloc(so->out, 2 * so->out_cap * sizeof(*grown))) == NULL)
+				return -1;
+			b->ev = so->out = grown;
+			b->cap = so->out_cap *= 2;
+		}
+		if (merge_take(so, n++) != 0)
+			return -1;
+	}
+	if (n > 0) {
+		so->last_ts = so->out[n - 1].ts;
+		so->have_last = 1;
+		so->handed += n;
+	}
+	*ev = b->ev;
+	return (long)n;
+}
+
+int sorter_streaming(const struct sorter *so)
+{
+	return so->streaming;
+}
+
+uint64_t sorter_handed(const struct sorter *so)
+{
+	return so->handed;
+}
+
+/* Frees the streaming merge's sources and the array held. */
+static void stream_free(struct sorter *so)
+{
+	size_t i;
+
+	for (i = 0; i < so->ssrc.len; i++) {
+		struct merge_src *src = *VEC_AT(&so->ssrc, struct merge_src *, i);
+
+		free(src->buf);
+		free(src);
+	}
+	so->ssrc.len = 0;
+	free(so->kept.ev);
+	memset(&so->kept, 0, sizeof(so->kept));
+	so->mem.cur = so->mem.end = NULL;
+}
+
 long sorter_next(struct sorter *so, struct mdl_ev **ev)
 {
 	long n;
 
 	if (!so->finished)
 		return -1;
-	if (so->runs.len > 0)
+	if (so->streaming)
+		n = next_stream(so, ev);
+	else if (so->runs.len > 0)
 		n = next_merged(so, ev);
 	else
 		n = so->failed ? -1 : next_in_place(so, ev);
@@ -874,6 +1216,7 @@ void sorter_done(struct sorter *so)
 	free(so->outs[1].ev);
 	so->outs[0].ev = so->outs[1].ev = NULL;
 	so->outs[0].cap = so->outs[1].cap = 0;
+	stream_free(so);
 }
 
 void sorter_free(struct sorter *so)
@@ -898,6 +1241,9 @@ void sorter_free(struct sorter *so)
 	free(so->heap);
 	free(so->outs[0].ev);
 	free(so->outs[1].ev);
+	stream_free(so);
+	vec_fini(&so->ssrc);
+	free(so->slots);
 	vec_fini(&so->runs);
 	spill_fini(&so->sp);
 	spill_fini(&so->side);

@@ -22,9 +22,39 @@
  * to the database being written and unlinked at once, so that nothing is
  * left behind by a crash.
  *
- * (Ingesting a file still being written would replace the full merge by one
- * that hands on the events older than the newest minus a window; nothing
- * after this stage would change.)
+ * Streaming (ingest.h, ingest_stream_*): matching runs while the input
+ * still arrives, so there is no full merge. The driver gives the window B
+ * (sorter_window) and marks how far the input is decoded (sorter_mark);
+ * sorter_release then hands on, through sorter_next, every event decoded
+ * so far whose ts is below the watermark W:
+ *
+ *   W = the lowest ts among the events whose records end in the last B
+ *       bytes of input (exactly: in the current slot of B / 16 bytes and
+ *       the 16 slots before it, so B to B + B / 16 bytes; the driver cuts
+ *       the input it feeds at slot boundaries, so that each event is
+ *       noted in the slot where its record ends). When no event ends
+ *       there, W = the highest ts decoded.
+ *
+ * The events below W are handed on in (ts, sub, seq) order, exactly the
+ * full merge's, in batches that end at a change of ts: all the events of
+ * a ts below W have been decoded when they go, so the ties matching
+ * reorders (match.c, order_complete_ties) are whole in one batch. An
+ * event at W or above waits, sorted, in memory (or in its spilled run
+ * when the model spilled it before the release) for a later release.
+ *
+ * LATE: an event decoded after the release that handed on an event of ts
+ * t, with ts <= t. (An equal ts counts, although it sorts after by seq:
+ * the run of its ts was matched whole.) Matching has moved past where it
+ * belongs, so it cannot be placed by this sorter. sorter_release finds
+ * late events before it hands anything on, counts them and returns 1:
+ * the driver then starts again from the input's first byte with B
+ * doubled (ingest.c, order_restarts). A late event is never dropped nor
+ * matched out of place. The last release (final) hands on everything.
+ *
+ * Memory while streaming: the events not yet handed on (those of about
+ * the last B bytes, plus the disorder that reaches past them), and a read
+ * buffer per spilled run with events left; the runs used up are freed at
+ * the next release. Without a release, the sorter is the batch's above.
  */
 #ifndef INGEST_SORTER_H
 #define INGEST_SORTER_H
@@ -84,6 +114,35 @@ size_t sorter_budget_bytes(const struct sorter *so);
  * flows (in the sorter's). An eighth of the sorter's budget: three such
  * buffers stay small beside it. */
 size_t sorter_run_bytes(const struct sorter *so);
+
+/* Streaming (above): the window B, in bytes, before the first event is
+ * decoded. Without it, or when out of memory, no event is handed on before
+ * the last release. */
+void sorter_window(struct sorter *so, uint64_t bytes);
+/* The grain of the window, in bytes (B / 16): the driver feeds the decoder
+ * pieces that end at multiples of it; 0 without a window. */
+uint64_t sorter_slot_bytes(const struct sorter *so);
+/* The input's first end bytes are decoded: the events appended since the
+ * last mark came from records ending in the slot of byte end - 1. */
+void sorter_mark(struct sorter *so, uint64_t end);
+/*
+ * Makes every event decoded so far below the watermark (final: every
+ * event) available to sorter_next, which returns 0 once they are handed
+ * on, until the next release. Returns 0; 1 when late events were decoded
+ * (their number in *late; nothing is handed on, and the sorter is to be
+ * thrown away); -1 when out of memory or a spill failed (sorter_failed).
+ * After the final release, call it no more. Not after sorter_finish.
+ */
+int sorter_release(struct sorter *so, int final, uint64_t *late);
+/* Whether sorter_release was called: then sorter_finish is not. */
+int sorter_streaming(const struct sorter *so);
+/* Streaming: the events handed on so far. */
+uint64_t sorter_handed(const struct sorter *so);
+/* Tests only: hand on events up to W + sorter_test_skew, and (when
+ * sorter_test_no_late) hand on late events as if they were not: breaks the
+ * order on purpose, to see the comparison with a batch fail. */
+extern int64_t sorter_test_skew;
+extern int sorter_test_no_late;
 
 /* Detaches from the model, closes the spill file and frees everything. */
 void sorter_free(struct sorter *so);

@@ -24,6 +24,7 @@
 #include "../catalog/catalog.h"
 #include "../client/client.h"
 #include "../ingest/child.h"
+#include "../ingest/grow.h"
 #include "../ingest/ingest.h"
 #include "../ingest/util.h"
 #include "server.h"
@@ -215,6 +216,8 @@ int main(int argc, char **argv)
 		return cmd_ingest(argc, argv);
 	if (strcmp(argv[1], "ingest-child") == 0) /* the server's own ingests (ingest/child.h) */
 		return ingest_child_main();
+	if (strcmp(argv[1], "grow-child") == 0) /* a trace ingested as its bytes arrive (ingest/grow.h) */
+		return ingest_grow_child_main();
 	if (strcmp(argv[1], "source-child") == 0) /* the server's compression of a source (catalog/source.c) */
 		return cat_source_child_main(argc, argv);
 	if (strcmp(argv[1], "warm-child") == 0) /* the server's warming of a ready trace (catalog/warm.c) */

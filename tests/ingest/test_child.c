@@ -92,7 +92,7 @@ static void t_same_as_in_process(void **state)
 	assert_int_equal(ingest_file_apart(SELF, in, b, &o, &rb), INGEST_OK);
 	assert_true(p.calls > 0);
 	assert_int_equal(p.last_events, ra.counts.events);
-	t_same_db(a, b);
+	same_tables(a, b);
 	assert_string_equal(ra.format, rb.format);
 	assert_int_equal(ra.start_ns, rb.start_ns);
 	assert_int_equal(ra.end_ns, rb.end_ns);

@@ -101,7 +101,7 @@ static void t_commits_end_as_batch(void **state)
 		ingest(in, a, 16, 0);
 		for (k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
 			ingest(in, b, 16, every[k]);
-			t_same_db(b, a);
+			same_tables(b, a);
 		}
 	}
 }

@@ -12,64 +12,8 @@
 #include <sqlite3.h>
 
 #include "../../ingest/fxtrec.h"
+#include "../ingest_util.h" /* same_tables */
 #include "api_util.h"
-
-static inline int64_t scalar(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) != SQLITE_ROW)
-		fail_msg("%s: no row: %s", sql, sqlite3_errmsg(db));
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-/* Every table of a and b holds the same rows (and they have the same tables). */
-static inline void same_tables(const char *a, const char *b)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char sql[1024];
-	int tables = 0;
-
-	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	t_fmt(sql, sizeof(sql), "ATTACH '%s' AS b", b);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM main.sqlite_master WHERE type = 'table' "
-				    "EXCEPT SELECT name FROM b.sqlite_master WHERE type = 'table')"),
-			 0);
-	assert_int_equal(scalar(db, "SELECT count(*) FROM (SELECT name FROM b.sqlite_master WHERE type = 'table' "
-				    "EXCEPT SELECT name FROM main.sqlite_master WHERE type = 'table')"),
-			 0);
-	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT "
-					    "LIKE 'sqlite_%' ORDER BY name",
-					    -1, &st, NULL),
-			 SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-		int64_t na, nb;
-
-		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM main.\"%s\"", t);
-		na = scalar(db, sql);
-		t_fmt(sql, sizeof(sql), "SELECT count(*) FROM b.\"%s\"", t);
-		nb = scalar(db, sql);
-		if (na != nb)
-			fail_msg("table %s: %" PRId64 " rows, %" PRId64 " ingested as a file", t, na, nb);
-		t_fmt(sql, sizeof(sql),
-		      "SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")", t, t);
-		if (scalar(db, sql) != 0)
-			fail_msg("table %s: rows differ from the file's", t);
-		tables++;
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	assert_true(tables >= 10);
-}
 
 /* ---- a stream's window, read independently ------------------------------ */
 
