@@ -1074,8 +1074,8 @@ static int stream_heap(struct sorter *so)
 int sorter_release(struct sorter *so, int final, uint64_t *late)
 {
 	struct model *m = so->m;
-	const struct mdl_ev *ev = m->events.data;
-	const struct sorter_run *runs = so->runs.data;
+	const struct mdl_ev *ev;
+	const struct sorter_run *runs;
 	size_t i, n = 0;
 
 	*late = 0;
@@ -1083,6 +1083,8 @@ int sorter_release(struct sorter *so, int final, uint64_t *late)
 		return -1;
 	if (spill_wait(so) != 0)
 		return -1;
+	ev = m->events.data; /* after the spill: it may have added a run, or swapped the events */
+	runs = so->runs.data;
 	fold_marks(so);
 	sort_events(m->events.data, m->events.len, 0);
 	for (i = 0; so->have_last && i < m->events.len && ev[i].ts <= so->last_ts; i++)

@@ -6,6 +6,7 @@
  * the next is written.
  */
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../ingest_util.h"
 #include "../xorshift.h"
@@ -106,6 +107,91 @@ static void t_commits_end_as_batch(void **state)
 	}
 }
 
+/* What a reader of a commit must find whole: every group's rows as
+ * track_depths counts them, lying in its extents, and every parent there. */
+static void check_commit(const char *db_path)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK); /* one commit throughout */
+	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
+		       "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)") != 0)
+		fail_msg("a group's count is not its rows'");
+	if (scalar(db, "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
+		       "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)") != 0)
+		fail_msg("a slice's parent is not there");
+	if (scalar(db, "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
+		       "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)") != 0)
+		fail_msg("a slice lies outside its group's extents");
+	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
+		       "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)") != 0)
+		fail_msg("a group's extents do not add up to its count");
+	if (scalar(db, "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
+		       "name_id NOT IN (SELECT id FROM strings)") != 0)
+		fail_msg("a slice's track or name is not there");
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+/* A stream fed in random pieces, committed at random points: each commit
+ * reads whole, and the end is the batch's. */
+static void t_growing_stream(void **state)
+{
+	char in[96], a[96], b[96];
+	uint64_t seed, r;
+
+	(void)state;
+	path_of(in, sizeof(in), "in.fxt");
+	path_of(a, sizeof(a), "a.db");
+	path_of(b, sizeof(b), "b.db");
+	for (seed = 1; seed <= 4; seed++) {
+		struct ingest_opts o = { 0 };
+		struct ingest_result res;
+		struct ingest_stream *s;
+		uint8_t *bytes;
+		size_t n, off = 0;
+		FILE *f;
+		int commits = 0;
+
+		r = seed * 104729;
+		write_random(in, seed * 31, 4000);
+		ingest(in, a, 16, 0);
+		assert_non_null(f = fopen(in, "rb"));
+		fseek(f, 0, SEEK_END);
+		n = (size_t)ftell(f);
+		fseek(f, 0, SEEK_SET);
+		assert_non_null(bytes = malloc(n));
+		assert_int_equal(fread(bytes, 1, n, f), n);
+		fclose(f);
+		o.extent_rows = 16;
+		o.growing = 1;
+		o.sort_budget = 256;
+		o.order_window = 4096 << (seed % 3);
+		assert_non_null(s = ingest_stream_open(b, &o, &res));
+		while (off < n) {
+			size_t piece = 1 + (size_t)(xorshift64(&r) % 3000);
+
+			if (piece > n - off)
+				piece = n - off;
+			assert_int_equal(ingest_stream_feed(s, bytes + off, piece), INGEST_OK);
+			off += piece;
+			if (xorshift64(&r) % 3 == 0) {
+				assert_int_equal(ingest_stream_commit(s), INGEST_OK);
+				if (access(b, F_OK) == 0) {
+					check_commit(b);
+					commits++;
+				}
+			}
+		}
+		assert_true(commits > 0);
+		assert_int_equal(ingest_stream_end(s), INGEST_OK);
+		ingest_stream_free(s);
+		free(bytes);
+		same_tables(b, a);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -126,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_commits_end_as_batch),
+		cmocka_unit_test(t_growing_stream),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
