@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../ingest/grow.h"
 #include "../ingest_util.h"
 #include "../xorshift.h"
+
+#define SELF "/proc/self/exe"
 
 static char dir[64];
 
@@ -192,6 +195,70 @@ static void t_growing_stream(void **state)
 	}
 }
 
+/* The same through grow-child (grow.h): the source appended to piece by
+ * piece as its parent tells the child, every commit reported read whole,
+ * and the end the batch's. */
+static void t_grow_child(void **state)
+{
+	char in[96], a[96], src[96], b[96], err[256];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	struct ingest_grow *g;
+	uint64_t r = 77, bytes = 0, off = 0;
+	uint8_t *all;
+	size_t n;
+	FILE *f, *out;
+	int rc = -1, commits = 0;
+	enum grow_report rep;
+
+	(void)state;
+	path_of(in, sizeof(in), "in.fxt");
+	path_of(a, sizeof(a), "a.db");
+	path_of(src, sizeof(src), "source");
+	path_of(b, sizeof(b), "grown.db");
+	write_random(in, 4242, 6000);
+	ingest(in, a, 16, 0);
+	assert_non_null(f = fopen(in, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	assert_non_null(all = malloc(n));
+	assert_int_equal(fread(all, 1, n, f), n);
+	fclose(f);
+	assert_non_null(out = fopen(src, "wb"));
+	o.extent_rows = 16;
+	o.sort_budget = 256;
+	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, err, sizeof(err)));
+	while (off < n) {
+		size_t piece = 1 + (size_t)(xorshift64(&r) % 20000);
+
+		if (piece > n - off)
+			piece = n - off;
+		assert_int_equal(fwrite(all + off, 1, piece, out), piece);
+		fflush(out);
+		off += piece;
+		assert_int_equal(ingest_grow_size(g, off), 0);
+		while ((rep = ingest_grow_read(g, xorshift64(&r) % 2 ? 30 : 0, &res, &bytes, &rc)) == GROW_COMMIT) {
+			assert_true(bytes <= off);
+			check_commit(b);
+			commits++;
+		}
+		assert_int_equal(rep, GROW_NONE);
+	}
+	fclose(out);
+	assert_int_equal(ingest_grow_end(g), 0);
+	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &rc)) != GROW_DONE) {
+		assert_int_not_equal(rep, GROW_DIED);
+		if (rep == GROW_COMMIT)
+			commits++;
+	}
+	assert_int_equal(rc, INGEST_OK);
+	assert_true(commits > 0);
+	ingest_grow_free(g, 0);
+	free(all);
+	same_tables(b, a);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -208,12 +275,16 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_commits_end_as_batch),
 		cmocka_unit_test(t_growing_stream),
+		cmocka_unit_test(t_grow_child),
 	};
 
+	if (argc > 1 && strcmp(argv[1], "grow-child") == 0) /* this program is its own child */
+		return ingest_grow_child_main();
+	(void)argv;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
