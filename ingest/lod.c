@@ -117,17 +117,21 @@ static void group_from_item(struct lod_group *g, const struct lod_item *x, uint6
 	g->first_value = g->last_value = value_bits(x);
 }
 
-/* Adds item i, just after g's items, to g. */
-static void group_add_item(struct lod_group *g, const struct lod_item *x, uint64_t i)
+/* Adds item i, just after g's items, to g; only what the records of
+ * slices (counters: of points) take. */
+static void group_add_item(struct lod_group *g, const struct lod_item *x, uint64_t i, int counters)
 {
 	g->last = i;
-	g->open |= x->open;
-	if (x->end > g->end)
-		g->end = x->end;
-	if (x->end - x->ts > g->longest_dur) {
-		g->longest = i;
-		g->longest_dur = x->end - x->ts;
-		g->longest_names = name_cat(x);
+	if (!counters) {
+		g->open |= x->open;
+		if (x->end > g->end)
+			g->end = x->end;
+		if (x->end - x->ts > g->longest_dur) {
+			g->longest = i;
+			g->longest_dur = x->end - x->ts;
+			g->longest_names = name_cat(x);
+		}
+		return;
 	}
 	if (x->ivalue < g->imin)
 		g->imin = x->ivalue;
@@ -143,17 +147,20 @@ static void group_add_item(struct lod_group *g, const struct lod_item *x, uint64
 	g->last_value = value_bits(x);
 }
 
-/* Adds h, the items just after g's, to g. */
-static void group_merge(struct lod_group *g, const struct lod_group *h)
+/* Adds h, the items just after g's, to g; as group_add_item. */
+static void group_merge(struct lod_group *g, const struct lod_group *h, int counters)
 {
 	g->last = h->last;
-	g->open |= h->open;
-	if (h->end > g->end)
-		g->end = h->end;
-	if (h->longest_dur > g->longest_dur) {
-		g->longest = h->longest;
-		g->longest_dur = h->longest_dur;
-		g->longest_names = h->longest_names;
+	if (!counters) {
+		g->open |= h->open;
+		if (h->end > g->end)
+			g->end = h->end;
+		if (h->longest_dur > g->longest_dur) {
+			g->longest = h->longest;
+			g->longest_dur = h->longest_dur;
+			g->longest_names = h->longest_names;
+		}
+		return;
 	}
 	if (h->imin < g->imin)
 		g->imin = h->imin;
@@ -280,7 +287,7 @@ static int settle(const struct lod_state *st, const struct lod_item *x, uint64_t
 	int j;
 
 	if (l->has_tail && l->tail.start >> l->level == x->ts >> l->level) {
-		group_add_item(&l->tail, x, i);
+		group_add_item(&l->tail, x, i, st->counters);
 		return 0;
 	}
 	c = l->tail;
@@ -294,7 +301,7 @@ static int settle(const struct lod_state *st, const struct lod_item *x, uint64_t
 	for (j = 1; j < st->nlv; j++) {
 		l = &st->lv[j];
 		if (l->has_tail)
-			group_merge(&l->tail, &c);
+			group_merge(&l->tail, &c, st->counters);
 		else
 			l->tail = c;
 		l->has_tail = 1;
@@ -338,7 +345,7 @@ static int row_out(const struct lod_state *st, struct lod_level *l, const struct
 	if (v != NULL) {
 		w = *v;
 		if (w.start >> l->level == st->last.ts >> l->level)
-			group_add_item(&w, &st->last, st->n - 1);
+			group_add_item(&w, &st->last, st->n - 1, st->counters);
 		if (w.last != w.first) {
 			group_record(&w, l->level, st->counters, l->recs[l->m]);
 			virt = 1;
@@ -378,7 +385,7 @@ static int rows_out(struct lod_state *st, const struct lod_sink *sk)
 		if (l->has_tail) { /* v: the tails up to l, in item order */
 			t = l->tail;
 			if (has_v)
-				group_merge(&t, &v);
+				group_merge(&t, &v, st->counters);
 			v = t;
 			has_v = 1;
 		}
