@@ -154,9 +154,13 @@ static void check_equal(struct table *got, const struct lod_item *items, uint64_
 
 	one_commit(&want, &got->key, items, n, counters, &want_levels);
 	assert_int_equal(levels, want_levels);
+	assert_int_equal(got->n, want.n);
+	if (want.n == 0) { /* rows NULL, which qsort must not be given */
+		table_fini(&want);
+		return;
+	}
 	qsort(got->rows, got->n, sizeof(*got->rows), row_cmp);
 	qsort(want.rows, want.n, sizeof(*want.rows), row_cmp);
-	assert_int_equal(got->n, want.n);
 	for (i = 0; i < want.n; i++) {
 		assert_int_equal(got->rows[i].level, want.rows[i].level);
 		assert_int_equal(got->rows[i].first, want.rows[i].first);
