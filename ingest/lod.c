@@ -246,16 +246,20 @@ static int row_unput(const struct lod_state *st, const struct lod_level *l, int6
 }
 
 /* l's last row is full: it goes to the sink, unless the sink has it
- * already (l made again from item 0), and a new row starts. */
+ * already (l made again from item 0, or the row was put with its last
+ * record open and that record closed as it was), and a new row starts. */
 static int row_full(const struct lod_state *st, struct lod_level *l, const struct lod_sink *sk)
 {
+	int64_t first = (int64_t)l->recs[0][LODW_BUCKET];
 	int rc = 0;
 
 	l->m = 0;
 	if (l->rows++ < l->rows_put)
 		return 0;
-	if (row_unput(st, l, (int64_t)l->recs[0][LODW_BUCKET], sk) != 0 ||
-	    row_put(st, l, (const uint64_t(*)[LOD_WORDS])l->recs, LOD_CHUNK, sk) != 0)
+	if (!(l->put && l->put_first == first && l->put_m == LOD_CHUNK - 1 && l->put_virt &&
+	      memcmp(l->put_rec, l->recs[LOD_CHUNK - 1], sizeof(l->put_rec)) == 0) &&
+	    (row_unput(st, l, first, sk) != 0 ||
+	     row_put(st, l, (const uint64_t(*)[LOD_WORDS])l->recs, LOD_CHUNK, sk) != 0))
 		rc = -1;
 	l->put = 0;
 	l->rows_put = l->rows;
@@ -459,15 +463,13 @@ static int decide(struct lod_state *st, const struct lod_item *it, uint64_t from
 }
 
 /*
- * The set changed: the rows of the levels that left go, and the stored
- * levels are made again from item 0 (the sink's items before `from`, the
- * commit's after), each keeping what the sink holds of it.
+ * The set changed to `set`: the rows of the levels that left go, and the
+ * levels of the new set start again from item 0, a level that stays
+ * keeping what the sink holds of it (rows_put, put...). Returns 0 or -1.
  */
-static int rebuild(struct lod_state *st, uint64_t set, const struct lod_item *it, uint64_t from, size_t m,
-		   const struct lod_sink *sk)
+static int levels_reset(struct lod_state *st, uint64_t set, const struct lod_sink *sk)
 {
 	struct lod_level *nl = NULL, *old = st->lv;
-	uint64_t i, settled = from + m - 1;
 	int j, k = 0, level, nold = st->nlv, rc = 0;
 
 	if (set != 0 && (nl = calloc((size_t)__builtin_popcountll(set), sizeof(*nl))) == NULL)
@@ -478,11 +480,11 @@ static int rebuild(struct lod_state *st, uint64_t set, const struct lod_item *it
 		for (j = 0; j < nold && old[j].level != level; j++)
 			;
 		if (j < nold) {
-			nl[k] = old[j]; /* its records are made again, its rows in the sink stay */
+			nl[k] = old[j];
 			nl[k].has_tail = nl[k].m = 0;
 			nl[k].rows = 0;
 			old[j].recs = NULL;
-			old[j].level = -1;
+			old[j].level = -1; /* taken */
 		}
 		nl[k++].level = level;
 	}
@@ -495,19 +497,36 @@ static int rebuild(struct lod_state *st, uint64_t set, const struct lod_item *it
 	st->lv = nl;
 	st->nlv = k;
 	st->levels = set;
-	for (i = 0; i < settled && k > 0 && rc == 0;) {
-		size_t n = settled - i;
-		const struct lod_item *p = it + (i - from);
+	return rc;
+}
 
+/*
+ * The set changed: the stored levels are made again from item 0 (the
+ * sink's items before `from`, the commit's after), handing out only rows
+ * the sink lacks. Returns 0 or -1.
+ */
+static int rebuild(struct lod_state *st, uint64_t set, const struct lod_item *it, uint64_t from, size_t m,
+		   const struct lod_sink *sk)
+{
+	uint64_t i, settled = from + m - 1; /* the last item stays apart */
+	const struct lod_item *p;
+	size_t n;
+
+	if (levels_reset(st, set, sk) != 0)
+		return -1;
+	for (i = 0; i < settled && st->nlv > 0; i += n) {
 		if (i < from) {
 			n = from - i < LOD_FETCH ? (size_t)(from - i) : LOD_FETCH;
 			if (sk->items == NULL || (p = sk->items(sk->ctx, &st->key, i, n)) == NULL)
 				return -1;
+		} else {
+			n = (size_t)(settled - i);
+			p = it + (i - from);
 		}
-		rc = settle_run(st, p, i, n, sk);
-		i += n;
+		if (settle_run(st, p, i, n, sk) != 0)
+			return -1;
 	}
-	return rc;
+	return 0;
 }
 
 void lod_state_init(struct lod_state *st, const struct lod_key *k, int counters)
@@ -542,7 +561,7 @@ int lod_commit(struct lod_state *st, const struct lod_item *it, uint64_t from, s
 	int rc = 0;
 
 	*levels = st->levels;
-	if (from != st->n && from + 1 != st->n)
+	if (from != st->n && !(st->n >= 1 && from == st->n - 1))
 		return -1;
 	if (m == 0)
 		return 0;
