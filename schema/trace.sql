@@ -322,8 +322,11 @@ CREATE TABLE track_stacks (
 -- Level of detail (mipmaps), built at ingest. For every (track, depth) and
 -- some levels L in 10, 12, 14 ..., the slices starting in one bucket
 -- [bucket << L, (bucket + 1) << L) ns are summarised when there are at least
--- two of them. A level is stored only when it halves the items of the last
--- stored one (track_depths.lod_levels, tracks.lod_levels say which); a
+-- two of them. A level is stored only when, over the group's first P
+-- slices (P the greatest power of two at or below its count, at least 2),
+-- it halves the items of the last stored one (track_depths.lod_levels,
+-- tracks.lod_levels say which): the set changes only when the count
+-- doubles, wherever the commits of a growing trace fall (ingest/lod.c). A
 -- reader at level L uses the finest stored level at or below L. Buckets
 -- holding one slice are not stored; a reader takes that slice from `slices`.
 --

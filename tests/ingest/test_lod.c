@@ -4,8 +4,9 @@
  * timestamps, one bucket for all, unterminated slices, counters with int
  * and double values), the records written to table lod are decoded and
  * compared, word by word, with a reference that follows the rules of
- * lod.c's header the slow way: every level's groups counted and made from
- * the items themselves.
+ * lod.c's header the slow way: every level's groups counted (over the
+ * first power of two of the items, as the rule says) and made from the
+ * items themselves. test_lod_inc.c builds the same groups in commits.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,25 +94,34 @@ static void ref_record(const struct lod_item *it, size_t a, size_t b, int level,
 	}
 }
 
-/* Every record the rules ask for, level by level, and the set of levels. */
+/* Every record the rules ask for, level by level, and the set of levels:
+ * decided over the first P items, P the greatest power of two at or below
+ * n, and made over all n. */
 static uint64_t *reference(const struct lod_item *it, size_t n, int counters, size_t *nrec, uint64_t *set)
 {
-	uint64_t *rec = malloc((2 * n + 1) * LOD_WORDS * sizeof(*rec));
-	size_t stored = n, groups, a, b;
+	uint64_t *rec;
+	size_t stored, groups, a, b, p = 1, room = 1;
 	int level;
 
-	assert_non_null(rec);
 	*nrec = 0;
 	*set = 0;
-	if (n < 2)
-		return rec;
-	groups = count_groups(it, n, LOD_MIN_LEVEL);
+	while (p * 2 <= n)
+		p *= 2;
+	stored = p;
+	groups = n >= 2 ? count_groups(it, p, LOD_MIN_LEVEL) : 1;
 	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL && groups > 1; level += LOD_STEP) {
-		groups = count_groups(it, n, level);
+		groups = count_groups(it, p, level);
 		if (groups * 2 > stored)
 			continue;
 		stored = groups;
 		*set |= UINT64_C(1) << level;
+		room += count_groups(it, n, level);
+	}
+	rec = malloc(room * LOD_WORDS * sizeof(*rec));
+	assert_non_null(rec);
+	for (level = LOD_MIN_LEVEL; level <= LOD_MAX_LEVEL; level += LOD_STEP) {
+		if (!(*set >> level & 1))
+			continue;
 		for (a = 0; a < n; a = b + 1) {
 			for (b = a; b + 1 < n && it[b + 1].ts >> level == it[a].ts >> level; b++)
 				;
