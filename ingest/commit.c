@@ -22,8 +22,11 @@ struct cm_group {
 	int was_open;         /* ... at the last commit */
 	struct commit_open o; /* the open one */
 	int touched;          /* to write at this commit */
+	uint64_t prev_done;   /* done at the last commit: this one's items start there */
 	uint64_t lod_levels;
-	struct vec items;     /* struct lod_item: the final ones, for the level of detail */
+	struct lod_state lod; /* the level of detail so far (lod.h) */
+	int lod_init;
+	struct vec items;     /* struct lod_item: this commit's final ones, from prev_done */
 };
 
 /* What the commits know of one counter track. */
@@ -32,7 +35,9 @@ struct cm_counter {
 	struct vec marks;     /* int64_t: the ts of points 0, 1024, 2048 ... */
 	int64_t last_ts;
 	int touched;
-	struct vec items;     /* struct lod_item */
+	struct lod_state lod;
+	int lod_init;
+	struct vec items;     /* struct lod_item: this commit's, from count on */
 };
 
 /* A slice's row, until the commit's rows are in id order. */
@@ -54,9 +59,151 @@ struct commit {
 	struct vec touched_counters; /* uint32_t: counter tracks touched */
 	size_t strings;       /* strings written */
 	uint64_t commits;
-	struct lod_writer lw;
-	int lw_open;
+	struct lod_sink sink; /* the level of detail's rows, to the database in place */
+	struct dbw_stmt *lod_put, *lod_drop;
+	sqlite3 *reader;      /* the last commit, where items committed before come from */
+	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
+	const char *path;     /* the database's */
+	int reading_counters; /* what rows reads */
+	struct vec fetched;   /* struct lod_item: the items handed to the builder */
 };
+
+/* Where an item ends for the level of detail and the longest slice: an
+ * open one at the trace's end (as write_range has it). */
+static int64_t item_end(const struct build *b, int64_t ts, int64_t dur)
+{
+	return dur < 0 ? (b->end_ns > ts ? b->end_ns : ts) : tracedb_slice_end(ts, dur);
+}
+
+/* ---- the level of detail's sink (lod.h): rows in place, items read back -- */
+
+static int sink_put(void *ctx, const struct lod_key *k, int level, int64_t first_bucket, int64_t last_bucket,
+		    uint8_t *blob, size_t len)
+{
+	struct commit *c = ctx;
+	struct bins_val v[6] = { { 0 } };
+	int i;
+
+	if (c->lod_put == NULL &&
+	    (c->lod_put = dbw_prepare(c->b->s, "INSERT OR REPLACE INTO lod VALUES (?, ?, ?, ?, ?, ?)")) == NULL) {
+		free(blob);
+		return -1;
+	}
+	for (i = 0; i < 5; i++)
+		v[i].type = SQLITE_INTEGER;
+	v[0].i = k->track_id;
+	v[1].i = k->depth;
+	v[2].i = level;
+	v[3].i = first_bucket;
+	v[4].i = last_bucket;
+	v[5].type = SQLITE_BLOB;
+	v[5].p = blob;
+	v[5].n = (int)len;
+	return dbw_submit(c->b->s, c->lod_put, v, 6, blob);
+}
+
+static int sink_drop(void *ctx, const struct lod_key *k, int level, int64_t from_bucket)
+{
+	struct commit *c = ctx;
+	struct bins_val v[4] = { { 0 } };
+	int i;
+
+	if (c->lod_drop == NULL &&
+	    (c->lod_drop = dbw_prepare(c->b->s, "DELETE FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 "
+						"AND first_bucket >= ?4")) == NULL)
+		return -1;
+	for (i = 0; i < 4; i++)
+		v[i].type = SQLITE_INTEGER;
+	v[0].i = k->track_id;
+	v[1].i = k->depth;
+	v[2].i = level;
+	v[3].i = from_bucket;
+	return dbw_submit(c->b->s, c->lod_drop, v, 4, NULL);
+}
+
+/* An item as the builder has it, from a row read back. */
+static void row_item(struct commit *c, sqlite3_stmt *st, struct lod_item *it)
+{
+	int64_t ts = sqlite3_column_int64(st, 0);
+
+	memset(it, 0, sizeof(*it));
+	it->ts = ts;
+	if (c->reading_counters) {
+		it->end = ts;
+		switch (sqlite3_column_type(st, 1)) {
+		case SQLITE_INTEGER:
+			it->is_int = 1;
+			it->ivalue = sqlite3_column_int64(st, 1);
+			it->value = (double)it->ivalue;
+			break;
+		case SQLITE_TEXT: /* a uint64 past INT64_MAX (tracedb.h) */
+			it->value = (double)strtoull((const char *)sqlite3_column_text(st, 1), NULL, 10);
+			break;
+		default:
+			it->value = sqlite3_column_double(st, 1);
+		}
+		return;
+	}
+	it->end = item_end(c->b, ts, sqlite3_column_int64(st, 1));
+	it->open = sqlite3_column_int64(st, 1) < 0;
+	it->name = (uint32_t)sqlite3_column_int64(st, 2);
+	it->cat = (uint32_t)sqlite3_column_int64(st, 3);
+}
+
+/* Items [first, first + n) of a group, committed before: read back from
+ * the last commit through the group's extents. */
+static const struct lod_item *sink_items(void *ctx, const struct lod_key *k, uint64_t first, size_t n)
+{
+	struct commit *c = ctx;
+	int counters = k->depth == 0 && (size_t)(k->track_id - 1) < c->b->tracks.len &&
+		       VEC_AT(&c->b->tracks, struct btrack, k->track_id - 1)->kind == TK_COUNTER;
+	int rc;
+
+	if (c->reader == NULL) {
+		if (sqlite3_open_v2(c->path, &c->reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(c->reader,
+				       "SELECT first_ord, first_id, count FROM extents WHERE track_id = ?1 AND depth = ?2 "
+				       "AND first_ord + count > ?3 ORDER BY first_ord",
+				       -1, &c->ext, NULL) != SQLITE_OK)
+			return NULL;
+	}
+	if (c->back == NULL || c->reading_counters != counters) {
+		sqlite3_finalize(c->back);
+		c->back = NULL;
+		c->reading_counters = counters;
+		if (sqlite3_prepare_v2(c->reader,
+				       counters ? "SELECT ts, value FROM counters WHERE id BETWEEN ?1 AND ?2 ORDER BY id"
+						: "SELECT ts, dur, name_id, category_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
+						  "ORDER BY id",
+				       -1, &c->back, NULL) != SQLITE_OK)
+			return NULL;
+	}
+	c->fetched.len = 0;
+	if (vec_reserve(&c->fetched, n) != 0)
+		return NULL;
+	sqlite3_bind_int64(c->ext, 1, k->track_id);
+	sqlite3_bind_int64(c->ext, 2, k->depth);
+	sqlite3_bind_int64(c->ext, 3, (int64_t)first);
+	while (c->fetched.len < n && (rc = sqlite3_step(c->ext)) == SQLITE_ROW) {
+		uint64_t ord = (uint64_t)sqlite3_column_int64(c->ext, 0), id = (uint64_t)sqlite3_column_int64(c->ext, 1);
+		uint64_t cnt = (uint64_t)sqlite3_column_int64(c->ext, 2), from = first + c->fetched.len;
+		uint64_t skip = from > ord ? from - ord : 0, take = cnt - skip;
+
+		if (take > n - c->fetched.len)
+			take = n - c->fetched.len;
+		sqlite3_bind_int64(c->back, 1, (int64_t)(id + skip));
+		sqlite3_bind_int64(c->back, 2, (int64_t)(id + skip + take - 1));
+		while (c->fetched.len < n && (rc = sqlite3_step(c->back)) == SQLITE_ROW)
+			row_item(c, c->back, VEC_AT(&c->fetched, struct lod_item, c->fetched.len++));
+		sqlite3_reset(c->back);
+		if (rc == SQLITE_ROW)
+			rc = SQLITE_DONE;
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_reset(c->ext);
+	return c->fetched.len == n ? c->fetched.data : NULL;
+}
 
 struct commit *commit_new(struct build *b)
 {
@@ -72,6 +219,12 @@ struct commit *commit_new(struct build *b)
 	vec_init(&c->rows, sizeof(struct cm_row));
 	vec_init(&c->touched, sizeof(uint32_t));
 	vec_init(&c->touched_counters, sizeof(uint32_t));
+	vec_init(&c->fetched, sizeof(struct lod_item));
+	c->path = sqlite3_db_filename(b->s->db, "main");
+	c->sink.ctx = c;
+	c->sink.put = sink_put;
+	c->sink.drop = sink_drop;
+	c->sink.items = sink_items;
 	b->ss.journal = &c->journal;
 	b->journal_points = &c->points;
 	b->committed = 1;
@@ -89,15 +242,29 @@ void commit_free(struct commit *c)
 	if (c->b->journal_points == &c->points)
 		c->b->journal_points = NULL;
 	for (i = 0; i < c->groups.len; i++) {
-		vec_fini(&VEC_AT(&c->groups, struct cm_group, i)->marks);
-		vec_fini(&VEC_AT(&c->groups, struct cm_group, i)->items);
+		struct cm_group *cg = VEC_AT(&c->groups, struct cm_group, i);
+
+		vec_fini(&cg->marks);
+		vec_fini(&cg->items);
+		if (cg->lod_init)
+			lod_state_fini(&cg->lod);
 	}
 	for (i = 0; i < c->counters.len; i++) {
-		vec_fini(&VEC_AT(&c->counters, struct cm_counter, i)->marks);
-		vec_fini(&VEC_AT(&c->counters, struct cm_counter, i)->items);
+		struct cm_counter *ct = VEC_AT(&c->counters, struct cm_counter, i);
+
+		vec_fini(&ct->marks);
+		vec_fini(&ct->items);
+		if (ct->lod_init)
+			lod_state_fini(&ct->lod);
 	}
-	if (c->lw_open)
-		lod_writer_fini(&c->lw);
+	if (c->lod_put)
+		dbw_finalize(c->b->s, c->lod_put);
+	if (c->lod_drop)
+		dbw_finalize(c->b->s, c->lod_drop);
+	sqlite3_finalize(c->ext);
+	sqlite3_finalize(c->back);
+	sqlite3_close(c->reader);
+	vec_fini(&c->fetched);
 	vec_fini(&c->journal);
 	vec_fini(&c->points);
 	vec_fini(&c->groups);
@@ -154,13 +321,6 @@ static int touch(struct vec *list, int *flag, uint32_t i)
 	*x = i;
 	*flag = 1;
 	return 0;
-}
-
-/* Where an item ends for the level of detail and the longest slice: an
- * open one at the trace's end (as write_range has it). */
-static int64_t item_end(const struct build *b, int64_t ts, int64_t dur)
-{
-	return dur < 0 ? (b->end_ns > ts ? b->end_ns : ts) : tracedb_slice_end(ts, dur);
 }
 
 static int add_row(struct commit *c, uint32_t group, uint32_t ord, const struct ss_slice *s)
@@ -339,22 +499,26 @@ static int marks_put(struct vec *mb, const struct vec *marks, uint64_t n, int64_
 	return 0;
 }
 
-/* The level of detail of a group's items, written again whole. */
-static int group_lod(struct commit *c, int64_t track_id, int64_t depth, const struct vec *items,
-		     const struct lod_item *open, int counters, uint64_t *levels)
+/* One commit of a group's level of detail: its items from `from` on (the
+ * last committed replaced when from is one before its count: an open one). */
+static int group_lod(struct commit *c, struct lod_state *st, int *init, const struct lod_key *k, int counters,
+		     struct vec *items, const struct lod_item *open, uint64_t from, uint64_t *levels)
 {
-	struct lod_key key = { track_id, depth };
-	size_t n = items->len + (open != NULL);
-	struct lod_item *it;
+	struct lod_item *o;
+	int rc;
 
-	if (queue_del(c, "DELETE FROM " TRACEDB_STAGED("lod") " WHERE track_id = ?1 AND depth = ?2", track_id, depth) != 0 ||
-	    (it = lod_items(&c->lw, n)) == NULL)
-		return -1;
-	if (items->len)
-		memcpy(it, items->data, items->len * sizeof(*it));
-	if (open != NULL)
-		it[items->len] = *open;
-	return lod_build(&c->lw, &key, it, n, counters, levels);
+	if (!*init) {
+		lod_state_init(st, k, counters);
+		*init = 1;
+	}
+	if (open != NULL) {
+		if ((o = vec_push(items)) == NULL)
+			return -1;
+		*o = *open;
+	}
+	rc = items->len == 0 ? 0 : lod_commit(st, items->data, from, items->len, &c->sink, levels);
+	items->len = 0;
+	return rc;
 }
 
 /* A touched group's row of track_depths, until the marks' bytes are all made. */
@@ -404,7 +568,13 @@ static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_
 	}
 	if (g->depth > t->max_depth)
 		t->max_depth = g->depth;
-	rc = group_lod(c, g->track + 1, g->depth, &cg->items, cg->open ? &open : NULL, 0, &cg->lod_levels);
+	{
+		struct lod_key key = { g->track + 1, g->depth };
+
+		rc = group_lod(c, &cg->lod, &cg->lod_init, &key, 0, &cg->items, cg->open ? &open : NULL, cg->prev_done,
+			       &cg->lod_levels);
+		cg->prev_done = cg->done;
+	}
 	if (rc == 0 && marks_put(mb, &cg->marks, d->n, last, &d->off, &d->len) != 0)
 		rc = -1;
 	if (cg->open && cg->done % TRACEDB_MARK_ROWS == 0)
@@ -523,17 +693,22 @@ static int write_points(struct commit *c)
 		uint64_t k;
 
 		ct->touched = 0;
-		for (k = ct->count; k < ct->items.len; k++)
-			if (k % TRACEDB_MARK_ROWS == 0) {
+		for (k = 0; k < ct->items.len; k++)
+			if ((ct->count + k) % TRACEDB_MARK_ROWS == 0) {
 				int64_t *m = vec_push(&ct->marks);
 
 				if (m == NULL)
 					return -1;
 				*m = VEC_AT(&ct->items, struct lod_item, k)->ts;
 			}
-		ct->count = ct->items.len;
-		ct->last_ts = VEC_AT(&ct->items, struct lod_item, ct->count - 1)->ts;
-		rc = group_lod(c, (int64_t)ti + 1, 0, &ct->items, NULL, 1, &t->lod_levels);
+		ct->last_ts = VEC_AT(&ct->items, struct lod_item, ct->items.len - 1)->ts;
+		{
+			struct lod_key key = { (int64_t)ti + 1, 0 };
+			uint64_t from = ct->count;
+
+			ct->count += ct->items.len;
+			rc = group_lod(c, &ct->lod, &ct->lod_init, &key, 1, &ct->items, NULL, from, &t->lod_levels);
+		}
 		if (rc == 0)
 			rc = queue_del(c, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", (int64_t)ti + 1, 0);
 		if (rc == 0) {
@@ -561,11 +736,6 @@ int commit_write(struct commit *c)
 	struct build *b = c->b;
 	int rc;
 
-	if (!c->lw_open) {
-		if (lod_writer_init(&c->lw, b->s) != 0)
-			return -1;
-		c->lw_open = 1;
-	}
 	rc = take_journal(c);
 	rc = rc ? rc : take_open(c);
 	rc = rc ? rc : write_rows(c);
