@@ -30,7 +30,7 @@ TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
-CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/record.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/record.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/grow.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/storage_s3.c catalog/source.c catalog/warm.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_sqlite_notes.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c catalog/jobs.c build/gen/catalog.c build/gen/catalog_pg.c
 # `trace-server record` (client/record.c over the one HTTP client, libcurl
 # and cJSON), which tests/client/test_record.c and the provider's end-to-end

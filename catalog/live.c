@@ -57,6 +57,7 @@
 #include "../ingest/child.h"
 #include "../ingest/ingest.h"
 #include "catalog_internal.h"
+#include "grow.h"
 #include "window.h"
 
 /* live.c's state, under mu (each stream's window scan is the thread's
@@ -562,6 +563,8 @@ static struct trace_rec *next_live(struct catalog *c, int64_t now, int64_t *wait
 		struct trace_rec *r = c->v[i];
 		int live = r->state.status == TS_LIVE && !r->sync.foreign; /* not another server's stream */
 
+		if (live && r->live.growing >= 0 && !r->live.grown_done)
+			continue; /* grown in place (grow.c), or not known yet: no snapshot */
 		if (live && strcmp(r->state.stream, "receiving") != 0) {
 			if (r->live.handover_ms <= now) {
 				*ended = r->id;
@@ -622,9 +625,11 @@ static void *live_main(void *arg)
 	uint64_t mark_bytes = c->o.live_window ? c->o.live_window / 8 : (uint64_t)1 << 20;
 	size_t i;
 
+	struct cat_grows *gs = cat_grows_new();
+
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
-		int64_t wait_ms, took = 0, id, ended;
+		int64_t wait_ms, took = 0, id, ended, poll_ms;
 		struct trace_rec *r;
 		struct live_slot *s;
 		uint64_t size;
@@ -640,13 +645,14 @@ static void *live_main(void *arg)
 			pthread_mutex_lock(&c->mu);
 			continue;
 		}
+		poll_ms = gs != NULL ? cat_grows_service_locked(c, gs) : -1;
 		r = next_live(c, cat_now_ms(), &wait_ms, &ended);
 		if (ended) {
 			stream_ended(c, ended);
 			continue;
 		}
 		if (r == NULL) {
-			cond_wait_ms(&c->live->work, &c->mu, wait_ms);
+			cond_wait_ms(&c->live->work, &c->mu, poll_ms >= 0 && poll_ms < wait_ms ? poll_ms : wait_ms);
 			continue;
 		}
 		id = r->id;
@@ -671,6 +677,7 @@ static void *live_main(void *arg)
 			snap_schedule(c, r, s->preview, whole, rc, size, took);
 	}
 	pthread_mutex_unlock(&c->mu);
+	cat_grows_free(gs);
 	for (i = 0; i < ls.n; i++)
 		slot_free(&ls.v[i]);
 	free(ls.v);

@@ -16,6 +16,7 @@
 
 struct catalog;
 struct trace_rec;
+struct ingest_result;
 
 /* A live trace's snapshots, or an upload's preview while it is ingested
  * (memory only). */
@@ -30,6 +31,12 @@ struct rec_live {
 	int64_t handover_ms;  /* a stream that ended, the store down (shared jobs):
 			       * monotonic time it is handed to the worker again */
 	int snapshot;         /* 1: trace.db holds a snapshot (or the whole trace) */
+	int growing;          /* 1: an FXT stream grown in place by its own ingest
+			       * (grow.c), not snapshotted; -1: not FXT; 0: not known yet */
+	int grown_done;       /* its growing ingest ended: grown holds the result */
+	struct ingest_result *grown; /* ... until the worker takes it (cat_grown_take) */
+	int grown_rc;
+	uint64_t grown_restarts; /* the order's restarts its commits reported (ingest.h) */
 	int preview;          /* an upload being ingested here: 1 preview.db holds
 			       * a window of the bytes ingest has read
 			       * (snap_visible, snap_from), served while the status

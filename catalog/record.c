@@ -49,6 +49,7 @@ void cat_rec_free(struct trace_rec *r)
 		return;
 	rec_meta_fini(&r->meta);
 	state_fini(&r->state);
+	free(r->live.grown);
 	free(r);
 }
 

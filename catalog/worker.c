@@ -25,6 +25,7 @@
 #include "../ingest/ingest.h"
 #include "../query/query.h"
 #include "catalog_internal.h"
+#include "grow.h"
 
 /* After the store could not be reached, no ingest starts for this long, so
  * that a store that is down fails no trace and the worker does not spin. */
@@ -331,8 +332,13 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 	o.progress = run_progress;
 	o.progress_ctx = j;
 	o.format = hint[0] ? hint : NULL;
+	/* a trace that came as a stream has a growing trace's layout, whether
+	 * it grew in place or is ingested whole after a restart (grow.h) */
+	o.extent_rows = was_live(c, j->id) ? CAT_GROW_EXTENT_ROWS : 0;
 	res->error[0] = '\0';
-	if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
+	if (!j->cl && cat_grown_take(c, j->id, res, &rc))
+		; /* its growing ingest made the database as its bytes came: no second ingest */
+	else if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
 		rc = ingest_file_apart(c->o.ingest_exe, j->src, j->db, &o, res);

@@ -94,6 +94,8 @@ void ingest_result_put(FILE *out, const struct ingest_result *r)
 	for (i = 0; i < INGEST_PHASES; i++)
 		fprintf(out, "r phase%u %.9g\n", i, r->phase_seconds[i]);
 	fprintf(out, "r peak_rss %" PRIu64 "\n", r->peak_rss);
+	fprintf(out, "r order_restarts %" PRIu64 "\nr order_late %" PRIu64 "\nr order_streamed %" PRIu64 "\n",
+		r->order_restarts, r->order_late, r->order_streamed);
 }
 
 uint64_t ingest_child_num(const char *s)
@@ -133,6 +135,12 @@ void ingest_result_take(struct ingest_result *r, char *line)
 		}
 	} else if (strcmp(line, "error") == 0) {
 		snprintf(r->error, sizeof(r->error), "%s", v);
+	} else if (strcmp(line, "order_restarts") == 0) {
+		r->order_restarts = ingest_child_num(v);
+	} else if (strcmp(line, "order_late") == 0) {
+		r->order_late = ingest_child_num(v);
+	} else if (strcmp(line, "order_streamed") == 0) {
+		r->order_streamed = ingest_child_num(v);
 	} else if (strcmp(line, "peak_rss") == 0) {
 		r->peak_rss = ingest_child_num(v);
 	} else if (strcmp(line, "symbols_named") == 0) {

@@ -59,6 +59,7 @@ struct commit {
 	struct vec touched_counters; /* uint32_t: counter tracks touched */
 	size_t strings;       /* strings written */
 	uint64_t commits;
+	uint64_t points_total; /* counter points written */
 	struct lod_sink sink; /* the level of detail's rows, to the database in place */
 	struct dbw_stmt *lod_put, *lod_drop;
 	sqlite3 *reader;      /* the last commit, where items committed before come from */
@@ -680,7 +681,8 @@ static int write_points(struct commit *c)
 			bins_dbl(&cb, p->v.d);
 		bins_row(&cb);
 	}
-	b->res->counts.counters += c->points.len;
+	c->points_total += c->points.len;
+	b->res->counts.counters = c->points_total;
 	c->points.len = 0;
 	rc |= bins_fini(&cb);
 	if (rc != 0 || bins_init(&eb, b->s, "extents", 5) != 0)

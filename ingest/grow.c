@@ -30,6 +30,9 @@ enum {
 	LINE = 8192,
 	PIECE = 1 << 20,        /* bytes fed at a time */
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
+	ORDER_WINDOW = 256 << 10, /* the order's window to start with (sorter.h): doubled
+				   * at each start again, so a stream out of order by
+				   * more finds its own in a few */
 };
 
 /* Lines read from a descriptor without blocking: what came is kept until
@@ -142,12 +145,12 @@ static int feed_piece(struct follow *f)
 
 static int commit_now(struct follow *f)
 {
-	int rc = ingest_stream_commit(f->s);
+	int committed, rc = ingest_stream_commit(f->s, &committed);
 
-	if (rc != INGEST_OK)
+	f->last_commit = now_ms();
+	if (rc != INGEST_OK || !committed)
 		return rc;
 	f->committed = f->fed;
-	f->last_commit = now_ms();
 	ingest_result_put(stdout, f->res);
 	fprintf(stdout, "c %" PRIu64 "\n", f->committed);
 	fflush(stdout);
@@ -218,12 +221,16 @@ int ingest_grow_child_main(void)
 			o.extent_rows = (size_t)ingest_child_num(l + 12);
 		else if (strncmp(l, "commit_ms ", 10) == 0)
 			f.commit_ms = (int64_t)ingest_child_num(l + 10);
+		else if (strncmp(l, "order_window ", 13) == 0)
+			o.order_window = ingest_child_num(l + 13);
 	}
 	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
 	if (in_path[0] == '\0' || out_db[0] == '\0' || (f.res = calloc(1, sizeof(*f.res))) == NULL ||
 	    (f.buf = malloc(PIECE)) == NULL)
 		return 2;
 	o.growing = 1;
+	if (o.order_window == 0) /* a slow stream's events wait for this many bytes after them */
+		o.order_window = ORDER_WINDOW;
 	if ((f.src = open(in_path, O_RDONLY | O_CLOEXEC)) < 0) {
 		snprintf(f.res->error, sizeof(f.res->error), "cannot open the trace's file: %s", strerror(errno));
 		rc = INGEST_EIO;
@@ -299,7 +306,8 @@ struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const ch
 	if (o && o->format)
 		fprintf(g->w, "format %s\n", o->format);
 	if (o)
-		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\n", o->sort_budget, o->extent_rows);
+		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\norder_window %" PRIu64 "\n", o->sort_budget,
+			o->extent_rows, o->order_window);
 	fputs("go\n", g->w);
 	fflush(g->w);
 	g->res.format = "unknown";

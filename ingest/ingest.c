@@ -296,6 +296,9 @@ struct ingest_stream {
 	uint8_t head[DETECT];      /* the first bytes, while fewer than DETECT came */
 	size_t head_len;
 	int rc;                    /* sticky: the first error, or INGEST_ECANCEL after the end */
+	int regrow;                /* growing, started again since the last commit: none
+				    * until it holds what that one held (ingest_stream_commit) */
+	uint64_t shown;            /* events matched when the last commit was made */
 };
 
 /* A fresh model and sorter for the stream; INGEST_OK or INGEST_ENOMEM. */
@@ -431,13 +434,39 @@ static void remove_db(const char *path)
 	remove(side);
 }
 
+/* Empties every table of the database being written, in its open
+ * transaction (a growing stream started again); 0, or -1. */
+static int stream_clear_db(struct ingest_stream *s)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (dbw_drain(&s->s) != 0 ||
+	    sqlite3_prepare_v2(s->s.db, "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		char *sql = sqlite3_mprintf("DELETE FROM main.\"%w\"", (const char *)sqlite3_column_text(st, 0));
+
+		rc = sql != NULL && sqlite3_exec(s->s.db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+		sqlite3_free(sql);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* Throws away everything made from the input: the build, the database
  * (removed), the sorter, the model and the decoder. */
 static void stream_drop(struct ingest_stream *s)
 {
 	model_build_free(s->b);
 	s->b = NULL;
-	if (s->s_open) {
+	if (s->s_open && s->o.growing && !s->batch && s->rc == INGEST_OK && stream_clear_db(s) == 0) {
+		/* a growing trace is read while it is made again: its
+		 * database stays, emptied in the transaction that writes it
+		 * anew, and readers see its last commit until the next */
+		s->regrow = 1;
+	} else if (s->s_open) {
 		dbw_close(&s->s);
 		remove_db(s->tmp);
 		s->s_open = 0;
@@ -615,18 +644,25 @@ int ingest_stream_match(struct ingest_stream *s)
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 
-int ingest_stream_commit(struct ingest_stream *s)
+int ingest_stream_commit(struct ingest_stream *s, int *committed)
 {
 	int rc;
 
+	*committed = 0;
 	if (!s->o.growing || s->batch)
 		return s->rc;
 	if ((rc = ingest_stream_match(s)) != INGEST_OK || s->b == NULL)
 		return rc;
+	/* started again: the last commit stays until this one holds as much */
+	if (s->regrow && s->res->order_streamed < s->shown)
+		return INGEST_OK;
 	if (build_commit(s->b) != 0)
 		return stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB);
+	s->regrow = 0;
+	s->shown = s->res->order_streamed;
 	s->res->bytes = s->fed;
 	s->res->counts.events = s->m.events_total;
+	*committed = 1;
 	return INGEST_OK;
 }
 
