@@ -343,6 +343,15 @@ void dbw_finalize(struct dbwriter *s, struct dbw_stmt *st)
 	}
 }
 
+void dbw_fail(struct dbwriter *s, const char *why)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->failed)
+		snprintf(s->error, sizeof(s->error), "%s", why);
+	s->failed = 1;
+	pthread_mutex_unlock(&s->mu);
+}
+
 int dbw_failed(struct dbwriter *s)
 {
 	int failed;

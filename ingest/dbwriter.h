@@ -96,6 +96,9 @@ int dbw_open(struct dbwriter *s, const char *path, unsigned page_size);
  */
 struct dbw_stmt *dbw_prepare(struct dbwriter *s, const char *sql);
 void dbw_finalize(struct dbwriter *s, struct dbw_stmt *st);
+/* Fails the store for a reason of its caller's (a sentence), unless it
+ * failed already: later jobs are skipped, and s->error says why. */
+void dbw_fail(struct dbwriter *s, const char *why);
 /* Whether a job has failed so far (without waiting for the queue). */
 int dbw_failed(struct dbwriter *s);
 /* Queues one execution of st with these values (copied; text and blobs are

@@ -235,7 +235,13 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 		so->oom = 1;
 		return -1;
 	}
-	return lod_build(&so->lw, &key, it, r->count, 0, &r->lod_levels);
+	if (lod_build(&so->lw, &key, it, r->count, 0, &r->lod_levels) != 0) {
+		/* the builder's own refusal (the store's failure says why first) */
+		dbw_fail(b->s, "the level of detail could not be built: a group's slices are out of time order, "
+			       "or memory ran out");
+		return -1;
+	}
+	return 0;
 }
 
 int slices_order(struct build *b)

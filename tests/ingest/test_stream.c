@@ -223,7 +223,7 @@ struct feed {
 
 /* Streams in.fxt in pieces into stream.db (its result in *res), and
  * ingests it whole into file.db. */
-static void stream_and_file(const struct feed *fd, struct ingest_result *res)
+static int stream_and_file_rc(const struct feed *fd, struct ingest_result *res)
 {
 	char in[96], a[96], b[96];
 	struct ingest_opts o = { 0 };
@@ -250,13 +250,23 @@ static void stream_and_file(const struct feed *fd, struct ingest_result *res)
 		if (xorshift64(&rng) % 3 == 0)
 			assert_int_equal(ingest_stream_match(s), INGEST_OK);
 	}
-	if (ingest_stream_end(s) != INGEST_OK)
-		fail_msg("stream: %s", res->error);
+	if (ingest_stream_end(s) != INGEST_OK) {
+		ingest_stream_free(s);
+		free(buf);
+		return -1;
+	}
 	ingest_stream_free(s);
 	free(buf);
 	assert_int_equal(res->counts.events, fres.counts.events);
 	assert_int_equal(res->counts.slices, fres.counts.slices);
 	assert_int_equal(res->bytes, fres.bytes);
+	return 0;
+}
+
+static void stream_and_file(const struct feed *fd, struct ingest_result *res)
+{
+	if (stream_and_file_rc(fd, res) != 0)
+		fail_msg("stream: %s", res->error);
 }
 
 static void same_dbs(void)
@@ -438,10 +448,14 @@ static void test_stream_break(void **state)
 	save(&w);
 	sorter_test_skew = 1000000000;
 	sorter_test_no_late = 1;
-	stream_and_file(&fd, &res);
+	/* events out of order fail the ingest (a group's level of detail
+	 * takes its rows in time order only, lod.h), or give other rows */
+	if (stream_and_file_rc(&fd, &res) != 0)
+		snprintf(why, sizeof(why), "the stream failed: %s", res.error);
+	else
+		assert_true(tables_differ(a, b, why, sizeof(why)) > 0);
 	sorter_test_skew = 0;
 	sorter_test_no_late = 0;
-	assert_true(tables_differ(a, b, why, sizeof(why)) > 0);
 	print_message("broken on purpose: %s\n", why);
 	stream_and_file(&fd, &res); /* and mended */
 	same_dbs();
