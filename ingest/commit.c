@@ -423,24 +423,56 @@ static int take_open(struct commit *c)
 	return 0;
 }
 
-static int row_cmp(const void *x, const void *y)
+/*
+ * The commit's rows in id order, as indexes into c->rows: a stable
+ * counting sort by chunk of ids (extents.h). A group's rows come in
+ * ordinal order, and a chunk is one group's consecutive ordinals, so
+ * within a chunk they are in id order already. NULL when out of memory.
+ */
+static uint32_t *rows_by_id(struct commit *c)
 {
-	const struct cm_row *a = x, *b = y;
+	const struct cm_row *r = c->rows.data;
+	uint64_t per = c->b->ss.ids.rows, lo = UINT64_MAX, hi = 0, k;
+	size_t i, n = c->rows.len, *at;
+	uint32_t *order;
 
-	return a->id < b->id ? -1 : a->id > b->id;
+	if ((order = malloc((n ? n : 1) * sizeof(*order))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		k = (r[i].id - 1) / per;
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	if (n == 0)
+		return order;
+	if ((at = calloc((size_t)(hi - lo + 2), sizeof(*at))) == NULL) {
+		free(order);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		at[(r[i].id - 1) / per - lo + 1]++;
+	for (k = 1; k <= hi - lo + 1; k++)
+		at[k] += at[k - 1];
+	for (i = 0; i < n; i++)
+		order[at[(r[i].id - 1) / per - lo]++] = (uint32_t)i;
+	free(at);
+	return order;
 }
 
 static int write_rows(struct commit *c)
 {
+	uint32_t *order = rows_by_id(c);
 	struct bins sb;
 	size_t i;
 
-	if (c->rows.len > 1)
-		qsort(c->rows.data, c->rows.len, sizeof(struct cm_row), row_cmp);
-	if (bins_init_replace(&sb, c->b->s, "slices", 9) != 0)
+	if (order == NULL)
 		return -1;
+	if (bins_init_replace(&sb, c->b->s, "slices", 9) != 0) {
+		free(order);
+		return -1;
+	}
 	for (i = 0; i < c->rows.len; i++) {
-		const struct cm_row *r = VEC_AT(&c->rows, struct cm_row, i);
+		const struct cm_row *r = VEC_AT(&c->rows, struct cm_row, order[i]);
 
 		bins_i64(&sb, (int64_t)r->id);
 		bins_i64(&sb, r->track + 1);
@@ -459,6 +491,7 @@ static int write_rows(struct commit *c)
 			bins_null(&sb);
 		bins_row(&sb);
 	}
+	free(order);
 	c->rows.len = 0;
 	return bins_fini(&sb);
 }
@@ -630,7 +663,11 @@ static int write_groups(struct commit *c)
 	}
 	rc |= bins_fini(&db);
 	rc |= bins_fini(&eb);
-	rc |= dbw_drain(b->s); /* the marks' bytes are read until the rows ran */
+	/* the marks' bytes are read until the rows ran: freed after them */
+	if (dbw_release(b->s, mb.data) == 0)
+		vec_init(&mb, 1);
+	else
+		rc |= dbw_drain(b->s);
 out:
 	vec_fini(&mb);
 	vec_fini(&depths);

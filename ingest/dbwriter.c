@@ -62,7 +62,7 @@ static void stmt_free(struct dbw_stmt *st)
 	free(st);
 }
 
-enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE };
+enum job_kind { JOB_INSERT, JOB_PREPARE, JOB_FINALIZE, JOB_FREE };
 
 struct dbw_job {
 	int kind;               /* enum job_kind */
@@ -128,9 +128,12 @@ static void job_fail(struct dbwriter *s, int *failed, const char *what)
 static void job_run(struct dbwriter *s, struct dbw_job *j, int *failed)
 {
 	const struct bins_val *v = j->vals;
-	sqlite3_stmt *st = j->st->st;
+	sqlite3_stmt *st;
 	int i, k;
 
+	if (j->kind == JOB_FREE) /* only its owned memory, freed after it */
+		return;
+	st = j->st->st;
 	if (j->kind == JOB_FINALIZE) {
 		stmt_free(j->st);
 		return;
@@ -450,6 +453,22 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	}
 	s->writer_started = 1;
 	return 0;
+}
+
+int dbw_release(struct dbwriter *s, void *p)
+{
+	struct bins_val *v;
+	struct dbw_job *j;
+
+	if (p == NULL)
+		return 0;
+	if ((j = job_take(s, &v)) == NULL)
+		return -1;
+	j->kind = JOB_FREE;
+	j->st = NULL;
+	j->n = j->steps = 0;
+	j->owned = p;
+	return job_queue(s, j);
 }
 
 int dbw_queue_sql(struct dbwriter *s, const char *sql)

@@ -120,6 +120,10 @@ int dbw_commit(struct dbwriter *s);
  * commit.h): in WAL mode with shared locks, so that readers read the last
  * commit while the writer writes the next. */
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size);
+/* Frees p (malloc'd) once every job queued so far has run: memory those
+ * jobs read (blobs), handed over instead of waiting for them. 0, or -1
+ * (out of memory: p is still the caller's, who must drain first). */
+int dbw_release(struct dbwriter *s, void *p);
 /* Queues one run of a statement without values (a DELETE, COMMIT, BEGIN):
  * it runs in queue order on the writer thread. 0, or -1 (out of memory). */
 int dbw_queue_sql(struct dbwriter *s, const char *sql);

@@ -106,6 +106,7 @@ struct follow {
 	uint64_t committed;   /* bytes fed at the last commit */
 	int ended;            /* the parent said it ends at size */
 	int64_t commit_ms, last_commit;
+	int64_t gap;          /* the wait before the next commit (commit_now) */
 	uint8_t *buf;
 };
 
@@ -145,9 +146,13 @@ static int feed_piece(struct follow *f)
 
 static int commit_now(struct follow *f)
 {
+	int64_t t0 = now_ms();
 	int committed, rc = ingest_stream_commit(f->s, &committed);
 
 	f->last_commit = now_ms();
+	/* commits take at most a fifth of the time: the next waits four
+	 * times what this one took, when that is longer than commit_ms */
+	f->gap = 4 * (f->last_commit - t0) > f->commit_ms ? 4 * (f->last_commit - t0) : f->commit_ms;
 	if (rc != INGEST_OK || !committed)
 		return rc;
 	f->committed = f->fed;
@@ -163,7 +168,7 @@ static int follow(struct follow *f, struct lines *in)
 	int rc = INGEST_OK;
 
 	while (rc == INGEST_OK) {
-		int64_t due = f->last_commit + f->commit_ms - now_ms();
+		int64_t due = f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) - now_ms();
 
 		if (take_orders(f, in) != 0)
 			return INGEST_ECANCEL; /* the parent went away */

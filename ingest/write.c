@@ -620,7 +620,7 @@ static int write_threads(struct build *b)
 	return bins_fini(&tb) | write_processes(b);
 }
 
-static void write_track(struct build *b, struct bins *tb, uint64_t id, const struct btrack *t)
+static void write_track(struct bins *tb, uint64_t id, const struct btrack *t, const uint8_t *marks)
 {
 	int named = t->kind == TK_ASYNC || t->kind == TK_COUNTER;
 
@@ -659,7 +659,7 @@ static void write_track(struct build *b, struct bins *tb, uint64_t id, const str
 	}
 	bins_opt(tb, t->kind == TK_COUNTER || t->kind == TK_CPU ? t->lod_levels : 0);
 	if (t->kind == TK_COUNTER || t->kind == TK_CPU)
-		bins_blob(tb, (const uint8_t *)b->track_marks.data + t->marks_off, (int)t->marks_len);
+		bins_blob(tb, marks + t->marks_off, (int)t->marks_len);
 	else
 		bins_null(tb);
 	bins_row(tb);
@@ -670,14 +670,28 @@ static int write_tracks(struct build *b)
 	struct bins tb;
 	size_t i;
 	int rc;
+	const uint8_t *marks = b->track_marks.data;
+	uint8_t *copy = NULL;
 
-	if (bins_init(&tb, b->s, "tracks", 14) != 0)
+	/* the marks' bytes are read until the queue has run: a growing
+	 * trace's commits (commit.h) hand over a copy rather than wait */
+	if (b->committed && b->track_marks.len > 0 && (copy = malloc(b->track_marks.len)) != NULL) {
+		memcpy(copy, b->track_marks.data, b->track_marks.len);
+		marks = copy;
+	}
+	if (bins_init(&tb, b->s, "tracks", 14) != 0) {
+		free(copy);
 		return -1;
+	}
 	for (i = 0; i < b->tracks.len; i++)
-		write_track(b, &tb, i + 1, VEC_AT(&b->tracks, struct btrack, i));
+		write_track(&tb, i + 1, VEC_AT(&b->tracks, struct btrack, i), marks);
 	b->res->counts.tracks = b->tracks.len;
 	rc = bins_fini(&tb);
-	return dbw_drain(b->s) | rc; /* the marks' bytes are read until the queue has run */
+	if (copy != NULL && dbw_release(b->s, copy) == 0)
+		return rc;
+	rc |= dbw_drain(b->s);
+	free(copy);
+	return rc;
 }
 
 static int write_providers(struct build *b)
