@@ -174,7 +174,7 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 		o.extent_rows = CAT_GROW_EXTENT_ROWS;
 		snprintf(s->db, sizeof(s->db), "%s", j->db);
 		if ((s->g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", j->src, j->db, &o,
-					      err, sizeof(err))) == NULL) {
+					      c->o.live_pause_ms, err, sizeof(err))) == NULL) {
 			memset(&s->res, 0, sizeof(s->res));
 			s->res.format = "fxt";
 			snprintf(s->res.error, sizeof(s->res.error), "%s", err);

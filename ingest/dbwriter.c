@@ -51,11 +51,20 @@ struct dbw_stmt {
 	struct bins_val *bound; /* the writer's: the number values bound last, by parameter */
 	int nbound;
 	struct dbw_stmt *next_orphan; /* in store.orphans */
+	struct dbw_stmt *prev, *next; /* in store.stmts: every statement not freed */
 };
 
 /* Finalizes st and frees it; on the writer thread, or once it has stopped. */
-static void stmt_free(struct dbw_stmt *st)
+static void stmt_free(struct dbwriter *s, struct dbw_stmt *st)
 {
+	pthread_mutex_lock(&s->mu);
+	if (st->prev)
+		st->prev->next = st->next;
+	else if (s->stmts == st)
+		s->stmts = st->next;
+	if (st->next)
+		st->next->prev = st->prev;
+	pthread_mutex_unlock(&s->mu);
 	sqlite3_finalize(st->st);
 	free(st->bound);
 	free(st->sql);
@@ -135,7 +144,7 @@ static void job_run(struct dbwriter *s, struct dbw_job *j, int *failed)
 		return;
 	st = j->st->st;
 	if (j->kind == JOB_FINALIZE) {
-		stmt_free(j->st);
+		stmt_free(s, j->st);
 		return;
 	}
 	if (j->kind == JOB_PREPARE) {
@@ -324,10 +333,21 @@ struct dbw_stmt *dbw_prepare(struct dbwriter *s, const char *sql)
 {
 	struct dbw_stmt *st = calloc(1, sizeof(*st));
 
-	if (st == NULL || (st->sql = strdup(sql)) == NULL || stmt_job(s, st, JOB_PREPARE) != 0) {
+	if (st == NULL || (st->sql = strdup(sql)) == NULL) {
 		if (st != NULL)
 			free(st->sql);
 		free(st);
+		snprintf(s->error, sizeof(s->error), "out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&s->mu);
+	st->next = s->stmts;
+	if (s->stmts)
+		s->stmts->prev = st;
+	s->stmts = st;
+	pthread_mutex_unlock(&s->mu);
+	if (stmt_job(s, st, JOB_PREPARE) != 0) {
+		stmt_free(s, st);
 		snprintf(s->error, sizeof(s->error), "out of memory");
 		return NULL;
 	}
@@ -455,6 +475,45 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	return 0;
 }
 
+int dbw_reopen_child(struct dbwriter *s, const char *path)
+{
+	struct dbw_stmt *st;
+
+	/* the parent's connection is left as it is, never used again: closing
+	 * it here could touch the files the parent still writes; its writer
+	 * thread does not exist in this process, and its queue was empty */
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
+	s->writer_started = 0;
+	s->head = s->tail = NULL;
+	s->queued = 0;
+	s->finished = s->submitted;
+	s->ticket_wait = 0;
+	s->writer_idle = s->waiting = s->stop = 0;
+	s->failed = 0;
+	s->error[0] = '\0';
+	s->behind.fd = -1;
+	if ((s->db = tracedb_open_growing(path, s->error, sizeof(s->error))) == NULL)
+		return -1;
+	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
+		return -1;
+	}
+	s->writer_started = 1;
+	/* every statement made on the parent's connection is made again on
+	 * this one, before anything runs it */
+	for (st = s->stmts; st != NULL; st = st->next) {
+		st->st = NULL;
+		free(st->bound);
+		st->bound = NULL;
+		st->nbound = 0;
+		if (stmt_job(s, st, JOB_PREPARE) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int dbw_release(struct dbwriter *s, void *p)
 {
 	struct bins_val *v;
@@ -519,7 +578,7 @@ void dbw_close(struct dbwriter *s)
 		struct dbw_stmt *st = s->orphans;
 
 		s->orphans = st->next_orphan;
-		stmt_free(st);
+		stmt_free(s, st);
 	}
 	if (s->behind.fd >= 0)
 		close(s->behind.fd);

@@ -35,6 +35,7 @@ struct dbwriter {
 	struct dbw_job *head, *tail;
 	struct dbw_job *free;  /* finished jobs kept for reuse, each of full size */
 	struct dbw_stmt *orphans; /* statements finalize could not queue (no memory): dbw_close's */
+	struct dbw_stmt *stmts;  /* every statement made and not yet freed (dbw_reopen_child) */
 	unsigned queued;         /* jobs not yet finished, bounded by STORE_QUEUE */
 	uint64_t submitted;      /* jobs queued so far, and finished so far: tickets */
 	uint64_t finished;
@@ -120,6 +121,11 @@ int dbw_commit(struct dbwriter *s);
  * commit.h): in WAL mode with shared locks, so that readers read the last
  * commit while the writer writes the next. */
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size);
+/* In a process forked from the one that opened s, with s drained then:
+ * gives s a connection of its own to the database at path (WAL mode, a
+ * stage of its own, in a transaction) and a writer thread, and makes
+ * every statement of s again on it. 0, or -1 with s->error. */
+int dbw_reopen_child(struct dbwriter *s, const char *path);
 /* Frees p (malloc'd) once every job queued so far has run: memory those
  * jobs read (blobs), handed over instead of waiting for them. 0, or -1
  * (out of memory: p is still the caller's, who must drain first). */

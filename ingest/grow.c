@@ -30,6 +30,7 @@ enum {
 	LINE = 8192,
 	PIECE = 1 << 20,        /* bytes fed at a time */
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
+	PAUSE_MS = 300,         /* by default, a pause this long shows the trace as a file's */
 	ORDER_WINDOW = 256 << 10, /* the order's window to start with (sorter.h): doubled
 				   * at each start again, so a stream out of order by
 				   * more finds its own in a few */
@@ -107,6 +108,12 @@ struct follow {
 	int ended;            /* the parent said it ends at size */
 	int64_t commit_ms, last_commit;
 	int64_t gap;          /* the wait before the next commit (commit_now) */
+	int64_t pause_ms;     /* a pause this long shows the trace as a file's; 0: never */
+	int64_t grew_ms;      /* when the size told last grew */
+	pid_t layer;          /* the copy writing a pause's layer, 0: none */
+	int layered;          /* a layer ended (or was stopped): to be undone */
+	uint64_t layer_at;    /* the bytes fed when the last layer started */
+	char undo[LINE + 16], report[LINE + 16]; /* the layer's files, beside the database */
 	uint8_t *buf;
 };
 
@@ -162,16 +169,107 @@ static int commit_now(struct follow *f)
 	return INGEST_OK;
 }
 
+/* ---- a pause: the trace as a file's, by a copy of this process --------- */
+
+/* Starts the layer of a pause (ingest.h, ingest_stream_pause) in a copy of
+ * this process, right after a commit: it writes its report (the result's
+ * lines, then "c <bytes>") to f->report, which this process hands on once
+ * the copy ends well. */
+static void layer_start(struct follow *f)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	if (ingest_stream_pause_mark(f->s) != INGEST_OK)
+		return; /* no layer: the trace shows its last commit (the error comes back next) */
+	if ((pid = fork()) < 0) {
+		f->layered = 1; /* nothing to undo: the unpause begins the stream's next transaction */
+		f->layer_at = f->fed;
+		return;
+	}
+	if (pid == 0) {
+		FILE *out;
+		int rc = ingest_stream_pause(f->s, f->undo);
+
+		if (rc == INGEST_OK && (out = fopen(f->report, "w")) != NULL) {
+			ingest_result_put(out, f->res);
+			fprintf(out, "c %" PRIu64 "\n", f->fed);
+			rc = fclose(out) == 0 ? INGEST_OK : INGEST_EIO;
+		}
+		if (rc != INGEST_OK && getenv("GROW_DEBUG"))
+			fprintf(stderr, "grow: a pause's layer failed: %d %s\n", rc, f->res->error);
+		_exit(rc == INGEST_OK ? 0 : 1); /* nothing of the parent's is flushed or freed */
+	}
+	f->layer = pid;
+	f->layer_at = f->fed;
+}
+
+/* Hands on the report of a layer that ended well. */
+static void layer_report(struct follow *f)
+{
+	char line[LINE];
+	FILE *in = fopen(f->report, "r");
+
+	if (in == NULL)
+		return;
+	while (fgets(line, sizeof(line), in) != NULL)
+		fputs(line, stdout);
+	fclose(in);
+	remove(f->report);
+	fflush(stdout);
+}
+
+/* Whether the layer running ended (reported when it ended well). */
+static void layer_poll(struct follow *f)
+{
+	int status;
+	pid_t got;
+
+	if (f->layer <= 0 || (got = waitpid(f->layer, &status, WNOHANG)) == 0)
+		return;
+	f->layer = 0;
+	if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		f->layered = 1;
+		layer_report(f);
+	} else {
+		f->layered = 1; /* whatever it committed, the unpause undoes */
+	}
+}
+
+/* Bytes came, or the end: the layer stops (killed when still running) and
+ * what it committed is undone in the stream's next commit. */
+static int layer_stop(struct follow *f)
+{
+	if (f->layer > 0) {
+		kill(f->layer, SIGKILL);
+		while (waitpid(f->layer, NULL, 0) < 0 && errno == EINTR)
+			;
+		f->layer = 0;
+		f->layered = 1;
+	}
+	if (!f->layered)
+		return INGEST_OK;
+	f->layered = 0;
+	remove(f->report);
+	return ingest_stream_unpause(f->s, f->undo);
+}
+
 /* Follows the source until it ends; INGEST_OK or an error. */
 static int follow(struct follow *f, struct lines *in)
 {
 	int rc = INGEST_OK;
 
 	while (rc == INGEST_OK) {
-		int64_t due = f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) - now_ms();
+		int64_t now = now_ms(), due = f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) - now;
+		uint64_t size = f->size;
 
 		if (take_orders(f, in) != 0)
 			return INGEST_ECANCEL; /* the parent went away */
+		if (f->size != size)
+			f->grew_ms = now;
+		layer_poll(f);
+		if ((f->fed < f->size || f->ended) && (f->layer > 0 || f->layered) && (rc = layer_stop(f)) != INGEST_OK)
+			break;
 		if (f->fed < f->size) {
 			rc = feed_piece(f);
 			if (rc == INGEST_OK && (due <= 0 || f->fed == f->size))
@@ -188,7 +286,21 @@ static int follow(struct follow *f, struct lines *in)
 			rc = commit_now(f);
 			continue;
 		}
-		wait_readable(in->fd, f->committed != f->fed ? (int)due : -1);
+		/* paused: the trace as a file of every byte received, once */
+		if (f->pause_ms > 0 && f->layer == 0 && !f->layered && f->committed == f->fed && f->fed > 0 &&
+		    f->layer_at != f->fed && now - f->grew_ms >= f->pause_ms) {
+			layer_start(f);
+			continue;
+		}
+		{
+			int64_t wait = f->committed != f->fed ? due : -1;
+
+			if (f->layer > 0) /* looked at again soon */
+				wait = 20;
+			else if (f->pause_ms > 0 && !f->layered && f->layer_at != f->fed && f->fed > 0)
+				wait = f->grew_ms + f->pause_ms - now > 0 ? f->grew_ms + f->pause_ms - now : 0;
+			wait_readable(in->fd, (int)wait);
+		}
 	}
 	return rc;
 }
@@ -204,6 +316,7 @@ int ingest_grow_child_main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	f.commit_ms = COMMIT_MS;
+	f.pause_ms = PAUSE_MS;
 	in.fd = 0;
 	for (;;) {
 		if ((l = line_next(&in)) == NULL) {
@@ -228,12 +341,16 @@ int ingest_grow_child_main(void)
 			f.commit_ms = (int64_t)ingest_child_num(l + 10);
 		else if (strncmp(l, "order_window ", 13) == 0)
 			o.order_window = ingest_child_num(l + 13);
+		else if (strncmp(l, "pause_ms ", 9) == 0)
+			f.pause_ms = (int64_t)ingest_child_num(l + 9);
 	}
 	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
 	if (in_path[0] == '\0' || out_db[0] == '\0' || (f.res = calloc(1, sizeof(*f.res))) == NULL ||
 	    (f.buf = malloc(PIECE)) == NULL)
 		return 2;
 	o.growing = 1;
+	snprintf(f.undo, sizeof(f.undo), "%s-undo", out_db);
+	snprintf(f.report, sizeof(f.report), "%s-layer", out_db);
 	if (o.order_window == 0) /* a slow stream's events wait for this many bytes after them */
 		o.order_window = ORDER_WINDOW;
 	if ((f.src = open(in_path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -243,6 +360,11 @@ int ingest_grow_child_main(void)
 		rc = INGEST_EDB;
 	} else {
 		rc = follow(&f, &in);
+		if (f.layer > 0 || f.layered) { /* ended, or stopped: a layer is undone first */
+			int urc = layer_stop(&f);
+
+			rc = rc == INGEST_OK ? urc : rc;
+		}
 		if (rc == INGEST_OK)
 			rc = ingest_stream_end(f.s);
 	}
@@ -275,7 +397,7 @@ struct ingest_grow {
 };
 
 struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
-				      char *err, size_t errlen)
+				      int64_t pause_ms, char *err, size_t errlen)
 {
 	static char arg1[] = "grow-child";
 	char exe_buf[4096], *argv[] = { exe_buf, arg1, NULL };
@@ -313,6 +435,8 @@ struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const ch
 	if (o)
 		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\norder_window %" PRIu64 "\n", o->sort_budget,
 			o->extent_rows, o->order_window);
+	if (pause_ms >= 0)
+		fprintf(g->w, "pause_ms %" PRId64 "\n", pause_ms);
 	fputs("go\n", g->w);
 	fflush(g->w);
 	g->res.format = "unknown";

@@ -13,9 +13,14 @@
  * child.c's line protocol. The database it ends with is the one ingesting
  * the same bytes as a file with the same options gives, row for row.
  *
- * Commits come at most every commit_ms while bytes arrive, and at once when
- * they stop: a trace that paused holds every event received (an event
- * still held back by the order's window, sorter.h, is matched then).
+ * Commits come at most every commit_ms while bytes arrive (and take at
+ * most a fifth of the time), and at once when they stop. Events are
+ * matched as the order's window allows (sorter.h), so a commit holds what
+ * came up to a little before the newest bytes, and slices still open show
+ * as open. Once bytes stop for pause_ms, a copy of the process (fork)
+ * writes the rest as the end of the input would, in a layer of its own
+ * that the next commit undoes (ingest.h, ingest_stream_pause): a paused
+ * trace equals ingesting the bytes received as a file, row for row.
  */
 #ifndef INGEST_GROW_H
 #define INGEST_GROW_H
@@ -35,10 +40,13 @@ enum grow_report {
 };
 
 /* Starts following src into db (created; opts as for ingest_file, of
- * which it reads format, sort_budget and extent_rows); exe as for
- * ingest_file_apart. NULL with a sentence in err on failure. */
+ * which it reads format, sort_budget, extent_rows and order_window); exe
+ * as for ingest_file_apart. After pause_ms without new bytes (0: never;
+ * -1: the default, 300 ms) the trace shows every byte received, as a file
+ * of them would (ingest.h, ingest_stream_pause). NULL with a sentence in
+ * err on failure. */
 struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
-				      char *err, size_t errlen);
+				      int64_t pause_ms, char *err, size_t errlen);
 /* The source now holds size bytes; 0, or -1 when the process is gone. */
 int ingest_grow_size(struct ingest_grow *g, uint64_t size);
 /* The source ends at the size told last; 0, or -1. */

@@ -2,6 +2,10 @@
  * The ingest driver: maps (or reads) an archive in chunks, feeds the decoder, builds
  * the database under a temporary name and renames it into place.
  */
+/* the session extension (Debian's libsqlite3 has it): a pause's layer undone */
+#define SQLITE_ENABLE_SESSION 1
+#define SQLITE_ENABLE_PREUPDATE_HOOK 1
+#include <sqlite3.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -299,6 +303,7 @@ struct ingest_stream {
 	int regrow;                /* growing, started again since the last commit: none
 				    * until it holds what that one held (ingest_stream_commit) */
 	uint64_t shown;            /* events matched when the last commit was made */
+	int64_t layer_version;     /* data_version when a pause's layer began */
 };
 
 /* A fresh model and sorter for the stream; INGEST_OK or INGEST_ENOMEM. */
@@ -691,7 +696,7 @@ static int stream_end_decode(struct ingest_stream *s)
 /* Matches what is left and writes every table: through the build already
  * streaming, or the batch's model_build; the late and the revised start
  * again and end as a batch. INGEST_OK or an error. */
-static int stream_write(struct ingest_stream *s)
+static int stream_write(struct ingest_stream *s, int layer)
 {
 	int rc = INGEST_OK, restart = 0, written = 0;
 	uint64_t late;
@@ -713,6 +718,8 @@ static int stream_write(struct ingest_stream *s)
 		rc = model_build(&s->m, s->so, &s->s, s->res, &s->o);
 	if (rc == INGEST_OK && s->o.progress && s->o.progress(s->o.progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
 		rc = INGEST_ECANCEL;
+	if (layer) /* a pause's: the staged tables in, no index (ingest_stream_pause) */
+		return rc == INGEST_OK && (dbw_drain(&s->s) != 0 || tracedb_unstage(s->s.db) != 0) ? INGEST_EDB : rc;
 	if (rc == INGEST_OK && (dbw_index(&s->s) != 0 || dbw_commit(&s->s) != 0))
 		rc = INGEST_EDB;
 	return rc;
@@ -722,7 +729,7 @@ static int stream_write(struct ingest_stream *s)
  * input between them. */
 static int stream_end_write(struct ingest_stream *s)
 {
-	int rc = stream_write(s);
+	int rc = stream_write(s, 0);
 
 	if (rc != INGEST_OK)
 		stream_fail(s, rc);
@@ -736,6 +743,14 @@ static int stream_end_write(struct ingest_stream *s)
 	dec_close(&s->d);
 	if (rc == INGEST_OK && s->o.symbols)
 		symbolize_result(s->tmp, s->o.symbols, s->res);
+	if (rc == INGEST_OK && strcmp(s->tmp, s->out) != 0) { /* WAL mode's files of a database that was there */
+		char side[4200];
+
+		snprintf(side, sizeof(side), "%s-wal", s->out);
+		remove(side);
+		snprintf(side, sizeof(side), "%s-shm", s->out);
+		remove(side);
+	}
 	if (rc == INGEST_OK && rename(s->tmp, s->out) != 0)
 		rc = stream_fail(s, set_error(s->res, INGEST_EDB, strerror(errno)));
 	if (rc != INGEST_OK)
@@ -743,6 +758,120 @@ static int stream_end_write(struct ingest_stream *s)
 	if (rc == INGEST_OK)
 		s->rc = INGEST_ECANCEL; /* nothing more: it ended */
 	return rc;
+}
+
+/* ---- a growing stream's pause (ingest.h) -------------------------------- */
+
+/* PRAGMA data_version of the stream's connection: it changes when another
+ * connection commits (a pause's layer), and only then. -1 on failure. */
+static int64_t data_version(struct ingest_stream *s)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	if (dbw_drain(&s->s) == 0 && sqlite3_prepare_v2(s->s.db, "PRAGMA main.data_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int ingest_stream_pause_mark(struct ingest_stream *s)
+{
+	if (s->rc != INGEST_OK || !s->s_open)
+		return s->rc != INGEST_OK ? s->rc : INGEST_EIO;
+	/* out of its transaction (empty: a commit just ran), so that no read
+	 * of this connection's holds the database as it was while the layer
+	 * commits; ingest_stream_unpause begins the next */
+	if (dbw_drain(&s->s) != 0 || sqlite3_exec(s->s.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ||
+	    (s->layer_version = data_version(s)) < 0)
+		return stream_fail(s, set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db)));
+	return INGEST_OK;
+}
+
+/* Writes the n bytes at p to path whole (through a temporary name); 0 or -1. */
+static int write_whole(const char *path, const void *p, size_t n)
+{
+	char tmp[4200];
+	FILE *f;
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((f = fopen(tmp, "wb")) == NULL)
+		return -1;
+	rc = (n == 0 || fwrite(p, 1, n, f) == n) ? 0 : -1;
+	rc |= fclose(f) == 0 ? 0 : -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc != 0)
+		remove(tmp);
+	return rc;
+}
+
+int ingest_stream_pause(struct ingest_stream *s, const char *undo)
+{
+	sqlite3_session *sess = NULL;
+	void *cs = NULL, *inv = NULL;
+	int ncs = 0, ninv = 0, rc;
+
+	if (s->rc != INGEST_OK || !s->o.growing || s->batch || !s->s_open)
+		return s->rc != INGEST_OK ? s->rc : INGEST_EIO;
+	if (dbw_reopen_child(&s->s, s->tmp) != 0 || dbw_drain(&s->s) != 0)
+		return stream_fail(s, INGEST_EDB);
+	/* every change of the layer is recorded, to be undone */
+	if (sqlite3session_create(s->s.db, "main", &sess) != SQLITE_OK || sqlite3session_attach(sess, NULL) != SQLITE_OK) {
+		sqlite3session_delete(sess);
+		return stream_fail(s, set_error(s->res, INGEST_EDB, "cannot record a pause's changes"));
+	}
+	if ((rc = stream_end_decode(s)) == INGEST_OK)
+		rc = stream_write(s, 1);
+	if (rc == INGEST_OK && dbw_drain(&s->s) != 0)
+		rc = INGEST_EDB;
+	if (rc == INGEST_OK &&
+	    (sqlite3session_changeset(sess, &ncs, &cs) != SQLITE_OK || sqlite3changeset_invert(ncs, cs, &ninv, &inv) != SQLITE_OK ||
+	     write_whole(undo, inv, (size_t)ninv) != 0))
+		rc = set_error(s->res, INGEST_EDB, "cannot keep what undoes a pause's changes");
+	sqlite3session_delete(sess);
+	sqlite3_free(cs);
+	sqlite3_free(inv);
+	/* the undo is on disk before the layer commits: a layer that
+	 * committed can always be undone */
+	if (rc == INGEST_OK && dbw_commit(&s->s) != 0)
+		rc = INGEST_EDB;
+	return rc == INGEST_OK ? rc : stream_fail(s, rc);
+}
+
+/* Refuses what cannot be: a change the layer made that is not there. */
+static int undo_conflict(void *ctx, int why, sqlite3_changeset_iter *it)
+{
+	(void)ctx;
+	(void)why;
+	(void)it;
+	return SQLITE_CHANGESET_ABORT;
+}
+
+int ingest_stream_unpause(struct ingest_stream *s, const char *undo)
+{
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	int64_t v;
+	int rc = INGEST_OK;
+
+	if (s->rc != INGEST_OK || !s->s_open)
+		return s->rc;
+	if ((v = data_version(s)) < 0 || sqlite3_exec(s->s.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return stream_fail(s, set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db)));
+	if (v != s->layer_version) { /* the layer committed: its undo was written before */
+		if ((buf = read_all(undo, (size_t)1 << 40, &n)) == NULL && n != 0)
+			rc = INGEST_EIO;
+		else if (sqlite3changeset_apply(s->s.db, (int)n, buf, NULL, undo_conflict, NULL) != SQLITE_OK)
+			rc = INGEST_EDB;
+		free(buf);
+		if (rc != INGEST_OK)
+			set_error(s->res, rc, "cannot undo a pause's changes");
+	}
+	remove(undo);
+	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 
 int ingest_stream_end(struct ingest_stream *s)

@@ -198,6 +198,25 @@ int ingest_stream_end(struct ingest_stream *s);
  * and the commit that follows replaces it whole. INGEST_OK or an error,
  * as the others. */
 int ingest_stream_commit(struct ingest_stream *s, int *committed);
+
+/*
+ * A growing stream that paused: its database is to equal, row for row,
+ * ingesting the bytes fed so far as a file (every event matched, what is
+ * open finished as the end of the input finishes it), without disturbing
+ * the stream, which goes on when bytes come again. So the stream's
+ * process notes where its database stands (ingest_stream_pause_mark),
+ * and a copy of it (fork, right after a commit, nothing in flight) calls
+ * ingest_stream_pause: on a connection of its own it ends that copy of
+ * the stream as ingest_stream_end would but for the indexes, recording
+ * every change; it writes what undoes them to the file undo, then commits
+ * them (readers see the trace as a file's), and the copy exits. Before it
+ * matches or commits again, the stream calls ingest_stream_unpause, which
+ * undoes that layer in its own next commit when it was committed (a copy
+ * killed first left nothing). INGEST_OK or an error, as the others.
+ */
+int ingest_stream_pause_mark(struct ingest_stream *s); /* the stream's process, before the fork */
+int ingest_stream_pause(struct ingest_stream *s, const char *undo);
+int ingest_stream_unpause(struct ingest_stream *s, const char *undo);
 void ingest_stream_free(struct ingest_stream *s);
 
 /*

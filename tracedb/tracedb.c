@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "tracedb.h"
@@ -457,6 +458,15 @@ sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t 
 	char pragmas[256];
 
 	remove(path);
+	{ /* what WAL mode kept beside a database that was here: a new one
+	   * must not take its log for its own */
+		char side[4200];
+
+		snprintf(side, sizeof(side), "%s-wal", path);
+		remove(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		remove(side);
+	}
 	snprintf(pragmas, sizeof(pragmas),
 		 "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;",
@@ -470,6 +480,34 @@ sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t 
 		return NULL;
 	}
 	return db;
+}
+
+sqlite3 *tracedb_open_growing(const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	unsigned page_size = 4096;
+
+	if (access(path, F_OK) != 0 || /* it exists: CREATE is for its stage, which ATTACH makes */
+	    sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA main.locking_mode=NORMAL; PRAGMA main.synchronous=OFF; PRAGMA cache_size=-8192; "
+			     "PRAGMA temp_store=MEMORY;", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_prepare_v2(db, "PRAGMA main.page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		page_size = (unsigned)sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (stage(db, path, page_size) != 0 || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	return db;
+fail:
+	snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+	sqlite3_close(db);
+	return NULL;
+}
+
+int tracedb_unstage(sqlite3 *db)
+{
+	return unstage(db);
 }
 
 int tracedb_stamp(sqlite3 *db)

@@ -325,6 +325,13 @@ int tracedb_index(sqlite3 *db);
 
 /* Sets the schema version on a database being created: 0, or -1. */
 int tracedb_stamp(sqlite3 *db);
+/* Opens an existing database for writing beside the process that made it
+ * (a growing trace's, in WAL mode, ingest/commit.h): shared locks, a
+ * stage of its own, in a transaction. NULL with a sentence in err. */
+sqlite3 *tracedb_open_growing(const char *path, char *err, size_t errlen);
+/* Moves the staged tables into main, without building the indexes (which
+ * tracedb_index does after it): 0, or -1. */
+int tracedb_unstage(sqlite3 *db);
 
 /* The schema version of the file at path, -1 when unreadable. */
 int tracedb_file_version(const char *path);

@@ -137,6 +137,19 @@ static void check_commit(const char *db_path)
 	sqlite3_close(db);
 }
 
+/* Whether the database shows a pause's layer: its end's tables are there
+ * (the scheduling, logs and name index wait for the end or a pause). */
+static int pause_exact(const char *db_path)
+{
+	sqlite3 *db;
+	int yes;
+
+	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	yes = scalar(db, "SELECT (SELECT count(*) FROM name_stats) > 0");
+	sqlite3_close(db);
+	return yes;
+}
+
 /* A stream fed in random pieces, committed at random points: each commit
  * reads whole, and the end is the batch's. */
 static void t_growing_stream(void **state)
@@ -230,7 +243,7 @@ static void t_grow_child(void **state)
 	assert_non_null(out = fopen(src, "wb"));
 	o.extent_rows = 16;
 	o.sort_budget = 256;
-	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, err, sizeof(err)));
+	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 0, err, sizeof(err)));
 	while (off < n) {
 		size_t piece = 1 + (size_t)(xorshift64(&r) % 20000);
 
@@ -261,6 +274,90 @@ static void t_grow_child(void **state)
 	same_tables(b, a);
 }
 
+/* Writes the first n bytes of all to path. */
+static void write_prefix(const char *path, const uint8_t *all, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(all, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Pauses: once bytes stop, the trace equals a file of the bytes received,
+ * row for row (cut records, open slices, held events and all), and
+ * growing again undoes that layer; the end is the batch's. */
+static void t_grow_pauses(void **state)
+{
+	char in[96], a[96], src[96], b[96], pre[96], ref[96], err[256];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	struct ingest_grow *g;
+	uint64_t r = 991, bytes = 0, off = 0;
+	uint8_t *all;
+	size_t n;
+	FILE *f, *out;
+	int rc = -1, pauses = 0;
+	enum grow_report rep;
+
+	(void)state;
+	path_of(in, sizeof(in), "in.fxt");
+	path_of(a, sizeof(a), "a.db");
+	path_of(src, sizeof(src), "source");
+	path_of(b, sizeof(b), "paused.db");
+	path_of(pre, sizeof(pre), "prefix.fxt");
+	path_of(ref, sizeof(ref), "prefix.db");
+	write_random(in, 777, 8000);
+	ingest(in, a, 16, 0);
+	assert_non_null(f = fopen(in, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	assert_non_null(all = malloc(n));
+	assert_int_equal(fread(all, 1, n, f), n);
+	fclose(f);
+	assert_non_null(out = fopen(src, "wb"));
+	o.extent_rows = 16;
+	o.sort_budget = 256;
+	o.order_window = 8192; /* events held back at each pause */
+	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 50, err, sizeof(err)));
+	while (off < n) {
+		size_t piece = 1 + (size_t)(xorshift64(&r) % (n / 5));
+
+		if (piece > n - off)
+			piece = n - off;
+		if (off + piece == n)
+			piece--; /* the last pause cuts the last record */
+		assert_int_equal(fwrite(all + off, 1, piece, out), piece);
+		fflush(out);
+		off += piece;
+		assert_int_equal(ingest_grow_size(g, off), 0);
+		/* wait for the pause's commit: it holds every byte */
+		do {
+			rep = ingest_grow_read(g, 2000, &res, &bytes, &rc);
+			if (rep == GROW_DIED || rep == GROW_DONE)
+				fail_msg("the ingest ended: %d %s", rc, res.error);
+		} while (!(rep == GROW_COMMIT && bytes == off && res.counts.slices > 0 && pause_exact(b)));
+		write_prefix(pre, all, off);
+		ingest(pre, ref, 16, 0);
+		same_tables(b, ref);
+		pauses++;
+		if (off == n - 1)
+			break;
+	}
+	assert_int_equal(fwrite(all + off, 1, n - off, out), n - off);
+	fclose(out);
+	assert_int_equal(ingest_grow_size(g, n), 0);
+	assert_int_equal(ingest_grow_end(g), 0);
+	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &rc)) != GROW_DONE)
+		assert_int_not_equal(rep, GROW_DIED);
+	assert_int_equal(rc, INGEST_OK);
+	assert_true(pauses >= 2);
+	ingest_grow_free(g, 0);
+	free(all);
+	same_tables(b, a);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -283,6 +380,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_commits_end_as_batch),
 		cmocka_unit_test(t_growing_stream),
 		cmocka_unit_test(t_grow_child),
+		cmocka_unit_test(t_grow_pauses),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "grow-child") == 0) /* this program is its own child */
