@@ -16,11 +16,14 @@
  * decided when the count reaches 2, 4, 8 ... and kept until it doubles,
  * whatever the commits were: a reader at level L uses the finest stored
  * level at or below L, which then held at most twice the groups L would
- * over the first P items. Neighbouring items share a bucket of level L
- * exactly when the highest bit in which their ts differ is below L, so
- * counting, per bit, the neighbours that differ first there (bounds[],
- * O(1) to keep up as items come) gives every level's count of groups at
- * once (levels_of()).
+ * over the first P items. The items past P may space otherwise, so the
+ * bound a rule over all n items would give (no more summaries than items)
+ * holds for the first P only; a level stored still holds at most n / 2
+ * records (make bench's lod rows kept their size). Neighbouring items
+ * share a bucket of level L exactly when the highest bit in which their
+ * ts differ is below L, so counting, per bit, the neighbours that differ
+ * first there (bounds[], O(1) to keep up as items come) gives every
+ * level's count of groups at once (levels_of()).
  *
  * The build keeps, per stored level, the aggregate of the items settled
  * so far (all but the last item, which a later commit may replace) in the
@@ -37,6 +40,8 @@
  * levels are made again from item 0 (fetched through the sink), handing
  * out only the rows not in the sink already; levels that stayed come out
  * the same, record for record, since records depend on the items alone.
+ * A doubling to n costs at most one pass over n items: O(1) per item over
+ * the group's life, however its commits fall.
  * Levels finer than the items' spacing, which would merge nothing, are
  * not stored and cost nothing.
  *

@@ -80,14 +80,13 @@ struct lod_state {
 	uint64_t levels;        /* the stored set (bit L: level L), decided at the last doubling of n */
 	struct lod_level *lv;   /* the stored levels, finest first, nlv of them */
 	int nlv;
-	int lv_cap;             /* room in lv, kept with its records from group to group */
 };
 
 void lod_state_init(struct lod_state *st, const struct lod_key *k, int counters);
 /* Frees what the state holds; the sink's rows stay. */
 void lod_state_fini(struct lod_state *st);
-/* Starts another group in the same state (and memory): as lod_state_fini
- * then lod_state_init, without freeing. */
+/* Starts another group in the same state: lod_state_fini, then
+ * lod_state_init. */
 void lod_state_reset(struct lod_state *st, const struct lod_key *k, int counters);
 
 /*

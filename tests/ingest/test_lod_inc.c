@@ -46,6 +46,7 @@ struct table {
 	size_t n, cap;
 	const struct lod_item *items; /* the group's items so far */
 	uint64_t nitems;
+	uint64_t below;               /* the commit's `from`: lod_sink.items asks for no item past it */
 	uint64_t fetched;             /* items handed to the builder */
 	uint64_t ops;                 /* puts and drops */
 	uint64_t puts_bytes;          /* bytes put */
@@ -103,6 +104,7 @@ static const struct lod_item *t_items(void *ctx, const struct lod_key *k, uint64
 	(void)k;
 	assert_true(n >= 1 && n <= LOD_FETCH);
 	assert_true(first + n <= t->nitems);
+	assert_true(first + n <= t->below);
 	t->fetched += n;
 	return t->items + first;
 }
@@ -296,6 +298,7 @@ static void grow_group(uint64_t n, int counters, int shape, uint64_t *level_chan
 		}
 		have += m;
 		t.nitems = have;
+		t.below = from;
 		before = levels;
 		assert_int_equal(lod_commit(&st, items + from, from, (size_t)(have - from), &sink, &levels), 0);
 		*level_changes += levels != before;
@@ -372,6 +375,7 @@ static void test_doublings(void **state)
 			if (m > n - have)
 				m = n - have;
 			t.nitems = have + m;
+			t.below = have;
 			assert_int_equal(lod_commit(&st, items + have, have, (size_t)m, &sink, &levels), 0);
 			have += m;
 			if (levels != prev) {
