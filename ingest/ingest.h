@@ -184,7 +184,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
  * ingest_stream_end decodes and matches the rest, writes every table and
  * renames the database into place: out_db then equals ingest_file's of
  * the same bytes, row for row. Each returns INGEST_OK or an error (the
- * sentence in res->error); after an error, every later call returns it.
+ * sentence in res->error); after an error, every later call returns it,
+ * and after ingest_stream_end every later call returns INGEST_ECANCEL.
  * ingest_stream_free frees the stream, and removes the temporary
  * database unless ingest_stream_end succeeded.
  */
