@@ -92,6 +92,10 @@ $(B)/tests/ingest/test_xray: tests/ingest/test_xray.c tests/xray_writer.c tests/
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/ingest/test_xray.c tests/xray_writer.c $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
 
+$(B)/tests/ingest/test_stream: tests/ingest/test_stream.c tests/xray_writer.c tests/xray_writer.h tests/gen_fxt.c $(B)/libtrace.a $(WRITER) tests/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/ingest/test_stream.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)
+
 $(B)/tests/ingest/test_ingest: tests/ingest/test_ingest.c tests/xray_writer.c tests/xray_writer.h $(B)/libtrace.a $(WRITER) tests/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/ingest/test_ingest.c tests/xray_writer.c $(WRITER) $(B)/libtrace.a $(LIBS) $(CMOCKA_LIBS)

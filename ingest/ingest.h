@@ -25,20 +25,35 @@
  * spill to a scratch file past a budget, and arguments live in a mapped
  * one (sorter.h, slicestore.h).
  *
- * Towards ingesting a file while it is written (not done): the decoders
- * are push parsers and keep nothing of a record once fed; matching and the
- * arguments' rows follow the events in order as they come. A row's id no
- * longer needs the whole input: with opts->extent_rows, ids are reserved
- * a chunk at a time as slices, counter points and cpu runs are made
- * (extents.h), and the database and every query find a group's rows
- * through its extents (schema/trace.sql), which the tests hold every query
- * to. Two pieces still wait for the end of the input: the sorter's full
- * merge (sorter.h says how a watermark would replace it), and the write
- * stage, which writes those tables once matching is over (but for an XRay
- * log's slices, written a thread at a time: slicewrite.c); with reserved
- * ids it could write each chunk as its last row finishes, and build the
- * level of detail a chunk of buckets at a time (lod.h), since records name
- * rows by ordinal.
+ * Ingesting a file while it is written (issue 41): the decoders are push
+ * parsers and keep nothing of a record once fed, and ingest_file is itself
+ * a stream fed the file and ended (ingest_stream_*, below), so there is
+ * one path. A stream decodes pieces as they come; the sorter hands on the
+ * events below a watermark instead of merging at the end (sorter.h, the
+ * rule, and how late events make the stream start again); threads and
+ * kernel objects are resolved as they are decoded (build.h, resolve.c)
+ * and matching resumes where it stopped (match.c), its arg sets written
+ * as slices close. A row's id no longer needs the whole input: with
+ * opts->extent_rows, ids are reserved a chunk at a time as slices,
+ * counter points and cpu runs are made (extents.h), and the database and
+ * every query find a group's rows through its extents
+ * (schema/trace.sql). What still waits for the end of the input is the
+ * write stage, which writes those tables once matching is over (but for
+ * an XRay log's slices, written a thread at a time: slicewrite.c); with
+ * reserved ids it could write each chunk as its last row finishes, and
+ * build the level of detail a chunk of buckets at a time (lod.h), since
+ * records name rows by ordinal. XRay is matched at the end (ingest.c
+ * says why).
+ *
+ * A stream's memory while bytes arrive: the events not yet handed on
+ * (about the window's, sorter.h); per trace object rather than per event,
+ * threads, strings, kernel and userspace objects, tracks, the flows and
+ * async operations open; slices, counter points and flows spill past
+ * their budgets (build.h) and arguments live in a mapped scratch file.
+ * Growing with the input and held until the end: the log records
+ * (m->logs, 24 bytes each, written with the tables), the blobs' and
+ * profiler records' payloads (m->bytes), and, on the disk, the copy of
+ * the input a restart reads and the arguments' scratch file.
  */
 #ifndef INGEST_H
 #define INGEST_H
@@ -179,7 +194,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
  * ingest_stream_end decodes and matches the rest, writes every table and
  * renames the database into place: out_db then equals ingest_file's of
  * the same bytes, row for row. Each returns INGEST_OK or an error (the
- * sentence in res->error); after an error, every later call returns it.
+ * sentence in res->error); after an error, every later call returns it,
+ * and after ingest_stream_end every later call returns INGEST_ECANCEL.
  * ingest_stream_free frees the stream, and removes the temporary
  * database unless ingest_stream_end succeeded.
  */

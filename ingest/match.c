@@ -4,7 +4,10 @@
  * events of one timestamp ordered so that the longest encloses the rest,
  * and walks them once to make slices
  * (durations, async operations and their lanes), flows and counter points
- * (docs/API.md, Meaning 3-8).
+ * (docs/API.md, Meaning 3-8). The walk resumes: its state (struct matcher)
+ * lives in the build between build_match_more calls, so that a stream
+ * matches the events the sorter's watermark releases as its bytes arrive
+ * (sorter.h), and build_match_end finishes what only the end can.
  */
 #include <stdlib.h>
 #include <string.h>

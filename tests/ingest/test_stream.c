@@ -13,6 +13,7 @@
  */
 #include "../ingest_util.h"
 #include "../xorshift.h"
+#include "../xray_writer.h"
 #include "../../ingest/sorter.h"
 
 /* The generator's main() is renamed so that its static helpers can be used. */
@@ -408,6 +409,38 @@ static void test_stream_extremes(void **state)
 	same_dbs();
 }
 
+/* An XRay log streamed: ingest_stream_match does nothing for it (ingest.c
+ * says why), and the end equals the file's ingest. */
+static void test_stream_xray(void **state)
+{
+	struct ingest_result res;
+	struct feed fd = { 8, 500, 1024, 0 };
+	struct xrw w;
+	char in[96];
+	uint64_t tsc = 1000;
+	int b, i;
+
+	(void)state;
+	xrw_init(&w, 5, 0);
+	xrw_header(&w, 1000000000);
+	for (b = 0; b < 12; b++) { /* buffers of three threads, taking turns */
+		xrw_buffer_begin(&w, 100 + (uint32_t)(b % 3), 7, 1, (uint32_t)b, 0, tsc);
+		for (i = 0; i < 50; i++) {
+			xrw_enter(&w, 1 + (i % 4), tsc += 3);
+			xrw_exit(&w, 1 + (i % 4), tsc += 5);
+		}
+		xrw_buffer_end(&w);
+	}
+	path_of(in, sizeof(in), "in.fxt");
+	assert_int_equal(xrw_save(&w, in), 0);
+	xrw_fini(&w);
+	stream_and_file(&fd, &res);
+	same_dbs();
+	assert_string_equal(res.format, "xray-fdr");
+	assert_int_equal(res.order_streamed, 0);
+	assert_int_equal(res.order_restarts, 0);
+}
+
 /* Not a trace, and nothing at all: the errors of ingest_file. */
 static void test_stream_errors(void **state)
 {
@@ -487,7 +520,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_providers),   cmocka_unit_test(test_stream_late_roots),
 		cmocka_unit_test(test_stream_late_middle), cmocka_unit_test(test_stream_revised_pid),
-		cmocka_unit_test(test_stream_extremes),    cmocka_unit_test(test_stream_errors),
+		cmocka_unit_test(test_stream_extremes),    cmocka_unit_test(test_stream_xray),
+		cmocka_unit_test(test_stream_errors),
 		cmocka_unit_test(test_stream_break),
 	};
 
