@@ -32,6 +32,7 @@ struct grow_slot {
 	/* what its reports said since the last round, for the record */
 	int committed;            /* a commit came */
 	uint64_t bytes;
+	int exact;                /* it was a pause's (ingest/grow.h): the trace as a file */
 	struct ingest_result res;
 	char *summary;            /* of the last commit (cat_summary_json) */
 	int ended;                /* its end came: rc and res are the result */
@@ -162,7 +163,7 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 	struct ingest_result res;
 	enum grow_report rep;
 	uint64_t bytes;
-	int rc;
+	int rc, exact;
 
 	if (s->fxt == 0 && (s->fxt = tell_fxt(j)) <= 0)
 		return;
@@ -189,7 +190,7 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 		s->told = j->size;
 	if (j->ended && !s->end_told && s->told == j->size && ingest_grow_end(s->g) == 0)
 		s->end_told = 1;
-	while ((rep = ingest_grow_read(s->g, 0, &res, &bytes, &rc)) == GROW_COMMIT) {
+	while ((rep = ingest_grow_read(s->g, 0, &res, &bytes, &exact, &rc)) == GROW_COMMIT) {
 		if (getenv("GROW_DEBUG"))
 			fprintf(stderr, "grow %lld: commit %llu bytes, start %lld end %lld slices %llu restarts %llu streamed %llu\n",
 				(long long)s->id, (unsigned long long)bytes, (long long)res.start_ns, (long long)res.end_ns,
@@ -197,6 +198,7 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 				(unsigned long long)res.order_streamed);
 		s->committed = 1;
 		s->bytes = bytes;
+		s->exact = exact;
 		s->res = res;
 	}
 	if (rep == GROW_DONE || rep == GROW_DIED) {
@@ -225,7 +227,9 @@ static int slot_take_locked(struct catalog *c, struct grow_slot *s)
 		r->live.growing = s->fxt;
 	if (s->committed && s->summary != NULL) {
 		r->live.snapshot = 1;
-		r->live.snap_visible = s->bytes;
+		r->live.grown_bytes = s->bytes;
+		if (s->exact) /* a pause's: the trace as a file of these bytes */
+			r->live.snap_visible = s->bytes;
 		r->live.snap_from = 0;
 		reopen = s->res.order_restarts != r->live.grown_restarts;
 		r->live.grown_restarts = s->res.order_restarts;

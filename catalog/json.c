@@ -116,10 +116,12 @@ static void rec_stream_json(const struct trace_rec *r, struct jbuf *out)
 	jb_obj(out);
 	jb_key(out, "state");
 	jb_str(out, r->state.stream);
-	jb_key(out, "visible_bytes"); /* what the database being served holds */
+	jb_key(out, "visible_bytes"); /* the bytes the database being served equals, as a file */
 	jb_u64(out, ready ? r->state.size : r->live.snap_visible);
-	jb_key(out, "from_byte"); /* where its window of the stream starts */
+	jb_key(out, "from_byte"); /* where its window of the stream starts: 0 but for a snapshot's (XRay: none) */
 	jb_u64(out, ready ? 0 : r->live.snap_from);
+	jb_key(out, "committed_bytes"); /* the bytes whose records it holds, growing (catalog/grow.h) */
+	jb_u64(out, ready ? r->state.size : r->live.growing > 0 ? r->live.grown_bytes : r->live.snap_visible);
 	jb_obj_end(out);
 }
 

@@ -37,6 +37,7 @@ struct rec_live {
 	struct ingest_result *grown; /* ... until the worker takes it (cat_grown_take) */
 	int grown_rc;
 	uint64_t grown_restarts; /* the order's restarts its commits reported (ingest.h) */
+	uint64_t grown_bytes; /* the bytes its last commit holds the records of */
 	int preview;          /* an upload being ingested here: 1 preview.db holds
 			       * a window of the bytes ingest has read
 			       * (snap_visible, snap_from), served while the status

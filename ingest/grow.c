@@ -6,7 +6,8 @@
  * "go" (in, out, format, sort_budget, extent_rows, commit_ms); then, for
  * as long as the source grows, lines "size <N>" and at last "end". The
  * child reports each commit as the result's lines ("r <field> <value>",
- * child.c) then "c <bytes>", the source's bytes the commit holds; and at
+ * child.c) then "c <bytes>", the source's bytes the commit holds (a
+ * pause's: "c <bytes> exact", the trace as a file of them); and at
  * the end the result's lines then "rc <code>".
  */
 #include <errno.h>
@@ -108,6 +109,8 @@ struct follow {
 	int ended;            /* the parent said it ends at size */
 	int64_t commit_ms, last_commit;
 	int64_t gap;          /* the wait before the next commit (commit_now) */
+	int held;             /* the last commit was held back: the stream started
+			       * again and has not caught up (ingest_stream_commit) */
 	int64_t pause_ms;     /* a pause this long shows the trace as a file's; 0: never */
 	int64_t grew_ms;      /* when the size told last grew */
 	pid_t layer;          /* the copy writing a pause's layer, 0: none */
@@ -160,6 +163,7 @@ static int commit_now(struct follow *f)
 	/* commits take at most a fifth of the time: the next waits four
 	 * times what this one took, when that is longer than commit_ms */
 	f->gap = 4 * (f->last_commit - t0) > f->commit_ms ? 4 * (f->last_commit - t0) : f->commit_ms;
+	f->held = rc == INGEST_OK && !committed; /* started again, not caught up (ingest.h) */
 	if (rc != INGEST_OK || !committed)
 		return rc;
 	f->committed = f->fed;
@@ -193,7 +197,7 @@ static void layer_start(struct follow *f)
 
 		if (rc == INGEST_OK && (out = fopen(f->report, "w")) != NULL) {
 			ingest_result_put(out, f->res);
-			fprintf(out, "c %" PRIu64 "\n", f->fed);
+			fprintf(out, "c %" PRIu64 " exact\n", f->fed);
 			rc = fclose(out) == 0 ? INGEST_OK : INGEST_EIO;
 		}
 		if (rc != INGEST_OK && getenv("GROW_DEBUG"))
@@ -287,7 +291,7 @@ static int follow(struct follow *f, struct lines *in)
 			continue;
 		}
 		/* paused: the trace as a file of every byte received, once */
-		if (f->pause_ms > 0 && f->layer == 0 && !f->layered && f->committed == f->fed && f->fed > 0 &&
+		if (f->pause_ms > 0 && f->layer == 0 && !f->layered && (f->committed == f->fed || f->held) && f->fed > 0 &&
 		    f->layer_at != f->fed && now - f->grew_ms >= f->pause_ms) {
 			layer_start(f);
 			continue;
@@ -497,7 +501,7 @@ static enum grow_report died(struct ingest_grow *g, struct ingest_result *res, i
 }
 
 enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
-				  int *rc)
+				  int *exact, int *rc)
 {
 	char *l;
 
@@ -517,6 +521,7 @@ enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ing
 			ingest_result_take(&g->res, l + 2);
 		} else if (l[0] == 'c' && l[1] == ' ') {
 			*bytes = ingest_child_num(l + 2);
+			*exact = strstr(l + 2, " exact") != NULL;
 			*res = g->res;
 			memset(&g->res, 0, sizeof(g->res));
 			g->res.format = "unknown";

@@ -34,7 +34,8 @@ struct ingest_grow;
 /* What ingest_grow_read found. */
 enum grow_report {
 	GROW_NONE = 0,  /* nothing new yet */
-	GROW_COMMIT,    /* a commit: *res and *bytes say what the trace holds */
+	GROW_COMMIT,    /* a commit: *res and *bytes say what the trace holds;
+			 * *exact 1: a pause's, the trace as a file of *bytes */
 	GROW_DONE,      /* the end: *res is the result, *rc ingest_file's return */
 	GROW_DIED,      /* the process ended without a result (*rc says how, res->error why) */
 };
@@ -57,7 +58,7 @@ int ingest_grow_fd(const struct ingest_grow *g);
  * (GROW_COMMIT), or its end (GROW_DONE, GROW_DIED). Does not block unless
  * wait_ms > 0, then waits up to that for a report. */
 enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
-				  int *rc);
+				  int *exact, int *rc);
 /* Stops it (killed unless it ended) and frees it; kill: the database is
  * removed too, else left as it is. */
 void ingest_grow_free(struct ingest_grow *g, int kill);

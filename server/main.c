@@ -1,7 +1,7 @@
 /*
  * trace-server: the command line.
  *
- *   trace-server ingest FILE [-o OUT.db]   ingest an archive into a database
+ *   trace-server ingest FILE [-o OUT.db] [--extent-rows N]   ingest an archive into a database
  *   trace-server info FILE                 record statistics, nothing stored
  *   trace-server serve [options]           the HTTP server (server/http.c)
  *   trace-server stream FILE|-             a growing file or stdin as a live trace (client/)
@@ -91,7 +91,7 @@ static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: trace-server serve [--port N] [--bind ADDR] [--data DIR] [--token-file F]\n"
 		   "                          [--max-upload SIZE] (see trace-server serve --help)\n"
-		   "       trace-server ingest FILE [-o OUT.db]\n"
+		   "       trace-server ingest FILE [-o OUT.db] [--extent-rows N]\n"
 		   "       trace-server info FILE\n"
 		   "       trace-server stream [--server URL] [--name NAME] FILE|-   (see trace-server stream --help)\n"
 		   "       trace-server record [--server URL] [--mode streaming|circular|oneshot] -- command [args...]\n"
@@ -112,6 +112,8 @@ static int cmd_ingest(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
 			out = argv[++i];
+		else if (strcmp(argv[i], "--extent-rows") == 0 && i + 1 < argc)
+			o.extent_rows = strtoul(argv[++i], NULL, 10); /* a live trace's layout (docs/API.md) */
 		else if (argv[i][0] != '-' && in == NULL)
 			in = argv[i];
 		else
