@@ -315,6 +315,22 @@ static int run_publish(struct run *j)
 	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
 }
 
+/* A grown trace's database (grow.h) out of WAL mode: its readers let go
+ * of it first (db_gone), and a request still reading it is waited for a
+ * while; one that keeps it leaves it in WAL mode, which reads the same. */
+static void grown_settle(struct catalog *c, int64_t id, const char *db_path)
+{
+	sqlite3 *db = NULL;
+
+	if (c->o.db_gone)
+		c->o.db_gone(id);
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(db, 5000);
+		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	}
+	sqlite3_close(db);
+}
+
 /* Ingests the source into j's database, names it with symbols that came
  * while it ran, reads back its summary and publishes it: the ingest's
  * result (enum ingest_err), *store how the store answered (0, or
@@ -336,8 +352,13 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 	 * it grew in place or is ingested whole after a restart (grow.h) */
 	o.extent_rows = was_live(c, j->id) ? CAT_GROW_EXTENT_ROWS : 0;
 	res->error[0] = '\0';
-	if (!j->cl && cat_grown_take(c, j->id, res, &rc))
-		; /* its growing ingest made the database as its bytes came: no second ingest */
+	if (!j->cl && cat_grown_take(c, j->id, res, &rc)) {
+		/* its growing ingest made the database as its bytes came: no
+		 * second ingest; it leaves WAL mode (and its side files) now
+		 * that nothing writes it, as a database ingested whole is */
+		if (rc == INGEST_OK)
+			grown_settle(c, j->id, j->db);
+	}
 	else if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
 	else
