@@ -225,8 +225,9 @@ int build_match_begin(struct build *b);
 int build_match_more(struct build *b);
 int build_match_end(struct build *b);
 /* A growing trace's commit (commit.h) of what matching made so far, with
- * the slices open now; 0, or -1 (b->write_failed, or out of memory). */
-int build_commit(struct build *b);
+ * the slices open now (publish 0: written, not committed); 0, or -1
+ * (b->write_failed, or out of memory). */
+int build_commit(struct build *b, int publish);
 void build_match_abandon(struct build *b);
 
 /* write.c, slicewrite.c (write.h) */

@@ -1,6 +1,7 @@
 /*
  * A growing trace's commits (commit.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +63,8 @@ struct commit {
 	uint64_t points_total; /* counter points written */
 	struct lod_sink sink; /* the level of detail's rows, to the database in place */
 	struct dbw_stmt *lod_put, *lod_drop;
-	sqlite3 *reader;      /* the last commit, where items committed before come from */
+	sqlite3 *reader;      /* the writer's connection, where items written before are read back */
 	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
-	const char *path;     /* the database's */
 	int reading_counters; /* what rows reads */
 	struct vec fetched;   /* struct lod_item: the items handed to the builder */
 };
@@ -160,9 +160,17 @@ static const struct lod_item *sink_items(void *ctx, const struct lod_key *k, uin
 		       VEC_AT(&c->b->tracks, struct btrack, k->track_id - 1)->kind == TK_COUNTER;
 	int rc;
 
-	if (c->reader == NULL) {
-		if (sqlite3_open_v2(c->path, &c->reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-		    sqlite3_prepare_v2(c->reader,
+	/* read on the writer's own connection, once it ran what was queued: it
+	 * sees the rows of its open transaction too (a commit held back,
+	 * commit_write's publish 0), which another connection would not */
+	if (dbw_drain(c->b->s) != 0)
+		return NULL;
+	if (c->reader != c->b->s->db) { /* a pause's copy: its own connection (dbw_reopen_child) */
+		c->ext = c->back = NULL; /* the old connection's, not this process's to finalize */
+		c->reader = c->b->s->db;
+	}
+	if (c->ext == NULL) {
+		if (sqlite3_prepare_v2(c->reader,
 				       "SELECT first_ord, first_id, count FROM extents WHERE track_id = ?1 AND depth = ?2 "
 				       "AND first_ord + count > ?3 ORDER BY first_ord",
 				       -1, &c->ext, NULL) != SQLITE_OK)
@@ -221,7 +229,6 @@ struct commit *commit_new(struct build *b)
 	vec_init(&c->touched, sizeof(uint32_t));
 	vec_init(&c->touched_counters, sizeof(uint32_t));
 	vec_init(&c->fetched, sizeof(struct lod_item));
-	c->path = sqlite3_db_filename(b->s->db, "main");
 	c->sink.ctx = c;
 	c->sink.put = sink_put;
 	c->sink.drop = sink_drop;
@@ -262,9 +269,11 @@ void commit_free(struct commit *c)
 		dbw_finalize(c->b->s, c->lod_put);
 	if (c->lod_drop)
 		dbw_finalize(c->b->s, c->lod_drop);
+	/* the writer's connection: its statements go before it closes */
+	if (c->ext != NULL || c->back != NULL)
+		dbw_drain(c->b->s);
 	sqlite3_finalize(c->ext);
 	sqlite3_finalize(c->back);
-	sqlite3_close(c->reader);
 	vec_fini(&c->fetched);
 	vec_fini(&c->journal);
 	vec_fini(&c->points);
@@ -770,16 +779,25 @@ static int write_points(struct commit *c)
 	return rc;
 }
 
-int commit_write(struct commit *c)
+int commit_write(struct commit *c, int publish)
 {
 	struct build *b = c->b;
 	int rc;
 
+	double t[8];
+	size_t nrows;
+
+	t[0] = ingest_now_s();
 	rc = take_journal(c);
 	rc = rc ? rc : take_open(c);
+	nrows = c->rows.len;
+	t[1] = ingest_now_s();
 	rc = rc ? rc : write_rows(c);
+	t[2] = ingest_now_s();
 	rc = rc ? rc : write_groups(c);
+	t[3] = ingest_now_s();
 	rc = rc ? rc : write_points(c);
+	t[4] = ingest_now_s();
 	rc = rc ? rc : argw_flush(&b->args);
 	rc = rc ? rc : write_strings_from(b, c->strings);
 	if (rc == 0)
@@ -796,9 +814,15 @@ int commit_write(struct commit *c)
 		b->res->counts.slices = n;
 	}
 	rc = rc ? rc : write_small_tables(b, 1);
-	if (rc == 0 && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
+	if (rc == 0 && publish && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;
+	t[5] = ingest_now_s();
 	rc |= dbw_drain(b->s);
+	t[6] = ingest_now_s();
+	if (getenv("COMMIT_DEBUG"))
+		fprintf(stderr, "commit %llu: %zu rows, %zu groups; journal %.3f rows %.3f groups %.3f points %.3f small %.3f drain %.3f\n",
+			(unsigned long long)c->commits, nrows, c->groups.len, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
+			t[5] - t[4], t[6] - t[5]);
 	if (rc == 0)
 		c->commits++;
 	{

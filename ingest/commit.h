@@ -55,9 +55,11 @@ void commit_free(struct commit *c);
 int commit_open_slice(struct commit *c, const struct commit_open *o);
 
 /* Writes what became final since the last commit and the open slices
- * given, and commits; returns once the commit is in the file (readers see
- * it). 0, or -1 (b->oom, or the store's error). */
-int commit_write(struct commit *c);
+ * given, and commits (publish; else the rows stay in the open transaction,
+ * for a later commit to show: memory does not hold them meanwhile);
+ * returns once that is in the file (readers see a commit). 0, or -1
+ * (b->oom, or the store's error). */
+int commit_write(struct commit *c, int publish);
 
 /* Slices open at the last commit but not given since (finished or not):
  * counted, for tests. */

@@ -465,7 +465,11 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	 * last commits, which the source still holds) */
 	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL ||
 	    dbw_exec(s, "PRAGMA main.locking_mode=NORMAL") != 0 || dbw_exec(s, "PRAGMA main.journal_mode=WAL") != 0 ||
-	    dbw_exec(s, "PRAGMA main.synchronous=OFF") != 0 || dbw_exec(s, "BEGIN") != 0)
+	    dbw_exec(s, "PRAGMA main.synchronous=OFF") != 0 ||
+	    /* a commit's pages stay in the cache rather than spill to the log
+	     * before it ends, and the log is copied back in larger steps */
+	    dbw_exec(s, "PRAGMA main.cache_size=-65536") != 0 || dbw_exec(s, "PRAGMA main.wal_autocheckpoint=4096") != 0 ||
+	    dbw_exec(s, "BEGIN") != 0)
 		return -1;
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");

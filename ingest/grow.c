@@ -31,6 +31,7 @@ enum {
 	LINE = 8192,
 	PIECE = 1 << 20,        /* bytes fed at a time */
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
+	GAP_MAX_MS = 1000,      /* and at least this often */
 	PAUSE_MS = 300,         /* by default, a pause this long shows the trace as a file's */
 	ORDER_WINDOW = 256 << 10, /* the order's window to start with (sorter.h): doubled
 				   * at each start again, so a stream out of order by
@@ -160,9 +161,14 @@ static int commit_now(struct follow *f)
 	int committed, rc = ingest_stream_commit(f->s, &committed);
 
 	f->last_commit = now_ms();
-	/* commits take at most a fifth of the time: the next waits four
-	 * times what this one took, when that is longer than commit_ms */
-	f->gap = 4 * (f->last_commit - t0) > f->commit_ms ? 4 * (f->last_commit - t0) : f->commit_ms;
+	/* commits take at most about a third of the time: the next waits
+	 * twice what this one took, when that is longer than commit_ms (a
+	 * commit's time grows with what came since the last one, mostly rows
+	 * the batch writes too: a longer wait must not make the next longer
+	 * still), and never more than GAP_MAX_MS */
+	f->gap = 2 * (f->last_commit - t0) > f->commit_ms ? 2 * (f->last_commit - t0) : f->commit_ms;
+	if (f->gap > GAP_MAX_MS)
+		f->gap = GAP_MAX_MS;
 	f->held = rc == INGEST_OK && !committed; /* started again, not caught up (ingest.h) */
 	if (rc != INGEST_OK || !committed)
 		return rc;

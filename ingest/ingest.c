@@ -272,6 +272,9 @@ static void dir_of(const char *path, char *dir, size_t n)
 
 enum { DETECT = 64 }; /* bytes the format is told from (ingest_detect needs 33) */
 
+/* A growing database's page size (stream_open_db). */
+#define GROW_PAGE_SIZE 16384u
+
 /* The window B a stream starts with (sorter.h); doubled at each restart. */
 #define STREAM_WINDOW ((uint64_t)4 << 20)
 
@@ -421,8 +424,12 @@ static int stream_open_db(struct ingest_stream *s)
 	if (s->s_open)
 		return INGEST_OK;
 	s->s_open = 1;
-	if ((s->o.growing || s->o.commit_every ? dbw_open_growing : dbw_open)(&s->s, s->tmp,
-									     tracedb_page_size(s->size ? s->size : s->fed)) != 0)
+	/* a growing trace's size is not known: its pages are those of a
+	 * trace of some size (each commit rewrites the last pages of its
+	 * groups' level of detail: larger pages would log more) */
+	unsigned page = s->o.growing && !s->batch ? GROW_PAGE_SIZE : tracedb_page_size(s->size ? s->size : s->fed);
+
+	if ((s->o.growing || s->o.commit_every ? dbw_open_growing : dbw_open)(&s->s, s->tmp, page) != 0)
 		return INGEST_EDB;
 	return INGEST_OK;
 }
@@ -658,10 +665,11 @@ int ingest_stream_commit(struct ingest_stream *s, int *committed)
 		return s->rc;
 	if ((rc = ingest_stream_match(s)) != INGEST_OK || s->b == NULL)
 		return rc;
-	/* started again: the last commit stays until this one holds as much */
+	/* started again: the last commit stays until this one holds as much
+	 * (what came meanwhile is written, not committed) */
 	if (s->regrow && s->res->order_streamed < s->shown)
-		return INGEST_OK;
-	if (build_commit(s->b) != 0)
+		return build_commit(s->b, 0) != 0 ? stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB) : INGEST_OK;
+	if (build_commit(s->b, 1) != 0)
 		return stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB);
 	s->regrow = 0;
 	s->shown = s->res->order_streamed;
@@ -714,8 +722,16 @@ static int stream_write(struct ingest_stream *s, int layer)
 				rc = stream_restart(s, 0, 1);
 		}
 	}
-	if (rc == INGEST_OK && !written && (rc = stream_open_db(s)) == INGEST_OK)
-		rc = model_build(&s->m, s->so, &s->s, s->res, &s->o);
+	if (rc == INGEST_OK && !written && (rc = stream_open_db(s)) == INGEST_OK) {
+		/* the batch's writing: a growing stream started again at its end
+		 * writes the rest at once, without commits (they would hold it
+		 * all in memory first) */
+		struct ingest_opts bo = s->o;
+
+		bo.growing = 0;
+		bo.commit_every = 0;
+		rc = model_build(&s->m, s->so, &s->s, s->res, &bo);
+	}
 	if (rc == INGEST_OK && s->o.progress && s->o.progress(s->o.progress_ctx, INGEST_PHASE_INDEX, 0, 1, 0) != 0)
 		rc = INGEST_ECANCEL;
 	if (layer) /* a pause's: the staged tables in, no index (ingest_stream_pause) */

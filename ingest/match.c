@@ -874,9 +874,13 @@ static void time_records(struct matcher *mt)
 		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }
 
+/* Slices a growing trace's commit holds in memory at most (commit.h): about
+ * 30 MB of them and of their rows. */
+enum { COMMIT_ROWS_MAX = 1 << 18 };
+
 /* A growing trace's commit between two batches (commit.h): with the
  * slices open on the threads' stacks now. 0, or -1. */
-static int match_commit(struct matcher *mt)
+static int match_commit(struct matcher *mt, int publish)
 {
 	struct build *b = mt->b;
 	size_t i, j;
@@ -894,7 +898,7 @@ static int match_commit(struct matcher *mt)
 			}
 		}
 	}
-	if (commit_write(b->commit) != 0) {
+	if (commit_write(b->commit, publish) != 0) {
 		b->write_failed = 1;
 		return -1;
 	}
@@ -949,16 +953,21 @@ int build_match_more(struct build *b)
 			return -1;
 		if (b->commit != NULL && b->commit_every && (mt->since_commit += (uint64_t)n) >= b->commit_every) {
 			mt->since_commit = 0; /* tests: a commit every so many events */
-			if (match_commit(mt) != 0)
+			if (match_commit(mt, 1) != 0)
+				return -1;
+		} else if (b->commit != NULL && b->ss.journal != NULL && b->ss.journal->len >= COMMIT_ROWS_MAX) {
+			/* what a commit holds in memory is bounded: past it, the
+			 * rows are written now and shown at the next commit */
+			if (match_commit(mt, 0) != 0)
 				return -1;
 		}
 	}
 	return b->oom || n < 0 ? -1 : 0;
 }
 
-int build_commit(struct build *b)
+int build_commit(struct build *b, int publish)
 {
-	return b->mt != NULL && b->commit != NULL ? match_commit(b->mt) : 0;
+	return b->mt != NULL && b->commit != NULL ? match_commit(b->mt, publish) : 0;
 }
 
 int build_match_end(struct build *b)
