@@ -248,12 +248,14 @@ integration-asan: deps
 # data race ends the process that made it (halt_on_error), and the test
 # fails. The ingest worker, live snapshots, captures and queries run at
 # once in one server; a race between two ingests once reordered a trace's
-# slices. Where the kernel's address layout keeps ThreadSanitizer from
+# slices. A growing trace's pause is written by a fork of its ingest
+# process, which starts threads of its own (ingest/grow.h): die_after_fork=0
+# lets ThreadSanitizer follow it. Where the kernel's address layout keeps ThreadSanitizer from
 # starting at all (a probe program fails to run), it says so and skips.
 integration-tsan: deps
 	@mkdir -p build/tsan && printf '#include <pthread.h>\nstatic void *f(void *a) { return a; }\nint main(void) { pthread_t t; return pthread_create(&t, 0, f, 0) || pthread_join(t, 0); }\n' >build/tsan/probe.c
 	@if $(CC) -fsanitize=thread -o build/tsan/probe build/tsan/probe.c -lpthread && build/tsan/probe; then \
-	  TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}" $(MAKE) integration B=build/tsan SAN="$(SAN_tsan)" CFLAGS="-O1 -g"; \
+	  TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 $${TSAN_OPTIONS:-}" $(MAKE) integration B=build/tsan SAN="$(SAN_tsan)" CFLAGS="-O1 -g"; \
 	else echo "integration-tsan: ThreadSanitizer cannot run here (its probe failed): skipped"; fi
 
 test: check test-pg integration integration-asan integration-tsan xray-real reliability e2e test-store test-scale

@@ -291,8 +291,9 @@ static int follow(struct follow *f, struct lines *in)
 		if (f->ended)
 			return INGEST_OK;
 		/* caught up: what came is committed at once, unless one was
-		 * made a moment ago (then when it is due) */
-		if (f->committed != f->fed && due <= 0) {
+		 * made a moment ago (then when it is due), or a pause's layer
+		 * is being written or shown (nothing else writes meanwhile) */
+		if (f->committed != f->fed && due <= 0 && f->layer == 0 && !f->layered) {
 			rc = commit_now(f);
 			continue;
 		}
@@ -303,7 +304,7 @@ static int follow(struct follow *f, struct lines *in)
 			continue;
 		}
 		{
-			int64_t wait = f->committed != f->fed ? due : -1;
+			int64_t wait = f->committed != f->fed && f->layer == 0 && !f->layered ? due : -1;
 
 			if (f->layer > 0) /* looked at again soon */
 				wait = 20;
