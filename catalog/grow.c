@@ -191,11 +191,6 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 	if (j->ended && !s->end_told && s->told == j->size && ingest_grow_end(s->g) == 0)
 		s->end_told = 1;
 	while ((rep = ingest_grow_read(s->g, 0, &res, &bytes, &exact, &rc)) == GROW_COMMIT) {
-		if (getenv("GROW_DEBUG"))
-			fprintf(stderr, "grow %lld: commit %llu bytes, start %lld end %lld slices %llu restarts %llu streamed %llu\n",
-				(long long)s->id, (unsigned long long)bytes, (long long)res.start_ns, (long long)res.end_ns,
-				(unsigned long long)res.counts.slices, (unsigned long long)res.order_restarts,
-				(unsigned long long)res.order_streamed);
 		s->committed = 1;
 		s->bytes = bytes;
 		s->exact = exact;

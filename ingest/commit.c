@@ -784,20 +784,11 @@ int commit_write(struct commit *c, int publish)
 	struct build *b = c->b;
 	int rc;
 
-	double t[8];
-	size_t nrows;
-
-	t[0] = ingest_now_s();
 	rc = take_journal(c);
 	rc = rc ? rc : take_open(c);
-	nrows = c->rows.len;
-	t[1] = ingest_now_s();
 	rc = rc ? rc : write_rows(c);
-	t[2] = ingest_now_s();
 	rc = rc ? rc : write_groups(c);
-	t[3] = ingest_now_s();
 	rc = rc ? rc : write_points(c);
-	t[4] = ingest_now_s();
 	rc = rc ? rc : argw_flush(&b->args);
 	rc = rc ? rc : write_strings_from(b, c->strings);
 	if (rc == 0)
@@ -816,13 +807,7 @@ int commit_write(struct commit *c, int publish)
 	rc = rc ? rc : write_small_tables(b, 1);
 	if (rc == 0 && publish && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;
-	t[5] = ingest_now_s();
 	rc |= dbw_drain(b->s);
-	t[6] = ingest_now_s();
-	if (getenv("COMMIT_DEBUG"))
-		fprintf(stderr, "commit %llu: %zu rows, %zu groups; journal %.3f rows %.3f groups %.3f points %.3f small %.3f drain %.3f\n",
-			(unsigned long long)c->commits, nrows, c->groups.len, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
-			t[5] - t[4], t[6] - t[5]);
 	if (rc == 0)
 		c->commits++;
 	{

@@ -206,8 +206,8 @@ static void layer_start(struct follow *f)
 			fprintf(out, "c %" PRIu64 " exact\n", f->fed);
 			rc = fclose(out) == 0 ? INGEST_OK : INGEST_EIO;
 		}
-		if (rc != INGEST_OK && getenv("GROW_DEBUG"))
-			fprintf(stderr, "grow: a pause's layer failed: %d %s\n", rc, f->res->error);
+		if (rc != INGEST_OK) /* the trace shows its last commit: said in the server's log */
+			fprintf(stderr, "trace-server: a paused trace's layer was not written: %s\n", f->res->error);
 		_exit(rc == INGEST_OK ? 0 : 1); /* nothing of the parent's is flushed or freed */
 	}
 	f->layer = pid;

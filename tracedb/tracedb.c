@@ -331,10 +331,20 @@ out_close:
 sqlite3 *tracedb_open_readonly(const char *path, const char **why)
 {
 	sqlite3 *db = open_checked(path, SQLITE_OPEN_READONLY, why);
+	sqlite3_stmt *st = NULL;
+	int wal = 0;
 
-	/* pages straight from the OS cache instead of copies in SQLite's own */
+	/* pages straight from the OS cache instead of copies in SQLite's own;
+	 * but for a database still growing (WAL mode, ingest/commit.h): a
+	 * reader held for a while would map ever more of it, counted as the
+	 * server's own */
+	if (db && sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		wal = strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+	sqlite3_finalize(st);
 	if (db)
-		sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+		sqlite3_exec(db, wal ? "PRAGMA cache_size=-4096;" : "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-4096;",
+			     NULL, NULL, NULL);
 	return db;
 }
 

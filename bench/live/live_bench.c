@@ -6,15 +6,17 @@
  *
  * One thread sends ARCHIVE (looped when the run outlasts it) as a chunked
  * body at RATE MB/s. Another polls the trace object every 20 ms and, for
- * every 256 KB sent, notes when `stream.visible_bytes` first covered it:
+ * every 256 KB sent, notes when `stream.committed_bytes` (a growing
+ * trace's last commit; `visible_bytes` for a snapshot) first covered it:
  * the visibility latency of those bytes (a record is visible when the
- * snapshot being served holds it). A third asks for the slices of the
+ * database being served holds it; a growing trace's commit holds what came
+ * up to its order's window, docs/API.md). A third asks for the slices of the
  * trace's busiest track in random windows at random zooms and times each
  * request from its sending to its whole reply received, as bench/query
  * does (viewport latency on a growing trace; parsing the reply is the
  * client's work and is left out). The server's RSS is read
- * from /proc every 100 ms while the stream runs: it rises and falls with
- * each snapshot's ingest, so what is compared is its largest value over
+ * from /proc every 100 ms while the stream runs (the server's own; a
+ * growing trace's ingest is a process of its own), so what is compared is its largest value over
  * the first minute (or the first sixth of a shorter run) and over the
  * same length of time at the end of the stream (before its last chunk:
  * after it the trace is ingested whole).
@@ -182,7 +184,12 @@ static void *watcher(void *arg)
 	while (!atomic_load(&B.done)) {
 		cJSON *t = get(path);
 		cJSON *s = t ? cJSON_GetObjectItem(t, "stream") : NULL;
-		cJSON *v = s ? cJSON_GetObjectItem(s, "visible_bytes") : NULL;
+		/* what the database being served holds the records of: a growing
+		 * trace's last commit (committed_bytes), else a snapshot's bytes */
+		cJSON *v = s ? cJSON_GetObjectItem(s, "committed_bytes") : NULL;
+
+		if (!cJSON_IsNumber(v) && s != NULL)
+			v = cJSON_GetObjectItem(s, "visible_bytes");
 		double now = su_now();
 
 		cJSON *f = s ? cJSON_GetObjectItem(s, "from_byte") : NULL;

@@ -8,15 +8,20 @@
 #
 # Environment: B (build dir), OUT (work dir, default build/bench-live),
 # RATE (MB/s, default 40), SECONDS (default 120), EVENTS (generator events
-# of the archive streamed, looped when the run outlasts it; default 4000000,
-# about 100 MB).
+# of the archive streamed, looped when the run outlasts it; by default as
+# many as the run streams, about 44,000 a MB, so that it does not loop: a
+# loop starts its times again, which a growing trace meets as late events
+# and answers by ingesting it again from its first byte, docs/API.md).
+# The archive ends with its threads' root begins at time 0 (tests/gen_fxt.c),
+# late too: the trace is ingested again once the stream ends, after what
+# is measured.
 set -eu
 cd "$(dirname "$0")/../.."
 B=${B:-build/rel}
 OUT=${OUT:-build/bench-live}
 RATE=${RATE:-40}
 SECONDS_=${SECONDS:-120}
-EVENTS=${EVENTS:-4000000}
+EVENTS=${EVENTS:-$((RATE * SECONDS_ * 44000))}
 
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
