@@ -37,13 +37,16 @@
  * opts->extent_rows, ids are reserved a chunk at a time as slices,
  * counter points and cpu runs are made (extents.h), and the database and
  * every query find a group's rows through its extents
- * (schema/trace.sql). What still waits for the end of the input is the
- * write stage, which writes those tables once matching is over (but for
- * an XRay log's slices, written a thread at a time: slicewrite.c); with
- * reserved ids it could write each chunk as its last row finishes, and
- * build the level of detail a chunk of buckets at a time (lod.h), since
- * records name rows by ordinal. XRay is matched at the end (ingest.c
- * says why).
+ * (schema/trace.sql). With opts->growing the database is written in
+ * place, in WAL mode, a commit at a time (commit.h): what became final,
+ * in id order, the slices still open as open, and the level of detail a
+ * commit at a time (lod.h); what reads the whole trace (flows, names,
+ * stacks...) waits for the end, or a pause, whose layer a copy of the
+ * process writes and the stream undoes when it grows again
+ * (ingest_stream_pause). grow.h runs it in a process of its own that
+ * follows a growing file. An upload is still written at the end (one
+ * extent per group: the same rows, but for their ids). XRay is matched
+ * at the end (ingest.c says why).
  *
  * A stream's memory while bytes arrive: the events not yet handed on
  * (about the window's, sorter.h); per trace object rather than per event,
