@@ -82,44 +82,24 @@ static int sink_put(void *ctx, const struct lod_key *k, int level, int64_t first
 		    uint8_t *blob, size_t len)
 {
 	struct commit *c = ctx;
-	struct bins_val v[6] = { { 0 } };
-	int i;
 
 	if (c->lod_put == NULL &&
 	    (c->lod_put = dbw_prepare(c->b->s, "INSERT OR REPLACE INTO lod VALUES (?, ?, ?, ?, ?, ?)")) == NULL) {
 		free(blob);
 		return -1;
 	}
-	for (i = 0; i < 5; i++)
-		v[i].type = SQLITE_INTEGER;
-	v[0].i = k->track_id;
-	v[1].i = k->depth;
-	v[2].i = level;
-	v[3].i = first_bucket;
-	v[4].i = last_bucket;
-	v[5].type = SQLITE_BLOB;
-	v[5].p = blob;
-	v[5].n = (int)len;
-	return dbw_submit(c->b->s, c->lod_put, v, 6, blob);
+	return lod_submit_put(c->b->s, c->lod_put, k, level, first_bucket, last_bucket, blob, len);
 }
 
 static int sink_drop(void *ctx, const struct lod_key *k, int level, int64_t from_bucket)
 {
 	struct commit *c = ctx;
-	struct bins_val v[4] = { { 0 } };
-	int i;
 
 	if (c->lod_drop == NULL &&
 	    (c->lod_drop = dbw_prepare(c->b->s, "DELETE FROM lod WHERE track_id = ?1 AND depth = ?2 AND level = ?3 "
 						"AND first_bucket >= ?4")) == NULL)
 		return -1;
-	for (i = 0; i < 4; i++)
-		v[i].type = SQLITE_INTEGER;
-	v[0].i = k->track_id;
-	v[1].i = k->depth;
-	v[2].i = level;
-	v[3].i = from_bucket;
-	return dbw_submit(c->b->s, c->lod_drop, v, 4, NULL);
+	return lod_submit_drop(c->b->s, c->lod_drop, k, level, from_bucket);
 }
 
 /* An item as the builder has it, from a row read back. */

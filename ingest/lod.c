@@ -590,17 +590,12 @@ int lod_commit(struct lod_state *st, const struct lod_item *it, uint64_t from, s
 
 /* ---- the batch: rows into the staged lod table --------------------------- */
 
-static int batch_put(void *ctx, const struct lod_key *k, int level, int64_t first_bucket, int64_t last_bucket,
-		     uint8_t *blob, size_t len)
+int lod_submit_put(struct dbwriter *s, struct dbw_stmt *st, const struct lod_key *k, int level, int64_t first_bucket,
+		   int64_t last_bucket, uint8_t *blob, size_t len)
 {
-	struct lod_writer *w = ctx;
 	struct bins_val v[6] = { { 0 } };
 	int i;
 
-	if (w->failed) {
-		free(blob);
-		return -1;
-	}
 	for (i = 0; i < 5; i++)
 		v[i].type = SQLITE_INTEGER;
 	v[0].i = k->track_id;
@@ -611,14 +606,11 @@ static int batch_put(void *ctx, const struct lod_key *k, int level, int64_t firs
 	v[5].type = SQLITE_BLOB;
 	v[5].p = blob;
 	v[5].n = (int)len;
-	if (dbw_submit(w->s, w->ins, v, 6, blob) != 0) /* which frees blob once run, or now */
-		w->failed = 1;
-	return w->failed ? -1 : 0;
+	return dbw_submit(s, st, v, 6, blob); /* which frees blob once run, or now */
 }
 
-static int batch_drop(void *ctx, const struct lod_key *k, int level, int64_t from_bucket)
+int lod_submit_drop(struct dbwriter *s, struct dbw_stmt *st, const struct lod_key *k, int level, int64_t from_bucket)
 {
-	struct lod_writer *w = ctx;
 	struct bins_val v[4] = { { 0 } };
 	int i;
 
@@ -628,7 +620,28 @@ static int batch_drop(void *ctx, const struct lod_key *k, int level, int64_t fro
 	v[1].i = k->depth;
 	v[2].i = level;
 	v[3].i = from_bucket;
-	if (w->failed || dbw_submit(w->s, w->del, v, 4, NULL) != 0)
+	return dbw_submit(s, st, v, 4, NULL);
+}
+
+static int batch_put(void *ctx, const struct lod_key *k, int level, int64_t first_bucket, int64_t last_bucket,
+		     uint8_t *blob, size_t len)
+{
+	struct lod_writer *w = ctx;
+
+	if (w->failed) {
+		free(blob);
+		return -1;
+	}
+	if (lod_submit_put(w->s, w->ins, k, level, first_bucket, last_bucket, blob, len) != 0)
+		w->failed = 1;
+	return w->failed ? -1 : 0;
+}
+
+static int batch_drop(void *ctx, const struct lod_key *k, int level, int64_t from_bucket)
+{
+	struct lod_writer *w = ctx;
+
+	if (w->failed || lod_submit_drop(w->s, w->del, k, level, from_bucket) != 0)
 		w->failed = 1;
 	return w->failed ? -1 : 0;
 }

@@ -103,6 +103,15 @@ void lod_state_reset(struct lod_state *st, const struct lod_key *k, int counters
 int lod_commit(struct lod_state *st, const struct lod_item *it, uint64_t from, size_t m, const struct lod_sink *sink,
 	       uint64_t *levels);
 
+/* The sinks' own row operations, on statements of the store s: a row
+ * (put: st binds track_id, depth, level, first_bucket, last_bucket and
+ * the blob, which it owns from the call on) and a drop (st binds
+ * track_id, depth, level and the first bucket from which rows go).
+ * 0, or -1. */
+int lod_submit_put(struct dbwriter *s, struct dbw_stmt *st, const struct lod_key *k, int level, int64_t first_bucket,
+		   int64_t last_bucket, uint8_t *blob, size_t len);
+int lod_submit_drop(struct dbwriter *s, struct dbw_stmt *st, const struct lod_key *k, int level, int64_t from_bucket);
+
 /* The batch: inserts every group's rows into the staged lod table. */
 struct lod_writer {
 	struct lod_state st;      /* one group's at a time, its memory reused */
