@@ -300,4 +300,24 @@ static inline void same_tables(const char *a, const char *b)
 		fail_msg("%s", why);
 }
 
+/* The whole file at path (malloc'd), its length in *n; fails the test when it cannot be read. */
+static inline uint8_t *t_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long len;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	buf = malloc((size_t)len);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
 #endif

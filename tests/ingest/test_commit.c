@@ -154,19 +154,12 @@ static void t_growing_stream(void **state)
 		struct ingest_stream *s;
 		uint8_t *bytes;
 		size_t n, off = 0;
-		FILE *f;
 		int commits = 0;
 
 		r = seed * 104729;
 		write_random(in, seed * 31, 4000);
 		ingest(in, a, 16, 0);
-		assert_non_null(f = fopen(in, "rb"));
-		fseek(f, 0, SEEK_END);
-		n = (size_t)ftell(f);
-		fseek(f, 0, SEEK_SET);
-		assert_non_null(bytes = malloc(n));
-		assert_int_equal(fread(bytes, 1, n, f), n);
-		fclose(f);
+		bytes = t_read_file(in, &n);
 		o.extent_rows = 16;
 		o.growing = 1;
 		o.sort_budget = 256;
@@ -209,7 +202,7 @@ static void t_grow_child(void **state)
 	uint64_t r = 77, bytes = 0, off = 0;
 	uint8_t *all;
 	size_t n;
-	FILE *f, *out;
+	FILE *out;
 	int rc = -1, commits = 0, exact;
 	enum grow_report rep;
 
@@ -220,13 +213,7 @@ static void t_grow_child(void **state)
 	path_of(b, sizeof(b), "grown.db");
 	write_random(in, 4242, 6000);
 	ingest(in, a, 16, 0);
-	assert_non_null(f = fopen(in, "rb"));
-	fseek(f, 0, SEEK_END);
-	n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	assert_non_null(all = malloc(n));
-	assert_int_equal(fread(all, 1, n, f), n);
-	fclose(f);
+	all = t_read_file(in, &n);
 	assert_non_null(out = fopen(src, "wb"));
 	o.extent_rows = 16;
 	o.sort_budget = 256;
@@ -283,7 +270,7 @@ static void t_grow_pauses(void **state)
 	uint64_t r = 991, bytes = 0, off = 0;
 	uint8_t *all;
 	size_t n;
-	FILE *f, *out;
+	FILE *out;
 	int rc = -1, pauses = 0, exact = 0;
 	enum grow_report rep;
 
@@ -296,13 +283,7 @@ static void t_grow_pauses(void **state)
 	path_of(ref, sizeof(ref), "prefix.db");
 	write_random(in, 777, 8000);
 	ingest(in, a, 16, 0);
-	assert_non_null(f = fopen(in, "rb"));
-	fseek(f, 0, SEEK_END);
-	n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	assert_non_null(all = malloc(n));
-	assert_int_equal(fread(all, 1, n, f), n);
-	fclose(f);
+	all = t_read_file(in, &n);
 	assert_non_null(out = fopen(src, "wb"));
 	o.extent_rows = 16;
 	o.sort_budget = 256;

@@ -193,25 +193,6 @@ static void write_gen(const char *path, int events, int threads, int seed)
 	assert_int_equal(gen_fxt_main(8, argv), 0);
 }
 
-static uint8_t *read_file(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long len;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	assert_true(len > 0);
-	rewind(f);
-	buf = malloc((size_t)len);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 /* ---- the comparison ------------------------------------------------------ */
 
 /* How to feed a stream. */
@@ -240,7 +221,7 @@ static int stream_and_file_rc(const struct feed *fd, struct ingest_result *res)
 	o.sort_budget = fd->budget;
 	assert_int_equal(ingest_file(in, b, &o, &fres), INGEST_OK);
 	o.order_window = fd->window;
-	buf = read_file(in, &n);
+	buf = t_read_file(in, &n);
 	s = ingest_stream_open(a, &o, res);
 	assert_non_null(s);
 	for (off = 0; off < n; off += k) {
