@@ -10,7 +10,7 @@ import { api, uploadFile } from './api.js';
 import { el, clear } from './dom.js';
 import { fmtBytes, fmtCount, fmtDate, fmtDur } from './format.js';
 import { labelWord, matchesFilter, parseFilter, quotedSuggestion } from './libfilter.js';
-import { isDamage } from './pages.js';
+import { isDamage, shownBytes } from './pages.js';
 
 const POLL_MS = 400;
 const PAGE = 200;       // traces per page of the list
@@ -424,7 +424,7 @@ export class LibraryPage {
     const ready = t.status === 'ready';
     // a live trace opens as soon as it has a snapshot, and while its stream is ingested whole;
     // a large upload as soon as its ingest has a preview
-    const readable = ready || (t.stream && t.stream.visible_bytes > 0 && t.status !== 'failed') ||
+    const readable = ready || (t.stream && shownBytes(t) > 0 && t.status !== 'failed') ||
       (t.status === 'ingesting' && t.preview && t.preview.visible_bytes > 0);
     const name = readable ? el('a', { href: '/?trace=' + encodeURIComponent(t.id), className: 'trace-link' }, t.name || '(unnamed)')
       : el('span', null, t.name || '(unnamed)');

@@ -1,27 +1,23 @@
 // A live trace followed as it grows (docs/API.md "A trace while its bytes arrive"): a badge in
 // the top bar, and a poll of the trace object each second. When the server
-// serves a newer snapshot (stream.visible_bytes moved) the tracks are read
+// serves a newer commit (stream.committed_bytes moved) the tracks are read
 // again (new ones appear without a reload, groups keep their folding), the
 // view's data and the overview are fetched again, and, while Follow is on,
 // the view keeps its span and slides to the live edge. Any move the user
 // makes (pan, zoom, drag) turns Follow off; the button turns it back on.
 // When the trace is complete (ready) it is read once more and the badge
-// says so. A long FXT stream is served through a window of its newest bytes
-// (stream.from_byte > 0): the badge says how much of it the view holds.
+// says so. A stream's view starts at its first byte (stream.from_byte 0): it
+// grows in place (an XRay stream's is a snapshot of every byte received).
 // A large upload being ingested is followed the same way through its
 // preview (docs/API.md "A trace while its bytes arrive", Previews), the badge saying how far ingest is.
 import { api } from './api.js';
 import { el } from './dom.js';
 import { buildTracks } from './tracks.js';
+import { shownBytes } from './pages.js';
 
 const POLL_MS = 1000;
 
-// The bytes the database being served holds: a stream's snapshot, or an
-// ingest's preview; 0 for a whole trace.
-function shown(t) {
-  if (t.stream) return t.stream.visible_bytes;
-  return t.preview ? t.preview.visible_bytes : 0;
-}
+const shown = shownBytes;
 
 export class LiveFollow {
   constructor(page) {

@@ -64,3 +64,11 @@ export function topbar(traceId, current, titleEl) {
   return el('header', { className: 'topbar' },
     el('a', { className: 'brand', href: '/', title: 'All traces' }, '← Traces'), titleEl, pageLinks(traceId, current));
 }
+
+// The bytes of a trace still arriving that the database being served holds
+// the records of: a growing stream's last commit (stream.committed_bytes; a
+// snapshot's visible_bytes), or an ingest's preview; 0 for a whole trace.
+export function shownBytes(t) {
+  if (t.stream) return t.stream.committed_bytes !== undefined ? t.stream.committed_bytes : t.stream.visible_bytes;
+  return t.preview ? t.preview.visible_bytes : 0;
+}

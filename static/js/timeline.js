@@ -27,7 +27,7 @@ import {
 import { LABEL_W, ROW_H, TRACK_PAD, buildTracks, depthCount, foldable, layout, rowAt, sliceRow, visibleRows } from './tracks.js';
 import { DetailsPanel } from './panels.js';
 import { AreaSelection, Selection, isSliceTrack, sliceEnd } from './selection.js';
-import { isDamage, pageLinks, traceDuration } from './pages.js';
+import { isDamage, pageLinks, shownBytes, traceDuration } from './pages.js';
 import { activityRange } from './activity.js';
 import { exposeHooks } from './hooks.js';
 import { InputController } from './input.js';
@@ -103,7 +103,7 @@ export class TimelinePage {
     this.titleEl.title = this.titleEl.textContent;
     // a live trace (or one whose stream ended and is ingested whole) is read from its snapshot,
     // a large upload being ingested from its preview (docs/API.md "A trace while its bytes arrive", Previews)
-    const streaming = (trace.stream && trace.stream.visible_bytes > 0 && trace.status !== 'failed') ||
+    const streaming = (trace.stream && shownBytes(trace) > 0 && trace.status !== 'failed') ||
       (trace.status === 'ingesting' && trace.preview && trace.preview.visible_bytes > 0);
     if (trace.status === 'live' && !streaming) {
       this.fatal('This live trace has received no whole record yet. The page opens it as soon as one arrives.');
