@@ -303,9 +303,9 @@ struct ingest_stream {
 	uint8_t head[DETECT];      /* the first bytes, while fewer than DETECT came */
 	size_t head_len;
 	int rc;                    /* sticky: the first error, or INGEST_ECANCEL after the end */
-	int regrow;                /* growing, started again since the last commit: none
-				    * until it holds what that one held (ingest_stream_commit) */
-	uint64_t shown;            /* events matched when the last commit was made */
+	int regrow;                /* growing, started again since the last commit: its
+				    * open transaction empties the tables (stream_drop) */
+	int reclear;               /* ... which a pause rolled back: to be done again */
 	int64_t layer_version;     /* data_version when a pause's layer began */
 };
 
@@ -665,14 +665,17 @@ int ingest_stream_commit(struct ingest_stream *s, int *committed)
 		return s->rc;
 	if ((rc = ingest_stream_match(s)) != INGEST_OK || s->b == NULL)
 		return rc;
-	/* started again: the last commit stays until this one holds as much
-	 * (what came meanwhile is written, not committed) */
-	if (s->regrow && s->res->order_streamed < s->shown)
-		return build_commit(s->b, 0) != 0 ? stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB) : INGEST_OK;
+	/* nothing matched yet (the order's window holds every event, or the
+	 * stream started again and has matched nothing yet): no commit, so
+	 * that readers see a trace that holds something (a pause shows it
+	 * whole before that: ingest_stream_pause). Once it started again, each
+	 * commit shows the trace made again so far: it holds less than the
+	 * last one did for a while, every commit whole. */
+	if (s->res->order_streamed == 0)
+		return INGEST_OK;
 	if (build_commit(s->b, 1) != 0)
 		return stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB);
 	s->regrow = 0;
-	s->shown = s->res->order_streamed;
 	s->res->bytes = s->fed;
 	s->res->counts.events = s->m.events_total;
 	*committed = 1;
@@ -799,9 +802,14 @@ int ingest_stream_pause_mark(struct ingest_stream *s)
 	/* out of its transaction (empty: a commit just ran), so that no read
 	 * of this connection's holds the database as it was while the layer
 	 * commits; ingest_stream_unpause begins the next */
-	if (dbw_drain(&s->s) != 0 || sqlite3_exec(s->s.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK ||
+	/* (started again with nothing matched since, its transaction holds
+	 * only the emptying of the tables: rolled back, the readers keep the
+	 * last commit, and the unpause empties them again) */
+	if (dbw_drain(&s->s) != 0 ||
+	    sqlite3_exec(s->s.db, s->regrow ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK ||
 	    (s->layer_version = data_version(s)) < 0)
 		return stream_fail(s, set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db)));
+	s->reclear = s->regrow;
 	return INGEST_OK;
 }
 
@@ -839,7 +847,10 @@ int ingest_stream_pause(struct ingest_stream *s, const char *undo)
 		sqlite3session_delete(sess);
 		return stream_fail(s, set_error(s->res, INGEST_EDB, "cannot record a pause's changes"));
 	}
-	if ((rc = stream_end_decode(s)) == INGEST_OK)
+	/* started again (ingest_stream_pause_mark): the emptying, again */
+	if (s->reclear && stream_clear_db(s) != 0)
+		rc = set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db));
+	else if ((rc = stream_end_decode(s)) == INGEST_OK)
 		rc = stream_write(s, 1);
 	if (rc == INGEST_OK && dbw_drain(&s->s) != 0)
 		rc = INGEST_EDB;
@@ -887,6 +898,9 @@ int ingest_stream_unpause(struct ingest_stream *s, const char *undo)
 			set_error(s->res, rc, "cannot undo a pause's changes");
 	}
 	remove(undo);
+	if (rc == INGEST_OK && s->reclear && stream_clear_db(s) != 0)
+		rc = set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db));
+	s->reclear = 0;
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 

@@ -211,11 +211,10 @@ int ingest_stream_end(struct ingest_stream *s);
  * watermark allows and commits it, with the slices still open, so that
  * readers of out_db see it; res then says what the database holds (time
  * range, counts; bytes: the input fed so far), and *committed is 1.
- * Nothing (*committed 0) for a stream not growing or not matching yet,
- * and after a start again (late events) until what it matched again
- * reaches what the last commit held: its readers keep that one till then,
- * and the commit that follows replaces it whole. INGEST_OK or an error,
- * as the others. */
+ * Nothing (*committed 0) for a stream not growing, or that has matched
+ * nothing yet (since its start, or since it started again: late events;
+ * the commit that follows then replaces the last one whole, holding the
+ * trace made again so far). INGEST_OK or an error, as the others. */
 int ingest_stream_commit(struct ingest_stream *s, int *committed);
 
 /*

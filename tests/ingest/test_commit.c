@@ -217,6 +217,7 @@ static void t_grow_child(void **state)
 	assert_non_null(out = fopen(src, "wb"));
 	o.extent_rows = 16;
 	o.sort_budget = 256;
+	o.order_window = 4096; /* events matched while it grows */
 	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 0, err, sizeof(err)));
 	while (off < n) {
 		size_t piece = 1 + (size_t)(xorshift64(&r) % 20000);

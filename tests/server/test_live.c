@@ -587,7 +587,7 @@ static cJSON *wait_committed(int64_t id, uint64_t bytes)
  * clock; at its end it equals the file's ingest (the stream's layout).
  * The first provider's copy of gen_fxt's archive ends with its threads'
  * first begins (time 0), late for any window: from there the trace is
- * ingested again and its view holds until that catches up (ingest.h), so
+ * ingested again and its view shows that as it catches up (ingest.h), so
  * the pieces looked at are those before it. */
 static void t_history(void **state)
 {
