@@ -200,6 +200,9 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 		s->ended = 1;
 		s->rc = rc;
 		s->res = res;
+		if (rc != INGEST_OK) /* the stream falls back to snapshots (live.c): said why */
+			fprintf(stderr, "trace-server: live trace %" PRId64 ": its growing ingest ended: %s\n", s->id,
+				res.error[0] ? res.error : ingest_strerror(rc));
 		ingest_grow_free(s->g, 0);
 		s->g = NULL;
 	}

@@ -663,7 +663,9 @@ static void *live_main(void *arg)
 			continue;
 		}
 		s->preview = r->state.status == TS_INGESTING;
-		whole = !s->preview && size == r->live.snap_size; /* no new bytes: it paused */
+		/* no new bytes: it paused; or its growing ingest ended before its
+		 * stream did (grow.c): every snapshot reads it whole, as a file */
+		whole = !s->preview && (size == r->live.snap_size || r->live.grown_done);
 		pthread_mutex_unlock(&c->mu);
 		rc = snapshot(c, s, size, hint, whole, &took);
 		/* what the snapshot's ingest freed goes back to the system: one

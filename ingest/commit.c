@@ -59,7 +59,6 @@ struct commit {
 	struct vec touched;   /* uint32_t: groups touched, in the order touched */
 	struct vec touched_counters; /* uint32_t: counter tracks touched */
 	size_t strings;       /* strings written */
-	uint64_t commits;
 	uint64_t points_total; /* counter points written */
 	struct lod_sink sink; /* the level of detail's rows, to the database in place */
 	struct dbw_stmt *lod_put, *lod_drop;
@@ -263,11 +262,6 @@ void commit_free(struct commit *c)
 	vec_fini(&c->touched);
 	vec_fini(&c->touched_counters);
 	free(c);
-}
-
-uint64_t commit_commits(const struct commit *c)
-{
-	return c->commits;
 }
 
 /* The commits' facts of group g, made when new; NULL when out of memory. */
@@ -788,8 +782,6 @@ int commit_write(struct commit *c, int publish)
 	if (rc == 0 && publish && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;
 	rc |= dbw_drain(b->s);
-	if (rc == 0)
-		c->commits++;
 	{
 		size_t i;
 

@@ -61,8 +61,5 @@ int commit_open_slice(struct commit *c, const struct commit_open *o);
  * (b->oom, or the store's error). */
 int commit_write(struct commit *c, int publish);
 
-/* Slices open at the last commit but not given since (finished or not):
- * counted, for tests. */
-uint64_t commit_commits(const struct commit *c);
 
 #endif

@@ -434,16 +434,24 @@ int dbw_drain(struct dbwriter *s)
 
 /* ---- the database --------------------------------------------------------- */
 
-int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
+/* Creates the database at path (tracedb_create), runs the statements of
+ * set (NULL-terminated), begins a transaction and starts the writer. */
+static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, const char *const *set, int behind)
 {
 	memset(s, 0, sizeof(*s));
 	behind_init(&s->behind, -1);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
-	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL || dbw_exec(s, "BEGIN") != 0)
+	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL)
 		return -1;
-	behind_init(&s->behind, open(path, O_RDONLY | O_CLOEXEC)); /* -1: no write-behind, nothing else */
+	for (; set != NULL && *set != NULL; set++)
+		if (dbw_exec(s, *set) != 0)
+			return -1;
+	if (dbw_exec(s, "BEGIN") != 0)
+		return -1;
+	if (behind) /* -1: no write-behind, nothing else */
+		behind_init(&s->behind, open(path, O_RDONLY | O_CLOEXEC));
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
 		return -1;
@@ -452,31 +460,24 @@ int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 	return 0;
 }
 
+int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
+{
+	return dbw_start(s, path, page_size, NULL, 1);
+}
+
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 {
-	memset(s, 0, sizeof(*s));
-	behind_init(&s->behind, -1);
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->work, NULL);
-	pthread_cond_init(&s->done, NULL);
 	/* readers open the file while it grows: a write-ahead log and shared
 	 * locks, each commit a consistent prefix (the log is not synced: a
 	 * crash of the machine, unlike one of the process, may lose the
-	 * last commits, which the source still holds) */
-	if ((s->db = tracedb_create(path, page_size, s->error, sizeof(s->error))) == NULL ||
-	    dbw_exec(s, "PRAGMA main.locking_mode=NORMAL") != 0 || dbw_exec(s, "PRAGMA main.journal_mode=WAL") != 0 ||
-	    dbw_exec(s, "PRAGMA main.synchronous=OFF") != 0 ||
-	    /* a commit's pages stay in the cache rather than spill to the log
-	     * before it ends, and the log is copied back in larger steps */
-	    dbw_exec(s, "PRAGMA main.cache_size=-65536") != 0 || dbw_exec(s, "PRAGMA main.wal_autocheckpoint=4096") != 0 ||
-	    dbw_exec(s, "BEGIN") != 0)
-		return -1;
-	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
-		snprintf(s->error, sizeof(s->error), "cannot start the writer thread");
-		return -1;
-	}
-	s->writer_started = 1;
-	return 0;
+	 * last commits, which the source still holds); a commit's pages stay
+	 * in the cache rather than spill to the log before it ends, and the
+	 * log is copied back in larger steps */
+	static const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
+					   "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536",
+					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
+
+	return dbw_start(s, path, page_size, set, 0);
 }
 
 int dbw_reopen_child(struct dbwriter *s, const char *path)

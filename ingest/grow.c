@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tracedb/tracedb.h"
 #include "child.h"
 #include "grow.h"
 #include "util.h"
@@ -547,8 +548,6 @@ enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ing
 
 void ingest_grow_free(struct ingest_grow *g, int kill_it)
 {
-	char path[4200];
-
 	if (g == NULL)
 		return;
 	if (g->pid > 0) {
@@ -560,12 +559,7 @@ void ingest_grow_free(struct ingest_grow *g, int kill_it)
 		fclose(g->w);
 	if (g->out.fd >= 0)
 		close(g->out.fd);
-	if (kill_it) {
-		remove(g->db);
-		snprintf(path, sizeof(path), "%s-wal", g->db);
-		remove(path);
-		snprintf(path, sizeof(path), "%s-shm", g->db);
-		remove(path);
-	}
+	if (kill_it)
+		tracedb_remove(g->db);
 	free(g);
 }

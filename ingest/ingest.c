@@ -434,18 +434,6 @@ static int stream_open_db(struct ingest_stream *s)
 	return INGEST_OK;
 }
 
-/* Removes a database and what WAL mode keeps beside it. */
-static void remove_db(const char *path)
-{
-	char side[4200];
-
-	remove(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	remove(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	remove(side);
-}
-
 /* Empties every table of the database being written, in its open
  * transaction (a growing stream started again); 0, or -1. */
 static int stream_clear_db(struct ingest_stream *s)
@@ -480,7 +468,7 @@ static void stream_drop(struct ingest_stream *s)
 		s->regrow = 1;
 	} else if (s->s_open) {
 		dbw_close(&s->s);
-		remove_db(s->tmp);
+		tracedb_remove(s->tmp);
 		s->s_open = 0;
 	}
 	sorter_free(s->so);
@@ -762,18 +750,12 @@ static int stream_end_write(struct ingest_stream *s)
 	dec_close(&s->d);
 	if (rc == INGEST_OK && s->o.symbols)
 		symbolize_result(s->tmp, s->o.symbols, s->res);
-	if (rc == INGEST_OK && strcmp(s->tmp, s->out) != 0) { /* WAL mode's files of a database that was there */
-		char side[4200];
-
-		snprintf(side, sizeof(side), "%s-wal", s->out);
-		remove(side);
-		snprintf(side, sizeof(side), "%s-shm", s->out);
-		remove(side);
-	}
+	if (rc == INGEST_OK && strcmp(s->tmp, s->out) != 0)
+		tracedb_remove(s->out); /* the one that was there, and WAL mode's files beside it */
 	if (rc == INGEST_OK && rename(s->tmp, s->out) != 0)
 		rc = stream_fail(s, set_error(s->res, INGEST_EDB, strerror(errno)));
 	if (rc != INGEST_OK)
-		remove_db(s->tmp);
+		tracedb_remove(s->tmp);
 	if (rc == INGEST_OK)
 		s->rc = INGEST_ECANCEL; /* nothing more: it ended */
 	return rc;

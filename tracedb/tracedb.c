@@ -462,21 +462,23 @@ unsigned tracedb_page_size(uint64_t input_bytes)
 	return input_bytes < ((uint64_t)1 << 20) ? 1024 : input_bytes < ((uint64_t)16 << 20) ? 4096 : 65536;
 }
 
+void tracedb_remove(const char *path)
+{
+	char side[4200];
+
+	remove(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	remove(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	remove(side);
+}
+
 sqlite3 *tracedb_create(const char *path, unsigned page_size, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	char pragmas[256];
 
-	remove(path);
-	{ /* what WAL mode kept beside a database that was here: a new one
-	   * must not take its log for its own */
-		char side[4200];
-
-		snprintf(side, sizeof(side), "%s-wal", path);
-		remove(side);
-		snprintf(side, sizeof(side), "%s-shm", path);
-		remove(side);
-	}
+	tracedb_remove(path); /* a new database must not take an old one's log for its own */
 	snprintf(pragmas, sizeof(pragmas),
 		 "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;",

@@ -325,6 +325,9 @@ int tracedb_index(sqlite3 *db);
 
 /* Sets the schema version on a database being created: 0, or -1. */
 int tracedb_stamp(sqlite3 *db);
+/* Removes the database at path and the files WAL mode keeps beside it
+ * (-wal, -shm): what a growing trace's database leaves (ingest/commit.h). */
+void tracedb_remove(const char *path);
 /* Opens an existing database for writing beside the process that made it
  * (a growing trace's, in WAL mode, ingest/commit.h): shared locks, a
  * stage of its own, in a transaction. NULL with a sentence in err. */
