@@ -850,17 +850,43 @@ int ingest_stream_pause(struct ingest_stream *s, const char *undo)
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 
+/* What undoing a layer met: the first conflict's table and kind. */
+struct undo_seen {
+	char table[64];
+	const char *why;
+};
+
 /* Refuses what cannot be: a change the layer made that is not there. */
 static int undo_conflict(void *ctx, int why, sqlite3_changeset_iter *it)
 {
-	(void)ctx;
-	(void)why;
-	(void)it;
+	static const char *const whys[] = { [SQLITE_CHANGESET_DATA] = "a row differs",
+					    [SQLITE_CHANGESET_NOTFOUND] = "a row is missing",
+					    [SQLITE_CHANGESET_CONFLICT] = "a row is there already",
+					    [SQLITE_CHANGESET_CONSTRAINT] = "a constraint fails",
+					    [SQLITE_CHANGESET_FOREIGN_KEY] = "a foreign key fails" };
+	struct undo_seen *u = ctx;
+	const char *table = NULL;
+	int ncol, op, indirect;
+
+	if (u->why == NULL) {
+		u->why = why >= 0 && why < (int)(sizeof(whys) / sizeof(whys[0])) && whys[why] ? whys[why] : "a conflict";
+		if (sqlite3changeset_op(it, &table, &ncol, &op, &indirect) == SQLITE_OK && table != NULL)
+			snprintf(u->table, sizeof(u->table), "%s", table);
+	}
 	return SQLITE_CHANGESET_ABORT;
 }
 
+/*
+ * Undoes a layer that committed. Should its changes not be there as it
+ * made them (which no known path does: the stream's connection writes
+ * nothing while a layer runs), the stream is not failed: it starts again
+ * from its first byte (stream_restart), which empties every table in this
+ * transaction, so that what readers see next is made from the input
+ * alone; the server's log says so.
+ */
 int ingest_stream_unpause(struct ingest_stream *s, const char *undo)
 {
+	struct undo_seen seen = { "", NULL };
 	uint8_t *buf = NULL;
 	size_t n = 0;
 	int64_t v;
@@ -871,13 +897,21 @@ int ingest_stream_unpause(struct ingest_stream *s, const char *undo)
 	if ((v = data_version(s)) < 0 || sqlite3_exec(s->s.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return stream_fail(s, set_error(s->res, INGEST_EDB, sqlite3_errmsg(s->s.db)));
 	if (v != s->layer_version) { /* the layer committed: its undo was written before */
-		if ((buf = read_all(undo, (size_t)1 << 40, &n)) == NULL && n != 0)
-			rc = INGEST_EIO;
-		else if (sqlite3changeset_apply(s->s.db, (int)n, buf, NULL, undo_conflict, NULL) != SQLITE_OK)
-			rc = INGEST_EDB;
+		if ((buf = read_all(undo, (size_t)1 << 40, &n)) == NULL && n != 0) {
+			rc = set_error(s->res, INGEST_EIO, "cannot read what undoes a pause's changes");
+		} else if (sqlite3changeset_apply(s->s.db, (int)n, buf, NULL, undo_conflict, &seen) != SQLITE_OK) {
+			fprintf(stderr,
+				"trace-server: a paused trace's layer cannot be undone (%s%s%s): "
+				"its stream is ingested again from the first byte\n",
+				seen.why ? seen.why : sqlite3_errmsg(s->s.db), seen.table[0] ? " in " : "", seen.table);
+			s->reclear = 0;
+			free(buf);
+			remove(undo);
+			if ((rc = stream_restart(s, 0, 0)) != INGEST_OK)
+				return stream_fail(s, rc);
+			return INGEST_OK;
+		}
 		free(buf);
-		if (rc != INGEST_OK)
-			set_error(s->res, rc, "cannot undo a pause's changes");
 	}
 	remove(undo);
 	if (rc == INGEST_OK && s->reclear && stream_clear_db(s) != 0)

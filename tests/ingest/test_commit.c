@@ -259,23 +259,39 @@ static void write_prefix(const char *path, const uint8_t *all, size_t n)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Another writer's change to what a pause's layer wrote (which the server
+ * never makes): the layer can no more be undone as it was made. */
+static void tamper(const char *db)
+{
+	sqlite3 *h;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE; DELETE FROM slices; DELETE FROM track_depths; DELETE FROM meta; COMMIT", NULL,
+			 NULL, NULL) != SQLITE_OK)
+		fail_msg("tamper: %s", sqlite3_errmsg(h));
+	sqlite3_close(h);
+}
+
 /* Pauses: once bytes stop, the trace equals a file of the bytes received,
  * row for row (cut records, open slices, held events and all), and
- * growing again undoes that layer; the end is the batch's. */
-static void t_grow_pauses(void **state)
+ * growing again undoes that layer; the end is the batch's. With tampered,
+ * the first layer is changed by another writer before bytes come again:
+ * the stream, unable to undo it, starts again from its first byte (never
+ * an error), and its next pause and its end are as exact. */
+static void grow_pauses(uint64_t seed, int tampered)
 {
 	char in[96], a[96], src[96], b[96], pre[96], ref[96], err[256];
 	struct ingest_opts o = { 0 };
 	struct ingest_result res;
 	struct ingest_grow *g;
-	uint64_t r = 991, bytes = 0, off = 0;
+	uint64_t r = seed, bytes = 0, off = 0;
 	uint8_t *all;
 	size_t n;
 	FILE *out;
 	int rc = -1, pauses = 0, exact = 0;
 	enum grow_report rep;
 
-	(void)state;
 	path_of(in, sizeof(in), "in.fxt");
 	path_of(a, sizeof(a), "a.db");
 	path_of(src, sizeof(src), "source");
@@ -310,6 +326,8 @@ static void t_grow_pauses(void **state)
 		write_prefix(pre, all, off);
 		ingest(pre, ref, 16, 0);
 		same_tables(b, ref);
+		if (tampered && pauses == 0)
+			tamper(b);
 		pauses++;
 		if (off == n - 1)
 			break;
@@ -322,9 +340,23 @@ static void t_grow_pauses(void **state)
 		assert_int_not_equal(rep, GROW_DIED);
 	assert_int_equal(rc, INGEST_OK);
 	assert_true(pauses >= 2);
+	if (tampered) /* it started again once: the undo refused */
+		assert_true(res.order_restarts >= 1);
 	ingest_grow_free(g, 0);
 	free(all);
 	same_tables(b, a);
+}
+
+static void t_grow_pauses(void **state)
+{
+	(void)state;
+	grow_pauses(991, 0);
+}
+
+static void t_grow_undo_refused(void **state)
+{
+	(void)state;
+	grow_pauses(991, 1);
 }
 
 static int setup(void **state)
@@ -350,6 +382,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_growing_stream),
 		cmocka_unit_test(t_grow_child),
 		cmocka_unit_test(t_grow_pauses),
+		cmocka_unit_test(t_grow_undo_refused),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "grow-child") == 0) /* this program is its own child */
