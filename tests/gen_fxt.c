@@ -19,6 +19,8 @@
  * begins at time 0 but its begin event is written at the very end of the
  * file, so the archive is not in timestamp order.
  *
+ * --no-roots leaves those root slices out (an archive in time order).
+ *
  * Exactly N event records (type 4) are written: the generator keeps a
  * reserve of the events it still owes (an end for every open slice, flow
  * and async operation, and the root begins and ends) and stops opening
@@ -92,6 +94,7 @@ struct opts {
 	int big_endian;    /* write words big-endian */
 	uint64_t args;     /* 0, or arguments on every event that may carry some */
 	const char *out;   /* output path */
+	int no_roots;      /* no whole-run root slices: the archive is in time order */
 };
 
 struct gthread {
@@ -600,7 +603,7 @@ static void gen_init(struct gen *g, const struct opts *o)
 	if (!g->th || !g->heap)
 		abort();
 	g->target = o->events;
-	g->roots = o->events >= 4 * o->threads;
+	g->roots = !o->no_roots && o->events >= 4 * o->threads;
 	g->reserve = g->roots ? 2 * (uint64_t)g->nth : 0;
 	g->slot_owner = UINT_MAX;
 	g->mem = 1 << 24;
@@ -651,7 +654,7 @@ static int parse_tps(const char *s, uint64_t *out)
 static int usage(void)
 {
 	fprintf(stderr, "usage: gen_fxt [--events N] [--threads T] [--seed S] "
-			"[--tps TPS] [--args K] [--big-endian] OUT.fxt\n");
+			"[--tps TPS] [--args K] [--big-endian] [--no-roots] OUT.fxt\n");
 	return 2;
 }
 
@@ -675,6 +678,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			bad = parse_u64(argv[++i], 1, 3, &o->args);
 		else if (!strcmp(argv[i], "--big-endian"))
 			o->big_endian = 1;
+		else if (!strcmp(argv[i], "--no-roots"))
+			o->no_roots = 1;
 		else if (argv[i][0] != '-' && !o->out)
 			o->out = argv[i];
 		else
@@ -685,7 +690,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 100000, 8, 1, 1000000000, 0, 0, NULL };
+	struct opts o = { 100000, 8, 1, 1000000000, 0, 0, NULL, 0 };
 	struct gen g;
 	int rc = 0;
 
