@@ -30,7 +30,7 @@ TRACEDB_SRC = tracedb/tracedb.c tracedb/sketch.c
 LIB_SRC = $(TRACEDB_SRC) json/jbuf.c $(INGEST_SRC) $(QUERY_SRC) build/gen/schema.c
 # The object store client: SigV4 signing (libcrypto) and S3 over libcurl.
 STORE_SRC = store/sigv4.c store/s3.c
-CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/record.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/grow.c catalog/window.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
+CATALOG_SRC = $(STORE_SRC) catalog/catalog.c catalog/record.c catalog/meta.c catalog/json.c catalog/notes.c catalog/trends.c catalog/live.c catalog/grow.c catalog/stats.c catalog/list.c catalog/names.c catalog/retention.c catalog/storage.c \
 	catalog/storage_s3.c catalog/source.c catalog/warm.c catalog/worker.c catalog/sync.c catalog/migrate.c catalog/catdb_sqlite.c catalog/catdb_sqlite_notes.c catalog/catdb_pg.c catalog/catdb_pg_index.c catalog/catdb_pg_notes.c catalog/catdb_pg_jobs.c catalog/jobs.c build/gen/catalog.c build/gen/catalog_pg.c
 # `trace-server record` (client/record.c over the one HTTP client, libcurl
 # and cJSON), which tests/client/test_record.c and the provider's end-to-end
@@ -180,10 +180,7 @@ $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h test
 $(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c ingest/fxtrec.c
 
-$(B)/fuzz_replay_window: tests/fuzz_window.c tests/fuzz_replay.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_window.c tests/fuzz_replay.c catalog/window.c ingest/fxtrec.c
-
-unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo $(B)/fuzz_replay_window \
+unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
       $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
@@ -192,7 +189,6 @@ unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_f
 	$(B)/fuzz_replay_http tests/corpus/http
 	$(B)/fuzz_replay_symbols tests/corpus/symbols
 	$(B)/fuzz_replay_fifo tests/corpus/fifo
-	$(B)/fuzz_replay_window tests/corpus/window
 	B=$(B) sh tests/cli.sh
 
 check: deps
@@ -317,10 +313,7 @@ ubsan:
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
 # fxt runs the decoder and the build into SQLite (~1k/s).
-FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo window
-build/fuzz/fuzz_window: tests/fuzz_window.c tests/fuzz_util.h catalog/window.c catalog/window.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
-	@mkdir -p $(@D)
-	$(FUZZ_CC) -o $@ tests/fuzz_window.c catalog/window.c ingest/fxtrec.c
+FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
 build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c ingest/fxtrec.c

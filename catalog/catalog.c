@@ -79,8 +79,7 @@ const char *cat_db_file(const struct trace_rec *r)
 
 /* The stored name of file: "trace.db" is the trace's database, whichever
  * object holds it (the one its record names: a shared ingest job's result
- * is trace-<token>.db; an ingest's preview.db while it has one); other
- * names are themselves. Takes mu. */
+ * is trace-<token>.db); other names are themselves. Takes mu. */
 static void file_name(struct catalog *c, int64_t id, const char *file, char *out, size_t n)
 {
 	struct trace_rec *r;
@@ -89,8 +88,8 @@ static void file_name(struct catalog *c, int64_t id, const char *file, char *out
 	if (strcmp(file, "trace.db") != 0)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL) /* an ingest's preview is read until the ingest ends (live.c) */
-		snprintf(out, n, "%s", r->state.status == TS_INGESTING && r->live.preview == 1 ? "preview.db" : cat_db_file(r));
+	if ((r = cat_find(c, id)) != NULL)
+		snprintf(out, n, "%s", cat_db_file(r));
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -206,9 +205,16 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 			rec_indexed(r, 0);
 		}
 	}
-	/* a preview an ingest left when the server stopped goes: never read again */
-	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING)
+	/* what a growing upload's commits told (grow.h) is not read again:
+	 * its ingest starts over, and the database it grew (and left, in WAL
+	 * mode) goes, whatever becomes of the trace */
+	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
 		cat_preview_drop_locked(c, r);
+		if (r->state.stream[0] == '\0' && !c->shared_jobs) {
+			c->store.ops->local_path(&c->store, r->id, "trace.db", path, sizeof(path));
+			tracedb_remove(path);
+		}
+	}
 	/* a shared store that cannot be reached now loses nothing: has() says -2 */
 	if ((r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) && c->shared_jobs) {
 		/* another server may be ingesting it now: its job says whose it

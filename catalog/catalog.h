@@ -30,18 +30,15 @@ struct cat_opts {
 	int64_t keep_failed;  /* seconds a failed trace stays listed; 0 = remove at once */
 	int64_t retain_days;  /* 0 = keep traces whatever their age */
 	uint64_t retain_bytes;/* 0 = no bound on the space used */
-	uint64_t live_window; /* a live FXT trace's view holds at most its newest
-			       * live_window bytes (window.h); 0 = sized by the
-			       * speed of ingest */
 	const char *ingest_exe; /* ingests run as "<ingest_exe> ingest-child", each in a
 			       * process of its own (ingest/child.h); NULL: in the
 			       * server's own process */
-	int64_t live_pause_ms;/* a live FXT trace whose view is a window and whose
-			       * bytes stopped for this long is snapshotted whole
-			       * (live.c); 0 = never */
-	uint64_t preview_min; /* an FXT upload of this many bytes or more is
-			       * previewed while the worker ingests it (live.c);
-			       * 0 = never */
+	int64_t live_pause_ms;/* a live FXT stream that sent nothing for this long
+			       * shows every byte received, as a file of them
+			       * (ingest/grow.h); 0 = never */
+	uint64_t preview_min; /* an FXT upload of this many bytes or more grows in
+			       * place while the worker ingests it, readable
+			       * meanwhile (grow.h); 0 = never */
 	const char *catalog;  /* NULL: catalog.db under the data directory; else a
 			       * PostgreSQL URL (postgres://user@host:port/db) */
 	void (*db_gone)(int64_t id); /* trace id's database is no more the one to read (its

@@ -18,8 +18,8 @@
  * said where it is, is what must go in the same hold as a record's change:
  * the write of that change to the database (sync.h: cat_save, a shared
  * job's queueing and commit in jobs.c), a record's removal from it
- * (cat_remove_locked), and a preview's file put in place or removed with
- * the status that allows it (live.h). A function named _locked is called
+ * (cat_remove_locked), and what a growing ingest's commit tells of a trace
+ * with the status that allows it (grow.h). A function named _locked is called
  * under mu; the others take it themselves.
  */
 #ifndef CATALOG_INTERNAL_H
@@ -244,8 +244,8 @@ void rec_stream(struct trace_rec *r, const char *state);
 void rec_symbols(struct trace_rec *r, char *binary_name, int ready, uint64_t named);
 /* The running ingest's progress (enum ingest_phase). */
 void rec_progress(struct trace_rec *r, int phase, uint64_t done, uint64_t total);
-/* What a snapshot or a preview shows of the trace before it is ready
- * (live.c): its format, time range and summary (*summary taken when not
+/* What a snapshot or a growing ingest's commit shows of the trace before
+ * it is ready (live.c, grow.c): its format, time range and summary (*summary taken when not
  * NULL); rec_view_clear forgets it. */
 void rec_view(struct trace_rec *r, const char *format, int64_t start_ns, int64_t end_ns, char **summary);
 void rec_view_clear(struct trace_rec *r);

@@ -228,7 +228,6 @@ static int slot_take_locked(struct catalog *c, struct grow_slot *s)
 		r->live.grown_bytes = s->bytes;
 		if (s->exact) /* a pause's: the trace as a file of these bytes */
 			r->live.snap_visible = s->bytes;
-		r->live.snap_from = 0;
 		reopen = s->res.order_restarts != r->live.grown_restarts;
 		r->live.grown_restarts = s->res.order_restarts;
 		rec_view(r, s->res.format ? s->res.format : "fxt", s->res.start_ns, s->res.end_ns, &s->summary);
@@ -317,4 +316,123 @@ int cat_grown_take(struct catalog *c, int64_t id, struct ingest_result *res, int
 	}
 	pthread_mutex_unlock(&c->mu);
 	return taken;
+}
+
+/* ---- an upload grown while the worker ingests it ------------------------- */
+
+int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char *hint)
+{
+	struct grow_job j = { 0 };
+	struct trace_rec *r;
+	int big;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	big = r != NULL && r->state.stream[0] == '\0' && !r->sync.foreign && !c->shared_jobs && c->o.preview_min > 0 &&
+	      r->state.size >= c->o.preview_min;
+	if (big)
+		j.size = r->state.size;
+	pthread_mutex_unlock(&c->mu);
+	if (!big)
+		return 0;
+	j.id = id;
+	j.ended = 1;
+	snprintf(j.hint, sizeof(j.hint), "%s", hint ? hint : "");
+	snprintf(j.src, sizeof(j.src), "%s", src);
+	return tell_fxt(&j) == 1;
+}
+
+/* A commit of upload id's growing ingest into its record (under mu), as
+ * long as the ingest runs: 1 when the trace's readers must open its
+ * database again (it was made anew: the order's restarts), -1 when the
+ * ingest is to stop (the trace deleted, the catalog stopping). */
+static int upload_commit_locked(struct catalog *c, int64_t id, const struct ingest_result *res, uint64_t bytes,
+				uint64_t size, char **summary, uint64_t *restarts)
+{
+	struct trace_rec *r = cat_find(c, id);
+	int reopen;
+
+	if (r == NULL || c->stop || r->state.status != TS_INGESTING)
+		return -1;
+	if (*summary == NULL) /* read next time */
+		return 0;
+	r->live.preview = 1;
+	r->live.snap_visible = bytes;
+	reopen = res->order_restarts != *restarts;
+	*restarts = res->order_restarts;
+	rec_view(r, res->format ? res->format : "fxt", res->start_ns, res->end_ns, summary);
+	rec_progress(r, INGEST_PHASE_DECODE, bytes, size);
+	return reopen;
+}
+
+int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *db, int step_ms,
+		    struct ingest_result *res)
+{
+	enum { PIECE = 1 << 20 };
+	struct ingest_opts o = { 0 };
+	struct ingest_grow *g;
+	struct ingest_result got;
+	uint64_t size = 0, told = 0, bytes, restarts = 0;
+	int64_t tell_ms = 0;
+	int rc = INGEST_ECANCEL, exact, ended = 0, stop = 0;
+	struct trace_rec *r;
+	char err[256];
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL)
+		size = r->state.size;
+	pthread_mutex_unlock(&c->mu);
+	memset(res, 0, sizeof(*res));
+	res->format = "fxt";
+	o.format = "fxt";
+	o.extent_rows = CAT_GROW_EXTENT_ROWS;
+	/* the source is whole: no pause's layer, the end told once it is told all */
+	if ((g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", src, db, &o, 0, err,
+				   sizeof(err))) == NULL) {
+		snprintf(res->error, sizeof(res->error), "%s", err);
+		return INGEST_EIO;
+	}
+	while (!ended && !stop) {
+		enum grow_report rep;
+		char *summary;
+		int take;
+
+		/* step_ms (tests only): the source told a megabyte at a time,
+		 * an ingest slow enough to watch it grow */
+		if (told < size && cat_now_ms() >= tell_ms) {
+			told = step_ms > 0 && size - told > PIECE ? told + PIECE : size;
+			tell_ms = cat_now_ms() + step_ms;
+			if (ingest_grow_size(g, told) != 0 || (told == size && ingest_grow_end(g) != 0))
+				told = size; /* gone: its report says why */
+		}
+		rep = ingest_grow_read(g, told < size ? (int)(tell_ms - cat_now_ms() > 0 ? tell_ms - cat_now_ms() : 0) : 200,
+				       &got, &bytes, &exact, &rc);
+		if (rep == GROW_DONE || rep == GROW_DIED) {
+			*res = got;
+			ended = 1;
+			break;
+		}
+		take = 0;
+		summary = NULL;
+		if (rep == GROW_COMMIT)
+			summary = cat_summary_json(&got, db);
+		pthread_mutex_lock(&c->mu);
+		if (rep == GROW_COMMIT)
+			take = upload_commit_locked(c, id, &got, bytes, size, &summary, &restarts);
+		else if ((r = cat_find(c, id)) == NULL || c->stop || r->state.status != TS_INGESTING)
+			take = -1;
+		pthread_mutex_unlock(&c->mu);
+		free(summary);
+		if (take > 0 && c->o.db_gone)
+			c->o.db_gone(id);
+		stop = take < 0;
+	}
+	ingest_grow_free(g, !ended);
+	if (!ended) {
+		snprintf(res->error, sizeof(res->error), "the ingest was cancelled");
+		return INGEST_ECANCEL;
+	}
+	if (rc != INGEST_OK) /* what it committed goes: a failed trace has no database */
+		tracedb_remove(db);
+	return rc;
 }

@@ -43,4 +43,22 @@ int64_t cat_grows_service_locked(struct catalog *c, struct cat_grows *gs);
  * database already (*res and *rc its result, taken), else 0. Takes mu. */
 int cat_grown_take(struct catalog *c, int64_t id, struct ingest_result *res, int *rc);
 
+/*
+ * An upload grown while it is ingested: an FXT upload of --preview-min
+ * bytes or more, ingested by this server's own worker (not a shared job),
+ * is ingested by a growing ingest that follows its (whole) source as a
+ * stream that arrives fast, so that the trace is read from its first byte
+ * while it is ingested (records: live.preview 1, snap_visible; trace.db,
+ * in WAL mode, is read where it is written). cat_grows_upload says whether
+ * trace id's ingest is one (hint: its format hint). cat_grow_upload runs
+ * it into db, each commit going to the record while its status is
+ * ingesting; returns ingest_file's codes, with *res its result
+ * (INGEST_ECANCEL when the trace went or the catalog stops). A failed
+ * ingest leaves no database. step_ms > 0 (tests only): the source is told
+ * a megabyte at a time, that often.
+ */
+int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char *hint);
+int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *db, int step_ms,
+		    struct ingest_result *res);
+
 #endif

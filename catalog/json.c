@@ -69,20 +69,20 @@ static void rec_progress_json(const struct trace_rec *r, struct jbuf *out)
 	jb_obj_end(out);
 }
 
-/* "preview": an ingest's preview (live.c), read while the ingest runs, or
- * null. */
+/* "preview": what a growing upload's last commit holds (grow.h), read
+ * while the ingest runs, or null. */
 static void rec_preview_json(const struct trace_rec *r, struct jbuf *out)
 {
 	jb_key(out, "preview");
-	if (r->state.status != TS_INGESTING || r->live.preview != 1) {
+	if (r->state.status != TS_INGESTING || r->live.preview < 1) {
 		jb_null(out);
 		return;
 	}
 	jb_obj(out);
-	jb_key(out, "visible_bytes"); /* bytes of the source the preview holds */
+	jb_key(out, "visible_bytes"); /* bytes of the source its last commit holds */
 	jb_u64(out, r->live.snap_visible);
-	jb_key(out, "from_byte"); /* where its window starts */
-	jb_u64(out, r->live.snap_from);
+	jb_key(out, "from_byte"); /* where its view starts: always its first byte */
+	jb_u64(out, 0);
 	jb_obj_end(out);
 }
 
@@ -118,8 +118,8 @@ static void rec_stream_json(const struct trace_rec *r, struct jbuf *out)
 	jb_str(out, r->state.stream);
 	jb_key(out, "visible_bytes"); /* the bytes the database being served equals, as a file */
 	jb_u64(out, ready ? r->state.size : r->live.snap_visible);
-	jb_key(out, "from_byte"); /* where its window of the stream starts: 0 but for a snapshot's (XRay: none) */
-	jb_u64(out, ready ? 0 : r->live.snap_from);
+	jb_key(out, "from_byte"); /* where its view of the stream starts: always its first byte */
+	jb_u64(out, 0);
 	jb_key(out, "committed_bytes"); /* the bytes whose records it holds, growing (catalog/grow.h) */
 	jb_u64(out, ready ? r->state.size : r->live.growing > 0 ? r->live.grown_bytes : r->live.snap_visible);
 	jb_obj_end(out);

@@ -192,14 +192,11 @@ static int run_progress(void *ctx, enum ingest_phase phase, uint64_t done, uint6
 	pthread_mutex_lock(&c->mu);
 	r = cat_find(c, j->id);
 	gone = r == NULL || c->stop || (j->cl && claim_lost(j->cl));
-	/* a first preview need not wait for the live thread's nap */
-	if (r && phase == INGEST_PHASE_DECODE && r->progress.bytes_done == 0 && c->o.preview_min)
-		cat_live_wake(c);
 	if (r)
 		rec_progress(r, phase, done, total);
 	pthread_mutex_unlock(&c->mu);
 	if (delay > 0 && phase == INGEST_PHASE_DECODE && !gone) {
-		/* tests only: an ingest slow enough to watch its preview */
+		/* tests only: an ingest slow enough to watch it run */
 		struct timespec d = { delay / 1000, (long)(delay % 1000) * 1000000L };
 
 		nanosleep(&d, NULL);
@@ -223,7 +220,7 @@ static int worker_finish(struct catalog *c, int64_t id, int rc, const struct ing
 	if (rc != INGEST_ECANCEL)
 		worker_counted(c, rc, res, seconds);
 	if ((r = cat_find(c, id)) != NULL)
-		cat_preview_drop_locked(c, r); /* before the state below: it clears what the preview told */
+		cat_preview_drop_locked(c, r); /* before the state below: it clears what the commits told */
 	if (r != NULL && rc == INGEST_ECANCEL && c->stop) {
 		rec_queue(r); /* shutting down: ingest again at the next start */
 		rec_stored(r, o.stored);
@@ -315,20 +312,36 @@ static int run_publish(struct run *j)
 	return rc == STORAGE_OK ? CAT_OK : rc == STORAGE_EDOWN ? CAT_ESTOREDOWN : CAT_EFAIL;
 }
 
-/* A grown trace's database (grow.h) out of WAL mode: its readers let go
- * of it first (db_gone), and a request still reading it is waited for a
- * while; one that keeps it leaves it in WAL mode, which reads the same. */
-static void grown_settle(struct catalog *c, int64_t id, const char *db_path)
+/* A grown trace's database (grow.h) whole in its file, and out of WAL
+ * mode: its readers let go of it first (db_gone), and every commit is
+ * checkpointed into the file (waiting a while for a request still
+ * reading), so that the file alone is the trace, as the store keeps it. A
+ * reader that opened it again meanwhile leaves it in WAL mode, which
+ * reads the same; 0, or -1 when the checkpoint could not be made. */
+static int grown_settle(struct catalog *c, int64_t id, const char *db_path)
 {
 	sqlite3 *db = NULL;
+	int rc = -1, tries;
 
 	if (c->o.db_gone)
 		c->o.db_gone(id);
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
 		sqlite3_busy_timeout(db, 5000);
+		/* FULL waits for readers of older commits only (TRUNCATE would
+		 * wait for every reader): up to six times its busy timeout */
+		/* the log is opened by a first read (a connection that read
+		 * nothing checkpoints nothing, and says so with a log of -1) */
+		if (sqlite3_exec(db, "SELECT count(*) FROM main.sqlite_master", NULL, NULL, NULL) == SQLITE_OK)
+			for (tries = 0; tries < 6 && rc != 0; tries++) {
+				int nlog = -1, nck = -1;
+
+				if (sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_FULL, &nlog, &nck) == SQLITE_OK)
+					rc = nlog == nck ? 0 : -1;
+			}
 		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
 	}
 	sqlite3_close(db);
+	return rc;
 }
 
 /* Ingests the source into j's database, names it with symbols that came
@@ -356,12 +369,21 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 		/* its growing ingest made the database as its bytes came: no
 		 * second ingest; it leaves WAL mode (and its side files) now
 		 * that nothing writes it, as a database ingested whole is */
-		if (rc == INGEST_OK)
-			grown_settle(c, j->id, j->db);
+		if (rc == INGEST_OK && grown_settle(c, j->id, j->db) != 0)
+			fprintf(stderr, "trace-server: trace %" PRId64 "'s database stays in WAL mode: a reader held it\n",
+				j->id);
 	}
 	else if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
 		rc = INGEST_EDB;
-	else
+	else if (!j->cl && cat_grows_upload(c, j->id, j->src, hint)) {
+		/* a big FXT upload grows in place as it is ingested (grow.h):
+		 * read from its first byte meanwhile, with a stream's layout */
+		if ((rc = cat_grow_upload(c, j->id, j->src, j->db, c->worker->ingest_delay_ms, res)) == INGEST_OK &&
+		    grown_settle(c, j->id, j->db) != 0) {
+			rc = INGEST_EDB;
+			snprintf(res->error, sizeof(res->error), "the trace's database could not be checkpointed");
+		}
+	} else
 		rc = ingest_file_apart(c->o.ingest_exe, j->src, j->db, &o, res);
 	j->t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
@@ -450,7 +472,7 @@ void worker_run(struct catalog *c, int64_t id, const char *hint, struct claim *c
 	else if (j.restored)
 		cat_source_drop_copy(c, id);
 	free(j.res);
-	/* readers of its preview (or of a database ingested before) open
+	/* readers of its growing database (or of one ingested before) open
 	 * the new one at their next request; what they held goes now */
 	if (c->o.db_gone)
 		c->o.db_gone(id);

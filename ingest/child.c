@@ -1,11 +1,10 @@
 /*
  * An ingest in a process of its own (child.h): both sides of the protocol.
  *
- * The request, parent to child, is lines "<key> <value>" up to a line "go",
- * then prefix_len raw bytes (ingest_opts.prefix):
+ * The request, parent to child, is lines "<key> <value>" up to a line "go":
  *   in, out        the paths of ingest_file
  *   format, symbols            optional
- *   sort_budget, extent_rows, max_bytes, from_byte, prefix_len   numbers
+ *   sort_budget, extent_rows, max_bytes   numbers
  * The report, child to parent, is lines too:
  *   p <phase> <done> <total> <events>     a progress report
  *   r <field> <value>                      a field of the result
@@ -174,8 +173,6 @@ int ingest_child_main(void)
 	struct ingest_opts o = { 0 };
 	struct ingest_result *res = calloc(1, sizeof(*res));
 	char *line = malloc(LINE);
-	uint8_t *prefix = NULL;
-	size_t plen = 0;
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -204,19 +201,9 @@ int ingest_child_main(void)
 			o.extent_rows = (size_t)ingest_child_num(v);
 		else if (strcmp(line, "max_bytes") == 0)
 			o.max_bytes = ingest_child_num(v);
-		else if (strcmp(line, "from_byte") == 0)
-			o.from_byte = ingest_child_num(v);
-		else if (strcmp(line, "prefix_len") == 0)
-			plen = (size_t)ingest_child_num(v);
 	}
 	if (in[0] == '\0' || out_db[0] == '\0')
 		return 2;
-	if (plen > 0) {
-		if ((prefix = malloc(plen)) == NULL || fread(prefix, 1, plen, stdin) != plen)
-			return 2;
-		o.prefix = prefix;
-		o.prefix_len = plen;
-	}
 	o.progress = child_progress;
 	o.progress_ctx = stdout;
 	rc = ingest_file(in, out_db, &o, res);
@@ -229,7 +216,6 @@ int ingest_child_main(void)
 	ingest_result_put(stdout, res);
 	fprintf(stdout, "rc %d\n", rc);
 	fflush(stdout);
-	free(prefix);
 	free(res);
 	free(line);
 	return 0;
@@ -246,12 +232,9 @@ static int put_request(FILE *w, const char *in_path, const char *out_db, const s
 	if (o && o->symbols)
 		fprintf(w, "symbols %s\n", o->symbols);
 	if (o)
-		fprintf(w, "sort_budget %zu\nextent_rows %zu\nmax_bytes %" PRIu64 "\nfrom_byte %" PRIu64
-			   "\nprefix_len %zu\n",
-			o->sort_budget, o->extent_rows, o->max_bytes, o->from_byte, o->prefix ? o->prefix_len : 0);
+		fprintf(w, "sort_budget %zu\nextent_rows %zu\nmax_bytes %" PRIu64 "\n", o->sort_budget, o->extent_rows,
+			o->max_bytes);
 	fputs("go\n", w);
-	if (o && o->prefix && o->prefix_len > 0 && fwrite(o->prefix, 1, o->prefix_len, w) != o->prefix_len)
-		return -1;
 	return fclose(w) == 0 ? 0 : -1;
 }
 

@@ -959,10 +959,8 @@ static int feed_mapped(struct ingest_stream *s, FILE *f, uint64_t size, uint8_t 
 {
 	const struct ingest_opts *o = &s->o;
 	const char *format = o->format;
-	uint64_t from = o->from_byte < size ? o->from_byte : 0;
-	size_t plen = o->prefix ? o->prefix_len : 0;
-	uint64_t off, dropped = from;
-	int whole = from == 0 && !o->max_bytes; /* a live trace's snapshots read it again */
+	uint64_t off, dropped = 0;
+	int whole = !o->max_bytes; /* a live trace's snapshots read it again */
 	uint8_t *map;
 	int rc = INGEST_OK;
 
@@ -972,17 +970,11 @@ static int feed_mapped(struct ingest_stream *s, FILE *f, uint64_t size, uint8_t 
 	*mapp = map;
 	*map_len = (size_t)size;
 	madvise(map, (size_t)size, MADV_SEQUENTIAL);
-	if (format == NULL && plen > 0)
-		format = ingest_detect(o->prefix, plen < CHUNK ? plen : CHUNK);
-	else if (format == NULL)
+	if (format == NULL)
 		format = ingest_detect(map, size < CHUNK ? (size_t)size : CHUNK);
 	s->stable = map;
 	rc = stream_decoder(s, format, s->forced);
-	if (rc == INGEST_OK && s->d.xray && (plen > 0 || from > 0))
-		rc = INGEST_ENOTTRACE; /* a window is FXT's (ingest.h) */
-	if (rc == INGEST_OK && plen > 0)
-		rc = stream_piece(s, o->prefix, plen);
-	for (off = from; rc == INGEST_OK && off < size; off += CHUNK) {
+	for (off = 0; rc == INGEST_OK && off < size; off += CHUNK) {
 		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
 
 		rc = stream_piece(s, map + off, n);
@@ -1006,8 +998,6 @@ static int feed_file(struct ingest_stream *s, FILE *f, uint64_t size, uint8_t **
 
 	if ((rc = feed_mapped(s, f, size, map, map_len)) != -1)
 		return rc;
-	if (s->o.prefix || s->o.from_byte) /* windows are read from regular files only */
-		return set_error(s->res, INGEST_EIO, "the input cannot be mapped");
 	if ((buf = malloc(CHUNK)) == NULL)
 		return INGEST_ENOMEM;
 	rc = INGEST_OK;
@@ -1088,7 +1078,7 @@ static int ingest_timed(const char *in_path, const char *out_db, const struct in
 		ingest_stream_free(s);
 		return INGEST_EIO;
 	}
-	if (!(opts && (opts->max_bytes || opts->from_byte))) /* an archive read whole, maybe just uploaded */
+	if (!(opts && opts->max_bytes)) /* an archive read whole, maybe just uploaded */
 		behind_settle(fileno(f), 0);
 	s->size = (uint64_t)st.st_size;
 	if (opts && opts->max_bytes && opts->max_bytes < s->size)

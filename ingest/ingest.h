@@ -146,11 +146,6 @@ struct ingest_opts {
 				      * events matched (commit.h), as a trace read while
 				      * its bytes arrive is; tests set it to check that the
 				      * commits end where the batch does */
-	const uint8_t *prefix;       /* FXT only: bytes decoded before the input (a live
-				      * view window's durable records), may be NULL; */
-	size_t prefix_len;
-	uint64_t from_byte;          /* ... and the input read from this byte on (a record
-				      * boundary); 0: from its start */
 	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
 				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
 				      * small */
@@ -178,8 +173,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
  * the database is written at the end.
  *
  * ingest_stream_open makes a stream writing out_db (under its temporary
- * name; of o it reads what ingest_file does, but max_bytes, prefix and
- * from_byte, which are a file's); NULL on failure, with res->error set.
+ * name; of o it reads what ingest_file does, but max_bytes, which is a
+ * file's); NULL on failure, with res->error set.
  * res is the stream's until ingest_stream_free. A copy of every byte fed
  * is kept in a scratch file next to out_db (unlinked), to start again
  * from when the order needs it (below).

@@ -126,8 +126,8 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 		return NULL;
 	slot = &slots->slot[(uint64_t)id % DB_SLOTS];
 	slot_take(slot);
-	/* an ingest's preview goes as the ingest ends, maybe between its name
-	 * and the stat: named again, the file is then the trace's database */
+	/* a database may be replaced between its name and the stat (a
+	 * snapshot renamed over it): named again, the file is the new one */
 	for (tries = 0;; tries++) {
 		cat_path(s->cat, id, "trace.db", path, sizeof(path));
 		if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == CAT_ESTOREDOWN)) {

@@ -356,7 +356,6 @@ int srv_run(const struct srv_opts *o)
 	co.keep_failed = o->keep_failed;
 	co.retain_days = o->retain_days;
 	co.retain_bytes = o->retain_bytes;
-	co.live_window = o->live_window;
 	co.preview_min = o->preview_min;
 	co.live_pause_ms = o->live_pause_ms;
 	co.ingest_exe = "/proc/self/exe"; /* this program: it answers "ingest-child" (main.c) */

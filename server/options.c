@@ -35,14 +35,12 @@ static const char usage_text[] =
 	"  --retain-days N    remove unpinned traces uploaded N days ago or more (default: keep)\n"
 	"  --retain-bytes SIZE  remove the oldest unpinned traces while the library holds more,\n"
 	"                     e.g. 50G (default: no bound)\n"
-	"  --live-window SIZE while a live FXT trace streams, its view holds its newest SIZE bytes\n"
-	"                     (and every string, thread and object record before them), e.g. 64M\n"
-	"                     (default: what the server ingests in about 0.2 s, at least 2M)\n"
-	"  --live-pause MS    once such a stream has sent nothing for MS milliseconds, its view\n"
-	"                     holds every byte received (default 300; 0: the window only)\n"
-	"  --preview-min SIZE an FXT upload of SIZE or more is viewable while it is ingested, through\n"
-	"                     a window (as a live trace's) of the bytes read so far (default 64M;\n"
-	"                     0: never)\n"
+	"  --live-pause MS    once a live FXT stream has sent nothing for MS milliseconds, it equals\n"
+	"                     a file of every byte received (default 300; 0: never)\n"
+	"  --preview-min SIZE an FXT upload of SIZE or more grows in place while it is ingested,\n"
+	"                     readable from its first byte meanwhile (default 64M; 0: never)\n"
+	"  --live-window SIZE accepted and ignored: live traces have no window since they grow\n"
+	"                     in place (kept so that older command lines still start)\n"
 	"  --insecure-public  allow a non-loopback --bind without a token\n"
 	"  --help             this text\n";
 
@@ -199,8 +197,8 @@ int srv_parse_args(int argc, char **argv, struct srv_opts *o)
 		} else if (strcmp(a, "--retain-bytes") == 0) {
 			if (parse_size(val, &o->retain_bytes) != 0 || o->retain_bytes == 0)
 				return bad("--retain-bytes", val);
-		} else if (strcmp(a, "--live-window") == 0) {
-			if (parse_size(val, &o->live_window) != 0 || o->live_window < 4096)
+		} else if (strcmp(a, "--live-window") == 0) { /* ignored (the help says why) */
+			if (parse_size(val, &v) != 0 || v < 4096)
 				return bad("--live-window (at least 4K)", val);
 		} else if (strcmp(a, "--live-pause") == 0) {
 			if (parse_size(val, &v) != 0 || v > 3600000 || strpbrk(val, "KkMmGg"))

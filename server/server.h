@@ -25,9 +25,8 @@ struct srv_opts {
 	int64_t keep_failed;    /* seconds a failed trace stays listed (default one day) */
 	int64_t retain_days;    /* remove unpinned traces older than this; 0 = never */
 	uint64_t retain_bytes;  /* remove the oldest unpinned traces above this; 0 = no bound */
-	uint64_t live_window;   /* a live FXT trace's view: its newest bytes at most; 0 = sized by ingest speed */
 	int64_t live_pause_ms;  /* a live stream idle this long is snapshotted whole (live.c); 0 = never */
-	uint64_t preview_min;   /* FXT uploads this large are previewed while ingested; 0 = never */
+	uint64_t preview_min;   /* FXT uploads this large grow in place while ingested; 0 = never */
 };
 
 /* Parses argv of `trace-server serve`; returns 0, or prints why and returns 2

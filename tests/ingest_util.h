@@ -300,6 +300,35 @@ static inline void same_tables(const char *a, const char *b)
 		fail_msg("%s", why);
 }
 
+/* What a reader of a growing trace's commit must find whole (ingest/commit.h):
+ * every group's rows as track_depths counts them, lying in its extents,
+ * every parent there, and every slice's track and name. Read in one read
+ * transaction: one commit throughout. */
+static inline void t_check_commit(const char *db_path)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK); /* one commit throughout */
+	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
+		       "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)") != 0)
+		fail_msg("a group's count is not its rows'");
+	if (scalar(db, "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
+		       "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)") != 0)
+		fail_msg("a slice's parent is not there");
+	if (scalar(db, "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
+		       "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)") != 0)
+		fail_msg("a slice lies outside its group's extents");
+	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
+		       "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)") != 0)
+		fail_msg("a group's extents do not add up to its count");
+	if (scalar(db, "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
+		       "name_id NOT IN (SELECT id FROM strings)") != 0)
+		fail_msg("a slice's track or name is not there");
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
 /* The whole file at path (malloc'd), its length in *n; fails the test when it cannot be read. */
 static inline uint8_t *t_read_file(const char *path, size_t *n)
 {

@@ -8,8 +8,8 @@
 // When the trace is complete (ready) it is read once more and the badge
 // says so. A stream's view starts at its first byte (stream.from_byte 0): it
 // grows in place (an XRay stream's is a snapshot of every byte received).
-// A large upload being ingested is followed the same way through its
-// preview (docs/API.md "A trace while its bytes arrive", Previews), the badge saying how far ingest is.
+// A large upload being ingested grows in place the same way and is followed
+// alike (its "preview"), the badge saying how far ingest is.
 import { api } from './api.js';
 import { el } from './dom.js';
 import { buildTracks } from './tracks.js';
@@ -84,23 +84,15 @@ export class LiveFollow {
     this.timer = setTimeout(() => this.poll(), POLL_MS);
   }
 
-  // The badge: LIVE, and while the view is a window of the stream, how much.
+  // The badge: LIVE, or how far a growing upload's ingest is.
   showWindow(t) {
-    const from = t.stream ? t.stream.from_byte || 0 : 0;
     const mb = (b) => (b / 1048576).toFixed(b < 10485760 ? 1 : 0);
     if (t.status === 'ingesting' && t.preview) {
       const p = t.progress || {};
       const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
-      const held = t.preview.visible_bytes - (t.preview.from_byte || 0);
       this.badge.textContent = `INGESTING ${pct}%`; // short: the top bar stays one line (the banner says the rest)
-      this.badge.title = `The view holds the newest ${mb(held)} MB of the ${mb(t.preview.visible_bytes)} MB ` +
-        `ingest has read of ${mb(t.size_bytes)} MB (and every name and thread before them); ` +
-        'the whole trace once ingest ends';
-    } else if (from > 0 && t.status === 'live') {
-      this.badge.textContent = 'LIVE';
-      this.badge.title = `The view holds the newest ${mb(t.stream.visible_bytes - from)} MB of the ` +
-        `${mb(t.stream.visible_bytes)} MB received (and every name and thread before them); ` +
-        'the whole trace once the recording ends';
+      this.badge.title = `The view holds the first ${mb(t.preview.visible_bytes)} MB of ${mb(t.size_bytes)} MB, ` +
+        'from the trace\'s start; it grows until ingest ends';
     } else if (t.status === 'live') {
       this.badge.textContent = 'LIVE';
       this.badge.title = 'This trace is being recorded: it grows as it arrives';

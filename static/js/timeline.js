@@ -239,27 +239,21 @@ export class TimelinePage {
     for (const p of t.providers || []) {
       if (Number(p.buffer_overflows) > 0 && !diag.buffer_overflows) parts.push(`provider ${p.name}: ${p.buffer_overflows} buffer overflows`);
     }
-    // an upload's preview while it is ingested (docs/API.md "A trace while its bytes arrive", Previews)
+    // a big upload growing while it is ingested (docs/API.md "A trace while its bytes arrive")
     const preview = t.status === 'ingesting' && t.preview;
     if (parts.length === 0 && !preview) {
-      this.banner.classList.add('hidden'); // a preview's or a window's, once the trace is whole
+      this.banner.classList.add('hidden'); // a growing upload's, once the trace is whole
       return;
     }
-    // a live trace viewed through a window of its stream (docs/API.md):
-    // what began before the window is cut, not damaged
-    const windowed = t.status === 'live' && t.stream && Number(t.stream.from_byte) > 0;
     const p = t.progress || {};
     const pct = p.bytes_total ? Math.floor((100 * p.bytes_done) / p.bytes_total) : 0;
-    const w = preview ? t.preview : t.stream || {};
-    const held = `${((Number(w.visible_bytes) - Number(w.from_byte || 0)) / 1048576).toFixed(1)} MB`;
+    const held = preview ? `${(Number(t.preview.visible_bytes) / 1048576).toFixed(1)} MB` : '';
     clear(this.banner);
     this.banner.append(el('strong', null,
-      preview ? `This trace is being ingested (${pct}%): the view holds the newest ${held} of what has been read. `
-        : windowed ? `The live view holds the newest ${held} of the stream. `
-          : 'This trace has damaged or dropped data. '),
-    el('span', null, preview ? 'Slices begun before it are cut; the whole trace opens when ingest ends' + (parts.length ? ': ' : '.')
-      : windowed ? 'Slices begun before it are cut; the whole trace comes when the recording ends: '
-        : 'What is shown may be incomplete: '),
+      preview ? `This trace is being ingested (${pct}%): the view holds its first ${held}, from its start. `
+        : 'This trace has damaged or dropped data. '),
+    el('span', null, preview ? 'It grows as ingest goes on; slices still open show as open' + (parts.length ? ': ' : '.')
+      : 'What is shown may be incomplete: '),
       el('span', { className: 'diag-list' }, parts.join(' · ')),
       el('button', { className: 'banner-close', title: 'Hide', onclick: () => { this.banner.classList.add('hidden'); this.resize(); } }, '×'));
     this.banner.classList.remove('hidden');

@@ -110,33 +110,6 @@ static void t_commits_end_as_batch(void **state)
 	}
 }
 
-/* What a reader of a commit must find whole: every group's rows as
- * track_depths counts them, lying in its extents, and every parent there. */
-static void check_commit(const char *db_path)
-{
-	sqlite3 *db;
-
-	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK); /* one commit throughout */
-	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
-		       "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)") != 0)
-		fail_msg("a group's count is not its rows'");
-	if (scalar(db, "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
-		       "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)") != 0)
-		fail_msg("a slice's parent is not there");
-	if (scalar(db, "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
-		       "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)") != 0)
-		fail_msg("a slice lies outside its group's extents");
-	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
-		       "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)") != 0)
-		fail_msg("a group's extents do not add up to its count");
-	if (scalar(db, "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
-		       "name_id NOT IN (SELECT id FROM strings)") != 0)
-		fail_msg("a slice's track or name is not there");
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
-}
-
 /* A stream fed in random pieces, committed at random points: each commit
  * reads whole, and the end is the batch's. */
 static void t_growing_stream(void **state)
@@ -177,7 +150,7 @@ static void t_growing_stream(void **state)
 
 				assert_int_equal(ingest_stream_commit(s, &committed), INGEST_OK);
 				if (committed) {
-					check_commit(b);
+					t_check_commit(b);
 					commits++;
 				}
 			}
@@ -230,7 +203,7 @@ static void t_grow_child(void **state)
 		assert_int_equal(ingest_grow_size(g, off), 0);
 		while ((rep = ingest_grow_read(g, xorshift64(&r) % 2 ? 30 : 0, &res, &bytes, &exact, &rc)) == GROW_COMMIT) {
 			assert_true(bytes <= off);
-			check_commit(b);
+			t_check_commit(b);
 			commits++;
 		}
 		assert_int_equal(rep, GROW_NONE);

@@ -488,7 +488,7 @@ static void t_stream_command(void **state)
 	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
 }
 
-/* ---- a stream's window (docs/API.md, Live traces) ----------------------- */
+/* ---- streams of several providers (docs/API.md, Live streams) ----------- */
 
 /*
  * Two archives' records interleaved a few hundred bytes at a time (so that
@@ -664,11 +664,11 @@ static void t_history(void **state)
 	t_start(NULL);
 }
 
-/* A stream far past its window (64 KB) that pauses: once it has sent
- * nothing for --live-pause, its view is every byte received, equal to
- * ingesting them as a file, table for table, with the file's time range;
- * when bytes flow again its window shows them, and a pause shows the
- * whole again. */
+/* A stream of two providers that pauses: once it has sent nothing for
+ * --live-pause, its view is every byte received, equal to ingesting them
+ * as a file, table for table, with the file's time range; when bytes flow
+ * again it grows on from there, and a pause shows the whole again. (The
+ * old --live-window is still accepted, and changes nothing.) */
 static void t_paused_whole(void **state)
 {
 	size_t n, cuts[3], i, at = 0;

@@ -1,14 +1,19 @@
 /*
- * Previews over loopback (docs/API.md "Previews"): the real server binary
- * (env TRACE_SERVER) with archives from gen_fxt (env GEN_FXT), its ingest
- * slowed by TRACE_SERVER_TEST_INGEST_DELAY_MS so that it can be watched.
+ * A big upload grows in place while it is ingested, over loopback
+ * (docs/API.md, "A trace while its bytes arrive"): the real server binary
+ * (env TRACE_SERVER) with archives from gen_fxt (env GEN_FXT), the source
+ * told to the growing ingest a megabyte every TRACE_SERVER_TEST_INGEST_DELAY_MS
+ * so that it can be watched.
  *
- * While a large FXT upload is ingested the trace's data is read from its
- * preview, which must hold exactly what ingesting its window's input as a
- * file gives (every table, window_util.h); once ready, the trace is the
- * whole archive's and the preview's file is gone. An upload below
- * --preview-min never has one; deleting a trace mid-ingest leaves no file,
- * nor does a server killed mid-ingest once it starts again.
+ * While a large FXT upload is ingested its trace is read from the
+ * database the ingest grows, from the first byte (preview.from_byte 0):
+ * every commit whole, slices only ever added, on the trace's own clock;
+ * once ready the trace equals the CLI's ingest of the archive with a
+ * stream's layout (--extent-rows 4096), out of WAL mode. An upload below
+ * --preview-min is ingested in one go and is not readable before it is
+ * ready; deleting a trace mid-ingest leaves no file; a server killed
+ * mid-ingest ingests it again when it starts, or fails it when its source
+ * is gone, leaving no database behind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,12 +27,11 @@
 #include <cjson/cJSON.h>
 
 #include "api_util.h"
-#include "window_util.h"
+#include "window_util.h" /* same_tables, t_check_commit */
 
-/* The server's settings: a preview for 4 MB and more, a window of 512 KB,
- * an ingest pausing 300 ms a megabyte (the big archive takes about 3 s). */
+/* The server's settings: growing for 4 MB and more, the source told a
+ * megabyte every 300 ms (the big archive takes about 3 s). */
 #define PREVIEW_MIN (4u << 20)
-#define WINDOW (512u << 10)
 #define DELAY_MS "300"
 
 struct archive {
@@ -57,38 +61,15 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static void write_file(const char *path, const uint8_t *p, size_t n)
-{
-	FILE *f;
-
-	assert_non_null(f = fopen(path, "wb"));
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-}
-
-/* Copies from to to; 0, or -1 when from cannot be read (it went). */
-static int copy_file(const char *from, const char *to)
-{
-	FILE *in = fopen(from, "rb"), *out;
-	char buf[65536];
-	size_t k;
-
-	if (in == NULL)
-		return -1;
-	assert_non_null(out = fopen(to, "wb"));
-	while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
-		assert_int_equal(fwrite(buf, 1, k, out), k);
-	fclose(in);
-	assert_int_equal(fclose(out), 0);
-	return 0;
-}
-
-/* Ingests path into out with the CLI. */
-static void cli_ingest(const char *path, const char *out)
+/* Ingests path into out with the CLI (extent_rows: its --extent-rows, 0
+ * for none). */
+static void cli_ingest(const char *path, const char *out, int extent_rows)
 {
 	char cmd[800];
 
-	t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, out);
+	t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s --extent-rows %d >/dev/null 2>&1", W.exe, path, out, extent_rows);
+	if (extent_rows == 0)
+		t_fmt(cmd, sizeof(cmd), "%s ingest %s -o %s >/dev/null 2>&1", W.exe, path, out);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -126,8 +107,8 @@ static int is_status(const cJSON *t, const char *status)
 	return s && strcmp(s, status) == 0;
 }
 
-/* The trace object once it is ingesting with a preview of fewer bytes
- * than the upload (one made mid-ingest). */
+/* The trace object once it is ingesting with a commit of fewer bytes than
+ * the upload (one made mid-ingest). */
 static cJSON *wait_preview(int64_t id, uint64_t size)
 {
 	double deadline = su_now() + 60;
@@ -139,11 +120,11 @@ static cJSON *wait_preview(int64_t id, uint64_t size)
 		if (is_status(t, "ingesting") && cJSON_IsObject(p) && (uint64_t)num(p, "visible_bytes") < size)
 			return t;
 		if (is_status(t, "ready") || is_status(t, "failed"))
-			fail_msg("trace %" PRId64 " became %s with no preview seen", id, str(t, "status"));
+			fail_msg("trace %" PRId64 " became %s with no commit seen mid-ingest", id, str(t, "status"));
 		cJSON_Delete(t);
 		su_sleep_ms(20);
 	}
-	fail_msg("trace %" PRId64 " never had a preview", id);
+	fail_msg("trace %" PRId64 " was never readable mid-ingest", id);
 	return NULL;
 }
 
@@ -193,18 +174,20 @@ static int count_slices(int64_t id, const cJSON *tracks)
 		{
 			cJSON *slices;
 
+			if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(th, "track_id")))
+				continue; /* a thread without slices (the idle thread of scheduling records) */
 			t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/slices?track=%" PRId64, id,
 			      num(th, "track_id"));
 			if ((slices = get_data(path)) == NULL)
-				fail_msg("trace %" PRId64 ": slices not readable while it has a preview", id);
+				fail_msg("trace %" PRId64 ": slices not readable while it grows", id);
 			n += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(slices, "slices"));
 			cJSON_Delete(slices);
 		}
 	return n;
 }
 
-/* Reads the preview as a client does: tracks, then their slices, both
- * answered (200) and not empty. */
+/* Reads the growing trace as a client does: tracks, then their slices,
+ * both answered (200) and not empty. */
 static void read_preview(int64_t id)
 {
 	char path[200];
@@ -212,101 +195,85 @@ static void read_preview(int64_t id)
 
 	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
 	if ((tracks = get_data(path)) == NULL)
-		fail_msg("trace %" PRId64 ": tracks not readable while it has a preview", id);
+		fail_msg("trace %" PRId64 ": tracks not readable while it grows", id);
 	assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tracks, "processes")) > 0);
 	assert_true(count_slices(id, tracks) > 0);
 	cJSON_Delete(tracks);
 }
 
-/*
- * A copy (at out) of the preview the trace object t describes: copied,
- * then the trace asked again; the copy is that preview when the trace
- * still shows the same one (a new one is renamed into place with the
- * record's change, under one lock). Returns the trace object the copy
- * belongs to, or NULL when the preview changed or ended meanwhile.
- */
-static cJSON *copy_preview(int64_t id, const cJSON *t, const char *out)
-{
-	const cJSON *p = cJSON_GetObjectItemCaseSensitive(t, "preview"), *q;
-	char path[200];
-	cJSON *again;
-
-	trace_file(id, "preview.db", path, sizeof(path));
-	if (copy_file(path, out) != 0)
-		return NULL;
-	again = trace_obj(id);
-	q = cJSON_GetObjectItemCaseSensitive(again, "preview");
-	if (is_status(again, "ingesting") && cJSON_IsObject(q) && num(q, "visible_bytes") == num(p, "visible_bytes") &&
-	    num(q, "from_byte") == num(p, "from_byte"))
-		return again;
-	cJSON_Delete(again);
-	return NULL;
-}
-
 /* ---- the tests ---------------------------------------------------------- */
 
+/* What a reader of the trace's database finds mid-ingest: every commit
+ * whole (ingest_util.h), read where the ingest writes it. */
+static void check_db(int64_t id)
+{
+	char db[200];
+
+	trace_file(id, "trace.db", db, sizeof(db));
+	t_check_commit(db);
+}
+
 /*
- * A big upload: a preview appears while it is ingested, its window within
- * the bytes ingest has read and at most WINDOW long, readable through the
- * API, and holding exactly what the CLI makes of its window's input; once
- * ready the trace is the whole archive's, and the preview is gone.
+ * A big upload grows while it is ingested: readable from its first byte
+ * through the API, each commit whole, its slices only added and its start
+ * its own; once ready it is the CLI's ingest of the archive with a
+ * stream's layout, and its database is out of WAL mode.
  */
 static void t_preview(void **state)
 {
-	uint8_t *in = malloc(2 * W.big.n + 4096);
-	char copy[200], ref[200], path[200], db[200];
-	int64_t id = upload(&W.big, "big");
-	cJSON *t = wait_preview(id, W.big.n), *same = NULL;
-	uint64_t visible = 0, from = 0;
-	int tries;
-	size_t k;
+	char ref[200], db[200], path[200];
+	int64_t id = upload(&W.big, "big"), slices = 0, start = -1;
+	cJSON *t = wait_preview(id, W.big.n);
+	int looks = 0;
 
 	(void)state;
-	assert_non_null(in);
 	read_preview(id);
-	t_fmt(copy, sizeof(copy), "%s/preview-copy.db", W.root);
-	for (tries = 0; tries < 20 && same == NULL; tries++) {
-		if ((same = copy_preview(id, t, copy)) == NULL) {
-			cJSON_Delete(t);
-			t = wait_preview(id, W.big.n);
+	while (is_status(t, "ingesting")) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(t, "preview");
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(t, "progress");
+
+		if (cJSON_IsObject(p)) {
+			int64_t n = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "slices");
+
+			assert_int_equal(num(p, "from_byte"), 0); /* from its first byte, always */
+			assert_true((uint64_t)num(p, "visible_bytes") <= W.big.n);
+			assert_true(num(p, "visible_bytes") <= num(g, "bytes_done"));
+			assert_true(n >= slices); /* what it showed stays */
+			slices = n;
+			if (start < 0)
+				start = num(t, "start_ns");
+			assert_int_equal(num(t, "start_ns"), start); /* the trace's own clock */
+			check_db(id);
+			looks++;
 		}
+		cJSON_Delete(t);
+		su_sleep_ms(100);
+		t = trace_obj(id);
 	}
-	if (same == NULL)
-		fail_msg("trace %" PRId64 ": no preview stayed put for its copy", id);
-	{
-		const cJSON *p = cJSON_GetObjectItemCaseSensitive(same, "preview");
-		const cJSON *g = cJSON_GetObjectItemCaseSensitive(same, "progress");
-
-		visible = (uint64_t)num(p, "visible_bytes");
-		from = (uint64_t)num(p, "from_byte");
-		assert_true(visible > 0 && visible < W.big.n);
-		assert_true(visible <= (uint64_t)num(g, "bytes_done")); /* what ingest has read */
-		assert_true(from > 0);             /* far past the window: a window */
-		assert_true(from < visible);
-		assert_true(from + WINDOW >= visible); /* of at most WINDOW bytes */
-		assert_int_equal(num(same, "size_bytes"), W.big.n);
-	}
+	assert_true(looks >= 3); /* seen growing */
+	assert_true(slices > 0);
 	cJSON_Delete(t);
-	cJSON_Delete(same);
-	k = window_input(W.big.bytes, (size_t)from, (size_t)visible, in);
-	t_fmt(path, sizeof(path), "%s/window.fxt", W.root);
-	write_file(path, in, k);
-	t_fmt(ref, sizeof(ref), "%s/window.db", W.root);
-	cli_ingest(path, ref);
-	same_tables(copy, ref);
-
 	t = wait_status(id, "ready");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "preview")));
+	/* gen_fxt's roots begin at time 0, at the end of the file: the start
+	 * may be earlier now */
+	assert_true(num(t, "start_ns") <= start);
 	cJSON_Delete(t);
-	trace_file(id, "preview.db", path, sizeof(path));
-	assert_false(exists(path));
-	trace_file(id, "preview-new.db", path, sizeof(path));
-	assert_false(exists(path));
+	/* its file alone is the whole trace (as a store keeps it): every
+	 * commit checkpointed into it, whether or not a reader kept it in WAL
+	 * mode (this test's reads may) */
+	trace_file(id, "trace.db", path, sizeof(path));
+	t_fmt(db, sizeof(db), "%s/big-file.db", W.root);
+	{
+		char cmd[600];
+
+		t_fmt(cmd, sizeof(cmd), "cp %s %s", path, db);
+		assert_int_equal(system(cmd), 0);
+	}
 	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
-	cli_ingest(W.big.path, ref);
-	trace_file(id, "trace.db", db, sizeof(db));
+	cli_ingest(W.big.path, ref, 4096);
 	same_tables(db, ref);
-	free(in);
+	same_tables(path, ref);
 }
 
 /* The phase an ingesting trace's progress names: 1 decoding, 2 matching,
@@ -331,8 +298,9 @@ static int phase_of(const cJSON *t)
 	return i + 1;
 }
 
-/* An upload below --preview-min: never a preview, and its data is not
- * readable (409 not_ready) until it is ready. While it ingests, its
+/* An upload below --preview-min is ingested in one go: never a preview,
+ * and its data is not readable (409 not_ready) until it is ready, then
+ * with an upload's layout (one extent per group). While it ingests, its
  * progress names the phase (decoding is the slowed one here), and a ready
  * trace names none. */
 static void t_small(void **state)
@@ -340,10 +308,9 @@ static void t_small(void **state)
 	int64_t id = upload(&W.small, "small");
 	double deadline = su_now() + 60;
 	int ingesting = 0, refused = 0, decoding = 0;
-	char path[200], tracks[200];
+	char tracks[200], ref[200], db[200];
 
 	(void)state;
-	trace_file(id, "preview.db", path, sizeof(path));
 	t_fmt(tracks, sizeof(tracks), "/api/traces/%" PRId64 "/tracks", id);
 	while (su_now() < deadline) {
 		cJSON *t = trace_obj(id), *d;
@@ -351,7 +318,6 @@ static void t_small(void **state)
 
 		assert_false(is_status(t, "failed"));
 		assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(t, "preview")));
-		assert_false(exists(path));
 		ingesting |= is_status(t, "ingesting");
 		if (is_status(t, "ingesting"))
 			decoding |= phase_of(t) == 1;
@@ -374,10 +340,14 @@ static void t_small(void **state)
 	assert_true(decoding);
 	assert_true(refused);
 	cJSON_Delete(wait_status(id, "ready"));
+	t_fmt(ref, sizeof(ref), "%s/small.db", W.root);
+	cli_ingest(W.small.path, ref, 0);
+	trace_file(id, "trace.db", db, sizeof(db));
+	same_tables(db, ref);
 }
 
-/* A trace deleted while a preview of it exists: its files all go, the
- * preview's among them, and none comes back. */
+/* A trace deleted while it grows: its files all go, its growing database
+ * among them, and none comes back. */
 static void t_delete(void **state)
 {
 	int64_t id = upload(&W.big, "deleted");
@@ -394,25 +364,48 @@ static void t_delete(void **state)
 		su_sleep_ms(50);
 	if (exists(dir))
 		fail_msg("trace %" PRId64 "'s directory is still there after its deletion", id);
-	su_sleep_ms(1500); /* a preview's time: none made after the deletion */
-	trace_file(id, "preview.db", path, sizeof(path));
+	su_sleep_ms(1500); /* a commit's time: none made after the deletion */
+	trace_file(id, "trace.db", path, sizeof(path));
 	assert_false(exists(path));
 	assert_false(exists(dir));
 }
 
-/* A server killed while a preview exists, and whose upload is gone when it
- * starts again: the trace fails (source_lost) and the preview left on disk
- * is removed at the start, never read. */
-static void t_restart(void **state)
+/* A server killed while an upload grows: started again, it ingests the
+ * upload again from its first byte, and the trace ends as the CLI's
+ * ingest of it; nothing is corrupt. */
+static void t_killed(void **state)
 {
 	int64_t id = upload(&W.big, "killed");
+	char ref[200], db[200];
+	cJSON *t;
+
+	(void)state;
+	cJSON_Delete(wait_preview(id, W.big.n));
+	su_server_stop(&W.srv, SIGKILL);
+	api_start(&W.srv, W.exe, W.data, W.log, W.extra);
+	t = wait_status(id, "ready");
+	assert_int_equal(num(t, "size_bytes"), W.big.n);
+	cJSON_Delete(t);
+	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
+	if (!exists(ref))
+		cli_ingest(W.big.path, ref, 4096);
+	trace_file(id, "trace.db", db, sizeof(db));
+	same_tables(db, ref);
+}
+
+/* A server killed while an upload grows, and whose upload is gone when it
+ * starts again: the trace fails (source_lost) and the database the killed
+ * ingest left is removed at the start, never read. */
+static void t_restart(void **state)
+{
+	int64_t id = upload(&W.big, "lost");
 	char path[200], tracks[200];
 	cJSON *t;
 
 	(void)state;
 	cJSON_Delete(wait_preview(id, W.big.n));
 	su_server_stop(&W.srv, SIGKILL);
-	trace_file(id, "preview.db", path, sizeof(path));
+	trace_file(id, "trace.db", path, sizeof(path));
 	assert_true(exists(path)); /* what the killed server left */
 	trace_file(id, "source", tracks, sizeof(tracks));
 	assert_int_equal(unlink(tracks), 0);
@@ -453,7 +446,7 @@ static int make_archive(struct archive *a, const char *name, const char *args)
 static int setup(void **state)
 {
 	const char *exe = getenv("TRACE_SERVER"), *gen = getenv("GEN_FXT");
-	static const char *const extra[] = { "--preview-min", "4M", "--live-window", "512K", NULL };
+	static const char *const extra[] = { "--preview-min", "4M", NULL };
 
 	(void)state;
 	if (exe == NULL || gen == NULL) {
@@ -470,7 +463,7 @@ static int setup(void **state)
 	if (make_archive(&W.big, "big", "--events 400000 --threads 4 --seed 5") != 0 ||
 	    make_archive(&W.small, "small", "--events 60000 --threads 3 --seed 11") != 0)
 		return -1;
-	if (W.big.n < PREVIEW_MIN + 4 * WINDOW || W.small.n >= PREVIEW_MIN) {
+	if (W.big.n < PREVIEW_MIN + (4u << 20) || W.small.n >= PREVIEW_MIN) {
 		fprintf(stderr, "the archives' sizes (%zu, %zu) do not suit the test\n", W.big.n, W.small.n);
 		return -1;
 	}
@@ -498,6 +491,7 @@ int main(void)
 		cmocka_unit_test(t_preview),
 		cmocka_unit_test(t_small),
 		cmocka_unit_test(t_delete),
+		cmocka_unit_test(t_killed),
 		cmocka_unit_test(t_restart),
 	};
 
