@@ -282,10 +282,19 @@ static int follow(struct follow *f, struct lines *in)
 		if ((f->fed < f->size || f->ended) && (f->layer > 0 || f->layered) && (rc = layer_stop(f)) != INGEST_OK)
 			break;
 		if (f->fed < f->size) {
+			/* each piece matched as it is fed: decoding runs far
+			 * ahead of matching and writing, and a commit due must
+			 * not wait for all that it decoded meanwhile */
 			rc = feed_piece(f);
-			if (rc == INGEST_OK && (due <= 0 || f->fed == f->size))
+			/* the whole input known (the end told): the last piece is
+			 * matched by the end, and a stream that started again
+			 * matches nothing more before it (it would do it all
+			 * twice): the end writes it whole (ingest.c, stream_fresh) */
+			if (f->ended && (f->fed == f->size || f->res->order_restarts > 0))
+				continue;
+			if (rc == INGEST_OK)
 				rc = ingest_stream_match(f->s);
-			if (rc == INGEST_OK && due <= 0)
+			if (rc == INGEST_OK && f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) <= now_ms())
 				rc = commit_now(f);
 			continue;
 		}
@@ -551,9 +560,15 @@ void ingest_grow_free(struct ingest_grow *g, int kill_it)
 	if (g == NULL)
 		return;
 	if (g->pid > 0) {
+		char tmp[sizeof(g->db) + sizeof(INGEST_TMP_SUFFIX)];
+
 		kill(g->pid, SIGKILL);
 		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		/* what it wrote whole after starting again at its end (ingest.c,
+		 * stream_restart), not yet renamed into place */
+		snprintf(tmp, sizeof(tmp), "%s%s", g->db, INGEST_TMP_SUFFIX);
+		tracedb_remove(tmp);
 	}
 	if (g->w)
 		fclose(g->w);

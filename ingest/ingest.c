@@ -306,6 +306,10 @@ struct ingest_stream {
 	int regrow;                /* growing, started again since the last commit: its
 				    * open transaction empties the tables (stream_drop) */
 	int reclear;               /* ... which a pause rolled back: to be done again */
+	int end_fresh;             /* growing, started again at the end of its input: the
+				    * rest is written whole into a new database under the
+				    * temporary name, renamed over out_db at the end, while
+				    * readers keep the last commit (stream_restart) */
 	int64_t layer_version;     /* data_version when a pause's layer began */
 };
 
@@ -427,9 +431,10 @@ static int stream_open_db(struct ingest_stream *s)
 	/* a growing trace's size is not known: its pages are those of a
 	 * trace of some size (each commit rewrites the last pages of its
 	 * groups' level of detail: larger pages would log more) */
-	unsigned page = s->o.growing && !s->batch ? GROW_PAGE_SIZE : tracedb_page_size(s->size ? s->size : s->fed);
+	int grows = (s->o.growing || s->o.commit_every) && !s->end_fresh;
+	unsigned page = grows && s->o.growing && !s->batch ? GROW_PAGE_SIZE : tracedb_page_size(s->size ? s->size : s->fed);
 
-	if ((s->o.growing || s->o.commit_every ? dbw_open_growing : dbw_open)(&s->s, s->tmp, page) != 0)
+	if ((grows ? dbw_open_growing : dbw_open)(&s->s, s->tmp, page) != 0)
 		return INGEST_EDB;
 	return INGEST_OK;
 }
@@ -461,7 +466,7 @@ static void stream_drop(struct ingest_stream *s)
 {
 	model_build_free(s->b);
 	s->b = NULL;
-	if (s->s_open && s->o.growing && !s->batch && s->rc == INGEST_OK && stream_clear_db(s) == 0) {
+	if (s->s_open && s->o.growing && !s->batch && !s->end_fresh && s->rc == INGEST_OK && stream_clear_db(s) == 0) {
 		/* a growing trace is read while it is made again: its
 		 * database stays, emptied in the transaction that writes it
 		 * anew, and readers see its last commit until the next */
@@ -501,15 +506,41 @@ static int stream_refeed(struct ingest_stream *s, uint64_t upto)
 	return rc;
 }
 
+/* A growing stream at the end of its input, started again (not a pause's
+ * layer): its database is left as its last commit made it, for its
+ * readers, and the rest goes whole into a new one under the temporary
+ * name (end_fresh), as a batch writes it (no log, no commits, no table
+ * emptied row by row: twice as fast as in place), renamed over it at the
+ * end (stream_end_write). INGEST_OK or an error. */
+static int stream_fresh(struct ingest_stream *s)
+{
+	if (!s->o.growing || s->batch || s->end_fresh)
+		return INGEST_OK;
+	model_build_free(s->b); /* its statements are the connection's */
+	s->b = NULL;
+	if (s->s_open) { /* its open transaction rolls back: the last commit stays */
+		dbw_close(&s->s);
+		s->s_open = 0;
+	}
+	s->regrow = 0;
+	s->end_fresh = 1;
+	if ((size_t)snprintf(s->tmp, sizeof(s->tmp), "%s%s", s->out, INGEST_TMP_SUFFIX) >= sizeof(s->tmp))
+		return set_error(s->res, INGEST_EIO, "output path too long");
+	tracedb_remove(s->tmp); /* one a killed ingest left */
+	return INGEST_OK;
+}
+
 /*
  * Late events (sorter.h), or a thread's pid revised under slices already
  * matched (build.h): starts again from the input's first byte, with the
  * window doubled, into a fresh model, sorter and database, counted in
  * res->order_restarts. The bytes come from the copy kept of them; nothing
  * is handed on until the next release. final: the input has ended (it is
- * finished decoding too). INGEST_OK or an error.
+ * finished decoding too); fresh: so has the stream (not a pause's layer),
+ * which then writes the rest into a new database (stream_fresh). INGEST_OK
+ * or an error.
  */
-static int stream_restart(struct ingest_stream *s, uint64_t late, int final)
+static int stream_restart(struct ingest_stream *s, uint64_t late, int final, int fresh)
 {
 	const char *format = s->d.format;
 	uint64_t upto = s->fed;
@@ -519,6 +550,8 @@ static int stream_restart(struct ingest_stream *s, uint64_t late, int final)
 		return INGEST_EIO;
 	s->res->order_restarts++;
 	s->res->order_late += late;
+	if (fresh && (rc = stream_fresh(s)) != INGEST_OK)
+		return rc;
 	stream_drop(s);
 	if (s->window < UINT64_MAX / 2)
 		s->window *= 2;
@@ -631,7 +664,7 @@ int ingest_stream_match(struct ingest_stream *s)
 	if (s->batch || s->so == NULL || s->d.format == NULL || s->d.xray)
 		return INGEST_OK;
 	while ((rc = sorter_release(s->so, 0, &late)) > 0)
-		if ((rc = stream_restart(s, late, 0)) != INGEST_OK)
+		if ((rc = stream_restart(s, late, 0, 0)) != INGEST_OK)
 			return stream_fail(s, rc);
 	if (rc < 0)
 		return stream_fail(s, INGEST_EIO);
@@ -702,7 +735,7 @@ static int stream_write(struct ingest_stream *s, int layer)
 
 	if (s->b != NULL) {
 		if ((rc = sorter_release(s->so, 1, &late)) > 0) {
-			rc = stream_restart(s, late, 1);
+			rc = stream_restart(s, late, 1, !layer);
 		} else if (rc < 0) {
 			rc = INGEST_EIO;
 		} else {
@@ -710,9 +743,13 @@ static int stream_write(struct ingest_stream *s, int layer)
 			s->b = NULL;
 			written = rc == INGEST_OK && !restart;
 			if (rc == INGEST_OK && restart)
-				rc = stream_restart(s, 0, 1);
+				rc = stream_restart(s, 0, 1, !layer);
 		}
 	}
+	/* started again and matched nothing since: at the end, into a new
+	 * database rather than the one emptied in place */
+	if (rc == INGEST_OK && !written && !layer && s->regrow)
+		rc = stream_fresh(s);
 	if (rc == INGEST_OK && !written && (rc = stream_open_db(s)) == INGEST_OK) {
 		/* the batch's writing: a growing stream started again at its end
 		 * writes the rest at once, without commits (they would hold it
@@ -907,7 +944,7 @@ int ingest_stream_unpause(struct ingest_stream *s, const char *undo)
 			s->reclear = 0;
 			free(buf);
 			remove(undo);
-			if ((rc = stream_restart(s, 0, 0)) != INGEST_OK)
+			if ((rc = stream_restart(s, 0, 0, 0)) != INGEST_OK)
 				return stream_fail(s, rc);
 			return INGEST_OK;
 		}

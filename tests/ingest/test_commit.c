@@ -28,7 +28,7 @@ static void path_of(char *out, size_t n, const char *name)
  * events written in blocks, so that threads interleave out of time order;
  * some slices never end.
  */
-static void write_random(const char *path, uint64_t seed, int events)
+static void write_random_roots(const char *path, uint64_t seed, int events, int roots)
 {
 	static const char *const names[] = { "a", "b", "c", "draw", "layout", "io" };
 	struct fxtw w;
@@ -72,8 +72,26 @@ static void write_random(const char *path, uint64_t seed, int events)
 			fxtw_instant(&w, t, C, FXTW_INL("tick"), ts, NULL, 0);
 		}
 	}
+	/* each thread's whole-run root, written last as gen_fxt's are: its end
+	 * after everything, then its begin before everything (late for any
+	 * order's window) */
+	for (i = 0; roots && i < 6; i++) {
+		struct fxtw_thr t = FXTW_TINL(1 + (uint64_t)i / 3, 10 + (uint64_t)i);
+
+		fxtw_end(&w, t, C, FXTW_INL("root"), 1000 + now[i] + 10, NULL, 0);
+	}
+	for (i = 0; roots && i < 6; i++) {
+		struct fxtw_thr t = FXTW_TINL(1 + (uint64_t)i / 3, 10 + (uint64_t)i);
+
+		fxtw_begin(&w, t, C, FXTW_INL("root"), 1, NULL, 0);
+	}
 	assert_int_equal(fxtw_save(&w, path), 0);
 	fxtw_fini(&w);
+}
+
+static void write_random(const char *path, uint64_t seed, int events)
+{
+	write_random_roots(path, seed, events, 0);
 }
 
 static void ingest(const char *in, const char *out, uint64_t extent_rows, uint64_t commit_every)
@@ -222,6 +240,54 @@ static void t_grow_child(void **state)
 	same_tables(b, a);
 }
 
+/* A whole file told at once (an upload, catalog/grow.h) whose threads'
+ * first begins come last, late for any window: its commits are whole while
+ * it grows, it starts again at its end and writes the rest into a new
+ * database renamed into place (ingest.c, stream_fresh), and it ends as the
+ * batch does, with nothing left beside it. */
+static void t_grow_late_end(void **state)
+{
+	char in[96], a[96], b[96], tmp[112], err[256];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	struct ingest_grow *g;
+	uint64_t bytes = 0;
+	int rc = -1, commits = 0, exact;
+	enum grow_report rep;
+	struct stat st;
+	size_t n;
+	uint8_t *all;
+
+	(void)state;
+	path_of(in, sizeof(in), "late.fxt");
+	path_of(a, sizeof(a), "late-batch.db");
+	path_of(b, sizeof(b), "late-grown.db");
+	write_random_roots(in, 9091, 20000, 1);
+	ingest(in, a, 16, 0);
+	all = t_read_file(in, &n);
+	free(all);
+	o.extent_rows = 16;
+	o.sort_budget = 256;
+	o.order_window = 4096;
+	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, err, sizeof(err)));
+	assert_int_equal(ingest_grow_size(g, n), 0);
+	assert_int_equal(ingest_grow_end(g), 0);
+	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &exact, &rc)) != GROW_DONE) {
+		assert_int_not_equal(rep, GROW_DIED);
+		if (rep == GROW_COMMIT) {
+			t_check_commit(b);
+			commits++;
+		}
+	}
+	assert_int_equal(rc, INGEST_OK);
+	assert_true(commits > 0);             /* it grew before its end */
+	assert_true(res.order_restarts >= 1); /* and started again there */
+	ingest_grow_free(g, 0);
+	same_tables(b, a);
+	snprintf(tmp, sizeof(tmp), "%s%s", b, INGEST_TMP_SUFFIX);
+	assert_int_not_equal(stat(tmp, &st), 0);
+}
+
 /* Writes the first n bytes of all to path. */
 static void write_prefix(const char *path, const uint8_t *all, size_t n)
 {
@@ -354,6 +420,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_commits_end_as_batch),
 		cmocka_unit_test(t_growing_stream),
 		cmocka_unit_test(t_grow_child),
+		cmocka_unit_test(t_grow_late_end),
 		cmocka_unit_test(t_grow_pauses),
 		cmocka_unit_test(t_grow_undo_refused),
 	};
