@@ -347,7 +347,7 @@ int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char 
  * database again (it was made anew: the order's restarts), -1 when the
  * ingest is to stop (the trace deleted, the catalog stopping). */
 static int upload_commit_locked(struct catalog *c, int64_t id, const struct ingest_result *res, uint64_t bytes,
-				uint64_t size, char **summary, uint64_t *restarts)
+				char **summary, uint64_t *restarts)
 {
 	struct trace_rec *r = cat_find(c, id);
 	int reopen;
@@ -361,7 +361,6 @@ static int upload_commit_locked(struct catalog *c, int64_t id, const struct inge
 	reopen = res->order_restarts != *restarts;
 	*restarts = res->order_restarts;
 	rec_view(r, res->format ? res->format : "fxt", res->start_ns, res->end_ns, summary);
-	rec_progress(r, INGEST_PHASE_DECODE, bytes, size);
 	return reopen;
 }
 
@@ -418,9 +417,11 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 			summary = cat_summary_json(&got, db);
 		pthread_mutex_lock(&c->mu);
 		if (rep == GROW_COMMIT)
-			take = upload_commit_locked(c, id, &got, bytes, size, &summary, &restarts);
-		else if ((r = cat_find(c, id)) == NULL || c->stop || r->state.status != TS_INGESTING)
+			take = upload_commit_locked(c, id, &got, bytes, &summary, &restarts);
+		if ((r = cat_find(c, id)) == NULL || c->stop || r->state.status != TS_INGESTING)
 			take = -1;
+		else /* what it has read, ahead of what its commits hold */
+			rec_progress(r, INGEST_PHASE_DECODE, ingest_grow_fed(g), size);
 		pthread_mutex_unlock(&c->mu);
 		free(summary);
 		if (take > 0 && c->o.db_gone)

@@ -31,6 +31,7 @@
 enum {
 	LINE = 8192,
 	PIECE = 1 << 20,        /* bytes fed at a time */
+	FED_EVERY = 4 << 20,    /* the bytes read are told the parent this often */
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
 	GAP_MAX_MS = 1000,      /* and at least this often */
 	PAUSE_MS = 300,         /* by default, a pause this long shows the trace as a file's */
@@ -108,6 +109,7 @@ struct follow {
 	uint64_t size;        /* bytes the parent said it holds */
 	uint64_t fed;         /* bytes fed to the stream */
 	uint64_t committed;   /* bytes fed at the last commit */
+	uint64_t said_fed;    /* bytes fed when the parent was last told ("f") */
 	int ended;            /* the parent said it ends at size */
 	int64_t commit_ms, last_commit;
 	int64_t gap;          /* the wait before the next commit (commit_now) */
@@ -153,6 +155,11 @@ static int feed_piece(struct follow *f)
 		return INGEST_EIO;
 	}
 	f->fed += (uint64_t)got;
+	if (f->fed - f->said_fed >= FED_EVERY || f->fed == f->size) { /* how far it has read */
+		fprintf(stdout, "f %" PRIu64 "\n", f->fed);
+		fflush(stdout);
+		f->said_fed = f->fed;
+	}
 	return ingest_stream_feed(f->s, f->buf, (size_t)got);
 }
 
@@ -413,6 +420,7 @@ struct ingest_grow {
 	FILE *w;               /* its standard input */
 	struct lines out;      /* its standard output */
 	struct ingest_result res; /* the report being read */
+	uint64_t fed;          /* the bytes of the source it has read ("f") */
 	char db[4096];
 	int done;
 };
@@ -536,6 +544,8 @@ enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ing
 		}
 		if (l[0] == 'r' && l[1] == ' ') {
 			ingest_result_take(&g->res, l + 2);
+		} else if (l[0] == 'f' && l[1] == ' ') {
+			g->fed = ingest_child_num(l + 2);
 		} else if (l[0] == 'c' && l[1] == ' ') {
 			*bytes = ingest_child_num(l + 2);
 			*exact = strstr(l + 2, " exact") != NULL;
@@ -553,6 +563,11 @@ enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ing
 			return GROW_DONE;
 		}
 	}
+}
+
+uint64_t ingest_grow_fed(const struct ingest_grow *g)
+{
+	return g->fed;
 }
 
 void ingest_grow_free(struct ingest_grow *g, int kill_it)

@@ -9,8 +9,8 @@
  * commits the database in place, in WAL mode, so that readers read each
  * commit whole (commit.h) while the next is written. It reports each
  * commit (what the trace holds then: its time range, counts and the
- * source's bytes it holds), and at the end the ingest's result, in
- * child.c's line protocol. The database it ends with is the one ingesting
+ * source's bytes it holds), how far it has read every few megabytes, and
+ * at the end the ingest's result, in child.c's line protocol. The database it ends with is the one ingesting
  * the same bytes as a file with the same options gives, row for row.
  *
  * Commits come at most every commit_ms while bytes arrive (and take at
@@ -59,6 +59,9 @@ int ingest_grow_fd(const struct ingest_grow *g);
  * wait_ms > 0, then waits up to that for a report. */
 enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
 				  int *exact, int *rc);
+/* The bytes of the source it has read so far (decoded; its commits hold
+ * those up to the order's window before them), as of its last report. */
+uint64_t ingest_grow_fed(const struct ingest_grow *g);
 /* Stops it (killed unless it ended) and frees it; kill: the database is
  * removed too, else left as it is. */
 void ingest_grow_free(struct ingest_grow *g, int kill);
