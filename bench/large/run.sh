@@ -15,7 +15,16 @@
 #   upload      archive MB / seconds of `curl -T` to POST /api/traces (the
 #               body streamed from disk)
 #   readable    seconds from the upload's end to the first 200 of GET
-#               .../tracks (the trace can be viewed), target <= 2 s
+#               .../tracks (the trace can be viewed, from its first byte:
+#               it grows while it is ingested), target <= 2 s
+#   growth      polled every 0.5 s while it grows, from 20% of the
+#               archive read on: preview.visible_bytes (what the view
+#               holds) / progress.bytes_done (what ingest has read), the
+#               median and the least, target >= 0.9; and how many polls
+#               found the view starting at byte 0 (preview.from_byte)
+#   batch       seconds of `trace-server ingest` of the same archive in
+#               one go, after the rest, and the server's ingest seconds
+#               (below) divided by them, target <= 1
 #   ingest      archive MB / the server's own ingest seconds (its
 #               /metrics trace_server_ingest_duration_seconds_sum), target
 #               >= 50 MB/s; peak RSS of the server process (VmHWM) over
@@ -128,8 +137,18 @@ echo "upload:     $(awk -v m="$MB" -v s="$UP" 'BEGIN { printf "%.0f MB/s (%.1f s
 t0=$(now)
 while [ "$(curl -s -o /dev/null -w '%{http_code}' "$API/traces/$ID/tracks")" != 200 ]; do sleep 0.2; done
 READABLE=$(since "$t0")
-while ! curl -s "$API/traces/$ID" | grep -q '"status":"\(ready\|failed\)"'; do sleep 1; done
+# while it grows (docs/API.md, "Uploads that grow while they are ingested"):
+# every half second, what the view holds (preview.visible_bytes, from
+# preview.from_byte) and what ingest has read (progress.bytes_done)
+: >"$OUT/growth.txt"
+while :; do
+	curl -s "$API/traces/$ID" >"$OUT/poll.json"
+	grep -q '"status":"\(ready\|failed\)"' "$OUT/poll.json" && break
+	echo "$(since "$t0") $(sed -n 's/.*"bytes_done":\([0-9]*\).*/\1/p' "$OUT/poll.json") $(sed -n 's/.*"preview":{"visible_bytes":\([0-9]*\),"from_byte":\([0-9]*\)}.*/\1 \2/p' "$OUT/poll.json")" >>"$OUT/growth.txt"
+	sleep 0.5
+done
 curl -s "$API/traces/$ID" >"$OUT/trace.json"
+GROWN=$(since "$t0")
 grep -q '"status":"ready"' "$OUT/trace.json" || { echo "ingest failed: $(cat "$OUT/trace.json")"; exit 1; }
 kill "$MPID" 2>/dev/null || true
 MPID=""
@@ -151,7 +170,13 @@ ANON1=$(anon)
 # the ingest ran in a process of its own (ingest/child.h), which the server
 # logs with its peak
 CHWM=$(sed -n 's/.*its process peaked at \([0-9]*\) MB.*/\1/p' "$OUT/server.log" | tail -1)
-echo "readable:   $READABLE s after the upload ended (target <= 2 s)"
+echo "readable:   $READABLE s after the upload ended, from its first byte (target <= 2 s)"
+# from 20% of the archive read on: the share of what ingest had read that
+# the view held (visible_bytes / bytes_done, each poll), and where it began
+awk -v b="$BYTES" '$2 >= 0.2 * b && NF >= 4 { print $3 / $2, ($4 == 0) }' "$OUT/growth.txt" | sort -n |
+	awk '{ n++; v[n] = $1; z += $2 }
+	END { if (n == 0) { print "growth:     no poll past 20% of the archive while it grew"; exit }
+	      printf "growth:     from 20%% read on (%d polls): the view held %.3f of what ingest had read at the median, %.3f at the least (target >= 0.9), from byte 0 in %d of %d\n", n, v[int((n + 1) / 2)], v[1], z, n }'
 awk -v m="$MB" -v s="$ISECS" -v h="$HWM" -v c="${CHWM:-?}" -v r0="$RSS0" -v r1="$RSS1" -v a0="$ANON0" -v a1="$ANON1" -v a="$((WUP - W0))" -v w="$((W1 - WUP))" -v r="$WRATE" -v p="$PEAK" -v f="$FINAL" -v d="$DATA" 'BEGIN {
 	printf "ingest:     %.1f MB/s (%.1f s; target >= 50 MB/s), peak RSS: server %.0f MB, ingest process %s MB (target <= 1000 MB)\n", m / s, s, h / 1024, c
 	printf "memory:     server RSS %.1f MB before the upload, %.1f MB once ready: %+.1f%% (target within 10%%: %s); of which anonymous (not the program'"'"'s mapped files) %.1f and %.1f MB\n", r0 / 1024, r1 / 1024, (r1 - r0) * 100 / r0, (r1 - r0) * 100 / r0 <= 10 ? "met" : "MISSED", a0 / 1024, a1 / 1024
@@ -208,3 +233,13 @@ RSS2=$(rss)
 curl -s -o /dev/null -X DELETE "$API/traces/$ID"
 sleep 2
 echo "memory:     server RSS $(awk -v r="$RSS2" 'BEGIN { printf "%.1f", r / 1024 }') MB after the reads above, $(awk -v r="$(rss)" 'BEGIN { printf "%.1f", r / 1024 }') MB once the trace is deleted (anonymous $(awk -v r="$(anon)" 'BEGIN { printf "%.1f", r / 1024 }') MB)"
+
+# the same archive ingested in one go (what an upload below --preview-min
+# gets, and what every upload got before they grew), in this run: the
+# growing ingest's seconds above divided by these
+t0=$(now)
+"$B/trace-server" ingest "$ARCHIVE" -o "$OUT/batch.db" >/dev/null
+BSECS=$(since "$t0")
+rm -f "$OUT/batch.db"
+awk -v g="$ISECS" -v b="$BSECS" 'BEGIN { printf "batch:      %.1f s for the same archive ingested in one go (trace-server ingest); the growing ingest took %.1f s, %.2f times as long (target <= 1)\n", b, g, g / b }'
+
