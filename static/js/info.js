@@ -107,7 +107,7 @@ export class InfoPage {
     const c = t.counts || {};
     // before ingest ends they come from a preview or a live snapshot
     const partial = t.counts && t.status !== 'ready'
-      ? (t.status === 'live' ? ' (partial: the newest snapshot of a recording)' : ' (partial: the part ingested so far)') : '';
+      ? (t.status === 'live' ? ' (partial: what the recording has committed so far)' : ' (partial: the part ingested so far)') : '';
     return this.section('Counts' + partial, 'info-counts', this.kv(Object.entries(c).map(([k, v]) => [k.replace(/_/g, ' '), fmtCount(v)])));
   }
 

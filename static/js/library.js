@@ -689,7 +689,7 @@ function eventsCell(t) {
   const events = c.events ?? c.slices ?? 0;
   const partial = t.status !== 'ready';
   const title = `${fmtCount(events)} event records + ${fmtCount(c.sched || 0)} CPU runs + ${fmtCount(c.logs || 0)} log records` +
-    (partial ? (t.status === 'live' ? ' — partial: the newest snapshot of a trace still being recorded'
+    (partial ? (t.status === 'live' ? ' — partial: what a trace still being recorded has committed so far'
       : ' — partial: counted in the part ingested so far') : '');
   return el('td', { className: 'num events' + (partial ? ' partial' : ''), title },
     fmtCount(events + (c.sched || 0) + (c.logs || 0)) + (partial ? ' so far' : ''));

@@ -245,6 +245,17 @@ static void t_preview(void **state)
 			assert_int_equal(num(t, "start_ns"), start); /* the trace's own clock */
 			check_db(id);
 			looks++;
+			if (n > 0) { /* search finds what the commit holds (no name index yet) */
+				char q[120];
+				cJSON *found;
+
+				t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/search?q=Present&limit=5", id);
+				if ((found = get_data(q)) == NULL)
+					fail_msg("trace %" PRId64 ": search not readable while it grows", id);
+				assert_true(num(found, "total") > 0);
+				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "slices")) > 0);
+				cJSON_Delete(found);
+			}
 		}
 		cJSON_Delete(t);
 		su_sleep_ms(100);
