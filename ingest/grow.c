@@ -377,6 +377,7 @@ int ingest_grow_child_main(void)
 	    (f.buf = malloc(PIECE)) == NULL)
 		return 2;
 	o.growing = 1;
+	o.follows = in_path; /* started again, it reads the source again: no copy of it */
 	snprintf(f.undo, sizeof(f.undo), "%s-undo", out_db);
 	snprintf(f.report, sizeof(f.report), "%s-layer", out_db);
 	if (o.order_window == 0) /* a slow stream's events wait for this many bytes after them */

@@ -146,6 +146,11 @@ struct ingest_opts {
 				      * events matched (commit.h), as a trace read while
 				      * its bytes arrive is; tests set it to check that the
 				      * commits end where the batch does */
+	const char *follows;         /* a stream's (ingest_stream_*) input is this file's
+				      * bytes from its first, fed as the file grows (it
+				      * only grows): a restart reads them from it again
+				      * rather than from a copy kept of every byte fed
+				      * (a growing upload's would double its disk) */
 	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
 				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
 				      * small */
