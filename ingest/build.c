@@ -131,6 +131,7 @@ struct build *model_build_open(struct model *m, struct sorter *so, struct dbwrit
 			return NULL;
 		}
 		b->commit_every = o->commit_every;
+		b->commit_rows = o->commit_rows;
 	}
 	j->pv.fn = fn;
 	j->pv.ctx = ctx;

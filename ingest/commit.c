@@ -759,6 +759,17 @@ int commit_write(struct commit *c, int publish)
 	int rc;
 
 	rc = take_journal(c);
+	if (!publish) {
+		/* memory's bound: the final rows go to the writer now, not
+		 * waited for (its queue is bounded); the rest (open slices,
+		 * groups' facts and level of detail, counter points, small
+		 * tables) waits for the next commit readers see, which makes
+		 * what this one would have: the level of detail's rows do not
+		 * depend on where commits fall (lod.h) */
+		rc = rc ? rc : write_rows(c);
+		rc = rc ? rc : argw_flush(&b->args);
+		return rc || b->oom ? -1 : 0;
+	}
 	rc = rc ? rc : take_open(c);
 	rc = rc ? rc : write_rows(c);
 	rc = rc ? rc : write_groups(c);

@@ -55,10 +55,11 @@ void commit_free(struct commit *c);
 int commit_open_slice(struct commit *c, const struct commit_open *o);
 
 /* Writes what became final since the last commit and the open slices
- * given, and commits (publish; else the rows stay in the open transaction,
- * for a later commit to show: memory does not hold them meanwhile);
- * returns once that is in the file (readers see a commit). 0, or -1
- * (b->oom, or the store's error). */
+ * given, and commits, returning once that is in the file (readers see a
+ * commit). Without publish, only the final slices' rows (and args) go to
+ * the writer, in the open transaction, not waited for: memory does not
+ * hold them meanwhile, and the next commit published writes the rest.
+ * 0, or -1 (b->oom, or the store's error). */
 int commit_write(struct commit *c, int publish);
 
 

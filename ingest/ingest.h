@@ -146,6 +146,9 @@ struct ingest_opts {
 				      * events matched (commit.h), as a trace read while
 				      * its bytes arrive is; tests set it to check that the
 				      * commits end where the batch does */
+	size_t commit_rows;          /* growing: the slices matched that a commit holds in
+				      * memory at most before they are written unseen
+				      * (commit.h, publish 0); 0 = 256 K. Tests set it small */
 	const char *follows;         /* a stream's (ingest_stream_*) input is this file's
 				      * bytes from its first, fed as the file grows (it
 				      * only grows): a restart reads them from it again

@@ -885,7 +885,7 @@ static int match_commit(struct matcher *mt, int publish)
 	struct build *b = mt->b;
 	size_t i, j;
 
-	for (i = 0; i < mt->stacks.len; i++) {
+	for (i = 0; publish && i < mt->stacks.len; i++) { /* what readers see: not an unpublished write's */
 		const struct vec *st = VEC_AT(&mt->stacks, struct vec, i);
 
 		for (j = 0; j < st->len; j++) {
@@ -955,7 +955,8 @@ int build_match_more(struct build *b)
 			mt->since_commit = 0; /* tests: a commit every so many events */
 			if (match_commit(mt, 1) != 0)
 				return -1;
-		} else if (b->commit != NULL && b->ss.journal != NULL && b->ss.journal->len >= COMMIT_ROWS_MAX) {
+		} else if (b->commit != NULL && b->ss.journal != NULL &&
+			   b->ss.journal->len >= (b->commit_rows ? b->commit_rows : COMMIT_ROWS_MAX)) {
 			/* what a commit holds in memory is bounded: past it, the
 			 * rows are written now and shown at the next commit */
 			if (match_commit(mt, 0) != 0)

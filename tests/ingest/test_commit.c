@@ -94,19 +94,27 @@ static void write_random(const char *path, uint64_t seed, int events)
 	write_random_roots(path, seed, events, 0);
 }
 
-static void ingest(const char *in, const char *out, uint64_t extent_rows, uint64_t commit_every)
+static void ingest_rows(const char *in, const char *out, uint64_t extent_rows, uint64_t commit_every, size_t commit_rows)
 {
 	struct ingest_opts o = { 0 };
 	struct ingest_result res;
 
 	o.extent_rows = extent_rows;
 	o.commit_every = commit_every;
+	o.commit_rows = commit_rows;
 	o.sort_budget = 256; /* the sorter spills, as a big trace's does */
 	if (ingest_file(in, out, &o, &res) != INGEST_OK)
 		fail_msg("ingest %s: %s", in, res.error);
 }
 
-/* Commits every k events end where one go does, for several traces and k. */
+static void ingest(const char *in, const char *out, uint64_t extent_rows, uint64_t commit_every)
+{
+	ingest_rows(in, out, extent_rows, commit_every, 0);
+}
+
+/* Commits every k events end where one go does, for several traces and k,
+ * with or without the unseen writes of slices between them (commit_rows:
+ * every 5 slices matched). */
 static void t_commits_end_as_batch(void **state)
 {
 	static const uint64_t every[] = { 1, 3, 17, 100, 1000 };
@@ -123,6 +131,8 @@ static void t_commits_end_as_batch(void **state)
 		ingest(in, a, 16, 0);
 		for (k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
 			ingest(in, b, 16, every[k]);
+			same_tables(b, a);
+			ingest_rows(in, b, 16, every[k], 5);
 			same_tables(b, a);
 		}
 	}
@@ -155,6 +165,7 @@ static void t_growing_stream(void **state)
 		o.growing = 1;
 		o.sort_budget = 256;
 		o.order_window = 4096 << (seed % 3);
+		o.commit_rows = seed % 2 ? 9 : 0; /* unseen writes between commits */
 		assert_non_null(s = ingest_stream_open(b, &o, &res));
 		while (off < n) {
 			size_t piece = 1 + (size_t)(xorshift64(&r) % 3000);
