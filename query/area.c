@@ -123,7 +123,15 @@ int qry_area_whole(sqlite3 *db, int64_t start, int64_t end, int *whole, struct q
 	/* every slice lies in [first, last]: each figure is then its whole
 	 * wall time, an unterminated one running to last */
 	*whole = qry_area_stored && start <= first && end >= last && start <= end;
-	return QRY_OK;
+	if (*whole) { /* stored, that is: a growing trace's commit has none until a pause or its end */
+		struct qcur c;
+
+		rc = qcur_open(&c, db,
+			       "SELECT EXISTS (SELECT 1 FROM track_names) OR NOT EXISTS (SELECT 1 FROM slices)", err);
+		*whole = rc == QRY_OK && qcur_step(&c) && qcur_int(&c, 0) != 0;
+		rc = qcur_done(rc, qcur_close(&c, 0), err);
+	}
+	return rc;
 }
 
 /* The cursors of one scan and what it reports to. A read error stays in

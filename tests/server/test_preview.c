@@ -186,6 +186,27 @@ static int count_slices(int64_t id, const cJSON *tracks)
 	return n;
 }
 
+/* The track of the first thread with slices in the trace's /tracks. */
+static int64_t first_thread_track(int64_t id)
+{
+	const cJSON *p, *th;
+	char path[200];
+	int64_t k = -1;
+	cJSON *tracks;
+
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64 "/tracks", id);
+	if ((tracks = get_data(path)) == NULL)
+		fail_msg("trace %" PRId64 ": tracks not readable", id);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(tracks, "processes"))
+		cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(p, "threads"))
+			if (k < 0 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(th, "track_id")))
+				k = num(th, "track_id");
+	cJSON_Delete(tracks);
+	if (k < 0)
+		fail_msg("trace %" PRId64 ": no thread track", id);
+	return k;
+}
+
 /* Reads the growing trace as a client does: tracks, then their slices,
  * both answered (200) and not empty. */
 static void read_preview(int64_t id)
@@ -254,6 +275,14 @@ static void t_preview(void **state)
 					fail_msg("trace %" PRId64 ": search not readable while it grows", id);
 				assert_true(num(found, "total") > 0);
 				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "slices")) > 0);
+				cJSON_Delete(found);
+				/* and an area over the whole trace adds up the
+				 * committed slices (no stored statistics yet) */
+				t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/area?tracks=%" PRId64 "&start=0&end=%" PRId64, id,
+				      first_thread_track(id), (int64_t)1000000000000000000);
+				if ((found = get_data(q)) == NULL)
+					fail_msg("trace %" PRId64 ": area not readable while it grows", id);
+				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "names")) > 0);
 				cJSON_Delete(found);
 			}
 		}
