@@ -72,6 +72,7 @@ static void build_init(struct build *b, struct model *m, struct sorter *so, stru
 	b->so = so;
 	b->s = s;
 	b->res = res;
+	b->matched_ts = INT64_MIN;
 	vec_init(&b->rows, sizeof(struct thread_row));
 	kmap_init(&b->row_map);
 	kmap_init(&b->kobj_map);

@@ -147,6 +147,7 @@ struct build {
 	struct commit *commit; /* a growing trace's commits (commit.h), or NULL */
 	uint64_t commit_every; /* events matched between two commits */
 	size_t commit_rows;    /* slices a commit holds in memory at most (0: COMMIT_ROWS_MAX) */
+	int64_t matched_ts;    /* the time of the last event matched (its logs go as far) */
 	struct matcher *mt;    /* match.c's state, between build_match_begin
 				* and build_match_end */
 	size_t kobjs_done;     /* m->kobjs indexed so far (build_kobjs) */

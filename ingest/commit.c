@@ -66,6 +66,7 @@ struct commit {
 	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
 	int reading_counters; /* what rows reads */
 	struct vec fetched;   /* struct lod_item: the items handed to the builder */
+	struct logs_grown logs; /* the logs written, and those waiting (write.h) */
 };
 
 /* Where an item ends for the level of detail and the longest slice: an
@@ -208,6 +209,7 @@ struct commit *commit_new(struct build *b)
 	vec_init(&c->touched, sizeof(uint32_t));
 	vec_init(&c->touched_counters, sizeof(uint32_t));
 	vec_init(&c->fetched, sizeof(struct lod_item));
+	vec_init(&c->logs.pending, sizeof(struct mdl_log));
 	c->sink.ctx = c;
 	c->sink.put = sink_put;
 	c->sink.drop = sink_drop;
@@ -254,6 +256,7 @@ void commit_free(struct commit *c)
 	sqlite3_finalize(c->ext);
 	sqlite3_finalize(c->back);
 	vec_fini(&c->fetched);
+	vec_fini(&c->logs.pending);
 	vec_fini(&c->journal);
 	vec_fini(&c->points);
 	vec_fini(&c->groups);
@@ -775,6 +778,7 @@ int commit_write(struct commit *c, int publish)
 	rc = rc ? rc : write_groups(c);
 	rc = rc ? rc : write_points(c);
 	rc = rc ? rc : argw_flush(&b->args);
+	rc = rc ? rc : write_logs_growing(b, &c->logs, b->matched_ts);
 	rc = rc ? rc : write_strings_from(b, c->strings);
 	if (rc == 0)
 		c->strings = b->m->soff.len;

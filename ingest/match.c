@@ -947,6 +947,7 @@ int build_match_more(struct build *b)
 		resolve_calls(b, ev, (size_t)n);
 		if (order_complete_ties(b, ev, (size_t)n) != 0)
 			return -1;
+		b->matched_ts = ev[n - 1].ts; /* events come in time order */
 		if (!b->m->by_thread)
 			match_events(mt, ev, (size_t)n);
 		else if (match_by_thread(mt, ev, (size_t)n) != 0)

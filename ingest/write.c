@@ -362,6 +362,19 @@ out_free:
 	return rc || b->oom ? -1 : 0;
 }
 
+static void log_row(struct build *b, struct bins *lb, const struct mdl_log *l)
+{
+	struct thread_row *t = VEC_AT(&b->rows, struct thread_row, b->row_of[l->thread]);
+
+	bins_null(lb); /* the next rowid: logs take their ids in (ts, seq) order */
+	bins_i64(lb, l->ts);
+	bins_i64(lb, b->row_of[l->thread] + 1);
+	bins_i64(lb, (int64_t)t->pid);
+	bins_i64(lb, (int64_t)t->tid);
+	bins_i64(lb, l->msg);
+	bins_row(lb);
+}
+
 static int write_logs(struct build *b)
 {
 	struct mdl_log *l = b->m->logs.data;
@@ -370,21 +383,57 @@ static int write_logs(struct build *b)
 
 	if (n > 1) /* l is NULL when there are none */
 		qsort(l, n, sizeof(*l), log_cmp);
+	/* a growing trace's commits wrote some (write_logs_growing): all
+	 * of them are made again, in order */
+	if (b->committed && dbw_queue_sql(b->s, "DELETE FROM main.logs") != 0)
+		return -1;
 	if (bins_init(&lb, b->s, "logs", 6) != 0)
 		return -1;
-	for (i = 0; i < n; i++) {
-		struct thread_row *t = VEC_AT(&b->rows, struct thread_row, b->row_of[l[i].thread]);
-
-		bins_null(&lb); /* = i + 1, the next rowid */
-		bins_i64(&lb, l[i].ts);
-		bins_i64(&lb, b->row_of[l[i].thread] + 1);
-		bins_i64(&lb, (int64_t)t->pid);
-		bins_i64(&lb, (int64_t)t->tid);
-		bins_i64(&lb, l[i].msg);
-		bins_row(&lb);
-	}
+	for (i = 0; i < n; i++)
+		log_row(b, &lb, &l[i]);
 	b->res->counts.logs = n;
 	return bins_fini(&lb);
+}
+
+int write_logs_growing(struct build *b, struct logs_grown *g, int64_t upto)
+{
+	struct mdl_log *p;
+	size_t i, k, n;
+	struct bins lb;
+	int rc;
+
+	if (b->m->logs.len > g->seen) { /* the logs decoded since: in (ts, seq) order with those waiting */
+		n = b->m->logs.len - g->seen;
+		if (vec_reserve(&g->pending, g->pending.len + n) != 0)
+			return -1;
+		memcpy((struct mdl_log *)g->pending.data + g->pending.len, VEC_AT(&b->m->logs, struct mdl_log, g->seen),
+		       n * sizeof(struct mdl_log));
+		g->pending.len += n;
+		g->seen = b->m->logs.len;
+		qsort(g->pending.data, g->pending.len, sizeof(struct mdl_log), log_cmp);
+	}
+	p = g->pending.data;
+	for (n = 0; n < g->pending.len && p[n].ts <= upto; n++)
+		;
+	if (n == 0)
+		return 0;
+	if (build_threads(b) != 0 || bins_init(&lb, b->s, "logs", 6) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		/* one that sorts before the last written (late: decoded after
+		 * it) is left to the end's write_logs, which makes them all */
+		if (g->written > 0 && log_cmp(&p[i], &g->last) < 0)
+			continue;
+		log_row(b, &lb, &p[i]);
+		g->last = p[i];
+		g->written++;
+	}
+	rc = bins_fini(&lb);
+	k = g->pending.len - n;
+	memmove(p, p + n, k * sizeof(*p));
+	g->pending.len = k;
+	b->res->counts.logs = g->written;
+	return rc;
 }
 
 static void bins_opt(struct bins *x, uint64_t v)

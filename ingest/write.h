@@ -24,6 +24,19 @@ int write_sorted_failed(struct build *b, const struct runsort *rs);
 
 /* Writes strings from id `from` on; 0, or -1 as build_write. */
 int write_strings_from(struct build *b, size_t from);
+/* A growing trace's logs (commit.h): the logs a commit has written (as ids
+ * 1, 2 ... in (ts, seq) order), and those decoded that wait. */
+struct logs_grown {
+	size_t seen;          /* m->logs taken into pending so far */
+	struct vec pending;   /* struct mdl_log, in (ts, seq) order */
+	uint64_t written;
+	struct mdl_log last;  /* the last written */
+};
+/* Writes the logs decoded so far up to time upto (the events matched go
+ * that far: logs decoded later come after it, as events do, but for the
+ * late), after those written before; the end's build_write makes them
+ * all again, so that a late one is in its place. 0, or -1. */
+int write_logs_growing(struct build *b, struct logs_grown *g, int64_t upto);
 /* Writes threads, processes, tracks, providers, diagnostics and meta whole
  * (again: each emptied first, as a growing trace's commits write them);
  * 0, or -1 as build_write. */

@@ -325,6 +325,12 @@ static inline void t_check_commit(const char *db_path)
 	if (scalar(db, "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
 		       "name_id NOT IN (SELECT id FROM strings)") != 0)
 		fail_msg("a slice's track or name is not there");
+	if (scalar(db, "SELECT count(*) FROM logs a JOIN logs b ON b.id = a.id + 1 WHERE b.ts < a.ts") != 0 ||
+	    scalar(db, "SELECT count(*) FROM logs WHERE id != (SELECT count(*) FROM logs b WHERE b.id <= logs.id)") != 0)
+		fail_msg("the logs' ids are not 1, 2 ... in time order");
+	if (scalar(db, "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
+		       "message_id NOT IN (SELECT id FROM strings)") != 0)
+		fail_msg("a log's thread or message is not there");
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 }

@@ -284,6 +284,13 @@ static void t_preview(void **state)
 					fail_msg("trace %" PRId64 ": area not readable while it grows", id);
 				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "names")) > 0);
 				cJSON_Delete(found);
+				/* and the logs matched so far */
+				t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/logs?start=0&end=%" PRId64, id,
+				      (int64_t)1000000000000000000);
+				if ((found = get_data(q)) == NULL)
+					fail_msg("trace %" PRId64 ": logs not readable while it grows", id);
+				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "logs")) > 0);
+				cJSON_Delete(found);
 			}
 		}
 		cJSON_Delete(t);
