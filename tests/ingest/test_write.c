@@ -175,7 +175,7 @@ static void test_other_records(void **state)
 
 static void t_generated(uint64_t events, uint64_t threads, uint64_t seed, uint64_t tps)
 {
-	struct opts o = { events, threads, seed, tps, 0, 0, NULL };
+	struct opts o = { events, threads, seed, tps, 0, 0, NULL, 0 };
 	struct gen g;
 	struct tdb t;
 

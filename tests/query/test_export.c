@@ -60,7 +60,7 @@ static void write_edges(struct fxtw *w)
 
 static int setup(void **state)
 {
-	struct opts o = { 3000, 6, 42, 1000000000, 0, 0, NULL };
+	struct opts o = { 3000, 6, 42, 1000000000, 0, 0, NULL, 0 };
 	struct gen g;
 
 	(void)state;

@@ -137,7 +137,7 @@ static void t_write_small(struct fxtw *w)
 /* Writes a generated archive (tests/gen_fxt.c) into w; caller frees w. */
 static void t_write_generated(struct fxtw *w, uint64_t events, uint64_t threads, uint64_t seed)
 {
-	struct opts o = { events, threads, seed, 1000000000, 0, 0, NULL };
+	struct opts o = { events, threads, seed, 1000000000, 0, 0, NULL, 0 };
 	struct gen g;
 
 	gen_init(&g, &o);
