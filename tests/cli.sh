@@ -149,9 +149,16 @@ check "the message says why" has_err 'holds the traces of a library kept in the 
 
 run "$SERVER" serve --help
 check "serve --help exits 0" [ "$RC" -eq 0 ]
-# docs/API.md: "by default what the server ingests in about 0.2 s, at least 2 MB"
-check "serve --help gives the live window's default as docs/API.md does" \
-	grep -q 'ingests in about 0.2 s, at least 2M)' "$T/out" "$T/err"
+# docs/API.md: --live-window "is accepted and changes nothing"; --preview-min
+# is where an upload starts to grow while it is ingested
+check "serve --help says --live-window is accepted and ignored" \
+	grep -q 'live-window SIZE accepted and ignored' "$T/out" "$T/err"
+check "serve --help says a big upload grows in place (--preview-min, 64M)" \
+	grep -q 'grows in place while it is ingested' "$T/out" "$T/err"
+run "$SERVER" serve --live-window 1K --data "$T/lw"
+check "--live-window below 4K is still refused: exit 2" [ "$RC" -eq 2 ]
+check "the message names it" has_err "bad --live-window"
+
 
 # the server compresses a ready trace's source in a process of its own
 # (catalog/source.c): "source-child FROM SPOOL" answers on stdout
