@@ -23,8 +23,12 @@
 #               median and the least, target >= 0.9; and how many polls
 #               found the view starting at byte 0 (preview.from_byte)
 #   batch       seconds of `trace-server ingest` of the same archive in
-#               one go, after the rest, and the server's ingest seconds
-#               (below) divided by them, target <= 1
+#               one go, after the rest, and the server's ingest divided by
+#               them, target <= 1: the same work on both sides, the
+#               server's seconds being its log's "ingested in" less the
+#               steps after the database is made that the CLI does not
+#               take (storing, search index, first view; the log names
+#               them)
 #   ingest      archive MB / the server's own ingest seconds (its
 #               /metrics trace_server_ingest_duration_seconds_sum), target
 #               >= 50 MB/s; peak RSS of the server process (VmHWM) over
@@ -241,5 +245,7 @@ t0=$(now)
 "$B/trace-server" ingest "$ARCHIVE" -o "$OUT/batch.db" >/dev/null
 BSECS=$(since "$t0")
 rm -f "$OUT/batch.db"
-awk -v g="$ISECS" -v b="$BSECS" 'BEGIN { printf "batch:      %.1f s for the same archive ingested in one go (trace-server ingest); the growing ingest took %.1f s, %.2f times as long (target <= 1)\n", b, g, g / b }'
+GSECS=$(sed -n "s/.*trace $ID ingested in \([0-9.]*\) s .*then storing \([0-9.]*\), search index \([0-9.]*\), first view \([0-9.]*\);.*/\1 \2 \3 \4/p" "$OUT/server.log" |
+	tail -1 | awk '{ printf "%.1f", $1 - $2 - $3 - $4 }')
+awk -v g="$GSECS" -v b="$BSECS" 'BEGIN { printf "batch:      %.1f s for the same archive ingested in one go (trace-server ingest); the growing ingest took %.1f s (the server log'"'"'s, less its storing, search index and first view), %.2f times as long (target <= 1)\n", b, g, g / b }'
 
