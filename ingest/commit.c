@@ -794,7 +794,7 @@ int commit_write(struct commit *c, int publish)
 		b->res->counts.slices = n;
 	}
 	rc = rc ? rc : write_small_tables(b, 1);
-	if (rc == 0 && publish && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
+	if (rc == 0 && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;
 	rc |= dbw_drain(b->s);
 	{

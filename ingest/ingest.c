@@ -297,8 +297,8 @@ struct ingest_stream {
 				    * page size); 0 when not */
 	uint64_t window;           /* B (sorter.h) */
 	const uint8_t *stable;     /* the input is this mapped file (XRay reads it in place) */
-	int keep_fd;               /* every byte fed, copied, to start again from; -1: none */
-	int keep_is_input;         /* keep_fd is the input itself (o.follows): nothing copied */
+	int keep_fd;               /* every byte fed, copied, to start again from (or the
+				    * input itself, o.follows: nothing copied); -1: none */
 	int batch;                 /* ingest_file: never matched before the end, so never
 				    * started again, and no copy kept */
 	int forced;                /* the caller named the format */
@@ -597,7 +597,6 @@ static struct ingest_stream *stream_create(const char *out_db, const struct inge
 		}
 	}
 	if (!batch && out_db != NULL && s->o.follows != NULL) {
-		s->keep_is_input = 1;
 		if ((s->keep_fd = open(s->o.follows, O_RDONLY | O_CLOEXEC)) < 0) {
 			*rc = set_error(res, INGEST_EIO, strerror(errno));
 			free(s);
@@ -648,7 +647,7 @@ int ingest_stream_feed(struct ingest_stream *s, const uint8_t *p, size_t n)
 
 	if (s->rc != INGEST_OK)
 		return s->rc;
-	if (s->keep_fd >= 0 && !s->keep_is_input && stream_keep(s, p, n) != 0)
+	if (s->keep_fd >= 0 && s->o.follows == NULL && stream_keep(s, p, n) != 0)
 		return stream_fail(s, INGEST_EIO);
 	if ((rc = stream_piece(s, p, n)) != INGEST_OK)
 		return stream_fail(s, rc);
