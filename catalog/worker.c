@@ -327,10 +327,10 @@ static int grown_settle(struct catalog *c, int64_t id, const char *db_path)
 		c->o.db_gone(id);
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
 		sqlite3_busy_timeout(db, 5000);
-		/* FULL waits for readers of older commits only (TRUNCATE would
-		 * wait for every reader): up to six times its busy timeout */
 		/* the log is opened by a first read (a connection that read
-		 * nothing checkpoints nothing, and says so with a log of -1) */
+		 * nothing checkpoints nothing, and says so with a log of -1);
+		 * FULL waits for readers of older commits only (TRUNCATE would
+		 * wait for every reader), up to six times its busy timeout */
 		if (sqlite3_exec(db, "SELECT count(*) FROM main.sqlite_master", NULL, NULL, NULL) == SQLITE_OK)
 			for (tries = 0; tries < 6 && rc != 0; tries++) {
 				int nlog = -1, nck = -1;
@@ -353,7 +353,7 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 	struct ingest_result *res = j->res;
 	struct ingest_opts o = { 0 };
 	struct catalog *c = j->c;
-	int rc;
+	int rc, grown = 0;
 
 	/* the cache may have let the files go since the upload (or a restart lost it) */
 	c->store.ops->fetch(&c->store, j->id, "binary", res->error, sizeof(res->error));
@@ -367,24 +367,25 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 	res->error[0] = '\0';
 	if (!j->cl && cat_grown_take(c, j->id, res, &rc)) {
 		/* its growing ingest made the database as its bytes came: no
-		 * second ingest; it leaves WAL mode (and its side files) now
-		 * that nothing writes it, as a database ingested whole is */
-		if (rc == INGEST_OK && grown_settle(c, j->id, j->db) != 0)
-			fprintf(stderr, "trace-server: trace %" PRId64 "'s database stays in WAL mode: a reader held it\n",
-				j->id);
-	}
-	else if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0)
+		 * second ingest */
+		grown = 1;
+	} else if ((*store = cat_source_restore(c, j->id, &j->restored, res->error, sizeof(res->error))) != 0) {
 		rc = INGEST_EDB;
-	else if (!j->cl && cat_grows_upload(c, j->id, j->src, hint)) {
+	} else if (!j->cl && cat_grows_upload(c, j->id, j->src, hint)) {
 		/* a big FXT upload grows in place as it is ingested (grow.h):
 		 * read from its first byte meanwhile, with a stream's layout */
-		if ((rc = cat_grow_upload(c, j->id, j->src, j->db, c->worker->ingest_delay_ms, res)) == INGEST_OK &&
-		    grown_settle(c, j->id, j->db) != 0) {
-			rc = INGEST_EDB;
-			snprintf(res->error, sizeof(res->error), "the trace's database could not be checkpointed");
-		}
-	} else
+		rc = cat_grow_upload(c, j->id, j->src, j->db, c->worker->ingest_delay_ms, res);
+		grown = 1;
+	} else {
 		rc = ingest_file_apart(c->o.ingest_exe, j->src, j->db, &o, res);
+	}
+	/* a grown database, which nothing writes now, is made whole in its
+	 * file (and leaves WAL mode) as one ingested whole is: the store keeps
+	 * that file alone */
+	if (rc == INGEST_OK && grown && grown_settle(c, j->id, j->db) != 0) {
+		rc = INGEST_EDB;
+		snprintf(res->error, sizeof(res->error), "the trace's database could not be checkpointed into its file");
+	}
 	j->t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
 	if (rc == INGEST_OK && o.symbols == NULL && access(j->bin, R_OK) == 0 &&
