@@ -306,31 +306,39 @@ static inline void same_tables(const char *a, const char *b)
  * transaction: one commit throughout. */
 static inline void t_check_commit(const char *db_path)
 {
+	/* each statement counts what breaks the rule its sentence says */
+	static const char *const rules[][2] = {
+		{ "SELECT count(*) FROM track_depths d WHERE count != "
+		  "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)",
+		  "a group's count is not its rows'" },
+		{ "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
+		  "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)",
+		  "a slice's parent is not there" },
+		{ "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
+		  "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)",
+		  "a slice lies outside its group's extents" },
+		{ "SELECT count(*) FROM track_depths d WHERE count != "
+		  "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)",
+		  "a group's extents do not add up to its count" },
+		{ "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
+		  "name_id NOT IN (SELECT id FROM strings)",
+		  "a slice's track or name is not there" },
+		{ "SELECT count(*) FROM logs a JOIN logs b ON b.id = a.id + 1 WHERE b.ts < a.ts",
+		  "the logs' ids are not 1, 2 ... in time order" },
+		{ "SELECT count(*) != coalesce(max(id), 0) OR coalesce(min(id), 1) != 1 FROM logs",
+		  "the logs' ids are not 1, 2 ... in time order" },
+		{ "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
+		  "message_id NOT IN (SELECT id FROM strings)",
+		  "a log's thread or message is not there" },
+	};
 	sqlite3 *db;
+	size_t i;
 
 	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK); /* one commit throughout */
-	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
-		       "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)") != 0)
-		fail_msg("a group's count is not its rows'");
-	if (scalar(db, "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
-		       "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)") != 0)
-		fail_msg("a slice's parent is not there");
-	if (scalar(db, "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
-		       "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)") != 0)
-		fail_msg("a slice lies outside its group's extents");
-	if (scalar(db, "SELECT count(*) FROM track_depths d WHERE count != "
-		       "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)") != 0)
-		fail_msg("a group's extents do not add up to its count");
-	if (scalar(db, "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
-		       "name_id NOT IN (SELECT id FROM strings)") != 0)
-		fail_msg("a slice's track or name is not there");
-	if (scalar(db, "SELECT count(*) FROM logs a JOIN logs b ON b.id = a.id + 1 WHERE b.ts < a.ts") != 0 ||
-	    scalar(db, "SELECT count(*) != coalesce(max(id), 0) OR coalesce(min(id), 1) != 1 FROM logs") != 0)
-		fail_msg("the logs' ids are not 1, 2 ... in time order");
-	if (scalar(db, "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
-		       "message_id NOT IN (SELECT id FROM strings)") != 0)
-		fail_msg("a log's thread or message is not there");
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (scalar(db, rules[i][0]) != 0)
+			fail_msg("%s", rules[i][1]);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 }
