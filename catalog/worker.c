@@ -385,6 +385,7 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 	if (rc == INGEST_OK && grown && grown_settle(c, j->id, j->db) != 0) {
 		rc = INGEST_EDB;
 		snprintf(res->error, sizeof(res->error), "the trace's database could not be checkpointed into its file");
+		tracedb_remove(j->db); /* a failed trace has no database (docs/API.md) */
 	}
 	j->t_ingest = ingest_now_s();
 	/* symbols that arrived while ingest ran (POST .../symbols) name it now */
