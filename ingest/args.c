@@ -20,6 +20,38 @@ int argw_open(struct arg_writer *w, struct dbwriter *s, const struct model *m)
 	return 0;
 }
 
+enum { BLOCK = 64 << 10 }; /* bytes of a block of blob copies, at least */
+
+/* Room for n bytes in the blocks, holding a copy of p; NULL when out of
+ * memory. */
+static void *blob_copy(struct arg_writer *w, const void *p, size_t n)
+{
+	char *at;
+
+	if (w->nblocks == 0 || w->room - w->used < n) {
+		size_t room = n > BLOCK ? n : BLOCK;
+
+		if (w->nblocks == w->capblocks) {
+			size_t cap = w->capblocks ? 2 * w->capblocks : 8;
+			void **grown = realloc(w->blocks, cap * sizeof(*grown));
+
+			if (grown == NULL)
+				return NULL;
+			w->blocks = grown;
+			w->capblocks = cap;
+		}
+		if ((w->blocks[w->nblocks] = malloc(room)) == NULL)
+			return NULL;
+		w->nblocks++;
+		w->used = 0;
+		w->room = room;
+	}
+	at = (char *)w->blocks[w->nblocks - 1] + w->used;
+	memcpy(at, p, n);
+	w->used += n;
+	return at;
+}
+
 static void put_arg(struct arg_writer *w, uint64_t set, uint32_t seq, const struct mdl_arg *x)
 {
 	struct bins *a = w->rows;
@@ -44,8 +76,16 @@ static void put_arg(struct arg_writer *w, uint64_t set, uint32_t seq, const stru
 	else
 		bins_null(a);
 	if (x->type == MDL_ARG_BLOB) {
-		bins_blob(a, (const char *)w->m->bytes.data + x->v.u, (int)x->len);
-		w->blobs = 1;
+		/* a copy: the arena moves as decoding goes on, while the row
+		 * waits in the store's queue (argw_settle) */
+		void *copy = blob_copy(w, (const char *)w->m->bytes.data + x->v.u, x->len);
+
+		if (copy != NULL)
+			bins_blob(a, copy, (int)x->len);
+		else {
+			dbw_fail(a->s, "out of memory");
+			bins_null(a);
+		}
 	} else {
 		bins_null(a);
 	}
@@ -81,14 +121,33 @@ int argw_flush(struct arg_writer *w)
 	return w->rows != NULL ? bins_flush(w->rows) : 0;
 }
 
+/* The blocks go to the writer, freed once every job queued so far ran;
+ * when that cannot be queued, after waiting for them. 0, or -1. */
+static int release_blocks(struct arg_writer *w)
+{
+	int rc = 0;
+	size_t i;
+
+	for (i = 0; i < w->nblocks; i++)
+		if (dbw_release(w->rows->s, w->blocks[i]) != 0)
+			break;
+	if (i < w->nblocks) { /* out of memory */
+		rc = dbw_drain(w->rows->s);
+		for (; i < w->nblocks; i++)
+			free(w->blocks[i]);
+	}
+	w->nblocks = 0;
+	return rc;
+}
+
 int argw_settle(struct arg_writer *w)
 {
-	if (!w->blobs || w->rows == NULL)
+	int rc;
+
+	if (w->nblocks == 0 || w->rows == NULL)
 		return 0;
-	w->blobs = 0;
-	if (bins_flush(w->rows) != 0)
-		return -1;
-	return dbw_drain(w->rows->s) != 0 ? -1 : 0;
+	rc = bins_flush(w->rows);
+	return release_blocks(w) | rc;
 }
 
 int argw_close(struct arg_writer *w)
@@ -97,8 +156,12 @@ int argw_close(struct arg_writer *w)
 
 	if (w->rows != NULL) {
 		rc = bins_fini(w->rows);
+		rc |= release_blocks(w);
 		free(w->rows);
 		w->rows = NULL;
 	}
+	free(w->blocks);
+	w->blocks = NULL;
+	w->capblocks = 0;
 	return rc;
 }

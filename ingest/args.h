@@ -22,7 +22,12 @@ struct arg_writer {
 	struct bins *rows;     /* the args table */
 	uint64_t count;        /* rows written */
 	int overflow;          /* ids ran past 32 bits: nothing more was written */
-	int blobs;             /* rows queued since argw_settle point into m->bytes */
+	/* blob bytes copied out of m->bytes (which moves as decoding goes
+	 * on), in blocks, for rows the store has not run yet: each block is
+	 * freed by its writer once they ran (argw_settle) */
+	void **blocks;
+	size_t nblocks, capblocks;
+	size_t used, room;     /* of the last block */
 };
 
 /* Opens the table through s; 0, or -1 (out of memory, or s->error says
@@ -40,8 +45,9 @@ uint32_t argw_set(struct arg_writer *w, uint32_t first1, unsigned n1, uint32_t f
  * commit.h); 0, or -1 when a write failed. */
 int argw_flush(struct arg_writer *w);
 /* Before the model's byte arena may move (a stream decodes on while its
- * args are written: ingest.h): the rows that point into it are queued and
- * written. 0, or -1 when a write failed. */
+ * args are written: ingest.h): the rows buffered are queued, and the
+ * copies of the blobs they hold are freed once the store ran them (not
+ * waited for). 0, or -1 when a write failed. */
 int argw_settle(struct arg_writer *w);
 
 /* Hands the last rows to the store and closes the table; 0, or -1 when a

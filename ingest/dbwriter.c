@@ -532,7 +532,8 @@ int dbw_release(struct dbwriter *s, void *p)
 	j->st = NULL;
 	j->n = j->steps = 0;
 	j->owned = p;
-	return job_queue(s, j);
+	job_queue(s, j); /* queued: p is freed even when a job failed (the next wait says so) */
+	return 0;
 }
 
 int dbw_queue_sql(struct dbwriter *s, const char *sql)
