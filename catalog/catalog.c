@@ -221,7 +221,12 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 		 * is, and the status stays; queued again in case it was lost */
 		cat_job_queue_locked(c, r);
 	} else if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
-		if (cat_source_has(c, r->id) != 0) {
+		c->store.ops->local_path(&c->store, r->id, "source", path, sizeof(path));
+		if (r->state.stream[0] == '\0' && stat(path, &st) == 0 && (uint64_t)st.st_size < r->state.size) {
+			/* recorded at its first byte (cat_upload_open), its body
+			 * never ended: its client was told nothing but an error */
+			rec_fail(r, "upload_incomplete", "the server stopped while the trace was uploaded; upload it again");
+		} else if (cat_source_has(c, r->id) != 0) {
 			rec_queue(r);
 		} else {
 			rec_fail(r, "source_lost", "the server stopped during ingest and the uploaded file is gone; "

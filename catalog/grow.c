@@ -318,6 +318,82 @@ int cat_grown_take(struct catalog *c, int64_t id, struct ingest_result *res, int
 	return taken;
 }
 
+/* ---- an upload grown from its first byte ----------------------------------- */
+
+int cat_upload_grows(struct catalog *c, uint64_t total, const char *hint, const uint8_t *head, size_t n)
+{
+	const char *f;
+
+	if (c->shared_jobs || c->o.preview_min == 0 || total < c->o.preview_min || n >= total)
+		return 0;
+	if (hint != NULL)
+		return strcmp(hint, "fxt") == 0 && n > 0;
+	f = n >= DETECT_BYTES ? ingest_detect(head, n) : NULL;
+	return f != NULL && strcmp(f, "fxt") == 0;
+}
+
+int64_t cat_upload_open(struct catalog *c, const struct cat_new *n, char *err, size_t errlen)
+{
+	return cat_add_as(c, n, TS_QUEUED, err, errlen);
+}
+
+int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen)
+{
+	struct trace_rec *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) == NULL) {
+		rc = CAT_ENOTRACE;
+	} else if (r->state.status == TS_FAILED) {
+		snprintf(err, errlen, "%s", r->state.error_msg ? r->state.error_msg : "the trace failed");
+		rc = CAT_EBADTRACE;
+	} else if (r->live.arriving && size > r->live.arrived) {
+		r->live.arrived = size;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void cat_upload_close(struct catalog *c, int64_t id, int complete)
+{
+	struct trace_rec *r;
+	int gone;
+
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	gone = r != NULL && r->live.arriving && (!complete || r->live.arrived != r->state.size);
+	if (r != NULL)
+		r->live.arriving = 0;
+	pthread_mutex_unlock(&c->mu);
+	if (gone) /* an upload that did not finish leaves nothing behind */
+		cat_delete(c, id);
+}
+
+/* What of upload id's source is there to read: its bytes so far, and
+ * whether those are all (its body ended); -1 when the trace is gone. */
+static int upload_avail(struct catalog *c, int64_t id, uint64_t *size, int *whole)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL) {
+		*whole = !r->live.arriving;
+		*size = r->live.arriving ? r->live.arrived : r->state.size;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return r != NULL ? 0 : -1;
+}
+
+void cat_upload_wait(struct catalog *c, int64_t id)
+{
+	uint64_t size;
+	int whole = 0;
+
+	while (upload_avail(c, id, &size, &whole) == 0 && !whole && !c->stop)
+		usleep(50 * 1000);
+}
+
 /* ---- an upload grown while the worker ingests it ------------------------- */
 
 int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char *hint)
@@ -330,13 +406,14 @@ int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char 
 	r = cat_find(c, id);
 	big = r != NULL && r->state.stream[0] == '\0' && !r->sync.foreign && !c->shared_jobs && c->o.preview_min > 0 &&
 	      r->state.size >= c->o.preview_min;
-	if (big)
-		j.size = r->state.size;
+	if (big) {
+		j.size = r->live.arriving ? r->live.arrived : r->state.size;
+		j.ended = !r->live.arriving;
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (!big)
 		return 0;
 	j.id = id;
-	j.ended = 1;
 	snprintf(j.hint, sizeof(j.hint), "%s", hint ? hint : "");
 	snprintf(j.src, sizeof(j.src), "%s", src);
 	return tell_fxt(&j) == 1;
@@ -373,21 +450,20 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 	struct ingest_result got;
 	uint64_t size = 0, told = 0, bytes, restarts = 0;
 	int64_t tell_ms = 0;
-	int rc = INGEST_ECANCEL, exact, ended = 0, stop = 0;
+	int rc = INGEST_ECANCEL, exact, ended = 0, stop = 0, whole = 0, said_end = 0;
 	struct trace_rec *r;
 	char err[256];
 
-	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL)
-		size = r->state.size;
-	pthread_mutex_unlock(&c->mu);
+	if (upload_avail(c, id, &size, &whole) != 0)
+		return INGEST_ECANCEL;
 	memset(res, 0, sizeof(*res));
 	res->format = "fxt";
 	o.format = "fxt";
 	o.extent_rows = CAT_GROW_EXTENT_ROWS;
-	/* the source is whole: no pause's layer, the end told once it is told all */
-	if ((g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", src, db, &o, 0, err,
-				   sizeof(err))) == NULL) {
+	/* a whole source has no pauses; one still arriving shows, once its
+	 * bytes stop a moment, the trace as a file of them, as a live stream */
+	if ((g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", src, db, &o,
+				   whole ? 0 : c->o.live_pause_ms, err, sizeof(err))) == NULL) {
 		snprintf(res->error, sizeof(res->error), "%s", err);
 		return INGEST_EIO;
 	}
@@ -398,13 +474,22 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 
 		/* step_ms (tests only): the source told a megabyte at a time,
 		 * an ingest slow enough to watch it grow */
+		/* an upload whose body still arrives is told its bytes as they
+		 * come, and its end once they all came */
+		if (!whole && upload_avail(c, id, &size, &whole) != 0)
+			whole = 1; /* gone: the next look stops it */
 		if (told < size && cat_now_ms() >= tell_ms) {
 			told = step_ms > 0 && size - told > PIECE ? told + PIECE : size;
 			tell_ms = cat_now_ms() + step_ms;
-			if (ingest_grow_size(g, told) != 0 || (told == size && ingest_grow_end(g) != 0))
-				told = size; /* gone: its report says why */
+			if (ingest_grow_size(g, told) != 0)
+				told = size, whole = 1; /* gone: its report says why */
 		}
-		rep = ingest_grow_read(g, told < size ? (int)(tell_ms - cat_now_ms() > 0 ? tell_ms - cat_now_ms() : 0) : 200,
+		if (whole && told == size && !said_end) {
+			said_end = 1;
+			ingest_grow_end(g);
+		}
+		rep = ingest_grow_read(g, told < size ? (int)(tell_ms - cat_now_ms() > 0 ? tell_ms - cat_now_ms() : 0)
+						      : whole ? 200 : 20,
 				       &got, &bytes, &exact, &rc);
 		if (rep == GROW_DONE || rep == GROW_DIED) {
 			*res = got;
@@ -421,7 +506,7 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 		if ((r = cat_find(c, id)) == NULL || c->stop || r->state.status != TS_INGESTING)
 			take = -1;
 		else /* what it has read, ahead of what its commits hold */
-			rec_progress(r, INGEST_PHASE_DECODE, ingest_grow_fed(g), size);
+			rec_progress(r, INGEST_PHASE_DECODE, ingest_grow_fed(g), r->state.size);
 		pthread_mutex_unlock(&c->mu);
 		free(summary);
 		if (take > 0 && c->o.db_gone)

@@ -35,6 +35,9 @@ struct rec_live {
 	int grown_rc;
 	uint64_t grown_restarts; /* the order's restarts its commits reported (ingest.h) */
 	uint64_t grown_bytes; /* the bytes its last commit holds the records of */
+	int arriving;         /* an upload whose body still arrives (cat_upload_open):
+			       * its source holds `arrived` bytes of state.size */
+	uint64_t arrived;
 	int preview;          /* an upload being ingested here grows in place
 			       * (grow.h): 1 once trace.db holds a commit, served
 			       * while the status is ingesting; 0 before. Reset

@@ -66,6 +66,8 @@ struct trace_rec *rec_new(const struct cat_new *nw, int status, char *binary_nam
 	}
 	r->state.status = status;
 	r->state.size = nw->size;
+	r->live.arriving = nw->arrived > 0 && nw->arrived < nw->size;
+	r->live.arrived = nw->arrived;
 	r->state.symbols_named = -1;
 	r->state.binary_name = binary_name;
 	if (status == TS_LIVE)

@@ -377,6 +377,7 @@ static int run_ingest(struct run *j, const char *hint, int *store)
 		rc = cat_grow_upload(c, j->id, j->src, j->db, c->worker->ingest_delay_ms, res);
 		grown = 1;
 	} else {
+		cat_upload_wait(c, j->id); /* an upload whose body still arrives is read whole */
 		rc = ingest_file_apart(c->o.ingest_exe, j->src, j->db, &o, res);
 	}
 	/* a grown database, which nothing writes now, is made whole in its

@@ -5,7 +5,9 @@
  * that goes away leaves nothing behind. POST /api/traces?live=1 is a live
  * stream: its trace exists from the first byte, the body is appended to
  * the trace's source as it comes (catalog/live.c makes it readable), and
- * a client that goes away leaves the trace with what it sent.
+ * a client that goes away leaves the trace with what it sent. A big raw FXT
+ * upload is recorded at its first bytes and ingested as the rest arrives
+ * (upload_grow); one that does not finish still leaves nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,11 @@ struct upload {
 	struct spool binary;   /* XRay symbols: instrumented binary or YAML */
 	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
 	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
+	uint64_t total;        /* the body's length (Content-Length); 0: not said */
+	int64_t grow_id;       /* a big raw upload recorded at its first bytes, whose
+				* ingest grows as the rest arrives (cat_upload_open);
+				* 0 otherwise */
+	int grow_decided;      /* whether it is one is known */
 	int multipart;
 	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
 	uint64_t fail_at;      /* body bytes received when it was found */
@@ -251,6 +258,8 @@ enum MHD_Result srv_upload_begin(struct server *s, struct MHD_Connection *c, str
 		r->up->too_big = 1;
 		return send_too_big(s, c, r);
 	}
+	if (len && srv_parse_i64(len, 0, INT64_MAX, &n) == 0)
+		r->up->total = (uint64_t)n;
 	if (symbols_for == 0 && (live = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "live")) != NULL &&
 	    strcmp(live, "0") != 0) {
 		if (strcmp(live, "1") != 0)
@@ -282,11 +291,24 @@ static void live_end(struct req *r, int complete)
 	cat_live_close(r->srv->cat, r->up->live->id, complete);
 }
 
+/* A growing upload's body ended (complete), or did not: its trace is
+ * then deleted. */
+static void upload_grow_end(struct req *r, int complete)
+{
+	if (r->up == NULL || r->up->grow_id == 0)
+		return;
+	spool_close(&r->up->file);
+	cat_upload_close(r->srv->cat, r->up->grow_id, complete);
+	if (!complete)
+		r->up->grow_id = 0;
+}
+
 static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
 {
 	if (r->up->fail_status)
 		return;
 	live_end(r, 0); /* the trace keeps what was received */
+	upload_grow_end(r, 0); /* an upload's does not */
 	r->up->fail_status = status;
 	r->up->fail_at = r->up->got;
 	r->up->fail_code = code;
@@ -341,10 +363,55 @@ static void live_chunk(struct server *s, struct req *r, const char *data, size_t
 		upload_fail(r, 422, "not_a_trace", lv->err);
 }
 
+/* A raw upload's bytes so far: once its first bytes are there, whether it
+ * grows from them (catalog.h, cat_upload_grows), recorded then; after,
+ * the catalog is told how far it got. */
+static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *r)
+{
+	struct upload *up = r->up;
+	char err[256];
+	int rc;
+
+	if (up->grow_id > 0) {
+		rc = cat_upload_grew(s->cat, up->grow_id, up->file.size, err, sizeof(err));
+		if (rc == CAT_ENOTRACE)
+			upload_fail(r, 404, "not_found", "the trace was deleted while it was uploaded");
+		return; /* a failed ingest is said when the body ends, as an upload's is */
+	}
+	if (up->grow_decided || up->file.size < 64 || up->total == 0)
+		return;
+	up->grow_decided = 1;
+	{
+		const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+		const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+		const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
+		const char *hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
+		struct cat_new nw = { 0 };
+		uint8_t head[64];
+		int64_t id;
+
+		if (pread(up->file.fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+		    !cat_upload_grows(s->cat, up->total, hint, head, sizeof(head)) || up->label_err[0] ||
+		    (qdesc && cat_text_check("description", qdesc, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0))
+			return; /* recorded when it ends, as any upload (which answers what was wrong) */
+		nw.name = qname ? qname : "upload";
+		nw.description = qdesc;
+		nw.labels = up->labels;
+		nw.nlabels = up->nlabels;
+		nw.spool = up->file.path;
+		nw.size = up->total;
+		nw.arrived = up->file.size;
+		nw.format_hint = hint;
+		if ((id = cat_upload_open(s->cat, &nw, err, sizeof(err))) < 0)
+			return; /* tried again as a whole upload at its end */
+		up->grow_id = id;
+		up->file.path[0] = '\0'; /* the trace's source now: appended to through the same descriptor */
+	}
+}
+
 static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
 				    size_t n)
 {
-	(void)c;
 	if (r->status)
 		return MHD_YES; /* answered before the body: MHD discards it */
 	if (r->up->fail_status) {
@@ -361,6 +428,8 @@ static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, 
 	} else {
 		r->up->file.seen = 1;
 		spool_write(s, r, r->up->symbols_for > 0 ? &r->up->binary : &r->up->file, data, n);
+		if (r->up->symbols_for == 0 && !r->up->too_big && !r->up->write_failed)
+			upload_grow(s, c, r);
 	}
 	if (r->up->too_big)
 		upload_fail(r, 413, "upload_too_large", "the upload is larger than this server's limit (--max-upload)");
@@ -494,6 +563,15 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, r->up->fail_status, r->up->fail_code, r->up->fail_msg);
 	if (r->up->live)
 		return live_body_end(s, c, r);
+	if (r->up->grow_id > 0) { /* recorded at its first bytes: its body ended */
+		id = r->up->grow_id;
+		if (spool_close(&r->up->file) != 0 || r->up->file.size != r->up->total) {
+			upload_grow_end(r, 0);
+			return srv_send_error(c, r, 507, "storage_failed", "the server could not store the upload");
+		}
+		upload_grow_end(r, 1);
+		return answer_or_wait(s, c, r, id);
+	}
 	if ((spool_close(&r->up->file) != 0 || spool_close(&r->up->binary) != 0) && !r->up->write_failed)
 		r->up->write_failed = errno;
 	if (r->up->write_failed)
@@ -552,6 +630,7 @@ void srv_upload_cleanup(struct req *r)
 	if (r->up == NULL)
 		return;
 	live_end(r, 0); /* the connection went away mid-stream */
+	upload_grow_end(r, 0); /* ... or mid-upload: nothing is left (after its end, nothing happens) */
 	free(r->up->live);
 	r->up->live = NULL;
 	spool_close(&r->up->file);

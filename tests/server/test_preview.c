@@ -13,7 +13,9 @@
  * --preview-min is ingested in one go and is not readable before it is
  * ready; deleting a trace mid-ingest leaves no file; a server killed
  * mid-ingest ingests it again when it starts, or fails it when its source
- * is gone, leaving no database behind.
+ * is gone, leaving no database behind. An upload whose body still arrives
+ * grows from its first bytes; one whose client leaves, or whose server is
+ * killed, leaves nothing ingested.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -466,6 +468,181 @@ static void t_restart(void **state)
 	t_error("GET", tracks, NULL, 409, "not_ready");
 }
 
+/* ---- an upload whose body still arrives ------------------------------- */
+
+/* Starts uploading a on a connection of its own: the request's head and
+ * its first `first` bytes; the connection. */
+static int arrive_begin(const struct archive *a, const char *name, size_t first)
+{
+	char head[400];
+	int fd = su_connect(api_port);
+	size_t sent = 0;
+
+	assert_true(fd >= 0);
+	t_fmt(head, sizeof(head),
+	      "POST /api/traces?name=%s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
+	      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	      name, a->n);
+	assert_int_equal(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+	while (sent < first) {
+		ssize_t k = send(fd, a->bytes + sent, first - sent, MSG_NOSIGNAL);
+
+		assert_true(k > 0);
+		sent += (size_t)k;
+	}
+	return fd;
+}
+
+/* Sends the rest of a from byte `from` and reads the reply: the id it gives. */
+static int64_t arrive_end(int fd, const struct archive *a, size_t from)
+{
+	struct su_buf in = { 0 };
+	struct su_resp r;
+	char tmp[4096];
+	int64_t id;
+	cJSON *j;
+	ssize_t k;
+
+	while (from < a->n) {
+		k = send(fd, a->bytes + from, a->n - from, MSG_NOSIGNAL);
+		assert_true(k > 0);
+		from += (size_t)k;
+	}
+	while ((k = recv(fd, tmp, sizeof(tmp), 0)) > 0)
+		assert_int_equal(su_buf_add(&in, tmp, (size_t)k), 0);
+	close(fd);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(su_parse(&in, 1, 0, &r), 1);
+	if (r.status != 202)
+		fail_msg("the upload ended with status %d: %.300s", r.status, r.body ? r.body : "");
+	assert_non_null(j = cJSON_ParseWithLength(r.body, r.body_len));
+	id = num(j, "id");
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	free(in.p);
+	return id;
+}
+
+/* The status of GET path. */
+static int get_status(const char *path)
+{
+	struct su_req q = { "GET", path, NULL, NULL, 0, 0, 0 };
+	struct su_resp r;
+	int st;
+
+	if (su_request(api_port, &q, &r, 10000) != 0)
+		return -1;
+	st = r.status;
+	su_resp_free(&r);
+	return st;
+}
+
+/* The id of the trace named name, once listed. */
+static int64_t wait_named(const char *name)
+{
+	double deadline = su_now() + 30;
+
+	while (su_now() < deadline) {
+		cJSON *l = t_get("/api/traces?limit=200"), *t;
+		int64_t id = 0;
+
+		cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(l, "traces"))
+			if (str(t, "name") && strcmp(str(t, "name"), name) == 0)
+				id = num(t, "id");
+		cJSON_Delete(l);
+		if (id > 0)
+			return id;
+		su_sleep_ms(20);
+	}
+	fail_msg("no trace named %s was listed while its upload arrived", name);
+	return 0;
+}
+
+/*
+ * A big upload grows from its first bytes: listed with its whole length
+ * before its body ended, readable from byte 0 with no more than what
+ * arrived, and once the rest came and it is ready, the CLI's ingest of it.
+ */
+static void t_arriving(void **state)
+{
+	size_t first = W.big.n * 6 / 10;
+	int fd = arrive_begin(&W.big, "arriving", first);
+	int64_t id = wait_named("arriving");
+	char ref[200], db[200];
+	cJSON *t;
+	int i;
+
+	(void)state;
+	t = trace_obj(id);
+	assert_true(is_status(t, "queued") || is_status(t, "ingesting"));
+	assert_int_equal(num(t, "size_bytes"), W.big.n); /* its whole length, said by the request */
+	cJSON_Delete(t);
+	t = wait_preview(id, first);
+	cJSON_Delete(t);
+	read_preview(id);
+	for (i = 0; i < 5; i++) { /* nothing past what arrived is read */
+		const cJSON *g;
+
+		t = trace_obj(id);
+		assert_true(is_status(t, "ingesting"));
+		g = cJSON_GetObjectItemCaseSensitive(t, "progress");
+		assert_true((uint64_t)num(g, "bytes_done") <= first);
+		assert_int_equal(num(g, "bytes_total"), W.big.n);
+		assert_true((uint64_t)num(cJSON_GetObjectItemCaseSensitive(t, "preview"), "visible_bytes") <= first);
+		cJSON_Delete(t);
+		check_db(id);
+		su_sleep_ms(100);
+	}
+	assert_int_equal(arrive_end(fd, &W.big, first), id);
+	cJSON_Delete(wait_status(id, "ready"));
+	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
+	if (!exists(ref))
+		cli_ingest(W.big.path, ref, 4096);
+	trace_file(id, "trace.db", db, sizeof(db));
+	same_tables(db, ref);
+}
+
+/* A client that goes away mid-upload leaves nothing: the trace recorded
+ * at its first bytes is deleted, its files with it. */
+static void t_arriving_left(void **state)
+{
+	int fd = arrive_begin(&W.big, "left", W.big.n / 2);
+	int64_t id = wait_named("left");
+	char dir[200], path[64];
+	double deadline;
+
+	(void)state;
+	cJSON_Delete(wait_preview(id, W.big.n / 2));
+	close(fd);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	t_fmt(dir, sizeof(dir), "%s/traces/%" PRId64, W.data, id);
+	deadline = su_now() + 30;
+	while ((exists(dir) || get_status(path) != 404) && su_now() < deadline)
+		su_sleep_ms(50);
+	t_error("GET", path, NULL, 404, "not_found");
+	assert_false(exists(dir));
+}
+
+/* A server killed mid-upload: started again, it fails the trace whose
+ * body never ended (upload_incomplete), and ingests nothing of it. */
+static void t_arriving_killed(void **state)
+{
+	int fd = arrive_begin(&W.big, "cut", W.big.n / 2);
+	int64_t id = wait_named("cut");
+	char path[200];
+	cJSON *t;
+
+	(void)state;
+	su_server_stop(&W.srv, SIGKILL);
+	close(fd);
+	api_start(&W.srv, W.exe, W.data, W.log, W.extra);
+	t = wait_status(id, "failed");
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(t, "error"), "code"), "upload_incomplete");
+	cJSON_Delete(t);
+	trace_file(id, "trace.db", path, sizeof(path));
+	assert_false(exists(path));
+}
+
 /* ---- the world ---------------------------------------------------------- */
 
 static int make_archive(struct archive *a, const char *name, const char *args)
@@ -540,6 +717,9 @@ int main(void)
 		cmocka_unit_test(t_delete),
 		cmocka_unit_test(t_killed),
 		cmocka_unit_test(t_restart),
+		cmocka_unit_test(t_arriving),
+		cmocka_unit_test(t_arriving_left),
+		cmocka_unit_test(t_arriving_killed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
