@@ -224,7 +224,7 @@ static void *writer_main(void *arg)
 			s->free = j;
 			s->queued--;
 			s->finished++;
-			if (s->waiting && s->queued <= STORE_QUEUE / 2) { /* producers waiting for room */
+			if (s->waiting && s->queued <= s->queue_max / 2) { /* producers waiting for room */
 				s->waiting = 0;
 				pthread_cond_broadcast(&s->done);
 			} else if (s->ticket_wait != 0 && s->finished >= s->ticket_wait) {
@@ -276,7 +276,7 @@ static int job_queue(struct dbwriter *s, struct dbw_job *j)
 	int failed;
 
 	pthread_mutex_lock(&s->mu);
-	while (s->queued >= STORE_QUEUE) {
+	while (s->queued >= s->queue_max) {
 		s->waiting = 1;
 		pthread_cond_wait(&s->done, &s->mu);
 	}
@@ -435,10 +435,13 @@ int dbw_drain(struct dbwriter *s)
 /* ---- the database --------------------------------------------------------- */
 
 /* Creates the database at path (tracedb_create), runs the statements of
- * set (NULL-terminated), begins a transaction and starts the writer. */
-static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, const char *const *set, int behind)
+ * set (NULL-terminated), begins a transaction and starts the writer, whose
+ * queue holds queue_max jobs at most. */
+static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, const char *const *set, int behind,
+		     unsigned queue_max)
 {
 	memset(s, 0, sizeof(*s));
+	s->queue_max = queue_max;
 	behind_init(&s->behind, -1);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
@@ -462,7 +465,7 @@ static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, c
 
 int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 {
-	return dbw_start(s, path, page_size, NULL, 1);
+	return dbw_start(s, path, page_size, NULL, 1, STORE_QUEUE);
 }
 
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
@@ -477,7 +480,7 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 					   "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536",
 					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
 
-	return dbw_start(s, path, page_size, set, 0);
+	return dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING);
 }
 
 int dbw_reopen_child(struct dbwriter *s, const char *path)

@@ -874,9 +874,10 @@ static void time_records(struct matcher *mt)
 		note_time(mt, VEC_AT(&b->m->logs, struct mdl_log, i)->ts);
 }
 
-/* Slices a growing trace's commit holds in memory at most (commit.h): about
- * 30 MB of them and of their rows. */
-enum { COMMIT_ROWS_MAX = 1 << 18 };
+/* Slices a growing trace's commit holds in memory at most (commit.h): past
+ * them they go to the writer, a few MB at a time, so that it writes while
+ * matching goes on rather than all at the next commit. */
+enum { COMMIT_ROWS_MAX = 1 << 16 };
 
 /* A growing trace's commit between two batches (commit.h): with the
  * slices open on the threads' stacks now. 0, or -1. */
