@@ -147,6 +147,9 @@ struct build {
 	struct commit *commit; /* a growing trace's commits (commit.h), or NULL */
 	uint64_t commit_every; /* events matched between two commits */
 	size_t commit_rows;    /* slices a commit holds in memory at most (0: COMMIT_ROWS_MAX) */
+	int layer;             /* a pause's copy (ingest_stream_pause): its commits
+				* write but do not COMMIT, which it does once, after
+				* what undoes its changes is kept */
 	int64_t matched_ts;    /* the time of the last event matched (its logs go as far) */
 	struct matcher *mt;    /* match.c's state, between build_match_begin
 				* and build_match_end */

@@ -794,7 +794,10 @@ int commit_write(struct commit *c, int publish)
 		b->res->counts.slices = n;
 	}
 	rc = rc ? rc : write_small_tables(b, 1);
-	if (rc == 0 && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
+	/* a pause's layer commits once, its undo kept first: a layer killed
+	 * after a COMMIT of its own and before its undo was written would
+	 * leave changes nothing undoes (ingest_stream_pause) */
+	if (rc == 0 && !b->layer && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
 		rc = -1;
 	rc |= dbw_drain(b->s);
 	{

@@ -299,6 +299,7 @@ struct ingest_stream {
 	const uint8_t *stable;     /* the input is this mapped file (XRay reads it in place) */
 	int keep_fd;               /* every byte fed, copied, to start again from (or the
 				    * input itself, o.follows: nothing copied); -1: none */
+	int layer;                 /* a pause's copy (ingest_stream_pause): build.h's layer */
 	int batch;                 /* ingest_file: never matched before the end, so never
 				    * started again, and no copy kept */
 	int forced;                /* the caller named the format */
@@ -676,8 +677,9 @@ int ingest_stream_match(struct ingest_stream *s)
 			return stream_fail(s, rc);
 	if (rc < 0)
 		return stream_fail(s, INGEST_EIO);
-	if (s->b == NULL && (rc = stream_open_db(s)) == INGEST_OK)
-		s->b = model_build_open(&s->m, s->so, &s->s, s->res, &s->o, &rc);
+	if (s->b == NULL && (rc = stream_open_db(s)) == INGEST_OK &&
+	    (s->b = model_build_open(&s->m, s->so, &s->s, s->res, &s->o, &rc)) != NULL)
+		s->b->layer = s->layer;
 	if (rc == INGEST_OK)
 		rc = model_build_step(s->b);
 	if (s->so != NULL)
@@ -869,6 +871,9 @@ int ingest_stream_pause(struct ingest_stream *s, const char *undo)
 		return s->rc != INGEST_OK ? s->rc : INGEST_EIO;
 	if (dbw_reopen_child(&s->s, s->tmp) != 0 || dbw_drain(&s->s) != 0)
 		return stream_fail(s, INGEST_EDB);
+	s->layer = 1; /* its commits do not COMMIT: it does, once, below */
+	if (s->b != NULL)
+		s->b->layer = 1;
 	/* every change of the layer is recorded, to be undone */
 	if (sqlite3session_create(s->s.db, "main", &sess) != SQLITE_OK || sqlite3session_attach(sess, NULL) != SQLITE_OK) {
 		sqlite3session_delete(sess);

@@ -135,15 +135,23 @@ static cJSON *wait_status(int64_t id, const char *status)
 {
 	double deadline = su_now() + 120;
 
+	char last[600] = "";
+
 	while (su_now() < deadline) {
 		cJSON *t = trace_obj(id);
+		char *text;
 
 		if (is_status(t, status))
 			return t;
+		if ((text = cJSON_PrintUnformatted(t)) != NULL) /* said if it never does */
+			snprintf(last, sizeof(last), "%s", text);
+		free(text);
+		if (strcmp(status, "failed") != 0 && is_status(t, "failed"))
+			fail_msg("trace %" PRId64 " failed instead of becoming %s: %s", id, status, last);
 		cJSON_Delete(t);
 		su_sleep_ms(50);
 	}
-	fail_msg("trace %" PRId64 " never became %s", id, status);
+	fail_msg("trace %" PRId64 " never became %s: %s", id, status, last);
 	return NULL;
 }
 
