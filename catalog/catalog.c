@@ -223,7 +223,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	} else if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
 		c->store.ops->local_path(&c->store, r->id, "source", path, sizeof(path));
 		if (r->state.stream[0] == '\0' && stat(path, &st) == 0 && (uint64_t)st.st_size < r->state.size) {
-			/* recorded at its first byte (cat_upload_open), its body
+			/* recorded at its first bytes (cat_upload_grows), its body
 			 * never ended: its client was told nothing but an error */
 			rec_fail(r, "upload_incomplete", "the server stopped while the trace was uploaded; upload it again");
 		} else if (cat_source_has(c, r->id) != 0) {

@@ -127,8 +127,9 @@ struct cat_new {
 	const char *format_hint;      /* NULL = detect */
 	const char *binary_spool;     /* XRay symbols, moved; may be NULL */
 	const char *binary_filename;  /* its name as uploaded; may be NULL */
-	uint64_t arrived;             /* cat_upload_open: the bytes of size spool holds
-				       * so far (the rest is still arriving); else 0 */
+	uint64_t arrived;             /* an upload recorded before its body ended
+				       * (cat_upload_grows): the bytes of size spool
+				       * holds so far; else 0 */
 };
 /* Records and queues it; the id, or with err set CAT_EFAIL (storing it
  * failed), CAT_EINVAL (a name, description or label it does not take),
@@ -238,22 +239,21 @@ void cat_live_close(struct catalog *c, int64_t id, int complete);
 /*
  * An upload of --preview-min bytes or more grows from its first byte
  * (grow.h), as a stream that arrives fast: a raw body (not a form) whose
- * length says it is big enough, whose first
- * bytes are FXT (cat_upload_grows: total its length, head its first n
- * bytes), is recorded before the rest arrives (cat_upload_open, with
- * n->spool holding n->arrived bytes of n->size). The connection appends
- * the rest to the trace's source, saying how far it got (cat_upload_grew:
- * CAT_ENOTRACE when the trace was deleted meanwhile, CAT_EBADTRACE with
- * err when its ingest failed), and cat_upload_close ends it: complete, or
- * not (the client went away, a write failed), which deletes the trace, as
- * an upload that does not finish leaves nothing. Meanwhile the worker's
- * growing ingest follows the bytes that came, the list shows the trace
- * "queued" or "ingesting" with its whole length as its size, and a
- * server that stops keeps nothing of it (its restart deletes it).
+ * length says it is big enough and whose first bytes are FXT
+ * (cat_upload_grows: total its length, head its first n bytes) is
+ * recorded before the rest arrives (cat_add, with n->spool holding
+ * n->arrived bytes of n->size). The connection appends the rest to the
+ * trace's source, saying how far it got (cat_upload_grew: CAT_ENOTRACE
+ * when the trace was deleted meanwhile, else 0), and cat_upload_close
+ * ends it: complete, or not (the client went away, a write failed), which
+ * deletes the trace, as an upload that does not finish leaves nothing.
+ * Meanwhile the worker's growing ingest follows the bytes that came, and
+ * the list shows the trace "queued" or "ingesting" with its whole length
+ * as its size. A server that stops meanwhile fails it when it starts
+ * again (upload_incomplete): its body never ended.
  */
 int cat_upload_grows(struct catalog *c, uint64_t total, const char *hint, const uint8_t *head, size_t n);
-int64_t cat_upload_open(struct catalog *c, const struct cat_new *n, char *err, size_t errlen);
-int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen);
+int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size);
 void cat_upload_close(struct catalog *c, int64_t id, int complete);
 
 /* The trace's status, and *readable set when its database can be read now:

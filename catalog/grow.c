@@ -332,27 +332,15 @@ int cat_upload_grows(struct catalog *c, uint64_t total, const char *hint, const 
 	return f != NULL && strcmp(f, "fxt") == 0;
 }
 
-int64_t cat_upload_open(struct catalog *c, const struct cat_new *n, char *err, size_t errlen)
-{
-	return cat_add_as(c, n, TS_QUEUED, err, errlen);
-}
-
-int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size, char *err, size_t errlen)
+int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size)
 {
 	struct trace_rec *r;
-	int rc = 0;
 
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) == NULL) {
-		rc = CAT_ENOTRACE;
-	} else if (r->state.status == TS_FAILED) {
-		snprintf(err, errlen, "%s", r->state.error_msg ? r->state.error_msg : "the trace failed");
-		rc = CAT_EBADTRACE;
-	} else if (r->live.arriving && size > r->live.arrived) {
+	if ((r = cat_find(c, id)) != NULL && r->live.arriving && size > r->live.arrived)
 		r->live.arrived = size;
-	}
 	pthread_mutex_unlock(&c->mu);
-	return rc;
+	return r != NULL ? 0 : CAT_ENOTRACE;
 }
 
 void cat_upload_close(struct catalog *c, int64_t id, int complete)
@@ -370,17 +358,22 @@ void cat_upload_close(struct catalog *c, int64_t id, int complete)
 		cat_delete(c, id);
 }
 
-/* What of upload id's source is there to read: its bytes so far, and
- * whether those are all (its body ended); -1 when the trace is gone. */
+/* What of upload r's source is there to read (under mu): its bytes so
+ * far; *whole whether those are all (its body ended). */
+static uint64_t avail_locked(const struct trace_rec *r, int *whole)
+{
+	*whole = !r->live.arriving;
+	return r->live.arriving ? r->live.arrived : r->state.size;
+}
+
+/* The same of upload id; -1 when the trace is gone. */
 static int upload_avail(struct catalog *c, int64_t id, uint64_t *size, int *whole)
 {
 	struct trace_rec *r;
 
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL) {
-		*whole = !r->live.arriving;
-		*size = r->live.arriving ? r->live.arrived : r->state.size;
-	}
+	if ((r = cat_find(c, id)) != NULL)
+		*size = avail_locked(r, whole);
 	pthread_mutex_unlock(&c->mu);
 	return r != NULL ? 0 : -1;
 }
@@ -406,10 +399,8 @@ int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char 
 	r = cat_find(c, id);
 	big = r != NULL && r->state.stream[0] == '\0' && !r->sync.foreign && !c->shared_jobs && c->o.preview_min > 0 &&
 	      r->state.size >= c->o.preview_min;
-	if (big) {
-		j.size = r->live.arriving ? r->live.arrived : r->state.size;
-		j.ended = !r->live.arriving;
-	}
+	if (big)
+		j.size = avail_locked(r, &j.ended);
 	pthread_mutex_unlock(&c->mu);
 	if (!big)
 		return 0;
@@ -472,12 +463,12 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 		char *summary;
 		int take;
 
-		/* step_ms (tests only): the source told a megabyte at a time,
-		 * an ingest slow enough to watch it grow */
 		/* an upload whose body still arrives is told its bytes as they
 		 * come, and its end once they all came */
 		if (!whole && upload_avail(c, id, &size, &whole) != 0)
 			whole = 1; /* gone: the next look stops it */
+		/* step_ms (tests only): the source told a megabyte at a time,
+		 * an ingest slow enough to watch it grow */
 		if (told < size && cat_now_ms() >= tell_ms) {
 			told = step_ms > 0 && size - told > PIECE ? told + PIECE : size;
 			tell_ms = cat_now_ms() + step_ms;

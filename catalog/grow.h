@@ -59,8 +59,8 @@ int cat_grown_take(struct catalog *c, int64_t id, struct ingest_result *res, int
  */
 int cat_grows_upload(struct catalog *c, int64_t id, const char *src, const char *hint);
 /* The worker, about to ingest trace id, an upload whose body still
- * arrives that does not grow (catalog.h, cat_upload_open): waits until its
- * body ended. */
+ * arrives that does not grow (catalog.h, cat_upload_grows): waits until
+ * its body ended. */
 void cat_upload_wait(struct catalog *c, int64_t id);
 int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *db, int step_ms,
 		    struct ingest_result *res);

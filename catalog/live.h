@@ -35,7 +35,7 @@ struct rec_live {
 	int grown_rc;
 	uint64_t grown_restarts; /* the order's restarts its commits reported (ingest.h) */
 	uint64_t grown_bytes; /* the bytes its last commit holds the records of */
-	int arriving;         /* an upload whose body still arrives (cat_upload_open):
+	int arriving;         /* an upload whose body still arrives (cat_upload_grows):
 			       * its source holds `arrived` bytes of state.size */
 	uint64_t arrived;
 	int preview;          /* an upload being ingested here grows in place

@@ -80,9 +80,9 @@ static void put_arg(struct arg_writer *w, uint64_t set, uint32_t seq, const stru
 		 * waits in the store's queue (argw_settle) */
 		void *copy = blob_copy(w, (const char *)w->m->bytes.data + x->v.u, x->len);
 
-		if (copy != NULL)
+		if (copy != NULL) {
 			bins_blob(a, copy, (int)x->len);
-		else {
+		} else {
 			dbw_fail(a->s, "out of memory");
 			bins_null(a);
 		}

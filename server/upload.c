@@ -31,7 +31,7 @@ struct upload {
 	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
 	uint64_t total;        /* the body's length (Content-Length); 0: not said */
 	int64_t grow_id;       /* a big raw upload recorded at its first bytes, whose
-				* ingest grows as the rest arrives (cat_upload_open);
+				* ingest grows as the rest arrives (cat_upload_grows);
 				* 0 otherwise */
 	int grow_decided;      /* whether it is one is known */
 	int multipart;
@@ -299,8 +299,7 @@ static void upload_grow_end(struct req *r, int complete)
 		return;
 	spool_close(&r->up->file);
 	cat_upload_close(r->srv->cat, r->up->grow_id, complete);
-	if (!complete)
-		r->up->grow_id = 0;
+	r->up->grow_id = 0;
 }
 
 static void upload_fail(struct req *r, unsigned status, const char *code, const char *msg)
@@ -368,17 +367,17 @@ static void live_chunk(struct server *s, struct req *r, const char *data, size_t
  * the catalog is told how far it got. */
 static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *r)
 {
+	enum { HEAD = 64 }; /* bytes its format is told from (cat_upload_grows) */
 	struct upload *up = r->up;
 	char err[256];
-	int rc;
 
 	if (up->grow_id > 0) {
-		rc = cat_upload_grew(s->cat, up->grow_id, up->file.size, err, sizeof(err));
-		if (rc == CAT_ENOTRACE)
+		/* a failed ingest is said when the body ends, as an upload's is */
+		if (cat_upload_grew(s->cat, up->grow_id, up->file.size) == CAT_ENOTRACE)
 			upload_fail(r, 404, "not_found", "the trace was deleted while it was uploaded");
-		return; /* a failed ingest is said when the body ends, as an upload's is */
+		return;
 	}
-	if (up->grow_decided || up->file.size < 64 || up->total == 0)
+	if (up->grow_decided || up->file.size < HEAD || up->total == 0)
 		return;
 	up->grow_decided = 1;
 	{
@@ -387,7 +386,7 @@ static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *
 		const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
 		const char *hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
 		struct cat_new nw = { 0 };
-		uint8_t head[64];
+		uint8_t head[HEAD];
 		int64_t id;
 
 		if (pread(up->file.fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
@@ -402,7 +401,7 @@ static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *
 		nw.size = up->total;
 		nw.arrived = up->file.size;
 		nw.format_hint = hint;
-		if ((id = cat_upload_open(s->cat, &nw, err, sizeof(err))) < 0)
+		if ((id = cat_add(s->cat, &nw, err, sizeof(err))) < 0)
 			return; /* tried again as a whole upload at its end */
 		up->grow_id = id;
 		up->file.path[0] = '\0'; /* the trace's source now: appended to through the same descriptor */
@@ -630,7 +629,7 @@ void srv_upload_cleanup(struct req *r)
 	if (r->up == NULL)
 		return;
 	live_end(r, 0); /* the connection went away mid-stream */
-	upload_grow_end(r, 0); /* ... or mid-upload: nothing is left (after its end, nothing happens) */
+	upload_grow_end(r, 0); /* ... or mid-upload: nothing is left */
 	free(r->up->live);
 	r->up->live = NULL;
 	spool_close(&r->up->file);

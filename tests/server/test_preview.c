@@ -94,6 +94,25 @@ static int64_t upload(const struct archive *a, const char *name)
 	return id;
 }
 
+/* The CLI's ingest of the big archive with a stream's layout, which a
+ * grown upload of it equals once ready: made once, its path to ref. */
+static void big_ref(char *ref, size_t n)
+{
+	t_fmt(ref, n, "%s/big.db", W.root);
+	if (!exists(ref))
+		cli_ingest(W.big.path, ref, 4096);
+}
+
+/* Trace id, ready, is the big archive's CLI ingest, row for row. */
+static void same_as_big(int64_t id)
+{
+	char ref[200], db[200];
+
+	big_ref(ref, sizeof(ref));
+	trace_file(id, "trace.db", db, sizeof(db));
+	same_tables(db, ref);
+}
+
 static cJSON *trace_obj(int64_t id)
 {
 	char path[64];
@@ -327,8 +346,7 @@ static void t_preview(void **state)
 		t_fmt(cmd, sizeof(cmd), "cp %s %s", path, db);
 		assert_int_equal(system(cmd), 0);
 	}
-	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
-	cli_ingest(W.big.path, ref, 4096);
+	big_ref(ref, sizeof(ref));
 	same_tables(db, ref);
 	same_tables(path, ref);
 }
@@ -433,7 +451,6 @@ static void t_delete(void **state)
 static void t_killed(void **state)
 {
 	int64_t id = upload(&W.big, "killed");
-	char ref[200], db[200];
 	cJSON *t;
 
 	(void)state;
@@ -443,11 +460,7 @@ static void t_killed(void **state)
 	t = wait_status(id, "ready");
 	assert_int_equal(num(t, "size_bytes"), W.big.n);
 	cJSON_Delete(t);
-	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
-	if (!exists(ref))
-		cli_ingest(W.big.path, ref, 4096);
-	trace_file(id, "trace.db", db, sizeof(db));
-	same_tables(db, ref);
+	same_as_big(id);
 }
 
 /* A server killed while an upload grows, and whose upload is gone when it
@@ -576,7 +589,6 @@ static void t_arriving(void **state)
 	size_t first = W.big.n * 6 / 10;
 	int fd = arrive_begin(&W.big, "arriving", first);
 	int64_t id = wait_named("arriving");
-	char ref[200], db[200];
 	cJSON *t;
 	int i;
 
@@ -603,11 +615,7 @@ static void t_arriving(void **state)
 	}
 	assert_int_equal(arrive_end(fd, &W.big, first), id);
 	cJSON_Delete(wait_status(id, "ready"));
-	t_fmt(ref, sizeof(ref), "%s/big.db", W.root);
-	if (!exists(ref))
-		cli_ingest(W.big.path, ref, 4096);
-	trace_file(id, "trace.db", db, sizeof(db));
-	same_tables(db, ref);
+	same_as_big(id);
 }
 
 /* A client that goes away mid-upload leaves nothing: the trace recorded
