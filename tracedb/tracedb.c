@@ -102,9 +102,13 @@ static size_t pack_bound(const struct pack_kind *k, size_t n)
 	return ZSTD_compressBound(pack_content_max(k, n));
 }
 
+static ZSTD_CCtx *cctx_take(void);
+static void cctx_give(ZSTD_CCtx *cc);
+
 static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size_t n, uint8_t *out, size_t cap)
 {
 	static const uint64_t zeros[LOD_WORDS]; /* LOD_WORDS > STACKS_WORDS */
+	ZSTD_CCtx *cc;
 	uint8_t *content;
 	size_t len, i, w = (size_t)k->words;
 	int j;
@@ -125,9 +129,11 @@ static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size
 			}
 			len += tracedb_put_varint(content + len, r);
 		}
-	len = ZSTD_compress(out, cap, content, len, TRACEDB_PACK_LEVEL);
+	cc = cctx_take();
+	len = cc == NULL ? 0 : ZSTD_compressCCtx(cc, out, cap, content, len, TRACEDB_PACK_LEVEL);
+	cctx_give(cc);
 	free(content);
-	return ZSTD_isError(len) ? 0 : len;
+	return len == 0 || ZSTD_isError(len) ? 0 : len;
 }
 
 /*
@@ -164,11 +170,41 @@ static void dctx_give(ZSTD_DCtx *dc)
 	ZSTD_freeDCtx(dc);
 }
 
+/* Compression contexts likewise, for the rows packed: making one for each
+ * (ZSTD_compress) was a quarter of a growing trace's packing time. */
+enum { CCTX_KEEP = 4 };
+static ZSTD_CCtx *cctx_kept[CCTX_KEEP];
+static int ncctx_kept;
+
+static ZSTD_CCtx *cctx_take(void)
+{
+	ZSTD_CCtx *cc = NULL;
+
+	pthread_mutex_lock(&dctx_mu);
+	if (ncctx_kept > 0)
+		cc = cctx_kept[--ncctx_kept];
+	pthread_mutex_unlock(&dctx_mu);
+	return cc ? cc : ZSTD_createCCtx();
+}
+
+static void cctx_give(ZSTD_CCtx *cc)
+{
+	pthread_mutex_lock(&dctx_mu);
+	if (cc != NULL && ncctx_kept < CCTX_KEEP) {
+		cctx_kept[ncctx_kept++] = cc;
+		cc = NULL;
+	}
+	pthread_mutex_unlock(&dctx_mu);
+	ZSTD_freeCCtx(cc);
+}
+
 void tracedb_release_cache(void)
 {
 	pthread_mutex_lock(&dctx_mu);
 	while (ndctx_kept > 0)
 		ZSTD_freeDCtx(dctx_kept[--ndctx_kept]);
+	while (ncctx_kept > 0)
+		ZSTD_freeCCtx(cctx_kept[--ncctx_kept]);
 	pthread_mutex_unlock(&dctx_mu);
 }
 
