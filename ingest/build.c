@@ -176,7 +176,7 @@ int model_build_close(struct build *b, int *restart)
 	else if ((fin = build_threads_final(b)) != 0)
 		rc = fin > 0 ? (*restart = 1, INGEST_OK) : INGEST_ENOMEM;
 	if (rc == INGEST_OK && !*restart && b->commit != NULL) { /* the last commit: every slice is final */
-		if (commit_write(b->commit, 1) != 0)
+		if (commit_write(b->commit, COMMIT_PUBLISH, NULL) != 0)
 			rc = b->oom ? INGEST_ENOMEM : INGEST_EDB;
 		b->strings_written = b->m->soff.len;
 	}

@@ -229,10 +229,23 @@ uint32_t build_thread_track(struct build *b, uint32_t row);
 int build_match_begin(struct build *b);
 int build_match_more(struct build *b);
 int build_match_end(struct build *b);
-/* A growing trace's commit (commit.h) of what matching made so far, with
- * the slices open now (publish 0: written, not committed); 0, or -1
+/* What a growing trace's commit does (commit.h, commit_write). */
+enum commit_how {
+	COMMIT_ROWS = 0,    /* only the final slices' rows (and args) go to the
+			     * writer, in the open transaction, not waited for:
+			     * memory does not hold them meanwhile, and the next
+			     * commit published writes the rest */
+	COMMIT_PUBLISH = 1, /* commits, returning once that is in the file
+			     * (readers see the commit) */
+	COMMIT_QUEUED = 2,  /* commits, returning once the writer has it all:
+			     * readers see it once the writer reached the ticket
+			     * *queued (dbwriter.h, dbw_reached) */
+};
+
+/* A growing trace's commit (commit.h, commit_write: how, *queued) of what
+ * matching made so far, with the slices open now; 0, or -1
  * (b->write_failed, or out of memory). */
-int build_commit(struct build *b, int publish);
+int build_commit(struct build *b, enum commit_how how, uint64_t *queued);
 void build_match_abandon(struct build *b);
 
 /* write.c, slicewrite.c (write.h) */

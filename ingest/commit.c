@@ -65,6 +65,10 @@ struct commit {
 	sqlite3 *reader;      /* the writer's connection, where items written before are read back */
 	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
 	int reading_counters; /* what rows reads */
+	uint32_t lod_group;   /* the slice group whose level of detail is made (group_facts), else MDL_NONE */
+	struct ss_reader rd;  /* its slices read back from the store, while rd_open */
+	int rd_open;
+	uint64_t rd_next;     /* the ordinal rd reads next */
 	struct vec fetched;   /* struct lod_item: the items handed to the builder */
 	struct logs_grown logs; /* the logs written, and those waiting (write.h) */
 };
@@ -131,14 +135,65 @@ static void row_item(struct commit *c, sqlite3_stmt *st, struct lod_item *it)
 	it->cat = (uint32_t)sqlite3_column_int64(st, 3);
 }
 
-/* Items [first, first + n) of a group, committed before: read back from
- * the last commit through the group's extents. */
+/* Items [first, first + n) of the slice group c->lod_group, committed
+ * before: read from the slice store, which holds every slice packed until
+ * the end (slicestore.h), so that the writer is not waited for. The
+ * builder asks for them in order from the first (lod.c, rebuild): one
+ * reader goes on from call to call of a group's commit. */
+static const struct lod_item *store_items(struct commit *c, uint64_t first, size_t n)
+{
+	const struct ss_group *g = ss_group(&c->b->ss, c->lod_group);
+	struct ss_slice s;
+
+	if (first + n > g->packed)
+		return NULL; /* committed final, so packed: never */
+	if (c->rd_open && c->rd_next > first) {
+		ss_read_done(&c->rd);
+		c->rd_open = 0;
+	}
+	if (!c->rd_open) {
+		ss_read_group(&c->rd, &c->b->ss, g);
+		c->rd_open = 1;
+		c->rd_next = 0;
+	}
+	c->fetched.len = 0;
+	if (vec_reserve(&c->fetched, n) != 0)
+		return NULL;
+	for (; c->rd_next < first; c->rd_next++)
+		if (!ss_read(&c->rd, &s))
+			return NULL;
+	for (; c->fetched.len < n; c->rd_next++) {
+		if (!ss_read(&c->rd, &s))
+			return NULL;
+		*VEC_AT(&c->fetched, struct lod_item, c->fetched.len++) = (struct lod_item){
+			.ts = s.ts, .end = item_end(c->b, s.ts, s.dur), .name = s.name, .cat = s.cat, .open = s.dur < 0
+		};
+	}
+	return c->fetched.data;
+}
+
+/* Ends store_items' reading of a group (the store may move its bytes once
+ * matching goes on). */
+static void store_items_done(struct commit *c)
+{
+	if (c->rd_open)
+		ss_read_done(&c->rd);
+	c->rd_open = 0;
+	c->lod_group = MDL_NONE;
+}
+
+/* Items [first, first + n) of a group, committed before: a slice group's
+ * from the store (store_items), a counter track's read back from the last
+ * commit through the track's extents. */
 static const struct lod_item *sink_items(void *ctx, const struct lod_key *k, uint64_t first, size_t n)
 {
 	struct commit *c = ctx;
 	int counters = k->depth == 0 && (size_t)(k->track_id - 1) < c->b->tracks.len &&
 		       VEC_AT(&c->b->tracks, struct btrack, k->track_id - 1)->kind == TK_COUNTER;
 	int rc;
+
+	if (!counters && c->lod_group != MDL_NONE)
+		return store_items(c, first, n);
 
 	/* read on the writer's own connection, once it ran what was queued: it
 	 * sees the rows of its open transaction too (a commit held back,
@@ -214,6 +269,7 @@ struct commit *commit_new(struct build *b)
 	c->sink.put = sink_put;
 	c->sink.drop = sink_drop;
 	c->sink.items = sink_items;
+	c->lod_group = MDL_NONE;
 	b->ss.journal = &c->journal;
 	b->journal_points = &c->points;
 	b->committed = 1;
@@ -591,8 +647,10 @@ static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_
 	{
 		struct lod_key key = { g->track + 1, g->depth };
 
+		c->lod_group = gi;
 		rc = group_lod(c, &cg->lod, &cg->lod_init, &key, 0, &cg->items, cg->open ? &open : NULL, cg->prev_done,
 			       &cg->lod_levels);
+		store_items_done(c);
 		cg->prev_done = cg->done;
 	}
 	if (rc == 0 && marks_put(mb, &cg->marks, d->n, last, &d->off, &d->len) != 0)
@@ -756,13 +814,13 @@ static int write_points(struct commit *c)
 	return rc;
 }
 
-int commit_write(struct commit *c, int publish)
+int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 {
 	struct build *b = c->b;
 	int rc;
 
 	rc = take_journal(c);
-	if (!publish) {
+	if (how == COMMIT_ROWS) {
 		/* memory's bound: the final rows go to the writer now, not
 		 * waited for (its queue is bounded); the rest (open slices,
 		 * groups' facts and level of detail, counter points, small
@@ -797,9 +855,16 @@ int commit_write(struct commit *c, int publish)
 	/* a pause's layer commits once, its undo kept first: a layer killed
 	 * after a COMMIT of its own and before its undo was written would
 	 * leave changes nothing undoes (ingest_stream_pause) */
-	if (rc == 0 && !b->layer && (dbw_queue_sql(b->s, "COMMIT") != 0 || dbw_queue_sql(b->s, "BEGIN") != 0))
-		rc = -1;
-	rc |= dbw_drain(b->s);
+	if (rc == 0 && !b->layer) {
+		if (dbw_queue_sql(b->s, "COMMIT") != 0)
+			rc = -1;
+		else if (how == COMMIT_QUEUED && queued != NULL)
+			*queued = dbw_ticket(b->s); /* the COMMIT's (the BEGIN after it may wait) */
+		if (rc == 0 && dbw_queue_sql(b->s, "BEGIN") != 0)
+			rc = -1;
+	}
+	if (how != COMMIT_QUEUED || b->layer || queued == NULL)
+		rc |= dbw_drain(b->s);
 	{
 		size_t i;
 

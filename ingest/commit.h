@@ -54,13 +54,12 @@ void commit_free(struct commit *c);
  * of memory. */
 int commit_open_slice(struct commit *c, const struct commit_open *o);
 
-/* Writes what became final since the last commit and the open slices
- * given, and commits, returning once that is in the file (readers see a
- * commit). Without publish, only the final slices' rows (and args) go to
- * the writer, in the open transaction, not waited for: memory does not
- * hold them meanwhile, and the next commit published writes the rest.
- * 0, or -1 (b->oom, or the store's error). */
-int commit_write(struct commit *c, int publish);
+/* Writes what became final since the last commit and, but for
+ * COMMIT_ROWS, the open slices given, and commits (enum commit_how).
+ * *queued (COMMIT_QUEUED; may be NULL otherwise): the writer's ticket of
+ * the commit. A pause's layer (build.layer) commits nothing itself and
+ * always waits. 0, or -1 (b->oom, or the store's error). */
+int commit_write(struct commit *c, enum commit_how how, uint64_t *queued);
 
 
 #endif

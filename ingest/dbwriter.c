@@ -427,6 +427,18 @@ int dbw_wait(struct dbwriter *s, uint64_t ticket)
 	return failed ? -1 : 0;
 }
 
+int dbw_reached(struct dbwriter *s, uint64_t ticket)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->mu);
+	rc = s->failed ? -1 : s->finished >= ticket;
+	if (rc == 0 && s->writer_idle && s->queued > 0) /* a few jobs, left for more: run them */
+		pthread_cond_signal(&s->work);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
 int dbw_drain(struct dbwriter *s)
 {
 	return dbw_wait(s, dbw_ticket(s));

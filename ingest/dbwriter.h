@@ -122,6 +122,9 @@ int dbw_drain(struct dbwriter *s);
  */
 uint64_t dbw_ticket(struct dbwriter *s);
 int dbw_wait(struct dbwriter *s, uint64_t ticket);
+/* Without waiting: 1 once the jobs of the ticket have run, 0 while they
+ * have not, -1 once a job failed. */
+int dbw_reached(struct dbwriter *s, uint64_t ticket);
 int dbw_commit(struct dbwriter *s);
 /* As dbw_open, for a database read while it grows (a growing trace,
  * commit.h): in WAL mode with shared locks, so that readers read the last

@@ -122,6 +122,12 @@ struct follow {
 	uint64_t layer_at;    /* the bytes fed when the last layer started */
 	char undo[LINE + 16], report[LINE + 16]; /* the layer's files, beside the database */
 	uint8_t *buf;
+	/* a commit queued (ingest_stream_commit_queued) and not yet in the
+	 * file: reported once it is (report_commit) */
+	int pending;
+	uint64_t pending_ticket, pending_bytes;
+	int64_t pending_t0;             /* when it began */
+	struct ingest_result *pending_res; /* what it holds */
 };
 
 /* Takes the parent's lines that came: 0, or -1 when its pipe closed (it is
@@ -163,28 +169,61 @@ static int feed_piece(struct follow *f)
 	return ingest_stream_feed(f->s, f->buf, (size_t)got);
 }
 
+/* commits take at most about a third of the time: the next waits twice
+ * what the last one took, from its start until it was in the file, when
+ * that is longer than commit_ms (a commit's time grows with what came
+ * since the last one, mostly rows the batch writes too: a longer wait must
+ * not make the next longer still), and never more than GAP_MAX_MS */
+static void commit_took(struct follow *f, int64_t t0)
+{
+	int64_t took = now_ms() - t0;
+
+	f->gap = 2 * took > f->commit_ms ? 2 * took : f->commit_ms;
+	if (f->gap > GAP_MAX_MS)
+		f->gap = GAP_MAX_MS;
+}
+
+/* Reports the commit queued once it is in the file (wait: waits for it);
+ * INGEST_OK or an error. */
+static int report_commit(struct follow *f, int wait)
+{
+	int seen, rc;
+
+	if (!f->pending)
+		return INGEST_OK;
+	if ((rc = ingest_stream_published(f->s, f->pending_ticket, wait, &seen)) != INGEST_OK || !seen)
+		return rc;
+	f->pending = 0;
+	commit_took(f, f->pending_t0);
+	ingest_result_put(stdout, f->pending_res);
+	fprintf(stdout, "c %" PRIu64 "\n", f->pending_bytes);
+	fflush(stdout);
+	return INGEST_OK;
+}
+
+/* A commit, queued: decoding and matching go on while the writer writes
+ * it, and it is reported once it is in the file (report_commit). */
 static int commit_now(struct follow *f)
 {
 	int64_t t0 = now_ms();
-	int committed, rc = ingest_stream_commit(f->s, &committed);
+	uint64_t ticket;
+	int committed, rc;
 
+	if ((rc = report_commit(f, 1)) != INGEST_OK) /* the one before first */
+		return rc;
+	rc = ingest_stream_commit_queued(f->s, &committed, &ticket);
 	f->last_commit = now_ms();
-	/* commits take at most about a third of the time: the next waits
-	 * twice what this one took, when that is longer than commit_ms (a
-	 * commit's time grows with what came since the last one, mostly rows
-	 * the batch writes too: a longer wait must not make the next longer
-	 * still), and never more than GAP_MAX_MS */
-	f->gap = 2 * (f->last_commit - t0) > f->commit_ms ? 2 * (f->last_commit - t0) : f->commit_ms;
-	if (f->gap > GAP_MAX_MS)
-		f->gap = GAP_MAX_MS;
+	commit_took(f, t0); /* until it is reported */
 	f->held = rc == INGEST_OK && !committed; /* started again, not caught up (ingest.h) */
 	if (rc != INGEST_OK || !committed)
 		return rc;
 	f->committed = f->fed;
-	ingest_result_put(stdout, f->res);
-	fprintf(stdout, "c %" PRIu64 "\n", f->committed);
-	fflush(stdout);
-	return INGEST_OK;
+	*f->pending_res = *f->res;
+	f->pending = 1;
+	f->pending_ticket = ticket;
+	f->pending_bytes = f->fed;
+	f->pending_t0 = t0;
+	return report_commit(f, 0);
 }
 
 /* ---- a pause: the trace as a file's, by a copy of this process --------- */
@@ -197,6 +236,8 @@ static void layer_start(struct follow *f)
 {
 	pid_t pid;
 
+	if (report_commit(f, 1) != INGEST_OK)
+		return; /* the error comes back next */
 	fflush(stdout);
 	if (ingest_stream_pause_mark(f->s) != INGEST_OK)
 		return; /* no layer: the trace shows its last commit (the error comes back next) */
@@ -283,6 +324,8 @@ static int follow(struct follow *f, struct lines *in)
 
 		if (take_orders(f, in) != 0)
 			return INGEST_ECANCEL; /* the parent went away */
+		if ((rc = report_commit(f, 0)) != INGEST_OK)
+			break;
 		if (f->size != size)
 			f->grew_ms = now;
 		layer_poll(f);
@@ -306,7 +349,7 @@ static int follow(struct follow *f, struct lines *in)
 			continue;
 		}
 		if (f->ended)
-			return INGEST_OK;
+			return report_commit(f, 1);
 		/* caught up: what came is committed at once, unless one was
 		 * made a moment ago (then when it is due), or a pause's layer
 		 * is being written or shown (nothing else writes meanwhile) */
@@ -327,6 +370,8 @@ static int follow(struct follow *f, struct lines *in)
 				wait = 20;
 			else if (f->pause_ms > 0 && !f->layered && f->layer_at != f->fed && f->fed > 0)
 				wait = f->grew_ms + f->pause_ms - now > 0 ? f->grew_ms + f->pause_ms - now : 0;
+			if (f->pending && (wait < 0 || wait > 20)) /* reported soon after it is in the file */
+				wait = 20;
 			wait_readable(in->fd, (int)wait);
 		}
 	}
@@ -374,7 +419,7 @@ int ingest_grow_child_main(void)
 	}
 	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
 	if (in_path[0] == '\0' || out_db[0] == '\0' || (f.res = calloc(1, sizeof(*f.res))) == NULL ||
-	    (f.buf = malloc(PIECE)) == NULL)
+	    (f.buf = malloc(PIECE)) == NULL || (f.pending_res = calloc(1, sizeof(*f.pending_res))) == NULL)
 		return 2;
 	o.growing = 1;
 	o.follows = in_path; /* started again, it reads the source again: no copy of it */
@@ -411,6 +456,7 @@ int ingest_grow_child_main(void)
 		close(f.src);
 	free(f.buf);
 	free(f.res);
+	free(f.pending_res);
 	return 0;
 }
 

@@ -290,6 +290,10 @@ struct ingest_stream {
 	struct sorter *so;         /* NULL when only decoding */
 	struct dbwriter s;         /* the database under tmp, while s_open */
 	int s_open;
+	uint64_t db_opened;        /* times s was opened: a commit queued on a
+				    * connection closed since is in the file
+				    * (dbw_close runs what was queued) */
+	uint64_t queued_on;        /* db_opened when the last commit was queued */
 	struct build *b;           /* matching so far: from the first ingest_stream_match
 				    * of an FXT input on, until the end */
 	uint64_t fed;              /* input bytes decoded */
@@ -431,6 +435,7 @@ static int stream_open_db(struct ingest_stream *s)
 	if (s->s_open)
 		return INGEST_OK;
 	s->s_open = 1;
+	s->db_opened++;
 	/* a growing trace's size is not known: its pages are those of a
 	 * trace of some size (each commit rewrites the last pages of its
 	 * groups' level of detail: larger pages would log more) */
@@ -687,7 +692,8 @@ int ingest_stream_match(struct ingest_stream *s)
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
 }
 
-int ingest_stream_commit(struct ingest_stream *s, int *committed)
+/* ingest_stream_commit, and its queued form (*ticket not NULL). */
+static int stream_commit(struct ingest_stream *s, int *committed, uint64_t *ticket)
 {
 	int rc;
 
@@ -704,12 +710,44 @@ int ingest_stream_commit(struct ingest_stream *s, int *committed)
 	 * last one did for a while, every commit whole. */
 	if (s->res->order_streamed == 0)
 		return INGEST_OK;
-	if (build_commit(s->b, 1) != 0)
+	if (build_commit(s->b, ticket ? COMMIT_QUEUED : COMMIT_PUBLISH, ticket) != 0)
 		return stream_fail(s, s->b->oom ? INGEST_ENOMEM : INGEST_EDB);
 	s->regrow = 0;
 	s->res->bytes = s->fed;
 	s->res->counts.events = s->m.events_total;
 	*committed = 1;
+	return INGEST_OK;
+}
+
+int ingest_stream_commit(struct ingest_stream *s, int *committed)
+{
+	return stream_commit(s, committed, NULL);
+}
+
+int ingest_stream_commit_queued(struct ingest_stream *s, int *committed, uint64_t *ticket)
+{
+	int rc;
+
+	*ticket = 0; /* a pause's layer waits for its commits itself: reached at once */
+	rc = stream_commit(s, committed, ticket);
+	s->queued_on = s->db_opened;
+	return rc;
+}
+
+int ingest_stream_published(struct ingest_stream *s, uint64_t ticket, int wait, int *seen)
+{
+	int r;
+
+	*seen = 0;
+	if (s->rc != INGEST_OK)
+		return s->rc;
+	if (!s->s_open || s->queued_on != s->db_opened) /* its connection closed since */
+		return *seen = 1, INGEST_OK;
+	if (wait && dbw_wait(&s->s, ticket) != 0)
+		return stream_fail(s, INGEST_EDB);
+	if ((r = dbw_reached(&s->s, ticket)) < 0)
+		return stream_fail(s, INGEST_EDB);
+	*seen = r;
 	return INGEST_OK;
 }
 

@@ -879,14 +879,14 @@ static void time_records(struct matcher *mt)
  * matching goes on rather than all at the next commit. */
 enum { COMMIT_ROWS_MAX = 1 << 16 };
 
-/* A growing trace's commit between two batches (commit.h): with the
- * slices open on the threads' stacks now. 0, or -1. */
-static int match_commit(struct matcher *mt, int publish)
+/* A growing trace's commit between two batches (commit.h, commit_write):
+ * with the slices open on the threads' stacks now. 0, or -1. */
+static int match_commit(struct matcher *mt, enum commit_how how, uint64_t *queued)
 {
 	struct build *b = mt->b;
 	size_t i, j;
 
-	for (i = 0; publish && i < mt->stacks.len; i++) { /* what readers see: not an unpublished write's */
+	for (i = 0; how != COMMIT_ROWS && i < mt->stacks.len; i++) { /* what readers see: not an unpublished write's */
 		const struct vec *st = VEC_AT(&mt->stacks, struct vec, i);
 
 		for (j = 0; j < st->len; j++) {
@@ -899,7 +899,7 @@ static int match_commit(struct matcher *mt, int publish)
 			}
 		}
 	}
-	if (commit_write(b->commit, publish) != 0) {
+	if (commit_write(b->commit, how, queued) != 0) {
 		b->write_failed = 1;
 		return -1;
 	}
@@ -955,22 +955,22 @@ int build_match_more(struct build *b)
 			return -1;
 		if (b->commit != NULL && b->commit_every && (mt->since_commit += (uint64_t)n) >= b->commit_every) {
 			mt->since_commit = 0; /* tests: a commit every so many events */
-			if (match_commit(mt, 1) != 0)
+			if (match_commit(mt, COMMIT_PUBLISH, NULL) != 0)
 				return -1;
 		} else if (b->commit != NULL && b->ss.journal != NULL &&
 			   b->ss.journal->len >= (b->commit_rows ? b->commit_rows : COMMIT_ROWS_MAX)) {
 			/* what a commit holds in memory is bounded: past it, the
 			 * rows are written now and shown at the next commit */
-			if (match_commit(mt, 0) != 0)
+			if (match_commit(mt, COMMIT_ROWS, NULL) != 0)
 				return -1;
 		}
 	}
 	return b->oom || n < 0 ? -1 : 0;
 }
 
-int build_commit(struct build *b, int publish)
+int build_commit(struct build *b, enum commit_how how, uint64_t *queued)
 {
-	return b->mt != NULL && b->commit != NULL ? match_commit(b->mt, publish) : 0;
+	return b->mt != NULL && b->commit != NULL ? match_commit(b->mt, how, queued) : 0;
 }
 
 int build_match_end(struct build *b)

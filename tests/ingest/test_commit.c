@@ -139,7 +139,9 @@ static void t_commits_end_as_batch(void **state)
 }
 
 /* A stream fed in random pieces, committed at random points: each commit
- * reads whole, and the end is the batch's. */
+ * reads whole, and the end is the batch's. On odd seeds the commits are
+ * queued (ingest_stream_commit_queued), and looked at once published: at
+ * once, or after more pieces went on behind them. */
 static void t_growing_stream(void **state)
 {
 	char in[96], a[96], b[96];
@@ -155,7 +157,8 @@ static void t_growing_stream(void **state)
 		struct ingest_stream *s;
 		uint8_t *bytes;
 		size_t n, off = 0;
-		int commits = 0;
+		int commits = 0, queued = (int)(seed % 2), pending = 0;
+		uint64_t ticket = 0;
 
 		r = seed * 104729;
 		write_random(in, seed * 31, 4000);
@@ -175,13 +178,28 @@ static void t_growing_stream(void **state)
 			assert_int_equal(ingest_stream_feed(s, bytes + off, piece), INGEST_OK);
 			off += piece;
 			if (xorshift64(&r) % 3 == 0) {
-				int committed;
+				int committed, seen;
 
-				assert_int_equal(ingest_stream_commit(s, &committed), INGEST_OK);
-				if (committed) {
-					t_check_commit(b);
-					commits++;
+				if (pending) { /* the one queued before is in the file */
+					assert_int_equal(ingest_stream_published(s, ticket, 1, &seen), INGEST_OK);
+					assert_int_equal(seen, 1);
+					pending = 0;
 				}
+				if (queued) {
+					assert_int_equal(ingest_stream_commit_queued(s, &committed, &ticket), INGEST_OK);
+					if (committed && xorshift64(&r) % 2) {
+						assert_int_equal(ingest_stream_published(s, ticket, 1, &seen), INGEST_OK);
+						assert_int_equal(seen, 1);
+						t_check_commit(b);
+					} else if (committed) {
+						pending = 1;
+					}
+				} else {
+					assert_int_equal(ingest_stream_commit(s, &committed), INGEST_OK);
+					if (committed)
+						t_check_commit(b);
+				}
+				commits += committed;
 			}
 		}
 		assert_true(commits > 0);
