@@ -32,6 +32,7 @@ enum {
 	LINE = 8192,
 	PIECE = 1 << 20,        /* bytes fed at a time */
 	FED_EVERY = 4 << 20,    /* the bytes read are told the parent this often */
+	GROW_NICE = 10,         /* the child's niceness (ingest_grow_child_main) */
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
 	GAP_MAX_MS = 1000,      /* and at least this often */
 	PAUSE_MS = 300,         /* by default, a pause this long shows the trace as a file's */
@@ -418,6 +419,10 @@ int ingest_grow_child_main(void)
 			f.pause_ms = (int64_t)ingest_child_num(l + 9);
 	}
 	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+	/* the trace's readers come first: a request that reads it while it
+	 * grows waits for no core behind its ingest (its threads, made from
+	 * this one, are niced too); alone on the machine, it loses nothing */
+	setpriority(PRIO_PROCESS, 0, GROW_NICE);
 	if (in_path[0] == '\0' || out_db[0] == '\0' || (f.res = calloc(1, sizeof(*f.res))) == NULL ||
 	    (f.buf = malloc(PIECE)) == NULL || (f.pending_res = calloc(1, sizeof(*f.pending_res))) == NULL)
 		return 2;
