@@ -7,6 +7,7 @@
 
 #include "../tracedb/tracedb.h"
 #include "commit.h"
+#include "commit_flows.h"
 #include "extents.h"
 #include "lod.h"
 #include "write.h"
@@ -71,6 +72,7 @@ struct commit {
 	uint64_t rd_next;     /* the ordinal rd reads next */
 	struct vec fetched;   /* struct lod_item: the items handed to the builder */
 	struct logs_grown logs; /* the logs written, and those waiting (write.h) */
+	struct cm_flows flows; /* the arrows, written once their from-slice is final */
 };
 
 /* Where an item ends for the level of detail and the longest slice: an
@@ -265,6 +267,7 @@ struct commit *commit_new(struct build *b)
 	vec_init(&c->touched_counters, sizeof(uint32_t));
 	vec_init(&c->fetched, sizeof(struct lod_item));
 	vec_init(&c->logs.pending, sizeof(struct mdl_log));
+	cmf_init(&c->flows);
 	c->sink.ctx = c;
 	c->sink.put = sink_put;
 	c->sink.drop = sink_drop;
@@ -313,6 +316,7 @@ void commit_free(struct commit *c)
 	sqlite3_finalize(c->back);
 	vec_fini(&c->fetched);
 	vec_fini(&c->logs.pending);
+	cmf_fini(&c->flows);
 	vec_fini(&c->journal);
 	vec_fini(&c->points);
 	vec_fini(&c->groups);
@@ -402,6 +406,7 @@ static int take_journal(struct commit *c)
 		if (cg == NULL || add_row(c, j->group, j->ord, &j->s) != 0 ||
 		    touch(&c->touched, &cg->touched, j->group) != 0)
 			return -1;
+		cmf_final(&c->flows, j);
 		if (j->ord % TRACEDB_MARK_ROWS == 0) {
 			int64_t *m = vec_push(&cg->marks);
 
@@ -423,6 +428,21 @@ static int take_journal(struct commit *c)
 	}
 	c->journal.len = 0;
 	return 0;
+}
+
+void commit_anchor(struct commit *c, struct ss_ref r, int delta)
+{
+	cmf_anchor(&c->flows, r, delta);
+}
+
+void commit_flow(struct commit *c, const struct bflow *f)
+{
+	cmf_made(&c->flows, f);
+}
+
+int commit_flow_written(const struct commit *c, uint64_t n)
+{
+	return cmf_written(&c->flows, n);
 }
 
 int commit_open_slice(struct commit *c, const struct commit_open *o)
@@ -456,7 +476,7 @@ static int take_open(struct commit *c)
 			continue;
 		}
 		{
-			struct ss_slice s = { cg->o.ts, -1, cg->o.name, cg->o.cat, 0, cg->o.parent };
+			struct ss_slice s = { cg->o.ts, -1, cg->o.name, cg->o.cat, 0, cg->o.parent, 0 };
 
 			if (add_row(c, cg->o.ref.group, cg->o.ref.ord, &s) != 0)
 				return -1;
@@ -835,6 +855,7 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 	rc = rc ? rc : write_rows(c);
 	rc = rc ? rc : write_groups(c);
 	rc = rc ? rc : write_points(c);
+	rc = rc ? rc : cmf_write(&c->flows, b);
 	rc = rc ? rc : argw_flush(&b->args);
 	rc = rc ? rc : write_logs_growing(b, &c->logs, b->matched_ts);
 	rc = rc ? rc : write_strings_from(b, c->strings);
@@ -850,6 +871,7 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 			n += cg->done + (cg->open != 0);
 		}
 		b->res->counts.slices = n;
+		b->res->counts.flows = c->flows.written;
 	}
 	rc = rc ? rc : write_small_tables(b, 1);
 	/* a pause's layer commits once, its undo kept first: a layer killed

@@ -54,6 +54,14 @@ void commit_free(struct commit *c);
  * of memory. */
 int commit_open_slice(struct commit *c, const struct commit_open *o);
 
+/* Matching's flows (commit_flows.h): an anchor names slice r from now on
+ * (delta 1) or no longer (-1); an arrow was made. Out of memory fails the
+ * next commit_write. */
+void commit_anchor(struct commit *c, struct ss_ref r, int delta);
+void commit_flow(struct commit *c, const struct bflow *f);
+/* Whether a commit wrote arrow n (its id - 1): the end writes the others. */
+int commit_flow_written(const struct commit *c, uint64_t n);
+
 /* Writes what became final since the last commit and, but for
  * COMMIT_ROWS, the open slices given, and commits (enum commit_how).
  * *queued (COMMIT_QUEUED; may be NULL otherwise): the writer's ticket of

@@ -450,7 +450,7 @@ int dbw_drain(struct dbwriter *s)
  * set (NULL-terminated), begins a transaction and starts the writer, whose
  * queue holds queue_max jobs at most. */
 static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, const char *const *set, int behind,
-		     unsigned queue_max)
+		     unsigned queue_max, int indexes)
 {
 	memset(s, 0, sizeof(*s));
 	s->queue_max = queue_max;
@@ -465,6 +465,10 @@ static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, c
 			return -1;
 	if (dbw_exec(s, "BEGIN") != 0)
 		return -1;
+	if (indexes && tracedb_index_early(s->db) != 0) {
+		snprintf(s->error, sizeof(s->error), "indexes: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
 	if (behind) /* -1: no write-behind, nothing else */
 		behind_init(&s->behind, open(path, O_RDONLY | O_CLOEXEC));
 	if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
@@ -477,7 +481,7 @@ static int dbw_start(struct dbwriter *s, const char *path, unsigned page_size, c
 
 int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 {
-	return dbw_start(s, path, page_size, NULL, 1, STORE_QUEUE);
+	return dbw_start(s, path, page_size, NULL, 1, STORE_QUEUE, 0);
 }
 
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
@@ -487,12 +491,13 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	 * crash of the machine, unlike one of the process, may lose the
 	 * last commits, which the source still holds); a commit's pages stay
 	 * in the cache rather than spill to the log before it ends, and the
-	 * log is copied back in larger steps */
+	 * log is copied back in larger steps; its indexes are there from the
+	 * start, for the flows its commits write */
 	static const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
 					   "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536",
 					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
 
-	return dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING);
+	return dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
 }
 
 int dbw_reopen_child(struct dbwriter *s, const char *path)

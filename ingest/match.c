@@ -58,6 +58,7 @@ struct open_slice {
 	uint8_t nargs_a;
 	uint8_t complete; /* a complete event: closes by itself at end */
 	uint8_t end_sub;  /* end's sub-nanosecond remainder (model.h) */
+	uint8_t anchored; /* a flow's anchor named it (commit_flows.h) */
 };
 
 /*
@@ -296,7 +297,7 @@ static struct open_slice *stack_top(const struct vec *st)
 static void slice_finish(struct matcher *mt, const struct open_slice *o, int64_t dur, uint32_t set)
 {
 	struct build *b = mt->b;
-	struct ss_slice s = { o->ts, dur, o->name, o->cat, set, o->parent };
+	struct ss_slice s = { o->ts, dur, o->name, o->cat, set, o->parent, o->anchored };
 
 	if (ss_finish(&b->ss, o->ref, &s) != 0)
 		b->oom = 1;
@@ -462,7 +463,7 @@ static int async_lane(struct matcher *mt, struct bslice *s)
 static int async_store(struct matcher *mt, struct bslice *s, struct ss_ref parent)
 {
 	struct build *b = mt->b;
-	struct ss_slice x = { s->ts, s->dur, s->name, s->cat, s->set, parent };
+	struct ss_slice x = { s->ts, s->dur, s->name, s->cat, s->set, parent, 0 };
 
 	s->ref = ss_new(&b->ss, s->track, s->depth);
 	if (s->ref.group == MDL_NONE)
@@ -616,19 +617,29 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 		f->from_depth = ss_group(&b->ss, f->from.group)->depth;
 		f->to = top->ref;
 		f->to_ts = top->ts;
+		if (b->commit != NULL) /* written once its from-slice is final (commit_flows.h) */
+			commit_flow(b->commit, f);
 	}
 	if (e->kind == MDL_EV_FLOW_END) {
+		if (k->val != MDL_NONE && b->commit != NULL)
+			commit_anchor(b->commit, *VEC_AT(&mt->anchors, struct ss_ref, k->val), -1);
 		if (k->val != MDL_NONE && (spare = vec_push(&mt->spare)) != NULL)
 			*spare = k->val; /* else it is only not reused */
 		k->val = MDL_NONE;
 		forget_closed(&mt->flow_last, &mt->flows_ended);
 		return;
 	}
+	if (k->val != MDL_NONE && b->commit != NULL)
+		commit_anchor(b->commit, *VEC_AT(&mt->anchors, struct ss_ref, k->val), -1);
 	if (k->val == MDL_NONE && (k->val = flow_anchor(mt)) == MDL_NONE) {
 		b->oom = 1;
 		return;
 	}
 	*VEC_AT(&mt->anchors, struct ss_ref, k->val) = top->ref;
+	if (b->commit != NULL) {
+		commit_anchor(b->commit, top->ref, 1);
+		VEC_AT(st, struct open_slice, st->len - 1)->anchored = 1; /* top */
+	}
 }
 
 static int arg_numeric(const struct mdl_arg *a, struct bpoint *p)

@@ -527,6 +527,7 @@ int ss_read(struct ss_reader *rd, struct ss_slice *s)
 	s->name = (uint32_t)v[2];
 	s->cat = (uint32_t)v[3];
 	s->set = v[4] == 0 ? 0 : (l->set = (uint32_t)(l->set + tracedb_unzigzag(v[4] - 1)));
+	s->anchored = 0;
 	if (v[5] == 0) {
 		s->parent.group = MDL_NONE;
 		s->parent.ord = 0;

@@ -51,6 +51,8 @@ struct ss_slice {
 	uint32_t name, cat;
 	uint32_t set;         /* arg set id; 0 = none */
 	struct ss_ref parent; /* group MDL_NONE: none */
+	uint32_t anchored;    /* a flow's anchor named it (commit_flows.h): in the
+			       * journal only, not packed (0 when read back) */
 };
 
 /* A part of a stream's bytes in the scratch file. */

@@ -15,6 +15,7 @@
 
 #include "../tracedb/tracedb.h"
 #include "build.h"
+#include "commit.h"
 #include "extents.h"
 #include "lod.h"
 #include "write.h"
@@ -194,7 +195,14 @@ static int write_flows(struct build *b)
 	if (bins_init(&fb, b->s, "flows", 8) != 0)
 		return -1;
 	while ((f = rs_next(&b->flows_by_id)) != NULL) {
-		bins_null(&fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
+		/* a growing trace's commits wrote those whose from-slice ended
+		 * (commit_flows.h): the others go in between */
+		if (b->commit != NULL && commit_flow_written(b->commit, f->n))
+			continue;
+		if (b->commit != NULL)
+			bins_i64(&fb, (int64_t)f->n + 1);
+		else
+			bins_null(&fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
 		bins_i64(&fb, (int64_t)f->flow_id);
 		bins_i64(&fb, f->cat);
 		bins_i64(&fb, f->name);

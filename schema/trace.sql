@@ -349,11 +349,13 @@ CREATE TABLE lod (
 ) WITHOUT ROWID;
 
 -- @indexes: what follows is created once every row is in (tracedb_index),
--- since an index built at the end costs less than one kept up row by row.
+-- since an index built at the end costs less than one kept up row by row;
+-- but at once in a database read while it grows (tracedb_index_early), whose
+-- commits write flows: each is made if not there yet.
 -- flows by time: a window's arrows, and a slice's (from_ts is where its
 -- from-slice ends, to_ts where its to-slice begins: tracedb_flow_from_ts)
-CREATE INDEX flows_from_ts ON flows(from_ts);
-CREATE INDEX flows_to_ts ON flows(to_ts);
-CREATE INDEX userspace_objects_ptr ON userspace_objects(pid, pointer);
+CREATE INDEX IF NOT EXISTS flows_from_ts ON flows(from_ts);
+CREATE INDEX IF NOT EXISTS flows_to_ts ON flows(to_ts);
+CREATE INDEX IF NOT EXISTS userspace_objects_ptr ON userspace_objects(pid, pointer);
 -- a thread's CPU runs in time order (GET /thread_states)
-CREATE INDEX sched_thread ON sched(pid, tid, ts);
+CREATE INDEX IF NOT EXISTS sched_thread ON sched(pid, tid, ts);

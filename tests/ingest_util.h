@@ -302,8 +302,9 @@ static inline void same_tables(const char *a, const char *b)
 
 /* What a reader of a growing trace's commit must find whole (ingest/commit.h):
  * every group's rows as track_depths counts them, lying in its extents,
- * every parent there, and every slice's track and name. Read in one read
- * transaction: one commit throughout. */
+ * every parent there, every slice's track and name, and every arrow's
+ * from-slice final, ending where the arrow starts, and its to-slice there.
+ * Read in one read transaction: one commit throughout. */
 static inline void t_check_commit(const char *db_path)
 {
 	/* each statement counts what breaks the rule its sentence says */
@@ -330,6 +331,12 @@ static inline void t_check_commit(const char *db_path)
 		{ "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
 		  "message_id NOT IN (SELECT id FROM strings)",
 		  "a log's thread or message is not there" },
+		{ "SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM slices s WHERE s.id = f.from_slice_id AND "
+		  "s.dur >= 0 AND s.ts + s.dur = f.from_ts)",
+		  "an arrow's from-slice is not there, not final, or does not end where the arrow starts" },
+		{ "SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM slices s WHERE s.id = f.to_slice_id AND "
+		  "s.ts = f.to_ts)",
+		  "an arrow's to-slice is not there, or does not start where the arrow ends" },
 	};
 	sqlite3 *db;
 	size_t i;

@@ -493,6 +493,11 @@ int tracedb_index(sqlite3 *db)
 	return run_schema(db, 1);
 }
 
+int tracedb_index_early(sqlite3 *db)
+{
+	return run_schema(db, 1);
+}
+
 unsigned tracedb_page_size(uint64_t input_bytes)
 {
 	return input_bytes < ((uint64_t)1 << 20) ? 1024 : input_bytes < ((uint64_t)16 << 20) ? 4096 : 65536;

@@ -316,6 +316,9 @@ unsigned tracedb_page_size(uint64_t input_bytes);
  * database, then creates the indexes of schema/trace.sql (those after its
  * "@indexes" mark): 0, or -1. */
 int tracedb_index(sqlite3 *db);
+/* The same indexes at once, in a new database that is read while it grows
+ * (its commits write flows): tracedb_index then makes none again. 0, or -1. */
+int tracedb_index_early(sqlite3 *db);
 
 /* Where ingest writes lod, track_stacks and name_index: tracedb_create
  * makes them in a stage (a file beside the database, removed at once and

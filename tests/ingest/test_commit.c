@@ -138,10 +138,31 @@ static void t_commits_end_as_batch(void **state)
 	}
 }
 
+/* The rows of table in the database at path, as its last commit has them. */
+static int64_t t_count(const char *path, const char *table)
+{
+	char sql[128];
+	sqlite3 *db;
+	int64_t n;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	n = scalar(db, sql);
+	sqlite3_close(db);
+	return n;
+}
+
+static int64_t t_max(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
 /* A stream fed in random pieces, committed at random points: each commit
  * reads whole, and the end is the batch's. On odd seeds the commits are
  * queued (ingest_stream_commit_queued), and looked at once published: at
- * once, or after more pieces went on behind them. */
+ * once, or after more pieces went on behind them. Arrows are there
+ * before the end (commit_flows.h). */
 static void t_growing_stream(void **state)
 {
 	char in[96], a[96], b[96];
@@ -158,6 +179,7 @@ static void t_growing_stream(void **state)
 		uint8_t *bytes;
 		size_t n, off = 0;
 		int commits = 0, queued = (int)(seed % 2), pending = 0;
+		int64_t arrows = 0; /* the most a commit held */
 		uint64_t ticket = 0;
 
 		r = seed * 104729;
@@ -191,18 +213,22 @@ static void t_growing_stream(void **state)
 						assert_int_equal(ingest_stream_published(s, ticket, 1, &seen), INGEST_OK);
 						assert_int_equal(seen, 1);
 						t_check_commit(b);
+						arrows = t_max(arrows, t_count(b, "flows"));
 					} else if (committed) {
 						pending = 1;
 					}
 				} else {
 					assert_int_equal(ingest_stream_commit(s, &committed), INGEST_OK);
-					if (committed)
+					if (committed) {
 						t_check_commit(b);
+						arrows = t_max(arrows, t_count(b, "flows"));
+					}
 				}
 				commits += committed;
 			}
 		}
 		assert_true(commits > 0);
+		assert_true(arrows > 0);
 		assert_int_equal(ingest_stream_end(s), INGEST_OK);
 		ingest_stream_free(s);
 		free(bytes);

@@ -178,7 +178,7 @@ static void test_spill_fails(void **state)
 {
 	struct slicestore st;
 	struct spill sp;
-	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 } };
+	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 }, 0 };
 	struct ss_ref r;
 
 	(void)state;
@@ -198,7 +198,7 @@ static void test_spill_fails(void **state)
 static void test_unfinished(void **state)
 {
 	struct slicestore st;
-	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 } };
+	struct ss_slice s = { 5, 1, 1, 1, 0, { MDL_NONE, 0 }, 0 };
 	struct ss_ref a, b;
 	uint32_t *order;
 
@@ -219,7 +219,7 @@ static void test_unfinished(void **state)
 /* A finished slice of name at ts for dur. */
 static void finish_named(struct slicestore *st, struct ss_ref r, uint32_t name, int64_t ts, int64_t dur)
 {
-	struct ss_slice s = { ts, dur, name, 1, 0, { MDL_NONE, 0 } };
+	struct ss_slice s = { ts, dur, name, 1, 0, { MDL_NONE, 0 }, 0 };
 
 	assert_int_equal(ss_finish(st, r, &s), 0);
 }
@@ -324,7 +324,7 @@ static void test_names_many(void **state)
  * salt, each with one finished slice. */
 static void groups_store(struct slicestore *st, uint32_t n, uint32_t salt)
 {
-	struct ss_slice s = { 5, 1, MDL_NONE, 1, 0, { MDL_NONE, 0 } };
+	struct ss_slice s = { 5, 1, MDL_NONE, 1, 0, { MDL_NONE, 0 }, 0 };
 	uint32_t i;
 
 	ss_init(st);

@@ -588,13 +588,14 @@ static cJSON *wait_committed(int64_t id, uint64_t bytes)
  * The first provider's copy of gen_fxt's archive ends with its threads'
  * first begins (time 0), late for any window: from there the trace is
  * ingested again and its view shows that as it catches up (ingest.h), so
- * the pieces looked at are those before it. */
+ * the pieces looked at are those before it. Flow arrows are there before
+ * the end, every one from a slice that ended (commit_flows.h). */
 static void t_history(void **state)
 {
 	size_t n, cuts[5], i, at = 0;
 	uint8_t *s = two_providers(&n);
 	char ref[200], db[200], path[200], body[2048];
-	int64_t id = 0, slices = 0, start = -1;
+	int64_t id = 0, slices = 0, start = -1, arrows = 0;
 	uint64_t rng = 99;
 	int fd;
 
@@ -633,9 +634,27 @@ static void t_history(void **state)
 			start = num(t, "start_ns");
 		if (start >= 0)
 			assert_int_equal(num(t, "start_ns"), start);
+		arrows = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "flows");
 		cJSON_Delete(t);
+		if (arrows > 0) { /* as the flows endpoint has them, each from where its from-slice ends */
+			cJSON *fl, *sl;
+			const cJSON *a;
+			char q[160];
+
+			t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/flows?start=0&end=%" PRId64, id, INT64_MAX);
+			fl = t_get(q);
+			a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fl, "flows"), 0);
+			assert_non_null(a);
+			t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/slices/%" PRId64, id, num(a, "from_slice"));
+			sl = t_get(q);
+			assert_true(num(sl, "dur") >= 0);
+			assert_int_equal(num(sl, "ts") + num(sl, "dur"), num(a, "from_ts"));
+			cJSON_Delete(sl);
+			cJSON_Delete(fl);
+		}
 	}
 	assert_true(slices > 0);
+	assert_true(arrows > 0); /* before its end, and no pause */
 	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
 	{
 		FILE *f;
