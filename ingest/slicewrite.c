@@ -187,14 +187,16 @@ static void flow_pass(struct build *b, struct flow_cursor *fc, int64_t end)
 static int write_range(struct build *b, struct slice_out *so, struct depth_range *r, struct ss_group *g,
 		       struct ingest_opts_view *pv)
 {
-	struct lod_item *it = lod_items(&so->lw, r->count);
+	/* a growing trace's commits made its rows, facts and level of detail
+	 * (commit.h): only the stack statistics and the arrows' ends are left */
+	struct lod_item *it = b->committed ? NULL : lod_items(&so->lw, r->count);
 	struct lod_key key = { r->track + 1, r->depth };
 	int64_t prev_end = INT64_MIN;
 	struct ss_reader rd;
 	struct ss_slice s;
 	uint64_t i;
 
-	if (it == NULL)
+	if (it == NULL && !b->committed)
 		return -1;
 	if (so->job != NULL)
 		ss_read_group_apart(&rd, &b->ss, g, so->why, sizeof(so->why));
@@ -208,13 +210,15 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 			ss_read_done(&rd);
 			return -1;
 		}
-		end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : tracedb_slice_end(s.ts, s.dur);
-		if (end - s.ts > r->max_dur)
-			r->max_dur = end - s.ts;
-		if (s.ts < prev_end)
-			r->overlap = 1;
-		prev_end = s.dur < 0 ? INT64_MAX : end;
-		it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
+		if (it != NULL) {
+			end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : tracedb_slice_end(s.ts, s.dur);
+			if (end - s.ts > r->max_dur)
+				r->max_dur = end - s.ts;
+			if (s.ts < prev_end)
+				r->overlap = 1;
+			prev_end = s.dur < 0 ? INT64_MAX : end;
+			it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
+		}
 		while (so->fc.head != NULL && so->fc.head->from.group == r->group && so->fc.head->from.ord == i)
 			flow_pass(b, &so->fc, tracedb_flow_from_ts(s.ts, s.dur));
 		if (!b->committed) /* else a growing trace's commits wrote it (commit.h) */
