@@ -23,10 +23,6 @@
 #include "../ingest/util.h"
 #include "../provider/utf8.h"
 
-/* The catalog's database cannot be reached (a shared PostgreSQL down):
- * 503, and the server reconnects by itself. */
-#define CATALOG_DOWN "the catalog's database cannot be reached now; try again shortly"
-
 /* One request on its way through a route. */
 enum { ANSWERED = -1 }; /* a query handler answered (a bad parameter) itself */
 

@@ -20,6 +20,10 @@
 #include "../catalog/notes.h"
 #include "../query/query.h"
 
+/* The catalog's database cannot be reached (a shared PostgreSQL down):
+ * 503, and the server reconnects by itself. */
+#define CATALOG_DOWN "the catalog's database cannot be reached now; try again shortly"
+
 /* ---- reply cache (cache.c) ---- */
 
 struct rc_entry;

@@ -452,11 +452,17 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 
 	jb_init(&b);
 	if (r->up->suspended || MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait")) {
-		if (st < 0) {
+		/* gone before its status, or between its status and its object
+		 * (a failed trace past --keep-failed is removed at any moment) */
+		int rc = st < 0 ? CAT_ENOTRACE : cat_json(s->cat, id, &b);
+
+		if (rc != CAT_OK) {
 			jb_fini(&b);
-			return srv_send_error(c, r, 404, "not_found", "the trace was deleted before its ingest ended");
+			return rc == CAT_EUNAVAILABLE ? srv_send_error(c, r, 503, "catalog_unavailable", CATALOG_DOWN)
+			       : rc == CAT_EFAIL ? srv_send_error(c, r, 500, "storage_failed", "the catalog could not be read")
+						 : srv_send_error(c, r, 404, "not_found",
+								  "the trace was deleted before its ingest ended");
 		}
-		cat_json(s->cat, id, &b);
 		code = st == TS_READY ? 201 : st == TS_FAILED ? 422 : 202;
 	} else {
 		jb_obj(&b);

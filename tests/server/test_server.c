@@ -2895,7 +2895,10 @@ static void test_keep_failed(void **state)
 {
 	static const char junk[] = "this is not a trace, just some text that goes on for a while";
 	char data[128], path[64], dir[200];
-	const char *extra[3] = { "--keep-failed", "1s", NULL };
+	/* 2 s: ages are whole seconds since the upload was made, so at 1 s a
+	 * trace made late in a second and failed early in the next could go
+	 * before its upload's answer (then 404: upload.c, upload_answer) */
+	const char *extra[3] = { "--keep-failed", "2s", NULL };
 	struct su_server s;
 	struct su_resp r;
 	double deadline;
