@@ -6,6 +6,7 @@
 
 #include "../tracedb/tracedb.h"
 #include "commit_flows.h"
+#include "write.h"
 
 /* A slice an anchor names, or arrows waiting name. */
 struct cmf_note {
@@ -87,7 +88,6 @@ static void unref(struct cm_flows *f, struct ss_ref r)
 void cmf_anchor(struct cm_flows *f, struct ss_ref r, int delta)
 {
 	struct kmap_entry *e;
-	struct cmf_note *n;
 
 	if (delta < 0) {
 		unref(f, r);
@@ -100,7 +100,7 @@ void cmf_anchor(struct cm_flows *f, struct ss_ref r, int delta)
 	if (e->val == MDL_NONE) {
 		if (f->free.len > 0) {
 			e->val = *VEC_AT(&f->free, uint32_t, --f->free.len);
-		} else if ((n = vec_push(&f->notes)) != NULL) {
+		} else if (vec_push(&f->notes) != NULL) {
 			e->val = (uint32_t)(f->notes.len - 1);
 		} else {
 			f->oom = 1;
@@ -207,18 +207,10 @@ int cmf_write(struct cm_flows *f, struct build *b)
 			vec_fini(&ready);
 			return -1;
 		}
-		for (i = 0; i < ready.len; i++) { /* as write.c's write_flows has them */
+		for (i = 0; i < ready.len; i++) {
 			const struct bflow *a = VEC_AT(&ready, struct bflow, i);
 
-			bins_i64(&fb, (int64_t)a->n + 1);
-			bins_i64(&fb, (int64_t)a->flow_id);
-			bins_i64(&fb, a->cat);
-			bins_i64(&fb, a->name);
-			bins_i64(&fb, (int64_t)ss_id(&b->ss, a->from));
-			bins_i64(&fb, (int64_t)ss_id(&b->ss, a->to));
-			bins_i64(&fb, a->from_ts);
-			bins_i64(&fb, a->to_ts);
-			bins_row(&fb);
+			write_flow_row(&fb, b, a, 1);
 			if (mark_written(f, a->n) != 0)
 				f->oom = b->oom = 1;
 		}

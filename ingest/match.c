@@ -588,7 +588,7 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 {
 	struct build *b = mt->b;
 	struct vec *st = thread_stack(mt, b->row_of[e->thread], e);
-	const struct open_slice *top = stack_top(st);
+	struct open_slice *top = stack_top(st);
 	struct kmap_entry *k;
 	struct bflow *f;
 	uint32_t *spare;
@@ -620,17 +620,15 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 		if (b->commit != NULL) /* written once its from-slice is final (commit_flows.h) */
 			commit_flow(b->commit, f);
 	}
+	if (k->val != MDL_NONE && b->commit != NULL) /* the anchor moves on, or goes */
+		commit_anchor(b->commit, *VEC_AT(&mt->anchors, struct ss_ref, k->val), -1);
 	if (e->kind == MDL_EV_FLOW_END) {
-		if (k->val != MDL_NONE && b->commit != NULL)
-			commit_anchor(b->commit, *VEC_AT(&mt->anchors, struct ss_ref, k->val), -1);
 		if (k->val != MDL_NONE && (spare = vec_push(&mt->spare)) != NULL)
 			*spare = k->val; /* else it is only not reused */
 		k->val = MDL_NONE;
 		forget_closed(&mt->flow_last, &mt->flows_ended);
 		return;
 	}
-	if (k->val != MDL_NONE && b->commit != NULL)
-		commit_anchor(b->commit, *VEC_AT(&mt->anchors, struct ss_ref, k->val), -1);
 	if (k->val == MDL_NONE && (k->val = flow_anchor(mt)) == MDL_NONE) {
 		b->oom = 1;
 		return;
@@ -638,7 +636,7 @@ static void on_flow(struct matcher *mt, const struct mdl_ev *e)
 	*VEC_AT(&mt->anchors, struct ss_ref, k->val) = top->ref;
 	if (b->commit != NULL) {
 		commit_anchor(b->commit, top->ref, 1);
-		VEC_AT(st, struct open_slice, st->len - 1)->anchored = 1; /* top */
+		top->anchored = 1;
 	}
 }
 

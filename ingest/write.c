@@ -184,6 +184,22 @@ out_free:
  * begins (the FXT text: a flow "begins where the enclosing duration event
  * ends" and "resumes where the enclosing duration event begins"); an
  * unterminated from-slice gives its start. */
+void write_flow_row(struct bins *fb, const struct build *b, const struct bflow *f, int with_id)
+{
+	if (with_id)
+		bins_i64(fb, (int64_t)f->n + 1);
+	else
+		bins_null(fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
+	bins_i64(fb, (int64_t)f->flow_id);
+	bins_i64(fb, f->cat);
+	bins_i64(fb, f->name);
+	bins_i64(fb, (int64_t)ss_id(&b->ss, f->from));
+	bins_i64(fb, (int64_t)ss_id(&b->ss, f->to));
+	bins_i64(fb, f->from_ts);
+	bins_i64(fb, f->to_ts);
+	bins_row(fb);
+}
+
 static int write_flows(struct build *b)
 {
 	const struct bflow *f;
@@ -197,20 +213,8 @@ static int write_flows(struct build *b)
 	while ((f = rs_next(&b->flows_by_id)) != NULL) {
 		/* a growing trace's commits wrote those whose from-slice ended
 		 * (commit_flows.h): the others go in between */
-		if (b->commit != NULL && commit_flow_written(b->commit, f->n))
-			continue;
-		if (b->commit != NULL)
-			bins_i64(&fb, (int64_t)f->n + 1);
-		else
-			bins_null(&fb); /* = n + 1: ids from 1 in order, so SQLite's next rowid (as for slices) */
-		bins_i64(&fb, (int64_t)f->flow_id);
-		bins_i64(&fb, f->cat);
-		bins_i64(&fb, f->name);
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->from));
-		bins_i64(&fb, (int64_t)ss_id(&b->ss, f->to));
-		bins_i64(&fb, f->from_ts);
-		bins_i64(&fb, f->to_ts);
-		bins_row(&fb);
+		if (b->commit == NULL || !commit_flow_written(b->commit, f->n))
+			write_flow_row(&fb, b, f, b->commit != NULL);
 	}
 	b->res->counts.flows = b->flows_by_id.count;
 	rc = write_sorted_failed(b, &b->flows_by_id);

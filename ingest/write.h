@@ -22,6 +22,11 @@ int write_progress(struct build *b, struct ingest_opts_view *v, uint64_t done);
  * memory (b->oom). 0, or -1. */
 int write_sorted_failed(struct build *b, const struct runsort *rs);
 
+/* One arrow's row of table flows to fb (bins of 8 columns), its from_ts
+ * set: with its id (n + 1) when rows do not go in id order from 1 (a
+ * growing trace's, commit_flows.h), else SQLite's next rowid. */
+void write_flow_row(struct bins *fb, const struct build *b, const struct bflow *f, int with_id);
+
 /* Writes strings from id `from` on; 0, or -1 as build_write. */
 int write_strings_from(struct build *b, size_t from);
 /* A growing trace's logs (commit.h): the logs a commit has written (as ids
