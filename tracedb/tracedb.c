@@ -139,73 +139,79 @@ static size_t pack(const struct pack_kind *k, int level, const uint64_t *v, size
 /*
  * Decompression contexts kept for the next row read: making one cost 9.5 us
  * a row (12.8 against 3.3 us on make bench's lod rows), 1 to 3 ms of a
- * viewport that reads a few hundred. A reader takes one and gives it back;
- * at most DCTX_KEEP wait here (one per request thread at a time), and
+ * viewport that reads a few hundred. Compression contexts likewise, for the
+ * rows packed: making one for each (ZSTD_compress) was a quarter of a
+ * growing trace's packing time. A user takes one and gives it back; at most
+ * a pool's `cap` wait in it (one per request thread at a time), and
  * tracedb_release_cache frees them.
  */
-enum { DCTX_KEEP = 8 };
-static pthread_mutex_t dctx_mu = PTHREAD_MUTEX_INITIALIZER;
-static ZSTD_DCtx *dctx_kept[DCTX_KEEP];
-static int ndctx_kept;
+struct ctx_pool {
+	void *kept[8];
+	int n, cap;
+};
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ctx_pool dctx_pool = { { NULL }, 0, 8 };
+static struct ctx_pool cctx_pool = { { NULL }, 0, 4 };
+
+/* A context kept in p, or NULL when none waits. */
+static void *pool_take(struct ctx_pool *p)
+{
+	void *x = NULL;
+
+	pthread_mutex_lock(&pool_mu);
+	if (p->n > 0)
+		x = p->kept[--p->n];
+	pthread_mutex_unlock(&pool_mu);
+	return x;
+}
+
+/* Keeps x (not NULL) in p: 1, or 0 when p is full (the caller frees it). */
+static int pool_keep(struct ctx_pool *p, void *x)
+{
+	int kept;
+
+	pthread_mutex_lock(&pool_mu);
+	if ((kept = p->n < p->cap))
+		p->kept[p->n++] = x;
+	pthread_mutex_unlock(&pool_mu);
+	return kept;
+}
 
 static ZSTD_DCtx *dctx_take(void)
 {
-	ZSTD_DCtx *dc = NULL;
+	ZSTD_DCtx *dc = pool_take(&dctx_pool);
 
-	pthread_mutex_lock(&dctx_mu);
-	if (ndctx_kept > 0)
-		dc = dctx_kept[--ndctx_kept];
-	pthread_mutex_unlock(&dctx_mu);
 	return dc ? dc : ZSTD_createDCtx();
 }
 
 static void dctx_give(ZSTD_DCtx *dc)
 {
-	pthread_mutex_lock(&dctx_mu);
-	if (dc != NULL && ndctx_kept < DCTX_KEEP) {
-		dctx_kept[ndctx_kept++] = dc;
-		dc = NULL;
-	}
-	pthread_mutex_unlock(&dctx_mu);
-	ZSTD_freeDCtx(dc);
+	if (dc != NULL && !pool_keep(&dctx_pool, dc))
+		ZSTD_freeDCtx(dc);
 }
-
-/* Compression contexts likewise, for the rows packed: making one for each
- * (ZSTD_compress) was a quarter of a growing trace's packing time. */
-enum { CCTX_KEEP = 4 };
-static ZSTD_CCtx *cctx_kept[CCTX_KEEP];
-static int ncctx_kept;
 
 static ZSTD_CCtx *cctx_take(void)
 {
-	ZSTD_CCtx *cc = NULL;
+	ZSTD_CCtx *cc = pool_take(&cctx_pool);
 
-	pthread_mutex_lock(&dctx_mu);
-	if (ncctx_kept > 0)
-		cc = cctx_kept[--ncctx_kept];
-	pthread_mutex_unlock(&dctx_mu);
 	return cc ? cc : ZSTD_createCCtx();
 }
 
 static void cctx_give(ZSTD_CCtx *cc)
 {
-	pthread_mutex_lock(&dctx_mu);
-	if (cc != NULL && ncctx_kept < CCTX_KEEP) {
-		cctx_kept[ncctx_kept++] = cc;
-		cc = NULL;
-	}
-	pthread_mutex_unlock(&dctx_mu);
-	ZSTD_freeCCtx(cc);
+	if (cc != NULL && !pool_keep(&cctx_pool, cc))
+		ZSTD_freeCCtx(cc);
 }
 
 void tracedb_release_cache(void)
 {
-	pthread_mutex_lock(&dctx_mu);
-	while (ndctx_kept > 0)
-		ZSTD_freeDCtx(dctx_kept[--ndctx_kept]);
-	while (ncctx_kept > 0)
-		ZSTD_freeCCtx(cctx_kept[--ncctx_kept]);
-	pthread_mutex_unlock(&dctx_mu);
+	void *x;
+
+	while ((x = pool_take(&dctx_pool)) != NULL)
+		ZSTD_freeDCtx(x);
+	while ((x = pool_take(&cctx_pool)) != NULL)
+		ZSTD_freeCCtx(x);
 }
 
 /* Reads the residuals into v column by column, then turns them into words
