@@ -90,6 +90,13 @@ enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned
 	return srv_send_body(c, r, status, body, strlen(body), "application/json");
 }
 
+enum MHD_Result srv_send_trace_error(struct MHD_Connection *c, struct req *r, int rc, const char *gone)
+{
+	return rc == CAT_EUNAVAILABLE ? srv_send_error(c, r, 503, "catalog_unavailable", CATALOG_DOWN)
+	       : rc == CAT_EFAIL ? srv_send_error(c, r, 500, "storage_failed", "the catalog could not be read")
+				 : srv_send_error(c, r, 404, "not_found", gone);
+}
+
 enum MHD_Result srv_send_retry(struct MHD_Connection *c, struct req *r, const char *code, const char *msg)
 {
 	char *body = error_json(code, msg);

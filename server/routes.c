@@ -434,9 +434,7 @@ static enum MHD_Result h_trace(struct call *x)
 	jb_init(&b);
 	if ((rc = cat_json(x->s->cat, x->ids[0], &b)) != 0) {
 		jb_fini(&b);
-		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", CATALOG_DOWN)
-		       : rc == CAT_EFAIL ? srv_send_error(x->c, x->r, 500, "storage_failed", "the catalog could not be read")
-					 : srv_send_error(x->c, x->r, 404, "not_found", "there is no trace with this id");
+		return srv_send_trace_error(x->c, x->r, rc, "there is no trace with this id");
 	}
 	return srv_send_json(x->c, x->r, 200, &b);
 }

@@ -114,6 +114,10 @@ enum MHD_Result srv_send_body(struct MHD_Connection *c, struct req *r, unsigned 
 enum MHD_Result srv_send_retry(struct MHD_Connection *c, struct req *r, const char *code, const char *msg);
 enum MHD_Result srv_send_error(struct MHD_Connection *c, struct req *r, unsigned status, const char *code,
 			       const char *msg);
+/* A trace's object the catalog did not give (cat_json's rc): 503 when its
+ * database cannot be reached, 500 when it could not be read, else 404
+ * saying `gone`. */
+enum MHD_Result srv_send_trace_error(struct MHD_Connection *c, struct req *r, int rc, const char *gone);
 enum MHD_Result srv_send_json(struct MHD_Connection *c, struct req *r, unsigned status, struct jbuf *b);
 enum MHD_Result srv_send_qry_error(struct MHD_Connection *c, struct req *r, const struct qry_error *e);
 enum MHD_Result srv_method_not_allowed(struct MHD_Connection *c, struct req *r, const char *method);

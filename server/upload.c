@@ -458,10 +458,7 @@ static enum MHD_Result upload_answer(struct server *s, struct MHD_Connection *c,
 
 		if (rc != CAT_OK) {
 			jb_fini(&b);
-			return rc == CAT_EUNAVAILABLE ? srv_send_error(c, r, 503, "catalog_unavailable", CATALOG_DOWN)
-			       : rc == CAT_EFAIL ? srv_send_error(c, r, 500, "storage_failed", "the catalog could not be read")
-						 : srv_send_error(c, r, 404, "not_found",
-								  "the trace was deleted before its ingest ended");
+			return srv_send_trace_error(c, r, rc, "the trace was deleted before its ingest ended");
 		}
 		code = st == TS_READY ? 201 : st == TS_FAILED ? 422 : 202;
 	} else {
