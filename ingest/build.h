@@ -237,9 +237,11 @@ enum commit_how {
 			     * commit published writes the rest */
 	COMMIT_PUBLISH = 1, /* commits, returning once that is in the file
 			     * (readers see the commit) */
-	COMMIT_QUEUED = 2,  /* commits, returning once the writer has it all:
-			     * readers see it once the writer reached the ticket
-			     * *queued (dbwriter.h, dbw_reached) */
+	COMMIT_QUEUED = 2,  /* commits, and gives the writer's ticket of it in
+			     * *queued (dbwriter.h, dbw_reached); it still waits
+			     * for the writer, as COMMIT_PUBLISH does, until the
+			     * texts it binds no longer point into the model's
+			     * strings (commit.c, commit_write) */
 };
 
 /* A growing trace's commit (commit.h, commit_write: how, *queued) of what

@@ -885,8 +885,11 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		if (rc == 0 && dbw_queue_sql(b->s, "BEGIN") != 0)
 			rc = -1;
 	}
-	if (how != COMMIT_QUEUED || b->layer || queued == NULL)
-		rc |= dbw_drain(b->s);
+	/* waited for, queued or not: the rows of strings, threads, processes
+	 * and providers bind their texts where the model keeps them, which
+	 * decoding moves as it interns more (model_sappend): going on before
+	 * the writer ran them read freed memory (ASan, test_s3 t_preview) */
+	rc |= dbw_drain(b->s);
 	{
 		size_t i;
 

@@ -202,8 +202,7 @@ static int report_commit(struct follow *f, int wait)
 	return INGEST_OK;
 }
 
-/* A commit, queued: decoding and matching go on while the writer writes
- * it, and it is reported once it is in the file (report_commit). */
+/* A commit, reported once it is in the file (report_commit). */
 static int commit_now(struct follow *f)
 {
 	int64_t t0 = now_ms();

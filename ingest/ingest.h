@@ -219,10 +219,11 @@ int ingest_stream_end(struct ingest_stream *s);
  * the commit that follows then replaces the last one whole, holding the
  * trace made again so far). INGEST_OK or an error, as the others. */
 int ingest_stream_commit(struct ingest_stream *s, int *committed);
-/* The same, but it returns once the commit is queued rather than written,
- * so that decoding and matching go on while SQLite writes it: readers
- * see it once ingest_stream_published says so of *ticket, which waits for
- * it when asked to (wait 1) and sets *seen 1 once it is in the file. Each
+/* The same, giving the commit's ticket: readers see it once
+ * ingest_stream_published says so of *ticket, which waits for it when
+ * asked to (wait 1) and sets *seen 1 once it is in the file. (The commit
+ * is still written before ingest_stream_commit_queued returns: its texts
+ * point into the model's strings, which decoding moves; commit.c.) Each
  * returns INGEST_OK or an error, as the others. */
 int ingest_stream_commit_queued(struct ingest_stream *s, int *committed, uint64_t *ticket);
 int ingest_stream_published(struct ingest_stream *s, uint64_t ticket, int wait, int *seen);
