@@ -69,8 +69,13 @@ struct slice_ctx {
 	struct qcur raw;      /* slices by id range */
 	struct qcur lod;      /* lod records (QLOD_SQL) */
 	struct slist items;
-	struct sitem *merge;  /* scratch of merge_depth, merge_cap items */
+	struct sitem *merge;  /* scratch of merge_segments, merge_cap items */
 	size_t merge_cap;
+	/* the items' segments in (ts, depth, id) order, each from seg[k]: the
+	 * reply so far, then the depths not yet merged into it (nseg of them);
+	 * and merge_segments' scratch, as many as the depths plus one */
+	size_t *seg, *seg_at, *seg_end, *seg_heap;
+	size_t nseg;
 	/* once the reply holds `limit` items, the ts of its last: an item
 	 * starting later cannot enter it; INT64_MAX until then */
 	int64_t cutoff;
@@ -252,18 +257,52 @@ static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 	return out;
 }
 
+/* Whether segment a's next item comes before segment b's (sitem_cmp). */
+static int seg_before(const struct sitem *v, const size_t *at, size_t a, size_t b)
+{
+	return sitem_cmp(&v[at[a]], &v[at[b]]) < 0;
+}
+
+/* Restores the heap of segments h[0..n) from i down (by their next item). */
+static void seg_down(const struct sitem *v, const size_t *at, size_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i, t;
+
+		if (l < n && seg_before(v, at, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && seg_before(v, at, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i], h[i] = h[m], h[m] = t;
+		i = m;
+	}
+}
+
 /*
- * Merges one depth's items, c->items.v[mid..len) in (ts, id) order, into
- * the reply's, c->items.v[0..mid) in (ts, depth, id) order (every one of a
- * shallower depth), and keeps the first w->limit; returns whether any was
- * left out. Out of memory sets c->items.oom.
+ * Merges the items collected so far, c->items.v[0..len) in segments that
+ * each begin at c->seg[k] (the reply so far, then a depth's items each)
+ * and are each in (ts, depth, id) order, into one in that order, and keeps
+ * the first w->limit; returns whether any was left out. One merge of all
+ * the depths, not one per depth: a zoomed-out reply over many depths was
+ * copied whole once per depth. Out of memory sets c->items.oom.
  */
-static int merge_depth(struct slice_ctx *c, size_t mid)
+static int merge_segments(struct slice_ctx *c)
 {
 	struct sitem *v = c->items.v;
-	size_t len = c->items.len, i = 0, j = mid, out = 0, limit = c->w->limit;
+	size_t len = c->items.len, limit = c->w->limit, n = 0, out = 0, k;
+	size_t *at = c->seg_at, *end = c->seg_end, *h = c->seg_heap;
 
-	if (mid == 0 || j == len) { /* nothing to interleave */
+	for (k = 0; k < c->nseg; k++) { /* the segments not empty */
+		at[n] = c->seg[k];
+		end[n] = k + 1 < c->nseg ? c->seg[k + 1] : len;
+		if (at[n] < end[n])
+			n++;
+	}
+	c->nseg = 1;
+	c->seg[0] = 0;
+	if (n <= 1) { /* nothing to interleave */
 		c->items.len = len < limit ? len : limit;
 		return len > limit;
 	}
@@ -277,11 +316,66 @@ static int merge_depth(struct slice_ctx *c, size_t mid)
 		c->merge = m;
 		c->merge_cap = len;
 	}
-	while (out < limit && (i < mid || j < len))
-		c->merge[out++] = j == len || (i < mid && sitem_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+	if (n == 2) { /* the reply and one depth: side by side */
+		size_t i = at[0], j = at[1];
+
+		while (out < limit && (i < end[0] || j < end[1]))
+			c->merge[out++] = j == end[1] || (i < end[0] && sitem_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+		n = i < end[0] || j < end[1];
+	} else {
+		for (k = 0; k < n; k++)
+			h[k] = k;
+		for (k = n / 2; k-- > 0;)
+			seg_down(v, at, h, n, k);
+		while (out < limit && n > 0) {
+			c->merge[out++] = v[at[h[0]]++];
+			if (at[h[0]] == end[h[0]])
+				h[0] = h[--n];
+			seg_down(v, at, h, n, 0);
+		}
+	}
 	memcpy(v, c->merge, out * sizeof(*v));
 	c->items.len = out;
-	return i < mid || j < len;
+	return n > 0;
+}
+
+/* Restores the max-heap (by sitem_cmp) of v[0..n) from i down. */
+static void top_down(struct sitem *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct sitem t;
+
+		if (l < n && sitem_cmp(&v[l], &v[m]) > 0)
+			m = l;
+		if (l + 1 < n && sitem_cmp(&v[l + 1], &v[m]) > 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		t = v[i], v[i] = v[m], v[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * A full reply, v[0..limit) as a max-heap, takes one more depth's items,
+ * v[limit..len) in (ts, id) order: each that comes before the reply's last
+ * replaces it, and the rest are left out. The reply is then the first
+ * `limit` of both, as a merge would give, without copying it whole for
+ * every depth. Returns whether any item was left out.
+ */
+static int top_take(struct slice_ctx *c)
+{
+	struct sitem *v = c->items.v;
+	size_t limit = c->w->limit, i;
+
+	for (i = limit; i < c->items.len && sitem_cmp(&v[i], &v[0]) < 0; i++) {
+		v[0] = v[i];
+		top_down(v, limit, 0);
+	}
+	i = i > limit || i < c->items.len; /* one replaced, or one did not enter */
+	c->items.len = limit;
+	return (int)i;
 }
 
 /* The index of string id in the reply's string table, adding it; -1 when
@@ -424,6 +518,7 @@ static int slices_close(struct slice_ctx *c, int first)
 	first = qcur_close(&c->lod, first);
 	free(c->items.v);
 	free(c->merge);
+	free(c->seg);
 	for (i = 0; i < c->nruns; i++) {
 		qext_free(&c->runs[i].ext);
 		qmarks_free(&c->runs[i].marks);
@@ -497,13 +592,26 @@ static int read_depths(struct slice_ctx *c, struct qcur *d, int64_t *rows)
 /* Collects the items of every depth, each folded per pixel column (when
  * the reply is not exact) and merged into the reply's first w->limit:
  * summaries only when the reply is not exact and the depth's slices are
- * disjoint. Sets c->items.truncated when an item was left out. */
+ * disjoint. The depths are merged once, at the end, unless they hold
+ * w->limit items first: the reply is then full, its last item bounds what
+ * may still enter it (cutoff), and each later depth only displaces the
+ * last items (top_take). Sets c->items.truncated when an item was left
+ * out. */
 static void collect(struct slice_ctx *c, int exact)
 {
-	size_t i, mid;
-	int cut = 0;
+	size_t i, j, mid;
+	int cut = 0, full = 0;
 
 	c->cutoff = INT64_MAX;
+	c->nseg = 1;
+	if ((c->seg = malloc(4 * (c->nruns + 1) * sizeof(*c->seg))) == NULL) {
+		c->items.oom = 1;
+		return;
+	}
+	c->seg[0] = 0;
+	c->seg_at = c->seg + c->nruns + 1;
+	c->seg_end = c->seg_at + c->nruns + 1;
+	c->seg_heap = c->seg_end + c->nruns + 1;
 	for (i = 0; i < c->nruns && !c->items.oom && !slices_failed(c); i++) {
 		const struct depth_run *r = &c->runs[i];
 		int level = exact || !r->disjoint ? -1 : qlod_level(c->w->resolution, r->levels);
@@ -520,10 +628,27 @@ static void collect(struct slice_ctx *c, int exact)
 			c->items.len = mid + fold_columns(c->items.v + mid, c->items.len - mid, c->w->resolution);
 		else if (c->items.len - mid > 1)
 			qsort(c->items.v + mid, c->items.len - mid, sizeof(struct sitem), sitem_cmp);
-		cut |= merge_depth(c, mid);
-		if (c->items.len == c->w->limit)
-			c->cutoff = c->items.v[c->items.len - 1].ts;
+		if (full) { /* the reply is full: a depth's items only displace its last */
+			cut |= top_take(c);
+			c->cutoff = c->items.v[0].ts;
+			continue;
+		}
+		if (c->items.len > mid)
+			c->seg[c->nseg++] = mid;
+		if (c->items.len >= c->w->limit) {
+			cut |= merge_segments(c);
+			if (c->items.len == c->w->limit) {
+				c->cutoff = c->items.v[c->items.len - 1].ts;
+				for (j = c->items.len / 2; j-- > 0;) /* from now on a max-heap */
+					top_down(c->items.v, c->items.len, j);
+				full = 1;
+			}
+		}
 	}
+	if (full)
+		qsort(c->items.v, c->items.len, sizeof(struct sitem), sitem_cmp);
+	else if (!c->items.oom)
+		cut |= merge_segments(c);
 	c->items.truncated = cut;
 }
 
