@@ -238,8 +238,9 @@ void cat_live_close(struct catalog *c, int64_t id, int complete);
 
 /*
  * An upload of --preview-min bytes or more grows from its first byte
- * (grow.h), as a stream that arrives fast: a raw body (not a form) whose
- * length says it is big enough and whose first bytes are FXT
+ * (grow.h), as a stream that arrives fast: a raw body, or a form's file
+ * field (cat_upload_length), whose body's length says it is big enough
+ * and whose first bytes are FXT
  * (cat_upload_grows: total its length, head its first n bytes) is
  * recorded before the rest arrives (cat_add, with n->spool holding
  * n->arrived bytes of n->size). The connection appends the rest to the
@@ -254,6 +255,11 @@ void cat_live_close(struct catalog *c, int64_t id, int complete);
  */
 int cat_upload_grows(struct catalog *c, uint64_t total, const char *hint, const uint8_t *head, size_t n);
 int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size);
+/* A form's upload (multipart/form-data) is recorded with its body's length
+ * and its file field's first bytes: once its body ended, its file's length
+ * is told (size: every byte of it arrived) before it is closed. 0, or
+ * CAT_ENOTRACE (deleted meanwhile). */
+int cat_upload_length(struct catalog *c, int64_t id, uint64_t size);
 void cat_upload_close(struct catalog *c, int64_t id, int complete);
 
 /* The trace's status, and *readable set when its database can be read now:

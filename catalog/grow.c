@@ -343,6 +343,20 @@ int cat_upload_grew(struct catalog *c, int64_t id, uint64_t size)
 	return r != NULL ? 0 : CAT_ENOTRACE;
 }
 
+int cat_upload_length(struct catalog *c, int64_t id, uint64_t size)
+{
+	struct trace_rec *r;
+
+	pthread_mutex_lock(&c->mu);
+	if ((r = cat_find(c, id)) != NULL && r->live.arriving) {
+		rec_size(r, size);
+		r->live.arrived = size;
+		cat_save(c, r, CATDB_STATE);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return r != NULL ? 0 : CAT_ENOTRACE;
+}
+
 void cat_upload_close(struct catalog *c, int64_t id, int complete)
 {
 	struct trace_rec *r;

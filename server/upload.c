@@ -30,10 +30,15 @@ struct upload {
 	int64_t symbols_for;   /* POST .../symbols: the trace id; 0 for a new trace */
 	struct live_up *live;  /* POST /api/traces?live=1; NULL otherwise */
 	uint64_t total;        /* the body's length (Content-Length); 0: not said */
-	int64_t grow_id;       /* a big raw upload recorded at its first bytes, whose
-				* ingest grows as the rest arrives (cat_upload_grows);
-				* 0 otherwise */
+	int64_t grow_id;       /* a big upload recorded at its first bytes (a raw body's,
+				* or a form's field "file"), whose ingest grows as the
+				* rest arrives (cat_upload_grows); 0 otherwise */
 	int grow_decided;      /* whether it is one is known */
+	/* a form's fields that came before its file, with which it was
+	 * recorded: those after it are applied when the body ends */
+	size_t grow_labels;    /* labels recorded */
+	int grow_named;        /* recorded with its "name" field's value */
+	int grow_described;    /* recorded with its "description" field's value */
 	int multipart;
 	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
 	uint64_t fail_at;      /* body bytes received when it was found */
@@ -362,9 +367,40 @@ static void live_chunk(struct server *s, struct req *r, const char *data, size_t
 		upload_fail(r, 422, "not_a_trace", lv->err);
 }
 
-/* A raw upload's bytes so far: once its first bytes are there, whether it
- * grows from them (catalog.h, cat_upload_grows), recorded then; after,
- * the catalog is told how far it got. */
+/* The name a new upload takes: ?name=, else its form's "name" field, else
+ * the file's name (cut to what a name holds), else "upload". */
+static const char *upload_name(struct MHD_Connection *c, struct req *r)
+{
+	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+
+	if (qname)
+		return qname;
+	if (r->up->name)
+		return r->up->name;
+	if (r->up->filename == NULL)
+		return "upload";
+	if (strlen(r->up->filename) > CAT_MAX_NAME) /* a file's name, not one the user gave */
+		r->up->filename[utf8_cut(r->up->filename, strlen(r->up->filename), CAT_MAX_NAME)] = '\0';
+	return r->up->filename;
+}
+
+/* Its form's "label" field still being received is whole. */
+static void label_done(struct req *r)
+{
+	if (r->up->pending_label) {
+		add_label(r, r->up->pending_label);
+		free(r->up->pending_label);
+		r->up->pending_label = NULL;
+	}
+}
+
+/*
+ * An upload's trace bytes so far (a raw body's, or its form's "file"
+ * field's): once its first bytes are there, whether it grows from them
+ * (catalog.h, cat_upload_grows), recorded then; after, the catalog is told
+ * how far it got. A form's length is its body's, fields and all, until
+ * the body ends (upload_grow_done).
+ */
 static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *r)
 {
 	enum { HEAD = 64 }; /* bytes its format is told from (cat_upload_grows) */
@@ -380,21 +416,23 @@ static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *
 	if (up->grow_decided || up->file.size < HEAD || up->total == 0)
 		return;
 	up->grow_decided = 1;
+	if (up->multipart)
+		label_done(r); /* the file's part began: a label field before it is whole */
 	{
 		const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-		const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 		const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
+		const char *desc = qdesc ? qdesc : up->description;
 		const char *hint = fmt && strcmp(fmt, "xray") == 0 ? "xray-fdr" : fmt;
 		struct cat_new nw = { 0 };
 		uint8_t head[HEAD];
 		int64_t id;
 
-		if (pread(up->file.fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+		if (up->binary.seen || pread(up->file.fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
 		    !cat_upload_grows(s->cat, up->total, hint, head, sizeof(head)) || up->label_err[0] ||
-		    (qdesc && cat_text_check("description", qdesc, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0))
+		    (desc && cat_text_check("description", desc, CAT_MAX_DESCRIPTION, 1, err, sizeof(err)) != 0))
 			return; /* recorded when it ends, as any upload (which answers what was wrong) */
-		nw.name = qname ? qname : "upload";
-		nw.description = qdesc;
+		nw.name = upload_name(c, r);
+		nw.description = desc;
 		nw.labels = up->labels;
 		nw.nlabels = up->nlabels;
 		nw.spool = up->file.path;
@@ -404,8 +442,57 @@ static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *
 		if ((id = cat_add(s->cat, &nw, err, sizeof(err))) < 0)
 			return; /* tried again as a whole upload at its end */
 		up->grow_id = id;
+		up->grow_labels = up->nlabels;
+		up->grow_named = nw.name == up->name;
+		up->grow_described = desc != NULL;
 		up->file.path[0] = '\0'; /* the trace's source now: appended to through the same descriptor */
 	}
+}
+
+/*
+ * A growing upload's body ended whole: its trace is told its length, and a
+ * form's fields that came after its file (name, description, labels) are
+ * applied, as they would have been had it been recorded now. NULL, or the
+ * error to answer (*status, *code; the message in err), the trace then
+ * deleted.
+ */
+static const char *upload_grow_done(struct MHD_Connection *c, struct req *r, unsigned *status, char *err,
+				    size_t errlen)
+{
+	struct upload *up = r->up;
+	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+	const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
+	struct cat_patch p = { .pinned = -1 };
+	int rc;
+
+	*status = 400;
+	if (!up->multipart)
+		return NULL;
+	label_done(r);
+	if (up->label_err[0]) {
+		snprintf(err, errlen, "%s", up->label_err);
+		return "bad_label";
+	}
+	if (!qname && up->name && !up->grow_named)
+		p.name = up->name;
+	if (!qdesc && up->description && !up->grow_described)
+		p.description = up->description;
+	p.set = up->labels + up->grow_labels;
+	p.nset = up->nlabels - up->grow_labels;
+	if ((p.name || p.description || p.nset) && (rc = cat_patch(r->srv->cat, up->grow_id, &p, err, errlen)) != 0) {
+		/* as the same fields would be answered at an upload's end (upload_end) */
+		*status = rc == CAT_EINVAL || rc == CAT_ELABELS ? 400 : rc == CAT_ENOTRACE ? 404
+			: rc == CAT_EUNAVAILABLE ? 503 : 507;
+		return rc == CAT_EINVAL ? "bad_parameter" : rc == CAT_ELABELS ? "bad_label"
+			: rc == CAT_ENOTRACE ? "not_found" : rc == CAT_EUNAVAILABLE ? "catalog_unavailable"
+			: "storage_failed";
+	}
+	if (cat_upload_length(r->srv->cat, up->grow_id, up->file.size) != 0) {
+		*status = 404;
+		snprintf(err, errlen, "the trace was deleted while it was uploaded");
+		return "not_found";
+	}
+	return NULL;
 }
 
 static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, struct req *r, const char *data,
@@ -424,6 +511,9 @@ static enum MHD_Result upload_chunk(struct server *s, struct MHD_Connection *c, 
 	if (r->up->pp) {
 		if (MHD_post_process(r->up->pp, data, n) != MHD_YES && !r->up->too_big && !r->up->write_failed)
 			upload_fail(r, 400, "bad_multipart", "the multipart/form-data body is malformed");
+		else if (r->up->file.seen && r->up->symbols_for == 0 && !r->up->too_big && !r->up->write_failed &&
+			 !r->up->fail_status)
+			upload_grow(s, c, r);
 	} else {
 		r->up->file.seen = 1;
 		spool_write(s, r, r->up->symbols_for > 0 ? &r->up->binary : &r->up->file, data, n);
@@ -547,7 +637,6 @@ static enum MHD_Result live_body_end(struct server *s, struct MHD_Connection *c,
 
 static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, struct req *r)
 {
-	const char *qname = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
 	const char *qdesc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "description");
 	struct cat_new nw = { 0 };
@@ -566,10 +655,17 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 	if (r->up->live)
 		return live_body_end(s, c, r);
 	if (r->up->grow_id > 0) { /* recorded at its first bytes: its body ended */
+		unsigned status;
+		const char *code;
+
 		id = r->up->grow_id;
-		if (spool_close(&r->up->file) != 0 || r->up->file.size != r->up->total) {
+		if (spool_close(&r->up->file) != 0 || (!r->up->multipart && r->up->file.size != r->up->total)) {
 			upload_grow_end(r, 0);
 			return srv_send_error(c, r, 507, "storage_failed", "the server could not store the upload");
+		}
+		if ((code = upload_grow_done(c, r, &status, err, sizeof(err))) != NULL) {
+			upload_grow_end(r, 0);
+			return srv_send_error(c, r, status, code, err);
 		}
 		upload_grow_end(r, 1);
 		return answer_or_wait(s, c, r, id);
@@ -584,16 +680,10 @@ static enum MHD_Result upload_end(struct server *s, struct MHD_Connection *c, st
 		return srv_send_error(c, r, 400, "missing_file", "the multipart upload has no 'file' field");
 	if (r->up->file.size == 0)
 		return srv_send_error(c, r, 400, "empty_upload", "the upload is empty: send the trace file as the body");
-	if (r->up->pending_label) {
-		add_label(r, r->up->pending_label);
-		free(r->up->pending_label);
-		r->up->pending_label = NULL;
-	}
+	label_done(r);
 	if (r->up->label_err[0])
 		return srv_send_error(c, r, 400, "bad_label", r->up->label_err);
-	nw.name = qname ? qname : r->up->name ? r->up->name : r->up->filename ? r->up->filename : "upload";
-	if (nw.name == r->up->filename && strlen(r->up->filename) > CAT_MAX_NAME)
-		r->up->filename[utf8_cut(r->up->filename, strlen(r->up->filename), CAT_MAX_NAME)] = '\0'; /* a file's name, not one the user gave */
+	nw.name = upload_name(c, r);
 	nw.description = qdesc ? qdesc : r->up->description;
 	/* a name is taken as it comes (it is only ever shown as text) */
 	if (nw.description &&

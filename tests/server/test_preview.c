@@ -659,6 +659,163 @@ static void t_arriving_killed(void **state)
 	assert_false(exists(path));
 }
 
+/* ---- a form whose file field grows -------------------------------------- */
+
+#define FORM_BOUNDARY "----growing-form-7f3a"
+
+/* A multipart/form-data body: a label field, the field "file" holding a's
+ * bytes, then the fields `after` (name, value, ...; NULL-terminated). Its
+ * length in *n; *file_at where the file's bytes begin in it. */
+static uint8_t *form_body(const struct archive *a, const char *const *after, size_t *n, size_t *file_at)
+{
+	char head[400], tail[1200];
+	size_t hn, tn = 0;
+	uint8_t *b;
+
+	t_fmt(head, sizeof(head),
+	      "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nbefore=file\r\n"
+	      "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.fxt\"\r\n"
+	      "Content-Type: application/octet-stream\r\n\r\n");
+	for (; after[0] != NULL; after += 2)
+		tn += (size_t)snprintf(tail + tn, sizeof(tail) - tn,
+				       "\r\n--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s",
+				       after[0], after[1]);
+	tn += (size_t)snprintf(tail + tn, sizeof(tail) - tn, "\r\n--" FORM_BOUNDARY "--\r\n");
+	assert_true(tn < sizeof(tail));
+	hn = strlen(head);
+	assert_non_null(b = malloc(hn + a->n + tn));
+	memcpy(b, head, hn);
+	memcpy(b + hn, a->bytes, a->n);
+	memcpy(b + hn + a->n, tail, tn);
+	*n = hn + a->n + tn;
+	*file_at = hn;
+	return b;
+}
+
+/* Posts the form body b (n bytes) to ?query on a connection of its own,
+ * sending its first `first` bytes: the connection. */
+static int form_begin(const uint8_t *b, size_t n, const char *query, size_t first)
+{
+	char head[400];
+	int fd = su_connect(api_port);
+	size_t sent = 0;
+
+	assert_true(fd >= 0);
+	t_fmt(head, sizeof(head),
+	      "POST /api/traces%s HTTP/1.1\r\nHost: localhost\r\n"
+	      "Content-Type: multipart/form-data; boundary=" FORM_BOUNDARY "\r\n"
+	      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	      query, n);
+	assert_int_equal(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+	while (sent < first) {
+		ssize_t k = send(fd, b + sent, first - sent, MSG_NOSIGNAL);
+
+		assert_true(k > 0);
+		sent += (size_t)k;
+	}
+	return fd;
+}
+
+/* Sends the rest of b from `from` and reads the reply. */
+static void form_end(int fd, const uint8_t *b, size_t n, size_t from, struct su_resp *r)
+{
+	struct su_buf in = { 0 };
+	char tmp[4096];
+	ssize_t k;
+
+	while (from < n) {
+		k = send(fd, b + from, n - from, MSG_NOSIGNAL);
+		assert_true(k > 0);
+		from += (size_t)k;
+	}
+	while ((k = recv(fd, tmp, sizeof(tmp), 0)) > 0)
+		assert_int_equal(su_buf_add(&in, tmp, (size_t)k), 0);
+	close(fd);
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(su_parse(&in, 1, 0, r), 1);
+	free(in.p);
+}
+
+/*
+ * A big form upload grows from its file field's first bytes, as a raw one
+ * does: listed under the file's name with the body's length while it
+ * arrives, readable from byte 0; once its body ended, the fields after
+ * the file apply (name, description, a label), its size is the file's,
+ * and ready it is the CLI's ingest of the file.
+ */
+static void t_arriving_form(void **state)
+{
+	static const char *const after[] = { "name", "form-grown", "description", "after the file",
+					     "label", "after=file", NULL };
+	size_t n, at, first;
+	uint8_t *b = form_body(&W.big, after, &n, &at);
+	const cJSON *labels;
+	struct su_resp r;
+	int64_t id;
+	cJSON *t, *j;
+	int fd;
+
+	(void)state;
+	first = at + W.big.n * 6 / 10;
+	fd = form_begin(b, n, "", first);
+	id = wait_named("big.fxt"); /* its name field has not come yet */
+	t = trace_obj(id);
+	assert_true(is_status(t, "queued") || is_status(t, "ingesting"));
+	assert_int_equal(num(t, "size_bytes"), n); /* the body's length, until it ends */
+	cJSON_Delete(t);
+	t = wait_preview(id, W.big.n * 6 / 10);
+	assert_true((uint64_t)num(cJSON_GetObjectItemCaseSensitive(t, "preview"), "visible_bytes") <= W.big.n * 6 / 10);
+	cJSON_Delete(t);
+	read_preview(id);
+	check_db(id);
+	form_end(fd, b, n, first, &r);
+	if (r.status != 202)
+		fail_msg("the form upload ended with status %d: %.300s", r.status, r.body ? r.body : "");
+	assert_non_null(j = cJSON_ParseWithLength(r.body, r.body_len));
+	assert_int_equal(num(j, "id"), id);
+	cJSON_Delete(j);
+	su_resp_free(&r);
+	t = wait_status(id, "ready");
+	assert_string_equal(str(t, "name"), "form-grown");
+	assert_string_equal(str(t, "description"), "after the file");
+	assert_int_equal(num(t, "size_bytes"), W.big.n);
+	labels = cJSON_GetObjectItemCaseSensitive(t, "labels");
+	assert_string_equal(str(labels, "before"), "file");
+	assert_string_equal(str(labels, "after"), "file");
+	cJSON_Delete(t);
+	same_as_big(id);
+	free(b);
+}
+
+/* A form whose fields after its file are refused (a bad label) is
+ * answered as an upload's would be, and leaves nothing: the trace it grew
+ * is deleted. */
+static void t_arriving_form_bad(void **state)
+{
+	static const char *const after[] = { "label", "no equals sign", NULL };
+	size_t n, at;
+	uint8_t *b = form_body(&W.big, after, &n, &at);
+	char path[64];
+	struct su_resp r;
+	double deadline;
+	int64_t id;
+	int fd;
+
+	(void)state;
+	fd = form_begin(b, n, "?name=form-bad", at + W.big.n / 2);
+	id = wait_named("form-bad");
+	form_end(fd, b, n, at + W.big.n / 2, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "bad_label"));
+	su_resp_free(&r);
+	t_fmt(path, sizeof(path), "/api/traces/%" PRId64, id);
+	deadline = su_now() + 30;
+	while (get_status(path) != 404 && su_now() < deadline)
+		su_sleep_ms(50);
+	t_error("GET", path, NULL, 404, "not_found");
+	free(b);
+}
+
 /* ---- the world ---------------------------------------------------------- */
 
 static int make_archive(struct archive *a, const char *name, const char *args)
@@ -736,6 +893,8 @@ int main(void)
 		cmocka_unit_test(t_arriving),
 		cmocka_unit_test(t_arriving_left),
 		cmocka_unit_test(t_arriving_killed),
+		cmocka_unit_test(t_arriving_form),
+		cmocka_unit_test(t_arriving_form_bad),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
