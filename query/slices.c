@@ -235,7 +235,10 @@ static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 	struct sitem *agg = NULL;
 	size_t i, out = 0;
 
-	qsort(v, len, sizeof(*v), sitem_depth_cmp);
+	for (i = 1; i < len && sitem_depth_cmp(&v[i - 1], &v[i]) <= 0; i++)
+		;
+	if (i < len) /* a depth's items come in ordinal order: mostly sorted already */
+		qsort(v, len, sizeof(*v), sitem_depth_cmp);
 	for (i = 0; i < len; i++) {
 		struct sitem x = v[i];
 		int64_t end = x.ts + (x.dur > 0 ? x.dur : 0);
