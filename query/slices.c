@@ -170,11 +170,37 @@ static void summary_item(struct slice_ctx *c, const struct qlod_rec *r, const st
 	it->merged = qlod_last(r) - qlod_first(r) + 1;
 }
 
+/* Rows [*lo, *hi] of a depth held back (lod_slices) are read; none then. */
+static void raw_flush(struct slice_ctx *c, const struct depth_run *d, int64_t *lo, int64_t *hi)
+{
+	if (*hi >= *lo)
+		raw_slices(c, d, *lo, *hi);
+	*lo = 0;
+	*hi = -1;
+}
+
+/* Rows [a, b] of a depth to read after those held back, [*lo, *hi]: held
+ * back with them when they follow on, else after reading those. */
+static void raw_hold(struct slice_ctx *c, const struct depth_run *d, int64_t a, int64_t b, int64_t *lo, int64_t *hi)
+{
+	if (b < a)
+		return;
+	if (*hi >= *lo && a == *hi + 1) {
+		*hi = b;
+		return;
+	}
+	raw_flush(c, d, lo, hi);
+	*lo = a;
+	*hi = b;
+}
+
 /* The slices [lo, hi] of one depth: summaries where a group allows, rows
- * elsewhere. */
+ * elsewhere, in ordinal order. Rows that follow on from record to record
+ * (slices a pixel long or more, zoomed out a little: thousands of records
+ * of a row or two) are read in one query, not one a record. */
 static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level)
 {
-	int64_t cur = d->lo;
+	int64_t cur = d->lo, lo = 0, hi = -1; /* rows [lo, hi] held back */
 	struct qlod_iter it;
 	struct qlod_rec rec;
 
@@ -191,14 +217,19 @@ static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level
 		}
 		if (qlod_last(&rec) < cur)
 			continue;
-		raw_slices(c, d, cur, a - 1);
-		if (qlod_summarises(&rec, cur, d->hi, c->w->resolution))
+		raw_hold(c, d, cur, a - 1, &lo, &hi);
+		if ((int64_t)rec.v[LODW_START] > c->cutoff)
+			raw_flush(c, d, &lo, &hi); /* the reply is full before this record: cut it as before */
+		if (qlod_summarises(&rec, cur, d->hi, c->w->resolution)) {
+			raw_flush(c, d, &lo, &hi);
 			summary_item(c, &rec, d);
-		else
-			raw_slices(c, d, a, b);
+		} else {
+			raw_hold(c, d, a, b, &lo, &hi);
+		}
 		cur = b + 1;
 	}
-	raw_slices(c, d, cur, d->hi);
+	raw_hold(c, d, cur, d->hi, &lo, &hi);
+	raw_flush(c, d, &lo, &hi);
 }
 
 static int sitem_cmp(const void *a, const void *b)
