@@ -34,11 +34,11 @@ struct upload {
 				* or a form's field "file"), whose ingest grows as the
 				* rest arrives (cat_upload_grows); 0 otherwise */
 	int grow_decided;      /* whether it is one is known */
-	/* a form's fields that came before its file, with which it was
-	 * recorded: those after it are applied when the body ends */
+	/* a form recorded at its file's first bytes, with the fields before
+	 * it: those after it are applied when the body ends */
 	size_t grow_labels;    /* labels recorded */
-	int grow_named;        /* recorded with its "name" field's value */
-	int grow_described;    /* recorded with its "description" field's value */
+	int name_after;        /* a "name" field came after it was recorded */
+	int desc_after;        /* a "description" field came after it was recorded */
 	int multipart;
 	unsigned fail_status;  /* an error found mid-body, answered when the body ends */
 	uint64_t fail_at;      /* body bytes received when it was found */
@@ -154,6 +154,10 @@ static void small_field(struct req *r, const char *key, const char *data, uint64
 	if (off == 0 && *dst) {
 		free(*dst);
 		*dst = NULL;
+	}
+	if (off == 0 && r->up->grow_id > 0) { /* the last of a field wins, as at an upload's end */
+		r->up->name_after |= dst == &r->up->name;
+		r->up->desc_after |= dst == &r->up->description;
 	}
 	if ((p = realloc(*dst, have + size + 1)) == NULL)
 		return;
@@ -443,8 +447,6 @@ static void upload_grow(struct server *s, struct MHD_Connection *c, struct req *
 			return; /* tried again as a whole upload at its end */
 		up->grow_id = id;
 		up->grow_labels = up->nlabels;
-		up->grow_named = nw.name == up->name;
-		up->grow_described = desc != NULL;
 		up->file.path[0] = '\0'; /* the trace's source now: appended to through the same descriptor */
 	}
 }
@@ -473,9 +475,9 @@ static const char *upload_grow_done(struct MHD_Connection *c, struct req *r, uns
 		snprintf(err, errlen, "%s", up->label_err);
 		return "bad_label";
 	}
-	if (!qname && up->name && !up->grow_named)
+	if (!qname && up->name_after && up->name)
 		p.name = up->name;
-	if (!qdesc && up->description && !up->grow_described)
+	if (!qdesc && up->desc_after && up->description)
 		p.description = up->description;
 	p.set = up->labels + up->grow_labels;
 	p.nset = up->nlabels - up->grow_labels;

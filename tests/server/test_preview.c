@@ -663,26 +663,30 @@ static void t_arriving_killed(void **state)
 
 #define FORM_BOUNDARY "----growing-form-7f3a"
 
-/* A multipart/form-data body: a label field, the field "file" holding a's
- * bytes, then the fields `after` (name, value, ...; NULL-terminated). Its
- * length in *n; *file_at where the file's bytes begin in it. */
-static uint8_t *form_body(const struct archive *a, const char *const *after, size_t *n, size_t *file_at)
+/* A multipart/form-data body: the fields `before` (name, value, ...;
+ * NULL-terminated), the field "file" holding a's bytes, then the fields
+ * `after`. Its length in *n; *file_at where the file's bytes begin in it. */
+static uint8_t *form_body(const struct archive *a, const char *const *before, const char *const *after, size_t *n,
+			  size_t *file_at)
 {
-	char head[400], tail[1200];
-	size_t hn, tn = 0;
+	char head[1200], tail[1200];
+	size_t hn = 0, tn = 0;
 	uint8_t *b;
 
-	t_fmt(head, sizeof(head),
-	      "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nbefore=file\r\n"
-	      "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.fxt\"\r\n"
-	      "Content-Type: application/octet-stream\r\n\r\n");
+	for (; before[0] != NULL; before += 2)
+		hn += (size_t)snprintf(head + hn, sizeof(head) - hn,
+				       "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n",
+				       before[0], before[1]);
+	hn += (size_t)snprintf(head + hn, sizeof(head) - hn,
+			       "--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.fxt\"\r\n"
+			       "Content-Type: application/octet-stream\r\n\r\n");
+	assert_true(hn < sizeof(head));
 	for (; after[0] != NULL; after += 2)
 		tn += (size_t)snprintf(tail + tn, sizeof(tail) - tn,
 				       "\r\n--" FORM_BOUNDARY "\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s",
 				       after[0], after[1]);
 	tn += (size_t)snprintf(tail + tn, sizeof(tail) - tn, "\r\n--" FORM_BOUNDARY "--\r\n");
 	assert_true(tn < sizeof(tail));
-	hn = strlen(head);
 	assert_non_null(b = malloc(hn + a->n + tn));
 	memcpy(b, head, hn);
 	memcpy(b + hn, a->bytes, a->n);
@@ -738,17 +742,19 @@ static void form_end(int fd, const uint8_t *b, size_t n, size_t from, struct su_
 
 /*
  * A big form upload grows from its file field's first bytes, as a raw one
- * does: listed under the file's name with the body's length while it
- * arrives, readable from byte 0; once its body ended, the fields after
- * the file apply (name, description, a label), its size is the file's,
- * and ready it is the CLI's ingest of the file.
+ * does: listed under the name of the fields before its file, with the
+ * body's length, while it arrives, readable from byte 0; once its body
+ * ended, the fields after the file apply (the last name, a description, a
+ * label beside the one before), its size is the file's, and ready it is
+ * the CLI's ingest of the file.
  */
 static void t_arriving_form(void **state)
 {
+	static const char *const before[] = { "label", "before=file", "name", "form-early", NULL };
 	static const char *const after[] = { "name", "form-grown", "description", "after the file",
 					     "label", "after=file", NULL };
 	size_t n, at, first;
-	uint8_t *b = form_body(&W.big, after, &n, &at);
+	uint8_t *b = form_body(&W.big, before, after, &n, &at);
 	const cJSON *labels;
 	struct su_resp r;
 	int64_t id;
@@ -758,7 +764,7 @@ static void t_arriving_form(void **state)
 	(void)state;
 	first = at + W.big.n * 6 / 10;
 	fd = form_begin(b, n, "", first);
-	id = wait_named("big.fxt"); /* its name field has not come yet */
+	id = wait_named("form-early"); /* the name after the file has not come yet */
 	t = trace_obj(id);
 	assert_true(is_status(t, "queued") || is_status(t, "ingesting"));
 	assert_int_equal(num(t, "size_bytes"), n); /* the body's length, until it ends */
@@ -792,9 +798,10 @@ static void t_arriving_form(void **state)
  * is deleted. */
 static void t_arriving_form_bad(void **state)
 {
+	static const char *const before[] = { NULL };
 	static const char *const after[] = { "label", "no equals sign", NULL };
 	size_t n, at;
-	uint8_t *b = form_body(&W.big, after, &n, &at);
+	uint8_t *b = form_body(&W.big, before, after, &n, &at);
 	char path[64];
 	struct su_resp r;
 	double deadline;
@@ -803,7 +810,7 @@ static void t_arriving_form_bad(void **state)
 
 	(void)state;
 	fd = form_begin(b, n, "?name=form-bad", at + W.big.n / 2);
-	id = wait_named("form-bad");
+	id = wait_named("form-bad"); /* ?name= */
 	form_end(fd, b, n, at + W.big.n / 2, &r);
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(r.body, "bad_label"));
