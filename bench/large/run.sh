@@ -29,6 +29,12 @@
 #               steps after the database is made that the CLI does not
 #               take (storing, search index, first view; the log names
 #               them)
+#   phases      the growing ingest's seconds until it had read the whole
+#               archive (the first poll whose progress.bytes_done is its
+#               size, the upload included) and archive MB / those, beside
+#               the batch's archive MB / its seconds; then the seconds from
+#               there to ready (for gen_fxt's archives, whose late records
+#               make it start again, the archive ingested again in one go)
 #   ingest      archive MB / the server's own ingest seconds (its
 #               /metrics trace_server_ingest_duration_seconds_sum), target
 #               >= 50 MB/s; peak RSS of the server process (VmHWM) over
@@ -248,4 +254,13 @@ rm -f "$OUT/batch.db"
 GSECS=$(sed -n "s/.*trace $ID ingested in \([0-9.]*\) s .*then storing \([0-9.]*\), search index \([0-9.]*\), first view \([0-9.]*\);.*/\1 \2 \3 \4/p" "$OUT/server.log" |
 	tail -1 | awk '{ printf "%.1f", $1 - $2 - $3 - $4 }')
 awk -v g="$GSECS" -v b="$BSECS" 'BEGIN { printf "batch:      %.1f s for the same archive ingested in one go (trace-server ingest); the growing ingest took %.1f s (the server log'"'"'s, less its storing, search index and first view), %.2f times as long (target <= 1)\n", b, g, g / b }'
+# where that time went: growing until ingest had read the whole archive
+# (the first poll whose progress.bytes_done is its size, seconds since the
+# upload ended, the upload's own seconds added), then the end, which for an
+# archive whose late records make it start again (gen_fxt's: docs/API.md,
+# "Order without the whole input") ingests it again in one go
+awk -v size="$(wc -c <"$ARCHIVE")" -v up="$UP" -v grown="$GROWN" -v mb="$MB" -v b="$BSECS" '
+	$2 == size && t == "" { t = $1 }
+	END { if (t == "") { print "phases:     no poll saw the whole archive read"; exit }
+	      printf "phases:     grown while reading it: %.1f s (upload and after), %.1f MB/s against the batch'"'"'s %.1f MB/s; its end: %.1f s more\n", up + t, mb / (up + t), mb / b, grown - t }' "$OUT/growth.txt"
 
