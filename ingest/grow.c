@@ -599,6 +599,8 @@ enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ing
 			g->fed = ingest_child_num(l + 2);
 		} else if (l[0] == 'c' && l[1] == ' ') {
 			*bytes = ingest_child_num(l + 2);
+			if (*bytes > g->fed) /* read since its last "f", which comes every FED_EVERY */
+				g->fed = *bytes;
 			*exact = strstr(l + 2, " exact") != NULL;
 			*res = g->res;
 			memset(&g->res, 0, sizeof(g->res));

@@ -60,7 +60,8 @@ int ingest_grow_fd(const struct ingest_grow *g);
 enum grow_report ingest_grow_read(struct ingest_grow *g, int wait_ms, struct ingest_result *res, uint64_t *bytes,
 				  int *exact, int *rc);
 /* The bytes of the source it has read so far (decoded; its commits hold
- * those up to the order's window before them), as of its last report. */
+ * those up to the order's window before them), as of its last report: at
+ * least what its last commit holds. */
 uint64_t ingest_grow_fed(const struct ingest_grow *g);
 /* Stops it (killed unless it ended) and frees it; kill: the database is
  * removed too, else left as it is. */
