@@ -491,9 +491,10 @@ static void t_restart(void **state)
 
 /* ---- an upload whose body still arrives ------------------------------- */
 
-/* Starts uploading a on a connection of its own: the request's head and
- * its first `first` bytes; the connection. */
-static int arrive_begin(const struct archive *a, const char *name, size_t first)
+/* Starts POSTing body b (n bytes of Content-Type type) to /api/traces with
+ * query on a connection of its own: the request's head and b's first
+ * `first` bytes; the connection. */
+static int post_begin(const char *query, const char *type, const uint8_t *b, size_t n, size_t first)
 {
 	char head[400];
 	int fd = su_connect(api_port);
@@ -501,12 +502,12 @@ static int arrive_begin(const struct archive *a, const char *name, size_t first)
 
 	assert_true(fd >= 0);
 	t_fmt(head, sizeof(head),
-	      "POST /api/traces?name=%s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
+	      "POST /api/traces%s HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\n"
 	      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-	      name, a->n);
+	      query, type, n);
 	assert_int_equal(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
 	while (sent < first) {
-		ssize_t k = send(fd, a->bytes + sent, first - sent, MSG_NOSIGNAL);
+		ssize_t k = send(fd, b + sent, first - sent, MSG_NOSIGNAL);
 
 		assert_true(k > 0);
 		sent += (size_t)k;
@@ -514,33 +515,49 @@ static int arrive_begin(const struct archive *a, const char *name, size_t first)
 	return fd;
 }
 
-/* Sends the rest of a from byte `from` and reads the reply: the id it gives. */
-static int64_t arrive_end(int fd, const struct archive *a, size_t from)
+/* Sends the rest of b (n bytes) from byte `from` and reads the reply. */
+static void post_end(int fd, const uint8_t *b, size_t n, size_t from, struct su_resp *r)
 {
 	struct su_buf in = { 0 };
-	struct su_resp r;
 	char tmp[4096];
-	int64_t id;
-	cJSON *j;
 	ssize_t k;
 
-	while (from < a->n) {
-		k = send(fd, a->bytes + from, a->n - from, MSG_NOSIGNAL);
+	while (from < n) {
+		k = send(fd, b + from, n - from, MSG_NOSIGNAL);
 		assert_true(k > 0);
 		from += (size_t)k;
 	}
 	while ((k = recv(fd, tmp, sizeof(tmp), 0)) > 0)
 		assert_int_equal(su_buf_add(&in, tmp, (size_t)k), 0);
 	close(fd);
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(su_parse(&in, 1, 0, &r), 1);
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(su_parse(&in, 1, 0, r), 1);
+	free(in.p);
+}
+
+/* Starts uploading a as a raw body named name (post_begin). */
+static int arrive_begin(const struct archive *a, const char *name, size_t first)
+{
+	char query[200];
+
+	t_fmt(query, sizeof(query), "?name=%s", name);
+	return post_begin(query, "application/octet-stream", a->bytes, a->n, first);
+}
+
+/* Sends the rest of a from byte `from` and reads the reply: the id it gives. */
+static int64_t arrive_end(int fd, const struct archive *a, size_t from)
+{
+	struct su_resp r;
+	int64_t id;
+	cJSON *j;
+
+	post_end(fd, a->bytes, a->n, from, &r);
 	if (r.status != 202)
 		fail_msg("the upload ended with status %d: %.300s", r.status, r.body ? r.body : "");
 	assert_non_null(j = cJSON_ParseWithLength(r.body, r.body_len));
 	id = num(j, "id");
 	cJSON_Delete(j);
 	su_resp_free(&r);
-	free(in.p);
 	return id;
 }
 
@@ -662,6 +679,7 @@ static void t_arriving_killed(void **state)
 /* ---- a form whose file field grows -------------------------------------- */
 
 #define FORM_BOUNDARY "----growing-form-7f3a"
+#define FORM_TYPE "multipart/form-data; boundary=" FORM_BOUNDARY
 
 /* A multipart/form-data body: the fields `before` (name, value, ...;
  * NULL-terminated), the field "file" holding a's bytes, then the fields
@@ -696,50 +714,6 @@ static uint8_t *form_body(const struct archive *a, const char *const *before, co
 	return b;
 }
 
-/* Posts the form body b (n bytes) to ?query on a connection of its own,
- * sending its first `first` bytes: the connection. */
-static int form_begin(const uint8_t *b, size_t n, const char *query, size_t first)
-{
-	char head[400];
-	int fd = su_connect(api_port);
-	size_t sent = 0;
-
-	assert_true(fd >= 0);
-	t_fmt(head, sizeof(head),
-	      "POST /api/traces%s HTTP/1.1\r\nHost: localhost\r\n"
-	      "Content-Type: multipart/form-data; boundary=" FORM_BOUNDARY "\r\n"
-	      "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-	      query, n);
-	assert_int_equal(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
-	while (sent < first) {
-		ssize_t k = send(fd, b + sent, first - sent, MSG_NOSIGNAL);
-
-		assert_true(k > 0);
-		sent += (size_t)k;
-	}
-	return fd;
-}
-
-/* Sends the rest of b from `from` and reads the reply. */
-static void form_end(int fd, const uint8_t *b, size_t n, size_t from, struct su_resp *r)
-{
-	struct su_buf in = { 0 };
-	char tmp[4096];
-	ssize_t k;
-
-	while (from < n) {
-		k = send(fd, b + from, n - from, MSG_NOSIGNAL);
-		assert_true(k > 0);
-		from += (size_t)k;
-	}
-	while ((k = recv(fd, tmp, sizeof(tmp), 0)) > 0)
-		assert_int_equal(su_buf_add(&in, tmp, (size_t)k), 0);
-	close(fd);
-	memset(r, 0, sizeof(*r));
-	assert_int_equal(su_parse(&in, 1, 0, r), 1);
-	free(in.p);
-}
-
 /*
  * A big form upload grows from its file field's first bytes, as a raw one
  * does: listed under the name of the fields before its file, with the
@@ -763,7 +737,7 @@ static void t_arriving_form(void **state)
 
 	(void)state;
 	first = at + W.big.n * 6 / 10;
-	fd = form_begin(b, n, "", first);
+	fd = post_begin("", FORM_TYPE, b, n, first);
 	id = wait_named("form-early"); /* the name after the file has not come yet */
 	t = trace_obj(id);
 	assert_true(is_status(t, "queued") || is_status(t, "ingesting"));
@@ -774,7 +748,7 @@ static void t_arriving_form(void **state)
 	cJSON_Delete(t);
 	read_preview(id);
 	check_db(id);
-	form_end(fd, b, n, first, &r);
+	post_end(fd, b, n, first, &r);
 	if (r.status != 202)
 		fail_msg("the form upload ended with status %d: %.300s", r.status, r.body ? r.body : "");
 	assert_non_null(j = cJSON_ParseWithLength(r.body, r.body_len));
@@ -809,9 +783,9 @@ static void t_arriving_form_bad(void **state)
 	int fd;
 
 	(void)state;
-	fd = form_begin(b, n, "?name=form-bad", at + W.big.n / 2);
+	fd = post_begin("?name=form-bad", FORM_TYPE, b, n, at + W.big.n / 2);
 	id = wait_named("form-bad"); /* ?name= */
-	form_end(fd, b, n, at + W.big.n / 2, &r);
+	post_end(fd, b, n, at + W.big.n / 2, &r);
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(r.body, "bad_label"));
 	su_resp_free(&r);
