@@ -41,7 +41,7 @@ SERVER_SRC = server/main.c server/http.c server/routes.c server/reply.c server/u
 	server/options.c server/params.c server/cache.c server/gzip.c server/captures.c server/notes.c server/library.c server/metrics.c client/http.c client/stream.c client/provide.c client/record.c \
 	capture/capture.c capture/session.c capture/reader.c capture/writer.c capture/modes.c capture/json.c $(CATALOG_SRC)
 TEST_NAMES = tracedb/test_tracedb tracedb/test_sketch ingest/test_util ingest/test_fxt ingest/test_resolve ingest/test_match \
-	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_lod_inc ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_commit ingest/test_reader ingest/test_xray ingest/test_stream query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
+	ingest/test_sorter ingest/test_names ingest/test_runsort ingest/test_behind ingest/test_dbwriter ingest/test_slicestore ingest/test_write ingest/test_lod ingest/test_lod_inc ingest/test_stacks ingest/test_ingest ingest/test_child ingest/test_commit ingest/test_reader ingest/test_xray ingest/test_stream query/test_cursor query/test_window query/test_lod query/test_area query/test_compare query/test_stats query/test_export query/test_query json/test_jbuf \
 	catalog/test_catalog catalog/test_source store/test_sigv4 client/test_http client/test_record capture/test_modes
 WRITER = tests/fxt_writer.c
 

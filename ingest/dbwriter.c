@@ -52,6 +52,8 @@ struct dbw_stmt {
 	int nbound;
 	struct dbw_stmt *next_orphan; /* in store.orphans */
 	struct dbw_stmt *prev, *next; /* in store.stmts: every statement not freed */
+	int rows;               /* an INSERT OR IGNORE of this many rows (bins_prepare):
+				 * a step that inserts fewer fails */
 };
 
 /* Finalizes st and frees it; on the writer thread, or once it has stopped. */
@@ -126,7 +128,9 @@ static int bound_same(const struct bins_val *b, const struct bins_val *x)
 static void job_fail(struct dbwriter *s, int *failed, const char *what)
 {
 	pthread_mutex_lock(&s->mu);
-	if (!s->failed)
+	if (!s->failed && what[0] == '!')
+		snprintf(s->error, sizeof(s->error), "%s", what + 1);
+	else if (!s->failed)
 		snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
 	s->failed = *failed = 1;
 	pthread_mutex_unlock(&s->mu);
@@ -174,6 +178,8 @@ static void job_run(struct dbwriter *s, struct dbw_job *j, int *failed)
 		}
 		if (sqlite3_step(st) != SQLITE_DONE)
 			job_fail(s, failed, "insert");
+		else if (j->st->rows > 0 && sqlite3_changes(s->db) != j->st->rows)
+			job_fail(s, failed, "!insert: a row was refused (a NULL where none may be, or an id taken)");
 		sqlite3_reset(st);
 	}
 }
@@ -496,8 +502,10 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	static const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
 					   "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536",
 					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
+	int rc = dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
 
-	return dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
+	s->ignore = 1; /* before any bins: a multi-row insert keeps no statement journal (dbwriter.h) */
+	return rc;
 }
 
 int dbw_reopen_child(struct dbwriter *s, const char *path)
@@ -639,7 +647,10 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 	size_t n;
 	int r, c;
 
-	n = (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s VALUES ", b->replace ? "OR REPLACE " : "", table);
+	struct dbw_stmt *st;
+	const char *verb = b->replace ? "OR REPLACE " : b->s->ignore ? "OR IGNORE " : "";
+
+	n = (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s VALUES ", verb, table);
 	for (r = 0; r < rows && n < sizeof(sql) - 8; r++) {
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s(", r ? "," : "");
 		for (c = 0; c < b->ncols && n < sizeof(sql) - 8; c++)
@@ -650,7 +661,10 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 		snprintf(b->s->error, sizeof(b->s->error), "prepare %s: too many columns", table);
 		return NULL;
 	}
-	return dbw_prepare(b->s, sql);
+	/* set before any job runs it: the queue's lock orders the two */
+	if ((st = dbw_prepare(b->s, sql)) != NULL && !b->replace && b->s->ignore)
+		st->rows = rows;
+	return st;
 }
 
 static int bins_open(struct bins *b, struct dbwriter *s, const char *table, int ncols, int replace)

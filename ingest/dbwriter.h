@@ -46,6 +46,15 @@ struct dbwriter {
 	int stop;
 	struct behind behind;    /* the file's written pages leave the cache (behind.h); the writer's */
 	unsigned since_behind;   /* jobs run since the writer last looked at the file's size */
+	int ignore;              /* bins insert OR IGNORE and count the rows each step
+				  * inserted (dbw_open_growing): in WAL mode a
+				  * multi-row INSERT that may abort midway keeps a
+				  * statement journal, a copy of every page it changes
+				  * that was in the file, so that it can be undone
+				  * alone; one that cannot abort keeps none. A row
+				  * refused (NULL in a NOT NULL column, an id taken)
+				  * fails the writer as an aborted insert would: on
+				  * the 200 MB archive, 0.89 of the time growing */
 };
 
 /* Jobs queued at most: a batch's rows come steadily; a growing trace's
