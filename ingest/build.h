@@ -238,10 +238,9 @@ enum commit_how {
 	COMMIT_PUBLISH = 1, /* commits, returning once that is in the file
 			     * (readers see the commit) */
 	COMMIT_QUEUED = 2,  /* commits, and gives the writer's ticket of it in
-			     * *queued (dbwriter.h, dbw_reached); it still waits
-			     * for the writer, as COMMIT_PUBLISH does, until the
-			     * texts it binds no longer point into the model's
-			     * strings (commit.c, commit_write) */
+			     * *queued (dbwriter.h, dbw_reached) without waiting
+			     * for the writer to run it (its writer copies what
+			     * the rows point at: commit.c, commit_write) */
 };
 
 /* A growing trace's commit (commit.h, commit_write: how, *queued) of what

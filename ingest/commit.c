@@ -885,11 +885,13 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		if (rc == 0 && dbw_queue_sql(b->s, "BEGIN") != 0)
 			rc = -1;
 	}
-	/* waited for, queued or not: the rows of strings, threads, processes
-	 * and providers bind their texts where the model keeps them, which
-	 * decoding moves as it interns more (model_sappend): going on before
-	 * the writer ran them read freed memory (ASan, test_s3 t_preview) */
-	rc |= dbw_drain(b->s);
+	/* a queued commit is not waited for: the rows of strings, threads,
+	 * processes and providers bind texts where the model keeps them,
+	 * which decoding moves as it interns more (model_sappend), but a
+	 * growing trace's writer copies every text and blob it is given
+	 * (dbwriter.h, copy) */
+	if (how != COMMIT_QUEUED || !b->s->copy)
+		rc |= dbw_drain(b->s);
 	{
 		size_t i;
 

@@ -505,6 +505,7 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	int rc = dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
 
 	s->ignore = 1; /* before any bins: a multi-row insert keeps no statement journal (dbwriter.h) */
+	s->copy = 1;   /* and rows do not wait for the writer (dbwriter.h) */
 	return rc;
 }
 
@@ -703,6 +704,9 @@ int bins_init_replace(struct bins *b, struct dbwriter *s, const char *table, int
 /* Once an insert has failed, values go to the spare row and nowhere. */
 static void bins_fail(struct bins *b)
 {
+	free(b->copies);
+	b->copies = NULL;
+	b->copied = b->copies_cap = 0;
 	b->failed = 1;
 	b->job = NULL;
 	b->vals = b->spare;
@@ -745,28 +749,82 @@ void bins_null(struct bins *b)
 	bins_next(b)->type = SQLITE_NULL;
 }
 
+/* A copy of n bytes (and a NUL after them) in b->copies, for a writer
+ * that copies (dbwriter.h, copy): its offset there, which bins_rebase
+ * makes a pointer when the job is handed on; NULL (b failed) when out of
+ * memory. */
+static const void *bins_copy(struct bins *b, const void *p, int n)
+{
+	size_t off = b->copied;
+
+	if (b->copied + (size_t)n + 1 > b->copies_cap) {
+		size_t cap = b->copies_cap ? b->copies_cap : 256;
+		char *grown;
+
+		while (cap < b->copied + (size_t)n + 1)
+			cap *= 2;
+		if ((grown = realloc(b->copies, cap)) == NULL) {
+			dbw_fail(b->s, "out of memory");
+			job_drop(b->s, b->job);
+			bins_fail(b);
+			return NULL;
+		}
+		b->copies = grown;
+		b->copies_cap = cap;
+	}
+	if (n > 0)
+		memcpy(b->copies + off, p, (size_t)n);
+	b->copies[off + (size_t)n] = '\0';
+	b->copied += (size_t)n + 1;
+	return (const void *)(uintptr_t)off;
+}
+
+static void bins_bytes(struct bins *b, int type, const void *p, int n)
+{
+	struct bins_val *x;
+
+	if (b->s->copy && !b->failed) {
+		if (type == SQLITE_TEXT && n < 0)
+			n = (int)strlen(p);
+		p = bins_copy(b, p, n);
+	}
+	x = bins_next(b); /* the spare row once failed */
+	x->type = type;
+	x->n = n;
+	x->p = p;
+}
+
 void bins_text(struct bins *b, const char *p, int n)
 {
-	struct bins_val *x = bins_next(b);
-
-	x->type = SQLITE_TEXT;
-	x->p = p;
-	x->n = n;
+	bins_bytes(b, SQLITE_TEXT, p, n);
 }
 
 void bins_blob(struct bins *b, const void *p, int n)
 {
-	struct bins_val *x = bins_next(b);
+	bins_bytes(b, SQLITE_BLOB, p, n);
+}
 
-	x->type = SQLITE_BLOB;
-	x->p = p;
-	x->n = n;
+/* The job being filled (nvals values) takes its copies with it: their
+ * offsets become pointers into them, freed once it ran. */
+static void bins_rebase(struct bins *b, int nvals)
+{
+	int i;
+
+	if (b->copies == NULL)
+		return;
+	for (i = 0; i < nvals; i++)
+		if (b->vals[i].type == SQLITE_TEXT || b->vals[i].type == SQLITE_BLOB)
+			b->vals[i].p = b->copies + (uintptr_t)b->vals[i].p;
+	b->job->owned = b->copies;
+	b->copies = NULL;
+	b->copied = b->copies_cap = 0;
 }
 
 /* Queues the job being filled (st run `steps` times, n values each) and
  * takes the next one; 0, or -1 (b has failed). */
 static int bins_hand_on(struct bins *b, struct dbw_stmt *st, int n, int steps)
 {
+	bins_rebase(b, n * steps);
 	if (job_submit(b->s, b->job, st, n, steps) != 0 || (b->job = job_take(b->s, &b->vals)) == NULL) {
 		bins_fail(b);
 		return -1;
@@ -802,14 +860,19 @@ int bins_flush(struct bins *b)
 int bins_fini(struct bins *b)
 {
 	if (b->job != NULL) {
-		if (b->rows > 0 && !b->failed)
+		if (b->rows > 0 && !b->failed) {
+			bins_rebase(b, b->ncols * b->rows);
 			b->failed = job_submit(b->s, b->job, b->one, b->ncols, b->rows) != 0;
-		else
+		} else {
 			job_drop(b->s, b->job);
+		}
 		b->job = NULL;
 		b->vals = b->spare;
 	}
 	b->rows = 0;
+	free(b->copies);
+	b->copies = NULL;
+	b->copied = b->copies_cap = 0;
 	if (b->s != NULL) {
 		dbw_finalize(b->s, b->multi);
 		dbw_finalize(b->s, b->one);

@@ -55,6 +55,11 @@ struct dbwriter {
 				  * refused (NULL in a NOT NULL column, an id taken)
 				  * fails the writer as an aborted insert would: on
 				  * the 200 MB archive, 0.89 of the time growing */
+	int copy;                /* bins copy every text and blob they are given, and
+				  * the job frees them once it ran (dbw_open_growing):
+				  * a growing trace's commit does not wait for the
+				  * writer (commit.h), and the texts of its small
+				  * tables lie where decoding moves them */
 };
 
 /* Jobs queued at most: a batch's rows come steadily; a growing trace's
@@ -95,6 +100,8 @@ struct bins {
 	int col;                 /* next column of the current row */
 	int failed;              /* sticky; the reason is in s->error */
 	int replace;             /* INSERT OR REPLACE (bins_init_replace) */
+	char *copies;            /* the job's texts and blobs, copied (dbwriter, copy) */
+	size_t copied, copies_cap;
 	struct dbw_job *job;   /* the job being filled; NULL once failed */
 	struct bins_val *vals;   /* its values, or spare once failed */
 	struct bins_val spare[BINS_MAX_COLS]; /* where values go once failed */

@@ -221,10 +221,9 @@ int ingest_stream_end(struct ingest_stream *s);
 int ingest_stream_commit(struct ingest_stream *s, int *committed);
 /* The same, giving the commit's ticket: readers see it once
  * ingest_stream_published says so of *ticket, which waits for it when
- * asked to (wait 1) and sets *seen 1 once it is in the file. (The commit
- * is still written before ingest_stream_commit_queued returns: its texts
- * point into the model's strings, which decoding moves; commit.c.) Each
- * returns INGEST_OK or an error, as the others. */
+ * asked to (wait 1) and sets *seen 1 once it is in the file; meanwhile
+ * decoding and matching go on while the writer writes it. Each returns
+ * INGEST_OK or an error, as the others. */
 int ingest_stream_commit_queued(struct ingest_stream *s, int *committed, uint64_t *ticket);
 int ingest_stream_published(struct ingest_stream *s, uint64_t ticket, int wait, int *seen);
 

@@ -4,7 +4,8 @@
  * a NULL in a NOT NULL column) fails the writer with a sentence, in the
  * batch's writer (journaling off: the INSERT aborts) and in a growing
  * trace's (WAL mode: the INSERT ignores the row, and the writer counts the
- * rows each step inserted). Nothing refused is ever a short success.
+ * rows each step inserted). Nothing refused is ever a short success. A
+ * growing trace's writer copies what its rows point at.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +165,53 @@ static void t_refused_batch(void **state)
 	refused(0, 0, 0);
 }
 
+/* A growing trace's writer copies the texts and blobs it is given: the
+ * caller's memory may change as soon as the rows are handed on (a commit
+ * does not wait for them), here before the writer ran them (an idle
+ * writer is woken by a few jobs or a wait, not by one job). */
+static void t_copies_growing(void **state)
+{
+	char path[] = "/tmp/test_dbwriter_XXXXXX";
+	struct dbwriter s;
+	struct bins b;
+	char *text = strdup("moved-away"), blob[4] = { 1, 2, 3, 4 };
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	(void)state;
+	assert_non_null(text);
+	open_writer(&s, path, 1);
+	assert_int_equal(bins_init(&b, &s, "strings", 2), 0);
+	bins_i64(&b, 1);
+	bins_text(&b, text, -1);
+	bins_row(&b);
+	assert_int_equal(bins_flush(&b), 0);
+	assert_int_equal(bins_fini(&b), 0);
+	assert_int_equal(bins_init(&b, &s, "meta", 2), 0);
+	bins_text(&b, "key", 3);
+	bins_blob(&b, blob, 4);
+	bins_row(&b);
+	assert_int_equal(bins_fini(&b), 0);
+	memset(text, 'x', strlen(text)); /* before the writer ran the rows */
+	free(text);
+	memset(blob, 9, sizeof(blob));
+	assert_int_equal(dbw_commit(&s), 0);
+	dbw_close(&s);
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT str FROM strings WHERE id = 1", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "moved-away");
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'key'", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_bytes(st, 0), 4);
+	assert_memory_equal(sqlite3_column_blob(st, 0), "\1\2\3\4", 4);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	remove_db(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +219,7 @@ int main(void)
 		cmocka_unit_test(t_rows_batch),
 		cmocka_unit_test(t_refused_growing),
 		cmocka_unit_test(t_refused_batch),
+		cmocka_unit_test(t_copies_growing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
