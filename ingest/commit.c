@@ -889,8 +889,8 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 	 * processes and providers bind texts where the model keeps them,
 	 * which decoding moves as it interns more (model_sappend), but a
 	 * growing trace's writer copies every text and blob it is given
-	 * (dbwriter.h, copy) */
-	if (how != COMMIT_QUEUED || !b->s->copy)
+	 * (dbwriter.h, growing) */
+	if (how != COMMIT_QUEUED || !b->s->growing)
 		rc |= dbw_drain(b->s);
 	{
 		size_t i;

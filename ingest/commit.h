@@ -66,8 +66,9 @@ int commit_flow_written(const struct commit *c, uint64_t n);
  * COMMIT_ROWS, the open slices given, and commits (enum commit_how).
  * *queued (COMMIT_QUEUED; may be NULL otherwise): the writer's ticket of
  * the commit. COMMIT_PUBLISH returns once the writer ran it, COMMIT_QUEUED
- * once it is queued (commit.c says why it may); a pause's layer (build.layer) commits nothing
- * itself. 0, or -1 (b->oom, or the store's error). */
+ * once it is queued (commit.c says why it may); a pause's layer
+ * (build.layer) commits nothing itself. 0, or -1 (b->oom, or the store's
+ * error). */
 int commit_write(struct commit *c, enum commit_how how, uint64_t *queued);
 
 

@@ -128,9 +128,7 @@ static int bound_same(const struct bins_val *b, const struct bins_val *x)
 static void job_fail(struct dbwriter *s, int *failed, const char *what)
 {
 	pthread_mutex_lock(&s->mu);
-	if (!s->failed && what[0] == '!')
-		snprintf(s->error, sizeof(s->error), "%s", what + 1);
-	else if (!s->failed)
+	if (!s->failed)
 		snprintf(s->error, sizeof(s->error), "%s: %s", what, sqlite3_errmsg(s->db));
 	s->failed = *failed = 1;
 	pthread_mutex_unlock(&s->mu);
@@ -176,10 +174,12 @@ static void job_run(struct dbwriter *s, struct dbw_job *j, int *failed)
 					j->st->bound[i].type = -1;
 			}
 		}
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sqlite3_step(st) != SQLITE_DONE) {
 			job_fail(s, failed, "insert");
-		else if (j->st->rows > 0 && sqlite3_changes(s->db) != j->st->rows)
-			job_fail(s, failed, "!insert: a row was refused (a NULL where none may be, or an id taken)");
+		} else if (j->st->rows > 0 && sqlite3_changes(s->db) != j->st->rows) {
+			dbw_fail(s, "insert: a row was refused (a NULL where none may be, or an id taken)");
+			*failed = 1;
+		}
 		sqlite3_reset(st);
 	}
 }
@@ -504,8 +504,7 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
 	int rc = dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
 
-	s->ignore = 1; /* before any bins: a multi-row insert keeps no statement journal (dbwriter.h) */
-	s->copy = 1;   /* and rows do not wait for the writer (dbwriter.h) */
+	s->growing = 1; /* before any bins (dbwriter.h) */
 	return rc;
 }
 
@@ -647,9 +646,8 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 	char sql[16384];
 	size_t n;
 	int r, c;
-
 	struct dbw_stmt *st;
-	const char *verb = b->replace ? "OR REPLACE " : b->s->ignore ? "OR IGNORE " : "";
+	const char *verb = b->replace ? "OR REPLACE " : b->s->growing ? "OR IGNORE " : "";
 
 	n = (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s VALUES ", verb, table);
 	for (r = 0; r < rows && n < sizeof(sql) - 8; r++) {
@@ -663,7 +661,7 @@ static struct dbw_stmt *bins_prepare(struct bins *b, const char *table, int rows
 		return NULL;
 	}
 	/* set before any job runs it: the queue's lock orders the two */
-	if ((st = dbw_prepare(b->s, sql)) != NULL && !b->replace && b->s->ignore)
+	if ((st = dbw_prepare(b->s, sql)) != NULL && !b->replace && b->s->growing)
 		st->rows = rows;
 	return st;
 }
@@ -701,12 +699,18 @@ int bins_init_replace(struct bins *b, struct dbwriter *s, const char *table, int
 	return bins_open(b, s, table, ncols, 1);
 }
 
-/* Once an insert has failed, values go to the spare row and nowhere. */
-static void bins_fail(struct bins *b)
+/* Frees the copies of the job being filled (dbwriter.h, growing). */
+static void bins_copies_free(struct bins *b)
 {
 	free(b->copies);
 	b->copies = NULL;
 	b->copied = b->copies_cap = 0;
+}
+
+/* Once an insert has failed, values go to the spare row and nowhere. */
+static void bins_fail(struct bins *b)
+{
+	bins_copies_free(b);
 	b->failed = 1;
 	b->job = NULL;
 	b->vals = b->spare;
@@ -749,8 +753,8 @@ void bins_null(struct bins *b)
 	bins_next(b)->type = SQLITE_NULL;
 }
 
-/* A copy of n bytes (and a NUL after them) in b->copies, for a writer
- * that copies (dbwriter.h, copy): its offset there, which bins_rebase
+/* A copy of n bytes (and a NUL after them) in b->copies, for a growing
+ * trace's writer (dbwriter.h): its offset there, which bins_rebase
  * makes a pointer when the job is handed on; NULL (b failed) when out of
  * memory. */
 static const void *bins_copy(struct bins *b, const void *p, int n)
@@ -783,7 +787,7 @@ static void bins_bytes(struct bins *b, int type, const void *p, int n)
 {
 	struct bins_val *x;
 
-	if (b->s->copy && !b->failed) {
+	if (b->s->growing && !b->failed) {
 		if (type == SQLITE_TEXT && n < 0)
 			n = (int)strlen(p);
 		p = bins_copy(b, p, n);
@@ -870,9 +874,7 @@ int bins_fini(struct bins *b)
 		b->vals = b->spare;
 	}
 	b->rows = 0;
-	free(b->copies);
-	b->copies = NULL;
-	b->copied = b->copies_cap = 0;
+	bins_copies_free(b);
 	if (b->s != NULL) {
 		dbw_finalize(b->s, b->multi);
 		dbw_finalize(b->s, b->one);

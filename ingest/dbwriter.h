@@ -46,20 +46,20 @@ struct dbwriter {
 	int stop;
 	struct behind behind;    /* the file's written pages leave the cache (behind.h); the writer's */
 	unsigned since_behind;   /* jobs run since the writer last looked at the file's size */
-	int ignore;              /* bins insert OR IGNORE and count the rows each step
-				  * inserted (dbw_open_growing): in WAL mode a
+	int growing;             /* dbw_open_growing's. Its bins insert OR IGNORE and
+				  * count the rows each step inserted: in WAL mode a
 				  * multi-row INSERT that may abort midway keeps a
 				  * statement journal, a copy of every page it changes
 				  * that was in the file, so that it can be undone
 				  * alone; one that cannot abort keeps none. A row
 				  * refused (NULL in a NOT NULL column, an id taken)
 				  * fails the writer as an aborted insert would: on
-				  * the 200 MB archive, 0.89 of the time growing */
-	int copy;                /* bins copy every text and blob they are given, and
-				  * the job frees them once it ran (dbw_open_growing):
-				  * a growing trace's commit does not wait for the
-				  * writer (commit.h), and the texts of its small
-				  * tables lie where decoding moves them */
+				  * the 200 MB archive, 0.89 of the time growing.
+				  * And its bins copy every text and blob they are
+				  * given, which the job frees once it ran: a growing
+				  * trace's commit does not wait for the writer
+				  * (commit.h), and the texts of its small tables lie
+				  * where decoding moves them */
 };
 
 /* Jobs queued at most: a batch's rows come steadily; a growing trace's
@@ -100,7 +100,7 @@ struct bins {
 	int col;                 /* next column of the current row */
 	int failed;              /* sticky; the reason is in s->error */
 	int replace;             /* INSERT OR REPLACE (bins_init_replace) */
-	char *copies;            /* the job's texts and blobs, copied (dbwriter, copy) */
+	char *copies;            /* the job's texts and blobs, copied (growing) */
 	size_t copied, copies_cap;
 	struct dbw_job *job;   /* the job being filled; NULL once failed */
 	struct bins_val *vals;   /* its values, or spare once failed */

@@ -51,17 +51,14 @@ static int64_t count_rows(const char *path, const char *sql)
 	return n;
 }
 
+/* The database, WAL mode's files beside it, and its stage. */
 static void remove_db(const char *path)
 {
-	char side[4200];
+	char stage[4200];
 
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-stage", path);
-	unlink(side);
+	tracedb_remove(path);
+	snprintf(stage, sizeof(stage), "%s-stage", path);
+	unlink(stage);
 }
 
 /* n strings, ids from first, through bins: full batches of 64 and the rest
@@ -150,19 +147,15 @@ static void refused(int growing, int dup, int in_full)
 static void t_refused_growing(void **state)
 {
 	(void)state;
-	refused(1, 1, 1);
-	refused(1, 0, 1);
-	refused(1, 1, 0);
-	refused(1, 0, 0);
+	for (int k = 0; k < 4; k++) /* a taken id or a NULL, in a full insert or a single one */
+		refused(1, k & 1, k >> 1);
 }
 
 static void t_refused_batch(void **state)
 {
 	(void)state;
-	refused(0, 1, 1);
-	refused(0, 0, 1);
-	refused(0, 1, 0);
-	refused(0, 0, 0);
+	for (int k = 0; k < 4; k++) /* a taken id or a NULL, in a full insert or a single one */
+		refused(0, k & 1, k >> 1);
 }
 
 /* A growing trace's writer copies the texts and blobs it is given: the
