@@ -191,6 +191,9 @@ static void t_wrong_method_and_type(void **state)
 	(void)state;
 	t_error("GET", "/api/traces/1/query", NULL, 405, "method_not_allowed");
 	t_error("DELETE", "/api/traces/1/tracks", NULL, 405, "method_not_allowed");
+	/* each request is counted as its own answer ends, on whichever event
+	 * loop served it: the second may be counted before the first */
+	free(metrics_when("trace_server_http_requests_total{route=\"/api/traces/{id}/query\",method=\"GET\",status=\"405\"}", 1));
 	m = metrics_when("trace_server_http_requests_total{route=\"/api/traces/{id}/tracks\",method=\"DELETE\",status=\"405\"}", 1);
 	well_formed(m);
 	assert_true(api_metric_sample(m, "trace_server_http_requests_total{route=\"/api/traces/{id}/query\",method=\"GET\",status=\"405\"}") == 1);
