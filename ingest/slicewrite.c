@@ -17,6 +17,14 @@
  * of slices written (for progress) and the cancel flag. A trace with flows
  * or ids reserved as slices come (ss_extents) is written on the build's
  * thread instead.
+ *
+ * With ids reserved a chunk at a time (ss_extents), a group's rows are not
+ * one run of ids: its chunks lie between other groups'. Written group by
+ * group, every chunk would be an insert into the middle of the table's
+ * b-tree, each row a seek. So then the groups are gone through in cluster
+ * order for what is computed group by group (level of detail, time marks,
+ * stack statistics, flows' from-ends), and their rows are written
+ * afterwards, in id order (write_by_id): SQLite appends them.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -74,6 +82,8 @@ struct slice_out {
 	uint64_t next_id;      /* the first id of the next group ordered */
 	uint64_t pos;          /* slices ordered */
 	int open;              /* the tables' writers are open (slices_open) */
+	int by_id;             /* rows are written in id order after the groups (write_by_id) */
+	uint64_t last_id;      /* by_id: the id of the last row written */
 	int oom;               /* writing ran out of memory */
 	/* the writer thread */
 	int threaded;          /* it runs */
@@ -109,11 +119,19 @@ static void write_slice(struct build *b, struct slice_out *so, const struct ss_g
 
 	/* the id: with one extent per group, slices go in id order from 1, so
 	 * SQLite's next rowid is it, and taking the next rowid is cheaper than
-	 * checking a given one */
-	if (b->ss.ids.rows)
-		bins_i64(sb, (int64_t)idg_id(&b->ss.ids, &g->ids, ord));
-	else
+	 * checking a given one; so it is in id order (by_id) but after a gap
+	 * (a group's chunk not filled) */
+	if (b->ss.ids.rows) {
+		uint64_t id = idg_id(&b->ss.ids, &g->ids, ord);
+
+		if (so->by_id && id == so->last_id + 1)
+			bins_null(sb);
+		else
+			bins_i64(sb, (int64_t)id);
+		so->last_id = id;
+	} else {
 		bins_null(sb);
+	}
 	bins_i64(sb, g->track + 1);
 	bins_i64(sb, s->ts);
 	bins_i64(sb, s->dur);
@@ -221,10 +239,11 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 		}
 		while (so->fc.head != NULL && so->fc.head->from.group == r->group && so->fc.head->from.ord == i)
 			flow_pass(b, &so->fc, tracedb_flow_from_ts(s.ts, s.dur));
-		if (!b->committed) /* else a growing trace's commits wrote it (commit.h) */
+		if (!b->committed && !so->by_id) /* else a growing trace's commits wrote it
+						   * (commit.h), or write_by_id will */
 			write_slice(b, so, g, i, &s);
 		stacks_slice(b->stacks, &s);
-		if (((r->first + i) & 0xffff) == 0) {
+		if (((r->first + i) & 0xffff) == 0 && !so->by_id) {
 			if (pv != NULL)
 				write_progress(b, pv, r->first + i);
 			else
@@ -232,7 +251,8 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 		}
 	}
 	ss_read_done(&rd);
-	ss_drop(&b->ss, g);
+	if (!so->by_id)
+		ss_drop(&b->ss, g);
 	if (b->committed) /* its facts and level of detail too */
 		return 0;
 	if (write_marks(&so->mb, it, r->count, &r->marks_off, &r->marks_len) != 0) {
@@ -299,6 +319,7 @@ static int slices_open(struct build *b)
 	struct slice_out *so = b->out;
 
 	so->open = 1;
+	so->by_id = b->ss.ids.rows != 0 && !b->committed;
 	if (rs_finish(&b->flows) != 0) {
 		write_sorted_failed(b, &b->flows);
 		return -1;
@@ -307,6 +328,93 @@ static int slices_open(struct build *b)
 	if (bins_init(&so->bb, b->s, "slices", 9) != 0 || lod_writer_init(&so->lw, b->s) != 0 || stacks_begin(b) != 0)
 		return -1;
 	return 0;
+}
+
+/* A group's rows as write_by_id goes through them. */
+struct by_id_group {
+	struct ss_reader rd;
+	uint64_t done;         /* rows written */
+};
+
+/*
+ * Writes the rows of every group gone through (by_id), in id order: the
+ * chunks of ids in the order they were reserved, each its group's next
+ * rows, read on from where its last chunk stopped. Only the groups whose
+ * chunks are under way hold a reader. 0, or -1 (out of memory, the scratch
+ * file, or a bug: a chunk whose group is not known).
+ */
+static int write_by_id(struct build *b, struct slice_out *so, struct ingest_opts_view *pv)
+{
+	const struct id_chunks *c = &b->ss.ids;
+	uint64_t k, nchunks = (c->next - 1) / c->rows, pos = 0;
+	uint32_t *owner = malloc((nchunks ? nchunks : 1) * sizeof(*owner));
+	struct by_id_group **at = calloc(so->ranges.len ? so->ranges.len : 1, sizeof(*at));
+	size_t i;
+	int rc = 0;
+
+	if (owner == NULL || at == NULL) {
+		free(owner);
+		free(at);
+		b->oom = 1;
+		return -1;
+	}
+	for (k = 0; k < nchunks; k++)
+		owner[k] = UINT32_MAX;
+	for (i = 0; i < so->ranges.len; i++) {
+		const struct depth_range *r = VEC_AT(&so->ranges, struct depth_range, i);
+		const struct ss_group *g = ss_group(&b->ss, r->group);
+		const uint64_t *first = g->ids.first.data;
+		size_t j;
+
+		for (j = 0; j < g->ids.first.len; j++)
+			owner[(first[j] - 1) / c->rows] = (uint32_t)i;
+	}
+	for (k = 0; k < nchunks && rc == 0 && !b->cancel; k++) {
+		const struct depth_range *r;
+		struct ss_group *g;
+		struct by_id_group *w;
+		uint64_t n;
+
+		if (owner[k] == UINT32_MAX)
+			continue; /* a chunk of groups not gone through (none, but for a failure) */
+		r = VEC_AT(&so->ranges, struct depth_range, owner[k]);
+		g = ss_group(&b->ss, r->group);
+		if ((w = at[owner[k]]) == NULL) {
+			if ((w = at[owner[k]] = calloc(1, sizeof(*w))) == NULL) {
+				b->oom = 1;
+				rc = -1;
+				break;
+			}
+			ss_read_group(&w->rd, &b->ss, g);
+		}
+		n = r->count - w->done < c->rows ? r->count - w->done : c->rows;
+		for (; n > 0; n--, w->done++, pos++) {
+			struct ss_slice s;
+
+			if (!ss_read(&w->rd, &s)) {
+				rc = -1;
+				break;
+			}
+			write_slice(b, so, g, w->done, &s);
+			if ((pos & 0xffff) == 0)
+				write_progress(b, pv, pos);
+		}
+		if (rc == 0 && w->done == r->count) {
+			ss_read_done(&w->rd);
+			free(w);
+			at[owner[k]] = NULL;
+			ss_drop(&b->ss, g);
+		}
+	}
+	for (i = 0; i < so->ranges.len; i++) { /* after a failure */
+		if (at[i] != NULL) {
+			ss_read_done(&at[i]->rd);
+			free(at[i]);
+		}
+	}
+	free(owner);
+	free(at);
+	return rc;
 }
 
 /* Writes, on the build's thread, the groups ordered and not yet written. */
@@ -517,6 +625,8 @@ static int slices_close(struct build *b, struct ingest_opts_view *pv, int rc)
 		rc = -1;
 	if (rc == 0)
 		rc = slices_write(b, pv); /* what was ordered but not given to it */
+	if (rc == 0 && so->by_id)
+		rc = write_by_id(b, so, pv);
 	if (so->open) {
 		rc |= write_sorted_failed(b, &b->flows);
 		if (bins_fini(&so->bb) != 0)
