@@ -134,6 +134,8 @@ struct build *model_build_open(struct model *m, struct sorter *so, struct dbwrit
 		b->commit_every = o->commit_every;
 		b->commit_rows = o->commit_rows;
 	}
+	if (o)
+		b->stack_nodes = o->stack_nodes;
 	j->pv.fn = fn;
 	j->pv.ctx = ctx;
 	j->pv.total = m->events_total; /* by_thread: writing begins before the slices are counted */

@@ -147,6 +147,7 @@ struct build {
 	struct commit *commit; /* a growing trace's commits (commit.h), or NULL */
 	uint64_t commit_every; /* events matched between two commits */
 	size_t commit_rows;    /* slices a commit holds in memory at most (0: COMMIT_ROWS_MAX) */
+	size_t stack_nodes;    /* a track's call paths kept at most (0: STACKS_MAX_NODES, stacks.c) */
 	int layer;             /* a pause's copy (ingest_stream_pause): its commits
 				* write but do not COMMIT, which it does once, after
 				* what undoes its changes is kept */

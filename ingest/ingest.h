@@ -154,6 +154,9 @@ struct ingest_opts {
 				      * only grows): a restart reads them from it again
 				      * rather than from a copy kept of every byte fed
 				      * (a growing upload's would double its disk) */
+	size_t stack_nodes;          /* a track's call paths that ingest keeps at most
+				      * (track_stacks, stacks.c); 0 = 1 M, as many as a
+				      * flame graph builds. Tests set it small */
 	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
 				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
 				      * small */

@@ -298,7 +298,7 @@ CREATE TABLE name_stats (
 -- rows"; a trace of random stacks has about a node for every two slices,
 -- and a row each cost ingest about a tenth more time).
 -- A track keeps the nodes of depths 0 .. D:
--- every depth (D = tracks.max_depth) unless they are more than 65536, then
+-- every depth (D = tracks.max_depth) unless they are more than 1048576, then
 -- the first depths that fit (depth 0 always); a reader needing deeper ones
 -- reads the slices.
 CREATE TABLE track_names (

@@ -410,11 +410,16 @@ static void test_whole_generated(void **state)
 
 /*
  * A track with more distinct stacks than ingest keeps (66000 paths root >
- * a<i> > b<j>: 66265 nodes, past the 65536 kept): only depths 0 and 1 are
+ * a<i> > b<j>: 66265 nodes, past the 65536 it is told to keep,
+ * ingest_opts.stack_nodes): only depths 0 and 1 are
  * stored. A flame graph whose limit fills it above depth 2 comes from them
  * (no slice read); one that could use depth 2 reads the slices: both as
  * scanned.
  */
+/* Ingest keeps 65536 paths a track (a million by default: as many as a
+ * graph builds), so that a track of 66000 paths passes it. */
+static const struct ingest_opts wide_opts = { .stack_nodes = 65536 };
+
 /* Thread tid of pid 1: root > a<i> > b<j>, 66000 paths (see below). */
 static void put_wide(struct fxtw *w, uint64_t tid)
 {
@@ -443,7 +448,13 @@ static void test_whole_beyond_stored(void **state)
 	(void)state;
 	t_open(&w);
 	put_wide(&w, 2);
+	/* by default a track keeps every path up to a million: all of them */
 	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	assert_int_equal(t.rc, INGEST_OK);
+	track = tdb_int(&t, "SELECT min(id) FROM tracks WHERE kind = 'thread'");
+	assert_int_equal(tdb_int(&t, "SELECT sum(count) FROM track_stacks WHERE track_id = %" PRId64, track), 66265);
+	tdb_close(&t);
+	tdb_ingest_opts(&t, w.buf, w.len, &wide_opts);
 	fxtw_fini(&w);
 	assert_int_equal(t.rc, INGEST_OK);
 	track = tdb_int(&t, "SELECT min(id) FROM tracks WHERE kind = 'thread'");
@@ -493,7 +504,7 @@ static void test_whole_mixed(void **state)
 	fxtw_complete(&w, FXTW_TINL(1, 3), C, FXTW_INL("b1"), 7, 9, NULL, 0);
 	fxtw_complete(&w, FXTW_TINL(1, 3), C, FXTW_INL("small"), 50, 90, NULL, 0);
 	fxtw_end(&w, FXTW_TINL(1, 3), C, FXTW_EMPTY, 100, NULL, 0);
-	tdb_ingest_opts(&t, w.buf, w.len, NULL);
+	tdb_ingest_opts(&t, w.buf, w.len, &wide_opts);
 	fxtw_fini(&w);
 	assert_int_equal(t.rc, INGEST_OK);
 	tracks[0] = tdb_int(&t, "SELECT t.id FROM tracks t JOIN threads h ON t.thread_id = h.id WHERE h.tid = 2");
