@@ -243,9 +243,10 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 						   * (commit.h), or write_by_id will */
 			write_slice(b, so, g, i, &s);
 		stacks_slice(b->stacks, &s);
-		if (((r->first + i) & 0xffff) == 0 && !so->by_id) {
+		if (((r->first + i) & 0xffff) == 0) {
+			/* by_id: this pass is the first half of the work */
 			if (pv != NULL)
-				write_progress(b, pv, r->first + i);
+				write_progress(b, pv, so->by_id ? (r->first + i) / 2 : r->first + i);
 			else
 				__atomic_store_n(&so->thread_written, r->first + i, __ATOMIC_RELAXED);
 		}
@@ -396,8 +397,8 @@ static int write_by_id(struct build *b, struct slice_out *so, struct ingest_opts
 				break;
 			}
 			write_slice(b, so, g, w->done, &s);
-			if ((pos & 0xffff) == 0)
-				write_progress(b, pv, pos);
+			if ((pos & 0xffff) == 0 && pv != NULL) /* the second half (write_range) */
+				write_progress(b, pv, (so->pos + pos) / 2);
 		}
 		if (rc == 0 && w->done == r->count) {
 			ss_read_done(&w->rd);
