@@ -46,6 +46,18 @@ void idg_clear(struct id_group *g);
  * when out of memory. */
 uint64_t idg_take(struct id_chunks *c, struct id_group *g);
 
+/* The chunks reserved so far, numbered from 0 in the order they were
+ * reserved (the first id is 1); and the number of the one holding id. */
+static inline uint64_t idc_count(const struct id_chunks *c)
+{
+	return (c->next - 1) / c->rows;
+}
+
+static inline uint64_t idc_of(const struct id_chunks *c, uint64_t id)
+{
+	return (id - 1) / c->rows;
+}
+
 /* The id of row ord (< g->count) of g. */
 static inline uint64_t idg_id(const struct id_chunks *c, const struct id_group *g, uint64_t ord)
 {

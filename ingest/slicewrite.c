@@ -119,12 +119,12 @@ static void write_slice(struct build *b, struct slice_out *so, const struct ss_g
 
 	/* the id: with one extent per group, slices go in id order from 1, so
 	 * SQLite's next rowid is it, and taking the next rowid is cheaper than
-	 * checking a given one; so it is in id order (by_id) but after a gap
-	 * (a group's chunk not filled) */
+	 * checking a given one. With chunks they go in id order too
+	 * (write_by_id), but for the gap a group's last chunk leaves */
 	if (b->ss.ids.rows) {
 		uint64_t id = idg_id(&b->ss.ids, &g->ids, ord);
 
-		if (so->by_id && id == so->last_id + 1)
+		if (id == so->last_id + 1)
 			bins_null(sb);
 		else
 			bins_i64(sb, (int64_t)id);
@@ -341,13 +341,13 @@ struct by_id_group {
  * Writes the rows of every group gone through (by_id), in id order: the
  * chunks of ids in the order they were reserved, each its group's next
  * rows, read on from where its last chunk stopped. Only the groups whose
- * chunks are under way hold a reader. 0, or -1 (out of memory, the scratch
- * file, or a bug: a chunk whose group is not known).
+ * chunks are under way hold a reader. 0, or -1 (out of memory, or the
+ * scratch file).
  */
 static int write_by_id(struct build *b, struct slice_out *so, struct ingest_opts_view *pv)
 {
 	const struct id_chunks *c = &b->ss.ids;
-	uint64_t k, nchunks = (c->next - 1) / c->rows, pos = 0;
+	uint64_t k, nchunks = idc_count(c), pos = 0;
 	uint32_t *owner = malloc((nchunks ? nchunks : 1) * sizeof(*owner));
 	struct by_id_group **at = calloc(so->ranges.len ? so->ranges.len : 1, sizeof(*at));
 	size_t i;
@@ -368,7 +368,7 @@ static int write_by_id(struct build *b, struct slice_out *so, struct ingest_opts
 		size_t j;
 
 		for (j = 0; j < g->ids.first.len; j++)
-			owner[(first[j] - 1) / c->rows] = (uint32_t)i;
+			owner[idc_of(c, first[j])] = (uint32_t)i;
 	}
 	for (k = 0; k < nchunks && rc == 0 && !b->cancel; k++) {
 		const struct depth_range *r;
