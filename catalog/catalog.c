@@ -209,7 +209,7 @@ static void rec_recover(struct catalog *c, struct trace_rec *r)
 	 * its ingest starts over, and the database it grew (and left, in WAL
 	 * mode) goes, whatever becomes of the trace */
 	if (r->state.status == TS_QUEUED || r->state.status == TS_INGESTING) {
-		cat_preview_drop_locked(c, r);
+		cat_preview_drop_locked(r);
 		if (r->state.stream[0] == '\0' && !c->shared_jobs) {
 			c->store.ops->local_path(&c->store, r->id, "trace.db", path, sizeof(path));
 			tracedb_remove(path);

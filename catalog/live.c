@@ -175,9 +175,8 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	return st;
 }
 
-void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r)
+void cat_preview_drop_locked(struct trace_rec *r)
 {
-	(void)c;
 	if (r->state.stream[0])
 		return;
 	if (r->live.preview == 1) /* what its commits told goes; a ready trace's own comes next */

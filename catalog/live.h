@@ -64,6 +64,6 @@ void cat_live_recover(struct catalog *c, struct trace_rec *r);
  * same hold as the status change that starts or ends the ingest): what its
  * commits showed is cleared, and its database is no more read until the
  * trace is ready. A live trace's own is left alone. */
-void cat_preview_drop_locked(struct catalog *c, struct trace_rec *r);
+void cat_preview_drop_locked(struct trace_rec *r);
 
 #endif

@@ -220,7 +220,7 @@ static int worker_finish(struct catalog *c, int64_t id, int rc, const struct ing
 	if (rc != INGEST_ECANCEL)
 		worker_counted(c, rc, res, seconds);
 	if ((r = cat_find(c, id)) != NULL)
-		cat_preview_drop_locked(c, r); /* before the state below: it clears what the commits told */
+		cat_preview_drop_locked(r); /* before the state below: it clears what the commits told */
 	if (r != NULL && rc == INGEST_ECANCEL && c->stop) {
 		rec_queue(r); /* shutting down: ingest again at the next start */
 		rec_stored(r, o.stored);
@@ -271,7 +271,7 @@ static void run_wait_store(struct catalog *c, int64_t id, const char *why)
 	fprintf(stderr, "trace-server: trace %" PRId64 " waits for the store: %s\n", id, why);
 	pthread_mutex_lock(&c->mu);
 	if ((r = cat_find(c, id)) != NULL) {
-		cat_preview_drop_locked(c, r);
+		cat_preview_drop_locked(r);
 		rec_queue(r);
 		cat_save(c, r, CATDB_STATE);
 	}
@@ -690,7 +690,7 @@ static void *worker_main(void *arg)
 				pthread_cond_timedwait(&c->worker->work, &c->mu, &until);
 			continue;
 		}
-		cat_preview_drop_locked(c, next); /* one left by an ingest a stop cut short */
+		cat_preview_drop_locked(next); /* one left by an ingest a stop cut short */
 		rec_start_ingest(next);
 		cat_save(c, next, CATDB_STATE);
 		snprintf(hint, sizeof(hint), "%s", next->state.format_hint);

@@ -15,9 +15,7 @@
 /* What the commits know of one group of the slice store. */
 struct cm_group {
 	uint64_t done;        /* ordinals 0 .. done - 1 are final and written */
-	int64_t max_dur;      /* the longest final one's end - ts */
-	int64_t prev_end;     /* where the last final one ends (INT64_MAX: never) */
-	int overlap;          /* a final one starts before the one before it ends */
+	struct depth_facts facts; /* of the final ones (write.h) */
 	int64_t last_ts;      /* the last final one's ts */
 	struct vec marks;     /* int64_t: the ts of ordinals 0, 1024, 2048 ... */
 	int open;             /* ordinal done is open, written as such this commit */
@@ -75,13 +73,6 @@ struct commit {
 	struct cm_flows flows; /* the arrows, written once their from-slice is final */
 };
 
-/* Where an item ends for the level of detail and the longest slice: an
- * open one at the trace's end (as write_range has it). */
-static int64_t item_end(const struct build *b, int64_t ts, int64_t dur)
-{
-	return dur < 0 ? (b->end_ns > ts ? b->end_ns : ts) : tracedb_slice_end(ts, dur);
-}
-
 /* ---- the level of detail's sink (lod.h): rows in place, items read back -- */
 
 static int sink_put(void *ctx, const struct lod_key *k, int level, int64_t first_bucket, int64_t last_bucket,
@@ -131,7 +122,7 @@ static void row_item(struct commit *c, sqlite3_stmt *st, struct lod_item *it)
 		}
 		return;
 	}
-	it->end = item_end(c->b, ts, sqlite3_column_int64(st, 1));
+	it->end = write_item_end(c->b, ts, sqlite3_column_int64(st, 1));
 	it->open = sqlite3_column_int64(st, 1) < 0;
 	it->name = (uint32_t)sqlite3_column_int64(st, 2);
 	it->cat = (uint32_t)sqlite3_column_int64(st, 3);
@@ -168,7 +159,7 @@ static const struct lod_item *store_items(struct commit *c, uint64_t first, size
 		if (!ss_read(&c->rd, &s))
 			return NULL;
 		*VEC_AT(&c->fetched, struct lod_item, c->fetched.len++) = (struct lod_item){
-			.ts = s.ts, .end = item_end(c->b, s.ts, s.dur), .name = s.name, .cat = s.cat, .open = s.dur < 0
+			.ts = s.ts, .end = write_item_end(c->b, s.ts, s.dur), .name = s.name, .cat = s.cat, .open = s.dur < 0
 		};
 	}
 	return c->fetched.data;
@@ -336,7 +327,7 @@ static struct cm_group *group_at(struct commit *c, uint32_t g)
 		if (x == NULL)
 			return NULL;
 		memset(x, 0, sizeof(*x));
-		x->prev_end = INT64_MIN;
+		depth_facts_init(&x->facts);
 		vec_init(&x->marks, sizeof(int64_t));
 		vec_init(&x->items, sizeof(struct lod_item));
 	}
@@ -401,7 +392,6 @@ static int take_journal(struct commit *c)
 		const struct ss_packed *j = VEC_AT(&c->journal, struct ss_packed, i);
 		struct cm_group *cg = group_at(c, j->group);
 		struct lod_item *it;
-		int64_t end;
 
 		if (cg == NULL || add_row(c, j->group, j->ord, &j->s) != 0 ||
 		    touch(&c->touched, &cg->touched, j->group) != 0)
@@ -414,17 +404,11 @@ static int take_journal(struct commit *c)
 				return -1;
 			*m = j->s.ts;
 		}
-		end = item_end(b, j->s.ts, j->s.dur);
-		if (end - j->s.ts > cg->max_dur)
-			cg->max_dur = end - j->s.ts;
-		if (j->s.ts < cg->prev_end)
-			cg->overlap = 1;
-		cg->prev_end = j->s.dur < 0 ? INT64_MAX : end;
 		cg->last_ts = j->s.ts;
 		cg->done = (uint64_t)j->ord + 1;
 		if ((it = vec_push(&cg->items)) == NULL)
 			return -1;
-		*it = (struct lod_item){ .ts = j->s.ts, .end = end, .name = j->s.name, .cat = j->s.cat, .open = j->s.dur < 0 };
+		*it = depth_facts_add(&cg->facts, b, j->s.ts, j->s.dur, j->s.name, j->s.cat);
 	}
 	c->journal.len = 0;
 	return 0;
@@ -575,24 +559,26 @@ static int queue_del(struct commit *c, const char *sql, int64_t a, int64_t b)
 	return rc;
 }
 
-/* The time marks of n items whose every 1024th ts is in marks and whose
- * last ts is last, as write_marks puts them; the bytes go to mb. */
+/* The ts of the ordinals time marks keep, of n items whose every 1024th ts
+ * is in marks and whose last ts is last (write_marks_of). */
+struct kept_marks {
+	const struct vec *marks; /* int64_t */
+	uint64_t n;
+	int64_t last;
+};
+
+static int64_t kept_ts(const void *ctx, uint64_t ord)
+{
+	const struct kept_marks *k = ctx;
+
+	return ord == k->n - 1 ? k->last : *VEC_AT(k->marks, int64_t, ord / TRACEDB_MARK_ROWS);
+}
+
 static int marks_put(struct vec *mb, const struct vec *marks, uint64_t n, int64_t last, size_t *off, size_t *len)
 {
-	uint64_t k, count = tracedb_marks(n);
-	int64_t prev = 0;
+	struct kept_marks k = { marks, n, last };
 
-	if (vec_reserve(mb, mb->len + (size_t)count * TRACEDB_MARK_MAX) != 0)
-		return -1;
-	*off = mb->len;
-	for (k = 0; k < count; k++) {
-		uint64_t ord = tracedb_mark_ord(n, k);
-		int64_t ts = ord == n - 1 ? last : *VEC_AT(marks, int64_t, ord / TRACEDB_MARK_ROWS);
-
-		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, ts);
-	}
-	*len = mb->len - *off;
-	return 0;
+	return write_marks_of(mb, n, kept_ts, &k, off, len);
 }
 
 /* One commit of a group's level of detail: its items from `from` on (the
@@ -621,8 +607,7 @@ static int group_lod(struct commit *c, struct lod_state *st, int *init, const st
 struct cm_depth {
 	uint32_t group;
 	uint64_t n;
-	int64_t max_dur;
-	int overlap;
+	struct depth_facts facts; /* the final ones', and the open one's */
 	size_t off, len;      /* its marks in the commit's marks bytes */
 };
 
@@ -639,21 +624,15 @@ static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_
 
 	d->group = gi;
 	d->n = cg->done + (cg->open != 0);
-	d->max_dur = cg->max_dur;
-	d->overlap = cg->overlap;
+	d->facts = cg->facts;
 	cg->touched = 0;
 	cg->was_open = cg->open;
 	if (d->n == 0)
 		return 0;
 	if (cg->open) {
-		int64_t end = item_end(b, cg->o.ts, -1);
-
-		if (end - cg->o.ts > d->max_dur)
-			d->max_dur = end - cg->o.ts;
-		if (cg->o.ts < cg->prev_end)
-			d->overlap = 1;
+		/* in this commit's facts, not the group's: it is not final */
+		open = depth_facts_add(&d->facts, b, cg->o.ts, -1, cg->o.name, cg->o.cat);
 		last = cg->o.ts;
-		open = (struct lod_item){ .ts = cg->o.ts, .end = end, .name = cg->o.name, .cat = cg->o.cat, .open = 1 };
 		if (cg->done % TRACEDB_MARK_ROWS == 0) { /* a mark of its own while it is open */
 			int64_t *m = vec_push(&cg->marks);
 
@@ -714,9 +693,9 @@ static int write_groups(struct commit *c)
 			continue;
 		bins_i64(&db, g->track + 1);
 		bins_i64(&db, g->depth);
-		bins_i64(&db, d->max_dur);
+		bins_i64(&db, d->facts.max_dur);
 		bins_i64(&db, (int64_t)d->n);
-		bins_i64(&db, !d->overlap);
+		bins_i64(&db, !d->facts.overlap);
 		bins_i64(&db, (int64_t)VEC_AT(&c->groups, struct cm_group, d->group)->lod_levels);
 		bins_blob(&db, (const uint8_t *)mb.data + d->off, (int)d->len);
 		bins_row(&db);

@@ -42,8 +42,7 @@ struct depth_range {
 	uint32_t group;
 	uint32_t track, depth;
 	uint64_t first, count; /* position of the first slice in writing order, number of slices */
-	int64_t max_dur;
-	int overlap;           /* some slice starts before the one before it ends */
+	struct depth_facts facts;
 	uint64_t lod_levels;   /* levels of detail stored (lod.h) */
 	size_t marks_off, marks_len; /* its time marks in the marks' bytes */
 };
@@ -171,9 +170,9 @@ static int write_depths(struct build *b, const struct depth_range *r, size_t n, 
 			t->max_depth = r[i].depth;
 		bins_i64(&db, r[i].track + 1);
 		bins_i64(&db, r[i].depth);
-		bins_i64(&db, r[i].max_dur);
+		bins_i64(&db, r[i].facts.max_dur);
 		bins_i64(&db, (int64_t)r[i].count);
-		bins_i64(&db, !r[i].overlap);
+		bins_i64(&db, !r[i].facts.overlap);
 		bins_i64(&db, (int64_t)r[i].lod_levels);
 		bins_blob(&db, (const uint8_t *)mb->data + r[i].marks_off, (int)r[i].marks_len);
 		bins_row(&db);
@@ -209,7 +208,6 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 	 * (commit.h): only the stack statistics and the arrows' ends are left */
 	struct lod_item *it = b->committed ? NULL : lod_items(&so->lw, r->count);
 	struct lod_key key = { r->track + 1, r->depth };
-	int64_t prev_end = INT64_MIN;
 	struct ss_reader rd;
 	struct ss_slice s;
 	uint64_t i;
@@ -221,22 +219,14 @@ static int write_range(struct build *b, struct slice_out *so, struct depth_range
 	else
 		ss_read_group(&rd, &b->ss, g);
 	stacks_group(b->stacks, r->track, r->depth, r->group, r->count);
+	depth_facts_init(&r->facts);
 	for (i = 0; i < r->count; i++) {
-		int64_t end;
-
 		if (!ss_read(&rd, &s)) {
 			ss_read_done(&rd);
 			return -1;
 		}
-		if (it != NULL) {
-			end = s.dur < 0 ? (b->end_ns > s.ts ? b->end_ns : s.ts) : tracedb_slice_end(s.ts, s.dur);
-			if (end - s.ts > r->max_dur)
-				r->max_dur = end - s.ts;
-			if (s.ts < prev_end)
-				r->overlap = 1;
-			prev_end = s.dur < 0 ? INT64_MAX : end;
-			it[i] = (struct lod_item){ .ts = s.ts, .end = end, .name = s.name, .cat = s.cat, .open = s.dur < 0 };
-		}
+		if (it != NULL)
+			it[i] = depth_facts_add(&r->facts, b, s.ts, s.dur, s.name, s.cat);
 		while (so->fc.head != NULL && so->fc.head->from.group == r->group && so->fc.head->from.ord == i)
 			flow_pass(b, &so->fc, tracedb_flow_from_ts(s.ts, s.dur));
 		if (!b->committed && !so->by_id) /* else a growing trace's commits wrote it

@@ -33,7 +33,8 @@ static int log_cmp(const void *a, const void *b)
 
 /* ---- writing ---------------------------------------------------------- */
 
-int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
+int write_marks_of(struct vec *mb, uint64_t n, int64_t (*ts_of)(const void *ctx, uint64_t ord), const void *ctx,
+		   size_t *off, size_t *len)
 {
 	uint64_t k, count = tracedb_marks(n);
 	int64_t prev = 0;
@@ -42,9 +43,19 @@ int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *o
 		return -1;
 	*off = mb->len;
 	for (k = 0; k < count; k++)
-		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, it[tracedb_mark_ord(n, k)].ts);
+		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, ts_of(ctx, tracedb_mark_ord(n, k)));
 	*len = mb->len - *off;
 	return 0;
+}
+
+static int64_t item_ts(const void *ctx, uint64_t ord)
+{
+	return ((const struct lod_item *)ctx)[ord].ts;
+}
+
+int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len)
+{
+	return write_marks_of(mb, n, item_ts, it, off, len);
 }
 
 /* Writes an arg set through the arguments' writer (args.h). */
@@ -276,7 +287,7 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 		return;
 	}
 	it->ts = r->ts;
-	it->end = end < 0 ? (b->end_ns > r->ts ? b->end_ns : r->ts) : end;
+	it->end = end < 0 ? write_item_end(b, r->ts, -1) : end;
 	it->open = end < 0;
 	it->name = r->row + 1; /* the thread row stands in for a name */
 }

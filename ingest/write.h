@@ -14,6 +14,52 @@
  * mb, a vec of bytes, and notes where in *off and *len; -1 when out of
  * memory. */
 int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *off, size_t *len);
+/* The same, of n rows whose ts the caller gives by ordinal: ts_of(ctx, ord)
+ * is asked only of the ordinals marks keep. write_marks is this over an
+ * array of items; a growing trace's commits keep only those ordinals. */
+int write_marks_of(struct vec *mb, uint64_t n, int64_t (*ts_of)(const void *ctx, uint64_t ord), const void *ctx,
+		   size_t *off, size_t *len);
+
+/* Where a slice (or a cpu run) ends for the level of detail and the
+ * longest: one that never ended (dur < 0) lasts to the trace's end, or to
+ * its own start when that is later (a trace whose end is not known yet). */
+static inline int64_t write_item_end(const struct build *b, int64_t ts, int64_t dur)
+{
+	return dur < 0 ? (b->end_ns > ts ? b->end_ns : ts) : tracedb_slice_end(ts, dur);
+}
+
+/* A (track, depth) group's facts in its row of track_depths
+ * (schema/trace.sql), taken slice after slice in ordinal order: the
+ * longest (an open one up to the trace's end), and whether one starts
+ * before the one before it ends (then it is not disjoint). The batch
+ * (slicewrite.c) and a growing trace's commits (commit.c) both keep them
+ * so. */
+struct depth_facts {
+	int64_t max_dur;
+	int64_t prev_end;  /* where the last one ends; INT64_MAX: never; INT64_MIN: none yet */
+	int overlap;
+};
+
+static inline void depth_facts_init(struct depth_facts *f)
+{
+	f->max_dur = 0;
+	f->prev_end = INT64_MIN;
+	f->overlap = 0;
+}
+
+/* Takes the next slice into f; its level-of-detail item (lod.h). */
+static inline struct lod_item depth_facts_add(struct depth_facts *f, const struct build *b, int64_t ts, int64_t dur,
+					      uint32_t name, uint32_t cat)
+{
+	int64_t end = write_item_end(b, ts, dur);
+
+	if (end - ts > f->max_dur)
+		f->max_dur = end - ts;
+	if (ts < f->prev_end)
+		f->overlap = 1;
+	f->prev_end = dur < 0 ? INT64_MAX : end;
+	return (struct lod_item){ .ts = ts, .end = end, .name = name, .cat = cat, .open = dur < 0 };
+}
 /* Reports rows written; a cancel request sticks in b->cancel, which it
  * returns. */
 int write_progress(struct build *b, struct ingest_opts_view *v, uint64_t done);
