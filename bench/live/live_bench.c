@@ -26,7 +26,9 @@
  * offset being sent to it being visible), how many of the watcher's polls
  * found the view beginning at byte 0 (`stream.from_byte`: the whole
  * history; issue 41 wants all of them) and the furthest it began, viewport p50/p99 (each sample
- * one request, from sent to its whole reply received), the largest RSS
+ * one request, from sent to its whole reply received; also each zoom's
+ * alone, the window being the trace's length over 1, 2, 4 ... 2048: a
+ * zoomed-out reply holds thousands of items), the largest RSS
  * early and late and their ratio (late / early). Figures, not pass/fail.
  */
 #include <inttypes.h>
@@ -37,7 +39,7 @@
 
 #include "../../tests/server_util.h"
 
-enum { MARK = 256 * 1024, MAX_MARKS = 1 << 20, MAX_VIEWS = 1 << 18 };
+enum { MARK = 256 * 1024, MAX_MARKS = 1 << 20, MAX_VIEWS = 1 << 18, ZOOMS = 12 };
 
 static struct {
 	int port;
@@ -51,6 +53,7 @@ static struct {
 	double *sent_at; /* mark i: when bytes (i + 1) * MARK had been sent */
 	double *seen_at; /* mark i: when they were first visible */
 	double *views;
+	unsigned char *zooms; /* views[i]'s zoom: its window is the trace's length >> zooms[i] */
 	_Atomic size_t nviews;
 	double sent_secs;
 	_Atomic int ending; /* the sender is about to end the body: stop sampling */
@@ -230,6 +233,7 @@ static void *viewer(void *arg)
 		cJSON *t;
 		int64_t end, start, span, res;
 		double t0, dt;
+		unsigned zoom;
 		int ok;
 
 		snprintf(path, sizeof(path), "/api/traces/%" PRId64, atomic_load(&B.id));
@@ -241,7 +245,8 @@ static void *viewer(void *arg)
 			continue;
 		}
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-		span = end >> (rng % 12);
+		zoom = (unsigned)(rng % ZOOMS);
+		span = end >> zoom;
 		if (span < 1000)
 			span = 1000;
 		start = (int64_t)((rng >> 12) % (uint64_t)(end - span + 1 > 0 ? end - span + 1 : 1));
@@ -256,8 +261,12 @@ static void *viewer(void *arg)
 		t0 = su_now();
 		ok = su_request(B.port, &q, &r, 60000) == 0;
 		dt = su_now() - t0;
-		if (ok && r.status == 200 && atomic_load(&B.nviews) < MAX_VIEWS)
-			B.views[atomic_fetch_add(&B.nviews, 1)] = dt * 1e3;
+		if (ok && r.status == 200 && atomic_load(&B.nviews) < MAX_VIEWS) {
+			size_t k = atomic_fetch_add(&B.nviews, 1);
+
+			B.views[k] = dt * 1e3;
+			B.zooms[k] = (unsigned char)zoom;
+		}
 		if (ok)
 			su_resp_free(&r);
 	}
@@ -293,6 +302,11 @@ int main(int argc, char **argv)
 	B.sent_at = calloc(MAX_MARKS, sizeof(double));
 	B.seen_at = calloc(MAX_MARKS, sizeof(double));
 	B.views = calloc(MAX_VIEWS, sizeof(double));
+	B.zooms = calloc(MAX_VIEWS, 1);
+	if (B.sent_at == NULL || B.seen_at == NULL || B.views == NULL || B.zooms == NULL) {
+		fprintf(stderr, "live_bench: out of memory\n");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	B.t0 = su_now();
 	early_at = B.seconds >= 360 ? 60 : B.seconds / 6;
@@ -336,6 +350,21 @@ int main(int argc, char **argv)
 	       "the last (target: byte 0 throughout: %s)\n",
 	       B.polls_whole, B.polls, B.from_max / 1e6, B.from_last / 1e6,
 	       B.polls > 0 && B.polls_whole == B.polls ? "met" : "MISSED");
+	{
+		/* each zoom's alone first (pct sorts what it is given), then all */
+		size_t n = atomic_load(&B.nviews), z, k, m;
+		double *zv = malloc((n ? n : 1) * sizeof(*zv));
+
+		printf("viewport by zoom (window = the trace's length >> z; requests, p50, p99 ms):");
+		for (z = 0; zv != NULL && z < ZOOMS; z++) {
+			for (k = m = 0; k < n; k++)
+				if (B.zooms[k] == z)
+					zv[m++] = B.views[k];
+			printf("%s z%zu %zu %.1f %.1f", z ? "," : "", z, m, pct(zv, m, 0.5), pct(zv, m, 0.99));
+		}
+		printf("\n");
+		free(zv);
+	}
 	printf("viewport:   %zu requests on the growing trace; p50 %.2f ms, p99 %.2f ms (target: p99 <= 20 ms)\n",
 	       atomic_load(&B.nviews), pct(B.views, atomic_load(&B.nviews), 0.5),
 	       pct(B.views, atomic_load(&B.nviews), 0.99));
