@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 30
 FXT_DECODER_SRC = ingest/fxt.c ingest/model.c ingest/runsort.c ingest/spill.c ingest/behind.c ingest/util.c
 XRAY_DECODER_SRC = ingest/xray.c ingest/symbols.c ingest/model.c ingest/runsort.c ingest/spill.c ingest/behind.c ingest/util.c
 INGEST_SRC = ingest/util.c ingest/model.c ingest/fxt.c ingest/xray.c ingest/symbols.c \
-	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/behind.c ingest/runsort.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/slicewrite.c ingest/names.c ingest/stacks.c ingest/build.c ingest/commit.c ingest/commit_flows.c ingest/dbwriter.c \
+	ingest/args.c ingest/fxtrec.c ingest/resolve.c ingest/spill.c ingest/behind.c ingest/runsort.c ingest/sorter.c ingest/match.c ingest/slicestore.c ingest/extents.c ingest/write.c ingest/slicewrite.c ingest/names.c ingest/stacks.c ingest/build.c ingest/commit.c ingest/commit_flows.c ingest/commit_sched.c ingest/dbwriter.c \
 	ingest/lod.c ingest/ingest.c ingest/child.c ingest/grow.c
 QUERY_SRC = query/query.c query/cursor.c query/window.c query/slices.c query/slice.c query/counters.c query/sched.c \
 	query/lists.c query/keymap.c query/stats.c query/sql.c query/extents.c query/column.c query/export.c query/area.c query/flame.c query/overview.c query/search.c \

@@ -125,7 +125,7 @@ struct build *model_build_open(struct model *m, struct sorter *so, struct dbwrit
 		b->point_chunks.next = 1;
 		ss_extents(&b->ss, o->extent_rows);
 	}
-	if (o && o->extent_rows && (o->commit_every || o->growing) && !m->by_thread) {
+	if (build_commits(o) && !m->by_thread) {
 		if ((b->commit = commit_new(b)) == NULL) {
 			build_fini(b);
 			free(j);
@@ -133,6 +133,11 @@ struct build *model_build_open(struct model *m, struct sorter *so, struct dbwrit
 		}
 		b->commit_every = o->commit_every;
 		b->commit_rows = o->commit_rows;
+	}
+	if (b->commit == NULL && m->sched_keep) { /* no commit takes them */
+		m->sched_keep = 0;
+		vec_fini(&m->sched_grown);
+		vec_init(&m->sched_grown, sizeof(struct mdl_sched));
 	}
 	if (o)
 		b->stack_nodes = o->stack_nodes;

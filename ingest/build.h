@@ -152,6 +152,10 @@ struct build {
 				* write but do not COMMIT, which it does once, after
 				* what undoes its changes is kept */
 	int64_t matched_ts;    /* the time of the last event matched (its logs go as far) */
+	uint32_t grown_cpu_first, grown_cpu_n; /* the cpu tracks (ids) a growing trace's
+				* last commit wrote for its runs so far
+				* (commit_sched.h), which the write stage
+				* removes before it writes them all */
 	struct matcher *mt;    /* match.c's state, between build_match_begin
 				* and build_match_end */
 	size_t kobjs_done;     /* m->kobjs indexed so far (build_kobjs) */
@@ -211,6 +215,14 @@ int build_threads(struct build *b);
 int build_threads_final(struct build *b);
 /* The track for proto's kind and the keys, made from proto when new; sets
  * b->oom (and returns 0) when out of memory. */
+/* Whether a build with options o commits as it matches (commit.h): a
+ * growing trace's, or one told to commit every so many events; the
+ * decoder then keeps what the commits take (model.sched_keep). */
+static inline int build_commits(const struct ingest_opts *o)
+{
+	return o != NULL && o->extent_rows && (o->commit_every || o->growing);
+}
+
 uint32_t build_track(struct build *b, struct btrack *proto, uint64_t k1, uint64_t k2, uint64_t k3);
 /* The thread track of a thread row, made when new. */
 uint32_t build_thread_track(struct build *b, uint32_t row);

@@ -8,6 +8,7 @@
 #include "../tracedb/tracedb.h"
 #include "commit.h"
 #include "commit_flows.h"
+#include "commit_sched.h"
 #include "extents.h"
 #include "lod.h"
 #include "write.h"
@@ -71,6 +72,7 @@ struct commit {
 	struct vec fetched;   /* struct lod_item: the items handed to the builder */
 	struct logs_grown logs; /* the logs written, and those waiting (write.h) */
 	struct cm_flows flows; /* the arrows, written once their from-slice is final */
+	struct cm_sched sched; /* the cpu runs so far (commit_sched.h) */
 };
 
 /* ---- the level of detail's sink (lod.h): rows in place, items read back -- */
@@ -259,6 +261,7 @@ struct commit *commit_new(struct build *b)
 	vec_init(&c->fetched, sizeof(struct lod_item));
 	vec_init(&c->logs.pending, sizeof(struct mdl_log));
 	cmf_init(&c->flows);
+	cms_init(&c->sched, b->extent_rows);
 	c->sink.ctx = c;
 	c->sink.put = sink_put;
 	c->sink.drop = sink_drop;
@@ -308,6 +311,7 @@ void commit_free(struct commit *c)
 	vec_fini(&c->fetched);
 	vec_fini(&c->logs.pending);
 	cmf_fini(&c->flows);
+	cms_fini(&c->sched);
 	vec_fini(&c->journal);
 	vec_fini(&c->points);
 	vec_fini(&c->groups);
@@ -542,23 +546,6 @@ static int write_rows(struct commit *c)
 	return bins_fini(&sb);
 }
 
-/* Runs sql with two integers bound, in queue order. */
-static int queue_del(struct commit *c, const char *sql, int64_t a, int64_t b)
-{
-	struct dbw_stmt *st = dbw_prepare(c->b->s, sql);
-	struct bins_val v[2] = { { 0 } };
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	v[0].type = v[1].type = SQLITE_INTEGER;
-	v[0].i = a;
-	v[1].i = b;
-	rc = dbw_submit(c->b->s, st, v, 2, NULL);
-	dbw_finalize(c->b->s, st);
-	return rc;
-}
-
 /* The ts of the ordinals time marks keep, of n items whose every 1024th ts
  * is in marks and whose last ts is last (write_marks_of). */
 struct kept_marks {
@@ -700,8 +687,8 @@ static int write_groups(struct commit *c)
 		bins_blob(&db, (const uint8_t *)mb.data + d->off, (int)d->len);
 		bins_row(&db);
 		/* a group's extents are written again whole: its last one grew */
-		rc = bins_flush(&eb) | queue_del(c, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", g->track + 1,
-						 g->depth);
+		rc = bins_flush(&eb) |
+		     dbw_queue_sql2(b->s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", g->track + 1, g->depth);
 		extents_write(&eb, g->track + 1, g->depth, &b->ss.ids, &g->ids, 0, d->n);
 	}
 	rc |= bins_fini(&db);
@@ -792,7 +779,7 @@ static int write_points(struct commit *c)
 			rc = group_lod(c, &ct->lod, &ct->lod_init, &key, 1, &ct->items, NULL, from, &t->lod_levels);
 		}
 		if (rc == 0)
-			rc = queue_del(c, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", (int64_t)ti + 1, 0);
+			rc = dbw_queue_sql2(b->s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", (int64_t)ti + 1, 0);
 		if (rc == 0) {
 			extents_write(&eb, (int64_t)ti + 1, 0, &b->point_chunks, ids, 0, ct->count);
 			rc = bins_flush(&eb);
@@ -831,9 +818,11 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		return rc || b->oom ? -1 : 0;
 	}
 	rc = rc ? rc : take_open(c);
+	rc = rc ? rc : cms_clear(&c->sched, b); /* before tracks made since write under their ids */
 	rc = rc ? rc : write_rows(c);
 	rc = rc ? rc : write_groups(c);
 	rc = rc ? rc : write_points(c);
+	rc = rc ? rc : cms_write(&c->sched, b, b->matched_ts); /* after write_points, which empties track_marks */
 	rc = rc ? rc : cmf_write(&c->flows, b);
 	rc = rc ? rc : argw_flush(&b->args);
 	rc = rc ? rc : write_logs_growing(b, &c->logs, b->matched_ts);
@@ -852,7 +841,12 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		b->res->counts.slices = n;
 		b->res->counts.flows = c->flows.written;
 	}
-	rc = rc ? rc : write_small_tables(b, 1);
+	if (rc == 0 && cms_tracks_push(&c->sched, b) == 0) {
+		rc = write_small_tables(b, 1);
+		cms_tracks_pop(&c->sched, b);
+	} else {
+		rc = -1;
+	}
 	/* a pause's layer commits once, its undo kept first: a layer killed
 	 * after a COMMIT of its own and before its undo was written would
 	 * leave changes nothing undoes (ingest_stream_pause) */

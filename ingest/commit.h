@@ -15,6 +15,8 @@
  *     of detail, time marks), extents, and the level of detail;
  *   - counter points made since, with their tracks' extents, marks and
  *     level of detail;
+ *   - the arrows whose from-slice is final (commit_flows.h), the logs up to
+ *     the time matched, and the cpu runs so far (commit_sched.h);
  *   - strings new since, and the small tables whole (threads, processes,
  *     tracks, providers, diagnostics, meta).
  *
@@ -24,10 +26,11 @@
  * them.
  *
  * What waits for the end (commit_end, then the build's write stage in its
- * committed mode): flows, scheduling, logs, objects, blobs, the profiler's
- * records, the name index and statistics, and the stack statistics
- * (track_names, track_stacks). They read the whole trace, or take ids (arg
- * sets of objects) after every slice's.
+ * committed mode): objects, blobs, the profiler's records, the name index
+ * and statistics, and the stack statistics (track_names, track_stacks).
+ * They read the whole trace, or take ids (arg sets of objects) after every
+ * slice's. The end also writes the arrows not written yet (commit_flows.h)
+ * and writes every log and every cpu run again, as a file's ingest does.
  */
 #ifndef INGEST_COMMIT_H
 #define INGEST_COMMIT_H

@@ -564,16 +564,31 @@ int dbw_release(struct dbwriter *s, void *p)
 	return 0;
 }
 
-int dbw_queue_sql(struct dbwriter *s, const char *sql)
+/* Queues one run of sql with n (0 to 2) integers bound. */
+static int queue_sql(struct dbwriter *s, const char *sql, int n, int64_t a, int64_t b)
 {
 	struct dbw_stmt *st = dbw_prepare(s, sql);
+	struct bins_val v[2] = { { 0 } };
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	rc = dbw_submit(s, st, NULL, 0, NULL);
+	v[0].type = v[1].type = SQLITE_INTEGER;
+	v[0].i = a;
+	v[1].i = b;
+	rc = dbw_submit(s, st, n ? v : NULL, n, NULL);
 	dbw_finalize(s, st);
 	return rc;
+}
+
+int dbw_queue_sql(struct dbwriter *s, const char *sql)
+{
+	return queue_sql(s, sql, 0, 0, 0);
+}
+
+int dbw_queue_sql2(struct dbwriter *s, const char *sql, int64_t a, int64_t b)
+{
+	return queue_sql(s, sql, 2, a, b);
 }
 
 int dbw_commit(struct dbwriter *s)

@@ -158,6 +158,8 @@ int dbw_release(struct dbwriter *s, void *p);
 /* Queues one run of a statement without values (a DELETE, COMMIT, BEGIN):
  * it runs in queue order on the writer thread. 0, or -1 (out of memory). */
 int dbw_queue_sql(struct dbwriter *s, const char *sql);
+/* The same with two integers bound, ?1 and ?2. */
+int dbw_queue_sql2(struct dbwriter *s, const char *sql, int64_t a, int64_t b);
 int dbw_index(struct dbwriter *s);
 /* Stops the writer thread and closes the database. */
 void dbw_close(struct dbwriter *s);

@@ -327,6 +327,7 @@ static int stream_begin(struct ingest_stream *s)
 		model_fini(&s->m);
 		return INGEST_ENOMEM;
 	}
+	s->m.sched_keep = build_commits(&s->o);
 	if (!s->tmp[0])
 		return INGEST_OK;
 	s->so = sorter_attach(&s->m, s->dir, s->o.sort_budget ? s->o.sort_budget : SORTER_BUDGET);

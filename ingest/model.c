@@ -35,6 +35,7 @@ int model_init(struct model *m)
 	vec_init(&m->args, sizeof(struct mdl_arg));
 	vec_init(&m->bytes, 1);
 	rs_init(&m->sched, sizeof(struct mdl_sched), sched_cmp);
+	vec_init(&m->sched_grown, sizeof(struct mdl_sched));
 	vec_init(&m->logs, sizeof(struct mdl_log));
 	vec_init(&m->kobjs, sizeof(struct mdl_kobj));
 	vec_init(&m->uobjs, sizeof(struct mdl_uobj));
@@ -79,6 +80,7 @@ void model_fini(struct model *m)
 	vec_fini(&m->args);
 	vec_fini(&m->bytes);
 	rs_fini(&m->sched);
+	vec_fini(&m->sched_grown);
 	vec_fini(&m->logs);
 	vec_fini(&m->kobjs);
 	vec_fini(&m->uobjs);
@@ -274,6 +276,13 @@ int model_sched(struct model *m, const struct mdl_sched *s)
 		return -1;
 	*out = *s;
 	out->seq = m->seq++;
+	if (m->sched_keep) {
+		struct mdl_sched *g = vec_push(&m->sched_grown);
+
+		if (g == NULL)
+			return -1;
+		*g = *out;
+	}
 	if (m->sched.count == 1 || s->ts < m->sched_first)
 		m->sched_first = s->ts;
 	if (m->sched.count == 1 || s->ts > m->sched_last)

@@ -208,6 +208,9 @@ struct model {
 			     * spilled to a scratch file, so that they take a
 			     * buffer's memory whatever the trace's size */
 	int64_t sched_first, sched_last; /* their time range, once sched.count > 0 */
+	int sched_keep;     /* a growing trace's: each is also appended to sched_grown */
+	struct vec sched_grown; /* struct mdl_sched decoded since a growing trace's
+			     * last commit took them (commit_sched.h) */
 	struct vec logs;    /* struct mdl_log */
 	struct vec kobjs;   /* struct mdl_kobj, file order */
 	struct vec uobjs;   /* struct mdl_uobj */

@@ -236,12 +236,45 @@ static int write_flows(struct build *b)
 
 static const char *const thread_states[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
 
-struct cpu_run {
-	int open;
-	int64_t ts;
-	uint32_t row; /* thread row */
-	int32_t priority;
-};
+int cpu_run_switch(const struct build *b, struct cpu_run *run, const struct mdl_sched *x, struct cpu_run *ended,
+		   const char **state)
+{
+	int closed = run->open;
+
+	if (closed) {
+		*ended = *run;
+		*state = x->out_state < 6 ? thread_states[x->out_state] : "unknown";
+	}
+	run->open = !x->in_idle;
+	run->ts = x->ts;
+	run->row = b->row_of[x->in_thread];
+	run->priority = x->in_priority;
+	run->id = 0;
+	return closed;
+}
+
+void write_sched_row(struct bins *sb, const struct build *b, uint64_t id, uint16_t cpu, const struct cpu_run *r,
+		     int64_t end, const char *state)
+{
+	const struct thread_row *t = VEC_AT(&b->rows, struct thread_row, r->row);
+
+	if (id)
+		bins_i64(sb, (int64_t)id);
+	else
+		bins_null(sb); /* SQLite's next rowid */
+	bins_i64(sb, cpu);
+	bins_i64(sb, r->ts);
+	bins_i64(sb, end < 0 ? -1 : end - r->ts);
+	bins_i64(sb, r->row + 1);
+	bins_i64(sb, (int64_t)t->pid);
+	bins_i64(sb, (int64_t)t->tid);
+	bins_i64(sb, r->priority);
+	if (state)
+		bins_text(sb, state, -1);
+	else
+		bins_null(sb);
+	bins_row(sb);
+}
 
 /* What write_sched carries from row to row of one cpu. */
 struct sched_out {
@@ -256,32 +289,13 @@ struct sched_out {
 static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const struct cpu_run *r, int64_t end,
 		      const char *state)
 {
-	struct thread_row *t = VEC_AT(&b->rows, struct thread_row, r->row);
-	struct bins *sb = &o->rows;
 	struct lod_item *it;
+	uint64_t id = 0;
 
 	++b->res->counts.sched;
-	if (o->chunks.rows) {
-		uint64_t id = idg_take(&o->chunks, &o->ids);
-
-		if (id == 0)
-			b->oom = 1;
-		bins_i64(sb, (int64_t)id);
-	} else {
-		bins_null(sb); /* = counts.sched, the next rowid */
-	}
-	bins_i64(sb, cpu);
-	bins_i64(sb, r->ts);
-	bins_i64(sb, end < 0 ? -1 : end - r->ts);
-	bins_i64(sb, r->row + 1);
-	bins_i64(sb, (int64_t)t->pid);
-	bins_i64(sb, (int64_t)t->tid);
-	bins_i64(sb, r->priority);
-	if (state)
-		bins_text(sb, state, -1);
-	else
-		bins_null(sb);
-	bins_row(sb);
+	if (o->chunks.rows && (id = idg_take(&o->chunks, &o->ids)) == 0)
+		b->oom = 1;
+	write_sched_row(&o->rows, b, id, cpu, r, end, state);
 	if ((it = vec_push(&o->runs)) == NULL) {
 		b->oom = 1;
 		return;
@@ -295,12 +309,11 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 /* Closes the run on the cpu (if any) at a switch and opens the next one. */
 static void cpu_switch(struct build *b, struct sched_out *o, struct cpu_run *run, const struct mdl_sched *x)
 {
-	if (run->open)
-		sched_row(b, o, x->cpu, run, x->ts, x->out_state < 6 ? thread_states[x->out_state] : "unknown");
-	run->open = !x->in_idle;
-	run->ts = x->ts;
-	run->row = b->row_of[x->in_thread];
-	run->priority = x->in_priority;
+	struct cpu_run ended;
+	const char *state;
+
+	if (cpu_run_switch(b, run, x, &ended, &state))
+		sched_row(b, o, x->cpu, &ended, x->ts, state);
 }
 
 /* The cpu's track: where its rows lie and the level of detail of its runs. */
@@ -354,6 +367,7 @@ static int write_sched(struct build *b)
 		goto out_lod;
 	if (bins_init(&o.extents, b->s, "extents", 5) != 0)
 		goto out_rows;
+	b->res->counts.sched = 0; /* not the runs a growing trace's commits wrote */
 	rc = rs_finish(&b->m->sched);
 	while (rc == 0 && (x = rs_next(&b->m->sched)) != NULL) {
 		if (cpu >= 0 && x->cpu != cpu) {
@@ -851,6 +865,15 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 
 	if (slices_order(b) != 0) /* slice ids from here on */
 		return -1;
+	/* the runs a growing trace's commits wrote, and their cpu tracks'
+	 * extents under ids that tracks made since may take: write_sched
+	 * writes them all, in their places */
+	if (b->grown_cpu_n > 0 &&
+	    (dbw_queue_sql(b->s, "DELETE FROM main.sched") != 0 ||
+	     dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
+			    (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0))
+		return -1;
+	b->grown_cpu_n = 0;
 	name_index_start(&ni, b);
 	/* counter points first and flows right after the slices, each
 	 * merged from their runs and freed once written */

@@ -88,6 +88,28 @@ struct logs_grown {
  * late), after those written before; the end's build_write makes them
  * all again, so that a late one is in its place. 0, or -1. */
 int write_logs_growing(struct build *b, struct logs_grown *g, int64_t upto);
+/* The run of a thread on a cpu (Meaning 8): a context switch on the cpu
+ * starts the incoming thread's run (none for the idle thread), and the next
+ * switch on it ends that run with the switch's outgoing state. The batch
+ * (write_sched) and a growing trace's commits (commit_sched.h) both take
+ * switches so, a cpu's in (ts, seq) order. */
+struct cpu_run {
+	int open;          /* a thread runs (else the cpu is idle, or none came yet) */
+	int64_t ts;
+	uint32_t row;      /* its thread row */
+	int32_t priority;
+	uint64_t id;       /* its row's id, for those who reserve it as the run starts (0 else) */
+};
+
+/* Takes switch x on run's cpu: returns 1, with the run it ended in *ended
+ * and that run's end_state in *state, when a thread's run ended; 0 else. */
+int cpu_run_switch(const struct build *b, struct cpu_run *run, const struct mdl_sched *x, struct cpu_run *ended,
+		   const char **state);
+/* A run's row of table sched to sb (9 columns): id 0 for SQLite's next
+ * rowid; end < 0 for a run still on the cpu (dur -1, end_state NULL). */
+void write_sched_row(struct bins *sb, const struct build *b, uint64_t id, uint16_t cpu, const struct cpu_run *r,
+		     int64_t end, const char *state);
+
 /* Writes threads, processes, tracks, providers, diagnostics and meta whole
  * (again: each emptied first, as a growing trace's commits write them);
  * 0, or -1 as build_write. */

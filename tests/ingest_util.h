@@ -331,6 +331,19 @@ static inline void t_check_commit(const char *db_path)
 		{ "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
 		  "message_id NOT IN (SELECT id FROM strings)",
 		  "a log's thread or message is not there" },
+		{ "SELECT count(*) FROM sched s WHERE NOT EXISTS (SELECT 1 FROM tracks t JOIN extents e ON e.track_id = t.id "
+		  "AND e.depth = 0 WHERE t.kind = 'cpu' AND t.cpu = s.cpu AND s.id BETWEEN e.first_id AND "
+		  "e.first_id + e.count - 1)",
+		  "a cpu run lies outside its cpu track's extents" },
+		{ "SELECT count(*) FROM tracks t WHERE kind = 'cpu' AND (SELECT count(*) FROM sched s WHERE s.cpu = t.cpu) != "
+		  "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = t.id AND e.depth = 0)",
+		  "a cpu track's extents do not add up to its runs" },
+		{ "SELECT count(*) FROM sched WHERE thread_id NOT IN (SELECT id FROM threads)",
+		  "a cpu run's thread is not there" },
+		{ "SELECT count(*) FROM extents e WHERE NOT EXISTS (SELECT 1 FROM tracks t WHERE t.id = e.track_id AND "
+		  "(t.kind IN ('cpu', 'counter') OR EXISTS (SELECT 1 FROM track_depths d WHERE d.track_id = e.track_id "
+		  "AND d.depth = e.depth)))",
+		  "extents of no group" },
 		{ "SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM slices s WHERE s.id = f.from_slice_id AND "
 		  "s.dur >= 0 AND s.ts + s.dur = f.from_ts)",
 		  "an arrow's from-slice is not there, not final, or does not end where the arrow starts" },

@@ -32,7 +32,7 @@ static void write_random_roots(const char *path, uint64_t seed, int events, int 
 {
 	static const char *const names[] = { "a", "b", "c", "draw", "layout", "io" };
 	struct fxtw w;
-	uint64_t r = seed, now[6] = { 0 };
+	uint64_t r = seed, now[6] = { 0 }, on_cpu[3] = { 0 };
 	int depth[6] = { 0 }, i;
 
 	t_open(&w);
@@ -68,6 +68,19 @@ static void write_random_roots(const char *path, uint64_t seed, int events, int 
 			fxtw_async(&w, 5 + (unsigned)(xorshift64(&r) % 3), t, C, FXTW_INL("op"), ts, xorshift64(&r) % 5, NULL, 0);
 		} else if (k == 16) {
 			fxtw_log(&w, t, ts, "hello");
+		} else if (k == 17) {
+			/* the thread comes onto one of 3 cpus (now and then the
+			 * idle thread, weight INT32_MIN), from the one there:
+			 * switches out of time order across threads, as the
+			 * blocks are */
+			uint16_t cpu = (uint16_t)(xorshift64(&r) % 3);
+			int idle = xorshift64(&r) % 5 == 0;
+			struct fxtw_arg wt = fxtw_arg_i32(FXTW_INL("incoming_weight"),
+							  idle ? INT32_MIN : (int32_t)(xorshift64(&r) % 64));
+
+			fxtw_context_switch(&w, cpu, 2 + (unsigned)(xorshift64(&r) % 2), ts, on_cpu[cpu],
+					    idle ? 0 : 10 + (uint64_t)th, &wt, 1);
+			on_cpu[cpu] = idle ? 0 : 10 + (uint64_t)th;
 		} else {
 			fxtw_instant(&w, t, C, FXTW_INL("tick"), ts, NULL, 0);
 		}
@@ -158,6 +171,25 @@ static int64_t t_max(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+/* The cpu runs that a commit of the growing trace at path shows ended but
+ * that the finished trace (final) does not hold: none, as its switches came
+ * in time order on each cpu (commit_sched.h). */
+static int64_t t_runs_not_final(const char *path, const char *final)
+{
+	char sql[512];
+	sqlite3 *db;
+	int64_t n;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	snprintf(sql, sizeof(sql), "ATTACH '%s' AS f", final);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	n = scalar(db, "SELECT count(*) FROM (SELECT cpu, ts, dur, pid, tid, priority, end_state FROM main.sched "
+		       "WHERE dur >= 0 EXCEPT SELECT cpu, ts, dur, pid, tid, priority, end_state FROM f.sched)");
+	sqlite3_close(db);
+	return n;
+}
+
 /* A stream fed in random pieces, committed at random points: each commit
  * reads whole, and the end is the batch's. On odd seeds the commits are
  * queued (ingest_stream_commit_queued), and looked at once published: at
@@ -179,7 +211,7 @@ static void t_growing_stream(void **state)
 		uint8_t *bytes;
 		size_t n, off = 0;
 		int commits = 0, queued = (int)(seed % 2), pending = 0;
-		int64_t arrows = 0; /* the most a commit held */
+		int64_t arrows = 0, runs = 0; /* the most a commit held */
 		uint64_t ticket = 0;
 
 		r = seed * 104729;
@@ -214,6 +246,8 @@ static void t_growing_stream(void **state)
 						assert_int_equal(seen, 1);
 						t_check_commit(b);
 						arrows = t_max(arrows, t_count(b, "flows"));
+						runs = t_max(runs, t_count(b, "sched"));
+						assert_int_equal(t_runs_not_final(b, a), 0);
 					} else if (committed) {
 						pending = 1;
 					}
@@ -222,6 +256,8 @@ static void t_growing_stream(void **state)
 					if (committed) {
 						t_check_commit(b);
 						arrows = t_max(arrows, t_count(b, "flows"));
+						runs = t_max(runs, t_count(b, "sched"));
+						assert_int_equal(t_runs_not_final(b, a), 0);
 					}
 				}
 				commits += committed;
@@ -229,6 +265,7 @@ static void t_growing_stream(void **state)
 		}
 		assert_true(commits > 0);
 		assert_true(arrows > 0);
+		assert_true(runs > 0); /* cpu runs before the end (commit_sched.h) */
 		assert_int_equal(ingest_stream_end(s), INGEST_OK);
 		ingest_stream_free(s);
 		free(bytes);

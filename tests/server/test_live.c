@@ -589,14 +589,16 @@ static cJSON *wait_committed(int64_t id, uint64_t bytes)
  * first begins (time 0), late for any window: from there the trace is
  * ingested again and its view shows that as it catches up (ingest.h), so
  * the pieces looked at are those before it. Flow arrows are there before
- * the end, every one from a slice that ended (commit_flows.h). */
+ * the end, every one from a slice that ended (commit_flows.h), and so are
+ * the cpus' runs (commit_sched.h). */
 static void t_history(void **state)
 {
 	size_t n, cuts[5], i, at = 0;
 	uint8_t *s = two_providers(&n);
 	char ref[200], db[200], path[200], body[2048];
-	int64_t id = 0, slices = 0, start = -1, arrows = 0;
+	int64_t id = 0, slices = 0, start = -1, arrows = 0, runs = 0;
 	uint64_t rng = 99;
+	int cpus_seen = 0;
 	int fd;
 
 	(void)state;
@@ -635,7 +637,25 @@ static void t_history(void **state)
 		if (start >= 0)
 			assert_int_equal(num(t, "start_ns"), start);
 		arrows = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "flows");
+		runs = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "sched");
 		cJSON_Delete(t);
+		if (runs > 0) { /* the cpus' runs so far, as tracks and sched read them (commit_sched.h) */
+			cJSON *tr, *sc;
+			const cJSON *cpu;
+			char q[160];
+
+			t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/tracks", id);
+			tr = t_get(q);
+			cpu = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(tr, "cpus"), 0);
+			assert_non_null(cpu);
+			t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/sched?cpu=%" PRId64 "&start=0&end=%" PRId64, id,
+			      num(cpu, "cpu"), INT64_MAX);
+			sc = t_get(q);
+			assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sc, "slices")) > 0);
+			cJSON_Delete(sc);
+			cJSON_Delete(tr);
+			cpus_seen = 1;
+		}
 		if (arrows > 0) { /* as the flows endpoint has them, each from where its from-slice ends */
 			cJSON *fl, *sl;
 			const cJSON *a;
@@ -655,6 +675,7 @@ static void t_history(void **state)
 	}
 	assert_true(slices > 0);
 	assert_true(arrows > 0); /* before its end, and no pause */
+	assert_true(cpus_seen);  /* so are the cpus' runs */
 	assert_int_equal(ls_finish(fd, body, sizeof(body)), 202);
 	{
 		FILE *f;

@@ -1,0 +1,243 @@
+/*
+ * A growing trace's scheduling (commit_sched.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tracedb/tracedb.h"
+#include "commit_sched.h"
+
+/* A run's row, until the commit's rows are in id order. */
+struct cms_row {
+	uint64_t id;
+	struct cpu_run run;
+	int64_t end;	   /* -1: still on its cpu */
+	const char *state; /* a static string, or NULL */
+	uint16_t cpu;
+};
+
+static int sched_order(const void *x, const void *y)
+{
+	const struct mdl_sched *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int row_order(const void *x, const void *y)
+{
+	const struct cms_row *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+void cms_init(struct cm_sched *cs, uint64_t extent_rows)
+{
+	memset(cs, 0, sizeof(*cs));
+	vec_init(&cs->pending, sizeof(struct mdl_sched));
+	vec_init(&cs->cpus, sizeof(struct cms_cpu));
+	vec_init(&cs->rows, sizeof(struct cms_row));
+	vec_init(&cs->tracks, sizeof(struct btrack));
+	cs->chunks.rows = extent_rows;
+	cs->chunks.next = 1;
+}
+
+void cms_fini(struct cm_sched *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->cpus.len; i++) {
+		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+
+		idg_fini(&c->ids);
+		vec_fini(&c->marks);
+	}
+	vec_fini(&cs->pending);
+	vec_fini(&cs->cpus);
+	vec_fini(&cs->rows);
+	vec_fini(&cs->tracks);
+}
+
+int cms_clear(struct cm_sched *cs, struct build *b)
+{
+	(void)cs;
+	if (b->grown_cpu_n == 0)
+		return 0;
+	return dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
+			      (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1);
+}
+
+/* The cpu's state, made when new; NULL when out of memory. */
+static struct cms_cpu *cpu_at(struct cm_sched *cs, uint16_t cpu)
+{
+	while (cs->cpus.len <= cpu) {
+		struct cms_cpu *c = vec_push(&cs->cpus);
+
+		if (c == NULL)
+			return NULL;
+		memset(c, 0, sizeof(*c));
+		c->last_ts = INT64_MIN;
+		idg_init(&c->ids);
+		vec_init(&c->marks, sizeof(int64_t));
+	}
+	return VEC_AT(&cs->cpus, struct cms_cpu, cpu);
+}
+
+static int push_row(struct cm_sched *cs, uint16_t cpu, const struct cpu_run *r, int64_t end, const char *state)
+{
+	struct cms_row *w = vec_push(&cs->rows);
+
+	if (w == NULL)
+		return -1;
+	*w = (struct cms_row){.id = r->id, .run = *r, .end = end, .state = state, .cpu = cpu};
+	return 0;
+}
+
+/* One switch, in its cpu's (ts, seq) order: the run it ends is a row; the
+ * run it starts takes its id (and, every 1024th, a time mark). */
+static int take_switch(struct cm_sched *cs, struct build *b, const struct mdl_sched *x)
+{
+	struct cms_cpu *c = cpu_at(cs, x->cpu);
+	struct cpu_run ended;
+	const char *state;
+
+	if (c == NULL)
+		return -1;
+	if (x->ts < c->last_ts) { /* out of time order on its cpu: left to the end */
+		cs->late++;
+		return 0;
+	}
+	c->last_ts = x->ts;
+	if (cpu_run_switch(b, &c->run, x, &ended, &state) && push_row(cs, x->cpu, &ended, x->ts, state) != 0)
+		return -1;
+	if (c->run.open) {
+		if (c->ids.count % TRACEDB_MARK_ROWS == 0) {
+			int64_t *m = vec_push(&c->marks);
+
+			if (m == NULL)
+				return -1;
+			*m = x->ts;
+		}
+		if ((c->run.id = idg_take(&cs->chunks, &c->ids)) == 0)
+			return -1;
+		c->last_run_ts = x->ts;
+	}
+	return 0;
+}
+
+/* The ts of the ordinals a cpu's time marks keep (write_marks_of). */
+static int64_t cpu_mark_ts(const void *ctx, uint64_t ord)
+{
+	const struct cms_cpu *c = ctx;
+
+	return ord == c->ids.count - 1 ? c->last_run_ts : *VEC_AT(&c->marks, int64_t, ord / TRACEDB_MARK_ROWS);
+}
+
+/* The commit's rows: the runs that ended since the last, and those on
+ * their cpus now (replacing what the last wrote of them), in id order. */
+static int write_rows(struct cm_sched *cs, struct build *b)
+{
+	struct bins sb;
+	size_t i;
+
+	for (i = 0; i < cs->cpus.len; i++) {
+		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+
+		if (c->run.open && push_row(cs, (uint16_t)i, &c->run, -1, NULL) != 0)
+			return -1;
+	}
+	if (cs->rows.len == 0)
+		return 0;
+	qsort(cs->rows.data, cs->rows.len, sizeof(struct cms_row), row_order);
+	if (bins_init_replace(&sb, b->s, "sched", 9) != 0)
+		return -1;
+	for (i = 0; i < cs->rows.len; i++) {
+		const struct cms_row *w = VEC_AT(&cs->rows, struct cms_row, i);
+
+		write_sched_row(&sb, b, w->id, w->cpu, &w->run, w->end, w->state);
+	}
+	cs->rows.len = 0;
+	return bins_fini(&sb);
+}
+
+/* Each cpu with a run: its track (after the trace's others, in cpu order),
+ * extents and marks. */
+static int write_tracks(struct cm_sched *cs, struct build *b)
+{
+	uint64_t first = b->tracks.len + 1, runs = 0;
+	struct bins eb;
+	size_t i;
+	int rc = 0;
+
+	cs->tracks.len = 0;
+	if (bins_init(&eb, b->s, "extents", 5) != 0)
+		return -1;
+	for (i = 0; i < cs->cpus.len && rc == 0; i++) {
+		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct btrack *t;
+
+		if (c->ids.count == 0)
+			continue;
+		if ((t = vec_push(&cs->tracks)) == NULL) {
+			rc = -1;
+			break;
+		}
+		memset(t, 0, sizeof(*t));
+		t->kind = TK_CPU;
+		t->cpu = (uint32_t)i;
+		extents_write(&eb, (int64_t)(first + cs->tracks.len - 1), 0, &cs->chunks, &c->ids, 0, c->ids.count);
+		rc = write_marks_of(&b->track_marks, c->ids.count, cpu_mark_ts, c, &t->marks_off, &t->marks_len);
+		runs += c->ids.count;
+	}
+	rc |= bins_fini(&eb);
+	b->grown_cpu_first = (uint32_t)first;
+	b->grown_cpu_n = (uint32_t)cs->tracks.len;
+	b->res->counts.sched = runs;
+	return rc;
+}
+
+int cms_write(struct cm_sched *cs, struct build *b, int64_t upto)
+{
+	struct vec *grown = &b->m->sched_grown;
+	struct mdl_sched *p;
+	size_t i, n;
+	int rc = 0;
+
+	if (grown->len > 0) { /* those decoded since: in (ts, seq) order with those waiting */
+		if (vec_reserve(&cs->pending, cs->pending.len + grown->len) != 0)
+			return -1;
+		memcpy((struct mdl_sched *)cs->pending.data + cs->pending.len, grown->data,
+		       grown->len * sizeof(struct mdl_sched));
+		cs->pending.len += grown->len;
+		grown->len = 0;
+		qsort(cs->pending.data, cs->pending.len, sizeof(struct mdl_sched), sched_order);
+	}
+	p = cs->pending.data;
+	for (n = 0; n < cs->pending.len && p[n].ts <= upto; n++)
+		;
+	if (n > 0 && build_threads(b) != 0) /* every switch's threads have rows */
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = take_switch(cs, b, &p[i]);
+	if (rc != 0)
+		return -1;
+	memmove(p, p + n, (cs->pending.len - n) * sizeof(*p));
+	cs->pending.len -= n;
+	if (write_rows(cs, b) != 0 || write_tracks(cs, b) != 0)
+		return -1;
+	return 0;
+}
+
+int cms_tracks_push(struct cm_sched *cs, struct build *b)
+{
+	if (vec_reserve(&b->tracks, b->tracks.len + cs->tracks.len) != 0)
+		return -1;
+	if (cs->tracks.len > 0)
+		memcpy((struct btrack *)b->tracks.data + b->tracks.len, cs->tracks.data,
+		       cs->tracks.len * sizeof(struct btrack));
+	b->tracks.len += cs->tracks.len;
+	return 0;
+}
+
+void cms_tracks_pop(struct cm_sched *cs, struct build *b) { b->tracks.len -= cs->tracks.len; }
