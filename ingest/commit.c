@@ -64,7 +64,7 @@ struct commit {
 	struct dbw_stmt *lod_put, *lod_drop;
 	sqlite3 *reader;      /* the writer's connection, where items written before are read back */
 	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
-	int reading_counters; /* what rows reads */
+	enum { READ_SLICES, READ_POINTS, READ_RUNS } reading; /* what back reads */
 	uint32_t lod_group;   /* the slice group whose level of detail is made (group_facts), else MDL_NONE */
 	struct ss_reader rd;  /* its slices read back from the store, while rd_open */
 	int rd_open;
@@ -108,7 +108,7 @@ static void row_item(struct commit *c, sqlite3_stmt *st, struct lod_item *it)
 
 	memset(it, 0, sizeof(*it));
 	it->ts = ts;
-	if (c->reading_counters) {
+	if (c->reading == READ_POINTS) {
 		it->end = ts;
 		switch (sqlite3_column_type(st, 1)) {
 		case SQLITE_INTEGER:
@@ -127,7 +127,7 @@ static void row_item(struct commit *c, sqlite3_stmt *st, struct lod_item *it)
 	it->end = write_item_end(c->b, ts, sqlite3_column_int64(st, 1));
 	it->open = sqlite3_column_int64(st, 1) < 0;
 	it->name = (uint32_t)sqlite3_column_int64(st, 2);
-	it->cat = (uint32_t)sqlite3_column_int64(st, 3);
+	it->cat = c->reading == READ_RUNS ? 0 : (uint32_t)sqlite3_column_int64(st, 3);
 }
 
 /* Items [first, first + n) of the slice group c->lod_group, committed
@@ -178,16 +178,25 @@ static void store_items_done(struct commit *c)
 }
 
 /* Items [first, first + n) of a group, committed before: a slice group's
- * from the store (store_items), a counter track's read back from the last
+ * from the store (store_items), a counter track's or a cpu's (whose
+ * tracks come after the others: commit_sched.h) read back from the last
  * commit through the track's extents. */
 static const struct lod_item *sink_items(void *ctx, const struct lod_key *k, uint64_t first, size_t n)
 {
+	static const char *const back_sql[] = {
+		[READ_SLICES] = "SELECT ts, dur, name_id, category_id FROM slices WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+		[READ_POINTS] = "SELECT ts, value FROM counters WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+		[READ_RUNS] = "SELECT ts, dur, thread_id FROM sched WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+	};
 	struct commit *c = ctx;
-	int counters = k->depth == 0 && (size_t)(k->track_id - 1) < c->b->tracks.len &&
-		       VEC_AT(&c->b->tracks, struct btrack, k->track_id - 1)->kind == TK_COUNTER;
+	int reading = READ_SLICES;
 	int rc;
 
-	if (!counters && c->lod_group != MDL_NONE)
+	if (k->depth == 0 && (size_t)(k->track_id - 1) >= c->b->tracks.len)
+		reading = READ_RUNS;
+	else if (k->depth == 0 && VEC_AT(&c->b->tracks, struct btrack, k->track_id - 1)->kind == TK_COUNTER)
+		reading = READ_POINTS;
+	if (reading == READ_SLICES && c->lod_group != MDL_NONE)
 		return store_items(c, first, n);
 
 	/* read on the writer's own connection, once it ran what was queued: it
@@ -206,15 +215,11 @@ static const struct lod_item *sink_items(void *ctx, const struct lod_key *k, uin
 				       -1, &c->ext, NULL) != SQLITE_OK)
 			return NULL;
 	}
-	if (c->back == NULL || c->reading_counters != counters) {
+	if (c->back == NULL || (int)c->reading != reading) {
 		sqlite3_finalize(c->back);
 		c->back = NULL;
-		c->reading_counters = counters;
-		if (sqlite3_prepare_v2(c->reader,
-				       counters ? "SELECT ts, value FROM counters WHERE id BETWEEN ?1 AND ?2 ORDER BY id"
-						: "SELECT ts, dur, name_id, category_id FROM slices WHERE id BETWEEN ?1 AND ?2 "
-						  "ORDER BY id",
-				       -1, &c->back, NULL) != SQLITE_OK)
+		c->reading = reading;
+		if (sqlite3_prepare_v2(c->reader, back_sql[reading], -1, &c->back, NULL) != SQLITE_OK)
 			return NULL;
 	}
 	c->fetched.len = 0;
@@ -800,6 +805,27 @@ static int write_points(struct commit *c)
 	return rc;
 }
 
+/* The cpus' runs since the last commit (commit_sched.h) into their level
+ * of detail, as a slice group's. */
+static int write_cpu_lod(struct commit *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->sched.cpus.len; i++) {
+		struct cms_cpu *cpu = VEC_AT(&c->sched.cpus, struct cms_cpu, i);
+		struct lod_key key = { cpu->track_id, 0 };
+		uint64_t from = cpu->lod_open ? cpu->lod_n - 1 : cpu->lod_n;
+
+		if (cpu->items.len == 0)
+			continue;
+		cpu->lod_n = from + cpu->items.len;
+		cpu->lod_open = cpu->run.open; /* the last item is the run on the cpu now */
+		if (group_lod(c, &cpu->lod, &cpu->lod_init, &key, 0, &cpu->items, NULL, from, &cpu->lod_levels) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 {
 	struct build *b = c->b;
@@ -818,11 +844,12 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		return rc || b->oom ? -1 : 0;
 	}
 	rc = rc ? rc : take_open(c);
-	rc = rc ? rc : cms_clear(&c->sched, b); /* before tracks made since write under their ids */
+	rc = rc ? rc : cms_begin(&c->sched, b); /* before tracks made since write under their ids */
 	rc = rc ? rc : write_rows(c);
 	rc = rc ? rc : write_groups(c);
 	rc = rc ? rc : write_points(c);
 	rc = rc ? rc : cms_write(&c->sched, b, b->matched_ts); /* after write_points, which empties track_marks */
+	rc = rc ? rc : write_cpu_lod(c);
 	rc = rc ? rc : cmf_write(&c->flows, b);
 	rc = rc ? rc : argw_flush(&b->args);
 	rc = rc ? rc : write_logs_growing(b, &c->logs, b->matched_ts);
@@ -841,11 +868,10 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 		b->res->counts.slices = n;
 		b->res->counts.flows = c->flows.written;
 	}
-	if (rc == 0 && cms_tracks_push(&c->sched, b) == 0) {
-		rc = write_small_tables(b, 1);
+	if (rc == 0) { /* the cpu tracks are written with the others, then taken off */
+		rc = cms_tracks_push(&c->sched, b);
+		rc = rc ? rc : write_small_tables(b, 1);
 		cms_tracks_pop(&c->sched, b);
-	} else {
-		rc = -1;
 	}
 	/* a pause's layer commits once, its undo kept first: a layer killed
 	 * after a COMMIT of its own and before its undo was written would

@@ -11,7 +11,7 @@
 struct cms_row {
 	uint64_t id;
 	struct cpu_run run;
-	int64_t end;	   /* -1: still on its cpu */
+	int64_t end;       /* -1: still on its cpu */
 	const char *state; /* a static string, or NULL */
 	uint16_t cpu;
 };
@@ -38,7 +38,6 @@ void cms_init(struct cm_sched *cs, uint64_t extent_rows)
 	vec_init(&cs->pending, sizeof(struct mdl_sched));
 	vec_init(&cs->cpus, sizeof(struct cms_cpu));
 	vec_init(&cs->rows, sizeof(struct cms_row));
-	vec_init(&cs->tracks, sizeof(struct btrack));
 	cs->chunks.rows = extent_rows;
 	cs->chunks.next = 1;
 }
@@ -52,20 +51,50 @@ void cms_fini(struct cm_sched *cs)
 
 		idg_fini(&c->ids);
 		vec_fini(&c->marks);
+		vec_fini(&c->items);
+		if (c->lod_init)
+			lod_state_fini(&c->lod);
 	}
 	vec_fini(&cs->pending);
 	vec_fini(&cs->cpus);
 	vec_fini(&cs->rows);
-	vec_fini(&cs->tracks);
 }
 
-int cms_clear(struct cm_sched *cs, struct build *b)
+/* Gives each cpu with a run its track's id now: after the trace's other
+ * tracks, in cpu order. Ids only move up (tracks and cpus are only
+ * added), so the level of detail's rows move from the highest id down,
+ * each to an id no row has. 0, or -1. */
+static int renumber(struct cm_sched *cs, struct build *b)
 {
-	(void)cs;
-	if (b->grown_cpu_n == 0)
-		return 0;
-	return dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
-			      (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1);
+	int64_t id = (int64_t)b->tracks.len + 1 + (int64_t)cs->ntracks;
+	size_t i;
+
+	for (i = cs->cpus.len; i-- > 0;) {
+		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+
+		if (c->ids.count == 0)
+			continue;
+		id--;
+		if (c->track_id == id)
+			continue;
+		if (c->lod_init && dbw_queue_sql2(b->s, "UPDATE main.lod SET track_id = ?1 WHERE track_id = ?2", id,
+						  c->track_id) != 0)
+			return -1;
+		c->track_id = id;
+		c->lod.key.track_id = id;
+	}
+	b->grown_cpu_first = (uint32_t)b->tracks.len + 1;
+	b->grown_cpu_n = (uint32_t)cs->ntracks;
+	return 0;
+}
+
+int cms_begin(struct cm_sched *cs, struct build *b)
+{
+	if (b->grown_cpu_n > 0 &&
+	    dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
+			   (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0)
+		return -1;
+	return renumber(cs, b);
 }
 
 /* The cpu's state, made when new; NULL when out of memory. */
@@ -80,17 +109,24 @@ static struct cms_cpu *cpu_at(struct cm_sched *cs, uint16_t cpu)
 		c->last_ts = INT64_MIN;
 		idg_init(&c->ids);
 		vec_init(&c->marks, sizeof(int64_t));
+		vec_init(&c->items, sizeof(struct lod_item));
 	}
 	return VEC_AT(&cs->cpus, struct cms_cpu, cpu);
 }
 
-static int push_row(struct cm_sched *cs, uint16_t cpu, const struct cpu_run *r, int64_t end, const char *state)
+/* A run's row, and its item for the level of detail (as write_sched makes
+ * them: the thread row stands in for a name). */
+static int push_row(struct cm_sched *cs, const struct build *b, struct cms_cpu *c, uint16_t cpu,
+		    const struct cpu_run *r, int64_t end, const char *state)
 {
 	struct cms_row *w = vec_push(&cs->rows);
+	struct lod_item *it = vec_push(&c->items);
 
-	if (w == NULL)
+	if (w == NULL || it == NULL)
 		return -1;
-	*w = (struct cms_row){.id = r->id, .run = *r, .end = end, .state = state, .cpu = cpu};
+	*w = (struct cms_row){ .id = r->id, .run = *r, .end = end, .state = state, .cpu = cpu };
+	*it = (struct lod_item){ .ts = r->ts, .end = end < 0 ? write_item_end(b, r->ts, -1) : end, .open = end < 0,
+				 .name = r->row + 1 };
 	return 0;
 }
 
@@ -109,9 +145,11 @@ static int take_switch(struct cm_sched *cs, struct build *b, const struct mdl_sc
 		return 0;
 	}
 	c->last_ts = x->ts;
-	if (cpu_run_switch(b, &c->run, x, &ended, &state) && push_row(cs, x->cpu, &ended, x->ts, state) != 0)
+	if (cpu_run_switch(b, &c->run, x, &ended, &state) && push_row(cs, b, c, x->cpu, &ended, x->ts, state) != 0)
 		return -1;
 	if (c->run.open) {
+		if (c->ids.count == 0)
+			cs->ntracks++;
 		if (c->ids.count % TRACEDB_MARK_ROWS == 0) {
 			int64_t *m = vec_push(&c->marks);
 
@@ -144,7 +182,7 @@ static int write_rows(struct cm_sched *cs, struct build *b)
 	for (i = 0; i < cs->cpus.len; i++) {
 		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
 
-		if (c->run.open && push_row(cs, (uint16_t)i, &c->run, -1, NULL) != 0)
+		if (c->run.open && push_row(cs, b, c, (uint16_t)i, &c->run, -1, NULL) != 0)
 			return -1;
 	}
 	if (cs->rows.len == 0)
@@ -161,38 +199,26 @@ static int write_rows(struct cm_sched *cs, struct build *b)
 	return bins_fini(&sb);
 }
 
-/* Each cpu with a run: its track (after the trace's others, in cpu order),
- * extents and marks. */
+/* Each cpu with a run: its track's extents and marks. */
 static int write_tracks(struct cm_sched *cs, struct build *b)
 {
-	uint64_t first = b->tracks.len + 1, runs = 0;
+	uint64_t runs = 0;
 	struct bins eb;
 	size_t i;
 	int rc = 0;
 
-	cs->tracks.len = 0;
 	if (bins_init(&eb, b->s, "extents", 5) != 0)
 		return -1;
 	for (i = 0; i < cs->cpus.len && rc == 0; i++) {
 		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
-		struct btrack *t;
 
 		if (c->ids.count == 0)
 			continue;
-		if ((t = vec_push(&cs->tracks)) == NULL) {
-			rc = -1;
-			break;
-		}
-		memset(t, 0, sizeof(*t));
-		t->kind = TK_CPU;
-		t->cpu = (uint32_t)i;
-		extents_write(&eb, (int64_t)(first + cs->tracks.len - 1), 0, &cs->chunks, &c->ids, 0, c->ids.count);
-		rc = write_marks_of(&b->track_marks, c->ids.count, cpu_mark_ts, c, &t->marks_off, &t->marks_len);
+		extents_write(&eb, c->track_id, 0, &cs->chunks, &c->ids, 0, c->ids.count);
+		rc = write_marks_of(&b->track_marks, c->ids.count, cpu_mark_ts, c, &c->marks_off, &c->marks_len);
 		runs += c->ids.count;
 	}
 	rc |= bins_fini(&eb);
-	b->grown_cpu_first = (uint32_t)first;
-	b->grown_cpu_n = (uint32_t)cs->tracks.len;
 	b->res->counts.sched = runs;
 	return rc;
 }
@@ -224,20 +250,36 @@ int cms_write(struct cm_sched *cs, struct build *b, int64_t upto)
 		return -1;
 	memmove(p, p + n, (cs->pending.len - n) * sizeof(*p));
 	cs->pending.len -= n;
-	if (write_rows(cs, b) != 0 || write_tracks(cs, b) != 0)
+	/* a cpu seen for the first time moves the ids of those after it */
+	if (renumber(cs, b) != 0 || write_rows(cs, b) != 0 || write_tracks(cs, b) != 0)
 		return -1;
 	return 0;
 }
 
 int cms_tracks_push(struct cm_sched *cs, struct build *b)
 {
-	if (vec_reserve(&b->tracks, b->tracks.len + cs->tracks.len) != 0)
-		return -1;
-	if (cs->tracks.len > 0)
-		memcpy((struct btrack *)b->tracks.data + b->tracks.len, cs->tracks.data,
-		       cs->tracks.len * sizeof(struct btrack));
-	b->tracks.len += cs->tracks.len;
+	size_t i;
+
+	for (i = 0; i < cs->cpus.len; i++) {
+		const struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct btrack *t;
+
+		if (c->ids.count == 0)
+			continue;
+		if ((t = vec_push(&b->tracks)) == NULL)
+			return -1; /* cms_tracks_pop takes off those pushed */
+		memset(t, 0, sizeof(*t));
+		t->kind = TK_CPU;
+		t->cpu = (uint32_t)i;
+		t->lod_levels = c->lod_levels;
+		t->marks_off = c->marks_off;
+		t->marks_len = c->marks_len;
+	}
 	return 0;
 }
 
-void cms_tracks_pop(struct cm_sched *cs, struct build *b) { b->tracks.len -= cs->tracks.len; }
+void cms_tracks_pop(struct cm_sched *cs, struct build *b)
+{
+	(void)cs;
+	b->tracks.len = b->grown_cpu_first - 1;
+}

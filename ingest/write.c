@@ -866,11 +866,13 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 	if (slices_order(b) != 0) /* slice ids from here on */
 		return -1;
 	/* the runs a growing trace's commits wrote, and their cpu tracks'
-	 * extents under ids that tracks made since may take: write_sched
-	 * writes them all, in their places */
+	 * extents and level of detail under ids that tracks made since may
+	 * take: write_sched writes them all, in their places */
 	if (b->grown_cpu_n > 0 &&
 	    (dbw_queue_sql(b->s, "DELETE FROM main.sched") != 0 ||
 	     dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
+			    (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0 ||
+	     dbw_queue_sql2(b->s, "DELETE FROM main.lod WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
 			    (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0))
 		return -1;
 	b->grown_cpu_n = 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../ingest/grow.h"
+#include "../../ingest/lod.h"
 #include "../ingest_util.h"
 #include "../xorshift.h"
 
@@ -490,6 +491,206 @@ static void t_grow_undo_refused(void **state)
 	grow_pauses(991, 1);
 }
 
+/* Rows of the level of detail, as a sink collects them (lod.h). */
+struct t_lod {
+	struct t_lod_row {
+		int level;
+		int64_t first, last;
+		uint8_t *blob;
+		size_t len;
+	} *rows;
+	size_t n;
+};
+
+static int t_lod_put(void *ctx, const struct lod_key *k, int level, int64_t first, int64_t last, uint8_t *blob,
+		     size_t len)
+{
+	struct t_lod *t = ctx;
+
+	(void)k;
+	t->rows = realloc(t->rows, (t->n + 1) * sizeof(*t->rows));
+	assert_non_null(t->rows);
+	t->rows[t->n++] = (struct t_lod_row){ level, first, last, blob, len };
+	return 0;
+}
+
+static int t_lod_drop(void *ctx, const struct lod_key *k, int level, int64_t from)
+{
+	(void)ctx, (void)k, (void)level, (void)from;
+	return 0; /* one commit of a new group drops nothing */
+}
+
+static int t_lod_cmp(const void *x, const void *y)
+{
+	const struct t_lod_row *a = x, *b = y;
+
+	if (a->level != b->level)
+		return a->level < b->level ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Every cpu track of a commit has the level of detail of the runs it
+ * holds, as one commit of them makes it (lod_build's rows): its runs read
+ * by ordinal through its extents, one still on its cpu lasting to the
+ * trace's end. Returns the cpu tracks with levels stored. */
+static int t_check_cpu_lod(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *tr, *runs, *rows;
+	int with_levels = 0;
+	int64_t end;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	end = scalar(db, "SELECT value FROM meta WHERE key = 'end_ns'");
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT id, coalesce(lod_levels, 0) FROM tracks WHERE kind = 'cpu'", -1,
+					    &tr, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT s.ts, s.dur, s.thread_id FROM extents e JOIN sched s ON s.id "
+						"BETWEEN e.first_id AND e.first_id + e.count - 1 WHERE e.track_id = ?1 "
+						"AND e.depth = 0 ORDER BY e.first_ord, s.id",
+					    -1, &runs, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT level, first_bucket, last_bucket, buckets FROM lod WHERE "
+						"track_id = ?1 AND depth = 0 ORDER BY level, first_bucket",
+					    -1, &rows, NULL), SQLITE_OK);
+	while (sqlite3_step(tr) == SQLITE_ROW) {
+		struct lod_key key = { sqlite3_column_int64(tr, 0), 0 };
+		uint64_t levels = 0, n = 0;
+		struct lod_item *items = NULL;
+		struct t_lod want = { 0 };
+		const struct lod_sink sink = { &want, t_lod_put, t_lod_drop, NULL };
+		struct lod_state st;
+		size_t i = 0;
+
+		sqlite3_bind_int64(runs, 1, key.track_id);
+		while (sqlite3_step(runs) == SQLITE_ROW) {
+			int64_t ts = sqlite3_column_int64(runs, 0), dur = sqlite3_column_int64(runs, 1);
+
+			items = realloc(items, (n + 1) * sizeof(*items));
+			assert_non_null(items);
+			items[n++] = (struct lod_item){ .ts = ts, .end = dur < 0 ? (end > ts ? end : ts) : ts + dur,
+							.open = dur < 0,
+							.name = (uint32_t)sqlite3_column_int64(runs, 2) };
+		}
+		sqlite3_reset(runs);
+		lod_state_init(&st, &key, 0);
+		assert_int_equal(lod_commit(&st, items, 0, (size_t)n, &sink, &levels), 0);
+		lod_state_fini(&st);
+		assert_int_equal((int64_t)levels, sqlite3_column_int64(tr, 1));
+		with_levels += levels != 0;
+		if (want.n > 1)
+			qsort(want.rows, want.n, sizeof(*want.rows), t_lod_cmp);
+		sqlite3_bind_int64(rows, 1, key.track_id);
+		for (; sqlite3_step(rows) == SQLITE_ROW; i++) {
+			assert_true(i < want.n);
+			assert_int_equal(sqlite3_column_int(rows, 0), want.rows[i].level);
+			assert_int_equal(sqlite3_column_int64(rows, 1), want.rows[i].first);
+			assert_int_equal(sqlite3_column_int64(rows, 2), want.rows[i].last);
+			assert_int_equal((size_t)sqlite3_column_bytes(rows, 3), want.rows[i].len);
+			assert_memory_equal(sqlite3_column_blob(rows, 3), want.rows[i].blob, want.rows[i].len);
+		}
+		sqlite3_reset(rows);
+		assert_int_equal(i, want.n);
+		for (i = 0; i < want.n; i++)
+			free(want.rows[i].blob);
+		free(want.rows);
+		free(items);
+	}
+	sqlite3_finalize(tr);
+	sqlite3_finalize(runs);
+	sqlite3_finalize(rows);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+	return with_levels;
+}
+
+/* A trace busy on its cpus: thousands of switches on 4 cpus among threads
+ * that keep coming (each new thread's track moves the cpu tracks' ids up),
+ * cpu 0 used only from halfway (so is every cpu track's id after it), now
+ * and then the idle thread; slices on the threads carry the time matched. */
+static void write_cpus(const char *path, uint64_t seed, int switches)
+{
+	struct fxtw w;
+	uint64_t r = seed, on[4] = { 0 }, ts = 1000;
+	int i, threads = 2;
+
+	t_open(&w);
+	for (i = 0; i < switches; i++) {
+		uint16_t cpu = (uint16_t)(i < switches / 2 ? 1 + xorshift64(&r) % 3 : xorshift64(&r) % 4);
+		uint64_t tid = 100 + xorshift64(&r) % (uint64_t)threads;
+		int idle = xorshift64(&r) % 7 == 0;
+		struct fxtw_arg wt = fxtw_arg_i32(FXTW_INL("incoming_weight"), idle ? INT32_MIN : (int32_t)(i % 50));
+		struct fxtw_thr t = FXTW_TINL(7, tid);
+
+		ts += 1 + xorshift64(&r) % 2000;
+		if (i % 400 == 0)
+			threads++;
+		fxtw_context_switch(&w, cpu, 2 + (unsigned)(xorshift64(&r) % 3), ts, on[cpu], idle ? 0 : tid, &wt, 1);
+		on[cpu] = idle ? 0 : tid;
+		if (!idle) {
+			fxtw_begin(&w, t, C, FXTW_INL("work"), ts + 1, NULL, 0);
+			fxtw_end(&w, t, C, FXTW_INL("work"), ts + 2, NULL, 0);
+		}
+	}
+	assert_int_equal(fxtw_save(&w, path), 0);
+	fxtw_fini(&w);
+}
+
+/* A growing trace's cpus at every commit: their runs in their tracks'
+ * extents, their level of detail that of the runs committed, through the
+ * tracks' ids moving up; the end is the file's ingest, table for table. */
+static void t_grow_cpus(void **state)
+{
+	char in[96], a[96], b[96];
+	uint64_t seed, r;
+
+	(void)state;
+	path_of(in, sizeof(in), "cpus.fxt");
+	path_of(a, sizeof(a), "cpus_a.db");
+	path_of(b, sizeof(b), "cpus_b.db");
+	for (seed = 1; seed <= 2; seed++) {
+		struct ingest_opts o = { 0 };
+		struct ingest_result res;
+		struct ingest_stream *s;
+		uint8_t *bytes;
+		size_t n, off = 0;
+		int commits = 0, with_levels = 0;
+
+		r = seed * 6007;
+		write_cpus(in, seed, 40000);
+		ingest(in, a, 16, 0);
+		bytes = t_read_file(in, &n);
+		o.extent_rows = 16;
+		o.growing = 1;
+		o.sort_budget = 256;
+		assert_non_null(s = ingest_stream_open(b, &o, &res));
+		while (off < n) {
+			size_t piece = 1 + (size_t)(xorshift64(&r) % 60000);
+			int committed;
+
+			if (piece > n - off)
+				piece = n - off;
+			assert_int_equal(ingest_stream_feed(s, bytes + off, piece), INGEST_OK);
+			off += piece;
+			if (xorshift64(&r) % 4 != 0)
+				continue;
+			assert_int_equal(ingest_stream_commit(s, &committed), INGEST_OK);
+			if (committed) {
+				t_check_commit(b);
+				assert_int_equal(t_runs_not_final(b, a), 0);
+				with_levels += t_check_cpu_lod(b);
+				commits++;
+			}
+		}
+		assert_true(commits > 5);
+		assert_true(with_levels > 0);
+		assert_int_equal(ingest_stream_end(s), INGEST_OK);
+		ingest_stream_free(s);
+		free(bytes);
+		same_tables(b, a);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -515,6 +716,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_grow_late_end),
 		cmocka_unit_test(t_grow_pauses),
 		cmocka_unit_test(t_grow_undo_refused),
+		cmocka_unit_test(t_grow_cpus),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "grow-child") == 0) /* this program is its own child */
