@@ -6,7 +6,9 @@
  *
  * The decoder keeps each switch for the commits too (model.sched_keep).
  * A commit takes those up to the time of the last event matched (as far as
- * its logs go), in (ts, seq) order, and runs them through each cpu's run
+ * its logs go; and the oldest past a million waiting, so that a trace of
+ * switches alone shows them too, in bounded memory), in (ts, seq) order,
+ * and runs them through each cpu's run
  * (write.h, cpu_run_switch): a run's row gets its id as it starts, from
  * chunks reserved per cpu (extents.h), is written still open (dur -1,
  * end_state NULL) and replaced once it ends. Each cpu with a run is a cpu

@@ -567,6 +567,8 @@ static int stream_restart(struct ingest_stream *s, uint64_t late, int final, int
 	s->fed = 0;
 	if ((rc = stream_begin(s)) != INGEST_OK)
 		return rc;
+	if (final) /* written at once, without commits (stream_write): nothing keeps the switches for them */
+		s->m.sched_keep = 0;
 	if ((rc = stream_decoder(s, format, 1)) != INGEST_OK || (rc = stream_refeed(s, upto)) != INGEST_OK)
 		return rc;
 	return final ? dec_finish(&s->d) : INGEST_OK;
