@@ -146,7 +146,7 @@ static int take_switch(struct cm_sched *cs, struct build *b, const struct mdl_sc
 	if (c == NULL)
 		return -1;
 	if (x->ts < c->last_ts) { /* out of time order on its cpu: left to the end */
-		cs->late++;
+		b->res->sched_late++;
 		return 0;
 	}
 	c->last_ts = x->ts;

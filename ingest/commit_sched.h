@@ -24,7 +24,7 @@
  * rows (build.grown_cpu_first, grown_cpu_n) and writes the table whole as
  * a file's ingest does (write.c, write_sched): a switch that arrives
  * behind one already taken on its cpu (out of time order), which is left
- * out meanwhile and counted; a thread's pid revised by a later kernel
+ * out meanwhile and counted (ingest_result.sched_late); a thread's pid revised by a later kernel
  * object; the runs' ids in a file's layout.
  */
 #ifndef INGEST_COMMIT_SCHED_H
@@ -60,7 +60,6 @@ struct cm_sched {
 	struct vec rows;      /* struct cms_row: this commit's */
 	size_t ntracks;       /* cpus with a run */
 	struct id_chunks chunks; /* the runs' ids */
-	uint64_t late;        /* switches left to the end: behind their cpu's */
 };
 
 void cms_init(struct cm_sched *cs, uint64_t extent_rows);

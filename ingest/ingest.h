@@ -114,6 +114,9 @@ struct ingest_result {
 					     * its first byte: late events (sorter.h), or a
 					     * thread's pid revised under matched slices */
 	uint64_t order_late;                /* the late events that made it start again */
+	uint64_t sched_late;                /* context switches a growing trace's commits left
+					     * to the end: behind one already taken on their
+					     * cpu (commit_sched.h) */
 	uint64_t order_streamed;            /* events a stream matched before its input
 					     * ended (in its last start) */
 };
