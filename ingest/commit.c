@@ -812,12 +812,14 @@ static int write_cpu_lod(struct commit *c)
 	size_t i;
 
 	for (i = 0; i < c->sched.cpus.len; i++) {
-		struct cms_cpu *cpu = VEC_AT(&c->sched.cpus, struct cms_cpu, i);
-		struct lod_key key = { cpu->track_id, 0 };
-		uint64_t from = cpu->lod_open ? cpu->lod_n - 1 : cpu->lod_n;
+		struct cms_cpu *cpu = cms_cpu_of(&c->sched, i);
+		struct lod_key key;
+		uint64_t from;
 
-		if (cpu->items.len == 0)
+		if (cpu == NULL || cpu->items.len == 0)
 			continue;
+		key = (struct lod_key){ cpu->track_id, 0 };
+		from = cpu->lod_open ? cpu->lod_n - 1 : cpu->lod_n;
 		cpu->lod_n = from + cpu->items.len;
 		cpu->lod_open = cpu->run.open; /* the last item is the run on the cpu now */
 		if (group_lod(c, &cpu->lod, &cpu->lod_init, &key, 0, &cpu->items, NULL, from, &cpu->lod_levels) != 0)

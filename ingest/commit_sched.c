@@ -41,7 +41,7 @@ void cms_init(struct cm_sched *cs, uint64_t extent_rows)
 {
 	memset(cs, 0, sizeof(*cs));
 	vec_init(&cs->pending, sizeof(struct mdl_sched));
-	vec_init(&cs->cpus, sizeof(struct cms_cpu));
+	vec_init(&cs->cpus, sizeof(struct cms_cpu *));
 	vec_init(&cs->rows, sizeof(struct cms_row));
 	cs->chunks.rows = extent_rows;
 	cs->chunks.next = 1;
@@ -52,13 +52,16 @@ void cms_fini(struct cm_sched *cs)
 	size_t i;
 
 	for (i = 0; i < cs->cpus.len; i++) {
-		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct cms_cpu *c = cms_cpu_of(cs, i);
 
+		if (c == NULL)
+			continue;
 		idg_fini(&c->ids);
 		vec_fini(&c->marks);
 		vec_fini(&c->items);
 		if (c->lod_init)
 			lod_state_fini(&c->lod);
+		free(c);
 	}
 	vec_fini(&cs->pending);
 	vec_fini(&cs->cpus);
@@ -75,9 +78,9 @@ static int renumber(struct cm_sched *cs, struct build *b)
 	size_t i;
 
 	for (i = cs->cpus.len; i-- > 0;) {
-		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct cms_cpu *c = cms_cpu_of(cs, i);
 
-		if (c->ids.count == 0)
+		if (c == NULL || c->ids.count == 0)
 			continue;
 		id--;
 		if (c->track_id == id)
@@ -105,18 +108,24 @@ int cms_begin(struct cm_sched *cs, struct build *b)
 /* The cpu's state, made when new; NULL when out of memory. */
 static struct cms_cpu *cpu_at(struct cm_sched *cs, uint16_t cpu)
 {
-	while (cs->cpus.len <= cpu) {
-		struct cms_cpu *c = vec_push(&cs->cpus);
+	struct cms_cpu **slot, *c;
 
-		if (c == NULL)
+	while (cs->cpus.len <= cpu) {
+		if ((slot = vec_push(&cs->cpus)) == NULL)
 			return NULL;
-		memset(c, 0, sizeof(*c));
+		*slot = NULL;
+	}
+	slot = VEC_AT(&cs->cpus, struct cms_cpu *, cpu);
+	if (*slot == NULL) {
+		if ((c = calloc(1, sizeof(*c))) == NULL)
+			return NULL;
 		c->last_ts = INT64_MIN;
 		idg_init(&c->ids);
 		vec_init(&c->marks, sizeof(int64_t));
 		vec_init(&c->items, sizeof(struct lod_item));
+		*slot = c;
 	}
-	return VEC_AT(&cs->cpus, struct cms_cpu, cpu);
+	return *slot;
 }
 
 /* A run's row, and its item for the level of detail (as write_sched makes
@@ -185,9 +194,9 @@ static int write_rows(struct cm_sched *cs, struct build *b)
 	size_t i;
 
 	for (i = 0; i < cs->cpus.len; i++) {
-		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct cms_cpu *c = cms_cpu_of(cs, i);
 
-		if (c->run.open && push_row(cs, b, c, (uint16_t)i, &c->run, -1, NULL) != 0)
+		if (c != NULL && c->run.open && push_row(cs, b, c, (uint16_t)i, &c->run, -1, NULL) != 0)
 			return -1;
 	}
 	if (cs->rows.len == 0)
@@ -215,9 +224,9 @@ static int write_tracks(struct cm_sched *cs, struct build *b)
 	if (bins_init(&eb, b->s, "extents", 5) != 0)
 		return -1;
 	for (i = 0; i < cs->cpus.len && rc == 0; i++) {
-		struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		struct cms_cpu *c = cms_cpu_of(cs, i);
 
-		if (c->ids.count == 0)
+		if (c == NULL || c->ids.count == 0)
 			continue;
 		extents_write(&eb, c->track_id, 0, &cs->chunks, &c->ids, 0, c->ids.count);
 		rc = write_marks_of(&b->track_marks, c->ids.count, cpu_mark_ts, c, &c->marks_off, &c->marks_len);
@@ -268,10 +277,10 @@ int cms_tracks_push(struct cm_sched *cs, struct build *b)
 	size_t i;
 
 	for (i = 0; i < cs->cpus.len; i++) {
-		const struct cms_cpu *c = VEC_AT(&cs->cpus, struct cms_cpu, i);
+		const struct cms_cpu *c = cms_cpu_of(cs, i);
 		struct btrack *t;
 
-		if (c->ids.count == 0)
+		if (c == NULL || c->ids.count == 0)
 			continue;
 		if ((t = vec_push(&b->tracks)) == NULL)
 			return -1; /* cms_tracks_pop takes off those pushed */

@@ -56,11 +56,17 @@ struct cms_cpu {
 
 struct cm_sched {
 	struct vec pending;   /* struct mdl_sched decoded, not taken yet, in (ts, seq) order */
-	struct vec cpus;      /* struct cms_cpu, by cpu number */
+	struct vec cpus;      /* struct cms_cpu *, by cpu number (NULL: none seen; up to 65535) */
 	struct vec rows;      /* struct cms_row: this commit's */
 	size_t ntracks;       /* cpus with a run */
 	struct id_chunks chunks; /* the runs' ids */
 };
+
+/* Cpu i's state, or NULL when none of its switches was taken. */
+static inline struct cms_cpu *cms_cpu_of(const struct cm_sched *cs, size_t i)
+{
+	return *VEC_AT(&cs->cpus, struct cms_cpu *, i);
+}
 
 void cms_init(struct cm_sched *cs, uint64_t extent_rows);
 void cms_fini(struct cm_sched *cs);
