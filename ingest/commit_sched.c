@@ -128,8 +128,7 @@ static struct cms_cpu *cpu_at(struct cm_sched *cs, uint16_t cpu)
 	return *slot;
 }
 
-/* A run's row, and its item for the level of detail (as write_sched makes
- * them: the thread row stands in for a name). */
+/* A run's row, and its item for the level of detail. */
 static int push_row(struct cm_sched *cs, const struct build *b, struct cms_cpu *c, uint16_t cpu,
 		    const struct cpu_run *r, int64_t end, const char *state)
 {
@@ -139,8 +138,7 @@ static int push_row(struct cm_sched *cs, const struct build *b, struct cms_cpu *
 	if (w == NULL || it == NULL)
 		return -1;
 	*w = (struct cms_row){ .id = r->id, .run = *r, .end = end, .state = state, .cpu = cpu };
-	*it = (struct lod_item){ .ts = r->ts, .end = end < 0 ? write_item_end(b, r->ts, -1) : end, .open = end < 0,
-				 .name = r->row + 1 };
+	*it = write_run_item(b, r, end);
 	return 0;
 }
 

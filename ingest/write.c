@@ -300,10 +300,7 @@ static void sched_row(struct build *b, struct sched_out *o, uint16_t cpu, const 
 		b->oom = 1;
 		return;
 	}
-	it->ts = r->ts;
-	it->end = end < 0 ? write_item_end(b, r->ts, -1) : end;
-	it->open = end < 0;
-	it->name = r->row + 1; /* the thread row stands in for a name */
+	*it = write_run_item(b, r, end);
 }
 
 /* Closes the run on the cpu (if any) at a switch and opens the next one. */

@@ -105,6 +105,14 @@ struct cpu_run {
  * and that run's end_state in *state, when a thread's run ended; 0 else. */
 int cpu_run_switch(const struct build *b, struct cpu_run *run, const struct mdl_sched *x, struct cpu_run *ended,
 		   const char **state);
+/* A run's item for its cpu's level of detail (lod.h): the thread row
+ * (sched.thread_id) stands in for a name; end < 0: still on the cpu. */
+static inline struct lod_item write_run_item(const struct build *b, const struct cpu_run *r, int64_t end)
+{
+	return (struct lod_item){ .ts = r->ts, .end = end < 0 ? write_item_end(b, r->ts, -1) : end, .open = end < 0,
+				  .name = r->row + 1 };
+}
+
 /* A run's row of table sched to sb (9 columns): id 0 for SQLite's next
  * rowid; end < 0 for a run still on the cpu (dur -1, end_state NULL). */
 void write_sched_row(struct bins *sb, const struct build *b, uint64_t id, uint16_t cpu, const struct cpu_run *r,
