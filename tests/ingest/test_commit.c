@@ -411,7 +411,13 @@ static void tamper(const char *db)
  * the first layer is changed by another writer before bytes come again:
  * the stream, unable to undo it, starts again from its first byte (never
  * an error), and its next pause and its end are as exact. */
-static void grow_pauses(uint64_t seed, int tampered)
+static void write_cpus(const char *path, uint64_t seed, int switches);
+static int t_check_cpu_lod(const char *path);
+
+/* cpus: the archive is write_cpus', whose cpu tracks have their level of
+ * detail at the pauses (each pause's layer removes it and writes the
+ * file's; the next bytes undo that). */
+static void grow_pauses(uint64_t seed, int tampered, int cpus)
 {
 	char in[96], a[96], src[96], b[96], pre[96], ref[96], err[256];
 	struct ingest_opts o = { 0 };
@@ -421,7 +427,7 @@ static void grow_pauses(uint64_t seed, int tampered)
 	uint8_t *all;
 	size_t n;
 	FILE *out;
-	int rc = -1, pauses = 0, exact = 0;
+	int rc = -1, pauses = 0, exact = 0, with_levels = 0;
 	enum grow_report rep;
 
 	path_of(in, sizeof(in), "in.fxt");
@@ -430,7 +436,10 @@ static void grow_pauses(uint64_t seed, int tampered)
 	path_of(b, sizeof(b), "paused.db");
 	path_of(pre, sizeof(pre), "prefix.fxt");
 	path_of(ref, sizeof(ref), "prefix.db");
-	write_random(in, 777, 8000);
+	if (cpus)
+		write_cpus(in, 5, 20000);
+	else
+		write_random(in, 777, 8000);
 	ingest(in, a, 16, 0);
 	all = t_read_file(in, &n);
 	assert_non_null(out = fopen(src, "wb"));
@@ -454,6 +463,8 @@ static void grow_pauses(uint64_t seed, int tampered)
 			rep = ingest_grow_read(g, 2000, &res, &bytes, &exact, &rc);
 			if (rep == GROW_DIED || rep == GROW_DONE)
 				fail_msg("the ingest ended: %d %s", rc, res.error);
+			if (cpus && rep == GROW_COMMIT && !exact) /* a commit while growing, after a pause undone */
+				with_levels += t_check_cpu_lod(b);
 		} while (!(rep == GROW_COMMIT && bytes == off && exact));
 		write_prefix(pre, all, off);
 		ingest(pre, ref, 16, 0);
@@ -472,6 +483,8 @@ static void grow_pauses(uint64_t seed, int tampered)
 		assert_int_not_equal(rep, GROW_DIED);
 	assert_int_equal(rc, INGEST_OK);
 	assert_true(pauses >= 2);
+	if (cpus)
+		assert_true(with_levels > 0);
 	if (tampered) /* it started again once: the undo refused */
 		assert_true(res.order_restarts >= 1);
 	ingest_grow_free(g, 0);
@@ -482,13 +495,19 @@ static void grow_pauses(uint64_t seed, int tampered)
 static void t_grow_pauses(void **state)
 {
 	(void)state;
-	grow_pauses(991, 0);
+	grow_pauses(991, 0, 0);
+}
+
+static void t_grow_pauses_cpus(void **state)
+{
+	(void)state;
+	grow_pauses(17, 0, 1);
 }
 
 static void t_grow_undo_refused(void **state)
 {
 	(void)state;
-	grow_pauses(991, 1);
+	grow_pauses(991, 1, 0);
 }
 
 /* Rows of the level of detail, as a sink collects them (lod.h). */
@@ -726,6 +745,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_grow_pauses),
 		cmocka_unit_test(t_grow_undo_refused),
 		cmocka_unit_test(t_grow_cpus),
+		cmocka_unit_test(t_grow_pauses_cpus),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "grow-child") == 0) /* this program is its own child */
