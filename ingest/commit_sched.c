@@ -262,8 +262,10 @@ int cms_write(struct cm_sched *cs, struct build *b, int64_t upto)
 		rc = take_switch(cs, b, &p[i]);
 	if (rc != 0)
 		return -1;
-	memmove(p, p + n, (cs->pending.len - n) * sizeof(*p));
-	cs->pending.len -= n;
+	if (n > 0) { /* p is NULL while nothing ever waited */
+		memmove(p, p + n, (cs->pending.len - n) * sizeof(*p));
+		cs->pending.len -= n;
+	}
 	/* a cpu seen for the first time moves the ids of those after it */
 	if (renumber(cs, b) != 0 || write_rows(cs, b) != 0 || write_tracks(cs, b) != 0)
 		return -1;
