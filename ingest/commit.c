@@ -551,28 +551,6 @@ static int write_rows(struct commit *c)
 	return bins_fini(&sb);
 }
 
-/* The ts of the ordinals time marks keep, of n items whose every 1024th ts
- * is in marks and whose last ts is last (write_marks_of). */
-struct kept_marks {
-	const struct vec *marks; /* int64_t */
-	uint64_t n;
-	int64_t last;
-};
-
-static int64_t kept_ts(const void *ctx, uint64_t ord)
-{
-	const struct kept_marks *k = ctx;
-
-	return ord == k->n - 1 ? k->last : *VEC_AT(k->marks, int64_t, ord / TRACEDB_MARK_ROWS);
-}
-
-static int marks_put(struct vec *mb, const struct vec *marks, uint64_t n, int64_t last, size_t *off, size_t *len)
-{
-	struct kept_marks k = { marks, n, last };
-
-	return write_marks_of(mb, n, kept_ts, &k, off, len);
-}
-
 /* One commit of a group's level of detail: its items from `from` on (the
  * last committed replaced when from is one before its count: an open one). */
 static int group_lod(struct commit *c, struct lod_state *st, int *init, const struct lod_key *k, int counters,
@@ -644,7 +622,7 @@ static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_
 		store_items_done(c);
 		cg->prev_done = cg->done;
 	}
-	if (rc == 0 && marks_put(mb, &cg->marks, d->n, last, &d->off, &d->len) != 0)
+	if (rc == 0 && write_marks_kept(mb, &cg->marks, d->n, last, &d->off, &d->len) != 0)
 		rc = -1;
 	if (cg->open && cg->done % TRACEDB_MARK_ROWS == 0)
 		cg->marks.len--; /* the open one's mark goes until it is final */
@@ -798,7 +776,7 @@ static int write_points(struct commit *c)
 		struct cm_counter *ct = VEC_AT(&c->counters, struct cm_counter, i);
 		struct btrack *t = VEC_AT(&b->tracks, struct btrack, i);
 
-		if (ct->count > 0 && marks_put(&b->track_marks, &ct->marks, ct->count, ct->last_ts, &t->marks_off,
+		if (ct->count > 0 && write_marks_kept(&b->track_marks, &ct->marks, ct->count, ct->last_ts, &t->marks_off,
 					       &t->marks_len) != 0)
 			rc = -1;
 	}
@@ -873,7 +851,7 @@ int commit_write(struct commit *c, enum commit_how how, uint64_t *queued)
 	if (rc == 0) { /* the cpu tracks are written with the others, then taken off */
 		rc = cms_tracks_push(&c->sched, b);
 		rc = rc ? rc : write_small_tables(b, 1);
-		cms_tracks_pop(&c->sched, b);
+		cms_tracks_pop(b);
 	}
 	/* a pause's layer commits once, its undo kept first: a layer killed
 	 * after a COMMIT of its own and before its undo was written would

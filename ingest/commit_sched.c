@@ -96,13 +96,31 @@ static int renumber(struct cm_sched *cs, struct build *b)
 	return 0;
 }
 
+/* Runs sql (?1, ?2: a range of track ids) over the cpu tracks the last
+ * commit wrote. */
+static int grown_tracks(struct build *b, const char *sql)
+{
+	return dbw_queue_sql2(b->s, sql, b->grown_cpu_first, (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1);
+}
+
 int cms_begin(struct cm_sched *cs, struct build *b)
 {
 	if (b->grown_cpu_n > 0 &&
-	    dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
-			   (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0)
+	    grown_tracks(b, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2") != 0)
 		return -1;
 	return renumber(cs, b);
+}
+
+int cms_drop_grown(struct build *b)
+{
+	if (b->grown_cpu_n == 0)
+		return 0;
+	if (dbw_queue_sql(b->s, "DELETE FROM main.sched") != 0 ||
+	    grown_tracks(b, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2") != 0 ||
+	    grown_tracks(b, "DELETE FROM main.lod WHERE track_id BETWEEN ?1 AND ?2") != 0)
+		return -1;
+	b->grown_cpu_n = 0;
+	return 0;
 }
 
 /* The cpu's state, made when new; NULL when out of memory. */
@@ -176,14 +194,6 @@ static int take_switch(struct cm_sched *cs, struct build *b, const struct mdl_sc
 	return 0;
 }
 
-/* The ts of the ordinals a cpu's time marks keep (write_marks_of). */
-static int64_t cpu_mark_ts(const void *ctx, uint64_t ord)
-{
-	const struct cms_cpu *c = ctx;
-
-	return ord == c->ids.count - 1 ? c->last_run_ts : *VEC_AT(&c->marks, int64_t, ord / TRACEDB_MARK_ROWS);
-}
-
 /* The commit's rows: the runs that ended since the last, and those on
  * their cpus now (replacing what the last wrote of them), in id order. */
 static int write_rows(struct cm_sched *cs, struct build *b)
@@ -227,7 +237,8 @@ static int write_tracks(struct cm_sched *cs, struct build *b)
 		if (c == NULL || c->ids.count == 0)
 			continue;
 		extents_write(&eb, c->track_id, 0, &cs->chunks, &c->ids, 0, c->ids.count);
-		rc = write_marks_of(&b->track_marks, c->ids.count, cpu_mark_ts, c, &c->marks_off, &c->marks_len);
+		rc = write_marks_kept(&b->track_marks, &c->marks, c->ids.count, c->last_run_ts, &c->marks_off,
+				      &c->marks_len);
 		runs += c->ids.count;
 	}
 	rc |= bins_fini(&eb);
@@ -294,8 +305,7 @@ int cms_tracks_push(struct cm_sched *cs, struct build *b)
 	return 0;
 }
 
-void cms_tracks_pop(struct cm_sched *cs, struct build *b)
+void cms_tracks_pop(struct build *b)
 {
-	(void)cs;
 	b->tracks.len = b->grown_cpu_first - 1;
 }

@@ -24,8 +24,8 @@
  * rows (build.grown_cpu_first, grown_cpu_n) and writes the table whole as
  * a file's ingest does (write.c, write_sched): a switch that arrives
  * behind one already taken on its cpu (out of time order), which is left
- * out meanwhile and counted (ingest_result.sched_late); a thread's pid revised by a later kernel
- * object; the runs' ids in a file's layout.
+ * out meanwhile and counted (ingest_result.sched_late); a thread's pid
+ * revised by a later kernel object; the runs' ids in a file's layout.
  */
 #ifndef INGEST_COMMIT_SCHED_H
 #define INGEST_COMMIT_SCHED_H
@@ -76,6 +76,12 @@ void cms_fini(struct cm_sched *cs);
  * level of detail's rows to their ids now. 0, or -1. */
 int cms_begin(struct cm_sched *cs, struct build *b);
 
+/* At the end (or a pause's layer), before the write stage writes any
+ * track's rows: removes the runs the commits wrote and their cpu tracks'
+ * extents and level of detail, which write_sched writes again as a file's
+ * ingest does. 0, or -1. */
+int cms_drop_grown(struct build *b);
+
 /* Takes the switches decoded up to time upto and writes the runs that
  * started or ended since the last commit, the cpu tracks' extents and
  * their marks (appended to b->track_marks, which write_small_tables
@@ -87,6 +93,6 @@ int cms_write(struct cm_sched *cs, struct build *b, int64_t upto);
 /* Appends the cpu tracks to b->tracks for write_small_tables, and takes
  * them off after (cms_tracks_pop). 0, or -1 when out of memory. */
 int cms_tracks_push(struct cm_sched *cs, struct build *b);
-void cms_tracks_pop(struct cm_sched *cs, struct build *b);
+void cms_tracks_pop(struct build *b);
 
 #endif

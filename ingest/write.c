@@ -16,6 +16,7 @@
 #include "../tracedb/tracedb.h"
 #include "build.h"
 #include "commit.h"
+#include "commit_sched.h"
 #include "extents.h"
 #include "lod.h"
 #include "write.h"
@@ -46,6 +47,28 @@ int write_marks_of(struct vec *mb, uint64_t n, int64_t (*ts_of)(const void *ctx,
 		mb->len += tracedb_mark_put((uint8_t *)mb->data + mb->len, &prev, ts_of(ctx, tracedb_mark_ord(n, k)));
 	*len = mb->len - *off;
 	return 0;
+}
+
+/* The ts of the ordinals time marks keep, of n rows whose every 1024th ts
+ * is in marks and whose last ts is last (write_marks_kept). */
+struct kept_marks {
+	const struct vec *marks; /* int64_t */
+	uint64_t n;
+	int64_t last;
+};
+
+static int64_t kept_ts(const void *ctx, uint64_t ord)
+{
+	const struct kept_marks *k = ctx;
+
+	return ord == k->n - 1 ? k->last : *VEC_AT(k->marks, int64_t, ord / TRACEDB_MARK_ROWS);
+}
+
+int write_marks_kept(struct vec *mb, const struct vec *marks, uint64_t n, int64_t last, size_t *off, size_t *len)
+{
+	struct kept_marks k = { marks, n, last };
+
+	return write_marks_of(mb, n, kept_ts, &k, off, len);
 }
 
 static int64_t item_ts(const void *ctx, uint64_t ord)
@@ -862,17 +885,10 @@ int build_write(struct build *b, struct ingest_opts_view *pv)
 
 	if (slices_order(b) != 0) /* slice ids from here on */
 		return -1;
-	/* the runs a growing trace's commits wrote, and their cpu tracks'
-	 * extents and level of detail under ids that tracks made since may
-	 * take: write_sched writes them all, in their places */
-	if (b->grown_cpu_n > 0 &&
-	    (dbw_queue_sql(b->s, "DELETE FROM main.sched") != 0 ||
-	     dbw_queue_sql2(b->s, "DELETE FROM main.extents WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
-			    (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0 ||
-	     dbw_queue_sql2(b->s, "DELETE FROM main.lod WHERE track_id BETWEEN ?1 AND ?2", b->grown_cpu_first,
-			    (int64_t)b->grown_cpu_first + b->grown_cpu_n - 1) != 0))
+	/* the runs a growing trace's commits wrote, before tracks made since
+	 * write under their cpu tracks' ids: write_sched writes them all */
+	if (cms_drop_grown(b) != 0)
 		return -1;
-	b->grown_cpu_n = 0;
 	name_index_start(&ni, b);
 	/* counter points first and flows right after the slices, each
 	 * merged from their runs and freed once written */

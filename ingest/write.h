@@ -19,6 +19,9 @@ int write_marks(struct vec *mb, const struct lod_item *it, uint64_t n, size_t *o
  * array of items; a growing trace's commits keep only those ordinals. */
 int write_marks_of(struct vec *mb, uint64_t n, int64_t (*ts_of)(const void *ctx, uint64_t ord), const void *ctx,
 		   size_t *off, size_t *len);
+/* The same, of n rows whose every 1024th ts is in marks (int64_t) and
+ * whose last ts is last: what a growing trace's commits keep of a group. */
+int write_marks_kept(struct vec *mb, const struct vec *marks, uint64_t n, int64_t last, size_t *off, size_t *len);
 
 /* Where a slice (or a cpu run) ends for the level of detail and the
  * longest: one that never ended (dur < 0) lasts to the trace's end, or to
