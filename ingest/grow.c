@@ -113,7 +113,7 @@ struct follow {
 	uint64_t said_fed;    /* bytes fed when the parent was last told ("f") */
 	int ended;            /* the parent said it ends at size */
 	int64_t commit_ms, last_commit;
-	int64_t gap;          /* the wait before the next commit (commit_now) */
+	int64_t took;         /* the last commit's time, from its start until it was in the file */
 	int held;             /* the last commit was held back: the stream started
 			       * again and has not caught up (ingest_stream_commit) */
 	int64_t pause_ms;     /* a pause this long shows the trace as a file's; 0: never */
@@ -170,18 +170,30 @@ static int feed_piece(struct follow *f)
 	return ingest_stream_feed(f->s, f->buf, (size_t)got);
 }
 
-/* commits take at most about a third of the time: the next waits twice
- * what the last one took, from its start until it was in the file, when
- * that is longer than commit_ms (a commit's time grows with what came
- * since the last one, mostly rows the batch writes too: a longer wait must
- * not make the next longer still), and never more than GAP_MAX_MS */
+/* A commit's time grows with what came since the last one, mostly rows the
+ * batch writes too, and each also rewrites what is not final yet (the
+ * groups' last level-of-detail rows, their last pages): a fixed cost of
+ * its own. So the wait before the next commit, from the start of the
+ * last, depends on whether the stream keeps up. While it does (at most a
+ * piece of bytes waits to be fed), what the commits cost is spare time:
+ * the next one starts as soon as the last is in the file, and not before
+ * commit_ms, so that what arrived shows as soon as it can. While bytes
+ * wait (an upload, or a stream faster than its ingest), commits take at
+ * most about a third of the time: the next waits twice what the last one
+ * took (a longer wait must not make the next longer still). Never more
+ * than GAP_MAX_MS, unless commit_ms is. */
 static void commit_took(struct follow *f, int64_t t0)
 {
-	int64_t took = now_ms() - t0;
+	f->took = now_ms() - t0;
+}
 
-	f->gap = 2 * took > f->commit_ms ? 2 * took : f->commit_ms;
-	if (f->gap > GAP_MAX_MS)
-		f->gap = GAP_MAX_MS;
+/* When the next commit is due (now_ms's clock). */
+static int64_t commit_due(const struct follow *f)
+{
+	int64_t gap = f->size - f->fed <= PIECE ? f->took : 2 * f->took;
+
+	gap = gap < GAP_MAX_MS ? gap : GAP_MAX_MS;
+	return f->last_commit + (gap > f->commit_ms ? gap : f->commit_ms);
 }
 
 /* Reports the commit queued once it is in the file (wait: waits for it);
@@ -319,7 +331,7 @@ static int follow(struct follow *f, struct lines *in)
 	int rc = INGEST_OK;
 
 	while (rc == INGEST_OK) {
-		int64_t now = now_ms(), due = f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) - now;
+		int64_t now = now_ms(), due = commit_due(f) - now;
 		uint64_t size = f->size;
 
 		if (take_orders(f, in) != 0)
@@ -344,7 +356,7 @@ static int follow(struct follow *f, struct lines *in)
 				continue;
 			if (rc == INGEST_OK)
 				rc = ingest_stream_match(f->s);
-			if (rc == INGEST_OK && f->last_commit + (f->gap > f->commit_ms ? f->gap : f->commit_ms) <= now_ms())
+			if (rc == INGEST_OK && commit_due(f) <= now_ms())
 				rc = commit_now(f);
 			continue;
 		}
