@@ -14,7 +14,10 @@
  * trace's busiest track in random windows at random zooms and times each
  * request from its sending to its whole reply received, as bench/query
  * does (viewport latency on a growing trace; parsing the reply is the
- * client's work and is left out). The server's RSS is read
+ * client's work and is left out). With VIEWER=0 in the environment no
+ * viewport is asked for: the visibility is then the ingest's alone, with
+ * the machine's cores to itself (the viewer's requests, one after another
+ * without a pause, take most of a core of two). The server's RSS is read
  * from /proc every 100 ms while the stream runs (the server's own; a
  * growing trace's ingest is a process of its own), so what is compared is its largest value over
  * the first minute (or the first sixth of a shorter run) and over the
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
 	size_t nrss = 0, cap_rss;
 	size_t i, nlat = 0, marks;
 	FILE *f;
+	int viewing;
 
 	if (argc != 6) {
 		fprintf(stderr, "usage: live_bench SERVER_PID PORT ARCHIVE RATE_MB_S SECONDS\n");
@@ -309,10 +313,12 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	B.t0 = su_now();
+	viewing = getenv("VIEWER") == NULL || strcmp(getenv("VIEWER"), "0") != 0;
 	early_at = B.seconds >= 360 ? 60 : B.seconds / 6;
 	pthread_create(&ts, NULL, sender, NULL);
 	pthread_create(&tw, NULL, watcher, NULL);
-	pthread_create(&tv, NULL, viewer, NULL);
+	if (viewing)
+		pthread_create(&tv, NULL, viewer, NULL);
 	cap_rss = (size_t)(B.seconds * 10) + 100;
 	rss_t = calloc(cap_rss, sizeof(double));
 	rss_v = calloc(cap_rss, sizeof(long));
@@ -331,7 +337,8 @@ int main(int argc, char **argv)
 			late = rss_v[i];
 	}
 	pthread_join(tw, NULL);
-	pthread_join(tv, NULL);
+	if (viewing)
+		pthread_join(tv, NULL);
 	marks = atomic_load(&B.sent) / MARK;
 	lat = calloc(marks + 1, sizeof(double));
 	for (i = 0; i < marks && i < MAX_MARKS; i++)
@@ -350,7 +357,7 @@ int main(int argc, char **argv)
 	       "the last (target: byte 0 throughout: %s)\n",
 	       B.polls_whole, B.polls, B.from_max / 1e6, B.from_last / 1e6,
 	       B.polls > 0 && B.polls_whole == B.polls ? "met" : "MISSED");
-	{
+	if (viewing) {
 		/* each zoom's alone first (pct sorts what it is given), then all */
 		size_t n = atomic_load(&B.nviews), z, k, m;
 		double *zv = malloc((n ? n : 1) * sizeof(*zv));
@@ -365,9 +372,12 @@ int main(int argc, char **argv)
 		printf("\n");
 		free(zv);
 	}
-	printf("viewport:   %zu requests on the growing trace; p50 %.2f ms, p99 %.2f ms (target: p99 <= 20 ms)\n",
-	       atomic_load(&B.nviews), pct(B.views, atomic_load(&B.nviews), 0.5),
-	       pct(B.views, atomic_load(&B.nviews), 0.99));
+	if (viewing)
+		printf("viewport:   %zu requests on the growing trace; p50 %.2f ms, p99 %.2f ms (target: p99 <= 20 ms)\n",
+		       atomic_load(&B.nviews), pct(B.views, atomic_load(&B.nviews), 0.5),
+		       pct(B.views, atomic_load(&B.nviews), 0.99));
+	else
+		printf("viewport:   not asked (VIEWER=0): the figures above are the ingest's alone\n");
 	printf("memory:     server RSS at most %.1f MB in the first %.0f s, %.1f MB in the last %.0f s of the stream; "
 	       "ratio %.2f (target: within 10%%)\n",
 	       early / 1024.0, early_at, late / 1024.0, early_at, early > 0 ? (double)late / (double)early : 0.0);

@@ -6,7 +6,8 @@
 #
 #   sh bench/live/run.sh         (from anywhere; B=build/rel by default)
 #
-# Environment: B (build dir), OUT (work dir, default build/bench-live),
+# Environment: B (build dir), OUT (work dir, default build/bench-live), VIEWER
+# (0: no viewport requests, the ingest's visibility alone),
 # RATE (MB/s, default 40), SECONDS (default 120), EVENTS (generator events
 # of the archive streamed, looped when the run outlasts it; by default as
 # many as the run streams, about 44,000 a MB, so that it does not loop: a
