@@ -173,6 +173,9 @@ $(B)/gen_fxt: tests/gen_fxt.c $(WRITER) tests/fxt_writer.h
 $(B)/fuzz_replay: tests/fuzz_fxt.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(B)/libtrace.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
 
+$(B)/fuzz_replay_grow: tests/fuzz_grow.c tests/db_compare.h tests/fuzz_util.h tests/fuzz_replay.c $(B)/libtrace.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_grow.c tests/fuzz_replay.c $(B)/libtrace.a $(LIBS)
+
 # The decoder targets link their decoder and the model only: no SQLite.
 $(B)/fuzz_replay_fxt_decode: tests/fuzz_fxt_decode.c tests/fuzz_fxt_check.h tests/fuzz_replay.c $(FXT_DECODER_SRC) ingest/*.h
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fxt_decode.c tests/fuzz_replay.c $(FXT_DECODER_SRC)
@@ -181,9 +184,10 @@ $(B)/fuzz_replay_fifo: tests/fuzz_fifo.c tests/fuzz_replay.c tests/fuzz_util.h c
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ tests/fuzz_fifo.c tests/fuzz_replay.c ingest/fxtrec.c
 
 unit: $(addprefix $(B)/tests/,$(TEST_NAMES)) $(B)/fuzz_replay $(B)/fuzz_replay_fxt_decode $(B)/fuzz_replay_xray $(B)/fuzz_replay_http $(B)/fuzz_replay_fifo \
-      $(B)/fuzz_replay_symbols $(B)/trace-server $(B)/gen_fxt
+      $(B)/fuzz_replay_symbols $(B)/fuzz_replay_grow $(B)/trace-server $(B)/gen_fxt
 	@set -e; for t in $(TEST_NAMES); do echo "== $$t ($(B))"; $(B)/tests/$$t; done
 	$(B)/fuzz_replay tests/corpus/fxt
+	$(B)/fuzz_replay_grow tests/corpus/fxt
 	$(B)/fuzz_replay_fxt_decode tests/corpus/fxt_decode
 	$(B)/fuzz_replay_xray tests/corpus/xray
 	$(B)/fuzz_replay_http tests/corpus/http
@@ -312,8 +316,9 @@ ubsan:
 # libFuzzer (clang): make fuzz FUZZ_SECONDS=60 runs each target that long,
 # on a scratch copy of its committed corpus (new inputs stay in build/fuzz).
 # fxt_decode and xray run a decoder alone (~11k inputs/s here under ASan);
-# fxt runs the decoder and the build into SQLite (~1k/s).
-FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo
+# fxt runs the decoder and the build into SQLite (~1k/s); grow ingests each
+# input twice, as a file and as a growing stream (seeded from the fxt corpus).
+FUZZ_TARGETS = fxt fxt_decode xray http symbols fifo grow
 build/fuzz/fuzz_fifo: tests/fuzz_fifo.c tests/fuzz_util.h capture/fifo.h provider/protocol.h ingest/fxtrec.c ingest/fxtrec.h ingest/reader.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -o $@ tests/fuzz_fifo.c ingest/fxtrec.c
@@ -338,7 +343,7 @@ fuzz: deps $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus-$$t; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
-	    build/fuzz/corpus-$$t tests/corpus/$$t 2>&1 | grep -E 'stat::number_of_executed_units|Done|ERROR|SUMMARY' ; done
+	    build/fuzz/corpus-$$t tests/corpus/$$(test -d tests/corpus/$$t && echo $$t || echo fxt) 2>&1 | grep -E 'stat::number_of_executed_units|Done|ERROR|SUMMARY' ; done
 
 bench: $(B)/trace-server $(B)/gen_fxt $(B)/bench_ceiling
 	B=$(B) sh bench/ingest

@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include "testutil.h"
 #pragma GCC diagnostic pop
+#include "db_compare.h"
 
 #define C FXTW_INL("c")
 
@@ -242,53 +243,15 @@ static inline int64_t scalar(sqlite3 *db, const char *sql)
 	return v;
 }
 
-/* How many tables of a hold other rows than b's (a table only one has
- * counts too), the first described in why: a trace ingested another way (a
- * stream, a snapshot) against the file's. */
+/* How many tables of a hold other rows than b's, the first described in
+ * why (db_compare.h); fails the test when they cannot be read. */
 static inline int tables_differ(const char *a, const char *b, char *why, size_t whylen)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char sql[1024];
-	int tables = 0, differ = 0;
+	int n = dbc_tables_differ(a, b, why, whylen);
 
-	why[0] = '\0';
-	assert_int_equal(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	snprintf(sql, sizeof(sql), "ATTACH '%s' AS b", b);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	differ += (int)scalar(db, "SELECT count(*) FROM (SELECT name FROM main.sqlite_master WHERE type = 'table' "
-				  "EXCEPT SELECT name FROM b.sqlite_master WHERE type = 'table')");
-	differ += (int)scalar(db, "SELECT count(*) FROM (SELECT name FROM b.sqlite_master WHERE type = 'table' "
-				  "EXCEPT SELECT name FROM main.sqlite_master WHERE type = 'table')");
-	if (differ)
-		snprintf(why, whylen, "the tables are not the same");
-	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT "
-					    "LIKE 'sqlite_%' AND name IN (SELECT name FROM b.sqlite_master) ORDER BY name",
-					    -1, &st, NULL),
-			 SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-		int64_t na, nb;
-
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM main.\"%s\"", t);
-		na = scalar(db, sql);
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM b.\"%s\"", t);
-		nb = scalar(db, sql);
-		snprintf(sql, sizeof(sql),
-			 "SELECT count(*) FROM (SELECT * FROM main.\"%s\" EXCEPT SELECT * FROM b.\"%s\")", t, t);
-		if (na != nb || scalar(db, sql) != 0) {
-			if (!differ)
-				snprintf(why, whylen, "table %s: %" PRId64 " rows, %" PRId64 " ingested as a file%s", t,
-					 na, nb, na == nb ? ", but not the same rows" : "");
-			differ++;
-		}
-		tables++;
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	assert_true(tables >= 10);
-	return differ;
+	if (n < 0)
+		fail_msg("%s", why);
+	return n;
 }
 
 /* Every table of a and b holds the same rows (and they have the same tables). */
@@ -300,70 +263,14 @@ static inline void same_tables(const char *a, const char *b)
 		fail_msg("%s", why);
 }
 
-/* What a reader of a growing trace's commit must find whole (ingest/commit.h):
- * every group's rows as track_depths counts them, lying in its extents,
- * every parent there, every slice's track and name, and every arrow's
- * from-slice final, ending where the arrow starts, and its to-slice there.
- * Read in one read transaction: one commit throughout. */
+/* A growing trace's commit keeps every rule of db_compare.h
+ * (dbc_commit_rules), read in one read transaction: one commit throughout. */
 static inline void t_check_commit(const char *db_path)
 {
-	/* each statement counts what breaks the rule its sentence says */
-	static const char *const rules[][2] = {
-		{ "SELECT count(*) FROM track_depths d WHERE count != "
-		  "(SELECT count(*) FROM slices s WHERE s.track_id = d.track_id AND s.depth = d.depth)",
-		  "a group's count is not its rows'" },
-		{ "SELECT count(*) FROM slices s WHERE parent_id IS NOT NULL AND "
-		  "NOT EXISTS (SELECT 1 FROM slices p WHERE p.id = s.parent_id)",
-		  "a slice's parent is not there" },
-		{ "SELECT count(*) FROM slices s WHERE NOT EXISTS (SELECT 1 FROM extents e WHERE "
-		  "e.track_id = s.track_id AND e.depth = s.depth AND s.id BETWEEN e.first_id AND e.first_id + e.count - 1)",
-		  "a slice lies outside its group's extents" },
-		{ "SELECT count(*) FROM track_depths d WHERE count != "
-		  "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = d.track_id AND e.depth = d.depth)",
-		  "a group's extents do not add up to its count" },
-		{ "SELECT count(*) FROM slices WHERE track_id NOT IN (SELECT id FROM tracks) OR "
-		  "name_id NOT IN (SELECT id FROM strings)",
-		  "a slice's track or name is not there" },
-		{ "SELECT count(*) FROM logs a JOIN logs b ON b.id = a.id + 1 WHERE b.ts < a.ts",
-		  "the logs' ids are not 1, 2 ... in time order" },
-		{ "SELECT count(*) != coalesce(max(id), 0) OR coalesce(min(id), 1) != 1 FROM logs",
-		  "the logs' ids are not 1, 2 ... in time order" },
-		{ "SELECT count(*) FROM logs WHERE thread_id NOT IN (SELECT id FROM threads) OR "
-		  "message_id NOT IN (SELECT id FROM strings)",
-		  "a log's thread or message is not there" },
-		{ "SELECT count(*) FROM sched s WHERE NOT EXISTS (SELECT 1 FROM tracks t JOIN extents e ON e.track_id = t.id "
-		  "AND e.depth = 0 WHERE t.kind = 'cpu' AND t.cpu = s.cpu AND s.id BETWEEN e.first_id AND "
-		  "e.first_id + e.count - 1)",
-		  "a cpu run lies outside its cpu track's extents" },
-		{ "SELECT count(*) FROM tracks t WHERE kind = 'cpu' AND (SELECT count(*) FROM sched s WHERE s.cpu = t.cpu) != "
-		  "(SELECT coalesce(sum(count), 0) FROM extents e WHERE e.track_id = t.id AND e.depth = 0)",
-		  "a cpu track's extents do not add up to its runs" },
-		{ "SELECT count(*) FROM sched WHERE thread_id NOT IN (SELECT id FROM threads)",
-		  "a cpu run's thread is not there" },
-		{ "SELECT count(*) FROM extents e WHERE NOT EXISTS (SELECT 1 FROM tracks t WHERE t.id = e.track_id AND "
-		  "(t.kind IN ('cpu', 'counter') OR EXISTS (SELECT 1 FROM track_depths d WHERE d.track_id = e.track_id "
-		  "AND d.depth = e.depth)))",
-		  "extents of no group" },
-		{ "SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM slices s WHERE s.id = f.from_slice_id AND "
-		  "s.dur >= 0 AND s.ts + s.dur = f.from_ts)",
-		  "an arrow's from-slice is not there, not final, or does not end where the arrow starts" },
-		{ "SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM slices s WHERE s.id = f.to_slice_id AND "
-		  "s.ts = f.to_ts)",
-		  "an arrow's to-slice is not there, or does not start where the arrow ends" },
-	};
-	sqlite3 *db;
-	size_t i;
+	char why[512];
 
-	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	/* a reader waits while the writer holds the file whole (the end's
-	 * checkpoint and change of journal mode), as the server's do */
-	sqlite3_busy_timeout(db, 10000);
-	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK); /* one commit throughout */
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (scalar(db, rules[i][0]) != 0)
-			fail_msg("%s", rules[i][1]);
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
+	if (dbc_commit_broken(db_path, why, sizeof(why)) != 0)
+		fail_msg("%s", why);
 }
 
 /* The whole file at path (malloc'd), its length in *n; fails the test when it cannot be read. */
