@@ -12,9 +12,10 @@
  *      rows (dbc_tables_differ).
  *
  * Hostile bytes reach this path on every live stream and every large
- * upload, so it is fuzzed as the decoders are: the committed FXT corpus
- * (tests/corpus/fxt) is its seed, and `make unit` replays it
- * (fuzz_replay_grow). The options vary with the input's hash: chunks of ids
+ * upload, so it is fuzzed as the decoders are: its seeds are the committed
+ * FXT corpus (tests/corpus/fxt) and a few gen_fxt archives of some
+ * thousand events, late root begins included (tests/corpus/grow), which
+ * `make unit` replays (fuzz_replay_grow). The options vary with the input's hash: chunks of ids
  * of 1 to 64 rows, a sorter that spills every 64 to 512 events, commits
  * that write their slices unseen every few rows or not. Inputs over
  * FZ_GROW_MAX bytes are skipped (two ingests into SQLite each). Files go to
