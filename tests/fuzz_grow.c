@@ -7,7 +7,12 @@
  *   G1 Each commit a reader sees keeps the rules of a commit
  *      (tests/db_compare.h, dbc_commit_rules): groups, extents, parents,
  *      arrows, logs and cpu runs read whole.
- *   G2 The stream fails exactly when the file's ingest fails; when both
+ *   G2 A pause (at one commit the input's hash picks): the layer that a
+ *      copy of the stream's process writes (ingest_stream_pause, in a fork,
+ *      as ingest/grow.c does) is written exactly when the bytes fed so far
+ *      ingest as a file, and then every table equals that file's; the
+ *      stream then goes on (ingest_stream_unpause).
+ *   G3 The stream fails exactly when the file's ingest fails; when both
  *      succeed, every table of the stream's database holds the file's
  *      rows (dbc_tables_differ).
  *
@@ -18,7 +23,7 @@
  * `make unit` replays (fuzz_replay_grow). The options vary with the input's hash: chunks of ids
  * of 1 to 64 rows, a sorter that spills every 64 to 512 events, commits
  * that write their slices unseen every few rows or not. Inputs over
- * FZ_GROW_MAX bytes are skipped (two ingests into SQLite each). Files go to
+ * FZ_GROW_MAX bytes are skipped (three ingests into SQLite each). Files go to
  * $FUZZ_TMPDIR, else /dev/shm, else /tmp, under names holding the process
  * id, and are removed after each input.
  */
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../ingest/ingest.h"
@@ -59,14 +65,56 @@ static void fz_check_commit(const char *db)
 		fz_fail("a commit cannot be read: %s", why);
 }
 
-/* The input as a growing stream into db; what ingest_stream_end returned,
- * or the first error before it. */
-static int fz_stream(const uint8_t *data, size_t size, const char *db, const struct ingest_opts *o, uint64_t seed)
+/* Paths of one input's files. */
+struct fz_paths {
+	char in[512], a[512], b[512], prefix[512], c[512], undo[512];
+};
+
+/* G2: the stream s into p->b paused after its commit of data[0, fed),
+ * then goes on; INGEST_OK, or the unpause's error. */
+static int fz_pause(struct ingest_stream *s, const struct fz_paths *p, const struct ingest_opts *file,
+		    const uint8_t *data, size_t fed)
+{
+	struct ingest_result res;
+	char why[512];
+	int status, rc, layer, differ;
+	pid_t pid;
+	FILE *f;
+
+	if (ingest_stream_pause_mark(s) != INGEST_OK)
+		return INGEST_OK; /* no layer: the trace shows its last commit */
+	if ((pid = fork()) < 0)
+		fz_fail("fork"); /* the environment, not the input */
+	if (pid == 0)
+		_exit(ingest_stream_pause(s, p->undo) == INGEST_OK ? 0 : 1); /* nothing of the parent's is flushed */
+	while ((rc = (int)waitpid(pid, &status, 0)) < 0)
+		;
+	layer = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (WIFSIGNALED(status))
+		fz_fail("the pause's layer died of signal %d", WTERMSIG(status));
+	if ((f = fopen(p->prefix, "wb")) == NULL || fwrite(data, 1, fed, f) != fed || fclose(f) != 0)
+		fz_fail("cannot write %s", p->prefix);
+	rc = ingest_file(p->prefix, p->c, file, &res);
+	if (layer != (rc == INGEST_OK))
+		fz_fail("paused after %zu bytes: the layer %s, the file of those bytes %s (%s)", fed,
+			layer ? "was written" : "failed", ingest_strerror(rc), rc == INGEST_OK ? "" : res.error);
+	if (layer && (differ = dbc_tables_differ(p->b, p->c, why, sizeof(why))) != 0)
+		fz_fail("paused after %zu bytes, the trace is not the file of those bytes: %s", fed, why);
+	tracedb_remove(p->c);
+	unlink(p->prefix);
+	return ingest_stream_unpause(s, p->undo);
+}
+
+/* The input as a growing stream into p->b; what ingest_stream_end
+ * returned, or the first error before it. */
+static int fz_stream(const uint8_t *data, size_t size, const struct fz_paths *p, const struct ingest_opts *o,
+		     const struct ingest_opts *file, uint64_t seed)
 {
 	struct ingest_result res;
 	struct ingest_stream *s;
 	size_t off = 0;
-	int rc = INGEST_OK, committed;
+	int rc = INGEST_OK, committed, commits = 0, pause_at = (int)(fz_next(&seed) % 4);
+	const char *db = p->b;
 
 	if ((s = ingest_stream_open(db, o, &res)) == NULL)
 		fz_fail("ingest_stream_open: %s", res.error); /* the environment, not the input */
@@ -81,6 +129,8 @@ static int fz_stream(const uint8_t *data, size_t size, const char *db, const str
 			rc = ingest_stream_commit(s, &committed);
 			if (rc == INGEST_OK && committed)
 				fz_check_commit(db);
+			if (rc == INGEST_OK && commits++ == pause_at)
+				rc = fz_pause(s, p, file, data, off);
 		}
 	}
 	if (rc == INGEST_OK)
@@ -91,36 +141,40 @@ static int fz_stream(const uint8_t *data, size_t size, const char *db, const str
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char in[512], a[512], b[512], why[512];
-	struct ingest_opts o = { 0 };
+	struct fz_paths p;
+	struct ingest_opts o = { 0 }, file;
 	struct ingest_result res;
 	uint64_t seed = fz_hash(data, size);
+	char why[512];
 	int ra, rb, differ;
+	long pid = (long)getpid();
 	FILE *f;
 
 	if (size > FZ_GROW_MAX)
 		return 0;
-	snprintf(in, sizeof(in), "%s/fuzz_grow.%ld.in", fz_dir(), (long)getpid());
-	snprintf(a, sizeof(a), "%s/fuzz_grow.%ld.a.db", fz_dir(), (long)getpid());
-	snprintf(b, sizeof(b), "%s/fuzz_grow.%ld.b.db", fz_dir(), (long)getpid());
-	if ((f = fopen(in, "wb")) == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-		fz_fail("cannot write %s", in); /* the environment, not the input */
+	snprintf(p.in, sizeof(p.in), "%s/fuzz_grow.%ld.in", fz_dir(), pid);
+	snprintf(p.a, sizeof(p.a), "%s/fuzz_grow.%ld.a.db", fz_dir(), pid);
+	snprintf(p.b, sizeof(p.b), "%s/fuzz_grow.%ld.b.db", fz_dir(), pid);
+	snprintf(p.prefix, sizeof(p.prefix), "%s/fuzz_grow.%ld.prefix", fz_dir(), pid);
+	snprintf(p.c, sizeof(p.c), "%s/fuzz_grow.%ld.c.db", fz_dir(), pid);
+	snprintf(p.undo, sizeof(p.undo), "%s/fuzz_grow.%ld.undo", fz_dir(), pid);
+	if ((f = fopen(p.in, "wb")) == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+		fz_fail("cannot write %s", p.in); /* the environment, not the input */
 	o.extent_rows = 1 + (size_t)(fz_next(&seed) % 64);
 	o.sort_budget = 64 << (fz_next(&seed) % 4);
-	ra = ingest_file(in, a, &o, &res);
+	file = o;
+	ra = ingest_file(p.in, p.a, &file, &res);
 	o.growing = 1;
 	o.commit_rows = fz_next(&seed) % 2 ? 1 + (size_t)(fz_next(&seed) % 16) : 0;
-	rb = fz_stream(data, size, b, &o, seed);
+	rb = fz_stream(data, size, &p, &o, &file, seed);
 	if ((ra == INGEST_OK) != (rb == INGEST_OK))
 		fz_fail("the file's ingest %s (%s), the growing stream's %s", ingest_strerror(ra),
 			ra == INGEST_OK ? "" : res.error, ingest_strerror(rb));
-	if (ra == INGEST_OK) {
-		differ = dbc_tables_differ(b, a, why, sizeof(why));
-		if (differ != 0)
-			fz_fail("the growing stream's database is not the file's: %s", why);
-	}
-	tracedb_remove(a);
-	tracedb_remove(b);
-	unlink(in);
+	if (ra == INGEST_OK && (differ = dbc_tables_differ(p.b, p.a, why, sizeof(why))) != 0)
+		fz_fail("the growing stream's database is not the file's: %s", why);
+	tracedb_remove(p.a);
+	tracedb_remove(p.b);
+	unlink(p.in);
+	unlink(p.undo);
 	return 0;
 }
