@@ -170,6 +170,12 @@ static int feed_piece(struct follow *f)
 	return ingest_stream_feed(f->s, f->buf, (size_t)got);
 }
 
+/* A commit's time, from its start until it was in the file (commit_due). */
+static void commit_took(struct follow *f, int64_t t0)
+{
+	f->took = now_ms() - t0;
+}
+
 /* A commit's time grows with what came since the last one, mostly rows the
  * batch writes too, and each also rewrites what is not final yet (the
  * groups' last level-of-detail rows, their last pages): a fixed cost of
@@ -181,13 +187,7 @@ static int feed_piece(struct follow *f)
  * wait (an upload, or a stream faster than its ingest), commits take at
  * most about a third of the time: the next waits twice what the last one
  * took (a longer wait must not make the next longer still). Never more
- * than GAP_MAX_MS, unless commit_ms is. */
-static void commit_took(struct follow *f, int64_t t0)
-{
-	f->took = now_ms() - t0;
-}
-
-/* When the next commit is due (now_ms's clock). */
+ * than GAP_MAX_MS, unless commit_ms is. When it is due, on now_ms's clock: */
 static int64_t commit_due(const struct follow *f)
 {
 	int64_t gap = f->size - f->fed <= PIECE ? f->took : 2 * f->took;

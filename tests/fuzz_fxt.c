@@ -167,15 +167,6 @@ static void fz_check_db(sqlite3 *db, const struct ingest_result *r)
 			fz_fail("%lld rows break the rule: %s", (long long)v, fz_rules[i].rule);
 }
 
-static const char *fz_db_dir(void)
-{
-	const char *dir = getenv("FUZZ_TMPDIR");
-
-	if (dir == NULL || *dir == '\0')
-		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	return dir;
-}
-
 static void fz_db_path(char *buf, size_t n)
 {
 	snprintf(buf, n, "%s/fuzz_fxt.%ld.db", fz_db_dir(), (long)getpid());

@@ -27,6 +27,7 @@
  * $FUZZ_TMPDIR, else /dev/shm, else /tmp, under names holding the process
  * id, and are removed after each input.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +44,6 @@
 enum { FZ_GROW_MAX = 65536 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const char *fz_dir(void)
-{
-	const char *d = getenv("FUZZ_TMPDIR");
-
-	if (d != NULL && *d)
-		return d;
-	return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-}
 
 /* G1: the commit just made, as a reader sees it. */
 static void fz_check_commit(const char *db)
@@ -87,11 +79,12 @@ static int fz_pause(struct ingest_stream *s, const struct fz_paths *p, const str
 		fz_fail("fork"); /* the environment, not the input */
 	if (pid == 0)
 		_exit(ingest_stream_pause(s, p->undo) == INGEST_OK ? 0 : 1); /* nothing of the parent's is flushed */
-	while ((rc = (int)waitpid(pid, &status, 0)) < 0)
-		;
-	layer = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			fz_fail("waitpid: %s", strerror(errno));
 	if (WIFSIGNALED(status))
 		fz_fail("the pause's layer died of signal %d", WTERMSIG(status));
+	layer = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	if ((f = fopen(p->prefix, "wb")) == NULL || fwrite(data, 1, fed, f) != fed || fclose(f) != 0)
 		fz_fail("cannot write %s", p->prefix);
 	rc = ingest_file(p->prefix, p->c, file, &res);
@@ -152,12 +145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FZ_GROW_MAX)
 		return 0;
-	snprintf(p.in, sizeof(p.in), "%s/fuzz_grow.%ld.in", fz_dir(), pid);
-	snprintf(p.a, sizeof(p.a), "%s/fuzz_grow.%ld.a.db", fz_dir(), pid);
-	snprintf(p.b, sizeof(p.b), "%s/fuzz_grow.%ld.b.db", fz_dir(), pid);
-	snprintf(p.prefix, sizeof(p.prefix), "%s/fuzz_grow.%ld.prefix", fz_dir(), pid);
-	snprintf(p.c, sizeof(p.c), "%s/fuzz_grow.%ld.c.db", fz_dir(), pid);
-	snprintf(p.undo, sizeof(p.undo), "%s/fuzz_grow.%ld.undo", fz_dir(), pid);
+	snprintf(p.in, sizeof(p.in), "%s/fuzz_grow.%ld.in", fz_db_dir(), pid);
+	snprintf(p.a, sizeof(p.a), "%s/fuzz_grow.%ld.a.db", fz_db_dir(), pid);
+	snprintf(p.b, sizeof(p.b), "%s/fuzz_grow.%ld.b.db", fz_db_dir(), pid);
+	snprintf(p.prefix, sizeof(p.prefix), "%s/fuzz_grow.%ld.prefix", fz_db_dir(), pid);
+	snprintf(p.c, sizeof(p.c), "%s/fuzz_grow.%ld.c.db", fz_db_dir(), pid);
+	snprintf(p.undo, sizeof(p.undo), "%s/fuzz_grow.%ld.undo", fz_db_dir(), pid);
 	if ((f = fopen(p.in, "wb")) == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
 		fz_fail("cannot write %s", p.in); /* the environment, not the input */
 	o.extent_rows = 1 + (size_t)(fz_next(&seed) % 64);

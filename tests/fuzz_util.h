@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Reports a violated property and aborts, so that libFuzzer keeps the input. */
 __attribute__((format(printf, 1, 2), noreturn)) static inline void fz_fail(const char *fmt, ...)
@@ -44,6 +45,16 @@ static inline uint64_t fz_next(uint64_t *s)
 	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
 	return z ^ (z >> 31);
+}
+
+/* Where a target's scratch files go: $FUZZ_TMPDIR, else /dev/shm, else /tmp. */
+static inline const char *fz_db_dir(void)
+{
+	const char *dir = getenv("FUZZ_TMPDIR");
+
+	if (dir == NULL || *dir == '\0')
+		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	return dir;
 }
 
 /* qsort order of size_t. */
