@@ -43,7 +43,7 @@ static inline int dbc_tables_differ(const char *a, const char *b, char *why, siz
 	sqlite3_stmt *st = NULL;
 	char sql[1024], err[512];
 	int64_t v, na, nb;
-	int tables = 0, differ = 0, failed = 0;
+	int tables = 0, differ = 0, failed = 0, step = SQLITE_ROW;
 
 	why[0] = '\0';
 	snprintf(sql, sizeof(sql), "ATTACH '%s' AS b", b);
@@ -73,7 +73,7 @@ static inline int dbc_tables_differ(const char *a, const char *b, char *why, siz
 	differ = (int)(na + nb);
 	if (differ)
 		snprintf(why, whylen, "the tables are not the same");
-	while (!failed && sqlite3_step(st) == SQLITE_ROW) {
+	while (!failed && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM main.\"%s\"", t);
@@ -90,6 +90,10 @@ static inline int dbc_tables_differ(const char *a, const char *b, char *why, siz
 			differ++;
 		}
 		tables++;
+	}
+	if (!failed && step != SQLITE_DONE) { /* the list of tables ended early: not a short success */
+		snprintf(err, sizeof(err), "the tables' list: %.300s", sqlite3_errmsg(db));
+		failed = 1;
 	}
 	sqlite3_finalize(st);
 	sqlite3_close(db);
@@ -171,10 +175,12 @@ static inline int dbc_commit_broken(const char *db_path, char *why, size_t whyle
 		return -1;
 	}
 	for (i = 0; rc == 0 && i < sizeof(dbc_commit_rules) / sizeof(dbc_commit_rules[0]); i++) {
-		if (dbc_scalar(db, dbc_commit_rules[i][0], &v, why, whylen) != 0)
+		if (dbc_scalar(db, dbc_commit_rules[i][0], &v, why, whylen) != 0) {
 			rc = -1;
-		else if (v != 0 && (rc = 1) != 0)
+		} else if (v != 0) {
+			rc = 1;
 			snprintf(why, whylen, "%s", dbc_commit_rules[i][1]);
+		}
 	}
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);

@@ -167,10 +167,6 @@ static void fz_check_db(sqlite3 *db, const struct ingest_result *r)
 			fz_fail("%lld rows break the rule: %s", (long long)v, fz_rules[i].rule);
 }
 
-static void fz_db_path(char *buf, size_t n)
-{
-	snprintf(buf, n, "%s/fuzz_fxt.%ld.db", fz_db_dir(), (long)getpid());
-}
 
 /* P4: builds decode A's model into a fresh database and checks it. */
 static void fz_build(struct model *m, size_t n)
@@ -184,7 +180,7 @@ static void fz_build(struct model *m, size_t n)
 	memset(&res, 0, sizeof(res));
 	res.format = "fxt";
 	res.bytes = n;
-	fz_db_path(path, sizeof(path));
+	fz_scratch_path(path, sizeof(path), "db");
 	if (dbw_open(&s, path, 65536) != 0)
 		fz_fail("dbw_open %s: %s", path, s.error); /* the environment, not the input */
 	/* attached after decoding: the events are sorted in memory, as an

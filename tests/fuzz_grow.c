@@ -69,7 +69,7 @@ static int fz_pause(struct ingest_stream *s, const struct fz_paths *p, const str
 {
 	struct ingest_result res;
 	char why[512];
-	int status, rc, layer, differ;
+	int status, rc, layer;
 	pid_t pid;
 	FILE *f;
 
@@ -91,7 +91,7 @@ static int fz_pause(struct ingest_stream *s, const struct fz_paths *p, const str
 	if (layer != (rc == INGEST_OK))
 		fz_fail("paused after %zu bytes: the layer %s, the file of those bytes %s (%s)", fed,
 			layer ? "was written" : "failed", ingest_strerror(rc), rc == INGEST_OK ? "" : res.error);
-	if (layer && (differ = dbc_tables_differ(p->b, p->c, why, sizeof(why))) != 0)
+	if (layer && dbc_tables_differ(p->b, p->c, why, sizeof(why)) != 0) /* or unreadable: why says */
 		fz_fail("paused after %zu bytes, the trace is not the file of those bytes: %s", fed, why);
 	tracedb_remove(p->c);
 	unlink(p->prefix);
@@ -139,18 +139,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ingest_result res;
 	uint64_t seed = fz_hash(data, size);
 	char why[512];
-	int ra, rb, differ;
-	long pid = (long)getpid();
+	int ra, rb;
 	FILE *f;
 
 	if (size > FZ_GROW_MAX)
 		return 0;
-	snprintf(p.in, sizeof(p.in), "%s/fuzz_grow.%ld.in", fz_db_dir(), pid);
-	snprintf(p.a, sizeof(p.a), "%s/fuzz_grow.%ld.a.db", fz_db_dir(), pid);
-	snprintf(p.b, sizeof(p.b), "%s/fuzz_grow.%ld.b.db", fz_db_dir(), pid);
-	snprintf(p.prefix, sizeof(p.prefix), "%s/fuzz_grow.%ld.prefix", fz_db_dir(), pid);
-	snprintf(p.c, sizeof(p.c), "%s/fuzz_grow.%ld.c.db", fz_db_dir(), pid);
-	snprintf(p.undo, sizeof(p.undo), "%s/fuzz_grow.%ld.undo", fz_db_dir(), pid);
+	fz_scratch_path(p.in, sizeof(p.in), "in");
+	fz_scratch_path(p.a, sizeof(p.a), "a.db");
+	fz_scratch_path(p.b, sizeof(p.b), "b.db");
+	fz_scratch_path(p.prefix, sizeof(p.prefix), "prefix");
+	fz_scratch_path(p.c, sizeof(p.c), "c.db");
+	fz_scratch_path(p.undo, sizeof(p.undo), "undo");
 	if ((f = fopen(p.in, "wb")) == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
 		fz_fail("cannot write %s", p.in); /* the environment, not the input */
 	o.extent_rows = 1 + (size_t)(fz_next(&seed) % 64);
@@ -163,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((ra == INGEST_OK) != (rb == INGEST_OK))
 		fz_fail("the file's ingest %s (%s), the growing stream's %s", ingest_strerror(ra),
 			ra == INGEST_OK ? "" : res.error, ingest_strerror(rb));
-	if (ra == INGEST_OK && (differ = dbc_tables_differ(p.b, p.a, why, sizeof(why))) != 0)
+	if (ra == INGEST_OK && dbc_tables_differ(p.b, p.a, why, sizeof(why)) != 0) /* or unreadable: why says */
 		fz_fail("the growing stream's database is not the file's: %s", why);
 	tracedb_remove(p.a);
 	tracedb_remove(p.b);

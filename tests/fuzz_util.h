@@ -57,6 +57,12 @@ static inline const char *fz_db_dir(void)
 	return dir;
 }
 
+/* The scratch file `what` of this process: fz_db_dir()/FZ_NAME.PID.what. */
+static inline void fz_scratch_path(char *buf, size_t n, const char *what)
+{
+	snprintf(buf, n, "%s/" FZ_NAME ".%ld.%s", fz_db_dir(), (long)getpid(), what);
+}
+
 /* qsort order of size_t. */
 static inline int fz_size_cmp(const void *a, const void *b)
 {
