@@ -184,12 +184,22 @@ int cat_json(struct catalog *c, int64_t id, struct jbuf *out);
 void cat_usage_json(struct catalog *c, struct jbuf *out);
 
 /*
- * Search across traces: the ready traces holding slices whose name
- * contains q (any case), per trace the count, total, p50/p95 (estimated
- * from the ingest index, see docs/API.md) and max of their durations.
+ * Search across traces: the traces holding slices whose name contains q
+ * (any case), per trace the count, total, p50/p95 (estimated from the
+ * ingest index, see docs/API.md) and max of their durations. Ready traces
+ * come from the catalog's index; those still growing (not ready, but
+ * readable: cat_readable) from their own databases, which reader reads
+ * (NULL: none shown): it calls fn for each matching name of trace id
+ * (qry_name_stats_matching), and returns 0, or non-zero with err set;
+ * a trace gone meanwhile is no error (nothing to hand on).
  * 0, CAT_EFAIL or CAT_EUNAVAILABLE (err says why).
  */
-int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen);
+struct qry_name_stat;
+typedef int (*cat_name_reader)(void *ctx, int64_t id, const char *q,
+			       int (*fn)(void *fctx, const struct qry_name_stat *s), void *fctx, char *err,
+			       size_t errlen);
+int cat_search_json(struct catalog *c, const char *q, size_t limit, cat_name_reader reader, void *rctx,
+		    struct jbuf *out, char *err, size_t errlen);
 
 /* The ready traces f selects (its sort, limit and cursor unused), newest
  * first: for running something on each. 0, CAT_EFAIL or CAT_EUNAVAILABLE

@@ -142,6 +142,9 @@ extern const char *const cat_status_names[TS_NSTATUS];
 struct trace_rec *cat_find(struct catalog *c, int64_t id);
 /* The record of id in v[0..n), kept in id order (a binary search), or NULL. */
 struct trace_rec *cat_rec_search(struct trace_rec *const *v, size_t n, int64_t id);
+/* Whether r is not ready yet but its database can be read: a live trace
+ * with a commit, or an upload growing (live.c; under mu). */
+int cat_rec_growing_locked(const struct trace_rec *r);
 /* The file holding r's database: "trace.db", or a shared ingest job's own. */
 const char *cat_db_file(const struct trace_rec *r);
 /* Inserts r into the records in id order (under mu); 0 or CAT_EFAIL (no

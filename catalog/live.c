@@ -150,6 +150,13 @@ void cat_live_recover(struct catalog *c, struct trace_rec *r)
 	r->live.snapshot = stat(path, &st) == 0; /* readable while ingested whole */
 }
 
+int cat_rec_growing_locked(const struct trace_rec *r)
+{
+	int st = r->state.status;
+
+	return (r->state.stream[0] && r->live.snapshot && st != TS_FAILED) || (st == TS_INGESTING && r->live.preview == 1);
+}
+
 int cat_readable(struct catalog *c, int64_t id, int *readable)
 {
 	struct trace_rec *r;
@@ -162,8 +169,7 @@ int cat_readable(struct catalog *c, int64_t id, int *readable)
 	for (;;) {
 		r = cat_find(c, id);
 		st = r ? r->state.status : CAT_ENOTRACE;
-		*readable = r && (st == TS_READY || (r->state.stream[0] && r->live.snapshot && st != TS_FAILED) ||
-				  (st == TS_INGESTING && r->live.preview == 1));
+		*readable = r && (st == TS_READY || cat_rec_growing_locked(r));
 		/* with a shared catalog, another server may have made it ready (or
 		 * added it) since this one last looked: look now, once, rather
 		 * than answer 404 or 409 for a trace it already answered 201 for */

@@ -8,6 +8,11 @@
  * reads only them: the names table is scanned for the text (a few
  * thousand distinct names, not millions of slices) and name_stats is read
  * by name, so it costs the same whatever the traces' sizes.
+ *
+ * A trace still growing (a live one, or a big upload being ingested) is
+ * not in the index until it is ready: its figures are read from its own
+ * database, through the caller (cat_name_reader: the server's pool of
+ * trace connections), and cost a read of its committed slices.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,6 +53,7 @@ struct hit {
 	int64_t p50, p95;
 	char *names[SEARCH_NAMES_SHOWN];
 	size_t nnames, more_names;
+	int growing; /* read from the trace's own database, not the index */
 };
 
 static void hit_free(struct hit *h, size_t n)
@@ -134,10 +140,65 @@ static int hit_add(void *ctx, const struct catdb_name_row *row)
 	return names_keep(h, row->name);
 }
 
-/* Reads every matching row, one hit per trace in id order. */
-static int search_rows(struct catalog *c, const char *q, struct hit **out, size_t *nout, char *err, size_t errlen)
+static int hit_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const struct hit *)a)->trace, y = ((const struct hit *)b)->trace;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A growing trace's name, as a row of the index. */
+struct grow_rows {
+	struct hits *k;
+	int64_t trace;
+};
+
+static int grow_row(void *ctx, const struct qry_name_stat *s)
+{
+	struct grow_rows *g = ctx;
+	struct catdb_name_row row;
+
+	row.trace = g->trace;
+	row.name = s->name;
+	row.count = s->count;
+	row.ended = s->ended;
+	row.total_ns = s->total_ns;
+	row.max_ns = s->max_ns;
+	row.sketch = s->sketch;
+	row.sketch_len = s->sketch_len;
+	return hit_add(g->k, &row);
+}
+
+/* The ids of the traces growing now that have no hit from the index. */
+static int64_t *growing_ids(struct catalog *c, const struct hit *hits, size_t nhits, size_t *n)
+{
+	int64_t *ids;
+	size_t i;
+
+	*n = 0;
+	pthread_mutex_lock(&c->mu);
+	ids = malloc((c->n + 1) * sizeof(*ids));
+	for (i = 0; ids != NULL && i < c->n; i++) {
+		const struct trace_rec *r = c->v[i];
+		struct hit key;
+
+		key.trace = r->id;
+		if (r->state.status != TS_READY && cat_rec_growing_locked(r) &&
+		    bsearch(&key, hits, nhits, sizeof(*hits), hit_cmp) == NULL)
+			ids[(*n)++] = r->id;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ids;
+}
+
+/* Reads every matching row, one hit per trace in id order: the index's,
+ * then the growing traces' through reader (may be NULL: none). */
+static int search_rows(struct catalog *c, const char *q, cat_name_reader reader, void *rctx, struct hit **out,
+		       size_t *nout, char *err, size_t errlen)
 {
 	struct hits k = { NULL, 0, 0, calloc(1, sizeof(struct sketch)) };
+	int64_t *ids = NULL;
+	size_t n = 0, i;
 	int rc;
 
 	if (k.sk == NULL) {
@@ -146,11 +207,30 @@ static int search_rows(struct catalog *c, const char *q, struct hit **out, size_
 	}
 	rc = c->db->ops->search(c->db, q, hit_add, &k, err, errlen);
 	hit_end(&k);
+	if (rc == CATDB_OK && reader != NULL && (ids = growing_ids(c, k.v, k.n, &n)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = CATDB_EFAIL;
+	}
+	for (i = 0; rc == CATDB_OK && i < n; i++) {
+		struct grow_rows g = { &k, ids[i] };
+		size_t before = k.n;
+
+		if (reader(rctx, ids[i], q, grow_row, &g, err, errlen) != 0) {
+			rc = CATDB_EFAIL;
+			break;
+		}
+		hit_end(&k);
+		if (k.n > before)
+			k.v[k.n - 1].growing = 1;
+	}
+	free(ids);
 	free(k.sk);
 	if (rc != CATDB_OK) {
 		hit_free(k.v, k.n);
 		return rc;
 	}
+	if (n > 0)
+		qsort(k.v, k.n, sizeof(*k.v), hit_cmp);
 	*out = k.v;
 	*nout = k.n;
 	return CATDB_OK;
@@ -168,6 +248,8 @@ static void hit_json(const struct trace_rec *r, const struct hit *h, struct jbuf
 	jb_str(out, r->meta.name);
 	jb_key(out, "created_at");
 	jb_str(out, r->state.created_at);
+	jb_key(out, "status");
+	jb_str(out, cat_status_name(r->state.status));
 	jb_key(out, "labels");
 	cat_labels_json(r, out);
 	jb_key(out, "count");
@@ -192,8 +274,15 @@ static void hit_json(const struct trace_rec *r, const struct hit *h, struct jbuf
 	jb_obj_end(out);
 }
 
-/* The reply from the hits, newest trace first (under mu): only ready
- * traces are shown, at most limit. */
+/* Whether a hit is shown: its trace ready, or still growing and read as
+ * such (under mu). */
+static int hit_shown(const struct trace_rec *r, const struct hit *h)
+{
+	return r != NULL && (r->state.status == TS_READY || (h->growing && r->state.status != TS_FAILED));
+}
+
+/* The reply from the hits, newest trace first (under mu): only ready and
+ * growing traces are shown, at most limit. */
 static void hits_json_locked(struct catalog *c, const char *q, const struct hit *hits, size_t n, size_t limit,
 			     struct jbuf *out)
 {
@@ -210,7 +299,7 @@ static void hits_json_locked(struct catalog *c, const char *q, const struct hit 
 	for (i = n; i > 0 && shown < limit; i--) {
 		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
 
-		if (r == NULL || r->state.status != TS_READY)
+		if (!hit_shown(r, &hits[i - 1]))
 			continue;
 		hit_json(r, &hits[i - 1], out);
 		shown++;
@@ -220,7 +309,7 @@ static void hits_json_locked(struct catalog *c, const char *q, const struct hit 
 	for (; i > 0; i--) {
 		const struct trace_rec *r = cat_find(c, hits[i - 1].trace);
 
-		if (r != NULL && r->state.status == TS_READY)
+		if (hit_shown(r, &hits[i - 1]))
 			break;
 	}
 	jb_key(out, "truncated");
@@ -230,7 +319,8 @@ static void hits_json_locked(struct catalog *c, const char *q, const struct hit 
 	jb_obj_end(out);
 }
 
-int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf *out, char *err, size_t errlen)
+int cat_search_json(struct catalog *c, const char *q, size_t limit, cat_name_reader reader, void *rctx,
+		    struct jbuf *out, char *err, size_t errlen)
 {
 	struct hit *hits = NULL;
 	char why[512];
@@ -238,7 +328,7 @@ int cat_search_json(struct catalog *c, const char *q, size_t limit, struct jbuf 
 	int rc;
 
 	/* the index read without the lock */
-	if ((rc = search_rows(c, q, &hits, &n, why, sizeof(why))) != CATDB_OK) {
+	if ((rc = search_rows(c, q, reader, rctx, &hits, &n, why, sizeof(why))) != CATDB_OK) {
 		snprintf(err, errlen, "the catalog could not be searched: %s", why);
 		return rc == CATDB_EDOWN ? CAT_EUNAVAILABLE : CAT_EFAIL;
 	}

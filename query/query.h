@@ -94,6 +94,13 @@ struct qry_name_stat {
  * QRY_OK, or QRY_EDB (a read or fn failed). */
 int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
 		   struct qry_error *err);
+/* The same for the names that contain q (ASCII case-insensitive, as
+ * search across traces matches), whether the trace has its name_stats
+ * (ready, or a growing trace at a pause) or not yet (a growing trace
+ * between pauses: made from its committed slices, as ingest would make
+ * them from the same slices). QRY_OK, or QRY_EDB. */
+int qry_name_stats_matching(sqlite3 *db, const char *q, int (*fn)(void *ctx, const struct qry_name_stat *s),
+			    void *ctx, struct qry_error *err);
 int qry_slices(sqlite3 *db, int64_t track, const struct qry_window *w, struct jbuf *out, struct qry_error *err);
 int qry_slice(sqlite3 *db, int64_t slice_id, struct jbuf *out, struct qry_error *err);
 /* Where slice_id lies: its track and [ts, end] (an unterminated slice's

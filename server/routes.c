@@ -719,7 +719,34 @@ static enum MHD_Result h_export(struct call *x)
 
 /* ---- the library ------------------------------------------------------------ */
 
-/* GET /api/search?q=: search across traces, from the catalog's name index. */
+/* A growing trace's names matching q, read from its database (the
+ * catalog's index holds a trace once it is ready). */
+static int search_growing(void *ctx, int64_t id, const char *q, int (*fn)(void *fctx, const struct qry_name_stat *s),
+			  void *fctx, char *err, size_t errlen)
+{
+	struct qry_error e = { 0 };
+	sqlite3 *db;
+	int began, rc, st;
+
+	if ((db = srv_trace_db(ctx, id, &st)) == NULL) {
+		if (cat_status(((struct server *)ctx)->cat, id) < 0)
+			return 0; /* deleted since it was listed */
+		snprintf(err, errlen, "the database of trace %" PRId64 " cannot be opened", id);
+		return -1;
+	}
+	began = qry_read_begin(db); /* one commit, from its first name to its last */
+	rc = qry_name_stats_matching(db, q, fn, fctx, &e);
+	qry_read_end(db, began);
+	srv_trace_db_done(db);
+	if (rc != QRY_OK) {
+		snprintf(err, errlen, "trace %" PRId64 ": %s", id, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* GET /api/search?q=: search across traces, from the catalog's name index
+ * (and the growing traces' own databases). */
 static enum MHD_Result h_search(struct call *x)
 {
 	const char *q = arg(x, "q");
@@ -735,7 +762,7 @@ static enum MHD_Result h_search(struct call *x)
 	if (srv_param_i64(x->c, x->r, "limit", 100, 1, CAT_LIST_MAX, &limit, 0) != 0)
 		return MHD_YES;
 	jb_init(&b);
-	if ((rc = cat_search_json(x->s->cat, q, (size_t)limit, &b, err, sizeof(err))) != 0) {
+	if ((rc = cat_search_json(x->s->cat, q, (size_t)limit, search_growing, x->s, &b, err, sizeof(err))) != 0) {
 		jb_fini(&b);
 		return rc == CAT_EUNAVAILABLE ? srv_send_error(x->c, x->r, 503, "catalog_unavailable", err)
 					      : srv_send_error(x->c, x->r, 500, "catalog_error", err);

@@ -225,7 +225,7 @@ static char *search_json(struct catalog *c, const char *q, int *rc)
 	char err[512];
 
 	jb_init(&out);
-	*rc = cat_search_json(c, q, 100, &out, err, sizeof(err));
+	*rc = cat_search_json(c, q, 100, NULL, NULL, &out, err, sizeof(err));
 	if (*rc != 0)
 		jb_raw(&out, err, strlen(err));
 	jb_raw(&out, "", 1);

@@ -23,6 +23,8 @@
  * automatic extension. The statements that only set a connection up
  * (PRAGMAs) are never interrupted.
  */
+#include <inttypes.h>
+
 #include "../testutil.h"
 
 #include "../../query/cursor.h"
@@ -207,6 +209,7 @@ enum {
 	ASK_STATES,
 	ASK_META,
 	ASK_NAME_STATS,
+	ASK_NAME_MATCH,
 	ASK_EXPORT,
 };
 
@@ -287,6 +290,8 @@ static int ask(sqlite3 *db, const struct req *r, struct jbuf *out, struct qry_er
 		return qry_trace_metadata(db, out, err);
 	case ASK_NAME_STATS:
 		return qry_name_stats(db, put_name_stat, out, err);
+	case ASK_NAME_MATCH:
+		return qry_name_stats_matching(db, r->text, put_name_stat, out, err);
 	case ASK_EXPORT:
 		return ask_export(out, err);
 	default:
@@ -519,9 +524,11 @@ static void test_a_failed_read_is_never_a_reply_elsewhere(void **state)
 		{ "thread states", ASK_STATES, 10, part, NULL, { 0 }, 0 },
 		{ "trace metadata", ASK_META, 0, { 0 }, NULL, { 0 }, 0 },
 		{ "name statistics", ASK_NAME_STATS, 0, { 0 }, NULL, { 0 }, 0 },
+		{ "name statistics matching (stored)", ASK_NAME_MATCH, 0, { 0 }, "a", { 0 }, 0 },
+		{ "name statistics matching (from the slices)", ASK_NAME_MATCH, 0, { 0 }, "a", { 0 }, 2 },
 		{ "export", ASK_EXPORT, 0, { 0 }, NULL, { 0 }, 0 },
 	};
-	sqlite3 *plain = copy_without_index();
+	sqlite3 *plain = copy_without_index(), *unstated = copy_with("DELETE FROM name_stats");
 	size_t i;
 
 	(void)state;
@@ -532,10 +539,85 @@ static void test_a_failed_read_is_never_a_reply_elsewhere(void **state)
 		int mode;
 
 		for (mode = 0; mode < 4; mode++)
-			if (sweep(reqs[i].plain ? plain : T.db, &reqs[i], mode) == 0)
+			if (sweep(reqs[i].plain == 1 ? plain : reqs[i].plain == 2 ? unstated : T.db, &reqs[i], mode) == 0)
 				fail_msg("%s: no interrupt was met (mode %d)", reqs[i].what, mode);
 	}
 	sqlite3_close(plain);
+	sqlite3_close(unstated);
+}
+
+/* A name's figures as one line, its sketch's bytes in hex. */
+static int name_stat_line(void *ctx, const struct qry_name_stat *s)
+{
+	struct jbuf *out = ctx;
+	char line[256];
+	size_t i;
+
+	snprintf(line, sizeof(line), "%s %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " ", s->name, s->count, s->ended,
+		 s->total_ns, s->max_ns);
+	jb_raw(out, line, strlen(line));
+	for (i = 0; i < s->sketch_len; i++) {
+		snprintf(line, sizeof(line), "%02x", ((const unsigned char *)s->sketch)[i]);
+		jb_raw(out, line, 2);
+	}
+	jb_raw(out, "\n", 1);
+	return 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of names matching q on db, sorted: one string, "" for none. */
+static char *name_lines(sqlite3 *db, const char *q)
+{
+	struct qry_error err = { 0 };
+	struct jbuf b, out;
+	char *lines[4096], *p, *r, *save = NULL;
+	size_t n = 0, i;
+
+	jb_init(&b);
+	assert_int_equal(qry_name_stats_matching(db, q, name_stat_line, &b, &err), QRY_OK);
+	jb_raw(&b, "", 1);
+	for (p = strtok_r(b.p, "\n", &save); p != NULL && n < 4096; p = strtok_r(NULL, "\n", &save))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	jb_init(&out);
+	for (i = 0; i < n; i++) {
+		jb_raw(&out, lines[i], strlen(lines[i]));
+		jb_raw(&out, "\n", 1);
+	}
+	jb_raw(&out, "", 1);
+	r = strdup(out.p);
+	jb_fini(&out);
+	jb_fini(&b);
+	return r;
+}
+
+/* A growing trace between pauses has no name_stats: the figures made from
+ * its slices are those ingest stored, sketch bytes included; names match
+ * in any case, and a text no name holds has none. */
+static void test_name_stats_from_slices_are_the_stored_ones(void **state)
+{
+	const char *qs[] = { "a", "ET", "e", "zzz-none" };
+	sqlite3 *unstated = copy_with("DELETE FROM name_stats");
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		char *a = name_lines(T.db, qs[i]), *b = name_lines(unstated, qs[i]);
+
+		if (strcmp(a, b) != 0)
+			fail_msg("names matching %s: stored\n%s\nfrom the slices\n%s", qs[i], a, b);
+		if (i == 0)
+			assert_true(strchr(a, '\n') != NULL && strchr(a, '\n') != strrchr(a, '\n')); /* two names or more */
+		if (i == 3)
+			assert_string_equal(a, "");
+		free(a);
+		free(b);
+	}
+	sqlite3_close(unstated);
 }
 
 /* A database that contradicts itself (a chunk, a record or a row of nodes
@@ -613,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_a_failed_read_is_never_a_reply),
 		cmocka_unit_test(test_a_failed_read_is_never_a_reply_elsewhere),
 		cmocka_unit_test(test_a_damaged_database_is_never_a_reply),
+		cmocka_unit_test(test_name_stats_from_slices_are_the_stored_ones),
 	};
 
 	return cmocka_run_group_tests_name("the cursor", cursor, NULL, NULL) |

@@ -581,6 +581,56 @@ static cJSON *wait_committed(int64_t id, uint64_t bytes)
 	return NULL;
 }
 
+/* Search across traces (GET /api/search) holds the growing trace id, its
+ * figures for q those of its committed slices as its own SQL reads them;
+ * once two searches around the SQL agree (no commit between). */
+static void growing_in_search(int64_t id, const char *q)
+{
+	char path[200], sql[600], qpath[64];
+	int tries;
+
+	t_fmt(path, sizeof(path), "/api/search?q=%s", q);
+	t_fmt(qpath, sizeof(qpath), "/api/traces/%" PRId64 "/query", id);
+	t_fmt(sql, sizeof(sql),
+	      "SELECT count(*), coalesce(sum(dur >= 0), 0), coalesce(sum(CASE WHEN dur >= 0 THEN dur END), 0), "
+	      "coalesce(max(max(dur), 0), 0) FROM slices WHERE name_id IN "
+	      "(SELECT id FROM strings WHERE instr(lower(str), lower('%s')) > 0)",
+	      q);
+	for (tries = 0; tries < 50; tries++) {
+		cJSON *a = t_get(path), *r = t_call("POST", qpath, sql, 200), *b = t_get(path);
+		const cJSON *e, *ha = NULL, *hb = NULL, *row;
+
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(a, "traces"))
+			if (num(e, "id") == id)
+				ha = e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(b, "traces"))
+			if (num(e, "id") == id)
+				hb = e;
+		assert_non_null(ha); /* a growing trace is searched too */
+		assert_non_null(hb);
+		row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "rows"), 0);
+		if (num(ha, "count") == num(hb, "count") && num(ha, "total_ns") == num(hb, "total_ns") &&
+		    strcmp(str(hb, "status"), "live") == 0) {
+			assert_string_equal(str(ha, "status"), "live");
+			assert_int_equal(num(ha, "count"), (int64_t)cJSON_GetArrayItem(row, 0)->valuedouble);
+			assert_int_equal(num(ha, "ended"), (int64_t)cJSON_GetArrayItem(row, 1)->valuedouble);
+			assert_int_equal(num(ha, "total_ns"), (int64_t)cJSON_GetArrayItem(row, 2)->valuedouble);
+			assert_int_equal(num(ha, "max_ns"), (int64_t)cJSON_GetArrayItem(row, 3)->valuedouble);
+			assert_true(num(ha, "count") > 0);
+			assert_true(num(ha, "p50_ns") <= num(ha, "p95_ns") && num(ha, "p95_ns") <= num(ha, "max_ns"));
+			assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ha, "names")) > 0);
+			tries = -1;
+		}
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+		cJSON_Delete(r);
+		if (tries < 0)
+			return;
+		su_sleep_ms(20);
+	}
+	fail_msg("search for %s never agreed with itself on trace %" PRId64, q, id);
+}
+
 /* A stream that never pauses (--live-pause 0) grows in place, from its
  * first byte: after each piece its view starts at byte 0, holds more
  * slices than before (none goes: the history stays), on the trace's own
@@ -639,6 +689,10 @@ static void t_history(void **state)
 		arrows = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "flows");
 		runs = num(cJSON_GetObjectItemCaseSensitive(t, "counts"), "sched");
 		cJSON_Delete(t);
+		if (slices > 0) { /* search across traces reads it as it grows */
+			growing_in_search(id, "LoAd");
+			growing_in_search(id, "er");
+		}
 		if (runs > 0) { /* the cpus' runs so far, as tracks and sched read them (commit_sched.h) */
 			cJSON *tr, *sc;
 			const cJSON *cpu;
