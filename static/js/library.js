@@ -354,7 +354,9 @@ export class LibraryPage {
       el('button', { className: 'find-close', onclick: () => { this.findInput.value = ''; this.find(); } }, '×'));
     const rows = r.traces.map((t) => el('tr', { dataset: { id: t.id } },
       // the trace opens searching for the text, on its first match
-      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}&q=${encodeURIComponent(this.findText)}`, className: 'trace-link' }, t.name)),
+      // a trace still growing is searched as it is now (its status says so)
+      el('td', { className: 'name' }, el('a', { href: `/?trace=${t.id}&q=${encodeURIComponent(this.findText)}`, className: 'trace-link' }, t.name),
+        t.status && t.status !== 'ready' ? el('span', { className: 'find-status' }, ' (' + t.status + ')') : ''),
       el('td', { className: 'num' }, fmtCount(t.count)),
       el('td', { className: 'num' }, fmtDur(t.total_ns)),
       el('td', { className: 'num' }, fmtDur(t.p50_ns)),
