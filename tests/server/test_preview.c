@@ -313,6 +313,23 @@ static void t_preview(void **state)
 					fail_msg("trace %" PRId64 ": area not readable while it grows", id);
 				assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "names")) > 0);
 				cJSON_Delete(found);
+				/* and search across traces holds it, as it grows
+				 * (or ready, if it became so meanwhile) */
+				if ((found = get_data("/api/search?q=present")) == NULL)
+					fail_msg("search across traces failed while trace %" PRId64 " grows", id);
+				{
+					const cJSON *h, *hit = NULL;
+
+					cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(found, "traces"))
+						if (num(h, "id") == id)
+							hit = h;
+					if (hit == NULL)
+						fail_msg("search across traces does not hold growing trace %" PRId64, id);
+					assert_true(strcmp(str(hit, "status"), "ingesting") == 0 ||
+						    strcmp(str(hit, "status"), "ready") == 0);
+					assert_true(num(hit, "count") > 0);
+				}
+				cJSON_Delete(found);
 				/* and the logs matched so far */
 				t_fmt(q, sizeof(q), "/api/traces/%" PRId64 "/logs?start=0&end=%" PRId64, id,
 				      (int64_t)1000000000000000000);
