@@ -190,8 +190,9 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  * come from the catalog's index; those still growing (not ready, but
  * readable: cat_readable) from their own databases, which reader reads
  * (NULL: none shown): it calls fn for each matching name of trace id
- * (qry_name_stats_matching), and returns 0, or non-zero with err set;
- * a trace gone meanwhile is no error (nothing to hand on).
+ * (qry_name_stats_matching) and returns 0; 1 when the trace is no longer
+ * one to read so (deleted, ready or failed meanwhile: what it handed on is
+ * dropped); -1 with err set when it could not be read.
  * 0, CAT_EFAIL or CAT_EUNAVAILABLE (err says why).
  */
 struct qry_name_stat;

@@ -70,16 +70,18 @@ struct hits {
 	struct hit *v;
 	size_t n, cap;
 	struct sketch *sk;  /* the durations of the trace being read */
+	int ended;          /* the last hit's percentiles are made: sk is no longer its */
 };
 
 static void hit_end(struct hits *k)
 {
 	struct hit *h = k->n ? &k->v[k->n - 1] : NULL;
 
-	if (h) {
+	if (h && !k->ended) {
 		h->p50 = sketch_quantile(k->sk, 0.50, 0, h->max);
 		h->p95 = sketch_quantile(k->sk, 0.95, 0, h->max);
 	}
+	k->ended = 1;
 }
 
 /* Keeps the SEARCH_NAMES_SHOWN smallest names of a hit in byte order,
@@ -128,6 +130,7 @@ static int hit_add(void *ctx, const struct catdb_name_row *row)
 		h = &k->v[k->n++];
 		memset(h, 0, sizeof(*h));
 		memset(k->sk, 0, sizeof(*k->sk));
+		k->ended = 0;
 		h->trace = row->trace;
 	}
 	h->count += (uint64_t)row->count;
@@ -196,7 +199,7 @@ static int64_t *growing_ids(struct catalog *c, const struct hit *hits, size_t nh
 static int search_rows(struct catalog *c, const char *q, cat_name_reader reader, void *rctx, struct hit **out,
 		       size_t *nout, char *err, size_t errlen)
 {
-	struct hits k = { NULL, 0, 0, calloc(1, sizeof(struct sketch)) };
+	struct hits k = { NULL, 0, 0, calloc(1, sizeof(struct sketch)), 0 };
 	int64_t *ids = NULL;
 	size_t n = 0, i;
 	int rc;
@@ -215,9 +218,19 @@ static int search_rows(struct catalog *c, const char *q, cat_name_reader reader,
 		struct grow_rows g = { &k, ids[i] };
 		size_t before = k.n;
 
-		if (reader(rctx, ids[i], q, grow_row, &g, err, errlen) != 0) {
+		int got = reader(rctx, ids[i], q, grow_row, &g, err, errlen);
+
+		if (got < 0) {
 			rc = CATDB_EFAIL;
 			break;
+		}
+		if (got > 0 && k.n > before) { /* gone meanwhile: nothing of it */
+			struct hit *h = &k.v[--k.n];
+
+			while (h->nnames > 0)
+				free(h->names[--h->nnames]);
+			k.ended = 1; /* the hit before keeps its percentiles */
+			continue;
 		}
 		hit_end(&k);
 		if (k.n > before)

@@ -719,8 +719,17 @@ static enum MHD_Result h_export(struct call *x)
 
 /* ---- the library ------------------------------------------------------------ */
 
+/* Whether trace id is no longer one to read as growing (deleted, ready
+ * now, or failed): a read of it that failed meanwhile is not an error. */
+static int growing_gone(struct server *s, int64_t id)
+{
+	int readable, st = cat_readable(s->cat, id, &readable);
+
+	return st < 0 || st == TS_READY || !readable;
+}
+
 /* A growing trace's names matching q, read from its database (the
- * catalog's index holds a trace once it is ready). */
+ * catalog's index holds a trace once it is ready): cat_name_reader. */
 static int search_growing(void *ctx, int64_t id, const char *q, int (*fn)(void *fctx, const struct qry_name_stat *s),
 			  void *fctx, char *err, size_t errlen)
 {
@@ -729,8 +738,8 @@ static int search_growing(void *ctx, int64_t id, const char *q, int (*fn)(void *
 	int began, rc, st;
 
 	if ((db = srv_trace_db(ctx, id, &st)) == NULL) {
-		if (cat_status(((struct server *)ctx)->cat, id) < 0)
-			return 0; /* deleted since it was listed */
+		if (growing_gone(ctx, id))
+			return 1;
 		snprintf(err, errlen, "the database of trace %" PRId64 " cannot be opened", id);
 		return -1;
 	}
@@ -739,6 +748,8 @@ static int search_growing(void *ctx, int64_t id, const char *q, int (*fn)(void *
 	qry_read_end(db, began);
 	srv_trace_db_done(db);
 	if (rc != QRY_OK) {
+		if (growing_gone(ctx, id))
+			return 1;
 		snprintf(err, errlen, "trace %" PRId64 ": %s", id, e.msg);
 		return -1;
 	}
