@@ -111,7 +111,7 @@ static size_t nm_hash(uint64_t k, size_t mask)
 	return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 29) & mask;
 }
 
-/* Doubles both tables (or makes them); 0, or -1 when out of memory. */
+/* Doubles the names' table (or makes it); 0, or -1 when out of memory. */
 static int nm_grow_names(struct nm_acc *a)
 {
 	size_t mask = a->name_mask ? a->name_mask * 2 + 1 : 63, i, j;
@@ -136,6 +136,7 @@ static int nm_grow_names(struct nm_acc *a)
 	return 0;
 }
 
+/* The same for the (name, bucket) counts. */
 static int nm_grow_keys(struct nm_acc *a)
 {
 	size_t mask = a->key_mask ? a->key_mask * 2 + 1 : 1023, i, j;
