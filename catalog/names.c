@@ -187,7 +187,7 @@ static int64_t *growing_ids(struct catalog *c, const struct hit *hits, size_t nh
 
 		key.trace = r->id;
 		if (r->state.status != TS_READY && cat_rec_growing_locked(r) &&
-		    bsearch(&key, hits, nhits, sizeof(*hits), hit_cmp) == NULL)
+		    (nhits == 0 || bsearch(&key, hits, nhits, sizeof(*hits), hit_cmp) == NULL))
 			ids[(*n)++] = r->id;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -242,7 +242,7 @@ static int search_rows(struct catalog *c, const char *q, cat_name_reader reader,
 		hit_free(k.v, k.n);
 		return rc;
 	}
-	if (n > 0)
+	if (n > 0 && k.n > 1)
 		qsort(k.v, k.n, sizeof(*k.v), hit_cmp);
 	*out = k.v;
 	*nout = k.n;
