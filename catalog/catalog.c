@@ -253,14 +253,23 @@ time_t cat_rfc3339_parse(const char *s)
 	return end && *end == '\0' ? timegm(&tm) : 0;
 }
 
+/* Whether a record owns trace id's files (storage_dir_sweep). */
+static int rec_owns(void *ctx, int64_t id)
+{
+	return cat_find(ctx, id) != NULL;
+}
+
 /*
  * The records at the start. In a shared catalog a trace whose files this
  * server's store does not hold is another server's: it is listed and
- * searched here, never recovered (its source is elsewhere).
+ * searched here, never recovered (its source is elsewhere). Alone, the
+ * server owns its data directory: files no record owns (a kill between
+ * storing a new trace's files and recording it, cat_add_as) go.
  */
 static int load(struct catalog *c, char *err, size_t errlen)
 {
 	size_t i;
+	int swept;
 
 	if (cat_sync_first(c, err, errlen) != 0)
 		return CAT_EFAIL;
@@ -270,6 +279,9 @@ static int load(struct catalog *c, char *err, size_t errlen)
 		if (!r->sync.foreign)
 			rec_recover(c, r);
 	}
+	if (!c->shared && (swept = storage_dir_sweep(&c->store, rec_owns, c)) > 0)
+		fprintf(stderr, "trace-server: removed the files of %d trace%s never recorded (a stop while stored)\n",
+			swept, swept == 1 ? "" : "s");
 	return 0;
 }
 

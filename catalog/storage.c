@@ -187,6 +187,31 @@ static void clean_spool(const struct storage *s)
 	closedir(d);
 }
 
+int storage_dir_sweep(struct storage *s, int (*owned)(void *ctx, int64_t id), void *ctx)
+{
+	char dir[4096];
+	struct dirent *e;
+	int swept = 0;
+	DIR *d;
+
+	if (s->ops != &dir_ops)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/traces", s->root);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long long id = strtoll(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end != '\0' || id <= 0 || owned(ctx, (int64_t)id))
+			continue; /* not a trace's, or one a record owns */
+		dir_remove(s, (int64_t)id);
+		swept++;
+	}
+	closedir(d);
+	return swept;
+}
+
 int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errlen)
 {
 	char path[4096];

@@ -103,6 +103,13 @@ struct storage {
  * 0, or STORAGE_EFAIL with a sentence in err. */
 int storage_open_dir(struct storage *s, const char *dir, char *err, size_t errlen);
 
+/* The directory store's traces/<id> directories that keep(ctx, id) says
+ * no record owns: what a server killed between storing a new trace's files
+ * and recording it (or between forgetting a trace and removing them) left.
+ * Removed, counted in the return; nothing for another store (a shared one
+ * is other servers' too). Call before anything new is stored. */
+int storage_dir_sweep(struct storage *s, int (*owned)(void *ctx, int64_t id), void *ctx);
+
 /* The store the options name: url NULL, the directory dir; else the
  * S3-compatible store at url, cached in cache_dir (NULL = <dir>/cache)
  * up to cache_max bytes (0 = no bound), uploads sent in parts of part_size

@@ -260,6 +260,42 @@ static void test_patch_checks(void **state)
 	assert_int_equal(cat_patch(g_cat, 1, &p, err, sizeof(err)), 0);
 }
 
+/* Files under traces/ that no record owns (a server killed between storing
+ * a new trace's files and recording it) go when the catalog opens; a
+ * recorded trace's stay, and so does what is not a trace's directory. */
+static void test_unrecorded_files_go(void **state)
+{
+	struct cat_opts o = { 0 };
+	char err[256], path[600];
+	int64_t kept = 0, i;
+	FILE *f;
+
+	(void)state;
+	for (i = 1; i < 100 && kept == 0; i++) /* a recorded trace with files */
+		if (cat_status(g_cat, i) >= 0) {
+			snprintf(path, sizeof(path), "%s/traces/%" PRId64, g_dir, i);
+			if (access(path, F_OK) == 0)
+				kept = i;
+		}
+	assert_true(kept > 0);
+	snprintf(path, sizeof(path), "mkdir -p '%s/traces/4242' '%s/traces/notes'", g_dir, g_dir);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/traces/4242/source", g_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("never recorded", f);
+	fclose(f);
+	cat_close(g_cat);
+	o.keep_failed = 86400;
+	assert_non_null(g_cat = cat_open(g_dir, &o, err, sizeof(err)));
+	snprintf(path, sizeof(path), "%s/traces/4242", g_dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/traces/notes", g_dir);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/traces/%" PRId64, g_dir, kept);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_true(cat_status(g_cat, kept) >= 0);
+}
+
 static int cat_setup(void **state)
 {
 	struct cat_opts o = { 0 };
@@ -294,6 +330,7 @@ int main(void)
 	const struct CMUnitTest on_disk[] = {
 		cmocka_unit_test(test_paging_ties),
 		cmocka_unit_test(test_patch_checks),
+		cmocka_unit_test(test_unrecorded_files_go),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) | cmocka_run_group_tests(on_disk, cat_setup, cat_teardown);
