@@ -60,15 +60,16 @@ int qry_trace_metadata(sqlite3 *db, struct jbuf *b, struct qry_error *err)
 	return rows_json(db, "processes", sql, proc, proc_u64, 2, b, err);
 }
 
-int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
-		   struct qry_error *err)
+/* Hands on the rows of name_stats that sql selects (its one parameter q,
+ * when q is not NULL), each with its name; QRY_OK, or QRY_EDB. */
+static int stored_stats(sqlite3 *db, const char *sql, const char *q,
+			int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx, struct qry_error *err)
 {
 	struct qcur c;
-	int rc = qcur_open(&c, db,
-			   "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
-			   "JOIN strings s ON s.id = n.name_id",
-			   err);
+	int rc = qcur_open(&c, db, sql, err);
 
+	if (rc == QRY_OK && q != NULL)
+		qcur_bind_text(&c, 1, q);
 	while (rc == QRY_OK && qcur_step(&c)) {
 		struct qry_name_stat n;
 		int len;
@@ -86,6 +87,16 @@ int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat 
 			rc = qry_fail(err, QRY_EDB, "the name statistics could not be kept");
 	}
 	return qcur_done(rc, qcur_close(&c, 0), err);
+}
+
+#define STORED_STATS_SQL                                                                                  \
+	"SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "               \
+	"JOIN strings s ON s.id = n.name_id"
+
+int qry_name_stats(sqlite3 *db, int (*fn)(void *ctx, const struct qry_name_stat *s), void *ctx,
+		   struct qry_error *err)
+{
+	return stored_stats(db, STORED_STATS_SQL, NULL, fn, ctx, err);
 }
 
 /* ---- the statistics of the names matching a text ------------------------- */
@@ -286,28 +297,8 @@ int qry_name_stats_matching(sqlite3 *db, const char *q, int (*fn)(void *ctx, con
 		stored = (int)qcur_int(&c, 0);
 	if ((failed = qcur_close(&c, 0)) != 0 || rc != QRY_OK)
 		return qcur_done(rc, failed, err);
-	if (stored) {
-		rc = qcur_open(&c, db,
-			       "SELECT s.str, n.count, n.ended, n.total_ns, n.max_ns, n.sketch FROM name_stats n "
-			       "JOIN strings s ON s.id = n.name_id WHERE instr(lower(s.str), lower(?1)) > 0",
-			       err);
-		qcur_bind_text(&c, 1, q);
-		while (rc == QRY_OK && qcur_step(&c)) {
-			struct qry_name_stat n;
-			int len;
-
-			n.name = qcur_text(&c, 0);
-			n.count = qcur_int(&c, 1);
-			n.ended = qcur_int(&c, 2);
-			n.total_ns = qcur_int(&c, 3);
-			n.max_ns = qcur_int(&c, 4);
-			n.sketch = qcur_blob(&c, 5, &len);
-			n.sketch_len = (size_t)len;
-			if (c.err == 0 && fn(ctx, &n) != 0)
-				rc = qry_fail(err, QRY_EDB, "the name statistics could not be kept");
-		}
-		return qcur_done(rc, qcur_close(&c, 0), err);
-	}
+	if (stored)
+		return stored_stats(db, STORED_STATS_SQL " WHERE instr(lower(s.str), lower(?1)) > 0", q, fn, ctx, err);
 	rc = qcur_open(&c, db,
 		       "SELECT name_id, dur FROM slices WHERE name_id IN "
 		       "(SELECT id FROM strings WHERE instr(lower(str), lower(?1)) > 0)",
