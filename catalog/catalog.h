@@ -192,7 +192,8 @@ void cat_usage_json(struct catalog *c, struct jbuf *out);
  * (NULL: none shown): it calls fn for each matching name of trace id
  * (qry_name_stats_matching) and returns 0; 1 when the trace is no longer
  * one to read so (deleted, ready or failed meanwhile: what it handed on is
- * dropped); -1 with err set when it could not be read.
+ * dropped, and a trace ready now is asked for once more); -1 with err set
+ * when it could not be read.
  * 0, CAT_EFAIL or CAT_EUNAVAILABLE (err says why).
  */
 struct qry_name_stat;

@@ -172,8 +172,8 @@ static int grow_row(void *ctx, const struct qry_name_stat *s)
 	return hit_add(g->k, &row);
 }
 
-/* The ids of the traces growing now that have no hit from the index. */
-static int64_t *growing_ids(struct catalog *c, const struct hit *hits, size_t nhits, size_t *n)
+/* The ids of the traces growing now, in id order. */
+static int64_t *growing_ids(struct catalog *c, size_t *n)
 {
 	int64_t *ids;
 	size_t i;
@@ -181,60 +181,88 @@ static int64_t *growing_ids(struct catalog *c, const struct hit *hits, size_t nh
 	*n = 0;
 	pthread_mutex_lock(&c->mu);
 	ids = malloc((c->n + 1) * sizeof(*ids));
-	for (i = 0; ids != NULL && i < c->n; i++) {
-		const struct trace_rec *r = c->v[i];
-		struct hit key;
-
-		key.trace = r->id;
-		if (r->state.status != TS_READY && cat_rec_growing_locked(r) &&
-		    (nhits == 0 || bsearch(&key, hits, nhits, sizeof(*hits), hit_cmp) == NULL))
-			ids[(*n)++] = r->id;
-	}
+	for (i = 0; ids != NULL && i < c->n; i++)
+		if (c->v[i]->state.status != TS_READY && cat_rec_growing_locked(c->v[i]))
+			ids[(*n)++] = c->v[i]->id;
 	pthread_mutex_unlock(&c->mu);
 	return ids;
 }
 
+static int is_ready(struct catalog *c, int64_t id)
+{
+	const struct trace_rec *r;
+	int ready;
+
+	pthread_mutex_lock(&c->mu);
+	ready = (r = cat_find(c, id)) != NULL && r->state.status == TS_READY;
+	pthread_mutex_unlock(&c->mu);
+	return ready;
+}
+
+/* Reads trace id's matching names through reader into a hit of its own:
+ * 0, or -1 (err set). A trace that became ready while it was read is read
+ * again, once, as it is now; one deleted or failed meanwhile gives no hit. */
+static int grow_hit(struct catalog *c, struct hits *k, int64_t id, const char *q, cat_name_reader reader,
+		    void *rctx, char *err, size_t errlen)
+{
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		struct grow_rows g = { k, id };
+		size_t before = k->n;
+		int got = reader(rctx, id, q, grow_row, &g, err, errlen);
+
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			hit_end(k);
+			if (k->n > before)
+				k->v[k->n - 1].growing = 1;
+			return 0;
+		}
+		if (k->n > before) { /* what it handed on is dropped whole */
+			struct hit *h = &k->v[--k->n];
+
+			while (h->nnames > 0)
+				free(h->names[--h->nnames]);
+			h->more_names = 0;
+		}
+		k->ended = 1; /* the hit before keeps its percentiles */
+		if (!is_ready(c, id))
+			break;
+	}
+	return 0;
+}
+
 /* Reads every matching row, one hit per trace in id order: the index's,
- * then the growing traces' through reader (may be NULL: none). */
+ * then the growing traces' through reader (may be NULL: none). The traces
+ * growing are listed before the index is read: a trace that becomes ready
+ * meanwhile (its index rows are written before it is ready) is then either
+ * in the index's rows or read from its own database, never in neither. */
 static int search_rows(struct catalog *c, const char *q, cat_name_reader reader, void *rctx, struct hit **out,
 		       size_t *nout, char *err, size_t errlen)
 {
 	struct hits k = { NULL, 0, 0, calloc(1, sizeof(struct sketch)), 0 };
 	int64_t *ids = NULL;
-	size_t n = 0, i;
-	int rc;
+	size_t n = 0, nindex, i;
+	int rc = CATDB_OK;
 
-	if (k.sk == NULL) {
+	if (k.sk == NULL || (reader != NULL && (ids = growing_ids(c, &n)) == NULL)) {
+		free(k.sk);
 		snprintf(err, errlen, "out of memory");
 		return CATDB_EFAIL;
 	}
 	rc = c->db->ops->search(c->db, q, hit_add, &k, err, errlen);
 	hit_end(&k);
-	if (rc == CATDB_OK && reader != NULL && (ids = growing_ids(c, k.v, k.n, &n)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		rc = CATDB_EFAIL;
-	}
+	nindex = k.n; /* in id order */
 	for (i = 0; rc == CATDB_OK && i < n; i++) {
-		struct grow_rows g = { &k, ids[i] };
-		size_t before = k.n;
+		struct hit key;
 
-		int got = reader(rctx, ids[i], q, grow_row, &g, err, errlen);
-
-		if (got < 0) {
+		key.trace = ids[i];
+		if (nindex > 0 && bsearch(&key, k.v, nindex, sizeof(*k.v), hit_cmp) != NULL)
+			continue; /* ready and indexed since it was listed */
+		if (grow_hit(c, &k, ids[i], q, reader, rctx, err, errlen) != 0)
 			rc = CATDB_EFAIL;
-			break;
-		}
-		if (got > 0 && k.n > before) { /* gone meanwhile: nothing of it */
-			struct hit *h = &k.v[--k.n];
-
-			while (h->nnames > 0)
-				free(h->names[--h->nnames]);
-			k.ended = 1; /* the hit before keeps its percentiles */
-			continue;
-		}
-		hit_end(&k);
-		if (k.n > before)
-			k.v[k.n - 1].growing = 1;
 	}
 	free(ids);
 	free(k.sk);
@@ -242,7 +270,7 @@ static int search_rows(struct catalog *c, const char *q, cat_name_reader reader,
 		hit_free(k.v, k.n);
 		return rc;
 	}
-	if (n > 0 && k.n > 1)
+	if (k.n > nindex && k.n > 1)
 		qsort(k.v, k.n, sizeof(*k.v), hit_cmp);
 	*out = k.v;
 	*nout = k.n;
@@ -287,11 +315,13 @@ static void hit_json(const struct trace_rec *r, const struct hit *h, struct jbuf
 	jb_obj_end(out);
 }
 
-/* Whether a hit is shown: its trace ready, or still growing and read as
- * such (under mu). */
+/* Whether a hit is shown: its trace ready, growing (indexed already: its
+ * ingest ended and it becomes ready next), or read while it grew and not
+ * failed since (under mu). */
 static int hit_shown(const struct trace_rec *r, const struct hit *h)
 {
-	return r != NULL && (r->state.status == TS_READY || (h->growing && r->state.status != TS_FAILED));
+	return r != NULL && (r->state.status == TS_READY || cat_rec_growing_locked(r) ||
+			     (h->growing && r->state.status != TS_FAILED));
 }
 
 /* The reply from the hits, newest trace first (under mu): only ready and

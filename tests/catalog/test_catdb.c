@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../catalog/catalog_internal.h"
+#include "../../query/query.h"
 
 static char g_pgdir[300];   /* the test's PostgreSQL: pg.sh's directory */
 static char g_pgurl[512];   /* its database "trace" */
@@ -384,6 +385,136 @@ static void test_search(void **state)
 	assert_non_null(strstr(s, "\"name\":\"two\""));
 	note(b, "after delete", s);
 	free(s);
+	cat_close(c);
+}
+
+/* A reader of growing traces for search across traces (cat_name_reader)
+ * whose trace turns ready or fails while it is read, as the server's
+ * reader meets when an ingest ends mid-search. */
+struct turning {
+	struct catalog *c;
+	const char *db;
+	int to;    /* the status the trace takes at the first read */
+	int calls;
+};
+
+static int turning_read(void *ctx, int64_t id, const char *q, int (*fn)(void *fctx, const struct qry_name_stat *s),
+			void *fctx, char *err, size_t errlen)
+{
+	struct turning *t = ctx;
+	struct qry_error e = { 0 };
+	sqlite3 *db;
+	int rc;
+
+	(void)err;
+	(void)errlen;
+	assert_int_equal(sqlite3_open_v2(t->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	rc = qry_name_stats_matching(db, q, fn, fctx, &e);
+	sqlite3_close(db);
+	assert_int_equal(rc, QRY_OK);
+	if (t->calls++ > 0)
+		return 0;
+	/* the ingest ends meanwhile: indexed, then ready (or failed) */
+	if (t->to == TS_READY)
+		assert_int_equal(cat_index_trace(t->c, id, t->db), 0);
+	pthread_mutex_lock(&t->c->mu);
+	cat_find(t->c, id)->state.status = t->to;
+	pthread_mutex_unlock(&t->c->mu);
+	return 1; /* what it handed on is dropped */
+}
+
+/* Makes ready trace id look as it did while it grew: not indexed, ingesting, readable. */
+static void unready(struct catalog *c, int64_t id)
+{
+	struct trace_rec *r;
+
+	cat_unindex(c, id);
+	pthread_mutex_lock(&c->mu);
+	r = cat_find(c, id);
+	r->state.status = TS_INGESTING;
+	r->live.preview = 1;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The part of a search's reply about trace id, from its count on. */
+static char *hit_of(const char *reply, int64_t id)
+{
+	char key[64];
+	const char *p, *q;
+
+	snprintf(key, sizeof(key), "{\"id\":%" PRId64 ",", id);
+	if ((p = strstr(reply, key)) == NULL || (p = strstr(p, "\"count\"")) == NULL)
+		return NULL;
+	q = strchr(p, '}');
+	return strndup(p, (size_t)(q - p));
+}
+
+/* A growing trace that becomes ready while a search reads it is in that
+ * search's answer, with the index's figures; one that fails is not. */
+static void test_search_turns_ready(void **state)
+{
+	struct backend *b = *state;
+	char dir[256], url[512], f1[300], db[4096], err[512], *indexed, *s, *h;
+	struct catalog *c = fresh_cat(b, dir, url);
+	struct turning t = { c, db, TS_READY, 0 };
+	struct jbuf out;
+	int64_t id;
+	int rc;
+
+	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
+	if (access(f1, R_OK) != 0)
+		gen(f1, 11);
+	assert_int_equal(cat_start(c), 0);
+	id = add(c, "turning", NULL, f1);
+	wait_ready(c, id);
+	cat_stop(c);
+	cat_path(c, id, "trace.db", db, sizeof(db));
+	s = search_json(c, "Frame", &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(indexed = hit_of(s, id));
+	free(s);
+
+	unready(c, id);
+	jb_init(&out);
+	rc = cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	jb_raw(&out, "", 1);
+	s = jb_take(&out, NULL);
+	assert_int_equal(t.calls, 2); /* read again once ready */
+	if ((h = hit_of(s, id)) == NULL)
+		fail_msg("a trace that became ready mid-search is missing: %s", s);
+	assert_string_equal(h, indexed);
+	assert_non_null(strstr(s, "\"status\":\"ready\""));
+	free(h);
+	free(s);
+
+	/* indexed at its ingest's end, not ready yet: the index's rows show */
+	unready(c, id);
+	assert_int_equal(cat_index_trace(c, id, db), 0);
+	t.calls = 0;
+	jb_init(&out);
+	assert_int_equal(cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err)), 0);
+	jb_raw(&out, "", 1);
+	s = jb_take(&out, NULL);
+	assert_int_equal(t.calls, 0);
+	if ((h = hit_of(s, id)) == NULL)
+		fail_msg("a trace indexed but not yet ready is missing: %s", s);
+	assert_string_equal(h, indexed);
+	assert_non_null(strstr(s, "\"status\":\"ingesting\""));
+	free(h);
+	free(s);
+
+	unready(c, id);
+	t.to = TS_FAILED;
+	t.calls = 0;
+	jb_init(&out);
+	assert_int_equal(cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err)), 0);
+	jb_raw(&out, "", 1);
+	s = jb_take(&out, NULL);
+	assert_int_equal(t.calls, 1);
+	assert_null(hit_of(s, id)); /* a failed trace is never shown */
+	free(s);
+	free(indexed);
 	cat_close(c);
 }
 
@@ -1118,6 +1249,7 @@ int main(void)
 		cmocka_unit_test_prestate(test_records, &g_pg),
 		cmocka_unit_test_prestate(test_search, &g_sqlite),
 		cmocka_unit_test_prestate(test_search, &g_pg),
+		cmocka_unit_test_prestate(test_search_turns_ready, &g_sqlite),
 		cmocka_unit_test_prestate(test_notes, &g_sqlite),
 		cmocka_unit_test_prestate(test_notes, &g_pg),
 		cmocka_unit_test(test_same_answers),

@@ -323,8 +323,12 @@ static void t_preview(void **state)
 					cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(found, "traces"))
 						if (num(h, "id") == id)
 							hit = h;
-					if (hit == NULL)
-						fail_msg("search across traces does not hold growing trace %" PRId64, id);
+					if (hit == NULL) {
+						char *all = cJSON_PrintUnformatted(found);
+
+						fail_msg("search across traces does not hold growing trace %" PRId64 ": %s", id,
+							 all);
+					}
 					assert_true(strcmp(str(hit, "status"), "ingesting") == 0 ||
 						    strcmp(str(hit, "status"), "ready") == 0);
 					assert_true(num(hit, "count") > 0);
