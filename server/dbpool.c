@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server_internal.h"
@@ -113,6 +114,13 @@ static sqlite3 *db_open(const char *path)
 	return tracedb_open_readonly(path, &why);
 }
 
+/* How long a trace's database may be missing from its name while it is
+ * replaced: an ingest that started again at its end removes the database
+ * it grew (and WAL mode's files beside it, which the new one must not
+ * take for its own) and then renames the new one into place. The
+ * ingest's process is niced: between the two, it may wait for a core. */
+enum { REPLACED_WAIT_MS = 2, REPLACED_TRIES = 250 };
+
 sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 {
 	struct db_slots *slots = db_slots();
@@ -126,8 +134,9 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 		return NULL;
 	slot = &slots->slot[(uint64_t)id % DB_SLOTS];
 	slot_take(slot);
-	/* a database may be replaced between its name and the stat (a
-	 * snapshot renamed over it): named again, the file is the new one */
+	/* a database may be replaced between its name and the stat (renamed
+	 * over it), or be missing a moment while it is (above): named again,
+	 * the file is the new one */
 	for (tries = 0;; tries++) {
 		cat_path(s->cat, id, "trace.db", path, sizeof(path));
 		if ((*store_down = cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == CAT_ESTOREDOWN)) {
@@ -135,19 +144,22 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		if (stat(path, &st) == 0)
-			break;
-		if (tries == 1) {
+		if (stat(path, &st) == 0) {
+			if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
+				return slot->db;
+			slot_close(slot);
+			if ((slot->db = db_open(path)) != NULL)
+				break;
+		}
+		if (tries == REPLACED_TRIES || cat_status(s->cat, id) < 0) { /* missing for good, or deleted */
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;
 		}
-	}
-	if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
-		return slot->db;
-	slot_close(slot);
-	if ((slot->db = db_open(path)) == NULL) {
-		__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
-		return NULL;
+		{
+			struct timespec d = { 0, REPLACED_WAIT_MS * 1000000L };
+
+			nanosleep(&d, NULL);
+		}
 	}
 	slot->id = id;
 	slot->ino = st.st_ino;

@@ -1569,6 +1569,51 @@ static void test_stats(void **state)
 	su_resp_free(&r);
 }
 
+/* A request from another thread, while the test moves files. */
+struct t_later {
+	char path[256];
+	struct su_resp r;
+	int ok;
+};
+
+static void *t_later_get(void *arg)
+{
+	struct t_later *l = arg;
+	struct su_req q = { "GET", l->path, NULL, NULL, 0, 0, 0 };
+
+	l->ok = su_request(W.srv.port, &q, &l->r, 60000) == 0;
+	return NULL;
+}
+
+/* A trace's database missing from its name for a moment, as while an
+ * ingest that started again at its end renames the new one into place:
+ * a request in that moment waits for it, never answers 500. */
+static void test_database_replaced(void **state)
+{
+	char db[600], away[620];
+	struct t_later l = { { 0 }, { 0 }, 0 };
+	pthread_t t;
+	cJSON *j;
+
+	(void)state;
+	t_fmt(db, sizeof(db), "%s/traces/%" PRId64 "/trace.db", W.data, W.small_id);
+	t_fmt(away, sizeof(away), "%s.away", db);
+	assert_int_equal(rename(db, away), 0);
+	/* a window no earlier request asked for: not from the reply cache */
+	t_fmt(l.path, sizeof(l.path), "/api/traces/%" PRId64 "/stats?start=10001&end=12000", W.small_id);
+	assert_int_equal(pthread_create(&t, NULL, t_later_get, &l), 0);
+	su_sleep_ms(100);
+	assert_int_equal(rename(away, db), 0);
+	pthread_join(t, NULL);
+	assert_true(l.ok);
+	if (l.r.status != 200)
+		fail_msg("a database missing a moment answered %d: %.300s", l.r.status, l.r.body);
+	j = t_json(&l.r);
+	assert_int_equal(cJSON_GetArraySize(t_item(j, "names")), 1);
+	cJSON_Delete(j);
+	su_resp_free(&l.r);
+}
+
 /* POST /query with sql; returns the reply (caller frees). */
 static void t_sql(const char *sql, struct su_resp *r)
 {
@@ -2952,6 +2997,7 @@ int main(void)
 		T(test_logs),
 		T(test_search),
 		T(test_stats),
+		T(test_database_replaced),
 		T(test_query),
 		T(test_query_time_limit),
 		T(test_resolution_slices),
