@@ -121,6 +121,18 @@ static sqlite3 *db_open(const char *path)
  * ingest's process is niced: between the two, it may wait for a core. */
 enum { REPLACED_WAIT_MS = 2, REPLACED_TRIES = 250 };
 
+/* Waits a moment before the tries-th look again at trace id's database:
+ * 0 when it is missing for good, or the trace was deleted. */
+static int replaced_wait(struct server *s, int64_t id, int tries)
+{
+	struct timespec d = { 0, REPLACED_WAIT_MS * 1000000L };
+
+	if (tries >= REPLACED_TRIES || cat_status(s->cat, id) < 0)
+		return 0;
+	nanosleep(&d, NULL);
+	return 1;
+}
+
 sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 {
 	struct db_slots *slots = db_slots();
@@ -151,14 +163,9 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 			if ((slot->db = db_open(path)) != NULL)
 				break;
 		}
-		if (tries == REPLACED_TRIES || cat_status(s->cat, id) < 0) { /* missing for good, or deleted */
+		if (!replaced_wait(s, id, tries)) {
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;
-		}
-		{
-			struct timespec d = { 0, REPLACED_WAIT_MS * 1000000L };
-
-			nanosleep(&d, NULL);
 		}
 	}
 	slot->id = id;
@@ -213,8 +220,17 @@ void srv_trace_db_forget(int64_t id)
 sqlite3 *srv_trace_db_open(struct server *s, int64_t id)
 {
 	char path[4096], err[512];
+	sqlite3 *db = NULL;
+	int tries;
 
-	cat_path(s->cat, id, "trace.db", path, sizeof(path));
-	return cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) == 0 && access(path, R_OK) == 0 ? db_open(path)
-												    : NULL;
+	for (tries = 0; db == NULL; tries++) {
+		cat_path(s->cat, id, "trace.db", path, sizeof(path));
+		if (cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) != 0)
+			break;
+		if (access(path, R_OK) == 0 && (db = db_open(path)) != NULL)
+			break;
+		if (!replaced_wait(s, id, tries))
+			break;
+	}
+	return db;
 }
