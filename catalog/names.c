@@ -188,17 +188,6 @@ static int64_t *growing_ids(struct catalog *c, size_t *n)
 	return ids;
 }
 
-static int is_ready(struct catalog *c, int64_t id)
-{
-	const struct trace_rec *r;
-	int ready;
-
-	pthread_mutex_lock(&c->mu);
-	ready = (r = cat_find(c, id)) != NULL && r->state.status == TS_READY;
-	pthread_mutex_unlock(&c->mu);
-	return ready;
-}
-
 /* Reads trace id's matching names through reader into a hit of its own:
  * 0, or -1 (err set). A trace that became ready while it was read is read
  * again, once, as it is now; one deleted or failed meanwhile gives no hit. */
@@ -228,7 +217,7 @@ static int grow_hit(struct catalog *c, struct hits *k, int64_t id, const char *q
 			h->more_names = 0;
 		}
 		k->ended = 1; /* the hit before keeps its percentiles */
-		if (!is_ready(c, id))
+		if (cat_status(c, id) != TS_READY)
 			break;
 	}
 	return 0;

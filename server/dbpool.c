@@ -223,7 +223,7 @@ sqlite3 *srv_trace_db_open(struct server *s, int64_t id)
 	sqlite3 *db = NULL;
 	int tries;
 
-	for (tries = 0; db == NULL; tries++) {
+	for (tries = 0;; tries++) {
 		cat_path(s->cat, id, "trace.db", path, sizeof(path));
 		if (cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) != 0)
 			break;

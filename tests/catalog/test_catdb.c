@@ -220,17 +220,23 @@ static char *list_json(struct catalog *c, const char *q, const char *label, enum
 	return jb_take(&out, NULL);
 }
 
-static char *search_json(struct catalog *c, const char *q, int *rc)
+/* A search across traces, those growing read through reader (NULL: none). */
+static char *search_read(struct catalog *c, const char *q, cat_name_reader reader, void *rctx, int *rc)
 {
 	struct jbuf out;
 	char err[512];
 
 	jb_init(&out);
-	*rc = cat_search_json(c, q, 100, NULL, NULL, &out, err, sizeof(err));
+	*rc = cat_search_json(c, q, 100, reader, rctx, &out, err, sizeof(err));
 	if (*rc != 0)
 		jb_raw(&out, err, strlen(err));
 	jb_raw(&out, "", 1);
 	return jb_take(&out, NULL);
+}
+
+static char *search_json(struct catalog *c, const char *q, int *rc)
+{
+	return search_read(c, q, NULL, NULL, rc);
 }
 
 /* The value of "next_cursor" in a listing, or NULL. */
@@ -340,6 +346,24 @@ static void wait_ready(struct catalog *c, int64_t id)
 	while (cat_status(c, id) != TS_READY && now_ms() < until)
 		sleep_ms(20);
 	assert_int_equal(cat_status(c, id), TS_READY);
+}
+
+/* Ingests gen_fxt's seed 11 as trace name, then stops the catalog's
+ * workers (what follows makes records by hand); db: its database. */
+static int64_t one_ready(struct catalog *c, const char *name, char *db, size_t dbsize)
+{
+	char f1[300];
+	int64_t id;
+
+	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
+	if (access(f1, R_OK) != 0)
+		gen(f1, 11);
+	assert_int_equal(cat_start(c), 0);
+	id = add(c, name, NULL, f1);
+	wait_ready(c, id);
+	cat_stop(c);
+	cat_path(c, id, "trace.db", db, dbsize);
+	return id;
 }
 
 /* Ingested traces: their names indexed and searched the same way. */
@@ -454,32 +478,20 @@ static char *hit_of(const char *reply, int64_t id)
 static void test_search_turns_ready(void **state)
 {
 	struct backend *b = *state;
-	char dir[256], url[512], f1[300], db[4096], err[512], *indexed, *s, *h;
+	char dir[256], url[512], db[4096], *indexed, *s, *h;
 	struct catalog *c = fresh_cat(b, dir, url);
 	struct turning t = { c, db, TS_READY, 0 };
-	struct jbuf out;
-	int64_t id;
+	int64_t id = one_ready(c, "turning", db, sizeof(db));
 	int rc;
 
-	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
-	if (access(f1, R_OK) != 0)
-		gen(f1, 11);
-	assert_int_equal(cat_start(c), 0);
-	id = add(c, "turning", NULL, f1);
-	wait_ready(c, id);
-	cat_stop(c);
-	cat_path(c, id, "trace.db", db, sizeof(db));
 	s = search_json(c, "Frame", &rc);
 	assert_int_equal(rc, 0);
 	assert_non_null(indexed = hit_of(s, id));
 	free(s);
 
 	unready(c, id);
-	jb_init(&out);
-	rc = cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err));
+	s = search_read(c, "Frame", turning_read, &t, &rc);
 	assert_int_equal(rc, 0);
-	jb_raw(&out, "", 1);
-	s = jb_take(&out, NULL);
 	assert_int_equal(t.calls, 2); /* read again once ready */
 	if ((h = hit_of(s, id)) == NULL)
 		fail_msg("a trace that became ready mid-search is missing: %s", s);
@@ -492,10 +504,8 @@ static void test_search_turns_ready(void **state)
 	unready(c, id);
 	assert_int_equal(cat_index_trace(c, id, db), 0);
 	t.calls = 0;
-	jb_init(&out);
-	assert_int_equal(cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err)), 0);
-	jb_raw(&out, "", 1);
-	s = jb_take(&out, NULL);
+	s = search_read(c, "Frame", turning_read, &t, &rc);
+	assert_int_equal(rc, 0);
 	assert_int_equal(t.calls, 0);
 	if ((h = hit_of(s, id)) == NULL)
 		fail_msg("a trace indexed but not yet ready is missing: %s", s);
@@ -507,10 +517,8 @@ static void test_search_turns_ready(void **state)
 	unready(c, id);
 	t.to = TS_FAILED;
 	t.calls = 0;
-	jb_init(&out);
-	assert_int_equal(cat_search_json(c, "Frame", 100, turning_read, &t, &out, err, sizeof(err)), 0);
-	jb_raw(&out, "", 1);
-	s = jb_take(&out, NULL);
+	s = search_read(c, "Frame", turning_read, &t, &rc);
+	assert_int_equal(rc, 0);
 	assert_int_equal(t.calls, 1);
 	assert_null(hit_of(s, id)); /* a failed trace is never shown */
 	free(s);
@@ -671,20 +679,13 @@ static void test_search_speed(void **state)
 {
 	static const char *const qs[] = { "a", "Frame", "layout" };
 	struct backend *b = *state;
-	char dir[256], url[512], f1[300], db[4096], err[512], *s;
+	char dir[256], url[512], db[4096], err[512], *s;
 	struct catalog *c = fresh_cat(b, dir, url);
-	int64_t first, id, ms[SPEED_RUNS], t0;
+	int64_t id, ms[SPEED_RUNS], t0;
 	size_t i, k;
 	int rc;
 
-	snprintf(f1, sizeof(f1), "%s/s1.fxt", g_tmp);
-	if (access(f1, R_OK) != 0)
-		gen(f1, 11);
-	assert_int_equal(cat_start(c), 0);
-	first = add(c, "speed-0", NULL, f1);
-	wait_ready(c, first);
-	cat_stop(c); /* the records below are made ready here, not ingested */
-	cat_path(c, first, "trace.db", db, sizeof(db));
+	one_ready(c, "speed-0", db, sizeof(db)); /* the records below are made ready here, not ingested */
 	t0 = now_ms();
 	for (i = 1; i < SPEED_TRACES; i++) {
 		struct trace_rec *r;
