@@ -74,7 +74,8 @@ struct slice_ctx {
 	/* the items' segments in (ts, depth, id) order, each from seg[k]: the
 	 * reply so far, then the depths not yet merged into it (nseg of them);
 	 * and merge_segments' scratch, as many as the depths plus one */
-	size_t *seg, *seg_at, *seg_end, *seg_heap;
+	size_t *seg, *seg_at, *seg_end;
+	struct seg_head *seg_heap;
 	size_t nseg;
 	/* once the reply holds `limit` items, the ts of its last: an item
 	 * starting later cannot enter it; INT64_MAX until then */
@@ -291,27 +292,51 @@ static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 	return out;
 }
 
-/* Whether segment a's next item comes before segment b's (sitem_cmp). */
-static int seg_before(const struct sitem *v, const size_t *at, size_t a, size_t b)
+/* A segment's next item as merge_segments' heap holds it: its sort key
+ * (sitem_cmp's) beside it, so that sifting reads the heap alone, not an
+ * item in every segment (a zoomed-out reply merges a hundred depths). */
+struct seg_head {
+	int64_t ts, id;
+	uint32_t depth;
+	uint32_t seg;
+};
+
+static void head_set(struct seg_head *h, const struct sitem *x, size_t seg)
 {
-	return sitem_cmp(&v[at[a]], &v[at[b]]) < 0;
+	h->ts = x->ts;
+	h->id = x->id;
+	h->depth = x->depth;
+	h->seg = (uint32_t)seg;
 }
 
-/* Restores the heap of segments h[0..n) from i down (by their next item). */
-static void seg_down(const struct sitem *v, const size_t *at, size_t *h, size_t n, size_t i)
+/* Whether a's item comes before b's (sitem_cmp). */
+static int head_before(const struct seg_head *a, const struct seg_head *b)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, m = i, t;
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	if (a->depth != b->depth)
+		return a->depth < b->depth;
+	return a->id < b->id;
+}
 
-		if (l < n && seg_before(v, at, h[l], h[m]))
-			m = l;
-		if (l + 1 < n && seg_before(v, at, h[l + 1], h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = h[i], h[i] = h[m], h[m] = t;
+/* Restores the heap h[0..n) from i down. */
+static void heads_down(struct seg_head *h, size_t n, size_t i)
+{
+	struct seg_head x = h[i];
+
+	for (;;) {
+		size_t m = 2 * i + 1;
+
+		if (m >= n)
+			break;
+		if (m + 1 < n && head_before(&h[m + 1], &h[m]))
+			m++;
+		if (!head_before(&h[m], &x))
+			break;
+		h[i] = h[m];
 		i = m;
 	}
+	h[i] = x;
 }
 
 /*
@@ -324,9 +349,10 @@ static void seg_down(const struct sitem *v, const size_t *at, size_t *h, size_t 
  */
 static int merge_segments(struct slice_ctx *c)
 {
-	struct sitem *v = c->items.v;
+	struct sitem *v = c->items.v, *m;
 	size_t len = c->items.len, limit = c->w->limit, n = 0, out = 0, k;
-	size_t *at = c->seg_at, *end = c->seg_end, *h = c->seg_heap;
+	size_t *at = c->seg_at, *end = c->seg_end;
+	struct seg_head *h = c->seg_heap;
 
 	for (k = 0; k < c->nseg; k++) { /* the segments not empty */
 		at[n] = c->seg[k];
@@ -341,34 +367,43 @@ static int merge_segments(struct slice_ctx *c)
 		return len > limit;
 	}
 	if (c->merge_cap < len) {
-		struct sitem *m = realloc(c->merge, len * sizeof(*m));
-
-		if (m == NULL) {
+		free(c->merge); /* nothing in it to keep */
+		if ((c->merge = malloc(len * sizeof(*c->merge))) == NULL) {
+			c->merge_cap = 0;
 			c->items.oom = 1;
 			return 0;
 		}
-		c->merge = m;
 		c->merge_cap = len;
 	}
+	m = c->merge;
 	if (n == 2) { /* the reply and one depth: side by side */
 		size_t i = at[0], j = at[1];
 
 		while (out < limit && (i < end[0] || j < end[1]))
-			c->merge[out++] = j == end[1] || (i < end[0] && sitem_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+			m[out++] = j == end[1] || (i < end[0] && sitem_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
 		n = i < end[0] || j < end[1];
 	} else {
 		for (k = 0; k < n; k++)
-			h[k] = k;
+			head_set(&h[k], &v[at[k]], k);
 		for (k = n / 2; k-- > 0;)
-			seg_down(v, at, h, n, k);
+			heads_down(h, n, k);
 		while (out < limit && n > 0) {
-			c->merge[out++] = v[at[h[0]]++];
-			if (at[h[0]] == end[h[0]])
+			size_t s = h[0].seg;
+
+			m[out++] = v[at[s]++];
+			if (at[s] == end[s])
 				h[0] = h[--n];
-			seg_down(v, at, h, n, 0);
+			else
+				head_set(&h[0], &v[at[s]], s);
+			heads_down(h, n, 0);
 		}
 	}
-	memcpy(v, c->merge, out * sizeof(*v));
+	/* the merged items become the reply's, the reply's buffer the scratch */
+	c->merge = v;
+	c->items.v = m;
+	k = c->items.cap;
+	c->items.cap = c->merge_cap;
+	c->merge_cap = k;
 	c->items.len = out;
 	return n > 0;
 }
@@ -553,6 +588,7 @@ static int slices_close(struct slice_ctx *c, int first)
 	free(c->items.v);
 	free(c->merge);
 	free(c->seg);
+	free(c->seg_heap);
 	for (i = 0; i < c->nruns; i++) {
 		qext_free(&c->runs[i].ext);
 		qmarks_free(&c->runs[i].marks);
@@ -638,14 +674,14 @@ static void collect(struct slice_ctx *c, int exact)
 
 	c->cutoff = INT64_MAX;
 	c->nseg = 1;
-	if ((c->seg = malloc(4 * (c->nruns + 1) * sizeof(*c->seg))) == NULL) {
+	if ((c->seg = malloc(3 * (c->nruns + 1) * sizeof(*c->seg))) == NULL ||
+	    (c->seg_heap = malloc((c->nruns + 1) * sizeof(*c->seg_heap))) == NULL) {
 		c->items.oom = 1;
 		return;
 	}
 	c->seg[0] = 0;
 	c->seg_at = c->seg + c->nruns + 1;
 	c->seg_end = c->seg_at + c->nruns + 1;
-	c->seg_heap = c->seg_end + c->nruns + 1;
 	for (i = 0; i < c->nruns && !c->items.oom && !slices_failed(c); i++) {
 		const struct depth_run *r = &c->runs[i];
 		int level = exact || !r->disjoint ? -1 : qlod_level(c->w->resolution, r->levels);

@@ -8,6 +8,7 @@
  */
 #include "../testutil.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 #include <cjson/cJSON.h>
@@ -56,6 +57,33 @@ static void test_integers(void **state)
 	jb_arr_end(&b);
 	expect(&b, "[-9223372036854775808,9223372036854775807,0,-1,18446744073709551615,9223372036854775809,"
 		   "9007199254740993]");
+}
+
+/* Every digit count, odd and even (jb_digits writes two at a time), each
+ * power of ten and the numbers either side of it, against printf. */
+static void test_integers_every_length(void **state)
+{
+	char want[64];
+	uint64_t p = 1;
+	int k, d;
+
+	(void)state;
+	for (k = 0; k < 20; k++, p *= 10)
+		for (d = -1; d <= 1; d++) {
+			uint64_t u = p + (uint64_t)(int64_t)d;
+			int64_t i = (int64_t)u;
+			struct jbuf b;
+
+			jb_init(&b);
+			jb_arr(&b);
+			jb_u64(&b, u);
+			jb_i64(&b, i);
+			jb_i64(&b, i == INT64_MIN ? INT64_MIN : -i);
+			jb_arr_end(&b);
+			snprintf(want, sizeof(want), "[%" PRIu64 ",%" PRId64 ",%" PRId64 "]", u, i,
+				 i == INT64_MIN ? INT64_MIN : -i);
+			expect(&b, want);
+		}
 }
 
 static void test_doubles(void **state)
@@ -215,7 +243,7 @@ static void test_growth_and_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_integers),    cmocka_unit_test(test_doubles),   cmocka_unit_test(test_strings_escaped),
+		cmocka_unit_test(test_integers),    cmocka_unit_test(test_integers_every_length),    cmocka_unit_test(test_doubles),   cmocka_unit_test(test_strings_escaped),
 		cmocka_unit_test(test_strings_utf8), cmocka_unit_test(test_structure), cmocka_unit_test(test_growth_and_oom),
 	};
 

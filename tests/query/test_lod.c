@@ -41,7 +41,8 @@ static int64_t rnd_in(int64_t lo, int64_t hi)
 #define NAME(i) FXTW_IDX(2 + (i) % 8)
 
 /* A run of slices in [t0, t1) at one depth, children nested in the long
- * ones; returns where it ended. */
+ * ones (some starting at their parent's ts: replies order ties by depth);
+ * returns where it ended. */
 static uint64_t gen_run(struct fxtw *w, struct fxtw_thr th, int depth, uint64_t t0, uint64_t t1)
 {
 	uint64_t t = t0;
@@ -65,8 +66,8 @@ static uint64_t gen_run(struct fxtw *w, struct fxtw_thr th, int depth, uint64_t 
 			fxtw_complete(w, th, CAT, NAME(rnd()), t, t + dur, NULL, 0);
 		} else {
 			fxtw_begin(w, th, CAT, NAME(rnd()), t, NULL, 0);
-			if (dur > 100 && depth < 30)
-				gen_run(w, th, depth + 1, t + 1, t + dur - 1);
+			if (dur > 100 && depth < 30) /* at odd depths, a child may start with its parent */
+				gen_run(w, th, depth + 1, t + (uint64_t)(depth % 2 == 0), t + dur - 1);
 			fxtw_end(w, th, CAT, NAME(0), t + dur, NULL, 0);
 		}
 		t += dur;
@@ -435,6 +436,15 @@ static void test_slices_limit_keeps_first(void **state)
 			full = ask(qry_slices, T.db, track, w.start, w.end, w.resolution);
 			all = cJSON_GetObjectItemCaseSensitive(full, "slices");
 			n = cJSON_GetArraySize(all);
+			for (i = 1; i < n; i++) { /* (ts, depth, id), strictly */
+				const cJSON *x = cJSON_GetArrayItem(all, (int)i - 1), *y = cJSON_GetArrayItem(all, (int)i);
+				int64_t tx = num(x, "ts"), ty = num(y, "ts"), dx = num(x, "depth"), dy = num(y, "depth");
+
+				if (tx > ty || (tx == ty && (dx > dy || (dx == dy && num(x, "id") >= num(y, "id")))))
+					fail_msg("[%lld, %lld]: item %lld (ts %lld, depth %lld) after (ts %lld, depth %lld)",
+						 (long long)w.start, (long long)w.end, (long long)i, (long long)ty,
+						 (long long)dy, (long long)tx, (long long)dx);
+			}
 			w.limit = (uint32_t)rnd_in(1, n + 2);
 			jb_init(&b);
 			assert_int_equal(qry_slices(T.db, track, &w, &b, &err), QRY_OK);
