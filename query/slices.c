@@ -77,6 +77,8 @@ struct slice_ctx {
 	size_t *seg, *seg_at, *seg_end;
 	struct seg_head *seg_heap;
 	size_t nseg;
+	/* once the reply holds `limit` items: their keys, a max-heap (top_take) */
+	struct seg_head *top;
 	/* once the reply holds `limit` items, the ts of its last: an item
 	 * starting later cannot enter it; INT64_MAX until then */
 	int64_t cutoff;
@@ -408,42 +410,69 @@ static int merge_segments(struct slice_ctx *c)
 	return n > 0;
 }
 
-/* Restores the max-heap (by sitem_cmp) of v[0..n) from i down. */
-static void top_down(struct sitem *v, size_t n, size_t i)
+/* Restores the max-heap h[0..n) (by sitem_cmp: the last item first) from
+ * i down. */
+static void top_sift(struct seg_head *h, size_t n, size_t i)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct sitem t;
+	struct seg_head x = h[i];
 
-		if (l < n && sitem_cmp(&v[l], &v[m]) > 0)
-			m = l;
-		if (l + 1 < n && sitem_cmp(&v[l + 1], &v[m]) > 0)
-			m = l + 1;
-		if (m == i)
-			return;
-		t = v[i], v[i] = v[m], v[m] = t;
+	for (;;) {
+		size_t m = 2 * i + 1;
+
+		if (m >= n)
+			break;
+		if (m + 1 < n && head_before(&h[m], &h[m + 1]))
+			m++;
+		if (!head_before(&x, &h[m]))
+			break;
+		h[i] = h[m];
 		i = m;
 	}
+	h[i] = x;
+}
+
+/* The reply, v[0..limit), is full: from now on c->top is a max-heap of its
+ * items' keys (each naming its item's place, seg), the last item on top.
+ * Returns -1 when out of memory. */
+static int top_start(struct slice_ctx *c)
+{
+	size_t limit = c->w->limit, i;
+
+	if ((c->top = malloc(limit * sizeof(*c->top))) == NULL)
+		return -1;
+	for (i = 0; i < limit; i++)
+		head_set(&c->top[i], &c->items.v[i], i);
+	for (i = limit / 2; i-- > 0;)
+		top_sift(c->top, limit, i);
+	c->cutoff = c->top[0].ts;
+	return 0;
 }
 
 /*
- * A full reply, v[0..limit) as a max-heap, takes one more depth's items,
- * v[limit..len) in (ts, id) order: each that comes before the reply's last
- * replaces it, and the rest are left out. The reply is then the first
- * `limit` of both, as a merge would give, without copying it whole for
- * every depth. Returns whether any item was left out.
+ * A full reply, v[0..limit) with its keys' max-heap c->top, takes one more
+ * depth's items, v[limit..len) in (ts, id) order: each that comes before
+ * the reply's last takes its place, and the rest are left out. The reply
+ * is then the first `limit` of both, as a merge would give, without
+ * copying it whole for every depth; the heap sifts keys, not items.
+ * Returns whether any item was left out.
  */
 static int top_take(struct slice_ctx *c)
 {
 	struct sitem *v = c->items.v;
 	size_t limit = c->w->limit, i;
+	struct seg_head key;
 
-	for (i = limit; i < c->items.len && sitem_cmp(&v[i], &v[0]) < 0; i++) {
-		v[0] = v[i];
-		top_down(v, limit, 0);
+	for (i = limit; i < c->items.len; i++) {
+		head_set(&key, &v[i], c->top[0].seg);
+		if (!head_before(&key, &c->top[0]))
+			break;
+		v[key.seg] = v[i];
+		c->top[0] = key;
+		top_sift(c->top, limit, 0);
 	}
 	i = i > limit || i < c->items.len; /* one replaced, or one did not enter */
 	c->items.len = limit;
+	c->cutoff = c->top[0].ts;
 	return (int)i;
 }
 
@@ -589,6 +618,7 @@ static int slices_close(struct slice_ctx *c, int first)
 	free(c->merge);
 	free(c->seg);
 	free(c->seg_heap);
+	free(c->top);
 	for (i = 0; i < c->nruns; i++) {
 		qext_free(&c->runs[i].ext);
 		qmarks_free(&c->runs[i].marks);
@@ -669,7 +699,7 @@ static int read_depths(struct slice_ctx *c, struct qcur *d, int64_t *rows)
  * out. */
 static void collect(struct slice_ctx *c, int exact)
 {
-	size_t i, j, mid;
+	size_t i, mid;
 	int cut = 0, full = 0;
 
 	c->cutoff = INT64_MAX;
@@ -700,7 +730,6 @@ static void collect(struct slice_ctx *c, int exact)
 			qsort(c->items.v + mid, c->items.len - mid, sizeof(struct sitem), sitem_cmp);
 		if (full) { /* the reply is full: a depth's items only displace its last */
 			cut |= top_take(c);
-			c->cutoff = c->items.v[0].ts;
 			continue;
 		}
 		if (c->items.len > mid)
@@ -708,9 +737,8 @@ static void collect(struct slice_ctx *c, int exact)
 		if (c->items.len >= c->w->limit) {
 			cut |= merge_segments(c);
 			if (c->items.len == c->w->limit) {
-				c->cutoff = c->items.v[c->items.len - 1].ts;
-				for (j = c->items.len / 2; j-- > 0;) /* from now on a max-heap */
-					top_down(c->items.v, c->items.len, j);
+				if (top_start(c) != 0)
+					c->items.oom = 1;
 				full = 1;
 			}
 		}
