@@ -214,6 +214,43 @@ void tracedb_release_cache(void)
 		ZSTD_freeCCtx(x);
 }
 
+/* The next varint, most often a byte (a residual is small): that byte
+ * without the loop of tracedb_get_varint. */
+static inline int next_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 0;
+	}
+	return tracedb_get_varint(p, end, v);
+}
+
+/* Lod records' words from their residuals, record by record: restore()
+ * and predict() written out for each word (the loop over words, its
+ * switch and its split test were most of a zoomed-out viewport's
+ * unpacking). */
+static void restore_lod(int level, uint64_t *v, size_t n)
+{
+	static const uint64_t zeros[LOD_WORDS];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t *r = v + i * LOD_WORDS;
+		const uint64_t *prev = i == 0 ? zeros : r - LOD_WORDS;
+
+		r[LODW_BUCKET] = tracedb_unzigzag(r[LODW_BUCKET]) + prev[LODW_BUCKET];
+		r[LODW_FIRST] = tracedb_unzigzag(r[LODW_FIRST]) + prev[LODW_LAST] + 1;
+		r[LODW_LAST] = tracedb_unzigzag(r[LODW_LAST]) + r[LODW_FIRST];
+		r[LODW_START] = tracedb_unzigzag(r[LODW_START]) + (r[LODW_BUCKET] << level);
+		r[LODW_END] = tracedb_unzigzag(r[LODW_END]) + r[LODW_START];
+		r[LODW_LONGEST] = tracedb_unzigzag(r[LODW_LONGEST]) + prev[LODW_LONGEST];
+		r[LODW_OPEN] = tracedb_unzigzag(r[LODW_OPEN]) + prev[LODW_OPEN];
+		r[LODW_LONGEST_DUR] = tracedb_unzigzag(r[LODW_LONGEST_DUR]) + prev[LODW_LONGEST_DUR];
+		r[LODW_NAMES] = restore(&LOD_KIND, LODW_NAMES, r[LODW_NAMES], prev[LODW_NAMES]);
+		r[LODW_FIRST_NAMES] = restore(&LOD_KIND, LODW_FIRST_NAMES, r[LODW_FIRST_NAMES], prev[LODW_FIRST_NAMES]);
+	}
+}
+
 /* Reads the residuals into v column by column, then turns them into words
  * record by record (a prediction may use any word of the record before). */
 static int unpack(const struct pack_kind *k, int level, const void *blob, size_t len, uint64_t *v)
@@ -241,27 +278,36 @@ static int unpack(const struct pack_kind *k, int level, const void *blob, size_t
 	end = content + got;
 	if (tracedb_get_varint(&p, end, &n) != 0 || n == 0 || n > k->max)
 		goto out_free;
-	for (j = 0; j < k->words; j++)
-		for (i = 0; i < n; i++) {
-			if (tracedb_get_varint(&p, end, &z) != 0)
-				goto out_free;
-			if (split(k, j)) {
-				uint64_t hi;
+	for (j = 0; j < k->words; j++) {
+		uint64_t *col = v + j;
 
-				if (tracedb_get_varint(&p, end, &hi) != 0 || z > UINT32_MAX || hi > UINT32_MAX)
+		if (!split(k, j)) {
+			for (i = 0; i < n; i++, col += w)
+				if (next_varint(&p, end, col) != 0)
 					goto out_free;
-				z |= hi << 32;
-			}
-			v[i * w + (size_t)j] = z;
+			continue;
 		}
+		for (i = 0; i < n; i++, col += w) {
+			uint64_t hi;
+
+			if (next_varint(&p, end, &z) != 0 || next_varint(&p, end, &hi) != 0 || z > UINT32_MAX ||
+			    hi > UINT32_MAX)
+				goto out_free;
+			*col = z | hi << 32;
+		}
+	}
 	if (p != end)
 		goto out_free;
-	for (i = 0; i < n; i++) {
-		uint64_t *rec = v + i * w;
-		const uint64_t *prev = i == 0 ? zeros : rec - w;
+	if (k->lod) {
+		restore_lod(level, v, (size_t)n);
+	} else {
+		for (i = 0; i < n; i++) {
+			uint64_t *rec = v + i * w;
+			const uint64_t *prev = i == 0 ? zeros : rec - w;
 
-		for (j = 0; j < k->words; j++)
-			rec[j] = restore(k, j, rec[j], predict(k, level, prev, rec, j));
+			for (j = 0; j < k->words; j++)
+				rec[j] = restore(k, j, rec[j], predict(k, level, prev, rec, j));
+		}
 	}
 	rc = (int)n;
 out_free:
