@@ -235,15 +235,25 @@ static void lod_slices(struct slice_ctx *c, const struct depth_run *d, int level
 	raw_flush(c, d, &lo, &hi);
 }
 
+/* The reply's order, (ts, depth, id): whether a comes before b, written
+ * here alone, for items (sitem_cmp) and for the keys the merges' heaps
+ * hold (head_before). */
+static int order_before(int64_t ts_a, uint32_t depth_a, int64_t id_a, int64_t ts_b, uint32_t depth_b, int64_t id_b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b;
+	if (depth_a != depth_b)
+		return depth_a < depth_b;
+	return id_a < id_b;
+}
+
 static int sitem_cmp(const void *a, const void *b)
 {
 	const struct sitem *x = a, *y = b;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (order_before(x->ts, x->depth, x->id, y->ts, y->depth, y->id))
+		return -1;
+	return order_before(y->ts, y->depth, y->id, x->ts, x->depth, x->id);
 }
 
 static int sitem_depth_cmp(const void *a, const void *b)
@@ -314,11 +324,7 @@ static void head_set(struct seg_head *h, const struct sitem *x, size_t seg)
 /* Whether a's item comes before b's (sitem_cmp). */
 static int head_before(const struct seg_head *a, const struct seg_head *b)
 {
-	if (a->ts != b->ts)
-		return a->ts < b->ts;
-	if (a->depth != b->depth)
-		return a->depth < b->depth;
-	return a->id < b->id;
+	return order_before(a->ts, a->depth, a->id, b->ts, b->depth, b->id);
 }
 
 /* Restores the heap h[0..n) from i down. */
