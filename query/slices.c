@@ -327,8 +327,10 @@ static int head_before(const struct seg_head *a, const struct seg_head *b)
 	return order_before(a->ts, a->depth, a->id, b->ts, b->depth, b->id);
 }
 
-/* Restores the heap h[0..n) from i down. */
-static void heads_down(struct seg_head *h, size_t n, size_t i)
+/* Restores the heap h[0..n) from i down: a min-heap, the first item on
+ * top (merge_segments), or with last_first a max-heap, the last item on
+ * top (top_take). */
+static inline void heads_down(struct seg_head *h, size_t n, size_t i, int last_first)
 {
 	struct seg_head x = h[i];
 
@@ -337,9 +339,9 @@ static void heads_down(struct seg_head *h, size_t n, size_t i)
 
 		if (m >= n)
 			break;
-		if (m + 1 < n && head_before(&h[m + 1], &h[m]))
+		if (m + 1 < n && (last_first ? head_before(&h[m], &h[m + 1]) : head_before(&h[m + 1], &h[m])))
 			m++;
-		if (!head_before(&h[m], &x))
+		if (last_first ? !head_before(&x, &h[m]) : !head_before(&h[m], &x))
 			break;
 		h[i] = h[m];
 		i = m;
@@ -394,7 +396,7 @@ static int merge_segments(struct slice_ctx *c)
 		for (k = 0; k < n; k++)
 			head_set(&h[k], &v[at[k]], k);
 		for (k = n / 2; k-- > 0;)
-			heads_down(h, n, k);
+			heads_down(h, n, k, 0);
 		while (out < limit && n > 0) {
 			size_t s = h[0].seg;
 
@@ -403,7 +405,7 @@ static int merge_segments(struct slice_ctx *c)
 				h[0] = h[--n];
 			else
 				head_set(&h[0], &v[at[s]], s);
-			heads_down(h, n, 0);
+			heads_down(h, n, 0, 0);
 		}
 	}
 	/* the merged items become the reply's, the reply's buffer the scratch */
@@ -414,27 +416,6 @@ static int merge_segments(struct slice_ctx *c)
 	c->merge_cap = k;
 	c->items.len = out;
 	return n > 0;
-}
-
-/* Restores the max-heap h[0..n) (by sitem_cmp: the last item first) from
- * i down. */
-static void top_sift(struct seg_head *h, size_t n, size_t i)
-{
-	struct seg_head x = h[i];
-
-	for (;;) {
-		size_t m = 2 * i + 1;
-
-		if (m >= n)
-			break;
-		if (m + 1 < n && head_before(&h[m], &h[m + 1]))
-			m++;
-		if (!head_before(&x, &h[m]))
-			break;
-		h[i] = h[m];
-		i = m;
-	}
-	h[i] = x;
 }
 
 /* The reply, v[0..limit), is full: from now on c->top is a max-heap of its
@@ -449,7 +430,7 @@ static int top_start(struct slice_ctx *c)
 	for (i = 0; i < limit; i++)
 		head_set(&c->top[i], &c->items.v[i], i);
 	for (i = limit / 2; i-- > 0;)
-		top_sift(c->top, limit, i);
+		heads_down(c->top, limit, i, 1);
 	c->cutoff = c->top[0].ts;
 	return 0;
 }
@@ -474,7 +455,7 @@ static int top_take(struct slice_ctx *c)
 			break;
 		v[key.seg] = v[i];
 		c->top[0] = key;
-		top_sift(c->top, limit, 0);
+		heads_down(c->top, limit, 0, 1);
 	}
 	i = i > limit || i < c->items.len; /* one replaced, or one did not enter */
 	c->items.len = limit;
