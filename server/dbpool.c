@@ -121,13 +121,17 @@ static sqlite3 *db_open(const char *path)
  * ingest's process is niced: between the two, it may wait for a core. */
 enum { REPLACED_WAIT_MS = 2, REPLACED_TRIES = 250 };
 
-/* Waits a moment before the tries-th look again at trace id's database:
- * 0 when it is missing for good, or the trace was deleted. */
-static int replaced_wait(struct server *s, int64_t id, int tries)
+/* Waits a moment before the tries-th look again at trace id's database
+ * at path, which failed to open: 0 when it is missing for good, the trace
+ * was deleted, or the file that failed (ino, 0: none was there) is still
+ * in place, a database that does not open rather than one replaced. */
+static int replaced_wait(struct server *s, int64_t id, int tries, const char *path, ino_t ino)
 {
 	struct timespec d = { 0, REPLACED_WAIT_MS * 1000000L };
+	struct stat st;
 
-	if (tries >= REPLACED_TRIES || cat_status(s->cat, id) < 0)
+	if (tries >= REPLACED_TRIES || cat_status(s->cat, id) < 0 ||
+	    (ino != 0 && stat(path, &st) == 0 && st.st_ino == ino))
 		return 0;
 	nanosleep(&d, NULL);
 	return 1;
@@ -156,14 +160,16 @@ sqlite3 *srv_trace_db(struct server *s, int64_t id, int *store_down)
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		if (stat(path, &st) == 0) {
+		if (stat(path, &st) != 0) {
+			st.st_ino = 0;
+		} else {
 			if (slot->db && slot->id == id && slot->ino == st.st_ino && slot->mtime == st.st_mtime)
 				return slot->db;
 			slot_close(slot);
 			if ((slot->db = db_open(path)) != NULL)
 				break;
 		}
-		if (!replaced_wait(s, id, tries)) {
+		if (!replaced_wait(s, id, tries, path, st.st_ino)) {
 			__atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
 			return NULL;
 		}
@@ -221,15 +227,18 @@ sqlite3 *srv_trace_db_open(struct server *s, int64_t id)
 {
 	char path[4096], err[512];
 	sqlite3 *db = NULL;
+	struct stat st;
 	int tries;
 
 	for (tries = 0;; tries++) {
 		cat_path(s->cat, id, "trace.db", path, sizeof(path));
 		if (cat_fetch(s->cat, id, "trace.db", err, sizeof(err)) != 0)
 			break;
-		if (access(path, R_OK) == 0 && (db = db_open(path)) != NULL)
+		if (stat(path, &st) != 0)
+			st.st_ino = 0;
+		else if (access(path, R_OK) == 0 && (db = db_open(path)) != NULL)
 			break;
-		if (!replaced_wait(s, id, tries))
+		if (!replaced_wait(s, id, tries, path, st.st_ino))
 			break;
 	}
 	return db;
