@@ -21,6 +21,7 @@ struct sitem {
 	int64_t id, ts, dur;
 	int64_t name, cat;
 	int64_t merged; /* 0 for a slice; the number of slices a summary stands for */
+	int64_t ldur;   /* the dur of the slice id names: a summary's longest */
 	uint32_t depth;
 };
 
@@ -82,6 +83,12 @@ struct slice_ctx {
 	/* once the reply holds `limit` items, the ts of its last: an item
 	 * starting later cannot enter it; INT64_MAX until then */
 	int64_t cutoff;
+	/* the depth being read (take_item): its first item's index, whether
+	 * its short items are folded as they come (not exact), and the key
+	 * (ts, id) of the item that came last, while they come in order */
+	size_t depth_first;
+	int fold, in_order;
+	int64_t prev_ts, prev_id;
 	const struct qry_window *w;
 	int64_t track;
 	struct depth_run *runs; /* one per depth, by depth */
@@ -109,10 +116,12 @@ static int tracks_has(sqlite3 *db, int64_t track, int *failed)
 	return rc;
 }
 
+static int take_item(struct slice_ctx *c, const struct sitem *x);
+
 /* The slices with ids [lo, hi], which lie in one extent. */
 static void raw_slice_ids(struct slice_ctx *c, int64_t lo, int64_t hi)
 {
-	struct sitem *it;
+	struct sitem x;
 
 	qcur_bind(&c->raw, 1, lo);
 	qcur_bind(&c->raw, 2, hi);
@@ -121,19 +130,16 @@ static void raw_slice_ids(struct slice_ctx *c, int64_t lo, int64_t hi)
 
 		if (dur >= 0 && ts + dur < c->w->start)
 			continue; /* ended before the window (rows that need not be disjoint) */
-		if (ts > c->cutoff) {
-			c->items.truncated = 1; /* after the last item the reply can hold */
+		x.id = qcur_int(&c->raw, 0);
+		x.ts = ts;
+		x.dur = dur;
+		x.depth = (uint32_t)qcur_int(&c->raw, 3);
+		x.name = qcur_int(&c->raw, 4);
+		x.cat = qcur_int(&c->raw, 5);
+		x.merged = 0;
+		x.ldur = dur;
+		if (take_item(c, &x) != 0)
 			break;
-		}
-		if ((it = slist_push(&c->items)) == NULL)
-			break;
-		it->id = qcur_int(&c->raw, 0);
-		it->ts = ts;
-		it->dur = dur;
-		it->depth = (uint32_t)qcur_int(&c->raw, 3);
-		it->name = qcur_int(&c->raw, 4);
-		it->cat = qcur_int(&c->raw, 5);
-		it->merged = 0;
 	}
 	qcur_reset(&c->raw);
 }
@@ -150,7 +156,7 @@ static void raw_slices(struct slice_ctx *c, const struct depth_run *d, int64_t l
 /* A group of slices under a pixel as one summary, named after its longest. */
 static void summary_item(struct slice_ctx *c, const struct qlod_rec *r, const struct depth_run *d)
 {
-	struct sitem *it;
+	struct sitem x;
 	int64_t start = (int64_t)r->v[LODW_START], end = (int64_t)r->v[LODW_END];
 	int64_t longest = (int64_t)r->v[LODW_LONGEST];
 
@@ -158,19 +164,15 @@ static void summary_item(struct slice_ctx *c, const struct qlod_rec *r, const st
 		qcur_fail(&c->lod, SQLITE_CORRUPT); /* a record naming a row that is not there */
 		return;
 	}
-	if (start > c->cutoff) {
-		c->items.truncated = 1;
-		return;
-	}
-	if ((it = slist_push(&c->items)) == NULL)
-		return;
-	it->id = qext_id(&d->ext, longest);
-	it->ts = start;
-	it->dur = end > start ? end - start : 0;
-	it->depth = d->depth;
-	it->name = (int64_t)(uint32_t)r->v[LODW_NAMES];
-	it->cat = (int64_t)(r->v[LODW_NAMES] >> 32);
-	it->merged = qlod_last(r) - qlod_first(r) + 1;
+	x.id = qext_id(&d->ext, longest);
+	x.ts = start;
+	x.dur = end > start ? end - start : 0;
+	x.depth = d->depth;
+	x.name = (int64_t)(uint32_t)r->v[LODW_NAMES];
+	x.cat = (int64_t)(r->v[LODW_NAMES] >> 32);
+	x.merged = qlod_last(r) - qlod_first(r) + 1;
+	x.ldur = (int64_t)r->v[LODW_LONGEST_DUR];
+	take_item(c, &x);
 }
 
 /* Rows [*lo, *hi] of a depth held back (lod_slices) are read; none then. */
@@ -267,12 +269,46 @@ static int sitem_depth_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Whether an item is short: a summary, or a slice under a pixel that
+ * ended (fold_columns). */
+static int item_short(const struct sitem *x, int64_t resolution)
+{
+	return x->merged > 0 || (x->dur >= 0 && x->dur < resolution);
+}
+
+/* Whether short items agg and x (after it) fold into one summary: one
+ * depth, x starting in the pixel column agg starts in. */
+static int item_folds(const struct sitem *agg, const struct sitem *x, int64_t resolution)
+{
+	return agg->depth == x->depth && item_short(agg, resolution) && item_short(x, resolution) &&
+	       agg->ts / resolution == x->ts / resolution;
+}
+
+/* Folds x into the summary agg: the slices of both, up to the later end,
+ * named after the longest slice of both (the first of them on a tie, as
+ * the level of detail's records are). */
+static void fold_into(struct sitem *agg, const struct sitem *x)
+{
+	int64_t end = x->ts + (x->dur > 0 ? x->dur : 0);
+
+	agg->merged = (agg->merged ? agg->merged : 1) + (x->merged ? x->merged : 1);
+	if (end > agg->ts + agg->dur)
+		agg->dur = end - agg->ts;
+	if (x->ldur > agg->ldur) {
+		agg->id = x->id;
+		agg->name = x->name;
+		agg->cat = x->cat;
+		agg->ldur = x->ldur;
+	}
+}
+
 /*
  * Folds the short items (slices under a pixel and summaries) that start in
  * the same pixel column of one depth, with no long slice between them, into
  * one summary: the level of detail read may be finer than a pixel, and rows
  * fall between its groups. Slices a pixel long or more, and those that
- * never ended, stay as they are.
+ * never ended, stay as they are. take_item folds items that come in order
+ * already; this folds the depths whose items did not.
  */
 static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 {
@@ -285,23 +321,57 @@ static size_t fold_columns(struct sitem *v, size_t len, int64_t resolution)
 		qsort(v, len, sizeof(*v), sitem_depth_cmp);
 	for (i = 0; i < len; i++) {
 		struct sitem x = v[i];
-		int64_t end = x.ts + (x.dur > 0 ? x.dur : 0);
 
-		if (x.merged == 0 && (x.dur < 0 || x.dur >= resolution)) {
+		if (!item_short(&x, resolution)) {
 			v[out++] = x;
 			agg = NULL;
 			continue;
 		}
-		if (agg && agg->depth == x.depth && agg->ts / resolution == x.ts / resolution) {
-			agg->merged = (agg->merged ? agg->merged : 1) + (x.merged ? x.merged : 1);
-			if (end > agg->ts + agg->dur)
-				agg->dur = end - agg->ts;
+		if (agg && item_folds(agg, &x, resolution)) {
+			fold_into(agg, &x);
 			continue;
 		}
 		v[out] = x;
 		agg = &v[out++];
 	}
 	return out;
+}
+
+/*
+ * The depth's next item x, in ordinal order. When the reply is not exact
+ * and x folds into the item before it (fold_columns' rule), it does so at
+ * once: a summary is whole however far the depth is read, and what fills
+ * the reply is items, not rows. Else x is added, unless it starts after
+ * the cutoff (the reply is full before it) or the depth alone holds
+ * w->limit items: then c->items.truncated is set and the depth is read no
+ * further. Returns 0, or -1 when reading the depth stops (truncated, or
+ * out of memory). Items that come out of (ts, id) order are folded by
+ * fold_columns instead, from the first such one on.
+ */
+static int take_item(struct slice_ctx *c, const struct sitem *x)
+{
+	struct sitem *it;
+
+	if (c->fold && c->in_order && c->items.len > c->depth_first) {
+		if (x->ts < c->prev_ts || (x->ts == c->prev_ts && x->id < c->prev_id))
+			c->in_order = 0;
+		else if (item_folds(&c->items.v[c->items.len - 1], x, c->w->resolution)) {
+			fold_into(&c->items.v[c->items.len - 1], x);
+			c->prev_ts = x->ts;
+			c->prev_id = x->id;
+			return 0;
+		}
+	}
+	if (x->ts > c->cutoff) {
+		c->items.truncated = 1; /* after the last item the reply can hold */
+		return -1;
+	}
+	if ((it = slist_push(&c->items)) == NULL)
+		return -1;
+	*it = *x;
+	c->prev_ts = x->ts;
+	c->prev_id = x->id;
+	return 0;
 }
 
 /* A segment's next item as merge_segments' heap holds it: its sort key
@@ -706,6 +776,9 @@ static void collect(struct slice_ctx *c, int exact)
 		mid = c->items.len;
 		c->items.limit = mid + c->w->limit; /* a depth alone may fill the reply */
 		c->items.truncated = 0;
+		c->depth_first = mid;
+		c->fold = !exact;
+		c->in_order = 1;
 		if (level >= 0 && r->hi - r->lo >= 2)
 			lod_slices(c, r, level);
 		else

@@ -185,7 +185,7 @@ static size_t rows_find(const struct rows *r, int64_t id)
 }
 
 struct summary {
-	int64_t ts, end, depth, merged;
+	int64_t id, ts, end, depth, merged;
 };
 
 static int summary_cmp(const void *a, const void *b)
@@ -320,6 +320,7 @@ static void check_slices(const struct rows *r, const cJSON *reply, int64_t s, in
 
 			if (!m)
 				continue;
+			sv[ns].id = num(it, "id");
 			sv[ns].ts = num(it, "ts");
 			sv[ns].end = sv[ns].ts + num(it, "dur");
 			sv[ns].depth = num(it, "depth");
@@ -327,7 +328,7 @@ static void check_slices(const struct rows *r, const cJSON *reply, int64_t s, in
 		}
 		qsort(sv, ns, sizeof(*sv), summary_cmp);
 		for (i = 0; i < ns; i++) {
-			int64_t n;
+			int64_t n, longest = -1, named = -2; /* the longest dur; that of the slice the id names */
 
 			for (n = sv[i].merged; n > 0; j++) {
 				const struct row *x;
@@ -342,8 +343,18 @@ static void check_slices(const struct rows *r, const cJSON *reply, int64_t s, in
 						 (long long)sv[i].ts, (long long)sv[i].end, (long long)sv[i].depth,
 						 (long long)res, (long long)x->id, (long long)x->ts, (long long)x->dur,
 						 (long long)x->depth);
+				if (x->dur > longest)
+					longest = x->dur;
+				if (x->id == sv[i].id)
+					named = x->dur;
 				n--;
 			}
+			/* a summary is named after the longest slice it stands for */
+			if (named != longest)
+				fail_msg("a summary at %lld, depth %lld (res %lld) is slice %lld (dur %lld), "
+					 "not one of its longest (dur %lld)",
+					 (long long)sv[i].ts, (long long)sv[i].depth, (long long)res,
+					 (long long)sv[i].id, (long long)named, (long long)longest);
 		}
 		free(sv);
 	}
@@ -406,14 +417,116 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The slices of a window asked with a limit of L are the first L of the
- * same reply without the limit, in its (ts, depth, id) order, and
- * "truncated" says whether any was left out: a cut reply is not the rows of
- * the shallowest depths (docs/API.md: "ordered by ts", cut at `limit`). */
+/* Item i of a slices reply, in either form. */
+struct item {
+	int64_t id, ts, dur, depth, merged;
+	const char *name, *cat;
+};
+
+/* The items of a slices reply, in either form (an array walk: cJSON's
+ * lists are not indexed). */
+static struct item *reply_items(const cJSON *j, int columns, size_t *n)
+{
+	const char *const keys[] = { "id", "ts", "dur", "depth", "merged", "name", "category" };
+	const cJSON *cur[7], *str = cJSON_GetObjectItemCaseSensitive(j, "strings"), *it;
+	const cJSON **strings = NULL;
+	struct item *v;
+	size_t i, k, ns = 0;
+
+	*n = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, columns ? "id" : "slices"));
+	v = calloc(*n ? *n : 1, sizeof(*v));
+	assert_non_null(v);
+	if (!columns) {
+		i = 0;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "slices")) {
+			const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "merged");
+
+			v[i].id = num(it, "id");
+			v[i].ts = num(it, "ts");
+			v[i].dur = num(it, "dur");
+			v[i].depth = num(it, "depth");
+			v[i].merged = m ? (int64_t)m->valuedouble : 0;
+			v[i].name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
+			v[i].cat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "category"));
+			assert_non_null(v[i].name);
+			assert_non_null(v[i++].cat);
+		}
+		return v;
+	}
+	strings = calloc((size_t)cJSON_GetArraySize(str) + 1, sizeof(*strings));
+	assert_non_null(strings);
+	cJSON_ArrayForEach(it, str)
+		strings[ns++] = it;
+	for (k = 0; k < 7; k++) {
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
+
+		assert_int_equal(cJSON_GetArraySize(a), *n);
+		cur[k] = a->child;
+	}
+	for (i = 0; i < *n; i++) {
+		int64_t x[7];
+
+		for (k = 0; k < 7; k++) {
+			assert_true(cJSON_IsNumber(cur[k]));
+			x[k] = (int64_t)cur[k]->valuedouble;
+			cur[k] = cur[k]->next;
+		}
+		v[i].id = x[0];
+		v[i].ts = x[1];
+		v[i].dur = x[2];
+		v[i].depth = x[3];
+		v[i].merged = x[4];
+		assert_true(x[5] >= 0 && (size_t)x[5] < ns && x[6] >= 0 && (size_t)x[6] < ns);
+		v[i].name = cJSON_GetStringValue(strings[x[5]]);
+		v[i].cat = cJSON_GetStringValue(strings[x[6]]);
+		assert_non_null(v[i].name);
+		assert_non_null(v[i].cat);
+	}
+	free(strings);
+	return v;
+}
+
+static cJSON *ask_slices(int64_t track, const struct qry_window *w)
+{
+	struct qry_error err = { 0 };
+	struct jbuf b;
+	cJSON *j;
+
+	jb_init(&b);
+	if (qry_slices(T.db, track, w, &b, &err) != QRY_OK)
+		fail_msg("query failed: %s", err.msg);
+	jb_raw(&b, "", 1);
+	j = cJSON_Parse(b.p);
+	jb_fini(&b);
+	assert_non_null(j);
+	return j;
+}
+
+/* Item i of two replies is the same item: a slice, or a summary of the
+ * same slices with the same name. */
+static void same_item(const struct item *a, const struct item *b, size_t i, const struct qry_window *w)
+{
+	if (a->id != b->id || a->ts != b->ts || a->dur != b->dur || a->depth != b->depth || a->merged != b->merged ||
+	    strcmp(a->name, b->name) != 0 || strcmp(a->cat, b->cat) != 0)
+		fail_msg("[%lld, %lld] res %lld limit %u%s: item %zu is %lld [%lld +%lld] depth %lld merged %lld %s, "
+			 "not %lld [%lld +%lld] depth %lld merged %lld %s",
+			 (long long)w->start, (long long)w->end, (long long)w->resolution, w->limit,
+			 w->columns ? " (columns)" : "", i, (long long)a->id, (long long)a->ts, (long long)a->dur,
+			 (long long)a->depth, (long long)a->merged, a->name, (long long)b->id, (long long)b->ts,
+			 (long long)b->dur, (long long)b->depth, (long long)b->merged, b->name);
+}
+
+/* The items of a window asked with a limit of L are the first L of the
+ * same reply without the limit, in its (ts, depth, id) order, each whole (a
+ * summary stands for the same slices as in the full reply), in both forms,
+ * and "truncated" says whether any was left out: a cut reply is not the
+ * rows of the shallowest depths (docs/API.md: "ordered by ts", cut at
+ * `limit`). */
 static void test_slices_limit_keeps_first(void **state)
 {
 	int64_t lo = tdb_int(&T, "SELECT min(ts) FROM slices"), hi = tdb_int(&T, "SELECT max(ts) FROM slices");
 	int64_t track;
+	size_t cut_summaries = 0;
 	int k;
 
 	(void)state;
@@ -423,49 +536,59 @@ static void test_slices_limit_keeps_first(void **state)
 		if (tdb_int(&T, "SELECT count(*) FROM slices WHERE track_id = %lld", (long long)track) == 0)
 			continue;
 		rows_read(T.db, "SELECT id, ts, dur, depth FROM slices WHERE track_id = ? ORDER BY ts", track, &r);
-		for (k = 0; k < 200; k++) {
+		for (k = 0; k < 300; k++) {
 			struct qry_window w = { 0, 0, 0, 1000000, 0, 0, 0 };
-			struct qry_error err = { 0 };
-			int64_t res, n, i;
-			const cJSON *all, *cut;
-			cJSON *full, *part;
-			struct jbuf b;
+			struct item *all, *allc;
+			size_t n, nc, i, m;
+			int form;
+			cJSON *full, *fullc;
 
-			rnd_window(&r, lo, hi, &w.start, &w.end, &res);
-			w.resolution = (int64_t)(rnd() % 2) * (res % QRY_EXACT_RESOLUTION); /* exact replies */
-			full = ask(qry_slices, T.db, track, w.start, w.end, w.resolution);
-			all = cJSON_GetObjectItemCaseSensitive(full, "slices");
-			n = cJSON_GetArraySize(all);
-			for (i = 1; i < n; i++) { /* (ts, depth, id), strictly */
-				const cJSON *x = cJSON_GetArrayItem(all, (int)i - 1), *y = cJSON_GetArrayItem(all, (int)i);
-				int64_t tx = num(x, "ts"), ty = num(y, "ts"), dx = num(x, "depth"), dy = num(y, "depth");
+			rnd_window(&r, lo, hi, &w.start, &w.end, &w.resolution);
+			if (k % 3 == 0)
+				w.resolution %= QRY_EXACT_RESOLUTION; /* exact replies */
+			full = ask_slices(track, &w);
+			all = reply_items(full, 0, &n);
+			for (i = 1; w.resolution < QRY_EXACT_RESOLUTION && i < n; i++) { /* (ts, depth, id), strictly */
+				const struct item *x = &all[i - 1], *y = &all[i];
 
-				if (tx > ty || (tx == ty && (dx > dy || (dx == dy && num(x, "id") >= num(y, "id")))))
-					fail_msg("[%lld, %lld]: item %lld (ts %lld, depth %lld) after (ts %lld, depth %lld)",
-						 (long long)w.start, (long long)w.end, (long long)i, (long long)ty,
-						 (long long)dy, (long long)tx, (long long)dx);
+				if (x->ts > y->ts ||
+				    (x->ts == y->ts && (x->depth > y->depth || (x->depth == y->depth && x->id >= y->id))))
+					fail_msg("[%lld, %lld]: item %zu (ts %lld, depth %lld) after (ts %lld, depth %lld)",
+						 (long long)w.start, (long long)w.end, i, (long long)y->ts,
+						 (long long)y->depth, (long long)x->ts, (long long)x->depth);
 			}
-			w.limit = (uint32_t)rnd_in(1, n + 2);
-			jb_init(&b);
-			assert_int_equal(qry_slices(T.db, track, &w, &b, &err), QRY_OK);
-			jb_raw(&b, "", 1);
-			part = cJSON_Parse(b.p);
-			jb_fini(&b);
-			assert_non_null(part);
-			cut = cJSON_GetObjectItemCaseSensitive(part, "slices");
-			assert_int_equal(cJSON_GetArraySize(cut), n < w.limit ? n : w.limit);
-			assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(part, "truncated")), n > w.limit);
-			for (i = 0; i < cJSON_GetArraySize(cut); i++)
-				if (num(cJSON_GetArrayItem(cut, (int)i), "id") != num(cJSON_GetArrayItem(all, (int)i), "id"))
-					fail_msg("[%lld, %lld] limit %u: item %lld is slice %lld, not %lld", (long long)w.start,
-						 (long long)w.end, w.limit, (long long)i,
-						 (long long)num(cJSON_GetArrayItem(cut, (int)i), "id"),
-						 (long long)num(cJSON_GetArrayItem(all, (int)i), "id"));
+			w.columns = 1;
+			fullc = ask_slices(track, &w);
+			allc = reply_items(fullc, 1, &nc);
+			assert_int_equal(nc, n);
+			for (i = 0; i < n; i++)
+				same_item(&allc[i], &all[i], i, &w);
+			for (form = 0; form < 2; form++) {
+				struct item *got;
+				cJSON *part;
+
+				w.columns = form;
+				w.limit = (uint32_t)rnd_in(1, (int64_t)n + 2);
+				part = ask_slices(track, &w);
+				got = reply_items(part, form, &m);
+				assert_int_equal(m, n < w.limit ? n : w.limit);
+				assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(part, "truncated")),
+						 n > w.limit);
+				for (i = 0; i < m; i++) {
+					same_item(&got[i], &all[i], i, &w);
+					cut_summaries += n > w.limit && got[i].merged > 0;
+				}
+				free(got);
+				cJSON_Delete(part);
+			}
+			free(all);
+			free(allc);
 			cJSON_Delete(full);
-			cJSON_Delete(part);
+			cJSON_Delete(fullc);
 		}
 		free(r.v);
 	}
+	assert_true(cut_summaries > 1000); /* the cut replies held summaries */
 }
 
 static void test_slices_property(void **state)
