@@ -26,6 +26,7 @@ struct cm_group {
 	struct commit_open o; /* the open one */
 	int touched;          /* to write at this commit */
 	uint64_t prev_done;   /* done at the last commit: this one's items start there */
+	uint64_t extents;     /* the rows its extents in the database cover */
 	uint64_t lod_levels;
 	struct lod_state lod; /* the level of detail so far (lod.h) */
 	int lod_init;
@@ -35,6 +36,7 @@ struct cm_group {
 /* What the commits know of one counter track. */
 struct cm_counter {
 	uint64_t count;       /* points written */
+	uint64_t extents;     /* the points its extents in the database cover */
 	struct vec marks;     /* int64_t: the ts of points 0, 1024, 2048 ... */
 	int64_t last_ts;
 	int touched;
@@ -65,6 +67,7 @@ struct commit {
 	uint64_t points_total; /* counter points written */
 	struct lod_sink sink; /* the level of detail's rows, to the database in place */
 	struct dbw_stmt *lod_put, *lod_drop;
+	struct dbw_stmt *ext_drop; /* a group's extents from an ordinal on */
 	sqlite3 *reader;      /* the writer's connection, where items written before are read back */
 	sqlite3_stmt *ext, *back; /* extents, rows: items read back */
 	enum { READ_SLICES, READ_POINTS, READ_RUNS } reading; /* what back reads */
@@ -311,6 +314,8 @@ void commit_free(struct commit *c)
 		dbw_finalize(c->b->s, c->lod_put);
 	if (c->lod_drop)
 		dbw_finalize(c->b->s, c->lod_drop);
+	if (c->ext_drop)
+		dbw_finalize(c->b->s, c->ext_drop);
 	/* the writer's connection: its statements go before it closes */
 	if (c->ext != NULL || c->back != NULL)
 		dbw_drain(c->b->s);
@@ -665,6 +670,38 @@ static int group_facts(struct commit *c, uint32_t gi, struct vec *mb, struct cm_
 	return rc;
 }
 
+/*
+ * A group's extents once it holds n rows, where they held *had: those that
+ * changed go (the last one grew) and are written again to eb, with the new
+ * ones; *had becomes n. Not the group's every extent at every commit: a
+ * group of a million rows has 245 of them, and a commit touches most groups.
+ * 0, or -1 (out of memory, or the writer failed).
+ */
+static int write_extents(struct commit *c, struct bins *eb, int64_t track_id, int64_t depth,
+			 const struct id_chunks *chunks, const struct id_group *ids, uint64_t *had, uint64_t n)
+{
+	struct dbwriter *s = c->b->s;
+	uint64_t from = extents_changed_from(chunks, *had, n);
+	struct bins_val v[3] = { { 0 } };
+
+	if (from == n && n == *had)
+		return 0;
+	if (c->ext_drop == NULL &&
+	    (c->ext_drop = dbw_prepare(s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2 "
+					  "AND first_ord >= ?3")) == NULL)
+		return -1;
+	v[0].type = v[1].type = v[2].type = SQLITE_INTEGER;
+	v[0].i = track_id;
+	v[1].i = depth;
+	v[2].i = (int64_t)from;
+	/* the rows eb holds go first: the drop must not take them */
+	if (bins_flush(eb) != 0 || dbw_submit(s, c->ext_drop, v, 3, NULL) != 0)
+		return -1;
+	extents_write_from(eb, track_id, depth, chunks, ids, from, n);
+	*had = n;
+	return 0;
+}
+
 /* Each touched group's row of track_depths, extents and level of detail. */
 static int write_groups(struct commit *c)
 {
@@ -705,10 +742,8 @@ static int write_groups(struct commit *c)
 		bins_i64(&db, (int64_t)VEC_AT(&c->groups, struct cm_group, d->group)->lod_levels);
 		bins_blob(&db, (const uint8_t *)mb.data + d->off, (int)d->len);
 		bins_row(&db);
-		/* a group's extents are written again whole: its last one grew */
-		rc = bins_flush(&eb) |
-		     dbw_queue_sql2(b->s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", g->track + 1, g->depth);
-		extents_write(&eb, g->track + 1, g->depth, &b->ss.ids, &g->ids, 0, d->n);
+		rc = write_extents(c, &eb, g->track + 1, g->depth, &b->ss.ids, &g->ids,
+				   &VEC_AT(&c->groups, struct cm_group, d->group)->extents, d->n);
 	}
 	rc |= bins_fini(&db);
 	rc |= bins_fini(&eb);
@@ -798,11 +833,7 @@ static int write_points(struct commit *c)
 			rc = group_lod(c, &ct->lod, &ct->lod_init, &key, 1, &ct->items, NULL, from, &t->lod_levels);
 		}
 		if (rc == 0)
-			rc = dbw_queue_sql2(b->s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2", (int64_t)ti + 1, 0);
-		if (rc == 0) {
-			extents_write(&eb, (int64_t)ti + 1, 0, &b->point_chunks, ids, 0, ct->count);
-			rc = bins_flush(&eb);
-		}
+			rc = write_extents(c, &eb, (int64_t)ti + 1, 0, &b->point_chunks, ids, &ct->extents, ct->count);
 	}
 	c->touched_counters.len = 0;
 	rc |= bins_fini(&eb);

@@ -51,13 +51,27 @@ static void extent_row(struct bins *eb, int64_t track_id, int64_t depth, uint64_
 void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
 		   const struct id_group *g, uint64_t first_id, uint64_t count)
 {
-	uint64_t ord;
-
 	if (c->rows == 0) {
 		extent_row(eb, track_id, depth, 0, first_id, count);
 		return;
 	}
-	for (ord = 0; ord < count; ord += c->rows) {
+	extents_write_from(eb, track_id, depth, c, g, 0, count);
+}
+
+uint64_t extents_changed_from(const struct id_chunks *c, uint64_t had, uint64_t count)
+{
+	uint64_t same = had < count ? had : count; /* rows both cover */
+
+	/* the chunk holding the last of them, unless it is full in both */
+	return same == count && same == had ? count : same / c->rows * c->rows;
+}
+
+void extents_write_from(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
+			const struct id_group *g, uint64_t from, uint64_t count)
+{
+	uint64_t ord;
+
+	for (ord = from; ord < count; ord += c->rows) {
 		uint64_t n = count - ord < c->rows ? count - ord : c->rows;
 
 		extent_row(eb, track_id, depth, ord, idg_id(c, g, ord), n);
