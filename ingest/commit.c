@@ -681,11 +681,12 @@ static int write_extents(struct commit *c, struct bins *eb, int64_t track_id, in
 			 const struct id_chunks *chunks, const struct id_group *ids, uint64_t *had, uint64_t n)
 {
 	struct dbwriter *s = c->b->s;
-	uint64_t from = extents_changed_from(chunks, *had, n);
 	struct bins_val v[3] = { { 0 } };
+	uint64_t from;
 
-	if (from == n && n == *had)
+	if (n == *had)
 		return 0;
+	from = extents_changed_from(chunks, *had, n);
 	if (c->ext_drop == NULL &&
 	    (c->ext_drop = dbw_prepare(s, "DELETE FROM extents WHERE track_id = ?1 AND depth = ?2 "
 					  "AND first_ord >= ?3")) == NULL)

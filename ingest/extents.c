@@ -62,8 +62,8 @@ uint64_t extents_changed_from(const struct id_chunks *c, uint64_t had, uint64_t 
 {
 	uint64_t same = had < count ? had : count; /* rows both cover */
 
-	/* the chunk holding the last of them, unless it is full in both */
-	return same == count && same == had ? count : same / c->rows * c->rows;
+	/* the chunk holding the row after them */
+	return same / c->rows * c->rows;
 }
 
 void extents_write_from(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,

@@ -71,7 +71,8 @@ static inline uint64_t idg_id(const struct id_chunks *c, const struct id_group *
 void extents_write(struct bins *eb, int64_t track_id, int64_t depth, const struct id_chunks *c,
 		   const struct id_group *g, uint64_t first_id, uint64_t count);
 /* With chunks: the ordinal where the extents of a group's first count rows
- * start to differ from those of its first had rows (the first of a chunk),
+ * start to differ from those of its first had rows (had != count; the first
+ * of a chunk),
  * and the extents of its first count rows from there on, which a growing
  * trace's commit writes in place of those from there on (commit.c). */
 uint64_t extents_changed_from(const struct id_chunks *c, uint64_t had, uint64_t count);
