@@ -372,6 +372,8 @@ static void *live_main(void *arg)
 		int rc;
 
 		poll_ms = gs != NULL ? cat_grows_service_locked(c, gs) : -1;
+		if (c->stop)
+			break; /* it came while the service had mu released */
 		r = next_live(c, cat_now_ms(), &wait_ms, &ended);
 		if (ended) {
 			stream_ended(c, ended);

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,10 @@
 #include "server_internal.h"
 #include "../ingest/util.h"
 
-static volatile sig_atomic_t g_stop;
-
+/* SIGINT and SIGTERM write a byte here; the main thread waits reading it.
+ * A flag checked before pause() would miss a signal that came between the
+ * check and the call, and one another thread took. */
+static int g_stop_pipe[2] = { -1, -1 };
 
 /* Compares in time independent of where the strings differ. */
 static int token_equal(const char *a, const char *b)
@@ -189,8 +192,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	g_stop = 1;
+	int saved = errno;
+	char b = (char)sig;
+
+	(void)!write(g_stop_pipe[1], &b, 1); /* full: a stop is already on its way */
+	errno = saved;
+}
+
+/* Waits for SIGINT or SIGTERM. */
+static void wait_for_stop(void)
+{
+	char b;
+
+	while (read(g_stop_pipe[0], &b, 1) < 0 && errno == EINTR)
+		;
 }
 
 static void conn_resume(void *conn)
@@ -381,6 +396,16 @@ int srv_run(const struct srv_opts *o)
 	if ((s.metrics = srv_metrics_new()) == NULL)
 		fprintf(stderr, "trace-server: no memory for metrics; /metrics counts no requests\n");
 	signal(SIGPIPE, SIG_IGN);
+	if (g_stop_pipe[0] < 0 && pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		fprintf(stderr, "trace-server: cannot make a pipe: %s\n", strerror(errno));
+		rc_fini(&s.cache);
+		srv_metrics_free(s.metrics);
+		cap_close(s.cap);
+		cap_free(s.cap);
+		cat_close(s.cat);
+		return 1;
+	}
+	fcntl(g_stop_pipe[0], F_SETFL, 0); /* the reader blocks; the handler's writes never do */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (cat_start(s.cat) != 0 || (s.d = start_daemon(&s, &ss)) == NULL) {
@@ -393,8 +418,7 @@ int srv_run(const struct srv_opts *o)
 	printf("trace-server: listening on http://%s%s%s:%u/ (data in %s)\n", ss.ss_family == AF_INET6 ? "[" : "",
 	       o->bind, ss.ss_family == AF_INET6 ? "]" : "", info ? info->port : o->port, o->data_dir);
 	fflush(stdout);
-	while (!g_stop)
-		pause();
+	wait_for_stop();
 	fprintf(stderr, "trace-server: stopping\n");
 	cap_close(s.cap); /* captures end, their traces kept; providers disconnected */
 	cat_stop(s.cat);

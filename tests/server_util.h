@@ -168,9 +168,28 @@ static inline int su_server_wait(struct su_server *s, double timeout)
 }
 
 /*
+ * Prints every thread's stack of the running process pid to stderr, with
+ * gdb when the machine has it: what a server that does not stop is stuck
+ * on, for a failure seen only on a CI machine.
+ */
+static inline void su_print_stacks(pid_t pid)
+{
+	char cmd[160];
+
+	fprintf(stderr, "process %d did not stop; its threads:\n", (int)pid);
+	fflush(stderr);
+	snprintf(cmd, sizeof(cmd),
+		 "command -v gdb >/dev/null && timeout 60 gdb -p %d -batch -ex 'thread apply all bt' 1>&2 </dev/null",
+		 (int)pid);
+	if (system(cmd) != 0)
+		fprintf(stderr, "(no stacks: gdb is missing or could not attach)\n");
+}
+
+/*
  * Sends sig (SIGTERM for a clean stop, SIGKILL for a crash) and reaps the
- * child; one that does not end within 10 s is killed. Returns its exit code
- * as su_server_wait does, or -1 when it was not running.
+ * child; one that does not end within 10 s has its stacks printed and is
+ * killed. Returns its exit code as su_server_wait does, or -1 when it was
+ * not running.
  */
 static inline int su_server_stop(struct su_server *s, int sig)
 {
@@ -181,6 +200,7 @@ static inline int su_server_stop(struct su_server *s, int sig)
 	kill(s->pid, sig);
 	rc = su_server_wait(s, 10);
 	if (rc < 0) {
+		su_print_stacks(s->pid);
 		kill(s->pid, SIGKILL);
 		rc = su_server_wait(s, 10);
 	}

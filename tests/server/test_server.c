@@ -33,6 +33,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <zlib.h>
 #include <sys/time.h>
 
@@ -2936,6 +2937,44 @@ static void test_gzip(void **state)
 
 /* ---- failed uploads do not stay forever -------------------------------------------- */
 
+/*
+ * A SIGTERM that one of the server's other threads takes stops it too, and
+ * cleanly (exit 0). The kernel gives a process's signal to any thread that
+ * does not block it; a main thread that checked a flag and then slept in
+ * pause() slept on while another thread had taken it.
+ */
+static void test_stop_signal_any_thread(void **state)
+{
+	char data[128], task[64];
+	struct su_server s;
+	struct dirent *e;
+	long tid = 0;
+	DIR *d;
+	int rc, sig;
+
+	(void)state;
+	for (sig = 0; sig < 2; sig++) {
+		t_fmt(data, sizeof(data), "%s/data-signal-%d", W.root, sig);
+		t_start(&s, data, NULL);
+		t_fmt(task, sizeof(task), "/proc/%d/task", (int)s.pid);
+		assert_non_null(d = opendir(task));
+		while ((e = readdir(d)) != NULL && tid <= 0)
+			if (atol(e->d_name) > 0 && atol(e->d_name) != (long)s.pid)
+				tid = atol(e->d_name); /* a thread not the main one */
+		closedir(d);
+		assert_true(tid > 0);
+		assert_int_equal(syscall(SYS_tgkill, (int)s.pid, (int)tid, sig ? SIGINT : SIGTERM), 0);
+		if ((rc = su_server_wait(&s, 10)) < 0) {
+			su_print_stacks(s.pid);
+			kill(s.pid, SIGKILL);
+			su_server_wait(&s, 10);
+			fail_msg("a %s taken by thread %ld did not stop the server", sig ? "SIGINT" : "SIGTERM", tid);
+		}
+		assert_int_equal(rc, 0);
+		tid = 0;
+	}
+}
+
 static void test_keep_failed(void **state)
 {
 	static const char junk[] = "this is not a trace, just some text that goes on for a while";
@@ -3016,6 +3055,7 @@ int main(void)
 		T(test_static),
 		T(test_gzip),
 		T(test_keep_failed),
+		T(test_stop_signal_any_thread),
 		T(test_crash_recovery),
 	};
 
