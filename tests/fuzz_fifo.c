@@ -6,7 +6,7 @@
  * Properties, not only "no crash":
  *   F1 decode then encode gives the same 16 bytes back (every field kept).
  *   F2 a packet the manager accepts is one the protocol defines: STARTED,
- *      SAVE_BUFFER, STOPPED, STATS with reserved zero; ALERT with a name of
+ *      SAVE_BUFFER, STOPPED, STATS, OVERWRITTEN with reserved zero; ALERT with a name of
  *      1 to 14 printable bytes and zero padding (and the name encodes back
  *      to the same packet); DATA of kind 2 or 3, a payload of at most
  *      64 MiB that is a multiple of 8.
@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case FIFO_SAVE_BUFFER:
 		case FIFO_STOPPED:
 		case FIFO_STATS:
+		case FIFO_OVERWRITTEN:
 			if (pk.reserved != 0)
 				fz_fail("accepted a packet with reserved bits set");
 			break;
