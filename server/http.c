@@ -367,6 +367,13 @@ int srv_run(const struct srv_opts *o)
 			o->bind);
 		return 2;
 	}
+	/* the reader blocks; the handler's writes never do */
+	if (g_stop_pipe[0] < 0 &&
+	    (pipe2(g_stop_pipe, O_CLOEXEC) != 0 || fcntl(g_stop_pipe[1], F_SETFL, O_NONBLOCK) != 0)) {
+		fprintf(stderr, "trace-server: cannot make the pipe that signals stop the server on: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	find_static(&s);
 	co.keep_failed = o->keep_failed;
 	co.retain_days = o->retain_days;
@@ -396,16 +403,6 @@ int srv_run(const struct srv_opts *o)
 	if ((s.metrics = srv_metrics_new()) == NULL)
 		fprintf(stderr, "trace-server: no memory for metrics; /metrics counts no requests\n");
 	signal(SIGPIPE, SIG_IGN);
-	if (g_stop_pipe[0] < 0 && pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		fprintf(stderr, "trace-server: cannot make a pipe: %s\n", strerror(errno));
-		rc_fini(&s.cache);
-		srv_metrics_free(s.metrics);
-		cap_close(s.cap);
-		cap_free(s.cap);
-		cat_close(s.cat);
-		return 1;
-	}
-	fcntl(g_stop_pipe[0], F_SETFL, 0); /* the reader blocks; the handler's writes never do */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (cat_start(s.cat) != 0 || (s.d = start_daemon(&s, &ss)) == NULL) {

@@ -2937,61 +2937,6 @@ static void test_gzip(void **state)
 
 /* ---- failed uploads do not stay forever -------------------------------------------- */
 
-/*
- * A SIGTERM that one of the server's other threads takes stops it too, and
- * cleanly (exit 0). The kernel gives a process's signal to any thread that
- * does not block it; a main thread that checked a flag and then slept in
- * pause() slept on while another thread had taken it.
- */
-/* Whether thread tid of pid is one of libmicrohttpd's: not the main one,
- * and not a sanitizer's own (TSan's background thread defers a signal to
- * a point it never reaches, which no server thread does). */
-static int is_http_thread(pid_t pid, const char *tid)
-{
-	char path[96], comm[32] = "";
-	FILE *f;
-
-	t_fmt(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(comm, sizeof(comm), f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
-	return strncmp(comm, "MHD-", 4) == 0;
-}
-
-static void test_stop_signal_any_thread(void **state)
-{
-	char data[128], task[64];
-	struct su_server s;
-	struct dirent *e;
-	long tid = 0;
-	DIR *d;
-	int rc, sig;
-
-	(void)state;
-	for (sig = 0; sig < 2; sig++) {
-		t_fmt(data, sizeof(data), "%s/data-signal-%d", W.root, sig);
-		t_start(&s, data, NULL);
-		t_fmt(task, sizeof(task), "/proc/%d/task", (int)s.pid);
-		assert_non_null(d = opendir(task));
-		while ((e = readdir(d)) != NULL && tid <= 0)
-			if (atol(e->d_name) > 0 && atol(e->d_name) != (long)s.pid && is_http_thread(s.pid, e->d_name))
-				tid = atol(e->d_name);
-		closedir(d);
-		assert_true(tid > 0); /* a thread the server's HTTP daemon started */
-		assert_int_equal(syscall(SYS_tgkill, (int)s.pid, (int)tid, sig ? SIGINT : SIGTERM), 0);
-		if ((rc = su_server_wait(&s, 10)) < 0) {
-			su_print_stacks(s.pid);
-			kill(s.pid, SIGKILL);
-			su_server_wait(&s, 10);
-			fail_msg("a %s taken by thread %ld did not stop the server", sig ? "SIGINT" : "SIGTERM", tid);
-		}
-		assert_int_equal(rc, 0);
-		tid = 0;
-	}
-}
-
 static void test_keep_failed(void **state)
 {
 	static const char junk[] = "this is not a trace, just some text that goes on for a while";
@@ -3030,6 +2975,63 @@ static void test_keep_failed(void **state)
 	assert_true(gone);
 	assert_int_not_equal(access(dir, F_OK), 0);
 	su_server_stop(&s, SIGTERM);
+}
+
+/* ---- stopping ---------------------------------------------------------------------- */
+
+/* Whether thread tid of pid is one of libmicrohttpd's (named MHD-*): not
+ * the main one, and not a sanitizer's own (TSan's background thread defers
+ * a signal to a point it never reaches, which no server thread does). */
+static int is_http_thread(pid_t pid, const char *tid)
+{
+	char path[96], comm[32] = "";
+	FILE *f;
+
+	t_fmt(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "MHD-", 4) == 0;
+}
+
+/*
+ * A SIGTERM or SIGINT that one of the server's other threads takes stops it
+ * too, and cleanly (exit 0). The kernel gives a process's signal to any
+ * thread that does not block it; a main thread that checked a flag and then
+ * slept in pause() slept on while another thread had taken it.
+ */
+static void test_stop_signal_any_thread(void **state)
+{
+	char data[128], task[64];
+	struct su_server s;
+	struct dirent *e;
+	DIR *d;
+	int rc, sig;
+
+	(void)state;
+	for (sig = 0; sig < 2; sig++) {
+		long tid = 0;
+
+		t_fmt(data, sizeof(data), "%s/data-signal-%d", W.root, sig);
+		t_start(&s, data, NULL);
+		t_fmt(task, sizeof(task), "/proc/%d/task", (int)s.pid);
+		assert_non_null(d = opendir(task));
+		while ((e = readdir(d)) != NULL && tid <= 0)
+			if (is_http_thread(s.pid, e->d_name))
+				tid = atol(e->d_name);
+		closedir(d);
+		assert_true(tid > 0); /* a thread the server's HTTP daemon started */
+		su_sleep_ms(200); /* its main thread past "listening", waiting to stop */
+		assert_int_equal(syscall(SYS_tgkill, (int)s.pid, (int)tid, sig ? SIGINT : SIGTERM), 0);
+		if ((rc = su_server_wait(&s, 10)) < 0) {
+			su_print_stacks(s.pid);
+			su_server_stop(&s, SIGKILL);
+			fail_msg("a %s taken by thread %ld did not stop the server", sig ? "SIGINT" : "SIGTERM", tid);
+		}
+		assert_int_equal(rc, 0);
+	}
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
