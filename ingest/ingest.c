@@ -276,7 +276,8 @@ enum { DETECT = 64 }; /* bytes the format is told from (ingest_detect needs 33) 
 /* A growing database's page size (stream_open_db). */
 #define GROW_PAGE_SIZE 16384u
 
-/* The window B a stream starts with (sorter.h); doubled at each restart. */
+/* The window B a stream starts with (sorter.h); widened at each restart
+ * (stream_restart). */
 #define STREAM_WINDOW ((uint64_t)4 << 20)
 
 struct ingest_stream {
@@ -542,7 +543,8 @@ static int stream_fresh(struct ingest_stream *s)
 /*
  * Late events (sorter.h), or a thread's pid revised under slices already
  * matched (build.h): starts again from the input's first byte, with the
- * window doubled, into a fresh model, sorter and database, counted in
+ * window doubled, or widened to what the late events needed with a
+ * quarter more (sorter_late_window), into a fresh model, sorter and database, counted in
  * res->order_restarts. The bytes come from the copy kept of them; nothing
  * is handed on until the next release. final: the input has ended (it is
  * finished decoding too); fresh: so has the stream (not a pause's layer),
@@ -552,18 +554,22 @@ static int stream_fresh(struct ingest_stream *s)
 static int stream_restart(struct ingest_stream *s, uint64_t late, int final, int fresh)
 {
 	const char *format = s->d.format;
-	uint64_t upto = s->fed;
+	uint64_t upto = s->fed, need = 0;
 	int rc;
 
 	if (s->keep_fd < 0) /* a batch never hands on early */
 		return INGEST_EIO;
 	s->res->order_restarts++;
 	s->res->order_late += late;
+	if (late > 0 && s->so != NULL)
+		need = sorter_late_window(s->so);
 	if (fresh && (rc = stream_fresh(s)) != INGEST_OK)
 		return rc;
 	stream_drop(s);
 	if (s->window < UINT64_MAX / 2)
 		s->window *= 2;
+	if (need > s->window) /* with a quarter more: the next scopes may be wider */
+		s->window = need < UINT64_MAX / 2 ? need + need / 4 : UINT64_MAX / 2;
 	s->fed = 0;
 	if ((rc = stream_begin(s)) != INGEST_OK)
 		return rc;

@@ -52,6 +52,7 @@ struct sorter_run {
 	size_t n;       /* its events */
 	size_t late;    /* streaming: its events at or before the last one
 			 * handed on when it was spilled (sorter.h, LATE) */
+	int64_t late_min; /* the lowest ts of those, when late > 0 */
 };
 
 /* A run being merged: its next event, and what is left of it. */
@@ -129,6 +130,12 @@ struct sorter {
 	int64_t ts_max;          /* the highest ts decoded */
 	int have_max;
 	uint64_t late;           /* late events seen by the releases */
+	uint64_t rel_end;        /* mark_end at the last release that handed on */
+	struct vec hist;         /* int64_t: the lowest ts of the events whose records
+				  * end in each hist_grain bytes of the input from
+				  * byte 0 (INT64_MAX: none), for sorter_late_window */
+	unsigned hist_shift;     /* hist_grain = slot_bytes << hist_shift */
+	uint64_t late_need;      /* the window the last late events needed */
 	uint64_t handed;         /* events handed on by next_stream */
 };
 
@@ -159,10 +166,11 @@ struct ev_slot {
 	int has;      /* an event ended in it */
 };
 
-enum { SLOTS = 16 };
+enum { SLOTS = 16, HIST_MAX = 1 << 20 };
 
 int64_t sorter_test_skew;
 int sorter_test_no_late;
+size_t sorter_test_hist_max;
 
 static int ev_cmp(const void *a, const void *b)
 {
@@ -430,6 +438,7 @@ static void *spill_run(void *ctx)
 	run->late = 0;
 	for (i = 0; so->have_last && i < so->job.n && so->job.ev[i].ts <= so->last_ts; i++)
 		run->late++;
+	run->late_min = run->late > 0 ? so->job.ev[0].ts : 0;
 	for (i = 0; i <= so->job.n; i++) {
 		if (len > 0 && (i == so->job.n || len > SORTER_WRITE - RUN_EV_MAX)) {
 			if (spill_write(&so->sp, so->pack, len, &off) != 0) {
@@ -571,6 +580,7 @@ struct sorter *sorter_attach(struct model *m, const char *dir, size_t budget)
 	map_scratch(&m->args, dir);
 	vec_init(&so->runs, sizeof(struct sorter_run));
 	vec_init(&so->ssrc, sizeof(struct merge_src *));
+	vec_init(&so->hist, sizeof(int64_t));
 	m->spill = sorter_spill;
 	m->spill_ctx = so;
 	m->spill_at = budget ? budget : 1;
@@ -912,6 +922,31 @@ uint64_t sorter_slot_bytes(const struct sorter *so)
 	return so->window ? so->slot_bytes : 0;
 }
 
+/* Notes min as the lowest ts of slot no in the history, whose grain
+ * doubles (two entries become one) whenever it would pass HIST_MAX
+ * entries. */
+static void hist_note(struct sorter *so, uint64_t no, int64_t min)
+{
+	size_t i, idx, max = sorter_test_hist_max ? sorter_test_hist_max : HIST_MAX;
+	int64_t *h;
+
+	while ((idx = (size_t)(no >> so->hist_shift)) >= max) {
+		h = so->hist.data;
+		for (i = 0; i < so->hist.len; i += 2)
+			h[i / 2] = i + 1 < so->hist.len && h[i + 1] < h[i] ? h[i + 1] : h[i];
+		so->hist.len = (so->hist.len + 1) / 2;
+		so->hist_shift++;
+	}
+	while (so->hist.len <= idx) {
+		if ((h = vec_push(&so->hist)) == NULL)
+			return; /* no history: sorter_late_window says 0, and the window doubles */
+		*h = INT64_MAX;
+	}
+	h = so->hist.data;
+	if (min < h[idx])
+		h[idx] = min;
+}
+
 void sorter_mark(struct sorter *so, uint64_t end)
 {
 	struct ev_slot *sl;
@@ -932,6 +967,7 @@ void sorter_mark(struct sorter *so, uint64_t end)
 	} else if (so->pend_min < sl->min) {
 		sl->min = so->pend_min;
 	}
+	hist_note(so, no, so->pend_min);
 	so->pend_has = 0;
 }
 
@@ -1071,12 +1107,38 @@ static int stream_heap(struct sorter *so)
 	return 0;
 }
 
+/*
+ * The window that keeps every event of ts above t from being handed on
+ * before the input reaches mark_end (sorter_late_window): the bytes from
+ * the start of the last part of the input, whole before the last release,
+ * where an event of ts t or lower ends (the history's grain, rounded
+ * down) up to mark_end. With it, the watermark stays at or below t until
+ * then. The whole input so far when no event of ts t or lower came before
+ * the last release.
+ */
+static uint64_t late_window(const struct sorter *so, int64_t t)
+{
+	const int64_t *h = so->hist.data;
+	uint64_t grain = so->slot_bytes << so->hist_shift;
+	size_t i = (size_t)(so->rel_end / grain);
+
+	if (so->hist.len == 0 && so->rel_end > 0)
+		return 0; /* no history kept (out of memory) */
+	if (i > so->hist.len)
+		i = so->hist.len;
+	while (i-- > 0)
+		if (h[i] <= t)
+			return so->mark_end - (uint64_t)i * grain;
+	return so->mark_end;
+}
+
 int sorter_release(struct sorter *so, int final, uint64_t *late)
 {
 	struct model *m = so->m;
 	const struct mdl_ev *ev;
 	const struct sorter_run *runs;
 	size_t i, n = 0;
+	int64_t late_min = INT64_MAX;
 
 	*late = 0;
 	if (so->finished && !so->streaming) /* sorter_finish came first */
@@ -1089,11 +1151,17 @@ int sorter_release(struct sorter *so, int final, uint64_t *late)
 	sort_events(m->events.data, m->events.len, 0);
 	for (i = 0; so->have_last && i < m->events.len && ev[i].ts <= so->last_ts; i++)
 		n++;
-	for (i = so->runs_taken; i < so->runs.len; i++)
+	if (n > 0)
+		late_min = ev[0].ts;
+	for (i = so->runs_taken; i < so->runs.len; i++) {
 		n += runs[i].late;
+		if (runs[i].late > 0 && runs[i].late_min < late_min)
+			late_min = runs[i].late_min;
+	}
 	so->late += n;
 	if (n > 0 && !sorter_test_no_late) {
 		*late = n;
+		so->late_need = late_window(so, late_min);
 		return 1;
 	}
 	if (stream_take_runs(so) != 0 || stream_take_events(so) != 0 || stream_heap(so) != 0) {
@@ -1102,10 +1170,16 @@ int sorter_release(struct sorter *so, int final, uint64_t *late)
 	}
 	so->streaming = so->finished = 1;
 	so->final = final;
+	so->rel_end = so->mark_end;
 	if (final)
 		m->spill_at = SIZE_MAX; /* nothing more comes */
 	so->limit = final ? INT64_MAX : watermark(so);
 	return 0;
+}
+
+uint64_t sorter_late_window(const struct sorter *so)
+{
+	return so->late_need;
 }
 
 /* Streaming: the next batch of the events below the watermark. */
@@ -1245,6 +1319,7 @@ void sorter_free(struct sorter *so)
 	free(so->outs[1].ev);
 	stream_free(so);
 	vec_fini(&so->ssrc);
+	vec_fini(&so->hist);
 	free(so->slots);
 	vec_fini(&so->runs);
 	spill_fini(&so->sp);

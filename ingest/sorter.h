@@ -47,9 +47,20 @@
  * the run of its ts was matched whole.) Matching has moved past where it
  * belongs, so it cannot be placed by this sorter. sorter_release finds
  * late events before it hands anything on, counts them and returns 1:
- * the driver then starts again from the input's first byte with B
- * doubled (ingest.c, order_restarts). A late event is never dropped nor
+ * the driver then starts again from the input's first byte with a wider
+ * B (ingest.c, order_restarts). A late event is never dropped nor
  * matched out of place. The last release (final) hands on everything.
+ *
+ * How wide: the sorter keeps, for every B / 16 bytes of the input since
+ * byte 0 (coarser once that would pass a million of them), the lowest ts
+ * of the events whose records end there. With the earliest late ts t,
+ * the window that would have held them is the bytes from the last such
+ * part of the input with an event at or before t (before the last
+ * release) up to now: with it, W stays at or below t until the late
+ * records are decoded (sorter_late_window). So a trace whose scopes are
+ * written at their end (complete events, as a program's scope macros
+ * write them) starts again once for its widest scope so far, not once per
+ * doubling of B up to it.
  *
  * Memory while streaming: the events not yet handed on (those of about
  * the last B bytes, plus the disorder that reaches past them), and a read
@@ -134,6 +145,9 @@ void sorter_mark(struct sorter *so, uint64_t end);
  * After the final release, call it no more. Not after sorter_finish.
  */
 int sorter_release(struct sorter *so, int final, uint64_t *late);
+/* After sorter_release returned 1: the window B that would have kept its
+ * late events in place (LATE, above); 0 when not known. */
+uint64_t sorter_late_window(const struct sorter *so);
 /* Whether sorter_release was called: then sorter_finish is not. */
 int sorter_streaming(const struct sorter *so);
 /* Streaming: the events handed on so far. */
@@ -143,6 +157,9 @@ uint64_t sorter_handed(const struct sorter *so);
  * order on purpose, to see the comparison with a batch fail. */
 extern int64_t sorter_test_skew;
 extern int sorter_test_no_late;
+/* Tests only: when not 0, the history of LATE (above) is made coarser
+ * whenever it would pass this many entries, not a million. */
+extern size_t sorter_test_hist_max;
 
 /* Detaches from the model, closes the spill file and frees everything. */
 void sorter_free(struct sorter *so);

@@ -347,6 +347,54 @@ static void test_stream_late_middle(void **state)
 	}
 }
 
+/*
+ * Scopes written at their end, as a program's scope macros write them:
+ * each frame's complete event comes after the 2,000 of its inner scopes
+ * (with their leaves), some 60 KB behind its start, on two threads. Its
+ * begin is late for a 4 KB window. The stream starts again once, with a
+ * window as wide as the first frame's disorder (sorter.h, LATE), and the
+ * later frames fit it: doubling would start again at frame after frame.
+ * The same with the history of the input's times kept coarse.
+ */
+static void test_stream_scopes_at_exit(void **state)
+{
+	struct ingest_result res;
+	struct fxtw w;
+	uint64_t f, i;
+	int k, run;
+
+	(void)state;
+	t_open(&w);
+	for (f = 0; f < 6; f++) {
+		uint64_t fs = 1000 + f * 10000000;
+
+		for (i = 0; i < 1000; i++)
+			for (k = 0; k < 2; k++) {
+				uint64_t is = fs + 100 + i * 9000 + (uint64_t)k;
+
+				fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("leaf"), is + 10, is + 3000,
+					      NULL, 0);
+				fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("inner"), is, is + 8000,
+					      NULL, 0);
+			}
+		for (k = 0; k < 2; k++)
+			fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("frame"), fs + (uint64_t)k,
+				      fs + 9500000, NULL, 0);
+	}
+	save(&w);
+	for (run = 0; run < 3; run++) {
+		struct feed fd = { (uint64_t)run + 21, 3000, 4096, run == 2 ? 2048 : 0 };
+
+		sorter_test_hist_max = run == 1 ? 64 : 0; /* made coarser, by halves, again and again */
+		stream_and_file(&fd, &res);
+		sorter_test_hist_max = 0;
+		same_dbs();
+		assert_int_equal(res.order_restarts, 1);
+		assert_int_equal(res.order_late, 2); /* the first frame's two */
+		assert_true(res.order_streamed > 0);
+	}
+}
+
 /* A wakeup's thread (known by its tid alone) matched before the kernel
  * object naming its process: the end revises its pid, so the stream
  * starts again and equals the file's ingest. */
@@ -502,7 +550,7 @@ int main(void)
 		cmocka_unit_test(test_stream_providers),   cmocka_unit_test(test_stream_late_roots),
 		cmocka_unit_test(test_stream_late_middle), cmocka_unit_test(test_stream_revised_pid),
 		cmocka_unit_test(test_stream_extremes),    cmocka_unit_test(test_stream_xray),
-		cmocka_unit_test(test_stream_errors),
+		cmocka_unit_test(test_stream_errors),      cmocka_unit_test(test_stream_scopes_at_exit),
 		cmocka_unit_test(test_stream_break),
 	};
 
