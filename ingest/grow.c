@@ -36,10 +36,10 @@ enum {
 	COMMIT_MS = 200,        /* by default, a commit at most this often while bytes arrive */
 	GAP_MAX_MS = 1000,      /* and at least this often */
 	PAUSE_MS = 300,         /* by default, a pause this long shows the trace as a file's */
-	ORDER_WINDOW = 256 << 10, /* the order's window to start with (sorter.h): widened
-				   * at each start again to the disorder seen (at least
-				   * doubled), so a stream out of order by more finds
-				   * its own at once */
+	ORDER_WINDOW = 256 << 10, /* the order's window to start with (sorter.h): at each
+				   * start again doubled, or widened to the disorder
+				   * seen (up to sorter.h's SORTER_WIDEN_MAX), so a
+				   * stream out of order by more finds its own at once */
 };
 
 /* Lines read from a descriptor without blocking: what came is kept until

@@ -568,8 +568,8 @@ static int stream_restart(struct ingest_stream *s, uint64_t late, int final, int
 	stream_drop(s);
 	if (s->window < UINT64_MAX / 2)
 		s->window *= 2;
-	if (need > s->window) /* with a quarter more: the next scopes may be wider */
-		s->window = need < UINT64_MAX / 2 ? need + need / 4 : UINT64_MAX / 2;
+	if (need > s->window) /* a quarter more: the next scopes may be wider */
+		s->window = need + need / 4;
 	s->fed = 0;
 	if ((rc = stream_begin(s)) != INGEST_OK)
 		return rc;

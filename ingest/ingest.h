@@ -199,8 +199,8 @@ int ingest_file(const char *in_path, const char *out_db, const struct ingest_opt
  * between pieces. An event that arrives behind what was matched (LATE,
  * sorter.h), or a thread whose pid a later record revises under slices
  * already matched (build.h), makes the stream start again from the first
- * byte with a wider window (res->order_restarts, order_late; late events
- * widen it to their disorder, sorter.h, LATE; at least doubled): it is
+ * byte with a wider window (res->order_restarts, order_late; doubled, or
+ * widened to the late events' disorder, sorter.h, LATE): it is
  * never dropped nor misplaced. For XRay it does nothing (ingest.c says
  * why): that format is matched at the end.
  *

@@ -171,6 +171,7 @@ enum { SLOTS = 16, HIST_MAX = 1 << 20 };
 int64_t sorter_test_skew;
 int sorter_test_no_late;
 size_t sorter_test_hist_max;
+uint64_t sorter_test_widen_max;
 
 static int ev_cmp(const void *a, const void *b)
 {
@@ -1179,7 +1180,9 @@ int sorter_release(struct sorter *so, int final, uint64_t *late)
 
 uint64_t sorter_late_window(const struct sorter *so)
 {
-	return so->late_need;
+	uint64_t max = sorter_test_widen_max ? sorter_test_widen_max : SORTER_WIDEN_MAX;
+
+	return so->late_need <= max ? so->late_need : 0;
 }
 
 /* Streaming: the next batch of the events below the watermark. */

@@ -57,10 +57,13 @@
  * the window that would have held them is the bytes from the last such
  * part of the input with an event at or before t (before the last
  * release) up to now: with it, W stays at or below t until the late
- * records are decoded (sorter_late_window). So a trace whose scopes are
- * written at their end (complete events, as a program's scope macros
- * write them) starts again once for its widest scope so far, not once per
- * doubling of B up to it.
+ * records are decoded (sorter_late_window; ingest.c widens B to it, with
+ * a quarter more). So a trace whose scopes are written at their end
+ * (complete events, as a program's scope macros write them) starts again
+ * once for its widest scope so far, not once per doubling of B up to it.
+ * A disorder wider than SORTER_WIDEN_MAX (a scope open since far back,
+ * most likely once) only doubles B, so that the view does not lag by that
+ * much for the rest of the stream.
  *
  * Memory while streaming: the events not yet handed on (those of about
  * the last B bytes, plus the disorder that reaches past them), and a read
@@ -77,6 +80,9 @@
 #include "spill.h"
 
 struct sorter;
+
+/* The widest window late events call for (LATE, above). */
+#define SORTER_WIDEN_MAX ((uint64_t)64 << 20)
 
 /* Events the model holds before a spill, by default: 20 MiB of them (and as
  * many again being spilled). */
@@ -146,7 +152,8 @@ void sorter_mark(struct sorter *so, uint64_t end);
  */
 int sorter_release(struct sorter *so, int final, uint64_t *late);
 /* After sorter_release returned 1: the window B that would have kept its
- * late events in place (LATE, above); 0 when not known. */
+ * late events in place (LATE, above); 0 when not known or wider than
+ * SORTER_WIDEN_MAX. */
 uint64_t sorter_late_window(const struct sorter *so);
 /* Whether sorter_release was called: then sorter_finish is not. */
 int sorter_streaming(const struct sorter *so);
@@ -160,6 +167,8 @@ extern int sorter_test_no_late;
 /* Tests only: when not 0, the history of LATE (above) is made coarser
  * whenever it would pass this many entries, not a million. */
 extern size_t sorter_test_hist_max;
+/* Tests only: when not 0, SORTER_WIDEN_MAX is this. */
+extern uint64_t sorter_test_widen_max;
 
 /* Detaches from the model, closes the spill file and frees everything. */
 void sorter_free(struct sorter *so);
