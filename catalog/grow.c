@@ -380,14 +380,18 @@ static uint64_t avail_locked(const struct trace_rec *r, int *whole)
 	return r->live.arriving ? r->live.arrived : r->state.size;
 }
 
-/* The same of upload id; -1 when the trace is gone. */
-static int upload_avail(struct catalog *c, int64_t id, uint64_t *size, int *whole)
+/* The same of upload id, and its whole size when total is not NULL; -1
+ * when the trace is gone. */
+static int upload_avail(struct catalog *c, int64_t id, uint64_t *size, int *whole, uint64_t *total)
 {
 	struct trace_rec *r;
 
 	pthread_mutex_lock(&c->mu);
-	if ((r = cat_find(c, id)) != NULL)
+	if ((r = cat_find(c, id)) != NULL) {
 		*size = avail_locked(r, whole);
+		if (total != NULL)
+			*total = r->state.size;
+	}
 	pthread_mutex_unlock(&c->mu);
 	return r != NULL ? 0 : -1;
 }
@@ -397,7 +401,7 @@ void cat_upload_wait(struct catalog *c, int64_t id)
 	uint64_t size;
 	int whole = 0;
 
-	while (upload_avail(c, id, &size, &whole) == 0 && !whole && !c->stop)
+	while (upload_avail(c, id, &size, &whole, NULL) == 0 && !whole && !c->stop)
 		usleep(50 * 1000);
 }
 
@@ -459,7 +463,7 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 	struct trace_rec *r;
 	char err[256];
 
-	if (upload_avail(c, id, &size, &whole) != 0)
+	if (upload_avail(c, id, &size, &whole, &o.expect_bytes) != 0)
 		return INGEST_ECANCEL;
 	memset(res, 0, sizeof(*res));
 	res->format = "fxt";
@@ -479,7 +483,7 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 
 		/* an upload whose body still arrives is told its bytes as they
 		 * come, and its end once they all came */
-		if (!whole && upload_avail(c, id, &size, &whole) != 0)
+		if (!whole && upload_avail(c, id, &size, &whole, NULL) != 0)
 			whole = 1; /* gone: the next look stops it */
 		/* step_ms (tests only): the source told a megabyte at a time,
 		 * an ingest slow enough to watch it grow */

@@ -490,6 +490,10 @@ int dbw_open(struct dbwriter *s, const char *path, unsigned page_size)
 	return dbw_start(s, path, page_size, NULL, 1, STORE_QUEUE, 0);
 }
 
+/* A growing database's log is copied back into it once it holds this
+ * much (wal_autocheckpoint, counted in pages of its size). */
+#define GROW_CHECKPOINT_BYTES ((uint64_t)64 << 20)
+
 int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 {
 	/* readers open the file while it grows: a write-ahead log and shared
@@ -497,12 +501,16 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	 * crash of the machine, unlike one of the process, may lose the
 	 * last commits, which the source still holds); a commit's pages stay
 	 * in the cache rather than spill to the log before it ends, and the
-	 * log is copied back in larger steps; its indexes are there from the
+	 * log is copied back in larger steps (GROW_CHECKPOINT_BYTES); its indexes are there from the
 	 * start, for the flows its commits write */
-	static const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
-					   "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536",
-					   "PRAGMA main.wal_autocheckpoint=4096", NULL };
-	int rc = dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
+	char checkpoint[64];
+	const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
+				    "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536", checkpoint, NULL };
+	int rc;
+
+	snprintf(checkpoint, sizeof(checkpoint), "PRAGMA main.wal_autocheckpoint=%u",
+		 (unsigned)(GROW_CHECKPOINT_BYTES / (page_size ? page_size : 4096)));
+	rc = dbw_start(s, path, page_size, set, 0, STORE_QUEUE_GROWING, 1);
 
 	s->growing = 1; /* before any bins (dbwriter.h) */
 	return rc;

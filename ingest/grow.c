@@ -3,7 +3,8 @@
  * (grow.h): both sides of its protocol.
  *
  * The request, parent to child, is child.c's: lines "<key> <value>" up to
- * "go" (in, out, format, sort_budget, extent_rows, commit_ms); then, for
+ * "go" (in, out, format, sort_budget, extent_rows, order_window,
+ * expect_bytes, commit_ms, pause_ms); then, for
  * as long as the source grows, lines "size <N>" and at last "end". The
  * child reports each commit as the result's lines ("r <field> <value>",
  * child.c) then "c <bytes>", the source's bytes the commit holds (a
@@ -427,6 +428,8 @@ int ingest_grow_child_main(void)
 			f.commit_ms = (int64_t)ingest_child_num(l + 10);
 		else if (strncmp(l, "order_window ", 13) == 0)
 			o.order_window = ingest_child_num(l + 13);
+		else if (strncmp(l, "expect_bytes ", 13) == 0)
+			o.expect_bytes = ingest_child_num(l + 13);
 		else if (strncmp(l, "pause_ms ", 9) == 0)
 			f.pause_ms = (int64_t)ingest_child_num(l + 9);
 	}
@@ -526,8 +529,8 @@ struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const ch
 	if (o && o->format)
 		fprintf(g->w, "format %s\n", o->format);
 	if (o)
-		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\norder_window %" PRIu64 "\n", o->sort_budget,
-			o->extent_rows, o->order_window);
+		fprintf(g->w, "sort_budget %zu\nextent_rows %zu\norder_window %" PRIu64 "\nexpect_bytes %" PRIu64 "\n",
+			o->sort_budget, o->extent_rows, o->order_window, o->expect_bytes);
 	if (pause_ms >= 0)
 		fprintf(g->w, "pause_ms %" PRId64 "\n", pause_ms);
 	fputs("go\n", g->w);

@@ -41,7 +41,8 @@ enum grow_report {
 };
 
 /* Starts following src into db (created; opts as for ingest_file, of
- * which it reads format, sort_budget, extent_rows and order_window); exe
+ * which it reads format, sort_budget, extent_rows, order_window and
+ * expect_bytes); exe
  * as for ingest_file_apart. After pause_ms without new bytes (0: never;
  * -1: the default, 300 ms) the trace shows every byte received, as a file
  * of them would (ingest.h, ingest_stream_pause). NULL with a sentence in

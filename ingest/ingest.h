@@ -163,6 +163,10 @@ struct ingest_opts {
 	uint64_t order_window;       /* a stream's (ingest_stream_*) window B to start
 				      * with, in bytes (sorter.h); 0 = 4 MiB. Tests set it
 				      * small */
+	uint64_t expect_bytes;       /* growing: the input's whole size when known ahead
+				      * (an upload's body); its database then has a file's
+				      * pages (tracedb_page_size). 0: not known (a live
+				      * stream), 16 KB pages */
 };
 
 /* The monotonic clock, in seconds, that phase_seconds are measured on: for

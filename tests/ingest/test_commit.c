@@ -275,9 +275,26 @@ static void t_growing_stream(void **state)
 	}
 }
 
+/* A database's page size. */
+static int page_size_of(const char *path)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int size;
+
+	assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	size = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return size;
+}
+
 /* The same through grow-child (grow.h): the source appended to piece by
  * piece as its parent tells the child, every commit reported read whole,
- * and the end the batch's. */
+ * and the end the batch's. Its whole size is told ahead, as an upload's
+ * is: its database has a file's pages, not a live stream's. */
 static void t_grow_child(void **state)
 {
 	char in[96], a[96], src[96], b[96], err[256];
@@ -303,6 +320,7 @@ static void t_grow_child(void **state)
 	o.extent_rows = 16;
 	o.sort_budget = 256;
 	o.order_window = 4096; /* events matched while it grows */
+	o.expect_bytes = n;
 	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 0, err, sizeof(err)));
 	while (off < n) {
 		size_t piece = 1 + (size_t)(xorshift64(&r) % 20000);
@@ -332,6 +350,7 @@ static void t_grow_child(void **state)
 	ingest_grow_free(g, 0);
 	free(all);
 	same_tables(b, a);
+	assert_int_equal(page_size_of(b), tracedb_page_size(n));
 }
 
 /* A whole file told at once (an upload, catalog/grow.h) whose threads'
