@@ -3013,15 +3013,23 @@ static void test_stop_signal_any_thread(void **state)
 	(void)state;
 	for (sig = 0; sig < 2; sig++) {
 		long tid = 0;
+		int tries;
 
 		t_fmt(data, sizeof(data), "%s/data-signal-%d", W.root, sig);
 		t_start(&s, data, NULL);
 		t_fmt(task, sizeof(task), "/proc/%d/task", (int)s.pid);
-		assert_non_null(d = opendir(task));
-		while ((e = readdir(d)) != NULL && tid <= 0)
-			if (is_http_thread(s.pid, e->d_name))
-				tid = atol(e->d_name);
-		closedir(d);
+		/* libmicrohttpd's threads name themselves once they run, which
+		 * may come after "listening" (slowly under ASan): looked for
+		 * for up to 10 s */
+		for (tries = 0; tid <= 0 && tries < 200; tries++) {
+			if (tries > 0)
+				su_sleep_ms(50);
+			assert_non_null(d = opendir(task));
+			while ((e = readdir(d)) != NULL && tid <= 0)
+				if (is_http_thread(s.pid, e->d_name))
+					tid = atol(e->d_name);
+			closedir(d);
+		}
 		assert_true(tid > 0); /* a thread the server's HTTP daemon started */
 		su_sleep_ms(200); /* its main thread past "listening", waiting to stop */
 		assert_int_equal(syscall(SYS_tgkill, (int)s.pid, (int)tid, sig ? SIGINT : SIGTERM), 0);
