@@ -352,9 +352,12 @@ static int follow(struct follow *f, struct lines *in)
 			rc = feed_piece(f);
 			/* the whole input known (the end told): the last piece is
 			 * matched by the end, and a stream that started again
-			 * matches nothing more before it (it would do it all
-			 * twice): the end writes it whole (ingest.c, stream_fresh) */
-			if (f->ended && (f->fed == f->size || f->res->order_restarts > 0))
+			 * with a window that may not hold its disorder matches
+			 * nothing more before it (it would likely do it all
+			 * twice): the end writes it whole (ingest.c,
+			 * stream_fresh). One whose window was widened to its
+			 * disorder (sorter.h, LATE) grows on, and shows it */
+			if (f->ended && (f->fed == f->size || !ingest_stream_settled(f->s)))
 				continue;
 			if (rc == INGEST_OK)
 				rc = ingest_stream_match(f->s);

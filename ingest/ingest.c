@@ -311,6 +311,9 @@ struct ingest_stream {
 	uint8_t head[DETECT];      /* the first bytes, while fewer than DETECT came */
 	size_t head_len;
 	int rc;                    /* sticky: the first error, or INGEST_ECANCEL after the end */
+	int unsettled;             /* the last start again took a window that may not hold
+				    * the disorder that made it (doubled only, or a pid
+				    * revised): it may start again (ingest_stream_settled) */
 	int regrow;                /* growing, started again since the last commit: its
 				    * open transaction empties the tables (stream_drop) */
 	int reclear;               /* ... which a pause rolled back: to be done again */
@@ -576,6 +579,7 @@ static int stream_restart(struct ingest_stream *s, uint64_t late, int final, int
 		s->window *= 2;
 	if (need > s->window) /* a quarter more: the next scopes may be wider */
 		s->window = need + need / 4;
+	s->unsettled = need == 0;
 	s->fed = 0;
 	if ((rc = stream_begin(s)) != INGEST_OK)
 		return rc;
@@ -705,6 +709,11 @@ int ingest_stream_match(struct ingest_stream *s)
 	if (s->so != NULL)
 		s->res->order_streamed = sorter_handed(s->so);
 	return rc == INGEST_OK ? rc : stream_fail(s, rc);
+}
+
+int ingest_stream_settled(const struct ingest_stream *s)
+{
+	return !s->unsettled;
 }
 
 /* ingest_stream_commit, and its queued form (*ticket not NULL). */

@@ -220,6 +220,11 @@ struct ingest_stream;
 struct ingest_stream *ingest_stream_open(const char *out_db, const struct ingest_opts *o, struct ingest_result *res);
 int ingest_stream_feed(struct ingest_stream *s, const uint8_t *p, size_t n);
 int ingest_stream_match(struct ingest_stream *s);
+/* 1 unless the stream's last start again took a window that may not hold
+ * the disorder that made it (late events wider than sorter.h's
+ * SORTER_WIDEN_MAX, or a pid revised): then it may well start again, and
+ * matching more before the end may be work done twice (grow.c). */
+int ingest_stream_settled(const struct ingest_stream *s);
 int ingest_stream_end(struct ingest_stream *s);
 /* A growing stream's commit (o->growing; commit.h): matches what the
  * watermark allows and commits it, with the slices still open, so that

@@ -401,6 +401,66 @@ static void t_grow_late_end(void **state)
 	assert_int_not_equal(stat(tmp, &st), 0);
 }
 
+/* An upload (told whole at once) whose scopes are written at their end,
+ * frames of them wider than the window: it starts again once, at the
+ * first frame, with a window that holds the frames (sorter.h, LATE), and
+ * goes on growing, with commits, to its end, the batch's. (Once it
+ * stopped matching at the first restart until the end: a view that froze
+ * for the rest of the upload.) */
+static void t_grow_scopes_upload(void **state)
+{
+	char in[96], a[96], b[96], err[256];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	struct ingest_grow *g;
+	struct fxtw w;
+	uint64_t bytes = 0, f, i, k;
+	int rc = -1, after = 0, exact;
+	enum grow_report rep;
+	struct stat st;
+
+	(void)state;
+	path_of(in, sizeof(in), "scopes.fxt");
+	path_of(a, sizeof(a), "scopes-batch.db");
+	path_of(b, sizeof(b), "scopes-grown.db");
+	t_open(&w);
+	for (f = 0; f < 24; f++) {
+		uint64_t fs = 1000 + f * 10000000;
+
+		for (i = 0; i < 3000; i++)
+			for (k = 0; k < 2; k++) {
+				uint64_t is = fs + 100 + i * 3000 + k;
+
+				fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("leaf"), is + 10, is + 1000, NULL, 0);
+				fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("inner"), is, is + 2500, NULL, 0);
+			}
+		for (k = 0; k < 2; k++)
+			fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("frame"), fs + k, fs + 9500000, NULL, 0);
+	}
+	assert_int_equal(fxtw_save(&w, in), 0);
+	fxtw_fini(&w);
+	ingest(in, a, 4096, 0);
+	assert_int_equal(stat(in, &st), 0);
+	o.extent_rows = 4096;
+	o.order_window = 65536;
+	o.expect_bytes = (uint64_t)st.st_size;
+	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, err, sizeof(err)));
+	assert_int_equal(ingest_grow_size(g, (uint64_t)st.st_size), 0);
+	assert_int_equal(ingest_grow_end(g), 0);
+	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &exact, &rc)) != GROW_DONE) {
+		assert_int_not_equal(rep, GROW_DIED);
+		if (rep == GROW_COMMIT) {
+			t_check_commit(b);
+			after += res.order_restarts > 0;
+		}
+	}
+	assert_int_equal(rc, INGEST_OK);
+	assert_int_equal(res.order_restarts, 1);
+	assert_true(after > 0); /* it grew on after it started again */
+	ingest_grow_free(g, 0);
+	same_tables(b, a);
+}
+
 /* Writes the first n bytes of all to path. */
 static void write_prefix(const char *path, const uint8_t *all, size_t n)
 {
@@ -761,7 +821,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_commits_end_as_batch),
 		cmocka_unit_test(t_growing_stream),
 		cmocka_unit_test(t_grow_child),
-		cmocka_unit_test(t_grow_late_end),
+		cmocka_unit_test(t_grow_late_end), cmocka_unit_test(t_grow_scopes_upload),
 		cmocka_unit_test(t_grow_pauses),
 		cmocka_unit_test(t_grow_undo_refused),
 		cmocka_unit_test(t_grow_cpus),
