@@ -501,8 +501,8 @@ int dbw_open_growing(struct dbwriter *s, const char *path, unsigned page_size)
 	 * crash of the machine, unlike one of the process, may lose the
 	 * last commits, which the source still holds); a commit's pages stay
 	 * in the cache rather than spill to the log before it ends, and the
-	 * log is copied back in larger steps (GROW_CHECKPOINT_BYTES); its indexes are there from the
-	 * start, for the flows its commits write */
+	 * log is copied back in larger steps (GROW_CHECKPOINT_BYTES); its
+	 * indexes are there from the start, for the flows its commits write */
 	char checkpoint[64];
 	const char *const set[] = { "PRAGMA main.locking_mode=NORMAL", "PRAGMA main.journal_mode=WAL",
 				    "PRAGMA main.synchronous=OFF", "PRAGMA main.cache_size=-65536", checkpoint, NULL };

@@ -227,6 +227,31 @@ static inline void t_check_layout(struct tdb *t)
 	t_check_layout_of(t, 1);
 }
 
+/*
+ * Scopes written at their end, as a program's scope macros write them:
+ * frames of 10 ms on two threads, each with `inner` scopes holding a leaf,
+ * then the frame's own complete event, whose begin comes after all of
+ * them in the file (late for a window narrower than a frame).
+ */
+static inline void t_write_scopes(struct fxtw *w, uint64_t frames, uint64_t inner)
+{
+	uint64_t step = 9000000 / inner, f, i, k;
+
+	for (f = 0; f < frames; f++) {
+		uint64_t fs = 1000 + f * 10000000;
+
+		for (i = 0; i < inner; i++)
+			for (k = 0; k < 2; k++) {
+				uint64_t is = fs + 100 + i * step + k;
+
+				fxtw_complete(w, FXTW_TINL(1, 2 + k), C, FXTW_INL("leaf"), is + 10, is + step / 3, NULL, 0);
+				fxtw_complete(w, FXTW_TINL(1, 2 + k), C, FXTW_INL("inner"), is, is + step * 5 / 6, NULL, 0);
+			}
+		for (k = 0; k < 2; k++)
+			fxtw_complete(w, FXTW_TINL(1, 2 + k), C, FXTW_INL("frame"), fs + k, fs + 9500000, NULL, 0);
+	}
+}
+
 /* ---- two databases compared ---------------------------------------- */
 
 /* The single integer sql gives (db_compare.h); fails the test when it cannot. */

@@ -279,14 +279,10 @@ static void t_growing_stream(void **state)
 static int page_size_of(const char *path)
 {
 	sqlite3 *h;
-	sqlite3_stmt *st;
 	int size;
 
 	assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	size = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	size = (int)scalar(h, "PRAGMA page_size");
 	sqlite3_close(h);
 	return size;
 }
@@ -414,7 +410,7 @@ static void t_grow_scopes_upload(void **state)
 	struct ingest_result res;
 	struct ingest_grow *g;
 	struct fxtw w;
-	uint64_t bytes = 0, f, i, k;
+	uint64_t bytes = 0;
 	int rc = -1, after = 0, exact;
 	enum grow_report rep;
 	struct stat st;
@@ -424,19 +420,7 @@ static void t_grow_scopes_upload(void **state)
 	path_of(a, sizeof(a), "scopes-batch.db");
 	path_of(b, sizeof(b), "scopes-grown.db");
 	t_open(&w);
-	for (f = 0; f < 24; f++) {
-		uint64_t fs = 1000 + f * 10000000;
-
-		for (i = 0; i < 3000; i++)
-			for (k = 0; k < 2; k++) {
-				uint64_t is = fs + 100 + i * 3000 + k;
-
-				fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("leaf"), is + 10, is + 1000, NULL, 0);
-				fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("inner"), is, is + 2500, NULL, 0);
-			}
-		for (k = 0; k < 2; k++)
-			fxtw_complete(&w, FXTW_TINL(1, 2 + k), C, FXTW_INL("frame"), fs + k, fs + 9500000, NULL, 0);
-	}
+	t_write_scopes(&w, 24, 3000);
 	assert_int_equal(fxtw_save(&w, in), 0);
 	fxtw_fini(&w);
 	ingest(in, a, 4096, 0);

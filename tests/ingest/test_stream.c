@@ -367,27 +367,11 @@ static void test_stream_scopes_at_exit(void **state)
 {
 	struct ingest_result res;
 	struct fxtw w;
-	uint64_t f, i;
-	int k, run;
+	int run;
 
 	(void)state;
 	t_open(&w);
-	for (f = 0; f < 6; f++) {
-		uint64_t fs = 1000 + f * 10000000;
-
-		for (i = 0; i < 1000; i++)
-			for (k = 0; k < 2; k++) {
-				uint64_t is = fs + 100 + i * 9000 + (uint64_t)k;
-
-				fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("leaf"), is + 10, is + 3000,
-					      NULL, 0);
-				fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("inner"), is, is + 8000,
-					      NULL, 0);
-			}
-		for (k = 0; k < 2; k++)
-			fxtw_complete(&w, FXTW_TINL(1, 2 + (uint64_t)k), C, FXTW_INL("frame"), fs + (uint64_t)k,
-				      fs + 9500000, NULL, 0);
-	}
+	t_write_scopes(&w, 6, 1000);
 	save(&w);
 	for (run = 0; run < 3; run++) {
 		struct feed fd = { (uint64_t)run + 21, 3000, 4096, run == 2 ? 2048 : 0 };
