@@ -175,7 +175,7 @@ static void slot_run(struct catalog *c, struct grow_slot *s, const struct grow_j
 		o.extent_rows = CAT_GROW_EXTENT_ROWS;
 		snprintf(s->db, sizeof(s->db), "%s", j->db);
 		if ((s->g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", j->src, j->db, &o,
-					      c->o.live_pause_ms, err, sizeof(err))) == NULL) {
+					      c->o.live_pause_ms, -1, err, sizeof(err))) == NULL) {
 			memset(&s->res, 0, sizeof(s->res));
 			s->res.format = "fxt";
 			snprintf(s->res.error, sizeof(s->res.error), "%s", err);
@@ -472,7 +472,7 @@ int cat_grow_upload(struct catalog *c, int64_t id, const char *src, const char *
 	/* a whole source has no pauses; one still arriving shows, once its
 	 * bytes stop a moment, the trace as a file of them, as a live stream */
 	if ((g = ingest_grow_start(c->o.ingest_exe ? c->o.ingest_exe : "/proc/self/exe", src, db, &o,
-				   whole ? 0 : c->o.live_pause_ms, err, sizeof(err))) == NULL) {
+				   whole ? 0 : c->o.live_pause_ms, -1, err, sizeof(err))) == NULL) {
 		snprintf(res->error, sizeof(res->error), "%s", err);
 		return INGEST_EIO;
 	}

@@ -189,11 +189,15 @@ static void commit_took(struct follow *f, int64_t t0)
  * wait (an upload, or a stream faster than its ingest), commits take at
  * most about a third of the time: the next waits twice what the last one
  * took (a longer wait must not make the next longer still). Never more
- * than GAP_MAX_MS, unless commit_ms is. When it is due, on now_ms's clock: */
+ * than GAP_MAX_MS, unless commit_ms is. commit_ms 0 (tests) makes one
+ * after every piece. When it is due, on now_ms's clock: */
 static int64_t commit_due(const struct follow *f)
 {
-	int64_t gap = f->size - f->fed <= PIECE ? f->took : 2 * f->took;
+	int64_t gap;
 
+	if (f->commit_ms == 0) /* tests: after every piece matched */
+		return f->last_commit;
+	gap = f->size - f->fed <= PIECE ? f->took : 2 * f->took;
 	gap = gap < GAP_MAX_MS ? gap : GAP_MAX_MS;
 	return f->last_commit + (gap > f->commit_ms ? gap : f->commit_ms);
 }
@@ -496,7 +500,7 @@ struct ingest_grow {
 };
 
 struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
-				      int64_t pause_ms, char *err, size_t errlen)
+				      int64_t pause_ms, int64_t commit_ms, char *err, size_t errlen)
 {
 	static char arg1[] = "grow-child";
 	char exe_buf[4096], *argv[] = { exe_buf, arg1, NULL };
@@ -536,6 +540,8 @@ struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const ch
 			o->sort_budget, o->extent_rows, o->order_window, o->expect_bytes);
 	if (pause_ms >= 0)
 		fprintf(g->w, "pause_ms %" PRId64 "\n", pause_ms);
+	if (commit_ms >= 0)
+		fprintf(g->w, "commit_ms %" PRId64 "\n", commit_ms);
 	fputs("go\n", g->w);
 	fflush(g->w);
 	g->res.format = "unknown";

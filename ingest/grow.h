@@ -45,10 +45,12 @@ enum grow_report {
  * expect_bytes); exe
  * as for ingest_file_apart. After pause_ms without new bytes (0: never;
  * -1: the default, 300 ms) the trace shows every byte received, as a file
- * of them would (ingest.h, ingest_stream_pause). NULL with a sentence in
- * err on failure. */
+ * of them would (ingest.h, ingest_stream_pause). Commits come at most
+ * every commit_ms while bytes arrive (-1: the default, 200 ms; 0: after
+ * every piece matched, whatever the machine's speed: tests that need
+ * commits at given points). NULL with a sentence in err on failure. */
 struct ingest_grow *ingest_grow_start(const char *exe, const char *src, const char *db, const struct ingest_opts *o,
-				      int64_t pause_ms, char *err, size_t errlen);
+				      int64_t pause_ms, int64_t commit_ms, char *err, size_t errlen);
 /* The source now holds size bytes; 0, or -1 when the process is gone. */
 int ingest_grow_size(struct ingest_grow *g, uint64_t size);
 /* The source ends at the size told last; 0, or -1. */

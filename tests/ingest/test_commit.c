@@ -317,7 +317,7 @@ static void t_grow_child(void **state)
 	o.sort_budget = 256;
 	o.order_window = 4096; /* events matched while it grows */
 	o.expect_bytes = n;
-	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 0, err, sizeof(err)));
+	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 0, -1, err, sizeof(err)));
 	while (off < n) {
 		size_t piece = 1 + (size_t)(xorshift64(&r) % 20000);
 
@@ -378,7 +378,7 @@ static void t_grow_late_end(void **state)
 	o.extent_rows = 16;
 	o.sort_budget = 256;
 	o.order_window = 4096;
-	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, err, sizeof(err)));
+	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, -1, err, sizeof(err)));
 	assert_int_equal(ingest_grow_size(g, n), 0);
 	assert_int_equal(ingest_grow_end(g), 0);
 	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &exact, &rc)) != GROW_DONE) {
@@ -428,7 +428,9 @@ static void t_grow_scopes_upload(void **state)
 	o.extent_rows = 4096;
 	o.order_window = 65536;
 	o.expect_bytes = (uint64_t)st.st_size;
-	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, err, sizeof(err)));
+	/* a commit after every piece: on a fast machine the rest of the
+	 * ingest takes less than the default's spacing */
+	assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, 0, err, sizeof(err)));
 	assert_int_equal(ingest_grow_size(g, (uint64_t)st.st_size), 0);
 	assert_int_equal(ingest_grow_end(g), 0);
 	while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &exact, &rc)) != GROW_DONE) {
@@ -510,7 +512,7 @@ static void grow_pauses(uint64_t seed, int tampered, int cpus)
 	o.extent_rows = 16;
 	o.sort_budget = 256;
 	o.order_window = 8192; /* events held back at each pause */
-	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 50, err, sizeof(err)));
+	assert_non_null(g = ingest_grow_start(SELF, src, b, &o, 50, -1, err, sizeof(err)));
 	while (off < n) {
 		size_t piece = 1 + (size_t)(xorshift64(&r) % (n / 5));
 
