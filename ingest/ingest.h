@@ -165,7 +165,9 @@ struct ingest_opts {
 				      * small */
 	uint64_t expect_bytes;       /* growing: the input's whole size when known ahead
 				      * (an upload's body); its database then has a file's
-				      * pages (tracedb_page_size). 0: not known (a live
+				      * pages (tracedb_page_size) up to 16 KB, which a
+				      * commit writes again less of than 64 KB ones
+				      * (ingest.c, stream_open_db). 0: not known (a live
 				      * stream), 16 KB pages */
 };
 

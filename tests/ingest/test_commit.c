@@ -349,6 +349,43 @@ static void t_grow_child(void **state)
 	assert_int_equal(page_size_of(b), tracedb_page_size(n));
 }
 
+/* A growing database's page size: a file's for an upload known to be
+ * small, never more than 16 KB (each commit writes again the pages it
+ * touched: ingest.c, stream_open_db), 16 KB for a stream of unknown size. */
+static void t_grow_page_size(void **state)
+{
+	char in[96], b[96], err[256];
+	struct ingest_opts o = { 0 };
+	struct ingest_result res;
+	struct ingest_grow *g;
+	uint64_t bytes = 0, expect[3];
+	int rc = -1, exact, want[3];
+	enum grow_report rep;
+	size_t i, n;
+
+	(void)state;
+	path_of(in, sizeof(in), "pages.fxt");
+	path_of(b, sizeof(b), "pages.db");
+	write_random(in, 4243, 3000);
+	free(t_read_file(in, &n));
+	assert_true(tracedb_page_size(n) < 16384); /* a small file's own pages */
+	expect[0] = n, want[0] = (int)tracedb_page_size(n);
+	expect[1] = 0, want[1] = 16384;                    /* a live stream */
+	expect[2] = (uint64_t)64 << 20, want[2] = 16384;   /* told more than the file: a big upload's */
+	for (i = 0; i < 3; i++) {
+		o.extent_rows = 16;
+		o.expect_bytes = expect[i];
+		assert_non_null(g = ingest_grow_start(SELF, in, b, &o, 0, -1, err, sizeof(err)));
+		assert_int_equal(ingest_grow_size(g, n), 0);
+		assert_int_equal(ingest_grow_end(g), 0);
+		while ((rep = ingest_grow_read(g, 1000, &res, &bytes, &exact, &rc)) != GROW_DONE)
+			assert_int_not_equal(rep, GROW_DIED);
+		assert_int_equal(rc, INGEST_OK);
+		ingest_grow_free(g, 0);
+		assert_int_equal(page_size_of(b), want[i]);
+	}
+}
+
 /* A whole file told at once (an upload, catalog/grow.h) whose threads'
  * first begins come last, late for any window: its commits are whole while
  * it grows, it starts again at its end and writes the rest into a new
@@ -807,6 +844,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(t_commits_end_as_batch),
 		cmocka_unit_test(t_growing_stream),
 		cmocka_unit_test(t_grow_child),
+		cmocka_unit_test(t_grow_page_size),
 		cmocka_unit_test(t_grow_late_end), cmocka_unit_test(t_grow_scopes_upload),
 		cmocka_unit_test(t_grow_pauses),
 		cmocka_unit_test(t_grow_undo_refused),
