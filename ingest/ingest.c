@@ -454,10 +454,10 @@ static int stream_open_db(struct ingest_stream *s)
 	int grows = (s->o.growing || s->o.commit_every) && !s->end_fresh;
 	unsigned page = tracedb_page_size(s->size ? s->size : s->fed);
 
-	if (grows && s->o.growing && !s->batch)
-		page = s->o.expect_bytes && tracedb_page_size(s->o.expect_bytes) < GROW_PAGE_SIZE
-			       ? tracedb_page_size(s->o.expect_bytes)
-			       : GROW_PAGE_SIZE;
+	if (grows && s->o.growing && !s->batch) {
+		page = s->o.expect_bytes ? tracedb_page_size(s->o.expect_bytes) : GROW_PAGE_SIZE;
+		page = page < GROW_PAGE_SIZE ? page : GROW_PAGE_SIZE;
+	}
 
 	if ((grows ? dbw_open_growing : dbw_open)(&s->s, s->tmp, page) != 0)
 		return INGEST_EDB;
